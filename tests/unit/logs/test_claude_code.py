@@ -958,3 +958,14 @@ def test_prompt_snapshots_are_compared_with_the_lanes_previous_one(tmp_path: Pat
         [("snapshot_same", "")],
         [("snapshot_system_change", "1 of 2 blocks differ, ~0 -> ~0 tokens"), ("snapshot_tools_change", "+Read ~Bash")],
     ]
+
+
+def test_a_snapshot_whose_system_prompt_lost_blocks_counts_them_of_the_longer_prompt() -> None:
+    """Blocks dropped are blocks that differ, counted of the longer of the two prompts: a system
+    prompt of three blocks cut to its first said '2 of 1 blocks differ' (of the new one's count)."""
+    from prefixbench.workloads.logs.formats.claude_code import snapshot_diff
+
+    shrunk = snapshot_diff(("A" * 40, "B" * 40, "C" * 40), None, ("A" * 40,), None)
+    grown = snapshot_diff(("A" * 40,), None, ("A" * 40, "B" * 40, "C" * 40), None)
+    assert shrunk == [("snapshot_system_change", "2 of 3 blocks differ, ~30 -> ~10 tokens")]
+    assert grown == [("snapshot_system_change", "2 of 3 blocks differ, ~10 -> ~30 tokens")]

@@ -626,7 +626,7 @@ def snapshot_diff(
         else:
             changed = sum(1 for a, b in zip(before_system, system) if a != b) + abs(len(system) - len(before_system))
             events.append(("snapshot_system_change", (
-                f"{changed} of {len(system)} blocks differ, ~{snapshot_tokens(before_system):,} -> "
+                f"{changed} of {max(len(system), len(before_system))} blocks differ, ~{snapshot_tokens(before_system):,} -> "
                 f"~{snapshot_tokens(system):,} tokens")))
     if before_tools is not None and tools is not None:
         if before_tools == tools:
