@@ -81,7 +81,7 @@ from prefixbench.workloads.audit.reading import (
     Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
 )
 from prefixbench.workloads.logs import endpoints
-from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats import detect_format, import_file, no_records_why, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
@@ -602,8 +602,10 @@ def load_trace(
             summaries.append(FileSummary(str(path), "headless", 0, (), (f"skipped: {skip[len(HEADLESS):]}",)))
             continue
         if skip is not None:
+            why = no_records_why(path) if skip == "empty" else ""
             note = (
-                "skipped: an empty file found by the folder walk"
+                (f"skipped: a file of no log records ({why}) found by the folder walk" if why
+                 else "skipped: an empty file found by the folder walk")
                 if skip == "empty"
                 else "skipped: found by the folder walk, and none of its first records is of a format audit reads "
                 "(metadata or another tool's file beside the logs)"

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record
+from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, no_records_why
 from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
@@ -108,7 +108,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                     raise UserError(
                         f"{path}: no log to audit: of the {len(marked)} file(s) named {', '.join('*' + s for s in names[:-1])} "
                         f"or *{names[-1]} here, none is a log "
-                        f"({item.name}: {_why_not(reason)})"
+                        f"({item.name}: {_why_not(reason, item)})"
                     )
                 linked = sorted(links)
                 hint = ""
@@ -242,10 +242,11 @@ def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str
 _FILE_SUFFIXES = tuple(suffix for fmt in FORMATS.values() for suffix in fmt.file_suffixes)
 
 
-def _why_not(reason: str | None) -> str:
+def _why_not(reason: str | None, path: Path) -> str:
     """Why a walked file is no log, for the error of a folder that holds none."""
     if reason == "empty":
-        return "empty"
+        why = no_records_why(path)
+        return f"no log records, {why}" if why else "empty"
     if reason is not None and reason.startswith(HEADLESS):
         return reason[len(HEADLESS):]
     return "no record of a format audit reads"

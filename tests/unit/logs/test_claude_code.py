@@ -958,3 +958,43 @@ def test_prompt_snapshots_are_compared_with_the_lanes_previous_one(tmp_path: Pat
         [("snapshot_same", "")],
         [("snapshot_system_change", "1 of 2 blocks differ, ~0 -> ~0 tokens"), ("snapshot_tools_change", "+Read ~Bash")],
     ]
+
+
+def test_a_snapshot_whose_system_prompt_lost_blocks_counts_them_of_the_longer_prompt() -> None:
+    """Blocks dropped are blocks that differ, counted of the longer of the two prompts: a system
+    prompt of three blocks cut to its first said '2 of 1 blocks differ' (of the new one's count)."""
+    from prefixbench.workloads.logs.formats.claude_code import snapshot_diff
+
+    shrunk = snapshot_diff(("A" * 40, "B" * 40, "C" * 40), None, ("A" * 40,), None)
+    grown = snapshot_diff(("A" * 40,), None, ("A" * 40, "B" * 40, "C" * 40), None)
+    assert shrunk == [("snapshot_system_change", "2 of 3 blocks differ, ~30 -> ~10 tokens")]
+    assert grown == [("snapshot_system_change", "2 of 3 blocks differ, ~10 -> ~30 tokens")]
+
+
+def test_a_snapshot_holding_a_lone_surrogate_is_compared_not_a_traceback(tmp_path: Path) -> None:
+    """A transcript line may hold an escaped lone surrogate (valid JSON, read by ``json.loads``);
+    a snapshot's tool definitions and non-text system blocks were made JSON text by msgspec, whose
+    UnicodeEncodeError was a traceback. They compare as any other: the same definitions are the
+    same, a changed one is named."""
+    from prefixbench.workloads.logs.formats.claude_code import _snapshot_parts
+
+    def tool(about: str) -> dict:
+        return {"name": "Bash", "description": about, "schema": {"name": "Bash", "description": about, "input_schema": {}}}
+
+    block = {"type": "text", "text": "B \ud800"}
+    first = _snapshot_parts({"systemPrompt": ["A", block], "tools": [tool("run \ud800")]})
+    again = _snapshot_parts({"systemPrompt": ["A", dict(block)], "tools": [tool("run \ud800")]})
+    other = _snapshot_parts({"systemPrompt": ["A", block], "tools": [tool("run \udc80")]})
+    assert first == again and first[1] != other[1]
+    t = Transcript(version="2.1.263")
+    for uuid, about in (("s1", "run \ud800"), ("s2", "run \udc80")):
+        t.lines.append({"parentUuid": t.last, "isSidechain": False, "type": "attachment", "uuid": uuid,
+                        "attachment": {"type": "prompt_snapshot", "systemPrompt": ["A", block], "tools": [tool(about)]},
+                        "timestamp": "2026-09-09T07:53:56.500Z", "sessionId": "s1", "version": "2.1.263"})
+        t.last = uuid
+    t.user("go", "2026-09-09T07:53:57.000Z")
+    t.assistant("r1", "2026-09-09T07:53:59.000Z", [cc_usage(3, 3000, 0, 9)])
+    log = tmp_path / "s1.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in t.lines))
+    (request,) = load_trace([log])[0]
+    assert ("snapshot_tools_change", "~Bash") in request.events

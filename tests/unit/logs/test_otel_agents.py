@@ -219,14 +219,17 @@ def test_claude_codes_cost_usd_is_summed_and_checked_against_the_price_table() -
     there. Sonnet 4.5's two calls are its list price to the digit (12 x 3 + 18,000 x 3.75 + 400 x 15
     = $0.073536; 8 x 3 + 18,000 x 0.30 + 900 x 3.75 + 250 x 15 = $0.012549); the Opus 4.6 call logs
     6x its list price (fast mode, which the event does not name): it is named, not hidden; the
-    Kimi Code plan's call has no row, its logged dollars are said to be in no figure here."""
+    Kimi Code plan's call has no row, its logged dollars are said to be in no figure here. A call
+    that does not fit is named by its line and its place in the line's record (an OTLP export
+    holds every call in one line: 'line 1' named none of them)."""
     requests, summary = read(CLAUDE_COST)
     assert len(requests) == 4
     listed_opus = (5 * 5 + 20_000 * Decimal("0.50") + 500 * Decimal("6.25") + 300 * 25) / 1_000_000  # $0.02065
     listed = Decimal("0.073536") + Decimal("0.012549") + listed_opus
     assert (f"Claude Code's own cost_usd fields sum to $0.2223 (a check on the dollars here): on the 3 call(s) the price "
             f"table prices, $0.2100 logged against {format_usd(listed)} at the table's rows in force, 2 of them within 1%; "
-            f"1 not (line 1: $0.1239 logged, {format_usd(listed_opus)} listed): the agent priced them otherwise (another rate, "
+            f"1 not (line 1 resourceLogs[0].scopeLogs[0].logRecords[2]: $0.1239 logged, {format_usd(listed_opus)} listed): "
+            "the agent priced them otherwise (another rate, "
             "fast mode, a gateway's price) or counted them otherwise; 1 call(s) of a model the table does not price, "
             "$0.0123 logged (in no dollar figure here)") in summary.notes
     # The audit's own dollars are the same calls at the same rows.
@@ -242,4 +245,20 @@ def test_a_cost_usd_that_is_no_number_is_not_read(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps(doc) + "\n")
     _, summary = read(path)
+    assert not any("cost_usd" in n for n in summary.notes)
+
+
+def test_a_cost_usd_too_large_for_a_float_is_not_read(tmp_path: Path) -> None:
+    """A plain attribute value (not OTLP-typed) is taken as it is: an integer past a double's range
+    was handed to ``math.isfinite``, whose OverflowError was a traceback; it is no cost, as a
+    log's own cost past ``MAX_LOGGED_COST`` is everywhere (:func:`.common.logged_dollars`)."""
+    doc = json.loads(CLAUDE_COST.read_text())
+    for log in doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]:
+        for a in log["attributes"]:
+            if a["key"] == "cost_usd":
+                a["value"] = 10**400
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    requests, summary = read(path)
+    assert len(requests) == 4
     assert not any("cost_usd" in n for n in summary.notes)

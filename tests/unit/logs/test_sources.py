@@ -163,6 +163,29 @@ def test_a_folder_of_only_empty_or_metadata_files_says_so(tmp_path: Path, capsys
         f"prefixbench: error: {root}: no log to audit: of the 1 file(s) named *.jsonl, *.json or *.traj here, none is a log (a.jsonl: empty)")
 
 
+def test_a_walked_file_of_no_records_that_is_not_empty_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A walked ``[]`` or file of blank lines is skipped as an empty one is, but said as what it
+    is, as ``audit FILE`` says it: the walk's note and the folder's error called both empty files."""
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "a.json").write_text("[]\n")
+    (root / "b.jsonl").write_text("\n  \n")
+    (root / "c.jsonl").write_text("")
+    assert main(["audit", str(root), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith("none is a log (a.json: no log records, an empty JSON array)")
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(root / "d.jsonl", t.lines)
+    assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    notes = {Path(f["file"]).name: f["notes"] for f in json.loads(capsys.readouterr().out)["files"]}
+    assert notes["a.json"] == ["skipped: a file of no log records (an empty JSON array) found by the folder walk"]
+    assert notes["b.jsonl"] == ["skipped: a file of no log records (only blank lines) found by the folder walk"]
+    assert notes["c.jsonl"] == ["skipped: an empty file found by the folder walk"]
+
+
 def test_exact_copies_of_a_log_count_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A session copied into a backup folder (the same bytes) is counted once, the copy listed
     with the file it repeats; it was counted twice for formats without ids to dedupe on."""

@@ -222,23 +222,28 @@ _COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 
 def _no_records(path: Path) -> str:
-    """Why a text file holds no record: it is empty, holds only blank lines, or an empty JSON
-    array (``[]``, which is no empty file)."""
+    """Why a text file holds no record, as :func:`detect_format` says it."""
+    why = no_records_why(path)
+    return f"no log records: {why}" if why else "empty file, no log records"
+
+
+def no_records_why(path: Path) -> str:
+    """Why a file of no record holds none, where it is no empty file: ``only blank lines``, or
+    ``an empty JSON array`` (``[]``, which is no empty file); "" for an empty file (or one
+    compressed, whose text is not looked at here)."""
     try:
         with path.open("rb") as raw:
             head = raw.read(1 << 16)
     except OSError:
         head = b""
-    if head.startswith(_COMPRESSED_MAGIC):
-        return "empty file, no log records"
+    if not head or head.startswith(_COMPRESSED_MAGIC):
+        return ""
     text = head.removeprefix(b"\xef\xbb\xbf").strip()
-    if not head:
-        return "empty file, no log records"
     if not text:
-        return "no log records: only blank lines"
+        return "only blank lines"
     if text.startswith(b"["):
-        return "no log records: an empty JSON array"
-    return "empty file, no log records"
+        return "an empty JSON array"
+    return ""
 
 
 def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:

@@ -30,6 +30,7 @@ prefix; measured, see :func:`_reply_written_after`).
 from __future__ import annotations
 
 import heapq
+import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -591,7 +592,7 @@ def _snapshot_parts(snapshot: dict) -> tuple[tuple[str, ...] | None, dict[str, s
     blocks = snapshot.get("systemPrompt")
     system = None
     if isinstance(blocks, list):
-        system = tuple(block if isinstance(block, str) else msgspec.json.encode(block).decode() for block in blocks)
+        system = tuple(block if isinstance(block, str) else _json_text(block) for block in blocks)
     elif isinstance(blocks, str):
         system = (blocks,)
     listed = snapshot.get("tools")
@@ -601,8 +602,17 @@ def _snapshot_parts(snapshot: dict) -> tuple[tuple[str, ...] | None, dict[str, s
         for i, tool in enumerate(listed):
             tool = as_dict(tool)
             sent = tool.get("schema") if isinstance(tool.get("schema"), dict) else tool
-            tools[str(tool.get("name") or f"#{i + 1}")] = msgspec.json.encode(sent).decode()
+            tools[str(tool.get("name") or f"#{i + 1}")] = _json_text(sent)
     return system, tools
+
+
+def _json_text(value: object) -> str:
+    """``value`` as JSON text, to compare: msgspec's, but ``json.dumps``'s for a value holding a
+    lone surrogate (valid JSON a line may hold, read by ``json.loads``; msgspec refuses to encode it)."""
+    try:
+        return msgspec.json.encode(value).decode()
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def snapshot_tokens(texts: Iterable[str]) -> int:
@@ -626,7 +636,7 @@ def snapshot_diff(
         else:
             changed = sum(1 for a, b in zip(before_system, system) if a != b) + abs(len(system) - len(before_system))
             events.append(("snapshot_system_change", (
-                f"{changed} of {len(system)} blocks differ, ~{snapshot_tokens(before_system):,} -> "
+                f"{changed} of {max(len(system), len(before_system))} blocks differ, ~{snapshot_tokens(before_system):,} -> "
                 f"~{snapshot_tokens(system):,} tokens")))
     if before_tools is not None and tools is not None:
         if before_tools == tools:

@@ -71,12 +71,20 @@ def iso_time_us(text: str) -> int | None:
 MAX_LOGGED_COST = 1e9
 
 
-def logged_cost(value: object) -> float:
+def logged_dollars(value: object) -> float | None:
     """A call's cost as its log states it, in dollars: a finite number from 0 below
-    ``MAX_LOGGED_COST``, else 0 (a log's own sums are a note, never worth refusing it for)."""
+    ``MAX_LOGGED_COST`` (NaN and the infinities fail the range, and an integer too large for a
+    float is compared before any conversion), else None (a log's own sums are a note, never
+    worth refusing it for)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < MAX_LOGGED_COST:
         return float(value)
-    return 0.0
+    return None
+
+
+def logged_cost(value: object) -> float:
+    """:func:`logged_dollars`, 0 for a value it does not read (a sum's term)."""
+    dollars = logged_dollars(value)
+    return 0.0 if dollars is None else dollars
 
 
 def json_text(value: object) -> object:

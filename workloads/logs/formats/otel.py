@@ -65,7 +65,6 @@ agent's way: see :mod:`.otel_agents`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -80,7 +79,7 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, MAX_LOGGED_COST, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, logged_dollars, objects, parse_time_ms
 from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, error_event, is_codex_start
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
@@ -577,15 +576,16 @@ class _OwnCosts:
         self.priced_own = Decimal(0)
         self.priced_listed = Decimal(0)
         self.fit = 0
-        #: (line, logged, listed) of the priced calls whose cost is not the listed one.
-        self.off: list[tuple[int, Decimal, Decimal]] = []
+        #: (where, logged, listed) of the priced calls whose cost is not the listed one: the line,
+        #: and where in its record when one record holds several calls (an OTLP export's line).
+        self.off: list[tuple[str, Decimal, Decimal]] = []
 
-    def add(self, line: int, logged: object, model: str, sent_ms: int | None, usage: Usage) -> None:
-        """Count one call's own cost (a finite number from 0 below :data:`MAX_LOGGED_COST`; any
-        other value is not read, as :func:`.common.logged_cost` does)."""
-        if not isinstance(logged, (int, float)) or isinstance(logged, bool) or not math.isfinite(logged) or not 0 <= logged < MAX_LOGGED_COST:
+    def add(self, where: str, logged: object, model: str, sent_ms: int | None, usage: Usage) -> None:
+        """Count one call's own cost (:func:`.common.logged_dollars`: any other value is not read)."""
+        dollars = logged_dollars(logged)
+        if dollars is None:
             return
-        own = Decimal(repr(float(logged)))
+        own = Decimal(repr(dollars))
         self.total += own
         self.calls += 1
         listed = _listed_cost(model, sent_ms, usage)
@@ -597,7 +597,7 @@ class _OwnCosts:
         if abs(own - listed) <= COST_ROOM * own:
             self.fit += 1
         else:
-            self.off.append((line, own, listed))
+            self.off.append((where, own, listed))
 
     def note(self, agent: AgentEvent) -> str:
         said = f"{agent.agent}'s own {agent.cost} fields sum to {format_usd(self.total)} (a check on the dollars here)"
@@ -605,7 +605,7 @@ class _OwnCosts:
             said += (f": on the {self.priced} call(s) the price table prices, {format_usd(self.priced_own)} logged against "
                      f"{format_usd(self.priced_listed)} at the table's rows in force, {self.fit} of them within {COST_ROOM:.0%}")
         if self.off:
-            shown = "; ".join(f"line {line}: {format_usd(own)} logged, {format_usd(listed)} listed" for line, own, listed in self.off[:3])
+            shown = "; ".join(f"line {where}: {format_usd(own)} logged, {format_usd(listed)} listed" for where, own, listed in self.off[:3])
             said += (f"; {len(self.off)} not ({shown}{'; ...' if len(self.off) > 3 else ''}): the agent priced them otherwise "
                      "(another rate, fast mode, a gateway's price) or counted them otherwise")
         if self.calls > self.priced:
@@ -700,7 +700,8 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         last_node[lane] = node
         counted[agent.agent] = counted.get(agent.agent, 0) + 1
         if agent.cost and span.attributes.get(agent.cost) is not None:
-            own_costs.setdefault(agent.agent, _OwnCosts()).add(span.line, span.attributes[agent.cost], model, sent, usage)
+            where = f"{span.line} {span.path}" if span.path else str(span.line)
+            own_costs.setdefault(agent.agent, _OwnCosts()).add(where, span.attributes[agent.cost], model, sent, usage)
     notes = [f"{n} {agent.agent} call(s) ({agent.names[0]} events): {agent.reading()}" for agent in AGENTS if (n := counted.get(agent.agent))]
     notes += [own.note(agent) for agent in AGENTS if (own := own_costs.get(agent.agent)) is not None and own.calls]
     if out:
