@@ -81,7 +81,7 @@ from prefixbench.workloads.audit.reading import (
     Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
 )
 from prefixbench.workloads.logs import endpoints
-from prefixbench.workloads.logs.formats import detect_format, import_file, resolve
+from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
@@ -578,7 +578,7 @@ def load_trace(
             continue
         if skip is not None:
             note = (
-                "skipped: an empty file found by the folder walk"
+                f"skipped: {no_records(path)} (found by the folder walk)"
                 if skip == "empty"
                 else "skipped: found by the folder walk, and none of its first records is of a format audit reads "
                 "(metadata or another tool's file beside the logs)"

@@ -36,6 +36,23 @@ def test_bad_files(tmp_path: Path, content: bytes, message: str) -> None:
     assert f"{path}:1:" in str(info.value)
 
 
+@pytest.mark.parametrize("content", [b"[]\n", b"", b"  \n\n"])
+def test_a_file_of_no_records_found_by_the_folder_walk_says_why_as_named_it_does(tmp_path: Path, content: bytes) -> None:
+    # A [] file the folder walk found was noted "an empty file found by the folder walk", where the
+    # same file named on the command line says "no log records: an empty JSON array".
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "s.jsonl", t.lines)
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(UserError) as info:
+        load_trace([path])
+    why = str(info.value).removeprefix(f"{path}:1: ")
+    (found,) = [f for f in run_audit([tmp_path]).files if f.file == str(path)]
+    assert (found.format, found.notes) == ("empty", (f"skipped: {why} (found by the folder walk)",))
+
+
 def test_truncated_line_names_its_line(tmp_path: Path) -> None:
     t = Transcript()
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)

@@ -211,7 +211,7 @@ def detect_format(path: Path) -> LogFormat:
     if found is not None:
         return found
     if seen == 0:
-        raise UserError(f"{path}:1: {_no_records(path)}")
+        raise UserError(f"{path}:1: {no_records(path)}")
     if refusal is not None:
         raise UserError(refusal)
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
@@ -221,9 +221,10 @@ def detect_format(path: Path) -> LogFormat:
 _COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 
-def _no_records(path: Path) -> str:
+def no_records(path: Path) -> str:
     """Why a text file holds no record: it is empty, holds only blank lines, or an empty JSON
-    array (``[]``, which is no empty file)."""
+    array (``[]``, which is no empty file). The words of the error of such a file named, and of
+    the note of one a folder walk skips."""
     try:
         with path.open("rb") as raw:
             head = raw.read(1 << 16)
