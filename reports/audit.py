@@ -1016,7 +1016,11 @@ def run_audit_command(args) -> int:
         from prefixbench.workloads.audit.core import load_trace
         from prefixbench.workloads.logs.jsonlines import TORN_TAIL, torn_note
 
-        trace = load_trace(args.paths, args.input, progress, map_files, files=files, notice=progress.notice, held=True)
+        # A file of bad input is left out (each error in unread): the others' audit is given and
+        # written all the same, and the first error is the command's last line (exit 2).
+        unread: list[str] = []
+        trace = load_trace(args.paths, args.input, progress, map_files, files=files, notice=progress.notice, held=True,
+                           unread=unread)
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
@@ -1026,7 +1030,7 @@ def run_audit_command(args) -> int:
                 if reason == TORN_TAIL:
                     emit(visible(f"prefixbench: warning: {torn_note(summary.file, line)}"), sys.stderr)
         if not trace[0]:
-            raise UserError(nothing_to_audit(trace[1]))
+            raise UserError(unread[0] if unread else nothing_to_audit(trace[1]))
         # First: the assumptions below go by the calls' providers, which a model assumed sets.
         trace_requests, assumed = assume_models(trace[0], assumed_models)
         # Then who served the calls whose log names no endpoint (said even without the option).
@@ -1125,4 +1129,13 @@ def run_audit_command(args) -> int:
     failed = violations(result, gate)
     for line in failed:
         emit(visible(line), sys.stderr)  # a cause's detail quotes the log: a model name, a body excerpt
+    if unread:
+        raise UserError(left_out(unread))
     return 1 if failed else 0
+
+
+def left_out(unread: list[str]) -> str:
+    """The line of an audit that left out files of bad input (``unread``: their errors, in file
+    order): the first error, and that the audit given is of the other files."""
+    others = f" and {len(unread) - 1} other file(s) of bad input (each named in the audit's notes)" if len(unread) > 1 else ""
+    return f"{unread[0]} (this file{others} left out: the audit given is of the other files)"

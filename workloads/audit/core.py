@@ -81,7 +81,7 @@ from prefixbench.workloads.audit.reading import (
     Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
 )
 from prefixbench.workloads.logs import endpoints
-from prefixbench.workloads.logs.formats import detect_format, import_file, no_records_why, resolve
+from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
@@ -538,8 +538,15 @@ def load_trace(
     files: list[tuple[Path, str | None]] | None = None,
     notice: Callable[[str], None] | None = None,
     held: bool = False,
+    unread: list[str] | None = None,
 ) -> tuple[list[TraceRequest], list[FileSummary]]:
     """Import every log under ``paths`` (every file is checked before anything is computed).
+
+    ``unread`` (``audit``'s own call): a file whose reading is bad input (a line cut short in its
+    middle, a record of no format audit reads) is left out instead of ending the reading, its
+    error added to ``unread`` (in file order) and its summary of :data:`BAD_INPUT` saying so; the
+    other files are read as if it were not there (the files read are read again without it, so
+    nothing it counted before its bad line stays counted). Without it, the first such error is raised.
 
     ``held``: each file's requests are held as the audit holds them from the moment the file is
     read, a :class:`~prefixbench.workloads.logs.trace.PlainRequest` where they can be
@@ -572,8 +579,19 @@ def load_trace(
     tried = {tuple(order)}
     told = None if reads else progress  # after the workers' reads, progress has told every byte
     done: dict[int, _Done] = {}
+    bad: dict[int, str] = {}
     while True:
-        done = _read_in_order(files, order, named, fmt, dict(reads), told, done, held)
+        try:
+            done = _read_in_order(files, order, named, fmt, dict(reads), told, done, held)
+        except _BadFile as failed:
+            if unread is None:
+                raise failed.error from None
+            # Read the files again without it: the files before it keep their readings (the
+            # same answers), the files after it see nothing it counted.
+            bad[failed.index] = str(failed.error)
+            order = [index for index in order if index != failed.index]
+            tried, done, told = {tuple(order)}, failed.done, None
+            continue
         again = owners_first(files, answers_first(order, {k: read.asked for k, read in done.items()}, {k: read.calls for k, read in done.items()}))
         if tuple(again) in tried:
             break
@@ -587,6 +605,11 @@ def load_trace(
     for index, (path, skip) in enumerate(files):
         if skip == "read-with":
             continue  # read by the file it belongs to (an OpenCode session file reads its messages and parts)
+        if index in bad:
+            assert unread is not None
+            unread.append(bad[index])
+            summaries.append(FileSummary(str(path), BAD_INPUT, 0, (), (f"left out, bad input: {bad[index]}",)))
+            continue
         if is_unreadable(skip):
             why = skip[len(UNREADABLE):]
             note = (f"skipped: a subfolder the folder walk could not read ({why}): the logs in it are not in this audit"
@@ -602,10 +625,8 @@ def load_trace(
             summaries.append(FileSummary(str(path), "headless", 0, (), (f"skipped: {skip[len(HEADLESS):]}",)))
             continue
         if skip is not None:
-            why = no_records_why(path) if skip == "empty" else ""
             note = (
-                (f"skipped: a file of no log records ({why}) found by the folder walk" if why
-                 else "skipped: an empty file found by the folder walk")
+                f"skipped: {no_records(path)} (found by the folder walk)"
                 if skip == "empty"
                 else "skipped: found by the folder walk, and none of its first records is of a format audit reads "
                 "(metadata or another tool's file beside the logs)"
@@ -634,6 +655,19 @@ def _again_why(files: list[tuple[Path, str | None]], order: list[int], done: Map
             return (f"reading again in another order: the Codex rollout {fork} holds an unmarked copy of calls "
                     f"of {source}, read after it; only the files that order can change are read again")
     return "reading again in another order (a Codex fork's rollout before its source's); only the files that order can change are read again"
+
+
+#: The format of a file :func:`load_trace` left out, its reading bad input (``audit``'s call).
+BAD_INPUT = "bad-input"
+
+
+class _BadFile(Exception):
+    """A file of a pass of :func:`load_trace` whose reading is bad input: its index, its error,
+    and the files of the pass read before it (by index)."""
+
+    def __init__(self, index: int, error: UserError, done: dict[int, "_Done"]) -> None:
+        super().__init__(str(error))
+        self.index, self.error, self.done = index, error, done
 
 
 class _Done(msgspec.Struct, frozen=True):
@@ -694,17 +728,20 @@ def _read_in_order(
             done[index] = before
             continue
         book = noted.begin()  # (ctx.codex_asked: this file's questions)
-        if read is not None:
-            if read_holds(read, ctx):
-                noted.taken(read)
-            reqs, summary = take_read(path, read, fmt, ctx)
-            ctx.codex_asked |= read.codex_asked
-        else:
-            if progress is not None:
-                base = offset
-                ctx.progress = lambda done, base=base: progress(base + done)
-                offset += path.stat().st_size
-            reqs, summary = import_file(path, named or detect_format(path), ctx)
+        try:
+            if read is not None:
+                if read_holds(read, ctx):
+                    noted.taken(read)
+                reqs, summary = take_read(path, read, fmt, ctx)
+                ctx.codex_asked |= read.codex_asked
+            else:
+                if progress is not None:
+                    base = offset
+                    ctx.progress = lambda done, base=base: progress(base + done)
+                    offset += path.stat().st_size
+                reqs, summary = import_file(path, named or detect_format(path), ctx)
+        except UserError as exc:
+            raise _BadFile(index, exc, done) from None
         noted.end()
         if held:
             reqs = [plain(r, usage=False) for r in reqs]

@@ -1405,6 +1405,24 @@ def _evaluate_ttl(ttl: str, requests, plan: _Plan, base, summaries, heads, price
     return found
 
 
+#: How ttl-auto words its choice on the lanes of each way of picking a lifetime (by what the long
+#: one asks for, :attr:`GapBounds.long`): a TTL per write, or a retention policy per request.
+_TTL_AUTO_WORDS = {
+    "1h": "1 h on {} of {} lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest",
+    "24h": "24h on {} of {} lane(s) picking OpenAI's prompt cache retention per request (in_memory / 24h), in_memory on the rest",
+}
+
+
+def _ttl_auto_choice(choice: Mapping[tuple[str, str], str], bounds: Mapping[tuple[str, str], GapBounds]) -> str:
+    """What ttl-auto chose, in the words of each way of picking the log's lanes have, and only those."""
+    parts = []
+    for long, words in _TTL_AUTO_WORDS.items():
+        lanes = [lane for lane in choice if bounds[lane].long == long]
+        if lanes:
+            parts.append(words.format(sum(1 for lane in lanes if choice[lane] == "1h"), len(lanes)))
+    return "; ".join(parts)
+
+
 def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None,
               reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None,
               memo: dict | None = None) -> WhatIf:
@@ -1431,9 +1449,7 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         f"({_lane_gaps_text(gaps.get(lane, ()), bounds[lane], middle=False)})"
         for lane in sorted(lanes)
     }
-    n1h = sum(1 for v in choice.values() if v == "1h")
-    detail = (f"1 h on {n1h} of {len(choice)} lane(s) whose provider lets the client pick the TTL (OpenAI's: 24h "
-              "retention), 5 m (in_memory) on the rest")
+    detail = _ttl_auto_choice(choice, bounds)
     if unpriced:
         detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
     return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)

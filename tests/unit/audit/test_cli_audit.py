@@ -88,7 +88,11 @@ def test_bad_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], options
         (b'{"timestamp":"2025-11-17T21:30:28.664Z","type":"session_meta","payload":{"id":"x"}}\n', ":1: a codex record in a file read as claude-code"),
     ],
 )
-def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, where: str) -> None:
+def test_bad_input_exits_2_naming_it_and_writes_the_audit_of_the_other_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, where: str
+) -> None:
+    # A bad file beside a good one wrote nothing at all (the good file's audit was lost); now it is
+    # left out, the good file's audit written, and the bad one named in the one line (exit 2).
     good = _session(tmp_path)
     bad = good.parent / "zz-bad.jsonl"
     bad.write_bytes(content)
@@ -96,9 +100,15 @@ def test_bad_input_exits_2_and_writes_nothing(tmp_path: Path, capsys: pytest.Cap
     extra = ["--input", "claude-code"] if "codex" in where else []
     assert main(["audit", str(good.parent), "--out", str(out), "--quiet", *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"{bad}{where}" in err[0], err
-    assert not out.exists()
+    assert len(err) == 1 and f"{bad}{where}" in err[0] and "left out" in err[0], err
+    written = json.loads((out / "audit.json").read_text())
+    assert [(Path(f["file"]).name, f["format"]) for f in written["files"]] == [(good.name, "claude-code"), (bad.name, "bad-input")]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".audit-")] == []
+    # Alone, the bad file is the error and nothing is written.
+    assert main(["audit", str(bad), "--out", str(tmp_path / "alone"), "--quiet", *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{bad}{where}" in err[0] and "left out" not in err[0], err
+    assert not (tmp_path / "alone").exists()
 
 
 def test_empty_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

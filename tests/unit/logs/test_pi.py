@@ -1030,3 +1030,28 @@ def test_property_branch_summaries_of_any_value_are_one_user_message_each_when_t
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("branch") / "s.jsonl", entries)])
     sent = [s for s in summaries if isinstance(s, str) and s]
     assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]
+
+
+def test_an_assistant_message_without_its_own_time_is_timed_by_its_entry(tmp_path: Path) -> None:
+    # pi before v0.6.0 (pi-mono 55dc0b6e, 2025-10-26, added message.timestamp, the send time) wrote
+    # assistant messages with no timestamp of their own; each entry still has its ISO timestamp (when
+    # pi saved it). The audit read such a file as "no timestamp", and a read lost 29 min after the
+    # previous call (past the 5 min TTL) was put down to a changed system prompt.
+    t0 = 1765233665294
+
+    def untimed(entry: dict, ms: int) -> dict:
+        entry["message"].pop("timestamp")
+        entry["timestamp"] = datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return entry
+
+    gap = 29 * 60_000
+    entries = [_pi_msg("user", t0), untimed(_pi_msg("assistant", t0 + 10, _u(10, 0, 40000)), t0 + 900),
+               _pi_msg("toolResult", t0 + 5000), untimed(_pi_msg("assistant", t0 + 5010, _u(1, 40000, 500)), t0 + 5900),
+               _pi_msg("user", t0 + 5900 + gap), untimed(_pi_msg("assistant", t0 + 5910 + gap, _u(10, 0, 40600)), t0 + 6900 + gap)]
+    result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
+    assert [r.sent_ms for r in load_trace([tmp_path / "pi.jsonl"])[0]] == [t0 + 900, t0 + 5900, t0 + 6900 + gap]
+    row = result.rows[2]
+    assert (row.cause, row.gap_ms) == ("ttl-expired", gap + 1000)
+    notes = load_trace([tmp_path / "pi.jsonl"])[1][0].notes
+    assert ("3 call(s) with no message.timestamp (pi before 0.6.0): timed by their entry's timestamp, when pi saved "
+            "the reply (after the call returned), not when it sent the request") in notes

@@ -36,6 +36,23 @@ def test_bad_files(tmp_path: Path, content: bytes, message: str) -> None:
     assert f"{path}:1:" in str(info.value)
 
 
+@pytest.mark.parametrize("content", [b"[]\n", b"", b"  \n\n"])
+def test_a_file_of_no_records_found_by_the_folder_walk_says_why_as_named_it_does(tmp_path: Path, content: bytes) -> None:
+    # A [] file the folder walk found was noted "an empty file found by the folder walk", where the
+    # same file named on the command line says "no log records: an empty JSON array".
+    t = Transcript()
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    write_jsonl(tmp_path / "s.jsonl", t.lines)
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    with pytest.raises(UserError) as info:
+        load_trace([path])
+    why = str(info.value).removeprefix(f"{path}:1: ")
+    (found,) = [f for f in run_audit([tmp_path]).files if f.file == str(path)]
+    assert (found.format, found.notes) == ("empty", (f"skipped: {why} (found by the folder walk)",))
+
+
 def test_truncated_line_names_its_line(tmp_path: Path) -> None:
     t = Transcript()
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
@@ -53,6 +70,47 @@ def test_truncated_line_names_its_line(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes()[: -len(b'{"parentUuid": "s1-u2", "type": "assis')] + b"not json")
     with pytest.raises(UserError, match=rf"{path}:3: "):
         load_trace([path])
+
+
+def test_a_bad_file_in_a_folder_leaves_the_audit_of_the_others_written_and_exits_2(tmp_path: Path, capsys) -> None:
+    # A truncated line in the middle of one file stopped the whole audit (exit 2): nothing printed
+    # of the other files, nothing written to --out. Now they are audited, printed and written, the
+    # bad file is named with its line in one line on stderr, and the exit status is still 2.
+    import json
+
+    from prefixbench.reports.cli import main
+
+    folder = tmp_path / "logs"
+    for name, cut in (("a.jsonl", False), ("b.jsonl", True), ("c.jsonl", False)):
+        t = Transcript(session=name[0])
+        t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"{name[0]}r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+        t.user("more", "2025-09-03T00:00:05.000Z")
+        t.assistant(f"{name[0]}r2", "2025-09-03T00:00:07.000Z", [cc_usage(3, 20, 1500, 9)])
+        path = write_jsonl(folder / name, t.lines)
+        if cut:
+            lines = path.read_bytes().split(b"\n")
+            path.write_bytes(b"\n".join([*lines[:2], lines[2][:30], *lines[3:]]))
+    bad = folder / "b.jsonl"
+    for out in (None, tmp_path / "out"):
+        # (--out: the files read in two worker processes, whose error is the file read again in order)
+        more = ["--out", str(out), "--jobs", "2"] if out else []
+        assert main(["audit", str(folder), "--quiet", "--format", "json", *more]) == 2
+        printed, err = capsys.readouterr()
+        assert err.count("\n") == 1 and err.startswith(f"prefixbench: error: {bad}:3: truncated or malformed JSON")
+        assert "left out" in err
+        files = {Path(f["file"]).name: f for f in json.loads(printed)["files"]}
+        assert [files[n]["requests"] for n in ("a.jsonl", "c.jsonl")] == [2, 2]
+        assert files["b.jsonl"]["format"] == "bad-input" and files["b.jsonl"]["requests"] == 0
+        if out is not None:
+            assert json.loads((out / "audit.json").read_text())["totals"]["requests"] == 4
+    # The library call still refuses the folder (no caller is left without the error), and a bad
+    # file alone is the error it was: nothing printed.
+    with pytest.raises(UserError, match=rf"{bad}:3: truncated"):
+        load_trace([folder])
+    assert main(["audit", str(bad), "--quiet"]) == 2
+    printed, err = capsys.readouterr()
+    assert printed == "" and err.count("\n") == 1 and err.startswith(f"prefixbench: error: {bad}:3: truncated") and "left out" not in err
 
 
 def test_records_run_together_on_one_line_are_read_as_those_records(tmp_path: Path) -> None:

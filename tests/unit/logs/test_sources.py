@@ -181,9 +181,9 @@ def test_a_walked_file_of_no_records_that_is_not_empty_says_why(tmp_path: Path, 
     write_jsonl(root / "d.jsonl", t.lines)
     assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
     notes = {Path(f["file"]).name: f["notes"] for f in json.loads(capsys.readouterr().out)["files"]}
-    assert notes["a.json"] == ["skipped: a file of no log records (an empty JSON array) found by the folder walk"]
-    assert notes["b.jsonl"] == ["skipped: a file of no log records (only blank lines) found by the folder walk"]
-    assert notes["c.jsonl"] == ["skipped: an empty file found by the folder walk"]
+    assert notes["a.json"] == ["skipped: no log records: an empty JSON array (found by the folder walk)"]
+    assert notes["b.jsonl"] == ["skipped: no log records: only blank lines (found by the folder walk)"]
+    assert notes["c.jsonl"] == ["skipped: empty file, no log records (found by the folder walk)"]
 
 
 def test_exact_copies_of_a_log_count_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -109,6 +109,26 @@ def test_ttl_auto_picks_1h_where_it_pays():
     assert auto.saved_usd == one_h.saved_usd > 0 and "1 h on 1 of 1" in auto.detail
 
 
+def test_ttl_auto_words_its_choice_in_the_terms_of_each_provider_in_the_log():
+    # On a log of Anthropic lanes only the detail read "(OpenAI's: 24h retention), 5 m (in_memory) on
+    # the rest": both providers' words. Each provider present gets its own, and only those.
+    requests, sums = idle_lane(20 * 60_000)
+    (auto,) = what_if(requests, sums, ["ttl-auto"])
+    assert auto.detail == "1 h on 1 of 1 lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest"
+    # An OpenAI lane on a model offering both retention policies (gpt-5.1: in_memory or 24h).
+    f = "o.jsonl"
+    openai = [replace(r, file=f, provider="openai", model="gpt-5.1", usage=replace(r.usage, cache_write_5m=0),
+                      prefix=replace(r.prefix, head="test:o", node=f"o{r.seq}", parent=f"o{r.seq - 1}" if r.seq else None))
+              for r in requests]
+    (auto,) = what_if(openai, summaries(f), ["ttl-auto"])
+    assert auto.detail.startswith("24h on ") and auto.detail.endswith(
+        " of 1 lane(s) picking OpenAI's prompt cache retention per request (in_memory / 24h), in_memory on the rest")
+    (auto,) = what_if(requests + openai, sums + summaries(f), ["ttl-auto"])
+    anthropic_words, openai_words = auto.detail.split("; ")
+    assert anthropic_words == "1 h on 1 of 1 lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest"
+    assert "OpenAI's prompt cache retention" in openai_words and "Anthropic" not in openai_words
+
+
 def test_ttl_fixes_evaluate_each_ttl_plan_once_and_say_what_they_say_alone(monkeypatch):
     """ttl-auto evaluates the 5 m and the 1 h plan, as ttl-5m and ttl-1h do: asked together
     (``--what-if all``) each plan is evaluated once (five evaluations before: 1h, 5m, and ttl-auto's

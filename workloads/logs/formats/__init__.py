@@ -211,7 +211,7 @@ def detect_format(path: Path) -> LogFormat:
     if found is not None:
         return found
     if seen == 0:
-        raise UserError(f"{path}:1: {_no_records(path)}")
+        raise UserError(f"{path}:1: {no_records(path)}")
     if refusal is not None:
         raise UserError(refusal)
     raise UserError(f"{path}:{first_line}: unknown log format (not {_none_of()}); audit reads only these")
@@ -221,8 +221,9 @@ def detect_format(path: Path) -> LogFormat:
 _COMPRESSED_MAGIC = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd")
 
 
-def _no_records(path: Path) -> str:
-    """Why a text file holds no record, as :func:`detect_format` says it."""
+def no_records(path: Path) -> str:
+    """Why a text file holds no record: the words of the error of such a file named (as
+    :func:`detect_format` says it), and of the note of one a folder walk skips."""
     why = no_records_why(path)
     return f"no log records: {why}" if why else "empty file, no log records"
 

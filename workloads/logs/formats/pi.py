@@ -5,7 +5,8 @@ cacheWrite, cost}`` (``input`` excludes ``cacheRead``, except on the ``google-ge
 and ``google-vertex`` APIs, where it is Gemini's whole prompt count); later pi (earendil-works/pi,
 late 2026) adds ``cacheWrite1h``, the part of ``cacheWrite`` Anthropic wrote for an hour, and
 ``reasoning``, a part of ``output``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
-an aborted call with no usage is skipped. Tree sessions (newer pi) link entries by
+an aborted call with no usage is skipped. A call's time is its message's ``timestamp``, else (pi
+before 0.6.0) its entry's. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
 
 Calls that are no message of the conversation (earendil-works/pi): a ``usage`` entry (``kind``,
@@ -153,6 +154,11 @@ _WRITES_UNKNOWN = ("{:,} call(s) on an API with no write count (pi writes cacheW
                    "what each wrote is unknown, and its whole prompt is taken as what the next call may read")
 
 
+#: The note of a file whose calls were timed by their entries (:attr:`_Session.entry_timed`).
+_ENTRY_TIMED = ("{:,} call(s) with no message.timestamp (pi before 0.6.0): timed by their entry's timestamp, when pi saved "
+                "the reply (after the call returned), not when it sent the request")
+
+
 def _usage(usage: dict, where: str, api: object = None, provider: object = None) -> Usage:
     """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite`` (of which ``cacheWrite1h``,
     in later pi, is the part written with a 1 h lifetime), but for the Gemini APIs
@@ -209,6 +215,8 @@ class _Session:
         self.session_id: object = None
         #: OpenClaw's assistant messages that are no call of this chain, by kind (see :func:`_openclaw_entry`).
         self.openclaw: dict[str, int] = {}
+        #: The calls timed by their entry's ``timestamp``, their message having none (pi before 0.6.0).
+        self.entry_timed = 0
         #: A header's source file and time, until the entry after it says fork or fresh start.
         self.header_source: tuple[object, int | None] | None = None
         #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
@@ -454,7 +462,14 @@ class _Session:
                 self.prompt_end.setdefault(parent_id, self.chain_parent)
             return
         self.cost += spent
-        node = self._add(record, message, reported, parse_time_ms(message.get("timestamp"), where))
+        sent = message.get("timestamp")
+        entry_time = as_dict(record.value).get("timestamp")
+        if sent is None and entry_time is not None:
+            # pi before 0.6.0 (pi-mono's "Add timestamp to messages", 2025-10-26) gave a message
+            # no time of its own; its entry's is when pi saved the reply, after the call returned.
+            sent = entry_time
+            self.entry_timed += 1
+        node = self._add(record, message, reported, parse_time_ms(sent, where))
         self.seen.setdefault(key, node)
         self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
         self.pending = [self._same(make_message("assistant", message.get("content")))]
@@ -619,6 +634,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         )
     for kind, skipped in sorted(session.openclaw.items()):
         notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
+    if session.entry_timed:
+        notes += (_ENTRY_TIMED.format(session.entry_timed),)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     out, unknown = writes_left_as_logged(session.out)
@@ -671,6 +688,8 @@ FORMAT = LogFormat(
         "sessions branched from another file (branchedFrom / parentSession): the source's calls copied into the fork "
         "counted once, by the source's file when both are in the audit; a header naming a parent over entries written "
         "after it (pi's newSession, an OpenClaw subagent of context isolated) is a fresh start, no fork",
+        "pi before 0.6.0 (2025-10): assistant messages with no timestamp of their own, timed by their entry's (when pi "
+        "saved the reply)",
         "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
         "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
         "usage.reasoning (a part of output)",
