@@ -184,6 +184,12 @@ class WhatIf(msgspec.Struct, frozen=True):
         ``tokens_to_read``, not in ``saved_usd``."""
         return sum(c.index >= 0 and not c.priced for c in self.changes)
 
+    @property
+    def unpriced_only(self) -> bool:
+        """The fix changes requests and none of them has a price row: its dollars are unknown
+        (null in the JSON, as a lane's is), not the 0 :attr:`saved_usd` sums to."""
+        return self.unpriced_requests > 0 and not any(c.priced for c in self.changes)
+
     def to_json(self, changes: bool = True) -> dict[str, object]:
         """``changes`` False: the changed requests are left as they are (:class:`RequestChange`:
         :meth:`RequestChange.to_json` each), not a dict each made for all of them at once."""
@@ -192,7 +198,7 @@ class WhatIf(msgspec.Struct, frozen=True):
             "applies": self.applies,
             "requests_changed": self.requests_changed if self.applies else None,
             "tokens_to_read": self.tokens_to_read if self.applies else None,
-            "saved_usd": None if self.saved_usd is None else float(self.saved_usd),
+            "saved_usd": None if self.saved_usd is None or self.unpriced_only else float(self.saved_usd),
             "unpriced_requests": self.unpriced_requests if self.applies else None,
             "assumption": self.assumption,
             "detail": self.detail,
