@@ -122,6 +122,22 @@ def capture_line(body: dict, response: dict, *, url: str = "https://api.anthropi
     }
 
 
+#: OpenRouter's chat-completions endpoint, as a capture names it.
+OPENROUTER_URL = "https://openrouter.ai/api/v1/chat/completions"
+
+
+def openrouter_turns() -> tuple[list[dict], list[dict]]:
+    """The messages of two turns of one chat through OpenRouter: a long system prompt and a
+    task, then the same with the reply and the next task (the second extends the first)."""
+    system = {"role": "system", "content": "You are a careful coding agent. " * 400}
+    first = [system, {"role": "user", "content": "fix the bug"}]
+    return first, [*first, {"role": "assistant", "content": "done"}, {"role": "user", "content": "now test it"}]
+
+
+def chat_usage(prompt: int, read: int, output: int = 5) -> dict:
+    """A chat-completions ``usage``: the prompt (cached part inside it) and the cached tokens."""
+    return {"prompt_tokens": prompt, "completion_tokens": output, "prompt_tokens_details": {"cached_tokens": read}}
+
 #: A model name and a body excerpt as hostile as a log can make them: the text that puts a
 #: browser's tokenizer in its double-escaped script state (``<!--<script``), the end of a script
 #: element, a terminal's set-title and clear-screen sequences (ESC]0;...BEL ESC[2J), a newline

@@ -646,15 +646,21 @@ def test_a_fix_it_cannot_resimulate_whose_misses_are_unpriced_is_listed_not_drop
     assert saves_text(None, 1, 0) == "unknown (unpriced)" and saves_text(None, 1, Decimal("0.5")) == "cannot re-simulate"
 
 
-def test_the_headline_says_which_misses_its_lost_dollars_leave_out(tmp_path: Path) -> None:
-    # An unpriced model's miss: the causes table says "-" for its dollars, but the headline said
-    # "lost to misses $0", as if nothing was lost.
+def _unpriced_pause(tmp_path: Path) -> Path:
+    """Two calls of a model no price row holds, 20 minutes apart: a cold start, then a TTL
+    expiry that lost 20,000 tokens and no dollar figure."""
     t = Transcript()
     t.user("go", "2025-09-03T00:00:00.000Z", root=True)
     t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 9)], model="claude-nobody-knows-9")
     t.user("after a pause", "2025-09-03T00:20:00.000Z")
     t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 9)], model="claude-nobody-knows-9")
-    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    return write_jsonl(tmp_path / "s.jsonl", t.lines)
+
+
+def test_the_headline_says_which_misses_its_lost_dollars_leave_out(tmp_path: Path) -> None:
+    # An unpriced model's miss: the causes table says "-" for its dollars, but the headline said
+    # "lost to misses $0", as if nothing was lost.
+    result = run_audit([_unpriced_pause(tmp_path)])
     assert "lost to misses $0 (not in it: 1 miss with no dollar figure)" in audit_table(result)
     assert "lost to misses $0 (not in it: 1 miss with no dollar figure)" in _text(audit_html(result))
 
@@ -663,12 +669,7 @@ def test_an_unpriced_sessions_top_cause_is_the_one_that_lost_tokens(tmp_path: Pa
     # Every cause lost $0 where no price row holds the model: the session's top cause was the
     # first cause in table order (cold-start, which loses nothing), not the TTL expiry that lost
     # 20,000 tokens.
-    t = Transcript()
-    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
-    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 9)], model="claude-nobody-knows-9")
-    t.user("after a pause", "2025-09-03T00:20:00.000Z")
-    t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 9)], model="claude-nobody-knows-9")
-    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    result = run_audit([_unpriced_pause(tmp_path)])
     assert {c.cause for c in result.causes} == {"cold-start", "ttl-expired"}
     assert [s.top_cause for s in result.sessions] == ["ttl-expired"]
     assert [d.top_cause for d in result.days] == ["ttl-expired"]

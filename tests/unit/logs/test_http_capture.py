@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from tests.unit.audit.fixtures import anthropic_body, capture_line, sse, write_jsonl
+from tests.unit.audit.fixtures import OPENROUTER_URL, anthropic_body, capture_line, chat_usage, openrouter_turns, sse, write_jsonl
 
 
 def test_anthropic_capture_streamed_and_json(tmp_path: Path) -> None:
@@ -439,12 +439,8 @@ def test_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) ->
     ``provider``, in the JSON body or in every streamed chunk): a call DeepInfra served after one
     DeepSeek served reads nothing of DeepSeek's cache (before: predicted to read the first call's
     prompt, one cache for every upstream)."""
-    url = "https://openrouter.ai/api/v1/chat/completions"
-    system = {"role": "system", "content": "You are a careful coding agent. " * 400}
-    first = [system, {"role": "user", "content": "fix the bug"}]
-    second = [*first, {"role": "assistant", "content": "done"}, {"role": "user", "content": "now test it"}]
-    def usage(prompt: int, read: int) -> dict:
-        return {"prompt_tokens": prompt, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": read}}
+    url, usage = OPENROUTER_URL, chat_usage
+    first, second = openrouter_turns()
     chunks = [{"id": "gen-2", "provider": "DeepInfra", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "ok"}}]},
               {"id": "gen-2", "provider": "DeepInfra", "object": "chat.completion.chunk", "choices": [], "usage": usage(3230, 0)}]
     lines = [capture_line({"model": "deepseek/deepseek-chat-v3.1", "messages": first},

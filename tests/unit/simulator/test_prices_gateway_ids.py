@@ -14,7 +14,7 @@ import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import FREE_MODEL, load_prices
 from prefixbench.workloads.audit.core import run_audit
-from tests.unit.audit.fixtures import capture_line, write_jsonl
+from tests.unit.audit.fixtures import OPENROUTER_URL, capture_line, chat_usage, openrouter_turns, write_jsonl
 
 #: As a log spells it -> the row it resolves to.
 RESOLVED = {
@@ -88,14 +88,8 @@ def test_deepseek_chat_carries_the_v3_1_and_v3_2_price_lists(when: str, prices: 
 def test_an_openrouter_free_model_is_priced_at_0_and_the_audit_says_so(tmp_path: Path) -> None:
     """Two calls of qwen/qwen3-coder:free through OpenRouter: before, both were "no price" (their
     dollars left out, the model listed unpriced); now $0, priced, and a note names the row."""
-    url = "https://openrouter.ai/api/v1/chat/completions"
-    system = {"role": "system", "content": "You are a careful coding agent. " * 400}
-    first = [system, {"role": "user", "content": "fix the bug"}]
-    second = [*first, {"role": "assistant", "content": "done"}, {"role": "user", "content": "now test it"}]
-
-    def usage(prompt: int, read: int) -> dict:
-        return {"prompt_tokens": prompt, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": read}}
-
+    url, usage = OPENROUTER_URL, chat_usage
+    first, second = openrouter_turns()
     lines = [capture_line({"model": "qwen/qwen3-coder:free", "messages": first}, {"body": {"id": "gen-1", "usage": usage(3210, 0)}}, url=url),
              capture_line({"model": "qwen/qwen3-coder:free", "messages": second}, {"body": {"id": "gen-2", "usage": usage(3230, 3200)}},
                           url=url, sent=1748554764.0)]
