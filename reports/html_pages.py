@@ -627,7 +627,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if saved is None else unpriced_words(saved, w.get("unpriced_requests"))),
+            num("saved_usd", saved, "cannot apply" if not applies else unpriced_words(saved, w.get("unpriced_requests"))),
             w["assumption"],
             w.get("detail", ""),
         ]))

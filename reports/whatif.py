@@ -36,9 +36,12 @@ def saved_text(w: WhatIf) -> str:
 
 def unpriced_words(saved: Decimal | float | None, unpriced: int | None) -> str:
     """:func:`saved_words`, and the changed requests no price row prices: ``unknown (unpriced)``
-    when none of the dollars moved, else ``saves $0.0331 + 2 unpriced``."""
-    if not unpriced or saved is None:
+    when none of the dollars moved (``saved`` 0, or None: the JSON's null of a fix none of whose
+    changed requests is priced), else ``saves $0.0331 + 2 unpriced``."""
+    if not unpriced:
         return saved_words(saved)
+    if saved is None:
+        return "unknown (unpriced)"
     value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
     return "unknown (unpriced)" if value == 0 else f"{saved_words(value)} + {unpriced:,} unpriced"
 

@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.causes import CAUSES
-from prefixbench.workloads.audit.core import AuditResult, AuditRow
+from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow
 
 #: Characters XML 1.0 cannot carry at all.
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -93,7 +93,8 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     """JUnit XML that says what the exit status says: one test case per lane, failing on a
     ``--fail-on`` cause it holds, and one ``totals`` case judged on the thresholds as the gate
     judges them (the whole audit's hit ratio and dollars lost), so a failure is in the file
-    exactly when ``audit`` exits 1.
+    exactly when ``audit`` exits 1; and an ``error`` case of each file left out as bad input
+    (``audit`` exits 2 then).
 
     ``escape`` makes each text encodable (the writer passes one that escapes lone surrogates);
     characters XML 1.0 forbids (control characters) are dropped.
@@ -132,11 +133,20 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     ElementTree.SubElement(case, "system-out").text = (
         f"{t.requests} requests, hit ratio {t.hit_ratio:.2%}, paid ${t.cost_usd:.4f}, lost ${t.lost_usd:.4f}"
     )
-    tests = len(result.lanes) + 1
+    # A file audit left out, its reading bad input (exit 2 whatever the gate): an error each, so
+    # the file does not read as a run that passed.
+    errors = 0
+    for file in result.files:
+        if file.format == BAD_INPUT:
+            errors += 1
+            case = ElementTree.SubElement(suite, "testcase", classname=clean(file.file), name="bad input")
+            error = ElementTree.SubElement(case, "error", message="left out: bad input", type="bad-input")
+            error.text = clean("\n".join(file.notes))
+    tests = len(result.lanes) + 1 + errors
     suite.set("tests", str(tests))
     suite.set("failures", str(failures))
-    suite.set("errors", "0")
-    root = ElementTree.Element("testsuites", tests=str(tests), failures=str(failures), errors="0")
+    suite.set("errors", str(errors))
+    root = ElementTree.Element("testsuites", tests=str(tests), failures=str(failures), errors=str(errors))
     root.append(suite)
     ElementTree.indent(root)
     return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

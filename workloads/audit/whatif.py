@@ -1081,7 +1081,7 @@ def _evaluate(
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
-        priced = any(prices.row(r.model, r.sent_ms, r.speed) is not None for r in added)
+        priced = any(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is not None for r in added)
         charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
         changes.append(charge)
         per_lane[(file, lane)].append(charge)

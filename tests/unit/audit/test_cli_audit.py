@@ -111,6 +111,24 @@ def test_bad_input_exits_2_naming_it_and_writes_the_audit_of_the_other_files(
     assert not (tmp_path / "alone").exists()
 
 
+def test_junit_holds_an_error_of_a_file_left_out_as_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The audit of the other files is written to --junit too, and exits 2: the file held only
+    # their lanes, every one passing (errors="0"), a run that read as green.
+    good = _session(tmp_path)
+    bad = good.parent / "zz-bad.jsonl"
+    bad.write_bytes(b"not json at all\n")
+    junit = tmp_path / "junit.xml"
+    assert main(["audit", str(good.parent), "--quiet", "--junit", str(junit)]) == 2
+    capsys.readouterr()
+    suite = ElementTree.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("errors") == "1" and suite.get("failures") == "0"
+    (case,) = [c for c in suite.iter("testcase") if c.find("error") is not None]
+    assert case.get("classname") == str(bad) and case.get("name") == "bad input"
+    error = case.find("error")
+    assert error is not None and error.get("type") == "bad-input" and f"{bad}:1: " in (error.text or "")
+    assert suite.get("tests") == str(len(list(suite.iter("testcase"))))
+
+
 def test_empty_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
     assert main(["audit", str(tmp_path / "empty")]) == 2

@@ -63,3 +63,23 @@ def test_the_makers_own_api_by_any_spelling() -> None:
     assert not DEEPSEEK.bills_list_price_at("Fireworks") and not MOONSHOT.bills_list_price_at("Groq")
     assert not ZAI.bills_list_price_at("Chutes")
     assert ANTHROPIC.bills_list_price_at("Amazon Bedrock")
+
+
+def test_keep_alive_on_a_host_of_no_price_is_unknown_not_zero(tmp_path: Path, capsys) -> None:
+    # The keep-alives' charge asked for a price row without the upstream, so it was 'priced' ($0,
+    # no row found when costed by host): the fix's and its lane's saved_usd read 0.0, not null.
+    from prefixbench.reports.cli import main
+
+    folder = tmp_path / "glm"
+    folder.mkdir()
+    messages = [SYSTEM]
+    for n in range(3):  # half an hour apart: past any TTL, each gap a keep-alive bridges
+        messages = [*messages, {"role": "user", "content": f"task {n} " * 50}]
+        call = _call(n, "openrouter/z-ai/glm-4.6", "DeepInfra")
+        call["messages"], call["timestamp"] = list(messages), 1_788_000_000.0 + 1800 * n
+        (folder / f"glm-{1_788_000_000 + 1800 * n}.000-{n:04x}.json").write_text(json.dumps(call))
+        messages = [*messages, {"role": "assistant", "content": "ok"}]
+    assert main(["audit", str(folder), "--quiet", "--format", "json", "--what-if", "keep-alive"]) == 0
+    (fix,) = json.loads(capsys.readouterr().out)["what_if"]
+    assert fix["applies"] and fix["unpriced_requests"] == fix["requests_changed"] > 0, fix
+    assert fix["saved_usd"] is None and [lane["saved_usd"] for lane in fix["lanes"]] == [None]

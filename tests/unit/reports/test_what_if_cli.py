@@ -78,3 +78,16 @@ def test_ttl_auto_says_it_cannot_choose_a_ttl_for_a_lane_of_no_price(tmp_path, c
     assert main(["audit", str(log), "--format", "json", "--quiet", "--what-if", "ttl-auto"]) == 0
     (entry,) = json.loads(capsys.readouterr().out)["what_if"]
     assert "1 lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper" in entry["detail"], entry["detail"]
+
+
+def test_report_html_says_unknown_not_cannot_apply_of_a_fix_none_of_whose_changes_is_priced(tmp_path, capsys):
+    """report.html's what-if table reads the JSON's saved_usd: null since 2c64173c for a fix that
+    applies and changes only unpriced requests, which it read as 'cannot apply'."""
+    log = _unpriced_log(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--quiet", "--what-if", "ttl-1h", "--out", str(out)]) == 0
+    capsys.readouterr()
+    html = (out / "report.html").read_text()
+    row = html[html.index('data-fix="ttl-1h"'):]
+    row = row[: row.index("</tr>")]
+    assert "unknown (unpriced)" in row and "cannot apply" not in row, row
