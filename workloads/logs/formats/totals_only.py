@@ -24,6 +24,8 @@ read as calls.
   message a line ``{type: message, id, timestamp, message: {role, content}}`` (shaped like pi's,
   which is why it is told first), no message holding a usage; the session's token totals (input,
   output, cache creation and read, thinking) are in ``<id>.settings.json`` beside it.
+* Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
+  message a line, ``{role, message: {content}}``, no model and no token count at all.
 """
 
 from __future__ import annotations
@@ -108,6 +110,21 @@ def is_droid_session_header(value: dict) -> bool:
     with an ``id``, a ``cwd`` and Droid's ``sessionTitle`` or ``owner``."""
     return (value.get("type") == "session_start" and isinstance(value.get("id"), str) and "cwd" in value
             and ("sessionTitle" in value or "owner" in value))
+
+
+#: What a Cursor agent transcript is, and why it is no log to audit (said after ``file:line: ``).
+CURSOR_TRANSCRIPT = (
+    "a Cursor agent transcript (agent-transcripts/<id>.jsonl): each line a message's role and content, "
+    "no model and no token count: no request to audit"
+)
+
+
+def is_cursor_transcript_line(value: dict) -> bool:
+    """Whether a record is a Cursor agent transcript's line: a user's or the assistant's ``role``
+    and a ``message`` of its ``content`` list, nothing else."""
+    message = value.get("message")
+    return (value.keys() == {"role", "message"} and value["role"] in ("user", "assistant") and isinstance(message, dict)
+            and message.keys() == {"content"} and isinstance(message["content"], list))
 
 
 def database_of(path: Path) -> TotalsOnly | None:
