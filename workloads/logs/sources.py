@@ -21,7 +21,15 @@ from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_re
 from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
-from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, database_of, is_goose_session_header
+from prefixbench.workloads.logs.formats.totals_only import (
+    CURSOR_TRANSCRIPT,
+    DROID_SESSION,
+    GOOSE_SESSION,
+    database_of,
+    is_cursor_transcript_line,
+    is_droid_session_header,
+    is_goose_session_header,
+)
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, NestedArray, iter_records
 
@@ -341,6 +349,8 @@ def _one_object_reason(path: Path) -> str | None:
         return "not-a-log"
     if not values:
         return "empty"
+    if isinstance(values[0], dict) and is_droid_session_header(values[0]):
+        return HEADLESS + DROID_SESSION  # (before its messages, shaped like pi's, are classified)
     for value in values:
         name = classify_record(value)
         if name is None:
@@ -356,6 +366,8 @@ def _one_object_reason(path: Path) -> str | None:
         return HEADLESS + LEGACY_SESSION
     if isinstance(values[0], dict) and is_goose_session_header(values[0]):
         return HEADLESS + GOOSE_SESSION
+    if isinstance(values[0], dict) and is_cursor_transcript_line(values[0]):
+        return HEADLESS + CURSOR_TRANSCRIPT
     for value in values:
         headless = headless_output(value)
         if headless is not None:

@@ -14,7 +14,7 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.logs.formats.totals_only import CRUSH, GOOSE, database_of
+from prefixbench.workloads.logs.formats.totals_only import CRUSH, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, database_of
 from prefixbench.workloads.logs.sources import find_log_files
 
 #: Goose's tables as its session storage creates them (schema version 5, then the columns later
@@ -105,6 +105,65 @@ def test_a_goose_file_without_the_accumulated_totals_is_refused_too(tmp_path: Pa
     path.write_text("".join(json.dumps(r) + "\n" for r in [header, *GOOSE_FILE[1:]]))
     with pytest.raises(UserError, match="a Goose session file"):
         run_audit([path])
+
+
+#: A Factory Droid session file (~/.factory/sessions/<project>/<id>.jsonl): a ``session_start``
+#: header, then one message a line as ``{type: message, id, timestamp, message: {role, content}}``,
+#: none with a usage (the session's totals are in ``<id>.settings.json`` beside it).
+DROID_FILE = [
+    {"type": "session_start", "id": "d1a2b3c4-0000-4000-8000-000000000001", "title": "add a readme", "sessionTitle": "New Session",
+     "owner": "someone", "version": 2, "cwd": "/home/u/proj"},
+    {"type": "message", "id": "m1", "timestamp": "2026-03-30T18:50:09.639Z", "message": {"role": "user", "content": [{"type": "text", "text": "add a readme"}]}},
+    {"type": "message", "id": "m2", "timestamp": "2026-03-30T18:50:14.101Z", "parentId": "m1",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}},
+]
+
+
+def test_a_droid_session_file_is_refused_in_one_line_naming_droid_not_pi(tmp_path: Path) -> None:
+    # Its messages look like pi's: it was read as a pi session of no call, the error naming pi.
+    path = tmp_path / "d1a2b3c4-0000-4000-8000-000000000001.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in DROID_FILE))
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value) == f"{path}:1: {DROID_SESSION}"
+    assert "Factory Droid" in DROID_SESSION and "pi" not in str(caught.value).replace(str(path), "")
+    done = _cli("audit", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and DROID_SESSION in done.stderr and "Traceback" not in done.stderr
+    # A folder walk holding only it says why it has no log.
+    with pytest.raises(UserError, match=r"no log to audit: .* none is a log \(d1a2b3c4-[-0-9]+\.jsonl: a Factory Droid session"):
+        find_log_files([tmp_path])
+
+
+#: A Cursor agent transcript (~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl): one
+#: message a line, its role and content only.
+CURSOR_FILE = [
+    {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>\nadd a readme\n</user_query>"}]}},
+    {"role": "assistant", "message": {"content": [{"type": "text", "text": "Writing it."},
+                                                  {"type": "tool_use", "name": "Write", "input": {"path": "README.md", "contents": "hi"}}]}},
+]
+
+
+def test_a_cursor_agent_transcript_is_refused_in_one_line_naming_cursor(tmp_path: Path) -> None:
+    # It was an unknown log format.
+    path = tmp_path / "0b1c2d3e.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in CURSOR_FILE))
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value) == f"{path}:1: {CURSOR_TRANSCRIPT}"
+    done = _cli("audit", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and CURSOR_TRANSCRIPT in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(UserError, match=r"none is a log \(0b1c2d3e\.jsonl: a Cursor agent transcript"):
+        find_log_files([tmp_path])
+
+
+def test_a_message_with_more_than_a_role_and_content_is_no_cursor_transcript(tmp_path: Path) -> None:
+    path = tmp_path / "other.jsonl"
+    path.write_text(json.dumps({"role": "user", "message": {"content": [], "model": "m"}, "usage": {}}) + "\n")
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert "Cursor" not in str(caught.value)
 
 
 def test_a_crush_database_is_the_crush_kind_not_gooses(tmp_path: Path) -> None:

@@ -50,7 +50,14 @@ from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
 from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, Headless, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
-from prefixbench.workloads.logs.formats.totals_only import GOOSE_SESSION, is_goose_session_header
+from prefixbench.workloads.logs.formats.totals_only import (
+    CURSOR_TRANSCRIPT,
+    DROID_SESSION,
+    GOOSE_SESSION,
+    is_cursor_transcript_line,
+    is_droid_session_header,
+    is_goose_session_header,
+)
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
@@ -260,6 +267,9 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
         if seen == 0:
             first_line = record.line
         seen += 1
+        if seen == 1 and isinstance(record.value, dict) and is_droid_session_header(record.value):
+            # (its messages are shaped like pi's: told before they are classified)
+            return None, seen, first_line, f"{path}:{record.line}: {DROID_SESSION}"
         guess = classify_record(record.value)
         if guess is not None:
             return FORMATS[guess], seen, first_line, None
@@ -269,6 +279,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             goose_line = record.line
         if seen == 1 and isinstance(record.value, dict) and is_legacy_session(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {LEGACY_SESSION}"
+        if seen == 1 and isinstance(record.value, dict) and is_cursor_transcript_line(record.value):
+            return None, seen, first_line, f"{path}:{record.line}: {CURSOR_TRANSCRIPT}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:

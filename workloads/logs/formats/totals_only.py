@@ -19,6 +19,13 @@ read as calls.
   ``{working_dir, description, schedule_id, message_count, total_tokens, input_tokens,
   output_tokens, accumulated_*}`` then one message a line ``{role, created, content}``: the same
   totals, the same lack.
+* Factory Droid's session files, ``~/.factory/sessions/<project>/<id>.jsonl``: a
+  ``session_start`` line ``{type, id, title, sessionTitle, owner, version, cwd}`` then one
+  message a line ``{type: message, id, timestamp, message: {role, content}}`` (shaped like pi's,
+  which is why it is told first), no message holding a usage; the session's token totals (input,
+  output, cache creation and read, thinking) are in ``<id>.settings.json`` beside it.
+* Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
+  message a line, ``{role, message: {content}}``, no model and no token count at all.
 """
 
 from __future__ import annotations
@@ -88,6 +95,36 @@ GOOSE_SESSION = (
 #: The keys of a Goose session file's first line (``SessionMetadata``), of which it has most.
 _GOOSE_KEYS = frozenset({"working_dir", "description", "schedule_id", "message_count", "total_tokens", "input_tokens",
                          "output_tokens", "accumulated_total_tokens", "accumulated_input_tokens", "accumulated_output_tokens"})
+
+
+#: What a Factory Droid session file is, and why it is no log to audit (said after ``file:line: ``).
+DROID_SESSION = (
+    "a Factory Droid session (sessions/<project>/<id>.jsonl): no message holds a usage, the session's token totals "
+    "are kept beside it (<id>.settings.json: tokenUsage), not each call's: no request to audit; "
+    "record Droid's calls with `prefixbench proxy`"
+)
+
+
+def is_droid_session_header(value: dict) -> bool:
+    """Whether a record is the first line of a Factory Droid session file: a ``session_start``
+    with an ``id``, a ``cwd`` and Droid's ``sessionTitle`` or ``owner``."""
+    return (value.get("type") == "session_start" and isinstance(value.get("id"), str) and "cwd" in value
+            and ("sessionTitle" in value or "owner" in value))
+
+
+#: What a Cursor agent transcript is, and why it is no log to audit (said after ``file:line: ``).
+CURSOR_TRANSCRIPT = (
+    "a Cursor agent transcript (agent-transcripts/<id>.jsonl): each line a message's role and content, "
+    "no model and no token count: no request to audit"
+)
+
+
+def is_cursor_transcript_line(value: dict) -> bool:
+    """Whether a record is a Cursor agent transcript's line: a user's or the assistant's ``role``
+    and a ``message`` of its ``content`` list, nothing else."""
+    message = value.get("message")
+    return (value.keys() == {"role", "message"} and value["role"] in ("user", "assistant") and isinstance(message, dict)
+            and message.keys() == {"content"} and isinstance(message["content"], list))
 
 
 def database_of(path: Path) -> TotalsOnly | None:
