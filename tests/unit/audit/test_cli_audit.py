@@ -144,6 +144,17 @@ def test_report_html_header_counts_the_files_audited_and_names_those_left_out(tm
     assert "in 3 file(s)" not in page
 
 
+def test_a_copy_of_a_file_left_out_as_bad_input_is_not_said_to_be_counted_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Its note read "skipped: the same bytes as .../zz-bad.jsonl, counted once" of a file counted never.
+    good = _session(tmp_path)
+    bad = good.parent / "zz-bad.jsonl"
+    bad.write_bytes(b"not json at all\n")
+    (good.parent / "zz-copy.jsonl").write_bytes(b"not json at all\n")
+    assert main(["audit", str(good.parent), "--format", "json", "--quiet"]) == 2
+    files = {Path(f["file"]).name: f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert files["zz-copy.jsonl"]["notes"] == [f"skipped: the same bytes as {bad}, left out with it as bad input"]
+
+
 def test_empty_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
     assert main(["audit", str(tmp_path / "empty")]) == 2
