@@ -29,6 +29,7 @@ from prefixbench.reports.html import (
 )
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
+from prefixbench.workloads.audit.core import BAD_INPUT
 from prefixbench.simulator.observe import rejected_status
 from prefixbench.simulator.windows import format_window
 
@@ -451,7 +452,11 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
                                if m.get("unpriced_requests", 0) > m.get("ranged_requests", 0)],
                               int(totals.get("unpriced_no_usage") or 0))
     unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
-    subtitle = (f"{totals['requests']:,} requests in {len(files)} file(s): paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
+    # A file left out as bad input is listed under files but was not read: the header counts the
+    # files audited and names the others.
+    left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})
+    counted = f"{len(files) - len(left_out)} file(s)" + (f" ({len(left_out)} left out as bad input)" if left_out else "")
+    subtitle = (f"{totals['requests']:,} requests in {counted}: paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
                 f"lost to misses {fmt_usd(totals['lost_usd'])}"
                 f"{unpriced_misses_words(sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])))}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
     return page("audit", "prefixbench audit", subtitle, sections, data)

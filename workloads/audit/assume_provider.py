@@ -79,18 +79,22 @@ def assume_providers(
     many calls took their provider from the model's name and, with the option, which they took."""
     out: list[TraceRequest] = []
     guessed: dict[str, Counter[tuple[str, str]]] = {}  # format -> (provider, model) -> calls
+    hosts: dict[str, Counter[str]] = {}  # format -> the upstream a gateway names -> calls
     for r in requests:
         if not r.provider_by_model:
             out.append(r)
             continue
         guessed.setdefault(r.source_format, Counter())[(r.provider, r.model)] += 1
+        if r.upstream:
+            hosts.setdefault(r.source_format, Counter())[r.upstream] += 1
         key = r.source_format if r.source_format in providers else "*"
         provider = providers.get(key)
         if provider is None or provider == r.provider:
             out.append(r)
         else:
             out.append(replace(r, provider=provider, prefix=provider_head(r, provider)))
-    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*")) for fmt, taken in sorted(guessed.items())]
+    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()))
+             for fmt, taken in sorted(guessed.items())]
     named = {key for key in providers if key == "*" or key in guessed}
     notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
               "name, nothing changed" for key in sorted(set(providers) - named)]
@@ -100,15 +104,25 @@ def assume_providers(
     return out, tuple(notes)
 
 
-def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None) -> str:
+def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str]) -> str:
+    """The note of one format's calls whose provider was the model's name's; ``hosts``: the
+    upstreams a gateway named for some of them (OpenRouter's response ``provider``), which the
+    note names rather than saying nothing told who served them."""
     calls = sum(taken.values())
     by_provider: Counter[str] = Counter()
     for (name, _), n in taken.items():
         by_provider[name] += n
     split = ", ".join(f"{name}: {n:,}" for name, n in sorted(by_provider.items()))
     models = ", ".join(sorted({model for _, model in taken}))
-    said = (f"{calls:,} {fmt} call(s) name no endpoint that tells who served them: their provider was taken from the "
-            f"model's name ({split}; models {models})")
+    named = ", ".join(f"{host}: {n:,}" for host, n in sorted(hosts.items()))
+    if sum(hosts.values()) == calls:
+        said = (f"{calls:,} {fmt} call(s) through a gateway that names the host that served them ({named}) name no "
+                f"endpoint of that host's own: their provider, whose cache rules model the host's, was taken from the "
+                f"model's name ({split}; models {models})")
+    else:
+        through = f" ({sum(hosts.values()):,} of them through a gateway that names the host that served them: {named})" if hosts else ""
+        said = (f"{calls:,} {fmt} call(s) name no endpoint that tells who served them{through}: their provider was taken "
+                f"from the model's name ({split}; models {models})")
     if provider is None:
         return f"assumed: {said}; another server's cache behaves otherwise: name it with --assume-provider {fmt}=PROVIDER"
     return f"assumed: {said}, then set to {provider} by --assume-provider"

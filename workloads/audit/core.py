@@ -618,7 +618,11 @@ def load_trace(
             summaries.append(FileSummary(str(path), "unreadable", 0, (), (note,)))
             continue
         if skip is not None and skip.startswith(COPY_OF):
-            note = f"skipped: the same bytes as {skip[len(COPY_OF):]}, counted once"
+            original = skip[len(COPY_OF):]
+            # A copy of a file left out as bad input is not counted once: it is left out with it.
+            counted = ("left out with it as bad input" if any(str(files[i][0]) == original for i in bad)
+                       else "counted once")
+            note = f"skipped: the same bytes as {original}, {counted}"
             summaries.append(FileSummary(str(path), "copy", 0, (), (note,)))
             continue
         if skip is not None and skip.startswith(HEADLESS):

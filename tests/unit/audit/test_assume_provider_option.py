@@ -176,3 +176,22 @@ def test_assume_model_and_assume_provider_name_one_chain_head() -> None:
     assert [(r.provider, r.prefix.head) for r in modelled] == [("anthropic", "http:anthropic:claude-opus-4-5")] * 2
     served, _ = assume_providers(modelled, {"*": "zai"})
     assert [(r.provider, r.prefix.head) for r in served] == [("zai", "http:zai:claude-opus-4-5")] * 2
+
+
+def test_a_gateway_that_names_the_upstream_is_not_said_to_name_no_one(tmp_path, capsys) -> None:
+    # An OpenRouter capture whose responses name DeepInfra read "name no endpoint that tells who
+    # served them" beside "served by DeepInfra (the gateway names it)": the note now says who
+    # served them and that their cache is modelled by the rules of the model's maker.
+    from .fixtures import OPENROUTER_URL, capture_line, chat_usage, openrouter_turns
+
+    first, second = openrouter_turns()
+    records = [capture_line({"model": "z-ai/glm-4.6", "messages": messages},
+                            {"body": {"id": f"g{n}", "provider": "DeepInfra", "model": "z-ai/glm-4.6", "usage": chat_usage(3210 + n, 0)}},
+                            url=OPENROUTER_URL, sent=1761773000.0 + 10 * n)
+               for n, messages in enumerate((first, second))]
+    out = _audit(capsys, str(write_jsonl(tmp_path / "or.jsonl", records)))
+    (note,) = [n for n in out["notes"] if n.startswith("assumed: ")]
+    assert "name no endpoint that tells who served them" not in note
+    assert note.startswith("assumed: 2 http-capture call(s) through a gateway that names the host that served them "
+                           "(DeepInfra: 2) name no endpoint of that host's own: their provider, whose cache rules model "
+                           "the host's, was taken from the model's name (zai: 2; models z-ai/glm-4.6)"), note

@@ -129,6 +129,32 @@ def test_junit_holds_an_error_of_a_file_left_out_as_bad_input(tmp_path: Path, ca
     assert suite.get("tests") == str(len(list(suite.iter("testcase"))))
 
 
+def test_report_html_header_counts_the_files_audited_and_names_those_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # report.html's header read "3 requests in 2 file(s)" of a good file and one left out as bad
+    # input: a file not read counted as audited. It counts the files read and names the rest.
+    good = _session(tmp_path)
+    (good.parent / "zz-bad.jsonl").write_bytes(b"not json at all\n")
+    (good.parent / "zz-bad2.jsonl").write_bytes(b"not json either\n")
+    out = tmp_path / "out"
+    assert main(["audit", str(good.parent), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "zz-bad.jsonl:1: " in err[0] and "1 other file(s) of bad input" in err[0], err
+    page = (out / "report.html").read_text()
+    assert "3 requests in 1 file(s) (2 left out as bad input)" in page
+    assert "in 3 file(s)" not in page
+
+
+def test_a_copy_of_a_file_left_out_as_bad_input_is_not_said_to_be_counted_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Its note read "skipped: the same bytes as .../zz-bad.jsonl, counted once" of a file counted never.
+    good = _session(tmp_path)
+    bad = good.parent / "zz-bad.jsonl"
+    bad.write_bytes(b"not json at all\n")
+    (good.parent / "zz-copy.jsonl").write_bytes(b"not json at all\n")
+    assert main(["audit", str(good.parent), "--format", "json", "--quiet"]) == 2
+    files = {Path(f["file"]).name: f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert files["zz-copy.jsonl"]["notes"] == [f"skipped: the same bytes as {bad}, left out with it as bad input"]
+
+
 def test_empty_folder_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
     assert main(["audit", str(tmp_path / "empty")]) == 2

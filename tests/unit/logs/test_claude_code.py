@@ -951,7 +951,13 @@ def test_prompt_snapshots_are_compared_with_the_lanes_previous_one(tmp_path: Pat
     t.lines.append(snap("s4", ["A", "C"], [tool("Bash", "run a command"), tool("Read", "read")]))
     t.last = "s4"
     t.assistant("r3", "2026-09-09T07:54:05.000Z", [cc_usage(3, 100, 3100, 9)])
-    requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    requests, summaries = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    # The file's note said "system prompt and tools are not in a transcript" of a file whose four
+    # rows hold them: it says what the rows are used for.
+    assert summaries[0].notes[0] == (
+        "system prompt and tools are not in a transcript's messages: each lane's head is an opaque prefix sized from "
+        "reported reads; its 4 prompt_snapshot row(s), which hold them, are compared row to row to tell a change of "
+        "the head, not to size it")
     snapshots = [[e for e in r.events if e[0].startswith("snapshot_")] for r in requests]
     assert snapshots == [
         [],

@@ -415,7 +415,9 @@ def test_an_entire_compact_transcript_is_named_and_refused_pointing_to_the_sessi
     folder = tmp_path / "0"
     folder.mkdir()
     path = write_jsonl(folder / "transcript.jsonl", ENTIRE_COMPACT)
-    what = (r"Entire's compact transcript of a session \(transcript\.jsonl of a checkpoint\) \(agent pi\): it keeps each "
+    # The agent is named in the sentence ("of a session of the agent pi"), not in a second
+    # parenthesis after the first ("(transcript.jsonl of a checkpoint) (agent pi)").
+    what = (r"Entire's compact transcript of a session of the agent pi \(transcript\.jsonl of a checkpoint\): it keeps each "
             r"reply's uncached input and output tokens only, no cache read or write, so no call can be audited; audit the "
             r"agent's own session file beside it in the checkpoint \(full\.jsonl\) instead")
     with pytest.raises(UserError, match=rf"^{path}:1: {what}$"):

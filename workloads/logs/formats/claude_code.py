@@ -196,6 +196,8 @@ class _Walk:
         #: Per lane, the last ``prompt_snapshot`` seen: its system blocks (as texts) and its tools
         #: (name -> the definition sent, as JSON text), the tools None until a snapshot lists them.
         self.snapshot_system: dict[tuple[str, str], tuple[str, ...]] = {}
+        #: How many ``prompt_snapshot`` rows the file holds (the file's note says what they are used for).
+        self.snapshot_rows = 0
         self.snapshot_tools: dict[tuple[str, str], dict[str, str]] = {}
         #: Snapshot entries compared with their lane's previous one: the event each shows
         #: (``snapshot_system_change``, ``snapshot_tools_change`` or ``snapshot_same``), with what it says.
@@ -387,6 +389,7 @@ class _Walk:
 
     def _snapshot(self, uuid: str, snapshot: dict) -> None:
         """Compare a ``prompt_snapshot`` with its lane's previous one (:func:`snapshot_diff`)."""
+        self.snapshot_rows += 1
         lane = self.lane_of.get(uuid)
         if lane is None:
             return
@@ -925,7 +928,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         out.extend(calls)
         out.extend(_advisor_calls(walk, request, req, iterations, len(out), advisors))
     notes: tuple[str, ...] = (
-        "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads",
+        "system prompt and tools are not in a transcript: each lane's head is an opaque prefix sized from reported reads"
+        if not walk.snapshot_rows else
+        "system prompt and tools are not in a transcript's messages: each lane's head is an opaque prefix sized from "
+        f"reported reads; its {walk.snapshot_rows:,} prompt_snapshot row(s), which hold them, are compared row to row "
+        "to tell a change of the head, not to size it",
     )
     written = sum(r.prefix is not None and r.prefix.output_written for r in out)
     if written:

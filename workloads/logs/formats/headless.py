@@ -62,7 +62,8 @@ import msgspec
 class Headless(msgspec.Struct, frozen=True):
     """One agent's headless output: how to tell a record of it, and what to say instead."""
 
-    #: What the file is, as the refusal names it.
+    #: What the file is, as the refusal names it; ``{detail}`` in it marks where the record's
+    #: detail goes (in the sentence, not in a parenthesis after it).
     what: str
     #: Why it cannot be audited a call at a time.
     why: str
@@ -76,8 +77,11 @@ class Headless(msgspec.Struct, frozen=True):
     def refusal(self, value: dict) -> str:
         """The refusal's text for the record ``value`` it matched, after ``file:line: ``."""
         said = self.detail(value) if self.detail is not None else ""
-        detail = f" ({said})" if said else ""
-        return f"{self.what}{detail}: {self.why}, so no call can be audited; audit {self.instead} instead"
+        if "{detail}" in self.what:
+            what = self.what.replace("{detail}", f" {said}" if said else "")
+        else:
+            what = self.what + (f" ({said})" if said else "")
+        return f"{what}: {self.why}, so no call can be audited; audit {self.instead} instead"
 
 
 #: ``codex exec --json`` event types (``ThreadEvent``'s tags).
@@ -237,7 +241,7 @@ def _entire_compact(value: dict) -> bool:
 
 def _entire_agent(value: dict) -> str:
     """The agent whose session the transcript compacts."""
-    return f"agent {value['agent'][:40]}"
+    return f"of the agent {value['agent'][:40]}"
 
 
 #: Every headless output refused, in the order they are tried.
@@ -278,7 +282,7 @@ HEADLESS: tuple[Headless, ...] = (
     ),
     COPILOT_JSON,
     Headless(
-        "Entire's compact transcript of a session (transcript.jsonl of a checkpoint)",
+        "Entire's compact transcript of a session{detail} (transcript.jsonl of a checkpoint)",
         "it keeps each reply's uncached input and output tokens only, no cache read or write",
         "the agent's own session file beside it in the checkpoint (full.jsonl)",
         _entire_compact,
