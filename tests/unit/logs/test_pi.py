@@ -365,17 +365,23 @@ def test_pi_provider_ids_name_who_served_the_call(tmp_path: Path, pi_provider: s
     assert [r.provider for r in requests] == [served_by]
 
 
+def _zen_session(t0: int, gap: int, model: str, calls: list[tuple[int, int]], provider: str = "opencode") -> list[dict]:
+    """A pi session on openai-completions (no write count; through OpenCode Zen unless told): a user
+    message, then per (uncached, read) an assistant call ``gap`` ms after the one before and its
+    tool result."""
+    entries = [_pi_msg("user", t0)]
+    for n, (uncached, read) in enumerate(calls):
+        entry = _pi_msg("assistant", t0 + 10 + n * gap, _u(uncached, read, 0))
+        entry["message"].update({"provider": provider, "model": model, "api": "openai-completions"})
+        entries += [entry, _pi_msg("toolResult", t0 + 1000 + n * gap)]
+    return entries
+
+
 def test_pi_session_through_opencode_zen_reads_by_deepseek_rules(tmp_path: Path) -> None:
     # A public pi session on deepseek-v4-flash-free through OpenCode Zen (lamurian/paradocs, 26
     # calls): every read was the previous prompt in 128-token units, after 23 min idle too,
     # DeepSeek's cache. Read as a server no rule names, 11 of 26 were within 3%; as DeepSeek's, 26.
-    t0 = 1784000000000
-    calls = [(9781, 0), (26755, 9856), (3001, 36864)]
-    entries = [_pi_msg("user", t0)]
-    for n, (uncached, read) in enumerate(calls):
-        entry = _pi_msg("assistant", t0 + 10 + n * 1_400_000, _u(uncached, read, 0))
-        entry["message"].update({"provider": "opencode", "model": "deepseek-v4-flash-free", "api": "openai-completions"})
-        entries += [entry, _pi_msg("toolResult", t0 + 1000 + n * 1_400_000)]
+    entries = _zen_session(1784000000000, 1_400_000, "deepseek-v4-flash-free", [(9781, 0), (26755, 9856), (3001, 36864)])
     result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
     assert [row.predicted_cache_read for row in result.rows] == [0, 9728, 36608]
 
@@ -389,11 +395,7 @@ def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_pa
     # each call to read what the one before it read (0 of 6 within 3% on one session).
     t0 = 1784046729000
     calls = [(5000, 0), (900, 4992), (700, 5888), (500, 6528)]
-    entries = [_pi_msg("user", t0)]
-    for n, (uncached, read) in enumerate(calls):
-        entry = _pi_msg("assistant", t0 + 10 + n * 6000, _u(uncached, read, 0))
-        entry["message"].update({"provider": "opencode", "model": "mimo-v2.5-free", "api": "openai-completions"})
-        entries += [entry, _pi_msg("toolResult", t0 + 1000 + n * 6000)]
+    entries = _zen_session(t0, 6000, "mimo-v2.5-free", calls)
     result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
     assert [row.provider for row in result.rows] == ["unknown"] * 4
     # (The previous prompt whole: a server no rule names keeps no read grid here.)
@@ -403,11 +405,8 @@ def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_pa
     assert (t.input, t.cache_read, t.cache_write) == (7100, 17408, 0)
     # A server that never read showed no cache at all (a company gateway's kimi-k2.5, castai/kimchi-dev:
     # 56 calls, every read 0): its zeros stand, and 0 is predicted.
-    never = [_pi_msg("user", t0)]
-    for n, (uncached, _) in enumerate(calls):
-        entry = _pi_msg("assistant", t0 + 10 + n * 6000, _u(uncached + (5000 if n else 0), 0, 0))
-        entry["message"].update({"provider": "kimchi-dev", "model": "kimi-k2.5", "api": "openai-completions"})
-        never += [entry, _pi_msg("toolResult", t0 + 1000 + n * 6000)]
+    never = _zen_session(t0, 6000, "kimi-k2.5", [(uncached + (5000 if n else 0), 0) for n, (uncached, _) in enumerate(calls)],
+                         provider="kimchi-dev")
     assert [row.predicted_cache_read for row in run_audit([_pi(tmp_path / "never.jsonl", never)]).rows] == [0, 0, 0, 0]
     # On Anthropic's own API the write count is on the wire: a 0 there is nothing written.
     entries = [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(5000, 0, 0)), _pi_msg("toolResult", t0 + 1000),
