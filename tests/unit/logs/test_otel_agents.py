@@ -244,7 +244,8 @@ def test_a_cost_usd_that_is_no_number_is_not_read(tmp_path: Path) -> None:
                 a["value"] = {"stringValue": "n/a"}
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps(doc) + "\n")
-    _, summary = read(path)
+    requests, summary = read(path)
+    assert len(requests) == 4
     assert not any("cost_usd" in n for n in summary.notes)
 
 
