@@ -378,19 +378,28 @@ def test_an_entry_whose_parent_never_comes_is_a_resumed_root(tmp_path: Path) -> 
     assert requests[1].prefix.parent == requests[0].prefix.node
 
 
+def _ten_tool_rounds(version: str, day: str, head: tuple[str, str, str], rounds_from: str) -> Transcript:
+    """A Claude Code ``version`` session on ``day`` (``YYYY-MM-DDT``): the user's "go", a call and
+    its tools' result at the ``head`` times, then ten calls each followed by its tool's result, one
+    a second from ``rounds_from`` (``HH:MM:SS``): 20 new blocks."""
+    t = Transcript(version=version)
+    t.user("go", f"{day}{head[0]}Z", root=True)
+    t.assistant("r1", f"{day}{head[1]}Z", [cc_usage(3, 3000, 52000, 9)])
+    t.user("tools loaded", f"{day}{head[2]}Z", tool=True)
+    hh_mm, second = rounds_from.rsplit(":", 1)
+    for n in range(10):
+        t.assistant("r2", f"{day}{hh_mm}:{int(second) + n:02d}.000Z", [cc_usage(3, 2000, 55000, 9)])
+        t.user("done", f"{day}{hh_mm}:{int(second) + n:02d}.500Z", tool=True)
+    return t
+
+
 def test_twenty_new_blocks_are_within_the_lookback_and_twenty_one_are_not(tmp_path: Path) -> None:
     # Claude Code 2.1.112 ran each of a response's tool calls as it streamed: the response's ten
     # blocks, each followed by its result, are 20 new blocks in the next call's prompt. That call
     # read the whole previous prompt (a public session, 59,307 of 59,307 tokens): 20 blocks are
     # within Anthropic's lookback. The response's own line is no block of the prompt.
     def session(more: bool) -> Path:
-        t = Transcript(version="2.1.112")
-        t.user("go", "2026-04-26T22:14:05.000Z", root=True)
-        t.assistant("r1", "2026-04-26T22:14:18.000Z", [cc_usage(3, 3000, 52000, 9)])
-        t.user("tools loaded", "2026-04-26T22:14:18.500Z", tool=True)
-        for n in range(10):
-            t.assistant("r2", f"2026-04-26T22:14:{20 + n:02d}.000Z", [cc_usage(3, 2000, 55000, 9)])
-            t.user("done", f"2026-04-26T22:14:{20 + n:02d}.500Z", tool=True)
+        t = _ten_tool_rounds("2.1.112", "2026-04-26T", ("22:14:05.000", "22:14:18.000", "22:14:18.500"), "22:14:20")
         if more:
             t.user("and one more block", "2026-04-26T22:14:40.000Z")
         t.assistant("r3", "2026-04-26T22:14:45.000Z", [cc_usage(1, 400, 57000, 9)])
@@ -413,13 +422,7 @@ def test_a_prompt_snapshot_is_no_block_of_the_next_prompt(tmp_path: Path) -> Non
     # the request's ``system`` and ``tools``, no block of its messages, and it has no ``rendered``
     # text as the attachments sent as reminders do. Main counted it as one: the call below, 20
     # blocks after the previous one, came out at 21, past Anthropic's 20-block lookback.
-    t = Transcript(version="2.1.263")
-    t.user("go", "2026-09-09T07:53:56.000Z", root=True)
-    t.assistant("r1", "2026-09-09T07:53:59.000Z", [cc_usage(3, 3000, 52000, 9)])
-    t.user("tools loaded", "2026-09-09T07:54:00.000Z", tool=True)
-    for n in range(10):
-        t.assistant("r2", f"2026-09-09T07:54:{10 + n:02d}.000Z", [cc_usage(3, 2000, 55000, 9)])
-        t.user("done", f"2026-09-09T07:54:{10 + n:02d}.500Z", tool=True)
+    t = _ten_tool_rounds("2.1.263", "2026-09-09T", ("07:53:56.000", "07:53:59.000", "07:54:00.000"), "07:54:10")
     snapshot = {"type": "prompt_snapshot", "systemPrompt": ["You are an interactive agent.", "# Environment"],
                 "tools": [{"name": "Bash", "description": "Run a command."}]}
     t.lines.append({"parentUuid": t.last, "isSidechain": False, "attachment": snapshot, "type": "attachment", "uuid": "snap",
