@@ -63,6 +63,18 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "prefixbench", *args], capture_output=True, text=True, timeout=120)
 
 
+def _refused_in_one_line(path: Path, refusal: str) -> str:
+    """``path``'s audit stops on ``refusal`` at its line 1, and the command says it in one line of
+    stderr, no traceback, exit 2; the error's text."""
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value) == f"{path}:1: {refusal}"
+    done = _cli("audit", str(path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and refusal in done.stderr and "Traceback" not in done.stderr
+    return str(caught.value)
+
+
 @pytest.fixture
 def goose_db(tmp_path: Path) -> Path:
     path = tmp_path / "sessions.db"
@@ -76,12 +88,7 @@ def goose_db(tmp_path: Path) -> Path:
 def test_a_goose_database_is_refused_in_one_line_saying_what_it_keeps(goose_db: Path) -> None:
     # Main named it only as a SQLite database without OpenCode's tables.
     assert database_of(goose_db) is GOOSE
-    with pytest.raises(UserError) as caught:
-        run_audit([goose_db])
-    assert str(caught.value) == f"{goose_db}:1: {GOOSE_REFUSAL}"
-    done = _cli("audit", str(goose_db))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and GOOSE_REFUSAL in done.stderr and "Traceback" not in done.stderr
+    _refused_in_one_line(goose_db, GOOSE_REFUSAL)
 
 
 def test_a_goose_session_file_is_refused_in_one_line_as_detected_and_under_an_input(tmp_path: Path) -> None:
@@ -123,13 +130,8 @@ def test_a_droid_session_file_is_refused_in_one_line_naming_droid_not_pi(tmp_pat
     # Its messages look like pi's: it was read as a pi session of no call, the error naming pi.
     path = tmp_path / "d1a2b3c4-0000-4000-8000-000000000001.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in DROID_FILE))
-    with pytest.raises(UserError) as caught:
-        run_audit([path])
-    assert str(caught.value) == f"{path}:1: {DROID_SESSION}"
-    assert "Factory Droid" in DROID_SESSION and "pi" not in str(caught.value).replace(str(path), "")
-    done = _cli("audit", str(path))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and DROID_SESSION in done.stderr and "Traceback" not in done.stderr
+    message = _refused_in_one_line(path, DROID_SESSION)
+    assert "Factory Droid" in DROID_SESSION and "pi" not in message.replace(str(path), "")
     # A folder walk holding only it says why it has no log.
     with pytest.raises(UserError, match=r"no log to audit: .* none is a log \(d1a2b3c4-[-0-9]+\.jsonl: a Factory Droid session"):
         find_log_files([tmp_path])
@@ -148,12 +150,7 @@ def test_a_cursor_agent_transcript_is_refused_in_one_line_naming_cursor(tmp_path
     # It was an unknown log format.
     path = tmp_path / "0b1c2d3e.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in CURSOR_FILE))
-    with pytest.raises(UserError) as caught:
-        run_audit([path])
-    assert str(caught.value) == f"{path}:1: {CURSOR_TRANSCRIPT}"
-    done = _cli("audit", str(path))
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and CURSOR_TRANSCRIPT in done.stderr and "Traceback" not in done.stderr
+    _refused_in_one_line(path, CURSOR_TRANSCRIPT)
     with pytest.raises(UserError, match=r"none is a log \(0b1c2d3e\.jsonl: a Cursor agent transcript"):
         find_log_files([tmp_path])
 
