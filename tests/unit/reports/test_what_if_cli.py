@@ -60,6 +60,7 @@ def test_an_unpriced_request_a_fix_changes_is_counted_and_its_dollars_unknown(tm
     log = _unpriced_log(tmp_path)
     assert main(["audit", str(log), "--format", "json", "--quiet", "--what-if", "ttl-1h,keep-alive"]) == 0
     record = json.loads(capsys.readouterr().out)
+    assert [entry["fix"] for entry in record["what_if"]] == ["ttl-1h", "keep-alive"]  # the loop below checks each
     for entry, changed in zip(record["what_if"], (2, 1)):  # ttl-1h writes both with the 1 h TTL
         assert entry["requests_changed"] == changed and entry["tokens_to_read"] == 20_000, entry
         assert entry["unpriced_requests"] == changed and entry["saved_usd"] is None  # no dollar figure, as its lane's (was 0.0: "$0" to a JSON reader)
