@@ -53,7 +53,8 @@ def test_the_maker_named_as_upstream_is_its_list_price_another_host_no_price(tmp
 def test_a_closed_model_is_its_list_price_whoever_served_it(tmp_path: Path) -> None:
     logs = _folder(tmp_path, "claude", "openrouter/anthropic/claude-sonnet-4.5", ["Anthropic", "Amazon Bedrock", "Google"])
     result = run_audit([logs])
-    assert None not in [row.cost_usd for row in result.rows] and result.totals.unpriced_requests == 0
+    costs = [row.cost_usd for row in result.rows]
+    assert len(costs) == 3 and None not in costs and result.totals.unpriced_requests == 0
     assert not any("served by" in note or "may have routed" in note for note in result.notes)
 
 
