@@ -3245,9 +3245,11 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
             named.add(r.model)
             if not prices.at_list_price(r.model, r.upstream):
                 elsewhere[(r.model, r.upstream)] += 1
-        elif r.model not in prices.missing and prices.open_weight(r.model):
+        else:
             unnamed.add(r.model)
-    unnamed = {model for model in unnamed if "/" in model or model in named}
+    # (each model tested once, not each call)
+    unnamed = {model for model in unnamed
+               if ("/" in model or model in named) and model not in prices.missing and prices.open_weight(model)}
     notes = [f"no price for {calls:,} request(s) of {model} served by {host} (the gateway names it): an open-weight model "
              f"served by another host than its maker bills that host's price, which the table does not hold; counted unpriced"
              for (model, host), calls in sorted(elsewhere.items())]

@@ -196,9 +196,9 @@ class _Walk:
         #: Per lane, the last ``prompt_snapshot`` seen: its system blocks (as texts) and its tools
         #: (name -> the definition sent, as JSON text), the tools None until a snapshot lists them.
         self.snapshot_system: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.snapshot_tools: dict[tuple[str, str], dict[str, str]] = {}
         #: How many ``prompt_snapshot`` rows the file holds (the file's note says what they are used for).
         self.snapshot_rows = 0
-        self.snapshot_tools: dict[tuple[str, str], dict[str, str]] = {}
         #: Snapshot entries compared with their lane's previous one: the event each shows
         #: (``snapshot_system_change``, ``snapshot_tools_change`` or ``snapshot_same``), with what it says.
         self.snapshot_events: dict[str, list[tuple[str, str]]] = {}

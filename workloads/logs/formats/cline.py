@@ -278,7 +278,6 @@ _READING_TEXT: dict[str, str] = {
 }
 
 
-
 def _reading_notes(readings: dict[str, str]) -> list[str]:
     """The notes on how the usage was read: one per reading, naming every handler and model read
     so (a task that switched models says each reading once, not once per model)."""
@@ -290,6 +289,7 @@ def _reading_notes(readings: dict[str, str]) -> list[str]:
         said = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
         notes.append(f"usage of {said}: {_READING_TEXT[reading]}")
     return notes
+
 
 def _is_sdk_session(value: dict) -> bool:
     """A Cline SDK session's ``<id>.messages.json`` (Cline 4.x, the Cline CLI)."""
