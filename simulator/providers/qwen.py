@@ -60,7 +60,9 @@ OPTIONS = (
 RULES = ProviderRules(
     speaks_messages=True,
     name="qwen",
-    own_hosts=("alibaba", "alibabacloud", "dashscope"),  # its own API as gateways name it (OpenRouter's provider names)
+    # Its own API as gateways name it: OpenRouter's provider "Alibaba Cloud Int." (slug alibaba) is
+    # Model Studio's international endpoint, the one whose prices the table's Qwen rows are.
+    own_hosts=("alibaba", "alibabacloud", "alibabacloudint", "dashscope"),
     usage_convention="subset",
     read_usage=reader(bills_writes=True),
     model_prefixes=("qwen", "qwq"),

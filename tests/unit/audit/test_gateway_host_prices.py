@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, MOONSHOT, ZAI
+from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, MINIMAX, MOONSHOT, QWEN, ZAI
 from prefixbench.workloads.audit.core import run_audit
 
 SYSTEM = {"role": "system", "content": "You are a careful agent. " * 200}
@@ -64,6 +64,30 @@ def test_the_makers_own_api_by_any_spelling() -> None:
     assert not DEEPSEEK.bills_list_price_at("Fireworks") and not MOONSHOT.bills_list_price_at("Groq")
     assert not ZAI.bills_list_price_at("Chutes")
     assert ANTHROPIC.bills_list_price_at("Amazon Bedrock")
+
+
+#: How OpenRouter names each maker's own API as a host (its providers' display names and slugs:
+#: openrouter.ai/docs/features/privacy-and-logging, and an endpoint's ``provider_name`` /
+#: ``provider_slug``): "Alibaba Cloud Int." (slug ``alibaba``) is Alibaba's international Model
+#: Studio endpoint, whose prices the Qwen rows are (simulator/data/prices.csv: International tier).
+OPENROUTER_MAKER_HOSTS = [(DEEPSEEK, "DeepSeek"), (DEEPSEEK, "deepseek"), (ZAI, "Z.AI"), (ZAI, "z-ai"),
+                          (MOONSHOT, "Moonshot AI"), (MOONSHOT, "moonshotai"), (MINIMAX, "MiniMax"), (MINIMAX, "Minimax"),
+                          (MINIMAX, "minimax"), (QWEN, "Alibaba Cloud Int."), (QWEN, "alibaba")]
+
+
+def test_openrouters_name_for_each_makers_own_api_is_that_maker() -> None:
+    # "Alibaba Cloud Int." was taken for another host than Qwen's maker: its calls left unpriced.
+    missed = [host for rules, host in OPENROUTER_MAKER_HOSTS if not rules.bills_list_price_at(host)]
+    assert missed == []
+    assert not QWEN.bills_list_price_at("SiliconFlow") and not QWEN.bills_list_price_at("Nebius AI Studio")
+
+
+def test_a_qwen_call_alibaba_cloud_int_served_is_at_the_list_price(tmp_path: Path) -> None:
+    logs = _folder(tmp_path, "qwen", "openrouter/qwen/qwen3-coder-plus", ["Alibaba Cloud Int.", "SiliconFlow"])
+    result = run_audit([logs])
+    costs = [row.cost_usd for row in result.rows]
+    assert costs[0] is not None and costs[1] is None and result.totals.unpriced_requests == 1
+    assert not any("served by Alibaba Cloud Int." in note for note in result.notes)
 
 
 def test_keep_alive_on_a_host_of_no_price_is_unknown_not_zero(tmp_path: Path, capsys) -> None:
