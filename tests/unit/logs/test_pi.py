@@ -1054,3 +1054,27 @@ def test_an_assistant_message_without_its_own_time_is_timed_by_its_entry(tmp_pat
     notes = load_trace([tmp_path / "pi.jsonl"])[1][0].notes
     assert ("3 call(s) with no message.timestamp (pi before 0.6.0): timed by their entry's timestamp, when pi saved "
             "the reply (after the call returned), not when it sent the request") in notes
+
+
+def test_a_side_call_on_an_api_without_a_write_count_leaves_its_writes_unknown_too(tmp_path: Path) -> None:
+    # A compaction's and a branch summary's usage on openai-completions (the session's API: the
+    # entry names none) read cacheWrite 0 as "nothing written", where the main calls' same 0 is
+    # "writes unknown" (pi writes 0 on every call of such an API).
+    t0 = 1784046729000
+    entries = _zen_session(t0, 6000, "mimo-v2.5-free", [(5000, 0), (900, 4992)])
+    entries += [
+        {"type": "branch_summary", "id": "b1", "timestamp": t0 + 20_000, "fromId": "x", "summary": "a branch",
+         "usage": _u(300, 5888, 0, 40)},
+        {"type": "compaction", "timestamp": "2026-07-14T17:00:00.000Z", "summary": "so far", "tokensBefore": 6000,
+         "usage": _u(200, 5888, 0, 90)},
+    ]
+    requests, summary = load_trace([_pi(tmp_path / "pi.jsonl", entries)])
+    sides = [r for r in requests if r.lane == "summary"]
+    assert len(sides) == 2 and [r.usage.writes_reported for r in sides] == [False, False]
+    assert [r.usage.writes_reported for r in requests if r.lane == "main"] == [False, False]
+    assert any(note.startswith("4 call(s) on an API with no write count") for note in summary[0].notes)
+    # On Anthropic's API (the write count on the wire) a side call's 0 is nothing written, as before.
+    entries = [*_tool_loop(t0), {"type": "compaction", "timestamp": "2026-07-14T17:00:00.000Z", "summary": "so far",
+                                 "tokensBefore": 40810, "usage": _u(41000, 0, 0, 900)}]
+    requests, _ = load_trace([_pi(tmp_path / "anthropic.jsonl", entries)])
+    assert requests[-1].lane == "summary" and requests[-1].usage.writes_reported

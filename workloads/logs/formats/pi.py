@@ -334,14 +334,18 @@ class _Session:
         if not isinstance(usage, dict):
             return
         where = f"{self.name}:{record.line}"
-        reported = _usage(usage, where)
+        call = {**self.last_call, **{k: value[k] for k in ("provider", "model") if isinstance(value.get(k), str)}}
+        # The API decides what a cacheWrite of 0 says, as on the main calls (:data:`_NO_WRITE_COUNT`):
+        # the entry's own, else the latest call's where the entry names no other provider.
+        api = value.get("api") if isinstance(value.get("api"), str) else (
+            self.last_call.get("api") if call.get("provider") == self.last_call.get("provider") else None)
+        reported = _usage(usage, where, api, call.get("provider"))
         cost = usage.get("cost")
         spent = logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0
         if reported.is_empty:
             self.cost += spent
             self.skipped.append((record.line, f"{kind} call with no usage"))
             return
-        call = {**self.last_call, **{k: value[k] for k in ("provider", "model") if isinstance(value.get(k), str)}}
         sent = parse_time_ms(value.get("timestamp"), where)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         key = _call_key(kind, value.get("timestamp"), value, usage)
