@@ -29,6 +29,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    kiro_session,
 )
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, NestedArray, iter_records
@@ -368,6 +369,9 @@ def _one_object_reason(path: Path) -> str | None:
         return HEADLESS + GOOSE_SESSION
     if isinstance(values[0], dict) and is_cursor_transcript_line(values[0]):
         return HEADLESS + CURSOR_TRANSCRIPT
+    kiro = next((found for value in values if isinstance(value, dict) and (found := kiro_session(value)) is not None), None)
+    if kiro is not None:
+        return HEADLESS + kiro
     for value in values:
         headless = headless_output(value)
         if headless is not None:

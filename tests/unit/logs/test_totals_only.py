@@ -174,3 +174,84 @@ def test_a_crush_database_is_the_crush_kind_not_gooses(tmp_path: Path) -> None:
     db.close()
     assert database_of(path) is CRUSH
     assert database_of(Path(__file__)) is None
+
+
+#: Kiro's session files (their shapes from public readers of them: codeburn's
+#: src/providers/kiro.ts, aleung/kiro-session-index's DESIGN.md, which found every turn's token
+#: counts 0 in 1,903 turns). The CLI's store, ``~/.kiro/sessions/cli/<id>.jsonl``: one
+#: ``{version, kind, data}`` a line (Prompt, AssistantMessage, ToolResults, Clear, Compaction).
+KIRO_CLI_FILE = [
+    {"version": "v1", "kind": "Prompt", "data": {"message_id": "a1", "content": [{"kind": "text", "data": "fix the retry loop"}],
+                                                  "meta": {"timestamp": 1784869360}}},
+    {"version": "v1", "kind": "AssistantMessage", "data": {"message_id": "a2", "content": [
+        {"kind": "text", "data": "Looking."},
+        {"kind": "toolUse", "data": {"toolUseId": "tooluse_1", "name": "shell", "input": {"command": "ls", "__tool_use_purpose": "list"}}}]}},
+    {"version": "v1", "kind": "ToolResults", "data": {"message_id": "a3", "content": [
+        {"kind": "toolResult", "data": {"toolUseId": "tooluse_1", "content": [{"kind": "json", "data": {"stdout": "src\n"}}],
+                                        "status": "success"}}]}},
+]
+#: The CLI session's metadata beside it, ``<id>.json``: each turn's credits, token counts 0.
+KIRO_CLI_METADATA = {
+    "session_id": "f2946a26-0000-4000-8000-000000000000", "cwd": "/w/api", "created_at": "2026-08-01T10:00:00Z",
+    "updated_at": "2026-08-01T10:20:00Z", "title": "fix the retry loop",
+    "session_state": {"rts_model_state": {"model_info": {"model_id": "claude-sonnet-4.5"}},
+                      "conversation_metadata": {"user_turn_metadatas": [
+                          {"input_token_count": 0, "output_token_count": 0, "metering_usage": [{"value": 0.42, "unit": "credit"}],
+                           "end_timestamp": "2026-08-01T10:01:00Z", "total_request_count": 2}]}},
+}
+#: The V3 engine's (the IDE's, ``kiro-cli --v3``) ``~/.kiro/sessions/<workspace>/sess_<id>/messages.jsonl``:
+#: ``{id, timestamp, payload: {type, ...}}`` a line; a turn's usage_summary is credits.
+KIRO_V3_FILE = [
+    {"id": "e1", "timestamp": "2026-08-01T10:00:00.000Z", "payload": {"type": "user", "content": "fix the retry loop"}},
+    {"id": "e2", "timestamp": "2026-08-01T10:00:01.000Z", "payload": {"type": "turn_start", "executionId": "x1"}},
+    {"id": "e3", "timestamp": "2026-08-01T10:00:05.000Z", "payload": {"type": "assistant", "content": "Looking.",
+                                                                      "operationType": "Say", "executionId": "x1"}},
+    {"id": "e4", "timestamp": "2026-08-01T10:00:09.000Z", "payload": {
+        "type": "usage_summary", "executionId": "x1", "promptTurnSummaries": [{"unit": "credit", "unitPlural": "credits", "usage": 0.42}]}},
+]
+#: The IDE's earlier ``.chat`` files (globalStorage/kiro.kiroagent/<workspace hash>/<id>.chat).
+KIRO_CHAT_FILE = {
+    "executionId": "x1", "actionId": "act",
+    "chat": [{"role": "human", "content": "fix the retry loop"}, {"role": "bot", "content": "Looking."}],
+    "metadata": {"modelId": "claude-sonnet-4.5", "modelProvider": "qdev", "workflow": "act", "workflowId": "w1",
+                 "startTime": 1754000000000, "endTime": 1754000009000},
+}
+
+
+@pytest.mark.parametrize(("name", "content"), [
+    ("f2946a26-0000-4000-8000-000000000000.jsonl", KIRO_CLI_FILE),
+    ("f2946a26-0000-4000-8000-000000000000.json", [KIRO_CLI_METADATA]),
+    ("messages.jsonl", KIRO_V3_FILE),
+])
+def test_a_kiro_session_file_is_refused_in_one_line_naming_kiro(tmp_path: Path, name: str, content: list[dict]) -> None:
+    # It was an unknown log format, named or in a folder.
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in content))
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    message = str(caught.value)
+    assert message.startswith(f"{path}:1: a Kiro ") and "no token count" in message and "credits" in message, message
+    done = _cli("audit", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    # Named with another format's --input, the same line.
+    with pytest.raises(UserError) as named:
+        run_audit([path], fmt="pi")
+    assert str(named.value) == message
+    # A folder walk holding only it says why it has no log.
+    with pytest.raises(UserError, match=rf"none is a log \({name}: a Kiro "):
+        find_log_files([tmp_path])
+
+
+def test_a_kiro_ide_chat_file_is_refused_in_one_line_naming_kiro(tmp_path: Path) -> None:
+    path = tmp_path / "0b1c2d3e4f.chat"
+    path.write_text(json.dumps(KIRO_CHAT_FILE, indent=2))
+    with pytest.raises(UserError, match=r"^.*0b1c2d3e4f\.chat:1: a Kiro IDE chat file .*no token count"):
+        run_audit([path])
+
+
+def test_a_kiro_folder_with_its_metadata_says_both_are_kiros(tmp_path: Path) -> None:
+    (tmp_path / "s1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in KIRO_CLI_FILE))
+    (tmp_path / "s1.json").write_text(json.dumps(KIRO_CLI_METADATA))
+    with pytest.raises(UserError) as caught:
+        find_log_files([tmp_path])
+    assert "a Kiro CLI session" in str(caught.value) and "unknown" not in str(caught.value)

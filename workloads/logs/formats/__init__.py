@@ -57,6 +57,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    kiro_session,
 )
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
@@ -281,6 +282,9 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {LEGACY_SESSION}"
         if seen == 1 and isinstance(record.value, dict) and is_cursor_transcript_line(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {CURSOR_TRANSCRIPT}"
+        kiro = kiro_session(record.value) if isinstance(record.value, dict) else None
+        if kiro is not None:
+            return None, seen, first_line, f"{path}:{record.line}: {kiro}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:

@@ -26,6 +26,20 @@ read as calls.
   output, cache creation and read, thinking) are in ``<id>.settings.json`` beside it.
 * Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
   message a line, ``{role, message: {content}}``, no model and no token count at all.
+* Kiro's sessions (AWS's agent: Kiro meters credits, not tokens; public readers of its files,
+  codeburn's ``src/providers/kiro.ts`` and aleung/kiro-session-index, find no token count in
+  them, the CLI's ``input_token_count``/``output_token_count`` 0 on every turn):
+
+  * the CLI's store, ``~/.kiro/sessions/cli/<id>.jsonl``: one ``{version, kind, data}`` a line,
+    ``kind`` one of Prompt, AssistantMessage, ToolResults, Clear, Compaction, no model and no
+    usage; beside it ``<id>.json``, ``{session_id, cwd, ..., session_state}``, whose
+    ``conversation_metadata.user_turn_metadatas`` hold each turn's credits (``metering_usage``);
+  * the V3 engine's (the IDE's and ``kiro-cli --v3``)
+    ``~/.kiro/sessions/<workspace>/sess_<id>/messages.jsonl``: one ``{id, timestamp, payload}`` a
+    line, ``payload.type`` user, assistant, tool_call, tool_result, turn_start, turn_end,
+    usage_summary (a turn's credits)...;
+  * the IDE's earlier ``.chat`` files (``globalStorage/kiro.kiroagent/<hash>/<id>.chat``):
+    ``{executionId, actionId, chat: [{role, content}], metadata: {modelId, ...}}``.
 """
 
 from __future__ import annotations
@@ -125,6 +139,37 @@ def is_cursor_transcript_line(value: dict) -> bool:
     message = value.get("message")
     return (value.keys() == {"role", "message"} and value["role"] in ("user", "assistant") and isinstance(message, dict)
             and message.keys() == {"content"} and isinstance(message["content"], list))
+
+
+#: Why a Kiro session is no log to audit (said after what it is).
+_KIRO_WHY = "(Kiro meters each turn in credits, not tokens, and logs no call's usage): no request to audit"
+#: The kinds of a Kiro CLI session's lines.
+_KIRO_CLI_KINDS = frozenset({"Prompt", "AssistantMessage", "ToolResults", "Clear", "Compaction"})
+#: The payload types of a Kiro V3 session's ``messages.jsonl`` lines (those a turn's records start with).
+_KIRO_V3_TYPES = frozenset({"user", "assistant", "tool_call", "tool_result", "turn_start", "turn_end", "usage_summary",
+                            "session_start", "session_metadata", "steering_inclusion", "sub_agent_start", "sub_agent_complete"})
+
+
+def kiro_session(value: dict) -> str | None:
+    """What a record of a Kiro session file says it is, and why it is no log to audit (said
+    after ``file:line: ``); None for a record of no Kiro session."""
+    data = value.get("data")
+    if (value.keys() <= {"version", "kind", "data"} and value.get("kind") in _KIRO_CLI_KINDS
+            and (isinstance(data, dict) or data is None) and isinstance(value.get("version"), str)):
+        return f"a Kiro CLI session (sessions/cli/<id>.jsonl): each line a prompt, a reply or tool results, no token count {_KIRO_WHY}"
+    state = value.get("session_state")
+    if isinstance(value.get("session_id"), str) and "cwd" in value and isinstance(state, dict):
+        return ("a Kiro CLI session's metadata (sessions/cli/<id>.json): each turn's credits, no token count "
+                "(input_token_count and output_token_count 0 on every turn: Kiro meters credits, not tokens, and logs "
+                "no call's usage): no request to audit")
+    payload = value.get("payload")
+    if (isinstance(payload, dict) and payload.get("type") in _KIRO_V3_TYPES and isinstance(value.get("timestamp"), str)
+            and value.keys() <= {"id", "timestamp", "payload"}):
+        return f"a Kiro session (sessions/<workspace>/sess_<id>/messages.jsonl): each line a message or a turn's credits, no token count {_KIRO_WHY}"
+    metadata = value.get("metadata")
+    if isinstance(value.get("chat"), list) and isinstance(value.get("executionId"), str) and isinstance(metadata, dict) and "modelId" in metadata:
+        return f"a Kiro IDE chat file (kiro.kiroagent/<workspace>/<id>.chat): its messages' text, no token count {_KIRO_WHY}"
+    return None
 
 
 def database_of(path: Path) -> TotalsOnly | None:
