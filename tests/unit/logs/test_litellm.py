@@ -168,3 +168,33 @@ def test_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) ->
     assert [(r.provider, r.upstream) for r in requests] == [("deepseek", "DeepSeek"), ("deepseek", "DeepInfra")]
     last = run_audit([path]).rows[1]
     assert (last.predicted_cache_read, last.reported_cache_read, last.cause) == (0, 0, "provider-best-effort")
+
+
+def _vertex_rows(api_base: str | None) -> list[dict]:
+    usage = {"additional_usage_values": {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+    extra = {} if api_base is None else {"api_base": api_base}
+    return [row(rid, f"2025-11-01T10:00:0{n}Z", model="claude-sonnet-4-5@20250929", custom_llm_provider="vertex_ai",
+                prompt_tokens=900, completion_tokens=3, metadata=usage, **extra) for n, rid in enumerate("ab")]
+
+
+@pytest.mark.parametrize(("api_base", "said"), [
+    (None, "2 call(s) of claude-sonnet-4-5@20250929 through Vertex AI"),
+    ("https://aiplatform.googleapis.com/v1/projects/p/locations/global/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict",
+     "the global endpoint"),
+    ("https://us-east5-aiplatform.googleapis.com/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict",
+     "2 on a regional endpoint (us-east5)"),
+])
+def test_claude_through_vertex_ai_says_its_price_is_the_global_endpoints(tmp_path: Path, api_base: str | None, said: str) -> None:
+    # LiteLLM's vertex_ai/claude-* calls were priced at Anthropic's list price with no word that
+    # Vertex AI bills its regional endpoints 10% more for Claude Sonnet 4.5 and later models.
+    path = tmp_path / "vertex.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in _vertex_rows(api_base)))
+    requests, summary = read(path)
+    assert {r.provider for r in requests} == {"anthropic"}
+    (note,) = [n for n in summary.notes if "Vertex AI" in n]
+    assert said in note and "10%" in note, note
+    result = run_audit([path])
+    assert all(r.cost_usd is not None for r in result.rows) and any("Vertex AI" in n for n in result.files[0].notes)
+    # Anthropic's own API: no such note.
+    path.write_text("".join(json.dumps(r | {"custom_llm_provider": "anthropic"}) + "\n" for r in _vertex_rows(None)))
+    assert not any("Vertex AI" in n for n in read(path)[1].notes)

@@ -30,6 +30,8 @@ logging on); a spend-log row's stored ``response`` is read the same way.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -46,6 +48,9 @@ from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 NAME = "litellm"
+#: Where a Vertex AI endpoint URL names its location (``.../locations/us-east5/...``, or the
+#: regional host ``us-east5-aiplatform.googleapis.com``).
+_VERTEX_LOCATION = re.compile(r"/locations/([A-Za-z0-9-]+)|^https?://([a-z0-9-]+)-aiplatform\.googleapis\.com")
 #: Call types that are not a chat call (no prompt to cache).
 _OTHER_CALLS = ("embedding", "image", "moderation", "transcription", "speech", "rerank", "file", "batch")
 
@@ -121,6 +126,43 @@ def _body(row: dict, provider: str, model: str, where: str) -> Request | None:
         return None
 
 
+def _vertex_location(row: dict) -> str:
+    """The Vertex AI location a row's ``api_base`` names (``global``, ``us-east5``...); "" where it
+    names none."""
+    base = row.get("api_base")
+    found = _VERTEX_LOCATION.search(base) if isinstance(base, str) else None
+    return next((g for g in found.groups() if g), "") if found else ""
+
+
+def _vertex_note(calls: Counter[tuple[str, str]]) -> str | None:
+    """What the audit says of Claude calls through Vertex AI (LiteLLM's ``vertex_ai`` route), by
+    (model, location): priced at Anthropic's list price, which is what Vertex bills on its global
+    endpoint; its regional endpoints bill Claude Sonnet 4.5 and later models 10% more
+    (https://docs.claude.com/en/docs/build-with-claude/claude-on-vertex-ai, "Global vs regional
+    endpoints"), which the price table does not hold. None for no such call."""
+    if not calls:
+        return None
+    models = sorted({model for model, _ in calls})
+    total = sum(calls.values())
+    regional: Counter[str] = Counter()
+    for (_, location), n in calls.items():
+        if location and location != "global":
+            regional[location] += n
+    on_global = sum(n for (_, location), n in calls.items() if location == "global")
+    unnamed = total - on_global - sum(regional.values())
+    where = []
+    if on_global:
+        where.append(f"{on_global} on the global endpoint")
+    if regional:
+        where.append(f"{sum(regional.values())} on a regional endpoint ({', '.join(sorted(regional))}): billed 10% above the dollars "
+                     "here for those models")
+    if unnamed:
+        where.append(f"{unnamed} naming no endpoint")
+    return (f"{total} call(s) of {', '.join(models)} through Vertex AI (LiteLLM's vertex_ai route), priced at Anthropic's "
+            "list price, which Vertex bills on its global endpoint; its regional endpoints bill Claude Sonnet 4.5 and later "
+            f"models 10% more (Anthropic's Claude on Vertex AI page): {'; '.join(where)}")
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The calls of a spend-log export; see the module doc."""
     name = str(path)
@@ -152,6 +194,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     anthropic_calls = not_reported = with_body = 0
+    vertex: Counter[tuple[str, str]] = Counter()
     for r in rows:
         row: dict = r.record.value  # type: ignore[no-redef]
         where = f"{name}:{r.record.line}"
@@ -163,6 +206,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         provider = gateway_usage.provider_of(route, shaped)
         model = str(row.get("model") or "unknown").rsplit("/", 1)[-1] or "unknown"
         body = _body(row, provider, model, where)
+        if provider == "anthropic" and route.lower().startswith("vertex_ai"):
+            vertex[(model, _vertex_location(row))] += 1
         with_body += body is not None
         session = row.get("session_id") or as_dict(_json_field(row.get("metadata"), where, "metadata")).get("session_id") or row.get("trace_id")
         lane = str(session) if isinstance(session, str) and session else "calls"
@@ -195,6 +240,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
     if not_reported:
         notes.append(f"{not_reported} row(s) carry no cache counts (no usage_object, response usage or additional_usage_values): cache use not reported, not zero")
+    said = _vertex_note(vertex)
+    if said is not None:
+        notes.append(said)
     if with_body < len(out):
         notes.append("rows without stored messages are read as chains: one per session_id, each row its own without one")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
