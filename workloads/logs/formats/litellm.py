@@ -38,6 +38,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import ANTHROPIC
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats import gateway_usage
@@ -206,7 +207,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         provider = gateway_usage.provider_of(route, shaped)
         model = str(row.get("model") or "unknown").rsplit("/", 1)[-1] or "unknown"
         body = _body(row, provider, model, where)
-        if provider == "anthropic" and route.lower().startswith("vertex_ai"):
+        if provider == ANTHROPIC.name and route.lower().startswith("vertex_ai"):
             vertex[(model, _vertex_location(row))] += 1
         with_body += body is not None
         session = row.get("session_id") or as_dict(_json_field(row.get("metadata"), where, "metadata")).get("session_id") or row.get("trace_id")
