@@ -1080,7 +1080,7 @@ def run_audit_command(args) -> int:
             if assumed:
                 result = replace(result, notes=result.notes + assumed)
             from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
-            from prefixbench.workloads.audit.core import Prices
+            from prefixbench.simulator.price_lookup import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
             wanted, changed = resimulation_targets(spill.batches())

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit import core
-from prefixbench.workloads.audit.core import AuditRow, Baseline, Prices, audit_requests
+from prefixbench.workloads.audit.core import AuditRow, Baseline, audit_requests
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.audit.spill import BucketSpill
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 

@@ -28,7 +28,8 @@ from prefixbench.simulator.pricing import format_usd, usd_sum
 from prefixbench.workloads.audit.losses import Recommendation, fixes_for
 
 if TYPE_CHECKING:
-    from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, Prices
+    from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration
+    from prefixbench.simulator.price_lookup import Prices
     from prefixbench.workloads.audit.whatif import WhatIf
     from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
@@ -132,7 +133,7 @@ def advise(
     see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
     from msgspec.structs import replace
 
-    from prefixbench.workloads.audit.core import Prices
+    from prefixbench.simulator.price_lookup import Prices
 
     requests, summaries = trace
     found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs, jobs=jobs,

@@ -19,11 +19,11 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.audit.core import (
     AuditRow,
     Heads,
     Predictor,
-    Prices,
     _explain,
     _Shared,
     _Step,

@@ -60,6 +60,7 @@ from msgspec.structs import replace
 from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.simulator.pricing import cost_total, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
@@ -71,7 +72,6 @@ from prefixbench.workloads.audit.core import (
     Pred,
     Predictor,
     Preds,
-    Prices,
     TtlPolicy,
     clock_by_position,
     compaction_sources,

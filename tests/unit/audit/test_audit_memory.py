@@ -476,18 +476,18 @@ def test_the_chart_holds_a_few_kilobytes_a_step(tmp_path: Path) -> None:
 
 
 def test_the_price_lookups_keep_their_latest_minutes_and_find_the_same_rows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A found row is a function of the model and the minute: :class:`~prefixbench.workloads.audit.core.Prices`
+    """A found row is a function of the model and the minute: :class:`~prefixbench.simulator.price_lookup.Prices`
     keeps the latest ``PRICE_MINUTES`` lookups and answers as one that keeps them all."""
-    from prefixbench.workloads.audit import core
+    from prefixbench.simulator import price_lookup as prices
 
     asked = [(model, 1_756_857_600_000 + minute * 60_000 + second, speed)
              for minute in (0, 1, 2, 0, 7 * 1440, 3, 1, 30 * 1440, 2)
              for model, second, speed in (("claude-sonnet-4-5-20250929", 0, ""), ("claude-opus-4-6", 30_000, "fast"),
                                           ("no-such-model", 0, ""), ("deepseek-chat", 59_999, ""))]
-    kept_all = core.Prices(None)
+    kept_all = prices.Prices(None)
     expected = [kept_all.row(*a) for a in asked]
-    monkeypatch.setattr(core, "PRICE_MINUTES", 3)
-    bounded = core.Prices(None)
+    monkeypatch.setattr(prices, "PRICE_MINUTES", 3)
+    bounded = prices.Prices(None)
     assert [bounded.row(*a) for a in asked] == expected and bounded.missing == kept_all.missing
     assert len(bounded._minutes) <= 3 and len(bounded._cache) <= 3 and len(kept_all._minutes) > 3
 

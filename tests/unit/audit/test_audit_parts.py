@@ -11,7 +11,8 @@ import pytest
 from prefixbench.reports.cli import main
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit import core
-from prefixbench.workloads.audit.core import Baseline, Prices, audit_requests, load_trace
+from prefixbench.workloads.audit.core import Baseline, audit_requests, load_trace
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 from .fixtures import Transcript, cc_usage, write_jsonl

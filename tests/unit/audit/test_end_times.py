@@ -5,7 +5,8 @@ that logs an end and no send puts its calls on counter ticks an epoch end does n
 from __future__ import annotations
 
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.audit.core import Prices, audit_requests
+from prefixbench.workloads.audit.core import audit_requests
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 

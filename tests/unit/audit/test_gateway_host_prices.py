@@ -1,5 +1,5 @@
 """Open-weight models through a gateway are priced by the host that served them
-(:meth:`prefixbench.workloads.audit.core.Prices.at_list_price`): at the maker's list price where
+(:meth:`prefixbench.simulator.price_lookup.Prices.at_list_price`): at the maker's list price where
 the gateway names the maker as the upstream (any case or spelling), unpriced where it names
 another host (DeepInfra, Groq...: each bills its own price, which the table does not hold), and at
 the list price with a note where it names none. Closed models stay at their list price whoever

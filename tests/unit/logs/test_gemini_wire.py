@@ -13,7 +13,8 @@ from msgspec.structs import replace
 from prefixbench.reports.cli import run
 from prefixbench.simulator.pricing import load_prices
 from prefixbench.simulator.providers.gemini import native_route
-from prefixbench.workloads.audit.core import Prices, audit_requests, load_trace, run_audit
+from prefixbench.workloads.audit.core import audit_requests, load_trace, run_audit
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.logs.formats import detect_format
 from prefixbench.workloads.logs.formats.gemini_wire import chat_shape, duration_ms
 from tests.unit.audit.fixtures import capture_line, write_jsonl

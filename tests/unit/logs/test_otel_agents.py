@@ -263,3 +263,18 @@ def test_a_cost_usd_too_large_for_a_float_is_not_read(tmp_path: Path) -> None:
     requests, summary = read(path)
     assert len(requests) == 4
     assert not any("cost_usd" in n for n in summary.notes)
+
+
+def test_the_own_cost_check_prices_each_call_at_the_audits_row(tmp_path: Path) -> None:
+    """The check of an agent's own costs asks the audit's price path for each call's row
+    (:class:`~prefixbench.simulator.price_lookup.Prices`), not a lookup of its own: a call sent
+    before its model's first row is priced at that row, as the audit's dollars price it. Before,
+    the check looked its rows up itself and called such calls a model the table does not price,
+    while the audit counted them in its dollars."""
+    path = tmp_path / "early.jsonl"
+    path.write_text(CLAUDE_COST.read_text().replace("claude-sonnet-4-5-20250929", "claude-sonnet-5"))  # first row 2026-06-30
+    requests, summary = read(path)
+    (note,) = [n for n in summary.notes if n.startswith("Claude Code's own cost_usd")]
+    assert "on the 3 call(s) the price table prices" in note, note
+    result = run_audit([path])
+    assert [r.cost_usd is not None for r in result.rows].count(True) == 3

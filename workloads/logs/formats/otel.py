@@ -66,18 +66,18 @@ agent's way: see :mod:`.otel_agents`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.pricing import cost_total, deepseek_period, format_usd, get_price
+from prefixbench.simulator.pricing import cost_total, format_usd
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, logged_dollars, objects, parse_time_ms
 from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, error_event, is_codex_start
@@ -579,6 +579,8 @@ class _OwnCosts:
         #: (where, logged, listed) of the priced calls whose cost is not the listed one: the line,
         #: and where in its record when one record holds several calls (an OTLP export's line).
         self.off: list[tuple[str, Decimal, Decimal]] = []
+        #: The rows the audit bills at (the row in force when each call was sent).
+        self.prices = Prices(None)
 
     def add(self, where: str, logged: object, model: str, sent_ms: int | None, usage: Usage) -> None:
         """Count one call's own cost (:func:`.common.logged_dollars`: any other value is not read)."""
@@ -588,9 +590,10 @@ class _OwnCosts:
         own = Decimal(repr(dollars))
         self.total += own
         self.calls += 1
-        listed = _listed_cost(model, sent_ms, usage)
-        if listed is None:
+        row = self.prices.row(model, sent_ms)
+        if row is None:
             return
+        listed = cost_total(usage, row)
         self.priced += 1
         self.priced_own += own
         self.priced_listed += listed
@@ -612,18 +615,6 @@ class _OwnCosts:
             said += (f"; {self.calls - self.priced} call(s) of a model the table does not price, "
                      f"{format_usd(self.total - self.priced_own)} logged (in no dollar figure here)")
         return said
-
-
-def _listed_cost(model: str, sent_ms: int | None, usage: Usage) -> Decimal | None:
-    """What a call's counts cost at the price table's row in force when it was sent (DeepSeek:
-    in that moment's period); None where the table has no row for the model then."""
-    moment = datetime.fromtimestamp(sent_ms / 1000, UTC) if sent_ms is not None and 1e11 < sent_ms < MAX_EPOCH_MS else None
-    try:
-        row = get_price(model, as_of=None if moment is None else moment.strftime("%Y-%m-%dT%H:%MZ"),
-                        period=None if moment is None else deepseek_period(moment))
-    except UserError:
-        return None
-    return cost_total(usage, row)
 
 
 def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span], semconv_services: set[str],
