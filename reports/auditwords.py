@@ -41,6 +41,13 @@ def unpriced_misses_words(misses: int) -> str:
     return f" (not in it: {misses:,} miss{'es' if misses != 1 else ''} with no dollar figure)"
 
 
+def plus_unpriced(figure: str, unpriced: int) -> str:
+    """A dollar figure and the requests it leaves out for want of a price, the one way every view
+    says it (a group's *paid* and *lost* cells, a fix's *saved*): ``$1.2345 + 3 unpriced``;
+    ``figure`` alone where none is."""
+    return f"{figure} + {unpriced:,} unpriced" if unpriced else figure
+
+
 def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ranged: int = 0) -> str:
     """A group's *paid* cell (a session, a day, a lane, a file, a model; ``paid``: its dollars
     formatted), saying which of its ``requests`` are in it as the headline does: ``paid`` when
@@ -50,7 +57,7 @@ def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ra
     if not unpriced:
         return paid
     if unpriced < requests:
-        return f"{paid} + {unpriced:,} unpriced"
+        return plus_unpriced(paid, unpriced)
     no_price = unpriced - no_usage - ranged
     return ("no usage" if no_usage == unpriced else "range only" if ranged == unpriced
             else "no price" if no_price == unpriced else "unpriced")
@@ -62,7 +69,7 @@ def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = Fals
     ``$1.2345 + 2 unpriced`` when some are not (a cause's, which has no *paid* cell to say so)."""
     if requests and unpriced >= requests:
         return "-"
-    return f"{lost} + {unpriced:,} unpriced" if count and unpriced else lost
+    return plus_unpriced(lost, unpriced) if count else lost
 
 
 def ranged_words(ranged: int, low: Decimal, high: Decimal) -> str:

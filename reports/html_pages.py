@@ -595,7 +595,7 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
 
 def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
     from prefixbench.reports.html import Step, waterfall
-    from prefixbench.reports.whatif import unpriced_words
+    from prefixbench.reports.whatif import saved_cell
 
     paid = float(totals["cost_usd"])
     steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
@@ -612,7 +612,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
             continue
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
-                          f"{w['fix']} alone, from what was paid: {unpriced_words(saved, w.get('unpriced_requests'))}"
+                          f"{w['fix']} alone, from what was paid: {saved_cell(saved, w.get('unpriced_requests'))}"
                           f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
     return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
         "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
@@ -621,7 +621,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
 
 def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
-    from prefixbench.reports.whatif import saved_words, unpriced_words
+    from prefixbench.reports.whatif import saved_cell, saved_words
 
     rows = []
     for i, w in enumerate(what_if):
@@ -632,7 +632,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if not applies else unpriced_words(saved, w.get("unpriced_requests"))),
+            num("saved_usd", saved, "cannot apply" if not applies else saved_cell(saved, w.get("unpriced_requests"))),
             w["assumption"],
             w.get("detail", ""),
         ]))

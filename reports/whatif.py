@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
+from prefixbench.reports.auditwords import plus_unpriced
 from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.whatif import RequestChange, WhatIf
@@ -31,19 +32,20 @@ def with_change_records(what_if: list[dict[str, object]]) -> list[dict[str, obje
 
 
 def saved_text(w: WhatIf) -> str:
-    return unpriced_words(w.saved_usd, w.unpriced_requests)
+    return saved_cell(w.saved_usd, w.unpriced_requests)
 
 
-def unpriced_words(saved: Decimal | float | None, unpriced: int | None) -> str:
+def saved_cell(saved: Decimal | float | None, unpriced: int | None) -> str:
     """:func:`saved_words`, and the changed requests no price row prices: ``unknown (unpriced)``
     when none of the dollars moved (``saved`` 0, or None: the JSON's null of a fix none of whose
-    changed requests is priced), else ``saves $0.0331 + 2 unpriced``."""
+    changed requests is priced), else ``saves $0.0331 + 2 unpriced``
+    (:func:`~prefixbench.reports.auditwords.plus_unpriced`)."""
     if not unpriced:
         return saved_words(saved)
     if saved is None:
         return "unknown (unpriced)"
     value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
-    return "unknown (unpriced)" if value == 0 else f"{saved_words(value)} + {unpriced:,} unpriced"
+    return "unknown (unpriced)" if value == 0 else plus_unpriced(saved_words(value), unpriced)
 
 
 def saved_words(saved: Decimal | float | None) -> str:

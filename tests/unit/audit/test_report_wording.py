@@ -673,3 +673,20 @@ def test_an_unpriced_sessions_top_cause_is_the_one_that_lost_tokens(tmp_path: Pa
     assert {c.cause for c in result.causes} == {"cold-start", "ttl-expired"}
     assert [s.top_cause for s in result.sessions] == ["ttl-expired"]
     assert [d.top_cause for d in result.days] == ["ttl-expired"]
+
+
+def test_one_unpriced_words_and_one_plus_unpriced_phrase() -> None:
+    """Two functions were named ``unpriced_words`` (the headline's clause, and a fix's saved
+    dollars with its unpriced requests), and three views wrote ``+ N unpriced`` each their own way:
+    one name now means one thing, and the phrase is made in one place."""
+    from decimal import Decimal
+
+    from prefixbench.reports import auditwords, whatif
+    from prefixbench.reports.auditwords import lost_cell, paid_cell, plus_unpriced
+    from prefixbench.reports.whatif import saved_cell
+
+    assert not hasattr(whatif, "unpriced_words") and hasattr(auditwords, "unpriced_words")
+    assert plus_unpriced("$1.2345", 3) == "$1.2345 + 3 unpriced" and plus_unpriced("$1.2345", 0) == "$1.2345"
+    assert paid_cell("$1.2345", 10, 3) == lost_cell("$1.2345", 10, 3, count=True) == plus_unpriced("$1.2345", 3)
+    assert saved_cell(Decimal("0.0331"), 2) == "saves $0.0331 + 2 unpriced"
+    assert saved_cell(Decimal(0), 2) == saved_cell(None, 2) == "unknown (unpriced)" and saved_cell(Decimal("0.5"), 0) == "saves $0.5000"
