@@ -236,6 +236,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
             detail = w.detail
+            if not rows:
+                # Listed for what it saves (a --what-if fix no cause points at, ttl-1h): the misses
+                # among the requests it changes are still its misses, not "no miss".
+                rows = _misses_changed(w, by_key)
+                lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
+                unpriced = sum(row.lost_usd is None and row.lost_tokens > 0 for row in rows)
             if w.saved_usd <= 0:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
                 detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
@@ -257,6 +263,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                                    unpriced))
     recommendations.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
+
+
+def _misses_changed(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> list[AuditRow]:
+    """The misses (a cause, tokens lost) among the requests ``w`` changes, in the audit's order."""
+    keys = {(c.file, c.lane, c.index) for c in w.changes if c.index >= 0}
+    return [row for key, row in by_key.items() if key in keys and row.cause is not None and row.lost_tokens > 0]
 
 
 def _causes_text(rows: Sequence[AuditRow]) -> str:

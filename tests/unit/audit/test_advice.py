@@ -205,3 +205,17 @@ def test_the_fixes_to_resimulate_are_the_same_read_whole_or_a_batch_at_a_time() 
     assert fixes == list(dict.fromkeys(f for r in rows for f in CAUSE_FIX.get(r.cause, ())))
     assert fixes[0] == CAUSE_FIX["concurrent-write"][0] and len(fixes) == len(set(fixes))
     assert changed == {("a", 2), ("b", 5)}
+
+
+def test_a_what_if_fix_listed_for_its_saving_names_the_misses_it_recovers(tmp_path: Path) -> None:
+    """``--what-if ttl-1h`` on a session idle 20 minutes: ttl-1h reads back the ttl-expired miss,
+    yet its row said ``no miss`` and its pattern "no miss the audit found points at this fix"
+    (no cause maps to ttl-1h, so the misses it recovers were left out)."""
+    path = _paused(tmp_path)
+    trace = load_trace([path])
+    result = run_audit([path], trace=trace)
+    (ttl_1h,) = what_if(*trace, ["ttl-1h"])
+    assert ttl_1h.saved_usd > 0 and ttl_1h.tokens_to_read > 0
+    rec = {r.fix: r for r in advise(result, trace, what_ifs=[ttl_1h]).recommendations}["ttl-1h"]
+    assert rec.causes == ("ttl-expired",) and rec.lost_usd > 0
+    assert rec.pattern.startswith("ttl-expired x1: $") and "no miss" not in rec.pattern
