@@ -721,3 +721,16 @@ def test_junit_says_what_the_table_says_of_a_log_without_usage(tmp_path: Path) -
     assert said[str(log)].startswith("3 requests, hit ratio 32.96%, lost ") and "$0.0524" in said[str(log)]
     totals = said["prefixbench audit"]
     assert "(of the 3 requests that report their cache use)" in totals and "paid $" in totals and " + 2 unpriced" in totals
+
+
+def test_audit_md_carries_the_what_if_section_format_md_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out`` wrote audit.md without ``--what-if``'s section (audit.json and report.html had
+    it): the Markdown a user shares said nothing of the fixes asked for. It is now the same text
+    as ``--format md`` prints."""
+    log = _session(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--what-if", "ttl-1h", "--out", str(out), "--format", "md", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    written = (out / "audit.md").read_text()
+    assert "## What if" in written and "ttl-1h  yes" in written
+    assert written == printed
