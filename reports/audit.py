@@ -823,8 +823,11 @@ def _text_file(path: Path):
     return path.open("w", encoding="utf-8", errors="backslashreplace", newline="")
 
 
-def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None) -> list[Path]:
-    """audit.md, audit.csv, audit.json, audit.png and report.html in ``out``, all or nothing.
+def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None,
+                  what_if_md: str | None = None) -> list[Path]:
+    """audit.md, audit.csv, audit.json, audit.png and report.html in ``out``, all or nothing;
+    ``what_if_md``: ``--what-if``'s section (:func:`what_if_markdown`), which ends audit.md as
+    it ends ``--format md``.
 
     Everything is written to a staging folder beside ``out`` first, then lands together
     (:func:`prefixbench.reports.outdir.staged_out`), so a failure or a kill never leaves half
@@ -833,7 +836,8 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     from prefixbench.reports.outdir import staged_out
 
     with staged_out(out, AUDIT_FILES) as staging:
-        (staging / "audit.md").write_text(printable(audit_markdown(result)), encoding="utf-8")
+        markdown = audit_markdown(result) + (f"\n{what_if_md}\n" if what_if_md else "")
+        (staging / "audit.md").write_text(printable(markdown), encoding="utf-8")
         with _text_file(staging / "audit.csv") as handle:
             write_audit_csv(result, handle)
         with _text_file(staging / "audit.json") as handle:
@@ -1111,11 +1115,14 @@ def run_audit_command(args) -> int:
             emit(audit_markdown(result))
         case _:
             emit(audit_table(result))
-    if what_if is not None and args.format != "json":
+    what_if_md = None
+    if what_if is not None:
         table = "\n".join(visible(line) for line in what_if_table(fixes).split("\n"))
-        emit(what_if_markdown(table) if args.format == "md" else table)
+        what_if_md = what_if_markdown(table)
+        if args.format != "json":
+            emit(what_if_md if args.format == "md" else table)
     if args.out is not None:
-        write_outputs(result, args.out, what_if)
+        write_outputs(result, args.out, what_if, what_if_md)
         if not args.quiet:  # as sweep says where it wrote
             emit(visible(f"wrote {args.out}/: {', '.join(AUDIT_FILES)}"), sys.stderr)
     if args.junit is not None:

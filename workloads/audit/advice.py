@@ -116,6 +116,28 @@ GENERIC_CHANGE: dict[str, str] = {
 }
 
 
+#: What to change for a TTL fix where the log's clients pick a retention policy per request
+#: (OpenAI, on a model offering both) instead of a TTL per write (:data:`GENERIC_CHANGE`'s words):
+#: naming Anthropic's ``cache_control`` on a Codex log was advice its agent cannot follow.
+RETENTION_CHANGE: dict[str, str] = {
+    "ttl-1h": "ask for extended prompt cache retention on every request (prompt_cache_retention \"24h\", same price)",
+    "ttl-5m": "ask for in-memory prompt cache retention on every request (prompt_cache_retention \"in_memory\")",
+    "ttl-auto": "pick the retention per lane: prompt_cache_retention \"24h\" for lanes that idle 10 m-24 h between "
+    "requests, \"in_memory\" for the others",
+}
+
+
+def _ttl_change(name: str, knobs: tuple[bool, bool]) -> str:
+    """A TTL fix's change in the words of the ways the log's clients pick a lifetime (``knobs``:
+    :func:`~.whatif.lifetime_knobs`), both where the log has both."""
+    per_write, per_request = knobs
+    if not per_request or name not in RETENTION_CHANGE:
+        return GENERIC_CHANGE[name]
+    if not per_write:
+        return RETENTION_CHANGE[name]
+    return f"{GENERIC_CHANGE[name]}; {RETENTION_CHANGE[name]}"
+
+
 def _fix_name(fix: str) -> str:
     return fix.split("=", 1)[0]
 
@@ -237,6 +259,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
             detail = w.detail
+            if not rows:
+                # Listed for what it saves (a --what-if fix no cause points at, ttl-1h): the misses
+                # among the requests it changes are still its misses, not "no miss".
+                rows = _misses_changed(w, by_key)
+                lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
+                unpriced = sum(row.lost_usd is None and row.lost_tokens > 0 for row in rows)
             if w.saved_usd <= 0:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
                 detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
@@ -248,16 +276,30 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                               "figure (no price, or a range only), so what it saves on them is unknown"
                               + (f"; {w.detail}" if w.detail else ""))
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
-                                  unpriced)
+                                  unpriced, _knobs(w, rows, by_key))
             recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
             # unknown on two counts, and said so rather than left out.
             detail = f"cannot re-simulate: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
-                                                   unpriced))
+                                                   unpriced, _knobs(w, rows, by_key)))
     recommendations.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
+
+
+def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow]) -> tuple[bool, bool]:
+    """How the clients of the requests ``w`` changes, and of its misses, pick a cache lifetime."""
+    from prefixbench.workloads.audit.whatif import lifetime_knobs
+
+    changed = [by_key[key] for c in w.changes if (key := (c.file, c.lane, c.index)) in by_key]
+    return lifetime_knobs({(row.provider, row.model) for row in (*rows, *changed)})
+
+
+def _misses_changed(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> list[AuditRow]:
+    """The misses (a cause, tokens lost) among the requests ``w`` changes, in the audit's order."""
+    keys = {(c.file, c.lane, c.index) for c in w.changes if c.index >= 0}
+    return [row for key, row in by_key.items() if key in keys and row.cause is not None and row.lost_tokens > 0]
 
 
 def _causes_text(rows: Sequence[AuditRow]) -> str:
@@ -338,6 +380,7 @@ def _recommendation(
     lost: Decimal,
     detail: str,
     unpriced: int = 0,
+    knobs: tuple[bool, bool] = (True, False),
 ) -> Recommendation:
     causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
@@ -347,7 +390,7 @@ def _recommendation(
     fmt = min(fmt_counts.items(), key=lambda item: (-item[1], item[0]))[0] if fmt_counts else ""
     name = _fix_name(fix)
     agent_setting = AGENT_SETTINGS.get((fmt, name))
-    change = agent_setting.change if agent_setting is not None else GENERIC_CHANGE[name]
+    change = agent_setting.change if agent_setting is not None else _ttl_change(name, knobs)
     if saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
         change = f"not worth it at these prices (leave it as it is): {change}"
     pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))

@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.causes import CAUSES
-from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow
+from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow, LaneSummary
 
 #: Characters XML 1.0 cannot carry at all.
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -89,6 +89,28 @@ def unjudged(result: AuditResult, gate: Gate) -> list[str]:
             f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown"]
 
 
+def _dollars(usd: Decimal, requests: int, unpriced: int, left_out: int | None = None) -> str:
+    """A JUnit line's dollars as the table's cells say them: none of ``requests`` priced is no
+    figure (``$0.0000`` would claim nothing was paid or lost); else the figure, and beside it
+    what it leaves out (``left_out``: the unpriced misses of a loss, else the unpriced requests)."""
+    if requests and unpriced >= requests:
+        return "unknown (no dollar figure)"
+    left_out = unpriced if left_out is None else left_out
+    return f"${usd:.4f}" + (f" + {left_out:,} unpriced" if left_out else "")
+
+
+def _lane_text(lane: LaneSummary, reported: bool) -> str:
+    """One lane's JUnit ``system-out``, saying what the table's lane row says: a lane whose log
+    reports no cache use has no hit ratio, loss or calibration to give (``n/a``), only the read
+    the cache model predicts."""
+    if not reported:
+        return (f"{lane.requests} requests, no cache use reported (hit ratio, loss and calibration n/a); "
+                f"predicted read {lane.predicted_cache_read:,} tokens")
+    return (f"{lane.requests} requests, hit ratio {lane.hit_ratio:.2%}, lost {lane.lost_tokens:,} tokens "
+            f"({_dollars(lane.lost_usd, lane.requests, lane.unpriced_requests, 0)}), "
+            f"predicted read within 3% on {lane.read_within}/{lane.requests}")
+
+
 def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | None = None) -> bytes:
     """JUnit XML that says what the exit status says: one test case per lane, failing on a
     ``--fail-on`` cause it holds, and one ``totals`` case judged on the thresholds as the gate
@@ -107,6 +129,8 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     by_lane: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in result.rows:
         by_lane[(row.file, row.lane)].append(row)
+    # As the table's lane rows: a file none of whose requests reports its cache use gives n/a.
+    reported_files = {row.file for row in result.rows if row.reported_cache_read is not None}
     suite = ElementTree.Element("testsuite", name="prefixbench audit")
     failures = 0
     for lane in result.lanes:
@@ -119,10 +143,7 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
             failure = ElementTree.SubElement(case, "failure", message=clean(problems[0].split(": ", 1)[0]), type="cache-audit")
             failure.text = clean("\n".join(problems))
         out = ElementTree.SubElement(case, "system-out")
-        out.text = (
-            f"{lane.requests} requests, hit ratio {lane.hit_ratio:.2%}, lost {lane.lost_tokens:,} tokens "
-            f"(${lane.lost_usd:.4f}), predicted read within 3% on {lane.read_within}/{lane.requests}"
-        )
+        out.text = _lane_text(lane, lane.file in reported_files)
     case = ElementTree.SubElement(suite, "testcase", classname="prefixbench audit", name="totals")
     thresholds = [line.removeprefix("FAIL ") for line in violations(result, Gate(min_hit_ratio=gate.min_hit_ratio, max_lost_usd=gate.max_lost_usd))]
     if thresholds:
@@ -130,8 +151,12 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
         failure = ElementTree.SubElement(case, "failure", message=clean(thresholds[0]), type="cache-audit")
         failure.text = clean("\n".join(thresholds))
     t = result.totals
+    reporting = sum(row.reported_cache_read is not None for row in result.rows)
+    basis = ("" if reporting == t.requests else " (predicted: no request reports its cache use)" if not reporting
+             else f" (of the {reporting:,} requests that report their cache use)")
     ElementTree.SubElement(case, "system-out").text = (
-        f"{t.requests} requests, hit ratio {t.hit_ratio:.2%}, paid ${t.cost_usd:.4f}, lost ${t.lost_usd:.4f}"
+        f"{t.requests} requests, hit ratio {t.hit_ratio:.2%}{basis}, paid {_dollars(t.cost_usd, t.requests, t.unpriced_requests)}, "
+        f"lost {_dollars(t.lost_usd, t.requests, t.unpriced_requests, sum(c.unpriced_requests for c in result.causes))}"
     )
     # A file audit left out, its reading bad input (exit 2 whatever the gate): an error each, so
     # the file does not read as a run that passed.

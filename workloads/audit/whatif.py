@@ -51,7 +51,7 @@ import multiprocessing
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -629,12 +629,16 @@ def _ttl_for(r: TraceRequest, ttl: str) -> str | None:
 def _picks_retention(r: TraceRequest) -> bool:
     """Whether ``r``'s provider keeps a prefix per request under a retention the client picks,
     and its model offers more than one (OpenAI: ``in_memory`` or ``24h``)."""
-    key = (r.provider, r.model)
+    return _model_picks_retention(r.provider, r.model)
+
+
+def _model_picks_retention(provider: str, model: str) -> bool:
+    key = (provider, model)
     found = _PICKS_RETENTION.get(key)
     if found is None:
-        rules = rules_for(r.provider)
+        rules = rules_for(provider)
         found = _PICKS_RETENTION[key] = (
-            rules.request_ttl is not None and rules.ttl_label(r.model, "24h") != rules.ttl_label(r.model, "in_memory")
+            rules.request_ttl is not None and rules.ttl_label(model, "24h") != rules.ttl_label(model, "in_memory")
         )
     return found
 
@@ -643,11 +647,25 @@ _PICKS_RETENTION: dict[tuple[str, str], bool] = {}
 
 
 def _picks_ttl(r: TraceRequest) -> bool:
-    key = (r.provider, r.model)
+    return _model_picks_ttl(r.provider, r.model)
+
+
+def _model_picks_ttl(provider: str, model: str) -> bool:
+    key = (provider, model)
     found = _PICKS_TTL.get(key)
     if found is None:
-        found = _PICKS_TTL[key] = rules_for(r.provider).picks_ttl(r.model)
+        found = _PICKS_TTL[key] = rules_for(provider).picks_ttl(model)
     return found
+
+
+def lifetime_knobs(pairs: Iterable[tuple[str, str]]) -> tuple[bool, bool]:
+    """How the clients of these (provider, model) pairs pick a cache lifetime: (a TTL per write,
+    as on Anthropic; a retention policy per request, as OpenAI's on a model offering both)."""
+    per_write = per_request = False
+    for provider, model in pairs:
+        per_write = per_write or _model_picks_ttl(provider, model)
+        per_request = per_request or _model_picks_retention(provider, model)
+    return per_write, per_request
 
 
 #: Whether a (provider, model) lets the client pick the TTL: asked once each (a TTL plan asks it

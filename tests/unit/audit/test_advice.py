@@ -205,3 +205,61 @@ def test_the_fixes_to_resimulate_are_the_same_read_whole_or_a_batch_at_a_time() 
     assert fixes == list(dict.fromkeys(f for r in rows for f in CAUSE_FIX.get(r.cause, ())))
     assert fixes[0] == CAUSE_FIX["concurrent-write"][0] and len(fixes) == len(set(fixes))
     assert changed == {("a", 2), ("b", 5)}
+
+
+def test_a_what_if_fix_listed_for_its_saving_names_the_misses_it_recovers(tmp_path: Path) -> None:
+    """``--what-if ttl-1h`` on a session idle 20 minutes: ttl-1h reads back the ttl-expired miss,
+    yet its row said ``no miss`` and its pattern "no miss the audit found points at this fix"
+    (no cause maps to ttl-1h, so the misses it recovers were left out)."""
+    path = _paused(tmp_path)
+    trace = load_trace([path])
+    result = run_audit([path], trace=trace)
+    (ttl_1h,) = what_if(*trace, ["ttl-1h"])
+    assert ttl_1h.saved_usd > 0 and ttl_1h.tokens_to_read > 0
+    rec = {r.fix: r for r in advise(result, trace, what_ifs=[ttl_1h]).recommendations}["ttl-1h"]
+    assert rec.causes == ("ttl-expired",) and rec.lost_usd > 0
+    assert rec.pattern.startswith("ttl-expired x1: $") and "no miss" not in rec.pattern
+
+
+def _codex_idle(tmp_path: Path) -> Path:
+    """A Codex 0.58 rollout on gpt-5.1-codex (OpenAI: in_memory or 24h retention per request),
+    idle 39 minutes between its second and third calls."""
+    records = [{"timestamp": "2025-11-17T10:00:00.000Z", "type": "session_meta",
+                "payload": {"id": "019a-idle", "cwd": "/w", "originator": "codex_cli_rs", "cli_version": "0.58.0",
+                            "source": "cli", "model_provider": "openai"}}]
+    total = [0, 0, 0]
+    for n, (sent, prompt, cached) in enumerate([("10:00:10", 12_000, 0), ("10:01:00", 12_500, 11_904),
+                                                ("10:40:00", 13_000, 0), ("10:41:00", 13_500, 12_928)]):
+        def at(seconds: int, kind: str, payload: dict) -> dict:
+            return {"timestamp": f"2025-11-17T{sent[:-2]}{int(sent[-2:]) + seconds:02d}.000Z", "type": kind, "payload": payload}
+        total = [total[0] + prompt, total[1] + cached, total[2] + 100]
+        records += [
+            at(0, "response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"step {n}"}]}),
+            at(0, "turn_context", {"cwd": "/w", "model": "gpt-5.1-codex", "effort": "high"}),
+            at(5, "response_item", {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]}),
+            at(5, "event_msg", {"type": "token_count", "info": {
+                "total_token_usage": {"input_tokens": total[0], "cached_input_tokens": total[1], "output_tokens": total[2]},
+                "last_token_usage": {"input_tokens": prompt, "cached_input_tokens": cached, "output_tokens": 100}}}),
+        ]
+    return write_jsonl(tmp_path / "rollout-2025-11-17T10-00-00-019a-idle.jsonl", records)
+
+
+def test_ttl_advice_on_an_openai_log_names_the_retention_it_can_ask_for(tmp_path: Path) -> None:
+    """On a Codex rollout (OpenAI: no TTL per write, a retention policy per request), ttl-1h and
+    ttl-auto told the user to write "Anthropic cache_control ttl 1h" and to pick "1 h for lanes
+    that idle 5 m-1 h": a knob and bounds the log's provider does not have."""
+    path = _codex_idle(tmp_path)
+    trace = load_trace([path])
+    result = run_audit([path], trace=trace)
+    recs = {r.fix: r for r in advise(result, trace, what_ifs=what_if(*trace, ["ttl-1h", "ttl-auto"])).recommendations}
+    assert recs["ttl-auto"].causes == ("ttl-expired",) and recs["ttl-auto"].saved_usd > 0
+    for fix in ("ttl-1h", "ttl-auto"):
+        change = recs[fix].change
+        assert 'prompt_cache_retention "24h"' in change and "cache_control" not in change and "5 m-1 h" not in change, change
+    assert "10 m-24 h" in recs["ttl-auto"].change
+    # An Anthropic log keeps the TTL's words.
+    claude = _paused(tmp_path)
+    trace = load_trace([claude])
+    recs = {r.fix: r for r in advise(run_audit([claude], trace=trace), trace,
+                                     what_ifs=what_if(*trace, ["ttl-1h"])).recommendations}
+    assert "prompt_cache_retention" not in recs["ttl-1h"].change

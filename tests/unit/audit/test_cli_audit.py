@@ -699,3 +699,38 @@ def test_format_md_puts_what_if_in_a_fenced_section(tmp_path: Path, capsys: pyte
     for line in out.splitlines():  # every table's dashes inside a fence
         fenced ^= line.startswith("```")
         assert fenced or not line.startswith("---"), line
+
+
+def test_junit_says_what_the_table_says_of_a_log_without_usage(tmp_path: Path) -> None:
+    """A lane whose log reports no cache use (a block-hash trace) said ``hit ratio 0.00%, lost 0
+    tokens ($0.0000), predicted read within 3% on 0/N`` in the JUnit file, where the table says
+    n/a and ``no usage``; the totals gave the hit ratio without what it is over, and $ figures
+    that leave the unpriced requests out without saying so."""
+    log = _session(tmp_path)
+    trace = write_jsonl(log.parent / "trace.jsonl", [
+        {"timestamp": 0, "input_length": 2048, "output_length": 10, "hash_ids": [0, 1, 2, 3]},
+        {"timestamp": 1000, "input_length": 2560, "output_length": 10, "hash_ids": [0, 1, 2, 3, 4]},
+    ])
+    junit = tmp_path / "j.xml"
+    assert main(["audit", str(log), str(trace), "--quiet", "--junit", str(junit)]) == 0
+    said = {case.get("classname"): case.find("system-out").text
+            for case in ElementTree.parse(junit).getroot().find("testsuite").findall("testcase")}
+    no_usage = said[str(trace)]
+    assert "hit ratio 0.00%" not in no_usage and "$0.0000" not in no_usage and "0/2" not in no_usage
+    assert no_usage.startswith("2 requests, no cache use reported (hit ratio, loss and calibration n/a); predicted read ")
+    assert said[str(log)].startswith("3 requests, hit ratio 32.96%, lost ") and "$0.0524" in said[str(log)]
+    totals = said["prefixbench audit"]
+    assert "(of the 3 requests that report their cache use)" in totals and "paid $" in totals and " + 2 unpriced" in totals
+
+
+def test_audit_md_carries_the_what_if_section_format_md_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--out`` wrote audit.md without ``--what-if``'s section (audit.json and report.html had
+    it): the Markdown a user shares said nothing of the fixes asked for. It is now the same text
+    as ``--format md`` prints."""
+    log = _session(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--what-if", "ttl-1h", "--out", str(out), "--format", "md", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    written = (out / "audit.md").read_text()
+    assert "## What if" in written and "ttl-1h  yes" in written
+    assert written == printed
