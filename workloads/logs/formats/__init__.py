@@ -54,9 +54,11 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    KIRO_CONVERSATION,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_kiro_conversation,
 )
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
@@ -281,6 +283,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {LEGACY_SESSION}"
         if seen == 1 and isinstance(record.value, dict) and is_cursor_transcript_line(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {CURSOR_TRANSCRIPT}"
+        if seen == 1 and isinstance(record.value, dict) and is_kiro_conversation(record.value):
+            return None, seen, first_line, f"{path}:{record.line}: {KIRO_CONVERSATION}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:

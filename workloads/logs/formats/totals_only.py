@@ -26,6 +26,11 @@ read as calls.
   output, cache creation and read, thinking) are in ``<id>.settings.json`` beside it.
 * Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
   message a line, ``{role, message: {content}}``, no model and no token count at all.
+* Kiro CLI's conversations (the Amazon Q Developer CLI's before it), as the CLI serializes its
+  conversation state (what Entire's v2 checkpoints keep as a Kiro session's ``raw_transcript``):
+  one object ``{conversation_id, history, ...}`` whose history entries are ``{user, assistant,
+  request_metadata?}`` (``[input, response]`` pairs in early Q CLI releases); the request
+  metadata keeps times, lengths and the model, no token count.
 """
 
 from __future__ import annotations
@@ -125,6 +130,37 @@ def is_cursor_transcript_line(value: dict) -> bool:
     message = value.get("message")
     return (value.keys() == {"role", "message"} and value["role"] in ("user", "assistant") and isinstance(message, dict)
             and message.keys() == {"content"} and isinstance(message["content"], list))
+
+
+#: What a Kiro CLI conversation is, and why it is no log to audit (said after ``file:line: ``).
+KIRO_CONVERSATION = (
+    "a Kiro CLI (or Amazon Q Developer CLI) conversation: its history keeps each prompt, reply and tool use, "
+    "no token count: no request to audit"
+)
+
+
+def _counts_tokens(value: object) -> bool:
+    """Whether a JSON value names a token count anywhere (a key with "token" in it)."""
+    if isinstance(value, dict):
+        return any("token" in str(key).lower() or _counts_tokens(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_counts_tokens(item) for item in value)
+    return False
+
+
+def is_kiro_conversation(value: dict) -> bool:
+    """Whether a record is a Kiro CLI conversation's state: a ``conversation_id``, a ``history``
+    of user-and-assistant entries (objects, or pairs in early releases), and no token count."""
+    history = value.get("history")
+    if not isinstance(value.get("conversation_id"), str) or not isinstance(history, list) or not history:
+        return False
+    for entry in history:
+        if isinstance(entry, dict):
+            if not {"user", "assistant"} <= entry.keys():
+                return False
+        elif not (isinstance(entry, list) and len(entry) == 2):
+            return False
+    return not _counts_tokens(history)
 
 
 def database_of(path: Path) -> TotalsOnly | None:
