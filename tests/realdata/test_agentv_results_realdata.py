@@ -18,7 +18,8 @@ checkpoints of its own development on ``entire/checkpoints/v1`` (commit
 - ``codex exec --json`` output (0.44 on: per-turn totals): refused in one line.
 - The Codex rollouts: totals equal each rollout's final running total in all but one, where a
   turn the user interrupted left a call whose usage only the running total holds (88,335 input
-  tokens, 69 output, no token_count of its own): the audit's note sets the two sums side by side.
+  tokens, 69 output, no token_count of its own): the audit's note sets the two sums side by side
+  and names the token count whose total rose by more than its call's usage.
 """
 
 from __future__ import annotations
@@ -149,3 +150,5 @@ def test_an_interrupted_call_shows_only_in_the_running_total(tmp_path: Path) -> 
     (summary,) = result.files
     assert result.totals.requests == 132
     assert "Codex's own running total: input 9,795,152 / output 40,293 tokens (counted here 9,706,817 / 40,224)" in summary.notes
+    assert any(n.startswith("1 token count(s) whose running total rose by more than their call's usage (line 611: "
+                            "88,335 input / 69 output tokens, after an interrupted turn)") for n in summary.notes)

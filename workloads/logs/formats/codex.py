@@ -322,6 +322,11 @@ class _Rollout:
         self.turn_prompt: int | None = None
         #: A turn was interrupted since the last call (``turn_aborted``): the next turn keeps its reasoning.
         self.aborted = False
+        #: Token counts whose running total rose by more than their own call's usage (and any call
+        #: counted since the one before): (line, input, output tokens beyond it, after an
+        #: interrupted turn); and where the calls counted since the last token count start.
+        self.total_jumps: list[tuple[int, int, int, bool]] = []
+        self.out_at_total = 0
         #: Whether a call of the current user turn reasoned: its token count's
         #: ``reasoning_output_tokens`` above 0, or a ``reasoning`` item (Codex 0.98 logs one with
         #: a count of 0); the call being counted's count; the ``reasoning`` items seen, and their
@@ -659,6 +664,7 @@ class _Rollout:
         if claimed is not None and _same(last, claimed):
             self.skipped.append((record.line, "token_count of the remote compaction call counted from its token_usage_record"))
             return
+        previous = self.last_total
         if isinstance(total, dict):
             self.last_total = total
         total_key = json.dumps(total, sort_keys=True)
@@ -666,6 +672,8 @@ class _Rollout:
             self.skipped.append((record.line, "repeated token_count (same running total)"))
             return
         self.previous_total = total_key
+        if self.out and isinstance(previous, dict) and isinstance(total, dict):
+            self._jump(record.line, previous, total, last)
         dedup = f"{total_key}@{value.get('timestamp')}"
         if dedup in self.ctx.codex_totals:
             self.skipped.append((record.line, "token_count replayed from an earlier session (fork/resume)"))
@@ -698,6 +706,20 @@ class _Rollout:
         reasoning = last.get("reasoning_output_tokens")
         self.reasoned = isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning > 0
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
+        self.out_at_total = len(self.out)
+
+    def _jump(self, line: int, previous: dict, total: dict, last: dict) -> None:
+        """Note a running total that rose by more than this call's usage and the calls counted
+        since the last token count: the usage of a call that has no token count of its own (a
+        response cut off when the user interrupted its turn)."""
+        keys = ("input_tokens", "output_tokens")
+        if not all(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for d in (previous, total, last) for k in keys):
+            return
+        since = [r.usage for r in self.out[self.out_at_total:] if r.usage is not None]
+        beyond_in = total["input_tokens"] - previous["input_tokens"] - last["input_tokens"] - sum(u.prompt for u in since)
+        beyond_out = total["output_tokens"] - previous["output_tokens"] - last["output_tokens"] - sum(u.output for u in since)
+        if beyond_in > 0 and beyond_out >= 0:
+            self.total_jumps.append((line, beyond_in, beyond_out, self.aborted))
 
     def _after_copy(self, total: dict, last: dict) -> None:
         """A fork's first call after an unmarked copy of its source: it extends the source's call
@@ -901,6 +923,17 @@ class _Rollout:
             verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
             less = " less the copy's last" if base else ""
             notes += (f"Codex's own running total{less}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+        if self.total_jumps:
+            where = "; ".join(
+                f"line {line}: {beyond_in:,} input / {beyond_out:,} output tokens" + (", after an interrupted turn" if aborted else "")
+                for line, beyond_in, beyond_out, aborted in self.total_jumps[:3]
+            )
+            more = f" (and {len(self.total_jumps) - 3} more)" if len(self.total_jumps) > 3 else ""
+            notes += (
+                f"{len(self.total_jumps)} token count(s) whose running total rose by more than their call's usage ({where}{more}): "
+                "the usage of a call with no token_count of its own (a response cut off when its turn was interrupted), "
+                "in Codex's running total, not counted here",
+            )
         return notes
 
 
