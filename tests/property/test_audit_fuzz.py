@@ -56,6 +56,12 @@ TEMPLATES: dict[str, list[dict]] = {
             "total_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5},
             "last_token_usage": {"input_tokens": 2000, "cached_input_tokens": 1024, "output_tokens": 5}}}},
     ],
+    "codex-app-server": [
+        {"id": 2, "result": {"thread": {"id": "t", "cliVersion": "0.150.2"}, "model": "gpt-5.5", "modelProvider": "openai"}},
+        {"method": "thread/tokenUsage/updated", "params": {"threadId": "t", "tokenUsage": {
+            "total": {"inputTokens": 2000, "cachedInputTokens": 1024, "outputTokens": 5},
+            "last": {"inputTokens": 2000, "cachedInputTokens": 1024, "outputTokens": 5}}}},
+    ],
     "pi": [
         {"type": "session", "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic", "modelId": "m", "thinkingLevel": "off"},
         {"type": "message", "timestamp": "2025-12-09T00:53:30.825Z", "message": {"role": "assistant", "provider": "anthropic",
@@ -82,7 +88,7 @@ def mutated(draw: st.DrawFn, fmt: str) -> list[object]:
 
 
 #: Template name -> the --input format it is read as.
-FORMAT_OF = {"openai-capture": "http-capture", "pi-tree": "pi"}
+FORMAT_OF = {"openai-capture": "http-capture", "pi-tree": "pi", "codex-app-server": "codex"}
 
 
 def _audit(fmt: str, data: bytes) -> None:

@@ -1,7 +1,8 @@
 """Real Langfuse traces, read where they live: the framework traces Langfuse keeps for its seeder
 (github.com/langfuse/langfuse, ``packages/shared/scripts/seeder/utils/framework-traces/``; real
-traces of framework integrations, downloaded from the UI as ``{"trace", "observations"}``), from a
-local git copy of that repository (``PREFIXBENCH_LANGFUSE_REPO``, default the workplace's mirror).
+traces of framework integrations, downloaded from the UI as ``{"trace", "observations"}``), at
+commit ``62751446149b702b419a9292ddfc2280cdf74b8c`` (2026-08-22) of a local git copy of that
+repository (``PREFIXBENCH_LANGFUSE_REPO``, default the workplace's mirror).
 The worker's ChatML tests keep 20 such downloads, several of the same runs
 (``worker/src/__tests__/chatml/framework-traces/*.trace.json``), read the same way. They are
 never copied into this project; the test skips without them.
@@ -23,6 +24,8 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 
 REPO = Path(os.environ.get("PREFIXBENCH_LANGFUSE_REPO", "/work/.mirror/langfuse+langfuse/repo"))
+#: The commit read (2026-08-22): the files are read as they were then, not as the copy's HEAD has them.
+COMMIT = "62751446149b702b419a9292ddfc2280cdf74b8c"
 FOLDER = "packages/shared/scripts/seeder/utils/framework-traces"
 #: file: (requests, sum of usageDetails.total), counted from the files.
 TRACES = {
@@ -76,9 +79,9 @@ def _git_dir() -> Path:
 def _show(name: str, tmp_path: Path, folder: str = FOLDER) -> Path:
     if shutil.which("git") is None or not REPO.is_dir():
         pytest.skip(f"no git copy of langfuse at {REPO}")
-    shown = subprocess.run(["git", f"--git-dir={_git_dir()}", "show", f"HEAD:{folder}/{name}"], capture_output=True, check=False)
+    shown = subprocess.run(["git", f"--git-dir={_git_dir()}", "show", f"{COMMIT}:{folder}/{name}"], capture_output=True, check=False)
     if shown.returncode != 0:
-        pytest.skip(f"{name} not in {REPO}")
+        pytest.skip(f"{COMMIT[:12]}:{folder}/{name} not in {REPO}")
     path = tmp_path / name
     path.write_bytes(shown.stdout)
     return path

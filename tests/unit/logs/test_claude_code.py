@@ -1007,3 +1007,59 @@ def test_a_snapshot_holding_a_lone_surrogate_is_compared_not_a_traceback(tmp_pat
     log.write_text("".join(json.dumps(line) + "\n" for line in t.lines))
     (request,) = load_trace([log])[0]
     assert ("snapshot_tools_change", "~Bash") in request.events
+
+
+def _event(event: dict) -> dict:
+    """A stream event ``--include-partial-messages`` prints: the API's own, wrapped."""
+    return {"type": "stream_event", "event": event, "session_id": "run-1", "parent_tool_use_id": None, "uuid": f"ev-{id(event)}"}
+
+
+def _partial_run(start: dict, block_usage: dict, delta: dict) -> list[dict]:
+    """One call of a run with partial messages: message_start, two content blocks printed as
+    assistant lines (with message_start's usage), then message_delta and message_stop."""
+    return [
+        {"type": "system", "subtype": "init", "session_id": "run-1", "uuid": "init", "model": "claude-sonnet-4-5-20250929",
+         "claude_code_version": "2.1.190", "tools": ["Bash"]},
+        _event({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
+                                                      "model": "claude-sonnet-4-5-20250929", "usage": start}}),
+        _event({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        _streamed("assistant", "a1", [{"type": "text", "text": "Looking."}], usage=block_usage, message_id="msg_1"),
+        _event({"type": "content_block_stop", "index": 0}),
+        _streamed("assistant", "a1b", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}], usage=block_usage, message_id="msg_1"),
+        _event({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": delta}),
+        _event({"type": "message_stop"}),
+    ]
+
+
+def test_a_partial_messages_run_through_a_gateway_counts_the_message_deltas_usage(tmp_path: Path) -> None:
+    # A gateway that counts at the end (OpenRouter's Anthropic endpoint) gives message_start all
+    # zeros; the assistant lines carry them; the message_delta holds the call's counts. Before:
+    # "usage all zero", nothing to audit.
+    zeros = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": None, "cache_read_input_tokens": None}
+    delta = {"input_tokens": 19_660, "output_tokens": 33, "cache_creation_input_tokens": None, "cache_read_input_tokens": 0}
+    path = write_jsonl(tmp_path / "run.jsonl", _partial_run(zeros, zeros, delta))
+    requests, (summary,) = load_trace([path])
+    (call,) = requests
+    assert (call.request_id, call.line) == ("msg_1", 6)
+    assert (call.usage.uncached, call.usage.cache_read, call.usage.cache_write_5m, call.usage.output) == (19_660, 0, 0, 33)
+    assert summary.skipped == ()
+
+
+def test_a_partial_messages_run_takes_the_final_output_count_from_the_delta(tmp_path: Path) -> None:
+    # Anthropic's message_start counts the prompt and the first output token; the content
+    # blocks are printed with that usage; message_delta has the final output count. Before:
+    # the call's output was 1.
+    start = cc_usage(4, 1_200, 18_000, 1)
+    delta = {"output_tokens": 412}
+    path = write_jsonl(tmp_path / "run.jsonl", _partial_run(start, start, delta))
+    (call,), _ = load_trace([path])
+    assert (call.usage.uncached, call.usage.cache_read, call.usage.cache_write_5m, call.usage.output) == (4, 18_000, 1_200, 412)
+
+
+def test_a_delta_of_another_thread_or_without_counts_changes_nothing(tmp_path: Path) -> None:
+    start = cc_usage(4, 1_200, 18_000, 1)
+    lines = _partial_run(start, start, {"output_tokens": None})
+    lines.append(dict(_event({"type": "message_delta", "delta": {}, "usage": {"output_tokens": 999}}), session_id="other-run"))
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    (call,), _ = load_trace([path])
+    assert call.usage.output == 1

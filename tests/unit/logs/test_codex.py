@@ -1437,3 +1437,34 @@ def test_a_rollout_that_references_another_links_its_first_call_to_it(tmp_path: 
     assert any(note.startswith(f"a later rollout of thread {PARENT}") for note in summaries[1].notes)
     row = run_audit([parent, later]).rows[-1]
     assert (row.predicted_cache_read, row.expected_cache_read, row.cause) == (10496, 10496, None)
+
+
+def test_a_call_cut_off_by_an_interrupt_shows_in_the_running_total_and_the_note_says_so(tmp_path: Path) -> None:
+    # The user interrupts a turn while a response streams: Codex adds that response's usage to
+    # its running total but writes no token_count for it; the next call's total is above the
+    # previous total plus its own usage by exactly that. Before, the note only set the two sums
+    # side by side.
+    records = [
+        {"timestamp": "2026-06-22T21:00:00.000Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.141.0", "model_provider": "openai"}},
+        {"timestamp": "2026-06-22T21:00:01.000Z", "type": "turn_context", "payload": {"model": "gpt-5.5", "effort": "high"}},
+        {"timestamp": "2026-06-22T21:00:02.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}},
+        {"timestamp": "2026-06-22T21:00:05.000Z", "type": "event_msg", "payload": _tc(10_000, 0, 50, 10_000, 0, 50)},
+        {"timestamp": "2026-06-22T21:00:09.000Z", "type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
+        {"timestamp": "2026-06-22T21:00:20.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "instead"}]}},
+        # 10,400 (9,984 cached) / 7 out were the cut-off response's; 10,900 / 30 this call's.
+        {"timestamp": "2026-06-22T21:00:25.000Z", "type": "event_msg", "payload": _tc(31_300, 19_968, 87, 10_900, 9_984, 30)},
+    ]
+    path = write_jsonl(tmp_path / "rollout.jsonl", records)
+    result = run_audit([path])
+    assert result.totals.requests == 2
+    (summary,) = result.files
+    assert "Codex's own running total: input 31,300 / output 87 tokens (counted here 20,900 / 80)" in summary.notes
+    assert any(n.startswith("1 token count(s) whose running total rose by more than their call's usage "
+                            "(line 7: 10,400 input / 7 output tokens, after an interrupted turn)") for n in summary.notes), summary.notes
+
+
+def test_consecutive_totals_that_add_up_note_nothing(tmp_path: Path) -> None:
+    lines = [("2025-11-17T21:32:50.000Z", _tc(10_000, 0, 30, 10_000, 0, 30)),
+             ("2025-11-17T21:32:55.000Z", _tc(20_500, 9_984, 60, 10_500, 9_984, 30))]
+    (summary,) = run_audit([_codex(tmp_path / "rollout.jsonl", lines)]).files
+    assert not any("rose by" in n for n in summary.notes)

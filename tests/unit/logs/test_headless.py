@@ -417,9 +417,10 @@ def test_an_entire_compact_transcript_is_named_and_refused_pointing_to_the_sessi
     path = write_jsonl(folder / "transcript.jsonl", ENTIRE_COMPACT)
     # The agent is named in the sentence ("of a session of the agent pi"), not in a second
     # parenthesis after the first ("(transcript.jsonl of a checkpoint) (agent pi)").
-    what = (r"Entire's compact transcript of a session of the agent pi \(transcript\.jsonl of a checkpoint\): it keeps each "
-            r"reply's uncached input and output tokens only, no cache read or write, so no call can be audited; audit the "
-            r"agent's own session file beside it in the checkpoint \(full\.jsonl\) instead")
+    what = (r"Entire's compact transcript of a session of the agent pi \(transcript\.jsonl of a checkpoint\): it keeps at most "
+            r"each reply's uncached input and output tokens, no cache read or write, so no call can be audited; audit the "
+            r"agent's own session file the checkpoint keeps \(full\.jsonl beside it; in Entire's v2 layout raw_transcript, "
+            r"same folder, on refs/entire/checkpoints/v2/full/current\) instead")
     with pytest.raises(UserError, match=rf"^{path}:1: {what}$"):
         detect_format(path)
     header = {"type": "session", "version": 3, "id": "s", "timestamp": "2026-07-14T16:11:11.169Z", "cwd": "/w"}
@@ -432,3 +433,26 @@ def test_an_entire_compact_transcript_is_named_and_refused_pointing_to_the_sessi
     assert [Path(r.file).name for r in requests] == ["full.jsonl"]
     skipped = {Path(s.file).name: s.notes for s in summaries if s.format == "headless"}
     assert skipped["transcript.jsonl"][0].startswith("skipped: Entire's compact transcript of a session")
+
+
+#: Entire's compact transcript of an agent whose own log keeps no time and no token count (Kiro
+#: CLI's and Cursor's, as Entire's v2 checkpoints keep them): its lines have no ``ts``.
+ENTIRE_COMPACT_KIRO = [
+    {"v": 1, "agent": "kiro", "cli_version": "unknown", "type": "user", "content": [{"text": "add a readme"}]},
+    {"v": 1, "agent": "kiro", "cli_version": "unknown", "type": "assistant",
+     "content": [{"type": "tool_use", "name": "Write", "input": {"path": "kiro/README.md"}}]},
+    {"v": 1, "agent": "kiro", "cli_version": "unknown", "type": "assistant", "content": [{"type": "text", "text": "Written."}]},
+]
+
+
+def test_an_entire_compact_transcript_without_times_is_named_too(tmp_path: Path) -> None:
+    # Its lines carry no ts: it was an unknown log format.
+    path = write_jsonl(tmp_path / "transcript.jsonl", ENTIRE_COMPACT_KIRO)
+    with pytest.raises(UserError, match=rf"^{path}:1: Entire's compact transcript of a session of the agent kiro "):
+        detect_format(path)
+
+
+def test_a_line_of_those_keys_with_a_time_that_is_no_text_is_not_entires(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [dict(ENTIRE_COMPACT_KIRO[0], ts=5)])
+    with pytest.raises(UserError, match="unknown log format"):
+        detect_format(path)

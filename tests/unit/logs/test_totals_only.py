@@ -14,7 +14,7 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.logs.formats.totals_only import CRUSH, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, database_of
+from prefixbench.workloads.logs.formats.totals_only import CRUSH, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, KIRO_CONVERSATION, database_of
 from prefixbench.workloads.logs.sources import find_log_files
 
 #: Goose's tables as its session storage creates them (schema version 5, then the columns later
@@ -255,3 +255,33 @@ def test_a_kiro_folder_with_its_metadata_says_both_are_kiros(tmp_path: Path) -> 
     with pytest.raises(UserError) as caught:
         find_log_files([tmp_path])
     assert "a Kiro CLI session" in str(caught.value) and "unknown" not in str(caught.value)
+#: A Kiro CLI conversation as its state serializes it (what Entire checkpoints as the session's
+#: raw transcript): each history entry a user input and the assistant's reply, no token count.
+KIRO_STATE = {
+    "conversation_id": "",
+    "history": [
+        {"user": {"content": {"Prompt": {"prompt": "make a folder called docs"}}},
+         "assistant": {"ToolUse": {"message_id": "", "tool_uses": [{"id": "", "name": "fs_write", "args": {"path": "docs/README.md"}}]}}},
+        {"user": {"content": None}, "assistant": {"Response": {"message_id": "", "content": "Created docs/README.md."}}},
+    ],
+}
+
+
+def test_a_kiro_cli_conversation_is_refused_in_one_line_naming_kiro(tmp_path: Path) -> None:
+    # It was an unknown log format.
+    path = tmp_path / "raw_transcript"
+    path.write_text(json.dumps(KIRO_STATE))
+    _refused_in_one_line(path, KIRO_CONVERSATION)
+    # Pretty-printed, as one object, the same.
+    pretty = tmp_path / "conversation.json"
+    pretty.write_text(json.dumps(KIRO_STATE, indent=2))
+    _refused_in_one_line(pretty, KIRO_CONVERSATION)
+
+
+def test_a_conversation_whose_entries_carry_token_counts_is_not_called_kiros(tmp_path: Path) -> None:
+    counted = dict(KIRO_STATE, history=[dict(KIRO_STATE["history"][0], request_metadata={"input_tokens": 10})])
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(counted))
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert "Kiro" not in str(caught.value)

@@ -18,7 +18,12 @@ advisor (the advisor tool, Claude Code's ``/advisor`` from 2.1.98) lists each ad
 ``usage.iterations`` as an ``advisor_message`` naming the advisor model, its counts outside the top
 level (the executor's alone): each is a call of that model in an ``advisor`` lane of its own, each
 extending the lane's previous advisor call. A stream-json run names no parent and
-no time: each message extends the one its thread (session, Task call) printed before. A request is sent at the timestamp of the message it answers; its response
+no time: each message extends the one its thread (session, Task call) printed before. Run with
+``--include-partial-messages`` it prints the API's stream events too (``stream_event``): a
+response's ``message_delta`` holds its final usage, which the ``assistant`` lines, printed when
+each content block completed, do not (their usage is ``message_start``'s: through a gateway that
+counts at the end, all zero); a call's usage is then its ``message_start``'s overlaid with its
+``message_delta``'s counts. A request is sent at the timestamp of the message it answers; its response
 began no later than its first line's timestamp (written when the first content block was
 complete), which is used as the time its cache entries became readable: a conservative bound
 for concurrent starts. From 2.1.185 a main-thread response that ends its turn (``end_turn``) has
@@ -231,6 +236,13 @@ class _Walk:
         self.final: list[_Request] = []
         #: The requests whose last line was written mid-stream (:func:`_mid_stream`).
         self.mid_stream: set[str] = set()
+        #: A stream-json run's stream events (``--include-partial-messages``): per thread, the
+        #: message the API is streaming (its id and ``message_start``'s usage); per message id,
+        #: the last of its ``assistant`` lines whose usage was all zero (kept to be counted when
+        #: its ``message_delta`` brings the counts) and the lines skipped as such.
+        self.streaming: dict[tuple[str | None, ...], tuple[str, dict]] = {}
+        self.zero_held: dict[str, tuple[Record, dict, dict, str, str | None, int | None]] = {}
+        self.zero_lines: dict[str, list[int]] = {}
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -267,6 +279,9 @@ class _Walk:
             self.stream_version = value["claude_code_version"]
         # A compaction (the SDK's compact_boundary) starts the thread's chain again, as in a transcript.
         boundary = kind == "system" and value.get("subtype") == "compact_boundary"
+        if kind == "stream_event":
+            self._stream_event(value)
+            return
         if kind != "user" and kind != "assistant" and not boundary:
             return
         self.stream_entries += 1
@@ -282,6 +297,41 @@ class _Walk:
         self.stream_parent[uuid] = None if boundary else self.stream_last.get(thread)
         self.stream_last[thread] = uuid
         self.entry(record, uuid)
+
+    def _stream_event(self, value: dict) -> None:
+        """A stream-json run's API stream event: ``message_start`` names the message its thread
+        streams; ``message_delta`` brings that message's final counts, which become its call's
+        usage (over ``message_start``'s, key by key: a count the delta leaves null stays)."""
+        event = value.get("event")
+        if not isinstance(event, dict):
+            return
+        thread = tuple(v if isinstance(v, str) else None for v in (value.get("session_id"), value.get("parent_tool_use_id")))
+        kind = event.get("type")
+        if kind == "message_start":
+            message = event.get("message")
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                start = message.get("usage")
+                self.streaming[thread] = (message["id"], start if isinstance(start, dict) else {})
+            return
+        delta = event.get("usage")
+        if kind != "message_delta" or not isinstance(delta, dict) or thread not in self.streaming:
+            return
+        key, start = self.streaming[thread]
+        known = self.requests.get(key)
+        usage = {**(known.usage if known is not None else start), **{k: v for k, v in delta.items() if v is not None}}
+        if not any(map(usage.get, _COUNTED)):
+            return
+        if known is not None:
+            known.usage = usage
+            return
+        held = self.zero_held.pop(key, None)
+        if held is None:
+            return
+        # Its lines were skipped as reporting no counts: the delta reports them.
+        lines = set(self.zero_lines.pop(key, ()))
+        self.skipped = [skip for skip in self.skipped if not (skip[0] in lines and skip[1] == _ZERO_UNREPORTED)]
+        record, line_value, message, uuid, parent, when = held
+        self._assistant(record, line_value, {**message, "usage": usage}, uuid, parent, when)
 
     def flush(self) -> None:
         """Place the entries still waiting at the end of the file: those whose parent never came
@@ -476,6 +526,11 @@ class _Walk:
             # compaction is then pending on the path to it. Anywhere else the endpoint answered
             # without counts (a gateway or Anthropic-compatible server that reports zeros).
             self.skipped.append((record.line, _ZERO_COPIED if self.boundary.get(uuid) == "compaction" else _ZERO_UNREPORTED))
+            ident = message.get("id")
+            if _streamed(value) and isinstance(ident, str) and isinstance(model, str):
+                # (a stream_event message_delta may bring its counts: see _stream_event)
+                self.zero_held[ident] = (record, value, message, uuid, parent, when)
+                self.zero_lines.setdefault(ident, []).append(record.line)
             return
         if not isinstance(model, str):
             raise UserError(f"{self.name}:{record.line}: message.model is not a string ({model!r:.40})")

@@ -92,6 +92,19 @@ later ``{info: {total_token_usage, last_token_usage}, rate_limits}``, re-sent wi
 before the first call. Each count is a call of one chain in file order; the output has no
 timestamps. A call whose running total the session's rollout (read too) counted is not counted
 again. (0.44 on, the output is per turn only: refused, :mod:`prefixbench.workloads.logs.formats.headless`.)
+
+**``codex app-server`` output** (what a client of Codex's app-server protocol, v2, reads from its
+stdout and may keep: IDE extensions, SDKs, evaluation harnesses): JSON-RPC messages one a line,
+without ``jsonrpc``: responses ``{id, result}`` (``initialize``'s names ``codexHome``;
+``thread/start``'s the ``thread``, ``model``, ``modelProvider`` and ``reasoningEffort``) and
+notifications ``{method, params}`` (``thread/started``, ``turn/*``, ``item/*``, ...). Codex sends
+``thread/tokenUsage/updated`` with ``params.tokenUsage {total, last}`` (camelCase:
+``inputTokens``, ``cachedInputTokens``, ``outputTokens``, ``reasoningOutputTokens``,
+``totalTokens``) each time a model response's usage arrives, as the rollout's ``token_count``:
+``last`` is that call's usage, ``total`` the thread's running total. Each is a call, a chain per
+thread (``params.threadId``) in file order, with no timestamps read; a repeated running total is
+not a call, nor one the thread's rollout (read too) counted. An ``ephemeral`` thread keeps no
+rollout: this output is then the only record of its calls.
 """
 
 from __future__ import annotations
@@ -144,7 +157,7 @@ def detect(value: dict) -> Evidence | None:
     0.44 (``{id, msg: {type}}`` and nothing else)."""
     if value.get("type") in _LINE_KINDS and "payload" in value:
         return Evidence.ENTRY
-    if _exec_event(value):
+    if _exec_event(value) or _app_server_message(value):
         return Evidence.SHAPE
     if "record_type" in value or ("id" in value and "timestamp" in value and "instructions" in value and "type" not in value):
         return Evidence.SHAPE  # rollouts before event_msg/token_count (no usage in them)
@@ -309,6 +322,11 @@ class _Rollout:
         self.turn_prompt: int | None = None
         #: A turn was interrupted since the last call (``turn_aborted``): the next turn keeps its reasoning.
         self.aborted = False
+        #: Token counts whose running total rose by more than their own call's usage (and any call
+        #: counted since the one before): (line, input, output tokens beyond it, after an
+        #: interrupted turn); and where the calls counted since the last token count start.
+        self.total_jumps: list[tuple[int, int, int, bool]] = []
+        self.out_at_total = 0
         #: Whether a call of the current user turn reasoned: its token count's
         #: ``reasoning_output_tokens`` above 0, or a ``reasoning`` item (Codex 0.98 logs one with
         #: a count of 0); the call being counted's count; the ``reasoning`` items seen, and their
@@ -646,6 +664,7 @@ class _Rollout:
         if claimed is not None and _same(last, claimed):
             self.skipped.append((record.line, "token_count of the remote compaction call counted from its token_usage_record"))
             return
+        previous = self.last_total
         if isinstance(total, dict):
             self.last_total = total
         total_key = json.dumps(total, sort_keys=True)
@@ -653,6 +672,8 @@ class _Rollout:
             self.skipped.append((record.line, "repeated token_count (same running total)"))
             return
         self.previous_total = total_key
+        if self.out and isinstance(previous, dict) and isinstance(total, dict):
+            self._jump(record.line, previous, total, last)
         dedup = f"{total_key}@{value.get('timestamp')}"
         if dedup in self.ctx.codex_totals:
             self.skipped.append((record.line, "token_count replayed from an earlier session (fork/resume)"))
@@ -685,6 +706,20 @@ class _Rollout:
         reasoning = last.get("reasoning_output_tokens")
         self.reasoned = isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning > 0
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
+        self.out_at_total = len(self.out)
+
+    def _jump(self, line: int, previous: dict, total: dict, last: dict) -> None:
+        """Note a running total that rose by more than this call's usage and the calls counted
+        since the last token count: the usage of a call that has no token count of its own (a
+        response cut off when the user interrupted its turn)."""
+        keys = ("input_tokens", "output_tokens")
+        if not all(isinstance(d.get(k), int) and not isinstance(d.get(k), bool) for d in (previous, total, last) for k in keys):
+            return
+        since = [r.usage for r in self.out[self.out_at_total:] if r.usage is not None]
+        beyond_in = total["input_tokens"] - previous["input_tokens"] - last["input_tokens"] - sum(u.prompt for u in since)
+        beyond_out = total["output_tokens"] - previous["output_tokens"] - last["output_tokens"] - sum(u.output for u in since)
+        if beyond_in > 0 and beyond_out >= 0:
+            self.total_jumps.append((line, beyond_in, beyond_out, self.aborted))
 
     def _after_copy(self, total: dict, last: dict) -> None:
         """A fork's first call after an unmarked copy of its source: it extends the source's call
@@ -888,6 +923,17 @@ class _Rollout:
             verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
             less = " less the copy's last" if base else ""
             notes += (f"Codex's own running total{less}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+        if self.total_jumps:
+            where = "; ".join(
+                f"line {line}: {beyond_in:,} input / {beyond_out:,} output tokens" + (", after an interrupted turn" if aborted else "")
+                for line, beyond_in, beyond_out, aborted in self.total_jumps[:3]
+            )
+            more = f" (and {len(self.total_jumps) - 3} more)" if len(self.total_jumps) > 3 else ""
+            notes += (
+                f"{len(self.total_jumps)} token count(s) whose running total rose by more than their call's usage ({where}{more}): "
+                "the usage of a call with no token_count of its own (a response cut off when its turn was interrupted), "
+                "in Codex's running total, not counted here",
+            )
         return notes
 
 
@@ -940,6 +986,150 @@ def _exec_event(value: dict) -> bool:
     """An ``Event`` as ``codex exec --json`` before 0.44 printed it: ``{id, msg: {type, ...}}``."""
     msg = value.get("msg")
     return len(value) == 2 and isinstance(value.get("id"), str) and isinstance(msg, dict) and isinstance(msg.get("type"), str)
+
+
+#: The namespaces of the app-server notifications that concern a thread.
+_APP_SERVER_NAMESPACES = ("thread/", "turn/", "item/")
+
+
+def _app_server_message(value: dict) -> bool:
+    """A message of ``codex app-server`` as its client reads it: a notification of a thread, a
+    turn or an item naming its thread, ``initialize``'s response (``codexHome``) or
+    ``thread/start``'s (a ``thread`` and its ``modelProvider``)."""
+    method = value.get("method")
+    if isinstance(method, str):
+        params = value.get("params")
+        return (method.startswith(_APP_SERVER_NAMESPACES) and isinstance(params, dict)
+                and (isinstance(params.get("threadId"), str) or isinstance(params.get("thread"), dict)))
+    result = value.get("result")
+    ident = value.get("id")
+    if not isinstance(ident, int | str) or isinstance(ident, bool) or not isinstance(result, dict):
+        return False
+    return isinstance(result.get("codexHome"), str) or (isinstance(result.get("thread"), dict) and "modelProvider" in result)
+
+
+def _snake(counts: dict) -> dict:
+    """The app-server's camelCase token counts under the rollout's names (``cachedInputTokens``
+    as ``cached_input_tokens``)."""
+    return {"".join(f"_{c.lower()}" if c.isupper() else c for c in key): value for key, value in counts.items()}
+
+
+class _AppServer:
+    """The requests of a ``codex app-server`` output (see the module doc)."""
+
+    def __init__(self, path: Path, ctx: ImportContext) -> None:
+        self.name = str(path)
+        self.ctx = ctx
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.provider: Provider = "openai"
+        self.model = "unknown"
+        self.effort: str | None = None
+        self.version: str | None = None
+        #: Per thread: its last running total (as JSON), its last call's node, its running total.
+        self.previous_total: dict[str, str] = {}
+        self.chain_parent: dict[str, str | None] = {}
+        self.last_total: dict[str, dict] = {}
+        self.first_thread: str | None = None
+        self.rollout_counted = 0
+
+    def line(self, record: Record) -> None:
+        value: dict = record.value  # type: ignore[assignment]
+        result = value.get("result")
+        if isinstance(result, dict):
+            if isinstance(result.get("model"), str):
+                self.model = result["model"]
+            if isinstance(result.get("modelProvider"), str):
+                self.provider = _provider({"model_provider": result["modelProvider"]})
+            effort = result.get("reasoningEffort")
+            self.effort = effort if isinstance(effort, str) else self.effort
+            self._thread(result.get("thread"))
+            return
+        params = value.get("params")
+        if not isinstance(params, dict):
+            return
+        method = value.get("method")
+        if method == "thread/started":
+            self._thread(params.get("thread"))
+        elif method == "thread/tokenUsage/updated":
+            self._token_usage(record, params)
+
+    def _thread(self, thread: object) -> None:
+        if isinstance(thread, dict):
+            version = thread.get("cliVersion")
+            self.version = version if isinstance(version, str) else self.version
+            if self.first_thread is None and isinstance(thread.get("id"), str):
+                self.first_thread = thread["id"]
+
+    def _token_usage(self, record: Record, params: dict) -> None:
+        where = f"{self.name}:{record.line}"
+        usage = params.get("tokenUsage")
+        thread = params.get("threadId")
+        if not isinstance(usage, dict) or not isinstance(usage.get("last"), dict) or not isinstance(thread, str):
+            raise UserError(f"{where}: thread/tokenUsage/updated without a threadId and tokenUsage.last ({usage!r:.60})")
+        last = _snake(usage["last"])
+        total = _snake(usage["total"]) if isinstance(usage.get("total"), dict) else None
+        if self.first_thread is None:
+            self.first_thread = thread
+        if total is not None:
+            total_key = json.dumps(total, sort_keys=True)
+            if total_key == self.previous_total.get(thread):
+                self.skipped.append((record.line, "repeated thread/tokenUsage/updated (same running total)"))
+                return
+            self.previous_total[thread] = total_key
+            self.last_total[thread] = total
+            theirs = _total_node(thread, total)
+            self.ctx.codex_asked.add(theirs)
+            if theirs in self.ctx.codex_calls:
+                self.rollout_counted += 1
+                self.skipped.append((record.line, "thread/tokenUsage/updated counted in the thread's rollout (same running total)"))
+                self.chain_parent[thread] = theirs
+                return
+        seq = sum(1 for r in self.out if r.lane == self._lane(thread))
+        node = f"codex-app-server:{_node(thread, total, seq)}"
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane=self._lane(thread),
+                lane_kind="main" if thread == self.first_thread else "subagent",
+                seq=len(self.out),
+                sent_ms=None,
+                ready_ms=None,
+                done_ms=None,
+                provider=self.provider,
+                model=self.model,
+                envelope=(("effort", self.effort),) if self.effort else (),
+                usage=_usage(last, where),
+                prefix=Prefix(f"codex:{self.model}:?", node, self.chain_parent.get(thread), 1, replays_output=True),
+                source_format=NAME,
+            )
+        )
+        self.chain_parent[thread] = node
+
+    def _lane(self, thread: str) -> str:
+        return "main" if thread == self.first_thread else f"thread {thread}"
+
+    def notes(self) -> tuple[str, ...]:
+        version = f" (Codex {self.version})" if self.version else ""
+        notes: tuple[str, ...] = (
+            f"codex app-server output{version}: each thread/tokenUsage/updated notification is a call (its tokenUsage.last), "
+            "a chain per thread in file order, no timestamps read; Codex base instructions and tool schemas are not in it: "
+            "the head is an opaque prefix",
+        )
+        if self.rollout_counted:
+            notes += (f"{self.rollout_counted} call(s) counted in the thread's rollout, which is in this audit",)
+        if not self.out and not self.rollout_counted:
+            return notes + ("no thread/tokenUsage/updated notification: no call's usage in it",)
+        if not self.rollout_counted:
+            for thread, total in self.last_total.items():
+                mine = [r for r in self.out if r.lane == self._lane(thread) and r.usage]
+                theirs = (total.get("input_tokens"), total.get("output_tokens"))
+                counted = (sum(r.usage.prompt for r in mine), sum(r.usage.output for r in mine))  # type: ignore[union-attr]
+                if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
+                    verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
+                    notes += (f"Codex's running total of thread {thread}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+        return notes
 
 
 class _Exec:
@@ -1048,9 +1238,10 @@ class _Exec:
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
-    """A rollout's requests, or those of a ``codex exec --json`` output before 0.44; see the module doc."""
+    """A rollout's requests, or those of a ``codex exec --json`` output before 0.44 or of a
+    ``codex app-server`` output; see the module doc."""
     rollout = _Rollout(path, ctx)
-    execs: _Exec | None = None
+    execs: _Exec | _AppServer | None = None
     decided = False
     #: The lines before the first event or rollout line (exec's config summary and prompt).
     pending: list[Record] = []
@@ -1063,6 +1254,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         value: dict = record.value  # type: ignore[assignment]
         if _exec_event(value):
             execs = _Exec(path, ctx)
+        elif _app_server_message(value):
+            execs = _AppServer(path, ctx)
         elif detect(value) is None and len(pending) < _EXEC_HEAD:
             pending.append(record)
             continue
@@ -1120,5 +1313,8 @@ FORMAT = LogFormat(
         "codex exec --json output before 0.44 (a config summary, {prompt}, then Event {id, msg} lines): each token_count a call "
         "(TokenUsage itself in the first releases, later info.last_token_usage; info re-sent with rate limits, the same "
         "running total, is not), one chain in file order, no timestamps; calls the session's rollout counted are not counted again",
+        "codex app-server output (JSON-RPC messages its client reads, one a line: responses {id, result}, notifications "
+        "{method, params}): each thread/tokenUsage/updated a call (tokenUsage.last, camelCase counts), a chain per thread, "
+        "no timestamps; a repeated running total, or one the thread's rollout counted, is not a call",
     ),
 )

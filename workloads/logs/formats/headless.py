@@ -44,9 +44,12 @@ in one line that says what it is, why, and which of the agent's own files logs e
 * Entire's compact transcript (the entire.io CLI's ``transcript.jsonl`` beside ``full.jsonl`` in
   each session folder of a checkpoint, ``refs/entire/checkpoints/...``; ``{v: 1, agent,
   cli_version, type, ts, content}`` lines, seen for pi, OpenCode and Claude Code, Entire 0.8.42 and
-  0.10.6): each reply keeps its ``input_tokens`` and ``output_tokens``, no cache read or write.
-  The ``full.jsonl`` beside it is the agent's own session file (pi's, OpenCode's export, Claude
-  Code's transcript), read as that agent's.
+  0.10.6; no ``ts`` where the agent's own log keeps no time: Kiro CLI's and Cursor's, Entire's v2
+  checkpoints, 0.5.6): each reply keeps at most its ``input_tokens`` and ``output_tokens``, no
+  cache read or write. The ``full.jsonl`` beside it is the agent's own session file (pi's,
+  OpenCode's export, Claude Code's transcript), read as that agent's; Entire's v2 layout keeps
+  the compact transcript on ``refs/entire/checkpoints/v2/main`` and the agent's own file as
+  ``raw_transcript`` in the same folder on ``refs/entire/checkpoints/v2/full/current``.
 
 Detection runs only when no format claims a file's first records (a file of a format audit reads
 is never refused for a line that looks like one of these).
@@ -226,17 +229,19 @@ COPILOT_JSON = Headless(
     is_copilot_json_record,
 )
 
-#: The keys every line of Entire's compact transcript has.
-_ENTIRE_KEYS = frozenset({"v", "agent", "cli_version", "type", "ts"})
+#: The keys every line of Entire's compact transcript has (``ts`` too, where the agent's own log
+#: keeps times: Kiro CLI's and Cursor's do not).
+_ENTIRE_KEYS = frozenset({"v", "agent", "cli_version", "type", "content"})
 
 
 def _entire_compact(value: dict) -> bool:
     """A line of Entire's compact transcript: a version number, the agent and Entire's version,
-    a ``user`` or ``assistant`` line with its time (an assistant line's counts beside it)."""
+    a ``user`` or ``assistant`` line with its content and, where given, its time (an assistant
+    line's counts beside it)."""
     version = value.get("v")
     return (_ENTIRE_KEYS <= value.keys() and isinstance(version, int) and not isinstance(version, bool)
             and isinstance(value["agent"], str) and isinstance(value["cli_version"], str)
-            and value["type"] in ("user", "assistant") and isinstance(value["ts"], str))
+            and value["type"] in ("user", "assistant") and isinstance(value.get("ts", ""), str))
 
 
 def _entire_agent(value: dict) -> str:
@@ -283,8 +288,9 @@ HEADLESS: tuple[Headless, ...] = (
     COPILOT_JSON,
     Headless(
         "Entire's compact transcript of a session{detail} (transcript.jsonl of a checkpoint)",
-        "it keeps each reply's uncached input and output tokens only, no cache read or write",
-        "the agent's own session file beside it in the checkpoint (full.jsonl)",
+        "it keeps at most each reply's uncached input and output tokens, no cache read or write",
+        "the agent's own session file the checkpoint keeps (full.jsonl beside it; in Entire's v2 layout raw_transcript, "
+        "same folder, on refs/entire/checkpoints/v2/full/current)",
         _entire_compact,
         _entire_agent,
     ),

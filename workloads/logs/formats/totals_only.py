@@ -40,6 +40,11 @@ read as calls.
     usage_summary (a turn's credits)...;
   * the IDE's earlier ``.chat`` files (``globalStorage/kiro.kiroagent/<hash>/<id>.chat``):
     ``{executionId, actionId, chat: [{role, content}], metadata: {modelId, ...}}``.
+* Kiro CLI's conversations (the Amazon Q Developer CLI's before it), as the CLI serializes its
+  conversation state (what Entire's v2 checkpoints keep as a Kiro session's ``raw_transcript``):
+  one object ``{conversation_id, history, ...}`` whose history entries are ``{user, assistant,
+  request_metadata?}`` (``[input, response]`` pairs in early Q CLI releases); the request
+  metadata keeps times, lengths and the model, no token count.
 """
 
 from __future__ import annotations
@@ -153,6 +158,8 @@ _KIRO_V3_TYPES = frozenset({"user", "assistant", "tool_call", "tool_result", "tu
 def kiro_session(value: dict) -> str | None:
     """What a record of a Kiro session file says it is, and why it is no log to audit (said
     after ``file:line: ``); None for a record of no Kiro session."""
+    if is_kiro_conversation(value):
+        return KIRO_CONVERSATION
     data = value.get("data")
     if (value.keys() <= {"version", "kind", "data"} and value.get("kind") in _KIRO_CLI_KINDS
             and (isinstance(data, dict) or data is None) and isinstance(value.get("version"), str)):
@@ -170,6 +177,35 @@ def kiro_session(value: dict) -> str | None:
     if isinstance(value.get("chat"), list) and isinstance(value.get("executionId"), str) and isinstance(metadata, dict) and "modelId" in metadata:
         return f"a Kiro IDE chat file (kiro.kiroagent/<workspace>/<id>.chat): its messages' text, no token count {_KIRO_WHY}"
     return None
+#: What a Kiro CLI conversation is, and why it is no log to audit (said after ``file:line: ``).
+KIRO_CONVERSATION = (
+    "a Kiro CLI (or Amazon Q Developer CLI) conversation: its history keeps each prompt, reply and tool use, "
+    "no token count: no request to audit"
+)
+
+
+def _counts_tokens(value: object) -> bool:
+    """Whether a JSON value names a token count anywhere (a key with "token" in it)."""
+    if isinstance(value, dict):
+        return any("token" in str(key).lower() or _counts_tokens(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_counts_tokens(item) for item in value)
+    return False
+
+
+def is_kiro_conversation(value: dict) -> bool:
+    """Whether a record is a Kiro CLI conversation's state: a ``conversation_id``, a ``history``
+    of user-and-assistant entries (objects, or pairs in early releases), and no token count."""
+    history = value.get("history")
+    if not isinstance(value.get("conversation_id"), str) or not isinstance(history, list) or not history:
+        return False
+    for entry in history:
+        if isinstance(entry, dict):
+            if not {"user", "assistant"} <= entry.keys():
+                return False
+        elif not (isinstance(entry, list) and len(entry) == 2):
+            return False
+    return not _counts_tokens(history)
 
 
 def database_of(path: Path) -> TotalsOnly | None:
