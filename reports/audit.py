@@ -16,12 +16,12 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ranged_words, ratio_basis, request_where, unpriced_misses_words, unpriced_words, usd_cents4
+from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ranged_words, ratio_basis, request_where, left_out_counts, unpriced_misses_words, unpriced_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
 from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp
 from prefixbench.workloads.audit.schema import (
@@ -234,7 +234,7 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
-        f"paid {format_usd(t.cost_usd)}{unpriced_words(t.unpriced_requests - t.ranged_requests, _unpriced_models(result), t.unpriced_no_usage)}"
+        f"paid {format_usd(t.cost_usd)}{unpriced_words(*_left_out(result))}"
         f"{ranged_words(t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd)}, "
         f"lost to misses {format_usd(t.lost_usd)}{unpriced_misses_words(sum(c.unpriced_requests for c in result.causes))}"
         + (
@@ -244,9 +244,11 @@ def _headline(result: AuditResult) -> str:
     )
 
 
-def _unpriced_models(result: AuditResult) -> list[str]:
-    """The models of the requests the headline's *not in it* counts (a range aside)."""
-    return [visible(m.model) for m in result.models if m.unpriced_requests > m.ranged_requests]
+def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int]]:
+    """The requests the headline's *not in it* counts (a range aside): with no usage per format,
+    with no price per model."""
+    return left_out_counts(((visible(f.format), f.unpriced_no_usage) for f in result.files),
+                           ((visible(m.model), m.unpriced_requests, m.unpriced_no_usage, m.ranged_requests) for m in result.models))
 
 
 def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
@@ -281,10 +283,11 @@ def _none_why(result: AuditResult) -> str:
 def _causes_lines(result: AuditResult) -> list[str]:
     if not result.causes:
         return [_none_why(result)]
+    providers = [m.provider for m in result.models]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", lost_cell(format_usd(c.lost_usd), c.requests, c.unpriced_requests, count=True),
-          CAUSES.get(c.cause, "")] for c in result.causes],
+          cause_meaning(c.cause, providers)] for c in result.causes],
         {1, 2, 3},
     ))
 
@@ -546,7 +549,7 @@ def audit_markdown(result: AuditResult) -> str:
         f"{fence}\n{body}\n{fence}\n\n"
         + _worst_details_markdown(result, 50)
         + "## Causes\n\n"
-        + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
+        + "\n".join(f"- `{name}`: {cause_meaning(name, [m.provider for m in result.models])}" for name in CAUSES)
         + "\n"
     )
 
