@@ -556,8 +556,10 @@ def test_a_priced_model_whose_requests_carry_no_usage_says_no_usage_not_no_price
     record = {m["model"]: m for m in json.loads(audit_json(result))["models"]}
     assert record["claude-opus-4-6"]["priced"] is True and record["claude-opus-4-6"]["unpriced_no_usage"] == 2
     assert record["claude-nobody-knows-9"]["priced"] is False and record["claude-nobody-knows-9"]["unpriced_requests"] == 1
-    # The headline still names both models of its unpriced requests.
-    assert "(not in it: 3 request(s) of claude-nobody-knows-9, claude-opus-4-6: 2 with no usage, 1 with no price)" in audit_table(result)
+    # The headline says each reason apart: the format that reports no usage (not claude-opus-4-6,
+    # which has a price), the model with no price.
+    assert ("(not in it: 3 request(s): 2 with no usage reported by their format (agent-traces), "
+            "1 with no price for their model (claude-nobody-knows-9))") in audit_table(result)
 
 
 def test_a_paid_cell_says_which_requests_it_leaves_out() -> None:
