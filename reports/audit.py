@@ -973,7 +973,27 @@ def parse_codex_heads(text: str | None) -> dict[str, int]:
 
 
 def run_audit_command(args) -> int:
-    """``prefixbench audit``: check every option, audit, print, write, gate."""
+    """``prefixbench audit``: check every option, audit, print, write, gate. A PATH ``-`` is
+    standard input, kept in a temporary file named ``<stdin>`` while the audit reads it (as
+    ``replay -`` reads it), its format found from its content as a file's is."""
+    from prefixbench.reports.stdio import is_dash, readable_file
+
+    dashes = [path for path in args.paths if is_dash(path)]
+    if not dashes:
+        return _run_audit_command(args)
+    if len(dashes) > 1:
+        raise UserError("audit - -: standard input is one log; name the others by their paths")
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None and scheduler != "local":
+        raise UserError(f"audit - --scheduler {scheduler}: a remote scheduler's workers read the logs by their paths, "
+                        "and standard input has none; save the log to a file, or use --scheduler local")
+    with readable_file(dashes[0], "audit") as copy:
+        args.paths = [copy if is_dash(path) else path for path in args.paths]
+        args.stdin_copy = str(copy)
+        return _run_audit_command(args)
+
+
+def _run_audit_command(args) -> int:
     from prefixbench.workloads.audit.core import run_audit
     from prefixbench.workloads.audit.gate import Gate, junit_xml, unjudged, violations
 
@@ -1111,6 +1131,11 @@ def run_audit_command(args) -> int:
         del found
     finally:
         progress.close()
+    copy = getattr(args, "stdin_copy", None)
+    if copy:  # standard input is <stdin> in every view, not the temporary file it was read from
+        from prefixbench.reports.stdio import STDIN_NAME, renamed
+
+        result, fixes, what_if = renamed((result, fixes, what_if), copy, STDIN_NAME)
     match args.format:
         case "json":
             write_chunks(audit_json_chunks(result, what_if), sys.stdout, batch=_CHUNKS_A_WRITE)
