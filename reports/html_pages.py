@@ -474,7 +474,7 @@ def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
     ``<details>``) away."""
     from prefixbench.reports.auditwords import request_where, usd_cents4
     from prefixbench.reports.textable import ellipsize
-    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.causes import cause_meaning
 
     ranked = sorted(
         ((i, r) for i, r in enumerate(requests) if r["cause"] and r["lost_tokens"] > 0),
@@ -493,7 +493,7 @@ def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
             num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
             num("expected_cache_read", r["expected_cache_read"], fmt_int(r["expected_cache_read"])),
             num("lost_usd", r["lost_usd"], usd_cents4(r["lost_usd"])),
-            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}", css="cause", colour=cause_colour(r["cause"])),
+            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {cause_meaning(r['cause'], [r.get('provider', '')])}", css="cause", colour=cause_colour(r["cause"])),
             Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None),
         ]))
     return table(["where", "lane", "sent", "read", "expected", "lost", "cause", "detail"], rows, css="worst") + note(
@@ -717,7 +717,7 @@ def _requests_shown_note(shown: dict) -> str:
 
 
 def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict[tuple[str, str], int] | None = None) -> str:
-    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.causes import cause_meaning
 
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
     for i, r in enumerate(requests):
@@ -759,7 +759,7 @@ def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict
             marker = marker_tip = None
             if r["cause"]:
                 marker = r["cause"]
-                marker_tip = (f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}\n{r['detail']}"
+                marker_tip = (f"{r['cause']} ({r['evidence']}): {cause_meaning(r['cause'], [r.get('provider', '')])}\n{r['detail']}"
                               + (f"\nlost {fmt_int(r['lost_tokens'])} tokens, {fmt_usd(r['lost_usd'])}" if r["lost_usd"] else ""))
             bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
                             rejected=not reported, marker_colour=cause_colour(marker) if marker else None))
