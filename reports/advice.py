@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from prefixbench.reports.auditwords import usd_cents4
 from prefixbench.reports.textable import text_lines, visible
-from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
 
@@ -19,7 +19,8 @@ RANKING = (
 
 
 def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float = 0) -> str:
-    """``saves $0.0331``; ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
+    """``saves $0.0331`` (at the column's one precision, :func:`usd_cents4`, as the worst
+    requests' *lost*); ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
     ``unknown (unpriced)`` for None or 0 or less when every miss it targets is in no dollar figure
     (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves."""
     if (saved is None or saved <= 0) and unpriced and not lost:
@@ -27,14 +28,14 @@ def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float =
     if saved is None:
         return "cannot re-simulate"
     if saved <= 0:
-        return "does not pay" if saved == 0 else f"costs {format_usd(-saved)} more"
-    return f"saves {format_usd(saved)}"
+        return "does not pay" if saved == 0 else f"costs {usd_cents4(-saved)} more"
+    return f"saves {usd_cents4(saved)}"
 
 
 def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str:
     """What a fix's misses lost; ``no miss`` when no miss of the audit points at the fix (it saves
     on what the requests it changes paid, not on a miss)."""
-    return "no miss" if not causes and not lost else format_usd(Decimal(str(lost)))
+    return "no miss" if not causes and not lost else usd_cents4(Decimal(str(lost)))
 
 
 def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpriced: int = 0) -> str:

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ranged_words, ratio_basis, request_where, unpriced_misses_words, unpriced_words, usd_cents4
+from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ranged_words, ratio_basis, request_where, left_out_counts, unpriced_misses_words, unpriced_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.causes import CAUSES
+from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
 from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp
 from prefixbench.workloads.audit.schema import (
@@ -234,7 +234,7 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
         f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
-        f"paid {format_usd(t.cost_usd)}{unpriced_words(t.unpriced_requests - t.ranged_requests, _unpriced_models(result), t.unpriced_no_usage)}"
+        f"paid {format_usd(t.cost_usd)}{unpriced_words(*_left_out(result))}"
         f"{ranged_words(t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd)}, "
         f"lost to misses {format_usd(t.lost_usd)}{unpriced_misses_words(sum(c.unpriced_requests for c in result.causes))}"
         + (
@@ -244,9 +244,11 @@ def _headline(result: AuditResult) -> str:
     )
 
 
-def _unpriced_models(result: AuditResult) -> list[str]:
-    """The models of the requests the headline's *not in it* counts (a range aside)."""
-    return [visible(m.model) for m in result.models if m.unpriced_requests > m.ranged_requests]
+def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int]]:
+    """The requests the headline's *not in it* counts (a range aside): with no usage per format,
+    with no price per model."""
+    return left_out_counts(((visible(f.format), f.unpriced_no_usage) for f in result.files),
+                           ((visible(m.model), m.unpriced_requests, m.unpriced_no_usage, m.ranged_requests) for m in result.models))
 
 
 def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
@@ -281,10 +283,11 @@ def _none_why(result: AuditResult) -> str:
 def _causes_lines(result: AuditResult) -> list[str]:
     if not result.causes:
         return [_none_why(result)]
+    providers = [m.provider for m in result.models]
     return list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
         [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", lost_cell(format_usd(c.lost_usd), c.requests, c.unpriced_requests, count=True),
-          CAUSES.get(c.cause, "")] for c in result.causes],
+          cause_meaning(c.cause, providers)] for c in result.causes],
         {1, 2, 3},
     ))
 
@@ -546,7 +549,7 @@ def audit_markdown(result: AuditResult) -> str:
         f"{fence}\n{body}\n{fence}\n\n"
         + _worst_details_markdown(result, 50)
         + "## Causes\n\n"
-        + "\n".join(f"- `{name}`: {meaning}" for name, meaning in CAUSES.items())
+        + "\n".join(f"- `{name}`: {cause_meaning(name, [m.provider for m in result.models])}" for name in CAUSES)
         + "\n"
     )
 
@@ -970,7 +973,27 @@ def parse_codex_heads(text: str | None) -> dict[str, int]:
 
 
 def run_audit_command(args) -> int:
-    """``prefixbench audit``: check every option, audit, print, write, gate."""
+    """``prefixbench audit``: check every option, audit, print, write, gate. A PATH ``-`` is
+    standard input, kept in a temporary file named ``<stdin>`` while the audit reads it (as
+    ``replay -`` reads it), its format found from its content as a file's is."""
+    from prefixbench.reports.stdio import is_dash, readable_file
+
+    dashes = [path for path in args.paths if is_dash(path)]
+    if not dashes:
+        return _run_audit_command(args)
+    if len(dashes) > 1:
+        raise UserError("audit - -: standard input is one log; name the others by their paths")
+    scheduler = getattr(args, "scheduler", None)
+    if scheduler is not None and scheduler != "local":
+        raise UserError(f"audit - --scheduler {scheduler}: a remote scheduler's workers read the logs by their paths, "
+                        "and standard input has none; save the log to a file, or use --scheduler local")
+    with readable_file(dashes[0], "audit") as copy:
+        args.paths = [copy if is_dash(path) else path for path in args.paths]
+        args.stdin_copy = str(copy)
+        return _run_audit_command(args)
+
+
+def _run_audit_command(args) -> int:
     from prefixbench.workloads.audit.core import run_audit
     from prefixbench.workloads.audit.gate import Gate, junit_xml, unjudged, violations
 
@@ -1108,6 +1131,11 @@ def run_audit_command(args) -> int:
         del found
     finally:
         progress.close()
+    copy = getattr(args, "stdin_copy", None)
+    if copy:  # standard input is <stdin> in every view, not the temporary file it was read from
+        from prefixbench.reports.stdio import STDIN_NAME, renamed
+
+        result, fixes, what_if = renamed((result, fixes, what_if), copy, STDIN_NAME)
     match args.format:
         case "json":
             write_chunks(audit_json_chunks(result, what_if), sys.stdout, batch=_CHUNKS_A_WRITE)

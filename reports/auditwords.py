@@ -20,17 +20,43 @@ def ratio_basis(reporting: int, total: int) -> str:
     return f" (of the {reporting:,} requests that report their cache use)"
 
 
-def unpriced_words(unpriced: int, models: list[str], no_usage: int = 0) -> str:
-    """What a dollar total leaves out, and why: `` (not in it: 42 request(s) of glm-5.2, no
-    price)``, `` (... of mooncake, no usage)`` where none of them has usage to price, else
-    `` (... of a, b: 40 with no usage, 2 with no price)``; '' when every request is priced."""
-    if not unpriced:
+def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int]) -> str:
+    """What a dollar total leaves out, and why, per reason: `` (not in it: 12,031 request(s) with
+    no usage reported by their format: mooncake)``, `` (... with no price for their model: glm-9)``,
+    or both: `` (not in it: 42 request(s): 40 with no usage reported by their format (mooncake), 2
+    with no price for their model (glm-9))``; a reason naming several counts each (``a 3, b 2``).
+    ``no_usage``: requests per log format that reports no usage; ``no_price``: requests with
+    usage per model the price table does not price; '' when both are empty."""
+    groups = [(why, {k: n for k, n in counts.items() if n > 0}) for why, counts in
+              (("with no usage reported by their format", no_usage), ("with no price for their model", no_price))]
+    groups = [(why, counts) for why, counts in groups if counts]
+    if not groups:
         return ""
-    named = f" of {', '.join(sorted(models))}" if models else ""
-    no_usage = min(no_usage, unpriced)
-    why = ("no price" if not no_usage else "no usage" if no_usage == unpriced
-           else f": {no_usage:,} with no usage, {unpriced - no_usage:,} with no price")
-    return f" (not in it: {unpriced:,} request(s){named}{'' if why.startswith(':') else ', '}{why})"
+
+    def names(counts: dict[str, int]) -> str:
+        if len(counts) == 1:
+            return next(iter(counts))
+        return ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
+
+    total = sum(sum(counts.values()) for _, counts in groups)
+    if len(groups) == 1:
+        why, counts = groups[0]
+        return f" (not in it: {total:,} request(s) {why}: {names(counts)})"
+    parts = ", ".join(f"{sum(counts.values()):,} {why} ({names(counts)})" for why, counts in groups)
+    return f" (not in it: {total:,} request(s): {parts})"
+
+
+def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str, int, int, int]]) -> tuple[dict[str, int], dict[str, int]]:
+    """The two reasons of :func:`unpriced_words`, counted: requests with no usage per format, from
+    each file's ``(format, no-usage requests)``, and requests of no price per model, from each
+    model's ``(model, unpriced, no-usage, ranged requests)``."""
+    no_usage: Counter[str] = Counter()
+    for fmt, n in files:
+        no_usage[fmt] += n
+    no_price: Counter[str] = Counter()
+    for model, unpriced, without_usage, ranged in models:
+        no_price[model] += unpriced - without_usage - ranged
+    return dict(no_usage), dict(no_price)
 
 
 def unpriced_misses_words(misses: int) -> str:

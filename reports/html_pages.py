@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, paid_cell, ranged_words, unpriced_misses_words, unpriced_words
+from prefixbench.reports.auditwords import lost_cell, paid_cell, left_out_counts, ranged_words, unpriced_misses_words, unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -429,7 +429,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
     sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session", many)))
     sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
-    sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals)))
+    sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals, [m["provider"] for m in record.get("models", [])])))
     sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
     if what_if is not None:
         sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
@@ -447,10 +447,10 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []), many)))
     ranged = int(totals.get("ranged_requests") or 0)
-    unpriced = unpriced_words(int(totals.get("unpriced_requests") or 0) - ranged,
-                              [m["model"] for m in record.get("models", [])
-                               if m.get("unpriced_requests", 0) > m.get("ranged_requests", 0)],
-                              int(totals.get("unpriced_no_usage") or 0))
+    unpriced = unpriced_words(*left_out_counts(
+        ((f.get("format", ""), int(f.get("unpriced_no_usage") or 0)) for f in record.get("files", [])),
+        ((m["model"], int(m.get("unpriced_requests") or 0), int(m.get("unpriced_no_usage") or 0), int(m.get("ranged_requests") or 0))
+         for m in record.get("models", []))))
     unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
     # A file left out as bad input is listed under files but was not read: the header counts the
     # files audited and names the others.
@@ -474,7 +474,7 @@ def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
     ``<details>``) away."""
     from prefixbench.reports.auditwords import request_where, usd_cents4
     from prefixbench.reports.textable import ellipsize
-    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.causes import cause_meaning
 
     ranked = sorted(
         ((i, r) for i, r in enumerate(requests) if r["cause"] and r["lost_tokens"] > 0),
@@ -493,7 +493,7 @@ def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
             num("reported_cache_read", r["reported_cache_read"], fmt_int(r["reported_cache_read"] or 0)),
             num("expected_cache_read", r["expected_cache_read"], fmt_int(r["expected_cache_read"])),
             num("lost_usd", r["lost_usd"], usd_cents4(r["lost_usd"])),
-            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}", css="cause", colour=cause_colour(r["cause"])),
+            Cell(r["cause"], tip=f"{r['cause']} ({r['evidence']}): {cause_meaning(r['cause'], [r.get('provider', '')])}", css="cause", colour=cause_colour(r["cause"])),
             Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None),
         ]))
     return table(["where", "lane", "sent", "read", "expected", "lost", "cause", "detail"], rows, css="worst") + note(
@@ -574,8 +574,8 @@ def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
     )
 
 
-def _audit_causes(causes: list[dict], totals: dict) -> str:
-    from prefixbench.workloads.audit.causes import CAUSES
+def _audit_causes(causes: list[dict], totals: dict, providers: list[str]) -> str:
+    from prefixbench.workloads.audit.causes import cause_meaning
 
     if not totals["requests"]:
         return note("The log holds no model call with usage: nothing was paid, nothing missed.")
@@ -584,11 +584,11 @@ def _audit_causes(causes: list[dict], totals: dict) -> str:
     rows = []
     for i, c in enumerate(causes):
         rows.append(({"data-cause": c["cause"]}, [
-            Cell(c["cause"], tip=CAUSES.get(c["cause"], ""), css="cause", colour=cause_colour(c["cause"])),
+            Cell(c["cause"], tip=cause_meaning(c["cause"], providers), css="cause", colour=cause_colour(c["cause"])),
             num("requests", c["requests"], fmt_int(c["requests"])),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
             num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"]), c["requests"], c.get("unpriced_requests", 0), count=True)),
-            CAUSES.get(c["cause"], ""),
+            cause_meaning(c["cause"], providers),
         ]))
     return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)
 
@@ -717,7 +717,7 @@ def _requests_shown_note(shown: dict) -> str:
 
 
 def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict[tuple[str, str], int] | None = None) -> str:
-    from prefixbench.workloads.audit.causes import CAUSES
+    from prefixbench.workloads.audit.causes import cause_meaning
 
     lanes: dict[tuple[str, str], list[tuple[int, dict]]] = {}
     for i, r in enumerate(requests):
@@ -759,7 +759,7 @@ def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict
             marker = marker_tip = None
             if r["cause"]:
                 marker = r["cause"]
-                marker_tip = (f"{r['cause']} ({r['evidence']}): {CAUSES.get(r['cause'], '')}\n{r['detail']}"
+                marker_tip = (f"{r['cause']} ({r['evidence']}): {cause_meaning(r['cause'], [r.get('provider', '')])}\n{r['detail']}"
                               + (f"\nlost {fmt_int(r['lost_tokens'])} tokens, {fmt_usd(r['lost_usd'])}" if r["lost_usd"] else ""))
             bars.append(Bar(segments, tip, attrs, overlay=float(r["predicted_cache_read"]), marker=marker, marker_tip=marker_tip,
                             rejected=not reported, marker_colour=cause_colour(marker) if marker else None))

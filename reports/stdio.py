@@ -3,7 +3,7 @@
 Where a command can use it, it does (docs/robustness.md, "Standard input and output"):
 
 - ``record -`` writes the log to standard output;
-- ``replay -`` and ``check --trace -`` read the log from standard input;
+- ``replay -``, ``check --trace -`` and ``audit -`` read the log from standard input;
 - ``compare BASE -`` (or ``compare - --compare NAME``) reads one result from standard input.
 
 Everywhere else a path is a folder, is read by its path or would share standard output with
@@ -19,8 +19,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from prefixbench.simulator.errors import UserError
+
+T = TypeVar("T")
 
 #: How standard input is named in output and error lines (``<stdin>:3: invalid JSON ...``).
 STDIN_NAME = "<stdin>"
@@ -56,8 +59,6 @@ _REFUSED: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
     "bench": (("out", "--out", f"{_FOLDER} (the leaderboard is printed there already)"),),
     "audit": (
-        ("paths", "PATH", "audit reads each log by its path (its format, sessions and files are named from it); "
-         "save the log to a file and audit that"),
         ("out", "--out", f"{_FOLDER} (--format json or md prints the audit there)"),
         ("junit", "--junit", "writes a file, not standard output (the audit is printed there)"),
     ),
@@ -84,6 +85,7 @@ def refuse_dashes(args: object) -> None:
 _STDIN_EXAMPLES = {
     "replay": ("a log", "prefixbench record - | prefixbench replay -"),
     "check --trace": ("a log", "prefixbench record - | prefixbench check --trace -"),
+    "audit": ("a log", "zcat session.jsonl.gz | prefixbench audit -"),
     "compare": ("a result", "prefixbench sweep --format json --quiet | prefixbench compare base.json -"),
 }
 
@@ -158,6 +160,33 @@ def readable_file(path: Path, command: str) -> Iterator[Path]:
             if lines:
                 error.lines = [line.replace(str(copy), STDIN_NAME) for line in lines]  # type: ignore[attr-defined]
             raise error from None
+
+
+def renamed(value: T, old: str, new: str) -> T:
+    """``value`` with ``old`` replaced by ``new`` in every string it holds (structs, tuples,
+    lists and dicts walked; other values kept): an audit of ``-`` names standard input
+    :data:`STDIN_NAME`, not the temporary copy it read (whose folder differs on every run)."""
+    import msgspec
+
+    if isinstance(value, str):
+        return value.replace(old, new) if old in value else value  # type: ignore[return-value]
+    if isinstance(value, msgspec.Struct):
+        changes = {}
+        for name in value.__struct_fields__:
+            item = getattr(value, name)
+            done = renamed(item, old, new)
+            if done is not item:
+                changes[name] = done
+        return msgspec.structs.replace(value, **changes) if changes else value
+    if isinstance(value, (tuple, list)):
+        items = [renamed(item, old, new) for item in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, list) or type(value) is tuple else type(value)(*items)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        pairs = {renamed(k, old, new): renamed(v, old, new) for k, v in value.items()}
+        return pairs  # type: ignore[return-value]
+    return value
 
 
 def write_stdout_bytes(data: bytes) -> bool:

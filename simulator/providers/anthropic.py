@@ -186,6 +186,7 @@ RULES = ProviderRules(
     min_applies_to="prompt",
     ttls_ms=tuple(TTL_MS.items()),
     default_ttl="5m",
+    ttl_text="5 m, or 1 h where the write asks for it",
     ttl_per_request=True,
     max_breakpoints=MAX_BREAKPOINTS,
     lookback_blocks=LOOKBACK_BLOCKS,

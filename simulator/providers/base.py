@@ -114,6 +114,14 @@ def _max_cached(by_model: tuple[tuple[str, int], ...], model: str) -> int | None
 
 
 @lru_cache(maxsize=1024)
+def _duration_words(ms: int) -> str:
+    """A lifetime in the largest whole unit (``5 m``, ``1 h``, ``24 h``, ``90 s``)."""
+    for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1_000)):
+        if ms >= size and ms % size == 0:
+            return f"{ms // size} {unit}"
+    return f"{ms} ms"
+
+
 def _ttl_ms(ttls: tuple[tuple[str, int], ...], default: str | None, label: str | None) -> int | None:
     table = dict(ttls)
     if label in table:
@@ -222,6 +230,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     ttls_ms: tuple[tuple[str, int], ...] = ()
     #: The label of the lifetime an entry gets unless the request asks for another.
     default_ttl: str | None = None
+    #: The lifetimes in words, as the provider documents them (the audit's ttl-expired meaning);
+    #: empty: :meth:`ttl_words` spells :attr:`ttls_ms`.
+    ttl_text: str = ""
     #: The client picks each write's TTL in the request (the what-if TTL plans apply).
     ttl_per_request: bool = False
     #: The lifetime one request gets where the provider decides it per request rather than per
@@ -394,6 +405,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
             return self.ttl_ms(self.default_ttl)
         ttls = [ms for _, ms in self.ttls_ms]
         return max(ttls) if ttls else None
+
+    def ttl_words(self) -> str:
+        """The entry lifetimes this provider offers, in words (``5 m / 1 h``); empty: no TTL."""
+        if self.ttl_text:
+            return self.ttl_text
+        return " / ".join(_duration_words(ms) for _, ms in self.ttls_ms)
 
     def ttl_ms(self, label: str | None = None) -> int | None:
         """Lifetime (logical ms) of ``label``, or of the default when ``label`` is not offered."""

@@ -215,6 +215,7 @@ RULES = ProviderRules(
     min_applies_to="read",
     ttls_ms=(("in_memory", IN_MEMORY_TTL_MS), ("24h", EXTENDED_TTL_MS), ("30m", BREAKPOINT_TTL_MS)),
     default_ttl="in_memory",
+    ttl_text="in-memory retention ~5-10 min idle (up to 1 h), 24 h with extended retention, 30 min or more with GPT-5.6 breakpoints",
     request_ttl=retention,
     read_multiplier=0.1,
     write_multiplier=1.0,

@@ -19,7 +19,7 @@ re-simulate, by the dollars the audit lost to their causes.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -276,24 +276,32 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                               "figure (no price, or a range only), so what it saves on them is unknown"
                               + (f"; {w.detail}" if w.detail else ""))
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
-                                  unpriced, _knobs(w, rows, by_key))
+                                  unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats))
             recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
             # unknown on two counts, and said so rather than left out.
             detail = f"cannot re-simulate: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
-                                                   unpriced, _knobs(w, rows, by_key)))
+                                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats)))
     recommendations.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
 
 
-def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow]) -> tuple[bool, bool]:
-    """How the clients of the requests ``w`` changes, and of its misses, pick a cache lifetime."""
+def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow],
+           files: set[str] | None = None) -> tuple[bool, bool]:
+    """How the clients of the requests ``w`` changes, and of its misses, pick a cache lifetime
+    (``files``: of those files only, one agent's)."""
     from prefixbench.workloads.audit.whatif import lifetime_knobs
 
     changed = [by_key[key] for c in w.changes if (key := (c.file, c.lane, c.index)) in by_key]
-    return lifetime_knobs({(row.provider, row.model) for row in (*rows, *changed)})
+    return lifetime_knobs({(row.provider, row.model) for row in (*rows, *changed) if files is None or row.file in files})
+
+
+def _knobs_by_agent(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow],
+                    formats: dict[str, str]) -> Callable[[str], tuple[bool, bool]]:
+    """:func:`_knobs` of one agent (log format)'s files, by format."""
+    return lambda fmt: _knobs(w, rows, by_key, {file for file, f in formats.items() if f == fmt})
 
 
 def _misses_changed(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> list[AuditRow]:
@@ -381,16 +389,16 @@ def _recommendation(
     detail: str,
     unpriced: int = 0,
     knobs: tuple[bool, bool] = (True, False),
+    agent_knobs: Callable[[str], tuple[bool, bool]] | None = None,
 ) -> Recommendation:
     causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
     sessions = {file for file, _ in lanes}
     fmt_counts = Counter(formats.get(file, "") for file, _ in lanes)
-    # The agent with the most lanes, ties to the first name: never the set's (hash) order.
-    fmt = min(fmt_counts.items(), key=lambda item: (-item[1], item[0]))[0] if fmt_counts else ""
+    # The agents by their lanes, most first, ties to the first name: never the set's (hash) order.
+    fmts = [f for f, _ in sorted(fmt_counts.items(), key=lambda item: (-item[1], item[0]))] or [""]
     name = _fix_name(fix)
-    agent_setting = AGENT_SETTINGS.get((fmt, name))
-    change = agent_setting.change if agent_setting is not None else _ttl_change(name, knobs)
+    agent, change, setting, source = _agent_advice(name, fmts, knobs, agent_knobs)
     if saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
         change = f"not worth it at these prices (leave it as it is): {change}"
     pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
@@ -404,13 +412,39 @@ def _recommendation(
         requests=w.requests_changed if saved is not None else len(rows),
         lanes=len(lanes),
         sessions=len(sessions),
-        agent=AGENTS.get(fmt, fmt or "the agent"),
+        agent=agent,
         change=change,
-        setting=agent_setting.setting if agent_setting is not None else None,
-        source=agent_setting.source if agent_setting is not None else None,
+        setting=setting,
+        source=source,
         saved_usd=saved,
         lost_usd=lost,
         assumption=w.assumption,
         detail=detail,
         unpriced_requests=unpriced,
     )
+
+
+def _agent_advice(name: str, fmts: Sequence[str], knobs: tuple[bool, bool],
+                  agent_knobs: Callable[[str], tuple[bool, bool]] | None) -> tuple[str, str, str | None, str | None]:
+    """A fix's agent, change, setting and source. One agent: its own words (its documented
+    setting where :data:`AGENT_SETTINGS` has one). Lanes of several agents: each agent's change,
+    setting and source, labelled with its name, most lanes first, so that no agent is shown
+    another's setting (Claude Code's ENABLE_PROMPT_CACHING_1H for a Codex lane)."""
+    def one(fmt: str, lifetimes: tuple[bool, bool]) -> tuple[str, str, str | None, str | None]:
+        found = AGENT_SETTINGS.get((fmt, name))
+        change = found.change if found is not None else _ttl_change(name, lifetimes)
+        return (AGENTS.get(fmt, fmt or "the agent"), change, found.setting if found is not None else None,
+                found.source if found is not None else None)
+
+    if len(fmts) == 1:
+        return one(fmts[0], knobs)
+    each = [one(fmt, agent_knobs(fmt) if agent_knobs is not None else knobs) for fmt in fmts]
+    agent = ", ".join(a for a, _, _, _ in each)
+    if len({(c, st, src) for _, c, st, src in each}) == 1:  # the same words for every agent (keep-alive): said once
+        return agent, *each[0][1:]
+    change = "; ".join(f"{a}: {c}" for a, c, _, _ in each)
+    setting = None
+    if any(s for _, _, s, _ in each):
+        setting = "; ".join(f"{a}: {s or 'none documented (the change says what to ask for)'}" for a, _, s, _ in each)
+    sources = [f"{a}: {src}" for a, _, _, src in each if src]
+    return agent, change, setting, "; ".join(sources) or None

@@ -20,11 +20,13 @@ so predicted and server-reported causes can be scored against each other.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 #: Every cause a request can carry, with what it means (docs/audit.md and --help list these).
 CAUSES: dict[str, str] = {
     "cold-start": "first use of a prefix nobody had cached yet: unavoidable",
     "concurrent-write": "sent while the entry it needed was still being written (parallel starts)",
-    "ttl-expired": "idle longer than the entry's TTL (5 m / 1 h) since it was last used",
+    "ttl-expired": "idle longer than the entry's TTL since it was last used (the audit names the lifetimes of the log's providers)",
     "model-changed": "another model: nothing cached under the old one is readable",
     "effort-changed": "new request family: reasoning effort / thinking setting changed",
     "system-changed": "the system prompt changed",
@@ -40,6 +42,22 @@ CAUSES: dict[str, str] = {
     "provider-best-effort": "the provider missed on its own (routing to another server or upstream, best-effort caches): not the agent's doing",
     "unexplained": "nothing in the log explains it (the detail says why the log cannot tell)",
 }
+
+
+def cause_meaning(cause: str, providers: Iterable[str] = ()) -> str:
+    """What ``cause`` means in an audit of calls to ``providers``: ttl-expired names the
+    lifetimes each of them offers, from its rules (another cause: :data:`CAUSES`' words)."""
+    if cause != "ttl-expired":
+        return CAUSES.get(cause, "")
+    from prefixbench.simulator.providers import PROVIDERS
+
+    lifetimes = [f"{name}: {words}" for name in sorted(set(providers))
+                 if name in PROVIDERS and (words := PROVIDERS[name].ttl_words())]
+    if not lifetimes:
+        return "idle longer than the entry's TTL since it was last used"
+    return f"idle longer than the entry's TTL since it was last used ({'; '.join(lifetimes)})"
+
+
 EVIDENCE: tuple[str, ...] = ("diagnostic", "body-diff", "log", "position", "none")
 #: Anthropic's diagnostic labels -> our causes.
 DIAGNOSTIC_CAUSES: dict[str, str] = {

@@ -263,3 +263,26 @@ def test_ttl_advice_on_an_openai_log_names_the_retention_it_can_ask_for(tmp_path
     recs = {r.fix: r for r in advise(run_audit([claude], trace=trace), trace,
                                      what_ifs=what_if(*trace, ["ttl-1h"])).recommendations}
     assert "prompt_cache_retention" not in recs["ttl-1h"].change
+
+
+def test_a_fix_over_the_lanes_of_two_agents_names_each_agents_setting(tmp_path: Path, capsys) -> None:
+    """``audit cc-log codex-log --what-if ttl-1h``: the fix was one row named after the agent
+    with the most lanes, so Claude Code's ENABLE_PROMPT_CACHING_1H=1 was shown for the Codex lane
+    too. Each agent is named with its own change and setting, in the table, JSON and report.html."""
+    claude, codex = _paused(tmp_path), _codex_idle(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(claude), str(codex), "--quiet", "--what-if", "ttl-1h", "--out", str(out)]) == 0
+    table = capsys.readouterr().out
+    (rec,) = [r for r in json.loads((out / "audit.json").read_text())["recommendations"] if r["fix"] == "ttl-1h"]
+    assert rec["lanes"] == 2 and rec["agent"] == "Claude Code, Codex CLI"
+    claude_setting = AGENT_SETTINGS[("claude-code", "ttl-1h")].setting
+    assert rec["setting"] == f"Claude Code: {claude_setting}; Codex CLI: none documented (the change says what to ask for)"
+    assert rec["change"].startswith("Claude Code: opt the session into the 1-hour prompt-cache TTL; Codex CLI: ")
+    assert 'prompt_cache_retention "24h"' in rec["change"].split("Codex CLI: ")[1]
+    assert f"   setting: {rec['setting']}" in table and "Claude Code, Codex CLI" in table
+    html = (out / "report.html").read_text()
+    assert "Codex CLI: none documented" in html and "Claude Code, Codex CLI" in html
+    # One agent keeps its own words, unlabelled.
+    assert main(["audit", str(claude), "--quiet", "--what-if", "ttl-1h", "--format", "json"]) == 0
+    (alone,) = [r for r in json.loads(capsys.readouterr().out)["recommendations"] if r["fix"] == "ttl-1h"]
+    assert alone["agent"] == "Claude Code" and alone["setting"] == claude_setting

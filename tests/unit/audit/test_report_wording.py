@@ -398,8 +398,8 @@ def test_the_headline_says_which_requests_its_dollars_leave_out(tmp_path: Path) 
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
     assert result.totals.unpriced_requests == 1
     # 3 input + 1,500 written x 1.25 + 9 output at Sonnet 4's $3 / $15: $0.005769.
-    assert "paid $0.005769 (not in it: 1 request(s) of claude-nobody-knows-9, no price), lost" in audit_table(result)
-    assert "paid $0.005769 (not in it: 1 request(s) of claude-nobody-knows-9, no price)," in _text(audit_html(result))
+    assert "paid $0.005769 (not in it: 1 request(s) with no price for their model: claude-nobody-knows-9), lost" in audit_table(result)
+    assert "paid $0.005769 (not in it: 1 request(s) with no price for their model: claude-nobody-knows-9)," in _text(audit_html(result))
     assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 1
 
 
@@ -449,7 +449,7 @@ def test_the_headline_counts_requests_without_usage_that_no_dollar_figure_holds(
     assert result.totals.unpriced_requests == 2
     # ... and says why: no usage to price, not a missing price (a block-hash trace's claude-*
     # models have prices).
-    assert "paid $0 (not in it: 2 request(s) of mooncake, no usage), lost" in audit_table(result)
+    assert "paid $0 (not in it: 2 request(s) with no usage reported by their format: mooncake), lost" in audit_table(result)
     assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 2
     assert json.loads(audit_json(result))["totals"]["unpriced_no_usage"] == 2
 
@@ -457,10 +457,23 @@ def test_the_headline_counts_requests_without_usage_that_no_dollar_figure_holds(
 def test_unpriced_words_say_which_requests_lack_usage_and_which_a_price() -> None:
     from prefixbench.reports.auditwords import unpriced_words
 
-    assert unpriced_words(0, ["x"], 0) == ""
-    assert unpriced_words(42, ["glm-9"]) == " (not in it: 42 request(s) of glm-9, no price)"
-    assert unpriced_words(42, ["mooncake"], 42) == " (not in it: 42 request(s) of mooncake, no usage)"
-    assert unpriced_words(42, ["b", "a"], 40) == " (not in it: 42 request(s) of a, b: 40 with no usage, 2 with no price)"
+    assert unpriced_words({"codex": 0}, {"x": 0}) == ""
+    assert unpriced_words({}, {"glm-9": 42}) == " (not in it: 42 request(s) with no price for their model: glm-9)"
+    assert unpriced_words({"mooncake": 42}, {}) == " (not in it: 42 request(s) with no usage reported by their format: mooncake)"
+    assert unpriced_words({"mooncake": 40}, {"b": 1, "a": 1}) == (
+        " (not in it: 42 request(s): 40 with no usage reported by their format (mooncake), "
+        "2 with no price for their model (a 1, b 1))")
+
+
+def test_the_headline_names_formats_without_usage_as_formats_not_their_models_as_unpriced(tmp_path: Path) -> None:
+    """../shared/realdata's headline read "not in it: 14,817 request(s) of claude-haiku-...,
+    claude-sonnet-4-20250514, ..., mooncake, no usage": priced models listed as if they lacked a
+    price, and a format (mooncake) among them as a model. Each reason is said apart: the formats
+    that report no usage, the models the price table lacks."""
+    result = run_audit([_unpriced_sessions(tmp_path)])
+    words = ("(not in it: 4 request(s): 2 with no usage reported by their format (mooncake), "
+             "2 with no price for their model (claude-nobody-knows-9))")
+    assert words in audit_table(result) and words in _text(audit_html(result))
 
 
 def _unpriced_sessions(folder: Path) -> Path:
@@ -543,8 +556,10 @@ def test_a_priced_model_whose_requests_carry_no_usage_says_no_usage_not_no_price
     record = {m["model"]: m for m in json.loads(audit_json(result))["models"]}
     assert record["claude-opus-4-6"]["priced"] is True and record["claude-opus-4-6"]["unpriced_no_usage"] == 2
     assert record["claude-nobody-knows-9"]["priced"] is False and record["claude-nobody-knows-9"]["unpriced_requests"] == 1
-    # The headline still names both models of its unpriced requests.
-    assert "(not in it: 3 request(s) of claude-nobody-knows-9, claude-opus-4-6: 2 with no usage, 1 with no price)" in audit_table(result)
+    # The headline says each reason apart: the format that reports no usage (not claude-opus-4-6,
+    # which has a price), the model with no price.
+    assert ("(not in it: 3 request(s): 2 with no usage reported by their format (agent-traces), "
+            "1 with no price for their model (claude-nobody-knows-9))") in audit_table(result)
 
 
 def test_a_paid_cell_says_which_requests_it_leaves_out() -> None:
@@ -690,3 +705,34 @@ def test_one_unpriced_words_and_one_plus_unpriced_phrase() -> None:
     assert paid_cell("$1.2345", 10, 3) == lost_cell("$1.2345", 10, 3, count=True) == plus_unpriced("$1.2345", 3)
     assert saved_cell(Decimal("0.0331"), 2) == "saves $0.0331 + 2 unpriced"
     assert saved_cell(Decimal(0), 2) == saved_cell(None, 2) == "unknown (unpriced)" and saved_cell(Decimal("0.5"), 0) == "saves $0.5000"
+
+
+def test_ttl_expired_means_the_lifetimes_of_the_logs_providers(tmp_path: Path, capsys) -> None:
+    """A Codex log's misses-by-cause said ttl-expired is "idle longer than the entry's TTL (5 m /
+    1 h)" beside a detail "past the 10m00s TTL": Anthropic's lifetimes on an OpenAI log. The
+    meaning names the lifetimes of the log's providers, from their rules."""
+    from prefixbench.reports.cli import main
+    from prefixbench.simulator.providers import PROVIDERS
+    from tests.unit.audit.test_advice import _codex_idle, _paused
+
+    openai, anthropic = PROVIDERS["openai"].ttl_words(), PROVIDERS["anthropic"].ttl_words()
+    assert "5-10 min" in openai and "24 h" in openai and "1 h" in anthropic
+    codex = _codex_idle(tmp_path)
+    result = run_audit([codex])
+    (line,) = [line for line in audit_table(result).splitlines() if line.startswith("ttl-expired ")]
+    assert line.endswith(f"idle longer than the entry's TTL since it was last used (openai: {openai})") and "5 m" not in line
+    assert f"(openai: {openai})" in _text(audit_html(result)) and f"(openai: {openai})" in audit_markdown(result)
+    claude = _paused(tmp_path / "cc")
+    assert main(["audit", str(claude), str(codex), "--quiet"]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("ttl-expired ")]
+    assert line.endswith(f"(anthropic: {anthropic}; openai: {openai})")
+
+
+def test_what_to_change_dollars_share_one_precision() -> None:
+    """``saves $0.007444`` beside ``saves $0.0141``: the column mixed significant figures; it
+    takes the worst requests' one rule (4 decimals), as does what its misses lost."""
+    from prefixbench.reports.advice import lost_text, saves_text
+
+    assert saves_text(Decimal("0.007444")) == "saves $0.0074" and saves_text(Decimal("0.0141")) == "saves $0.0141"
+    assert saves_text(Decimal("-0.0012345")) == "costs $0.0012 more" and saves_text(Decimal("0.00001")) == "saves <$0.0001"
+    assert lost_text(Decimal("0.007444"), ("ttl-expired",)) == "$0.0074"

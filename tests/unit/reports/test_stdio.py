@@ -110,7 +110,6 @@ def test_compare_reads_one_result_from_standard_input(tmp_path, monkeypatch, cap
     (["check", "--engine-config", "-", "--engine", "x:y"], "--engine-config -: settings are read from a file"),
     (["bench", "--out", "-", "--workloads", "seed-coding", "--strategies", "checkpoint", "--caches", "openai",
       "--windows", "32k", "--seeds", "0", "--steps", "5"], "--out -: takes a folder"),  # small: main ran it
-    (["audit", "-"], "audit -: audit reads each log by its path"),
     (["audit", "x.jsonl", "--out", "-"], "--out -: takes a folder"),
     (["audit", "x.jsonl", "--junit", "-"], "--junit -: writes a file"),
     (["compare", "a.json", "b.json", "--markdown", "-"], "--markdown -: writes a file; --format md prints"),
@@ -138,6 +137,39 @@ def test_record_dash_piped_into_replay_dash_as_a_shell_runs_it(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].startswith("all ")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_audit_dash_reads_the_log_from_standard_input_as_it_reads_a_file(tmp_path, monkeypatch, capsys) -> None:
+    """``audit -`` was refused ("save the log to a file") while ``replay -`` and ``check --trace
+    -`` read standard input: it reads it the same way, its format found from its content
+    (compressed too), and names it ``<stdin>`` in every view, never the temporary copy."""
+    import gzip
+    import json
+
+    from tests.unit.audit.test_advice import _paused
+
+    log = _paused(tmp_path)
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) == 0
+    by_path = json.loads(capsys.readouterr().out)
+    for data in (log.read_bytes(), gzip.compress(log.read_bytes())):
+        monkeypatch.setattr(sys, "stdin", _Stdin(data))
+        out = tmp_path / f"out{len(data)}"
+        assert main(["audit", "-", "--quiet", "--format", "json", "--out", str(out)]) == 0
+        text = capsys.readouterr().out
+        assert "prefixbench-stdin" not in text and "prefixbench-stdin" not in (out / "report.html").read_text()
+        record = json.loads(text)
+        assert {row["file"] for row in record["requests"]} == {"<stdin>"}
+        assert record["totals"] == by_path["totals"] and record["causes"] == by_path["causes"]
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"", tty=True))
+    assert main(["audit", "-"]) == 2
+    assert "audit -: standard input is a terminal; pipe or redirect a log into it" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"{}\n"))
+    assert main(["audit", "-", "-"]) == 2
+    assert capsys.readouterr().err.strip() == "prefixbench: error: audit - -: standard input is one log; name the others by their paths"
+    monkeypatch.setattr(sys, "stdin", _Stdin(b'{"x": 1}\n'))
+    assert main(["audit", "-"]) == 2
+    (err,) = capsys.readouterr().err.splitlines()
+    assert err.startswith("prefixbench: error: <stdin>:1: unknown log format")
 
 
 @pytest.mark.parametrize("argv", [["replay", "-"], ["compare", "x.json", "-"]])
