@@ -553,10 +553,12 @@ def test_pi_session_on_a_minimax_model_served_by_fireworks_is_not_read_by_minima
     assert (t.input, t.output, t.cache_read, t.cache_write) == (110_331, 84_665, 5_362_565, 0)
     # Fireworks served it (pi says so), so MiniMax's rules (512-token minimum, explicit markers)
     # do not apply though the model's name is MiniMax's: no rule is Fireworks', the provider is
-    # unknown. Its reads are to the token (685, 18,227, 19,922...): 66 of 79 within 3%.
+    # unknown. Its reads are to the token (685, 18,227, 19,922...): 78 of 79 within 3% since pi's
+    # `cacheWrite: 0` on openai-completions, an API that reports no write count, is read as writes
+    # unknown (66 while it read as nothing written).
     assert {r.provider for r in result.rows} == {"unknown"}
     assert sum(u["cacheRead"] % 64 != 0 for u in usages) > 70
-    assert sum(r.read_within for r in result.rows) == 66
+    assert sum(r.read_within for r in result.rows) == 78
 
 
 def test_pi_session_of_format_3_on_opus_4_8_counts_what_the_log_sums(tmp_path: Path) -> None:

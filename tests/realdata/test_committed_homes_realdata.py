@@ -569,9 +569,11 @@ PI_HOMES = {
                                      5, 233, 1_593_098, 203_809, 9_964_576,
                                      {"deepseek-v4-flash-free": (126, 128), "minimaxai/minimax-m3": (21, 61),
                                       "big-pickle": (31, 36), "north-mini-code-free": (7, 7), "moonshotai/kimi-k2.6": (1, 1)}),
+    # Hugging Face's DeepSeek-V4-Pro (openai-completions, cacheWrite 0) is read as writes unknown
+    # too: 8 of its 12 within 3% (3 while it read as nothing written).
     "PREFIXBENCH_TERMUX_MONOREPO_REPO": ("timerloggedout-spec/termux-monorepo", "ee1807049fd93d087bc14055b2ae6cbffb5dbf82",
                                          3, 17, 53_213, 12_296, 126_464,
-                                         {"deepseek-ai/DeepSeek-V4-Pro": (3, 12), "Qwen/Qwen3-235B-A22B-Thinking-2507": (5, 5)}),
+                                         {"deepseek-ai/DeepSeek-V4-Pro": (8, 12), "Qwen/Qwen3-235B-A22B-Thinking-2507": (5, 5)}),
 }
 
 
