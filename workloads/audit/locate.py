@@ -22,18 +22,22 @@ in message 1: the head itself, which the log does not hold, is the first part th
 (Anthropic's diagnostic on public sessions; no other agent's logs have shown it, so theirs are
 placed in message 1).
 
-Memory: one :class:`Segment` per request, holding a reference to the request's own messages
-(small records, no text beyond a short excerpt).
+Memory: one :class:`Segment` per request, holding a reference to the request, whose messages are
+small records (no text beyond a short excerpt) or only where their lines start in the file (the
+records made from the lines read again when a break is located on them).
 """
 
 from __future__ import annotations
 
 import re
+from array import array
+from functools import lru_cache
 
 import msgspec
 from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.logs.formats import FORMATS
-from prefixbench.workloads.logs.history import MARKS
+from prefixbench.workloads.logs.history import MARKS, message_count
+from prefixbench.workloads.logs.records import values_at
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest
 
@@ -48,16 +52,30 @@ class Segment(msgspec.Struct, frozen=True, gc=False):  # frozen, its parent made
     """One request's new messages and the prompt tokens they span (``start`` to ``end``).
 
     The audit holds one a request through its pass: the ends are read from the request's usage
-    and the parent's, not held as ints of their own (32 bytes each past 256)."""
+    and the parent's, not held as ints of their own (32 bytes each past 256); the messages are
+    the request's, as it keeps them (their records: :meth:`records`)."""
 
     parent: Segment | None
-    messages: tuple[LoggedMessage, ...]
+    #: The request (its messages, and its usage, whose prompt is where the stretch ends).
+    request: TraceRequest
     #: Where the stretch starts; None: where the parent's ends.
     start_at: int | None
-    #: The request's usage: its prompt is where the stretch ends.
-    usage: Usage
     #: Logged messages before this segment in its chain.
     first_index: int
+
+    @property
+    def usage(self) -> Usage:
+        return self.request.usage  # type: ignore[return-value]  (a request with a usage has a segment)
+
+    @property
+    def count(self) -> int:
+        """How many messages the stretch holds."""
+        return message_count(self.request.messages)
+
+    def records(self) -> tuple[LoggedMessage, ...]:
+        """The records of its messages (made from their lines read again where the request
+        keeps only where they start: :func:`logged`)."""
+        return logged(self.request)
 
     @property
     def start(self) -> int:
@@ -68,6 +86,23 @@ class Segment(msgspec.Struct, frozen=True, gc=False):  # frozen, its parent made
     def end(self) -> int:
         """The prompt token the stretch ends at (the request's prompt)."""
         return self.usage.prompt
+
+
+def logged(r: TraceRequest) -> tuple[LoggedMessage, ...]:
+    """``r``'s logged messages as their records: kept so, or made from their lines read again
+    where its reader kept only where they start (``messages`` as bytes), the records that reader
+    makes (its format's ``message_of_line``)."""
+    messages = r.messages
+    return messages if type(messages) is tuple else _read_again(r.file, messages, r.source_format)  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=8)  # (a break's location reads its segment's messages a few times: read once for them)
+def _read_again(path: str, offsets: bytes, fmt: str) -> tuple[LoggedMessage, ...]:
+    record = FORMATS[fmt].message_of_line
+    assert record is not None, fmt
+    places = array("Q")
+    places.frombytes(offsets)
+    return tuple(record(value, path) for value in values_at(path, places))
 
 
 class Location(msgspec.Struct, frozen=True):
@@ -157,13 +192,12 @@ class Histories:
         start: int | None
         if parent is not None:
             start = None if parent.end <= prompt else prompt  # min(parent's end, prompt)
-            first = parent.first_index + len(parent.messages)
+            first = parent.first_index + parent.count
         else:
-            estimate = sum(m.tokens for m in r.messages)
             head = self.heads.get(r.prefix.head)
-            start = min(prompt, head) if head is not None else max(0, prompt - estimate)
+            start = min(prompt, head) if head is not None else max(0, prompt - sum(m.tokens for m in logged(r)))
             first = 0
-        segment = Segment(parent, r.messages, start, r.usage, first)
+        segment = Segment(parent, r, start, first)
         node = r.prefix.node
         if counted:
             self._counted = True
@@ -190,7 +224,7 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
     """
     prompt = segment.end
     s: Segment | None = segment.parent if segment.parent is not None else segment
-    while s is not None and (read < s.start or not s.messages):
+    while s is not None and (read < s.start or not s.count):
         s = s.parent
     snapshot = _snapshot(r)
     if s is None:
@@ -198,7 +232,7 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
             return Location(0, "head", read, prompt, "", snapshot[1], snapshot[0])
         return _head(read, prompt, r)
     at_idx = _message_at(s, read)
-    message = s.messages[at_idx]
+    message = s.records()[at_idx]
     at_head_end = s.parent is None and at_idx == 0 and read <= s.start * (1 + AT_HEAD_END)
     if at_head_end and snapshot is not None and snapshot[0] != "snapshot-same":
         return Location(0, "head", read, prompt, message.excerpt, snapshot[1], snapshot[0], head_end=s.start)
@@ -225,20 +259,22 @@ def locate(segment: Segment, read: int, r: TraceRequest) -> Location:
 
 def _message_at(s: Segment, read: int) -> int:
     """The index in ``s`` of the message holding token ``read`` (its tokens spread by logged size)."""
-    span, total = max(0, s.end - s.start), sum(m.tokens for m in s.messages)
+    messages = s.records()
+    span, total = max(0, s.end - s.start), sum(m.tokens for m in messages)
     at = float(s.start)
-    for i, message in enumerate(s.messages):
-        at += span * (message.tokens / total if total else 1 / len(s.messages))
+    for i, message in enumerate(messages):
+        at += span * (message.tokens / total if total else 1 / len(messages))
         if read < at:
             return i
-    return len(s.messages) - 1
+    return len(messages) - 1
 
 
 def _marked_change(s: Segment, at_idx: int, r: TraceRequest) -> tuple[str, str]:
     """The first marked message from the one the read stopped in to the end of its segment: every
     request wrote an entry at its prompt's end, so the first changed byte lies before that end."""
-    for i in range(at_idx, len(s.messages)):
-        message = s.messages[i]
+    messages = s.records()
+    for i in range(at_idx, len(messages)):
+        message = messages[i]
         mark = next((m for m in MARK_ORDER if m in message.marks), None)
         if mark is None:
             continue
@@ -313,7 +349,7 @@ def _head_end(s: Segment, read: int, prompt: int, r: TraceRequest) -> Location:
     change = (fmt.head_changes if fmt is not None else "") or (
         "the end of the system prompt (not in the log): the read kept the head, tools first, to about its estimated end"
     )
-    first = s.messages[0]
+    first = s.records()[0]
     mark = next((m for m in MARK_ORDER if m in first.marks), None)
     if mark is not None:
         change += f"; message {s.first_index + 1} holds {MARKS[mark]}, which may have changed instead"

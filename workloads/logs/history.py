@@ -5,7 +5,9 @@ when a request reads less than its lane left cached, the audit can still say *wh
 prefix ended: inside which logged message, at about which token. Readers keep, per message, a
 :class:`~prefixbench.workloads.logs.trace.LoggedMessage`: its role, a token estimate, a short
 excerpt and the *marks* below (never its full text), so the history costs a few dozen bytes a
-message.
+message; or (Claude Code, a file read as it lies on disk) only where its line starts, 8 bytes, the
+record made from the line read again when a break is located on it
+(:func:`~prefixbench.workloads.audit.locate.logged`).
 
 Marks name what an agent is known to send differently on a later request, so that a break that
 lands in a marked message can name its likely change:
@@ -144,6 +146,12 @@ def _one_text(role: str, text: str) -> LoggedMessage:
     return LoggedMessage(
         sys.intern(role), max(1, size // CHARS_PER_TOKEN) if size else 0, sys.intern(excerpt), _marks(found)
     )
+
+
+def message_count(messages: tuple[LoggedMessage, ...] | bytes) -> int:
+    """How many messages a request's ``messages`` hold, kept as records or as where their lines
+    start (:func:`~prefixbench.workloads.audit.locate.logged`)."""
+    return len(messages) if type(messages) is tuple else len(messages) >> 3
 
 
 #: Every set of marks met, as one tuple each (there are a handful).

@@ -19,9 +19,11 @@ import gzip
 import io
 import json
 import lzma
+import os
+import stat
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -86,6 +88,10 @@ class Record(msgspec.Struct, frozen=True):
     #: one-line array, Cline's ``ui_messages.json`` written without newlines): its index + 1 in
     #: the array; 0 otherwise.
     element: int = 0
+    #: Where its line starts in the file, in bytes, when the file is read as it lies on disk (a
+    #: regular file of JSON lines, not compressed, not UTF-16): :func:`values_at` reads it again
+    #: there. -1 otherwise.
+    offset: int = -1
 
     @property
     def path(self) -> str:
@@ -126,7 +132,8 @@ def iter_records(
         handle = raw if kind is None else _COMPRESSED[kind](raw)
         try:
             # (progress counts the bytes of the file, as its size does: a compressed file's read so far)
-            yield from _iter_handle(path, handle, progress, torn, at=None if kind is None else raw.tell)
+            on_disk = kind is None and _regular(raw)
+            yield from _iter_handle(path, handle, progress, torn, at=None if kind is None else raw.tell, on_disk=on_disk)
         except OSError as exc:  # a read error (/proc/self/mem), or a corrupt compressed header
             if kind is not None:
                 raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc.strerror or exc})") from None
@@ -284,12 +291,23 @@ def _write_copy(path: Path, copy, text: str) -> None:
                         f"{tempfile.gettempdir()}: {exc.strerror or exc}; set TMPDIR to a folder with room") from None
 
 
+def _regular(raw) -> bool:
+    """Whether an open file is a regular file (one a line can be read again from, by its offset)."""
+    try:
+        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False
+
+
 def _iter_handle(
-    path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None, *, at: Callable[[], int] | None = None
+    path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None, *, at: Callable[[], int] | None = None,
+    on_disk: bool = False,
 ) -> Iterator[Record]:
     """The records after the open: a JSON array or JSON lines, by the first character (a UTF-16
     file with a byte-order mark read as its UTF-8 copy). ``at``: the bytes of the file read so
-    far, where ``handle`` reads it decompressed (progress tells those, as the file's size counts)."""
+    far, where ``handle`` reads it decompressed (progress tells those, as the file's size counts).
+    ``on_disk``: ``handle`` reads a regular file as it lies on disk, so each JSON line's record
+    says where the line starts (:attr:`Record.offset`)."""
     head = handle.read(4096)
     if head.startswith(_UTF16_BOMS):
         handle.seek(0)
@@ -334,7 +352,7 @@ def _iter_handle(
         yield from _iter_array(path, handle, progress)
         return
     try:
-        yield from _iter_lines(path, handle, progress, torn)
+        yield from _iter_lines(path, handle, progress, torn, start if on_disk else None)
     except _FirstLineError as exc:
         # Not JSON lines: the first value spans lines (a pretty-printed object).
         handle.seek(start)
@@ -397,11 +415,19 @@ def _loads(text: str) -> tuple[object, bool]:
     return value, False
 
 
-def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None) -> Iterator[Record]:
+def _iter_lines(
+    path: Path, handle, progress: ProgressFn | None, torn: list[int] | None = None, offset: int | None = None
+) -> Iterator[Record]:
+    """The records of JSON lines; ``offset``: where the first line starts in the file read as it
+    lies on disk (each record is then told where its line starts), None for any other handle."""
     done = 0
     first = True
     decode = _DECODE
+    at = -1 if offset is None else offset  # where the line starts (-1: not told)
     for line_no, raw in enumerate(handle, 1):
+        start = at
+        if offset is not None:
+            at += len(raw)
         if progress is not None:
             done += len(raw)
             if line_no % 256 == 0:
@@ -418,7 +444,7 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
             # may_nest_too_deep, inlined (a call a line), its two counts made in one pass.
             if len(raw.translate(None, _NOT_OPENING)) < MAX_DEPTH or not too_deep(value):
                 first = False
-                yield Record(line_no, value)
+                yield Record(line_no, value, False, 0, 0, start)
                 continue
         try:
             text = _decode(path, line_no, raw).strip()
@@ -454,9 +480,37 @@ def _iter_lines(path: Path, handle, progress: ProgressFn | None, torn: list[int]
         except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
             raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
         first = False
-        yield Record(line_no, value, plain)
+        yield Record(line_no, value, plain, 0, 0, start)
     if progress is not None:
         progress(done)
+
+
+def values_at(path: str | Path, offsets: Iterable[int]) -> list[object]:
+    """The records of ``path``'s JSON lines starting at ``offsets`` (:attr:`Record.offset`), read
+    again as :func:`iter_records` read them (msgspec where it vouches for the line, else
+    ``json.loads``). A line that no longer reads as one JSON value (the file changed since) is one
+    line naming it."""
+    values: list[object] = []
+    try:
+        with open(path, "rb") as handle:
+            for offset in offsets:
+                handle.seek(offset)
+                raw = handle.readline()
+                try:
+                    value = _DECODE(raw)
+                except (ValueError, RecursionError):
+                    pass
+                else:
+                    if len(raw.translate(None, _NOT_OPENING)) < MAX_DEPTH or not too_deep(value):
+                        values.append(value)
+                        continue
+                try:
+                    values.append(_loads(raw.decode("utf-8").strip())[0])
+                except (ValueError, RecursionError):  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+                    raise UserError(f"{path}: changed while it was audited (no JSON record at byte {offset} now)") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read again ({exc.strerror or exc})") from None
+    return values
 
 
 def _glued(text: str) -> list[object] | None:

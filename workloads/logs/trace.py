@@ -172,8 +172,14 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
         return self.compaction_call or self.lane_kind == "compaction"
     #: Transcript logs: the logged messages this prompt adds after ``prefix.parent``'s prompt
     #: (the previous response, tool results, user turns), in prompt order; the audit locates a
-    #: break on them. Empty where the log holds no message history (or a body instead).
-    messages: tuple[LoggedMessage, ...] = ()
+    #: break on them. Empty where the log holds no message history (or a body instead). A reader
+    #: of a file read as it lies on disk may keep them as where their lines start in ``file``
+    #: instead (bytes: native unsigned 64-bit offsets, 8 bytes a message, no record), their records
+    #: made from the lines read again only when a break is located on them (its format's
+    #: ``message_of_line``: :func:`~prefixbench.workloads.audit.locate.logged`): making every
+    #: message's record as the file was read was a quarter of the reading, for the few requests
+    #: whose read falls.
+    messages: tuple[LoggedMessage, ...] | bytes = ()
     #: The explicit cache the request named (Gemini ``cachedContent``, as
     #: ``cachedContents/<id>``): its ``usage.cache_read_explicit`` was read from it.
     explicit_cache: str | None = None
@@ -259,7 +265,7 @@ class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     agent_version: str | None = None
     source_format: str = ""
     done_ms: int | None = None
-    messages: tuple[LoggedMessage, ...] = ()
+    messages: tuple[LoggedMessage, ...] | bytes = ()
     path: str = ""
     request_id: str | None = None
 

@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 import msgspec
 
 from prefixbench.workloads.logs.records import ProgressFn, Record
-from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, TraceRequest
 
 
 class Evidence(IntEnum):
@@ -125,6 +125,11 @@ class LogFormat(msgspec.Struct, frozen=True):
     #: said ``system_changed`` of such falls in public sessions); elsewhere the read is placed
     #: in message 1 as any other.
     head_end_falls: bool = False
+    #: For a reader that keeps a request's messages as where their lines start (``messages`` as
+    #: bytes: :class:`~prefixbench.workloads.logs.trace.TraceRequest`): the record of the message a
+    #: line read again holds (given the line's JSON value and the file), the one the reader would
+    #: have made.
+    message_of_line: Callable[[object, str], LoggedMessage] | None = None
     #: The provider that serves every call of this format, where the format itself implies one
     #: (Claude Managed Agents runs on Anthropic only); "" where the log or its model decides it.
     #: ``audit --assume-model`` keeps it and refuses a model of another provider.

@@ -38,6 +38,7 @@ import heapq
 import json
 import re
 import sys
+from array import array
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -53,7 +54,7 @@ from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnost
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
-from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.records import Record, values_at
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest
 
 NAME = "claude-code"
@@ -162,7 +163,7 @@ class _Request(msgspec.Struct):
     #: None where it names none).
     entrypoint: str | None = None
     #: The messages on the path since the previous request's prompt (for locating breaks).
-    messages: tuple[LoggedMessage, ...] = ()
+    messages: tuple[LoggedMessage, ...] | bytes = ()
     #: The last line's place among records run together on it ("" when alone on its line).
     last_path: str = ""
     #: Whether the last line ends the turn (``stop_reason`` ``end_turn``).
@@ -189,12 +190,19 @@ class _Walk:
         self.requests: dict[str, _Request] = {}
         self.skipped: list[tuple[int, str]] = []
         self.sidechains = 0
-        #: Per entry: its parent, and the small record of its message (user and assistant lines).
+        #: Per entry: its parent; per message entry (user and assistant lines), where its line
+        #: starts in the file (:attr:`Record.offset`), its small record made only if the audit
+        #: locates a break on it (:func:`_line_record`, from the line read again): making every
+        #: message's record here was a quarter of the reading. Where a line cannot be read again
+        #: so (a compressed file, a UTF-16 one, the chat.json array, records run together on a
+        #: line), the record is made here, and so for every message after it in the file.
         self.parent_of: dict[str, str | None] = {}
-        self.message_of: dict[str, LoggedMessage] = {}
-        #: Each message record met in this file, once: equal ones (a repeated tool result, the
-        #: same short reply) are one object in every request's history (the trace holds them all
-        #: to the end of the audit; this dict goes with the file).
+        self.message_of: dict[str, LoggedMessage | int] = {}
+        #: Whether a record was made here (every message before it is an offset, every one after a record).
+        self.records_made = False
+        #: Each message record made here, once: equal ones (a repeated tool result, the same short
+        #: reply) are one object in every request's history (the trace holds them all to the end
+        #: of the audit; this dict goes with the file).
         self.same_message: dict[LoggedMessage, LoggedMessage] = {}
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
@@ -342,6 +350,12 @@ class _Walk:
                 roots = [min(self.waiting, key=lambda parent: self.waiting[parent][0].line)]
             self._enter([held for parent in roots for held in self.waiting.pop(parent)])
 
+    def placed(self) -> None:
+        """Let go of the messages' places once every entry is placed (:meth:`flush`): the
+        requests hold theirs."""
+        self.message_of.clear()
+        self.same_message.clear()
+
     def _enter(self, ready: list[Record]) -> None:
         """Place ``ready`` and the entries each releases, the earliest line first."""
         heap = [(record.line, record.part, n, record) for n, record in enumerate(ready)]
@@ -389,7 +403,8 @@ class _Walk:
         if not isinstance(message, dict):
             message = {}
         kind = value.get("type")
-        self._remember(value, kind, uuid, message)
+        # (a line's offset read again gives its value only when the record is alone on its line)
+        self._remember(value, kind, uuid, message, record.offset if not record.part else -1)
         if kind == "progress":
             self.progress.add(uuid)
         elif uuid in self.message_of:
@@ -416,17 +431,17 @@ class _Walk:
         last = self.last_said.get(sidechain)
         return parent if last is None or node == last else last
 
-    def _remember(self, value: dict, kind: object, uuid: str, message: dict) -> None:
-        """Keep the small record of a sent message, and note an entry showing a tool list change."""
+    def _remember(self, value: dict, kind: object, uuid: str, message: dict, offset: int) -> None:
+        """Keep where a sent message's line starts (``offset``; its small record when the line
+        cannot be read again there: -1), and note an entry showing a tool list change."""
         if (kind == "user" or kind == "assistant") and "content" in message:
-            # (the two tests of a file read, each made only where its key is there: most lines have neither)
-            result = value.get("toolUseResult")
-            tool = value.get("toolName")
-            marks = (("file-read",) if (isinstance(result, dict) and "file" in result) or (tool and str(tool).lower() in READ_TOOLS)
-                     else ())
             content = message["content"]
-            made = make_message(str(message.get("role") or kind), content, marks)
-            self.message_of[uuid] = self.same_message.setdefault(made, made)
+            if offset >= 0 and not self.records_made:
+                self.message_of[uuid] = offset
+            else:
+                made = _message_record(value, kind, message)
+                self.message_of[uuid] = self.same_message.setdefault(made, made)
+                self.records_made = True
             if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
             return
@@ -455,11 +470,11 @@ class _Walk:
 
     def _path_since(
         self, node: str | None, stop: str | None
-    ) -> tuple[tuple[LoggedMessage, ...], list[str], list[tuple[str, str]]]:
+    ) -> tuple[tuple[LoggedMessage, ...] | bytes, list[str], list[tuple[str, str]]]:
         """The messages from just below ``stop`` (the previous request's last prompt entry) down to
         ``node``, in prompt order, the tool list changes on that path, and what the prompt snapshots
         on it showed (:func:`_snapshot_events`)."""
-        found: list[LoggedMessage] = []
+        found: list[LoggedMessage | int] = []
         tools: list[str] = []
         snapshots: list[tuple[str, str]] = []
         seen = 0
@@ -473,7 +488,20 @@ class _Walk:
                 snapshots[:0] = self.snapshot_events[node]
             node = self.parent_of.get(node)
         found.reverse()
-        return tuple(found), tools, _snapshot_events(snapshots)
+        return self._messages(found), tools, _snapshot_events(snapshots)
+
+    def _messages(self, found: list[LoggedMessage | int]) -> tuple[LoggedMessage, ...] | bytes:
+        """A request's messages as the request keeps them: where their lines start (see
+        :attr:`message_of`), or, once a record was made here, their records (the lines of any
+        message placed before that read again now)."""
+        if not found:
+            return ()
+        if not self.records_made:
+            return array("Q", found).tobytes()  # type: ignore[arg-type]
+        places = [m for m in found if type(m) is int]
+        again = iter([_line_record(value, self.name) for value in values_at(self.name, places)] if places else ())
+        made = [next(again) if type(m) is int else m for m in found]
+        return tuple(self.same_message.setdefault(m, m) for m in made)  # type: ignore[arg-type]
 
     def _place(self, value: dict, uuid: str, parent: str | None) -> str | None:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""
@@ -595,6 +623,26 @@ class _Walk:
         if isinstance(entry := value.get("entrypoint"), str) and entry:
             request.entrypoint = sys.intern(entry)
         return request
+
+
+def _message_record(value: dict, kind: object, message: dict) -> LoggedMessage:
+    """The small record of a user or assistant entry's message (``message``, holding ``content``)."""
+    # (the two tests of a file read, each made only where its key is there: most lines have neither)
+    result = value.get("toolUseResult")
+    tool = value.get("toolName")
+    marks = (("file-read",) if (isinstance(result, dict) and "file" in result) or (tool and str(tool).lower() in READ_TOOLS)
+             else ())
+    return make_message(str(message.get("role") or kind), message["content"], marks)
+
+
+def _line_record(value: object, path: str) -> LoggedMessage:
+    """The record of the message a line of the transcript ``path`` read again holds (the format's
+    ``message_of_line``: see :attr:`_Walk.message_of`)."""
+    message = value.get("message") if isinstance(value, dict) else None
+    kind = value.get("type") if isinstance(value, dict) else None
+    if not ((kind == "user" or kind == "assistant") and isinstance(message, dict) and "content" in message):
+        raise UserError(f"{path}: changed while it was audited (a line that held a message holds none now)")
+    return _message_record(value, kind, message)  # type: ignore[arg-type]
 
 
 def _streamed(value: dict) -> bool:
@@ -961,6 +1009,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         seen_any = True
         offer(record)
     walk.flush()
+    walk.placed()
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
     out: list[TraceRequest] = []
@@ -1009,6 +1058,7 @@ FORMAT = LogFormat(
     read=read,
     usage="additive",
     head_end_falls=True,
+    message_of_line=_line_record,
     versions=(
         "1.0.x: subagent (Task) turns inline as isSidechain chains",
         "about 1.0.8x on: usage.cache_creation splits writes into 5 m and 1 h",
