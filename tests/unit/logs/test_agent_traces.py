@@ -81,6 +81,9 @@ def test_conversations_never_share_blocks(tmp_path: Path) -> None:
         (lambda c: c["requests"][0].update(hash_ids=[1, [2]]), r"requests\[0\]: hash_ids must be"),
         (lambda c: c["requests"][1]["requests"][0].update(t="soon"), r"requests\[1\]\.requests\[0\]: t is not a number of seconds"),
         (lambda c: c["requests"][2].update(t=float("nan")), r"requests\[2\]: t is not a number"),
+        # Found by fuzzing: an integer too large for a float raised OverflowError (a traceback).
+        (lambda c: c["requests"][0].update(t=10**400), r"requests\[0\]: t is not a number of seconds"),
+        (lambda c: c["requests"][2].update(api_time=-(10**400)), r"requests\[2\]: api_time is not a number of seconds"),
         (lambda c: c["requests"][2].update(**{"in": -1}), r"requests\[2\]: in is not a non-negative integer"),
         (lambda c: c.update(requests=[]), "no requests in this trace"),
     ],

@@ -19,7 +19,6 @@ conversations as JSON lines read too.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -78,7 +77,9 @@ def _number(value: object, where: str, key: str, *, required: bool) -> float | N
     """Seconds: a finite non-negative number (absent: None, or an error when ``required``)."""
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+    # The range first: NaN and the infinities fail it, and an integer too large for a float is
+    # compared exactly (math.isfinite of 10**400 raised OverflowError).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
         raise UserError(f"{where}: {key} is not a number of seconds ({value!r:.40})")
     return float(value)
 
