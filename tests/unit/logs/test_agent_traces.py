@@ -76,6 +76,9 @@ def test_conversations_never_share_blocks(tmp_path: Path) -> None:
     ("edit", "message"),
     [
         (lambda c: c.update(hash_id_scope="team"), "hash_id_scope 'team' is none of global, local, per_context"),
+        # Found by fuzzing: a list or an object there raised TypeError (unhashable type), a traceback.
+        (lambda c: c.update(hash_id_scope=["global"]), r"hash_id_scope \['global'\] is none of global, local, per_context"),
+        (lambda c: c.update(hash_id_scope={}), r"hash_id_scope \{\} is none of"),
         (lambda c: c.update(block_size=0), "block_size is not a block size"),
         (lambda c: c["requests"][0].update(hash_ids=[1, -2]), r"requests\[0\]: hash_ids must be"),
         (lambda c: c["requests"][0].update(hash_ids=[1, [2]]), r"requests\[0\]: hash_ids must be"),

@@ -167,9 +167,9 @@ def _block_tokens(value: dict, where: str) -> int:
 
 def _shared_ids(value: dict, where: str) -> bool:
     scope = value.get("hash_id_scope", DEFAULT_SCOPE)
-    if scope in SHARED_SCOPES:
+    if isinstance(scope, str) and scope in SHARED_SCOPES:  # (a list or an object would not hash)
         return True
-    if scope in OWN_SCOPES:
+    if isinstance(scope, str) and scope in OWN_SCOPES:
         return False
     known = ", ".join(sorted(SHARED_SCOPES | OWN_SCOPES))
     raise UserError(f"{where}: hash_id_scope {scope!r:.40} is none of {known}")
