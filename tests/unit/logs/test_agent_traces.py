@@ -52,6 +52,14 @@ def _reads(tmp_path: Path, *conversations: dict) -> list[int]:
     return [row.predicted_cache_read for row in run_audit([path]).rows]
 
 
+def test_ids_with_a_lone_surrogate_are_read(tmp_path: Path) -> None:
+    # Found by fuzzing: a conversation id or agent_id of "\\ud800" (valid JSON, no UTF-8) was
+    # encoded to hash the ids' namespace: UnicodeEncodeError, a traceback. Read as any other id.
+    value = conversation("local", ident="c\ud800")
+    value["requests"][1]["agent_id"] = "a\udc00"
+    assert _reads(tmp_path, value) == [0, 0, 8]
+
+
 def test_scope_local_gives_each_context_its_own_ids(tmp_path: Path) -> None:
     # The subagent's [1, 2] are not the parent's: a cold start; the parent's third request reads its 8.
     assert _reads(tmp_path, conversation("local")) == [0, 0, 8]

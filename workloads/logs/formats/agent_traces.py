@@ -97,7 +97,7 @@ def _namespaced(conv: _Conversation, context: str, hashes: object, where: str) -
     new = set(hashes).difference(table)  # most ids repeat the previous request's
     if new:
         _check_ids(new, where)
-        prefix = int.from_bytes(hashlib.blake2b(scope.encode(), digest_size=8).digest(), "big") << 64
+        prefix = int.from_bytes(hashlib.blake2b(scope.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") << 64
         for raw in new:
             table[raw] = prefix | raw if type(raw) is int else f"{prefix:x}:{raw}"
     return tuple(map(table.__getitem__, hashes))
