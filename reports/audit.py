@@ -939,7 +939,7 @@ def parse_read_steps(text: str | None) -> dict[str, int]:
             raise UserError(f"--read-step {text}: unknown provider {name!r} (one of: {', '.join(sorted(PROVIDERS))})")
         if name in steps:
             raise UserError(f"--read-step {text}: {name} is named twice")
-        if not value.isdigit() or not 1 <= int(value) <= MAX_READ_STEP:
+        if not (value.isascii() and value.isdigit() and len(value) < 16) or not 1 <= int(value) <= MAX_READ_STEP:
             raise UserError(f"--read-step {text}: {name}'s step {value!r} is not a whole number of tokens from 1 to {MAX_READ_STEP:,}")
         steps[name] = int(value)
     return steps
@@ -966,7 +966,7 @@ def parse_codex_heads(text: str | None) -> dict[str, int]:
             raise UserError(f"--codex-warm-head {text}: {item.strip()!r} is not N or MODEL=N (e.g. 11648 or gpt-5.5=11648)")
         if name in heads:
             raise UserError(f"--codex-warm-head {text}: {'every model' if name == '*' else name} is named twice")
-        if not value.isdigit() or not 1 <= int(value) <= MAX_CODEX_HEAD:
+        if not (value.isascii() and value.isdigit() and len(value) < 16) or not 1 <= int(value) <= MAX_CODEX_HEAD:
             raise UserError(f"--codex-warm-head {text}: {value!r} is not a whole number of tokens from 1 to {MAX_CODEX_HEAD:,}")
         heads[name] = int(value)
     return heads

@@ -41,7 +41,7 @@ Parser = Callable[[object], object]
 
 
 def _text_int(value: object) -> object:
-    if not (isinstance(value, str) and value.strip().lstrip("-").isdigit()):
+    if not (isinstance(value, str) and value.isascii() and value.strip().lstrip("-").isdigit()):
         return value
     if len(value.strip()) > 30:  # beyond any count, and beyond Python's int-string limit soon after
         raise UserError(f"cache option value {value.strip()[:12]}... has {len(value.strip()):,} digits: too large")

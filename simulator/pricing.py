@@ -563,7 +563,10 @@ def format_usd(amount: Decimal) -> str:
         return "$0"
     size = abs(amount)
     quantum = Decimal("0.0001") if size >= Decimal("0.01") else Decimal(1).scaleb(size.adjusted() - 3)
-    rounded = size.quantize(quantum, rounding=ROUND_HALF_UP)
+    # Enough digits for the whole amount at 4 decimals: past the default 28 (a figure of 10^24
+    # dollars or more, as a compared file can hold) quantize raised InvalidOperation.
+    with localcontext(Context(prec=max(28, size.adjusted() + 8))):
+        rounded = size.quantize(quantum, rounding=ROUND_HALF_UP)
     return f"{'-' if amount < 0 else ''}${rounded:,f}"
 
 

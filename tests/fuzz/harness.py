@@ -118,7 +118,8 @@ def _on_alarm(signum: int, frame: object) -> None:
 # --- values --------------------------------------------------------------------------------
 
 #: Strings that broke an importer once, or sit on a boundary.
-NASTY_TEXT = ("", " ", "\ud800", "a\udfffb", "\u2028", "\u2029", "\u0085", "\x00", "\ufeff", "é" * 3, "x" * 300)
+NASTY_TEXT = ("", " ", "\ud800", "a\udfffb", "\u2028", "\u2029", "\u0085", "\x00", "\ufeff", "é" * 3, "x" * 300,
+              "\u00b2", "1" * 5000)  # a digit to str.isdigit that int() refuses; more digits than int() takes
 #: Raw JSON text spliced into inputs by the mutator.
 NASTY_TOKENS = (
     b'"\\ud800"', b'"\\udc00x"', b"1e308", b"-1e308", b"1e999", b"NaN", b"-Infinity", b"9" * 4400, b"[" * 1200,

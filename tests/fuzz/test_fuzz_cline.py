@@ -383,6 +383,11 @@ def test_protocol_readings_end_cleanly_and_keep_a_billed_write(importer_examples
     tally.report()
 
 
+#: Costs no log should hold, yet JSON can: an integer too large for a float (OverflowError in
+#: math.isfinite once), huge, negative, a number as text.
+_ODD_COSTS = st.sampled_from([10**400, -(10**400), 10**20, -1, "0.02"])
+
+
 def test_readings_told_from_the_cost_end_cleanly(importer_examples):
     """Roo Code / Kilo Code api_req_started entries with made-up counts and costs, under the openai
     protocol or none (Kilo Code before June 2025), the model named in the history: exit 0 or one
@@ -395,7 +400,7 @@ def test_readings_told_from_the_cost_end_cleanly(importer_examples):
     small = st.integers(0, 40_000)
     call = st.fixed_dictionaries({"tokensIn": small, "tokensOut": small, "cacheReads": small,
                                   "cacheWrites": st.sampled_from([0, 0, 500]),
-                                  "cost": st.one_of(st.none(), st.floats(0, 1), st.sampled_from([0.02456, 0.0405]))},
+                                  "cost": st.one_of(st.none(), st.floats(0, 1), st.sampled_from([0.02456, 0.0405]), _ODD_COSTS)},
                                  optional={"apiProtocol": st.just("openai")})
 
     @fuzz_settings(importer_examples)
@@ -424,7 +429,7 @@ def test_history_through_a_pass_through_handler_to_deepseek_never_reads_a_miss_a
     folder = Path(tempfile.mkdtemp(prefix="fuzz-cline-history-total-"))
     target = folder / "api_conversation_history.json"
     small = st.integers(0, 40_000)
-    call = st.tuples(small, small, small, st.one_of(st.none(), st.floats(0, 1, allow_nan=False), st.just(0.0035)))
+    call = st.tuples(small, small, small, st.one_of(st.none(), st.floats(0, 1, allow_nan=False), st.just(0.0035), _ODD_COSTS))
 
     @fuzz_settings(importer_examples)
     @given(calls=st.lists(call, min_size=1, max_size=4), handler=st.sampled_from(["litellm", "oca", "requesty"]),

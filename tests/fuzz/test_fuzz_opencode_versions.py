@@ -1,7 +1,7 @@
 """Fuzz the version an OpenCode (or Kilo CLI) session names, its creation time and its steps'
 counts: the audit ends cleanly, and each step is read by one convention: additive (as stored),
 input less the cache read, or input less the read and write, never below zero. A Kilo CLI 1.0.x
-session created after Kilo's first release reads as the same steps under OpenCode 1.1.0."""
+session (to 1.0.25) created after Kilo's first release reads as the same steps under OpenCode 1.1.0."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from prefixbench.workloads.logs.formats import FORMATS, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
-from prefixbench.workloads.logs.formats.opencode import _KILO_FIRST_MS
+from prefixbench.workloads.logs.formats.opencode import _KILO_1_0_LAST, _KILO_FIRST_MS
 from tests.fuzz.harness import Tally, fuzz_settings
 
 FORMAT = FORMATS["opencode"]
@@ -69,7 +69,7 @@ def test_session_versions_and_counts_read_by_one_convention(importer_examples):
             assert uncached in (stored, stored - read, stored - read - write) and uncached >= 0
         if version and version.startswith("1.0.") and created is not None and created >= _KILO_FIRST_MS:
             number = version.split(".")[2]
-            if number.isdigit() and int(number) < 62:
+            if number.isdigit() and int(number) <= _KILO_1_0_LAST[2]:  # Kilo's 1.0.x: to 1.0.25, not OpenCode's 1.0.61
                 assert _usages(path, export) == _usages(path, _export("1.1.0", created, provider, steps))
 
     case()

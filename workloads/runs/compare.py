@@ -231,7 +231,7 @@ def _seed_text(value: object) -> str:
     """``1`` for 1, 1.0 and "1" alike (runs.csv and the JSON output key the same run)."""
     try:
         number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (an integer too large for a float: its own digits)
         return str(value)
     return str(int(number)) if math.isfinite(number) and number == int(number) else str(value)
 
@@ -255,7 +255,7 @@ def _run_figures(rec: Mapping[str, object], where: str) -> dict[str, float]:
 def _window_text(value: object) -> str:
     try:
         n = int(float(value))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (too large for a float, or infinite: its own text)
         return str(value)
     return format_window(n)
 
@@ -308,6 +308,14 @@ def _add_unit(units: dict[tuple[str, str], Unit], unit: Unit, where: str) -> Non
     units[(unit.group, unit.key)] = unit
 
 
+def _float(value: int | float) -> float:
+    """``value`` as a float; an integer too large for one is infinite (float() raised OverflowError)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def _numeric_fields(obj: Mapping[str, object], unit: str, where: str) -> dict[str, float]:
     """The numeric fields of an audit object, in its order (booleans and the unit's key fields
     left out; a numeric field the schema does not declare is kept, shown and never gated)."""
@@ -317,9 +325,10 @@ def _numeric_fields(obj: Mapping[str, object], unit: str, where: str) -> dict[st
         if key in keys or isinstance(value, bool):
             continue
         if isinstance(value, (int, float)):
-            if not math.isfinite(value):
-                raise UserError(f"{where}: key {key!r} is {value}, not a finite number")
-            out[key] = float(value)
+            number = _float(value)
+            if not math.isfinite(number):
+                raise UserError(f"{where}: key {key!r} is {value!r:.40}, not a finite number")
+            out[key] = number
     return out
 
 
@@ -331,7 +340,7 @@ def _from_baseline(data: dict, source: str) -> Result:
         try:
             params = {str(k): str(v) for k, v in u.get("params", {}).items()}
             unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()}, params)
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
             raise UserError(f"{source}: units[{i}] is malformed") from None
         _add_unit(units, unit, f"{source}: units[{i}]")
     return Result(str(data["kind"]), str(data.get("source", source)), units)
@@ -344,6 +353,8 @@ def _number(value: object, where: str, key: str) -> float:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise UserError(f"{where}: {key!r} is {value!r}, expected a number") from None
+    except OverflowError:  # an integer too large for a float
+        raise UserError(f"{where}: {key!r} is {value!r:.40}, expected a finite number") from None
     if not math.isfinite(number):
         raise UserError(f"{where}: {key!r} is {value!r}, expected a finite number")
     return number

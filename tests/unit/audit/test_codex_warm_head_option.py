@@ -69,6 +69,9 @@ def test_a_warm_codex_head_the_user_names_is_read_by_the_first_call(tmp_path, ca
 @pytest.mark.parametrize(("value", "says"), [
     ("lots", "'lots' is not a whole number of tokens from 1 to 2,000,000"),
     ("gpt-5.5=0", "'0' is not a whole number"),
+    # Found by fuzzing: a digit that is no int ("²"), and more digits than int() takes: ValueError.
+    ("gpt-5.5=²", "'²' is not a whole number"),
+    ("0" * 5000, "is not a whole number of tokens from 1 to 2,000,000"),
     ("gpt-5.5=1,gpt-5.5=2", "gpt-5.5 is named twice"),
     ("1,2", "every model is named twice"),
     ("gpt-5.5=1,", "'' is not N or MODEL=N"),

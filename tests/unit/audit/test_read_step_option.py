@@ -55,6 +55,10 @@ def test_a_read_step_set_by_the_user_replaces_the_rules_step_and_is_said(tmp_pat
     ("gemni=1", "unknown provider 'gemni' (one of: anthropic, bedrock, deepseek, gemini,"),
     ("gemini=0", "gemini's step '0' is not a whole number of tokens from 1 to 1,000,000"),
     ("gemini=1.5", "gemini's step '1.5' is not a whole number"),
+    # Found by fuzzing: "²" is a digit to str.isdigit but no int, and 5,000 digits pass Python's
+    # int-string limit: both raised ValueError (a traceback).
+    ("gemini=²", "gemini's step '²' is not a whole number"),
+    ("gemini=" + "0" * 5000 + "1", "gemini's step '000"),
     ("gemini=1,gemini=2", "gemini is named twice"),
     ("gemini=1,", "'' is not PROVIDER=N"),
 ])

@@ -52,6 +52,14 @@ def _reads(tmp_path: Path, *conversations: dict) -> list[int]:
     return [row.predicted_cache_read for row in run_audit([path]).rows]
 
 
+def test_ids_with_a_lone_surrogate_are_read(tmp_path: Path) -> None:
+    # Found by fuzzing: a conversation id or agent_id of "\\ud800" (valid JSON, no UTF-8) was
+    # encoded to hash the ids' namespace: UnicodeEncodeError, a traceback. Read as any other id.
+    value = conversation("local", ident="c\ud800")
+    value["requests"][1]["agent_id"] = "a\udc00"
+    assert _reads(tmp_path, value) == [0, 0, 8]
+
+
 def test_scope_local_gives_each_context_its_own_ids(tmp_path: Path) -> None:
     # The subagent's [1, 2] are not the parent's: a cold start; the parent's third request reads its 8.
     assert _reads(tmp_path, conversation("local")) == [0, 0, 8]
@@ -76,11 +84,17 @@ def test_conversations_never_share_blocks(tmp_path: Path) -> None:
     ("edit", "message"),
     [
         (lambda c: c.update(hash_id_scope="team"), "hash_id_scope 'team' is none of global, local, per_context"),
+        # Found by fuzzing: a list or an object there raised TypeError (unhashable type), a traceback.
+        (lambda c: c.update(hash_id_scope=["global"]), r"hash_id_scope \['global'\] is none of global, local, per_context"),
+        (lambda c: c.update(hash_id_scope={}), r"hash_id_scope \{\} is none of"),
         (lambda c: c.update(block_size=0), "block_size is not a block size"),
         (lambda c: c["requests"][0].update(hash_ids=[1, -2]), r"requests\[0\]: hash_ids must be"),
         (lambda c: c["requests"][0].update(hash_ids=[1, [2]]), r"requests\[0\]: hash_ids must be"),
         (lambda c: c["requests"][1]["requests"][0].update(t="soon"), r"requests\[1\]\.requests\[0\]: t is not a number of seconds"),
         (lambda c: c["requests"][2].update(t=float("nan")), r"requests\[2\]: t is not a number"),
+        # Found by fuzzing: an integer too large for a float raised OverflowError (a traceback).
+        (lambda c: c["requests"][0].update(t=10**400), r"requests\[0\]: t is not a number of seconds"),
+        (lambda c: c["requests"][2].update(api_time=-(10**400)), r"requests\[2\]: api_time is not a number of seconds"),
         (lambda c: c["requests"][2].update(**{"in": -1}), r"requests\[2\]: in is not a non-negative integer"),
         (lambda c: c.update(requests=[]), "no requests in this trace"),
     ],

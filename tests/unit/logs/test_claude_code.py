@@ -436,6 +436,18 @@ def test_a_prompt_snapshot_is_no_block_of_the_next_prompt(tmp_path: Path) -> Non
     assert (row.predicted_cache_read, row.cause) == (57000, None)
 
 
+def test_an_attachment_whose_type_is_a_list_is_a_block_not_a_crash(tmp_path: Path) -> None:
+    # Found by fuzzing: an attachment's type was looked up in a frozenset; a list there raised
+    # TypeError (unhashable type), a traceback. It names no unsent kind: one block, as any other.
+    t = _ten_tool_rounds("2.1.263", "2026-09-09T", ("07:53:56.000", "07:53:59.000", "07:54:00.000"), "07:54:10")
+    t.lines.append({"parentUuid": t.last, "isSidechain": False, "attachment": {"type": ["prompt_snapshot"]}, "type": "attachment",
+                    "uuid": "odd", "timestamp": "2026-09-09T07:54:30.000Z", "sessionId": "s1", "version": "2.1.263"})
+    t.last = "odd"
+    t.assistant("r3", "2026-09-09T07:54:35.000Z", [cc_usage(1, 400, 57000, 9)])
+    requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    assert requests[2].prefix.new_blocks == 21
+
+
 def test_progress_entries_in_the_chain_are_no_blocks_of_the_next_prompt(tmp_path: Path) -> None:
     # Claude Code 2.1.22 writes each hook's progress (hook_progress, bash_progress) as an entry of
     # the chain, parented like a message but never sent. A public session (claude-opus-4-5, 1 h

@@ -1229,6 +1229,17 @@ def test_kilo_groq_kimi_tokens_in_leaves_out_the_reads_told_from_the_prices_its_
     assert [(r.usage.cache_read, r.usage.uncached, r.usage.prompt_count) for r in whole][1] == (5632, 2736, "")
 
 
+@pytest.mark.parametrize("task", ["kilo-openai-native", "kilo-groq-kimi", "kilo-gateway", "kilo-before-protocol",
+                                  "roo-protocol", "openrouter-early", "cline-gateway-early"])
+def test_a_cost_too_large_for_a_float_is_no_cost_to_tell_the_reading_by(tmp_path: Path, task: str) -> None:
+    # Found by fuzzing: a cost of 10**400 (an integer JSON allows) reached math.isfinite() and
+    # float(), which raised OverflowError, and the audit crashed with a traceback. It is out of a
+    # logged cost's range, so it tells nothing: read as a call whose cost is no help (here -1).
+    huge, _ = import_file(_costed_copy(tmp_path / "huge", task, lambda info: 10**400), CLINE, ImportContext())
+    none, _ = import_file(_costed_copy(tmp_path / "none", task, lambda info: -1), CLINE, ImportContext())
+    assert huge and [r.usage for r in huge] == [r.usage for r in none]
+
+
 def test_a_named_additive_handler_made_whole_by_the_late_2025_writer_is_not_read_as_a_gateway(tmp_path: Path) -> None:
     # A call naming its handler (modelInfo) beside an apiProtocol, whose tokensIn covers its reads and
     # writes (Roo Code's / Kilo Code's writer since late 2025): the "total" reading, not the one of a

@@ -165,6 +165,7 @@ def gen(**extra: object) -> dict:
     [
         page(gen(usageDetails={"input": -1, "output": 1})),
         page(gen(usageDetails={"input": "ten", "output": 1})),
+        page(gen(usageDetails={"input": "\u00b2", "output": 1})),  # found by fuzzing: a digit to isdigit, no int: ValueError
         page(gen(startTime="yesterday")),
         page(gen(level="ERROR")),
         page({"id": "s", "traceId": "t", "type": "SPAN", "startTime": "2025-11-01T10:00:00Z"}),

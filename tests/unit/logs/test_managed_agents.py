@@ -102,6 +102,18 @@ def test_each_span_end_is_one_call_and_the_totals_are_the_spans_sums(tmp_path: P
     assert "no event names the model" in notes
 
 
+def test_a_list_cost_of_digits_int_does_not_take_is_no_cost(tmp_path: Path) -> None:
+    # Found by fuzzing: the note's list cost went through int() where str.isdigit passed: "²"
+    # (a digit to isdigit, no int) raised ValueError, a traceback. No cost is named then.
+    events = _stream()
+    for event in events:
+        if event["type"] == "session.usage":
+            event["usage"]["list_cost"]["amount"] = "\u00b2"
+    _, summaries = load_trace([_write(tmp_path / "events.jsonl", events)])
+    notes = " ".join(summaries[0].notes)
+    assert "session.usage" in notes and "list cost" not in notes
+
+
 def test_a_session_update_names_the_model_from_the_next_turn(tmp_path: Path) -> None:
     events = [
         _ev("session.status_running", "sevt_r", 0),

@@ -145,6 +145,16 @@ def test_a_bad_count_is_one_line_naming_the_file(tmp_path: Path, capsys: pytest.
     assert len(err) == 1 and str(path) in err[0] and "prompt_tokens" in err[0]
 
 
+def test_a_cache_mark_on_an_empty_system_message_marks_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Found by fuzzing: a system message of empty text with cache_control became a breakpoint on
+    # a system prompt the request does not have, and the replay raised ValueError (a traceback).
+    empty = {"role": "system", "content": [{"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}]}
+    path = _write(tmp_path, "m-1788000000.000.json", _sdk([empty, {"role": "user", "content": "fix the bug"}],
+                                                          _usage(2620, 0, 2600, 30), 1788000000.0, "r1"))
+    assert run(["audit", str(path), "--quiet", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["requests"] == 1
+
+
 def test_a_kimi_response_with_cached_tokens_at_the_top_of_its_usage(tmp_path: Path) -> None:
     # Kimi's chat completions put cached_tokens at the top of the usage, and LiteLLM passes it on
     # (the software-agent-sdk's telemetry reads it there: "Kimi-K2-thinking populate

@@ -106,6 +106,12 @@ def test_audit_totals_equal_the_spans_own_sums() -> None:
     {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"doubleValue": 12.5}}]}]}]}]},
     {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "startTimeUnixNano": "99999999999999999999999",
                                                   "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "1"}}]}]}]}]},
+    # Found by fuzzing: "²" is a digit to str.isdigit but no int: ValueError (a traceback) in the
+    # span time and in an intValue.
+    {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s", "startTimeUnixNano": "\u00b2",
+                                                  "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "1"}}]}]}]}]},
+    {"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "s",
+                                                  "attributes": [{"key": "gen_ai.usage.input_tokens", "value": {"intValue": "\u00b2"}}]}]}]}]},
 ])
 def test_bad_exports_are_one_line_errors(tmp_path: Path, doc: dict) -> None:
     path = tmp_path / "bad.jsonl"

@@ -139,6 +139,22 @@ def test_qwen_code_api_responses() -> None:
     assert {r.provider for r in read(QWEN)[0]} == {"qwen"}
 
 
+@pytest.mark.parametrize("name", [{"stringValue": {"a": 1}}, {"stringValue": ["qwen-code.api_response"]}])
+def test_an_event_name_that_is_no_string_names_no_event(tmp_path: Path, name: dict) -> None:
+    # Found by fuzzing: an event.name whose stringValue was an object or a list went into a set
+    # of names: TypeError (unhashable type), a traceback. It names no event: the record is no call.
+    export = json.loads(QWEN.read_text())
+    records = export["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    odd = json.loads(json.dumps(records[0]))
+    for attribute in odd["attributes"]:
+        if attribute["key"] == "event.name":
+            attribute["value"] = name
+    records.append(odd)
+    path = tmp_path / "qwen.jsonl"
+    path.write_text(json.dumps(export) + "\n")
+    assert [r.usage for r in read(path)[0]] == [r.usage for r in read(QWEN)[0]]
+
+
 def test_a_call_gemini_cli_also_writes_as_the_conventions_record_is_counted_once(tmp_path: Path) -> None:
     """Newer Gemini CLI releases write each call twice: its own api_response and the GenAI
     conventions' inference record. The conventions' record is the call; the agent's is skipped."""

@@ -269,6 +269,7 @@ SMALL = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "
         (["--windows", "nan"], "--windows: window must be a positive number"),
         (["--windows", "1e400"], "--windows: window must be a positive number"),
         (["--cache", "vllm:capacity_blocks=" + "9" * 5000], "has 5,000 digits: too large"),
+        (["--cache", "vllm:capacity_blocks=\u00b2"], "capacity_blocks"),  # found by fuzzing: "²" isdigit, no int: ValueError
         (["--cache", "anthropic:chars_per_token=1e-300"], "chars_per_token must be a number from 0.01 to 1000"),
     ],
 )

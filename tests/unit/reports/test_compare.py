@@ -245,6 +245,36 @@ def test_bad_files_name_file_and_place(tmp_path, content, where):
     assert str(path) in str(info.value) and "\n" not in str(info.value)
 
 
+def test_figures_too_large_for_a_float_are_one_user_error_or_read(sweep_files, tmp_path, capsys):
+    # Found by fuzzing: an integer too large for a float (10**400, valid JSON) raised OverflowError
+    # in float() / math.isfinite() (a traceback), and a dollar figure of 1e308 raised
+    # decimal.InvalidOperation where the markdown table formats it.
+    import copy
+
+    audit = copy.deepcopy(AUDIT)
+    audit["totals"]["cost_usd"] = 10**400
+    with pytest.raises(UserError, match=r"totals: key 'cost_usd' is 1000.*, not a finite number"):
+        result_from_json(audit, "a.json")
+    runs = json.loads(sweep_files[0].read_text())
+    counted = copy.deepcopy(runs)
+    counted[0]["num_folds"] = 10**400
+    with pytest.raises(UserError, match=r"run \[0\]: 'num_folds' is 1000.*, expected a finite number"):
+        result_from_json(counted, "s.json")
+    keyed = copy.deepcopy(runs)
+    keyed[0]["seed"], keyed[0]["window"] = 10**400, 10**400  # a key of its own digits: no run to pair
+    assert len(result_from_json(keyed, "s.json").units) == len(runs)
+    with pytest.raises(UserError, match=r"units\[0\] is malformed"):
+        (tmp_path / "b").mkdir()
+        (tmp_path / "b" / "x.json").write_text(json.dumps({"prefixbench_baseline": 1, "kind": "audit", "units": [
+            {"group": "lane", "key": "k", "figures": {"cost_usd": 10**400}}]}))
+        load_baseline("x", tmp_path / "b")
+    huge = copy.deepcopy(AUDIT)
+    huge["totals"]["cost_usd"] = 1e308
+    base, new = _write(tmp_path / "base.json", AUDIT), _write(tmp_path / "new.json", huge)
+    assert main(["compare", str(base), str(new), "--format", "md"]) == 1
+    assert "$100,000,000,000,000," in capsys.readouterr().out
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=200))
 def test_any_bytes_are_a_result_or_one_user_error(tmp_path, blob):
@@ -257,7 +287,7 @@ def test_any_bytes_are_a_result_or_one_user_error(tmp_path, blob):
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.sampled_from([10**400, -(10**400), 1e308]) | st.floats() | st.text(max_size=5),
                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["schema", "lanes", "causes", "totals", "lane", "cause", "workload"]), c, max_size=4),
                     max_leaves=10))
 def test_any_json_is_a_result_or_one_user_error(data):

@@ -19,7 +19,6 @@ conversations as JSON lines read too.
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -78,7 +77,9 @@ def _number(value: object, where: str, key: str, *, required: bool) -> float | N
     """Seconds: a finite non-negative number (absent: None, or an error when ``required``)."""
     if value is None and not required:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+    # The range first: NaN and the infinities fail it, and an integer too large for a float is
+    # compared exactly (math.isfinite of 10**400 raised OverflowError).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_SECONDS:
         raise UserError(f"{where}: {key} is not a number of seconds ({value!r:.40})")
     return float(value)
 
@@ -96,7 +97,7 @@ def _namespaced(conv: _Conversation, context: str, hashes: object, where: str) -
     new = set(hashes).difference(table)  # most ids repeat the previous request's
     if new:
         _check_ids(new, where)
-        prefix = int.from_bytes(hashlib.blake2b(scope.encode(), digest_size=8).digest(), "big") << 64
+        prefix = int.from_bytes(hashlib.blake2b(scope.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") << 64
         for raw in new:
             table[raw] = prefix | raw if type(raw) is int else f"{prefix:x}:{raw}"
     return tuple(map(table.__getitem__, hashes))
@@ -166,9 +167,9 @@ def _block_tokens(value: dict, where: str) -> int:
 
 def _shared_ids(value: dict, where: str) -> bool:
     scope = value.get("hash_id_scope", DEFAULT_SCOPE)
-    if scope in SHARED_SCOPES:
+    if isinstance(scope, str) and scope in SHARED_SCOPES:  # (a list or an object would not hash)
         return True
-    if scope in OWN_SCOPES:
+    if isinstance(scope, str) and scope in OWN_SCOPES:
         return False
     known = ", ".join(sorted(SHARED_SCOPES | OWN_SCOPES))
     raise UserError(f"{where}: hash_id_scope {scope!r:.40} is none of {known}")

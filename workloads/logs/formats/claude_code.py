@@ -775,7 +775,8 @@ def _sent(value: dict) -> int:
     kind = value.get("type")
     if kind == "progress" or value.get("isApiErrorMessage") is True:
         return 0
-    if kind == "attachment" and as_dict(value.get("attachment")).get("type") in _UNSENT_ATTACHMENTS:
+    attached = as_dict(value.get("attachment")).get("type")
+    if kind == "attachment" and isinstance(attached, str) and attached in _UNSENT_ATTACHMENTS:  # a list: no set member
         return 0
     subtype = value.get("subtype")
     return 0 if kind == "system" and isinstance(subtype, str) and subtype in _UNSENT_SYSTEM else 1

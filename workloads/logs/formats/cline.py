@@ -74,7 +74,6 @@ model: priced here at list, not as the log billed them).
 from __future__ import annotations
 
 import json
-import math
 from bisect import bisect_left
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -97,7 +96,7 @@ from prefixbench.simulator.providers import (
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_COST, Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, logged_dollars, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -750,11 +749,20 @@ def _list_cost(model: str, sent_ms: int | None, uncached: int, reads: int, outpu
     return (uncached * rates.input + reads * (rates.cache_read or 0) + output * rates.output) / 1_000_000
 
 
+def _stated_cost(value: object) -> float | None:
+    """A call's own cost, where it is one to solve or check prices by: above 0 and within
+    :func:`logged_dollars`' range (a huge integer is out of range there, where ``math.isfinite``
+    or ``float`` of it raised OverflowError and the audit crashed)."""
+    dollars = logged_dollars(value)
+    return dollars if dollars else None
+
+
 def _fits(cost: object, priced: Decimal | None) -> bool | None:
     """Whether a call's own ``cost`` is ``priced`` (None: no cost or no price to tell by)."""
-    if priced is None or not isinstance(cost, (int, float)) or isinstance(cost, bool) or not math.isfinite(cost) or cost <= 0:
+    dollars = _stated_cost(cost)
+    if priced is None or dollars is None:
         return None
-    logged = Decimal(repr(float(cost)))
+    logged = Decimal(repr(dollars))
     return abs(logged - priced) <= _COST_ROOM * logged
 
 
@@ -782,8 +790,8 @@ def _exclusive_by_cost(calls: list[_Pending], named: list[tuple[int | None, str,
             continue
         cost = info.get("cost")
         if _list_cost(model, sent, tokens_in, reads, output) is None:
-            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost > 0:
-                unpriced.setdefault(model, []).append((tokens_in, reads, output, Fraction(repr(float(cost)))))
+            if (dollars := _stated_cost(cost)) is not None:
+                unpriced.setdefault(model, []).append((tokens_in, reads, output, Fraction(repr(dollars))))
             continue
         if not reads:
             continue
@@ -1317,7 +1325,8 @@ def _solve_by_cost(model: str, sent_ms: int | None, cost: object, fixed: tuple[t
     ``cost`` says, at the model's listed prices then: cost = the ``fixed`` (tokens, rate) terms +
     part x part_rate + (pool - part) x rest_rate. None where the cost, the price or the result
     does not fit: not a whole number of tokens within 0..pool (Cline priced it otherwise)."""
-    if not isinstance(cost, (int, float)) or isinstance(cost, bool) or cost <= 0 or not math.isfinite(cost) or pool <= 0:
+    dollars = _stated_cost(cost)
+    if dollars is None or pool <= 0:
         return None
     row = _price_row(model, sent_ms)
     if row is None:
@@ -1333,7 +1342,7 @@ def _solve_by_cost(model: str, sent_ms: int | None, cost: object, fixed: tuple[t
         if price is None:
             return None
         priced.append(n * price)
-    spent = Decimal(repr(float(cost))) * 1_000_000 - sum(priced, Decimal(0)) - pool * rest
+    spent = Decimal(repr(dollars)) * 1_000_000 - sum(priced, Decimal(0)) - pool * rest
     tokens = spent / (part - rest)
     whole = int(tokens.to_integral_value())
     # Cline's cost is the product of its prices and the counts, to a float's precision: a split

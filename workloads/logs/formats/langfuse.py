@@ -184,7 +184,7 @@ def _number(value: object, where: str, key: str) -> int | None:
     """A usage count: an integer, or digits as ClickHouse quotes 64-bit integers; None when absent."""
     if value is None:
         return None
-    if isinstance(value, str) and value.isdigit() and len(value) < 19:
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:  # ("²" is a digit to isdigit, no int)
         value = int(value)
     elif isinstance(value, float) and math.isfinite(value) and value.is_integer() and not isinstance(value, bool):
         value = int(value)

@@ -269,7 +269,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
             cost = as_dict(usage.get("list_cost"))
             amount = cost.get("amount")
             money = (f", list cost {int(amount) / 100:,.2f} {cost.get('currency') or 'USD'}"
-                     if isinstance(amount, str) and amount.isdigit() and len(amount) < 15 else "")
+                     if isinstance(amount, str) and amount.isascii() and amount.isdigit() and len(amount) < 15 else "")
             notes.append(
                 f"the session's last running total (session.usage, {where}): {_prompt(total):,} prompt tokens "
                 f"({total.cache_read:,} read, {total.cache_write_5m:,} written for 5 m, {total.cache_write_1h:,} for 1 h), "

@@ -221,8 +221,10 @@ def _body(value: dict, routed: str, provider: str, memo: MessageMemo) -> Request
     if not markers or rules.max_breakpoints is None or not request.messages:
         return request
     offset = len(messages) - len(request.messages)  # leading system messages became the system prompt
-    # A marker on a leading system message marks the system prompt they were joined into.
-    points = ([CacheBreakpoint("system", 0)] if any(i < offset for i in markers) else []) + [
+    # A marker on a leading system message marks the system prompt they were joined into (none
+    # where their text was empty: a mark on nothing sent, which the replay refused by a crash).
+    system = bool(request.system or request.system_blocks)
+    points = ([CacheBreakpoint("system", 0)] if system and any(i < offset for i in markers) else []) + [
         CacheBreakpoint("messages", max(0, len(request.messages[i - offset].blocks) - 1), i - offset)
         for i in markers if i >= offset]
     points = points[-rules.max_breakpoints:]

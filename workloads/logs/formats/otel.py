@@ -230,7 +230,7 @@ def _any_value(value: object) -> object:
     for key in ("intValue", "int_value"):
         if key in value:
             raw = value[key]
-            return int(raw) if isinstance(raw, str) and raw.lstrip("-").isdigit() and len(raw) < 20 else raw
+            return int(raw) if isinstance(raw, str) and raw.isascii() and raw.lstrip("-").isdigit() and len(raw) < 20 else raw
     array = as_dict(_first(value, ("arrayValue", "array_value"))).get("values")
     if isinstance(array, list):
         return [_any_value(v) for v in array]
@@ -256,7 +256,7 @@ def _attributes(raw: object) -> dict:
 
 def _nanos(value: object, where: str) -> int | None:
     """Epoch nanoseconds (a number, or a string of digits) as epoch ms."""
-    if isinstance(value, str) and value.isdigit() and len(value) < 25:
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 25:
         value = int(value)
     if value is None or value == 0:
         return None

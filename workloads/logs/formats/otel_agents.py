@@ -106,8 +106,9 @@ CODEX_PROVIDER = "provider_name"
 
 
 def _names(event: str, body: object, attributes: dict) -> set[str]:
-    named = {event, body if isinstance(body, str) else "", attributes.get("event.name")}
-    return {n for n in named if isinstance(n, str) and n}
+    # Strings kept before any goes into a set: an ``event.name`` of an object or a list (a log's
+    # plain attribute, or ``{"stringValue": {...}}``) is no name, not a TypeError.
+    return {n for n in (event, body, attributes.get("event.name")) if isinstance(n, str) and n}
 
 
 def agent_event(event: str, body: object, attributes: dict, service: str) -> AgentEvent | None:
