@@ -618,7 +618,7 @@ def _remove_dead_staging(parent: Path, name: str) -> None:
 
     for entry in parent.glob(f"{glob.escape(prefix)}*"):
         pid = entry.name[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and entry.is_dir() and not entry.is_symlink() and not _running(int(pid)):
+        if pid.isascii() and pid.isdigit() and entry.is_dir() and not entry.is_symlink() and not _running(int(pid)):
             drop_staging(entry)
 
 

@@ -179,7 +179,7 @@ class Proxy:
             response.headers.add(name, value)
         length = upstream.headers.get("Content-Length")
         chunked = "chunked" in upstream.headers.get("Transfer-Encoding", "").lower()
-        if length is not None and not chunked and length.isdigit():
+        if length is not None and not chunked and length.isascii() and length.isdigit():
             response.content_length = int(length)
         agent_gone = False
         try:

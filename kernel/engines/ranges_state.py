@@ -54,12 +54,12 @@ def _refs_through(number: int) -> list[str]:
 
 def is_message_ref(ref: str) -> bool:
     """``mNNNNN``: a part ref (as opposed to a block id ``bN``)."""
-    return len(ref) >= 2 and ref[0] == "m" and ref[1:].isdigit()
+    return len(ref) >= 2 and ref[0] == "m" and ref[1:].isascii() and ref[1:].isdigit()
 
 
 def is_block_ref(ref: str) -> bool:
     """``bN``: a compression block id."""
-    return len(ref) >= 2 and ref[0] == "b" and ref[1:].isdigit()
+    return len(ref) >= 2 and ref[0] == "b" and ref[1:].isascii() and ref[1:].isdigit()
 
 
 def ref_number(ref: str) -> int:

@@ -139,7 +139,7 @@ def factory(window: int, options: EngineOptions) -> ContextEditing:
         config["thinking_keep"] = str(config["thinking_keep"])
     settings = read_settings(ContextEditing.name, config, DEFAULTS)
     keep = settings["thinking_keep"]
-    if keep != "all" and not (isinstance(keep, str) and keep.isdigit()):
+    if keep != "all" and not (isinstance(keep, str) and keep.isascii() and keep.isdigit()):
         raise ValueError(f"{ContextEditing.name}: thinking_keep must be an integer >= 0 or \"all\", got {keep!r}")
     if settings["trigger_type"] not in ("input_tokens", "tool_uses"):
         raise ValueError(f"{ContextEditing.name}: trigger_type must be input_tokens or tool_uses, got {settings['trigger_type']!r}")

@@ -4,7 +4,14 @@
 from msgspec.structs import replace
 
 from prefixbench.kernel.engines.ranges_config import RangesConfig
-from prefixbench.kernel.engines.ranges_state import CompressionBlock, CompressionState, assign_refs, initial_state
+from prefixbench.kernel.engines.ranges_state import (
+    CompressionBlock,
+    CompressionState,
+    assign_refs,
+    initial_state,
+    is_block_ref,
+    is_message_ref,
+)
 from prefixbench.kernel.engines.ranges_view import (
     SUMMARY_MARKER,
     render_messages,
@@ -145,3 +152,9 @@ def test_all_tags_calls_and_results_with_frozen_token_counts():
     assert tagged[4].block == ToolResult(
         "c1", (Text("out 1"), Text('<acp tokens="999" type="tool-result">m00005</acp>'))
     )
+
+
+def test_a_ref_of_non_ascii_digits_is_no_ref():
+    # "m²" passed str.isdigit, and ref_number's int() raised ValueError on it.
+    assert not is_message_ref("m\u00b2") and not is_block_ref("b\u00b2") and not is_message_ref("m\u0663")
+    assert is_message_ref("m00012") and is_block_ref("b3")

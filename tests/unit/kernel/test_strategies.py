@@ -101,6 +101,7 @@ def test_strategies_import_only_the_public_engine_api():
         ("claude-code-autocompact", {"microcompact": "yes"}, "claude-code-autocompact: microcompact must be true or false, got 'yes'"),
         ("anthropic-context-editing", {"exclude_tools": "bash"}, "anthropic-context-editing: exclude_tools must be a list of strings, got 'bash'"),
         ("anthropic-context-editing", {"thinking_keep": "some"}, 'thinking_keep must be an integer >= 0 or "all"'),
+        ("anthropic-context-editing", {"thinking_keep": "\u00b2"}, 'thinking_keep must be an integer >= 0 or "all"'),
         ("anthropic-context-editing", {"trigger_type": "turns"}, "trigger_type must be input_tokens or tool_uses"),
         ("openai-server-compaction", {"compact_threshold": 0}, "compact_threshold and item_max_tokens must be positive"),
         ("no-compaction", {"x": 1}, "no-compaction: unknown setting 'x' (known: )"),
