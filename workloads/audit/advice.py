@@ -221,6 +221,8 @@ def resimulate(
             done[w.fix] = w
     formats = {f.file: f.format for f in files}
     formats.update(_captured_agents(requests, formats))
+    # An OpenTelemetry export names its agent (service.name): that agent, not "otel".
+    formats.update({s.file: s.agent for s in summaries if s.agent and s.file in formats})
     return Resimulated(done, formats)
 
 

@@ -355,6 +355,10 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: reply's one block written mid-stream, a compaction agent's file the same reply complete):
     #: :func:`take_final_usage` keeps this usage where it is the same prompt with more output.
     final_usage: tuple[tuple[str, Usage], ...] = ()
+    #: The agent that wrote the file where its format names no one agent and the file does (an
+    #: OpenTelemetry export's ``service.name``): a log format's name where the agent has one
+    #: (``claude-code``: its settings apply), else the agent's own name; "" where none is named.
+    agent: str = ""
 
 
 def take_final_usage(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> list[TraceRequest]:

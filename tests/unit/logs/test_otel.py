@@ -450,3 +450,69 @@ def test_a_wrapper_list_that_is_not_a_list_is_one_line_or_read_not_a_traceback(t
         read(path)
     except UserError as error:
         assert "\n" not in str(error) and str(error).startswith(str(path))
+
+
+def resource_spans(spans: list[dict], **resource: str) -> dict:
+    """An export of one resource whose attributes are ``resource`` (``service.name``, ``session.id``)."""
+    attributes = [{"key": k.replace("_", "."), "value": {"stringValue": v}} for k, v in resource.items()]
+    return {"resourceSpans": [{"resource": {"attributes": attributes}, "scopeSpans": [{"scope": {"name": "x"}, "spans": spans}]}]}
+
+
+CHAT = {"gen_ai.provider.name": "anthropic", "gen_ai.request.model": "claude-sonnet-4-5", "gen_ai.usage.input_tokens": 5010,
+        "gen_ai.usage.output_tokens": 40, "gen_ai.usage.cache_creation.input_tokens": 5000}
+
+
+def test_a_conversation_or_session_id_names_the_lane_else_the_trace(tmp_path: Path) -> None:
+    """The conversation id an invoke_agent span above the calls names (two traces of it: one lane),
+    else the resource's session.id, else the 32-hex trace id; different ids stay different lanes."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "conv-a"}
+    lines = [
+        otlp([span("a", agent, 0, trace="t1"), span("a1", CHAT, 0, trace="t1", parent="a")]),
+        otlp([span("b", agent, 60, trace="t2"), span("b1", CHAT, 60, trace="t2", parent="b")]),
+        otlp([span("c1", CHAT | {"session.id": "conv-c"}, 90, trace="t3")]),
+        resource_spans([span("d1", CHAT, 120, trace="t4")], session_id="sess-d"),
+        otlp([span("e1", CHAT, 180, trace="5b8efff798038103d269b633813fc60c")]),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    requests, _ = read(path)
+    assert [r.lane for r in requests] == ["conv-a", "conv-a", "conv-c", "sess-d", "5b8efff798038103d269b633813fc60c"]
+    assert requests[1].prefix.parent == requests[0].prefix.node  # one conversation: one chain across its traces
+
+
+@pytest.mark.parametrize(("resource", "attrs", "agent"), [
+    ({"service_name": "claude-code"}, {}, "claude-code"),
+    ({"service_name": "codex_cli_rs"}, {}, "codex"),
+    ({"service_name": "coder-agent"}, {"gen_ai.agent.name": "coder"}, "coder-agent"),
+    ({"service_name": "unknown_service:python"}, {"gen_ai.agent.name": "coder"}, "coder"),
+    ({}, {}, ""),
+])
+def test_the_file_names_its_agent_by_service_name_else_gen_ai_agent_name(tmp_path: Path, resource: dict, attrs: dict, agent: str) -> None:
+    parent = {"gen_ai.operation.name": "invoke_agent"} | attrs
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(resource_spans([span("a", parent, 0), span("a1", CHAT, 0, parent="a")], **resource)) + "\n")
+    _, summary = read(path)
+    assert summary.agent == agent
+
+
+def test_claude_code_events_name_claude_code_and_several_agents_are_noted(tmp_path: Path) -> None:
+    path = tmp_path / "spans.jsonl"
+    lines = [resource_spans([span("a1", CHAT, 0)], service_name="coder-agent"), resource_spans([span("b1", CHAT, 5, trace="t2")], service_name="claude-code"),
+             resource_spans([span("c1", CHAT, 9, trace="t3")], service_name="claude-code")]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    _, summary = read(path)
+    assert summary.agent == "claude-code"
+    assert "calls of several agents (claude-code x2, coder-agent x1): the file's advice is claude-code's" in summary.notes
+
+
+def test_the_advice_names_the_agent_the_export_names_not_otel(tmp_path: Path) -> None:
+    """Claude Code's calls in an OTLP export, 20 minutes apart: keep-alive is Claude Code's fix."""
+    from prefixbench.workloads.audit.advice import advise
+    from prefixbench.workloads.audit.core import load_trace
+
+    second = CHAT | {"gen_ai.usage.input_tokens": 5020, "gen_ai.usage.cache_creation.input_tokens": 5010}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(resource_spans([span("a1", CHAT, 0), span("a2", second, 1200)], service_name="claude-code")) + "\n")
+    trace = load_trace([path])
+    result = advise(run_audit([path], trace=trace), trace)
+    assert result.recommendations and {rec.agent for rec in result.recommendations} == {"Claude Code"}

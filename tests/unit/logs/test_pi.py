@@ -545,6 +545,46 @@ def test_pi_rpc_mode_output_without_a_header_is_read_too(tmp_path: Path) -> None
 
 
 
+def _failed_reply(error: str) -> dict:
+    return {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+            "usage": _u(0, 0, 0, 0), "stopReason": "error", "errorMessage": error, "timestamp": 1765233665304}
+
+
+@pytest.mark.parametrize(("lines", "said"), [
+    # A prompt refused before any call (no API key): pi --mode rpc prints only its failed response.
+    ([{"type": "response", "command": "prompt", "success": False, "error": "No API key found for anthropic."}],
+     "x.jsonl:1: pi --mode rpc output holding no model call (its error: No API key found for anthropic.): nothing to audit"),
+    # Every retry overloaded: the retries' finalError.
+    ([{"id": "req-1", "type": "response", "command": "prompt", "success": True}, {"type": "agent_start"},
+      _event("message_end", {"role": "user", "content": "hi", "timestamp": 1765233665294}),
+      {"type": "auto_retry_end", "success": False, "attempt": 3, "finalError": "529 overloaded_error:\n Overloaded"},
+      {"type": "agent_end", "messages": []}],
+     "x.jsonl:4: pi --mode rpc output holding no model call (its error: 529 overloaded_error: Overloaded): nothing to audit"),
+    # pi --mode json: the header, the user's message, a failed reply whose usage is all zero.
+    ([{"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}, {"type": "agent_start"},
+      _event("message_end", {"role": "user", "content": "hi", "timestamp": 1765233665294}),
+      _event("message_end", _failed_reply("401 authentication_error: invalid x-api-key")), {"type": "agent_end", "messages": []}],
+     "x.jsonl:4: pi --mode json output holding no model call (its error: 401 authentication_error: invalid x-api-key): nothing to audit"),
+    ([{"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}, {"type": "agent_start"},
+      {"type": "agent_end", "messages": []}],
+     "x.jsonl:1: pi --mode json output holding no model call: nothing to audit"),
+])
+def test_pi_output_holding_no_call_is_refused_in_one_line_with_its_error(tmp_path: Path, lines: list[dict], said: str) -> None:
+    # main said "unknown log format" of the failed response alone, and of the others "nothing to
+    # audit" with a note on pi's system prompt: not that the run failed, nor why.
+    path = write_jsonl(tmp_path / "x.jsonl", lines)
+    with pytest.raises(UserError) as raised:
+        load_trace([path])
+    assert str(raised.value).replace(str(tmp_path) + "/", "").startswith(said)
+    assert "\n" not in str(raised.value)
+
+
+def test_pi_session_file_without_calls_is_not_refused_as_output(tmp_path: Path) -> None:
+    path = _pi(tmp_path / "s.jsonl", [_pi_msg("user", 1765233665294)])
+    requests, summaries = load_trace([path])  # (a session file with no call yet: read, not refused)
+    assert requests == [] and summaries[0].format == "pi"
+
+
 def test_pi_json_mode_runs_appended_to_one_file_are_chains_of_their_own(tmp_path: Path) -> None:
     # `pi --mode json` runs appended to one file, each with its session header: the second run's
     # first call extended the first run's last (predicted to read its 40,010 tokens: a false

@@ -54,8 +54,10 @@ The conventions say ``input_tokens`` SHOULD include reads and writes; instrument
 Anthropic's ``input_tokens`` do not. A file is read one way, decided from its own numbers (an
 input below its reads plus writes cannot include them) and stated in the notes. A span whose
 descendants carry usage too (an ``invoke_agent`` span summing its calls) is not counted again.
-Each trace (or ``gen_ai.conversation.id``, else ``session.id``) is a lane, its calls a chain in
-start order; who served a call comes from its model name, else ``gen_ai.provider.name`` /
+Each conversation (``gen_ai.conversation.id``, else ``session.id``, of the span or a span above it,
+else of its resource; else its trace id) is a lane, its calls a chain in start order; the file's
+agent (:attr:`FileSummary.agent`, what the advice names) is its resource's ``service.name``, else
+``gen_ai.agent.name``; who served a call comes from its model name, else ``gen_ai.provider.name`` /
 ``gen_ai.system`` (then ``llm.provider`` / ``llm.system``).
 
 Coding agents' own per-call events (Claude Code's ``claude_code.api_request``, Codex's
@@ -65,6 +67,7 @@ agent's way: see :mod:`.otel_agents`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -121,6 +124,14 @@ WRITE_KEYS = (
 PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
 #: The conversation a call belongs to: the conventions' name, then OpenInference's.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
+#: The agent a call's spans name where the resource names no service (the conventions' name).
+AGENT_NAME_KEYS = ("gen_ai.agent.name",)
+#: ``service.name`` prefixes of coding agents whose own logs have a format (their settings then
+#: apply): Claude Code's ``claude-code``, Codex's originator (``codex_cli_rs``, ``codex_exec``,
+#: ``codex-tui``...), Gemini CLI's ``gemini-cli``.
+SERVICE_FORMATS = (("claude-code", "claude-code"), ("codex", "codex"), ("gemini-cli", "gemini-cli"))
+#: The log format of an agent whose own events :mod:`.otel_agents` reads (others: its name).
+AGENT_FORMATS = {"Claude Code": "claude-code", "Codex": "codex", "Gemini CLI": "gemini-cli"}
 #: The key spellings of OTLP's JSON (camelCase) and of protobuf's field names (snake_case).
 _RESOURCE_SPANS = ("resourceSpans", "resource_spans")
 _SCOPE_SPANS = ("scopeSpans", "scope_spans", "instrumentationLibrarySpans", "instrumentation_library_spans")
@@ -288,6 +299,7 @@ def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
     outer = [f"{at}{_named(value, _RESOURCE_SPANS)}[{i}]." for i in range(len(resources))] if isinstance(resources, list) else [at]
     for resource, place in zip(resources if isinstance(resources, list) else (value,), outer):
         service = _service(as_dict(resource).get("resource"))
+        session = _resource_session(as_dict(resource).get("resource"))
         scopes = f"{place}{_named(as_dict(resource), _SCOPE_SPANS)}"
         for j, scope in enumerate(_listed(_first(as_dict(resource), _SCOPE_SPANS))):
             for k, span in enumerate(_listed(as_dict(scope).get("spans"))):
@@ -301,6 +313,7 @@ def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
                     _nanos(_first(span, ("endTimeUnixNano", "end_time_unix_nano")), where),
                     _attributes(span.get("attributes")),
                     service=service,
+                    session=session,
                     path=f"{scopes}[{j}].spans[{k}]",
                 )
 
@@ -317,6 +330,7 @@ def _sdk_span(record: Record, where: str) -> Span:
         parse_time_ms(value.get("end_time"), where),
         as_dict(value.get("attributes")),
         service=_service(value.get("resource")),
+        session=_resource_session(value.get("resource")),
         path=record.path,
     )
 
@@ -332,8 +346,8 @@ def _hr_time(value: object, where: str) -> int | None:
 
 
 def _resource_session(resource: object) -> str:
-    """The ``session.id`` a log record's resource names, else ""."""
-    return _resource_attribute(resource, "session.id")
+    """The conversation a resource names (``gen_ai.conversation.id``, else ``session.id``), else ""."""
+    return next((found for key in CONVERSATION_KEYS if (found := _resource_attribute(resource, key))), "")
 
 
 def _log_span(line: int, record: dict, resource: object, time_ms: int | None, path: str = "") -> Span:
@@ -480,6 +494,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     not_reported = 0
+    by_id = {(s.trace_id, s.span_id): s for s in spans if s.span_id}
+    agents_named: Counter[str] = Counter()
     for span, input_, output, read_, written_ in calls_sorted:
         where = f"{name}:{span.line}: span {span.span_id}"
         read_n, written_n = read_ or 0, written_ or 0
@@ -493,8 +509,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         writes_reported = written_ is not None or not rules_for(provider).is_additive or span.service in names_writes
         if written_ is None and rules_for(provider).is_additive:
             (writes_zero if writes_reported else writes_unknown).add(span.service)
-        conversation = next((span.attributes[k] for k in CONVERSATION_KEYS if isinstance(span.attributes.get(k), str) and span.attributes[k]), None)
-        lane = str(conversation) if isinstance(conversation, str) and conversation else (span.trace_id or "main")
+        # Its conversation (the span's or an ancestor's, else its resource's), else its trace; a log
+        # record outside a trace has its resource's session and model as its trace (_log_span).
+        lane = _named_up(span, CONVERSATION_KEYS, by_id) or (span.session if span.event is None else "") or span.trace_id or "main"
+        agents_named[_service_agent(span.service) or _named_up(span, AGENT_NAME_KEYS, by_id)] += 1
         node = f"otel:{name}#{span.trace_id}:{span.span_id}:{len(out)}"
         out.append(
             TraceRequest(
@@ -533,7 +551,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                      "apart wrote is unknown, their whole prompt is what the next call may read")
     if out:
         notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
-    agent_out, agent_skipped, agent_notes = _agent_calls(name, agents, spans, {s.service for s in with_usage if s.event == INFERENCE_EVENT}, len(out))
+    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, {s.service for s in with_usage if s.event == INFERENCE_EVENT}, len(out))
+    for agent, n in counted.items():
+        agents_named[AGENT_FORMATS.get(agent, agent)] += n
     out += agent_out
     skipped += agent_skipped
     notes += agent_notes
@@ -542,7 +562,34 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if sdk_spans:
         notes.append(f"{sdk_spans} span(s) as the JavaScript SDK holds them (Gemini CLI's --telemetry-outfile writes them beside its log "
                      "records): not read, the log records are the calls")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+    named = sorted(((n, agent) for agent, n in agents_named.items() if agent), key=lambda item: (-item[0], item[1]))
+    if len(named) > 1:
+        notes.append("calls of several agents (" + ", ".join(f"{agent} x{n:,}" for n, agent in named) + f"): the file's advice is {named[0][1]}'s")
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), agent=named[0][1] if named else "")
+
+
+def _named_up(span: Span, keys: tuple[str, ...], by_id: dict[tuple[str, str], Span]) -> str:
+    """The first of ``keys`` a span names as text, else what its nearest ancestor of its trace
+    names (the conventions put ``gen_ai.agent.name`` and often ``gen_ai.conversation.id`` on the
+    ``invoke_agent`` span above the calls), else ""."""
+    seen: set[str] = set()
+    at: Span | None = span
+    while at is not None and at.span_id not in seen:
+        seen.add(at.span_id)
+        found = next((v for k in keys if isinstance(v := at.attributes.get(k), str) and v), "")
+        if found:
+            return found
+        at = by_id.get((at.trace_id, at.parent_id)) if at.parent_id else None
+    return ""
+
+
+def _service_agent(service: str) -> str:
+    """The agent a ``service.name`` names: a coding agent's log format where it is one of theirs
+    (:data:`SERVICE_FORMATS`), else the name itself; "" for none (the SDK's ``unknown_service``)."""
+    if not service or service.startswith("unknown_service"):
+        return ""
+    lowered = service.lower()
+    return next((fmt for prefix, fmt in SERVICE_FORMATS if lowered.startswith(prefix)), service)
 
 
 def _agent_count(span: Span, key: str, where: str) -> int | None:
@@ -618,7 +665,7 @@ class _OwnCosts:
 
 
 def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span], semconv_services: set[str],
-                 seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str]]:
+                 seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str], dict[str, int]]:
     """The calls of agents' own per-call events (:mod:`.otel_agents`): each session's calls of one
     model a chain in send order, its usage read the agent's way."""
     skipped = [(s.line, f"{a.agent} event: the same call as its service's {INFERENCE_EVENT} record") for s, a in agents if s.service in semconv_services]
@@ -699,7 +746,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         notes.append("agent events carry no prompt bodies: each session's calls of one model are read as a chain in send order "
                      "(the record's time less its duration_ms where given)")
     notes += [f"{n} {agent} failed call(s) (api_error events): no usage, not counted" for agent, n in sorted(failed.items())]
-    return out, skipped, notes
+    return out, skipped, notes, counted
 
 
 def _emitter(service: str) -> str:

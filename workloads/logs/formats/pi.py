@@ -33,7 +33,9 @@ call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the
 ``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
-``message_end`` is read, as a ``message`` entry with no id (entries in output order).
+``message_end`` is read, as a ``message`` entry with no id (entries in output order). Such
+output holding no call (a run that failed first: ``--mode rpc``'s failed ``response`` alone) is
+refused in one line quoting its first error (:meth:`_Session.no_call`).
 
 A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
 the model as a user message of its ``content`` (pi-mono's ``convertToLlm``): it enters the messages
@@ -81,7 +83,27 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.ENTRY
     if kind in ("message", "message_end") and isinstance(value.get("message"), dict) and "role" in value["message"]:
         return Evidence.ENTRY
+    if _rpc_response(value):
+        return Evidence.ENTRY
     return None
+
+
+#: The keys of ``pi --mode rpc``'s answer to a command (pi-mono's ``docs/rpc.md``, ``RpcResponse``).
+_RPC_RESPONSE_KEYS = frozenset({"type", "id", "command", "success", "error", "data"})
+
+
+def _rpc_response(value: dict) -> bool:
+    """``pi --mode rpc``'s answer to a command: ``{type: "response", command, success, error?,
+    data?, id?}`` (a failed ``prompt`` prints only this, with its ``error``)."""
+    return (value.get("type") == "response" and isinstance(value.get("command"), str) and isinstance(value.get("success"), bool)
+            and value.keys() <= _RPC_RESPONSE_KEYS)
+
+
+#: The most of an error's text the refusal of a pi output holding no call quotes.
+_ERROR_CHARS = 160
+#: pi --mode json / rpc's AgentSessionEvents that only output holds (no session file has them).
+_OUTPUT_EVENTS = frozenset({"message_end", "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
+                            "auto_retry_start", "auto_retry_end"})
 
 
 #: pi's ids for a vendor's own endpoints (pi-mono's ``packages/ai`` model catalogue) that are not
@@ -221,6 +243,10 @@ class _Session:
         self.header_source: tuple[object, int | None] | None = None
         #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
         self.pruned_marks: set[tuple[str, str]] = set()
+        #: Which output of pi the file is ("--mode json", "--mode rpc"; "" for a session file), and
+        #: the first error it carries, with its line (a run that failed before any call).
+        self.output = ""
+        self.error: tuple[int, str] | None = None
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -228,6 +254,8 @@ class _Session:
         entry_id = value.get("id") if kind != "session" else None
         if self.header_source is not None and kind != "session":
             self._fork_or_fresh(value)
+        if kind == "response" or kind in _OUTPUT_EVENTS:
+            self._output(record.line, value)
         parent_id = value.get("parentId")
         if isinstance(parent_id, str) and parent_id in self.node_of_entry:
             # Tree sessions (newer pi): the prompt extends the request its branch descends from,
@@ -279,6 +307,31 @@ class _Session:
                 self._message(record, as_dict(value.get("message")), parent_id, isinstance(entry_id, str))
         if isinstance(entry_id, str):
             self.node_of_entry[entry_id] = self.chain_parent
+
+    def _output(self, line: int, value: dict) -> None:
+        """A record of pi's --mode json / rpc output: which mode, and the first error it carries (a
+        command's failed response, a failed call's ``errorMessage``, the retries' ``finalError``)."""
+        if value.get("type") == "response":
+            self.output = "--mode rpc"
+        self.output = self.output or "--mode json"
+        message = as_dict(value.get("message"))
+        error = (value.get("error") if value.get("type") == "response" and value.get("success") is False
+                 else message.get("errorMessage") if message.get("role") == "assistant" and message.get("stopReason") in ("error", "aborted")
+                 else value.get("finalError") if value.get("type") == "auto_retry_end" and value.get("success") is False
+                 else None)
+        if self.error is None and isinstance(error, str) and error.strip():
+            text = " ".join(error.split())
+            self.error = (line, text if len(text) <= _ERROR_CHARS else text[:_ERROR_CHARS] + "...")
+
+    def no_call(self) -> str | None:
+        """Why pi's --mode json / rpc output holding no call is refused (one line), or None: a
+        session file, or output holding one."""
+        if not self.output or self.out or self.copied_from or self.recopied:
+            return None
+        line, said = self.error if self.error is not None else (1, "")
+        said = f" (its error: {said})" if said else ""
+        return (f"{self.name}:{line}: pi {self.output} output holding no model call{said}: nothing to audit; a run that "
+                "reaches the model prints each call's message_end with its usage")
 
     def _fork_or_fresh(self, first: dict) -> None:
         """A header naming another session file (``parentSession``, earlier ``branchedFrom``) is a
@@ -614,6 +667,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         session.entry(record)
     if not seen_any:
         raise UserError(f"{session.name}:1: empty file, no session entries")
+    refused = session.no_call()
+    if refused is not None:
+        raise UserError(refused)
     notes = (
         (
             "pi's system prompt and tools are not in a session file (pi rebuilds them, with the current time, "
