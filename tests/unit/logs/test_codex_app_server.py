@@ -122,3 +122,13 @@ def test_a_json_rpc_notification_of_another_server_is_not_codex(tmp_path: Path) 
     path.write_text(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1}}) + "\n")
     with pytest.raises(UserError, match="unknown log format"):
         detect_format(path)
+
+
+def test_a_bad_count_is_named_by_the_app_servers_own_keys(tmp_path: Path) -> None:
+    # The error named the rollout's last_token_usage.input_tokens, a key the output does not have.
+    bad = _session()[:6] + [_usage(MAIN, _counts(5, 0, 1), {**_counts(5, 0, 1), "inputTokens": "5"})]
+    with pytest.raises(UserError, match=r"stdout\.txt:7: tokenUsage\.last\.inputTokens is not a non-negative integer"):
+        load_trace([write_jsonl(tmp_path / "stdout.txt", bad)])
+    over = _session()[:6] + [_usage(MAIN, _counts(5, 0, 1), {**_counts(5, 0, 1), "cachedInputTokens": -1})]
+    with pytest.raises(UserError, match=r"stdout\.txt:7: tokenUsage\.last\.cachedInputTokens is not"):
+        load_trace([write_jsonl(tmp_path / "stdout.txt", over)])
