@@ -1044,6 +1044,8 @@ class _AppServer:
         self.last_total: dict[str, dict] = {}
         self.first_thread: str | None = None
         self.rollout_counted = 0
+        #: Per thread: the calls counted in its lane so far (the next one's place in it).
+        self.calls: dict[str, int] = {}
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -1097,7 +1099,8 @@ class _AppServer:
                 self.skipped.append((record.line, "thread/tokenUsage/updated counted in the thread's rollout (same running total)"))
                 self.chain_parent[thread] = theirs
                 return
-        seq = sum(1 for r in self.out if r.lane == self._lane(thread))
+        seq = self.calls.get(thread, 0)
+        self.calls[thread] = seq + 1
         node = f"codex-app-server:{_node(thread, total, seq)}"
         self.out.append(
             TraceRequest(
