@@ -177,6 +177,8 @@ def kiro_session(value: dict) -> str | None:
     if isinstance(value.get("chat"), list) and isinstance(value.get("executionId"), str) and isinstance(metadata, dict) and "modelId" in metadata:
         return f"a Kiro IDE chat file (kiro.kiroagent/<workspace>/<id>.chat): its messages' text, no token count {_KIRO_WHY}"
     return None
+
+
 #: What a Kiro CLI conversation is, and why it is no log to audit (said after ``file:line: ``).
 KIRO_CONVERSATION = (
     "a Kiro CLI (or Amazon Q Developer CLI) conversation: its history keeps each prompt, reply and tool use, "
