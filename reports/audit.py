@@ -1135,7 +1135,9 @@ def _run_audit_command(args) -> int:
     if copy:  # standard input is <stdin> in every view, not the temporary file it was read from
         from prefixbench.reports.stdio import STDIN_NAME, renamed
 
-        result, fixes, what_if = renamed((result, fixes, what_if), copy, STDIN_NAME)
+        # (and its folder, which a log named by its folder names: a Cline task's head, cline:<folder>:model)
+        named = renamed((result, fixes, what_if), copy, STDIN_NAME)
+        result, fixes, what_if = renamed(named, str(Path(copy).parent), STDIN_NAME)
     match args.format:
         case "json":
             write_chunks(audit_json_chunks(result, what_if), sys.stdout, batch=_CHUNKS_A_WRITE)

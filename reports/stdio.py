@@ -156,9 +156,13 @@ def readable_file(path: Path, command: str) -> Iterator[Path]:
             yield copy
         except UserError as exc:
             lines = getattr(exc, "lines", None)
-            error = UserError(str(exc).replace(str(copy), STDIN_NAME))
+
+            def named(text: str) -> str:  # (the copy, then its folder: a log named by its folder names that)
+                return text.replace(str(copy), STDIN_NAME).replace(folder, STDIN_NAME)
+
+            error = UserError(named(str(exc)))
             if lines:
-                error.lines = [line.replace(str(copy), STDIN_NAME) for line in lines]  # type: ignore[attr-defined]
+                error.lines = [named(line) for line in lines]  # type: ignore[attr-defined]
             raise error from None
 
 

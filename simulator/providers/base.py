@@ -113,7 +113,6 @@ def _max_cached(by_model: tuple[tuple[str, int], ...], model: str) -> int | None
     return next((tokens for pattern, tokens in by_model if _pattern(pattern).search(model)), None)
 
 
-@lru_cache(maxsize=1024)
 def _duration_words(ms: int) -> str:
     """A lifetime in the largest whole unit (``5 m``, ``1 h``, ``24 h``, ``90 s``)."""
     for unit, size in (("h", 3_600_000), ("m", 60_000), ("s", 1_000)):
@@ -122,6 +121,7 @@ def _duration_words(ms: int) -> str:
     return f"{ms} ms"
 
 
+@lru_cache(maxsize=1024)
 def _ttl_ms(ttls: tuple[tuple[str, int], ...], default: str | None, label: str | None) -> int | None:
     table = dict(ttls)
     if label in table:

@@ -96,7 +96,7 @@ def logged(r: TraceRequest) -> tuple[LoggedMessage, ...]:
     return messages if type(messages) is tuple else _read_again(r.file, messages, r.source_format)  # type: ignore[arg-type]
 
 
-@lru_cache(maxsize=8)  # (a break's location reads its segment's messages a few times: read once for them)
+@lru_cache(maxsize=8)  # (a break's location reads its segment's messages a few times: read once for them; emptied a pass: Histories)
 def _read_again(path: str, offsets: bytes, fmt: str) -> tuple[LoggedMessage, ...]:
     record = FORMATS[fmt].message_of_line
     assert record is not None, fmt
@@ -169,6 +169,9 @@ class Histories:
         #: stored with ``uses`` 1 is not here: its one lookup forgets it.
         self._left: dict[str, int] = {}
         self._counted = False
+        # The records an earlier audit in this process read again are of the files as they were
+        # then: a file rewritten in place since (its lines at the same bytes) is read anew.
+        _read_again.cache_clear()
 
     def add(self, r: TraceRequest, uses: int | None = None, counted: bool = False) -> Segment | None:
         """Record ``r``'s new messages (after its parent's prompt); its segment, None without a history.

@@ -142,3 +142,18 @@ def test_each_line_is_read_again_as_it_was_read(tmp_path_factory: pytest.TempPat
     records = list(iter_records(path))
     assert [r.offset >= 0 for r in records] == [True] * len(lines) and sum(r.plain for r in records) == 1
     assert values_at(path, [r.offset for r in records]) == [r.value for r in records]
+
+
+def test_a_file_rewritten_in_place_is_read_again_not_remembered(tmp_path: Path) -> None:
+    """Its lines start at the same bytes, their text changed (the same lengths): a second audit
+    in the same process names the new text. Before: the records the first audit read again were
+    kept by the file's name and the lines' offsets, and the second audit showed the old text."""
+    log = _Log()
+    _marked(log)
+    path = _copies(tmp_path, log)["plain"]
+    before = [row.location for row in run_audit([path]).rows if row.location]
+    assert any("date is 2025-09-03" in where for where in before)
+    path.write_text(_text(log).replace("date is 2025-09-03", "date is 2031-11-27"), encoding="utf-8")
+    after = [row.location for row in run_audit([path]).rows if row.location]
+    assert len(after) == len(before) and any("date is 2031-11-27" in where for where in after)
+    assert not any("date is 2025-09-03" in where for where in after)

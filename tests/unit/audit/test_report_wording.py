@@ -736,3 +736,15 @@ def test_what_to_change_dollars_share_one_precision() -> None:
     assert saves_text(Decimal("0.007444")) == "saves $0.0074" and saves_text(Decimal("0.0141")) == "saves $0.0141"
     assert saves_text(Decimal("-0.0012345")) == "costs $0.0012 more" and saves_text(Decimal("0.00001")) == "saves <$0.0001"
     assert lost_text(Decimal("0.007444"), ("ttl-expired",)) == "$0.0074"
+
+
+def test_the_lifetime_lookup_keeps_its_cache_beside_the_lifetime_words() -> None:
+    # ttl_words' helper was put between _ttl_ms and its lru_cache, which then cached the words
+    # (a handful of calls an audit) and no longer the lookup the pass makes once a request.
+    from prefixbench.simulator.providers import base
+
+    assert hasattr(base._ttl_ms, "cache_info")
+    base._ttl_ms.cache_clear()
+    for _ in range(3):
+        base._ttl_ms((("5m", 300_000), ("1h", 3_600_000)), "5m", "1h")
+    assert base._ttl_ms.cache_info().hits >= 2

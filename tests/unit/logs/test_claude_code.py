@@ -1075,3 +1075,18 @@ def test_a_delta_of_another_thread_or_without_counts_changes_nothing(tmp_path: P
     path = write_jsonl(tmp_path / "run.jsonl", lines)
     (call,), _ = load_trace([path])
     assert call.usage.output == 1
+
+
+def test_a_bad_count_in_a_message_delta_names_the_deltas_line(tmp_path: Path) -> None:
+    # The count is the message_delta's (line 7): the error named the assistant line before it
+    # (line 6), whose counts are fine, both where the call was counted and where it was held
+    # for its zero usage.
+    import pytest
+
+    from prefixbench.simulator.errors import UserError
+
+    zeros = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": None, "cache_read_input_tokens": None}
+    for start in (cc_usage(4, 1_200, 18_000, 1), zeros):
+        path = write_jsonl(tmp_path / "run.jsonl", _partial_run(start, start, {"input_tokens": 9, "output_tokens": "412"}))
+        with pytest.raises(UserError, match=r"run\.jsonl:7: usage\.output_tokens is not a non-negative integer \('412'\)"):
+            load_trace([path])

@@ -122,3 +122,29 @@ def test_a_json_rpc_notification_of_another_server_is_not_codex(tmp_path: Path) 
     path.write_text(json.dumps({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1}}) + "\n")
     with pytest.raises(UserError, match="unknown log format"):
         detect_format(path)
+
+
+def test_a_bad_count_is_named_by_the_app_servers_own_keys(tmp_path: Path) -> None:
+    # The error named the rollout's last_token_usage.input_tokens, a key the output does not have.
+    bad = _session()[:6] + [_usage(MAIN, _counts(5, 0, 1), {**_counts(5, 0, 1), "inputTokens": "5"})]
+    with pytest.raises(UserError, match=r"stdout\.txt:7: tokenUsage\.last\.inputTokens is not a non-negative integer"):
+        load_trace([write_jsonl(tmp_path / "stdout.txt", bad)])
+    over = _session()[:6] + [_usage(MAIN, _counts(5, 0, 1), {**_counts(5, 0, 1), "cachedInputTokens": -1})]
+    with pytest.raises(UserError, match=r"stdout\.txt:7: tokenUsage\.last\.cachedInputTokens is not"):
+        load_trace([write_jsonl(tmp_path / "stdout.txt", over)])
+
+
+def test_a_long_thread_is_read_in_time_linear_in_its_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each call's place in its lane was counted over every call read before it: 20,000 calls
+    # took 13 s (200 million lane lookups), where a rollout of as many takes under one.
+    from prefixbench.workloads.logs.formats import codex
+
+    lines = [{"id": 2, "result": {"thread": {"id": MAIN}, "model": "gpt-5.5", "modelProvider": "openai"}}]
+    for n in range(1, 301):
+        lines.append(_usage(MAIN, _counts(1_000 * n, 0, 5 * n), _counts(1_000, 0, 5)))
+    looked = []
+    real = codex._AppServer._lane
+    monkeypatch.setattr(codex._AppServer, "_lane", lambda self, thread: looked.append(thread) or real(self, thread))
+    requests, _ = load_trace([write_jsonl(tmp_path / "stdout.txt", lines)])
+    assert len(requests) == 300 and [r.prefix.parent for r in requests[1:]] == [r.prefix.node for r in requests[:-1]]
+    assert len(looked) <= 10 * 300

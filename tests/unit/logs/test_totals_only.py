@@ -285,3 +285,19 @@ def test_a_conversation_whose_entries_carry_token_counts_is_not_called_kiros(tmp
     with pytest.raises(UserError) as caught:
         run_audit([path])
     assert "Kiro" not in str(caught.value)
+
+
+@pytest.mark.parametrize("depth", [400, 900])
+def test_a_deeply_nested_conversation_is_refused_in_one_line_not_a_traceback(tmp_path: Path, depth: int) -> None:
+    # The search of its history for a token count went down one call (two frames) a level: a
+    # reply nested 400 deep, which the reader reads, was a RecursionError traceback.
+    nested = json.loads("[" * depth + "]" * depth)
+    path = tmp_path / "conversation.json"
+    path.write_text(json.dumps({"conversation_id": "c", "history": [{"user": "x", "assistant": nested}]}))
+    with pytest.raises(UserError, match="Kiro CLI"):
+        run_audit([path])
+    counted = json.loads("[" * depth + '{"input_tokens": 3}' + "]" * depth)
+    path.write_text(json.dumps({"conversation_id": "c", "history": [{"user": "x", "assistant": counted}]}))
+    with pytest.raises(UserError) as error:
+        run_audit([path])
+    assert "Kiro" not in str(error.value)  # (a token count in it: not said to be Kiro's)

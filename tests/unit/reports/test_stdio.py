@@ -222,3 +222,17 @@ def test_record_dash_into_a_reader_that_leaves_early_does_not_say_it_wrote_the_l
     (line,) = done.stderr.splitlines()
     assert line.startswith("standard output closed before the end (its reader left): part of ") and "requests" in line
     assert "wrote" not in line
+
+
+def test_audit_dash_names_no_temporary_folder_of_a_log_named_by_its_folder(monkeypatch, capsys) -> None:
+    """A Cline task names its lane's head by the task's folder: read from standard input, that
+    folder was the temporary copy's (``unlogged head cline:/tmp/prefixbench-stdin-x1y2:...``,
+    another name on every run, so two audits of the same log differed)."""
+    log = Path(__file__).parents[1] / "logs" / "fixtures" / "cline.json"
+    outs = []
+    for _ in range(2):
+        monkeypatch.setattr(sys, "stdin", _Stdin(log.read_bytes()))
+        assert main(["audit", "-", "--format", "md"]) == 0
+        outs.append(capsys.readouterr().out)
+    assert "prefixbench-stdin" not in outs[0] and "cline:<stdin>:claude-sonnet" in outs[0]
+    assert outs[0] == outs[1]

@@ -49,7 +49,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import ANTHROPIC, BEDROCK, UNKNOWN, provider_of_model
-from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
@@ -288,7 +288,7 @@ class _Walk:
         # A compaction (the SDK's compact_boundary) starts the thread's chain again, as in a transcript.
         boundary = kind == "system" and value.get("subtype") == "compact_boundary"
         if kind == "stream_event":
-            self._stream_event(value)
+            self._stream_event(value, record.line)
             return
         if kind != "user" and kind != "assistant" and not boundary:
             return
@@ -306,10 +306,12 @@ class _Walk:
         self.stream_last[thread] = uuid
         self.entry(record, uuid)
 
-    def _stream_event(self, value: dict) -> None:
+    def _stream_event(self, value: dict, line: int) -> None:
         """A stream-json run's API stream event: ``message_start`` names the message its thread
         streams; ``message_delta`` brings that message's final counts, which become its call's
-        usage (over ``message_start``'s, key by key: a count the delta leaves null stays)."""
+        usage (over ``message_start``'s, key by key: a count the delta leaves null stays). A
+        count of the delta's that is no count is an error naming the delta's ``line`` (not the
+        assistant line whose call it counts)."""
         event = value.get("event")
         if not isinstance(event, dict):
             return
@@ -324,6 +326,8 @@ class _Walk:
         delta = event.get("usage")
         if kind != "message_delta" or not isinstance(delta, dict) or thread not in self.streaming:
             return
+        for name in _COUNTED:
+            count(delta.get(name), f"{self.name}:{line}", f"usage.{name}")
         key, start = self.streaming[thread]
         known = self.requests.get(key)
         usage = {**(known.usage if known is not None else start), **{k: v for k, v in delta.items() if v is not None}}

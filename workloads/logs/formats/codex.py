@@ -174,18 +174,30 @@ def _provider(session_meta: dict) -> Provider:
     return provider_named_in(named).name
 
 
-def _usage(last: dict, where: str) -> Usage:
+def _usage(last: dict, where: str, app_server: bool = False) -> Usage:
     """``last_token_usage``: ``input_tokens`` includes ``cached_input_tokens`` and, in later
     versions (the Responses API's ``cache_write_tokens``, GPT-5.6 on), ``cache_write_input_tokens``;
-    where the cached part is above ``input_tokens``, a count without it."""
-    total_in = count(last.get("input_tokens"), where, "last_token_usage.input_tokens")
-    cached = count(last.get("cached_input_tokens"), where, "last_token_usage.cached_input_tokens")
-    written = count(last.get("cache_write_input_tokens"), where, "last_token_usage.cache_write_input_tokens")
-    output = count(last.get("output_tokens"), where, "last_token_usage.output_tokens")
+    where the cached part is above ``input_tokens``, a count without it. ``app_server``: ``last``
+    is an app-server's ``tokenUsage.last`` read under these names (:func:`_snake`), and an error
+    names its keys as that output has them (``tokenUsage.last.inputTokens``)."""
+    def named(key: str) -> str:
+        return _camel(key) if app_server else key
+
+    where_key = "tokenUsage.last." if app_server else "last_token_usage."
+    total_in = count(last.get("input_tokens"), where, where_key + named("input_tokens"))
+    cached = count(last.get("cached_input_tokens"), where, where_key + named("cached_input_tokens"))
+    written = count(last.get("cache_write_input_tokens"), where, where_key + named("cache_write_input_tokens"))
+    output = count(last.get("output_tokens"), where, where_key + named("output_tokens"))
     # Cached tokens above input_tokens: a gateway's count without them (see subset_usage).
-    also = f" and cache_write_input_tokens ({written})" if written else ""
+    also = f" and {named('cache_write_input_tokens')} ({written})" if written else ""
     return subset_usage(total_in, cached, written, output,
-                        excess=f"{where}: cached_input_tokens ({cached}){also} exceed input_tokens ({total_in})")
+                        excess=f"{where}: {named('cached_input_tokens')} ({cached}){also} exceed {named('input_tokens')} ({total_in})")
+
+
+def _camel(key: str) -> str:
+    """A rollout count's name as the app-server spells it (``cached_input_tokens`` as ``cachedInputTokens``)."""
+    head, *rest = key.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def _ordinal(value: object, where: str, key: str) -> int | None:
@@ -1032,6 +1044,8 @@ class _AppServer:
         self.last_total: dict[str, dict] = {}
         self.first_thread: str | None = None
         self.rollout_counted = 0
+        #: Per thread: the calls counted in its lane so far (the next one's place in it).
+        self.calls: dict[str, int] = {}
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -1085,7 +1099,8 @@ class _AppServer:
                 self.skipped.append((record.line, "thread/tokenUsage/updated counted in the thread's rollout (same running total)"))
                 self.chain_parent[thread] = theirs
                 return
-        seq = sum(1 for r in self.out if r.lane == self._lane(thread))
+        seq = self.calls.get(thread, 0)
+        self.calls[thread] = seq + 1
         node = f"codex-app-server:{_node(thread, total, seq)}"
         self.out.append(
             TraceRequest(
@@ -1100,7 +1115,7 @@ class _AppServer:
                 provider=self.provider,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
-                usage=_usage(last, where),
+                usage=_usage(last, where, app_server=True),
                 prefix=Prefix(f"codex:{self.model}:?", node, self.chain_parent.get(thread), 1, replays_output=True),
                 source_format=NAME,
             )

@@ -177,6 +177,8 @@ def kiro_session(value: dict) -> str | None:
     if isinstance(value.get("chat"), list) and isinstance(value.get("executionId"), str) and isinstance(metadata, dict) and "modelId" in metadata:
         return f"a Kiro IDE chat file (kiro.kiroagent/<workspace>/<id>.chat): its messages' text, no token count {_KIRO_WHY}"
     return None
+
+
 #: What a Kiro CLI conversation is, and why it is no log to audit (said after ``file:line: ``).
 KIRO_CONVERSATION = (
     "a Kiro CLI (or Amazon Q Developer CLI) conversation: its history keeps each prompt, reply and tool use, "
@@ -185,11 +187,18 @@ KIRO_CONVERSATION = (
 
 
 def _counts_tokens(value: object) -> bool:
-    """Whether a JSON value names a token count anywhere (a key with "token" in it)."""
-    if isinstance(value, dict):
-        return any("token" in str(key).lower() or _counts_tokens(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_counts_tokens(item) for item in value)
+    """Whether a JSON value names a token count anywhere (a key with "token" in it). Walked with
+    a stack of its own, not a call a level: a value the reader reads may nest deeper than
+    Python's recursion allows."""
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            if any("token" in str(key).lower() for key in item):
+                return True
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
     return False
 
 
