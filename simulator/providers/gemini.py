@@ -64,7 +64,8 @@ prompt and tools), not the 3,924 checkpoint inside that prompt; aim's six Flash 
 read 6,132-6,221 of 8,759-9,117 in five, 9,343 of 9,527 in the sixth (3,300 past the head). So a
 lane that has read nothing yet keeps to the head as its last checkpoint where its size is known
 (:attr:`~prefixbench.simulator.providers.base.ProviderRules.head_checkpoint`), and moves past it
-only as above: the nine audited together 13 -> 20 of 23 within 3%; alone, no head size, no change.
+only as above: the nine audited together 13 -> 20 of 23 within 3%, aim's 18 together 1,391 -> 1,396
+of 1,675; a session alone has no head size and does not change.
 
 **On 3 Pro a read moves up after ~6,000 new tokens [M].** On aim's gemini-3.1-pro-preview runs a
 read moved up past the last one in 13 of 191 pairs of calls where the previous request left fewer
