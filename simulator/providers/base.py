@@ -293,6 +293,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: up to a newer checkpoint only after the lane's previous request left at least this many
     #: tokens past the one it read uncached; below, it keeps to that read (0: no such rule).
     new_checkpoint_min: int = 0
+    #: With :attr:`new_checkpoint_min`, on a model whose reads count in a checkpoint grid (not an
+    #: upstream's own grid): a lane that has read nothing yet keeps to the head (system prompt and
+    #: tools, where the audit knows its size) as the checkpoint last read, so its first read is the
+    #: head until a request left ``new_checkpoint_min`` tokens past it (Gemini, measured).
+    head_checkpoint: bool = False
     #: With :attr:`follows_reads`, on a model read to the token: per model (pattern, lag, after;
     #: first match wins; no match: the read keeps to the last one), how far its reads trail the
     #: lane's previous prompt. A request that extends its lane's previous one, which left at least

@@ -57,6 +57,16 @@ also the effective minimum users report for Flash-Lite (hits absent below ~3,000
 3.1 Pro (read to the token, no grid) it changes nothing: its reads move up as often below as
 above (a rule that moved them up past 3,000 fit fewer calls at every threshold tried).
 
+**A Flash lane's first checkpoint is the head [M].** In computermode/test-repo's nine Gemini CLI
+sessions (gemini-3-flash-preview, 2026-03) seven second calls read 5,665-5,888 of a 6,272-7,318
+token previous prompt, about the 5,736 one session's first call read of another's head (system
+prompt and tools), not the 3,924 checkpoint inside that prompt; aim's six Flash runs (held out)
+read 6,132-6,221 of 8,759-9,117 in five, 9,343 of 9,527 in the sixth (3,300 past the head). So a
+lane that has read nothing yet keeps to the head as its last checkpoint where its size is known
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.head_checkpoint`), and moves past it
+only as above: the nine audited together 13 -> 20 of 23 within 3%, aim's 18 together 1,391 -> 1,396
+of 1,675; a session alone has no head size and does not change.
+
 **On 3 Pro a read moves up after ~6,000 new tokens [M].** On aim's gemini-3.1-pro-preview runs a
 read moved up past the last one in 13 of 191 pairs of calls where the previous request left fewer
 than 3,000 tokens uncached past its read, 36 of 137 from 3,000 to 6,000, and 27 of 37 from 6,000
@@ -389,6 +399,7 @@ RULES = ProviderRules(
     follow_reason="a provider whose reads lag its prompts (Gemini, measured: a read stays on one checkpoint for several "
                   "calls, then jumps; no page documents when)",
     new_checkpoint_min=NEW_CHECKPOINT_MIN,
+    head_checkpoint=True,
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),

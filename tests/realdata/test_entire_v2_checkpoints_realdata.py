@@ -17,6 +17,9 @@ session folder's ``metadata.json`` (the agent, Entire's token sums) and Entire's
   sums; 3 reads within 3%.
 - Gemini CLI (gemini-3-flash-preview): the four sessions the v1 branch's test does not pin;
   totals equal the messages' ``tokens`` (input without ``cached``, output with ``thoughts``).
+  Audited together with the v1 branch's five (23 calls, 2026-03-17 to 30), 20 reads within 3%
+  (13 before the head counted as a lane's first checkpoint: seven second calls read the head,
+  5,665-5,888, which one session's first call read from another's, 5,736).
 - Kiro CLI: its conversation state keeps no token count, and Entire's compact transcripts of
   Kiro and Cursor have no ``ts``: each is refused in one line naming what it is (before: unknown
   log format).
@@ -178,3 +181,22 @@ def test_entires_compact_transcript_without_times_names_the_agent(folder: str, a
     with pytest.raises(UserError, match=rf"^{path}:1: Entire's compact transcript of a session of the agent {agent} .*"
                                         r"raw_transcript, same folder, on refs/entire/checkpoints/v2/full/current\) instead$"):
         run_audit([path])
+
+
+#: The v1 branch's Gemini CLI sessions (tests/realdata/test_entire_codex_gemini_realdata.py) at its commit.
+GEMINI_V1, GEMINI_V1_COMMIT = (("14/d75ebe3a6d/0", "5a/31697679ee/0", "79/d52455f160/0", "94/3126df1f2a/0", "e6/b2f769a273/0"),
+                               "afda803df0574a112cc9c856060a13464ee0a56f")
+
+
+def test_the_gemini_cli_sessions_audited_together_read_the_head_first(tmp_path: Path) -> None:
+    paths = [_raw(folder, tmp_path) for folder in sorted(GEMINI)]
+    for folder in GEMINI_V1:
+        path = tmp_path / f"v1_{folder.replace('/', '_')}.json"
+        path.write_bytes(file_at(REPO, GEMINI_V1_COMMIT, f"{folder}/full.jsonl", URL, ENV))
+        paths.append(path)
+    result = run_audit(paths)
+    assert result.totals.requests == 23
+    # 13 -> 20: a lane's second call is predicted to read the head (5,736, which c8/eb421389c0's
+    # first call read), not the 3,924-token checkpoint inside the previous prompt. Off: that first
+    # call (predicted 0), a second call that read 0, and a read that moved up 272 tokens.
+    assert sum(f.read_within for f in result.files) == 20

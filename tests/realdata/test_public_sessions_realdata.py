@@ -346,6 +346,22 @@ def test_aim_pro_sessions_follow_the_last_read(name: str, tmp_path: Path) -> Non
     assert sum(AIM_PRO_WITHIN.values()) == 302 and sum(AIM_SESSIONS[n][1] for n in AIM_PRO_WITHIN) == 441
 
 
+def test_aim_sessions_audited_together_read_the_head_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Audited together, the 18 sessions' Gemini CLI head (one key for all) has a size: the largest
+    # lane-start read, capped at the smallest lane-start prompt (6,294). Five Flash runs' second
+    # calls read 6,132-6,221 of an 8,759-9,117 previous prompt (under 3,000 past the head): predicted
+    # the head, not the 7,848 grid point (the sixth, 3,300 past it, read 9,343: unchanged).
+    paths = []
+    for i, (name, (commit, *_)) in enumerate(sorted(AIM_SESSIONS.items())):
+        (tmp_path / str(i)).mkdir()  # (two folders hold files of one name)
+        paths.append(_show(AIM, commit, name, tmp_path / str(i), "PREFIXBENCH_AIM_REPO"))
+    result = run_audit(paths)
+    assert result.totals.requests == 1_675
+    assert sum(f.read_within for f in result.files) == 1_396  # 1,391 without head_checkpoint
+    monkeypatch.setitem(PROVIDERS, "gemini", replace(PROVIDERS["gemini"], head_checkpoint=False))
+    assert sum(f.read_within for f in run_audit(paths).files) == 1_391
+
+
 def test_axe_gemini_cli_jsonl_session_counts_each_message_once(tmp_path: Path) -> None:
     path = _show(AXE, AXE_COMMIT, "session.jsonl", tmp_path, "PREFIXBENCH_AXE_REPO")
     records = [json.loads(line) for line in path.read_text().splitlines()]

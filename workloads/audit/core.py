@@ -1766,10 +1766,17 @@ class Predictor:
         # Only a request that holds the whole previous prompt (a prompt that shrank changed
         # something inside it: the chain model's walk back decides what it shares), sent to the
         # same upstream (another's checkpoint is not this one's).
-        if (prefix.parent != node or model != r.model or upstream != r.upstream or before > cacheable or read <= 0
-                or pred.read == 0):
+        if prefix.parent != node or model != r.model or upstream != r.upstream or before > cacheable or pred.read == 0:
             return pred
         gridded = rules.read_step(r.model, r.read_step) > 1
+        if read <= 0 and gridded and rules.head_checkpoint and not r.read_offset and self.heads is not None:
+            # The lane has read nothing yet: its first checkpoint is the head (system prompt and
+            # tools), where its size is known (Gemini, measured: head_checkpoint), no newer one
+            # until a request left new_checkpoint_min tokens past it.
+            head = self.heads.get(prefix.head) or 0
+            read = head if head <= before else 0
+        if read <= 0:
+            return pred
         lag = None if gridded else rules.read_lag(r.model)
         if gridded and r.read_offset and read >= r.read_offset:
             # On the grid an upstream reads on (gemini-3-flash through Google AI Studio, measured:
