@@ -290,8 +290,9 @@ def test_bytes_a_request_holds_in_the_trace_as_the_audit_holds_it(tmp_path: Path
 #: change (4,787 KB at 2,000 requests, 4,789 before); before, the 1,000-request session's was in
 #: what to change, 43 KB above its pass, and the difference of the two peaks came out smaller.
 #: 2,404 (9f4c19f); 1,854 since the transcript reader's walk lets go of its per-entry maps (the
-#: lanes, depths, times, anchors, parents... of every line) once every entry is placed: both
-#: sessions' peak is now in the writers, the reading's falling below it.
+#: lanes, depths, times, anchors, parents... of every line) once every entry is placed (both
+#: sessions' peak is still the reading: the requests read and the walk's requests, node names
+#: and decoded strings).
 COMMAND_BYTES_PER_REQUEST = 2_100
 
 
