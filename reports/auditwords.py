@@ -20,29 +20,35 @@ def ratio_basis(reporting: int, total: int) -> str:
     return f" (of the {reporting:,} requests that report their cache use)"
 
 
-def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int]) -> str:
-    """What a dollar total leaves out, and why, per reason: `` (not in it: 12,031 request(s) with
-    no usage reported by their format: mooncake)``, `` (... with no price for their model: glm-9)``,
-    or both: `` (not in it: 42 request(s): 40 with no usage reported by their format (mooncake), 2
-    with no price for their model (glm-9))``; a reason naming several counts each (``a 3, b 2``).
+def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
+                   ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))) -> str:
+    """What a dollar total leaves out, and why, per reason, in one clause: `` (not in it: 12,031
+    request(s) with no usage reported by their format: mooncake)``, `` (... with no price for
+    their model: glm-9)``, `` (... whose log sums cache reads and writes: $1.4616 to $9.5612)``,
+    or several: `` (not in it: 42 request(s): 40 with no usage reported by their format (mooncake),
+    2 with no price for their model (glm-9))``; a reason naming several counts each (``a 3, b 2``).
     ``no_usage``: requests per log format that reports no usage; ``no_price``: requests with
-    usage per model the price table does not price; '' when both are empty."""
-    groups = [(why, {k: n for k, n in counts.items() if n > 0}) for why, counts in
-              (("with no usage reported by their format", no_usage), ("with no price for their model", no_price))]
-    groups = [(why, counts) for why, counts in groups if counts]
-    if not groups:
-        return ""
+    usage per model the price table does not price; ``ranged``: the requests whose log sums
+    their cache reads and writes, priced as a range only, and that range; '' when none is left out."""
 
     def names(counts: dict[str, int]) -> str:
         if len(counts) == 1:
             return next(iter(counts))
         return ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
 
-    total = sum(sum(counts.values()) for _, counts in groups)
+    groups = [(why, sum(kept.values()), names(kept)) for why, counts in
+              (("with no usage reported by their format", no_usage), ("with no price for their model", no_price))
+              if (kept := {k: n for k, n in counts.items() if n > 0})]
+    count, low, high = ranged
+    if count:
+        groups.append(("whose log sums cache reads and writes", count, f"{usd_cents4(low)} to {usd_cents4(high)}"))
+    if not groups:
+        return ""
+    total = sum(n for _, n, _ in groups)
     if len(groups) == 1:
-        why, counts = groups[0]
-        return f" (not in it: {total:,} request(s) {why}: {names(counts)})"
-    parts = ", ".join(f"{sum(counts.values()):,} {why} ({names(counts)})" for why, counts in groups)
+        why, _, detail = groups[0]
+        return f" (not in it: {total:,} request(s) {why}: {detail})"
+    parts = ", ".join(f"{n:,} {why} ({detail})" for why, n, detail in groups)
     return f" (not in it: {total:,} request(s): {parts})"
 
 
@@ -96,14 +102,6 @@ def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = Fals
     if requests and unpriced >= requests:
         return "-"
     return plus_unpriced(lost, unpriced) if count else lost
-
-
-def ranged_words(ranged: int, low: Decimal, high: Decimal) -> str:
-    """What a dollar total leaves out because no one figure prices it: `` (not in it: 36
-    request(s) whose log sums cache reads and writes: $1.4616 to $9.5612)``; '' for none."""
-    if not ranged:
-        return ""
-    return f" (not in it: {ranged:,} request(s) whose log sums cache reads and writes: {usd_cents4(low)} to {usd_cents4(high)})"
 
 
 def usd_cents4(value: Decimal | float | None) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, paid_cell, left_out_counts, ranged_words, unpriced_misses_words, unpriced_words
+from prefixbench.reports.auditwords import lost_cell, paid_cell, left_out_counts, unpriced_misses_words, unpriced_words
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -450,8 +450,8 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     unpriced = unpriced_words(*left_out_counts(
         ((f.get("format", ""), int(f.get("unpriced_no_usage") or 0)) for f in record.get("files", [])),
         ((m["model"], int(m.get("unpriced_requests") or 0), int(m.get("unpriced_no_usage") or 0), int(m.get("ranged_requests") or 0))
-         for m in record.get("models", []))))
-    unpriced += ranged_words(ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0)))
+         for m in record.get("models", []))),
+        (ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0))))
     # A file left out as bad input is listed under files but was not read: the header counts the
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})
