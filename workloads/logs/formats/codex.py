@@ -1166,7 +1166,8 @@ class _AppServer(_Printed):
                 return
             self.previous_total[thread] = total_key
             self.last_total[thread] = total
-            theirs = self._in_rollout(record, thread, total, "thread/tokenUsage/updated counted in the thread's rollout (same running total)")
+            why = "thread/tokenUsage/updated counted in the thread's rollout (same running total)"
+            theirs = self._in_rollout(record, thread, total, why)
             if theirs is not None:
                 self.chain_parent[thread] = theirs
                 return
@@ -1250,7 +1251,8 @@ class _Exec(_Printed):
         # asked about: the rollout is read first, whatever the file order (answers_first).
         node = f"codex-exec:{_node(self.session, total, len(self.out))}"
         if isinstance(total, dict):
-            theirs = self._in_rollout(record, self.session, total, "token_count counted in the session's rollout (same thread, same running total)")
+            why = "token_count counted in the session's rollout (same thread, same running total)"
+            theirs = self._in_rollout(record, self.session, total, why)
             if theirs is not None:
                 self.chain_parent = theirs
                 return
