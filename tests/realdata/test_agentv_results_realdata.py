@@ -47,6 +47,13 @@ def _stdout(run: str, tmp_path: Path) -> Path:
     return path
 
 
+def _rollout(folder: str, tmp_path: Path) -> Path:
+    """An Entire checkpoint's Codex rollout (``<folder>/full.jsonl``) on the checkpoints branch."""
+    path = tmp_path / "full.jsonl"
+    path.write_bytes(file_at(REPO, CHECKPOINTS, f"{folder}/full.jsonl", URL, ENV))
+    return path
+
+
 def _totals(result) -> tuple[int, int, int, int]:
     t = result.totals
     return (t.input, t.cache_read, t.cache_write, t.output)
@@ -130,8 +137,7 @@ ROLLOUTS = {
 @pytest.mark.parametrize("folder", sorted(ROLLOUTS))
 def test_codex_rollouts_total_their_running_total(folder: str, tmp_path: Path) -> None:
     version, calls, within = ROLLOUTS[folder]
-    path = tmp_path / "full.jsonl"
-    path.write_bytes(file_at(REPO, CHECKPOINTS, f"{folder}/full.jsonl", URL, ENV))
+    path = _rollout(folder, tmp_path)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert {e["payload"]["cli_version"] for e in lines if e.get("type") == "session_meta"} == {version}
     final = [e["payload"]["info"]["total_token_usage"] for e in lines
@@ -144,8 +150,7 @@ def test_codex_rollouts_total_their_running_total(folder: str, tmp_path: Path) -
 
 
 def test_an_interrupted_call_shows_only_in_the_running_total(tmp_path: Path) -> None:
-    path = tmp_path / "full.jsonl"
-    path.write_bytes(file_at(REPO, CHECKPOINTS, "3c/162d1d8ad4/1/full.jsonl", URL, ENV))
+    path = _rollout("3c/162d1d8ad4/1", tmp_path)
     result = run_audit([path])
     (summary,) = result.files
     assert result.totals.requests == 132

@@ -12,6 +12,20 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
     return path
 
 
+
+def gemini_session(path: Path, model: str, calls: list[tuple[int, int]], *, session: str = "s", at: str = "2026-03-17T22:00",
+                   step: int = 3, output: int = 20, thoughts: int = 5) -> Path:
+    """A Gemini CLI JSONL session started at minute ``at``: one user turn, then a model message per
+    ``(prompt, cached)``, ``step`` seconds apart (the first a second in)."""
+    start = f"{at}:00.000Z"
+    lines: list[dict] = [{"sessionId": session, "projectHash": "h", "startTime": start, "lastUpdated": start, "kind": "main"},
+                         {"id": "u", "timestamp": start, "type": "user", "content": [{"text": "go"}]}]
+    for i, (prompt, cached) in enumerate(calls):
+        tokens = {"input": prompt, "output": output, "cached": cached, "thoughts": thoughts, "tool": 0, "total": prompt + output + thoughts}
+        lines.append({"id": f"m{i}", "timestamp": f"{at}:{step * i + 1:02d}.000Z", "type": "gemini", "content": "ok",
+                      "tokens": tokens, "model": model})
+    return write_jsonl(path, lines)
+
 def cc_usage(uncached: int, write: int, read: int, output: int, write_1h: int = 0) -> dict:
     usage = {
         "input_tokens": uncached,

@@ -13,20 +13,11 @@ import pytest
 
 from prefixbench.reports.cli import main
 from prefixbench.workloads.audit.core import run_audit
+from tests.unit.audit.fixtures import gemini_session
 
 
 def _session(path: Path, model: str, calls: list[tuple[int, int]]) -> Path:
-    """A Gemini CLI JSONL session: one user turn, then a model message per ``(prompt, cached)``,
-    3 s apart."""
-    start = "2026-03-26T05:00:00.000Z"
-    lines: list[dict] = [{"sessionId": "f", "projectHash": "h", "startTime": start, "lastUpdated": start, "kind": "main"},
-                         {"id": "u", "timestamp": start, "type": "user", "content": [{"text": "go"}]}]
-    for i, (prompt, cached) in enumerate(calls):
-        lines.append({"id": f"m{i}", "timestamp": f"2026-03-26T05:00:{3 * i + 1:02d}.000Z", "type": "gemini", "content": "ok",
-                      "tokens": {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0, "total": prompt + 25},
-                      "model": model})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
+    return gemini_session(path, model, calls, session="f", at="2026-03-26T05:00")
 
 
 def test_a_pro_read_stays_on_the_checkpoint_the_lane_last_read(tmp_path: Path) -> None:

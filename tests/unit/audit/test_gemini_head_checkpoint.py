@@ -6,24 +6,14 @@ such a lane at the last 3,924-token checkpoint inside the previous prompt (3,924
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
+from tests.unit.audit.fixtures import gemini_session
 
 
 def _session(path: Path, session: str, model: str, calls: list[tuple[int, int]]) -> Path:
-    """A Gemini CLI JSONL session: one user turn, then a model message per ``(prompt, cached)``,
-    3 s apart."""
-    start = "2026-03-17T22:00:00.000Z"
-    lines: list[dict] = [{"sessionId": session, "projectHash": "h", "startTime": start, "lastUpdated": start, "kind": "main"},
-                         {"id": "u", "timestamp": start, "type": "user", "content": [{"text": "go"}]}]
-    for i, (prompt, cached) in enumerate(calls):
-        lines.append({"id": f"m{i}", "timestamp": f"2026-03-17T22:00:{3 * i + 1:02d}.000Z", "type": "gemini", "content": "ok",
-                      "tokens": {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0, "total": prompt + 25},
-                      "model": model})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
+    return gemini_session(path, model, calls, session=session, at="2026-03-17T22:00")
 
 
 def test_a_flash_lanes_first_read_is_the_head_until_a_call_left_3000_tokens_past_it(tmp_path: Path) -> None:

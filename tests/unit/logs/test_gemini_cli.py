@@ -22,6 +22,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext
 from prefixbench.workloads.logs.formats.gemini_cli import SEEN_AGENT, SEEN_COPY, detect
 from prefixbench.workloads.logs.records import iter_records
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
+from tests.unit.audit.fixtures import gemini_session
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LEGACY = FIXTURES / "gemini-cli.json"
@@ -342,14 +343,7 @@ def _three_calls(path: Path, model: str) -> Path:
     """A session of three calls on ``model``, each prompt extending the last: 5,000, 9,000 and
     12,000 tokens, the second reading 3,900 and the third 7,840 (as Gemini 3 Flash reads: a
     checkpoint short of the previous prompt)."""
-    lines = [{"sessionId": "s", "projectHash": "p", "startTime": "2026-05-06T10:00:00.000Z", "lastUpdated": "2026-05-06T10:00:00.000Z", "kind": "main"},
-             {"id": "u1", "timestamp": "2026-05-06T10:00:00.000Z", "type": "user", "content": [{"text": "build it"}]}]
-    for i, (prompt, cached) in enumerate([(5_000, 0), (9_000, 3_900), (12_000, 7_840)]):
-        lines.append({"id": f"g{i}", "timestamp": f"2026-05-06T10:00:0{2 * i + 1}.000Z", "type": "gemini", "content": "ok",
-                      "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10},
-                      "model": model})
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    return path
+    return gemini_session(path, model, [(5_000, 0), (9_000, 3_900), (12_000, 7_840)], at="2026-05-06T10:00", step=2, output=10, thoughts=0)
 
 
 def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp_path: Path) -> None:

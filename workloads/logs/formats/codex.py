@@ -1026,8 +1026,14 @@ def _snake(counts: dict) -> dict:
     return {"".join(f"_{c.lower()}" if c.isupper() else c for c in key): value for key, value in counts.items()}
 
 
-class _AppServer:
-    """The requests of a ``codex app-server`` output (see the module doc)."""
+class _Printed:
+    """What a reader of a client's printed output (``codex exec --json``, ``codex app-server``)
+    keeps: its calls and skipped lines, the model and effort named so far, the calls its rollout
+    counted. A subclass names its output (``_about``), its nouns and its running totals."""
+
+    #: Whose rollout counted a call, and the note when there is no call.
+    whose = ""
+    no_calls = ""
 
     def __init__(self, path: Path, ctx: ImportContext) -> None:
         self.name = str(path)
@@ -1037,13 +1043,82 @@ class _AppServer:
         self.provider: Provider = "openai"
         self.model = "unknown"
         self.effort: str | None = None
+        self.rollout_counted = 0
+
+    def _effort(self, effort: object) -> None:
+        self.effort = effort if isinstance(effort, str) else self.effort
+
+    def _in_rollout(self, record: Record, thread: str, total: dict, why: str) -> str | None:
+        """The rollout's node of this running total's call, where the rollout (read first) counted
+        it: the line is skipped (``why``); else ``None``, asked about for a rollout read later."""
+        theirs = _total_node(thread, total)
+        self.ctx.codex_asked.add(theirs)
+        if theirs not in self.ctx.codex_calls:
+            return None
+        self.rollout_counted += 1
+        self.skipped.append((record.line, why))
+        return theirs
+
+    def _call(self, record: Record, lane: str, lane_kind: LaneKind, usage: Usage, node: str, parent: str | None) -> None:
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane=lane,
+                lane_kind=lane_kind,
+                seq=len(self.out),
+                sent_ms=None,
+                ready_ms=None,
+                done_ms=None,
+                provider=self.provider,
+                model=self.model,
+                envelope=(("effort", self.effort),) if self.effort else (),
+                usage=usage,
+                prefix=Prefix(f"codex:{self.model}:?", node, parent, 1, replays_output=True),
+                source_format=NAME,
+            )
+        )
+
+    def _about(self) -> str:
+        raise NotImplementedError
+
+    def _totals(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def notes(self) -> tuple[str, ...]:
+        notes: tuple[str, ...] = (self._about(),)
+        if self.rollout_counted:
+            notes += (f"{self.rollout_counted} call(s) counted in the {self.whose} rollout, which is in this audit",)
+        if not self.out and not self.rollout_counted:
+            return notes + (self.no_calls,)
+        return notes if self.rollout_counted else notes + self._totals()
+
+
+def _total_note(of: str, total: dict, mine: Iterable[TraceRequest]) -> tuple[str, ...]:
+    """Codex's running total ``of`` a thread beside the calls counted here, where it names both counts."""
+    theirs = (total.get("input_tokens"), total.get("output_tokens"))
+    used = [r.usage for r in mine if r.usage]
+    counted = (sum(u.prompt for u in used), sum(u.output for u in used))
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
+        return ()
+    verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
+    return (f"Codex's {of}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+
+
+class _AppServer(_Printed):
+    """The requests of a ``codex app-server`` output (see the module doc)."""
+
+    whose = "thread's"
+    no_calls = "no thread/tokenUsage/updated notification: no call's usage in it"
+
+    def __init__(self, path: Path, ctx: ImportContext) -> None:
+        super().__init__(path, ctx)
         self.version: str | None = None
         #: Per thread: its last running total (as JSON), its last call's node, its running total.
         self.previous_total: dict[str, str] = {}
         self.chain_parent: dict[str, str | None] = {}
         self.last_total: dict[str, dict] = {}
         self.first_thread: str | None = None
-        self.rollout_counted = 0
         #: Per thread: the calls counted in its lane so far (the next one's place in it).
         self.calls: dict[str, int] = {}
 
@@ -1055,8 +1130,7 @@ class _AppServer:
                 self.model = result["model"]
             if isinstance(result.get("modelProvider"), str):
                 self.provider = _provider({"model_provider": result["modelProvider"]})
-            effort = result.get("reasoningEffort")
-            self.effort = effort if isinstance(effort, str) else self.effort
+            self._effort(result.get("reasoningEffort"))
             self._thread(result.get("thread"))
             return
         params = value.get("params")
@@ -1092,77 +1166,49 @@ class _AppServer:
                 return
             self.previous_total[thread] = total_key
             self.last_total[thread] = total
-            theirs = _total_node(thread, total)
-            self.ctx.codex_asked.add(theirs)
-            if theirs in self.ctx.codex_calls:
-                self.rollout_counted += 1
-                self.skipped.append((record.line, "thread/tokenUsage/updated counted in the thread's rollout (same running total)"))
+            why = "thread/tokenUsage/updated counted in the thread's rollout (same running total)"
+            theirs = self._in_rollout(record, thread, total, why)
+            if theirs is not None:
                 self.chain_parent[thread] = theirs
                 return
         seq = self.calls.get(thread, 0)
         self.calls[thread] = seq + 1
         node = f"codex-app-server:{_node(thread, total, seq)}"
-        self.out.append(
-            TraceRequest(
-                file=self.name,
-                line=record.line,
-                lane=self._lane(thread),
-                lane_kind="main" if thread == self.first_thread else "subagent",
-                seq=len(self.out),
-                sent_ms=None,
-                ready_ms=None,
-                done_ms=None,
-                provider=self.provider,
-                model=self.model,
-                envelope=(("effort", self.effort),) if self.effort else (),
-                usage=_usage(last, where, app_server=True),
-                prefix=Prefix(f"codex:{self.model}:?", node, self.chain_parent.get(thread), 1, replays_output=True),
-                source_format=NAME,
-            )
-        )
+        lane_kind = "main" if thread == self.first_thread else "subagent"
+        self._call(record, self._lane(thread), lane_kind, _usage(last, where, app_server=True), node, self.chain_parent.get(thread))
         self.chain_parent[thread] = node
 
     def _lane(self, thread: str) -> str:
         return "main" if thread == self.first_thread else f"thread {thread}"
 
-    def notes(self) -> tuple[str, ...]:
+    def _about(self) -> str:
         version = f" (Codex {self.version})" if self.version else ""
-        notes: tuple[str, ...] = (
+        return (
             f"codex app-server output{version}: each thread/tokenUsage/updated notification is a call (its tokenUsage.last), "
             "a chain per thread in file order, no timestamps read; Codex base instructions and tool schemas are not in it: "
-            "the head is an opaque prefix",
+            "the head is an opaque prefix"
         )
-        if self.rollout_counted:
-            notes += (f"{self.rollout_counted} call(s) counted in the thread's rollout, which is in this audit",)
-        if not self.out and not self.rollout_counted:
-            return notes + ("no thread/tokenUsage/updated notification: no call's usage in it",)
-        if not self.rollout_counted:
-            for thread, total in self.last_total.items():
-                mine = [r for r in self.out if r.lane == self._lane(thread) and r.usage]
-                theirs = (total.get("input_tokens"), total.get("output_tokens"))
-                counted = (sum(r.usage.prompt for r in mine), sum(r.usage.output for r in mine))  # type: ignore[union-attr]
-                if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
-                    verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
-                    notes += (f"Codex's running total of thread {thread}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
+
+    def _totals(self) -> tuple[str, ...]:
+        notes: tuple[str, ...] = ()
+        for thread, total in self.last_total.items():
+            lane = self._lane(thread)
+            notes += _total_note(f"running total of thread {thread}", total, (r for r in self.out if r.lane == lane))
         return notes
 
 
-class _Exec:
+class _Exec(_Printed):
     """The requests of a ``codex exec --json`` output before 0.44 (see the module doc)."""
 
+    whose = "session's"
+    no_calls = "no token_count events: a provider whose API reports no usage (Chat Completions), or no call made"
+
     def __init__(self, path: Path, ctx: ImportContext) -> None:
-        self.name = str(path)
-        self.ctx = ctx
-        self.out: list[TraceRequest] = []
-        self.skipped: list[tuple[int, str]] = []
+        super().__init__(path, ctx)
         self.session = self.name
-        self.provider: Provider = "openai"
-        self.model = "unknown"
-        self.effort: str | None = None
         self.previous_total: str | None = None
         self.last_total: dict | None = None
         self.chain_parent: str | None = None
-        self.rollout_counted = 0
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -1172,15 +1218,13 @@ class _Exec:
                 # The config summary printed first: every value a string.
                 self.model = value["model"]
                 self.provider = provider_named_in(value["provider"]).name
-                effort = value.get("reasoning effort")
-                self.effort = effort if isinstance(effort, str) else self.effort
+                self._effort(value.get("reasoning effort"))
             return  # {"prompt": ...}, or a line of no event
         kind = msg.get("type")
         if kind == "session_configured":
             self.session = _text(msg.get("session_id")) or self.session
             self.model = _text(msg.get("model")) or self.model
-            effort = msg.get("reasoning_effort")
-            self.effort = effort if isinstance(effort, str) else self.effort
+            self._effort(msg.get("reasoning_effort"))
         elif kind == "token_count":
             self._token_count(record, msg)
 
@@ -1207,49 +1251,22 @@ class _Exec:
         # asked about: the rollout is read first, whatever the file order (answers_first).
         node = f"codex-exec:{_node(self.session, total, len(self.out))}"
         if isinstance(total, dict):
-            theirs = _total_node(self.session, total)
-            self.ctx.codex_asked.add(theirs)
-            if theirs in self.ctx.codex_calls:
-                self.rollout_counted += 1
-                self.skipped.append((record.line, "token_count counted in the session's rollout (same thread, same running total)"))
+            why = "token_count counted in the session's rollout (same thread, same running total)"
+            theirs = self._in_rollout(record, self.session, total, why)
+            if theirs is not None:
                 self.chain_parent = theirs
                 return
-        self.out.append(
-            TraceRequest(
-                file=self.name,
-                line=record.line,
-                lane="main",
-                lane_kind="main",
-                seq=len(self.out),
-                sent_ms=None,
-                ready_ms=None,
-                done_ms=None,
-                provider=self.provider,
-                model=self.model,
-                envelope=(("effort", self.effort),) if self.effort else (),
-                usage=_usage(last, where),
-                prefix=Prefix(f"codex:{self.model}:?", node, self.chain_parent, 1, replays_output=True),
-                source_format=NAME,
-            )
-        )
+        self._call(record, "main", "main", _usage(last, where), node, self.chain_parent)
         self.chain_parent = node
 
-    def notes(self) -> tuple[str, ...]:
-        notes: tuple[str, ...] = (
+    def _about(self) -> str:
+        return (
             "codex exec --json output (before 0.44): each token_count event is a call, in file order, with no timestamps; "
-            "Codex base instructions and tool schemas are not in it: the head is an opaque prefix",
+            "Codex base instructions and tool schemas are not in it: the head is an opaque prefix"
         )
-        if self.rollout_counted:
-            notes += (f"{self.rollout_counted} call(s) counted in the session's rollout, which is in this audit",)
-        if not self.out and not self.rollout_counted:
-            return notes + ("no token_count events: a provider whose API reports no usage (Chat Completions), or no call made",)
-        if self.last_total is not None and not self.rollout_counted:
-            theirs = (self.last_total.get("input_tokens"), self.last_total.get("output_tokens"))
-            counted = (sum(r.usage.prompt for r in self.out if r.usage), sum(r.usage.output for r in self.out if r.usage))
-            if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
-                verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
-                notes += (f"Codex's own running total: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
-        return notes
+
+    def _totals(self) -> tuple[str, ...]:
+        return () if self.last_total is None else _total_note("own running total", self.last_total, self.out)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
