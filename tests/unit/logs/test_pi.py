@@ -1118,3 +1118,17 @@ def test_a_side_call_on_an_api_without_a_write_count_leaves_its_writes_unknown_t
                                  "tokensBefore": 40810, "usage": _u(41000, 0, 0, 900)}]
     requests, _ = load_trace([_pi(tmp_path / "anthropic.jsonl", entries)])
     assert requests[-1].lane == "summary" and requests[-1].usage.writes_reported
+
+
+def test_an_entry_whose_type_is_a_list_is_no_output_event(tmp_path: Path) -> None:
+    # The fuzz found it: `"type": []` reached the test for pi's output events, a set
+    # lookup, and raised TypeError (unhashable type: 'list').
+    path = write_jsonl(tmp_path / "s.jsonl", [
+        {"type": [], "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
+        {"type": "message", "id": "a", "parentId": "p", "timestamp": "2025-12-09T00:53:30.825Z",
+         "message": {"role": "user", "content": "hi"}},
+    ])
+    try:
+        run_audit([path], fmt="pi")
+    except UserError as exc:
+        assert "\n" not in str(exc)

@@ -254,7 +254,7 @@ class _Session:
         entry_id = value.get("id") if kind != "session" else None
         if self.header_source is not None and kind != "session":
             self._fork_or_fresh(value)
-        if kind == "response" or kind in _OUTPUT_EVENTS:
+        if isinstance(kind, str) and (kind == "response" or kind in _OUTPUT_EVENTS):
             self._output(record.line, value)
         parent_id = value.get("parentId")
         if isinstance(parent_id, str) and parent_id in self.node_of_entry:
