@@ -199,4 +199,7 @@ def test_the_gemini_cli_sessions_audited_together_read_the_head_first(tmp_path: 
     # 13 -> 20: a lane's second call is predicted to read the head (5,736, which c8/eb421389c0's
     # first call read), not the 3,924-token checkpoint inside the previous prompt. Off: that first
     # call (predicted 0), a second call that read 0, and a read that moved up 272 tokens.
-    assert sum(f.read_within for f in result.files) == 20
+    # 20 -> 19: the head is one per workspace (projectHash); e6/b2f769a273 ran in another one (a
+    # 7,318-token first prompt, where the others' were 6,272-6,497), whose lane start read nothing:
+    # its second call (read 5,888) is no longer predicted the other workspace's 5,736 head.
+    assert sum(f.read_within for f in result.files) == 19

@@ -347,19 +347,22 @@ def test_aim_pro_sessions_follow_the_last_read(name: str, tmp_path: Path) -> Non
 
 
 def test_aim_sessions_audited_together_read_the_head_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Audited together, the 18 sessions' Gemini CLI head (one key for all) has a size: the largest
-    # lane-start read, capped at the smallest lane-start prompt (6,294). Five Flash runs' second
-    # calls read 6,132-6,221 of an 8,759-9,117 previous prompt (under 3,000 past the head): predicted
-    # the head, not the 7,848 grid point (the sixth, 3,300 past it, read 9,343: unchanged).
+    # Audited together, the 18 sessions are 8 heads (one per workspace, projectHash, and model),
+    # each sized by its own lane starts' largest read, capped at their smallest prompt. When one head
+    # served all of them (its 6,294 tokens learned from Pro lane starts), five Flash runs' second calls
+    # reading 6,132-6,221 of an 8,759-9,117 previous prompt were predicted that head: 1,396 -> 1,393
+    # now that the Flash workspaces' heads, whose lane starts all read 0, have no size (and the
+    # render_benchmark pair's Pro heads, 8,456 and 5,293, one more within each).
     paths = []
     for i, (name, (commit, *_)) in enumerate(sorted(AIM_SESSIONS.items())):
         (tmp_path / str(i)).mkdir()  # (two folders hold files of one name)
         paths.append(_show(AIM, commit, name, tmp_path / str(i), "PREFIXBENCH_AIM_REPO"))
     result = run_audit(paths)
     assert result.totals.requests == 1_675
-    assert sum(f.read_within for f in result.files) == 1_396  # 1,391 without head_checkpoint
+    # (head_checkpoint made those five: 1,391 without it then; 1,393 with or without it now)
+    assert sum(f.read_within for f in result.files) == 1_393
     monkeypatch.setitem(PROVIDERS, "gemini", replace(PROVIDERS["gemini"], head_checkpoint=False))
-    assert sum(f.read_within for f in run_audit(paths).files) == 1_391
+    assert sum(f.read_within for f in run_audit(paths).files) == 1_393
 
 
 def test_axe_gemini_cli_jsonl_session_counts_each_message_once(tmp_path: Path) -> None:

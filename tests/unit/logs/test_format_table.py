@@ -158,7 +158,9 @@ def expected(name: str) -> list[TraceRequest]:
                 rules = provider_of_model(model)
                 return TraceRequest(
                     file, 1, "main", "main", seq, sent, None, rules.name if rules else "unknown", model, usage=usage,
-                    prefix=Prefix("gemini-cli:main", f"gemini-cli:{file}#{key}", parent and f"gemini-cli:{file}#{parent}", 2),
+                    # (the head: one per workspace, the session's projectHash, and model)
+                    prefix=Prefix(f"gemini-cli:main:b1946ac92492d2347c6235b4d2611184:{model}", f"gemini-cli:{file}#{key}",
+                                  parent and f"gemini-cli:{file}#{parent}", 2),
                     events=events, request_id=key, source_format=name,
                     path={"g1": "messages[1]", "g2": "messages[2]", "g3": "messages[4]"}[key],  # all on line 1
                 )

@@ -36,6 +36,11 @@ def _read(path: Path):
     return import_file(path, FORMAT, ImportContext())
 
 
+def _kind(request) -> str:
+    """A request's head key without its workspace and model (``<agent>:<kind>``)."""
+    return request.prefix.head.removesuffix(f":{request.model}").rpartition(":")[0]
+
+
 def _sums(path: Path) -> tuple[int, int, int, int, int]:
     requests, _ = _read(path)
     usages = [r.usage for r in requests]
@@ -154,7 +159,33 @@ def test_a_subagent_session_is_a_subagent_lane(tmp_path: Path) -> None:
     doc["kind"] = "subagent"
     requests, _ = _read(write(tmp_path / "sub.json", json.dumps(doc, indent=2)))
     assert {(r.lane, r.lane_kind) for r in requests} == {("main", "subagent")}
-    assert {r.prefix.head for r in requests} == {"gemini-cli:subagent"}
+    assert {_kind(r) for r in requests} == {"gemini-cli:subagent"}
+
+
+def test_the_head_is_one_per_workspace_and_model(tmp_path: Path) -> None:
+    """Gemini CLI's system prompt is built from the workspace's GEMINI.md and the model's variant,
+    its tools from the workspace's MCP servers: two workspaces' sessions (the file's projectHash,
+    else the folder its chats/ is in) and two models do not share a head. Before, every session
+    had the one head ``gemini-cli:main``, its size learned from whichever workspace came first."""
+    doc = json.loads(LEGACY.read_text())
+    heads = {}
+    for project in ("aaaa", "bbbb"):
+        requests, _ = _read(write(tmp_path / f"{project}.json", json.dumps(dict(doc, projectHash=project), indent=2)))
+        heads[project] = {r.model: r.prefix.head for r in requests}
+    assert len(heads["aaaa"]) == 2 and set(heads["aaaa"]) == set(heads["bbbb"])
+    assert all("aaaa" in head and "bbbb" not in head for head in heads["aaaa"].values())
+    assert not set(heads["aaaa"].values()) & set(heads["bbbb"].values())
+    assert len(set(heads["aaaa"].values())) == 2  # one per model
+    # A file that names no projectHash (.jsonl message lines, no metadata line): the folder its chats/ is in.
+    lines = "".join(json.dumps(message) + "\n" for message in doc["messages"])
+    for project in ("one", "two"):
+        chats = tmp_path / "tmp" / project / "chats"
+        chats.mkdir(parents=True)
+        (chats / "session.jsonl").write_text(lines)
+    one = {r.prefix.head for r in _read(tmp_path / "tmp/one/chats/session.jsonl")[0]}
+    two = {r.prefix.head for r in _read(tmp_path / "tmp/two/chats/session.jsonl")[0]}
+    assert one and two and not one & two
+    assert all(str(tmp_path / "tmp" / "one") in head for head in one)
 
 
 def test_all_zero_tokens_are_a_call_whose_usage_was_not_recorded(tmp_path: Path) -> None:
@@ -718,10 +749,10 @@ def test_qwen_code_subagents_of_one_type_share_a_head_of_their_own(tmp_path: Pat
                      **{"event.timestamp": f"2026-04-01T12:07:{10 + n:02d}.000Z"})
         records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
     requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
-    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    heads = {r.lane: _kind(r) for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
     assert heads == {"agent:debugger-35h252": "qwen-code:subagent:debugger", "agent:tester-1kq9ze": "qwen-code:subagent:tester",
                      "agent:debugger-57nz31": "qwen-code:subagent:debugger"}
-    assert {r.prefix.head for r in requests if r.lane == "main"} == {"qwen-code:main"}
+    assert {_kind(r) for r in requests if r.lane == "main"} == {"qwen-code:main"}
 
 
 def test_a_session_start_reads_no_head_another_session_sent(tmp_path: Path) -> None:
@@ -754,7 +785,7 @@ def test_a_qwen_code_subagent_type_keeps_its_hyphens_where_no_suffix_follows(tmp
                      **{"event.timestamp": f"2026-04-01T12:07:{10 + n:02d}.000Z"})
         records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
     requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
-    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    heads = {r.lane: _kind(r) for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
     assert heads == {"agent:code-reviewer": "qwen-code:subagent:code-reviewer", "agent:code-reviewer-a1b2c3": "qwen-code:subagent:code-reviewer",
                      "agent:code": "qwen-code:subagent:code"}
 
@@ -773,7 +804,7 @@ def test_qwen_code_024_subagents_of_one_type_share_a_head_whatever_their_hex_suf
                      subagent_name=agent.rsplit("-", 1)[0], **{"event.timestamp": f"2026-09-22T12:07:{10 + n:02d}.000Z"})
         records.append(dict(records[1], uuid=f"s{n}", parentUuid=records[-1]["uuid"], systemPayload={"uiEvent": event}))
     requests, _ = _read(write(tmp_path / "agents.jsonl", "".join(json.dumps(r) + "\n" for r in records)))
-    heads = {r.lane: r.prefix.head for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
+    heads = {r.lane: _kind(r) for r in requests if r.prefix is not None and r.lane_kind == "subagent"}
     assert heads == {"agent:general-purpose-3f9a1c0e": "qwen-code:subagent:general-purpose",
                      "agent:explore-7b20d4aa": "qwen-code:subagent:explore",
                      "agent:general-purpose-c81e5f27": "qwen-code:subagent:general-purpose"}

@@ -482,7 +482,13 @@ def test_a_conversation_or_session_id_names_the_lane_else_the_trace(tmp_path: Pa
 
 @pytest.mark.parametrize(("resource", "attrs", "agent"), [
     ({"service_name": "claude-code"}, {}, "claude-code"),
-    ({"service_name": "codex_cli_rs"}, {}, "codex"),
+    ({"service_name": "codex_cli_rs"}, {}, "codex"),  # Codex's originators (otel.py SERVICE_FORMATS)
+    ({"service_name": "codex_exec"}, {}, "codex"),
+    ({"service_name": "codex-tui"}, {}, "codex"),
+    ({"service_name": "codex_vscode"}, {}, "codex"),
+    ({"service_name": "Codex Desktop"}, {}, "codex"),
+    ({"service_name": "gemini-cli"}, {}, "gemini-cli"),
+    ({"service_name": "qwen-code"}, {}, "qwen-code"),
     ({"service_name": "coder-agent"}, {"gen_ai.agent.name": "coder"}, "coder-agent"),
     ({"service_name": "unknown_service:python"}, {"gen_ai.agent.name": "coder"}, "coder"),
     ({}, {}, ""),

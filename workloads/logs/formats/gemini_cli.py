@@ -346,6 +346,9 @@ class _Session:
 
     def __init__(self, path: Path, seen: dict[tuple[str, str], str] | None = None) -> None:
         self.name = str(path)
+        #: The workspace the session ran in: its ``projectHash`` where the file names one, else the
+        #: folder its ``chats/`` is in (the file's own folder where there is none). See :meth:`_head`.
+        self.project = _project_folder(path)
         #: Calls counted from another file of the same session (a legacy ``.json`` migrated on
         #: resume): ``(session id, message id)`` to the chain node they were counted as.
         self.seen: dict[tuple[str, str], str] = {} if seen is None else seen
@@ -421,6 +424,8 @@ class _Session:
     def metadata(self, value: dict) -> None:
         if self.session_id is None and isinstance(value.get("sessionId"), str):
             self.session_id = value["sessionId"]
+        if isinstance(value.get("projectHash"), str) and value["projectHash"]:
+            self.project = value["projectHash"]
         if value.get("kind") == "subagent":
             self.kind = "subagent"
 
@@ -816,10 +821,15 @@ class _Session:
     def _head(self, lane: _Lane) -> str:
         """The key of the unlogged head a lane's prompts start with: one per lane kind, and per
         subagent type in Qwen Code (a subagent ``<type>-<random suffix>``: each type has its own
-        system prompt and tools)."""
+        system prompt and tools); within that, one per workspace and model. Gemini CLI builds the
+        system prompt from the workspace's GEMINI.md memory and a variant of the model (``getCoreSystemPrompt``,
+        packages/core/src/core/prompts.ts of google-gemini/gemini-cli: ``isGemini3`` picks the
+        snippets) and sends the workspace's tools (its MCP servers): one workspace's head is not
+        another's, nor one model's another's."""
+        kind = lane.kind
         if self.agent == "qwen-code" and lane.kind == "subagent":
-            return f"{self.agent}:subagent:{QWEN_AGENT_SUFFIX.sub('', lane.name.removeprefix('agent:'))}"
-        return f"{self.agent}:{lane.kind}"
+            kind = f"subagent:{QWEN_AGENT_SUFFIX.sub('', lane.name.removeprefix('agent:'))}"
+        return f"{self.agent}:{kind}:{self.project}:{lane.model or 'unknown'}"
 
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str, done: int | None = None) -> None:
         if lane.model is not None and model != lane.model:
@@ -858,6 +868,15 @@ class _Session:
         lane.parent = node
         lane.events = []
         lane.blocks = 0
+
+
+def _project_folder(path: Path) -> str:
+    """The folder a session file's ``chats/`` is in (``~/.gemini/tmp/<project>/``,
+    ``~/.qwen/projects/<project>/``; a subagent's file is one folder deeper), else its own folder."""
+    for folder in path.parents:
+        if folder.name == "chats":
+            return str(folder.parent)
+    return str(path.parent)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:

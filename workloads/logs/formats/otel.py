@@ -127,8 +127,15 @@ CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 #: The agent a call's spans name where the resource names no service (the conventions' name).
 AGENT_NAME_KEYS = ("gen_ai.agent.name",)
 #: ``service.name`` prefixes of coding agents whose own logs have a format (their settings then
-#: apply): Claude Code's ``claude-code``, Codex's originator (``codex_cli_rs``, ``codex_exec``,
-#: ``codex-tui``...), Gemini CLI's ``gemini-cli``.
+#: apply), as each agent's source sets it:
+#: Claude Code's ``claude-code`` (https://code.claude.com/docs/en/monitoring-usage);
+#: Codex's originator (openai/codex codex-rs/core/src/otel_init.rs: ``service_name:
+#: originator().value``), which codex-rs/core/src/default_client.rs defaults to ``codex_cli_rs``,
+#: ``codex exec`` sets to ``codex_exec`` (codex-rs/exec/src/lib.rs) and an app-server client to its
+#: own name (first-party: ``codex-tui``, ``codex_vscode``, ``Codex <product>``; matched without
+#: case); Gemini CLI's ``gemini-cli`` (``SERVICE_NAME``, packages/core/src/telemetry/constants.ts of
+#: google-gemini/gemini-cli). Qwen Code's ``qwen-code`` (the same constant in QwenLM/qwen-code) has
+#: no format of its own here (its sessions are read as Gemini CLI's): the name itself.
 SERVICE_FORMATS = (("claude-code", "claude-code"), ("codex", "codex"), ("gemini-cli", "gemini-cli"))
 #: The log format of an agent whose own events :mod:`.otel_agents` reads (others: its name).
 AGENT_FORMATS = {"Claude Code": "claude-code", "Codex": "codex", "Gemini CLI": "gemini-cli"}
