@@ -187,10 +187,7 @@ def cmd_record(options: RecordOptions) -> int:
     engines = options.engine
     if len(engines) > 1:
         raise UserError(f"--engine: record runs one engine, got {len(engines)} ({', '.join(engines)})")
-    try:
-        window = parse_window(options.window)
-    except UserError as exc:
-        raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
+    window = parse_window(options.window, "--window")
     # Before the run: nothing already written is replaced, and a log that cannot be written is
     # said before the run's time is spent.
     to_stdout = is_dash(options.file)  # record - : the log on standard output (--force has nothing to replace)
