@@ -329,7 +329,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
         f"({_sections_listing()})")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
-    sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    sweep.add_argument("--format", choices=("table", "json"), default="table", help="what standard output prints (default: table); --out is written either way")
     sweep.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     _add_scale_options(sweep)
 
