@@ -997,8 +997,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
     if args.compare is None and args.save is None and len(files) != 2:
         raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
+    # Read in the order given: with both files wrong, the line names BASE, the first one.
+    base = _read_result(files[0]) if args.compare is None and len(files) == 2 else None
     new = _read_result(files[-1])
-    base = load_baseline(args.compare) if args.compare is not None else (_read_result(files[0]) if len(files) == 2 else None)
+    if args.compare is not None:
+        base = load_baseline(args.compare)
     status = 0
     if base is not None:
         comparison = compare(base, new, thresholds)
