@@ -235,6 +235,8 @@ def test_default_thresholds_parse():
         ('{"schema": 1, "lanes": {}, "causes": [], "totals": {}}', "'lanes'"),
         ("[{\"workload\": \"x\"", ":1: not valid JSON"),
         ("a,b\n1,2\n", ":1: not runs.csv"),
+        # newuser4: a bench's CSV was "missing column(s) engine, preset, ...", as if it were a damaged runs.csv
+        ("workload,window,cache,strategy,seed,cost_usd\nseed-coding,32000,openai,checkpoint,0,1.0\n", ":1: a bench result"),
     ],
 )
 def test_bad_files_name_file_and_place(tmp_path, content, where):
