@@ -329,7 +329,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
         f"({_sections_listing()})")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
-    sweep.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
+    sweep.add_argument("--format", choices=("table", "json"), default="table", help="what standard output prints (default: table); --out is written either way")
     sweep.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     _add_scale_options(sweep)
 
@@ -997,8 +997,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
     if args.compare is None and args.save is None and len(files) != 2:
         raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
+    # Read in the order given: with both files wrong, the line names BASE, the first one.
+    base = _read_result(files[0]) if args.compare is None and len(files) == 2 else None
     new = _read_result(files[-1])
-    base = load_baseline(args.compare) if args.compare is not None else (_read_result(files[0]) if len(files) == 2 else None)
+    if args.compare is not None:
+        base = load_baseline(args.compare)
     status = 0
     if base is not None:
         comparison = compare(base, new, thresholds)

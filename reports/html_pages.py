@@ -55,8 +55,22 @@ def write_html(path: Path, text: str) -> None:
 # --- sweep ---------------------------------------------------------------------------------
 
 
-def _run_label(rec: dict, multi_engine: bool) -> str:
-    return f"{rec['engine']}/{rec['preset']}" if multi_engine else str(rec["preset"])
+class RunLabels:
+    """How the page names a run: ``engine/preset`` when several engines ran (it is true then),
+    else the preset; then, in brackets, the run's workload and cache model when the page shows
+    more than one, so two runs that differ only there are never one label (one bar, one row)."""
+
+    def __init__(self, multi_engine: bool, extra: tuple[str, ...] = ()) -> None:
+        self.multi_engine, self.extra = multi_engine, extra
+
+    def __bool__(self) -> bool:
+        return self.multi_engine
+
+
+def _run_label(rec: dict, multi_engine: bool | RunLabels) -> str:
+    base = f"{rec['engine']}/{rec['preset']}" if multi_engine else str(rec["preset"])
+    extra = getattr(multi_engine, "extra", ())
+    return f"{base} ({', '.join(str(rec[k]) for k in extra)})" if extra else base
 
 
 def _hits_text(values: Sequence[float]) -> str:
@@ -70,7 +84,8 @@ def sweep_page(
     spec_lines: Sequence[str], runs: list[dict], observations: pd.DataFrame, *, priced: bool
 ) -> str:
     """report.html of a sweep. ``runs`` is exactly what ``sweep --format json`` prints."""
-    multi_engine = len({r["engine"] for r in runs}) > 1
+    varying = tuple(k for k in ("workload", "cache") if len({str(r[k]) for r in runs}) > 1)
+    multi_engine = RunLabels(len({r["engine"] for r in runs}) > 1, varying)
     windows = sorted({int(r["window"]) for r in runs})
     order = {p: i for i, p in enumerate(PRESET_ORDER)}
     runs_sorted = sorted(
@@ -126,8 +141,9 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool, priced: bool) -> str:
-    header = ["window"] + (["engine"] if multi_engine else []) + ["preset", "profile", "folds", "400s",
+def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool | RunLabels, priced: bool) -> str:
+    extra = getattr(multi_engine, "extra", ())  # workload, cache: columns when the page shows several
+    header = ["window", *extra] + (["engine"] if multi_engine else []) + ["preset", "profile", "folds", "400s",
               "summary calls, uncached tokens", "summary hit", "session prompt", "session cached", "session uncached",
               "session written", "vs legacy"]
     if priced:
@@ -136,7 +152,7 @@ def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool, priced:
     for i, r in runs_sorted:
         change = r.get("uncached_change_vs_legacy")
         change_text = "-" if r["preset"] == "legacy" or change is None else f"{change * 100:+.1f}%" + ("*" if r.get("legacy_rejected") else "")
-        cells: list[Cell | str] = [format_window(int(r["window"]))]
+        cells: list[Cell | str] = [format_window(int(r["window"])), *(str(r[k]) for k in extra)]
         if multi_engine:
             cells.append(str(r["engine"]))
         cells += [
@@ -163,7 +179,7 @@ def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool, priced:
     return table(header, rows)
 
 
-def _hit_rate_chart(runs: list[dict], windows: list[int], multi_engine: bool) -> str:
+def _hit_rate_chart(runs: list[dict], windows: list[int], multi_engine: bool | RunLabels) -> str:
     from prefixbench.reports.frames import ordered
 
     series = ordered([_run_label(r, multi_engine) for r in runs], PRESET_ORDER)
@@ -215,7 +231,7 @@ def _family_words(effort: object, temperature: object, stop: object) -> str:
     return ", ".join(parts)
 
 
-def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool) -> str:
+def _timeline_chart(i: int, rec: dict, obs: pd.DataFrame, multi_engine: bool | RunLabels) -> str:
     bars = []
     summary_no = 0
     # Plain tuples of the columns drawn (itertuples' named rows make a class on every call).
@@ -294,7 +310,7 @@ def _known(value: object) -> object:
     return None if value is None or (isinstance(value, float) and value != value) else value
 
 
-def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool) -> str:
+def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi_engine: bool | RunLabels) -> str:
     from prefixbench.reports.frames import ordered
 
     # Explicit-cache storage is a column where some run paid any (gemini:mode=explicit).

@@ -34,8 +34,9 @@ def given(value: object) -> bool:
     return value is not None and not isinstance(value, Default)
 
 
-def parse_window(text: str) -> int:
-    """``32k`` -> 32,000; ``1m`` -> 1,000,000; ``128000`` -> 128,000 (k = 1,000, as in seed 001)."""
+def parse_window(text: str, option: str = "--windows") -> int:
+    """``32k`` -> 32,000; ``1m`` -> 1,000,000; ``128000`` -> 128,000 (k = 1,000, as in seed 001).
+    ``option`` is the option an error names (``--window`` on record, ``--prefixbench-windows``)."""
     raw = text.strip().lower().replace("_", "").replace(",", "")
     scale = 1
     if raw.endswith("k"):
@@ -45,11 +46,11 @@ def parse_window(text: str) -> int:
     try:
         value = float(raw) * scale
     except ValueError:
-        raise UserError(f"--windows: {text!r} is not a token count (use e.g. 32k, 128k or 128000)") from None
+        raise UserError(f"{option}: {text!r} is not a token count (use e.g. 32k, 128k or 128000)") from None
     if not 0 < value <= MAX_WINDOW:  # NaN and infinity fail here too
-        raise UserError(f"--windows: window must be a positive number of tokens up to 1,000m, got {text!r}")
+        raise UserError(f"{option}: window must be a positive number of tokens up to 1,000m, got {text!r}")
     if value != int(value):
-        raise UserError(f"--windows: window must be a positive whole number of tokens, got {text!r}")
+        raise UserError(f"{option}: window must be a positive whole number of tokens, got {text!r}")
     return int(value)
 
 
@@ -90,12 +91,12 @@ def parse_seeds(text: str, option: str = "--seeds") -> tuple[int, ...]:
     return tuple(seeds)
 
 
-def parse_windows(text: str) -> tuple[int, ...]:
+def parse_windows(text: str, option: str = "--windows") -> tuple[int, ...]:
     """``--windows``: distinct windows (``32k,32000`` is one window given twice)."""
-    windows = tuple(parse_window(w) for w in parse_list(text, "--windows"))
+    windows = tuple(parse_window(w, option) for w in parse_list(text, option))
     for idx, window in enumerate(windows):
         if window in windows[:idx]:
-            raise UserError(f"--windows: {window:,} tokens given twice in {text!r} (each would run again)")
+            raise UserError(f"{option}: {window:,} tokens given twice in {text!r} (each would run again)")
     return windows
 
 

@@ -152,19 +152,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     engine = config.getoption("prefixbench_engine", None)
     if engine is None:
         return
-    from prefixbench.reports.options import parse_list, parse_window
+    from prefixbench.reports.options import parse_list, parse_windows
     from prefixbench.simulator.errors import UserError
     from prefixbench.workloads.specs.engine import applicable, engine_cases, validate_engine
 
     try:
-        windows = tuple(parse_window(w) for w in parse_list(config.getoption("prefixbench_windows"), "--prefixbench-windows"))
+        # 32k,32000 is one window twice: refused, as check refuses it, not two items of one id
+        windows = parse_windows(config.getoption("prefixbench_windows"), "--prefixbench-windows")
         profiles = parse_list(config.getoption("prefixbench_profile"), "--prefixbench-profile")
         cases = engine_cases(windows, profiles)
         table = engine_config(config_path_of(config), engine)
         for case in cases:
             validate_engine(engine, case, config=table)
     except UserError as exc:
-        raise pytest.UsageError(f"prefixbench: {exc}") from None
+        raise pytest.UsageError(f"prefixbench: {plugin_option_names(str(exc))}") from None
     added = [
         SpecItem.from_parent(
             session, name=f"{spec.name}[{case.id}]", nodeid=f"prefixbench::{spec.name}[{case.id}]",
@@ -175,6 +176,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     ]
     # tryfirst: pytest's own -m/-k selection runs after this hook, over these items too.
     items.extend(added)
+
+
+def plugin_option_names(message: str) -> str:
+    """A loader's line names the command line's ``--engine``; under pytest the option is
+    ``--prefixbench-engine``."""
+    if message.startswith("--engine "):
+        return "--prefixbench-engine " + message.removeprefix("--engine ")
+    return message
 
 
 def config_path_of(config: pytest.Config) -> str | None:
@@ -239,4 +248,4 @@ def prefixbench(request: pytest.FixtureRequest) -> Runner:
     try:
         return Runner(engine, engine_config(config_path_of(request.config), engine))
     except UserError as exc:
-        raise pytest.UsageError(f"prefixbench: {exc}") from None
+        raise pytest.UsageError(f"prefixbench: {plugin_option_names(str(exc))}") from None

@@ -187,10 +187,7 @@ def cmd_record(options: RecordOptions) -> int:
     engines = options.engine
     if len(engines) > 1:
         raise UserError(f"--engine: record runs one engine, got {len(engines)} ({', '.join(engines)})")
-    try:
-        window = parse_window(options.window)
-    except UserError as exc:
-        raise UserError(str(exc).replace("--windows:", "--window:", 1)) from None
+    window = parse_window(options.window, "--window")
     # Before the run: nothing already written is replaced, and a log that cannot be written is
     # said before the run's time is spent.
     to_stdout = is_dash(options.file)  # record - : the log on standard output (--force has nothing to replace)
@@ -218,6 +215,10 @@ def cmd_record(options: RecordOptions) -> int:
             count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
         progress.finished(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
     what = f"{count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)"
+    refused = sum(observation.is_rejected for observation in run.observations)
+    if refused:  # in the log as sent; replay has no profile and would count them as uncached
+        what += (f"; {options.profile} refused {refused:,} of them (HTTP 400, never cached): "
+                 f"check --trace --profile {options.profile} names them")
     if to_stdout and not whole:  # (| head: the reader chose to stop; not an error)
         print(f"standard output closed before the end (its reader left): part of {what} written", file=sys.stderr)
         return 0

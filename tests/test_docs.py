@@ -182,3 +182,20 @@ def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path)
     planted = msgspec.structs.replace(formats.FORMATS["codex"], name="planted", aliases=())
     monkeypatch.setitem(formats.FORMATS, "planted", planted)
     assert stale_tables(tmp_path) == ["formats.md: the formats table (run: python -m prefixbench.reports.docs_tables docs)"]
+
+
+def test_the_replay_page_names_every_json_field(tmp_path, capsys):
+    # newuser4: with --price, replay --format json printed six dollar fields the page never named.
+    from prefixbench.reports.cli import main
+
+    log = tmp_path / "t.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    page = (ROOT / "docs" / "replay.md").read_text(encoding="utf-8")
+    section = page.split("`--format json` prints a JSON array", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"\w+", " ".join(re.findall(r"`([^`]*)`", section))))
+    import json
+
+    for extra in ([], ["--price", "deepseek-v4-flash"]):
+        assert main(["replay", str(log), "--format", "json", "--quiet", *extra]) == 0
+        fields = set(json.loads(capsys.readouterr().out)[0])
+        assert fields <= named, sorted(fields - named)

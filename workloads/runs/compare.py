@@ -150,6 +150,9 @@ def _sweep_from_csv(text: str, source: str) -> Result:
         raise UserError(f"{source}:1: not runs.csv (no 'workload' column) nor JSON")
     header = text.splitlines()[0].split(",")
     missing = [k for k in _SWEEP_REQUIRED if k not in header]
+    if missing and "strategy" in header:  # bench-runs.csv or leaderboard.csv
+        raise UserError(f"{source}:1: a bench result (its 'strategy' column); compare reads sweep and audit results "
+                        "(runs.csv, sweep --format json, audit --format json), not a bench's")
     if missing:
         raise UserError(f"{source}:1: not runs.csv: missing column(s) {', '.join(missing)}")
     records = []

@@ -235,6 +235,8 @@ def test_default_thresholds_parse():
         ('{"schema": 1, "lanes": {}, "causes": [], "totals": {}}', "'lanes'"),
         ("[{\"workload\": \"x\"", ":1: not valid JSON"),
         ("a,b\n1,2\n", ":1: not runs.csv"),
+        # newuser4: a bench's CSV was "missing column(s) engine, preset, ...", as if it were a damaged runs.csv
+        ("workload,window,cache,strategy,seed,cost_usd\nseed-coding,32000,openai,checkpoint,0,1.0\n", ":1: a bench result"),
     ],
 )
 def test_bad_files_name_file_and_place(tmp_path, content, where):
@@ -392,3 +394,12 @@ def test_an_audit_of_an_older_release_lists_no_count_it_did_not_have_where_the_n
     capsys.readouterr()
     assert main(["compare", str(base), str(_write(tmp_path / "new2.json", record))]) == 0
     assert "unpriced_requests" in capsys.readouterr().out
+
+
+def test_with_both_files_wrong_the_line_names_base_first(tmp_path, monkeypatch, capsys):
+    # newuser4: NEW was read first, so `compare missing-base missing-new` named the second file.
+    monkeypatch.chdir(tmp_path)  # (--save checks .prefixbench/ in the working directory)
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json")]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {tmp_path / 'base.json'}: no such file"
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json"), "--save", "x"]) == 2
+    assert f"{tmp_path / 'base.json'}: no such file" in capsys.readouterr().err

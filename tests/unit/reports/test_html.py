@@ -53,3 +53,18 @@ def test_the_sweep_cost_table_shows_an_unknown_summary_cost_as_a_dash():
         html = _cost_section([(0, {**run, "compaction_usd": value})], [32_000], False)
         cells = re.findall(r"<td[^>]*>([^<]*)</td>", html.split("<tbody>")[1].split("</tr>")[0])
         assert cells[-2] == shown, cells
+
+
+def test_runs_of_two_cache_models_are_two_rows_and_two_bars_the_page_tells_apart(tmp_path):
+    """newuser4: a sweep of two --cache models (or two workloads) wrote report.html rows and bars
+    labelled only engine/preset: two runs that differ by their cache read as one configuration twice."""
+    args = ["sweep", "--windows", "32k", "--presets", "patched", "--steps", "30", "--quiet", "--out", str(tmp_path),
+            "--grid", str(tmp_path.parent / "two-caches.toml")]
+    (tmp_path.parent / "two-caches.toml").write_text('[sweep.a]\ncaches = ["byte-exact", "deepseek"]\n')
+    assert main(args) == 0
+    text = (tmp_path / "report.html").read_text()
+    table = text[text.index("<table"):text.index("</table>")]
+    header = re.sub(r"<[^>]+>", " ", table.split("</tr>")[0]).split()
+    assert header[:3] == ["window", "cache", "preset"], header
+    assert re.search(r">byte-exact<", table) and re.search(r">deepseek<", table)
+    assert "patched (byte-exact)" in text and "patched (deepseek)" in text

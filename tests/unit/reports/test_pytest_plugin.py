@@ -198,3 +198,25 @@ def test_a_table_for_an_engine_that_is_not_running_is_refused(tmp_path):
         "engines.toml: --prefixbench-engine-config sets the engine under test (tests.user_engines:declared) only, "
         "not 'tests.user_engines:configurable'"
     ) in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        # the line names the pytest option, not the command line's --windows or --engine
+        (["--prefixbench-engine", "checkpoint", "--prefixbench-windows", "32q"], "prefixbench: --prefixbench-windows: '32q' is not a token count"),
+        # one window twice would add every item twice under one id, as check refuses it
+        (["--prefixbench-engine", "checkpoint", "--prefixbench-windows", "32k,32000"], "prefixbench: --prefixbench-windows: 32,000 tokens given twice"),
+        (["--prefixbench-engine", "nosuch_module_pb:factory"], "prefixbench: --prefixbench-engine nosuch_module_pb:factory: no module 'nosuch_module_pb'"),
+    ],
+)
+def test_a_bad_plugin_option_is_a_usage_error_naming_it(tmp_path, args, says):
+    (tmp_path / "test_own.py").write_text(OWN_TEST)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert says in proc.stderr
+    assert "Traceback" not in proc.stderr
