@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, assert_never
 
 from prefixbench.reports.options import Default, check_price_options, parse_list, parse_windows, warn_window_memory
-from prefixbench.reports.stdio import STDIN_NAME, drop_stdout, is_dash, path_argument, read_stdin_text, readable_file, refuse_dashes, reopen_closed_streams
+from prefixbench.reports.stdio import (
+    STDIN_NAME,
+    drop_stdout,
+    is_dash,
+    path_argument,
+    read_stdin_text,
+    readable_file,
+    refuse_dashes,
+    refuse_terminal,
+    reopen_closed_streams,
+)
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -997,6 +1007,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UserError("--compare NAME takes one file, NEW (the baseline is BASE)")
     if args.compare is None and args.save is None and len(files) != 2:
         raise UserError("compare needs BASE NEW, or NEW with --compare NAME or --save NAME")
+    if any(is_dash(path) for path in files):  # a terminal or a device on standard input: refused before any file is read
+        refuse_terminal("compare")
     # Read in the order given: with both files wrong, the line names BASE, the first one.
     base = _read_result(files[0]) if args.compare is None and len(files) == 2 else None
     new = _read_result(files[-1])

@@ -90,7 +90,7 @@ _STDIN_EXAMPLES = {
 }
 
 
-def _refuse_terminal(command: str) -> None:
+def refuse_terminal(command: str) -> None:
     stdin = sys.stdin
     if stdin is None:
         raise UserError(f"{command} -: there is no standard input to read")
@@ -124,7 +124,7 @@ def _is_null(status: object) -> bool:
 
 def read_stdin_text(command: str) -> str:
     """Standard input as UTF-8 text (for a small result: ``compare -``)."""
-    _refuse_terminal(command)
+    refuse_terminal(command)
     data = sys.stdin.buffer.read()
     try:
         return data.decode("utf-8")
@@ -143,7 +143,7 @@ def readable_file(path: Path, command: str) -> Iterator[Path]:
     import shutil
     import tempfile
 
-    _refuse_terminal(command)
+    refuse_terminal(command)
     with tempfile.TemporaryDirectory(prefix="prefixbench-stdin-") as folder:
         copy = Path(folder) / STDIN_NAME
         try:

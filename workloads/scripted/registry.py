@@ -258,6 +258,8 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
         data = loads(text, str(path), whole_file=True)
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a {kind} table of engines, e.g. {{\"ranges\": {{...}}}}")
+    if not data:  # an empty file (or {}) sets nothing: likely the wrong file, so say so
+        raise UserError(f"{path}: no engine tables: the {kind} file sets no engine's settings (expected e.g. [ranges] with its keys)")
     known = all_engines()
     for engine, section in data.items():
         if engine not in known and not is_user_engine(engine):

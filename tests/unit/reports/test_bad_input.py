@@ -232,6 +232,9 @@ CONFIG_CASES = {
     "max below scripted summaries": ("c.toml", "[ranges]\nmax_summary_length = 200", "scripted model writes"),
     "ranges table without ranges": ("c.toml", "[user-tail]\nretained_turns = 2", "[user-tail] is set but the sweep runs only ranges"),
     "syntax error": ("c.json", '{"ranges": {"a": "x', "c.json:1: invalid JSON (Unterminated string starting at column"),
+    # An empty file ran the sweep with defaults, silently: most likely the wrong file.
+    "empty toml": ("c.toml", "", "no engine tables"),
+    "empty json object": ("c.json", "{}", "no engine tables"),
 }
 
 
