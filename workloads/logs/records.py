@@ -733,7 +733,10 @@ class MessagePlaces:
 
     def keep(self, record: Record) -> LoggedMessage | int:
         """``record``'s message as kept: where its line starts, or its record (``of_line``)."""
-        return record.offset if self.lazy(record) else self.made(self.of_line(record.value, self.path))
+        # (lazy's test written out: a call a message read)
+        if record.offset >= 0 and not record.part and not self.records_made:
+            return record.offset
+        return self.made(self.of_line(record.value, self.path))
 
     def messages(self, found: list[LoggedMessage | int]) -> tuple[LoggedMessage, ...] | bytes:
         """A request's messages as it keeps them: where their lines start (8 bytes each), or, once a

@@ -287,21 +287,21 @@ class _Session:
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
                 # The new context opens with the summary, wrapped (pi's compactionSummary message).
-                self.pending = [self._kept(record)]
+                self.pending = [self.places.keep(record)]
             case "branch_summary":
                 self._side_call(record, value, "summary")
                 summary = value.get("summary")
                 if isinstance(summary, str) and summary:
                     # Sent as a user message where the branch resumes (pi's branchSummary message).
                     self.blocks += 1
-                    self.pending.append(self._kept(record))
+                    self.pending.append(self.places.keep(record))
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
             case "custom_message":
                 # An extension's message, sent to the model (pi's convertToLlm): a user message of
                 # its content, shown in the TUI or not (display).
                 self.blocks += 1
-                self.pending.append(self._kept(record))
+                self.pending.append(self.places.keep(record))
             case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
                 self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
@@ -473,23 +473,19 @@ class _Session:
         stem = Path(counted).stem
         return source == counted or Path(source).name == Path(counted).name or stem == source or stem.endswith(f"_{source}")
 
-    def _kept(self, record: Record) -> LoggedMessage | int:
-        """The message ``record``'s entry sends, as kept: where its line starts, or its record."""
-        return self.places.keep(record)
-
     def _message(self, record: Record, message: dict, parent_id: object, tree: bool = False) -> None:
         role = message.get("role")
         if role == "bashExecution":
             # A !cmd the user ran: sent as a user message of its text, unless run with !! (see _bash_text).
             if message.get("excludeFromContext") is not True:
                 self.blocks += 1
-                self.pending.append(self._kept(record))
+                self.pending.append(self.places.keep(record))
             return
         self.blocks += 1
         if role == "user":
             self.events.append(("user_turn", ""))
         if role != "assistant":
-            self.pending.append(self._kept(record))
+            self.pending.append(self.places.keep(record))
             return
         usage = message.get("usage")
         if not isinstance(usage, dict):
@@ -500,7 +496,7 @@ class _Session:
             # No call of this chain: the reply enters the context the next call sends all the same.
             self.openclaw[kind] = self.openclaw.get(kind, 0) + 1
             self.skipped.append((record.line, _OPENCLAW_SKIPS[kind]))
-            self.pending.append(self._kept(record))
+            self.pending.append(self.places.keep(record))
             return
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"), message.get("provider"))
@@ -513,7 +509,7 @@ class _Session:
         key = _call_key("message", message.get("timestamp"), message, usage)
         if self._copied(record, key, entry=tree and message.get("timestamp") is not None):
             self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
-            self.pending = [self._kept(record)]
+            self.pending = [self.places.keep(record)]
             if isinstance(parent_id, str) and self.chain_parent is not None:
                 self.prompt_end.setdefault(parent_id, self.chain_parent)
             return
@@ -528,7 +524,7 @@ class _Session:
         node = self._add(record, message, reported, parse_time_ms(sent, where))
         self.seen.setdefault(key, node)
         self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
-        self.pending = [self._kept(record)]
+        self.pending = [self.places.keep(record)]
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
 
