@@ -598,17 +598,20 @@ def _openclaw_entry(message: dict) -> str | None:
     return None
 
 
-#: The entries that send a message (pi's ``message``; ``message_end``, pi --mode json / rpc's
-#: final copy of one; the summaries and an extension's message, each sent as a user message).
-_MESSAGE_ENTRIES = frozenset({"message", "message_end", "compaction", "branch_summary", "custom_message"})
-
-
 def _line_message(value: object, path: str) -> LoggedMessage:
     """The record of the message an entry that sends one holds (the format's
     ``message_of_line``: made as the entry is read, or from its line read again)."""
     kind = value.get("type") if isinstance(value, dict) else None
-    if kind not in _MESSAGE_ENTRIES:
-        raise UserError(f"{path}: changed while it was audited (a line that held a message holds none now)")
+    if kind == "message" or kind == "message_end":  # (most entries: tested first)
+        message = as_dict(value.get("message"))  # type: ignore[union-attr]
+        role = message.get("role")
+        if role == "assistant":
+            return make_message("assistant", message.get("content"))
+        if role == "bashExecution":
+            # A !cmd the user ran: sent as a user message of its text (see _bash_text).
+            return make_message("user", _bash_text(message))
+        marks = ("file-read",) if str(message.get("toolName") or "").lower() in READ_TOOLS else ()
+        return make_message(str(role), message.get("content"), marks)
     if kind == "compaction":
         # The new context opens with the summary, wrapped (pi's compactionSummary message).
         return make_message("user", _summary_text(value.get("summary"), _COMPACTION_WRAP))  # type: ignore[union-attr]
@@ -618,15 +621,7 @@ def _line_message(value: object, path: str) -> LoggedMessage:
     if kind == "custom_message":
         # An extension's message, sent to the model (pi's convertToLlm): a user message of its content.
         return make_message("user", value.get("content"))  # type: ignore[union-attr]
-    message = as_dict(value.get("message"))  # type: ignore[union-attr]
-    role = message.get("role")
-    if role == "bashExecution":
-        # A !cmd the user ran: sent as a user message of its text (see _bash_text).
-        return make_message("user", _bash_text(message))
-    if role == "assistant":
-        return make_message("assistant", message.get("content"))
-    marks = ("file-read",) if str(message.get("toolName") or "").lower() in READ_TOOLS else ()
-    return make_message(str(role), message.get("content"), marks)
+    raise UserError(f"{path}: changed while it was audited (a line that held a message holds none now)")
 
 
 def _marks(items: list) -> set[tuple[str, str]]:
