@@ -23,8 +23,10 @@ import os
 import stat
 import tempfile
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 from msgspec.structs import replace
@@ -32,6 +34,9 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
+
+if TYPE_CHECKING:
+    from prefixbench.workloads.logs.trace import LoggedMessage
 
 _CHUNK = 1 << 20
 #: The read buffer of a file read whole (:func:`iter_records`' ``buffering``): most of what 1 MB
@@ -693,3 +698,59 @@ def _complete_utf8(chunk: bytes) -> int:
     if cut > 0 and chunk[cut - 1] >= 0xC0:
         return cut - 1
     return len(chunk)
+
+
+class MessagePlaces:
+    """A transcript reader's messages as a request keeps them (its ``messages``): where their
+    lines start in ``path`` (:attr:`Record.offset`), their small records made only if the audit
+    locates a break on them (``of_line``, the format's ``message_of_line``, from the line read
+    again: making every message's record as the file was read was a quarter of the reading).
+    Where a line cannot be read again so (a compressed file, a UTF-16 one, a JSON array, records
+    run together on a line: no offset), the record is made as read, and so for every message
+    after it in the file."""
+
+    __slots__ = ("path", "of_line", "records_made", "same")
+
+    def __init__(self, path: str, of_line: Callable[[object, str], LoggedMessage]) -> None:
+        self.path = path
+        self.of_line = of_line
+        #: Whether a record was made here (every message before it is an offset, every one after a record).
+        self.records_made = False
+        #: Each message record made here, once: equal ones (a repeated tool result, the same short
+        #: reply) are one object in every request's history (the trace holds them all to the end
+        #: of the audit; this dict goes with the file).
+        self.same: dict[LoggedMessage, LoggedMessage] = {}
+
+    def lazy(self, record: Record) -> bool:
+        """Whether ``record``'s message is kept as where its line starts (the record alone on a
+        line read as it lies on disk, and no record made before it here)."""
+        return record.offset >= 0 and not record.part and not self.records_made
+
+    def made(self, message: LoggedMessage) -> LoggedMessage:
+        """Keep ``message``, a record made as read (or the equal one made before)."""
+        self.records_made = True
+        return self.same.setdefault(message, message)
+
+    def keep(self, record: Record) -> LoggedMessage | int:
+        """``record``'s message as kept: where its line starts, or its record (``of_line``)."""
+        # (lazy's test written out: a call less a message read)
+        if record.offset >= 0 and not record.part and not self.records_made:
+            return record.offset
+        made = self.of_line(record.value, self.path)  # (made's two lines written out too)
+        self.records_made = True
+        return self.same.setdefault(made, made)
+
+    def messages(self, found: list[LoggedMessage | int]) -> tuple[LoggedMessage, ...] | bytes:
+        """A request's messages as it keeps them: where their lines start (8 bytes each), or, once a
+        record was made here, their records (the lines of any message placed before that read
+        again now)."""
+        if not found:
+            return ()
+        if not self.records_made:
+            return array("Q", found).tobytes()  # type: ignore[arg-type]
+        if int not in map(type, found):
+            return tuple(found)  # type: ignore[arg-type]  (every one a record made here: kept once each already)
+        places = [m for m in found if type(m) is int]
+        again = iter([self.of_line(value, self.path) for value in values_at(self.path, places)] if places else ())
+        made = [next(again) if type(m) is int else m for m in found]
+        return tuple(self.same.setdefault(m, m) for m in made)  # type: ignore[arg-type]

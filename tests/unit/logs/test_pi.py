@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.locate import logged
 from prefixbench.workloads.runs.execute import map_runs
 from tests.unit.audit.fixtures import write_jsonl
 
@@ -829,7 +830,7 @@ def test_a_custom_message_is_sent_as_a_user_message_where_a_break_is_located(tmp
     note = {"type": "custom_message", "customType": "reminder", "display": False, "timestamp": "2025-12-08T22:41:19.389Z",
             "content": [{"type": "text", "text": "Reminder from the plan extension: " + "keep the tests green. " * 400}]}
     requests, path = _tool_loop_then_docs(tmp_path, t0, [note])
-    added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
+    added = [(m.role, m.excerpt[:25]) for m in logged(requests[2])]
     assert added == [("assistant", ""), ("user", "Reminder from the plan ex"), ("user", "And now the docs, And now")]
     assert requests[2].prefix.new_blocks == 3
     # The last call's read stops 999 tokens into the reminder: located there.
@@ -852,7 +853,7 @@ def test_property_custom_messages_of_any_content_are_one_user_message_each(tmp_p
                *({"type": "custom_message", "customType": "x", "display": True, "content": c} for c in contents),
                _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("custom") / "s.jsonl", entries)])
-    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in contents)]
+    assert [m.role for m in logged(requests[1])] == ["assistant", *("user" for _ in contents)]
 
 
 def _delta_marker(set_: list[dict], remove: list[str]) -> dict:
@@ -983,10 +984,10 @@ def test_a_bash_execution_is_sent_as_a_user_message_unless_excluded(tmp_path: Pa
     requests, path = _tool_loop_then_docs(tmp_path, t0, [
         _bash(t0 + 6000, "ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, exitCode=2),
         _bash(t0 + 7000, "git status", "nothing to commit", excludeFromContext=True)])
-    added = [(m.role, m.excerpt[:25]) for m in requests[2].messages]
+    added = [(m.role, m.excerpt[:25]) for m in logged(requests[2])]
     assert added == [("assistant", ""), ("user", "Ran `ls -la` ``` total 48"), ("user", "And now the docs, And now")]
     assert requests[2].prefix.new_blocks == 3
-    assert requests[2].messages[1].tokens == len(_bash_text("ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, 2)) // 4
+    assert logged(requests[2])[1].tokens == len(_bash_text("ls -la", "total 48\n" + "drwxr-xr-x  x\n" * 600, 2)) // 4
     # The last call's read stops 999 tokens into the command's output: located there.
     row = run_audit([path]).rows[3]
     assert "Ran `ls -la`" in row.detail, row.detail
@@ -1009,7 +1010,7 @@ def test_property_bash_executions_of_any_fields_are_one_user_message_each_or_non
                _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("bash") / "s.jsonl", entries)])
     sent = [f for f in fields if f.get("excludeFromContext") is not True]
-    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]
+    assert [m.role for m in logged(requests[1])] == ["assistant", *("user" for _ in sent)]
 
 
 def test_a_branch_summary_is_sent_as_a_user_message_and_a_compaction_summary_wrapped(tmp_path: Path) -> None:
@@ -1047,11 +1048,11 @@ def test_a_branch_summary_is_sent_as_a_user_message_and_a_compaction_summary_wra
     ]
     path = write_jsonl(tmp_path / "pi.jsonl", entries)
     requests, _ = load_trace([path])
-    added = [(m.role, m.excerpt[:40]) for m in requests[2].messages]
+    added = [(m.role, m.excerpt[:40]) for m in logged(requests[2])]
     assert added == [("assistant", ""), ("user", "The following is a summary of a branch t"), ("user", "And now the docs, And now the docs, And ")]
     assert requests[2].prefix.new_blocks == 3
     wrapped = "The conversation history before this point was compacted into the following summary:\n\n<summary>\nso far\n</summary>"
-    assert (requests[4].messages[0].excerpt[:25], requests[4].messages[0].tokens) == ("The conversation history ", len(wrapped) // 4)
+    assert (logged(requests[4])[0].excerpt[:25], logged(requests[4])[0].tokens) == ("The conversation history ", len(wrapped) // 4)
     # The fourth call's read stops 999 tokens into the branch summary: located there.
     row = run_audit([path]).rows[3]
     assert "The following is a summary of a branch" in row.detail, row.detail
@@ -1068,7 +1069,7 @@ def test_property_branch_summaries_of_any_value_are_one_user_message_each_when_t
                _pi_msg("assistant", t0 + 20, _u(10, 400, 10))]
     requests, _ = load_trace([_pi(tmp_path_factory.mktemp("branch") / "s.jsonl", entries)])
     sent = [s for s in summaries if isinstance(s, str) and s]
-    assert [m.role for m in requests[1].messages] == ["assistant", *("user" for _ in sent)]
+    assert [m.role for m in logged(requests[1])] == ["assistant", *("user" for _ in sent)]
 
 
 def test_an_assistant_message_without_its_own_time_is_timed_by_its_entry(tmp_path: Path) -> None:

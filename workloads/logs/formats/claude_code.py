@@ -38,7 +38,6 @@ import heapq
 import json
 import re
 import sys
-from array import array
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -54,7 +53,7 @@ from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnost
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
-from prefixbench.workloads.logs.records import Record, values_at
+from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest
 
 NAME = "claude-code"
@@ -192,18 +191,11 @@ class _Walk:
         self.sidechains = 0
         #: Per entry: its parent; per message entry (user and assistant lines), where its line
         #: starts in the file (:attr:`Record.offset`), its small record made only if the audit
-        #: locates a break on it (:func:`_line_record`, from the line read again): making every
-        #: message's record here was a quarter of the reading. Where a line cannot be read again
-        #: so (a compressed file, a UTF-16 one, the chat.json array, records run together on a
-        #: line), the record is made here, and so for every message after it in the file.
+        #: locates a break on it (:func:`_line_record`, from the line read again: see
+        #: :class:`~prefixbench.workloads.logs.records.MessagePlaces`).
         self.parent_of: dict[str, str | None] = {}
         self.message_of: dict[str, LoggedMessage | int] = {}
-        #: Whether a record was made here (every message before it is an offset, every one after a record).
-        self.records_made = False
-        #: Each message record made here, once: equal ones (a repeated tool result, the same short
-        #: reply) are one object in every request's history (the trace holds them all to the end
-        #: of the audit; this dict goes with the file).
-        self.same_message: dict[LoggedMessage, LoggedMessage] = {}
+        self.places = MessagePlaces(self.name, _line_record)
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
         #: Per lane, the last ``prompt_snapshot`` seen: its system blocks (as texts) and its tools
@@ -361,7 +353,7 @@ class _Walk:
         count of snapshot rows. (Held to the end of the reading, the maps were the command's peak:
         tests/unit/audit/test_audit_memory.py measured 2,404 bytes a request, 1,854 without them.)"""
         for held in (self.lane_of, self.depth, self.time_of, self.anchor, self.boundary, self.parent_of, self.message_of,
-                     self.same_message, self.tool_changes, self.snapshot_system, self.snapshot_tools, self.snapshot_events,
+                     self.places.same, self.tool_changes, self.snapshot_system, self.snapshot_tools, self.snapshot_events,
                      self.waiting, self.held, self.stream_last, self.stream_parent, self.stream_logical, self.progress,
                      self.last_said, self.session_lanes, self.streaming, self.zero_held, self.zero_lines):
             held.clear()
@@ -413,8 +405,7 @@ class _Walk:
         if not isinstance(message, dict):
             message = {}
         kind = value.get("type")
-        # (a line's offset read again gives its value only when the record is alone on its line)
-        self._remember(value, kind, uuid, message, record.offset if not record.part else -1)
+        self._remember(record, kind, uuid, message)
         if kind == "progress":
             self.progress.add(uuid)
         elif uuid in self.message_of:
@@ -441,17 +432,15 @@ class _Walk:
         last = self.last_said.get(sidechain)
         return parent if last is None or node == last else last
 
-    def _remember(self, value: dict, kind: object, uuid: str, message: dict, offset: int) -> None:
-        """Keep where a sent message's line starts (``offset``; its small record when the line
-        cannot be read again there: -1), and note an entry showing a tool list change."""
+    def _remember(self, record: Record, kind: object, uuid: str, message: dict) -> None:
+        """Keep where a sent message's line starts (its small record where the line cannot be
+        read again there: :class:`~prefixbench.workloads.logs.records.MessagePlaces`), and note an
+        entry showing a tool list change."""
+        value: dict = record.value  # type: ignore[assignment]
         if (kind == "user" or kind == "assistant") and "content" in message:
             content = message["content"]
-            if offset >= 0 and not self.records_made:
-                self.message_of[uuid] = offset
-            else:
-                made = _message_record(value, kind, message)
-                self.message_of[uuid] = self.same_message.setdefault(made, made)
-                self.records_made = True
+            places = self.places
+            self.message_of[uuid] = record.offset if places.lazy(record) else places.made(_message_record(value, kind, message))
             if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
             return
@@ -498,20 +487,7 @@ class _Walk:
                 snapshots[:0] = self.snapshot_events[node]
             node = self.parent_of.get(node)
         found.reverse()
-        return self._messages(found), tools, _snapshot_events(snapshots)
-
-    def _messages(self, found: list[LoggedMessage | int]) -> tuple[LoggedMessage, ...] | bytes:
-        """A request's messages as the request keeps them: where their lines start (see
-        :attr:`message_of`), or, once a record was made here, their records (the lines of any
-        message placed before that read again now)."""
-        if not found:
-            return ()
-        if not self.records_made:
-            return array("Q", found).tobytes()  # type: ignore[arg-type]
-        places = [m for m in found if type(m) is int]
-        again = iter([_line_record(value, self.name) for value in values_at(self.name, places)] if places else ())
-        made = [next(again) if type(m) is int else m for m in found]
-        return tuple(self.same_message.setdefault(m, m) for m in made)  # type: ignore[arg-type]
+        return self.places.messages(found), tools, _snapshot_events(snapshots)
 
     def _place(self, value: dict, uuid: str, parent: str | None) -> str | None:
         """Put ``uuid`` in a lane under its parent; the event its placement shows, if any."""

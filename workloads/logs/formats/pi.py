@@ -63,7 +63,7 @@ from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
-from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
 
 NAME = "pi"
@@ -221,10 +221,11 @@ class _Session:
         self.thinking = "off"
         self.events: list[tuple[str, str]] = []
         self.blocks = 0
-        #: The messages logged since the previous request (its response first), for locating breaks.
-        self.pending: list[LoggedMessage] = []
-        #: Each message record met in this file, once (see claude_code's ``same_message``).
-        self.same_message: dict[LoggedMessage, LoggedMessage] = {}
+        #: The messages logged since the previous request (its response first), for locating
+        #: breaks: where their lines start, their records made only when a break is located on
+        #: them (:func:`_line_message`; see :class:`~prefixbench.workloads.logs.records.MessagePlaces`).
+        self.pending: list[LoggedMessage | int] = []
+        self.places = MessagePlaces(self.name, _line_message)
         self.chain_parent: str | None = None
         self.node_of_entry: dict[str, str | None] = {}
         self.cost = 0.0
@@ -286,21 +287,21 @@ class _Session:
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
                 # The new context opens with the summary, wrapped (pi's compactionSummary message).
-                self.pending = [self._same(make_message("user", _summary_text(value.get("summary"), _COMPACTION_WRAP)))]
+                self.pending = [self.places.keep(record)]
             case "branch_summary":
                 self._side_call(record, value, "summary")
                 summary = value.get("summary")
                 if isinstance(summary, str) and summary:
                     # Sent as a user message where the branch resumes (pi's branchSummary message).
                     self.blocks += 1
-                    self.pending.append(self._same(make_message("user", _summary_text(summary, _BRANCH_WRAP))))
+                    self.pending.append(self.places.keep(record))
             case "usage":
                 self._side_call(record, value, str(value.get("kind")))
             case "custom_message":
                 # An extension's message, sent to the model (pi's convertToLlm): a user message of
                 # its content, shown in the TUI or not (display).
                 self.blocks += 1
-                self.pending.append(self._same(make_message("user", value.get("content"))))
+                self.pending.append(self.places.keep(record))
             case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
                 self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
@@ -472,25 +473,19 @@ class _Session:
         stem = Path(counted).stem
         return source == counted or Path(source).name == Path(counted).name or stem == source or stem.endswith(f"_{source}")
 
-    def _same(self, made: LoggedMessage) -> LoggedMessage:
-        """``made``, or the equal message record met before in this file."""
-        return self.same_message.setdefault(made, made)
-
     def _message(self, record: Record, message: dict, parent_id: object, tree: bool = False) -> None:
         role = message.get("role")
         if role == "bashExecution":
             # A !cmd the user ran: sent as a user message of its text, unless run with !! (see _bash_text).
             if message.get("excludeFromContext") is not True:
                 self.blocks += 1
-                self.pending.append(self._same(make_message("user", _bash_text(message))))
+                self.pending.append(self.places.keep(record))
             return
         self.blocks += 1
         if role == "user":
             self.events.append(("user_turn", ""))
         if role != "assistant":
-            tool = str(message.get("toolName") or "").lower()
-            marks = ("file-read",) if tool in READ_TOOLS else ()
-            self.pending.append(self._same(make_message(str(role), message.get("content"), marks)))
+            self.pending.append(self.places.keep(record))
             return
         usage = message.get("usage")
         if not isinstance(usage, dict):
@@ -501,7 +496,7 @@ class _Session:
             # No call of this chain: the reply enters the context the next call sends all the same.
             self.openclaw[kind] = self.openclaw.get(kind, 0) + 1
             self.skipped.append((record.line, _OPENCLAW_SKIPS[kind]))
-            self.pending.append(self._same(make_message("assistant", message.get("content"))))
+            self.pending.append(self.places.keep(record))
             return
         where = f"{self.name}:{record.line}"
         reported = _usage(usage, where, message.get("api"), message.get("provider"))
@@ -514,7 +509,7 @@ class _Session:
         key = _call_key("message", message.get("timestamp"), message, usage)
         if self._copied(record, key, entry=tree and message.get("timestamp") is not None):
             self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
-            self.pending = [self._same(make_message("assistant", message.get("content")))]
+            self.pending = [self.places.keep(record)]
             if isinstance(parent_id, str) and self.chain_parent is not None:
                 self.prompt_end.setdefault(parent_id, self.chain_parent)
             return
@@ -529,7 +524,7 @@ class _Session:
         node = self._add(record, message, reported, parse_time_ms(sent, where))
         self.seen.setdefault(key, node)
         self.last_call = {k: message.get(k) for k in ("provider", "model", "api")}
-        self.pending = [self._same(make_message("assistant", message.get("content")))]
+        self.pending = [self.places.keep(record)]
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
 
@@ -558,7 +553,7 @@ class _Session:
                               replays_output=_replays_output(message)),
                 events=tuple(self.events),
                 source_format=NAME,
-                messages=tuple(self.pending),
+                messages=self.places.messages(self.pending),
             )
         )
         self.chain_parent = node
@@ -601,6 +596,32 @@ def _openclaw_entry(message: dict) -> str | None:
             or any(isinstance(message.get(key), dict) for key in _TRANSCRIPT_ONLY_KEYS)):
         return "transcript-only"
     return None
+
+
+def _line_message(value: object, path: str) -> LoggedMessage:
+    """The record of the message an entry that sends one holds (the format's
+    ``message_of_line``: made as the entry is read, or from its line read again)."""
+    kind = value.get("type") if isinstance(value, dict) else None
+    if kind == "message" or kind == "message_end":  # (most entries: tested first)
+        message = as_dict(value.get("message"))  # type: ignore[union-attr]
+        role = message.get("role")
+        if role == "assistant":
+            return make_message("assistant", message.get("content"))
+        if role == "bashExecution":
+            # A !cmd the user ran: sent as a user message of its text (see _bash_text).
+            return make_message("user", _bash_text(message))
+        marks = ("file-read",) if str(message.get("toolName") or "").lower() in READ_TOOLS else ()
+        return make_message(str(role), message.get("content"), marks)
+    if kind == "compaction":
+        # The new context opens with the summary, wrapped (pi's compactionSummary message).
+        return make_message("user", _summary_text(value.get("summary"), _COMPACTION_WRAP))  # type: ignore[union-attr]
+    if kind == "branch_summary":
+        # Sent as a user message where the branch resumes (pi's branchSummary message).
+        return make_message("user", _summary_text(value.get("summary"), _BRANCH_WRAP))  # type: ignore[union-attr]
+    if kind == "custom_message":
+        # An extension's message, sent to the model (pi's convertToLlm): a user message of its content.
+        return make_message("user", value.get("content"))  # type: ignore[union-attr]
+    raise UserError(f"{path}: changed while it was audited (a line that held a message holds none now)")
 
 
 def _marks(items: list) -> set[tuple[str, str]]:
@@ -767,6 +788,7 @@ FORMAT = LogFormat(
         "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction (its full list, "
         "or later OpenClaw's compact form between full ones: cacheTtlDelta, the changes since the marker before)",
     ),
+    message_of_line=_line_message,
     head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
     "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
 )
