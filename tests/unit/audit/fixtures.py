@@ -176,3 +176,17 @@ def hostile_logs(folder: Path) -> Path:
     t.assistant("r2", "2025-09-03T00:00:05.000Z", [cc_usage(3, 15000, 0, 9)])
     write_jsonl(folder / "````session.jsonl", t.lines)
     return folder
+
+
+def read_keeping_places(reader: object, path: Path, monkeypatch: object) -> tuple[list, list]:
+    """Read ``path`` while counting the message records ``reader`` (a format's module) makes with
+    its ``make_message``; returns the list of records made (it keeps counting for the rest of
+    the test, an audit included) and each request's kept messages (one ``bytes`` of line
+    offsets where the records wait to be made)."""
+    from prefixbench.workloads.audit.core import load_trace
+
+    made: list = []
+    real = reader.make_message  # type: ignore[attr-defined]
+    monkeypatch.setattr(reader, "make_message", lambda *a, **k: made.append(a) or real(*a, **k))  # type: ignore[attr-defined]
+    requests, _ = load_trace([path])
+    return made, [r.messages for r in requests if r.messages]

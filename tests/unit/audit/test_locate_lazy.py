@@ -21,6 +21,7 @@ from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import claude_code
 from prefixbench.workloads.audit.locate import logged
 from prefixbench.workloads.logs.history import message_count
+from tests.unit.audit.fixtures import read_keeping_places
 from prefixbench.workloads.logs.records import iter_records, values_at
 from tests.unit.audit.test_locate import _Log, _opening
 
@@ -67,12 +68,8 @@ def test_a_transcript_on_disk_makes_no_message_record_while_it_is_read(tmp_path:
     log = _Log()
     _marked(log)
     path = _copies(tmp_path, log)["plain"]
-    made = []
-    real = claude_code.make_message
-    monkeypatch.setattr(claude_code, "make_message", lambda *a, **k: made.append(a) or real(*a, **k))
-    requests, _ = load_trace([path])
+    made, kept = read_keeping_places(claude_code, path, monkeypatch)
     assert made == []
-    kept = [r.messages for r in requests if r.messages]
     assert kept and all(type(m) is bytes for m in kept)
     assert sum(message_count(m) for m in kept) == sum(line["type"] in ("user", "assistant") for line in log.lines) - 1
     # The audit makes the records of the stretches it locates breaks on, and only those.

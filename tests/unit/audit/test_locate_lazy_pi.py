@@ -20,6 +20,7 @@ from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.audit.locate import logged
 from prefixbench.workloads.logs.formats import pi
 from prefixbench.workloads.logs.history import message_count
+from tests.unit.audit.fixtures import read_keeping_places
 
 T0 = 1765233665294
 
@@ -72,12 +73,8 @@ def _copies(tmp_path: Path) -> dict[str, Path]:
 def test_a_pi_session_on_disk_makes_no_message_record_while_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fails on the code before: every message's record was made as its entry was read."""
     path = _copies(tmp_path)["plain"]
-    made = []
-    real = pi.make_message
-    monkeypatch.setattr(pi, "make_message", lambda *a, **k: made.append(a) or real(*a, **k))
-    requests, _ = load_trace([path])
+    made, kept = read_keeping_places(pi, path, monkeypatch)
     assert made == []
-    kept = [r.messages for r in requests if r.messages]
     assert kept and all(type(m) is bytes for m in kept)
     assert sum(message_count(m) for m in kept) == 14  # (each reply counted again as the next call's first message; the compaction dropped the one before it)
     found = [row.location for row in run_audit([path]).rows if row.location]
