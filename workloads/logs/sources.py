@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, no_records_why
+from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, continue_cli, no_records_why
 from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
@@ -372,6 +372,8 @@ def _one_object_reason(path: Path) -> str | None:
     kiro = next((found for value in values if isinstance(value, dict) and (found := kiro_session(value)) is not None), None)
     if kiro is not None:
         return HEADLESS + kiro
+    if isinstance(values[0], dict) and continue_cli.ide_session(values[0]) is not None:
+        return HEADLESS + continue_cli.IDE_SESSION
     for value in values:
         headless = headless_output(value)
         if headless is not None:

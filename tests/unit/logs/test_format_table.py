@@ -297,6 +297,19 @@ def expected(name: str) -> list[TraceRequest]:
                     path="messages[1]",  # the thread is one object: the call names its message
                 )
             ]
+        case "continue-cli":
+            # A cn session: usage on the assistant message, the Anthropic adapter's split (additive).
+            model = "claude-sonnet-4-5-20250929"
+            sid = "8d0f7c2e-1a3b-4c5d-9e6f-0a1b2c3d4e5f"
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, None, None, "anthropic", model,
+                    usage=Usage(cache_write_5m=7000, uncached=6, output=80),  # prompt_tokens excludes the write
+                    prefix=Prefix(f"continue-cli:main:{model}", f"continue-cli:{file}:{sid}#2", None, 2),  # system and user
+                    events=(("user_turn", ""),), request_id=f"{sid}#2", source_format=name,
+                    path="history[2]",  # the session is one object: the call names its history item
+                )
+            ]
         case "kimi-cli":
             # A wire.jsonl of protocol 1.3: one step, Kimi's usage normalized to additive by kosong.
             return [
@@ -502,7 +515,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
-            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread or Copilot CLI session store); "
+            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store "
+        "or Continue session); "
         "audit reads only these"
     )
 

@@ -29,6 +29,7 @@ from prefixbench.workloads.logs.formats import (
     claude_code,
     cline,
     codex,
+    continue_cli,
     copilot_cli,
     gemini_cli,
     http_capture,
@@ -91,6 +92,7 @@ FORMATS: dict[str, LogFormat] = {
         openhands_completions.FORMAT,
         zed.FORMAT,
         copilot_cli.FORMAT,
+        continue_cli.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.
@@ -285,6 +287,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
         kiro = kiro_session(record.value) if isinstance(record.value, dict) else None
         if kiro is not None:
             return None, seen, first_line, f"{path}:{record.line}: {kiro}"
+        if seen == 1 and isinstance(record.value, dict) and continue_cli.ide_session(record.value) is not None:
+            return None, seen, first_line, f"{path}:{record.line}: {continue_cli.IDE_SESSION}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:

@@ -1,0 +1,170 @@
+"""Continue sessions (workloads/logs/formats/continue_cli.py): fixtures built here from the session
+shape Continue writes (core/index.d.ts ``Session``, ``ChatHistoryItem``; the cn CLI's
+``extensions/cli`` puts the API's usage on each assistant message, Continue's OpenAI adapters'
+``chunk.usage`` with the model and cost_cents beside it)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import run
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, resolve
+from prefixbench.workloads.logs.formats.continue_cli import IDE_SESSION
+from prefixbench.workloads.logs.sources import find_log_files
+
+SID = "3f2a9c1e-5b7d-4e8f-9a01-23456789abcd"
+SONNET = "claude-sonnet-4-5-20250929"
+
+
+def _anthropic(prompt: int, out: int, write: int, read: int, model: str = SONNET) -> dict:
+    """The Anthropic adapter's usage (openai-adapters ``Anthropic.ts``): prompt_tokens is
+    ``input_tokens``, the reads and writes beside it."""
+    return {"completion_tokens": out, "prompt_tokens": prompt, "total_tokens": prompt + out,
+            "prompt_tokens_details": {"cache_write_tokens": write, "cache_read_tokens": read, "cached_tokens": read},
+            "model": model, "cost_cents": 1}
+
+
+def _openai(prompt: int, out: int, cached: int | None, model: str = "gpt-5") -> dict:
+    """OpenAI's chat usage as the API sent it (cached_tokens inside prompt_tokens)."""
+    usage: dict = {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out, "model": model, "cost_cents": 1}
+    if cached is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached, "audio_tokens": 0}
+    return usage
+
+
+def _item(role: str, content: str = "x", usage: dict | None = None, **extra: object) -> dict:
+    message: dict = {"role": role, "content": content}
+    if usage is not None:
+        message["usage"] = usage
+    for key in ("toolCalls", "toolCallId"):
+        if key in extra:
+            message[key] = extra.pop(key)
+    return {"message": message, "contextItems": [], **extra}
+
+
+def _session(path: Path, history: list[dict], **extra: object) -> Path:
+    doc = {"sessionId": SID, "title": "t", "workspaceDirectory": "file:///home/u/p", "history": history, **extra}
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def _read_call() -> list[dict]:
+    return [{"id": "toolu_1", "type": "function", "function": {"name": "Read", "arguments": "{\"filepath\": \"a.py\"}"}}]
+
+
+def test_cn_session_one_request_per_assistant_usage_with_totals_field_by_field(tmp_path: Path) -> None:
+    history = [
+        _item("system", "You are an agent in the Continue CLI."),
+        _item("user", "rename the helper"),
+        _item("assistant", "reading", _anthropic(3, 40, 9000, 0), toolCalls=_read_call()),
+        _item("tool", "def helper(): pass", toolCallId="toolu_1"),
+        _item("assistant", "done", _anthropic(5, 12, 120, 9000)),
+        _item("user", "now with gpt"),
+        _item("assistant", "ok", _openai(9500, 7, 8960)),
+        _item("assistant", "cancelled"),  # no usage: skipped, listed
+        _item("user", "again"),
+        _item("assistant", "ok", _openai(9600, 3, None)),  # no cached_tokens: cache use not reported
+    ]
+    path = _session(tmp_path / "any-name.json", history,
+                    usage={"promptTokens": 19108, "completionTokens": 62, "promptTokensDetails": {"cachedTokens": 9000}, "totalCost": 0.1})
+    assert detect_format(path) is FORMATS["continue-cli"]
+    requests, summaries = load_trace([path])
+    assert [r.path for r in requests] == ["history[2]", "history[4]", "history[6]", "history[9]"]
+    assert [r.request_id for r in requests] == [f"{SID}#2", f"{SID}#4", f"{SID}#6", f"{SID}#9"]
+    assert [r.provider for r in requests] == ["anthropic", "anthropic", "openai", "openai"]
+    assert [(r.sent_ms, r.done_ms) for r in requests] == [(None, None)] * 4  # Continue stamps no item
+    # Field by field: additive where the Anthropic adapter's keys are there, subset otherwise.
+    assert requests[0].usage == Usage(cache_write_5m=9000, uncached=3, output=40)
+    assert requests[1].usage == Usage(cache_read=9000, cache_write_5m=120, uncached=5, output=12)
+    assert requests[2].usage == Usage(cache_read=8960, uncached=540, output=7)
+    assert requests[3].usage == Usage(uncached=9600, output=3, cache_reported=False)
+    assert sum(r.usage.prompt for r in requests) == 9003 + 9125 + 9500 + 9600
+    assert sum(r.usage.output for r in requests) == 40 + 12 + 7 + 3
+    # One chain: system and user first, then the reply and the tool result, ...
+    assert [r.prefix.new_blocks for r in requests] == [2, 2, 2, 3]
+    assert [r.prefix.parent for r in requests][1:] == [r.prefix.node for r in requests][:-1]
+    assert requests[2].events == (("user_turn", ""), ("model_change", f"{SONNET} -> gpt-5"))
+    assert any("file-read" in m.marks for m in requests[1].messages)
+    summary = summaries[0]
+    assert summary.format == "continue-cli" and summary.requests == 4
+    assert [why for _, why in summary.skipped] == ["history[7]: assistant message with no usage"]
+    notes = " | ".join(summary.notes)
+    assert "2 call(s) with cache_read_tokens or cache_write_tokens read as additive" in notes
+    assert "2 call(s) read as subset" in notes
+    assert "the session's own totals (usage): prompt 19108, completion 62, cached 9000, written None" in notes
+
+
+def test_a_compaction_summary_is_an_event_of_the_next_call(tmp_path: Path) -> None:
+    # What cn's compaction leaves: the system message, then the summary (an assistant message of no usage).
+    history = [
+        _item("system", "sys"),
+        {"message": {"role": "assistant", "content": "summary"}, "contextItems": [], "conversationSummary": "summary"},
+        _item("user", "go on"),
+        _item("assistant", "ok", _anthropic(4, 9, 300, 5000)),
+    ]
+    requests, summaries = load_trace([_session(tmp_path / "s.json", history)])
+    assert len(requests) == 1 and requests[0].events == (("compaction", ""), ("user_turn", ""))
+    assert requests[0].prefix.new_blocks == 3
+    assert summaries[0].skipped == ()
+
+
+def test_the_aliases_name_the_format() -> None:
+    assert resolve("continue") is FORMATS["continue-cli"] and resolve("cn") is FORMATS["continue-cli"]
+
+
+def test_an_extension_session_of_no_usage_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = _session(tmp_path / "ide.json", [_item("user", "hi"), _item("assistant", "hello")])
+    with pytest.raises(UserError, match="^.*ide.json:1: a Continue session with no call's usage"):
+        detect_format(path)
+    for argv in (("audit", str(path)), ("audit", "--input", "cn", str(path))):
+        status, out, err = _cli(*argv)
+        assert status == 2 and out == ""
+        assert err.strip() == f"prefixbench: error: {path}:1: {IDE_SESSION}"
+    # A folder walk skips it with that note and audits the cn session beside it.
+    _session(tmp_path / "cn.json", [_item("user", "hi"), _item("assistant", "ok", _anthropic(1, 2, 3, 0))])
+    marked = dict(find_log_files([tmp_path]))
+    assert marked[tmp_path / "cn.json"] is None
+    assert marked[path] is not None and IDE_SESSION in marked[path]
+
+
+@pytest.mark.parametrize(
+    ("item", "says"),
+    [
+        (_item("assistant", "x", {"prompt_tokens": -1, "completion_tokens": 2, "model": SONNET}), "history[0].message.usage: prompt_tokens is not a non-negative integer"),
+        (_item("assistant", "x", {"prompt_tokens": "9", "completion_tokens": 2}), "prompt_tokens is not a non-negative integer"),
+        ({"message": "hi"}, "history[0] is not a {message, ...} object"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path: Path, item: dict, says: str) -> None:
+    # A good call after the bad item keeps the file detected as a cn session.
+    path = _session(tmp_path / "s.json", [item, _item("assistant", "ok", _anthropic(1, 2, 3, 0))])
+    status, out, err = _cli("audit", str(path))
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and says in err and "Traceback" not in err
+
+
+def test_cached_tokens_above_the_prompt_count_read_as_a_count_without_them(tmp_path: Path) -> None:
+    """As every OpenAI-shaped usage is read (simulator/providers/base.py ``subset_usage``): a
+    gateway's prompt count that leaves the cached part out, marked so."""
+    requests, _ = load_trace([_session(tmp_path / "s.json", [_item("assistant", "x", _openai(10, 1, 50))])])
+    assert requests[0].usage == Usage(cache_read=50, uncached=10, output=1, prompt_count=PROMPT_EXCLUSIVE)
+
+
+def test_a_usage_that_is_no_object_is_one_line_exit_2(tmp_path: Path) -> None:
+    path = _session(tmp_path / "s.json", [_item("assistant", "ok", _anthropic(1, 2, 3, 0)), {"message": {"role": "assistant", "usage": 5}}])
+    status, _, err = _cli("audit", str(path))
+    assert status == 2 and "history[1].message.usage is not an object" in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,248 @@
+"""Continue sessions (continue.dev): the ``cn`` CLI's, with each call's usage.
+
+Continue keeps each session as one JSON object, ``~/.continue/sessions/<sessionId>.json``
+(``core/util/history.ts``), rewritten whole as the session grows: ``{sessionId, title,
+workspaceDirectory, history, mode?, chatModelTitle?, usage?}``, beside ``sessions.json`` (the
+list of sessions, no message).
+
+* ``history[]``: ``ChatHistoryItem {message: {role, content, toolCalls?, usage?}, contextItems,
+  toolCallStates?, conversationSummary?, ...}``, roles ``system``, ``user``, ``assistant``,
+  ``tool`` (and ``thinking``).
+* The ``cn`` CLI (``extensions/cli``, from about December 2025) writes on each assistant message
+  the usage of the one call that produced it: the API's usage as Continue's OpenAI adapters pass
+  it on (``chunk.usage``), ``{prompt_tokens, completion_tokens, total_tokens,
+  prompt_tokens_details?, model, cost_cents}`` (``model`` and ``cost_cents`` added by the CLI).
+* ``usage`` beside ``history``: the session's totals (``promptTokens``, ``completionTokens``,
+  ``promptTokensDetails {cachedTokens, cacheWriteTokens}``, ``totalCost``), summed in a note.
+* The VS Code and JetBrains extensions write the same sessions with no usage on any message:
+  such a session is refused in one line (:data:`IDE_SESSION`), never read as calls.
+
+One request per assistant message with usage, in history order, in the session's one lane
+(``main``). A compaction (``/compact``, or automatic) replaces the history with the system
+message and a summary (an assistant message with ``conversationSummary`` and no usage): the calls
+before it are no longer in the file, and the summary is a ``compaction`` event of the next call.
+
+Usage convention, decided per call from the fields it has (Continue's
+``packages/openai-adapters``): where ``prompt_tokens_details`` names ``cache_read_tokens`` or
+``cache_write_tokens`` (the Anthropic adapter's, from ``message_start``), ``prompt_tokens`` is
+Anthropic's ``input_tokens``, which excludes both (additive); otherwise the usage is OpenAI's as
+the API sent it, ``cached_tokens`` inside ``prompt_tokens`` (subset), and a call without
+``cached_tokens`` reports no cache use. Who served a call is asked of
+:func:`prefixbench.simulator.providers.provider_of_model` with the usage's ``model``.
+
+Times: none. No history item is stamped (a session's ``dateCreated`` is in ``sessions.json``
+only), so the calls are one chain in history order with no time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import counted_provider
+from prefixbench.simulator.providers.base import count, given, mapping, subset_usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import Lane, objects
+from prefixbench.workloads.logs.history import READ_TOOLS, make_message
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+
+NAME = "continue-cli"
+#: The keys a call's usage has (one is enough to be a call's).
+_CALL_KEYS = ("prompt_tokens", "completion_tokens")
+#: The Anthropic adapter's cache keys in ``prompt_tokens_details``: ``prompt_tokens`` then
+#: excludes the cached part.
+_SPLIT_KEYS = ("cache_read_tokens", "cache_write_tokens")
+
+#: What a Continue session without usage is, and why it is no log to audit (said after ``file:line: ``).
+IDE_SESSION = (
+    "a Continue session with no call's usage (sessions/<id>.json: the VS Code and JetBrains extensions keep "
+    "each message's text and no token count; only the cn CLI writes each call's usage): no request to audit; "
+    "record the extension's calls with `prefixbench proxy`"
+)
+
+
+def is_session(value: dict) -> bool:
+    """Whether a record is a Continue session: a ``sessionId``, a ``title``, a
+    ``workspaceDirectory`` and a ``history`` list."""
+    return (isinstance(value.get("sessionId"), str) and isinstance(value.get("history"), list)
+            and "workspaceDirectory" in value and "title" in value)
+
+
+def _has_usage(value: dict) -> bool:
+    """Whether any message of a session's history carries a call's usage."""
+    for item in value["history"]:
+        message = item.get("message") if isinstance(item, dict) else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if isinstance(usage, dict) and any(key in usage for key in _CALL_KEYS):
+            return True
+    return False
+
+
+def detect(value: dict) -> Evidence | None:
+    """A session one of whose messages carries a call's usage (one with none is refused:
+    :func:`ide_session`)."""
+    return Evidence.WRAPPER if is_session(value) and _has_usage(value) else None
+
+
+def ide_session(value: dict) -> str | None:
+    """The refusal of a Continue session no message of which carries a usage (the extensions'),
+    None for any other record."""
+    return IDE_SESSION if is_session(value) and not _has_usage(value) else None
+
+
+def _usage(usage: dict, where: str) -> tuple[Usage, bool]:
+    """A call's usage, and whether it was read as additive (the Anthropic adapter's split)."""
+    details = mapping(usage.get("prompt_tokens_details"))
+    prompt = count(usage.get("prompt_tokens"), where, "prompt_tokens")
+    output = count(usage.get("completion_tokens"), where, "completion_tokens")
+    if any(key in details for key in _SPLIT_KEYS):
+        read = count(details.get("cache_read_tokens"), where, "prompt_tokens_details.cache_read_tokens")
+        written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
+        return Usage(cache_read=read, cache_write_5m=written, uncached=prompt, output=output), True
+    cached = count(details.get("cached_tokens"), where, "prompt_tokens_details.cached_tokens")
+    return subset_usage(prompt, cached, 0, output, reported=given(details, "cached_tokens"),
+                        excess=f"{where}: cached tokens ({cached}) exceed prompt_tokens ({prompt})"), False
+
+
+class _Session:
+    """The requests of one session object."""
+
+    def __init__(self, path: Path, record: Record, value: dict, out: list[TraceRequest]) -> None:
+        self.name = str(path)
+        self.line = record.line
+        self.where = f"{self.name}:{record.line}"
+        self.sid = str(value["sessionId"])[:80]
+        self.value = value
+        self.out = out
+        self.skipped: list[tuple[int, str]] = []
+        self.additive = 0
+        self.subset = 0
+        self.lane = Lane("main", "main")
+        self.blocks = 0
+        self.pending: list[LoggedMessage] = []
+        #: The ids of the tool calls that read a file (their results are marked so).
+        self.reads: set[str] = set()
+
+    def read(self) -> None:
+        lane = self.lane
+        for index, item in enumerate(self.value["history"]):
+            if not isinstance(item, dict) or not isinstance(item.get("message"), dict):
+                raise UserError(f"{self.where}: history[{index}] is not a {{message, ...}} object")
+            message = item["message"]
+            role = message.get("role")
+            content = message.get("content")
+            self.blocks += 1
+            usage = message.get("usage")
+            if usage is not None and not isinstance(usage, dict):
+                raise UserError(f"{self.where}: history[{index}].message.usage is not an object")
+            if role == "user":
+                lane.events.append(("user_turn", ""))
+            if role == "assistant" and isinstance(usage, dict) and any(key in usage for key in _CALL_KEYS):
+                self._call(index, usage)
+            elif role == "assistant" and item.get("conversationSummary") is not None:
+                # The summary stands for what came before it: the next call starts a new chain.
+                lane.events.append(("compaction", ""))
+                lane.parent = None
+            elif role == "assistant":
+                self.skipped.append((self.line, f"history[{index}]: assistant message with no usage"))
+            if role == "assistant" and isinstance(message.get("toolCalls"), list):
+                for call in message["toolCalls"]:
+                    function = mapping(mapping(call).get("function"))
+                    if str(function.get("name") or "").lower() in READ_TOOLS:
+                        self.reads.add(str(mapping(call).get("id")))
+            read_result = role == "tool" and str(message.get("toolCallId")) in self.reads
+            self.pending.append(make_message(str(role), content, ("file-read",) if read_result else ()))
+
+    def _call(self, index: int, usage: dict) -> None:
+        lane = self.lane
+        where = f"history[{index}]"
+        reported, additive = _usage(usage, f"{self.where}: {where}.message.usage")
+        if reported.prompt + reported.output == 0:
+            self.skipped.append((self.line, f"{where}: call with no tokens"))
+            return
+        self.additive += additive
+        self.subset += not additive
+        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else lane.model or "unknown"
+        if lane.model is not None and model != lane.model:
+            lane.events.append(("model_change", f"{lane.model} -> {model}"))
+        lane.model = model
+        key = f"{self.sid}#{index}"
+        node = f"continue-cli:{self.name}:{key}"
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=self.line,
+                path=where,  # a session is one object: every call is on its line
+                lane=lane.name,
+                lane_kind=lane.kind,
+                seq=len(self.out),
+                sent_ms=None,
+                ready_ms=None,
+                done_ms=None,
+                provider=counted_provider(model),
+                model=model,
+                usage=reported,
+                prefix=Prefix(f"continue-cli:{lane.kind}:{model}", node, lane.parent, max(1, self.blocks - 1)),
+                events=tuple(lane.events),
+                request_id=key,
+                source_format=NAME,
+                messages=tuple(self.pending),
+            )
+        )
+        lane.parent = node
+        lane.events = []
+        # The reply itself is the first block the next call adds.
+        self.blocks = 1
+        self.pending = []
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A session file's requests; see the module doc."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    additive = subset = 0
+    totals: list[str] = []
+    for record in objects(path, records, " (a Continue session)"):
+        value: dict = record.value  # type: ignore[assignment]
+        if not is_session(value):
+            raise UserError(f"{path}:{record.line}: not a Continue session (no sessionId, title, workspaceDirectory and history list)")
+        if not _has_usage(value):
+            raise UserError(f"{path}:{record.line}: {IDE_SESSION}")
+        session = _Session(path, record, value, out)
+        session.read()
+        skipped += session.skipped
+        additive += session.additive
+        subset += session.subset
+        summed = mapping(value.get("usage"))
+        if summed:
+            cached = mapping(summed.get("promptTokensDetails"))
+            totals.append(f"prompt {summed.get('promptTokens')!s:.20}, completion {summed.get('completionTokens')!s:.20}, "
+                          f"cached {cached.get('cachedTokens')!s:.20}, written {cached.get('cacheWriteTokens')!s:.20}")
+    notes = ["Continue stamps no history item: the calls are one chain in history order, with no time"]
+    if additive:
+        notes.append(f"{additive} call(s) with cache_read_tokens or cache_write_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes both)")
+    if subset:
+        notes.append(f"{subset} call(s) read as subset (OpenAI's usage: cached_tokens inside prompt_tokens)")
+    for line in totals:
+        notes.append(f"the session's own totals (usage): {line}")
+    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(notes))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Continue session",
+    nouns="Continue sessions",
+    description="Continue sessions (~/.continue/sessions/<id>.json: the cn CLI's, per-call usage on each assistant message)",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "cn (Continue CLI) sessions from about December 2025: message.usage {prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details?, model, cost_cents} on each assistant message",
+        "the Anthropic adapter's usage: prompt_tokens_details {cached_tokens, cache_read_tokens, cache_write_tokens}, prompt_tokens excluding both: read as additive",
+        "the VS Code and JetBrains extensions' sessions: no usage on any message: refused in one line",
+    ),
+    aliases=("continue", "cn"),
+)
