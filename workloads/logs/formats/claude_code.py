@@ -1040,7 +1040,7 @@ FORMAT = LogFormat(
     noun="Claude Code transcript",
     nouns="Claude Code transcripts",
     description="Claude Code session transcripts (~/.claude/projects/<project>/<session>.jsonl, or the chat.json array a Stop hook writes), "
-    "and claude -p --output-format stream-json output",
+    "claude -p --output-format stream-json output, and iFlow CLI sessions (~/.iflow/projects/<project>/session-<id>.jsonl, the same entries)",
     detect=detect,
     read=read,
     usage="additive",
@@ -1058,5 +1058,8 @@ FORMAT = LogFormat(
         "the message's alone): each compaction iteration a compaction call of its own",
         "2.1.98 on, /advisor: usage.iterations advisor_message entries (the advisor model's calls, outside the executor's "
         "top level): each a call of the advisor model in an advisor lane of its own",
+        "iFlow CLI sessions (a Gemini CLI fork that writes Claude Code's entries): usage {input_tokens, output_tokens} "
+        "only, no cache field (cache use not reported); its own version in version",
     ),
+    aliases=("iflow", "iflow-cli"),
 )
