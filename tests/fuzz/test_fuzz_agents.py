@@ -1,4 +1,5 @@
-"""Fuzz the Amp thread and Kimi CLI wire readers (workloads/logs/formats/amp.py, kimi_cli.py):
+"""Fuzz the Amp thread, Kimi CLI wire and Continue session readers (workloads/logs/formats/amp.py,
+kimi_cli.py, continue_cli.py):
 mutated files and edited records end in exit 0 or one clean line with exit 2, never a traceback
 or a hang, read as detected or under an explicit ``--input``."""
 
@@ -71,25 +72,46 @@ KIMI_CODE_SEEDS: list[dict] = [
      "systemPromptHash": "s2", "toolsHash": "t2", "messageCount": 9, "time": 1783466607000},
     {"type": "usage.record", "agentId": "agent-1", "model": "x", "usage": {"inputOther": 3, "output": 1, "inputCacheRead": 0, "inputCacheCreation": 700}, "time": 1783466608000},
 ]
+#: Continue sessions: the cn CLI's (Anthropic's split, OpenAI's subset, a compaction summary,
+#: a cancelled call) and an extension's (no usage: refused).
+CONTINUE_SEEDS: list[dict] = [
+    {"sessionId": "s-fuzz", "title": "t", "workspaceDirectory": "file:///p", "history": [
+        {"message": {"role": "system", "content": "sys"}, "contextItems": []},
+        {"message": {"role": "assistant", "content": "summary"}, "contextItems": [], "conversationSummary": "summary"},
+        {"message": {"role": "user", "content": "go"}, "contextItems": []},
+        {"message": {"role": "assistant", "content": "", "toolCalls": [{"id": "t1", "type": "function", "function": {"name": "Read", "arguments": "{}"}}],
+                     "usage": {"prompt_tokens": 3, "completion_tokens": 9, "total_tokens": 12, "model": _SONNET, "cost_cents": 1,
+                               "prompt_tokens_details": {"cached_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 4000}}}, "contextItems": []},
+        {"message": {"role": "tool", "content": "x", "toolCallId": "t1"}, "contextItems": []},
+        {"message": {"role": "assistant", "content": "ok", "usage": {"prompt_tokens": 5000, "completion_tokens": 2, "model": "gpt-5",
+                                                                   "prompt_tokens_details": {"cached_tokens": 4096}}}, "contextItems": []},
+        {"message": {"role": "assistant", "content": "cancelled"}, "contextItems": []},
+    ], "usage": {"promptTokens": 5003, "completionTokens": 11, "promptTokensDetails": {"cachedTokens": 0, "cacheWriteTokens": 4000}, "totalCost": 0.02}},
+    {"sessionId": "s-ide", "title": "t", "workspaceDirectory": "", "history": [
+        {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}, "contextItems": [], "editorState": {}},
+        {"message": {"role": "assistant", "content": "hello"}, "contextItems": [], "promptLogs": []},
+    ]},
+]
 KIMI_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_SEEDS)
 KIMI_CODE_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_CODE_SEEDS)
 
 
-def test_mutated_amp_threads_and_kimi_wire_logs_end_cleanly(importer_examples):
+def test_mutated_amp_threads_kimi_wire_logs_and_continue_sessions_end_cleanly(importer_examples):
     tally = Tally("audit", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-agents-"))
 
     @fuzz_settings(importer_examples)
-    @given(fmt=st.sampled_from(("amp", "kimi-cli")), data=st.data(), explicit=st.booleans())
+    @given(fmt=st.sampled_from(("amp", "kimi-cli", "continue-cli")), data=st.data(), explicit=st.booleans())
     def case(fmt: str, data: st.DataObject, explicit: bool) -> None:
-        if fmt == "amp":
+        if fmt in ("amp", "continue-cli"):
+            seeds = AMP_SEEDS if fmt == "amp" else CONTINUE_SEEDS
             raw = data.draw(
                 st.one_of(
-                    st.sampled_from(AMP_SEEDS).flatmap(lambda doc: mutated(json.dumps(doc, indent=2).encode())),
-                    edited(st.sampled_from(AMP_SEEDS), max_edits=3).map(lambda doc: json.dumps(doc, indent=2).encode()),
+                    st.sampled_from(seeds).flatmap(lambda doc: mutated(json.dumps(doc, indent=2).encode())),
+                    edited(st.sampled_from(seeds), max_edits=3).map(lambda doc: json.dumps(doc, indent=2).encode()),
                 )
             )
-            path = folder / "T-fuzz.json"
+            path = folder / ("T-fuzz.json" if fmt == "amp" else "session.json")
         else:
             raw = data.draw(
                 st.one_of(
