@@ -168,3 +168,15 @@ def test_a_usage_that_is_no_object_is_one_line_exit_2(tmp_path: Path) -> None:
     path = _session(tmp_path / "s.json", [_item("assistant", "ok", _anthropic(1, 2, 3, 0)), {"message": {"role": "assistant", "usage": 5}}])
     status, _, err = _cli("audit", str(path))
     assert status == 2 and "history[1].message.usage is not an object" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_kiro_ide_session_of_the_same_shape_is_refused_so_too(tmp_path: Path) -> None:
+    """Kiro's IDE keeps ``workspace-sessions/<workspace>/<id>.json`` in Continue's shape (a public
+    reader's fixture of it: no contextItems, an ``id`` per message); before, an unknown log format."""
+    path = tmp_path / "new-session.json"
+    path.write_text(json.dumps({"sessionId": "new-session", "title": "New title", "workspaceDirectory": "/home/user/dev/app",
+                                "history": [{"message": {"role": "user", "content": "q", "id": "m1"}},
+                                            {"message": {"role": "assistant", "content": "a", "id": "m2"}}]}) + "\n")
+    status, out, err = _cli("audit", str(path))
+    assert status == 2 and out == "" and err.strip() == f"prefixbench: error: {path}:1: {IDE_SESSION}"
+    assert "Kiro IDE" in IDE_SESSION

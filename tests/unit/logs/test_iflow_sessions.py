@@ -5,8 +5,8 @@ iFlow CLI forks Gemini CLI but writes its sessions as Claude Code's entries:
 timestamp, type, isSidechain, userType, message, cwd?, gitBranch?, version?, toolUseResult?}`` a
 line, the assistant's ``message`` Anthropic-shaped with ``usage {input_tokens, output_tokens}``
 and no cache field; a tool result's ``content`` is Gemini CLI's ``{callId, responseParts,
-resultDisplay}``. The lines below follow the field lists of a public reader's format reference
-(Engram's ``docs/.../iflow.md``, from two live sessions of iFlow CLI 2026), not a real session.
+resultDisplay}``. The lines below follow the field lists of a public reader's description
+of iFlow's files (drawn from two live sessions, 2026), not a real session.
 """
 
 from __future__ import annotations

@@ -14,8 +14,10 @@ list of sessions, no message).
   prompt_tokens_details?, model, cost_cents}`` (``model`` and ``cost_cents`` added by the CLI).
 * ``usage`` beside ``history``: the session's totals (``promptTokens``, ``completionTokens``,
   ``promptTokensDetails {cachedTokens, cacheWriteTokens}``, ``totalCost``), summed in a note.
-* The VS Code and JetBrains extensions write the same sessions with no usage on any message:
-  such a session is refused in one line (:data:`IDE_SESSION`), never read as calls.
+* The VS Code and JetBrains extensions write the same sessions with no usage on any message, and
+  so does Kiro's IDE (the same shape: ``kiro.kiroagent/workspace-sessions/<workspace>/<id>.json``,
+  by a public reader's fixture of Kiro's files): such a session is refused in one
+  line (:data:`IDE_SESSION`), never read as calls.
 
 One request per assistant message with usage, in history order, in the session's one lane
 (``main``). A compaction (``/compact``, or automatic) replaces the history with the system
@@ -58,9 +60,9 @@ _SPLIT_KEYS = ("cache_read_tokens", "cache_write_tokens")
 
 #: What a Continue session without usage is, and why it is no log to audit (said after ``file:line: ``).
 IDE_SESSION = (
-    "a Continue session with no call's usage (sessions/<id>.json: the VS Code and JetBrains extensions keep "
-    "each message's text and no token count; only the cn CLI writes each call's usage): no request to audit; "
-    "record the extension's calls with `prefixbench proxy`"
+    "a Continue session with no call's usage (sessions/<id>.json of Continue's VS Code and JetBrains extensions, "
+    "or Kiro IDE's workspace-sessions/<workspace>/<id>.json of the same shape: each message's text, no token count; "
+    "only Continue's cn CLI writes each call's usage): no request to audit; record the agent's calls with `prefixbench proxy`"
 )
 
 
