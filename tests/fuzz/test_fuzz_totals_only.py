@@ -1,6 +1,6 @@
 """Fuzz the refusal of stores that keep only totals (workloads/logs/formats/totals_only.py): a
-Goose session file edited or mutated, and a Goose sessions.db whose bytes are damaged, end in
-exit 0 or one clean line with exit 2, never a traceback or a hang."""
+Goose session file edited or mutated, and a Goose sessions.db or a Cursor CLI store.db whose bytes
+are damaged, end in exit 0 or one clean line with exit 2, never a traceback or a hang."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
-from tests.unit.logs.test_totals_only import GOOSE_FILE, GOOSE_SCHEMA
+from tests.unit.logs.test_totals_only import GOOSE_FILE, GOOSE_SCHEMA, _cursor_cli_store
 
 
 def _goose_db(folder: Path) -> bytes:
@@ -29,15 +29,18 @@ def test_mutated_goose_sessions_end_cleanly(importer_examples):
     folder = Path(tempfile.mkdtemp(prefix="fuzz-goose-"))
     seed_db = _goose_db(folder)
     seed_file = b"".join(to_json_line(r) + b"\n" for r in GOOSE_FILE)
+    seed_cursor = _cursor_cli_store(folder / "seed" / "store.db").read_bytes()
 
     @fuzz_settings(importer_examples)
-    @given(data=st.data(), kind=st.sampled_from(("file", "edited", "db")), explicit=st.booleans())
+    @given(data=st.data(), kind=st.sampled_from(("file", "edited", "db", "cursor")), explicit=st.booleans())
     def case(data: st.DataObject, kind: str, explicit: bool) -> None:
         if kind == "file":
             path = write(folder / "s.jsonl", data.draw(mutated(seed_file)))
         elif kind == "edited":
             docs = data.draw(st.lists(edited(st.sampled_from(GOOSE_FILE), max_edits=3), min_size=1, max_size=3))
             path = write(folder / "s.jsonl", b"".join(to_json_line(d) + b"\n" for d in docs))
+        elif kind == "cursor":
+            path = write(folder / "store.db", data.draw(mutated(seed_cursor)))
         else:
             path = write(folder / "sessions.db", data.draw(mutated(seed_db)))
         argv = ["audit", str(path), "--quiet", "--format", "json"]

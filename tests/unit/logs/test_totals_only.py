@@ -14,7 +14,7 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.logs.formats.totals_only import CRUSH, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, KIRO_CONVERSATION, database_of
+from prefixbench.workloads.logs.formats.totals_only import CRUSH, CURSOR_CLI, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, KIRO_CONVERSATION, database_of
 from prefixbench.workloads.logs.sources import find_log_files
 
 #: Goose's tables as its session storage creates them (schema version 5, then the columns later
@@ -301,3 +301,36 @@ def test_a_deeply_nested_conversation_is_refused_in_one_line_not_a_traceback(tmp
     with pytest.raises(UserError) as error:
         run_audit([path])
     assert "Kiro" not in str(error.value)  # (a token count in it: not said to be Kiro's)
+
+
+def _cursor_cli_store(path: Path) -> Path:
+    """A Cursor CLI chat store as public readers of it describe one: ``meta`` (one row, hex-encoded
+    JSON) and ``blobs`` (content-addressed: JSON messages, protobuf roots)."""
+    import hashlib
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    db.executescript("CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB); CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);")
+    message = json.dumps({"role": "user", "id": "m1", "content": [{"type": "text", "text": "hi"}]}).encode()
+    db.execute("INSERT INTO blobs VALUES (?, ?)", (hashlib.sha256(message).hexdigest(), message))
+    meta = {"agentId": "f1ff7b74-0a28-4dd4-a452-e01ae080eb20", "latestRootBlobId": "ff", "name": "chat", "mode": "default",
+            "createdAt": 1781256145540, "lastUsedModel": "claude-sonnet-4-6"}
+    db.execute("INSERT INTO meta VALUES ('0', ?)", (json.dumps(meta).encode().hex(),))
+    db.commit()
+    db.close()
+    return path
+
+
+def test_a_cursor_cli_chat_store_is_refused_in_one_line_naming_cursor(tmp_path: Path) -> None:
+    # Main said only that the database has none of the tables the audit reads; a walk of
+    # ~/.cursor/chats said "no log files (*.jsonl, *.json, *.traj) in this folder".
+    path = _cursor_cli_store(tmp_path / "chats" / "36e6f82a" / "f1ff7b74" / "store.db")
+    assert database_of(path) is CURSOR_CLI
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value).startswith(f"{path}:1: ") and str(caught.value).endswith(f"({CURSOR_CLI.refusal()})")
+    assert "Cursor CLI chat store" in CURSOR_CLI.refusal()
+    done = _cli("audit", str(path))
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    with pytest.raises(UserError, match=r"none is a log \(store\.db: a Cursor CLI chat store"):
+        find_log_files([tmp_path / "chats"])

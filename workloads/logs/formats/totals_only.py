@@ -26,6 +26,9 @@ read as calls.
   output, cache creation and read, thinking) are in ``<id>.settings.json`` beside it.
 * Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
   message a line, ``{role, message: {content}}``, no model and no token count at all.
+* Cursor CLI's chat stores, ``~/.cursor/chats/<workspace>/<id>/store.db``: the messages as
+  content-addressed blobs, the context's current size on the newest root, no call's usage
+  (:data:`CURSOR_CLI`).
 * Kiro's sessions (AWS's agent: Kiro meters credits, not tokens; public readers of its files,
   codeburn's ``src/providers/kiro.ts`` and aleung/kiro-session-index, find no token count in
   them, the CLI's ``input_token_count``/``output_token_count`` 0 on every turn):
@@ -102,8 +105,19 @@ HERMES = TotalsOnly(
         "messages": ("id", "session_id", "role", "token_count"),
     },
 )
+#: Cursor CLI's (cursor-agent's) chat store, ``~/.cursor/chats/<md5 of the workspace>/<agent id>/store.db``:
+#: ``meta(key, value)``, one row whose value is hex-encoded JSON (``agentId``, ``latestRootBlobId``,
+#: ``name``, ``createdAt``, ``lastUsedModel``), and ``blobs(id, data)``, content-addressed (the id
+#: the SHA-256 of the data): JSON messages and protobuf roots. No call's usage: public readers of
+#: the store find only a snapshot of the context's size (tokens by part) on the newest root blob.
+CURSOR_CLI = TotalsOnly(
+    what="a Cursor CLI chat store (~/.cursor/chats/<workspace>/<id>/store.db)",
+    keeps="its messages as content-addressed blobs and, on the newest root blob, only the current context's size",
+    instead="Cursor's calls go through Cursor's own servers and no file on the machine logs their usage",
+    tables={"meta": ("key", "value"), "blobs": ("id", "data")},
+)
 #: Every database of totals, checked in this order.
-DATABASES: tuple[TotalsOnly, ...] = (HERMES, CRUSH, GOOSE)
+DATABASES: tuple[TotalsOnly, ...] = (HERMES, CRUSH, GOOSE, CURSOR_CLI)
 
 #: What a Goose session file is, and why it is no log to audit (said after ``file:line: ``).
 GOOSE_SESSION = (
