@@ -1,9 +1,10 @@
 """Fuzz the refusal of stores that keep only totals (workloads/logs/formats/totals_only.py): a
-Goose session file edited or mutated, and a Goose sessions.db or a Cursor CLI store.db whose bytes
+Goose session file edited or mutated, an Augment session edited, and a Goose sessions.db or a Cursor CLI store.db whose bytes
 are damaged, end in exit 0 or one clean line with exit 2, never a traceback or a hang."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
-from tests.unit.logs.test_totals_only import GOOSE_FILE, GOOSE_SCHEMA, _cursor_cli_store
+from tests.unit.logs.test_totals_only import AUGMENT_FILE, GOOSE_FILE, GOOSE_SCHEMA, _cursor_cli_store
 
 
 def _goose_db(folder: Path) -> bytes:
@@ -32,13 +33,15 @@ def test_mutated_goose_sessions_end_cleanly(importer_examples):
     seed_cursor = _cursor_cli_store(folder / "seed" / "store.db").read_bytes()
 
     @fuzz_settings(importer_examples)
-    @given(data=st.data(), kind=st.sampled_from(("file", "edited", "db", "cursor")), explicit=st.booleans())
+    @given(data=st.data(), kind=st.sampled_from(("file", "edited", "db", "cursor", "augment")), explicit=st.booleans())
     def case(data: st.DataObject, kind: str, explicit: bool) -> None:
         if kind == "file":
             path = write(folder / "s.jsonl", data.draw(mutated(seed_file)))
         elif kind == "edited":
             docs = data.draw(st.lists(edited(st.sampled_from(GOOSE_FILE), max_edits=3), min_size=1, max_size=3))
             path = write(folder / "s.jsonl", b"".join(to_json_line(d) + b"\n" for d in docs))
+        elif kind == "augment":
+            path = write(folder / "a.json", json.dumps(data.draw(edited(st.just(AUGMENT_FILE), max_edits=3))).encode())
         elif kind == "cursor":
             path = write(folder / "store.db", data.draw(mutated(seed_cursor)))
         else:

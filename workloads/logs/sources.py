@@ -22,10 +22,12 @@ from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import (
+    AUGMENT_SESSION,
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
     database_of,
+    is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
@@ -374,6 +376,8 @@ def _one_object_reason(path: Path) -> str | None:
         return HEADLESS + kiro
     if isinstance(values[0], dict) and continue_cli.ide_session(values[0]) is not None:
         return HEADLESS + continue_cli.IDE_SESSION
+    if isinstance(values[0], dict) and is_augment_session(values[0]):
+        return HEADLESS + AUGMENT_SESSION
     for value in values:
         headless = headless_output(value)
         if headless is not None:

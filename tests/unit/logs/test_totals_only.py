@@ -14,7 +14,7 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.logs.formats.totals_only import CRUSH, CURSOR_CLI, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, KIRO_CONVERSATION, database_of
+from prefixbench.workloads.logs.formats.totals_only import AUGMENT_SESSION, CRUSH, CURSOR_CLI, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, KIRO_CONVERSATION, database_of
 from prefixbench.workloads.logs.sources import find_log_files
 
 #: Goose's tables as its session storage creates them (schema version 5, then the columns later
@@ -334,3 +334,35 @@ def test_a_cursor_cli_chat_store_is_refused_in_one_line_naming_cursor(tmp_path: 
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
     with pytest.raises(UserError, match=r"none is a log \(store\.db: a Cursor CLI chat store"):
         find_log_files([tmp_path / "chats"])
+
+
+#: An Augment (Auggie) session as public readers of ~/.augment/sessions/ read one (abridged).
+AUGMENT_FILE = {
+    "sessionId": "5d2c1b0a-9e8f-4a7b-b6c5-d4e3f2a1b0c9", "created": "2026-01-12T09:30:00.000Z", "modified": "2026-01-12T09:41:00.000Z",
+    "workspaceId": "w1",
+    "chatHistory": [
+        {"exchange": {"request_message": "fix the failing test", "response_text": "Done.",
+                      "request_nodes": [{"type": 4, "ide_state_node": {"workspace_folders": [{"folder_root": "/w"}]}}],
+                      "response_nodes": [{"id": 1, "type": 0, "content": "Done."}]},
+         "completed": True, "finishedAt": "2026-01-12T09:31:00.000Z"},
+    ],
+}
+
+
+def test_an_augment_session_is_refused_in_one_line_naming_augment(tmp_path: Path) -> None:
+    # It was an unknown log format.
+    path = tmp_path / "5d2c1b0a.json"
+    path.write_text(json.dumps(AUGMENT_FILE, indent=2))
+    _refused_in_one_line(path, AUGMENT_SESSION)
+    with pytest.raises(UserError, match=r"none is a log \(5d2c1b0a\.json: an Augment \(Auggie\) session"):
+        find_log_files([tmp_path])
+
+
+def test_an_exchange_that_counts_tokens_is_not_called_augments(tmp_path: Path) -> None:
+    counted = json.loads(json.dumps(AUGMENT_FILE))
+    counted["chatHistory"][0]["exchange"]["token_usage"] = {"input_tokens": 5}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(counted))
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert "Augment" not in str(caught.value)

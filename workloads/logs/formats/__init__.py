@@ -52,9 +52,11 @@ from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, Headless, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import (
+    AUGMENT_SESSION,
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
@@ -289,6 +291,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {kiro}"
         if seen == 1 and isinstance(record.value, dict) and continue_cli.ide_session(record.value) is not None:
             return None, seen, first_line, f"{path}:{record.line}: {continue_cli.IDE_SESSION}"
+        if seen == 1 and isinstance(record.value, dict) and is_augment_session(record.value):
+            return None, seen, first_line, f"{path}:{record.line}: {AUGMENT_SESSION}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:

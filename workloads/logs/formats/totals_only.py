@@ -43,6 +43,10 @@ read as calls.
     usage_summary (a turn's credits)...;
   * the IDE's earlier ``.chat`` files (``globalStorage/kiro.kiroagent/<hash>/<id>.chat``):
     ``{executionId, actionId, chat: [{role, content}], metadata: {modelId, ...}}``.
+* Augment's (Auggie's) sessions, ``~/.augment/sessions/<id>.json``: ``{sessionId, created,
+  modified, chatHistory: [{exchange: {request_message, response_text, request_nodes,
+  response_nodes}, completed, finishedAt}]}``, as public readers of the files read them: no model
+  and no token count (Augment's calls run on its own servers, metered in credits).
 * Kiro CLI's conversations (the Amazon Q Developer CLI's before it), as the CLI serializes its
   conversation state (what Entire's v2 checkpoints keep as a Kiro session's ``raw_transcript``):
   one object ``{conversation_id, history, ...}`` whose history entries are ``{user, assistant,
@@ -227,6 +231,27 @@ def is_kiro_conversation(value: dict) -> bool:
             if not {"user", "assistant"} <= entry.keys():
                 return False
         elif not (isinstance(entry, list) and len(entry) == 2):
+            return False
+    return not _counts_tokens(history)
+
+
+#: What an Augment (Auggie) session is, and why it is no log to audit (said after ``file:line: ``).
+AUGMENT_SESSION = (
+    "an Augment (Auggie) session (~/.augment/sessions/<id>.json): each exchange's request and response text, "
+    "no model and no token count (Augment meters its calls in credits on its own servers): no request to audit"
+)
+
+
+def is_augment_session(value: dict) -> bool:
+    """Whether a record is an Augment session: a ``sessionId``, ``created`` and ``modified``, and a
+    ``chatHistory`` of ``{exchange: {request_message, response_text, ...}, ...}`` items (none
+    naming a token count)."""
+    history = value.get("chatHistory")
+    if not (isinstance(value.get("sessionId"), str) and "created" in value and "modified" in value and isinstance(history, list)):
+        return False
+    for item in history:
+        exchange = item.get("exchange") if isinstance(item, dict) else None
+        if not isinstance(exchange, dict) or not {"request_message", "response_text"} & exchange.keys():
             return False
     return not _counts_tokens(history)
 
