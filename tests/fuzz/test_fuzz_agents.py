@@ -1,5 +1,5 @@
-"""Fuzz the Amp thread, Kimi CLI wire and Continue session readers (workloads/logs/formats/amp.py,
-kimi_cli.py, continue_cli.py):
+"""Fuzz the Amp thread, Kimi CLI wire, Continue session and Trae Agent trajectory readers
+(workloads/logs/formats/amp.py, kimi_cli.py, continue_cli.py, trae_agent.py):
 mutated files and edited records end in exit 0 or one clean line with exit 2, never a traceback
 or a hang, read as detected or under an explicit ``--input``."""
 
@@ -92,26 +92,41 @@ CONTINUE_SEEDS: list[dict] = [
         {"message": {"role": "assistant", "content": "hello"}, "contextItems": [], "promptLogs": []},
     ]},
 ]
+#: Trae Agent trajectories: each of its clients' usage, a call of no usage, a tool result.
+TRAE_SEEDS: list[dict] = [
+    {"task": "t", "start_time": "2025-07-10T14:00:00.000000", "provider": "anthropic", "model": _SONNET, "max_steps": 5, "agent_steps": [],
+     "llm_interactions": [
+         {"timestamp": "2025-07-10T14:00:05.000000", "provider": "anthropic", "model": _SONNET,
+          "input_messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "go"}],
+          "response": {"content": "", "model": _SONNET, "finish_reason": "tool_use", "tool_calls": [
+              {"call_id": "c1", "name": "str_replace_based_edit_tool", "arguments": {"command": "view"}, "id": None}],
+              "usage": {"input_tokens": 5, "output_tokens": 9, "cache_creation_input_tokens": 4000, "cache_read_input_tokens": 0, "reasoning_tokens": 0}}},
+         {"timestamp": "2025-07-10T14:00:09.000000", "provider": "openai", "model": "gpt-4.1",
+          "input_messages": [{"role": "user", "content": None, "tool_result": {"call_id": "c1", "success": True, "result": "x", "error": None}}],
+          "response": {"content": "ok", "model": "gpt-4.1", "usage": {"input_tokens": 5000, "output_tokens": 2, "cache_read_input_tokens": 4096}}},
+         {"timestamp": "2025-07-10T14:00:19.000000", "provider": "ollama", "model": "qwen3", "input_messages": [], "response": {"content": "x", "usage": None}},
+     ], "success": True, "final_result": "done", "execution_time": 19.0},
+]
 KIMI_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_SEEDS)
 KIMI_CODE_BYTES = b"".join(to_json_line(r) + b"\n" for r in KIMI_CODE_SEEDS)
 
 
-def test_mutated_amp_threads_kimi_wire_logs_and_continue_sessions_end_cleanly(importer_examples):
+def test_mutated_amp_threads_kimi_wire_logs_continue_sessions_and_trae_trajectories_end_cleanly(importer_examples):
     tally = Tally("audit", bound_s=20)
     folder = Path(tempfile.mkdtemp(prefix="fuzz-agents-"))
 
     @fuzz_settings(importer_examples)
-    @given(fmt=st.sampled_from(("amp", "kimi-cli", "continue-cli")), data=st.data(), explicit=st.booleans())
+    @given(fmt=st.sampled_from(("amp", "kimi-cli", "continue-cli", "trae-agent")), data=st.data(), explicit=st.booleans())
     def case(fmt: str, data: st.DataObject, explicit: bool) -> None:
-        if fmt in ("amp", "continue-cli"):
-            seeds = AMP_SEEDS if fmt == "amp" else CONTINUE_SEEDS
+        if fmt != "kimi-cli":
+            seeds = {"amp": AMP_SEEDS, "continue-cli": CONTINUE_SEEDS, "trae-agent": TRAE_SEEDS}[fmt]
             raw = data.draw(
                 st.one_of(
                     st.sampled_from(seeds).flatmap(lambda doc: mutated(json.dumps(doc, indent=2).encode())),
                     edited(st.sampled_from(seeds), max_edits=3).map(lambda doc: json.dumps(doc, indent=2).encode()),
                 )
             )
-            path = folder / ("T-fuzz.json" if fmt == "amp" else "session.json")
+            path = folder / {"amp": "T-fuzz.json", "continue-cli": "session.json", "trae-agent": "trajectory.json"}[fmt]
         else:
             raw = data.draw(
                 st.one_of(

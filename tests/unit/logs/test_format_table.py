@@ -310,6 +310,19 @@ def expected(name: str) -> list[TraceRequest]:
                     path="history[2]",  # the session is one object: the call names its history item
                 )
             ]
+        case "trae-agent":
+            # A trajectory of Trae's anthropic client: Anthropic's additive counts, the time read as UTC.
+            model = "claude-sonnet-4-20250514"
+            return [
+                TraceRequest(
+                    file, 1, "main", "main", 0, 1752156135500, None, "anthropic", model,
+                    usage=Usage(uncached=1830, output=95),
+                    prefix=Prefix(f"trae-agent:main:{model}", f"trae-agent:{file}:0", None, 2),  # system and task
+                    events=(("user_turn", ""),), request_id="0", source_format=name,
+                    done_ms=1752156135500,  # the response had come back; no send time is kept
+                    path="llm_interactions[0]",
+                )
+            ]
         case "kimi-cli":
             # A wire.jsonl of protocol 1.3: one step, Kimi's usage normalized to additive by kosong.
             return [
@@ -515,8 +528,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
-            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store "
-        "or Continue session); "
+            "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
+        "Continue session or Trae Agent trajectory); "
         "audit reads only these"
     )
 

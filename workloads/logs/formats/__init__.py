@@ -44,6 +44,7 @@ from prefixbench.workloads.logs.formats import (
     otel,
     pi,
     swe_agent,
+    trae_agent,
     zed,
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
@@ -95,6 +96,7 @@ FORMATS: dict[str, LogFormat] = {
         zed.FORMAT,
         copilot_cli.FORMAT,
         continue_cli.FORMAT,
+        trae_agent.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

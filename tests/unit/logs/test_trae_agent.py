@@ -1,0 +1,103 @@
+"""Trae Agent trajectories (workloads/logs/formats/trae_agent.py): fixtures built here from the
+shape bytedance/trae-agent's ``TrajectoryRecorder`` writes (``trae_agent/utils/trajectory_recorder.py``)
+and the usage each of its LLM clients fills (``trae_agent/utils/llm_clients/``)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import run
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.audit.core import load_trace
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, resolve
+
+SONNET = "claude-sonnet-4-20250514"
+
+
+def _usage(i: int, o: int, w: int = 0, r: int = 0) -> dict:
+    return {"input_tokens": i, "output_tokens": o, "cache_creation_input_tokens": w, "cache_read_input_tokens": r, "reasoning_tokens": 0}
+
+
+def _call(at: str, client: str, model: str, messages: list[dict], usage: dict | None, tools: list[dict] | None = None) -> dict:
+    return {"timestamp": at, "provider": client, "model": model, "input_messages": messages,
+            "response": {"content": "ok", "model": model, "finish_reason": "stop", "usage": usage, "tool_calls": tools},
+            "tools_available": ["bash", "str_replace_based_edit_tool", "task_done"]}
+
+
+def _result(call_id: str, text: str) -> dict:
+    return {"role": "user", "content": None, "tool_result": {"call_id": call_id, "success": True, "result": text, "error": None, "id": None}}
+
+
+def _trajectory(path: Path, calls: list[dict]) -> Path:
+    doc = {"task": "fix it", "start_time": "2025-07-10T14:00:00.000000", "end_time": "2025-07-10T14:05:00.000000",
+           "provider": "anthropic", "model": SONNET, "max_steps": 20, "llm_interactions": calls, "agent_steps": [],
+           "success": True, "final_result": "done", "execution_time": 300.0}
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_each_interaction_is_a_call_read_as_its_client_fills_usage_field_by_field(tmp_path: Path) -> None:
+    view = [{"call_id": "c1", "name": "str_replace_based_edit_tool", "arguments": {"command": "view"}, "id": None}]
+    calls = [
+        _call("2025-07-10T14:00:05.000000", "anthropic", SONNET,
+              [{"role": "system", "content": "You are an expert."}, {"role": "user", "content": "fix it"}], _usage(12, 90, 4000, 0), view),
+        _call("2025-07-10T14:00:09.250000", "anthropic", SONNET, [_result("c1", "def f(): pass")], _usage(30, 40, 200, 4000)),
+        # The nudge after a task_done that did not finish: a user message again.
+        _call("2025-07-10T14:00:20.000000", "openai", "gpt-4.1", [{"role": "user", "content": "The task is incomplete."}], _usage(6000, 20, 0, 4096)),
+        _call("2025-07-10T14:00:30.000000", "openrouter", "qwen/qwen3-coder", [_result("c2", "ok")], _usage(6100, 9)),
+        _call("2025-07-10T14:00:40.000000", "ollama", "qwen3", [_result("c3", "ok")], None),  # Trae's Ollama client keeps no usage
+    ]
+    path = _trajectory(tmp_path / "trajectory_20250710_140000.json", calls)
+    assert detect_format(path) is FORMATS["trae-agent"] and resolve("trae") is FORMATS["trae-agent"]
+    requests, summaries = load_trace([path])
+    assert [r.path for r in requests] == ["llm_interactions[0]", "llm_interactions[1]", "llm_interactions[2]", "llm_interactions[3]"]
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=4000, uncached=12, output=90),            # anthropic: additive
+        Usage(cache_read=4000, cache_write_5m=200, uncached=30, output=40),
+        Usage(cache_read=4096, uncached=6000 - 4096, output=20),        # openai: cached inside input_tokens
+        Usage(uncached=6100, output=9, cache_reported=False),           # openrouter: no cache count
+    ]
+    assert sum(r.usage.prompt for r in requests) == 4012 + 4230 + 6000 + 6100
+    assert [r.provider for r in requests][:3] == ["anthropic", "anthropic", "openai"]
+    assert [r.done_ms for r in requests] == [1752156005000, 1752156009250, 1752156020000, 1752156030000]
+    assert [r.sent_ms for r in requests] == [r.done_ms for r in requests]
+    # One chain: the system prompt and task, then the reply before and each call's new messages.
+    assert [r.prefix.new_blocks for r in requests] == [2, 2, 2, 2]
+    assert [r.prefix.parent for r in requests][1:] == [r.prefix.node for r in requests][:-1]
+    assert [r.events for r in requests] == [
+        (("user_turn", ""),), (), (("user_turn", ""), ("model_change", f"{SONNET} -> gpt-4.1")), (("model_change", "gpt-4.1 -> qwen/qwen3-coder"),),
+    ]
+    assert "file-read" in requests[1].messages[1].marks  # the result of the view the reply asked for
+    summary = summaries[0]
+    assert [why for _, why in summary.skipped] == ["llm_interactions[4]: call with no tokens (no usage)"]
+    notes = " | ".join(summary.notes)
+    assert "2 call(s) read as additive" in notes and "1 call(s) read as subset" in notes and "1 call(s) with no cache count" in notes
+
+
+@pytest.mark.parametrize(
+    ("calls", "says"),
+    [
+        ([_call("2025-07-10T14:00:05", "anthropic", SONNET, [], _usage(-1, 2))], "llm_interactions[0].response: usage.input_tokens is not a non-negative integer"),
+        ([_call("2025-07-10T14:00:05", "openai", "gpt-4.1", [], _usage(10, 2, 20, 5))], "cached (5) and written (20) tokens exceed input_tokens (10)"),
+        ([_call("yesterday", "anthropic", SONNET, [], _usage(1, 2))], "llm_interactions[0]: timestamp 'yesterday' is not ISO 8601"),
+        (["x"], "llm_interactions[0] is not an object"),
+        ([{"timestamp": "2025-07-10T14:00:05", "response": "x"}], "llm_interactions[0].response is not an object"),
+        ([_call("2025-07-10T14:00:05", "anthropic", SONNET, "x", _usage(1, 2))], "llm_interactions[0].input_messages is not a list"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path: Path, calls: list, says: str) -> None:
+    path = _trajectory(tmp_path / "t.json", calls)
+    status, out, err = _cli("audit", str(path))
+    assert status == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and says in err and "Traceback" not in err

@@ -1,0 +1,212 @@
+"""Trae Agent trajectories (bytedance/trae-agent's ``trae-cli run --trajectory-file``).
+
+Trae Agent's ``TrajectoryRecorder`` (``trae_agent/utils/trajectory_recorder.py``) keeps a run as one
+JSON object, ``trajectories/trajectory_<YYYYmmdd_HHMMSS>.json`` by default, rewritten whole after
+each call and step: ``{task, start_time, end_time, provider, model, max_steps, llm_interactions,
+agent_steps, success, final_result, execution_time}``.
+
+* ``llm_interactions[]``: one per model call, written when its response has come back:
+  ``{timestamp, provider, model, input_messages, response: {content, model, finish_reason, usage:
+  {input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens,
+  reasoning_tokens}, tool_calls}, tools_available}``. ``input_messages`` are the messages the call
+  added to the client's history (``reuse_history``: the first call's system prompt and task, then
+  the tool results or the nudge of each step), ``{role, content, tool_call?, tool_result?}``.
+* ``agent_steps[]`` repeat each step's response with only its input and output counts: not read.
+
+One request per interaction, in file order, in one lane (``main``): each extends the one before it
+by that call's reply and its own ``input_messages``.
+
+Usage convention, by the interaction's ``provider`` (Trae's client that made the call, each
+filling ``LLMUsage`` its own way): ``anthropic`` passes Anthropic's usage on (``input_tokens``
+excludes the reads and writes: additive); ``openai`` (the Responses API's ``input_tokens`` and
+``cached_tokens``) and ``google`` (``prompt_token_count`` and ``cached_content_token_count``) count
+the cached part inside the input (subset); the OpenAI-compatible clients (``azure``,
+``openrouter``, ``doubao``) and ``ollama`` pass only the prompt and completion counts, their cache
+fields left 0: cache use not reported. Who served a call is asked of
+:func:`prefixbench.simulator.providers.provider_of_model` with the response's ``model``.
+
+Times: ``timestamp`` is ``datetime.now().isoformat()``, the local time without an offset, when the
+response had come back: read as UTC (the offset is not in the file), a call done then; no send
+time is kept, so a call is taken as sent at the latest when it ended.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import counted_provider
+from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.history import READ_TOOLS, make_message
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+
+NAME = "trae-agent"
+#: How each of Trae's clients fills its usage (keyed by the interaction's ``provider``): the
+#: cached part outside the input (``additive``) or inside it (``subset``); a client missing here
+#: passes no cache count (``chat``).
+_CLIENT_READING = {"anthropic": "additive", "openai": "subset", "google": "subset"}
+
+
+def detect(value: dict) -> Evidence | None:
+    """A trajectory: ``llm_interactions`` and ``agent_steps`` lists beside a ``task``."""
+    if isinstance(value.get("llm_interactions"), list) and isinstance(value.get("agent_steps"), list) and "task" in value:
+        return Evidence.WRAPPER
+    return None
+
+
+def _usage(usage: dict, client: str, where: str) -> tuple[Usage, str]:
+    """A call's usage as its client filled it, and the reading taken."""
+    tokens_in = count(usage.get("input_tokens"), where, "usage.input_tokens")
+    output = count(usage.get("output_tokens"), where, "usage.output_tokens")
+    written = count(usage.get("cache_creation_input_tokens"), where, "usage.cache_creation_input_tokens")
+    read = count(usage.get("cache_read_input_tokens"), where, "usage.cache_read_input_tokens")
+    reading = _CLIENT_READING.get(client, "chat")
+    if reading == "additive":
+        return Usage(cache_read=read, cache_write_5m=written, uncached=tokens_in, output=output), reading
+    if reading == "chat" and read + written == 0:
+        return Usage(uncached=tokens_in, output=output, cache_reported=False), reading
+    return subset_usage(tokens_in, read, written, output,
+                        excess=f"{where}: cached ({read}) and written ({written}) tokens exceed input_tokens ({tokens_in})"), "subset"
+
+
+class _Run:
+    """The requests of one trajectory object."""
+
+    def __init__(self, path: Path, record: Record, value: dict, out: list[TraceRequest]) -> None:
+        self.name = str(path)
+        self.line = record.line
+        self.where = f"{self.name}:{record.line}"
+        self.value = value
+        self.out = out
+        self.skipped: list[tuple[int, str]] = []
+        self.readings: dict[str, int] = {}
+        self.lane = Lane("main", "main")
+        #: The previous call's reply: the first block the next call adds.
+        self.reply: LoggedMessage | None = None
+        #: The ids of the tool calls that read a file (their results are marked so).
+        self.reads: set[str] = set()
+
+    def read(self) -> None:
+        for index, interaction in enumerate(self.value["llm_interactions"]):
+            where = f"llm_interactions[{index}]"
+            if not isinstance(interaction, dict):
+                raise UserError(f"{self.where}: {where} is not an object")
+            messages = interaction.get("input_messages")
+            if messages is None:
+                messages = []
+            if not isinstance(messages, list):
+                raise UserError(f"{self.where}: {where}.input_messages is not a list")
+            response = interaction.get("response")
+            if not isinstance(response, dict):
+                raise UserError(f"{self.where}: {where}.response is not an object")
+            usage = response.get("usage")
+            if usage is not None and not isinstance(usage, dict):
+                raise UserError(f"{self.where}: {where}.response.usage is not an object")
+            self._call(index, interaction, messages, response, usage or {})
+
+    def _call(self, index: int, interaction: dict, messages: list, response: dict, usage: dict) -> None:
+        lane = self.lane
+        where = f"llm_interactions[{index}]"
+        client = interaction.get("provider") if isinstance(interaction.get("provider"), str) else ""
+        reported, reading = _usage(usage, client, f"{self.where}: {where}.response")
+        pending: list[LoggedMessage] = [self.reply] if self.reply is not None else []
+        for position, message in enumerate(messages):
+            if not isinstance(message, dict):
+                raise UserError(f"{self.where}: {where}.input_messages[{position}] is not an object")
+            role = str(message.get("role") or "user")
+            if role == "user" and message.get("tool_result") is None and message.get("content"):
+                lane.events.append(("user_turn", ""))
+            result = as_dict(message.get("tool_result"))
+            content = message.get("content") if message.get("content") is not None else result.get("result") or result.get("error")
+            marks = ("file-read",) if str(result.get("call_id")) in self.reads else ()
+            pending.append(make_message(role, content if content is not None else "", marks))
+        tool_calls = response.get("tool_calls") if isinstance(response.get("tool_calls"), list) else []
+        for call in map(as_dict, tool_calls):
+            # A read: a read tool, or the edit tool's view command (Trae's own way to read a file).
+            if str(call.get("name") or "").lower() in READ_TOOLS or as_dict(call.get("arguments")).get("command") == "view":
+                self.reads.add(str(call.get("call_id")))
+        self.reply = make_message("assistant", response.get("content") if isinstance(response.get("content"), str) else "")
+        if reported.prompt + reported.output == 0:
+            self.skipped.append((self.line, f"{where}: call with no tokens (no usage)"))
+            return
+        self.readings[reading] = self.readings.get(reading, 0) + 1
+        served = response.get("model")
+        model = served if isinstance(served, str) and served else interaction.get("model")
+        model = model if isinstance(model, str) and model else lane.model or "unknown"
+        if lane.model is not None and model != lane.model:
+            lane.events.append(("model_change", f"{lane.model} -> {model}"))
+        lane.model = model
+        done = parse_time_ms(interaction.get("timestamp"), f"{self.where}: {where}")
+        node = f"trae-agent:{self.name}:{index}"
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=self.line,
+                path=where,  # a trajectory is one object: every call is on its line
+                lane=lane.name,
+                lane_kind=lane.kind,
+                seq=len(self.out),
+                sent_ms=done,  # no send time is kept: at the latest when it ended
+                ready_ms=None,
+                done_ms=done,
+                provider=counted_provider(model),
+                model=model,
+                usage=reported,
+                prefix=Prefix(f"trae-agent:{lane.kind}:{model}", node, lane.parent, max(1, len(pending))),
+                events=tuple(lane.events),
+                request_id=f"{index}",
+                source_format=NAME,
+                messages=tuple(pending),
+            )
+        )
+        lane.parent = node
+        lane.events = []
+
+
+#: The readings' words in the notes.
+_READINGS = {
+    "additive": "read as additive (Trae's anthropic client: input_tokens excludes the reads and writes)",
+    "subset": "read as subset (Trae's openai and google clients: the cached part inside input_tokens)",
+    "chat": "with no cache count (Trae's OpenAI-compatible and Ollama clients pass none: cache use not reported)",
+}
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A trajectory file's requests; see the module doc."""
+    out: list[TraceRequest] = []
+    skipped: list[tuple[int, str]] = []
+    readings: dict[str, int] = {}
+    for record in objects(path, records, " (a Trae Agent trajectory)"):
+        value: dict = record.value  # type: ignore[assignment]
+        if detect(value) is None:
+            raise UserError(f"{path}:{record.line}: not a Trae Agent trajectory (no llm_interactions and agent_steps lists beside a task)")
+        run = _Run(path, record, value, out)
+        run.read()
+        skipped += run.skipped
+        for reading, calls in run.readings.items():
+            readings[reading] = readings.get(reading, 0) + calls
+    notes = ["Trae Agent stamps each call in local time with no offset, when its response came back: read as UTC, each call sent at the latest when it ended"]
+    notes += [f"{calls} call(s) {_READINGS[reading]}" for reading, calls in sorted(readings.items())]
+    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(notes))
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Trae Agent trajectory",
+    nouns="Trae Agent trajectories",
+    description="Trae Agent trajectories (trajectories/trajectory_<time>.json: llm_interactions with each call's usage and new messages)",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "trae-agent from its first commit (June 2025) on: llm_interactions {timestamp, provider, model, input_messages, response {usage {input_tokens, "
+        "output_tokens, cache_creation_input_tokens, cache_read_input_tokens, reasoning_tokens}}}",
+        "anthropic client: additive; openai and google clients: subset; OpenAI-compatible (azure, openrouter, doubao) and ollama clients: no cache count",
+    ),
+    aliases=("trae",),
+)
