@@ -172,7 +172,7 @@ class _Run:
 _READINGS = {
     "additive": "read as additive (Trae's anthropic client: input_tokens excludes the reads and writes)",
     "subset": "read as subset (Trae's openai and google clients: the cached part inside input_tokens)",
-    "chat": "with no cache count (Trae's OpenAI-compatible and Ollama clients pass none: cache use not reported)",
+    "chat": "with no cache count (a client other than Trae's anthropic, openai and google ones: its OpenAI-compatible and Ollama clients, or a fork's, pass none: cache use not reported)",
 }
 
 

@@ -1,0 +1,68 @@
+"""Trae Agent trajectories read where they live (a local git copy; never copied into this project,
+the test skips without it): github.com/ISO-Bench/ISO-Bench keeps its benchmark runs of Trae Agent
+under ``ISO-Bench/state/runs/<project>/trae/<model>/<run>/<task>/trajectory.json`` (commit
+``9cc08ddd1011a34c49b43c22671ae639f16a21d3``, 2026-01-29), from ``PREFIXBENCH_ISO_BENCH_REPO``
+(default the workplace's mirror).
+
+- One run of six vLLM tasks on gpt-5 through Trae's openai client (the Responses API, 2026-01-23):
+  270 calls; the audit's totals equal the trajectories' own usage sums (input_tokens with the
+  cached part inside: read as subset), and 221 of the 270 reads are predicted within 3% (the reads
+  predicted 5.6% high in total: OpenAI's cache, kept in 128-token steps, read less than the whole
+  previous prompt on some calls).
+- A task on Claude Sonnet 4.5 through a Bedrock client of the benchmark's own (45 calls,
+  2025-11-27): no cache count at all, every call's prompt uncached input as billed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, files_at
+
+ENV = "PREFIXBENCH_ISO_BENCH_REPO"
+URL = "github.com/ISO-Bench/ISO-Bench"
+REPO = Path(os.environ.get(ENV, "/work/.mirror/ISO-Bench+ISO-Bench/repo"))
+COMMIT = "9cc08ddd1011a34c49b43c22671ae639f16a21d3"
+GPT5_RUN = "ISO-Bench/state/runs/vllm/trae/gpt-5/2026-01-23_21-19-19/"
+BEDROCK = "ISO-Bench/state/runs/vllm/trae/claude-sonnet-45/2025-11-27_15-42-14/vllm_bedrock_sonnet45-0001/trajectory.json"
+
+
+def _usages(paths: list[Path]) -> list[dict]:
+    return [i["response"]["usage"] for p in paths for i in json.loads(p.read_text())["llm_interactions"]]
+
+
+def test_a_gpt5_run_counts_what_its_trajectories_sum_and_its_reads_are_predicted(tmp_path: Path) -> None:
+    names = sorted(n for n in files_at(REPO, COMMIT, URL, ENV) if n.startswith(GPT5_RUN) and n.endswith("/trajectory.json"))
+    assert len(names) == 6
+    paths = []
+    for name in names:
+        path = tmp_path / f"{Path(name).parent.name}.json"
+        path.write_bytes(file_at(REPO, COMMIT, name, URL, ENV))
+        paths.append(path)
+    usages = _usages(paths)
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"trae-agent"}
+    assert result.totals.requests == len(usages) == 270
+    # Trae's openai client: input_tokens holds the cached part (the Responses API's usage).
+    assert result.totals.cache_read == sum(u["cache_read_input_tokens"] for u in usages) == 11_577_472
+    assert result.totals.input == sum(u["input_tokens"] - u["cache_read_input_tokens"] for u in usages) == 933_201
+    assert result.totals.cache_write == 0
+    assert result.totals.output == sum(u["output_tokens"] for u in usages) == 399_136
+    assert {r.provider for r in result.rows} == {"openai"}
+    assert sum(f.read_within for f in result.files) == 221
+
+
+def test_a_bedrock_task_of_no_cache_count_is_all_uncached_input(tmp_path: Path) -> None:
+    path = tmp_path / "trajectory.json"
+    path.write_bytes(file_at(REPO, COMMIT, BEDROCK, URL, ENV))
+    usages = _usages([path])
+    result = run_audit([path])
+    assert result.totals.requests == len(usages) == 45
+    assert result.totals.input == sum(u["input_tokens"] for u in usages) == 1_196_740
+    assert result.totals.cache_read == result.totals.cache_write == 0
+    assert result.totals.output == sum(u["output_tokens"] for u in usages) == 16_486
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert any("with no cache count" in note for f in result.files for note in f.notes)
