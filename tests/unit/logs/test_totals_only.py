@@ -14,7 +14,17 @@ import pytest
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.logs.formats.totals_only import AUGMENT_SESSION, CRUSH, CURSOR_CLI, CURSOR_TRANSCRIPT, DROID_SESSION, GOOSE, KIRO_CONVERSATION, database_of
+from prefixbench.workloads.logs.formats.totals_only import (
+    AUGMENT_SESSION,
+    CRUSH,
+    CURSOR_CLI,
+    CURSOR_TRANSCRIPT,
+    DROID_SESSION,
+    GOOSE,
+    KIRO_CONVERSATION,
+    WARP,
+    database_of,
+)
 from prefixbench.workloads.logs.sources import find_log_files
 
 #: Goose's tables as its session storage creates them (schema version 5, then the columns later
@@ -366,3 +376,34 @@ def test_an_exchange_that_counts_tokens_is_not_called_augments(tmp_path: Path) -
     with pytest.raises(UserError) as caught:
         run_audit([path])
     assert "Augment" not in str(caught.value)
+
+
+def _warp_db(path: Path) -> Path:
+    """Warp's warp.sqlite as public readers of it describe the AI tables (abridged)."""
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE ai_queries (id INTEGER PRIMARY KEY, exchange_id TEXT NOT NULL, conversation_id TEXT NOT NULL,"
+        " start_ts DATETIME NOT NULL, input TEXT NOT NULL, working_directory TEXT, output_status TEXT NOT NULL,"
+        " model_id TEXT NOT NULL DEFAULT '', planning_model_id TEXT NOT NULL DEFAULT '', coding_model_id TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE agent_conversations (id INTEGER PRIMARY KEY, conversation_id TEXT NOT NULL, conversation_data TEXT NOT NULL,"
+        " last_modified_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP);"
+    )
+    usage = {"conversation_usage_metadata": {"credits_spent": 126.82, "token_usage": [
+        {"model_id": "claude 4.5 opus (thinking)", "warp_tokens": 605182, "byok_tokens": 0}]}}
+    db.execute("INSERT INTO ai_queries (exchange_id, conversation_id, start_ts, input, output_status, model_id) VALUES"
+               " ('e1', 'c1', '2025-12-27 18:12:11', '[]', 'Completed', 'claude-4-5-opus')")
+    db.execute("INSERT INTO agent_conversations (conversation_id, conversation_data) VALUES ('c1', ?)", (json.dumps(usage),))
+    db.commit()
+    db.close()
+    return path
+
+
+def test_a_warp_database_is_refused_in_one_line_naming_warp(tmp_path: Path) -> None:
+    # Main said only that the database has none of the tables the audit reads.
+    path = _warp_db(tmp_path / "warp.sqlite")
+    assert database_of(path) is WARP
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value).endswith(f"({WARP.refusal()})")
+    with pytest.raises(UserError, match=r"none is a log \(warp\.sqlite: Warp's warp\.sqlite: it keeps each conversation's credits"):
+        find_log_files([tmp_path])

@@ -43,6 +43,8 @@ read as calls.
     usage_summary (a turn's credits)...;
   * the IDE's earlier ``.chat`` files (``globalStorage/kiro.kiroagent/<hash>/<id>.chat``):
     ``{executionId, actionId, chat: [{role, content}], metadata: {modelId, ...}}``.
+* Warp's ``warp.sqlite``: each conversation's credits and tokens summed per model, no cache count
+  and no call's usage (:data:`WARP`).
 * Augment's (Auggie's) sessions, ``~/.augment/sessions/<id>.json``: ``{sessionId, created,
   modified, chatHistory: [{exchange: {request_message, response_text, request_nodes,
   response_nodes}, completed, finishedAt}]}``, as public readers of the files read them: no model
@@ -120,8 +122,20 @@ CURSOR_CLI = TotalsOnly(
     instead="Cursor's calls go through Cursor's own servers and no file on the machine logs their usage",
     tables={"meta": ("key", "value"), "blobs": ("id", "data")},
 )
+#: Warp's ``warp.sqlite`` (the terminal's state, ``dev.warp.Warp-Stable/`` on macOS,
+#: ``~/.local/state/warp-terminal/`` on Linux): ``ai_queries`` (one row per exchange: ``exchange_id``,
+#: ``conversation_id``, ``start_ts``, ``input``, ``model_id``; the assistant's text is not kept) and
+#: ``agent_conversations`` (``conversation_id``, ``conversation_data``: JSON whose
+#: ``conversation_usage_metadata`` sums the conversation's ``credits_spent`` and ``token_usage``
+#: per model, ``warp_tokens`` and ``byok_tokens``): no call's usage, no cache count.
+WARP = TotalsOnly(
+    what="Warp's warp.sqlite",
+    keeps="each conversation's credits and tokens summed per model (conversation_data), no cache count",
+    instead="Warp's calls go through Warp's own servers and no file on the machine logs their usage",
+    tables={"ai_queries": ("exchange_id", "conversation_id", "model_id"), "agent_conversations": ("conversation_id", "conversation_data")},
+)
 #: Every database of totals, checked in this order.
-DATABASES: tuple[TotalsOnly, ...] = (HERMES, CRUSH, GOOSE, CURSOR_CLI)
+DATABASES: tuple[TotalsOnly, ...] = (HERMES, CRUSH, GOOSE, CURSOR_CLI, WARP)
 
 #: What a Goose session file is, and why it is no log to audit (said after ``file:line: ``).
 GOOSE_SESSION = (
