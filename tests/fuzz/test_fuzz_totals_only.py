@@ -1,6 +1,6 @@
 """Fuzz the refusal of stores that keep only totals (workloads/logs/formats/totals_only.py): a
-Goose session file edited or mutated, an Augment session edited, and a Goose sessions.db or a Cursor CLI store.db whose bytes
-are damaged, end in exit 0 or one clean line with exit 2, never a traceback or a hang."""
+Goose session file edited or mutated, an Augment session edited, and a Goose sessions.db, a Cursor CLI store.db or a Warp
+warp.sqlite whose bytes are damaged, end in exit 0 or one clean line with exit 2, never a traceback or a hang."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
-from tests.unit.logs.test_totals_only import AUGMENT_FILE, GOOSE_FILE, GOOSE_SCHEMA, _cursor_cli_store
+from tests.unit.logs.test_totals_only import AUGMENT_FILE, GOOSE_FILE, GOOSE_SCHEMA, _cursor_cli_store, _warp_db
 
 
 def _goose_db(folder: Path) -> bytes:
@@ -31,9 +31,10 @@ def test_mutated_goose_sessions_end_cleanly(importer_examples):
     seed_db = _goose_db(folder)
     seed_file = b"".join(to_json_line(r) + b"\n" for r in GOOSE_FILE)
     seed_cursor = _cursor_cli_store(folder / "seed" / "store.db").read_bytes()
+    seed_warp = _warp_db(folder / "seed" / "warp.sqlite").read_bytes()
 
     @fuzz_settings(importer_examples)
-    @given(data=st.data(), kind=st.sampled_from(("file", "edited", "db", "cursor", "augment")), explicit=st.booleans())
+    @given(data=st.data(), kind=st.sampled_from(("file", "edited", "db", "cursor", "warp", "augment")), explicit=st.booleans())
     def case(data: st.DataObject, kind: str, explicit: bool) -> None:
         if kind == "file":
             path = write(folder / "s.jsonl", data.draw(mutated(seed_file)))
@@ -42,6 +43,8 @@ def test_mutated_goose_sessions_end_cleanly(importer_examples):
             path = write(folder / "s.jsonl", b"".join(to_json_line(d) + b"\n" for d in docs))
         elif kind == "augment":
             path = write(folder / "a.json", json.dumps(data.draw(edited(st.just(AUGMENT_FILE), max_edits=3))).encode())
+        elif kind == "warp":
+            path = write(folder / "warp.sqlite", data.draw(mutated(seed_warp)))
         elif kind == "cursor":
             path = write(folder / "store.db", data.draw(mutated(seed_cursor)))
         else:
