@@ -26,11 +26,13 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    QODER_SESSION,
     database_of,
     is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_qoder_session_header,
     kiro_session,
 )
 from prefixbench.workloads.logs.reading import check_readable
@@ -354,6 +356,8 @@ def _one_object_reason(path: Path) -> str | None:
         return "empty"
     if isinstance(values[0], dict) and is_droid_session_header(values[0]):
         return HEADLESS + DROID_SESSION  # (before its messages, shaped like pi's, are classified)
+    if isinstance(values[0], dict) and is_qoder_session_header(values[0]):
+        return HEADLESS + QODER_SESSION  # (before its entries, Claude Code's, are classified)
     for value in values:
         name = classify_record(value)
         if name is None:

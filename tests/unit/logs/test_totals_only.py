@@ -22,6 +22,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     DROID_SESSION,
     GOOSE,
     KIRO_CONVERSATION,
+    QODER_SESSION,
     WARP,
     database_of,
 )
@@ -406,4 +407,26 @@ def test_a_warp_database_is_refused_in_one_line_naming_warp(tmp_path: Path) -> N
         run_audit([path])
     assert str(caught.value).endswith(f"({WARP.refusal()})")
     with pytest.raises(UserError, match=r"none is a log \(warp\.sqlite: Warp's warp\.sqlite: it keeps each conversation's credits"):
+        find_log_files([tmp_path])
+
+
+#: A Qoder CLI session as public readers of ~/.qoder/projects/ fixture one: a runtime-config line,
+#: then Claude Code's entries whose usage is credits with zero token counts.
+QODER_FILE = [
+    {"type": "runtime-config", "sessionId": "abc123", "model": "efficient", "reasoningEffort": None, "contextWindow": None,
+     "timestamp": 1786606218598},
+    {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "hello"}]}, "timestamp": "2026-08-13T07:32:00Z",
+     "isSidechain": False, "sessionId": "abc123", "uuid": "u1", "parentUuid": None},
+    {"type": "assistant", "message": {"role": "assistant", "model": "efficient", "content": [{"type": "text", "text": "hi"}],
+                                      "usage": {"input_tokens": 0, "output_tokens": 0, "credits": 0.75}},
+     "timestamp": "2026-08-13T07:32:06Z", "isSidechain": False, "sessionId": "abc123", "uuid": "a1", "parentUuid": "u1"},
+]
+
+
+def test_a_qoder_session_is_refused_in_one_line_naming_qoder(tmp_path: Path) -> None:
+    # Main read it as Claude Code's entries and said only "nothing to audit ... usage all zero".
+    path = tmp_path / "abc123.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in QODER_FILE))
+    _refused_in_one_line(path, QODER_SESSION)
+    with pytest.raises(UserError, match=r"none is a log \(abc123\.jsonl: a Qoder CLI session"):
         find_log_files([tmp_path])

@@ -57,10 +57,12 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    QODER_SESSION,
     is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_qoder_session_header,
     kiro_session,
 )
 from prefixbench.workloads.logs.jsonlines import TORN_TAIL
@@ -277,6 +279,9 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
         if seen == 1 and isinstance(record.value, dict) and is_droid_session_header(record.value):
             # (its messages are shaped like pi's: told before they are classified)
             return None, seen, first_line, f"{path}:{record.line}: {DROID_SESSION}"
+        if seen == 1 and isinstance(record.value, dict) and is_qoder_session_header(record.value):
+            # (its entries are Claude Code's: told before they are classified)
+            return None, seen, first_line, f"{path}:{record.line}: {QODER_SESSION}"
         guess = classify_record(record.value)
         if guess is not None:
             return FORMATS[guess], seen, first_line, None

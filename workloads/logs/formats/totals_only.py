@@ -24,6 +24,11 @@ read as calls.
   message a line ``{type: message, id, timestamp, message: {role, content}}`` (shaped like pi's,
   which is why it is told first), no message holding a usage; the session's token totals (input,
   output, cache creation and read, thinking) are in ``<id>.settings.json`` beside it.
+* Qoder CLI's sessions, ``~/.qoder/projects/<project>/<id>.jsonl``: Claude Code's entries after a
+  ``runtime-config`` line ``{type, sessionId, model, reasoningEffort, contextWindow, timestamp}``,
+  each assistant message's usage ``{input_tokens: 0, output_tokens: 0, credits}`` (public readers
+  of the files; the model a tier alias such as ``efficient``): told by that first line, as
+  Droid's, before its entries are read as Claude Code's of no usage.
 * Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
   message a line, ``{role, message: {content}}``, no model and no token count at all.
 * Cursor CLI's chat stores, ``~/.cursor/chats/<workspace>/<id>/store.db``: the messages as
@@ -161,6 +166,20 @@ def is_droid_session_header(value: dict) -> bool:
     with an ``id``, a ``cwd`` and Droid's ``sessionTitle`` or ``owner``."""
     return (value.get("type") == "session_start" and isinstance(value.get("id"), str) and "cwd" in value
             and ("sessionTitle" in value or "owner" in value))
+
+
+#: What a Qoder CLI session is, and why it is no log to audit (said after ``file:line: ``).
+QODER_SESSION = (
+    "a Qoder CLI session (~/.qoder/projects/<project>/<id>.jsonl): Claude Code's entries, each call's usage "
+    "its credits with input and output tokens 0 (Qoder meters credits on its own servers): no request to audit"
+)
+
+
+def is_qoder_session_header(value: dict) -> bool:
+    """Whether a record is the first line of a Qoder CLI session: a ``runtime-config`` with a
+    ``sessionId`` and Qoder's ``reasoningEffort`` and ``contextWindow``."""
+    return (value.get("type") == "runtime-config" and isinstance(value.get("sessionId"), str)
+            and "reasoningEffort" in value and "contextWindow" in value)
 
 
 #: What a Cursor agent transcript is, and why it is no log to audit (said after ``file:line: ``).
