@@ -1,5 +1,5 @@
 """Fuzz the refusal of stores that keep only totals (workloads/logs/formats/totals_only.py): a
-Goose session file edited or mutated, an Augment session edited, and a Goose sessions.db, a Cursor CLI store.db or a Warp
+Goose session file edited or mutated (and Qoder CLI lines), an Augment session edited, and a Goose sessions.db, a Cursor CLI store.db or a Warp
 warp.sqlite whose bytes are damaged, end in exit 0 or one clean line with exit 2, never a traceback or a hang."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
-from tests.unit.logs.test_totals_only import AUGMENT_FILE, GOOSE_FILE, GOOSE_SCHEMA, _cursor_cli_store, _warp_db
+from tests.unit.logs.test_totals_only import AUGMENT_FILE, GOOSE_FILE, QODER_FILE, GOOSE_SCHEMA, _cursor_cli_store, _warp_db
 
 
 def _goose_db(folder: Path) -> bytes:
@@ -39,7 +39,7 @@ def test_mutated_goose_sessions_end_cleanly(importer_examples):
         if kind == "file":
             path = write(folder / "s.jsonl", data.draw(mutated(seed_file)))
         elif kind == "edited":
-            docs = data.draw(st.lists(edited(st.sampled_from(GOOSE_FILE), max_edits=3), min_size=1, max_size=3))
+            docs = data.draw(st.lists(edited(st.sampled_from(GOOSE_FILE + QODER_FILE), max_edits=3), min_size=1, max_size=3))
             path = write(folder / "s.jsonl", b"".join(to_json_line(d) + b"\n" for d in docs))
         elif kind == "augment":
             path = write(folder / "a.json", json.dumps(data.draw(edited(st.just(AUGMENT_FILE), max_edits=3))).encode())
