@@ -29,7 +29,8 @@ Usage convention, decided per call from the fields it has (Continue's
 ``cache_write_tokens`` (the Anthropic adapter's, from ``message_start``), ``prompt_tokens`` is
 Anthropic's ``input_tokens``, which excludes both (additive); otherwise the usage is OpenAI's as
 the API sent it, ``cached_tokens`` inside ``prompt_tokens`` (subset), and a call without
-``cached_tokens`` reports no cache use. Who served a call is asked of
+``cached_tokens`` reports no cache use (Gemini's adapter and the OpenAI adapter's Responses API
+path, ``openaiResponses.ts`` ``mapUsage``, pass no cached count). Who served a call is asked of
 :func:`prefixbench.simulator.providers.provider_of_model` with the usage's ``model``.
 
 Times: none. No history item is stamped (a session's ``dateCreated`` is in ``sessions.json``
