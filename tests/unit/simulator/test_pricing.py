@@ -289,6 +289,18 @@ def test_anthropic_sonnet_5_and_5_5_and_haiku_5_5():
     assert cost_of(make_observation(150_000, 100_000, 0, output=1_000), haiku).total == D("0.0325")
 
 
+def test_anthropic_fable_and_mythos_5_and_5_1():
+    # The pricing page's table: 10 / 12.50 (5 m) / 20 (1 h) / 50 for all four; a hit is 1 on
+    # Fable 5 and Mythos 5, 0.25 on 5.1. Claude Code 2.1.205 to 2.1.237 transcripts name
+    # claude-fable-5, which the audit left unpriced.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    five = (D("0.05"), D("0.02"), D("0.35"), D("0.05"), D("0.47"))
+    for model in ("claude-fable-5", "claude-mythos-5"):
+        assert parts(cost_of(obs, get_price(model))) == five
+    for model in ("claude-fable-5-1", "claude-mythos-5-1"):
+        assert cost_of(obs, get_price(model)).cache_read == D("0.005")
+
+
 def test_bedrock_ids_of_newer_claude_models():
     # A profile and a version suffix resolve to the Bedrock row, at Anthropic's list price.
     assert get_price("global.anthropic.claude-sonnet-5").rates == get_price("claude-sonnet-5").rates
