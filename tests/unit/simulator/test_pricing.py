@@ -299,6 +299,8 @@ def test_anthropic_fable_and_mythos_5_and_5_1():
         assert parts(cost_of(obs, get_price(model))) == five
     for model in ("claude-fable-5-1", "claude-mythos-5-1"):
         assert cost_of(obs, get_price(model)).cache_read == D("0.005")
+    # On Bedrock, as the other Claude 5 models: the list price (inferred), a profile resolving to it.
+    assert get_price("global.anthropic.claude-fable-5").rates == get_price("claude-fable-5").rates
 
 
 def test_bedrock_ids_of_newer_claude_models():
