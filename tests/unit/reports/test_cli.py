@@ -403,7 +403,7 @@ def test_an_option_several_commands_share_is_described_alike(capsys, monkeypatch
     monkeypatch.setenv("COLUMNS", "2000")  # argparse wraps at hyphens too
     for command, option in (("sweep", "--windows"), ("check", "--windows"), ("bench", "--windows"), ("record", "--window")):
         assert "k = 1,000 and m = 1,000,000 tokens" in _option_help(capsys, command, option), command
-    for command in ("sweep", "check", "bench", "record"):
+    for command in ("sweep", "check", "bench", "record", "replay"):
         assert "|".join(PROFILES) in _option_help(capsys, command, "--profile"), command
     for command in ("sweep", "bench"):
         assert "0-16 (inclusive), 0,3,5 or a mix" in _option_help(capsys, command, "--seeds"), command
