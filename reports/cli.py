@@ -385,7 +385,8 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         description="Replay a JSONL request log through a simulated prefix cache (byte-exact unless --cache names "
         "another model) and print, per request, "
         "prompt, cached and uncached tokens, whether it extends the previous request of its "
-        "conversation, and where it first diverged from what was cached.",
+        "conversation, and where it first diverged from what was cached; under a strict --profile, which "
+        "requests the provider would refuse (HTTP 400).",
     )
     if not replay:
         return
