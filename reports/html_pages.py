@@ -92,9 +92,10 @@ class AcrossSeeds:
         numeric = {"seeds", "folds", "400s", "summary uncached, per run", "summary hit", "session uncached", "vs legacy"}
         cells = [({}, [Cell(text, numeric=name in numeric) for name, text in zip(self.header, row)]) for row in self.rows]
         return table(self.header, cells) + note(
-            f"Each row is one configuration over its {self.count} seeds (one run a seed): the median, then [min..max] "
-            "when the seeds disagree; seeds counts them. vs legacy is taken seed by seed against the legacy run of the "
-            f"same seed, then summarized. The sections below draw the runs of seed {self.seed} only."
+            f"Each row is one configuration over its runs, one a seed ({self.count} seeds); seeds counts them. Each figure "
+            "is the median over those runs, then [min..max] when they disagree; summary hit is taken over every summary "
+            "call of those runs. vs legacy is taken seed by seed against the legacy run of the same seed, then "
+            f"summarized. The sections below draw the runs of seed {self.seed} only."
         ) + "".join(note(text) for text in self.notes)
 
 
