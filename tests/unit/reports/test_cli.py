@@ -69,6 +69,18 @@ def test_the_report_page_of_several_seeds_shows_every_seed_and_names_the_one_it_
     assert "<td class=\"n\">3</td>" in across  # the seed count
 
 
+def test_report_md_explains_the_400s_column_only_where_it_has_one(tmp_path, capsys):
+    # Before: every report.md explained "*400s*" under its table, a lenient sweep's too, whose
+    # table has no such column.
+    assert main([*SMALL, "--out", str(tmp_path / "lenient")]) == 0
+    report = (tmp_path / "lenient" / "report.md").read_text()
+    assert "| 400s |" not in report and "*400s*" not in report
+    assert main([*SMALL, "--seeds", "0,1", "--profile", "deepseek-relay", "--out", str(tmp_path / "strict")]) == 0
+    report = (tmp_path / "strict" / "report.md").read_text()
+    assert "| 400s |" in report and "*400s* counts requests the provider profile rejected" in report
+    capsys.readouterr()
+
+
 def test_two_sweeps_are_byte_identical(tmp_path, capsys):
     a, b = tmp_path / "a", tmp_path / "b"
     assert main([*SMALL, "--out", str(a), "--format", "json"]) == 0
