@@ -264,9 +264,7 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
     in a grid with workload-option axes the first option set of each workload (the page says
     so); runs.csv and report.md hold every run.
     """
-    from prefixbench.reports.html_pages import sweep_page, write_html
-
-    from prefixbench.reports.html_pages import AcrossSeeds
+    from prefixbench.reports.html_pages import AcrossSeeds, sweep_page, write_html
 
     shown = runs_df
     notes = []
