@@ -23,6 +23,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.logs.formats import (
     agent_traces,
+    aider,
     amp,
     anthropic_bodies,
     chat_completions,
@@ -91,6 +92,7 @@ FORMATS: dict[str, LogFormat] = {
         openhands_completions.FORMAT,
         zed.FORMAT,
         copilot_cli.FORMAT,
+        aider.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

@@ -1,0 +1,386 @@
+"""Aider's chat history (``.aider.chat.history.md``, or the file ``--chat-history-file`` names).
+
+Aider (Aider-AI/aider) appends everything it shows to this Markdown file (``io.py``
+``append_chat_history``): each run starts with ``# aider chat started at YYYY-MM-DD HH:MM:SS``,
+the user's input is written as ``#### `` lines, aider's own output as ``> `` lines (blockquoted,
+ending in two spaces), the model's reply as plain text. After each message sent to the model,
+aider writes its usage report (``base_coder.py`` ``calculate_and_show_tokens_and_cost``):
+
+* ``> Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received. Cost: $0.01 message,
+  $0.02 session.`` from aider 0.51 (August 2024) on; ``cache write`` and ``cache hit`` are left
+  out where they are 0, and where both are there the ``Cost:`` part is on the next line;
+* ``> Tokens: 12,345 sent, 678 received. Cost: $0.01 message, $0.02 session.`` in aider 0.48 to
+  0.50 (exact counts), ``Cost: $0.012345 request, ...`` in 0.46 and 0.47; no ``Cost:`` part for a
+  model aider has no price for.
+
+How the counts read (aider's own code):
+
+* ``sent`` is the whole prompt: aider adds the cache write to the prompt tokens litellm reports,
+  which hold the cache hit (aider 0.51 to 0.62 added the hit itself, litellm leaving it out then;
+  0.63 stopped, litellm having started to put it in). It is read as cache hit + cache write +
+  uncached, ``uncached = sent - hit - write`` (at least 0: rounding can make the parts exceed the
+  whole); ``received`` is the output. DeepSeek's ``prompt_cache_hit_tokens`` is the hit.
+* Counts of 1,000 and more are rounded as aider prints them (``format_tokens``: ``3.2k`` to the
+  hundred below 10,000, ``12k`` to the thousand above): read as printed, 12k as 12,000.
+* A streamed response (aider's default) carries no usage: aider then counts ``sent`` and
+  ``received`` itself with the model's tokenizer, and prints no cache count. A session none of
+  whose lines has a cache count is read as cache not reported; in a session where some do
+  (``--no-stream``), a line without one reported 0 read and 0 written.
+* One ``Tokens`` line is one message: where a reply hit its output limit and aider continued it
+  (assistant prefill), the calls' ``sent`` and ``received`` are summed into one line, with the
+  last call's cache counts.
+
+The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
+``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
+provider is the model name's (:func:`~prefixbench.simulator.providers.provider_of_model`).
+In architect mode (``with architect edit format``) the first ``Tokens`` line after the user's
+input is the architect's, later ones (until the next input) are the editor's (``> Editor
+model: NAME``), whose coder starts with an empty chat: a lane of its own.
+
+The file keeps no time per call, only each run's start: calls are read in order, without times
+(no idle gap, no TTL expiry is judged). Each run is a lane, named by its start; ``/clear`` and
+``/reset`` start the chat anew. Calls with no ``Tokens`` line are not in the log: the weak
+model's (commit messages, chat summaries) and ``--cache-keepalive-pings``.
+
+Aider's other logs carry no call's cache counts and are refused in one line each: its LLM
+history (``--llm-history-file``: ``TO LLM <time>`` / ``LLM RESPONSE <time>`` blocks, the
+messages and no usage) and its analytics log (``--analytics-log``: JSON lines ``{event,
+properties, user_id, time}``, whose ``message_send`` events keep a message's prompt and completion
+tokens and cost, no cache count).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.history import make_message
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+
+NAME = "aider"
+#: A run's first line (after a blank one).
+STARTED = "# aider chat started at "
+#: Bytes of a file's head looked at to tell a chat history (or an LLM history) by its content.
+HEAD_BYTES = 4096
+#: Largest chat history read (bytes).
+MAX_BYTES = 2 << 30
+
+_COUNT = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d)?k|\d+)"
+_TOKENS = re.compile(
+    rf"> Tokens: {_COUNT} sent(?:, {_COUNT} cache write)?(?:, {_COUNT} cache hit)?, {_COUNT} received\.(?: Cost: .*)?"
+)
+_STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+) (?:with|using) (\S+) edit format")
+_EDITOR = re.compile(r"> Editor model: (\S+) with")
+_LLM_HISTORY = re.compile(rb"\A(?:TO LLM|LLM RESPONSE) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+
+#: What aider's LLM history is, and why it is no log to audit.
+LLM_HISTORY = (
+    "an aider LLM history (--llm-history-file): it keeps the messages sent and received and their times, "
+    "no call's usage: no request to audit; audit aider's chat history instead (.aider.chat.history.md)"
+)
+#: What aider's analytics log is, and why it is no log to audit.
+ANALYTICS = (
+    "an aider analytics log (--analytics-log): its message_send events keep each message's prompt and "
+    "completion tokens and cost, no cache count: no request to audit; audit aider's chat history instead "
+    "(.aider.chat.history.md)"
+)
+
+
+def detect(value: dict) -> Evidence | None:
+    """A line of aider's analytics log (``{event, properties, user_id, time}``): claimed only to
+    be refused, saying what it is."""
+    if isinstance(value.get("event"), str) and isinstance(value.get("properties"), dict) and "user_id" in value and "time" in value:
+        return Evidence.SHAPE
+    return None
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as raw:
+            return raw.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def is_chat_history(path: Path) -> bool:
+    """Whether ``path`` is an aider chat history: its first non-blank line starts a run.
+
+    Raises:
+        UserError: an aider LLM history (what it is, and what to audit instead).
+    """
+    if not path.is_file():
+        return False
+    head = _head(path).removeprefix(b"\xef\xbb\xbf")
+    if _LLM_HISTORY.match(head):
+        raise UserError(f"{path}:1: {LLM_HISTORY}")
+    return head.lstrip(b"\r\n").startswith(STARTED.encode())
+
+
+class _Run:
+    """One aider run (a lane): its model, and its calls' chains."""
+
+    def __init__(self, lane: str) -> None:
+        self.lane = lane
+        self.model = "unknown"
+        self.edit_format = ""
+        self.editor = ""
+        #: The node the next call of the main chat (and of the editor's chat) extends.
+        self.parent: str | None = None
+        self.editor_parent: str | None = None
+        #: Tokens lines since the user's last input (architect mode: the first is the architect's).
+        self.since_input = 0
+        #: Whether any of its Tokens lines prints a cache count.
+        self.reports_cache = False
+
+
+class _Call(NamedTuple):
+    run: _Run
+    line: int
+    sent: int
+    write: int
+    hit: int
+    received: int
+    lane: str
+    editor: bool
+    model: str
+    prefix: Prefix
+    events: tuple[tuple[str, str], ...]
+    messages: tuple[LoggedMessage, ...]
+
+
+def _count(text: str) -> int:
+    """A count as aider printed it: ``12,345``, ``3.2k`` (3,200), ``12k`` (12,000) or ``245``."""
+    if text.endswith("k"):
+        return round(float(text[:-1]) * 1000)
+    return int(text.replace(",", ""))
+
+
+#: Commands whose text aider sends as the user's message (another chat mode for one message).
+_SENT_COMMANDS = ("/ask", "/code", "/architect", "/context")
+
+
+def _flush(user: list[str], pending: list[LoggedMessage], events: list[tuple[str, str]], run: _Run) -> None:
+    """The user's input, ended: a user turn unless it is a command (``/add``, ``/model``...)."""
+    run.since_input = 0
+    first = user[0].split(" ", 1)[0]
+    if first.startswith("/") and first not in _SENT_COMMANDS:
+        return
+    pending.append(make_message("user", "\n".join(user)))
+    events.append(("user_turn", ""))
+
+
+def _text(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _calls(path: Path) -> tuple[list[_Call], int, int]:
+    """The file's calls in order, its runs and how many Tokens lines print a rounded count.
+
+    Raises:
+        UserError: ``file:line`` of a line aider does not write where it writes its own (a run's
+            first line, a Tokens line), or of text before the first run.
+    """
+    calls: list[_Call] = []
+    runs = rounded = 0
+    names: dict[str, int] = {}
+    run: _Run | None = None
+    user: list[str] = []
+    reply: list[str] = []
+    pending: list[LoggedMessage] = []
+    events: list[tuple[str, str]] = []
+    in_fence = False
+    for number, raw in enumerate(_text(path).splitlines(), 1):
+        line = raw.rstrip()
+        if line.startswith(STARTED):
+            started = _STARTED.fullmatch(line)
+            if started is None:
+                raise UserError(f"{path}:{number}: a run's first line without its time ('{STARTED}YYYY-MM-DD HH:MM:SS')")
+            runs += 1
+            name = started.group(1)
+            names[name] = names.get(name, 0) + 1
+            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}")
+            user, reply, pending, events, in_fence = [], [], [], [], False
+            continue
+        if run is None:
+            if line:
+                raise UserError(f"{path}:{number}: text before the first '{STARTED.strip()}' line (not an aider chat history?)")
+            continue
+        if line.startswith("> Tokens: "):
+            tokens = _TOKENS.fullmatch(line)
+            if tokens is None:
+                raise UserError(f"{path}:{number}: a Tokens line aider does not write: {line[:120]!r}")
+            in_fence = False  # (a reply's unclosed fence ends with the reply)
+            if user:
+                _flush(user, pending, events, run)
+                user = []
+            sent, write, hit, received = (_count(g) if g else 0 for g in tokens.groups())
+            rounded += any(g is not None and g.endswith("k") for g in tokens.groups())
+            run.reports_cache |= tokens.group(2) is not None or tokens.group(3) is not None
+            # The reply above is this call's response: the next call's prompt holds it.
+            response = [make_message("assistant", "\n".join(reply))] if reply else []
+            reply = []
+            editor = run.edit_format == "architect" and bool(run.editor) and run.since_input > 0
+            run.since_input += 1
+            model = run.editor if editor else run.model
+            node = f"aider:{run.lane}#{number}"
+            if editor:
+                # The editor's coder starts each edit with an empty chat: its first call starts a chain.
+                parent = run.editor_parent if run.since_input > 2 else None
+                run.editor_parent = node
+                head = f"aider:editor:{model}"
+            else:
+                parent, run.parent = run.parent, node
+                head = f"aider:{run.edit_format}:{model}"
+            lane = f"{run.lane} editor" if editor else run.lane
+            calls.append(_Call(run, number, sent, write, hit, received, lane, editor, model,
+                               Prefix(head, node, parent, max(1, len(pending))), tuple(events), tuple(pending)))
+            pending, events = response, []
+            continue
+        if line.startswith("```"):
+            in_fence = not in_fence
+        if in_fence:
+            reply.append(line)
+            continue
+        if line.startswith("#### "):
+            if reply:
+                pending.append(make_message("assistant", "\n".join(reply)))
+                reply = []
+            command = line[5:].strip()
+            if not user and command.split(" ", 1)[0] in ("/clear", "/reset"):
+                run.parent = None  # the chat starts anew (the files and repo map stay: the head)
+                pending = []
+            user.append(command)
+            continue
+        if user:
+            _flush(user, pending, events, run)
+            user = []
+        if line.startswith("> "):
+            model = _MODEL.match(line)
+            if model is not None:
+                if run.model != "unknown" and model.group(1) != run.model:
+                    events.append(("model_change", model.group(1)))
+                run.model, run.edit_format = model.group(1), model.group(2)
+                continue
+            editor_model = _EDITOR.match(line)
+            if editor_model is not None:
+                run.editor = editor_model.group(1)
+            continue
+        if line:
+            reply.append(line)
+    return calls, runs, rounded
+
+
+def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The calls of an aider chat history: one per ``Tokens`` line; see the module doc."""
+    calls, runs, rounded = _calls(path)
+    file = str(path)
+    out: list[TraceRequest] = []
+    clamped = unreported = 0
+    for call in calls:
+        uncached = call.sent - call.hit - call.write
+        if uncached < 0:
+            clamped += 1
+            uncached = 0
+        if call.run.reports_cache:
+            usage = Usage(cache_read=call.hit, cache_write_5m=call.write, uncached=uncached, output=call.received)
+        else:
+            unreported += 1
+            usage = Usage(uncached=call.sent, output=call.received, cache_reported=False)
+        rules = provider_of_model(call.model)
+        out.append(
+            TraceRequest(
+                file=file,
+                line=call.line,
+                lane=call.lane,
+                lane_kind="subagent" if call.editor else "main",
+                seq=len(out),
+                sent_ms=None,
+                ready_ms=None,
+                provider=rules.name if rules is not None and rules.reports_usage else "unknown",
+                model=call.model,
+                usage=usage,
+                prefix=call.prefix,
+                events=call.events,
+                request_id=f"{call.run.lane}#{call.line}",
+                source_format=NAME,
+                messages=call.messages,
+            )
+        )
+    notes = _notes(path, runs, out, rounded, clamped, unreported)
+    return out, FileSummary(file, NAME, len(out), (), notes)
+
+
+def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped: int, unreported: int) -> tuple[str, ...]:
+    notes: list[str] = []
+    if not out:
+        notes.append(f"no call read from {path.name}: no 'Tokens:' line in its {runs} run(s) (aider writes one after each message it sends)")
+        return tuple(notes)
+    notes.append(
+        "aider's chat history keeps no time per call, only each run's start: its calls are read in order, without times; "
+        "no idle gap and no TTL expiry is judged, so a miss an expiry would explain is put to another cause or left unexplained"
+    )
+    notes.append(
+        "usage as aider printed it: 'sent' is the whole prompt, cache write and cache hit inside it "
+        "(read as hit + write + uncached, uncached = sent - hit - write), 'received' the output"
+    )
+    if rounded:
+        notes.append(
+            f"{rounded} Tokens line(s) print rounded counts (aider's format_tokens: 3.2k to the hundred below 10k, 12k to the "
+            "thousand above): read as printed, each count within 50 (below 10k) or 500 tokens of aider's own"
+        )
+    if clamped:
+        notes.append(f"{clamped} call(s) whose printed cache hit and write exceed 'sent' (rounding): read with 0 uncached")
+    if unreported:
+        notes.append(
+            f"{unreported} call(s) in runs that print no cache count (streamed replies carry no usage: aider counts them "
+            "with the model's tokenizer): read as cache not reported"
+        )
+    editor = sum(1 for r in out if r.lane_kind == "subagent")
+    if editor:
+        notes.append(f"{editor} call(s) of architect mode's editor model (the Tokens lines after the architect's), each edit a chat of its own")
+    notes.append("aider's system prompt, repo map and files are not in its chat history: the head is an opaque prefix per edit format and model")
+    return tuple(notes)
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """JSON lines read as aider's: its analytics log is refused (it keeps no cache count);
+    anything else is not aider's."""
+    for record in records:
+        if isinstance(record.value, dict) and detect(record.value) is not None:
+            raise UserError(f"{path}:{record.line}: {ANALYTICS}")
+        raise UserError(f"{path}:{record.line}: not an aider chat history (no '{STARTED.strip()}' line; --input auto detects what it is)")
+    raise UserError(f"{path}:1: empty file, no aider chat history")
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="aider chat history",
+    nouns="aider chat histories",
+    description="Aider's chat history (.aider.chat.history.md): one call per 'Tokens:' line, counts as aider printed them (rounded), no per-call time",
+    detect=detect,
+    read=read,
+    usage="subset",
+    versions=(
+        "0.46 and 0.47: 'Tokens: 12,345 sent, 678 received. Cost: $0.012345 request, ...' (exact counts)",
+        "0.48 to 0.50: the same, 'Cost: ... message, ... session.', counts summed over a message's calls",
+        "0.51 to 0.62: 'Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received.' (rounded counts; sent = prompt + hit + write)",
+        "0.63 on (to 0.86): the same line, sent = prompt + write (litellm's prompt holding the hit): the whole prompt either way",
+        "announcements 'Models: ... weak model ...' (before 0.40), 'Main model:' / 'Model:' (0.40 on), 'Editor model:' (architect mode, 0.58 on)",
+    ),
+    detect_file=is_chat_history,
+    read_file=read_file,
+    file_suffixes=(".md",),
+)
