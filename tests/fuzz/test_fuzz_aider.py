@@ -9,7 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import FORMATS, ImportContext, detect_format, import_file
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
 
 
 def _examples(default: int) -> int:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.workloads.logs.formats import FORMATS, ImportContext, detect_format, import_file
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
 from tests.realdata.mirrors import file_at
 
 MIRRORS = Path(os.environ.get("PREFIXBENCH_AIDER_MIRRORS", "/work/.mirror"))

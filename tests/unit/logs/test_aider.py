@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from prefixbench.reports.cli import main
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import FORMATS, ImportContext, detect_format, import_file
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.formats.aider import ANALYTICS, LLM_HISTORY
 from prefixbench.workloads.logs.sources import find_log_files
 
