@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.aider import doubled
 from prefixbench.workloads.logs.formats.base import ImportContext
 
 
@@ -37,6 +38,7 @@ def parsed(text: str) -> int:
 COUNT = st.integers(0, 300_000)
 CALL = st.tuples(COUNT, COUNT, COUNT, st.integers(0, 20_000))  # uncached, write, hit, received
 RUN = st.tuples(
+    st.sampled_from([None, "0.47.0", "0.62.0", "0.75.1", "0.86.1"]),  # the version announced
     st.sampled_from(["claude-3-5-sonnet-20240620", "deepseek/deepseek-chat", "gpt-4o", "openrouter/x/y", "gemini/gemini-2.5-pro"]),
     st.booleans(),  # exact counts (aider before 0.51)
     st.lists(CALL, min_size=0, max_size=5),
@@ -46,8 +48,10 @@ RUN = st.tuples(
 def history(runs: list) -> tuple[str, list[tuple[int, int, int, int, bool]]]:
     """The file, and each call's printed (sent, write, hit, received) and whether its run prints a cache count."""
     text, calls = "", []
-    for n, (model, exact, run_calls) in enumerate(runs):
-        text += f"\n# aider chat started at 2025-01-01 00:00:{n % 60:02d}\n\n> Main model: {model} with diff edit format  \n\n"
+    for n, (version, model, exact, run_calls) in enumerate(runs):
+        announced = f"> Aider v{version}  \n" if version else ""
+        text += f"\n# aider chat started at 2025-01-01 00:00:{n % 60:02d}\n\n{announced}> Main model: {model} with diff edit format  \n\n"
+        twice = doubled(tuple(int(p) for p in version.split(".")) if version else None, model)
         reports = not exact and any(w or h for _, w, h, _ in run_calls)
         for uncached, write, hit, received in run_calls:
             if exact:
@@ -60,7 +64,7 @@ def history(runs: list) -> tuple[str, list[tuple[int, int, int, int, bool]]]:
             parts.append(f"{printed(received, exact)} received.")
             text += f"#### do it  \n\nDone.\n\n> Tokens: {', '.join(parts)} Cost: $0.01 message, $0.02 session.  \n\n"
             calls.append((parsed(printed(uncached + write + hit, exact)), parsed(printed(write, exact)), parsed(printed(hit, exact)),
-                          parsed(printed(received, exact)), reports))
+                          parsed(printed(received, exact)), reports, twice))
     return text, calls
 
 
@@ -74,11 +78,12 @@ def test_a_history_reads_to_its_tokens_lines_sums(runs) -> None:
         assert detect_format(path) is FORMATS["aider"]
         requests, summary = import_file(path, FORMATS["aider"], ImportContext())
     assert len(requests) == summary.requests == len(calls)
-    for request, (sent, write, hit, received, reports) in zip(requests, calls):
+    for request, (sent, write, hit, received, reports, (hit_twice, write_twice)) in zip(requests, calls):
         usage = request.usage
         assert usage.output == received and request.sent_ms is None
         if reports:
-            assert (usage.cache_read, usage.cache_write_5m, usage.uncached) == (hit, write, max(0, sent - hit - write))
+            prompt = sent - (hit if hit_twice else 0) - (write if write_twice else 0)  # what aider counted twice, once
+            assert (usage.cache_read, usage.cache_write_5m, usage.uncached) == (hit, write, max(0, prompt - hit - write))
         else:
             assert not usage.cache_reported and usage.uncached == sent and usage.cache_read == usage.cache_write == 0
 

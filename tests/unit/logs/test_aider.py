@@ -42,25 +42,27 @@ def test_a_folder_walk_picks_the_hidden_chat_history_up_and_no_other_markdown(tm
 
 def test_the_totals_are_the_tokens_lines_sums_field_by_field() -> None:
     requests, summary = read(FIXTURE)
-    assert summary.requests == len(requests) == 5  # one per Tokens line
+    assert summary.requests == len(requests) == 6  # one per Tokens line
     total = lambda field: sum(getattr(r.usage, field) for r in requests)  # noqa: E731
-    # By hand from the fixture: 3.2k/2.5k w/344, 12k/1.1k w/9.8k h/1.2k, 5.0k/5.0k h/87, 12,345/678, 2,001/99.
-    assert total("cache_read") == 9800 + 5000
-    assert total("cache_write_5m") == 2500 + 1100
+    # By hand from the fixture: 3.2k/2.5k w/344, 12k/1.1k w/9.8k h/1.2k, 5.0k/5.0k h/87, 12,345/678, 2,001/99,
+    # and aider 0.75.1's 9.0k/3.0k w/2.0k h/100, whose 'sent' counts the write twice.
+    assert total("cache_read") == 9800 + 5000 + 2000
+    assert total("cache_write_5m") == 2500 + 1100 + 3000
     assert total("cache_write_1h") == 0
-    assert total("uncached") == (3200 - 2500) + (12000 - 1100 - 9800) + 0 + 12345 + 2001
-    assert total("output") == 344 + 1200 + 87 + 678 + 99
-    # The prompt is 'sent', hit and write inside it.
-    assert [r.usage.prompt for r in requests] == [3200, 12000, 5000, 12345, 2001]
+    assert total("uncached") == (3200 - 2500) + (12000 - 1100 - 9800) + 0 + 12345 + 2001 + (9000 - 2 * 3000 - 2000)
+    assert total("output") == 344 + 1200 + 87 + 678 + 99 + 100
+    # The prompt is 'sent', hit and write inside it (less the write counted twice).
+    assert [r.usage.prompt for r in requests] == [3200, 12000, 5000, 12345, 2001, 9000 - 3000]
     assert all(r.sent_ms is None and r.ready_ms is None for r in requests)
-    assert [r.usage.cache_reported for r in requests] == [True, True, True, False, False]
+    assert [r.usage.cache_reported for r in requests] == [True, True, True, False, False, True]
 
 
 def test_the_notes_state_the_reading_the_rounding_and_the_missing_clock() -> None:
     notes = " | ".join(read(FIXTURE)[1].notes)
     assert "no time per call" in notes and "no TTL expiry is judged" in notes
     assert "'sent' is the whole prompt, cache write and cache hit inside it" in notes
-    assert "3 Tokens line(s) print rounded counts" in notes
+    assert "4 Tokens line(s) print rounded counts" in notes
+    assert "1 call(s) of aider 0.61 to 0.81.2 through litellm's Anthropic route" in notes
     assert "2 call(s) in runs that print no cache count" in notes
 
 
@@ -140,3 +142,22 @@ def test_a_history_of_no_tokens_line_reads_no_call_and_says_why(tmp_path: Path) 
     log.write_text(_run("> Aider v0.86.1  \n> Main model: gpt-4o with diff edit format  \n\n#### /add x.py  \n"))
     requests, summary = read(log)
     assert requests == [] and summary.notes[0].startswith("no call read from h.md: no 'Tokens:' line in its 1 run(s)")
+
+
+@pytest.mark.parametrize(
+    ("version", "model", "twice"),
+    [
+        ((0, 59, 1), "claude-3-5-sonnet-20240620", (False, False)),  # aider summed litellm's input-only prompt
+        ((0, 62, 0), "claude-3-5-sonnet-20240620", (True, True)),  # hit twice: aider 0.63's own fix
+        ((0, 63, 0), "anthropic/claude-3-5-sonnet-20241022", (False, True)),
+        ((0, 81, 2), "claude-3-7-sonnet-20250219", (False, True)),  # litellm 1.65.3
+        ((0, 81, 3), "claude-3-7-sonnet-20250219", (False, False)),  # litellm 1.65.7: the read only
+        ((0, 75, 1), "openrouter/anthropic/claude-3.7-sonnet", (False, False)),  # not litellm's Anthropic route
+        ((0, 75, 1), "deepseek/deepseek-chat", (False, False)),
+        (None, "claude-3-7-sonnet-20250219", (False, False)),  # no version named: read as aider means it
+    ],
+)
+def test_what_sent_counts_twice_follows_the_aider_version_and_route(version, model, twice) -> None:
+    from prefixbench.workloads.logs.formats.aider import doubled
+
+    assert doubled(version, model) == twice

@@ -421,6 +421,10 @@ def expected(name: str) -> list[TraceRequest]:
                      "aider:diff:deepseek/deepseek-chat"),
                 call(4, 64, second, "gpt-4o", "openai", Usage(uncached=2001, output=99, cache_reported=False), 54, 2,
                      (("model_change", "gpt-4o"), ("user_turn", "")), "aider:diff:gpt-4o"),
+                # Aider 0.75.1 on litellm's Anthropic route: 'sent' (9.0k) counts the 3.0k write twice.
+                call(5, 75, "2025-03-03 18:00:00", "anthropic/claude-3-7-sonnet-20250219", "anthropic",
+                     Usage(cache_read=2000, cache_write_5m=3000, uncached=1000, output=100), None, 1, turn,
+                     "aider:diff:anthropic/claude-3-7-sonnet-20250219"),
             ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 

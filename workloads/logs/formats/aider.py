@@ -15,11 +15,16 @@ aider writes its usage report (``base_coder.py`` ``calculate_and_show_tokens_and
 
 How the counts read (aider's own code):
 
-* ``sent`` is the whole prompt: aider adds the cache write to the prompt tokens litellm reports,
-  which hold the cache hit (aider 0.51 to 0.62 added the hit itself, litellm leaving it out then;
-  0.63 stopped, litellm having started to put it in). It is read as cache hit + cache write +
-  uncached, ``uncached = sent - hit - write`` (at least 0: rounding can make the parts exceed the
-  whole); ``received`` is the output. DeepSeek's ``prompt_cache_hit_tokens`` is the hit.
+* ``sent`` is meant as the whole prompt: aider adds the cache write to the prompt tokens litellm
+  reports (and, in aider 0.51 to 0.62, the cache hit too). It is read as cache hit + cache write
+  + uncached, ``uncached = sent - hit - write`` (at least 0: rounding can make the parts exceed
+  the whole); ``received`` is the output. DeepSeek's ``prompt_cache_hit_tokens`` is the hit.
+* On litellm's Anthropic route (``claude-*``, ``anthropic/*`` models) litellm's prompt tokens
+  held the write and the hit from about 1.51 to 1.65.3 (the hit only from 1.65.7): aider 0.63.0
+  to 0.81.2 (litellm 1.51.2 to 1.65.3) count the write twice in ``sent``, aider 0.61 and 0.62 the
+  hit and the write twice (aider 0.63's "Remove double-counting of cached tokens"). A run's
+  ``> Aider vX.Y.Z`` line names its version: such a call is read with each counted once
+  (:data:`DOUBLED`); a run naming no version is read as aider means ``sent``.
 * Counts of 1,000 and more are rounded as aider prints them (``format_tokens``: ``3.2k`` to the
   hundred below 10,000, ``12k`` to the thousand above): read as printed, 12k as 12,000.
 * A streamed response (aider's default) carries no usage: aider then counts ``sent`` and
@@ -79,6 +84,17 @@ _TOKENS = re.compile(
 _STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 _MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+) (?:with|using) (\S+) edit format")
 _EDITOR = re.compile(r"> Editor model: (\S+) with")
+_VERSION = re.compile(r"> Aider v(\d+)\.(\d+)\.(\d+)")
+#: Aider versions whose ``sent`` counts a part twice on litellm's Anthropic route (``claude-*``,
+#: ``anthropic/*``): ``(first, last, hit twice, write twice)``. litellm 1.52 to 1.65.3 put the cache
+#: read and write in the prompt tokens (its Anthropic transformation, read in litellm 1.53.9,
+#: 1.61.9, 1.63.11, 1.65.0, 1.65.1 and 1.65.3; 1.65.7 on puts the read only), to which aider
+#: adds the write (and, in 0.61 and 0.62, the hit: aider 0.63's "Remove double-counting of cached
+#: tokens"). Aider 0.61 to 0.63.1 pin litellm 1.51.2, taken as its successors (not read).
+DOUBLED = (
+    ((0, 61, 0), (0, 62, 99), True, True),
+    ((0, 63, 0), (0, 81, 2), False, True),
+)
 _LLM_HISTORY = re.compile(rb"\A(?:TO LLM|LLM RESPONSE) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
 #: What aider's LLM history is, and why it is no log to audit.
@@ -139,6 +155,8 @@ class _Run:
         self.since_input = 0
         #: Whether any of its Tokens lines prints a cache count.
         self.reports_cache = False
+        #: The aider version its announcement names (None: not named).
+        self.version: tuple[int, int, int] | None = None
 
 
 class _Call(NamedTuple):
@@ -148,6 +166,9 @@ class _Call(NamedTuple):
     write: int
     hit: int
     received: int
+    #: Whether ``sent`` counts the hit, and the write, twice (:data:`DOUBLED`).
+    hit_twice: bool
+    write_twice: bool
     lane: str
     editor: bool
     model: str
@@ -245,7 +266,8 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
                 parent, run.parent = run.parent, node
                 head = f"aider:{run.edit_format}:{model}"
             lane = f"{run.lane} editor" if editor else run.lane
-            calls.append(_Call(run, number, sent, write, hit, received, lane, editor, model,
+            hit_twice, write_twice = doubled(run.version, model)
+            calls.append(_Call(run, number, sent, write, hit, received, hit_twice, write_twice, lane, editor, model,
                                Prefix(head, node, parent, max(1, len(pending))), tuple(events), tuple(pending)))
             pending, events = response, []
             continue
@@ -274,6 +296,10 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
                     events.append(("model_change", model.group(1)))
                 run.model, run.edit_format = model.group(1), model.group(2)
                 continue
+            version = _VERSION.match(line)
+            if version is not None:
+                run.version = (int(version.group(1)), int(version.group(2)), int(version.group(3)))
+                continue
             editor_model = _EDITOR.match(line)
             if editor_model is not None:
                 run.editor = editor_model.group(1)
@@ -283,14 +309,29 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
     return calls, runs, rounded
 
 
+def doubled(version: tuple[int, int, int] | None, model: str) -> tuple[bool, bool]:
+    """Whether a call's ``sent`` counts its cache hit, and its cache write, twice: by the aider
+    version (:data:`DOUBLED`), on litellm's Anthropic route only; never where no version is named."""
+    name = model.lower()
+    if version is None or not (name.startswith("claude-") or name.startswith("anthropic/")):
+        return False, False
+    for first, last, hit, write in DOUBLED:
+        if first <= version <= last:
+            return hit, write
+    return False, False
+
+
 def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The calls of an aider chat history: one per ``Tokens`` line; see the module doc."""
     calls, runs, rounded = _calls(path)
     file = str(path)
     out: list[TraceRequest] = []
-    clamped = unreported = 0
+    clamped = unreported = twice = 0
     for call in calls:
-        uncached = call.sent - call.hit - call.write
+        # 'sent' less what it counts twice is the whole prompt: hit, write and uncached.
+        prompt = call.sent - (call.hit if call.hit_twice else 0) - (call.write if call.write_twice else 0)
+        twice += (call.hit_twice and call.hit > 0) or (call.write_twice and call.write > 0)
+        uncached = prompt - call.hit - call.write
         if uncached < 0:
             clamped += 1
             uncached = 0
@@ -319,11 +360,11 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 messages=call.messages,
             )
         )
-    notes = _notes(path, runs, out, rounded, clamped, unreported)
+    notes = _notes(path, runs, out, rounded, clamped, unreported, twice)
     return out, FileSummary(file, NAME, len(out), (), notes)
 
 
-def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped: int, unreported: int) -> tuple[str, ...]:
+def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped: int, unreported: int, twice: int) -> tuple[str, ...]:
     notes: list[str] = []
     if not out:
         notes.append(f"no call read from {path.name}: no 'Tokens:' line in its {runs} run(s) (aider writes one after each message it sends)")
@@ -340,6 +381,12 @@ def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped
         notes.append(
             f"{rounded} Tokens line(s) print rounded counts (aider's format_tokens: 3.2k to the hundred below 10k, 12k to the "
             "thousand above): read as printed, each count within 50 (below 10k) or 500 tokens of aider's own"
+        )
+    if twice:
+        notes.append(
+            f"{twice} call(s) of aider 0.61 to 0.81.2 through litellm's Anthropic route, whose 'sent' counts the cache write "
+            "(and in 0.61 and 0.62 the hit) twice (litellm then put them in the prompt tokens, to which aider adds them): "
+            "read with each counted once"
         )
     if clamped:
         notes.append(f"{clamped} call(s) whose printed cache hit and write exceed 'sent' (rounding): read with 0 uncached")
@@ -376,8 +423,10 @@ FORMAT = LogFormat(
     versions=(
         "0.46 and 0.47: 'Tokens: 12,345 sent, 678 received. Cost: $0.012345 request, ...' (exact counts)",
         "0.48 to 0.50: the same, 'Cost: ... message, ... session.', counts summed over a message's calls",
-        "0.51 to 0.62: 'Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received.' (rounded counts; sent = prompt + hit + write)",
-        "0.63 on (to 0.86): the same line, sent = prompt + write (litellm's prompt holding the hit): the whole prompt either way",
+        "0.51 to 0.60: 'Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received.' (rounded; sent = litellm's prompt + hit + write)",
+        "0.61 and 0.62 (litellm 1.51.2): the same, on litellm's Anthropic route the hit and the write counted twice in sent",
+        "0.63 to 0.81.2 (litellm 1.51.2 to 1.65.3): sent = litellm's prompt + write, on its Anthropic route the write counted twice",
+        "0.81.3 to 0.86 (litellm 1.65.7 on): sent = litellm's prompt (holding the hit) + write: the whole prompt",
         "announcements 'Models: ... weak model ...' (before 0.40), 'Main model:' / 'Model:' (0.40 on), 'Editor model:' (architect mode, 0.58 on)",
     ),
     detect_file=is_chat_history,
