@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
-from prefixbench.workloads.logs.formats.aider import doubled
+from prefixbench.workloads.logs.formats.aider import OUTSIDE_BEFORE, doubled
 from prefixbench.workloads.logs.formats.base import ImportContext
 
 
@@ -51,7 +51,9 @@ def history(runs: list) -> tuple[str, list[tuple[int, int, int, int, bool]]]:
     for n, (version, model, exact, run_calls) in enumerate(runs):
         announced = f"> Aider v{version}  \n" if version else ""
         text += f"\n# aider chat started at 2025-01-01 00:00:{n % 60:02d}\n\n{announced}> Main model: {model} with diff edit format  \n\n"
-        twice = doubled(tuple(int(p) for p in version.split(".")) if version else None, model)
+        number = tuple(int(p) for p in version.split(".")) if version else None
+        twice = doubled(number, model)
+        outside = number is not None and number < OUTSIDE_BEFORE  # its cache counts are outside 'sent'
         reports = not exact and any(w or h for _, w, h, _ in run_calls)
         for uncached, write, hit, received in run_calls:
             if exact:
@@ -64,7 +66,7 @@ def history(runs: list) -> tuple[str, list[tuple[int, int, int, int, bool]]]:
             parts.append(f"{printed(received, exact)} received.")
             text += f"#### do it  \n\nDone.\n\n> Tokens: {', '.join(parts)} Cost: $0.01 message, $0.02 session.  \n\n"
             calls.append((parsed(printed(uncached + write + hit, exact)), parsed(printed(write, exact)), parsed(printed(hit, exact)),
-                          parsed(printed(received, exact)), reports, twice))
+                          parsed(printed(received, exact)), reports, twice, outside))
     return text, calls
 
 
@@ -78,11 +80,12 @@ def test_a_history_reads_to_its_tokens_lines_sums(runs) -> None:
         assert detect_format(path) is FORMATS["aider"]
         requests, summary = import_file(path, FORMATS["aider"], ImportContext())
     assert len(requests) == summary.requests == len(calls)
-    for request, (sent, write, hit, received, reports, (hit_twice, write_twice)) in zip(requests, calls):
+    for request, (sent, write, hit, received, reports, (hit_twice, write_twice), outside) in zip(requests, calls):
         usage = request.usage
         assert usage.output == received and request.sent_ms is None
         if reports:
             prompt = sent - (hit if hit_twice else 0) - (write if write_twice else 0)  # what aider counted twice, once
+            prompt += hit + write if outside else 0
             assert (usage.cache_read, usage.cache_write_5m, usage.uncached) == (hit, write, max(0, prompt - hit - write))
         else:
             assert not usage.cache_reported and usage.uncached == sent and usage.cache_read == usage.cache_write == 0

@@ -14,6 +14,7 @@ from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_fi
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.formats.aider import ANALYTICS, LLM_HISTORY
 from prefixbench.workloads.logs.sources import find_log_files
+from prefixbench.simulator.usage import Usage
 
 FIXTURE = Path(__file__).parent / "fixtures" / "aider.md"
 AIDER = FORMATS["aider"]
@@ -161,3 +162,40 @@ def test_what_sent_counts_twice_follows_the_aider_version_and_route(version, mod
     from prefixbench.workloads.logs.formats.aider import doubled
 
     assert doubled(version, model) == twice
+
+
+def test_august_2024_development_versions_print_their_cache_counts_outside_sent(tmp_path: Path) -> None:
+    """Aider 0.50.2-dev (in aider's own tests/fixtures/chat-history.md): '492 sent, 1,278 cached'
+    (the hit outside 'sent', no write printed), then 'cache write' and 'cache hit' labels still
+    outside 'sent' ('194 sent, 9,474 cache write'); 0.51.0 put them inside."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Aider v0.50.2-dev  \n> Main model: anthropic/claude-3-haiku-20240307 with whole edit format, caching, infinite output  \n\n"
+        "#### hi  \n\nHello.\n\n> Tokens: 492 sent, 1,278 cached, 72 received. Cost: $0.0026 message, $0.0026 session.  \n"
+    ) + _run(
+        "> Aider v0.50.2-dev  \n> Main model: anthropic/claude-3-haiku-20240307 with whole edit format, prompt cache, infinite output  \n\n"
+        "#### hi  \n\nHello.\n\n> Tokens: 194 sent, 9,474 cache write, 7 received. Cost: $0.0000088 message, $0.0000088 session.  \n"
+        "#### hi  \n\nHello.\n\n> Tokens: 194 sent, 9,474 cache hit, 7 received, cache costs not included. Cost: $0.00029 message, $0.00029 session.  \n",
+        start="2025-05-01 08:10:00",
+    ))
+    requests, summary = read(log)
+    assert [r.usage for r in requests] == [
+        Usage(cache_read=1278, uncached=492, output=72, writes_reported=False),
+        Usage(cache_write_5m=9474, uncached=194, output=7),
+        Usage(cache_read=9474, uncached=194, output=7),
+    ]
+    assert any(note.startswith("3 call(s) of aider's development versions before 0.51.0") for note in summary.notes)
+
+
+def test_a_history_under_aider_s_name_whose_head_was_cut_is_read_from_its_first_run(tmp_path: Path) -> None:
+    body = "-*- mode: fundamental -*-\n> isort....Passed  \n> Tokens: 1,000 sent, 10 received.  \n" + FIXTURE.read_text()
+    named = tmp_path / "x.chat.history.md"
+    named.write_text(body)
+    requests, summary = read(named)
+    assert len(requests) == 6 and summary.skipped == ((3, "a Tokens line before the file's first run ('# aider chat started at'): "
+                                                         "its model unknown, not read"),)
+    assert summary.notes[-1] == "3 line(s) of text before the file's first run ('# aider chat started at'): not read (its head cut or edited)"
+    other = tmp_path / "x.md"  # under another name, its content alone decides: not aider's
+    other.write_text(body)
+    with pytest.raises(UserError, match="not a JSON log"):
+        detect_format(other)

@@ -11,11 +11,18 @@ aider writes its usage report (``base_coder.py`` ``calculate_and_show_tokens_and
   out where they are 0, and where both are there the ``Cost:`` part is on the next line;
 * ``> Tokens: 12,345 sent, 678 received. Cost: $0.01 message, $0.02 session.`` in aider 0.48 to
   0.50 (exact counts), ``Cost: $0.012345 request, ...`` in 0.46 and 0.47; no ``Cost:`` part for a
-  model aider has no price for.
+  model aider has no price for;
+* the development versions of August 2024 (0.50.x-dev, as aider's own
+  ``tests/fixtures/chat-history.md`` keeps them): ``492 sent, 1,278 cached, 72 received``, then
+  ``cache write`` and ``cache hit``, exact, sometimes with ``, cache costs not included``.
 
 How the counts read (aider's own code):
 
-* ``sent`` is meant as the whole prompt: aider adds the cache write to the prompt tokens litellm
+* Before 0.51.0 (those development versions) the cache counts are outside ``sent`` (litellm's
+  Anthropic prompt tokens, then the uncached input, and aider added nothing): the prompt is
+  ``sent`` + hit + write; a run printing ``N cached`` prints no write (unknown, inside the
+  uncached part).
+* From 0.51.0 ``sent`` is meant as the whole prompt: aider adds the cache write to the prompt tokens litellm
   reports (and, in aider 0.51 to 0.62, the cache hit too). It is read as cache hit + cache write
   + uncached, ``uncached = sent - hit - write`` (at least 0: rounding can make the parts exceed
   the whole); ``received`` is the output. DeepSeek's ``prompt_cache_hit_tokens`` is the hit.
@@ -34,6 +41,11 @@ How the counts read (aider's own code):
 * One ``Tokens`` line is one message: where a reply hit its output limit and aider continued it
   (assistant prefill), the calls' ``sent`` and ``received`` are summed into one line, with the
   last call's cache counts.
+
+A file whose first line starts no run is aider's only under aider's own name
+(``*.chat.history.md``) and when a run starts in its first bytes (a history whose head was cut
+or edited): the text before its first run is not read (a ``Tokens`` line there is skipped, its
+model unknown). A run no announcement names the model of reads as model ``unknown``.
 
 The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
@@ -62,7 +74,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
@@ -79,9 +91,17 @@ MAX_BYTES = 2 << 30
 
 _COUNT = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d)?k|\d+)"
 _TOKENS = re.compile(
-    rf"> Tokens: {_COUNT} sent(?:, {_COUNT} cache write)?(?:, {_COUNT} cache hit)?, {_COUNT} received\.(?: Cost: .*)?"
+    rf"> Tokens: {_COUNT} sent(?:, {_COUNT} cached)?(?:, {_COUNT} cache write)?(?:, {_COUNT} cache hit)?, {_COUNT} received"
+    r"(?:, cache costs not (?:included|available))?\.(?: Cost: .*)?"
 )
 _STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_STARTED_IN = re.compile(rb"(?m)^# aider chat started at \d{4}-")
+#: The end of aider's own name for the file (``.aider.chat.history.md``, ``--chat-history-file``'s
+#: usual ``<name>.chat.history.md``).
+NAMED = ".chat.history.md"
+#: Aider versions before this one printed their cache counts outside 'sent' (development versions
+#: 0.50.x-dev of August 2024: 0.51.0 put them inside).
+OUTSIDE_BEFORE = (0, 51, 0)
 _MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+) (?:with|using) (\S+) edit format")
 _EDITOR = re.compile(r"> Editor model: (\S+) with")
 _VERSION = re.compile(r"> Aider v(\d+)\.(\d+)\.(\d+)")
@@ -127,7 +147,9 @@ def _head(path: Path) -> bytes:
 
 
 def is_chat_history(path: Path) -> bool:
-    """Whether ``path`` is an aider chat history: its first non-blank line starts a run.
+    """Whether ``path`` is an aider chat history: its first non-blank line starts a run; or, under
+    aider's own name (``*.chat.history.md``), a run starts in its first bytes (a history whose head
+    was cut or edited).
 
     Raises:
         UserError: an aider LLM history (what it is, and what to audit instead).
@@ -137,7 +159,9 @@ def is_chat_history(path: Path) -> bool:
     head = _head(path).removeprefix(b"\xef\xbb\xbf")
     if _LLM_HISTORY.match(head):
         raise UserError(f"{path}:1: {LLM_HISTORY}")
-    return head.lstrip(b"\r\n").startswith(STARTED.encode())
+    if head.lstrip(b"\r\n").startswith(STARTED.encode()):
+        return True
+    return path.name.endswith(NAMED) and _STARTED_IN.search(head) is not None
 
 
 class _Run:
@@ -155,6 +179,8 @@ class _Run:
         self.since_input = 0
         #: Whether any of its Tokens lines prints a cache count.
         self.reports_cache = False
+        #: Whether its lines print the hit as "N cached" (outside 'sent', no write printed).
+        self.cached_variant = False
         #: The aider version its announcement names (None: not named).
         self.version: tuple[int, int, int] | None = None
 
@@ -169,6 +195,8 @@ class _Call(NamedTuple):
     #: Whether ``sent`` counts the hit, and the write, twice (:data:`DOUBLED`).
     hit_twice: bool
     write_twice: bool
+    #: The printed cache counts are outside 'sent' (aider before 0.51.0: :data:`OUTSIDE_BEFORE`).
+    outside: bool
     lane: str
     editor: bool
     model: str
@@ -207,15 +235,17 @@ def _text(path: Path) -> str:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
-def _calls(path: Path) -> tuple[list[_Call], int, int]:
-    """The file's calls in order, its runs and how many Tokens lines print a rounded count.
+def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]]]:
+    """The file's calls in order, its runs, how many Tokens lines print a rounded count, the lines
+    of text before its first run and the Tokens lines among them (skipped).
 
     Raises:
         UserError: ``file:line`` of a line aider does not write where it writes its own (a run's
-            first line, a Tokens line), or of text before the first run.
+            first line, a Tokens line).
     """
     calls: list[_Call] = []
-    runs = rounded = 0
+    skipped: list[tuple[int, str]] = []
+    runs = rounded = before = 0
     names: dict[str, int] = {}
     run: _Run | None = None
     user: list[str] = []
@@ -236,8 +266,10 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
             user, reply, pending, events, in_fence = [], [], [], [], False
             continue
         if run is None:
-            if line:
-                raise UserError(f"{path}:{number}: text before the first '{STARTED.strip()}' line (not an aider chat history?)")
+            # (only in a history told by its name: its head cut or edited)
+            before += bool(line)
+            if line.startswith("> Tokens: "):
+                skipped.append((number, f"a Tokens line before the file's first run ('{STARTED.strip()}'): its model unknown, not read"))
             continue
         if line.startswith("> Tokens: "):
             tokens = _TOKENS.fullmatch(line)
@@ -247,9 +279,15 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
             if user:
                 _flush(user, pending, events, run)
                 user = []
-            sent, write, hit, received = (_count(g) if g else 0 for g in tokens.groups())
+            sent, cached, write, hit, received = (_count(g) if g else 0 for g in tokens.groups())
             rounded += any(g is not None and g.endswith("k") for g in tokens.groups())
-            run.reports_cache |= tokens.group(2) is not None or tokens.group(3) is not None
+            run.reports_cache |= any(tokens.group(n) is not None for n in (2, 3, 4))
+            if tokens.group(2) is not None:
+                # Aider's development versions of August 2024 (0.50.2-dev) printed the hit as
+                # "cached", outside 'sent' (litellm's Anthropic prompt tokens, then the uncached
+                # input), and no write: the whole prompt is sent + cached.
+                run.cached_variant = True
+                hit = cached
             # The reply above is this call's response: the next call's prompt holds it.
             response = [make_message("assistant", "\n".join(reply))] if reply else []
             reply = []
@@ -267,7 +305,8 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
                 head = f"aider:{run.edit_format}:{model}"
             lane = f"{run.lane} editor" if editor else run.lane
             hit_twice, write_twice = doubled(run.version, model)
-            calls.append(_Call(run, number, sent, write, hit, received, hit_twice, write_twice, lane, editor, model,
+            outside = tokens.group(2) is not None or (run.version is not None and run.version < OUTSIDE_BEFORE)
+            calls.append(_Call(run, number, sent, write, hit, received, hit_twice, write_twice, outside, lane, editor, model,
                                Prefix(head, node, parent, max(1, len(pending))), tuple(events), tuple(pending)))
             pending, events = response, []
             continue
@@ -306,14 +345,16 @@ def _calls(path: Path) -> tuple[list[_Call], int, int]:
             continue
         if line:
             reply.append(line)
-    return calls, runs, rounded
+    return calls, runs, rounded, before, skipped
 
 
 def doubled(version: tuple[int, int, int] | None, model: str) -> tuple[bool, bool]:
     """Whether a call's ``sent`` counts its cache hit, and its cache write, twice: by the aider
     version (:data:`DOUBLED`), on litellm's Anthropic route only; never where no version is named."""
-    name = model.lower()
-    if version is None or not (name.startswith("claude-") or name.startswith("anthropic/")):
+    # litellm's Anthropic route: an Anthropic model named bare (claude-...) or under its own prefix
+    # (anthropic/...), not through a gateway (openrouter/anthropic/...) or another cloud.
+    gateway, _, rest = model.partition("/")
+    if version is None or provider_of_model(model) is not ANTHROPIC or (rest and gateway.lower() != ANTHROPIC.name):
         return False, False
     for first, last, hit, write in DOUBLED:
         if first <= version <= last:
@@ -323,20 +364,22 @@ def doubled(version: tuple[int, int, int] | None, model: str) -> tuple[bool, boo
 
 def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The calls of an aider chat history: one per ``Tokens`` line; see the module doc."""
-    calls, runs, rounded = _calls(path)
+    calls, runs, rounded, before, skipped = _calls(path)
     file = str(path)
     out: list[TraceRequest] = []
-    clamped = unreported = twice = 0
+    clamped = unreported = twice = outside = 0
     for call in calls:
         # 'sent' less what it counts twice is the whole prompt: hit, write and uncached.
-        prompt = call.sent - (call.hit if call.hit_twice else 0) - (call.write if call.write_twice else 0)
+        prompt = call.sent - (call.hit if call.hit_twice else 0) - (call.write if call.write_twice else 0) + (call.hit + call.write if call.outside else 0)
         twice += (call.hit_twice and call.hit > 0) or (call.write_twice and call.write > 0)
+        outside += call.outside and call.hit + call.write > 0
         uncached = prompt - call.hit - call.write
         if uncached < 0:
             clamped += 1
             uncached = 0
         if call.run.reports_cache:
-            usage = Usage(cache_read=call.hit, cache_write_5m=call.write, uncached=uncached, output=call.received)
+            usage = Usage(cache_read=call.hit, cache_write_5m=call.write, uncached=uncached, output=call.received,
+                          writes_reported=not call.run.cached_variant)
         else:
             unreported += 1
             usage = Usage(uncached=call.sent, output=call.received, cache_reported=False)
@@ -360,11 +403,14 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 messages=call.messages,
             )
         )
-    notes = _notes(path, runs, out, rounded, clamped, unreported, twice)
-    return out, FileSummary(file, NAME, len(out), (), notes)
+    notes = _notes(path, runs, out, rounded, clamped, unreported, twice, outside)
+    if before:
+        notes = (*notes, f"{before:,} line(s) of text before the file's first run ('{STARTED.strip()}'): not read (its head cut or edited)")
+    return out, FileSummary(file, NAME, len(out), tuple(skipped), notes)
 
 
-def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped: int, unreported: int, twice: int) -> tuple[str, ...]:
+def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped: int, unreported: int, twice: int,
+           outside: int) -> tuple[str, ...]:
     notes: list[str] = []
     if not out:
         notes.append(f"no call read from {path.name}: no 'Tokens:' line in its {runs} run(s) (aider writes one after each message it sends)")
@@ -388,6 +434,12 @@ def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped
             "(and in 0.61 and 0.62 the hit) twice (litellm then put them in the prompt tokens, to which aider adds them): "
             "read with each counted once"
         )
+    if outside:
+        notes.append(
+            f"{outside} call(s) of aider's development versions before 0.51.0 (August 2024), whose cache counts ('N cached', "
+            "'cache write', 'cache hit') are outside 'sent': read as sent + hit + write ('N cached' runs print no write: unknown, "
+            "inside the uncached part)"
+        )
     if clamped:
         notes.append(f"{clamped} call(s) whose printed cache hit and write exceed 'sent' (rounding): read with 0 uncached")
     if unreported:
@@ -395,6 +447,9 @@ def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped
             f"{unreported} call(s) in runs that print no cache count (streamed replies carry no usage: aider counts them "
             "with the model's tokenizer): read as cache not reported"
         )
+    unnamed = sum(1 for r in out if r.model == "unknown")
+    if unnamed:
+        notes.append(f"{unnamed} call(s) in runs whose model no announcement names ('> Main model: NAME ...'): model and provider unknown")
     editor = sum(1 for r in out if r.lane_kind == "subagent")
     if editor:
         notes.append(f"{editor} call(s) of architect mode's editor model (the Tokens lines after the architect's), each edit a chat of its own")
@@ -422,6 +477,7 @@ FORMAT = LogFormat(
     usage="subset",
     versions=(
         "0.46 and 0.47: 'Tokens: 12,345 sent, 678 received. Cost: $0.012345 request, ...' (exact counts)",
+        "0.50.x-dev (August 2024): '492 sent, 1,278 cached, 72 received', then 'cache write' / 'cache hit', outside sent",
         "0.48 to 0.50: the same, 'Cost: ... message, ... session.', counts summed over a message's calls",
         "0.51 to 0.60: 'Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received.' (rounded; sent = litellm's prompt + hit + write)",
         "0.61 and 0.62 (litellm 1.51.2): the same, on litellm's Anthropic route the hit and the write counted twice in sent",
