@@ -199,3 +199,14 @@ def test_a_history_under_aider_s_name_whose_head_was_cut_is_read_from_its_first_
     other.write_text(body)
     with pytest.raises(UserError, match="not a JSON log"):
         detect_format(other)
+
+
+def test_inside_a_reply_s_code_block_lines_shaped_like_aider_s_are_the_reply_s(tmp_path: Path) -> None:
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Main model: gpt-4o with diff edit format  \n\n#### show me the history format  \n\nHere:\n\n```\n"
+        "# aider chat started at {current_time}\n#### a user line\n> Tokens: {sent} sent, {received} received.\n"
+        "> Main model: other-model with whole edit format\n```\n\n> Tokens: 1,200 sent, 80 received.  \n"
+    ))
+    requests, _ = read(log)
+    assert [(r.model, r.usage.prompt, r.usage.output) for r in requests] == [("gpt-4o", 1200, 80)]

@@ -255,8 +255,15 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
     in_fence = False
     for number, raw in enumerate(_text(path).splitlines(), 1):
         line = raw.rstrip()
+        started = _STARTED.fullmatch(line) if line.startswith(STARTED) else None
+        tokens = _TOKENS.fullmatch(line) if line.startswith("> Tokens: ") else None
+        if in_fence and started is None and tokens is None:
+            # Inside a reply's code block, a line shaped like aider's own but not aider's is the reply's.
+            if line.startswith("```"):
+                in_fence = False
+            reply.append(line)
+            continue
         if line.startswith(STARTED):
-            started = _STARTED.fullmatch(line)
             if started is None:
                 raise UserError(f"{path}:{number}: a run's first line without its time ('{STARTED}YYYY-MM-DD HH:MM:SS')")
             runs += 1
@@ -272,7 +279,6 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
                 skipped.append((number, f"a Tokens line before the file's first run ('{STARTED.strip()}'): its model unknown, not read"))
             continue
         if line.startswith("> Tokens: "):
-            tokens = _TOKENS.fullmatch(line)
             if tokens is None:
                 raise UserError(f"{path}:{number}: a Tokens line aider does not write: {line[:120]!r}")
             in_fence = False  # (a reply's unclosed fence ends with the reply)
@@ -311,8 +317,7 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             pending, events = response, []
             continue
         if line.startswith("```"):
-            in_fence = not in_fence
-        if in_fence:
+            in_fence = True  # (closed above)
             reply.append(line)
             continue
         if line.startswith("#### "):
