@@ -210,3 +210,9 @@ def test_inside_a_reply_s_code_block_lines_shaped_like_aider_s_are_the_reply_s(t
     ))
     requests, _ = read(log)
     assert [(r.model, r.usage.prompt, r.usage.output) for r in requests] == [("gpt-4o", 1200, 80)]
+
+
+def test_a_chat_history_read_as_another_format_names_itself_and_the_input_that_reads_it() -> None:
+    with pytest.raises(UserError) as caught:
+        import_file(FIXTURE, FORMATS["codex"], ImportContext())
+    assert str(caught.value) == f"{FIXTURE}: an aider chat history read as codex (--input aider reads it)"  # (it said "a database")

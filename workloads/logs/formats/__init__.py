@@ -381,7 +381,7 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
     binary = file_format(path)
     if binary is not None:
         if binary is not fmt or fmt.read_file is None:
-            raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
+            raise UserError(f"{path}: {noun_a(binary.noun)} read as {fmt.name} (--input {binary.name} reads it)")
         return _timed(fmt.read_file(path, ctx))
     torn: list[int] = []
     try:
