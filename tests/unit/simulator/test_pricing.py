@@ -303,6 +303,25 @@ def test_anthropic_fable_and_mythos_5_and_5_1():
     assert get_price("global.anthropic.claude-fable-5").rates == get_price("claude-fable-5").rates
 
 
+def test_anthropic_fable_5_2():
+    # Released 2026-11-09 at 8 / 0.20 hit / 10 (5 m) / 16 (1 h) / 40, below Fable 5.1; the
+    # audit left it unpriced before this row.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    assert parts(cost_of(obs, get_price("claude-fable-5-2"))) == (
+        D("0.04"), D("0.004"), D("0.28"), D("0.04"), D("0.364")
+    )
+
+
+
+
+
+
+
+
+
+
+
+
 def test_bedrock_ids_of_newer_claude_models():
     # A profile and a version suffix resolve to the Bedrock row, at Anthropic's list price.
     assert get_price("global.anthropic.claude-sonnet-5").rates == get_price("claude-sonnet-5").rates
