@@ -312,8 +312,28 @@ def test_anthropic_fable_5_2():
     )
 
 
+def test_openai_gpt_6_family_with_writes_and_the_272k_tier():
+    # GPT-6 Astra / Sol / Luna (2026-09), 6.1 Sol and 6.2 Astra / Sol (2026-11): writes bill
+    # 1.25x input, and over 272K input tokens input and cache double, output 1.5x.
+    short = make_observation(100_000, 60_000, 10_000, output=2_000)
+    assert parts(cost_of(short, get_price("gpt-6.1-sol"))) == (
+        D("0.06"), D("0.006"), D("0.025"), D("0.02"), D("0.111")
+    )
+    assert cost_of(short, get_price("gpt-6.2-sol")).total == D("0.111")
+    assert cost_of(short, get_price("gpt-6-sol")).cache_read == D("0.012")
+    assert cost_of(short, get_price("gpt-6-luna")).total == D("0.00585")
+    assert cost_of(short, get_price("gpt-6-astra")).total == D("0.585")
+    assert cost_of(short, get_price("gpt-6.2-astra")).total == D("0.444")
+    long = make_observation(300_000, 200_000, 50_000, output=1_000)
+    assert parts(cost_of(long, get_price("openai/gpt-6.2-sol"))) == (
+        D("0.20"), D("0.04"), D("0.25"), D("0.015"), D("0.505")
+    )
 
 
+def test_openai_gpt_5_1_codex_max():
+    # Codex logs name it (192 calls in one public repository's sessions): priced as gpt-5.1-codex.
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, get_price("gpt-5.1-codex-max")).total == D("0.0775")
 
 
 
