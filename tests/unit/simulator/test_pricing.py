@@ -336,6 +336,18 @@ def test_openai_gpt_5_1_codex_max():
     assert cost_of(obs, get_price("gpt-5.1-codex-max")).total == D("0.0775")
 
 
+def test_gemini_3_5_3_8_and_3_1_flash_lite():
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert parts(cost_of(obs, get_price("gemini-3.5-flash"))) == (
+        D("0.06"), D("0.009"), D("0"), D("0.018"), D("0.087")
+    )
+    assert cost_of(obs, get_price("gemini-3.5-flash-lite")).total == D("0.0188")
+    # The GA id and the preview id gemini-cli still sends are one price row.
+    assert cost_of(obs, get_price("gemini-3.1-flash-lite-preview")).total == D("0.0145")
+    assert get_price("models/gemini-3.1-flash-lite").rates == get_price("gemini-3.1-flash-lite-preview").rates
+    # Gemini 3.8 Flash: half price through 2026-12-31, list price from 2027-01-01.
+    assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2026-12-05")).total == D("0.042")
+    assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2027-01-01")).total == D("0.084")
 
 
 
