@@ -350,6 +350,13 @@ def test_gemini_3_5_3_8_and_3_1_flash_lite():
     assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2027-01-01")).total == D("0.084")
 
 
+def test_minimax_m2_5_and_highspeed():
+    # OpenClaw homes log MiniMax-M2.5-highspeed and MiniMax-M2.5 (67 calls unpriced before).
+    obs = make_observation(100_000, 60_000, 10_000, output=2_000)
+    assert parts(cost_of(obs, get_price("MiniMax-M2.5"))) == (
+        D("0.009"), D("0.0018"), D("0.00375"), D("0.0024"), D("0.01695")
+    )
+    assert cost_of(obs, get_price("MiniMax-M2.5-highspeed")).total == D("0.02835")
 
 
 
