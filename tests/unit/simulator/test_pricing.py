@@ -359,6 +359,15 @@ def test_minimax_m2_5_and_highspeed():
     assert cost_of(obs, get_price("MiniMax-M2.5-highspeed")).total == D("0.02835")
 
 
+def test_glm_5_3_kimi_k3_and_grok_4_7():
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, get_price("z-ai/glm-5.3")).total == D("0.0804")
+    assert cost_of(obs, get_price("kimi-k3")).total == D("0.168")
+    assert cost_of(obs, get_price("kimi-k2.7-code")).total == D("0.0574")
+    assert cost_of(obs, get_price("grok-4.7")).total == D("0.122")
+    # Over 200K prompt tokens every part of a Grok 4.7 request bills at 2x.
+    long = make_observation(250_000, 100_000, 0, output=1_000)
+    assert cost_of(long, get_price("grok-4.7")).total == D("0.712")
 
 
 def test_bedrock_ids_of_newer_claude_models():
