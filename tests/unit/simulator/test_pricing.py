@@ -331,7 +331,7 @@ def test_openai_gpt_6_family_with_writes_and_the_272k_tier():
 
 
 def test_openai_gpt_5_1_codex_max():
-    # Codex logs name it (192 calls in one public repository's sessions): priced as gpt-5.1-codex.
+    # Codex logs name it (190 of 2,076 requests unpriced in BearTDK6/ba-pro's sessions): priced as gpt-5.1-codex.
     obs = make_observation(100_000, 60_000, 0, output=2_000)
     assert cost_of(obs, get_price("gpt-5.1-codex-max")).total == D("0.0775")
 
@@ -351,7 +351,7 @@ def test_gemini_3_5_3_8_and_3_1_flash_lite():
 
 
 def test_minimax_m2_5_and_highspeed():
-    # OpenClaw homes log MiniMax-M2.5-highspeed and MiniMax-M2.5 (67 calls unpriced before).
+    # OpenClaw homes log both (all 434 requests of Ccccx/openclaw-bak unpriced before).
     obs = make_observation(100_000, 60_000, 10_000, output=2_000)
     assert parts(cost_of(obs, get_price("MiniMax-M2.5"))) == (
         D("0.009"), D("0.0018"), D("0.00375"), D("0.0024"), D("0.01695")
