@@ -303,13 +303,25 @@ def test_anthropic_fable_and_mythos_5_and_5_1():
     assert get_price("global.anthropic.claude-fable-5").rates == get_price("claude-fable-5").rates
 
 
-def test_anthropic_fable_5_2():
+def test_anthropic_fable_and_mythos_5_2():
     # Released 2026-11-09 at 8 / 0.20 hit / 10 (5 m) / 16 (1 h) / 40, below Fable 5.1; the
-    # audit left it unpriced before this row.
+    # audit left both unpriced before these rows.
     obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
     assert parts(cost_of(obs, get_price("claude-fable-5-2"))) == (
         D("0.04"), D("0.004"), D("0.28"), D("0.04"), D("0.364")
     )
+    # Mythos 5.2, the same model by invitation, at the same prices.
+    assert get_price("claude-mythos-5-2").rates == get_price("claude-fable-5-2").rates
+
+
+def test_anthropic_opus_5_5_reads_at_0_05x_as_its_model_page_says():
+    # The model page: 4 / 20, writes 5 (5 m) and 8 (1 h), a cache read 0.20 (0.05x, not the
+    # usual 0.1x the row had assumed); fast mode is twice every part.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    assert parts(cost_of(obs, get_price("claude-opus-5-5"))) == (
+        D("0.02"), D("0.004"), D("0.14"), D("0.02"), D("0.184")
+    )
+    assert get_price("claude-opus-5-5", speed="fast").rates.cache_read == D("0.40")
 
 
 def test_openai_gpt_6_family_with_writes_and_the_272k_tier():
