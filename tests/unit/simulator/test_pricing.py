@@ -348,6 +348,12 @@ def test_openai_gpt_5_1_codex_max():
     assert cost_of(obs, get_price("gpt-5.1-codex-max")).total == D("0.0775")
 
 
+def test_openai_gpt_5_4_mini_and_nano():
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, get_price("gpt-5.4-mini")).total == D("0.0435")
+    assert cost_of(obs, get_price("gpt-5.4-nano-2026-03-17")).total == D("0.0117")
+
+
 def test_gemini_3_5_3_8_and_3_1_flash_lite():
     obs = make_observation(100_000, 60_000, 0, output=2_000)
     assert parts(cost_of(obs, get_price("gemini-3.5-flash"))) == (
@@ -369,6 +375,15 @@ def test_minimax_m2_5_and_highspeed():
         D("0.009"), D("0.0018"), D("0.00375"), D("0.0024"), D("0.01695")
     )
     assert cost_of(obs, get_price("MiniMax-M2.5-highspeed")).total == D("0.02835")
+
+
+def test_qwen3_8_max_one_tier_with_implicit_and_explicit_reads():
+    # 2 / 6 up to 1M tokens at one price; implicit reads 0.2x, explicit reads 0.1x, writes 1.25x.
+    row = get_price("qwen3.8-max")
+    assert (row.rates.cache_read, row.rates.explicit_read, row.rates.cache_write) == (D("0.40"), D("0.20"), D("2.50"))
+    assert row.long_tier is None
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, row).total == D("0.116")
 
 
 def test_glm_5_3_kimi_k3_and_grok_4_7():
