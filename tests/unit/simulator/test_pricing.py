@@ -366,6 +366,9 @@ def test_gemini_3_5_3_8_and_3_1_flash_lite():
     # Gemini 3.8 Flash: half price through 2026-12-31, list price from 2027-01-01.
     assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2026-12-05")).total == D("0.042")
     assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2027-01-01")).total == D("0.084")
+    # Gemini 3.7 Flash: the same half price, through 2027-12-31.
+    assert cost_of(obs, get_price("gemini-3.7-flash", as_of="2027-06-01")).total == D("0.042")
+    assert cost_of(obs, get_price("gemini-3.7-flash", as_of="2028-01-01")).total == D("0.084")
 
 
 def test_minimax_m2_5_and_highspeed():
