@@ -400,6 +400,20 @@ def test_glm_5_3_kimi_k3_and_grok_4_7():
     assert cost_of(long, get_price("grok-4.7")).total == D("0.712")
 
 
+def test_bedrock_ids_of_the_5_5_models_and_fable_5_1():
+    # Bedrock logs name them by their model pages' Bedrock ids, behind an inference profile: each
+    # is Anthropic's list price (inferred, as the other Claude 5 rows there), bands and dates included.
+    for bedrock, anthropic in (
+        ("global.anthropic.claude-opus-5-5", "claude-opus-5-5"),
+        ("us.anthropic.claude-fable-5-1", "claude-fable-5-1"),
+        ("eu.anthropic.claude-sonnet-5-5", "claude-sonnet-5-5"),
+        ("anthropic.claude-haiku-5-5", "claude-haiku-5-5"),
+    ):
+        assert get_price(bedrock).rates == get_price(anthropic).rates, bedrock
+        assert get_price(bedrock).long_tier == get_price(anthropic).long_tier, bedrock
+    assert get_price("anthropic.claude-sonnet-5-5", as_of="2026-10-01").rates.cache_read == D("0.20")
+
+
 def test_bedrock_ids_of_newer_claude_models():
     # A profile and a version suffix resolve to the Bedrock row, at Anthropic's list price.
     assert get_price("global.anthropic.claude-sonnet-5").rates == get_price("claude-sonnet-5").rates
