@@ -3,6 +3,7 @@ or date metadata, so the same data gives byte-identical PNG files."""
 
 from __future__ import annotations
 
+from itertools import combinations, count as counting
 from pathlib import Path
 
 import matplotlib
@@ -122,8 +123,37 @@ def preset_colours(presets: list[str]) -> dict[str, str]:
     }
 
 
-#: Hatches tell engines apart on a chart whose colours mean presets.
+#: Hatches tell engines apart on a chart whose colours mean presets: the first ones, in order.
 ENGINE_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+#: The strokes a hatch is made of (``x`` draws ``/`` and ``\\``, ``+`` draws ``|`` and ``-``).
+_STROKES = ("/", "\\", "|", "-", ".", "o", "*", "O")
+_DRAWN_AS = {"x": "/\\", "+": "|-"}
+
+
+def _strokes(hatch: str) -> frozenset[str]:
+    return frozenset("".join(_DRAWN_AS.get(c, c) for c in hatch))
+
+
+def variant_hatches(count: int) -> list[str]:
+    """``count`` hatches that all look different: :data:`ENGINE_HATCHES` first, then every
+    other set of strokes, fewest strokes first, then the same sets drawn denser.
+
+    Two hatches are told apart by the strokes they draw, not by their spelling (``xx`` and
+    ``//\\\\`` are one pattern), so no set of strokes is given twice: a grid sweep's variants
+    (workloads x engines x caches x profiles) may be many more than six."""
+    found = list(ENGINE_HATCHES[:count])
+    seen = {_strokes(h) for h in found}
+    for density in counting(2):
+        for size in range(1, len(_STROKES) + 1):
+            for strokes in combinations(_STROKES, size):
+                if len(found) >= count:
+                    return found
+                key = frozenset(strokes) if density == 2 else (density, frozenset(strokes))
+                if key in seen:
+                    continue
+                seen.add(key)
+                found.append("".join(c * density for c in strokes))
+    return found  # (never reached: the densities go on)
 
 
 def hit_rate_chart(runs: pd.DataFrame, path: Path) -> None:
@@ -145,6 +175,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     rank = {p: i for i, p in enumerate(colours)}
     # Variant by variant, presets in their order inside each.
     series = sorted(dict.fromkeys(zip(kinds, runs["preset"])), key=lambda s: (names.index(s[0]), rank[s[1]]))
+    hatches = variant_hatches(len(names))
     kind_of = pd.Series(kinds, index=runs.index)
     # Each window holds a slot for the series that ran at it only (a grid's workloads may not
     # share windows): its group is as wide as its bars, centred on its tick. When every series
@@ -170,7 +201,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
             mean, lo, hi = float(np.mean(ratios)) * 100, min(ratios) * 100, max(ratios) * 100
             ax.bar(
                 pos, mean, width, yerr=[[mean - lo], [hi - mean]], capsize=3, color=colours[preset],
-                hatch=ENGINE_HATCHES[names.index(kind) % len(ENGINE_HATCHES)] if several else None,
+                hatch=hatches[names.index(kind)] if several else None,
                 edgecolor="white" if several else None,
             )
             ax.text(pos, hi + 1.5, f"{mean:.1f}%", ha="center", va="bottom", fontsize="x-small")
@@ -188,7 +219,7 @@ def hit_rate_figure(runs: pd.DataFrame) -> plt.Figure:
     handles = [Patch(facecolor=colours[p], label=p) for p in colours]
     if several:
         handles += [
-            Patch(facecolor="white", edgecolor=TOTAL, hatch=ENGINE_HATCHES[i % len(ENGINE_HATCHES)] or None, label=name)
+            Patch(facecolor="white", edgecolor=TOTAL, hatch=hatches[i] or None, label=name)
             for i, name in enumerate(names)
         ]
     ncols = legend_columns([h.get_label() for h in handles], fig.get_size_inches()[0])

@@ -385,10 +385,12 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         description="Replay a JSONL request log through a simulated prefix cache (byte-exact unless --cache names "
         "another model) and print, per request, "
         "prompt, cached and uncached tokens, whether it extends the previous request of its "
-        "conversation, and where it first diverged from what was cached.",
+        "conversation, and where it first diverged from what was cached; under a strict --profile, which "
+        "requests the provider would refuse (HTTP 400).",
     )
     if not replay:
         return
+    from prefixbench.simulator.validate import PROFILES
     from prefixbench.workloads.logs.formats import REPLAYS, replay_help
 
     replay.add_argument("file", metavar="FILE", type=path_argument, help="the request log (JSONL); - reads it from standard input")
@@ -400,6 +402,8 @@ def _add_replay_parser(sub: _Subcommands) -> None:
         help="anthropic-capture: characters per Claude token (default: the ratio calibrated on real traffic)",
     )
     _add_cache_options(replay)
+    replay.add_argument("--profile", default="lenient", help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient); "
+                        "a request it would refuse is reported rejected (HTTP 400), never cached (chat-completions logs only)")
     replay.add_argument("--format", choices=("table", "json"), default="table", help="stdout format (default: table)")
     _add_price_options(replay)
     replay.add_argument("--quiet", action="store_true", help="no progress on stderr (warnings and errors are still said)")
@@ -905,6 +909,9 @@ def _replay_bodies(args: argparse.Namespace) -> int:
 
     if args.chars_per_token is not None:
         raise UserError("--chars-per-token applies to --input anthropic-capture only")
+    from prefixbench.simulator.validate import make_validator
+
+    validator = None if args.profile == "lenient" else make_validator(args.profile)  # (an unknown one is refused here)
     price = None
     if args.price is not None:
         from prefixbench.reports.options import price_row
@@ -922,7 +929,7 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     with readable_file(args.file, "replay") as path:
         progress = _read_progress(path, "replay", args.quiet)
         try:
-            observations, labels = replay_labelled(read_chat_completions(path, torn, progress), cache)
+            observations, labels = replay_labelled(read_chat_completions(path, torn, progress), cache, validator)
         except UserError as exc:
             from prefixbench.reports.trace import with_the_format_found
 
@@ -934,7 +941,10 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     from prefixbench.reports.trace import warn_torn
 
     warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
-    print(replay_json(observations, price, labels) if args.format == "json" else replay_table(observations, price, labels))
+    if args.format == "json":
+        print(replay_json(observations, price, labels))
+    else:
+        print(replay_table(observations, price, labels, profile=args.profile))
     return 0
 
 
@@ -947,6 +957,13 @@ def _replay_capture(args: argparse.Namespace) -> int:
 
     if args.tokenizer != "heuristic":
         raise UserError("--input anthropic-capture counts Claude tokens with a calibrated ratio; --tokenizer does not apply")
+    if args.profile != "lenient":
+        from prefixbench.simulator.validate import PROFILES
+
+        if args.profile not in PROFILES:
+            raise UserError(f"unknown profile {args.profile!r} (known: {', '.join(PROFILES)})")
+        raise UserError(f"--profile {args.profile}: a DeepSeek chat-completions profile, for chat-completions logs; an anthropic "
+                        "capture holds the replies the Anthropic API gave, so it does not apply")
     if args.cache not in ("byte-exact", ANTHROPIC.body_model):
         raise UserError(f"--input anthropic-capture replays through the anthropic cache model, not {args.cache!r}")
     if args.price is not None:

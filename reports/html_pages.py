@@ -80,10 +80,31 @@ def _hits_text(values: Sequence[float]) -> str:
     return fmt_pct(lo) if fmt_pct(lo) == fmt_pct(hi) else f"{lo * 100:.1f}-{fmt_pct(hi)}"
 
 
+class AcrossSeeds:
+    """What a sweep of several seeds did across them, for a page that draws one seed's runs:
+    the seed drawn, how many ran, and the across-seeds table (header, rows, footnotes) of
+    report.md, one row a configuration, median [min..max]."""
+
+    def __init__(self, seed: int, count: int, header: Sequence[str], rows: Sequence[Sequence[str]], notes: Sequence[str]) -> None:
+        self.seed, self.count, self.header, self.rows, self.notes = seed, count, header, rows, notes
+
+    def section(self) -> str:
+        numeric = {"seeds", "folds", "400s", "summary uncached, per run", "summary hit", "session uncached", "vs legacy"}
+        cells = [({}, [Cell(text, numeric=name in numeric) for name, text in zip(self.header, row)]) for row in self.rows]
+        return table(self.header, cells) + note(
+            f"Each row is one configuration over its runs, one a seed ({self.count} seeds); seeds counts them. Each figure "
+            "is the median over those runs, then [min..max] when they disagree; summary hit is taken over every summary "
+            "call of those runs. vs legacy is taken seed by seed against the legacy run of the same seed, then "
+            f"summarized. The sections below draw the runs of seed {self.seed} only."
+        ) + "".join(note(text) for text in self.notes)
+
+
 def sweep_page(
-    spec_lines: Sequence[str], runs: list[dict], observations: pd.DataFrame, *, priced: bool
+    spec_lines: Sequence[str], runs: list[dict], observations: pd.DataFrame, *, priced: bool,
+    seeds: AcrossSeeds | None = None,
 ) -> str:
-    """report.html of a sweep. ``runs`` is exactly what ``sweep --format json`` prints."""
+    """report.html of a sweep. ``runs`` is exactly what ``sweep --format json`` prints (of the
+    one seed drawn when ``seeds`` is given: its section comes first)."""
     varying = tuple(k for k in ("workload", "cache") if len({str(r[k]) for r in runs}) > 1)
     multi_engine = RunLabels(len({r["engine"] for r in runs}) > 1, varying)
     windows = sorted({int(r["window"]) for r in runs})
@@ -92,13 +113,17 @@ def sweep_page(
         enumerate(runs), key=lambda ir: (int(ir[1]["window"]), ir[1]["engine"], order.get(ir[1]["preset"], 99), ir[1]["preset"])
     )
     sections = [("setup", "What ran", "<ul>" + "".join(f"<li>{_esc(line)}</li>" for line in spec_lines) + "</ul>")]
-    sections.append(("runs", "Runs", _runs_table(runs_sorted, multi_engine, priced) + note(
+    of_seed = ""
+    if seeds is not None:
+        sections.append(("seeds", f"Across {seeds.count} seeds", seeds.section()))
+        of_seed = f" (seed {seeds.seed})"
+    sections.append(("runs", f"Runs{of_seed}", _runs_table(runs_sorted, multi_engine, priced) + note(
         "summary calls: the uncached tokens each summary (compaction) call paid; summary hit: the range of their hit "
         "rates; session: every accepted request of the run; vs legacy: session uncached against the legacy run of the "
         "same window and engine (* when that legacy run had rejected requests, so its total is not what a working agent "
         "would have paid). 400s are rejected requests: they never reach the cache and are left out of the token totals."
     )))
-    sections.append(("hit-rate", "Summary-call hit rate", _hit_rate_chart(runs, windows, multi_engine)))
+    sections.append(("hit-rate", f"Summary-call hit rate{of_seed}", _hit_rate_chart(runs, windows, multi_engine)))
     sweep_legend = [
         ("cache read", CACHED),
         ("uncached, written to the cache (5 m TTL where the model has one)", WRITTEN),
@@ -121,17 +146,19 @@ def sweep_page(
             key = (int(rec["window"]), *(rec[k] for k in RUN_OBSERVATION_KEYS[1:]))
             obs = by_run.get(key, observations.iloc[0:0])
             timeline.append(_timeline_chart(i, rec, obs, multi_engine))
-    sections.append(("timeline", "Requests over time", "".join(timeline)))
+    sections.append(("timeline", f"Requests over time{of_seed}", "".join(timeline)))
     if multi_engine:
-        sections.append(("engines", "Engines compared", _engines_section(runs, observations, windows)))
+        sections.append(("engines", f"Engines compared{of_seed}", _engines_section(runs, observations, windows)))
     if priced:
-        sections.append(("cost", "Cost", _cost_section(runs_sorted, windows, multi_engine)))
+        sections.append(("cost", f"Cost{of_seed}", _cost_section(runs_sorted, windows, multi_engine)))
     sections.append(("files", "Files", note(
         "Beside this page in the output folder: runs.csv, observations.csv, report.md and the PNG charts "
         "(hit-rate.png, timeline-<window>.png, engines.png and cost.png when they apply) for pasting into documents."
     )))
     data = {"kind": "sweep", "runs": runs}
-    subtitle = f"{len(runs)} runs at {', '.join(format_window(w) for w in windows)}"
+    at = ", ".join(format_window(w) for w in windows)
+    subtitle = f"{len(runs)} runs at {at}" if seeds is None else (
+        f"{len(runs)} configurations x {seeds.count} seeds at {at}; seed {seeds.seed} drawn")
     return page("sweep", "prefixbench sweep", subtitle, sections, data)
 
 

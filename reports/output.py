@@ -264,15 +264,21 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
     in a grid with workload-option axes the first option set of each workload (the page says
     so); runs.csv and report.md hold every run.
     """
-    from prefixbench.reports.html_pages import sweep_page, write_html
+    from prefixbench.reports.html_pages import AcrossSeeds, sweep_page, write_html
 
     shown = runs_df
     notes = []
+    across = None
     if len(runs_df) and runs_df["seed"].nunique() > 1:
+        from prefixbench.reports.seeds import aggregate_rows, footnotes
+
         seed = int(runs_df["seed"].min())
         shown = shown[shown["seed"] == seed]
-        notes.append(f"seeds: this page shows seed {seed} of {runs_df['seed'].nunique()}; report.md and runs.csv hold "
-                     "every seed (median and min..max)")
+        header, rows = aggregate_rows(runs_df)
+        across = AcrossSeeds(seed, runs_df["seed"].nunique(), header, rows, footnotes(rows, header))
+        notes.append(f"seeds: {runs_df['seed'].nunique()}; the first table gives every configuration across them "
+                     f"(median and min..max), the runs, charts and timelines below are those of seed {seed}; "
+                     "runs.csv holds every run")
     if len(shown) and shown.groupby("workload")["params"].nunique().max() > 1:
         first = shown.groupby("workload")["params"].transform("first")
         shown = shown[shown["params"] == first]
@@ -300,7 +306,7 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
         shown_costs = costs.merge(shown[[*keys, "params"]].drop_duplicates(), on=[*keys, "params"], how="inner")
     import json
 
-    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None)
+    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None, seeds=across)
     try:
         write_html(out / "report.html", page)
     except OSError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from prefixbench.reports.textable import text_lines
+from prefixbench.reports.textable import text_lines, visible
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.pricing import PriceRow, cost_of, format_usd, usd_sum
 
@@ -29,9 +29,12 @@ def replay_records(
             "index": o.index,
             "purpose": o.purpose,
             "model": o.envelope.model,
+            "status": o.status,
+            "error": o.error,
             "prompt_tokens": o.prompt_tokens,
-            "cached_tokens": o.cached_tokens,
-            "uncached_tokens": o.uncached_tokens,
+            # A refused request never reached the cache: neither cached nor uncached.
+            "cached_tokens": None if o.is_rejected else o.cached_tokens,
+            "uncached_tokens": None if o.is_rejected else o.uncached_tokens,
             "extends_previous": o.extends_previous_conversation,
             "divergence": None
             if o.divergence is None
@@ -68,6 +71,8 @@ def replay_json(observations: list[Observation], price: PriceRow | None = None, 
 
 
 def _where(o: Observation, label: Label) -> str:
+    if o.is_rejected:
+        return f"rejected (HTTP {o.status}): {o.error}"
     if o.divergence is None:
         return "-"
     if label is None:
@@ -75,8 +80,14 @@ def _where(o: Observation, label: Label) -> str:
     return f"{label[0]}: {label[1]}"
 
 
-def replay_table(observations: list[Observation], price: PriceRow | None = None, labels: list[Label] | None = None) -> str:
-    """Aligned text: one line per request plus a total (and dollars when ``price`` is given)."""
+def replay_table(
+    observations: list[Observation], price: PriceRow | None = None, labels: list[Label] | None = None, profile: str = "lenient"
+) -> str:
+    """Aligned text: one line per request plus a total (and dollars when ``price`` is given).
+
+    A request the ``profile`` refused reads ``400`` for its hit, ``-`` for cached and uncached,
+    and its reason where the divergence goes; the total is over the accepted requests, and a
+    line under the table says how many ``profile`` refused (under a strict profile, none too)."""
     header = ["#", "purpose", "prompt", "cached", "uncached", "hit", "extends", "first divergence"]
     if price is not None:
         header.insert(6, "cost")
@@ -85,21 +96,31 @@ def replay_table(observations: list[Observation], price: PriceRow | None = None,
             str(o.index),
             o.purpose,
             f"{o.prompt_tokens:,}",
-            f"{o.cached_tokens:,}",
-            f"{o.uncached_tokens:,}",
-            f"{o.hit_ratio * 100:.1f}%",
+            "-" if o.is_rejected else f"{o.cached_tokens:,}",
+            "-" if o.is_rejected else f"{o.uncached_tokens:,}",
+            str(o.status) if o.is_rejected else f"{o.hit_ratio * 100:.1f}%",
             "yes" if o.extends_previous_conversation else "no",
             _where(o, _label(labels, n)),
         ]
         for n, o in enumerate(observations)
     ]
-    prompt = sum(o.prompt_tokens for o in observations)
-    cached = sum(o.cached_tokens for o in observations)
-    rows.append(["all", "", f"{prompt:,}", f"{cached:,}", f"{prompt - cached:,}", f"{(cached / prompt if prompt else 1) * 100:.1f}%", "", ""])
+    accepted = [o for o in observations if not o.is_rejected]
+    refused = len(observations) - len(accepted)
+    prompt = sum(o.prompt_tokens for o in accepted)
+    cached = sum(o.cached_tokens for o in accepted)
+    label = "all" if not refused else "accepted"
+    rows.append([label, "", f"{prompt:,}", f"{cached:,}", f"{prompt - cached:,}", f"{(cached / prompt if prompt else 1) * 100:.1f}%", "", ""])
     right = {0, 2, 3, 4, 5}
     if price is not None:
-        costs = [cost_of(o, price).total for o in observations]
-        for row, cost in zip(rows, [*costs, usd_sum(costs)]):
-            row.insert(6, format_usd(cost))
+        costs = [cost_of(o, price).total for o in observations]  # (a refused request is not billed)
+        for row, o, cost in zip(rows, [*observations, None], [*costs, usd_sum(costs)]):
+            row.insert(6, "-" if o is not None and o.is_rejected else format_usd(cost))
         right.add(6)
-    return "\n".join(text_lines(header, rows[:-1], right, footer=rows[-1:]))  # the total under a second ruler
+    lines = list(text_lines(header, rows[:-1], right, footer=rows[-1:]))  # the total under a second ruler
+    if refused:
+        first = next(o for o in observations if o.is_rejected)
+        lines.append(visible(f"{profile} rejected {refused:,} of {len(observations):,} requests (HTTP 400): they never reached "
+                             f"the cache and are in no total; the first, #{first.index}: {first.error}"))
+    elif profile != "lenient":
+        lines.append(f"{profile} accepted every request ({len(observations):,})")
+    return "\n".join(lines)

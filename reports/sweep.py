@@ -96,18 +96,22 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
             "",
             *(f"- {line}" for line in assumed),
         ]
+    table = sweep_markdown_table(runs)
     lines += [
         "",
         "## Summary calls and session totals",
         "",
-        sweep_markdown_table(runs),
+        table,
         "",
         *_how_to_read(needs_aggregate(runs)),
         "A warm summary call pays only its instruction; a cold one pays the whole region again.",
-        "*400s* counts requests the provider profile rejected; they never reach the cache and are",
-        "left out of the token totals, so a comparison with a legacy run that had rejections is",
-        "marked `*`: that legacy total is not what a working agent would have paid.",
     ]
+    if "| 400s |" in table.split("\n", 1)[0]:  # (the column is there only under a strict profile or with 400s)
+        lines += [
+            "*400s* counts requests the provider profile rejected; they never reach the cache and are",
+            "left out of the token totals, so a comparison with a legacy run that had rejections is",
+            "marked `*`: that legacy total is not what a working agent would have paid.",
+        ]
     if seeds != [0]:
         lines += [
             f"hit-rate.png pools the summary calls of every seed; the timeline charts draw the runs of seed {seeds[0]}.",

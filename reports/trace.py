@@ -216,9 +216,9 @@ def cmd_record(options: RecordOptions) -> int:
         progress.finished(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
     what = f"{count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)"
     refused = sum(observation.is_rejected for observation in run.observations)
-    if refused:  # in the log as sent; replay has no profile and would count them as uncached
+    if refused:  # in the log as sent: replay without the same --profile would count them as accepted
         what += (f"; {options.profile} refused {refused:,} of them (HTTP 400, never cached): "
-                 f"check --trace --profile {options.profile} names them")
+                 f"check --trace --profile {options.profile} and replay --profile {options.profile} name them")
     if to_stdout and not whole:  # (| head: the reader chose to stop; not an error)
         print(f"standard output closed before the end (its reader left): part of {what} written", file=sys.stderr)
         return 0

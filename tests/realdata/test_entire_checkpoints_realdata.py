@@ -22,6 +22,16 @@ github.com/Soph/energy-import-export (2.1.231 on claude-opus-5 and 2.1.237 on cl
 Of their checkpoints' 103 sessions the workplace's snapshots hold 21 (the others' files are of
 4 MiB or more), several the same session checkpointed again: 1,256 calls, totals equal, 1,233
 within 3%; six distinct ones are pinned (:data:`CLAUDE_SESSIONS`).
+
+github.com/JanDeDobbeleer/oh-my-posh (Entire 0.8.42, branch ``entire/checkpoints/v1`` at commit
+``0d1116c02814bec7231dbe3c3b9661106418a724``, 2026-07-17 to 08-04; from
+``PREFIXBENCH_OH_MY_POSH_REPO``): Claude Code 2.1.205, 2.1.209, 2.1.215, 2.1.217 and 2.1.219 on
+claude-fable-5, claude-sonnet-5, claude-opus-5 and claude-opus-4-8, through Claude Desktop
+(``entrypoint`` claude-desktop). Of its 48 sessions the snapshot holds a transcript of (each
+session's largest; 233 of the 583 ``full.jsonl`` are of 4 MiB or more and absent), 3,841 calls:
+totals equal the transcripts' sums, 3,781 reads within 3%; five are pinned, one per version.
+Their 1,154 claude-fable-5 calls were unpriced before the price table had Fable 5: every pinned
+session is priced.
 """
 
 from __future__ import annotations
@@ -56,6 +66,9 @@ SESSIONS = {
 }
 
 
+#: The head of github.com/JanDeDobbeleer/oh-my-posh's ``entire/checkpoints/v1`` (2026-08-04).
+OH_MY_POSH = "0d1116c02814bec7231dbe3c3b9661106418a724"
+
 #: (env var, repository, checkpoint commit, session folder): (model, calls, reads within 3%).
 CLAUDE_SESSIONS = {
     ("PREFIXBENCH_ESDEVENIMENTS_REPO", "Esdeveniments/esdeveniments-frontend", "16393c36d0f77b56155fc03f40cd6f71d0bf572a", "0"):
@@ -70,6 +83,16 @@ CLAUDE_SESSIONS = {
         ("claude-opus-5", 117, 116),
     ("PREFIXBENCH_ENERGY_IMPORT_EXPORT_REPO", "Soph/energy-import-export", "420429145cafe8b3f8c2b857869082ce40719523", "0"):
         ("claude-fable-5", 21, 20),
+    ("PREFIXBENCH_OH_MY_POSH_REPO", "JanDeDobbeleer/oh-my-posh", OH_MY_POSH, "45/51f81cf553/0"):
+        ("claude-fable-5", 71, 71),  # 2.1.205
+    ("PREFIXBENCH_OH_MY_POSH_REPO", "JanDeDobbeleer/oh-my-posh", OH_MY_POSH, "11/6e27a41b09/0"):
+        ("claude-sonnet-5", 222, 221),  # 2.1.209
+    ("PREFIXBENCH_OH_MY_POSH_REPO", "JanDeDobbeleer/oh-my-posh", OH_MY_POSH, "d8/4718082c10/3"):
+        ("claude-fable-5", 273, 268),  # 2.1.215
+    ("PREFIXBENCH_OH_MY_POSH_REPO", "JanDeDobbeleer/oh-my-posh", OH_MY_POSH, "d3/cfdfe7f72d/0"):
+        ("claude-opus-5", 307, 303),  # 2.1.217
+    ("PREFIXBENCH_OH_MY_POSH_REPO", "JanDeDobbeleer/oh-my-posh", OH_MY_POSH, "c2/0c858017a2/0"):
+        ("claude-opus-5", 538, 530),  # 2.1.219
 }
 
 
@@ -143,3 +166,4 @@ def test_entire_checkpointed_claude_code_sessions_count_what_the_transcript_sums
         calls, *(sum(u.get(k) or 0 for u in usages.values())
                  for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")))
     assert result.files[0].read_within == within
+    assert t.unpriced_requests == 0

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.observe import Observation
-from prefixbench.simulator.provider import SimulatedProvider
-from prefixbench.simulator.wire import Request
+from prefixbench.simulator.provider import SimulatedProvider, Validator
+from prefixbench.simulator.wire import Block, Request
 from prefixbench.workloads.logs.bodydiff import body_diff
 
 
@@ -19,8 +19,41 @@ def replay(requests: Iterable[Request], cache: CacheModel | None = None) -> list
     return provider.observations
 
 
+def reply_in(sent: Request, later: Request) -> tuple[Block, ...]:
+    """The reply to conversation request ``sent`` as ``later`` (the next conversation request)
+    sends it back: its first new message, when ``later`` extends ``sent`` and that message is
+    the assistant's; else none (a log holds requests, not replies)."""
+    messages, before = later.messages, sent.messages
+    if len(messages) > len(before) and messages[: len(before)] == before and messages[len(before)].role == "assistant":
+        return messages[len(before)].blocks
+    return ()
+
+
+def _replies_learned(requests: Iterable[Request], validator: Validator) -> Iterator[tuple[int, Request]]:
+    """``(tick, request)`` in send order, the validator taught the reply to each conversation
+    request before any later request is sent (a strict provider holds replayed reasoning to
+    what the model emitted). The reply is read from the next conversation request, so the
+    requests between the two (compaction calls) wait for it: only they are held, not the log."""
+    last: Request | None = None  # the latest conversation request sent, its reply not yet learned
+    held: list[tuple[int, Request]] = []
+    for tick, request in enumerate(requests):
+        if request.purpose != "conversation":
+            if last is None:
+                yield tick, request
+            else:
+                held.append((tick, request))
+            continue
+        if last is not None:
+            validator.accepted(last, reply_in(last, request))
+            yield from held
+            held.clear()
+        yield tick, request
+        last = request
+    yield from held
+
+
 def replay_labelled(
-    requests: Iterable[Request], cache: CacheModel | None = None
+    requests: Iterable[Request], cache: CacheModel | None = None, validator: Validator | None = None
 ) -> tuple[list[Observation], list[tuple[str, str] | None]]:
     """:func:`replay` and :func:`divergence_labels` in one streamed pass (no request is kept).
 
@@ -28,12 +61,17 @@ def replay_labelled(
     :class:`~prefixbench.simulator.provider.SimulatedProvider`), or with the line before it
     when it opens a conversation: in an interleaved log the line before belongs to another
     session, and a change of effort or system prompt opens a new lane.
+
+    ``validator`` (a strict provider profile, :func:`prefixbench.simulator.validate.make_validator`)
+    refuses requests as ``check --trace --profile`` does: a refused request's observation has
+    status 400 and its reason, never cached tokens.
     """
-    provider = SimulatedProvider(cache=cache)
+    provider = SimulatedProvider(cache=cache, validator=validator)
     labels: list[tuple[str, str] | None] = []
     previous: Request | None = None
     conversation: Request | None = None  # the latest request that is not a compaction call
-    for tick, request in enumerate(requests):
+    sending = enumerate(requests) if validator is None else _replies_learned(requests, validator)
+    for tick, request in sending:
         in_lane = provider.previous_in_lane(request)
         before = in_lane or previous
         observation = provider.send(request, tick)

@@ -234,7 +234,7 @@ def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str
                         pending.append(current / entry.name)
                     elif links is not None and entry.is_symlink() and _is_dir(entry):
                         links.append(current / entry.name)
-                    elif not _is_dir(entry) and not entry.name.startswith("."):
+                    elif not _is_dir(entry) and (not entry.name.startswith(".") or entry.name.endswith(_HIDDEN_LOGS)):
                         if (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
                                 or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
                             found.append((current / entry.name, None))
@@ -250,6 +250,8 @@ def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str
     return sorted(found)
 
 
+#: Hidden files a folder walk still looks at: aider's chat history, ``.aider.chat.history.md`` by default.
+_HIDDEN_LOGS = (".chat.history.md",)
 #: Names a folder walk offers to the formats kept in a binary file (OpenCode's ``opencode.db``);
 #: such a file is a log only when its bytes say so (its ``-wal`` and ``-shm`` files never are).
 _FILE_SUFFIXES = tuple(suffix for fmt in FORMATS.values() for suffix in fmt.file_suffixes)

@@ -26,6 +26,7 @@ from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.simulator.wire import Block, Request
 from prefixbench.workloads.logs.chat_completions import read_recorded
 from prefixbench.workloads.logs.formats import REPLAYS
+from prefixbench.workloads.logs.replay import reply_in
 from prefixbench.workloads.specs.base import SpecResult, Verdict
 from prefixbench.workloads.specs.observed import OBSERVED_SPECS
 
@@ -56,14 +57,9 @@ def read_trace(
 def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ...]:
     """The reply to conversation request ``index``, read from the next conversation request
     that extends it (empty when none does)."""
-    sent = entries[index].request.messages
     for later in entries[index + 1 :]:
-        if later.request.purpose != "conversation":
-            continue
-        messages = later.request.messages
-        if len(messages) > len(sent) and messages[: len(sent)] == sent and messages[len(sent)].role == "assistant":
-            return messages[len(sent)].blocks
-        return ()
+        if later.request.purpose == "conversation":
+            return reply_in(entries[index].request, later.request)
     return ()
 
 

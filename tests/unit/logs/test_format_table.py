@@ -36,7 +36,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 def fixture(name: str) -> Path:
     """The format's fixture: ``<name>.json`` when there is one (a one-object file), else ``<name>.jsonl``."""
     whole = FIXTURES / f"{name}.json"
-    return whole if whole.is_file() else FIXTURES / f"{name}.jsonl"
+    text = FIXTURES / f"{name}.md"  # a log kept as text, not JSON (aider's chat history)
+    return whole if whole.is_file() else text if text.is_file() else FIXTURES / f"{name}.jsonl"
 
 
 def namespaced(file: str, conversation: int, context: str, ids: tuple[int, ...]) -> tuple[int, ...]:
@@ -421,6 +422,36 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="b2#6", source_format=name, done_ms=1791187202000,
                 ),
             ]
+        case "aider":
+            # One call per Tokens line, without times; 'sent' is the whole prompt (hit and write
+            # inside it), counts as aider printed them (3.2k = 3,200). A run printing no cache
+            # count (0.47: streamed, or a provider without cache) reads as cache not reported.
+            first, second = "2025-03-01 10:00:00", "2025-03-02 09:30:00"
+
+            def call(seq: int, line: int, lane: str, model: str, provider: str, usage: Usage, parent: int | None,
+                     blocks: int, events: tuple, head: str) -> TraceRequest:
+                return TraceRequest(
+                    file, line, lane, "main", seq, None, None, provider, model, usage=usage,
+                    prefix=Prefix(head, f"aider:{lane}#{line}", None if parent is None else f"aider:{lane}#{parent}", blocks),
+                    events=events, request_id=f"{lane}#{line}", source_format=name,
+                )
+
+            sonnet, turn = "claude-3-7-sonnet-20250219", (("user_turn", ""),)
+            return [
+                call(0, 26, first, sonnet, "anthropic", Usage(cache_write_5m=2500, uncached=700, output=344), None, 1, turn, f"aider:diff:{sonnet}"),
+                call(1, 33, first, sonnet, "anthropic", Usage(cache_read=9800, cache_write_5m=1100, uncached=1100, output=1200), 26, 2, turn,
+                     f"aider:diff:{sonnet}"),
+                # After /clear the chat starts anew: a chain of its own.
+                call(2, 42, first, sonnet, "anthropic", Usage(cache_read=5000, output=87), None, 1, turn, f"aider:diff:{sonnet}"),
+                call(3, 54, second, "deepseek/deepseek-chat", "deepseek", Usage(uncached=12345, output=678, cache_reported=False), None, 1, turn,
+                     "aider:diff:deepseek/deepseek-chat"),
+                call(4, 64, second, "gpt-4o", "openai", Usage(uncached=2001, output=99, cache_reported=False), 54, 2,
+                     (("model_change", "gpt-4o"), ("user_turn", "")), "aider:diff:gpt-4o"),
+                # Aider 0.75.1 on litellm's Anthropic route: 'sent' (9.0k) counts the 3.0k write twice.
+                call(5, 75, "2025-03-03 18:00:00", "anthropic/claude-3-7-sonnet-20250219", "anthropic",
+                     Usage(cache_read=2000, cache_write_5m=3000, uncached=1000, output=100), None, 1, turn,
+                     "aider:diff:anthropic/claude-3-7-sonnet-20250219"),
+            ]
     raise AssertionError(f"no expected reading for format {name!r}: add one here and fixtures/{name}.jsonl")
 
 
@@ -487,6 +518,9 @@ def test_detector(name: str) -> None:
     records as decisively."""
     assert detect_format(fixture(name)) is FORMATS[name]
     fmt = FORMATS[name]
+    if fixture(name).suffix == ".md":  # text told by its content as a whole: no JSON record in it
+        assert fmt.detect_file is not None and fmt.detect_file(fixture(name))
+        return
     for record in iter_records(fixture(name)):
         own = fmt.detect(record.value)
         assert own is not None, f"{name}:{record.line} not recognised by its own detector"
@@ -529,7 +563,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
             "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
-        "Continue session or Trae Agent trajectory); "
+        "aider chat history, Continue session or Trae Agent trajectory); "
         "audit reads only these"
     )
 

@@ -299,3 +299,42 @@ def test_a_window_some_series_did_not_run_at_keeps_no_empty_slots_for_them():
     assert hi - ticks[1] < 2 * width  # no room kept for the four series that did not run at 128k
     assert fig.get_size_inches()[0] < 1.6 * 2 * 6 / 2  # narrower than six slots at each window
     plt.close(fig)
+
+
+def _strokes_of(hatch: str | None) -> frozenset[str]:
+    # What a hatch draws: "xx" is "//" and "\\" over each other, "++" is "||" and "--".
+    drawn = {"x": "/\\", "+": "|-"}
+    return frozenset("".join(drawn.get(c, c) for c in hatch or ""))
+
+
+def test_every_variant_of_a_grid_keeps_its_own_hatch_in_the_bars_and_the_legend():
+    # Before: the hatches cycled after six variants; the grid example's two sweeps (seed-coding
+    # beside thinking-tools x 3 engines x 2 caches: 7 variants) drew seed-coding/checkpoint and
+    # thinking-tools/user-tail/deepseek with the same (empty) hatch, on the bars and in the legend.
+    engines = [f"engine-{e}" for e in range(9)]
+    frame = pd.DataFrame(
+        [(32_000, engine, preset, [0.5 + 0.05 * e]) for e, engine in enumerate(engines) for preset in ("legacy", "patched")],
+        columns=["window", "engine", "preset", "summary_hit_ratio"],
+    )
+    fig = hit_rate_figure(frame)
+    handles = [h for legend in fig.legends for h in legend.legend_handles]
+    labels = [h.get_label() for h in handles]
+    assert len(labels) == len(set(labels)) == 2 + len(engines)  # no entry twice
+    looks = [(tuple(np.round(h.get_facecolor(), 3)), _strokes_of(h.get_hatch())) for h in handles]
+    assert len(set(looks)) == len(looks)  # no two entries drawn alike
+    hatch_of = {h.get_label(): _strokes_of(h.get_hatch()) for h in handles}
+    bars = [p for p in fig.axes[0].patches if p.get_height() > 0]
+    assert len(bars) == 2 * len(engines)
+    # Each bar: its preset's colour and its engine's legend hatch; no two bars drawn alike.
+    bar_looks = [(tuple(np.round(p.get_facecolor(), 3)), _strokes_of(p.get_hatch())) for p in bars]
+    assert len(set(bar_looks)) == len(bars)
+    assert {look[1] for look in bar_looks} == {hatch_of[e] for e in engines}
+    plt.close(fig)
+
+
+def test_variant_hatches_never_repeat_a_pattern():
+    from prefixbench.reports.charts import ENGINE_HATCHES, variant_hatches
+
+    hatches = variant_hatches(300)
+    assert hatches[: len(ENGINE_HATCHES)] == list(ENGINE_HATCHES)  # the first six as they were
+    assert len({(_strokes_of(h), len(h) // max(1, len(_strokes_of(h)))) for h in hatches}) == 300

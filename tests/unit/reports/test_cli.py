@@ -48,6 +48,39 @@ def test_sweep_prints_the_table_and_writes_every_output(tmp_path, capsys):
     assert "diverged at tools @ byte 0: cold-start" in html
 
 
+def test_the_report_page_of_several_seeds_shows_every_seed_and_names_the_one_it_draws(tmp_path, capsys):
+    # Before: report.html drew the lowest seed's runs only, with one line in "What ran" that said
+    # so; nothing on the page said what the other seeds did. Now it opens with the across-seeds
+    # table of report.md (median [min..max], the seed count) and each section below names its seed.
+    assert main([*SMALL, "--seeds", "1,2,3", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    html = (tmp_path / "report.html").read_text()
+    page = html.split('<script type="application/json"')[0]
+    assert "<h2>Across 3 seeds</h2>" in page
+    assert "2 configurations x 3 seeds at 32k; seed 1 drawn" in page
+    for heading in ("Runs", "Summary-call hit rate", "Requests over time"):
+        assert f"<h2>{heading} (seed 1)</h2>" in page
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    across = page.split("<h2>Across 3 seeds</h2>")[1].split("</table>")[0]
+    for preset in ("legacy", "patched"):
+        totals = sorted(runs.loc[runs["preset"] == preset, "session_uncached_tokens"])
+        median, lo, hi = (f"{int(v):,}" for v in (totals[1], totals[0], totals[2]))
+        assert f"{median} [{lo}..{hi}]" in across, preset  # every seed, not seed 1's figure alone
+    assert "<td class=\"n\">3</td>" in across  # the seed count
+
+
+def test_report_md_explains_the_400s_column_only_where_it_has_one(tmp_path, capsys):
+    # Before: every report.md explained "*400s*" under its table, a lenient sweep's too, whose
+    # table has no such column.
+    assert main([*SMALL, "--out", str(tmp_path / "lenient")]) == 0
+    report = (tmp_path / "lenient" / "report.md").read_text()
+    assert "| 400s |" not in report and "*400s*" not in report
+    assert main([*SMALL, "--seeds", "0,1", "--profile", "deepseek-relay", "--out", str(tmp_path / "strict")]) == 0
+    report = (tmp_path / "strict" / "report.md").read_text()
+    assert "| 400s |" in report and "*400s* counts requests the provider profile rejected" in report
+    capsys.readouterr()
+
+
 def test_two_sweeps_are_byte_identical(tmp_path, capsys):
     a, b = tmp_path / "a", tmp_path / "b"
     assert main([*SMALL, "--out", str(a), "--format", "json"]) == 0
@@ -382,7 +415,7 @@ def test_an_option_several_commands_share_is_described_alike(capsys, monkeypatch
     monkeypatch.setenv("COLUMNS", "2000")  # argparse wraps at hyphens too
     for command, option in (("sweep", "--windows"), ("check", "--windows"), ("bench", "--windows"), ("record", "--window")):
         assert "k = 1,000 and m = 1,000,000 tokens" in _option_help(capsys, command, option), command
-    for command in ("sweep", "check", "bench", "record"):
+    for command in ("sweep", "check", "bench", "record", "replay"):
         assert "|".join(PROFILES) in _option_help(capsys, command, "--profile"), command
     for command in ("sweep", "bench"):
         assert "0-16 (inclusive), 0,3,5 or a mix" in _option_help(capsys, command, "--seeds"), command

@@ -289,6 +289,131 @@ def test_anthropic_sonnet_5_and_5_5_and_haiku_5_5():
     assert cost_of(make_observation(150_000, 100_000, 0, output=1_000), haiku).total == D("0.0325")
 
 
+def test_anthropic_fable_and_mythos_5_and_5_1():
+    # The pricing page's table: 10 / 12.50 (5 m) / 20 (1 h) / 50 for all four; a hit is 1 on
+    # Fable 5 and Mythos 5, 0.25 on 5.1. Claude Code 2.1.205 to 2.1.237 transcripts name
+    # claude-fable-5, which the audit left unpriced.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    five = (D("0.05"), D("0.02"), D("0.35"), D("0.05"), D("0.47"))
+    for model in ("claude-fable-5", "claude-mythos-5"):
+        assert parts(cost_of(obs, get_price(model))) == five
+    for model in ("claude-fable-5-1", "claude-mythos-5-1"):
+        assert cost_of(obs, get_price(model)).cache_read == D("0.005")
+    # On Bedrock, as the other Claude 5 models: the list price (inferred), a profile resolving to it.
+    assert get_price("global.anthropic.claude-fable-5").rates == get_price("claude-fable-5").rates
+
+
+def test_anthropic_fable_and_mythos_5_2():
+    # Released 2026-11-09 at 8 / 0.20 hit / 10 (5 m) / 16 (1 h) / 40, below Fable 5.1; the
+    # audit left both unpriced before these rows.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    assert parts(cost_of(obs, get_price("claude-fable-5-2"))) == (
+        D("0.04"), D("0.004"), D("0.28"), D("0.04"), D("0.364")
+    )
+    # Mythos 5.2, the same model by invitation, at the same prices.
+    assert get_price("claude-mythos-5-2").rates == get_price("claude-fable-5-2").rates
+
+
+def test_anthropic_opus_5_5_reads_at_0_05x_as_its_model_page_says():
+    # The model page: 4 / 20, writes 5 (5 m) and 8 (1 h), a cache read 0.20 (0.05x, not the
+    # usual 0.1x the row had assumed); fast mode is twice every part.
+    obs = make_observation(50_000, 20_000, 25_000, written_long=5_000, output=1_000)
+    assert parts(cost_of(obs, get_price("claude-opus-5-5"))) == (
+        D("0.02"), D("0.004"), D("0.14"), D("0.02"), D("0.184")
+    )
+    assert get_price("claude-opus-5-5", speed="fast").rates.cache_read == D("0.40")
+
+
+def test_openai_gpt_6_family_with_writes_and_the_272k_tier():
+    # GPT-6 Astra / Sol / Luna (2026-09), 6.1 Sol and 6.2 Astra / Sol (2026-11): writes bill
+    # 1.25x input, and over 272K input tokens input and cache double, output 1.5x.
+    short = make_observation(100_000, 60_000, 10_000, output=2_000)
+    assert parts(cost_of(short, get_price("gpt-6.1-sol"))) == (
+        D("0.06"), D("0.006"), D("0.025"), D("0.02"), D("0.111")
+    )
+    assert cost_of(short, get_price("gpt-6.2-sol")).total == D("0.111")
+    assert cost_of(short, get_price("gpt-6-sol")).cache_read == D("0.012")
+    assert cost_of(short, get_price("gpt-6-luna")).total == D("0.00585")
+    assert cost_of(short, get_price("gpt-6-astra")).total == D("0.585")
+    assert cost_of(short, get_price("gpt-6.2-astra")).total == D("0.444")
+    long = make_observation(300_000, 200_000, 50_000, output=1_000)
+    assert parts(cost_of(long, get_price("openai/gpt-6.2-sol"))) == (
+        D("0.20"), D("0.04"), D("0.25"), D("0.015"), D("0.505")
+    )
+
+
+def test_openai_gpt_5_1_codex_max():
+    # Codex logs name it (190 of 2,076 requests unpriced in BearTDK6/ba-pro's sessions): priced as gpt-5.1-codex.
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, get_price("gpt-5.1-codex-max")).total == D("0.0775")
+
+
+def test_openai_gpt_5_4_mini_and_nano():
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, get_price("gpt-5.4-mini")).total == D("0.0435")
+    assert cost_of(obs, get_price("gpt-5.4-nano-2026-03-17")).total == D("0.0117")
+
+
+def test_gemini_3_5_3_8_and_3_1_flash_lite():
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert parts(cost_of(obs, get_price("gemini-3.5-flash"))) == (
+        D("0.06"), D("0.009"), D("0"), D("0.018"), D("0.087")
+    )
+    assert cost_of(obs, get_price("gemini-3.5-flash-lite")).total == D("0.0188")
+    # The GA id and the preview id gemini-cli still sends are one price row.
+    assert cost_of(obs, get_price("gemini-3.1-flash-lite-preview")).total == D("0.0145")
+    assert get_price("models/gemini-3.1-flash-lite").rates == get_price("gemini-3.1-flash-lite-preview").rates
+    # Gemini 3.8 Flash: half price through 2026-12-31, list price from 2027-01-01.
+    assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2026-12-05")).total == D("0.042")
+    assert cost_of(obs, get_price("gemini-3.8-flash", as_of="2027-01-01")).total == D("0.084")
+    # Gemini 3.7 Flash: the same half price, through 2027-12-31.
+    assert cost_of(obs, get_price("gemini-3.7-flash", as_of="2027-06-01")).total == D("0.042")
+    assert cost_of(obs, get_price("gemini-3.7-flash", as_of="2028-01-01")).total == D("0.084")
+
+
+def test_minimax_m2_5_and_highspeed():
+    # OpenClaw homes log both (all 434 requests of Ccccx/openclaw-bak unpriced before).
+    obs = make_observation(100_000, 60_000, 10_000, output=2_000)
+    assert parts(cost_of(obs, get_price("MiniMax-M2.5"))) == (
+        D("0.009"), D("0.0018"), D("0.00375"), D("0.0024"), D("0.01695")
+    )
+    assert cost_of(obs, get_price("MiniMax-M2.5-highspeed")).total == D("0.02835")
+
+
+def test_qwen3_8_max_one_tier_with_implicit_and_explicit_reads():
+    # 2 / 6 up to 1M tokens at one price; implicit reads 0.2x, explicit reads 0.1x, writes 1.25x.
+    row = get_price("qwen3.8-max")
+    assert (row.rates.cache_read, row.rates.explicit_read, row.rates.cache_write) == (D("0.40"), D("0.20"), D("2.50"))
+    assert row.long_tier is None
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, row).total == D("0.116")
+
+
+def test_glm_5_3_kimi_k3_and_grok_4_7():
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    assert cost_of(obs, get_price("z-ai/glm-5.3")).total == D("0.0804")
+    assert cost_of(obs, get_price("kimi-k3")).total == D("0.168")
+    assert cost_of(obs, get_price("kimi-k2.7-code")).total == D("0.0574")
+    assert cost_of(obs, get_price("grok-4.7")).total == D("0.122")
+    # Over 200K prompt tokens every part of a Grok 4.7 request bills at 2x.
+    long = make_observation(250_000, 100_000, 0, output=1_000)
+    assert cost_of(long, get_price("grok-4.7")).total == D("0.712")
+
+
+def test_bedrock_ids_of_the_5_5_models_and_fable_5_1():
+    # Bedrock logs name them by their model pages' Bedrock ids, behind an inference profile: each
+    # is Anthropic's list price (inferred, as the other Claude 5 rows there), bands and dates included.
+    for bedrock, anthropic in (
+        ("global.anthropic.claude-opus-5-5", "claude-opus-5-5"),
+        ("us.anthropic.claude-fable-5-1", "claude-fable-5-1"),
+        ("eu.anthropic.claude-sonnet-5-5", "claude-sonnet-5-5"),
+        ("anthropic.claude-haiku-5-5", "claude-haiku-5-5"),
+    ):
+        assert get_price(bedrock).rates == get_price(anthropic).rates, bedrock
+        assert get_price(bedrock).long_tier == get_price(anthropic).long_tier, bedrock
+    assert get_price("anthropic.claude-sonnet-5-5", as_of="2026-10-01").rates.cache_read == D("0.20")
+
+
 def test_bedrock_ids_of_newer_claude_models():
     # A profile and a version suffix resolve to the Bedrock row, at Anthropic's list price.
     assert get_price("global.anthropic.claude-sonnet-5").rates == get_price("claude-sonnet-5").rates

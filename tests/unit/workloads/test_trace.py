@@ -438,13 +438,15 @@ def test_a_zstd_request_log_is_named_compressed(tmp_path, capsys, argv):
 
 
 def test_record_says_how_many_requests_its_profile_refused(tmp_path, capsys):
-    """The log holds every request as sent, the refused ones too; replay has no profile and
-    counts them as uncached, so the line that says what was written names them."""
+    """The log holds every request as sent, the refused ones too; replay without the same
+    --profile replays them as accepted, so the line that says what was written names them, and
+    the two commands that tell them apart."""
     argv = ["record", str(tmp_path / "r.jsonl"), "--workload", "thinking-tools", "--engine", "ranges",
             "--preset", "legacy", "--profile", "deepseek-relay", "--window", "32k"]
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert err.strip() == (f"wrote {tmp_path / 'r.jsonl'}: 171 requests (ranges/legacy, thinking-tools at 32,000 tokens); "
-                           "deepseek-relay refused 63 of them (HTTP 400, never cached): check --trace --profile deepseek-relay names them")
+                           "deepseek-relay refused 63 of them (HTTP 400, never cached): check --trace --profile deepseek-relay and "
+                           "replay --profile deepseek-relay name them")
     assert main(["record", str(tmp_path / "p.jsonl"), "--window", "32k"]) == 0
     assert "refused" not in capsys.readouterr().err

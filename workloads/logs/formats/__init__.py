@@ -23,6 +23,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.logs.formats import (
     agent_traces,
+    aider,
     amp,
     anthropic_bodies,
     chat_completions,
@@ -97,6 +98,7 @@ FORMATS: dict[str, LogFormat] = {
         openhands_completions.FORMAT,
         zed.FORMAT,
         copilot_cli.FORMAT,
+        aider.FORMAT,
         continue_cli.FORMAT,
         trae_agent.FORMAT,
     )
@@ -394,7 +396,7 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
     binary = file_format(path)
     if binary is not None:
         if binary is not fmt or fmt.read_file is None:
-            raise UserError(f"{path}: a database of the {binary.name} format read as {fmt.name} (--input {binary.name} reads it)")
+            raise UserError(f"{path}: {noun_a(binary.noun)} read as {fmt.name} (--input {binary.name} reads it)")
         return _timed(fmt.read_file(path, ctx))
     torn: list[int] = []
     try:

@@ -1,0 +1,111 @@
+"""Aider's chat history: any history aider could write reads to its Tokens lines' sums (as
+printed), and any mutation of one is read or refused in one line naming the file, never a crash."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.aider import OUTSIDE_BEFORE, doubled
+from prefixbench.workloads.logs.formats.base import ImportContext
+
+
+def _examples(default: int) -> int:
+    import os
+
+    return int(os.environ.get("PREFIXBENCH_FUZZ_EXAMPLES") or default)
+
+
+def printed(count: int, exact: bool) -> str:
+    """A count as aider prints it: with commas before 0.51, else rounded as its format_tokens does."""
+    if exact:
+        return f"{count:,}"
+    if count < 1000:
+        return str(count)
+    if count < 10000:
+        return f"{count / 1000:.1f}k"
+    return f"{round(count / 1000)}k"
+
+
+def parsed(text: str) -> int:
+    return round(float(text[:-1]) * 1000) if text.endswith("k") else int(text.replace(",", ""))
+
+
+COUNT = st.integers(0, 300_000)
+CALL = st.tuples(COUNT, COUNT, COUNT, st.integers(0, 20_000))  # uncached, write, hit, received
+RUN = st.tuples(
+    st.sampled_from([None, "0.47.0", "0.62.0", "0.75.1", "0.86.1"]),  # the version announced
+    st.sampled_from(["claude-3-5-sonnet-20240620", "deepseek/deepseek-chat", "gpt-4o", "openrouter/x/y", "gemini/gemini-2.5-pro"]),
+    st.booleans(),  # exact counts (aider before 0.51)
+    st.lists(CALL, min_size=0, max_size=5),
+)
+
+
+def history(runs: list) -> tuple[str, list[tuple[int, int, int, int, bool]]]:
+    """The file, and each call's printed (sent, write, hit, received) and whether its run prints a cache count."""
+    text, calls = "", []
+    for n, (version, model, exact, run_calls) in enumerate(runs):
+        announced = f"> Aider v{version}  \n" if version else ""
+        text += f"\n# aider chat started at 2025-01-01 00:00:{n % 60:02d}\n\n{announced}> Main model: {model} with diff edit format  \n\n"
+        number = tuple(int(p) for p in version.split(".")) if version else None
+        twice = doubled(number, model)
+        outside = number is not None and number < OUTSIDE_BEFORE  # its cache counts are outside 'sent'
+        reports = not exact and any(w or h for _, w, h, _ in run_calls)
+        for uncached, write, hit, received in run_calls:
+            if exact:
+                write = hit = 0
+            parts = [f"{printed(uncached + write + hit, exact)} sent"]
+            if write:
+                parts.append(f"{printed(write, exact)} cache write")
+            if hit:
+                parts.append(f"{printed(hit, exact)} cache hit")
+            parts.append(f"{printed(received, exact)} received.")
+            text += f"#### do it  \n\nDone.\n\n> Tokens: {', '.join(parts)} Cost: $0.01 message, $0.02 session.  \n\n"
+            calls.append((parsed(printed(uncached + write + hit, exact)), parsed(printed(write, exact)), parsed(printed(hit, exact)),
+                          parsed(printed(received, exact)), reports, twice, outside))
+    return text, calls
+
+
+@settings(max_examples=_examples(150), deadline=None)
+@given(st.lists(RUN, min_size=1, max_size=4))
+def test_a_history_reads_to_its_tokens_lines_sums(runs) -> None:
+    text, calls = history(runs)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / ".aider.chat.history.md"
+        path.write_text(text)
+        assert detect_format(path) is FORMATS["aider"]
+        requests, summary = import_file(path, FORMATS["aider"], ImportContext())
+    assert len(requests) == summary.requests == len(calls)
+    for request, (sent, write, hit, received, reports, (hit_twice, write_twice), outside) in zip(requests, calls):
+        usage = request.usage
+        assert usage.output == received and request.sent_ms is None
+        if reports:
+            prompt = sent - (hit if hit_twice else 0) - (write if write_twice else 0)  # what aider counted twice, once
+            prompt += hit + write if outside else 0
+            assert (usage.cache_read, usage.cache_write_5m, usage.uncached) == (hit, write, max(0, prompt - hit - write))
+        else:
+            assert not usage.cache_reported and usage.uncached == sent and usage.cache_read == usage.cache_write == 0
+
+
+@settings(max_examples=_examples(150), deadline=None)
+@given(st.lists(RUN, min_size=1, max_size=3), st.data())
+def test_a_mutated_history_is_read_or_refused_in_one_line(runs, data) -> None:
+    text, _ = history(runs)
+    at = data.draw(st.integers(0, len(text)), label="at")
+    cut = data.draw(st.integers(0, 12), label="cut")
+    insert = data.draw(st.text(alphabet="0123456789k,.> #\n:xTokens", max_size=8), label="insert")
+    mutated = text[:at] + insert + text[at + cut:]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "h.md"
+        path.write_text(mutated)
+        try:
+            requests, _ = import_file(path, detect_format(path), ImportContext())
+        except UserError as exc:
+            message = str(exc)
+            assert message.startswith(str(path)) and "\n" not in message
+            return
+    assert all(r.usage is not None and r.usage.prompt >= 0 for r in requests)

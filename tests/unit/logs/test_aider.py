@@ -1,0 +1,218 @@
+"""Aider's chat history: detection by content, totals field by field, the reading stated, bad
+input in one line, and aider's other logs refused."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.cli import main
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats.aider import ANALYTICS, LLM_HISTORY
+from prefixbench.workloads.logs.sources import find_log_files
+from prefixbench.simulator.usage import Usage
+
+FIXTURE = Path(__file__).parent / "fixtures" / "aider.md"
+AIDER = FORMATS["aider"]
+
+
+def read(path: Path):
+    return import_file(path, detect_format(path), ImportContext())
+
+
+@pytest.mark.parametrize("name", ["notes.md", "history.txt", "chat"])
+def test_a_chat_history_is_told_by_its_content_under_any_name(tmp_path: Path, name: str) -> None:
+    log = tmp_path / name
+    shutil.copy(FIXTURE, log)
+    assert detect_format(log) is AIDER
+
+
+def test_a_folder_walk_picks_the_hidden_chat_history_up_and_no_other_markdown(tmp_path: Path) -> None:
+    shutil.copy(FIXTURE, tmp_path / ".aider.chat.history.md")
+    (tmp_path / "README.md").write_text("# a project\n\nnot a log\n")
+    (tmp_path / ".notes.md").write_text("hidden, not aider's\n")
+    found = [(p.name, why) for p, why in find_log_files([tmp_path])]
+    assert (".aider.chat.history.md", None) in found
+    assert all(name != ".notes.md" for name, _ in found)
+    assert ("README.md", None) not in found
+
+
+def test_the_totals_are_the_tokens_lines_sums_field_by_field() -> None:
+    requests, summary = read(FIXTURE)
+    assert summary.requests == len(requests) == 6  # one per Tokens line
+    total = lambda field: sum(getattr(r.usage, field) for r in requests)  # noqa: E731
+    # By hand from the fixture: 3.2k/2.5k w/344, 12k/1.1k w/9.8k h/1.2k, 5.0k/5.0k h/87, 12,345/678, 2,001/99,
+    # and aider 0.75.1's 9.0k/3.0k w/2.0k h/100, whose 'sent' counts the write twice.
+    assert total("cache_read") == 9800 + 5000 + 2000
+    assert total("cache_write_5m") == 2500 + 1100 + 3000
+    assert total("cache_write_1h") == 0
+    assert total("uncached") == (3200 - 2500) + (12000 - 1100 - 9800) + 0 + 12345 + 2001 + (9000 - 2 * 3000 - 2000)
+    assert total("output") == 344 + 1200 + 87 + 678 + 99 + 100
+    # The prompt is 'sent', hit and write inside it (less the write counted twice).
+    assert [r.usage.prompt for r in requests] == [3200, 12000, 5000, 12345, 2001, 9000 - 3000]
+    assert all(r.sent_ms is None and r.ready_ms is None for r in requests)
+    assert [r.usage.cache_reported for r in requests] == [True, True, True, False, False, True]
+
+
+def test_the_notes_state_the_reading_the_rounding_and_the_missing_clock() -> None:
+    notes = " | ".join(read(FIXTURE)[1].notes)
+    assert "no time per call" in notes and "no TTL expiry is judged" in notes
+    assert "'sent' is the whole prompt, cache write and cache hit inside it" in notes
+    assert "4 Tokens line(s) print rounded counts" in notes
+    assert "1 call(s) of aider 0.61 to 0.81.2 through litellm's Anthropic route" in notes
+    assert "2 call(s) in runs that print no cache count" in notes
+
+
+def _run(body: str, start: str = "2025-05-01 08:00:00") -> str:
+    return f"\n# aider chat started at {start}\n\n{body}"
+
+
+def test_architect_mode_reads_the_editor_calls_in_a_lane_of_their_own(tmp_path: Path) -> None:
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Main model: claude-sonnet-4-20250514 with architect edit format, prompt cache  \n"
+        "> Editor model: claude-3-5-haiku-20241022 with editor-diff edit format  \n\n"
+        "#### plan it  \n\nThe plan.\n\n> Tokens: 4.0k sent, 4.0k cache write, 100 received.  \n"
+        "> Edit the files? (Y)es/(N)o [Yes]: y  \n\nThe edit.\n\n> Tokens: 1.5k sent, 1.5k cache write, 50 received.  \n"
+        "\nThe fix.\n\n> Tokens: 1.7k sent, 1.5k cache hit, 40 received.  \n"
+        "#### again  \n\nMore.\n\n> Tokens: 4.3k sent, 4.0k cache hit, 80 received.  \n"
+    ))
+    requests, _ = read(log)
+    assert [(r.model, r.lane_kind) for r in requests] == [
+        ("claude-sonnet-4-20250514", "main"), ("claude-3-5-haiku-20241022", "subagent"),
+        ("claude-3-5-haiku-20241022", "subagent"), ("claude-sonnet-4-20250514", "main"),
+    ]
+    assert requests[1].prefix.parent is None and requests[2].prefix.parent == requests[1].prefix.node
+    assert requests[3].prefix.parent == requests[0].prefix.node
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "says"),
+    [
+        ("#### hi  \n\nHello.\n\n> Tokens: 1.2k sent, 3 recieved.  \n", 8, "a Tokens line aider does not write"),
+        ("#### hi  \n\nHello.\n\n> Tokens: 1.2x sent, 3 received.  \n", 8, "a Tokens line aider does not write"),
+    ],
+)
+def test_a_mutated_tokens_line_is_one_line_naming_it_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int, says: str) -> None:
+    log = tmp_path / "h.md"
+    log.write_text(_run(body))
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: {log}:{line}: {says}") or f"{log}:{line}: {says}" in err
+    assert "\n" not in err and "Traceback" not in err
+
+
+def test_a_run_start_without_its_time_is_refused_naming_the_line(tmp_path: Path) -> None:
+    log = tmp_path / "h.md"
+    log.write_text(_run("#### hi  \n") + "\n# aider chat started at yesterday\n")
+    with pytest.raises(UserError, match=rf"^{log}:6: a run's first line without its time"):
+        read(log)
+
+
+def test_markdown_that_is_not_aider_s_is_no_format(tmp_path: Path) -> None:
+    log = tmp_path / "README.md"
+    log.write_text("# a project\n\n> Tokens: 1k sent, 2 received.\n")
+    with pytest.raises(UserError, match=rf"^{log}:1: not a JSON log"):
+        detect_format(log)
+
+
+def test_the_llm_history_is_refused_saying_what_it_keeps(tmp_path: Path) -> None:
+    log = tmp_path / ".aider.llm.history"
+    log.write_text("TO LLM 2025-05-01T08:00:01\n-------\nSYSTEM Act as an expert\n\nLLM RESPONSE 2025-05-01T08:00:09\nASSISTANT ok\n")
+    with pytest.raises(UserError) as caught:
+        detect_format(log)
+    assert str(caught.value) == f"{log}:1: {LLM_HISTORY}"
+
+
+def test_the_analytics_log_is_refused_saying_what_it_keeps(tmp_path: Path) -> None:
+    log = tmp_path / "analytics.jsonl"
+    event = {"event": "message_send", "properties": {"main_model": "gpt-4o", "prompt_tokens": 1200, "completion_tokens": 30,
+                                                     "total_tokens": 1230, "cost": 0.01}, "user_id": "u1", "time": 1746086400}
+    log.write_text(json.dumps({"event": "launched", "properties": {}, "user_id": "u1", "time": 1746086399}) + "\n" + json.dumps(event) + "\n")
+    with pytest.raises(UserError) as caught:
+        read(log)
+    assert str(caught.value) == f"{log}:1: {ANALYTICS}"
+
+
+def test_a_history_of_no_tokens_line_reads_no_call_and_says_why(tmp_path: Path) -> None:
+    log = tmp_path / "h.md"
+    log.write_text(_run("> Aider v0.86.1  \n> Main model: gpt-4o with diff edit format  \n\n#### /add x.py  \n"))
+    requests, summary = read(log)
+    assert requests == [] and summary.notes[0].startswith("no call read from h.md: no 'Tokens:' line in its 1 run(s)")
+
+
+@pytest.mark.parametrize(
+    ("version", "model", "twice"),
+    [
+        ((0, 59, 1), "claude-3-5-sonnet-20240620", (False, False)),  # aider summed litellm's input-only prompt
+        ((0, 62, 0), "claude-3-5-sonnet-20240620", (True, True)),  # hit twice: aider 0.63's own fix
+        ((0, 63, 0), "anthropic/claude-3-5-sonnet-20241022", (False, True)),
+        ((0, 81, 2), "claude-3-7-sonnet-20250219", (False, True)),  # litellm 1.65.3
+        ((0, 81, 3), "claude-3-7-sonnet-20250219", (False, False)),  # litellm 1.65.7: the read only
+        ((0, 75, 1), "openrouter/anthropic/claude-3.7-sonnet", (False, False)),  # not litellm's Anthropic route
+        ((0, 75, 1), "deepseek/deepseek-chat", (False, False)),
+        (None, "claude-3-7-sonnet-20250219", (False, False)),  # no version named: read as aider means it
+    ],
+)
+def test_what_sent_counts_twice_follows_the_aider_version_and_route(version, model, twice) -> None:
+    from prefixbench.workloads.logs.formats.aider import doubled
+
+    assert doubled(version, model) == twice
+
+
+def test_august_2024_development_versions_print_their_cache_counts_outside_sent(tmp_path: Path) -> None:
+    """Aider 0.50.2-dev (in aider's own tests/fixtures/chat-history.md): '492 sent, 1,278 cached'
+    (the hit outside 'sent', no write printed), then 'cache write' and 'cache hit' labels still
+    outside 'sent' ('194 sent, 9,474 cache write'); 0.51.0 put them inside."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Aider v0.50.2-dev  \n> Main model: anthropic/claude-3-haiku-20240307 with whole edit format, caching, infinite output  \n\n"
+        "#### hi  \n\nHello.\n\n> Tokens: 492 sent, 1,278 cached, 72 received. Cost: $0.0026 message, $0.0026 session.  \n"
+    ) + _run(
+        "> Aider v0.50.2-dev  \n> Main model: anthropic/claude-3-haiku-20240307 with whole edit format, prompt cache, infinite output  \n\n"
+        "#### hi  \n\nHello.\n\n> Tokens: 194 sent, 9,474 cache write, 7 received. Cost: $0.0000088 message, $0.0000088 session.  \n"
+        "#### hi  \n\nHello.\n\n> Tokens: 194 sent, 9,474 cache hit, 7 received, cache costs not included. Cost: $0.00029 message, $0.00029 session.  \n",
+        start="2025-05-01 08:10:00",
+    ))
+    requests, summary = read(log)
+    assert [r.usage for r in requests] == [
+        Usage(cache_read=1278, uncached=492, output=72, writes_reported=False),
+        Usage(cache_write_5m=9474, uncached=194, output=7),
+        Usage(cache_read=9474, uncached=194, output=7),
+    ]
+    assert any(note.startswith("3 call(s) of aider's development versions before 0.51.0") for note in summary.notes)
+
+
+def test_a_history_under_aider_s_name_whose_head_was_cut_is_read_from_its_first_run(tmp_path: Path) -> None:
+    body = "-*- mode: fundamental -*-\n> isort....Passed  \n> Tokens: 1,000 sent, 10 received.  \n" + FIXTURE.read_text()
+    named = tmp_path / "x.chat.history.md"
+    named.write_text(body)
+    requests, summary = read(named)
+    assert len(requests) == 6 and summary.skipped == ((3, "a Tokens line before the file's first run ('# aider chat started at'): "
+                                                         "its model unknown, not read"),)
+    assert summary.notes[-1] == "3 line(s) of text before the file's first run ('# aider chat started at'): not read (its head cut or edited)"
+    other = tmp_path / "x.md"  # under another name, its content alone decides: not aider's
+    other.write_text(body)
+    with pytest.raises(UserError, match="not a JSON log"):
+        detect_format(other)
+
+
+def test_inside_a_reply_s_code_block_lines_shaped_like_aider_s_are_the_reply_s(tmp_path: Path) -> None:
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Main model: gpt-4o with diff edit format  \n\n#### show me the history format  \n\nHere:\n\n```\n"
+        "# aider chat started at {current_time}\n#### a user line\n> Tokens: {sent} sent, {received} received.\n"
+        "> Main model: other-model with whole edit format\n```\n\n> Tokens: 1,200 sent, 80 received.  \n"
+    ))
+    requests, _ = read(log)
+    assert [(r.model, r.usage.prompt, r.usage.output) for r in requests] == [("gpt-4o", 1200, 80)]
+
+
+def test_a_chat_history_read_as_another_format_names_itself_and_the_input_that_reads_it() -> None:
+    with pytest.raises(UserError) as caught:
+        import_file(FIXTURE, FORMATS["codex"], ImportContext())
+    assert str(caught.value) == f"{FIXTURE}: an aider chat history read as codex (--input aider reads it)"  # (it said "a database")

@@ -1,0 +1,496 @@
+"""Aider's chat history (``.aider.chat.history.md``, or the file ``--chat-history-file`` names).
+
+Aider (Aider-AI/aider) appends everything it shows to this Markdown file (``io.py``
+``append_chat_history``): each run starts with ``# aider chat started at YYYY-MM-DD HH:MM:SS``,
+the user's input is written as ``#### `` lines, aider's own output as ``> `` lines (blockquoted,
+ending in two spaces), the model's reply as plain text. After each message sent to the model,
+aider writes its usage report (``base_coder.py`` ``calculate_and_show_tokens_and_cost``):
+
+* ``> Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received. Cost: $0.01 message,
+  $0.02 session.`` from aider 0.51 (August 2024) on; ``cache write`` and ``cache hit`` are left
+  out where they are 0, and where both are there the ``Cost:`` part is on the next line;
+* ``> Tokens: 12,345 sent, 678 received. Cost: $0.01 message, $0.02 session.`` in aider 0.48 to
+  0.50 (exact counts), ``Cost: $0.012345 request, ...`` in 0.46 and 0.47; no ``Cost:`` part for a
+  model aider has no price for;
+* the development versions of August 2024 (0.50.x-dev, as aider's own
+  ``tests/fixtures/chat-history.md`` keeps them): ``492 sent, 1,278 cached, 72 received``, then
+  ``cache write`` and ``cache hit``, exact, sometimes with ``, cache costs not included``.
+
+How the counts read (aider's own code):
+
+* Before 0.51.0 (those development versions) the cache counts are outside ``sent`` (litellm's
+  Anthropic prompt tokens, then the uncached input, and aider added nothing): the prompt is
+  ``sent`` + hit + write; a run printing ``N cached`` prints no write (unknown, inside the
+  uncached part).
+* From 0.51.0 ``sent`` is meant as the whole prompt: aider adds the cache write to the prompt tokens litellm
+  reports (and, in aider 0.51 to 0.62, the cache hit too). It is read as cache hit + cache write
+  + uncached, ``uncached = sent - hit - write`` (at least 0: rounding can make the parts exceed
+  the whole); ``received`` is the output. DeepSeek's ``prompt_cache_hit_tokens`` is the hit.
+* On litellm's Anthropic route (``claude-*``, ``anthropic/*`` models) litellm's prompt tokens
+  held the write and the hit from about 1.51 to 1.65.3 (the hit only from 1.65.7): aider 0.63.0
+  to 0.81.2 (litellm 1.51.2 to 1.65.3) count the write twice in ``sent``, aider 0.61 and 0.62 the
+  hit and the write twice (aider 0.63's "Remove double-counting of cached tokens"). A run's
+  ``> Aider vX.Y.Z`` line names its version: such a call is read with each counted once
+  (:data:`DOUBLED`); a run naming no version is read as aider means ``sent``.
+* Counts of 1,000 and more are rounded as aider prints them (``format_tokens``: ``3.2k`` to the
+  hundred below 10,000, ``12k`` to the thousand above): read as printed, 12k as 12,000.
+* A streamed response (aider's default) carries no usage: aider then counts ``sent`` and
+  ``received`` itself with the model's tokenizer, and prints no cache count. A session none of
+  whose lines has a cache count is read as cache not reported; in a session where some do
+  (``--no-stream``), a line without one reported 0 read and 0 written.
+* One ``Tokens`` line is one message: where a reply hit its output limit and aider continued it
+  (assistant prefill), the calls' ``sent`` and ``received`` are summed into one line, with the
+  last call's cache counts.
+
+A file whose first line starts no run is aider's only under aider's own name
+(``*.chat.history.md``) and when a run starts in its first bytes (a history whose head was cut
+or edited): the text before its first run is not read (a ``Tokens`` line there is skipped, its
+model unknown). A run no announcement names the model of reads as model ``unknown``.
+
+The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
+``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
+provider is the model name's (:func:`~prefixbench.simulator.providers.provider_of_model`).
+In architect mode (``with architect edit format``) the first ``Tokens`` line after the user's
+input is the architect's, later ones (until the next input) are the editor's (``> Editor
+model: NAME``), whose coder starts with an empty chat: a lane of its own.
+
+The file keeps no time per call, only each run's start: calls are read in order, without times
+(no idle gap, no TTL expiry is judged). Each run is a lane, named by its start; ``/clear`` and
+``/reset`` start the chat anew. Calls with no ``Tokens`` line are not in the log: the weak
+model's (commit messages, chat summaries) and ``--cache-keepalive-pings``.
+
+Aider's other logs carry no call's cache counts and are refused in one line each: its LLM
+history (``--llm-history-file``: ``TO LLM <time>`` / ``LLM RESPONSE <time>`` blocks, the
+messages and no usage) and its analytics log (``--analytics-log``: JSON lines ``{event,
+properties, user_id, time}``, whose ``message_send`` events keep a message's prompt and completion
+tokens and cost, no cache count).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.history import make_message
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+
+NAME = "aider"
+#: A run's first line (after a blank one).
+STARTED = "# aider chat started at "
+#: Bytes of a file's head looked at to tell a chat history (or an LLM history) by its content.
+HEAD_BYTES = 4096
+#: Largest chat history read (bytes).
+MAX_BYTES = 2 << 30
+
+_COUNT = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d)?k|\d+)"
+_TOKENS = re.compile(
+    rf"> Tokens: {_COUNT} sent(?:, {_COUNT} cached)?(?:, {_COUNT} cache write)?(?:, {_COUNT} cache hit)?, {_COUNT} received"
+    r"(?:, cache costs not (?:included|available))?\.(?: Cost: .*)?"
+)
+_STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_STARTED_IN = re.compile(rb"(?m)^# aider chat started at \d{4}-")
+#: The end of aider's own name for the file (``.aider.chat.history.md``, ``--chat-history-file``'s
+#: usual ``<name>.chat.history.md``).
+NAMED = ".chat.history.md"
+#: Aider versions before this one printed their cache counts outside 'sent' (development versions
+#: 0.50.x-dev of August 2024: 0.51.0 put them inside).
+OUTSIDE_BEFORE = (0, 51, 0)
+_MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+) (?:with|using) (\S+) edit format")
+_EDITOR = re.compile(r"> Editor model: (\S+) with")
+_VERSION = re.compile(r"> Aider v(\d+)\.(\d+)\.(\d+)")
+#: Aider versions whose ``sent`` counts a part twice on litellm's Anthropic route (``claude-*``,
+#: ``anthropic/*``): ``(first, last, hit twice, write twice)``. litellm 1.52 to 1.65.3 put the cache
+#: read and write in the prompt tokens (its Anthropic transformation, read in litellm 1.53.9,
+#: 1.61.9, 1.63.11, 1.65.0, 1.65.1 and 1.65.3; 1.65.7 on puts the read only), to which aider
+#: adds the write (and, in 0.61 and 0.62, the hit: aider 0.63's "Remove double-counting of cached
+#: tokens"). Aider 0.61 to 0.63.1 pin litellm 1.51.2, taken as its successors (not read).
+DOUBLED = (
+    ((0, 61, 0), (0, 62, 99), True, True),
+    ((0, 63, 0), (0, 81, 2), False, True),
+)
+_LLM_HISTORY = re.compile(rb"\A(?:TO LLM|LLM RESPONSE) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
+
+#: What aider's LLM history is, and why it is no log to audit.
+LLM_HISTORY = (
+    "an aider LLM history (--llm-history-file): it keeps the messages sent and received and their times, "
+    "no call's usage: no request to audit; audit aider's chat history instead (.aider.chat.history.md)"
+)
+#: What aider's analytics log is, and why it is no log to audit.
+ANALYTICS = (
+    "an aider analytics log (--analytics-log): its message_send events keep each message's prompt and "
+    "completion tokens and cost, no cache count: no request to audit; audit aider's chat history instead "
+    "(.aider.chat.history.md)"
+)
+
+
+def detect(value: dict) -> Evidence | None:
+    """A line of aider's analytics log (``{event, properties, user_id, time}``): claimed only to
+    be refused, saying what it is."""
+    if isinstance(value.get("event"), str) and isinstance(value.get("properties"), dict) and "user_id" in value and "time" in value:
+        return Evidence.SHAPE
+    return None
+
+
+def _head(path: Path) -> bytes:
+    try:
+        with path.open("rb") as raw:
+            return raw.read(HEAD_BYTES)
+    except OSError:
+        return b""
+
+
+def is_chat_history(path: Path) -> bool:
+    """Whether ``path`` is an aider chat history: its first non-blank line starts a run; or, under
+    aider's own name (``*.chat.history.md``), a run starts in its first bytes (a history whose head
+    was cut or edited).
+
+    Raises:
+        UserError: an aider LLM history (what it is, and what to audit instead).
+    """
+    if not path.is_file():
+        return False
+    head = _head(path).removeprefix(b"\xef\xbb\xbf")
+    if _LLM_HISTORY.match(head):
+        raise UserError(f"{path}:1: {LLM_HISTORY}")
+    if head.lstrip(b"\r\n").startswith(STARTED.encode()):
+        return True
+    return path.name.endswith(NAMED) and _STARTED_IN.search(head) is not None
+
+
+class _Run:
+    """One aider run (a lane): its model, and its calls' chains."""
+
+    def __init__(self, lane: str) -> None:
+        self.lane = lane
+        self.model = "unknown"
+        self.edit_format = ""
+        self.editor = ""
+        #: The node the next call of the main chat (and of the editor's chat) extends.
+        self.parent: str | None = None
+        self.editor_parent: str | None = None
+        #: Tokens lines since the user's last input (architect mode: the first is the architect's).
+        self.since_input = 0
+        #: Whether any of its Tokens lines prints a cache count.
+        self.reports_cache = False
+        #: Whether its lines print the hit as "N cached" (outside 'sent', no write printed).
+        self.cached_variant = False
+        #: The aider version its announcement names (None: not named).
+        self.version: tuple[int, int, int] | None = None
+
+
+class _Call(NamedTuple):
+    run: _Run
+    line: int
+    sent: int
+    write: int
+    hit: int
+    received: int
+    #: Whether ``sent`` counts the hit, and the write, twice (:data:`DOUBLED`).
+    hit_twice: bool
+    write_twice: bool
+    #: The printed cache counts are outside 'sent' (aider before 0.51.0: :data:`OUTSIDE_BEFORE`).
+    outside: bool
+    lane: str
+    editor: bool
+    model: str
+    prefix: Prefix
+    events: tuple[tuple[str, str], ...]
+    messages: tuple[LoggedMessage, ...]
+
+
+def _count(text: str) -> int:
+    """A count as aider printed it: ``12,345``, ``3.2k`` (3,200), ``12k`` (12,000) or ``245``."""
+    if text.endswith("k"):
+        return round(float(text[:-1]) * 1000)
+    return int(text.replace(",", ""))
+
+
+#: Commands whose text aider sends as the user's message (another chat mode for one message).
+_SENT_COMMANDS = ("/ask", "/code", "/architect", "/context")
+
+
+def _flush(user: list[str], pending: list[LoggedMessage], events: list[tuple[str, str]], run: _Run) -> None:
+    """The user's input, ended: a user turn unless it is a command (``/add``, ``/model``...)."""
+    run.since_input = 0
+    first = user[0].split(" ", 1)[0]
+    if first.startswith("/") and first not in _SENT_COMMANDS:
+        return
+    pending.append(make_message("user", "\n".join(user)))
+    events.append(("user_turn", ""))
+
+
+def _text(path: Path) -> str:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]]]:
+    """The file's calls in order, its runs, how many Tokens lines print a rounded count, the lines
+    of text before its first run and the Tokens lines among them (skipped).
+
+    Raises:
+        UserError: ``file:line`` of a line aider does not write where it writes its own (a run's
+            first line, a Tokens line).
+    """
+    calls: list[_Call] = []
+    skipped: list[tuple[int, str]] = []
+    runs = rounded = before = 0
+    names: dict[str, int] = {}
+    run: _Run | None = None
+    user: list[str] = []
+    reply: list[str] = []
+    pending: list[LoggedMessage] = []
+    events: list[tuple[str, str]] = []
+    in_fence = False
+    for number, raw in enumerate(_text(path).splitlines(), 1):
+        line = raw.rstrip()
+        started = _STARTED.fullmatch(line) if line.startswith(STARTED) else None
+        tokens = _TOKENS.fullmatch(line) if line.startswith("> Tokens: ") else None
+        if in_fence and started is None and tokens is None:
+            # Inside a reply's code block, a line shaped like aider's own but not aider's is the reply's.
+            if line.startswith("```"):
+                in_fence = False
+            reply.append(line)
+            continue
+        if line.startswith(STARTED):
+            if started is None:
+                raise UserError(f"{path}:{number}: a run's first line without its time ('{STARTED}YYYY-MM-DD HH:MM:SS')")
+            runs += 1
+            name = started.group(1)
+            names[name] = names.get(name, 0) + 1
+            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}")
+            user, reply, pending, events, in_fence = [], [], [], [], False
+            continue
+        if run is None:
+            # (only in a history told by its name: its head cut or edited)
+            before += bool(line)
+            if line.startswith("> Tokens: "):
+                skipped.append((number, f"a Tokens line before the file's first run ('{STARTED.strip()}'): its model unknown, not read"))
+            continue
+        if line.startswith("> Tokens: "):
+            if tokens is None:
+                raise UserError(f"{path}:{number}: a Tokens line aider does not write: {line[:120]!r}")
+            in_fence = False  # (a reply's unclosed fence ends with the reply)
+            if user:
+                _flush(user, pending, events, run)
+                user = []
+            sent, cached, write, hit, received = (_count(g) if g else 0 for g in tokens.groups())
+            rounded += any(g is not None and g.endswith("k") for g in tokens.groups())
+            run.reports_cache |= any(tokens.group(n) is not None for n in (2, 3, 4))
+            if tokens.group(2) is not None:
+                # Aider's development versions of August 2024 (0.50.2-dev) printed the hit as
+                # "cached", outside 'sent' (litellm's Anthropic prompt tokens, then the uncached
+                # input), and no write: the whole prompt is sent + cached.
+                run.cached_variant = True
+                hit = cached
+            # The reply above is this call's response: the next call's prompt holds it.
+            response = [make_message("assistant", "\n".join(reply))] if reply else []
+            reply = []
+            editor = run.edit_format == "architect" and bool(run.editor) and run.since_input > 0
+            run.since_input += 1
+            model = run.editor if editor else run.model
+            node = f"aider:{run.lane}#{number}"
+            if editor:
+                # The editor's coder starts each edit with an empty chat: its first call starts a chain.
+                parent = run.editor_parent if run.since_input > 2 else None
+                run.editor_parent = node
+                head = f"aider:editor:{model}"
+            else:
+                parent, run.parent = run.parent, node
+                head = f"aider:{run.edit_format}:{model}"
+            lane = f"{run.lane} editor" if editor else run.lane
+            hit_twice, write_twice = doubled(run.version, model)
+            outside = tokens.group(2) is not None or (run.version is not None and run.version < OUTSIDE_BEFORE)
+            calls.append(_Call(run, number, sent, write, hit, received, hit_twice, write_twice, outside, lane, editor, model,
+                               Prefix(head, node, parent, max(1, len(pending))), tuple(events), tuple(pending)))
+            pending, events = response, []
+            continue
+        if line.startswith("```"):
+            in_fence = True  # (closed above)
+            reply.append(line)
+            continue
+        if line.startswith("#### "):
+            if reply:
+                pending.append(make_message("assistant", "\n".join(reply)))
+                reply = []
+            command = line[5:].strip()
+            if not user and command.split(" ", 1)[0] in ("/clear", "/reset"):
+                run.parent = None  # the chat starts anew (the files and repo map stay: the head)
+                pending = []
+            user.append(command)
+            continue
+        if user:
+            _flush(user, pending, events, run)
+            user = []
+        if line.startswith("> "):
+            model = _MODEL.match(line)
+            if model is not None:
+                if run.model != "unknown" and model.group(1) != run.model:
+                    events.append(("model_change", model.group(1)))
+                run.model, run.edit_format = model.group(1), model.group(2)
+                continue
+            version = _VERSION.match(line)
+            if version is not None:
+                run.version = (int(version.group(1)), int(version.group(2)), int(version.group(3)))
+                continue
+            editor_model = _EDITOR.match(line)
+            if editor_model is not None:
+                run.editor = editor_model.group(1)
+            continue
+        if line:
+            reply.append(line)
+    return calls, runs, rounded, before, skipped
+
+
+def doubled(version: tuple[int, int, int] | None, model: str) -> tuple[bool, bool]:
+    """Whether a call's ``sent`` counts its cache hit, and its cache write, twice: by the aider
+    version (:data:`DOUBLED`), on litellm's Anthropic route only; never where no version is named."""
+    # litellm's Anthropic route: an Anthropic model named bare (claude-...) or under its own prefix
+    # (anthropic/...), not through a gateway (openrouter/anthropic/...) or another cloud.
+    gateway, _, rest = model.partition("/")
+    if version is None or provider_of_model(model) is not ANTHROPIC or (rest and gateway.lower() != ANTHROPIC.name):
+        return False, False
+    for first, last, hit, write in DOUBLED:
+        if first <= version <= last:
+            return hit, write
+    return False, False
+
+
+def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The calls of an aider chat history: one per ``Tokens`` line; see the module doc."""
+    calls, runs, rounded, before, skipped = _calls(path)
+    file = str(path)
+    out: list[TraceRequest] = []
+    clamped = unreported = twice = outside = 0
+    for call in calls:
+        # 'sent' less what it counts twice is the whole prompt: hit, write and uncached.
+        prompt = call.sent - (call.hit if call.hit_twice else 0) - (call.write if call.write_twice else 0) + (call.hit + call.write if call.outside else 0)
+        twice += (call.hit_twice and call.hit > 0) or (call.write_twice and call.write > 0)
+        outside += call.outside and call.hit + call.write > 0
+        uncached = prompt - call.hit - call.write
+        if uncached < 0:
+            clamped += 1
+            uncached = 0
+        if call.run.reports_cache:
+            usage = Usage(cache_read=call.hit, cache_write_5m=call.write, uncached=uncached, output=call.received,
+                          writes_reported=not call.run.cached_variant)
+        else:
+            unreported += 1
+            usage = Usage(uncached=call.sent, output=call.received, cache_reported=False)
+        rules = provider_of_model(call.model)
+        out.append(
+            TraceRequest(
+                file=file,
+                line=call.line,
+                lane=call.lane,
+                lane_kind="subagent" if call.editor else "main",
+                seq=len(out),
+                sent_ms=None,
+                ready_ms=None,
+                provider=rules.name if rules is not None and rules.reports_usage else "unknown",
+                model=call.model,
+                usage=usage,
+                prefix=call.prefix,
+                events=call.events,
+                request_id=f"{call.run.lane}#{call.line}",
+                source_format=NAME,
+                messages=call.messages,
+            )
+        )
+    notes = _notes(path, runs, out, rounded, clamped, unreported, twice, outside)
+    if before:
+        notes = (*notes, f"{before:,} line(s) of text before the file's first run ('{STARTED.strip()}'): not read (its head cut or edited)")
+    return out, FileSummary(file, NAME, len(out), tuple(skipped), notes)
+
+
+def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped: int, unreported: int, twice: int,
+           outside: int) -> tuple[str, ...]:
+    notes: list[str] = []
+    if not out:
+        notes.append(f"no call read from {path.name}: no 'Tokens:' line in its {runs} run(s) (aider writes one after each message it sends)")
+        return tuple(notes)
+    notes.append(
+        "aider's chat history keeps no time per call, only each run's start: its calls are read in order, without times; "
+        "no idle gap and no TTL expiry is judged, so a miss an expiry would explain is put to another cause or left unexplained"
+    )
+    notes.append(
+        "usage as aider printed it: 'sent' is the whole prompt, cache write and cache hit inside it "
+        "(read as hit + write + uncached, uncached = sent - hit - write), 'received' the output"
+    )
+    if rounded:
+        notes.append(
+            f"{rounded} Tokens line(s) print rounded counts (aider's format_tokens: 3.2k to the hundred below 10k, 12k to the "
+            "thousand above): read as printed, each count within 50 (below 10k) or 500 tokens of aider's own"
+        )
+    if twice:
+        notes.append(
+            f"{twice} call(s) of aider 0.61 to 0.81.2 through litellm's Anthropic route, whose 'sent' counts the cache write "
+            "(and in 0.61 and 0.62 the hit) twice (litellm then put them in the prompt tokens, to which aider adds them): "
+            "read with each counted once"
+        )
+    if outside:
+        notes.append(
+            f"{outside} call(s) of aider's development versions before 0.51.0 (August 2024), whose cache counts ('N cached', "
+            "'cache write', 'cache hit') are outside 'sent': read as sent + hit + write ('N cached' runs print no write: unknown, "
+            "inside the uncached part)"
+        )
+    if clamped:
+        notes.append(f"{clamped} call(s) whose printed cache hit and write exceed 'sent' (rounding): read with 0 uncached")
+    if unreported:
+        notes.append(
+            f"{unreported} call(s) in runs that print no cache count (streamed replies carry no usage: aider counts them "
+            "with the model's tokenizer): read as cache not reported"
+        )
+    unnamed = sum(1 for r in out if r.model == "unknown")
+    if unnamed:
+        notes.append(f"{unnamed} call(s) in runs whose model no announcement names ('> Main model: NAME ...'): model and provider unknown")
+    editor = sum(1 for r in out if r.lane_kind == "subagent")
+    if editor:
+        notes.append(f"{editor} call(s) of architect mode's editor model (the Tokens lines after the architect's), each edit a chat of its own")
+    notes.append("aider's system prompt, repo map and files are not in its chat history: the head is an opaque prefix per edit format and model")
+    return tuple(notes)
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """JSON lines read as aider's: its analytics log is refused (it keeps no cache count);
+    anything else is not aider's."""
+    for record in records:
+        if isinstance(record.value, dict) and detect(record.value) is not None:
+            raise UserError(f"{path}:{record.line}: {ANALYTICS}")
+        raise UserError(f"{path}:{record.line}: not an aider chat history (no '{STARTED.strip()}' line; --input auto detects what it is)")
+    raise UserError(f"{path}:1: empty file, no aider chat history")
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="aider chat history",
+    nouns="aider chat histories",
+    description="Aider's chat history (.aider.chat.history.md): one call per 'Tokens:' line, counts as aider printed them (rounded), no per-call time",
+    detect=detect,
+    read=read,
+    usage="subset",
+    versions=(
+        "0.46 and 0.47: 'Tokens: 12,345 sent, 678 received. Cost: $0.012345 request, ...' (exact counts)",
+        "0.50.x-dev (August 2024): '492 sent, 1,278 cached, 72 received', then 'cache write' / 'cache hit', outside sent",
+        "0.48 to 0.50: the same, 'Cost: ... message, ... session.', counts summed over a message's calls",
+        "0.51 to 0.60: 'Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received.' (rounded; sent = litellm's prompt + hit + write)",
+        "0.61 and 0.62 (litellm 1.51.2): the same, on litellm's Anthropic route the hit and the write counted twice in sent",
+        "0.63 to 0.81.2 (litellm 1.51.2 to 1.65.3): sent = litellm's prompt + write, on its Anthropic route the write counted twice",
+        "0.81.3 to 0.86 (litellm 1.65.7 on): sent = litellm's prompt (holding the hit) + write: the whole prompt",
+        "announcements 'Models: ... weak model ...' (before 0.40), 'Main model:' / 'Model:' (0.40 on), 'Editor model:' (architect mode, 0.58 on)",
+    ),
+    detect_file=is_chat_history,
+    read_file=read_file,
+    file_suffixes=(".md",),
+)
