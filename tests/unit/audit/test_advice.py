@@ -286,3 +286,33 @@ def test_a_fix_over_the_lanes_of_two_agents_names_each_agents_setting(tmp_path: 
     assert main(["audit", str(claude), "--quiet", "--what-if", "ttl-1h", "--format", "json"]) == 0
     (alone,) = [r for r in json.loads(capsys.readouterr().out)["recommendations"] if r["fix"] == "ttl-1h"]
     assert alone["agent"] == "Claude Code" and alone["setting"] == claude_setting
+
+
+def _pi_restarted(tmp_path: Path) -> Path:
+    """A pi session whose third call, 20 s after the second, read nothing: the cached prefix ended
+    in the unlogged head, where pi before 0.58.0 wrote the current time (system-changed)."""
+    t0 = 1765233665294
+
+    def msg(role: str, at: int, usage: tuple[int, int, int] | None = None) -> dict:
+        message = {"role": role, "content": [], "timestamp": t0 + at}
+        if usage is not None:
+            i, r, w = usage
+            message.update({"provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages", "stopReason": "stop",
+                            "usage": {"input": i, "output": 10, "cacheRead": r, "cacheWrite": w, "cost": {}}})
+        return {"type": "message", "timestamp": "2025-12-08T22:41:09.389Z", "message": message}
+
+    header = {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic",
+              "modelId": "claude-opus-4-5", "thinkingLevel": "off"}
+    return write_jsonl(tmp_path / "pi.jsonl", [header, msg("user", 0), msg("assistant", 10, (10, 0, 40_000)), msg("toolResult", 5000),
+                                               msg("assistant", 5010, (1, 40_000, 500)), msg("user", 25_000),
+                                               msg("assistant", 25_010, (10, 0, 41_000))])
+
+
+def test_pi_system_prompt_advice_names_the_pi_release_that_fixed_it(tmp_path: Path, capsys) -> None:
+    # The generic "move dates out of the prefix" is not something a pi user can do: the pi
+    # release that stopped writing the time into the system prompt is (CHANGELOG 0.58.0, #2131).
+    assert main(["audit", str(_pi_restarted(tmp_path)), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    fix = next(line for line in out.splitlines() if line.startswith("1. static-system: "))
+    assert "update pi to 0.58.0 or later" in fix and "AGENTS.md" in fix
+    assert "   see: pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131" in out
