@@ -52,6 +52,31 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
     return f" (not in it: {total:,} request(s): {parts})"
 
 
+def paid_words(paid: str, requests: int, no_usage: dict[str, int], no_price: dict[str, int],
+               ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))) -> str:
+    """The headline's *paid* clause: ``paid $1.2345`` and what it leaves out (:func:`unpriced_words`);
+    ``paid unknown (51 request(s) with no price for their model: x)`` when it leaves out every one
+    of the ``requests``: a total of none of them is not $0."""
+    words = unpriced_words(no_usage, no_price, ranged)
+    left = sum(no_usage.values()) + sum(no_price.values()) + ranged[0]
+    if requests and left >= requests:
+        return "paid unknown" + words.replace(" (not in it: ", " (", 1)
+    return f"paid {paid}{words}"
+
+
+def lost_words(lost: str, lost_zero: bool, unpriced_misses: int, *, seen: bool = True) -> str:
+    """The headline's *lost* clause: ``lost to misses $0.0785`` and the misses it leaves out
+    (:func:`unpriced_misses_words`); ``lost to misses unknown (2 misses with no dollar figure)``
+    when it is $0 only because no miss that lost tokens has a dollar figure, or because no
+    request reports its cache use (``seen`` False), so no miss could be seen."""
+    if not seen:
+        return "lost to misses unknown (no request reports its cache use, so no miss could be seen)"
+    words = unpriced_misses_words(unpriced_misses)
+    if lost_zero and unpriced_misses:
+        return "lost to misses unknown" + words.replace(" (not in it: ", " (", 1)
+    return f"lost to misses {lost}{words}"
+
+
 def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str, int, int, int]]) -> tuple[dict[str, int], dict[str, int]]:
     """The two reasons of :func:`unpriced_words`, counted: requests with no usage per format, from
     each file's ``(format, no-usage requests)``, and requests of no price per model, from each
