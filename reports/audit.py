@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_words, paid_words, usd_cents4
+from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -238,8 +238,8 @@ def _headline(result: AuditResult) -> str:
                    f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}")
     return (
         f"{t.requests:,} requests: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
-        f"{paid_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
-        f"{lost_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests)}"
+        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
+        f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests)}"
         + (
             f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
             if result.explicit_caches else ""

@@ -52,7 +52,7 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
     return f" (not in it: {total:,} request(s): {parts})"
 
 
-def paid_words(paid: str, requests: int, no_usage: dict[str, int], no_price: dict[str, int],
+def paid_total_words(paid: str, requests: int, no_usage: dict[str, int], no_price: dict[str, int],
                ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))) -> str:
     """The headline's *paid* clause: ``paid $1.2345`` and what it leaves out (:func:`unpriced_words`);
     ``paid unknown (51 request(s) with no price for their model: x)`` when it leaves out every one
@@ -64,7 +64,7 @@ def paid_words(paid: str, requests: int, no_usage: dict[str, int], no_price: dic
     return f"paid {paid}{words}"
 
 
-def lost_words(lost: str, lost_zero: bool, unpriced_misses: int, *, seen: bool = True) -> str:
+def lost_total_words(lost: str, lost_zero: bool, unpriced_misses: int, *, seen: bool = True) -> str:
     """The headline's *lost* clause: ``lost to misses $0.0785`` and the misses it leaves out
     (:func:`unpriced_misses_words`); ``lost to misses unknown (2 misses with no dollar figure)``
     when it is $0 only because no miss that lost tokens has a dollar figure, or because no

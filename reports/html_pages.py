@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, lost_words, paid_cell, paid_words, left_out_counts
+from prefixbench.reports.auditwords import lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -490,7 +490,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []), many)))
     ranged = int(totals.get("ranged_requests") or 0)
-    paid = paid_words(fmt_usd(totals['cost_usd']), int(totals['requests']), *left_out_counts(
+    paid = paid_total_words(fmt_usd(totals['cost_usd']), int(totals['requests']), *left_out_counts(
         ((f.get("format", ""), int(f.get("unpriced_no_usage") or 0)) for f in record.get("files", [])),
         ((m["model"], int(m.get("unpriced_requests") or 0), int(m.get("unpriced_no_usage") or 0), int(m.get("ranged_requests") or 0))
          for m in record.get("models", []))),
@@ -499,7 +499,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})
     counted = f"{len(files) - len(left_out)} file(s)" + (f" ({len(left_out)} left out as bad input)" if left_out else "")
-    lost = lost_words(fmt_usd(totals['lost_usd']), not Decimal(str(totals['lost_usd'] or 0)),
+    lost = lost_total_words(fmt_usd(totals['lost_usd']), not Decimal(str(totals['lost_usd'] or 0)),
                       sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
                       seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])))
     subtitle = f"{totals['requests']:,} requests in {counted}: {paid}, {lost}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}"

@@ -685,14 +685,14 @@ def test_the_headline_says_which_misses_its_lost_dollars_leave_out(tmp_path: Pat
 
 
 def test_paid_and_lost_words_say_unknown_only_when_nothing_is_priced() -> None:
-    from prefixbench.reports.auditwords import lost_words, paid_words
+    from prefixbench.reports.auditwords import lost_total_words, paid_total_words
 
-    assert paid_words("$1.5000", 3, {}, {"x": 1}) == "paid $1.5000 (not in it: 1 request(s) with no price for their model: x)"
-    assert paid_words("$0", 3, {"mooncake": 3}, {}) == "paid unknown (3 request(s) with no usage reported by their format: mooncake)"
-    assert paid_words("$0", 0, {}, {}) == "paid $0"
-    assert lost_words("$0.0100", False, 2) == "lost to misses $0.0100 (not in it: 2 misses with no dollar figure)"
-    assert lost_words("$0", True, 0) == "lost to misses $0"
-    assert lost_words("$0", True, 0, seen=False).startswith("lost to misses unknown (no request reports its cache use")
+    assert paid_total_words("$1.5000", 3, {}, {"x": 1}) == "paid $1.5000 (not in it: 1 request(s) with no price for their model: x)"
+    assert paid_total_words("$0", 3, {"mooncake": 3}, {}) == "paid unknown (3 request(s) with no usage reported by their format: mooncake)"
+    assert paid_total_words("$0", 0, {}, {}) == "paid $0"
+    assert lost_total_words("$0.0100", False, 2) == "lost to misses $0.0100 (not in it: 2 misses with no dollar figure)"
+    assert lost_total_words("$0", True, 0) == "lost to misses $0"
+    assert lost_total_words("$0", True, 0, seen=False).startswith("lost to misses unknown (no request reports its cache use")
 
 
 def test_a_log_with_no_usage_has_no_token_figures_in_the_headline(tmp_path: Path) -> None:
