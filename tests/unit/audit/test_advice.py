@@ -316,3 +316,25 @@ def test_pi_system_prompt_advice_names_the_pi_release_that_fixed_it(tmp_path: Pa
     fix = next(line for line in out.splitlines() if line.startswith("1. static-system: "))
     assert "update pi to 0.58.0 or later" in fix and "AGENTS.md" in fix
     assert "   see: pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131" in out
+
+
+def test_a_log_that_never_read_the_cache_is_not_told_there_is_nothing_to_change(tmp_path: Path, capsys) -> None:
+    # A Cline history through a company gateway (../shared/realdata-like: 220 calls, 13.9 M input
+    # tokens, every one reporting 0 cached): 0.0% hit, and the audit opened "nothing: no miss in
+    # these logs has a fix", as if the log were fine.
+    history = [{"role": "user", "content": [{"type": "text", "text": "task " * 50}]}]
+    for n in range(3):
+        history.append({"role": "assistant", "content": [{"type": "text", "text": f"step {n}"}],
+                        "metrics": {"tokens": {"prompt": 2_000 + 500 * n, "completion": 40, "cached": 0}},
+                        "ts": 1_777_000_000_000 + 10_000 * n, "modelInfo": {"modelId": "claude_4_5_opus", "providerId": "openai"}})
+        history.append({"role": "user", "content": [{"type": "text", "text": f"result {n} " * 40}]})
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    assert main(["audit", str(folder), "--quiet"]) == 0
+    head = capsys.readouterr().out.split("\nlost $")[0]
+    assert "nothing: no miss in these logs has a fix" in head
+    assert "but none of the 3 requests that report their cache use read or wrote anything in it (7,500 input tokens" in head
+    assert "check that caching reaches it" in head
+    assert main(["audit", str(folder), "--quiet", "--out", str(tmp_path / "out")]) == 0
+    assert "But none of the 3 requests that report their cache use" in (tmp_path / "out" / "report.html").read_text()
