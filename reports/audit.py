@@ -658,6 +658,31 @@ def chart_panels(result: AuditResult, panels: int = CHART_PANELS) -> tuple[dict[
     return out, list(out)
 
 
+#: An idle gap audit.png cuts out of a panel's clock: an hour or more between two requests...
+IDLE_GAP_MS = 3_600_000
+#: ... when such gaps take more than this share of the panel's span (a session resumed the next
+#: day was two slivers at the ends of an empty axis).
+IDLE_SHARE = 0.5
+
+
+def _idle_gaps(times: Sequence[int]) -> list[tuple[int, int]]:
+    """(index of the request after the gap, gap in ms) of every gap of :data:`IDLE_GAP_MS` or
+    more, when together they take more than :data:`IDLE_SHARE` of the span; [] otherwise (the
+    panel stays on the clock). ``times`` in send order."""
+    gaps = [(i, b - a) for i, (a, b) in enumerate(zip(times, times[1:]), start=1) if b - a >= IDLE_GAP_MS]
+    span = times[-1] - times[0] if times else 0
+    return gaps if span and sum(g for _, g in gaps) > IDLE_SHARE * span else []
+
+
+def _duration(ms: int) -> str:
+    """``29h15m``, ``1h``, ``3d04h`` of an idle gap."""
+    minutes = ms // 60_000
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days}d{hours:02d}h"
+    return f"{hours}h{mins:02d}m" if mins else f"{hours}h"
+
+
 def _days(times: Sequence[int]) -> str:
     """``2025-05-29`` (or ``2025-05-29 .. 2025-05-31``) of a panel drawn on the clock."""
     from datetime import UTC, datetime
@@ -697,6 +722,10 @@ def audit_figure(result: AuditResult):
             order = sorted(range(len(rows)), key=lambda i: (times[i], i))
             rows = [rows[i] for i in order]
             times = [times[i] for i in order]
+        idle = _idle_gaps(times) if times is not None else []
+        sent_at = times
+        if idle:  # mostly idle: on the clock the requests are slivers; by place, the gaps are marked
+            times = None
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
         write = np.array([(row.reported_cache_write if reported else row.predicted_cache_write) or 0 for row in rows], float)
@@ -728,6 +757,9 @@ def audit_figure(result: AuditResult):
             picked = sorted({i // width for i, row in enumerate(rows) if row.cause == cause})
             ax.scatter(mids[picked], [top * 1.04] * len(picked), marker="v", s=18, color=cause_colour(cause),
                        label=f"miss: {cause}", zorder=3)
+        for i, gap_ms in idle:
+            ax.axvline(i - 0.5, color="0.45", linestyle=":", linewidth=1)
+            ax.text(i - 0.5, top * 1.1, f" idle {_duration(gap_ms)}", fontsize=6, color="0.3", va="top", ha="left")
         if times is None:
             # A panel of one or two requests keeps room beside its bars, and ticks only at requests.
             pad = max(0.0, (CHART_MIN_SLOTS - len(rows)) / 2)
@@ -747,7 +779,11 @@ def audit_figure(result: AuditResult):
         steps = "" if width == 1 else f", each step the mean of {width:,}"
         ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} request{'' if len(rows) == 1 else 's'}{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
-        ax.set_xlabel("request (file order)" if times is None else f"time (UTC), {_days(times)}", fontsize=8)
+        if idle and sent_at is not None:
+            xlabel = f"request (send order; dotted: idle {_duration(IDLE_GAP_MS)} or more, the clock cut there), {_days(sent_at)}"
+        else:
+            xlabel = "request (file order)" if times is None else f"time (UTC), {_days(times)}"
+        ax.set_xlabel(xlabel, fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
     for ax in axes[:, 0]:
