@@ -314,7 +314,9 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "--format j
     if not ranked:
         return ["", "worst requests (by dollars lost)", _none_why(result)]
     short = _namer(result)
-    out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
+    # ranked by tokens where none of them has a dollar figure (an unpriced model): not "by dollars"
+    by = "by dollars lost" if any(row.lost_usd for row in ranked) else "by tokens lost: none has a dollar figure"
+    out = ["", f"worst requests (top {len(ranked)} {by})", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [

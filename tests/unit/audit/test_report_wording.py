@@ -773,3 +773,9 @@ def test_the_lifetime_lookup_keeps_its_cache_beside_the_lifetime_words() -> None
     for _ in range(3):
         base._ttl_ms((("5m", 300_000), ("1h", 3_600_000)), "5m", "1h")
     assert base._ttl_ms.cache_info().hits >= 2
+
+
+def test_worst_requests_of_an_unpriced_model_say_they_are_ranked_by_tokens(tmp_path: Path) -> None:
+    # Every lost cell read "-" under "worst requests (top 1 by dollars lost)".
+    table = audit_table(run_audit([_unpriced_pause(tmp_path)]))
+    assert "worst requests (top 1 by tokens lost: none has a dollar figure)" in table and "by dollars lost" not in table
