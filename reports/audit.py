@@ -1054,7 +1054,7 @@ def _run_audit_command(args) -> int:
 
     assumed_providers = parse_assumed_providers(getattr(args, "assume_provider", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise UserError(f"--out {args.out}: exists and is a file")
+        raise UserError(f"--out {args.out}: is a file, not a folder")
     if args.junit is not None:
         from prefixbench.reports.outdir import check_out_file
 
