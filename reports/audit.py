@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -660,31 +660,6 @@ def chart_panels(result: AuditResult, panels: int = CHART_PANELS) -> tuple[dict[
     return out, list(out)
 
 
-#: An idle gap audit.png cuts out of a panel's clock: an hour or more between two requests...
-IDLE_GAP_MS = 3_600_000
-#: ... when such gaps take more than this share of the panel's span (a session resumed the next
-#: day was two slivers at the ends of an empty axis).
-IDLE_SHARE = 0.5
-
-
-def _idle_gaps(times: Sequence[int]) -> list[tuple[int, int]]:
-    """(index of the request after the gap, gap in ms) of every gap of :data:`IDLE_GAP_MS` or
-    more, when together they take more than :data:`IDLE_SHARE` of the span; [] otherwise (the
-    panel stays on the clock). ``times`` in send order."""
-    gaps = [(i, b - a) for i, (a, b) in enumerate(zip(times, times[1:]), start=1) if b - a >= IDLE_GAP_MS]
-    span = times[-1] - times[0] if times else 0
-    return gaps if span and sum(g for _, g in gaps) > IDLE_SHARE * span else []
-
-
-def _duration(ms: int) -> str:
-    """``29h15m``, ``1h``, ``3d04h`` of an idle gap."""
-    minutes = ms // 60_000
-    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
-    if days:
-        return f"{days}d{hours:02d}h"
-    return f"{hours}h{mins:02d}m" if mins else f"{hours}h"
-
-
 def _days(times: Sequence[int]) -> str:
     """``2025-05-29`` (or ``2025-05-29 .. 2025-05-31``) of a panel drawn on the clock."""
     from datetime import UTC, datetime
@@ -724,7 +699,7 @@ def audit_figure(result: AuditResult):
             order = sorted(range(len(rows)), key=lambda i: (times[i], i))
             rows = [rows[i] for i in order]
             times = [times[i] for i in order]
-        idle = _idle_gaps(times) if times is not None else []
+        idle = idle_gaps(times) if times is not None else []
         sent_at = times
         if idle:  # mostly idle: on the clock the requests are slivers; by place, the gaps are marked
             times = None
@@ -761,7 +736,7 @@ def audit_figure(result: AuditResult):
                        label=f"miss: {cause}", zorder=3)
         for i, gap_ms in idle:
             ax.axvline(i - 0.5, color="0.45", linestyle=":", linewidth=1)
-            ax.text(i - 0.5, top * 1.1, f" idle {_duration(gap_ms)}", fontsize=6, color="0.3", va="top", ha="left")
+            ax.text(i - 0.5, top * 1.1, f" idle {idle_duration(gap_ms)}", fontsize=6, color="0.3", va="top", ha="left")
         if times is None:
             # A panel of one or two requests keeps room beside its bars, and ticks only at requests.
             pad = max(0.0, (CHART_MIN_SLOTS - len(rows)) / 2)
@@ -782,7 +757,7 @@ def audit_figure(result: AuditResult):
         ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} request{'' if len(rows) == 1 else 's'}{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
         if idle and sent_at is not None:
-            xlabel = f"request (send order; dotted: idle {_duration(IDLE_GAP_MS)} or more, the clock cut there), {_days(sent_at)}"
+            xlabel = f"request (send order; dotted: idle {idle_duration(IDLE_GAP_MS)} or more, the clock cut there), {_days(sent_at)}"
         else:
             xlabel = "request (file order)" if times is None else f"time (UTC), {_days(times)}"
         ax.set_xlabel(xlabel, fontsize=8)

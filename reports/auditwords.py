@@ -5,7 +5,7 @@ the one precision of a column of dollars."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
@@ -167,3 +167,28 @@ def request_where(file: str, line: int, path: str = "", short: Callable[[str], s
     (its last part by default)."""
     name = short(file) if short is not None else Path(file).name
     return f"{name}:{line}" + (f" {path}" if path else "")
+
+
+#: An idle gap audit.png and report.html cut out of a chart's clock: an hour or more between two requests...
+IDLE_GAP_MS = 3_600_000
+#: ... when such gaps take more than this share of the panel's span (a session resumed the next
+#: day was two slivers at the ends of an empty axis).
+IDLE_SHARE = 0.5
+
+
+def idle_gaps(times: Sequence[int]) -> list[tuple[int, int]]:
+    """(index of the request after the gap, gap in ms) of every gap of :data:`IDLE_GAP_MS` or
+    more, when together they take more than :data:`IDLE_SHARE` of the span; [] otherwise (the
+    panel stays on the clock). ``times`` in send order."""
+    gaps = [(i, b - a) for i, (a, b) in enumerate(zip(times, times[1:]), start=1) if b - a >= IDLE_GAP_MS]
+    span = times[-1] - times[0] if times else 0
+    return gaps if span and sum(g for _, g in gaps) > IDLE_SHARE * span else []
+
+
+def idle_duration(ms: int) -> str:
+    """``29h15m``, ``1h``, ``3d04h`` of an idle gap."""
+    minutes = ms // 60_000
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days}d{hours:02d}h"
+    return f"{hours}h{mins:02d}m" if mins else f"{hours}h"

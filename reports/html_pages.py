@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -812,6 +812,11 @@ def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict
             title = f"{_lane_label(file, lane, many)}: {len(items)} of its {lane_sizes.get((file, lane), len(items))} requests"
         times = times_ms([r["timestamp"] for _, r in items])
         xlabel = "request of the lane" if times is None else "time (UTC): each bar at the request's send time"
+        idle = idle_gaps(sorted(times)) if times is not None else []
+        if idle:  # mostly idle: on the clock its requests would be slivers at the ends of an empty axis
+            times = None
+            xlabel = ("request of the lane, in order (the clock cut at its idle gaps of "
+                      f"{idle_duration(IDLE_GAP_MS)} or more: {', '.join(idle_duration(g) for _, g in idle)})")
         parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
                      + stacked_bars(bars, title=title, xlabel=xlabel, times=times) + "</div>")
     return "".join(parts)

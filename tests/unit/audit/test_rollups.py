@@ -198,5 +198,7 @@ def test_audit_png_cuts_a_long_idle_gap_out_of_the_clock(tmp_path):
     (ax,) = audit_figure(result).get_axes()
     assert ax.get_xlabel() == "request (send order; dotted: idle 1h or more, the clock cut there), 2025-09-03 .. 2025-09-04"
     assert [text.get_text() for text in ax.texts] == [" idle 22h59m"]
+    # report.html's lane chart the same way
+    assert "request of the lane, in order (the clock cut at its idle gaps of 1h or more: 22h59m)" in audit_html(result)
     # a short session stays on the clock
     assert [a.get_xlabel() for a in audit_figure(run_audit([_two_sessions(tmp_path / "logs")])).get_axes()][0].startswith("time (UTC)")
