@@ -54,6 +54,27 @@ def split_line(split: LossSplit) -> str:
     return f"lost ${split.lost_usd:,.2f} = {parts}"
 
 
+def never_read_words(reporting: int, read: int, written: int, predicted: bool, uncached: int) -> str:
+    """What "nothing to change" leaves out where no request read anything from the cache: a 0%
+    hit ratio with no miss is not a log with nothing to change (a gateway's calls with caching off
+    or not reported); the log cannot tell which, so this says what it shows and what to check.
+    ``reporting``: requests that report their cache use; ``read``, ``written``: the cache tokens
+    they report; ``predicted``: whether the audit predicted any read; '' when any was read."""
+    if not reporting or read or written or predicted:
+        return ""
+    return (f"but none of the {reporting:,} requests that report their cache use read or wrote anything in it "
+            f"({uncached:,} input tokens, every one at the full price), and the audit predicts no read either, so it "
+            "sees no miss: the log does not tell why; if the provider caches this model, check that caching "
+            "reaches it (cache_control sent, a gateway passing it on and reporting cached tokens)")
+
+
+def _never_read_lines(result: AuditResult) -> list[str]:
+    t = result.totals
+    words = never_read_words(sum(row.reported_cache_read is not None for row in result.rows), t.cache_read, t.cache_write,
+                             any(row.predicted_cache_read for row in result.rows), t.input)
+    return [f"  {words}"] if words else []
+
+
 def advice_lines(result: AuditResult) -> list[str]:
     """The opening of the terminal view: recommendations, then the loss split."""
     out: list[str] = []
@@ -62,6 +83,7 @@ def advice_lines(result: AuditResult) -> list[str]:
         out.append(f"what to change: {RANKING}")
         if not recs:
             out.append("  nothing: no miss in these logs has a fix that would have recovered it")
+            out += _never_read_lines(result)
         else:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
@@ -103,6 +125,11 @@ def advice_html(record: dict) -> str:
     if recs is not None:
         if not recs:
             parts.append(note("Nothing to change: no miss in these logs has a fix that would have recovered it."))
+            rows, totals = record.get("requests") or [], record.get("totals") or {}
+            if record.get("requests_shown") is None and (words := never_read_words(
+                    sum(r.get("reported_cache_read") is not None for r in rows), int(totals.get("cache_read") or 0),
+                    int(totals.get("cache_write") or 0), any(r.get("predicted_cache_read") for r in rows), int(totals.get("input") or 0))):
+                parts.append(note(words[0].upper() + words[1:] + "."))
         else:
             rows = []
             for rec in recs:

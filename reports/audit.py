@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, unpriced_misses_words, unpriced_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -231,12 +231,15 @@ def audit_table(result: AuditResult, worst: int = WORST, sessions: int | None = 
 
 def _headline(result: AuditResult) -> str:
     t = result.totals
+    no_usage, no_price = _left_out(result)
+    # A log with no usage at all has no token figures: zeros there would read as measured.
+    tokens = ("usage not reported (the logs give no input, output or cache tokens)" if t.requests and sum(no_usage.values()) >= t.requests
+              else f"input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
+                   f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}")
     return (
-        f"{t.requests:,} requests: input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
-        f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
-        f"paid {format_usd(t.cost_usd)}"
-        f"{unpriced_words(*_left_out(result), (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
-        f"lost to misses {format_usd(t.lost_usd)}{unpriced_misses_words(sum(c.unpriced_requests for c in result.causes))}"
+        f"{t.requests:,} requests: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
+        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
+        f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests)}"
         + (
             f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
             if result.explicit_caches else ""
@@ -311,7 +314,9 @@ def _worst_lines(result: AuditResult, worst: int, where_whole: str = "--format j
     if not ranked:
         return ["", "worst requests (by dollars lost)", _none_why(result)]
     short = _namer(result)
-    out = ["", f"worst requests (top {len(ranked)} by dollars lost)", *text_lines(
+    # ranked by tokens where none of them has a dollar figure (an unpriced model): not "by dollars"
+    by = "by dollars lost" if any(row.lost_usd for row in ranked) else "by tokens lost: none has a dollar figure"
+    out = ["", f"worst requests (top {len(ranked)} {by})", *text_lines(
         ["file:line", "lane", "read", "expected", "lost", "cause", "evidence", "where", "detail"],
         [
             [
@@ -694,6 +699,10 @@ def audit_figure(result: AuditResult):
             order = sorted(range(len(rows)), key=lambda i: (times[i], i))
             rows = [rows[i] for i in order]
             times = [times[i] for i in order]
+        idle = idle_gaps(times) if times is not None else []
+        sent_at = times
+        if idle:  # mostly idle: on the clock the requests are slivers; by place, the gaps are marked
+            times = None
         reported = all(row.reported_cache_read is not None for row in rows)
         read = np.array([(row.reported_cache_read if reported else row.predicted_cache_read) or 0 for row in rows], float)
         write = np.array([(row.reported_cache_write if reported else row.predicted_cache_write) or 0 for row in rows], float)
@@ -725,6 +734,9 @@ def audit_figure(result: AuditResult):
             picked = sorted({i // width for i, row in enumerate(rows) if row.cause == cause})
             ax.scatter(mids[picked], [top * 1.04] * len(picked), marker="v", s=18, color=cause_colour(cause),
                        label=f"miss: {cause}", zorder=3)
+        for i, gap_ms in idle:
+            ax.axvline(i - 0.5, color="0.45", linestyle=":", linewidth=1)
+            ax.text(i - 0.5, top * 1.1, f" idle {idle_duration(gap_ms)}", fontsize=6, color="0.3", va="top", ha="left")
         if times is None:
             # A panel of one or two requests keeps room beside its bars, and ticks only at requests.
             pad = max(0.0, (CHART_MIN_SLOTS - len(rows)) / 2)
@@ -744,7 +756,11 @@ def audit_figure(result: AuditResult):
         steps = "" if width == 1 else f", each step the mean of {width:,}"
         ax.set_title(visible(printable(f"{Path(name).name} ({len(rows):,} request{'' if len(rows) == 1 else 's'}{'' if reported else ', predicted only'}{steps})")), fontsize=9)
         ax.set_ylabel("tokens", fontsize=8)
-        ax.set_xlabel("request (file order)" if times is None else f"time (UTC), {_days(times)}", fontsize=8)
+        if idle and sent_at is not None:
+            xlabel = f"request (send order; dotted: idle {idle_duration(IDLE_GAP_MS)} or more, the clock cut there), {_days(sent_at)}"
+        else:
+            xlabel = "request (file order)" if times is None else f"time (UTC), {_days(times)}"
+        ax.set_xlabel(xlabel, fontsize=8)
         ax.tick_params(labelsize=7)
     handles: dict[str, object] = {}
     for ax in axes[:, 0]:
@@ -1013,7 +1029,7 @@ def _run_audit_command(args) -> int:
 
     assumed_providers = parse_assumed_providers(getattr(args, "assume_provider", None))
     if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise UserError(f"--out {args.out}: exists and is a file")
+        raise UserError(f"--out {args.out}: is a file, not a folder")
     if args.junit is not None:
         from prefixbench.reports.outdir import check_out_file
 

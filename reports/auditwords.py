@@ -5,7 +5,7 @@ the one precision of a column of dollars."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
@@ -50,6 +50,31 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
         return f" (not in it: {total:,} request(s) {why}: {detail})"
     parts = ", ".join(f"{n:,} {why} ({detail})" for why, n, detail in groups)
     return f" (not in it: {total:,} request(s): {parts})"
+
+
+def paid_total_words(paid: str, requests: int, no_usage: dict[str, int], no_price: dict[str, int],
+               ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))) -> str:
+    """The headline's *paid* clause: ``paid $1.2345`` and what it leaves out (:func:`unpriced_words`);
+    ``paid unknown (51 request(s) with no price for their model: x)`` when it leaves out every one
+    of the ``requests``: a total of none of them is not $0."""
+    words = unpriced_words(no_usage, no_price, ranged)
+    left = sum(no_usage.values()) + sum(no_price.values()) + ranged[0]
+    if requests and left >= requests:
+        return "paid unknown" + words.replace(" (not in it: ", " (", 1)
+    return f"paid {paid}{words}"
+
+
+def lost_total_words(lost: str, lost_zero: bool, unpriced_misses: int, *, seen: bool = True) -> str:
+    """The headline's *lost* clause: ``lost to misses $0.0785`` and the misses it leaves out
+    (:func:`unpriced_misses_words`); ``lost to misses unknown (2 misses with no dollar figure)``
+    when it is $0 only because no miss that lost tokens has a dollar figure, or because no
+    request reports its cache use (``seen`` False), so no miss could be seen."""
+    if not seen:
+        return "lost to misses unknown (no request reports its cache use, so no miss could be seen)"
+    words = unpriced_misses_words(unpriced_misses)
+    if lost_zero and unpriced_misses:
+        return "lost to misses unknown" + words.replace(" (not in it: ", " (", 1)
+    return f"lost to misses {lost}{words}"
 
 
 def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str, int, int, int]]) -> tuple[dict[str, int], dict[str, int]]:
@@ -142,3 +167,28 @@ def request_where(file: str, line: int, path: str = "", short: Callable[[str], s
     (its last part by default)."""
     name = short(file) if short is not None else Path(file).name
     return f"{name}:{line}" + (f" {path}" if path else "")
+
+
+#: An idle gap audit.png and report.html cut out of a chart's clock: an hour or more between two requests...
+IDLE_GAP_MS = 3_600_000
+#: ... when such gaps take more than this share of the panel's span (a session resumed the next
+#: day was two slivers at the ends of an empty axis).
+IDLE_SHARE = 0.5
+
+
+def idle_gaps(times: Sequence[int]) -> list[tuple[int, int]]:
+    """(index of the request after the gap, gap in ms) of every gap of :data:`IDLE_GAP_MS` or
+    more, when together they take more than :data:`IDLE_SHARE` of the span; [] otherwise (the
+    panel stays on the clock). ``times`` in send order."""
+    gaps = [(i, b - a) for i, (a, b) in enumerate(zip(times, times[1:]), start=1) if b - a >= IDLE_GAP_MS]
+    span = times[-1] - times[0] if times else 0
+    return gaps if span and sum(g for _, g in gaps) > IDLE_SHARE * span else []
+
+
+def idle_duration(ms: int) -> str:
+    """``29h15m``, ``1h``, ``3d04h`` of an idle gap."""
+    minutes = ms // 60_000
+    days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
+    if days:
+        return f"{days}d{hours:02d}h"
+    return f"{hours}h{mins:02d}m" if mins else f"{hours}h"

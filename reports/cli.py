@@ -357,9 +357,11 @@ def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
 def _add_check_parser(sub: _Subcommands) -> None:
     check = sub.add_parser(
         "check",
-        help="run the integrity specs against a preset; exit 1 if any fails",
-        description="Run every integrity spec on a preset and print one line per spec with the figure "
-        "that decided it. Exit status 1 if any spec fails: use it to gate a kernel change.",
+        help="run the integrity specs on a preset, your engine (--engine) or a recorded log (--trace); "
+        "exit 1 if any fails",
+        description="Run every integrity spec on a preset, on your engine (--engine MODULE:FACTORY) or on a "
+        "recorded request log (--trace FILE) and print one line per spec with the figure that decided it. "
+        "Exit status 1 if any spec fails: use it to gate a kernel, engine or agent change.",
     )
     if not check:
         return

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import lost_cell, paid_cell, left_out_counts, unpriced_misses_words, unpriced_words
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -490,7 +490,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []), many)))
     ranged = int(totals.get("ranged_requests") or 0)
-    unpriced = unpriced_words(*left_out_counts(
+    paid = paid_total_words(fmt_usd(totals['cost_usd']), int(totals['requests']), *left_out_counts(
         ((f.get("format", ""), int(f.get("unpriced_no_usage") or 0)) for f in record.get("files", [])),
         ((m["model"], int(m.get("unpriced_requests") or 0), int(m.get("unpriced_no_usage") or 0), int(m.get("ranged_requests") or 0))
          for m in record.get("models", []))),
@@ -499,9 +499,10 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})
     counted = f"{len(files) - len(left_out)} file(s)" + (f" ({len(left_out)} left out as bad input)" if left_out else "")
-    subtitle = (f"{totals['requests']:,} requests in {counted}: paid {fmt_usd(totals['cost_usd'])}{unpriced}, "
-                f"lost to misses {fmt_usd(totals['lost_usd'])}"
-                f"{unpriced_misses_words(sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])))}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}")
+    lost = lost_total_words(fmt_usd(totals['lost_usd']), not Decimal(str(totals['lost_usd'] or 0)),
+                      sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
+                      seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])))
+    subtitle = f"{totals['requests']:,} requests in {counted}: {paid}, {lost}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}"
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
@@ -811,6 +812,11 @@ def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict
             title = f"{_lane_label(file, lane, many)}: {len(items)} of its {lane_sizes.get((file, lane), len(items))} requests"
         times = times_ms([r["timestamp"] for _, r in items])
         xlabel = "request of the lane" if times is None else "time (UTC): each bar at the request's send time"
+        idle = idle_gaps(sorted(times)) if times is not None else []
+        if idle:  # mostly idle: on the clock its requests would be slivers at the ends of an empty axis
+            times = None
+            xlabel = ("request of the lane, in order (the clock cut at its idle gaps of "
+                      f"{idle_duration(IDLE_GAP_MS)} or more: {', '.join(idle_duration(g) for _, g in idle)})")
         parts.append(f'<div class="lane-chart" data-lane="{_esc(file)}|{_esc(lane)}">'
                      + stacked_bars(bars, title=title, xlabel=xlabel, times=times) + "</div>")
     return "".join(parts)

@@ -75,6 +75,7 @@ class Proxy:
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.calls = 0
+        self.unanswered = 0  # calls the upstream never answered (unreachable): a capture audit cannot read alone
         self.writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefixbench-proxy-writer")
         self.auditor: subprocess.Popen | None = None
         self.relay: threading.Thread | None = None
@@ -233,6 +234,8 @@ class Proxy:
             os.write(self.fd, capture_line(record))  # one append per call: a crash loses no earlier line
         except OSError as exc:
             self._say(self.stderr, f"#{number} capture not written: {exc.strerror or exc}")
+        if call.status is None:
+            self.unanswered += 1
         if "upstream_error" in note:
             self._say(self.stderr, f"#{number} {call.method} {redact_url(call.url)}: {note['upstream_error']}")
         if note.get("client_disconnected"):
@@ -297,9 +300,13 @@ def agent_hint(upstream: str, base: str) -> str:
             f"the variable of the API {redact_url(upstream)} speaks")
 
 
-def stopped_line(calls: int, out: Path, how: str) -> str:
+def stopped_line(calls: int, out: Path, how: str, unanswered: int = 0) -> str:
     """The last line: how the proxy stopped, what it recorded, and the audit to run when there
-    is something to audit (an empty capture is not: ``audit`` would exit 2 on it)."""
+    is something to audit (an empty capture is not: ``audit`` would exit 2 on it; nor is one of
+    calls the upstream never answered, ``unanswered`` of the ``calls``: no response, no usage)."""
+    if calls and unanswered >= calls:
+        return (f"prefixbench proxy: stopped ({how}) after {calls:,} call{'' if calls == 1 else 's'}, none answered by the "
+                f"upstream (the errors above): no usage for audit to read in them")
     if calls:
         return f"prefixbench proxy: stopped ({how}) after {calls:,} call{'' if calls == 1 else 's'}; audit them with: prefixbench audit {out}"
     try:
@@ -357,5 +364,5 @@ async def _serve(proxy: Proxy) -> str:
         await stopped.wait()
     finally:
         await proxy.stop(finish_audit=True)  # the live lines of every recorded call, then the end
-        print(stopped_line(proxy.calls, proxy.out, how[0] if how else "Ctrl-C"), file=sys.stderr, flush=True)
+        print(stopped_line(proxy.calls, proxy.out, how[0] if how else "Ctrl-C", proxy.unanswered), file=sys.stderr, flush=True)
     return how[0] if how else "Ctrl-C"

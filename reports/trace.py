@@ -44,7 +44,7 @@ def with_the_format_found(exc: UserError, path: Path, command: str, reading: str
         found = detect_format(path)
         database = file_format(path) is not None
     except (UserError, OSError):
-        return str(exc)
+        return _prefixbench_result(path, command) or str(exc)
     if database:  # its bytes were read as text: "not UTF-8 text ... a binary or truncated file?" misleads
         return f"{path}: a database in the {found.name} format ({found.nouns}), not a request log: {command} does not read it, prefixbench audit does"
     if found.replay is not None and found.replay.name == reading:
@@ -56,6 +56,25 @@ def with_the_format_found(exc: UserError, path: Path, command: str, reading: str
     if found.replay is None or command != "replay":
         return f"{exc} (the file is in the {found.name} format: {command} does not read it, prefixbench audit does)"
     return f"{exc} (the file is in the {found.name} format: replay reads it with --input {found.replay.name}, and prefixbench audit too)"
+
+
+#: The largest file read whole to tell whether it is a result of prefixbench's own (an error path only).
+_RESULT_SNIFF_BYTES = 64 * 1024 * 1024
+
+
+def _prefixbench_result(path: Path, command: str) -> str | None:
+    """The error for a result of prefixbench's own given where a request log goes (``replay
+    base.json`` said "invalid JSON (Expecting value at column 2)" of a valid sweep result): what
+    it is and what reads it; None when it is not one."""
+    from prefixbench.workloads.runs.compare import read_result
+
+    try:
+        if not path.is_file() or path.stat().st_size > _RESULT_SNIFF_BYTES:
+            return None
+        kind = read_result(path).kind
+    except (UserError, OSError):
+        return None
+    return f"{path}: a prefixbench {kind} result, not a request log: {command} does not read it, prefixbench compare does"
 
 
 def warn_torn(file: Path, torn: list[int]) -> None:

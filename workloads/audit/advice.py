@@ -63,6 +63,9 @@ _CLAUDE_CODE_TTLS = ("Claude Code 2.1.243+, secondary source [S]: "
 _CLAUDE_CODE_CACHING = "https://code.claude.com/docs/en/prompt-caching"
 _PI_SETTINGS = "pi-mono packages/coding-agent/docs/settings.md (Compaction)"
 _PI_AI = "pi-mono packages/ai: PI_CACHE_RETENTION=long asks Anthropic for the 1 h TTL"
+_PI_SYSTEM = ("pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131: the system prompt keeps only the date, "
+              "so prefixes stay cacheable across reloads and resumed sessions); src/core/system-prompt.ts and "
+              "resource-loader.ts put AGENTS.md / CLAUDE.md in the system prompt")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
 _OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCompaction.html"
 
@@ -87,6 +90,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("pi", "ttl-1h"): AgentSetting("ask for long cache retention (the 1 h TTL on Anthropic)", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "ttl-auto"): AgentSetting(
         "ask for long cache retention (the 1 h TTL on Anthropic) for sessions that idle 5 m-1 h", "PI_CACHE_RETENTION=long", _PI_AI),
+    ("pi", "static-system"): AgentSetting(
+        "keep the system prompt byte-stable across reloads and resumed sessions: update pi to 0.58.0 or later (before "
+        "it, every start wrote the current time into the system prompt), and edit AGENTS.md / CLAUDE.md between "
+        "sessions, not during one (pi puts them in the system prompt)", None, _PI_SYSTEM),
     ("pi", "keep-prefix-compaction"): AgentSetting(
         "compact less often and keep more recent context, so fewer compaction calls re-send the window",
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),

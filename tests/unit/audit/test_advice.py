@@ -286,3 +286,55 @@ def test_a_fix_over_the_lanes_of_two_agents_names_each_agents_setting(tmp_path: 
     assert main(["audit", str(claude), "--quiet", "--what-if", "ttl-1h", "--format", "json"]) == 0
     (alone,) = [r for r in json.loads(capsys.readouterr().out)["recommendations"] if r["fix"] == "ttl-1h"]
     assert alone["agent"] == "Claude Code" and alone["setting"] == claude_setting
+
+
+def _pi_restarted(tmp_path: Path) -> Path:
+    """A pi session whose third call, 20 s after the second, read nothing: the cached prefix ended
+    in the unlogged head, where pi before 0.58.0 wrote the current time (system-changed)."""
+    t0 = 1765233665294
+
+    def msg(role: str, at: int, usage: tuple[int, int, int] | None = None) -> dict:
+        message = {"role": role, "content": [], "timestamp": t0 + at}
+        if usage is not None:
+            i, r, w = usage
+            message.update({"provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages", "stopReason": "stop",
+                            "usage": {"input": i, "output": 10, "cacheRead": r, "cacheWrite": w, "cost": {}}})
+        return {"type": "message", "timestamp": "2025-12-08T22:41:09.389Z", "message": message}
+
+    header = {"type": "session", "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x", "provider": "anthropic",
+              "modelId": "claude-opus-4-5", "thinkingLevel": "off"}
+    return write_jsonl(tmp_path / "pi.jsonl", [header, msg("user", 0), msg("assistant", 10, (10, 0, 40_000)), msg("toolResult", 5000),
+                                               msg("assistant", 5010, (1, 40_000, 500)), msg("user", 25_000),
+                                               msg("assistant", 25_010, (10, 0, 41_000))])
+
+
+def test_pi_system_prompt_advice_names_the_pi_release_that_fixed_it(tmp_path: Path, capsys) -> None:
+    # The generic "move dates out of the prefix" is not something a pi user can do: the pi
+    # release that stopped writing the time into the system prompt is (CHANGELOG 0.58.0, #2131).
+    assert main(["audit", str(_pi_restarted(tmp_path)), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    fix = next(line for line in out.splitlines() if line.startswith("1. static-system: "))
+    assert "update pi to 0.58.0 or later" in fix and "AGENTS.md" in fix
+    assert "   see: pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131" in out
+
+
+def test_a_log_that_never_read_the_cache_is_not_told_there_is_nothing_to_change(tmp_path: Path, capsys) -> None:
+    # A Cline history through a company gateway (../shared/realdata-like: 220 calls, 13.9 M input
+    # tokens, every one reporting 0 cached): 0.0% hit, and the audit opened "nothing: no miss in
+    # these logs has a fix", as if the log were fine.
+    history = [{"role": "user", "content": [{"type": "text", "text": "task " * 50}]}]
+    for n in range(3):
+        history.append({"role": "assistant", "content": [{"type": "text", "text": f"step {n}"}],
+                        "metrics": {"tokens": {"prompt": 2_000 + 500 * n, "completion": 40, "cached": 0}},
+                        "ts": 1_777_000_000_000 + 10_000 * n, "modelInfo": {"modelId": "claude_4_5_opus", "providerId": "openai"}})
+        history.append({"role": "user", "content": [{"type": "text", "text": f"result {n} " * 40}]})
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    assert main(["audit", str(folder), "--quiet"]) == 0
+    head = capsys.readouterr().out.split("\nlost $")[0]
+    assert "nothing: no miss in these logs has a fix" in head
+    assert "but none of the 3 requests that report their cache use read or wrote anything in it (7,500 input tokens" in head
+    assert "check that caching reaches it" in head
+    assert main(["audit", str(folder), "--quiet", "--out", str(tmp_path / "out")]) == 0
+    assert "But none of the 3 requests that report their cache use" in (tmp_path / "out" / "report.html").read_text()

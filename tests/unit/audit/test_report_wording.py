@@ -448,8 +448,8 @@ def test_the_headline_counts_requests_without_usage_that_no_dollar_figure_holds(
     result = run_audit([_mooncake(tmp_path / "trace.jsonl")])
     assert result.totals.unpriced_requests == 2
     # ... and says why: no usage to price, not a missing price (a block-hash trace's claude-*
-    # models have prices).
-    assert "paid $0 (not in it: 2 request(s) with no usage reported by their format: mooncake), lost" in audit_table(result)
+    # models have prices), and with every request left out, that the total is unknown, not $0.
+    assert "paid unknown (2 request(s) with no usage reported by their format: mooncake), lost" in audit_table(result)
     assert json.loads(audit_json(result))["totals"]["unpriced_requests"] == 2
     assert json.loads(audit_json(result))["totals"]["unpriced_no_usage"] == 2
 
@@ -557,8 +557,9 @@ def test_a_priced_model_whose_requests_carry_no_usage_says_no_usage_not_no_price
     assert record["claude-opus-4-6"]["priced"] is True and record["claude-opus-4-6"]["unpriced_no_usage"] == 2
     assert record["claude-nobody-knows-9"]["priced"] is False and record["claude-nobody-knows-9"]["unpriced_requests"] == 1
     # The headline says each reason apart: the format that reports no usage (not claude-opus-4-6,
-    # which has a price), the model with no price.
-    assert ("(not in it: 3 request(s): 2 with no usage reported by their format (agent-traces), "
+    # which has a price), the model with no price; and with every request left out, that the
+    # total is unknown, not $0.
+    assert ("paid unknown (3 request(s): 2 with no usage reported by their format (agent-traces), "
             "1 with no price for their model (claude-nobody-knows-9))") in audit_table(result)
 
 
@@ -674,10 +675,34 @@ def _unpriced_pause(tmp_path: Path) -> Path:
 
 def test_the_headline_says_which_misses_its_lost_dollars_leave_out(tmp_path: Path) -> None:
     # An unpriced model's miss: the causes table says "-" for its dollars, but the headline said
-    # "lost to misses $0", as if nothing was lost.
+    # "lost to misses $0", as if nothing was lost, then "$0 (not in it: ...)": a total of none of
+    # them, and "paid $0" of two requests none of which has a price.
     result = run_audit([_unpriced_pause(tmp_path)])
-    assert "lost to misses $0 (not in it: 1 miss with no dollar figure)" in audit_table(result)
-    assert "lost to misses $0 (not in it: 1 miss with no dollar figure)" in _text(audit_html(result))
+    for text in (audit_table(result), _text(audit_html(result))):
+        assert "lost to misses unknown (1 miss with no dollar figure)" in text
+        assert "paid unknown (2 request(s) with no price for their model: claude-nobody-knows-9)" in text
+        assert "$0" not in text.split("hit ratio")[0].split("requests")[-1]
+
+
+def test_paid_and_lost_words_say_unknown_only_when_nothing_is_priced() -> None:
+    from prefixbench.reports.auditwords import lost_total_words, paid_total_words
+
+    assert paid_total_words("$1.5000", 3, {}, {"x": 1}) == "paid $1.5000 (not in it: 1 request(s) with no price for their model: x)"
+    assert paid_total_words("$0", 3, {"mooncake": 3}, {}) == "paid unknown (3 request(s) with no usage reported by their format: mooncake)"
+    assert paid_total_words("$0", 0, {}, {}) == "paid $0"
+    assert lost_total_words("$0.0100", False, 2) == "lost to misses $0.0100 (not in it: 2 misses with no dollar figure)"
+    assert lost_total_words("$0", True, 0) == "lost to misses $0"
+    assert lost_total_words("$0", True, 0, seen=False).startswith("lost to misses unknown (no request reports its cache use")
+
+
+def test_a_log_with_no_usage_has_no_token_figures_in_the_headline(tmp_path: Path) -> None:
+    # A block-hash trace reports no usage: its headline said "input 0, output 0, cache write 0,
+    # cache read 0 ... paid $0, lost to misses $0", zeros that read as measured.
+    _agent_trace(tmp_path / "trace_0001.json", "claude-opus-4-6")
+    headline = next(line for line in audit_table(run_audit([tmp_path])).splitlines() if " requests: " in line)
+    assert headline.startswith("2 requests: usage not reported (the logs give no input, output or cache tokens); hit ratio ")
+    assert "paid unknown (2 request(s) with no usage reported by their format: agent-traces)" in headline
+    assert "lost to misses unknown (no request reports its cache use" in headline and "input 0" not in headline
 
 
 def test_an_unpriced_sessions_top_cause_is_the_one_that_lost_tokens(tmp_path: Path) -> None:
@@ -748,3 +773,9 @@ def test_the_lifetime_lookup_keeps_its_cache_beside_the_lifetime_words() -> None
     for _ in range(3):
         base._ttl_ms((("5m", 300_000), ("1h", 3_600_000)), "5m", "1h")
     assert base._ttl_ms.cache_info().hits >= 2
+
+
+def test_worst_requests_of_an_unpriced_model_say_they_are_ranked_by_tokens(tmp_path: Path) -> None:
+    # Every lost cell read "-" under "worst requests (top 1 by dollars lost)".
+    table = audit_table(run_audit([_unpriced_pause(tmp_path)]))
+    assert "worst requests (top 1 by tokens lost: none has a dollar figure)" in table and "by dollars lost" not in table

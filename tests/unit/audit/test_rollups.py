@@ -182,3 +182,23 @@ def test_report_html_still_cuts_a_long_name_of_its_own(tmp_path):
     (logs / "s1.jsonl").rename(logs / "fe5e1c67-0a1b-4c2d-8e3f-405162738495.jsonl")
     html = audit_html(run_audit([logs]))
     assert ">fe5e1c67….jsonl<" in html
+
+
+def test_audit_png_cuts_a_long_idle_gap_out_of_the_clock(tmp_path):
+    # A session resumed the next day (a Gemini CLI session, 93 requests over 38 h, 29 h of them
+    # idle) was two slivers at the ends of an empty clock axis: by send order, the gap marked.
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T10:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T10:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("more", "2025-09-03T10:01:00.000Z")
+    t.assistant("r2", "2025-09-03T10:01:02.000Z", [cc_usage(3, 15100, 15000, 9)])
+    t.user("next day", "2025-09-04T09:00:00.000Z")
+    t.assistant("r3", "2025-09-04T09:00:02.000Z", [cc_usage(3, 15200, 0, 9)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    (ax,) = audit_figure(result).get_axes()
+    assert ax.get_xlabel() == "request (send order; dotted: idle 1h or more, the clock cut there), 2025-09-03 .. 2025-09-04"
+    assert [text.get_text() for text in ax.texts] == [" idle 22h59m"]
+    # report.html's lane chart the same way
+    assert "request of the lane, in order (the clock cut at its idle gaps of 1h or more: 22h59m)" in audit_html(result)
+    # a short session stays on the clock
+    assert [a.get_xlabel() for a in audit_figure(run_audit([_two_sessions(tmp_path / "logs")])).get_axes()][0].startswith("time (UTC)")

@@ -827,7 +827,7 @@ def test_a_history_file_alone_on_the_anthropic_handler_is_priced_as_a_range(tmp_
     # here (it was said whatever the provider, before the review's mend).
     assert not any("DeepSeek" in n for n in result.notes if "summed, the split unknown" in n)
     assert main(["audit", str(path), "--quiet"]) == 0
-    assert "paid $0 (not in it: 2 request(s) whose log sums cache reads and writes: $0.0083 to $0.0773)" in capsys.readouterr().out
+    assert "paid unknown (2 request(s) whose log sums cache reads and writes: $0.0083 to $0.0773)" in capsys.readouterr().out
 
 
 def test_a_model_priced_only_as_a_range_is_not_named_among_those_with_no_price(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

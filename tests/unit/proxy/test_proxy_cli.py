@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -193,3 +194,32 @@ def test_a_port_with_leading_zeros_past_ints_digit_limit_is_its_number() -> None
     from prefixbench.reports.proxy_options import parse_listen
 
     assert parse_listen("127.0.0.1:" + "0" * 5000 + "80") == ("127.0.0.1", 80)
+
+
+def test_stopped_after_calls_the_upstream_never_answered_it_offers_no_audit(tmp_path: Path) -> None:
+    """Upstream unreachable (no network): the proxy's last line said "audit them with: prefixbench
+    audit FILE", and that audit exited 2 ("unknown log format"): the capture holds requests with
+    no response, no usage."""
+    pytest.importorskip("aiohttp", reason="the proxy extra (aiohttp) is not installed")
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = tmp_path / "capture.jsonl"
+    proxy = subprocess.Popen([sys.executable, "-m", "prefixbench", "proxy", "--listen", "127.0.0.1:0", "--upstream",
+                              f"http://127.0.0.1:{dead}", "--out", str(out)], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    base = proxy.stderr.readline().split()[2]  # type: ignore[union-attr]
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(f"{base}/v1/messages", data=body, headers={"content-type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 502
+    proxy.send_signal(signal.SIGTERM)
+    _, stderr = proxy.communicate(timeout=60)
+    assert proxy.returncode == 143, stderr
+    assert stderr.splitlines()[-1] == ("prefixbench proxy: stopped (SIGTERM) after 1 call, none answered by the upstream "
+                                       "(the errors above): no usage for audit to read in them")
+    assert main(["audit", str(out), "--quiet"]) == 2  # why the audit must not be offered

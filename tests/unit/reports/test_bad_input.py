@@ -518,3 +518,17 @@ def test_an_empty_list_is_refused_not_read_as_the_default(tmp_path, monkeypatch,
     status, _, err = run(capsys, *argv, *out)
     assert_one_line(status, err, message)
     assert not (tmp_path / "o").exists()
+
+
+def test_audit_out_a_file_says_it_as_sweep_and_bench_do(tmp_path, capsys):
+    # audit said "exists and is a file", sweep and bench "is a file, not a folder": one wording.
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)])
+    log = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    status, _, err = run(capsys, "audit", str(log), "--out", str(afile))
+    assert_one_line(status, err, "--out", "is a file, not a folder")

@@ -497,3 +497,15 @@ def test_a_rejected_request_in_observations_csv_is_no_uncached_one(tmp_path):
     not_served = ("cached_tokens", "uncached_tokens", "written_tokens", "written_long_tokens", "cached_explicit_tokens", "hit_ratio")
     assert {r[c] for r in rejected for c in not_served} == {""}
     assert sum(int(r["uncached_tokens"]) for r in rows if r["status"] == "200") == int(run["session_uncached_tokens"])
+
+
+def test_check_help_names_the_engine_and_the_trace_it_judges(capsys):
+    # "run the integrity specs against a preset": a user gating their own engine or agent's
+    # recorded traffic read that check was not for them.
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = " ".join(capsys.readouterr().out.split())
+    assert "run the integrity specs on a preset, your engine (--engine) or a recorded log (--trace)" in top
+    with pytest.raises(SystemExit):
+        main(["check", "--help"])
+    assert "--trace FILE" in " ".join(capsys.readouterr().out.split())

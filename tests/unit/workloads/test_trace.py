@@ -202,6 +202,33 @@ def test_an_agent_log_given_as_a_request_log_names_its_format(argv, capsys):
 
 
 @pytest.mark.parametrize("argv", [["check", "--trace"], ["replay"]])
+@pytest.mark.parametrize("result", ["sweep-json", "runs-csv", "audit-json"])
+def test_a_prefixbench_result_given_as_a_request_log_is_named_as_one(argv, result, tmp_path, capsys):
+    """``replay base.json`` (a sweep --format json, valid JSON over several lines) said
+    "base.json:1: invalid JSON (Expecting value at column 2)": it names what the file is and
+    what reads it."""
+    run = {"workload": "seed-coding", "window": 32000, "engine": "checkpoint", "preset": "legacy", "profile": "lenient",
+           "cache": "byte-exact", "seed": 0, "session_uncached_tokens": 100, "session_hit_ratio": 0.5}
+    kind = "audit" if result == "audit-json" else "sweep"
+    path = tmp_path / ("runs.csv" if result == "runs-csv" else "base.json")
+    if result == "runs-csv":
+        path.write_text(",".join(run) + "\n" + ",".join(str(v) for v in run.values()) + "\n")
+    elif result == "sweep-json":
+        path.write_text(json.dumps([run], indent=2))
+    else:
+        from pathlib import Path
+
+        assert main(["audit", str(Path(__file__).parents[1] / "logs" / "fixtures" / "pi.jsonl"), "--quiet", "--format", "json"]) == 0
+        path.write_text(capsys.readouterr().out)
+    from prefixbench.workloads.runs.compare import read_result
+
+    assert read_result(path).kind == kind  # a result compare reads, or the test proves nothing
+    assert main([*argv, str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {path}: a prefixbench {kind} result, not a request log: {' '.join(argv)} does not read it, prefixbench compare does"
+
+
+@pytest.mark.parametrize("argv", [["check", "--trace"], ["replay"]])
 def test_an_agent_database_given_as_a_request_log_is_named_without_the_utf8_error(argv, tmp_path, capsys):
     """Found by a user's walk: replay of Zed's threads.db said "threads.db:1: not UTF-8 text (byte
     0xf8 ...; a binary or truncated file?)" before naming the format: the file was whole."""
