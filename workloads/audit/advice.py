@@ -91,9 +91,9 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("pi", "ttl-auto"): AgentSetting(
         "ask for long cache retention (the 1 h TTL on Anthropic) for sessions that idle 5 m-1 h", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "static-system"): AgentSetting(
-        "keep the system prompt byte-stable across reloads and resumed sessions: update pi to 0.58.0 or later (before "
-        "it, every start wrote the current time into the system prompt), and edit AGENTS.md / CLAUDE.md between "
-        "sessions, not during one (pi puts them in the system prompt)", None, _PI_SYSTEM),
+        "keep the system prompt byte-stable across reloads and resumed sessions: on pi older than 0.58.0, update pi "
+        "to 0.58.0 or later (before it, every start wrote the current time into the system prompt), and edit "
+        "AGENTS.md / CLAUDE.md between sessions, not during one (pi puts them in the system prompt)", None, _PI_SYSTEM),
     ("pi", "keep-prefix-compaction"): AgentSetting(
         "compact less often and keep more recent context, so fewer compaction calls re-send the window",
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),

@@ -789,6 +789,7 @@ FORMAT = LogFormat(
         "or later OpenClaw's compact form between full ones: cacheTtlDelta, the changes since the marker before)",
     ),
     message_of_line=_line_message,
-    head_changes="pi's system prompt ends with the current date and time (buildSystemPrompt in pi-mono's "
-    "packages/coding-agent/src/main.ts), so a prompt built at another minute differs there",
+    head_changes="pi's system prompt ends with the current date (before pi 0.58.0, CHANGELOG #2131: the date and "
+    "time; buildSystemPrompt in pi-mono's packages/coding-agent) and holds AGENTS.md / CLAUDE.md, so a prompt "
+    "built on another day (before 0.58.0: at another minute) or after an edit of those files differs there",
 )
