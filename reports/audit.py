@@ -1009,6 +1009,17 @@ def run_audit_command(args) -> int:
         return _run_audit_command(args)
 
 
+def _as_given(args, text: str) -> str:
+    """``text`` naming standard input ``<stdin>``, not the temporary copy the audit read it from
+    (nor that copy's folder), where a PATH was ``-``; else as it is."""
+    copy = getattr(args, "stdin_copy", None)
+    if not copy:
+        return text
+    from prefixbench.reports.stdio import STDIN_NAME
+
+    return text.replace(copy, STDIN_NAME).replace(str(Path(copy).parent), STDIN_NAME)
+
+
 def _run_audit_command(args) -> int:
     from prefixbench.workloads.audit.core import run_audit
     from prefixbench.workloads.audit.gate import Gate, junit_xml, unjudged, violations
@@ -1062,16 +1073,16 @@ def _run_audit_command(args) -> int:
         # A file of bad input is left out (each error in unread): the others' audit is given and
         # written all the same, and the first error is the command's last line (exit 2).
         unread: list[str] = []
-        trace = load_trace(args.paths, args.input, progress, map_files, files=files, notice=progress.notice, held=True,
-                           unread=unread)
+        trace = load_trace(args.paths, args.input, progress, map_files, files=files,
+                           notice=lambda text: progress.notice(_as_given(args, text)), held=True, unread=unread)
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
             if summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
-                emit(visible(f"prefixbench: warning: {summary.file}: {summary.notes[0]}"), sys.stderr)
+                emit(visible(_as_given(args, f"prefixbench: warning: {summary.file}: {summary.notes[0]}")), sys.stderr)
             for line, reason in summary.skipped:
                 if reason == TORN_TAIL:
-                    emit(visible(f"prefixbench: warning: {torn_note(summary.file, line)}"), sys.stderr)
+                    emit(visible(_as_given(args, f"prefixbench: warning: {torn_note(summary.file, line)}")), sys.stderr)
         if not trace[0]:
             raise UserError(unread[0] if unread else nothing_to_audit(trace[1]))
         # First: the assumptions below go by the calls' providers, which a model assumed sets.

@@ -73,6 +73,44 @@ TEMPLATES: dict[str, list[dict]] = {
         {"block_size": 512, "hash_ids": ["a1", "b2"], "input_length": 751, "block_tokens": [512, 239]},
     ],
     "chat-completions": [{"model": "gpt-5.1", "messages": [{"role": "user", "content": "hi"}]}],
+    # claude -p --output-format stream-json --include-partial-messages through a gateway that counts
+    # at the end: the assistant line's usage is zero, the message_delta's holds the call's counts.
+    "claude-code-stream": [
+        {"type": "system", "subtype": "init", "session_id": "r", "uuid": "i", "model": "claude-sonnet-4-5", "claude_code_version": "2.1.190"},
+        {"type": "stream_event", "session_id": "r", "parent_tool_use_id": None, "uuid": "e1", "event": {"type": "message_start", "message": {
+            "id": "m1", "role": "assistant", "content": [], "model": "claude-sonnet-4-5", "usage": {"input_tokens": 0, "output_tokens": 0}}}},
+        {"type": "assistant", "session_id": "r", "parent_tool_use_id": None, "uuid": "a1", "message": {
+            "id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "x"}],
+            "usage": {"input_tokens": 0, "output_tokens": 0}}},
+        {"type": "stream_event", "session_id": "r", "parent_tool_use_id": None, "uuid": "e2", "event": {"type": "message_delta", "delta": {},
+            "usage": {"input_tokens": 5, "output_tokens": 3, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 10}}},
+    ],
+    # pi --mode rpc output: the command's response, then the AgentSessionEvents.
+    "pi-rpc": [
+        {"id": "c1", "type": "response", "command": "prompt", "success": True},
+        {"type": "agent_start"},
+        {"type": "message_end", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1783223391119}},
+        {"type": "message_end", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "api": "anthropic-messages",
+         "provider": "anthropic", "model": "claude-opus-4-5", "usage": {"input": 3, "output": 2, "cacheRead": 4000, "cacheWrite": 20},
+         "stopReason": "stop", "timestamp": 1783223392119}},
+        {"type": "agent_end", "messages": []},
+    ],
+    # Kiro's files (refused: no token count): a CLI session's lines, a V3 session's, a conversation.
+    "kiro": [
+        {"version": "v1", "kind": "Prompt", "data": {"message_id": "a1", "content": [{"kind": "text", "data": "go"}]}},
+        {"id": "e1", "timestamp": "2026-08-01T10:00:00.000Z", "payload": {"type": "user", "content": "go"}},
+        {"conversation_id": "c", "history": [{"user": {"content": None}, "assistant": {"Response": {"content": "ok"}}}]},
+    ],
+    # An OTLP span export: a call under an invoke_agent span naming the conversation and agent.
+    "otel-agent": [
+        {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "coder"}}]}, "scopeSpans": [{"spans": [
+            {"traceId": "t", "spanId": "a", "name": "invoke_agent", "startTimeUnixNano": "1761994800000000000", "attributes": [
+                {"key": "gen_ai.conversation.id", "value": {"stringValue": "c1"}}, {"key": "gen_ai.agent.name", "value": {"stringValue": "x"}}]},
+            {"traceId": "t", "spanId": "b", "parentSpanId": "a", "name": "chat", "startTimeUnixNano": "1761994801000000000", "attributes": [
+                {"key": "gen_ai.request.model", "value": {"stringValue": "claude-sonnet-4-5"}},
+                {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "5010"}},
+                {"key": "gen_ai.usage.output_tokens", "value": {"intValue": "40"}}]}]}]}]},
+    ],
 }
 
 
@@ -88,7 +126,8 @@ def mutated(draw: st.DrawFn, fmt: str) -> list[object]:
 
 
 #: Template name -> the --input format it is read as.
-FORMAT_OF = {"openai-capture": "http-capture", "pi-tree": "pi", "codex-app-server": "codex"}
+FORMAT_OF = {"openai-capture": "http-capture", "pi-tree": "pi", "codex-app-server": "codex", "claude-code-stream": "claude-code",
+             "pi-rpc": "pi", "kiro": "auto", "otel-agent": "otel"}
 
 
 def _audit(fmt: str, data: bytes) -> None:

@@ -330,6 +330,11 @@ def _iter_handle(
         # formats' detect_file): another one, such as the Go-era opencode's .opencode/opencode.db
         # or Goose's sessions.db (token totals, no per-call usage), is not a log the audit reads.
         # Imported here: the formats package imports this module.
+        if at is not None:
+            # Compressed: the databases' readers open the file as it lies on disk (SQLite reads
+            # pages from it), so its tables were never looked at; saying it has none would be wrong.
+            raise UserError(f"{path}:1: a compressed SQLite database: the audit reads an agent's database as it lies on disk; "
+                            "decompress it and give the database file")
         from prefixbench.workloads.logs.formats.copilot_store import store_without_usage
         from prefixbench.workloads.logs.formats.totals_only import database_of
 

@@ -390,6 +390,38 @@ def test_the_go_era_opencode_database_is_named_not_called_binary(tmp_path: Path)
         run_audit([path])
 
 
+
+@pytest.mark.parametrize("suffix", [".gz", ".xz"])
+def test_a_compressed_database_is_named_compressed_not_one_without_the_tables(db: Path, suffix: str) -> None:
+    # Found by fuzzing the audit of standard input: its decompressed head is SQLite's, but the
+    # databases' readers open the file as it lies on disk, so the line said the database had none
+    # of the tables the audit reads (it has OpenCode's).
+    import gzip
+    import lzma
+
+    packed = db.with_name(db.name + suffix)
+    packed.write_bytes((gzip.compress if suffix == ".gz" else lzma.compress)(db.read_bytes()))
+    with pytest.raises(UserError, match=rf"^{packed}:1: a compressed SQLite database: .*decompress it and give the database file$"):
+        run_audit([packed])
+    done = subprocess.run([sys.executable, "-m", "prefixbench", "audit", "-"], input=packed.read_bytes(), capture_output=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.decode().startswith("prefixbench: error: <stdin>:1: a compressed SQLite database")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_database_whose_damaged_schema_names_no_utf8_is_one_line(tmp_path: Path) -> None:
+    # Found by fuzzing: a flipped byte in an index's name made SQLite's message ("malformed
+    # database schema (...)") bytes that are no UTF-8, and Python's decoding of it escaped as a
+    # UnicodeDecodeError traceback from every database detector's first query.
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE session (id TEXT UNIQUE)")
+    db.commit()
+    db.close()
+    path.write_bytes(path.read_bytes().replace(b"sqlite_autoindex_session_1", b"sqlite_autoindex_s\xc1ssion_1"))
+    with pytest.raises(UserError, match=r"opencode\.db: cannot read this SQLite database \(malformed database schema "
+                                        r"\(sqlite_autoindex_s\\xc1ssion_1\) - orphan index; a corrupt or truncated file\?\)$"):
+        run_audit([path])
+
 def test_a_crush_database_is_named_with_what_it_keeps_and_how_to_record_its_calls(tmp_path: Path) -> None:
     # Crush's .crush/crush.db (many projects commit one) keeps the Go-era opencode's tables plus a
     # messages.provider column: a session's tokens and cost, no call's usage. Main's line said

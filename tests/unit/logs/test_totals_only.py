@@ -430,3 +430,20 @@ def test_a_qoder_session_is_refused_in_one_line_naming_qoder(tmp_path: Path) -> 
     _refused_in_one_line(path, QODER_SESSION)
     with pytest.raises(UserError, match=r"none is a log \(abc123\.jsonl: a Qoder CLI session"):
         find_log_files([tmp_path])
+
+
+@pytest.mark.parametrize("record", [
+    {"version": "v1", "kind": ["Prompt"], "data": {}},
+    {"kind": {"Prompt": 1}},
+    {"id": "e1", "timestamp": "2026-08-01T10:00:00.000Z", "payload": {"type": ["user"]}},
+    {"timestamp": "x", "payload": {"type": {}}},
+])
+def test_a_kiro_shaped_record_whose_kind_is_no_string_is_one_line_not_a_traceback(tmp_path: Path, record: dict) -> None:
+    # Found by fuzzing: the kind was looked up in a set as it was, and a list or an object there
+    # was a TypeError (unhashable type) traceback, before any format was named.
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(UserError, match=rf"^{path}:1: unknown log format"):
+        run_audit([path])
+    with pytest.raises(UserError, match=r"none is a log \(s\.jsonl: "):
+        find_log_files([tmp_path])

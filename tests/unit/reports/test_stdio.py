@@ -236,3 +236,15 @@ def test_audit_dash_names_no_temporary_folder_of_a_log_named_by_its_folder(monke
         outs.append(capsys.readouterr().out)
     assert "prefixbench-stdin" not in outs[0] and "cline:<stdin>:claude-sonnet" in outs[0]
     assert outs[0] == outs[1]
+
+
+def test_audit_dash_names_a_torn_last_line_stdin_not_the_temporary_copy(monkeypatch, capsys) -> None:
+    """Found fuzzing ``audit -``: the warning of a last line that breaks off named the temporary
+    copy (``/tmp/prefixbench-stdin-x1y2/<stdin>:2: the last line breaks off ...``), a file gone
+    once the audit ends and another name on every run."""
+    log = Path(__file__).parents[1] / "logs" / "fixtures" / "claude-code.jsonl"
+    monkeypatch.setattr(sys, "stdin", _Stdin(log.read_bytes() + b'{"type": "user", "mess'))
+    assert main(["audit", "-", "--quiet"]) == 0
+    lines = log.read_bytes().count(b"\n")
+    (warning,) = [line for line in capsys.readouterr().err.splitlines() if "breaks off" in line]
+    assert warning.startswith(f"prefixbench: warning: <stdin>:{lines + 1}: the last line breaks off with no newline"), warning

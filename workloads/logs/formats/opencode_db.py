@@ -137,6 +137,13 @@ def connect(path: Path, agent: str | None = None) -> sqlite3.Connection:
             if immutable or _locked(exc) or "not a database" in str(exc) or "malformed" in str(exc):
                 raise failure(path, exc, agent) from None
             error = exc
+        except UnicodeDecodeError as exc:
+            # SQLite's message quoted a name of a damaged schema whose bytes are no UTF-8 (Python
+            # decodes the message to raise it): the file is damaged, said with those bytes escaped.
+            if db is not None:
+                db.close()
+            said = " ".join(bytes(exc.object).decode("utf-8", "backslashreplace").split())
+            raise UserError(f"{path}: cannot read this SQLite database ({said}; a corrupt or truncated file?)") from None
     raise failure(path, error, agent)
 
 

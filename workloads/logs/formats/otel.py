@@ -478,7 +478,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for span in with_usage:
         seen: set[str] = set()
         parent = parent_of.get((span.trace_id, span.span_id), "")
-        while parent and parent not in seen:
+        # (a parent counted before had its ancestors counted then: one walk a chain, not one a span)
+        while parent and parent not in seen and (span.trace_id, parent) not in aggregates:
             seen.add(parent)
             aggregates.add((span.trace_id, parent))
             parent = parent_of.get((span.trace_id, parent), "")
@@ -502,6 +503,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     last_node: dict[str, str] = {}
     not_reported = 0
     by_id = {(s.trace_id, s.span_id): s for s in spans if s.span_id}
+    conversations: dict[tuple[str, str], str] = {}
+    agent_names: dict[tuple[str, str], str] = {}
     agents_named: Counter[str] = Counter()
     for span, input_, output, read_, written_ in calls_sorted:
         where = f"{name}:{span.line}: span {span.span_id}"
@@ -518,8 +521,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             (writes_zero if writes_reported else writes_unknown).add(span.service)
         # Its conversation (the span's or an ancestor's, else its resource's), else its trace; a log
         # record outside a trace has its resource's session and model as its trace (_log_span).
-        lane = _named_up(span, CONVERSATION_KEYS, by_id) or (span.session if span.event is None else "") or span.trace_id or "main"
-        agents_named[_service_agent(span.service) or _named_up(span, AGENT_NAME_KEYS, by_id)] += 1
+        lane = (_named_up(span, CONVERSATION_KEYS, by_id, conversations) or (span.session if span.event is None else "")
+                or span.trace_id or "main")
+        agents_named[_service_agent(span.service) or _named_up(span, AGENT_NAME_KEYS, by_id, agent_names)] += 1
         node = f"otel:{name}#{span.trace_id}:{span.span_id}:{len(out)}"
         out.append(
             TraceRequest(
@@ -575,19 +579,36 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), agent=named[0][1] if named else "")
 
 
-def _named_up(span: Span, keys: tuple[str, ...], by_id: dict[tuple[str, str], Span]) -> str:
+def _named_up(span: Span, keys: tuple[str, ...], by_id: dict[tuple[str, str], Span], known: dict[tuple[str, str], str]) -> str:
     """The first of ``keys`` a span names as text, else what its nearest ancestor of its trace
     names (the conventions put ``gen_ai.agent.name`` and often ``gen_ai.conversation.id`` on the
-    ``invoke_agent`` span above the calls), else ""."""
-    seen: set[str] = set()
-    at: Span | None = span
+    ``invoke_agent`` span above the calls), else "". ``known``: each ancestor's answer found so
+    far (the calls under one deep chain of spans walk it once, not once each)."""
+    found = _span_names(span, keys)
+    if found or not span.parent_id:
+        return found
+    seen = {span.span_id}
+    walked: list[tuple[str, str]] = []
+    at = by_id.get((span.trace_id, span.parent_id))
     while at is not None and at.span_id not in seen:
+        place = (at.trace_id, at.span_id)
+        if place in known:
+            found = known[place]
+            break
         seen.add(at.span_id)
-        found = next((v for k in keys if isinstance(v := at.attributes.get(k), str) and v), "")
+        walked.append(place)
+        found = _span_names(at, keys)
         if found:
-            return found
+            break
         at = by_id.get((at.trace_id, at.parent_id)) if at.parent_id else None
-    return ""
+    for place in walked:  # (each of them has the same nearest name above it, or none)
+        known[place] = found
+    return found
+
+
+def _span_names(span: Span, keys: tuple[str, ...]) -> str:
+    """The first of ``keys`` a span names as text, else ""."""
+    return next((v for k in keys if isinstance(v := span.attributes.get(k), str) and v), "")
 
 
 def _service_agent(service: str) -> str:

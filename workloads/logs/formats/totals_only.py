@@ -212,7 +212,8 @@ def kiro_session(value: dict) -> str | None:
     if is_kiro_conversation(value):
         return KIRO_CONVERSATION
     data = value.get("data")
-    if (value.keys() <= {"version", "kind", "data"} and value.get("kind") in _KIRO_CLI_KINDS
+    kind = value.get("kind")
+    if (value.keys() <= {"version", "kind", "data"} and isinstance(kind, str) and kind in _KIRO_CLI_KINDS  # (a list: no set member)
             and (isinstance(data, dict) or data is None) and isinstance(value.get("version"), str)):
         return f"a Kiro CLI session (sessions/cli/<id>.jsonl): each line a prompt, a reply or tool results, no token count {_KIRO_WHY}"
     state = value.get("session_state")
@@ -221,7 +222,8 @@ def kiro_session(value: dict) -> str | None:
                 "(input_token_count and output_token_count 0 on every turn: Kiro meters credits, not tokens, and logs "
                 "no call's usage): no request to audit")
     payload = value.get("payload")
-    if (isinstance(payload, dict) and payload.get("type") in _KIRO_V3_TYPES and isinstance(value.get("timestamp"), str)
+    kind = payload.get("type") if isinstance(payload, dict) else None
+    if (isinstance(kind, str) and kind in _KIRO_V3_TYPES and isinstance(value.get("timestamp"), str)
             and value.keys() <= {"id", "timestamp", "payload"}):
         return f"a Kiro session (sessions/<workspace>/sess_<id>/messages.jsonl): each line a message or a turn's credits, no token count {_KIRO_WHY}"
     metadata = value.get("metadata")
