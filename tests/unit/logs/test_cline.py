@@ -845,8 +845,9 @@ def test_a_model_priced_only_as_a_range_is_not_named_among_those_with_no_price(t
     assert (result.totals.unpriced_requests, result.totals.ranged_requests) == (2, 1)
     assert main(["audit", str(path), "--quiet"]) == 0
     out = capsys.readouterr().out
-    # One clause for both reasons (two parentheses before: `(... gpt-9-nope) (not in it: 1 ...`).
-    assert ("paid $0 (not in it: 2 request(s): 1 with no price for their model (gpt-9-nope), "
+    # One clause for both reasons (two parentheses before: `(... gpt-9-nope) (not in it: 1 ...`);
+    # no request priced to the cent, so the headline says unknown, not $0.
+    assert ("paid unknown (2 request(s): 1 with no price for their model (gpt-9-nope), "
             "1 whose log sums cache reads and writes ($") in out
     # Each model's paid cell says why it holds no dollars (both said $0, or "no price" for a
     # model priced as a range), and the session's says neither was priced.
