@@ -71,6 +71,7 @@ from prefixbench.simulator.providers.openai import (
     INCREMENT,
     LOOKBACK,
     MIN_TOKENS,
+    TWELVE_HOUR_TTL_MS,
     retention as model_retention,
 )
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
@@ -262,7 +263,7 @@ def rounded_hit(shared_tokens: int) -> int:
 
 
 #: Each retention label's idle lifetime (ms).
-_LIFETIMES = {"in_memory": IN_MEMORY_TTL_MS, "24h": EXTENDED_TTL_MS, "30m": BREAKPOINT_TTL_MS}
+_LIFETIMES = {"in_memory": IN_MEMORY_TTL_MS, "24h": EXTENDED_TTL_MS, "30m": BREAKPOINT_TTL_MS, "12h": TWELVE_HOUR_TTL_MS}
 
 
 def _default_ttl(mode: OpenAIMode, retention: Retention | None) -> int:

@@ -1854,7 +1854,7 @@ class Predictor:
             uncached = usage.prompt  # below the minimum: nothing cached
         return Prediction(
             verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
-            verdict.write if ttl == "1h" else 0,
+            verdict.write if ttl in rules.long_write_ttls else 0,
         )
 
     def _forget(self, cache: ChainCache, lane: tuple[str, str], prefix: Prefix, uses: int) -> None:
