@@ -3032,7 +3032,8 @@ def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
     )
 
 
-_RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)"}
+_RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)",
+                    "12h": "12h (GPT-6.2 Sol's 12-hour retention)"}
 
 
 def _notes(

@@ -151,6 +151,23 @@ def written_rollout(path: Path, model: str, gap_min: int) -> Path:
     return path
 
 
+def test_a_gpt_6_2_sol_body_asking_12h_keeps_its_prefix_12_hours_and_the_note_says_so() -> None:
+    from prefixbench.simulator.wire import Envelope, Request, user_text
+    from prefixbench.workloads.audit.core import retention_notes
+    from prefixbench.workloads.logs.trace import TraceRequest
+
+    def request(model: str, asked: str | None) -> TraceRequest:
+        body = Request(Envelope("openai", model), (user_text("hi"),), retention=asked)
+        return TraceRequest(file="f", line=1, lane="main", lane_kind="main", seq=0, sent_ms=None, ready_ms=None,
+                            provider="openai", model=model, body=body)
+
+    assert ttl_ms(request("gpt-6.2-sol", "12h")) == 12 * 3_600_000
+    assert ttl_ms(request("gpt-6.2-sol", None)) == 30 * 60_000
+    assert ttl_ms(request("gpt-6.2-astra", "12h")) == 30 * 60_000
+    (note,) = retention_notes([request("gpt-6.2-sol", "12h")])
+    assert "1 as their body or --openai-zdr asked (1 12h (GPT-6.2 Sol's 12-hour retention))" in note
+
+
 def test_a_40_minute_gap_on_gpt_6_2_sol_is_recoverable_with_12h_retention(tmp_path: Path) -> None:
     # 30 min by default: 40 idle minutes expire the prefix. The page's 12-hour retention would
     # have kept it, so the miss is recoverable, not unavoidable (past the longest lifetime).
