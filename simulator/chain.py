@@ -24,7 +24,8 @@ object in :mod:`prefixbench.simulator.providers`):
   and counts in 128-token steps; entries live the TTL the caller passes for each call after
   their last use: OpenAI decides it per request (the audit passes the label
   ``ProviderRules.ttl_label`` gives: ``in_memory`` 10 min, the upper end of the documented
-  5-10 min, ``24h`` extended retention, ``30m`` from GPT-5.6), as in the byte-level ``openai``
+  5-10 min, ``24h`` extended retention, ``30m`` from GPT-5.6, ``12h`` on GPT-6.2 Sol where
+  asked), as in the byte-level ``openai``
   model; no write fee.
 * ``deepseek``: 128-token units, no write fee, no TTL within a session's time span.
 

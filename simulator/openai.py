@@ -42,7 +42,8 @@ https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the numb
   ``in_memory`` before 2026-06-01). ``in_memory`` keeps an entry ``IN_MEMORY_TTL_MS`` = 10 min
   (the guide: 5 to 10 minutes of inactivity, at most one hour; the upper end, measured in Codex
   rollouts, is what every prefixbench model uses, the chain model and the audit included),
-  ``24h`` keeps it 24 h, ``30m`` (a minimum lifetime) 30 min. The ``retention`` option forces
+  ``24h`` keeps it 24 h, ``30m`` (a minimum lifetime) 30 min, ``12h`` (GPT-6.2 Sol, where the
+  body asks it) 12 h. The ``retention`` option forces
   one policy on every pre-5.6 request; ``ttl_ms`` overrides every lifetime. An entry is judged
   by the lifetime of the request that reads it (one conversation keeps one model and one policy,
   so this is the lifetime it was written with); an entry idle for that long or longer is gone.
@@ -71,6 +72,7 @@ from prefixbench.simulator.providers.openai import (
     INCREMENT,
     LOOKBACK,
     MIN_TOKENS,
+    TWELVE_HOUR_TTL_MS,
     retention as model_retention,
 )
 from prefixbench.simulator.render import RenderedRequest, RenderedUnit
@@ -262,7 +264,7 @@ def rounded_hit(shared_tokens: int) -> int:
 
 
 #: Each retention label's idle lifetime (ms).
-_LIFETIMES = {"in_memory": IN_MEMORY_TTL_MS, "24h": EXTENDED_TTL_MS, "30m": BREAKPOINT_TTL_MS}
+_LIFETIMES = {"in_memory": IN_MEMORY_TTL_MS, "24h": EXTENDED_TTL_MS, "30m": BREAKPOINT_TTL_MS, "12h": TWELVE_HOUR_TTL_MS}
 
 
 def _default_ttl(mode: OpenAIMode, retention: Retention | None) -> int:

@@ -241,6 +241,14 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: unknown time) and ``zdr`` (the organization has Zero Data Retention). None: the default
     #: TTL, or the write's own (OpenAI: ``prompt_cache_retention``, :func:`~prefixbench.simulator.providers.openai.retention`).
     request_ttl: Callable[[str, str | None, int | None, bool], str] | None = None
+    #: Where the provider decides the lifetime per request: ``model -> (short, long)``, the two
+    #: labels of :attr:`ttls_ms` a client of ``model`` may pick between (OpenAI: ``in_memory`` /
+    #: ``24h``, or ``30m`` / ``12h`` on GPT-6.2 Sol), or None where the model keeps one lifetime
+    #: whatever is asked. None: nothing to pick per request.
+    retention_choices: Callable[[str], tuple[str, str] | None] | None = None
+    #: Labels of :attr:`ttls_ms` whose writes bill at the price table's long write price
+    #: (``cache_write_1h``): Anthropic's ``1h``, OpenAI's ``12h``.
+    long_write_ttls: tuple[str, ...] = ("1h",)
     #: Models (regular expressions, as in ``min_tokens_by_model``) that get the default TTL
     #: only, whatever the request asks (Bedrock's Nova: 5 min).
     default_ttl_only: tuple[str, ...] = ()
@@ -420,6 +428,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def ttl_ms(self, label: str | None = None) -> int | None:
         """Lifetime (logical ms) of ``label``, or of the default when ``label`` is not offered."""
         return _ttl_ms(self.ttls_ms, self.default_ttl, label)
+
+    def retention_choice(self, model: str) -> tuple[str, str] | None:
+        """The (short, long) lifetimes a client of ``model`` picks between per request (OpenAI's
+        retention), or None: nothing to pick (:attr:`retention_choices`)."""
+        return None if self.retention_choices is None else self.retention_choices(model)
 
     def ttl_label(self, model: str, asked: str | None = None, sent_ms: int | None = None, zdr: bool = False) -> str | None:
         """The label of the lifetime a request gets where the provider decides it per request

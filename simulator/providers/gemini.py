@@ -203,7 +203,10 @@ from prefixbench.simulator.usage import Usage
 
 #: Minimum per model, the official caching page from its version of 2026-07-07 on [O]; first
 #: match wins. The 3.0 previews (and 3.1 Flash), which that page no longer lists, keep the
-#: earlier page's values.
+#: earlier page's values. No version lists a Flash-Lite (its 2026-10-23 version: 3.5 to 3.8
+#: Flash, 3.1 Pro Preview, Gemini 4 Argon, 2.5 Flash and Pro): 3.5+ Flash-Lite takes its Flash's
+#: 4,096 and 3.1 Flash-Lite the 3.x Flash 1,024 by these patterns (inferred; users report Flash-Lite
+#: hits absent below ~3,000 tokens, the module doc's [M]).
 DOCS_MINIMUMS: tuple[tuple[str, int], ...] = (
     (r"gemini-4", 4096),
     (r"gemini-3\.[5-9]-flash", 4096),

@@ -33,6 +33,18 @@ nothing else. What a request gets:
    organization's ZDR setting is not in any log: ``zdr`` (an option of the ``openai`` model; the
    audit's ``--openai-zdr``) assumes it on, default off.
 
+**A 12-hour retention on GPT-6.2 Sol** [O]. Its model page
+(https://developers.openai.com/api/docs/models/gpt-6.2-sol, the model released 2026-11-17)
+prices a cache write for 30 minutes of retention (2.50, 1.25x input) and says "A 12-hour cache
+write costs $5 per million tokens for short-context requests at Standard pricing" (2.5x input,
+2x the 30-minute write; over 272K input tokens the page doubles every cache rate). So a
+request to :data:`TWELVE_HOUR` models may keep its prefix 12 h (the ``12h`` label, modelled as
+12 h idle, as ``30m`` is 30 min) and its writes bill at the price row's long write price
+(``cache_write_1h``). No other GPT-6 page seen names it (GPT-6.2 Astra's cache prices are not
+in the sources), and none names the request field that asks for it: ``12h`` is this module's
+label, and a logged ``prompt_cache_options.ttl`` of ``12h`` is read as asking it (the spelling
+is assumed, as ``30m`` is the documented one). A request asks nothing by default: 30 min.
+
 Codex does not send ``prompt_cache_retention`` (its Responses body: model, instructions, input,
 tools, reasoning, store, stream, include, ``prompt_cache_key``, text; openai/codex
 ``codex-rs/codex-api/src/common.rs``), and its rollouts hold no body: a Codex request gets its
@@ -58,11 +70,13 @@ INCREMENT = 128
 IN_MEMORY_TTL_MS = 10 * 60_000
 EXTENDED_TTL_MS = 24 * 3_600_000
 BREAKPOINT_TTL_MS = 30 * 60_000
+#: GPT-6.2 Sol's 12-hour retention (see the module doc).
+TWELVE_HOUR_TTL_MS = 12 * 3_600_000
 #: Latest breakpoints a 5.6 read considers (guide: 50; API reference: 80).
 LOOKBACK = 50
 
 #: The lifetimes a request may get (labels of ``RULES.ttls_ms``).
-RetentionLabel = Literal["in_memory", "24h", "30m"]
+RetentionLabel = Literal["in_memory", "24h", "30m", "12h"]
 #: Models that offer extended (``24h``) retention, as the guide lists them (a dated snapshot
 #: suffix such as ``-2025-04-14`` is ignored) [O].
 EXTENDED = (
@@ -72,6 +86,8 @@ EXTENDED = (
 #: Models that accept ``24h`` only (the API reference: "for `gpt-5.5`, `gpt-5.5-pro`, and future
 #: models, only `24h` is supported"; GPT-5.6 on replaces the parameter) [O].
 EXTENDED_ONLY = ("gpt-5.5", "gpt-5.5-pro")
+#: Models whose page prices a 12-hour cache write beside the 30-minute one (GPT-6.2 Sol's) [O].
+TWELVE_HOUR = ("gpt-6.2-sol",)
 #: The first day the API reference documents ``24h`` as the default of a model offering both
 #: policies (organizations without ZDR): openai-python 268de687, 2026-06-01 [O].
 EXTENDED_DEFAULT_SINCE = "2026-06-01"
@@ -80,8 +96,8 @@ _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 #: GPT-5.6 and later: breakpoints, ``prompt_cache_options.ttl`` (30 min minimum).
 _BREAKPOINT_ERA = re.compile(r"^gpt-(?:5\.(?:[6-9]|[1-9]\d)|[6-9](?:\.\d+)?)(?![0-9])")
 #: What the bodies may ask: ``prompt_cache_retention`` (``in-memory``: the SDKs' first spelling,
-#: November 2025) and ``prompt_cache_options.ttl``.
-ASKED = {"in_memory": "in_memory", "in-memory": "in_memory", "24h": "24h", "30m": "30m"}
+#: November 2025) and ``prompt_cache_options.ttl`` (``12h``: assumed, see the module doc).
+ASKED = {"in_memory": "in_memory", "in-memory": "in_memory", "24h": "24h", "30m": "30m", "12h": "12h"}
 
 
 def base_model(model: str) -> str:
@@ -98,7 +114,7 @@ def retention(model: str, asked: str | None = None, sent_ms: int | None = None, 
     ``in_memory``)."""
     name = base_model(model)
     if _BREAKPOINT_ERA.search(name):
-        return "30m"
+        return "12h" if asked == "12h" and name in TWELVE_HOUR else "30m"
     if name in EXTENDED_ONLY:
         return "24h"
     if name not in EXTENDED:
@@ -109,6 +125,17 @@ def retention(model: str, asked: str | None = None, sent_ms: int | None = None, 
     if zdr or (sent_ms is not None and sent_ms < EXTENDED_DEFAULT_SINCE_MS):
         return "in_memory"
     return "24h"
+
+
+def retention_choices(model: str) -> tuple[str, str] | None:
+    """The (short, long) retentions a request to ``model`` may ask for: ``in_memory`` / ``24h``
+    on a model offering both, ``30m`` / ``12h`` on :data:`TWELVE_HOUR`; None: one lifetime only."""
+    name = base_model(model)
+    if name in TWELVE_HOUR:
+        return ("30m", "12h")
+    if name in EXTENDED and name not in EXTENDED_ONLY:
+        return ("in_memory", "24h")
+    return None
 
 
 def offers_extended(model: str) -> bool:
@@ -129,7 +156,7 @@ OPTIONS = (
                 source="O", help="every request's retention (none: per request, the body's, else the model's documented default)"),
     CacheOption(key="zdr", default=False, seen="ZDR organizations default to in_memory, others to 24h (API reference, 2026-06-01 on)",
                 source="O", help="the organization has Zero Data Retention: a model offering both policies defaults to in_memory"),
-    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory; 18 of 24 Codex calls read the conversation after 5-10 min idle [M]); 24 h extended; 30 min on 5.6 (a minimum: one gpt-5.6-sol entry read after 1h05m idle [M])", source="O",
+    CacheOption(key="ttl_ms", default=None, seen="5-10 min idle, at most 1 h (in-memory; 18 of 24 Codex calls read the conversation after 5-10 min idle [M]); 24 h extended; 30 min on 5.6 (a minimum: one gpt-5.6-sol entry read after 1h05m idle [M]); 12 h on gpt-6.2-sol where asked (its model page)", source="O",
                 help="idle lifetime in ms (none: 10 min in memory, 24 h extended, 30 min on 5.6, as each request gets)"),
     CacheOption(key="cache_output", default=False, seen="13 of 60 Codex reads past the previous prompt, into its response (Codex 0.58-0.118); 2 of 350 follow-ups from Codex 0.122 on",
                 source="M", help="keep each response after its prompt (pre-5.6; off in sweeps, on in the audit: caches_output)"),
@@ -213,10 +240,13 @@ RULES = ProviderRules(
     block_tokens=INCREMENT,
     min_tokens=MIN_TOKENS,
     min_applies_to="read",
-    ttls_ms=(("in_memory", IN_MEMORY_TTL_MS), ("24h", EXTENDED_TTL_MS), ("30m", BREAKPOINT_TTL_MS)),
+    ttls_ms=(("in_memory", IN_MEMORY_TTL_MS), ("24h", EXTENDED_TTL_MS), ("30m", BREAKPOINT_TTL_MS), ("12h", TWELVE_HOUR_TTL_MS)),
     default_ttl="in_memory",
-    ttl_text="in-memory retention ~5-10 min idle (up to 1 h), 24 h with extended retention, 30 min or more with GPT-5.6 breakpoints",
+    ttl_text="in-memory retention ~5-10 min idle (up to 1 h), 24 h with extended retention, 30 min or more with GPT-5.6 "
+             "breakpoints, 12 h on GPT-6.2 Sol where asked",
     request_ttl=retention,
+    retention_choices=retention_choices,
+    long_write_ttls=("12h",),
     read_multiplier=0.1,
     write_multiplier=1.0,
     best_effort_note="OpenAI routes by a prefix hash and caches best-effort",
@@ -242,5 +272,6 @@ RULES = ProviderRules(
         "https://developers.openai.com/api/docs/guides/prompt-caching",
         "https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching",
         "https://github.com/openai/openai-python/blob/main/src/openai/types/responses/response_create_params.py",
+        "https://developers.openai.com/api/docs/models/gpt-6.2-sol",
     ),
 )

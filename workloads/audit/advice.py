@@ -123,6 +123,10 @@ GENERIC_CHANGE: dict[str, str] = {
 }
 
 
+#: How the clients of a fix's requests pick a cache lifetime (:func:`~.whatif.lifetime_knobs`): a
+#: TTL per write, and the longer retentions they may ask per request (``24h``, ``12h``).
+Lifetimes = tuple[bool, frozenset[str]]
+
 #: What to change for a TTL fix where the log's clients pick a retention policy per request
 #: (OpenAI, on a model offering both) instead of a TTL per write (:data:`GENERIC_CHANGE`'s words):
 #: naming Anthropic's ``cache_control`` on a Codex log was advice its agent cannot follow.
@@ -134,15 +138,26 @@ RETENTION_CHANGE: dict[str, str] = {
 }
 
 
-def _ttl_change(name: str, knobs: tuple[bool, bool]) -> str:
+#: The same for GPT-6.2 Sol, whose page prices a 12-hour retention beside its 30-minute default
+#: (simulator/providers/openai.py; the page names no request field for it).
+TWELVE_HOUR_CHANGE: dict[str, str] = {
+    "ttl-1h": "ask for the 12-hour prompt cache retention on every gpt-6.2-sol request (its write costs 2x the "
+    "30-minute write's price)",
+    "ttl-5m": "keep gpt-6.2-sol's 30-minute prompt cache retention (the default) on every request",
+    "ttl-auto": "pick the retention per lane on gpt-6.2-sol: 12 hours for lanes that idle 30 m-12 h between requests "
+    "(its write at 2x the 30-minute write's price), 30 minutes for the others",
+}
+
+
+def _ttl_change(name: str, knobs: Lifetimes) -> str:
     """A TTL fix's change in the words of the ways the log's clients pick a lifetime (``knobs``:
-    :func:`~.whatif.lifetime_knobs`), both where the log has both."""
-    per_write, per_request = knobs
-    if not per_request or name not in RETENTION_CHANGE:
-        return GENERIC_CHANGE[name]
-    if not per_write:
-        return RETENTION_CHANGE[name]
-    return f"{GENERIC_CHANGE[name]}; {RETENTION_CHANGE[name]}"
+    :func:`~.whatif.lifetime_knobs`), each where the log has it."""
+    per_write, longer = knobs
+    words = [GENERIC_CHANGE[name]] if per_write or not longer or name not in RETENTION_CHANGE else []
+    if name in RETENTION_CHANGE:
+        words += [RETENTION_CHANGE[name]] if "24h" in longer else []
+        words += [TWELVE_HOUR_CHANGE[name]] if "12h" in longer else []
+    return "; ".join(words)
 
 
 def _fix_name(fix: str) -> str:
@@ -298,7 +313,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
 
 
 def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow],
-           files: set[str] | None = None) -> tuple[bool, bool]:
+           files: set[str] | None = None) -> Lifetimes:
     """How the clients of the requests ``w`` changes, and of its misses, pick a cache lifetime
     (``files``: of those files only, one agent's)."""
     from prefixbench.workloads.audit.whatif import lifetime_knobs
@@ -308,7 +323,7 @@ def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int
 
 
 def _knobs_by_agent(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow],
-                    formats: dict[str, str]) -> Callable[[str], tuple[bool, bool]]:
+                    formats: dict[str, str]) -> Callable[[str], Lifetimes]:
     """:func:`_knobs` of one agent (log format)'s files, by format."""
     return lambda fmt: _knobs(w, rows, by_key, {file for file, f in formats.items() if f == fmt})
 
@@ -397,8 +412,8 @@ def _recommendation(
     lost: Decimal,
     detail: str,
     unpriced: int = 0,
-    knobs: tuple[bool, bool] = (True, False),
-    agent_knobs: Callable[[str], tuple[bool, bool]] | None = None,
+    knobs: Lifetimes = (True, frozenset()),
+    agent_knobs: Callable[[str], Lifetimes] | None = None,
 ) -> Recommendation:
     causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
@@ -433,13 +448,13 @@ def _recommendation(
     )
 
 
-def _agent_advice(name: str, fmts: Sequence[str], knobs: tuple[bool, bool],
-                  agent_knobs: Callable[[str], tuple[bool, bool]] | None) -> tuple[str, str, str | None, str | None]:
+def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
+                  agent_knobs: Callable[[str], Lifetimes] | None) -> tuple[str, str, str | None, str | None]:
     """A fix's agent, change, setting and source. One agent: its own words (its documented
     setting where :data:`AGENT_SETTINGS` has one). Lanes of several agents: each agent's change,
     setting and source, labelled with its name, most lanes first, so that no agent is shown
     another's setting (Claude Code's ENABLE_PROMPT_CACHING_1H for a Codex lane)."""
-    def one(fmt: str, lifetimes: tuple[bool, bool]) -> tuple[str, str, str | None, str | None]:
+    def one(fmt: str, lifetimes: Lifetimes) -> tuple[str, str, str | None, str | None]:
         found = AGENT_SETTINGS.get((fmt, name))
         change = found.change if found is not None else _ttl_change(name, lifetimes)
         return (AGENTS.get(fmt, fmt or "the agent"), change, found.setting if found is not None else None,

@@ -1854,7 +1854,7 @@ class Predictor:
             uncached = usage.prompt  # below the minimum: nothing cached
         return Prediction(
             verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
-            verdict.write if ttl == "1h" else 0,
+            verdict.write if ttl in rules.long_write_ttls else 0,
         )
 
     def _forget(self, cache: ChainCache, lane: tuple[str, str], prefix: Prefix, uses: int) -> None:
@@ -3032,7 +3032,8 @@ def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
     )
 
 
-_RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)"}
+_RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", "30m": "30m (GPT-5.6 on)",
+                    "12h": "12h (GPT-6.2 Sol's 12-hour retention)"}
 
 
 def _notes(

@@ -107,10 +107,8 @@ def loss_class(row: _Row) -> str | None:
             return "unavoidable"
         rules = rules_for(row.provider)
         # The client could have asked a longer lifetime: a TTL per write (Anthropic), or a
-        # retention per request on a model offering both (OpenAI's 24h).
-        chooses = rules.picks_ttl(row.model) or (
-            rules.request_ttl is not None and rules.ttl_label(row.model, "24h") != rules.ttl_label(row.model, "in_memory")
-        )
+        # retention per request on a model offering two (OpenAI's 24h, GPT-6.2 Sol's 12h).
+        chooses = rules.picks_ttl(row.model) or rules.retention_choice(row.model) is not None
         return "recoverable" if chooses else "unknown"
     return CAUSE_CLASS.get(cause, "unknown")
 

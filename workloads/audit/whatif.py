@@ -612,38 +612,37 @@ def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
     ]
 
 
-#: What a ttl plan's "1h" / "5m" asks of a provider that takes a retention per request (OpenAI).
-_RETENTION_FOR = {"1h": "24h", "5m": "in_memory"}
-
-
 def _ttl_for(r: TraceRequest, ttl: str) -> str | None:
     """What a ttl plan (``1h`` / ``5m``) has ``r`` ask for: the TTL of its writes (Anthropic),
-    the retention policy (OpenAI, where the model offers both), or None (nothing to choose)."""
+    the longer or shorter retention its model offers (OpenAI: ``24h`` / ``in_memory``, ``12h`` /
+    ``30m`` on GPT-6.2 Sol), or None (nothing to choose)."""
     if _picks_ttl(r):
         return ttl
-    if _picks_retention(r):
-        return _RETENTION_FOR[ttl]
+    choice = _retention_choice(r.provider, r.model)
+    if choice is not None:
+        return choice[1] if ttl == "1h" else choice[0]
     return None
 
 
 def _picks_retention(r: TraceRequest) -> bool:
     """Whether ``r``'s provider keeps a prefix per request under a retention the client picks,
-    and its model offers more than one (OpenAI: ``in_memory`` or ``24h``)."""
-    return _model_picks_retention(r.provider, r.model)
+    and its model offers more than one (OpenAI: ``in_memory`` or ``24h``; ``30m`` or ``12h``)."""
+    return _retention_choice(r.provider, r.model) is not None
 
 
 def _model_picks_retention(provider: str, model: str) -> bool:
+    return _retention_choice(provider, model) is not None
+
+
+def _retention_choice(provider: str, model: str) -> tuple[str, str] | None:
+    """The (short, long) retentions a client of (provider, model) picks between, asked once each."""
     key = (provider, model)
-    found = _PICKS_RETENTION.get(key)
-    if found is None:
-        rules = rules_for(provider)
-        found = _PICKS_RETENTION[key] = (
-            rules.request_ttl is not None and rules.ttl_label(model, "24h") != rules.ttl_label(model, "in_memory")
-        )
-    return found
+    if key not in _RETENTION_CHOICE:
+        _RETENTION_CHOICE[key] = rules_for(provider).retention_choice(model)
+    return _RETENTION_CHOICE[key]
 
 
-_PICKS_RETENTION: dict[tuple[str, str], bool] = {}
+_RETENTION_CHOICE: dict[tuple[str, str], tuple[str, str] | None] = {}
 
 
 def _picks_ttl(r: TraceRequest) -> bool:
@@ -658,14 +657,18 @@ def _model_picks_ttl(provider: str, model: str) -> bool:
     return found
 
 
-def lifetime_knobs(pairs: Iterable[tuple[str, str]]) -> tuple[bool, bool]:
+def lifetime_knobs(pairs: Iterable[tuple[str, str]]) -> tuple[bool, frozenset[str]]:
     """How the clients of these (provider, model) pairs pick a cache lifetime: (a TTL per write,
-    as on Anthropic; a retention policy per request, as OpenAI's on a model offering both)."""
-    per_write = per_request = False
+    as on Anthropic; the longer retentions they may ask per request, as OpenAI's ``24h`` on a
+    model offering both or ``12h`` on GPT-6.2 Sol: empty where none does)."""
+    per_write = False
+    longer: set[str] = set()
     for provider, model in pairs:
         per_write = per_write or _model_picks_ttl(provider, model)
-        per_request = per_request or _model_picks_retention(provider, model)
-    return per_write, per_request
+        choice = _retention_choice(provider, model)
+        if choice is not None:
+            longer.add(choice[1])
+    return per_write, frozenset(longer)
 
 
 #: Whether a (provider, model) lets the client pick the TTL: asked once each (a TTL plan asks it
@@ -689,7 +692,8 @@ OTHER_TTL_KNOBS: dict[str, str] = {
     "openai": "OpenAI has no TTL per write: its knob is prompt_cache_retention per request, \"in_memory\" (a prefix "
     "stays 5-10 min idle) or \"24h\" (kept up to 24 h, same price), which this fix re-simulates on the models that "
     "offer both (gpt-5.4, gpt-5.2, gpt-5.1 and its codex variants, gpt-5, gpt-5-codex, gpt-4.1); gpt-5.5 keeps 24h only, "
-    "GPT-5.6 on keeps 30 min, other models in_memory only",
+    "GPT-5.6 on keeps 30 min (gpt-6.2-sol: 30 min or, asked, 12 h, its write at 2x the 30-minute write's price), "
+    "other models in_memory only",
 }
 
 
@@ -1066,7 +1070,7 @@ def _evaluate(
             read = max(0, cache_read + f.read - b.read)
             write = max(0, cache_write + f.write - b.write)
             uncached = max(0, usage.uncached + f.uncached - b.uncached)
-        if ttl == "1h":
+        if ttl in rules_for(r.provider).long_write_ttls:  # every write a long one (Anthropic's 1h, OpenAI's 12h)
             write_1h = write
         elif ttl == "5m":
             write_1h = 0
@@ -1434,6 +1438,7 @@ def _evaluate_ttl(ttl: str, requests, plan: _Plan, base, summaries, heads, price
 _TTL_AUTO_WORDS = {
     "1h": "1 h on {} of {} lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest",
     "24h": "24h on {} of {} lane(s) picking OpenAI's prompt cache retention per request (in_memory / 24h), in_memory on the rest",
+    "12h": "12h on {} of {} lane(s) picking gpt-6.2-sol's prompt cache retention per request (30m / 12h), 30m on the rest",
 }
 
 

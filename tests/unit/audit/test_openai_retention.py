@@ -114,6 +114,11 @@ def test_a_body_that_asks_in_memory_gets_10_minutes() -> None:
         ("gpt-4o", "24h", None, False, "in_memory"),  # not offered
         ("gpt-5-mini", None, None, False, "in_memory"),  # not on the guide's list
         ("gpt-5.6-sol", None, None, False, "30m"),  # prompt_cache_options.ttl, a minimum
+        ("gpt-6.2-sol", "12h", None, False, "12h"),  # its model page prices a 12-hour cache write
+        ("gpt-6.2-sol", None, "2026-12-01", False, "30m"),  # asked nothing: 30 min
+        ("gpt-6.2-astra", "12h", None, False, "30m"),  # no page seen names it for Astra
+        ("gpt-6.1-sol", "12h", None, False, "30m"),
+        ("gpt-5.1", "12h", "2026-05-20", False, "in_memory"),  # not a pre-5.6 retention
     ],
 )
 def test_the_documented_table(model: str, asked: str | None, day: str | None, zdr: bool, expected: str) -> None:
@@ -128,6 +133,80 @@ def test_the_longest_lifetime_follows_the_model() -> None:
     assert RULES.longest_ttl_ms("gpt-5.1") == 24 * 3_600_000
     assert RULES.longest_ttl_ms("gpt-4o") == 10 * 60_000
     assert RULES.longest_ttl_ms("gpt-5.6-sol") == 30 * 60_000
+    assert RULES.longest_ttl_ms("gpt-6.2-sol") == 12 * 3_600_000
+    assert RULES.longest_ttl_ms("gpt-6.2-astra") == 30 * 60_000
+
+
+def written_rollout(path: Path, model: str, gap_min: int) -> Path:
+    """Two Codex calls on 2026-12-01, ``gap_min`` minutes apart, each reading nothing and writing
+    its whole prompt (``cache_write_input_tokens``, GPT-5.6 on)."""
+    rollout(path, model, "2026-12-01", gap_min, 0)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        info = line["payload"].get("info") if line["type"] == "event_msg" else None
+        if info:
+            for usage in (info["total_token_usage"], info["last_token_usage"]):
+                usage["cache_write_input_tokens"] = usage["input_tokens"]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_gpt_6_2_sol_body_asking_12h_keeps_its_prefix_12_hours_and_the_note_says_so() -> None:
+    from prefixbench.simulator.wire import Envelope, Request, user_text
+    from prefixbench.workloads.audit.core import retention_notes
+    from prefixbench.workloads.logs.trace import TraceRequest
+
+    def request(model: str, asked: str | None) -> TraceRequest:
+        body = Request(Envelope("openai", model), (user_text("hi"),), retention=asked)
+        return TraceRequest(file="f", line=1, lane="main", lane_kind="main", seq=0, sent_ms=None, ready_ms=None,
+                            provider="openai", model=model, body=body)
+
+    assert ttl_ms(request("gpt-6.2-sol", "12h")) == 12 * 3_600_000
+    assert ttl_ms(request("gpt-6.2-sol", None)) == 30 * 60_000
+    assert ttl_ms(request("gpt-6.2-astra", "12h")) == 30 * 60_000
+    (note,) = retention_notes([request("gpt-6.2-sol", "12h")])
+    assert "1 as their body or --openai-zdr asked (1 12h (GPT-6.2 Sol's 12-hour retention))" in note
+
+
+def test_a_40_minute_gap_on_gpt_6_2_sol_is_recoverable_with_12h_retention(tmp_path: Path) -> None:
+    # 30 min by default: 40 idle minutes expire the prefix. The page's 12-hour retention would
+    # have kept it, so the miss is recoverable, not unavoidable (past the longest lifetime).
+    row = second_call(written_rollout(tmp_path / "r.jsonl", "gpt-6.2-sol", 40))
+    assert (row.cause, row.loss_class) == ("ttl-expired", "recoverable")
+
+
+def test_the_ttl_what_if_asks_12h_on_gpt_6_2_sol_and_bills_its_writes_at_the_12h_price(tmp_path: Path) -> None:
+    # Asked for 12 h, call 2 reads call 1's 20,000-token prompt (19,968 in 128-token steps), and
+    # every write bills at the page's 12-hour price, 5 / M, not the 30-minute 2.50 / M:
+    # call 1: its 20,000 written tokens cost 0.05 more; call 2: 21,000 written (0.0525) become
+    # 19,968 read at 0.10 / M (0.0019968) and 1,032 written at 5 / M (0.00516): 0.0453432 less.
+    from decimal import Decimal
+
+    requests, summaries = load_trace([written_rollout(tmp_path / "r.jsonl", "gpt-6.2-sol", 40)])
+    (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    assert longer.applies and longer.tokens_to_read == HIT
+    first, second = sorted(longer.changes, key=lambda c: c.index)
+    assert (first.counterfactual_write, first.counterfactual_write_1h) == (20_000, 20_000)
+    assert (second.counterfactual_read, second.counterfactual_write_1h) == (HIT, 1_032)
+    assert longer.saved_usd == Decimal("0.0453432") - Decimal("0.05")  # one reuse does not pay the 2x write
+    (shorter,) = what_if(list(requests), list(summaries), ["ttl-5m"])
+    assert shorter.applies and shorter.requests_changed == 0  # 30 min already
+    (auto,) = what_if(list(requests), list(summaries), ["ttl-auto"])
+    # The lane keeps 30 min (12 h costs more than it saves here), said in the 12h choice's words.
+    assert auto.detail.startswith("12h on 0 of 1 lane(s) picking gpt-6.2-sol's prompt cache retention")
+
+
+def test_the_ttl_advice_names_the_12_hour_retention_for_gpt_6_2_sol() -> None:
+    from prefixbench.workloads.audit.advice import _ttl_change
+    from prefixbench.workloads.audit.whatif import lifetime_knobs
+
+    assert lifetime_knobs([("openai", "gpt-6.2-sol")]) == (False, frozenset({"12h"}))
+    assert lifetime_knobs([("openai", "gpt-6.2-astra")]) == (False, frozenset())
+    assert lifetime_knobs([("openai", "gpt-5.1"), ("anthropic", "claude-opus-5")]) == (True, frozenset({"24h"}))
+    change = _ttl_change("ttl-1h", lifetime_knobs([("openai", "gpt-6.2-sol")]))
+    assert "12-hour prompt cache retention" in change and "2x the 30-minute write" in change and "24h" not in change
+    both = _ttl_change("ttl-1h", lifetime_knobs([("openai", "gpt-6.2-sol"), ("openai", "gpt-5.1")]))
+    assert 'prompt_cache_retention "24h"' in both and "12-hour" in both
 
 
 def test_openai_zdr_keeps_an_unasked_request_in_memory(tmp_path: Path) -> None:
