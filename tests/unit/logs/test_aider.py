@@ -95,6 +95,9 @@ def test_architect_mode_reads_the_editor_calls_in_a_lane_of_their_own(tmp_path: 
     [
         ("#### hi  \n\nHello.\n\n> Tokens: 1.2k sent, 3 recieved.  \n", 8, "a Tokens line aider does not write"),
         ("#### hi  \n\nHello.\n\n> Tokens: 1.2x sent, 3 received.  \n", 8, "a Tokens line aider does not write"),
+        # a count past any model's context: one line, not an overflow deep in the replay
+        ("#### hi  \n\nHello.\n\n> Tokens: 99999999999999999999999 sent, 3 received.  \n", 8, "sent is not a plausible count"),
+        ("#### hi  \n\nHello.\n\n> Tokens: 12k sent, 99999999999999999999k cache hit, 3 received.  \n", 8, "cache hit is not a plausible count"),
     ],
 )
 def test_a_mutated_tokens_line_is_one_line_naming_it_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int, says: str) -> None:

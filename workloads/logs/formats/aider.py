@@ -75,6 +75,7 @@ from typing import NamedTuple
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
+from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
@@ -205,11 +206,18 @@ class _Call(NamedTuple):
     messages: tuple[LoggedMessage, ...]
 
 
-def _count(text: str) -> int:
-    """A count as aider printed it: ``12,345``, ``3.2k`` (3,200), ``12k`` (12,000) or ``245``."""
-    if text.endswith("k"):
-        return round(float(text[:-1]) * 1000)
-    return int(text.replace(",", ""))
+#: The Tokens line's counts, in the order of its pattern's groups.
+_FIELDS = ("sent", "cached", "cache write", "cache hit", "received")
+
+
+def _count(text: str, where: str, field: str) -> int:
+    """A count as aider printed it: ``12,345``, ``3.2k`` (3,200), ``12k`` (12,000) or ``245``.
+
+    Raises:
+        UserError: a count no model's prompt reaches (``where``: ``file:line``).
+    """
+    value = round(float(text[:-1]) * 1000) if text.endswith("k") else int(text.replace(",", ""))
+    return count(value, where, field)
 
 
 #: Commands whose text aider sends as the user's message (another chat mode for one message).
@@ -285,7 +293,8 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             if user:
                 _flush(user, pending, events, run)
                 user = []
-            sent, cached, write, hit, received = (_count(g) if g else 0 for g in tokens.groups())
+            sent, cached, write, hit, received = (_count(g, f"{path}:{number}", field) if g else 0
+                                                  for g, field in zip(tokens.groups(), _FIELDS))
             rounded += any(g is not None and g.endswith("k") for g in tokens.groups())
             run.reports_cache |= any(tokens.group(n) is not None for n in (2, 3, 4))
             if tokens.group(2) is not None:
