@@ -219,3 +219,19 @@ def test_a_chat_history_read_as_another_format_names_itself_and_the_input_that_r
     with pytest.raises(UserError) as caught:
         import_file(FIXTURE, FORMATS["codex"], ImportContext())
     assert str(caught.value) == f"{FIXTURE}: an aider chat history read as codex (--input aider reads it)"  # (it said "a database")
+
+
+def test_the_cost_line_aider_writes_under_a_tokens_line_is_aider_s_not_the_reply_s(tmp_path: Path) -> None:
+    # With both cache counts aider puts 'Cost:' on a line of its own (base_coder.py: sep "\n"),
+    # which its chat history writes without the '> ' of the line above (io.py blockquotes the
+    # first line only). Before: read as one more assistant message before the next input.
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Main model: claude-sonnet-4-20250514 with diff edit format, prompt cache  \n\n"
+        "#### one  \n\nDone.\n\n> Tokens: 4.0k sent, 1.0k cache write, 2.0k cache hit, 100 received.  \n"
+        "Cost: $0.02 message, $0.04 session.  \n\n"
+        "#### two  \n\nAgain.\n\n> Tokens: 4.3k sent, 4.0k cache hit, 80 received. Cost: $0.01 message, $0.05 session.  \n"
+    ))
+    requests, _ = read(log)
+    assert [(m.role, m.excerpt) for m in requests[1].messages] == [("assistant", "Done."), ("user", "two")]
+    assert requests[1].prefix.new_blocks == 2

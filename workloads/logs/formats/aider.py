@@ -8,7 +8,8 @@ aider writes its usage report (``base_coder.py`` ``calculate_and_show_tokens_and
 
 * ``> Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received. Cost: $0.01 message,
   $0.02 session.`` from aider 0.51 (August 2024) on; ``cache write`` and ``cache hit`` are left
-  out where they are 0, and where both are there the ``Cost:`` part is on the next line;
+  out where they are 0, and where both are there the ``Cost:`` part is on the next line (with
+  no ``> ``: not read as the next reply's text);
 * ``> Tokens: 12,345 sent, 678 received. Cost: $0.01 message, $0.02 session.`` in aider 0.48 to
   0.50 (exact counts), ``Cost: $0.012345 request, ...`` in 0.46 and 0.47; no ``Cost:`` part for a
   model aider has no price for;
@@ -96,6 +97,9 @@ _TOKENS = re.compile(
     r"(?:, cache costs not (?:included|available))?\.(?: Cost: .*)?"
 )
 _STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+#: The cost aider puts on a line of its own under a Tokens line printing both cache counts
+#: (written without the '> ': its chat history blockquotes a report's first line only).
+_COST = re.compile(r"Cost: \$[\d.]+ (?:message|request), \$[\d.]+ session\.")
 _STARTED_IN = re.compile(rb"(?m)^# aider chat started at \d{4}-")
 #: The end of aider's own name for the file (``.aider.chat.history.md``, ``--chat-history-file``'s
 #: usual ``<name>.chat.history.md``).
@@ -261,8 +265,13 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
     pending: list[LoggedMessage] = []
     events: list[tuple[str, str]] = []
     in_fence = False
+    after_tokens = False  # the line before was a Tokens line
     for number, raw in enumerate(_text(path).splitlines(), 1):
         line = raw.rstrip()
+        if after_tokens and _COST.fullmatch(line):
+            after_tokens = False
+            continue  # (aider's own report, not the next reply's text)
+        after_tokens = False
         started = _STARTED.fullmatch(line) if line.startswith(STARTED) else None
         tokens = _TOKENS.fullmatch(line) if line.startswith("> Tokens: ") else None
         if in_fence and started is None and tokens is None:
@@ -324,6 +333,7 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             calls.append(_Call(run, number, sent, write, hit, received, hit_twice, write_twice, outside, lane, editor, model,
                                Prefix(head, node, parent, max(1, len(pending))), tuple(events), tuple(pending)))
             pending, events = response, []
+            after_tokens = True
             continue
         if line.startswith("```"):
             in_fence = True  # (closed above)
