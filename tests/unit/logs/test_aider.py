@@ -98,6 +98,9 @@ def test_architect_mode_reads_the_editor_calls_in_a_lane_of_their_own(tmp_path: 
         # a count past any model's context: one line, not an overflow deep in the replay
         ("#### hi  \n\nHello.\n\n> Tokens: 99999999999999999999999 sent, 3 received.  \n", 8, "sent is not a plausible count"),
         ("#### hi  \n\nHello.\n\n> Tokens: 12k sent, 99999999999999999999k cache hit, 3 received.  \n", 8, "cache hit is not a plausible count"),
+        # digits past what an int or a float can hold: the same line, not a ValueError or OverflowError
+        ("#### hi  \n\nHello.\n\n> Tokens: " + "9" * 400 + "k sent, 3 received.  \n", 8, "sent is not a plausible count"),
+        ("#### hi  \n\nHello.\n\n> Tokens: 12k sent, " + "9" * 5000 + " received.  \n", 8, "received is not a plausible count"),
     ],
 )
 def test_a_mutated_tokens_line_is_one_line_naming_it_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int, says: str) -> None:

@@ -76,7 +76,7 @@ from typing import NamedTuple
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
-from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
@@ -220,7 +220,11 @@ def _count(text: str, where: str, field: str) -> int:
     Raises:
         UserError: a count no model's prompt reaches (``where``: ``file:line``).
     """
-    value = round(float(text[:-1]) * 1000) if text.endswith("k") else int(text.replace(",", ""))
+    digits = text.replace(",", "").removesuffix("k")
+    if len(digits.split(".")[0]) > len(str(MAX_COUNT)):
+        # (told before converting: so many digits make no int, or an infinite float)
+        raise UserError(f"{where}: {field} is not a plausible count ({text[:20]}... > {MAX_COUNT:,})")
+    value = round(float(digits) * 1000) if text.endswith("k") else int(digits)
     return count(value, where, field)
 
 
