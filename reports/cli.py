@@ -476,7 +476,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         f"Read real agent logs ({formats.nouns()}), replay every lane through the provider's cache model on the log's "
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
     )
-    audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2, xz or zstd compressed: *.jsonl.gz ...; and for agents' databases: *.db, *.sqlite); - reads one log from standard input, its format found from its content")
+    audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2, xz or zstd compressed: *.jsonl.gz ...; for agents' databases: *.db, *.sqlite; and for aider's chat histories: *.md, .aider.chat.history.md); - reads one log from standard input, its format found from its content")
     audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")

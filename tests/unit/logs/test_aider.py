@@ -95,6 +95,12 @@ def test_architect_mode_reads_the_editor_calls_in_a_lane_of_their_own(tmp_path: 
     [
         ("#### hi  \n\nHello.\n\n> Tokens: 1.2k sent, 3 recieved.  \n", 8, "a Tokens line aider does not write"),
         ("#### hi  \n\nHello.\n\n> Tokens: 1.2x sent, 3 received.  \n", 8, "a Tokens line aider does not write"),
+        # a count past any model's context: one line, not an overflow deep in the replay
+        ("#### hi  \n\nHello.\n\n> Tokens: 99999999999999999999999 sent, 3 received.  \n", 8, "sent is not a plausible count"),
+        ("#### hi  \n\nHello.\n\n> Tokens: 12k sent, 99999999999999999999k cache hit, 3 received.  \n", 8, "cache hit is not a plausible count"),
+        # digits past what an int or a float can hold: the same line, not a ValueError or OverflowError
+        ("#### hi  \n\nHello.\n\n> Tokens: " + "9" * 400 + "k sent, 3 received.  \n", 8, "sent is not a plausible count"),
+        ("#### hi  \n\nHello.\n\n> Tokens: 12k sent, " + "9" * 5000 + " received.  \n", 8, "received is not a plausible count"),
     ],
 )
 def test_a_mutated_tokens_line_is_one_line_naming_it_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, line: int, says: str) -> None:
@@ -216,3 +222,19 @@ def test_a_chat_history_read_as_another_format_names_itself_and_the_input_that_r
     with pytest.raises(UserError) as caught:
         import_file(FIXTURE, FORMATS["codex"], ImportContext())
     assert str(caught.value) == f"{FIXTURE}: an aider chat history read as codex (--input aider reads it)"  # (it said "a database")
+
+
+def test_the_cost_line_aider_writes_under_a_tokens_line_is_aider_s_not_the_reply_s(tmp_path: Path) -> None:
+    # With both cache counts aider puts 'Cost:' on a line of its own (base_coder.py: sep "\n"),
+    # which its chat history writes without the '> ' of the line above (io.py blockquotes the
+    # first line only). Before: read as one more assistant message before the next input.
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Main model: claude-sonnet-4-20250514 with diff edit format, prompt cache  \n\n"
+        "#### one  \n\nDone.\n\n> Tokens: 4.0k sent, 1.0k cache write, 2.0k cache hit, 100 received.  \n"
+        "Cost: $0.02 message, $0.04 session.  \n\n"
+        "#### two  \n\nAgain.\n\n> Tokens: 4.3k sent, 4.0k cache hit, 80 received. Cost: $0.01 message, $0.05 session.  \n"
+    ))
+    requests, _ = read(log)
+    assert [(m.role, m.excerpt) for m in requests[1].messages] == [("assistant", "Done."), ("user", "two")]
+    assert requests[1].prefix.new_blocks == 2

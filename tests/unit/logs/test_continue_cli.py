@@ -103,7 +103,7 @@ def test_cn_session_one_request_per_assistant_usage_with_totals_field_by_field(t
     assert summary.format == "continue-cli" and summary.requests == 4
     assert [why for _, why in summary.skipped] == ["history[7]: assistant message with no usage"]
     notes = " | ".join(summary.notes)
-    assert "2 call(s) with cache_read_tokens or cache_write_tokens read as additive" in notes
+    assert "2 call(s) with cache_read_tokens read as additive" in notes
     assert "2 call(s) read as subset" in notes
     assert "the session's own totals (usage): prompt 19108, completion 62, cached 9000, written None" in notes
 
@@ -180,3 +180,20 @@ def test_a_kiro_ide_session_of_the_same_shape_is_refused_so_too(tmp_path: Path) 
     status, out, err = _cli("audit", str(path))
     assert status == 2 and out == "" and err.strip() == f"prefixbench: error: {path}:1: {IDE_SESSION}"
     assert "Kiro IDE" in IDE_SESSION
+
+
+def test_openai_and_deepseek_usages_are_read_as_subset_with_their_own_cache_keys(tmp_path: Path) -> None:
+    """Only the Anthropic adapter names ``cache_read_tokens`` (always, beside its write): a usage
+    with ``cache_write_tokens`` alone is OpenAI's as the API sent it (GPT-5.6's writes, inside
+    ``prompt_tokens``), and DeepSeek's (Continue's DeepSeek adapter is its OpenAI one) names its
+    hit ``prompt_cache_hit_tokens``. Before: the first read as additive (its 10,000-token prompt as
+    11,000, none of it read from the cache), the second as reporting no cache use."""
+    gpt56 = {"prompt_tokens": 10000, "completion_tokens": 5, "model": "gpt-5.6-sol",
+             "prompt_tokens_details": {"cached_tokens": 8000, "cache_write_tokens": 1000}}
+    deepseek = {"prompt_tokens": 5000, "completion_tokens": 6, "model": "deepseek-chat",
+                "prompt_cache_hit_tokens": 4000, "prompt_cache_miss_tokens": 1000}
+    path = _session(tmp_path / "s.json", [_item("user", "hi"), _item("assistant", "a", gpt56),
+                                          _item("user", "more"), _item("assistant", "b", deepseek)])
+    requests, _ = load_trace([path])
+    assert requests[0].usage == Usage(cache_read=8000, cache_write_5m=1000, uncached=1000, output=5)
+    assert requests[1].usage == Usage(cache_read=4000, uncached=1000, output=6)

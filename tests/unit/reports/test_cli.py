@@ -472,6 +472,15 @@ def test_sweep_help_says_json_still_writes_the_out_folder(capsys):
     assert "--out is written either way" in text
 
 
+def test_audit_help_names_every_kind_of_file_a_folder_walk_reads(capsys):
+    # Before: PATH's help listed *.jsonl / *.json / *.traj and the databases, not the Markdown
+    # chat histories of aider (hidden .aider.chat.history.md included) that a walk also reads.
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "aider's chat histories: *.md, .aider.chat.history.md" in text
+
+
 @pytest.mark.parametrize("command", ["replay", "record"])
 def test_a_missing_file_is_named_as_the_docs_and_compare_name_it(command, capsys):
     # Before: "the following arguments are required: file", the docs' FILE.jsonl in lower case.

@@ -312,6 +312,10 @@ def test_anthropic_fable_and_mythos_5_2():
     )
     # Mythos 5.2, the same model by invitation, at the same prices.
     assert get_price("claude-mythos-5-2").rates == get_price("claude-fable-5-2").rates
+    # Its source (a tracker reading the page) gives 8 / 40 and the 0.20 hit, no write price: the
+    # writes are Fable 5.2's by the Mythos rows' pattern, so the row's weakest evidence is inferred.
+    assert get_price("claude-fable-5-2").evidence == "secondary"
+    assert get_price("claude-mythos-5-2").evidence == "inferred"
 
 
 def test_anthropic_opus_5_5_reads_at_0_05x_as_its_model_page_says():

@@ -8,7 +8,8 @@ aider writes its usage report (``base_coder.py`` ``calculate_and_show_tokens_and
 
 * ``> Tokens: 3.2k sent, 1.2k cache write, 2.0k cache hit, 245 received. Cost: $0.01 message,
   $0.02 session.`` from aider 0.51 (August 2024) on; ``cache write`` and ``cache hit`` are left
-  out where they are 0, and where both are there the ``Cost:`` part is on the next line;
+  out where they are 0, and where both are there the ``Cost:`` part is on the next line (with
+  no ``> ``: not read as the next reply's text);
 * ``> Tokens: 12,345 sent, 678 received. Cost: $0.01 message, $0.02 session.`` in aider 0.48 to
   0.50 (exact counts), ``Cost: $0.012345 request, ...`` in 0.46 and 0.47; no ``Cost:`` part for a
   model aider has no price for;
@@ -75,6 +76,7 @@ from typing import NamedTuple
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
+from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
@@ -95,6 +97,9 @@ _TOKENS = re.compile(
     r"(?:, cache costs not (?:included|available))?\.(?: Cost: .*)?"
 )
 _STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+#: The cost aider puts on a line of its own under a Tokens line printing both cache counts
+#: (written without the '> ': its chat history blockquotes a report's first line only).
+_COST = re.compile(r"Cost: \$[\d.]+ (?:message|request), \$[\d.]+ session\.")
 _STARTED_IN = re.compile(rb"(?m)^# aider chat started at \d{4}-")
 #: The end of aider's own name for the file (``.aider.chat.history.md``, ``--chat-history-file``'s
 #: usual ``<name>.chat.history.md``).
@@ -205,11 +210,22 @@ class _Call(NamedTuple):
     messages: tuple[LoggedMessage, ...]
 
 
-def _count(text: str) -> int:
-    """A count as aider printed it: ``12,345``, ``3.2k`` (3,200), ``12k`` (12,000) or ``245``."""
-    if text.endswith("k"):
-        return round(float(text[:-1]) * 1000)
-    return int(text.replace(",", ""))
+#: The Tokens line's counts, in the order of its pattern's groups.
+_FIELDS = ("sent", "cached", "cache write", "cache hit", "received")
+
+
+def _count(text: str, where: str, field: str) -> int:
+    """A count as aider printed it: ``12,345``, ``3.2k`` (3,200), ``12k`` (12,000) or ``245``.
+
+    Raises:
+        UserError: a count no model's prompt reaches (``where``: ``file:line``).
+    """
+    digits = text.replace(",", "").removesuffix("k")
+    if len(digits.split(".")[0]) > len(str(MAX_COUNT)):
+        # (told before converting: so many digits make no int, or an infinite float)
+        raise UserError(f"{where}: {field} is not a plausible count ({text[:20]}... > {MAX_COUNT:,})")
+    value = round(float(digits) * 1000) if text.endswith("k") else int(digits)
+    return count(value, where, field)
 
 
 #: Commands whose text aider sends as the user's message (another chat mode for one message).
@@ -253,8 +269,13 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
     pending: list[LoggedMessage] = []
     events: list[tuple[str, str]] = []
     in_fence = False
+    after_tokens = False  # the line before was a Tokens line
     for number, raw in enumerate(_text(path).splitlines(), 1):
         line = raw.rstrip()
+        if after_tokens and _COST.fullmatch(line):
+            after_tokens = False
+            continue  # (aider's own report, not the next reply's text)
+        after_tokens = False
         started = _STARTED.fullmatch(line) if line.startswith(STARTED) else None
         tokens = _TOKENS.fullmatch(line) if line.startswith("> Tokens: ") else None
         if in_fence and started is None and tokens is None:
@@ -285,7 +306,8 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             if user:
                 _flush(user, pending, events, run)
                 user = []
-            sent, cached, write, hit, received = (_count(g) if g else 0 for g in tokens.groups())
+            sent, cached, write, hit, received = (_count(g, f"{path}:{number}", field) if g else 0
+                                                  for g, field in zip(tokens.groups(), _FIELDS))
             rounded += any(g is not None and g.endswith("k") for g in tokens.groups())
             run.reports_cache |= any(tokens.group(n) is not None for n in (2, 3, 4))
             if tokens.group(2) is not None:
@@ -315,6 +337,7 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             calls.append(_Call(run, number, sent, write, hit, received, hit_twice, write_twice, outside, lane, editor, model,
                                Prefix(head, node, parent, max(1, len(pending))), tuple(events), tuple(pending)))
             pending, events = response, []
+            after_tokens = True
             continue
         if line.startswith("```"):
             in_fence = True  # (closed above)

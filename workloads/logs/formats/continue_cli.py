@@ -25,11 +25,12 @@ message and a summary (an assistant message with ``conversationSummary`` and no 
 before it are no longer in the file, and the summary is a ``compaction`` event of the next call.
 
 Usage convention, decided per call from the fields it has (Continue's
-``packages/openai-adapters``): where ``prompt_tokens_details`` names ``cache_read_tokens`` or
-``cache_write_tokens`` (the Anthropic adapter's, from ``message_start``), ``prompt_tokens`` is
-Anthropic's ``input_tokens``, which excludes both (additive); otherwise the usage is OpenAI's as
-the API sent it, ``cached_tokens`` inside ``prompt_tokens`` (subset), and a call without
-``cached_tokens`` reports no cache use (Gemini's adapter and the OpenAI adapter's Responses API
+``packages/openai-adapters``): where ``prompt_tokens_details`` names ``cache_read_tokens`` (the
+Anthropic adapter's, from ``message_start``, always beside ``cache_write_tokens``),
+``prompt_tokens`` is Anthropic's ``input_tokens``, which excludes both (additive); otherwise the
+usage is OpenAI's as the API sent it, ``cached_tokens`` and GPT-5.6's ``cache_write_tokens``
+inside ``prompt_tokens`` (subset), DeepSeek's hit named ``prompt_cache_hit_tokens`` (its adapter
+is the OpenAI one), and a call without a cached count reports no cache use (Gemini's adapter and the OpenAI adapter's Responses API
 path, ``openaiResponses.ts`` ``mapUsage``, pass no cached count). Who served a call is asked of
 :func:`prefixbench.simulator.providers.provider_of_model` with the usage's ``model``.
 
@@ -55,9 +56,10 @@ from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix,
 NAME = "continue-cli"
 #: The keys a call's usage has (one is enough to be a call's).
 _CALL_KEYS = ("prompt_tokens", "completion_tokens")
-#: The Anthropic adapter's cache keys in ``prompt_tokens_details``: ``prompt_tokens`` then
-#: excludes the cached part.
-_SPLIT_KEYS = ("cache_read_tokens", "cache_write_tokens")
+#: The key only the Anthropic adapter puts in ``prompt_tokens_details`` (always, beside
+#: ``cache_write_tokens``): ``prompt_tokens`` then excludes the cached part. OpenAI's own usage
+#: may name ``cache_write_tokens`` too (GPT-5.6's writes, inside ``prompt_tokens``), never this.
+_SPLIT_KEY = "cache_read_tokens"
 
 #: What a Continue session without usage is, and why it is no log to audit (said after ``file:line: ``).
 IDE_SESSION = (
@@ -101,13 +103,17 @@ def _usage(usage: dict, where: str) -> tuple[Usage, bool]:
     details = mapping(usage.get("prompt_tokens_details"))
     prompt = count(usage.get("prompt_tokens"), where, "prompt_tokens")
     output = count(usage.get("completion_tokens"), where, "completion_tokens")
-    if any(key in details for key in _SPLIT_KEYS):
+    written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
+    if _SPLIT_KEY in details:
         read = count(details.get("cache_read_tokens"), where, "prompt_tokens_details.cache_read_tokens")
-        written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         return Usage(cache_read=read, cache_write_5m=written, uncached=prompt, output=output), True
-    cached = count(details.get("cached_tokens"), where, "prompt_tokens_details.cached_tokens")
-    return subset_usage(prompt, cached, 0, output, reported=given(details, "cached_tokens"),
-                        excess=f"{where}: cached tokens ({cached}) exceed prompt_tokens ({prompt})"), False
+    # OpenAI's usage as the API sent it: cached (and GPT-5.6's written) tokens inside
+    # prompt_tokens; DeepSeek's (its adapter is the OpenAI one) names the hit prompt_cache_hit_tokens.
+    hit = usage.get("prompt_cache_hit_tokens")
+    cached = count(details.get("cached_tokens") if hit is None else hit, where,
+                   "prompt_tokens_details.cached_tokens" if hit is None else "prompt_cache_hit_tokens")
+    return subset_usage(prompt, cached, written, output, reported=given(details, "cached_tokens") or hit is not None,
+                        excess=f"{where}: cached ({cached}) and written ({written}) tokens exceed prompt_tokens ({prompt})"), False
 
 
 class _Session:
@@ -226,9 +232,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                           f"cached {cached.get('cachedTokens')!s:.20}, written {cached.get('cacheWriteTokens')!s:.20}")
     notes = ["Continue stamps no history item: the calls are one chain in history order, with no time"]
     if additive:
-        notes.append(f"{additive} call(s) with cache_read_tokens or cache_write_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes both)")
+        notes.append(f"{additive} call(s) with cache_read_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes its reads and writes)")
     if subset:
-        notes.append(f"{subset} call(s) read as subset (OpenAI's usage: cached_tokens inside prompt_tokens)")
+        notes.append(f"{subset} call(s) read as subset (OpenAI's usage: cached_tokens, and cache_write_tokens, inside prompt_tokens)")
     for line in totals:
         notes.append(f"the session's own totals (usage): {line}")
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(notes))
@@ -245,6 +251,7 @@ FORMAT = LogFormat(
     versions=(
         "cn (Continue CLI) sessions from about December 2025: message.usage {prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details?, model, cost_cents} on each assistant message",
         "the Anthropic adapter's usage: prompt_tokens_details {cached_tokens, cache_read_tokens, cache_write_tokens}, prompt_tokens excluding both: read as additive",
+        "OpenAI's usage as sent (cached_tokens, GPT-5.6's cache_write_tokens) and DeepSeek's (prompt_cache_hit_tokens): inside prompt_tokens, read as subset",
         "the VS Code and JetBrains extensions' sessions: no usage on any message: refused in one line",
     ),
     aliases=("continue", "cn"),
