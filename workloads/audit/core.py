@@ -34,9 +34,10 @@ Definitions:
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import takewhile
 from typing import Protocol
 from datetime import UTC, datetime
@@ -1488,13 +1489,51 @@ def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[File
     A lane whose first calls give no send time and later ones do (a Claude Code transcript whose
     first exchange has no timestamp) counts those first calls up to just before its first known
     send time, not from 1: from a counter tick to an epoch time would look like ~56 years idle,
-    and every entry they wrote would expire (the gap between them is unknown: no idle shown)."""
+    and every entry they wrote would expire (the gap between them is unknown: no idle shown).
+
+    A lane is one file's, so each file is clocked on its own (:func:`file_clock`) and sorted in
+    its send order, and the send order across files is the merge of theirs (``heapq.merge`` by
+    (tick, file order, seq, position)): no more than one file's sort keys are made at a time, not
+    every request's."""
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     n = len(requests)
     ticks: list[int] = [0] * n
     readies: list[int] = [0] * n
+    # The positions of each place in the file order (of a file, where the requests' files are
+    # among the summaries; a file not among them is at 0, as in the sort keys), ascending.
+    groups: dict[int, array[int]] = {}
+    for i, r in enumerate(requests):
+        place = file_order.get(r.file, 0)
+        group = groups.get(place)
+        if group is None:
+            group = groups[place] = array("q")
+        group.append(i)
+    sends: list[Iterable[tuple[int, int, int, int]]] = []
+    for place in sorted(groups):
+        group = groups.pop(place)
+        file_clock(requests, group, ticks, readies)
+        # (a stable sort of ascending positions: ties in (tick, seq) go by position)
+        send = array("q", sorted(group, key=lambda i: (ticks[i], requests[i].seq)))
+        del group
+        sends.append(_send_keys(requests, ticks, place, send))
+    # The send order as machine integers, not a list of int objects (32 bytes each past 256):
+    # held through the whole pass. The places differ between files: the merge never ties.
+    positions = array("q", (key[3] for key in heapq.merge(*sends)))
+    return ticks, readies, positions
+
+
+def _send_keys(requests: Sequence[TraceRequest], ticks: list[int], place: int, send: array[int]) -> Iterator[tuple[int, int, int, int]]:
+    """The send-order keys of one file's positions ``send`` (in its send order), one at a time."""
+    for i in send:
+        yield ticks[i], place, requests[i].seq, i
+
+
+def file_clock(requests: Sequence[TraceRequest], group: Sequence[int], ticks: list[int], readies: list[int]) -> None:
+    """The ticks and ready ticks (into ``ticks``, ``readies``, by position) of the requests at
+    ``group`` (ascending positions holding every request of their lanes: one file's), each lane's
+    never running backwards in the file's order (seq, then position); see :func:`clock_by_position`."""
+    in_order = sorted(group, key=lambda i: requests[i].seq)
     last_tick: dict[tuple[str, str], int] = {}
-    in_order = sorted(range(n), key=lambda i: (file_order.get(requests[i].file, 0), requests[i].seq))
     untimed: dict[tuple[str, str], int] = {}  # per lane, its calls before its first send time
     timed: set[tuple[str, str]] = set()
     for i in in_order:
@@ -1517,10 +1556,6 @@ def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[File
         last_tick[lane_key] = tick
         ticks[i] = tick
         readies[i] = max(tick, r.ready_ms) if r.ready_ms is not None else tick
-    # The send order as machine integers, not a list of int objects (32 bytes each past 256):
-    # held through the whole pass.
-    positions = array("q", sorted(range(n), key=lambda i: (ticks[i], file_order.get(requests[i].file, 0), requests[i].seq)))
-    return ticks, readies, positions
 
 
 def _lane_starts(requests: Sequence[TraceRequest]) -> dict[tuple[str, str], TraceRequest]:

@@ -711,3 +711,43 @@ def test_what_the_pass_forgets_no_later_request_reaches(calls: list, walk: int) 
         # One chain in one lane: the chain model keeps its last ``walk`` nodes, the histories none
         # once its last request has been through (no later request extends it).
         assert (parents, segments) == (min(walk, len(calls)), 0), (parents, segments)
+
+
+#: What the send clock (:func:`~prefixbench.workloads.audit.core.clock_by_position`) makes and
+#: lets go beside what it returns, a request of a folder's later files adds (16 against 4 files
+#: of 300 requests sent side by side, every file's stream in the merge at once), traced bytes,
+#: Python 3.11: 138 when one sort made every request's key (and another its file order); 9 since
+#: each file is clocked and sorted on its own and the files' send orders are merged (what is left
+#: is each file's positions in its send order, an array: 8 bytes a request until merged).
+CLOCK_WORKING_BYTES_PER_REQUEST = 48
+
+
+def test_the_send_clock_sorts_a_file_at_a_time() -> None:
+    """Fails on the code before (138 bytes a request: every request's sort key at once)."""
+    import gc
+
+    from prefixbench.workloads.audit.core import clock_by_position
+    from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+
+    def working(files: int, each: int = 300) -> int:
+        # Side by side: file n's k-th call a minute after its (k-1)-th, n ms after file 0's.
+        requests = [TraceRequest(f"f{n}.jsonl", k + 1, "main", "main", k, 1_757_000_000_000 + 60_000 * k + n, None,
+                                 "anthropic", "claude-sonnet-4-20250514")
+                    for n in range(files) for k in range(each)]
+        summaries = [FileSummary(f"f{n}.jsonl", "claude-code", each) for n in range(files)]
+        gc.collect()
+        tracemalloc.start()
+        try:
+            clock = clock_by_position(requests, summaries)
+            held, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        ticks, readies, positions = clock
+        # The send order: by time across files, ties by file.
+        assert [requests[i].seq for i in positions[:files]] == [0] * files
+        assert sorted(positions) == list(range(len(requests))) and ticks == [r.sent_ms for r in requests] == readies
+        return peak - held
+
+    working(2)  # caches: once, before measuring
+    grown = (working(16) - working(4)) / (12 * 300)
+    assert grown <= CLOCK_WORKING_BYTES_PER_REQUEST, grown
