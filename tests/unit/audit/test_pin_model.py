@@ -1,0 +1,88 @@
+"""A session whose lane switches models on its own (Gemini CLI's default auto routing between
+Pro and Flash) loses its cache on each switch: the loss is ``unknown`` (the log does not say who
+switched), ``pin-model`` re-simulates the lane on one model and what to change names Gemini
+CLI's setting; a switch the log shows the user chose is a choice (``model-chosen``)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.advice import advise
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.whatif import what_if
+
+FLASH, PRO = "gemini-3-flash-preview", "gemini-3.1-pro-preview"
+#: (model, prompt, cached) a call: three on Flash, two routed to Pro, two back on Flash.
+ROUTED = [(FLASH, 20_000, 0), (FLASH, 21_000, 19_620), (FLASH, 22_000, 19_620), (PRO, 23_000, 0), (PRO, 24_000, 22_000),
+          (FLASH, 25_000, 19_620), (FLASH, 26_000, 23_544)]
+
+
+def _session(path: Path, calls=ROUTED, infos: dict[int, str] | None = None) -> Path:
+    """A Gemini CLI JSONL session: a user turn before each call, 5 s apart; ``infos``: an info
+    message the CLI logged before call i."""
+    start = "2026-06-14T12:00:00.000Z"
+    lines: list[dict] = [{"sessionId": "s", "projectHash": "h", "startTime": start, "lastUpdated": start, "kind": "main"}]
+    t = 0
+
+    def at(seconds: int) -> str:
+        return f"2026-06-14T12:{seconds // 60:02d}:{seconds % 60:02d}.000Z"
+
+    for i, (model, prompt, cached) in enumerate(calls):
+        if infos and i in infos:
+            lines.append({"id": f"i{i}", "timestamp": at(t), "type": "info", "content": infos[i]})
+        lines.append({"id": f"u{i}", "timestamp": at(t), "type": "user", "content": [{"text": "go"}]})
+        tokens = {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0, "total": prompt + 25}
+        lines.append({"id": f"m{i}", "timestamp": at(t + 5), "type": "gemini", "content": "ok", "tokens": tokens, "model": model})
+        t += 10
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _audit(path: Path):
+    trace = load_trace([path])
+    return advise(run_audit([path], trace=trace), trace)
+
+
+def test_a_routed_model_switch_is_unknown_not_unavoidable(tmp_path: Path) -> None:
+    """Before, model-changed was unavoidable: $0.51 of a real session's $1.63 (Gemini CLI's router
+    switching Flash and Pro) was put down as nothing to change."""
+    result = _audit(_session(tmp_path / "routed.jsonl"))
+    switched = [row for row in result.rows if row.cause == "model-changed"]
+    assert len(switched) == 2 and {row.loss_class for row in switched} == {"unknown"}
+    assert result.loss_split is not None and result.loss_split.unknown_usd >= Decimal("0.04")
+
+
+def test_pin_model_is_recommended_with_gemini_clis_setting_and_its_price_effect_apart(tmp_path: Path) -> None:
+    result = _audit(_session(tmp_path / "routed.jsonl"))
+    [rec] = [rec for rec in result.recommendations if rec.fix == "pin-model"]
+    assert rec.rank == 1 and rec.agent == "Gemini CLI" and rec.causes == ("model-changed",)
+    assert rec.saved_usd is not None and rec.saved_usd > 0
+    assert rec.setting is not None and "model.name" in rec.setting and "GEMINI_MODEL" in rec.setting
+    assert "model-routing.md" in (rec.source or "")
+    # The figure is the cache reads at each request's own model; the price of moving the two Pro
+    # requests to Flash is said apart, not counted in.
+    assert "priced at the model it was sent to" in rec.assumption
+    assert f"2 from {PRO} to {FLASH}" in rec.detail and "less at its prices (not in the figure)" in rec.detail
+
+
+def test_pin_model_sends_the_lane_to_its_most_used_model_and_prices_each_request_as_logged(tmp_path: Path) -> None:
+    path = _session(tmp_path / "routed.jsonl")
+    requests, summaries = load_trace([path])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert w.applies and w.saved_usd is not None and w.saved_usd > 0 and w.tokens_to_read > 0
+    # The Pro call that read nothing reads Flash's cache once pinned.
+    first_pro = next(c for c in w.changes if c.index == 3)
+    assert first_pro.reported_read == 0 and first_pro.counterfactual_read > 0
+    # One model throughout: nothing to pin.
+    one = _session(tmp_path / "one.jsonl", [(FLASH, p, c) for _, p, c in ROUTED])
+    requests, summaries = load_trace([one])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert not w.applies and w.saved_usd is None and "one model" in w.detail
+
+
+def test_what_if_pin_model_on_the_command_line(tmp_path: Path, capsys) -> None:
+    assert main(["audit", str(_session(tmp_path / "routed.jsonl")), "--quiet", "--what-if", "pin-model"]) == 0
+    assert "pin-model" in capsys.readouterr().out
