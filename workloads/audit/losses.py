@@ -9,7 +9,8 @@
 * ``unknown``: nothing says which (an unexplained miss, an earlier message rewritten, a resumed
   session, an effort change outside a compaction call, a model switch: the logs record the
   model each request went to, not who picked it, a router or fallback of the agent's own, which
-  pinning the model recovers, or the user's ``/model``, a choice).
+  pinning the model recovers, or the user's ``/model``, a choice; a switch the log shows the user
+  made is ``model-chosen``, unavoidable).
 
 The class of a cause is one line of :data:`CAUSE_CLASS`; a cause missing from it is ``unknown``
 (a new cause is added to the table in one line). Two causes depend on the request too
@@ -40,7 +41,7 @@ LOSS_CLASSES: tuple[str, ...] = ("recoverable", "unavoidable", "unknown")
 #: What each class means (reports print it).
 CLASS_MEANINGS: dict[str, str] = {
     "recoverable": "a fix re-simulated by --what-if would have read these tokens",
-    "unavoidable": "first write of a prefix, below the minimum, the provider's own miss, "
+    "unavoidable": "first write of a prefix, below the minimum, a model the user picked, the provider's own miss, "
     "or idle longer than any TTL the provider offers",
     "unknown": "the log does not tell whether a change of the agent would have saved it",
 }
@@ -67,6 +68,8 @@ CAUSE_CLASS: dict[str, str] = {
     # recovers, or the user (/model, a choice). Gemini CLI records neither its router's pick nor a
     # /model dialog's; Claude Code's side calls to a small model are lanes of their own, not a switch.
     "model-changed": "unknown",
+    # A switch the log shows the user made (an info line Gemini CLI records): a choice.
+    "model-chosen": "unavoidable",
     "effort-changed": "unknown",
     "resume": "unknown",
     "previous-message-not-found": "unknown",

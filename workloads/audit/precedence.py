@@ -285,6 +285,10 @@ def _resumed(ev: Evidence) -> Finding | None:
 def _model_changed(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is not None and prev.model != ev.r.model:
+        chosen = [detail for kind, detail in ev.r.events if kind == "model_chosen"]
+        if ev.r.model in chosen:
+            return Finding("model-chosen", "log", f"model {prev.model} -> {ev.r.model}, picked by the user (the log records "
+                           f"the model set to {ev.r.model} before this request)")
         return Finding("model-changed", "log", f"model {prev.model} -> {ev.r.model}")
     return None
 

@@ -86,3 +86,18 @@ def test_pin_model_sends_the_lane_to_its_most_used_model_and_prices_each_request
 def test_what_if_pin_model_on_the_command_line(tmp_path: Path, capsys) -> None:
     assert main(["audit", str(_session(tmp_path / "routed.jsonl")), "--quiet", "--what-if", "pin-model"]) == 0
     assert "pin-model" in capsys.readouterr().out
+
+
+def test_a_switch_the_log_shows_the_user_made_is_a_choice(tmp_path: Path) -> None:
+    """Gemini CLI records `/model set X` ("Model set to X") and a fallback kept on a quota error
+    ("Switched to fallback model X") as info lines: the switch to X after one is the user's
+    (``model-chosen``, unavoidable), not a routed one; "Model set to auto" hands the pick back to
+    the router, so the switch after it stays unknown."""
+    for info in (f"Model set to {PRO}", f"Switched to fallback model {PRO}", f"Model set to {PRO} (persisted)"):
+        result = _audit(_session(tmp_path / "chosen.jsonl", infos={3: info}))
+        causes = {row.index: (row.cause, row.loss_class) for row in result.rows if row.cause in ("model-changed", "model-chosen")}
+        assert causes == {3: ("model-chosen", "unavoidable"), 5: ("model-changed", "unknown")}, info
+        chosen = next(row for row in result.rows if row.index == 3)
+        assert "picked by the user" in chosen.detail
+    result = _audit(_session(tmp_path / "auto.jsonl", infos={3: "Model set to auto"}))
+    assert {row.cause for row in result.rows if row.index == 3} == {"model-changed"}
