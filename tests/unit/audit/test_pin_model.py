@@ -101,3 +101,23 @@ def test_a_switch_the_log_shows_the_user_made_is_a_choice(tmp_path: Path) -> Non
         assert "picked by the user" in chosen.detail
     result = _audit(_session(tmp_path / "auto.jsonl", infos={3: "Model set to auto"}))
     assert {row.cause for row in result.rows if row.index == 3} == {"model-changed"}
+
+
+def test_claude_codes_model_switches_name_its_own_settings(tmp_path: Path) -> None:
+    """A Claude Code main lane that moves from Opus to Sonnet (opusplan leaving plan mode, a fallback):
+    pin-model names Claude Code's model setting, not Gemini CLI's."""
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    t = Transcript("s1")
+    t.user("plan it", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model="claude-opus-4-1-20250805")
+    t.user("go on", "2025-09-03T00:00:10.000Z")
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 300, 20_000, 40)], model="claude-opus-4-1-20250805")
+    t.user("now build it", "2025-09-03T00:00:20.000Z")
+    t.assistant("r3", "2025-09-03T00:00:22.000Z", [cc_usage(3, 20_600, 0, 40)], model="claude-sonnet-4-5-20250929")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = _audit(path)
+    assert [row.loss_class for row in result.rows if row.cause == "model-changed"] == ["unknown"]
+    [rec] = [rec for rec in result.recommendations if rec.fix == "pin-model"]
+    assert rec.agent == "Claude Code" and "opusplan" in rec.change and "ANTHROPIC_MODEL" in (rec.setting or "")
+    assert "model-config" in (rec.source or "")
