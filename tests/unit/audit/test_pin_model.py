@@ -103,9 +103,9 @@ def test_a_switch_the_log_shows_the_user_made_is_a_choice(tmp_path: Path) -> Non
     assert {row.cause for row in result.rows if row.index == 3} == {"model-changed"}
 
 
-def test_claude_codes_model_switches_name_its_own_settings(tmp_path: Path) -> None:
-    """A Claude Code main lane that moves from Opus to Sonnet (opusplan leaving plan mode, a fallback):
-    pin-model names Claude Code's model setting, not Gemini CLI's."""
+def _claude_code(path: Path, command: str | None = None) -> Path:
+    """A Claude Code session: two calls on Opus, then one on Sonnet; ``command``: a /model's
+    output logged before the third."""
     from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 
     t = Transcript("s1")
@@ -113,11 +113,31 @@ def test_claude_codes_model_switches_name_its_own_settings(tmp_path: Path) -> No
     t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model="claude-opus-4-1-20250805")
     t.user("go on", "2025-09-03T00:00:10.000Z")
     t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 300, 20_000, 40)], model="claude-opus-4-1-20250805")
+    if command is not None:
+        t.user(command, "2025-09-03T00:00:15.000Z")
     t.user("now build it", "2025-09-03T00:00:20.000Z")
     t.assistant("r3", "2025-09-03T00:00:22.000Z", [cc_usage(3, 20_600, 0, 40)], model="claude-sonnet-4-5-20250929")
-    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
-    result = _audit(path)
+    return write_jsonl(path, t.lines)
+
+
+def test_claude_codes_model_switches_name_its_own_settings(tmp_path: Path) -> None:
+    """A Claude Code main lane that moves from Opus to Sonnet with no /model logged (opusplan
+    leaving plan mode, a fallback): unknown, and pin-model names Claude Code's model setting, not
+    Gemini CLI's; the detail says Opus's prices would cost more."""
+    result = _audit(_claude_code(tmp_path / "s1.jsonl"))
     assert [row.loss_class for row in result.rows if row.cause == "model-changed"] == ["unknown"]
     [rec] = [rec for rec in result.recommendations if rec.fix == "pin-model"]
     assert rec.agent == "Claude Code" and "opusplan" in rec.change and "ANTHROPIC_MODEL" in (rec.setting or "")
     assert "model-config" in (rec.source or "")
+    assert "more at its prices (not in the figure)" in rec.detail
+
+
+def test_a_claude_code_model_switch_after_a_logged_slash_model_is_the_users_choice(tmp_path: Path) -> None:
+    """Claude Code logs /model's output as a user entry ("Set model to ..." with an alias or a
+    display name): the switch after it is model-chosen, unavoidable, and pin-model is not offered."""
+    for said in ("<local-command-stdout>Set model to \x1b[1mSonnet 4.5\x1b[22m</local-command-stdout>",
+                 "<local-command-stdout>Set model to sonnet (claude-sonnet-4-5-20250929)</local-command-stdout>"):
+        result = _audit(_claude_code(tmp_path / "s1.jsonl", said))
+        [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+        assert (row.cause, row.loss_class) == ("model-chosen", "unavoidable") and "a /model" in row.detail
+        assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
