@@ -10,7 +10,8 @@
   session, an effort change outside a compaction call, a model switch: the logs record the
   model each request went to, not who picked it, a router or fallback of the agent's own, which
   pinning the model recovers, or the user's ``/model``, a choice; a switch the log shows the user
-  made is ``model-chosen``, unavoidable).
+  made is ``model-chosen``, unavoidable; a lane that starts on another model than the request it
+  goes on from, a subagent run on a smaller model, switched nothing: unavoidable).
 
 The class of a cause is one line of :data:`CAUSE_CLASS`; a cause missing from it is ``unknown``
 (a new cause is added to the table in one line). Two causes depend on the request too
@@ -41,7 +42,7 @@ LOSS_CLASSES: tuple[str, ...] = ("recoverable", "unavoidable", "unknown")
 #: What each class means (reports print it).
 CLASS_MEANINGS: dict[str, str] = {
     "recoverable": "a fix re-simulated by --what-if would have read these tokens",
-    "unavoidable": "first write of a prefix, below the minimum, a model the user picked, the provider's own miss, "
+    "unavoidable": "first write of a prefix, below the minimum, a model the user picked or a lane began on, the provider's own miss, "
     "or idle longer than any TTL the provider offers",
     "unknown": "the log does not tell whether a change of the agent would have saved it",
 }
@@ -116,6 +117,10 @@ def loss_class(row: _Row) -> str | None:
         return None
     if row.lane_kind == "compaction" and cause in COMPACTION_CALL_CAUSES:
         return "recoverable"
+    if cause == "model-changed" and getattr(row, "index", None) == 0:
+        # A lane that starts on another model than the request it goes on from (a subagent the
+        # agent runs on a smaller model) switched nothing: its model is how the lane is made.
+        return "unavoidable"
     if cause == "ttl-expired":
         longest = longest_ttl_ms(row.provider, row.model)
         if longest is not None and row.gap_ms is not None and row.gap_ms > longest:

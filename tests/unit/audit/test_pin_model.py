@@ -141,3 +141,18 @@ def test_a_claude_code_model_switch_after_a_logged_slash_model_is_the_users_choi
         [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
         assert (row.cause, row.loss_class) == ("model-chosen", "unavoidable") and "a /model" in row.detail
         assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
+
+
+def test_a_lane_that_starts_on_another_model_switched_nothing() -> None:
+    """A subagent lane run on a smaller model than its parent (its first request's model-changed)
+    is how the lane is made: unavoidable, and no pin-model for it; a switch inside a lane is unknown."""
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.losses import fixes_for, loss_class
+
+    def row(index: int) -> SimpleNamespace:
+        return SimpleNamespace(cause="model-changed", provider="openai", model="gpt-5.1-codex-mini", lane_kind="subagent",
+                               gap_ms=None, index=index)
+
+    assert (loss_class(row(0)), fixes_for(row(0))) == ("unavoidable", ())
+    assert (loss_class(row(3)), fixes_for(row(3))) == ("unknown", ("pin-model",))
