@@ -566,7 +566,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         default=None,
         metavar="FIX,...",
         help="re-simulate the log with each fix alone and print what it saves (signed): ttl-1h, ttl-5m, ttl-auto, keep-alive, "
-        "stagger-subagents, static-system, keep-prefix-compaction, breakpoints=PLACE+... (tools, system, last, last-N, auto); "
+        "stagger-subagents, static-system, keep-prefix-compaction, pin-model, breakpoints=PLACE+... (tools, system, last, last-N, auto); "
         "all: every fix",
     )
 

@@ -68,6 +68,11 @@ _PI_SYSTEM = ("pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131: the system
               "resource-loader.ts put AGENTS.md / CLAUDE.md in the system prompt")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
 _OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCompaction.html"
+_CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
+                      "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
+                      "the model setting, --model, ANTHROPIC_MODEL); CLI reference: --fallback-model (print mode)")
+_GEMINI_MODEL = ("gemini-cli docs/cli/model-routing.md (model selection precedence: --model, GEMINI_MODEL, model.name; "
+                 "the default is auto) and docs/cli/model.md (/model: Auto lets the system choose Pro or Flash per task)")
 
 #: (format, fix name) -> what to change in that agent, with its documented setting. Only
 #: settings found in the agent's documentation, changelog or source are named.
@@ -100,6 +105,17 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("codex", "keep-prefix-compaction"): AgentSetting(
         "move the auto-compaction threshold so compactions happen at task boundaries",
         "model_auto_compact_token_limit (~/.codex/config.toml)", _CODEX_CONFIG),
+    ("claude-code", "pin-model"): AgentSetting(
+        "if you did not switch the model yourself (/model), set one model by name: the opusplan alias switches Opus and "
+        "Sonnet with plan mode, the default setting can fall back from Opus to Sonnet, and --fallback-model switches on "
+        "overload; each switch re-sends the whole context uncached (the other model's price differs: the choice is yours)",
+        "model in settings.json, or --model / ANTHROPIC_MODEL, a model name (not opusplan or default); no --fallback-model",
+        _CLAUDE_CODE_MODEL),
+    ("gemini-cli", "pin-model"): AgentSetting(
+        "if you did not switch the model yourself, pin one: the default auto model lets Gemini CLI's router pick Pro or "
+        "Flash per task, and each switch re-sends the whole context uncached (the choice is yours: pinning Flash is cheaper "
+        "per token, pinning Pro dearer)",
+        "model.name in settings.json (or --model, GEMINI_MODEL; /model -> Manual for one session)", _GEMINI_MODEL),
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
@@ -118,6 +134,8 @@ GENERIC_CHANGE: dict[str, str] = {
     "per-turn state out of the prefix, into the latest message",
     "keep-prefix-compaction": "send the compaction call as the main lane's last request plus the instruction, "
     "with the same model, tools, system and effort, so it reads the cached prefix",
+    "pin-model": "if you did not switch the model yourself (an automatic router or fallback did), pin the session to one "
+    "model: a switch re-sends the whole context uncached, since no cache entry is shared across models",
     "breakpoints": "place cache_control breakpoints so that one reaches the previous request's entry "
     "(automatic caching: one top-level cache_control)",
 }

@@ -28,6 +28,8 @@ CAUSES: dict[str, str] = {
     "concurrent-write": "sent while the entry it needed was still being written (parallel starts)",
     "ttl-expired": "idle longer than the entry's TTL since it was last used (the audit names the lifetimes of the log's providers)",
     "model-changed": "another model: nothing cached under the old one is readable",
+    "model-chosen": "another model the user picked, as the log records (a /model logged before it, Gemini CLI's fallback "
+    "kept on a quota error): a choice, nothing cached under the old model is readable",
     "effort-changed": "new request family: reasoning effort / thinking setting changed",
     "system-changed": "the system prompt changed",
     "tools-changed": "the tool definitions changed",

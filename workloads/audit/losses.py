@@ -4,10 +4,14 @@
   what it lost (a longer TTL, staggered subagent starts, a byte-stable system prompt, moved
   breakpoints, a compaction call that replays the cached prefix);
 * ``unavoidable``: the first write of a prefix (a lane's cold start, the context a compaction
-  rebuilt), a prompt below the provider's minimum, a model switch, the provider's own best-effort
-  miss, or an idle gap longer than any TTL the provider offers;
+  rebuilt), a prompt below the provider's minimum, the provider's own best-effort miss, or an
+  idle gap longer than any TTL the provider offers;
 * ``unknown``: nothing says which (an unexplained miss, an earlier message rewritten, a resumed
-  session, an effort change outside a compaction call).
+  session, an effort change outside a compaction call, a model switch: the logs record the
+  model each request went to, not who picked it, a router or fallback of the agent's own, which
+  pinning the model recovers, or the user's ``/model``, a choice; a switch the log shows the user
+  made is ``model-chosen``, unavoidable; a lane that starts on another model than the request it
+  goes on from, a subagent run on a smaller model, switched nothing: unavoidable).
 
 The class of a cause is one line of :data:`CAUSE_CLASS`; a cause missing from it is ``unknown``
 (a new cause is added to the table in one line). Two causes depend on the request too
@@ -38,7 +42,7 @@ LOSS_CLASSES: tuple[str, ...] = ("recoverable", "unavoidable", "unknown")
 #: What each class means (reports print it).
 CLASS_MEANINGS: dict[str, str] = {
     "recoverable": "a fix re-simulated by --what-if would have read these tokens",
-    "unavoidable": "first write of a prefix, below the minimum, another model, the provider's own miss, "
+    "unavoidable": "first write of a prefix, below the minimum, a model the user picked or a lane began on, the provider's own miss, "
     "or idle longer than any TTL the provider offers",
     "unknown": "the log does not tell whether a change of the agent would have saved it",
 }
@@ -48,7 +52,6 @@ CLASS_MEANINGS: dict[str, str] = {
 CAUSE_CLASS: dict[str, str] = {
     "cold-start": "unavoidable",
     "below-minimum": "unavoidable",
-    "model-changed": "unavoidable",
     "provider-best-effort": "unavoidable",
     # The request after a compaction sends a new context: its first write.
     "compaction": "unavoidable",
@@ -61,6 +64,13 @@ CAUSE_CLASS: dict[str, str] = {
     # compaction judge; listed here so that it is classified the day it lands).
     "compaction-miss": "recoverable",
     "messages-changed": "unknown",
+    # The log names the model of each request, not who switched it: the agent on its own (Gemini
+    # CLI's default auto routing between Pro and Flash, a fallback model), which pinning the model
+    # recovers, or the user (/model, a choice). Gemini CLI records neither its router's pick nor a
+    # /model dialog's; Claude Code's side calls to a small model are lanes of their own, not a switch.
+    "model-changed": "unknown",
+    # A switch the log shows the user made (an info line Gemini CLI records): a choice.
+    "model-chosen": "unavoidable",
     "effort-changed": "unknown",
     "resume": "unknown",
     "previous-message-not-found": "unknown",
@@ -75,6 +85,12 @@ CAUSE_FIX: dict[str, tuple[str, ...]] = {
     "tools-changed": ("static-system",),
     "breakpoint-placement": ("breakpoints=auto",),
     "compaction-miss": ("keep-prefix-compaction",),
+}
+#: The fixes that recover an ``unknown`` cause where the agent, not the user, made the change:
+#: re-simulated and listed in what to change (their change says on what condition), while the
+#: loss split keeps the misses ``unknown``.
+UNKNOWN_FIX: dict[str, tuple[str, ...]] = {
+    "model-changed": ("pin-model",),
 }
 #: Causes that a compaction call (lane kind ``compaction``) recovers by replaying the main
 #: lane's cached prefix under its envelope (``keep-prefix-compaction``).
@@ -101,6 +117,10 @@ def loss_class(row: _Row) -> str | None:
         return None
     if row.lane_kind == "compaction" and cause in COMPACTION_CALL_CAUSES:
         return "recoverable"
+    if cause == "model-changed" and getattr(row, "index", None) == 0:
+        # A lane that starts on another model than the request it goes on from (a subagent the
+        # agent runs on a smaller model) switched nothing: its model is how the lane is made.
+        return "unavoidable"
     if cause == "ttl-expired":
         longest = longest_ttl_ms(row.provider, row.model)
         if longest is not None and row.gap_ms is not None and row.gap_ms > longest:
@@ -114,8 +134,12 @@ def loss_class(row: _Row) -> str | None:
 
 
 def fixes_for(row: _Row) -> tuple[str, ...]:
-    """The --what-if fixes that would recover a recoverable request (none when it is not)."""
-    if loss_class(row) != "recoverable":
+    """The --what-if fixes that would recover a recoverable request, or an unknown one if the
+    agent made the change (:data:`UNKNOWN_FIX`); none otherwise."""
+    found = loss_class(row)
+    if found == "unknown":
+        return UNKNOWN_FIX.get(row.cause or "", ())
+    if found != "recoverable":
         return ()
     if row.lane_kind == "compaction" and row.cause in COMPACTION_CALL_CAUSES:
         return ("keep-prefix-compaction",)

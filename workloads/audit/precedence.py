@@ -285,6 +285,12 @@ def _resumed(ev: Evidence) -> Finding | None:
 def _model_changed(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is not None and prev.model != ev.r.model:
+        # Gemini CLI's record names the model set (the switch to it is the user's); Claude Code's
+        # /model output names an alias or a display name ("" here): the switch after it is.
+        chosen = [detail for kind, detail in ev.r.events if kind == "model_chosen"]
+        if ev.r.model in chosen or "" in chosen:
+            return Finding("model-chosen", "log", f"model {prev.model} -> {ev.r.model}, picked by the user (the log records "
+                           + ("a /model" if "" in chosen else f"the model set to {ev.r.model}") + " before this request)")
         return Finding("model-changed", "log", f"model {prev.model} -> {ev.r.model}")
     return None
 

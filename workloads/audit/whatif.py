@@ -37,6 +37,11 @@ Fixes (:data:`FIXES`):
   bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
   as one change of the lane with ``index`` -1.
+* ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
+  sent most of them to (ties: the first sent), as a client pinned to a model instead of one
+  that switches on its own (a router, a fallback) would. Each request is still priced at the
+  model it was logged with: the figure is the cache reads the switches lost, not what the other
+  model's prices would have changed (the detail gives that price effect apart, at the logged tokens).
 * ``breakpoints=SPEC``: Anthropic ``cache_control`` markers moved to SPEC, ``+``-separated:
   ``tools``, ``system``, ``last``, ``last-N`` (the last block of the message N >= 1 before the last),
   or ``auto`` (automatic caching). At most 4.
@@ -61,7 +66,7 @@ from prefixbench.kernel.engines.checkpoint import summary_envelope
 from prefixbench.kernel.session import Header
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.price_lookup import Prices
-from prefixbench.simulator.pricing import cost_total, usd_sum
+from prefixbench.simulator.pricing import cost_total, format_usd, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
@@ -102,6 +107,9 @@ FIXES: dict[str, str] = {
     "keep-prefix-compaction": "the compaction request sent as the cache-aware kernel sends it: the main lane's "
     "last request replayed (tools, system, messages, breakpoints) plus the instruction, under the routed envelope",
     "breakpoints": "Anthropic cache_control markers moved to the given places (tools, system, last, last-N, auto)",
+    "pin-model": "every main and subagent lane sends all its requests to the model it sent most of them to; each request "
+    "priced at the model it was sent to, so the saving is the cache reads the switches lost, not the price of the other "
+    "model (the detail states that effect apart)",
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus 30 s of "
     "the gap, at most 10 times a gap, so the entry stays warm; each keep-alive is charged (its read, any write, 1 output "
     "token)",
@@ -116,7 +124,7 @@ KEEP_ALIVE_MAX = 10
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.
 ALL_FIXES: tuple[str, ...] = (
     "ttl-1h", "ttl-5m", "ttl-auto", "keep-alive", "stagger-subagents", "static-system", "keep-prefix-compaction",
-    "breakpoints=auto",
+    "pin-model", "breakpoints=auto",
 )
 
 
@@ -597,6 +605,9 @@ class _Plan(msgspec.Struct, frozen=True):
     same_prompt: bool = True
     #: Requests the fix adds (keep-alive): charged at their predicted usage.
     added: tuple[TraceRequest, ...] = ()
+    #: Price each request at the model the log sent it to, not the plan's (pin-model: the
+    #: figure is the cache effect alone).
+    logged_prices: bool = False
 
 
 class _CannotApply(Exception):
@@ -905,6 +916,50 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
 
 
+def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
+    """Every main and subagent lane's requests sent to the model it sent most of them to (ties:
+    the first sent), within one provider; priced as logged (:attr:`_Plan.logged_prices`). The
+    detail counts the requests moved, per model, and what their logged tokens would cost at the
+    pinned model instead (the price effect the figure leaves out)."""
+    counts: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
+    for r in requests:
+        if r.lane_kind in ("main", "subagent") and r.model:
+            seen = counts[(r.file, r.lane, r.provider)]
+            seen[r.model] = seen.get(r.model, 0) + 1
+    # max() keeps the first of equal counts: the dict holds the models in the order first sent.
+    pinned = {lane: max(seen, key=lambda m: seen[m]) for lane, seen in counts.items() if len(seen) > 1}
+    if not pinned:
+        raise _CannotApply("every main and subagent lane sends all its requests to one model: nothing to pin")
+    out: list[TraceRequest] = []
+    moved: dict[tuple[str, str], int] = defaultdict(int)
+    price_effect: list[Decimal] = []
+    unpriced = 0
+    for r in requests:
+        model = pinned.get((r.file, r.lane, r.provider)) if r.lane_kind in ("main", "subagent") else None
+        if model is None or r.model == model or not r.model:
+            out.append(r)
+            continue
+        moved[(r.model, model)] += 1
+        u = r.usage
+        was, now = prices.row(r.model, r.sent_ms, r.speed, r.upstream), prices.row(model, r.sent_ms, r.speed, r.upstream)
+        if u is not None and was is not None and now is not None:
+            usage = SimpleNamespace(prompt_tokens=u.prompt, cached_tokens=u.cache_read, written_tokens=u.cache_write,
+                                    written_long_tokens=u.cache_write_1h, output_tokens=u.output)
+            price_effect.append(usd_sum((_cost(usage, now), -_cost(usage, was))))
+        else:
+            unpriced += 1
+        out.append(replace(r, model=model))
+    n = sum(moved.values())
+    each = ", ".join(f"{k:,} from {old} to {new}" for (old, new), k in sorted(moved.items(), key=lambda item: (-item[1], item[0])))
+    effect = usd_sum(price_effect)
+    detail = (f"{n:,} request(s) in {len(pinned):,} lane(s) sent to another model than their lane's most used one ({each}); "
+              "re-simulated with every lane on its most used model, each request priced at the model it was sent to: "
+              f"the figure is the cache reads alone. Sent to the pinned model, those requests' logged tokens would also "
+              f"cost {format_usd(abs(effect))} {'more' if effect >= 0 else 'less'} at its prices (not in the figure")
+    detail += f"; {unpriced:,} of them unpriced)" if unpriced else ")"
+    return _Plan(out, lambda r: None, detail, logged_prices=True)
+
+
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
@@ -1078,7 +1133,8 @@ def _evaluate(
             write_1h = min(write, max(0, usage.cache_write_1h + f.write_1h - b.write_1h))
         if read == cache_read and write == cache_write and write_1h == usage.cache_write_1h and uncached == usage.uncached:
             continue
-        row = prices.row(r.model, r.sent_ms, r.speed, r.upstream)
+        priced_as = original if plan.logged_prices else r
+        row = prices.row(priced_as.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             # No price: the tokens still moved (counted), the dollars are unknown (not $0).
             change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
@@ -1371,6 +1427,8 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
         elif name == "keep-alive":
             plan = _plan_keep_alive(requests, summaries, inputs.clock)
+        elif name == "pin-model":
+            plan = _plan_pin_model(requests, prices)
         else:
             spec = fix.split("=", 1)[1]
             plan = _plan_breakpoints(requests, spec)

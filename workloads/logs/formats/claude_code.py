@@ -443,6 +443,10 @@ class _Walk:
             self.message_of[uuid] = record.offset if places.lazy(record) else places.made(_message_record(value, kind, message))
             if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
+            elif kind == "user" and isinstance(content, str) and MODEL_SET in content:
+                # The user's /model (its output names an alias or a display name, not always the
+                # model id): the next request's switch is their choice.
+                self.snapshot_events.setdefault(uuid, []).append(("model_chosen", ""))
             return
         attachment = as_dict(value.get("attachment"))
         what = str(attachment.get("type") or value.get("subtype") or "")
@@ -744,13 +748,21 @@ def snapshot_diff(
     return events
 
 
+#: What Claude Code logs (a user entry of the chain) when the user sets the model with /model.
+MODEL_SET = "<local-command-stdout>Set model to"
+
+
 def _snapshot_events(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The snapshot events of one request's path, in order: its changes, each once; or one
-    ``snapshot_same`` when every snapshot on it compared equal to the one before."""
+    ``snapshot_same`` when every snapshot on it compared equal to the one before. A /model on the
+    path (``model_chosen``) is said first, once, and is no snapshot."""
+    chosen = [("model_chosen", "")] if ("model_chosen", "") in found else []
+    if chosen:
+        found = [event for event in found if event[0] != "model_chosen"]
     changes = list(dict.fromkeys(event for event in found if event[0] != "snapshot_same"))
     if changes:
-        return changes
-    return [("snapshot_same", "")] if found else []
+        return chosen + changes
+    return chosen + ([("snapshot_same", "")] if found else [])
 
 
 def _sent(value: dict) -> int:

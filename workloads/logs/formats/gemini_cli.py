@@ -118,6 +118,11 @@ _QWEN_OAUTH_MODELS = ("coder-model", "vision-model")
 #: Other message types of a Gemini CLI session (``info``, ``error`` and ``warning`` are what the
 #: CLI showed, recorded since late 2025).
 _OTHER_TURNS = ("user", "info", "error", "warning")
+#: The info lines Gemini CLI shows (and records) when the user picks the model: ``/model set``,
+#: and choosing to keep a fallback model on a quota error (packages/cli/src/ui/commands/
+#: modelCommand.ts, hooks/useQuotaAndFallback.ts). A model picked in the ``/model`` dialog, the
+#: auto router's pick and a one-turn fallback record nothing.
+MODEL_CHOSEN = re.compile(r"(?:Model set to|Switched to fallback model) (\S+)")
 #: Record types of Qwen Code's session tree.
 _QWEN_TYPES = ("user", "assistant", "tool_result", "system")
 #: The subtypes of Qwen Code's managed-engine records (``managed_session_header_v1``, ``_event_v1``,
@@ -482,6 +487,8 @@ class _Session:
             lane.mode_change = _mode_change(value) or lane.mode_change
         elif kind == "error":
             self.skipped.append((line, "error shown by the CLI (a failed call or a CLI error): not a counted call"))
+        elif kind == "info" and isinstance(value.get("content"), str) and (chosen := MODEL_CHOSEN.match(value["content"])):
+            lane.events.append(("model_chosen", chosen.group(1)))
         elif kind in (MODEL_TURN, QWEN_TURN):
             if kind == QWEN_TURN:
                 self.agent = "qwen-code"

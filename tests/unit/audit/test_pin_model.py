@@ -1,0 +1,158 @@
+"""A session whose lane switches models on its own (Gemini CLI's default auto routing between
+Pro and Flash) loses its cache on each switch: the loss is ``unknown`` (the log does not say who
+switched), ``pin-model`` re-simulates the lane on one model and what to change names Gemini
+CLI's setting; a switch the log shows the user chose is a choice (``model-chosen``)."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.advice import advise
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.whatif import what_if
+
+FLASH, PRO = "gemini-3-flash-preview", "gemini-3.1-pro-preview"
+#: (model, prompt, cached) a call: three on Flash, two routed to Pro, two back on Flash.
+ROUTED = [(FLASH, 20_000, 0), (FLASH, 21_000, 19_620), (FLASH, 22_000, 19_620), (PRO, 23_000, 0), (PRO, 24_000, 22_000),
+          (FLASH, 25_000, 19_620), (FLASH, 26_000, 23_544)]
+
+
+def _session(path: Path, calls=ROUTED, infos: dict[int, str] | None = None) -> Path:
+    """A Gemini CLI JSONL session: a user turn before each call, 5 s apart; ``infos``: an info
+    message the CLI logged before call i."""
+    start = "2026-06-14T12:00:00.000Z"
+    lines: list[dict] = [{"sessionId": "s", "projectHash": "h", "startTime": start, "lastUpdated": start, "kind": "main"}]
+    t = 0
+
+    def at(seconds: int) -> str:
+        return f"2026-06-14T12:{seconds // 60:02d}:{seconds % 60:02d}.000Z"
+
+    for i, (model, prompt, cached) in enumerate(calls):
+        if infos and i in infos:
+            lines.append({"id": f"i{i}", "timestamp": at(t), "type": "info", "content": infos[i]})
+        lines.append({"id": f"u{i}", "timestamp": at(t), "type": "user", "content": [{"text": "go"}]})
+        tokens = {"input": prompt, "output": 20, "cached": cached, "thoughts": 5, "tool": 0, "total": prompt + 25}
+        lines.append({"id": f"m{i}", "timestamp": at(t + 5), "type": "gemini", "content": "ok", "tokens": tokens, "model": model})
+        t += 10
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def _audit(path: Path):
+    trace = load_trace([path])
+    return advise(run_audit([path], trace=trace), trace)
+
+
+def test_a_routed_model_switch_is_unknown_not_unavoidable(tmp_path: Path) -> None:
+    """Before, model-changed was unavoidable: $0.51 of a real session's $1.63 (Gemini CLI's router
+    switching Flash and Pro) was put down as nothing to change."""
+    result = _audit(_session(tmp_path / "routed.jsonl"))
+    switched = [row for row in result.rows if row.cause == "model-changed"]
+    assert len(switched) == 2 and {row.loss_class for row in switched} == {"unknown"}
+    assert result.loss_split is not None and result.loss_split.unknown_usd >= Decimal("0.04")
+
+
+def test_pin_model_is_recommended_with_gemini_clis_setting_and_its_price_effect_apart(tmp_path: Path) -> None:
+    result = _audit(_session(tmp_path / "routed.jsonl"))
+    [rec] = [rec for rec in result.recommendations if rec.fix == "pin-model"]
+    assert rec.rank == 1 and rec.agent == "Gemini CLI" and rec.causes == ("model-changed",)
+    assert rec.saved_usd is not None and rec.saved_usd > 0
+    assert rec.setting is not None and "model.name" in rec.setting and "GEMINI_MODEL" in rec.setting
+    assert "model-routing.md" in (rec.source or "")
+    # The figure is the cache reads at each request's own model; the price of moving the two Pro
+    # requests to Flash is said apart, not counted in.
+    assert "priced at the model it was sent to" in rec.assumption
+    assert f"2 from {PRO} to {FLASH}" in rec.detail and "less at its prices (not in the figure)" in rec.detail
+
+
+def test_pin_model_sends_the_lane_to_its_most_used_model_and_prices_each_request_as_logged(tmp_path: Path) -> None:
+    path = _session(tmp_path / "routed.jsonl")
+    requests, summaries = load_trace([path])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert w.applies and w.saved_usd is not None and w.saved_usd > 0 and w.tokens_to_read > 0
+    # The Pro call that read nothing reads Flash's cache once pinned.
+    first_pro = next(c for c in w.changes if c.index == 3)
+    assert first_pro.reported_read == 0 and first_pro.counterfactual_read > 0
+    # One model throughout: nothing to pin.
+    one = _session(tmp_path / "one.jsonl", [(FLASH, p, c) for _, p, c in ROUTED])
+    requests, summaries = load_trace([one])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert not w.applies and w.saved_usd is None and "one model" in w.detail
+
+
+def test_what_if_pin_model_on_the_command_line(tmp_path: Path, capsys) -> None:
+    assert main(["audit", str(_session(tmp_path / "routed.jsonl")), "--quiet", "--what-if", "pin-model"]) == 0
+    assert "pin-model" in capsys.readouterr().out
+
+
+def test_a_switch_the_log_shows_the_user_made_is_a_choice(tmp_path: Path) -> None:
+    """Gemini CLI records `/model set X` ("Model set to X") and a fallback kept on a quota error
+    ("Switched to fallback model X") as info lines: the switch to X after one is the user's
+    (``model-chosen``, unavoidable), not a routed one; "Model set to auto" hands the pick back to
+    the router, so the switch after it stays unknown."""
+    for info in (f"Model set to {PRO}", f"Switched to fallback model {PRO}", f"Model set to {PRO} (persisted)"):
+        result = _audit(_session(tmp_path / "chosen.jsonl", infos={3: info}))
+        causes = {row.index: (row.cause, row.loss_class) for row in result.rows if row.cause in ("model-changed", "model-chosen")}
+        assert causes == {3: ("model-chosen", "unavoidable"), 5: ("model-changed", "unknown")}, info
+        chosen = next(row for row in result.rows if row.index == 3)
+        assert "picked by the user" in chosen.detail
+    result = _audit(_session(tmp_path / "auto.jsonl", infos={3: "Model set to auto"}))
+    assert {row.cause for row in result.rows if row.index == 3} == {"model-changed"}
+
+
+def _claude_code(path: Path, command: str | None = None) -> Path:
+    """A Claude Code session: two calls on Opus, then one on Sonnet; ``command``: a /model's
+    output logged before the third."""
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    t = Transcript("s1")
+    t.user("plan it", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model="claude-opus-4-1-20250805")
+    t.user("go on", "2025-09-03T00:00:10.000Z")
+    t.assistant("r2", "2025-09-03T00:00:12.000Z", [cc_usage(3, 300, 20_000, 40)], model="claude-opus-4-1-20250805")
+    if command is not None:
+        t.user(command, "2025-09-03T00:00:15.000Z")
+    t.user("now build it", "2025-09-03T00:00:20.000Z")
+    t.assistant("r3", "2025-09-03T00:00:22.000Z", [cc_usage(3, 20_600, 0, 40)], model="claude-sonnet-4-5-20250929")
+    return write_jsonl(path, t.lines)
+
+
+def test_claude_codes_model_switches_name_its_own_settings(tmp_path: Path) -> None:
+    """A Claude Code main lane that moves from Opus to Sonnet with no /model logged (opusplan
+    leaving plan mode, a fallback): unknown, and pin-model names Claude Code's model setting, not
+    Gemini CLI's; the detail says Opus's prices would cost more."""
+    result = _audit(_claude_code(tmp_path / "s1.jsonl"))
+    assert [row.loss_class for row in result.rows if row.cause == "model-changed"] == ["unknown"]
+    [rec] = [rec for rec in result.recommendations if rec.fix == "pin-model"]
+    assert rec.agent == "Claude Code" and "opusplan" in rec.change and "ANTHROPIC_MODEL" in (rec.setting or "")
+    assert "model-config" in (rec.source or "")
+    assert "more at its prices (not in the figure)" in rec.detail
+
+
+def test_a_claude_code_model_switch_after_a_logged_slash_model_is_the_users_choice(tmp_path: Path) -> None:
+    """Claude Code logs /model's output as a user entry ("Set model to ..." with an alias or a
+    display name): the switch after it is model-chosen, unavoidable, and pin-model is not offered."""
+    for said in ("<local-command-stdout>Set model to \x1b[1mSonnet 4.5\x1b[22m</local-command-stdout>",
+                 "<local-command-stdout>Set model to sonnet (claude-sonnet-4-5-20250929)</local-command-stdout>"):
+        result = _audit(_claude_code(tmp_path / "s1.jsonl", said))
+        [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+        assert (row.cause, row.loss_class) == ("model-chosen", "unavoidable") and "a /model" in row.detail
+        assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
+
+
+def test_a_lane_that_starts_on_another_model_switched_nothing() -> None:
+    """A subagent lane run on a smaller model than its parent (its first request's model-changed)
+    is how the lane is made: unavoidable, and no pin-model for it; a switch inside a lane is unknown."""
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.losses import fixes_for, loss_class
+
+    def row(index: int) -> SimpleNamespace:
+        return SimpleNamespace(cause="model-changed", provider="openai", model="gpt-5.1-codex-mini", lane_kind="subagent",
+                               gap_ms=None, index=index)
+
+    assert (loss_class(row(0)), fixes_for(row(0))) == ("unavoidable", ())
+    assert (loss_class(row(3)), fixes_for(row(3))) == ("unknown", ("pin-model",))
