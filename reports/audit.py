@@ -884,11 +884,16 @@ def emit(text: str, stream=None) -> None:
 
 def nothing_to_audit(summaries) -> str:
     """The error of an audit whose logs hold no model call: what the first file says instead
-    (a record skipped and why, or its first note), so the user knows where the calls are; a log
+    (that no call in it was answered, a record skipped and why, or its first note), so the user knows where the calls are; a log
     first, before a file the walk skipped as none (an app's settings beside its conversations)."""
     read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
+    from prefixbench.workloads.logs.formats.http_capture import UNANSWERED
+
     first = next((s for s in read if s.format != "not-a-log"), read[0])
-    if first.skipped:
+    unanswered = [n for n in first.notes if n.startswith(UNANSWERED)]
+    if unanswered:  # a proxy's capture of calls the upstream never answered: that, not a record's skip
+        why = f"{first.file}: {unanswered[0]}"
+    elif first.skipped:
         line, reason = first.skipped[0]
         why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")
     elif first.notes:
