@@ -884,11 +884,16 @@ def emit(text: str, stream=None) -> None:
 
 def nothing_to_audit(summaries) -> str:
     """The error of an audit whose logs hold no model call: what the first file says instead
-    (a record skipped and why, or its first note), so the user knows where the calls are; a log
+    (that no call in it was answered, a record skipped and why, or its first note), so the user knows where the calls are; a log
     first, before a file the walk skipped as none (an app's settings beside its conversations)."""
     read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
+    from prefixbench.workloads.logs.formats.http_capture import UNANSWERED
+
     first = next((s for s in read if s.format != "not-a-log"), read[0])
-    if first.skipped:
+    unanswered = [n for n in first.notes if n.startswith(UNANSWERED)]
+    if unanswered:  # a proxy's capture of calls the upstream never answered: that, not a record's skip
+        why = f"{first.file}: {unanswered[0]}"
+    elif first.skipped:
         line, reason = first.skipped[0]
         why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")
     elif first.notes:
@@ -1033,9 +1038,10 @@ def _run_audit_command(args) -> int:
 
     billing = parse_modes(getattr(args, "billing_header", None))
     codex_heads = parse_codex_heads(getattr(args, "codex_warm_head", None))
-    from prefixbench.workloads.audit.assume_model import assume_models, parse_assumed_models
+    from prefixbench.workloads.audit.assume_model import alias_models, assume_models, parse_assumed_models, parse_model_aliases
 
     assumed_models = parse_assumed_models(getattr(args, "assume_model", None))
+    model_aliases = parse_model_aliases(getattr(args, "model_alias", None))
     from prefixbench.workloads.audit.assume_provider import assume_providers, parse_assumed_providers
 
     assumed_providers = parse_assumed_providers(getattr(args, "assume_provider", None))
@@ -1086,7 +1092,11 @@ def _run_audit_command(args) -> int:
         if not trace[0]:
             raise UserError(unread[0] if unread else nothing_to_audit(trace[1]))
         # First: the assumptions below go by the calls' providers, which a model assumed sets.
-        trace_requests, assumed = assume_models(trace[0], assumed_models)
+        # The names the user mapped to a priced model first: a call the log names a model of is
+        # then that model's for every assumption below.
+        trace_requests, aliased = alias_models(trace[0], model_aliases)
+        trace_requests, assumed = assume_models(trace_requests, assumed_models)
+        assumed = aliased + assumed
         # Then who served the calls whose log names no endpoint (said even without the option).
         trace_requests, served = assume_providers(trace_requests, assumed_providers)
         assumed += served

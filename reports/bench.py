@@ -256,7 +256,9 @@ def leaderboard_rows(board: Sequence[dict[str, object]]) -> list[tuple[str, ...]
         vs = e["vs_cheapest"]
         rows.append((
             str(e["workload"]), _window(e["window"]), str(e["cache"]), str(e["pricing"]),
-            str(e["rank"]), str(e["strategy"]), _spread(e, "cost_usd", _usd),
+            "-" if e["rank"] is None else str(e["rank"]), str(e["strategy"]),
+            # A refused request cost nothing: the total is not what the strategy would cost, so none is shown.
+            "rejected" if e["status"] == "rejected" else _spread(e, "cost_usd", _usd),
             "-" if vs is None else f"{float(vs) * 100:+.1f}%",  # type: ignore[arg-type]
             _spread(e, "hit_ratio", _pct), _spread(e, "uncached_tokens", _tokens), _spread(e, "summary_hit", _pct),
             _spread(e, "rewrites", _tokens), _spread(e, "rewrite_factor", _factor),
@@ -283,9 +285,10 @@ HOW_TO_READ = (
     "prompt was read often enough before the next rewrite to recover the extra write: R > (I/H)(P_miss - P_read)/P_read "
     "(I the tokens the rewrite re-paid, H the tokens it shed, R the requests after it); *context kept* the share of "
     "the tool results' text the last request still carried. A strategy with a rejected request, or a prompt over "
-    "the window, ranks after every valid one and is marked `!`: it is never the cheapest. *prices*: `listed` is the "
-    "provider's price row; `discount x0.5` keeps half the cached-read discount (read = input - (input - read) / 2: "
-    "reads cost more); `read x0.5` halves the read price (reads cost less)."
+    "the window, is listed after every valid one, unranked (rank -) and marked `!`: it is never the cheapest; a "
+    "rejected one shows `rejected` for its cost (its refused requests cost nothing). *prices*: `listed` is the "
+    "provider's price row; `50% of read discount` keeps half the cached-read discount (read = input - (input - read) / 2: "
+    "reads cost more); `read price x0.5` halves the read price (reads cost less)."
 )
 
 

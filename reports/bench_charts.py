@@ -142,7 +142,7 @@ def missing_note(strategy: str, discounts: Sequence[str], ratios: dict[tuple[str
                  missing: dict[tuple[str, str], list[str]]) -> str:
     """The label on a strategy's row of bench-discount.png where it has no comparable cost:
     ``rejected: no comparable cost`` (the reasons the runs give) when no price variant has one,
-    ``no comparable cost at prices: read x0.5`` when some lack it, ``2 of 3 runs: the rest
+    ``no comparable cost at prices: read price x0.5`` when some lack it, ``2 of 3 runs: the rest
     rejected`` (runs a price variant) when its medians leave runs out; empty when every run counts."""
     reasons = list(dict.fromkeys(r for d in discounts for r in missing.get((strategy, d), [])))
     if not reasons:

@@ -540,6 +540,16 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "unknown, unpriced)",
     )
     audit.add_argument(
+        "--model-alias",
+        default=None,
+        metavar="ALIAS=MODEL,...",
+        help="price and model the calls whose log names ALIAS (a gateway's or an agent's own name for a model, "
+        "e.g. Cline's claude_4_5_opus) as MODEL, a model of the price table: its price row, its provider where "
+        "the call's own provider does not name it, and its cache rules; said in the report's notes. Only the "
+        "names given are mapped, none is guessed; a MODEL no price row names is refused. (default: none, a name "
+        "with no price row stays unpriced)",
+    )
+    audit.add_argument(
         "--assume-provider",
         default=None,
         metavar="[FORMAT=]PROVIDER,...",

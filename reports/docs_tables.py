@@ -147,7 +147,7 @@ def published_table() -> str:
         return text if e["status"] == "ok" else f"- ({e['status']})"
 
     rows_out = []
-    for strategy in sorted(names, key=lambda s: by[(s, LISTED.label)]["rank"]):  # type: ignore[arg-type, return-value]
+    for strategy in sorted(names, key=lambda s: (by[(s, LISTED.label)]["rank"] is None, by[(s, LISTED.label)]["rank"] or 0, s)):  # type: ignore[arg-type, return-value]
         e = by[(strategy, LISTED.label)]
         summary = "-" if e["summary_hit"] is None else f"{float(e['summary_hit']) * 100:.1f}%"  # type: ignore[arg-type]
         rows_out.append([

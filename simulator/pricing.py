@@ -104,6 +104,9 @@ _EXACT = Context(prec=60, traps=[Inexact, InvalidOperation])
 #: A model id: lowercase, digits, ``.``, ``_``, ``-``, and ``:`` (Bedrock ids end in a version,
 #: ``anthropic.claude-sonnet-4-5-20250929-v1:0``; a ``:`` needs no CSV quoting).
 _ID = re.compile(r"[a-z0-9][a-z0-9._:-]*\Z")
+#: A gateway's qualified name of a model, ``gateway/id`` (an alias only: a gateway's own price of
+#: the model, such as OpenCode Zen's free models as OpenCode names them, ``opencode/<id>``).
+_GATEWAY_NAME = re.compile(r"[a-z0-9][a-z0-9._:-]*/[a-z0-9][a-z0-9._:-]*\Z")
 #: Bedrock cross-region inference profiles put a geography before a model id
 #: (``us.anthropic.claude-...``, ``global.anthropic.claude-...``,
 #: https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html): a name
@@ -666,7 +669,7 @@ def _parse_row(cells: list[str], where: str, header: tuple[str, ...] = COLUMNS) 
     # Checked in column order, so a row with several problems reports the leftmost first.
     provider = row.ident("provider", row.raw["provider"])
     model = row.ident("model", row.raw["model"])
-    aliases = tuple(row.ident("aliases", a) for a in row.raw["aliases"].split())
+    aliases = tuple(row.alias(a) for a in row.raw["aliases"].split())
     effective_at = row.effective_at()
     base = row.rates("", required=True)
     assert base is not None
@@ -708,6 +711,13 @@ class _RowReader:
     def ident(self, column: str, value: str) -> str:
         if not _ID.match(value):
             raise self.fail(column, f"{value!r} is not a lowercase id ([a-z0-9._:-])")
+        return value
+
+    def alias(self, value: str) -> str:
+        """An alias: an id, or a gateway's qualified name of one (``opencode/deepseek-v4-flash-free``,
+        :data:`_GATEWAY_NAME`), which only that whole name finds (the bare id is not an alias)."""
+        if not _ID.match(value) and not _GATEWAY_NAME.match(value):
+            raise self.fail("aliases", f"{value!r} is not a lowercase id ([a-z0-9._:-]) or gateway/id")
         return value
 
     def effective_at(self) -> datetime | None:

@@ -188,3 +188,90 @@ def _closest(model: str, priced: Sequence[str]) -> str:
     """``closest priced: gpt-5.5, gpt-5; `` (up to three names like ``model``), '' for none."""
     near = difflib.get_close_matches(model.lower(), list(priced), n=3, cutoff=0.6)
     return f"closest priced: {', '.join(near)}; " if near else ""
+
+
+#: ``--model-alias``'s example.
+_ALIAS_EXAMPLE = "e.g. claude_4_5_opus=claude-opus-4-5"
+
+
+def parse_model_aliases(text: str | None, table: PriceTable | None = None) -> dict[str, str]:
+    """``audit --model-alias ALIAS=MODEL,...`` as {alias: model}: the calls whose log names ALIAS
+    (a gateway's or an agent's own name for a model, such as Cline's ``claude_4_5_opus``) are
+    priced and modelled as MODEL. Nothing is guessed: only the names given are mapped.
+
+    Raises:
+        UserError: an item that is not ALIAS=MODEL, an alias named twice or mapped to itself,
+            ``unknown`` as the alias (a log naming no model: ``--assume-model``), or a MODEL no
+            price row names (the closest priced names said).
+    """
+    if text is None:
+        return {}
+    table = table or load_prices()
+    aliases: dict[str, str] = {}
+    for item in text.split(","):
+        alias, sep, model = (part.strip() for part in item.partition("="))
+        if not sep or not alias or not model or any(c.isspace() or not c.isprintable() for c in alias + model) \
+                or max(len(alias), len(model)) > MAX_NAME:
+            raise UserError(f"--model-alias {text}: {item.strip()!r} is not ALIAS=MODEL ({_ALIAS_EXAMPLE})")
+        if alias.lower() == NO_MODEL:
+            raise UserError(f"--model-alias {text}: {alias!r} is what a log naming no model gives; "
+                            f"--assume-model names the model of those calls")
+        if alias in aliases:
+            raise UserError(f"--model-alias {text}: {alias} is named twice")
+        if alias == model:
+            raise UserError(f"--model-alias {text}: {alias} is mapped to itself")
+        if not _priced(model, table):
+            raise UserError(f"--model-alias {text}: no price row names {model!r} "
+                            f"({_closest(model, table.models())}every priced model: simulator/data/prices.csv)")
+        aliases[alias] = model
+    return aliases
+
+
+def alias_models(requests: Sequence[TraceRequest], aliases: Mapping[str, str]) -> tuple[list[TraceRequest], tuple[str, ...]]:
+    """The requests with each call naming an alias of ``aliases`` on its model: the model's name
+    (in the request, its body's envelope, its chain head and its model-change events), and the
+    provider it sets where the call's own provider's rules do not name it (as ``--assume-model``
+    sets it: :func:`_provider`); one note per alias saying how many calls took it."""
+    if not aliases:
+        return list(requests), ()
+    out: list[TraceRequest] = []
+    taken: dict[str, Counter[str]] = {}  # alias -> provider -> calls
+    for r in requests:
+        model = aliases.get(r.model)
+        if model is not None:
+            provider = _provider(r, model, "", "")
+            taken.setdefault(r.model, Counter())[provider] += 1
+            prefix = provider_head(r, provider) if provider != r.provider else r.prefix
+            if prefix is not None and prefix.head.endswith(f":{r.model}"):
+                prefix = replace(prefix, head=f"{prefix.head[: -len(r.model)]}{model}")
+            body = r.body
+            named = r.model
+            r = replace(r, model=model, provider=provider, prefix=prefix)
+            if body is not None and body.envelope.model == named:  # a plain request has no body: never here
+                r = replace(r, body=replace(body, envelope=replace(body.envelope, model=model)))
+        if r.events and any(kind == "model_change" for kind, _ in r.events):
+            r = replace(r, events=_aliased_events(r.events, aliases))
+        out.append(r)
+    return out, tuple(_alias_note(alias, model, taken.get(alias)) for alias, model in aliases.items())
+
+
+def _aliased_events(events: tuple[tuple[str, str], ...], aliases: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``events`` with each alias in a model change its model, a change from a model to itself dropped."""
+    out = []
+    for kind, text in events:
+        if kind == "model_change":
+            before, sep, after = text.partition(" -> ")
+            before, after = aliases.get(before, before), aliases.get(after, after)
+            if sep and before == after:
+                continue
+            text = f"{before}{sep}{after}" if sep else aliases.get(text, text)
+        out.append((kind, text))
+    return tuple(out)
+
+
+def _alias_note(alias: str, model: str, taken: Counter[str] | None) -> str:
+    option = f"--model-alias {alias}={model}"
+    if not taken:
+        return f"{option}: no call in these logs names {alias}, nothing changed"
+    providers = ", ".join(f"{n:,} on {provider}" for provider, n in sorted(taken.items()))
+    return f"assumed: {sum(taken.values()):,} call(s) naming {alias} priced and modelled as {model} ({option}: {providers})"

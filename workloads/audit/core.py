@@ -3136,7 +3136,7 @@ def _notes(
             "is not counted as a miss"
         )
     if prices.missing:
-        notes.append(f"no price for {', '.join(sorted(prices.missing))}: their dollars are left out")
+        notes.append(_unpriced_note(sorted(prices.missing)))
     early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
@@ -3193,6 +3193,24 @@ def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:
         if row.is_free:
             free.setdefault(row.model, []).append(model)
     return tuple(f"priced at $0 by the row {row} (a free variant, no charge a token): {', '.join(names)}" for row, names in free.items())
+
+
+def _unpriced_note(models: list[str]) -> str:
+    """The note on the models with no price row: their dollars left out, and how to price them
+    (``--model-alias`` for a name that may be a gateway's or an agent's own for a priced model,
+    ``--assume-model`` for calls whose log names none). Nothing is guessed: the alias is named,
+    the model it stands for left to the user."""
+    from prefixbench.workloads.audit.assume_model import NO_MODEL
+
+    named = [m for m in models if m != NO_MODEL]
+    hints = []
+    if named:
+        items = ",".join(f"{m}=MODEL" for m in named)
+        hints.append(f"if {'it is' if len(named) == 1 else 'they are'} a gateway's or an agent's name for a priced model, "
+                     f"--model-alias {items} prices {'it' if len(named) == 1 else 'them'} as MODEL")
+    if NO_MODEL in models:
+        hints.append("--assume-model MODEL names the model of the calls whose log names none")
+    return f"no price for {', '.join(models)}: their dollars are left out" + "".join(f"; {hint}" for hint in hints)
 
 
 def _when_early(prices: Prices, model: str) -> str:

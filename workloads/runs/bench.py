@@ -67,8 +67,10 @@ class PriceVariant(msgspec.Struct, frozen=True):
 
     @property
     def label(self) -> str:
-        """``listed``, ``discount x0.5`` or ``read x0.5``."""
-        return "listed" if self.factor == 1 else f"{self.kind} x{self.factor:g}"
+        """``listed``, ``50% of read discount`` (reads dearer) or ``read price x0.5`` (reads cheaper)."""
+        if self.factor == 1:
+            return "listed"
+        return f"{float(self.factor) * 100:g}% of read discount" if self.kind == "discount" else f"read price x{self.factor:g}"
 
     def apply(self, price: PriceRow) -> PriceRow:
         """``price`` under this variant."""
@@ -291,7 +293,8 @@ def _spread(values: list[float]) -> tuple[float | None, float | None, float | No
 def leaderboard(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
     """One row a (workload, window, cache model, read discount, strategy) over its seeds, ranked
     by median cost per task within its group; strategies with a rejected request or a prompt
-    over the window rank after every valid one and are marked (never named cheapest)."""
+    over the window are listed after every valid one, unranked (``rank`` None) and marked
+    (never named cheapest)."""
     groups: dict[tuple[object, ...], dict[object, list[dict[str, object]]]] = {}
     for row in rows:
         key = tuple(row[k] for k in GROUP_KEYS)
@@ -318,8 +321,12 @@ def leaderboard(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
             entries.append(entry)
         entries.sort(key=lambda e: (e["status"] != "ok", e["cost_exact"], str(e["strategy"])))
         baseline = _baseline_cost(entries)
-        for rank, entry in enumerate(entries, 1):
-            entry["rank"] = rank
+        ranked = 0
+        for entry in entries:
+            # Only a strategy that ran as a working agent would is ranked: one with a refused
+            # request or a prompt over the window is listed after them, unranked (rank None).
+            ranked += entry["status"] == "ok"
+            entry["rank"] = ranked if entry["status"] == "ok" else None
             # A run with refused requests has no comparable cost (they cost nothing): no gap.
             valid = entry["status"] == "ok"
             entry["vs_cheapest"] = (float(entry["cost_exact"]) / baseline - 1) if baseline and valid else None  # type: ignore[arg-type]

@@ -734,3 +734,27 @@ def test_audit_md_carries_the_what_if_section_format_md_prints(tmp_path: Path, c
     written = (out / "audit.md").read_text()
     assert "## What if" in written and "ttl-1h  yes" in written
     assert written == printed
+
+
+def test_a_proxy_capture_of_calls_never_answered_is_recognised_and_names_their_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``prefixbench proxy`` with the upstream unreachable records each call with no response and
+    its error in ``prefixbench_proxy.upstream_error``: audit read such a capture as an unknown log
+    format; it is the proxy's own capture, none of whose calls was answered."""
+    from prefixbench.reports.proxy_record import capture_record
+
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    error = "upstream unreachable: ClientConnectorDNSError: Cannot connect to host api.anthropic.com:443"
+    records = [
+        capture_record(method="POST", url="https://api.anthropic.com/v1/messages", request_headers=[("x-api-key", "sk-secret")],
+                       request_body=body, sent=1796483455.0 + i, status=None, response_headers=[], response_body=b"",
+                       answered=1796483455.5 + i, note={"upstream_error": why, "upstream": "https://api.anthropic.com"})
+        for i, why in enumerate((error, error, "upstream timed out after 600 s"))
+    ]
+    log = write_jsonl(tmp_path / "capture.jsonl", records)
+    assert main(["audit", str(log), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "unknown log format" not in err
+    assert f"({log}: no call in it was answered: the proxy recorded 3 calls the upstream never answered (" in err
+    assert f"{error} (x2); upstream timed out after 600 s)" in err

@@ -452,3 +452,21 @@ def test_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Path) ->
     assert [r.upstream for r in requests] == ["DeepSeek", "DeepInfra"]
     row = run_audit([path]).rows[1]
     assert (row.predicted_cache_read, row.reported_cache_read, row.cause) == (0, 0, "provider-best-effort")
+
+
+def test_a_proxy_capture_opening_with_an_unanswered_call_is_read_and_lists_it(tmp_path: Path) -> None:
+    # prefixbench proxy writes a call the upstream never answered with no response, its error in
+    # prefixbench_proxy.upstream_error: a capture opening with one was an unknown log format.
+    unanswered = {
+        "request": {"timestamp": 1748554700.0, "method": "POST", "url": "https://api.anthropic.com/v1/messages", "headers": {},
+                    "body": anthropic_body()},
+        "logged_at": "2025-05-29T21:38:20.000Z",
+        "prefixbench_proxy": {"upstream_error": "upstream unreachable: ClientConnectorDNSError: no such host", "upstream": "https://api.anthropic.com"},
+    }
+    answered = capture_line(anthropic_body(), {"body": {"usage": {"input_tokens": 4, "cache_creation_input_tokens": 2000,
+                                                                    "cache_read_input_tokens": 0, "output_tokens": 9}}})
+    requests, summaries = load_trace([write_jsonl(tmp_path / "cap.jsonl", [unanswered, answered])])
+    assert [r.usage.cache_write for r in requests] == [2000]
+    assert summaries[0].format == "http-capture"
+    assert summaries[0].skipped == ((1, "not answered: upstream unreachable: ClientConnectorDNSError: no such host"),)
+    assert summaries[0].notes == ()  # one call was answered: no "no call in it was answered"

@@ -289,6 +289,23 @@ def test_deepseek_calls_are_predicted_to_read_into_the_previous_reply(tmp_path: 
         ("deepseek", 0, 0), ("deepseek", 12_352, 12_352)]
 
 
+@pytest.mark.parametrize("model", ["deepseek-v4-flash-free", "big-pickle"])
+def test_an_opencode_zen_free_model_is_priced_at_zero_said_so(tmp_path: Path, model: str) -> None:
+    # OpenCode Zen's pricing table (opencode.ai/docs/zen) lists its free models as Free: through
+    # Zen (providerID opencode) they were unpriced, their dollars left out; now $0, said so, under
+    # OpenCode's own name of a Zen model, opencode/<id>, and predicted as before.
+    zen = run_audit([write(tmp_path / "zen.json", json.dumps(_deepseek_export("opencode", model)))])
+    assert {r.model for r in zen.rows} == {f"opencode/{model}"}
+    assert [r.cost_usd for r in zen.rows] == [0, 0] and zen.totals.unpriced_requests == 0
+    assert f"priced at $0 by the row opencode-zen-free (a free variant, no charge a token): opencode/{model}" in zen.notes
+    # The same id through another route than Zen is not Zen's free model: unpriced as before.
+    other = run_audit([write(tmp_path / "other.json", json.dumps(_deepseek_export("openrouter", model)))])
+    assert {r.model for r in other.rows} == {model} and other.totals.unpriced_requests == 2
+    # A Zen model Zen bills keeps its id and its price.
+    paid = run_audit([write(tmp_path / "paid.json", json.dumps(_deepseek_export("opencode", "deepseek-v4-flash")))])
+    assert {r.model for r in paid.rows} == {"deepseek-v4-flash"} and all(r.cost_usd for r in paid.rows)
+
+
 def test_openai_calls_are_not_taken_to_read_into_the_previous_reply(tmp_path: Path) -> None:
     # Two real OpenCode sessions on OpenAI read no further than the previous prompt.
     export = _deepseek_export("openai", "gpt-5.2")

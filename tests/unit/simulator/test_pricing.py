@@ -502,6 +502,19 @@ def test_a_minimal_file_loads(tmp_path):
     assert table.get("m1-alias").where == f"{tmp_path / 'prices.csv'}:4"
 
 
+def test_a_gateway_qualified_alias_is_found_by_its_whole_name_only(tmp_path):
+    # OpenCode Zen's free models are $0 as Zen names them (opencode/<id>), not under the bare id
+    # another route may bill: an alias gateway/id (refused before: not a lowercase id).
+    table = load_prices(write_prices(tmp_path, make_row(model="zen-free", aliases="zen/m-free")))
+    assert table.resolve("zen/m-free") == "zen-free" and table.resolve("Zen/M-Free") == "zen-free"
+    with pytest.raises(UserError, match="unknown price model 'm-free'"):
+        table.resolve("m-free")
+    shipped = load_prices()
+    assert shipped.get("opencode/deepseek-v4-flash-free").is_free
+    with pytest.raises(UserError):
+        shipped.resolve("deepseek-v4-flash-free")
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [
@@ -514,6 +527,7 @@ def test_a_minimal_file_loads(tmp_path):
         (make_row(evidence="rumour"), "column 'evidence': 'rumour' is not one of official, secondary, inferred, unconfirmed"),
         (make_row(source=""), "column 'source': every row needs a source"),
         (make_row(model="M 1"), "column 'model': 'M 1' is not a lowercase id ([a-z0-9._:-])"),
+        (make_row(aliases="zen/a/b"), "column 'aliases': 'zen/a/b' is not a lowercase id ([a-z0-9._:-]) or gateway/id"),
         (make_row(peak_factor="0.5"), "column 'peak_factor': '0.5' is below 1 (listed prices are the off-peak ones)"),
         (make_row(long_threshold="1000"), "column 'long_input': a long_threshold needs the long_* prices"),
         (make_row(long_input="3"), "column 'long_input': long_* prices need a long_threshold"),

@@ -10,8 +10,9 @@ Converse body (:mod:`prefixbench.workloads.logs.converse_body`) and an InvokeMod
 Anthropic's Messages shape are replayed, Nova's own InvokeModel body is not and the chain model
 predicts its reads), and Google's own Gemini API and Vertex AI (``:generateContent`` /
 ``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`). A call
-that was not served (HTTP 4xx/5xx), that is not a model call, or whose response has no usage
-is skipped and listed. A Messages response's ``usage.iterations`` is read as Claude Code's
+that was not served (HTTP 4xx/5xx, or recorded by ``prefixbench proxy`` with the upstream's error
+in place of a response), that is not a model call, or whose response has no usage is skipped
+and listed; a capture none of whose calls was answered says so in a note naming the errors. A Messages response's ``usage.iterations`` is read as Claude Code's
 transcripts read it (:mod:`.claude_code`): each server-side ``compaction`` sampling is a compaction
 call before the response's, each ``advisor_message`` a call of the advisor model in an ``advisor``
 lane.
@@ -62,8 +63,35 @@ NAME = "http-capture"
 #: The wire shape of a call: Anthropic Messages (Anthropic's or a compatible endpoint) or OpenAI's.
 Wire: TypeAlias = Literal["messages", "openai"]
 def detect(value: dict) -> Evidence | None:
-    """A captured call: a request and its response."""
-    return Evidence.WRAPPER if "request" in value and "response" in value else None
+    """A captured call: a request and its response, or a request ``prefixbench proxy`` recorded
+    with the upstream's error in place of a response (:func:`_upstream_error`)."""
+    if "request" not in value:
+        return None
+    return Evidence.WRAPPER if "response" in value or _upstream_error(value) is not None else None
+
+
+def _upstream_error(value: dict) -> str | None:
+    """Why ``prefixbench proxy`` recorded a call with no response (its ``prefixbench_proxy``
+    note's ``upstream_error``: the upstream unreachable, timed out...), None where it did not."""
+    note = value.get("prefixbench_proxy")
+    error = note.get("upstream_error") if isinstance(note, dict) and "response" not in value else None
+    return " ".join(error.split())[:200] if isinstance(error, str) and error.strip() else None
+
+
+def _unanswered_note(errors: list[str]) -> str:
+    """The note of a capture none of whose calls was answered: how many, and each error the proxy
+    recorded for them (with how many calls it ended)."""
+    counts: dict[str, int] = {}
+    for error in errors:
+        counts[error] = counts.get(error, 0) + 1
+    said = "; ".join(f"{error}" + (f" (x{n})" if n > 1 else "") for error, n in counts.items())
+    calls = f"{len(errors)} call{'' if len(errors) == 1 else 's'}"
+    return f"{UNANSWERED}: the proxy recorded {calls} the upstream never answered ({said})"
+
+
+#: How the note of a capture whose calls were none answered begins (what the audit's "nothing
+#: to audit" quotes first).
+UNANSWERED = "no call in it was answered"
 
 
 def _provider(url: str, body: dict) -> tuple[Provider, Wire]:
@@ -427,11 +455,20 @@ class _Capture:
         self.shared: dict[object, object] = {}
         self.last_node: dict[str, str] = {}
         self.caches = CacheBook(self.name)
+        #: The upstream errors of the calls the proxy recorded unanswered, and how many records were read.
+        self.unanswered: list[str] = []
+        self.records = 0
 
     def line(self, record: Record) -> None:
         """Add one captured call, or say why it is skipped."""
         where = f"{self.name}:{record.line}"
         value: dict = record.value  # type: ignore[assignment]
+        self.records += 1
+        error = _upstream_error(value)
+        if error is not None:
+            self.unanswered.append(error)
+            self.skipped.append((record.line, f"not answered: {error}"))
+            return
         proxied = _proxy_record(value, where)
         if proxied is not None and value.get("error") is not None:
             self.skipped.append((record.line, f"the proxy recorded no answer ({str(value['error'])[:80]})"))
@@ -612,7 +649,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         capture.line(record)
     if not seen_any:
         raise UserError(f"{capture.name}:1: empty file, no captured calls")
-    summary = FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped), explicit_caches=capture.caches.caches())
+    everyone = not capture.out and capture.unanswered and len(capture.unanswered) == capture.records
+    notes = (_unanswered_note(capture.unanswered),) if everyone else ()
+    summary = FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped), notes, explicit_caches=capture.caches.caches())
     return capture.out, summary
 
 

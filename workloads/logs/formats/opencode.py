@@ -270,7 +270,24 @@ def _through_sdk(info: dict, providers: frozenset[str], vendor: object) -> bool:
     provider = str(info.get("providerID") or "")
     if provider in providers:
         return True
-    return provider == "opencode" and provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1]) is vendor
+    return provider == ZEN and provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1]) is vendor
+
+
+#: OpenCode Zen's ``providerID``: OpenCode names a Zen model ``opencode/<id>`` (opencode.ai/docs/zen).
+ZEN = "opencode"
+
+
+def _model(info: dict) -> str:
+    """A call's model: its ``modelID``, or OpenCode's own name of a Zen model, ``opencode/<id>``,
+    where the call went through OpenCode Zen and the price table names the model so (Zen's free
+    models, $0 on Zen alone: the row ``opencode-zen-free``); ``unknown`` where none is named."""
+    model = str(info.get("modelID") or "unknown")
+    if str(info.get("providerID") or "") != ZEN:
+        return model
+    from prefixbench.simulator.pricing import load_prices
+
+    qualified = f"{ZEN}/{model.lower()}"
+    return qualified if qualified in load_prices().names else model
 
 
 def _provider(info: dict) -> Provider:
@@ -527,7 +544,7 @@ class _Session:
             )
 
     def _add(self, line: int, info: dict, part: dict, usage: Usage, sent: int | None, summary: bool) -> None:
-        model = str(info.get("modelID") or "unknown")
+        model = _model(info)
         agent = str(info.get("agent") or info.get("mode") or "build")
         key = f"{info.get('id')}/{part.get('id')}"
         node = f"opencode:{self.session_id}#{key}"

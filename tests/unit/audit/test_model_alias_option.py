@@ -1,0 +1,76 @@
+"""``audit --model-alias ALIAS=MODEL``: a gateway's or an agent's own name for a model (Cline's
+``claude_4_5_opus``) priced and modelled as a model of the price table. Before it, such calls
+were unpriced, ``--assume-model`` did not touch them (their log names a model), and the option
+did not exist (argparse refused it: exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+from tests.unit.audit.fixtures import anthropic_body, capture_line, write_jsonl
+
+ALIAS = "claude_4_5_opus"
+
+
+def _capture(path: Path) -> str:
+    """Two Anthropic calls naming the alias: a first write of 5,000 tokens, then a read of it."""
+    usages = [
+        {"input_tokens": 3, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 0, "output_tokens": 100},
+        {"input_tokens": 2, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 5000, "output_tokens": 50},
+    ]
+    lines = [
+        capture_line(anthropic_body(ALIAS, messages=1 + 2 * i), {"body": {"type": "message", "model": ALIAS, "usage": usage}},
+                     sent=1767261600.0 + 10 * i)
+        for i, usage in enumerate(usages)
+    ]
+    return str(write_jsonl(path, lines))
+
+
+def _audit(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    assert main(["audit", *argv, "--format", "json", "--quiet"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("extra", [(), ("--jobs", "2"), ("--what-if", "ttl-1h")])
+def test_an_alias_is_priced_and_modelled_as_the_model_it_names(tmp_path, capsys, extra) -> None:
+    log = _capture(tmp_path / "capture.jsonl")
+    plain = _audit(capsys, log, *extra)
+    assert plain["totals"]["unpriced_requests"] == 2
+    # The note on the unpriced model names the alias in the option that prices it (no model guessed).
+    note = next(n for n in plain["notes"] if n.startswith(f"no price for {ALIAS}"))
+    assert f"--model-alias {ALIAS}=MODEL prices it as MODEL" in note
+    aliased = _audit(capsys, log, "--model-alias", f"{ALIAS}=claude-opus-4-5", *extra)
+    # By hand, claude-opus-4-5 per million: input 5, read 0.50, 5 m write 6.25, output 25:
+    #   3 x 5 + 5,000 x 6.25 + 100 x 25 = 33,765; 2 x 5 + 5,000 x 0.50 + 300 x 6.25 + 50 x 25 = 5,635
+    assert [(r["model"], r["provider"]) for r in aliased["requests"]] == [("claude-opus-4-5", "anthropic")] * 2
+    assert [r["cost_usd"] for r in aliased["requests"]] == pytest.approx([0.033765, 0.005635])
+    assert aliased["totals"]["unpriced_requests"] == 0
+    assert (f"assumed: 2 call(s) naming {ALIAS} priced and modelled as claude-opus-4-5 "
+            f"(--model-alias {ALIAS}=claude-opus-4-5: 2 on anthropic)") in aliased["notes"]
+    assert not any(n.startswith("no price for") for n in aliased["notes"])
+    # --assume-model is for logs naming no model: it leaves the alias unpriced.
+    assumed = _audit(capsys, log, "--assume-model", "claude-opus-4-5", *extra)
+    assert assumed["totals"]["unpriced_requests"] == 2
+
+
+def test_an_alias_no_call_names_is_said_to_change_nothing(tmp_path, capsys) -> None:
+    out = _audit(capsys, _capture(tmp_path / "capture.jsonl"), "--model-alias", "opus_x=claude-opus-4-5")
+    assert "--model-alias opus_x=claude-opus-4-5: no call in these logs names opus_x, nothing changed" in out["notes"]
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (f"{ALIAS}=claude-opus-9", "no price row names 'claude-opus-9' (closest priced: "),
+    (ALIAS, f"{ALIAS!r} is not ALIAS=MODEL"),
+    (f"{ALIAS}=claude-opus-4-5,{ALIAS}=claude-opus-4-1", f"{ALIAS} is named twice"),
+    ("unknown=claude-opus-4-5", "--assume-model names the model of those calls"),
+    ("claude-opus-4-5=claude-opus-4-5", "claude-opus-4-5 is mapped to itself"),
+])
+def test_a_bad_alias_is_one_line_and_exit_2(tmp_path, capsys, value, said) -> None:
+    log = _capture(tmp_path / "capture.jsonl")
+    assert main(["audit", log, "--model-alias", value, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: --model-alias {value}: ") and said in err and len(err.splitlines()) == 1
