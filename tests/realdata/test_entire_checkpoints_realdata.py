@@ -4,7 +4,8 @@ refs, read where they live: github.com/MandavkarPranjal/www keeps six checkpoint
 ``<n>/full.jsonl`` (the agent's own session file, as the agent wrote it), ``<n>/metadata.json``
 (Entire's sums of the session's token usage and its call count) and a compact transcript. Ten
 sessions: pi on mimo-v2.5-free and deepseek-v4-flash-free, and OpenCode 1.17.20 and 1.18.4 (their
-exports) on mimo-v2.5-free, all through OpenCode Zen. From ``PREFIXBENCH_MANDAVKAR_WWW_REPO``
+exports) on mimo-v2.5-free, all through OpenCode Zen (OpenCode's calls are named by Zen's own id,
+``opencode/mimo-v2.5-free``, which the price table's $0 row for Zen's free models prices). From ``PREFIXBENCH_MANDAVKAR_WWW_REPO``
 (default the workplace's mirror); never copied into this project, the test skips without it.
 
 What is checked: the audit's totals equal the session file's own sums (pi's message usage;
@@ -56,13 +57,13 @@ SESSIONS = {
     ("af824ef87fe0a88cec4e42374dd104772fa8e1e4", "0"): ("pi", "mimo-v2.5-free", 6, (6_650, 30_208, 0, 1_813), 5, True),
     ("0625a05b0405ecfe6cda6eefdee385cbf2407033", "0"): ("pi", "mimo-v2.5-free", 23, (20_351, 231_808, 0, 8_421), 22, True),
     ("b9f3d441a91a8b4625616e53e922c58313eb434a", "0"): ("pi", "deepseek-v4-flash-free", 24, (24_322, 499_584, 0, 9_996), 23, True),
-    ("6226a7e8ff837e60e5571bf7252153b027c29325", "0"): ("opencode", "mimo-v2.5-free", 78, (262_281, 3_814_400, 0, 24_734), 65, True),
+    ("6226a7e8ff837e60e5571bf7252153b027c29325", "0"): ("opencode", "opencode/mimo-v2.5-free", 78, (262_281, 3_814_400, 0, 24_734), 65, True),
     # Entire's metadata was written before the session's last step (11 calls of 12).
-    ("74b4822d244106a398ab6b46ba19b05b8ae6d987", "0"): ("opencode", "mimo-v2.5-free", 12, (9_991, 197_760, 0, 2_278), 10, False),
+    ("74b4822d244106a398ab6b46ba19b05b8ae6d987", "0"): ("opencode", "opencode/mimo-v2.5-free", 12, (9_991, 197_760, 0, 2_278), 10, False),
     # Entire counts a call that failed (7 of 6 steps).
-    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "2"): ("opencode", "mimo-v2.5-free", 6, (16_049, 76_480, 0, 967), 5, False),
-    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "3"): ("opencode", "mimo-v2.5-free", 6, (8_221, 94_144, 0, 1_441), 5, True),
-    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "4"): ("opencode", "mimo-v2.5-free", 14, (11_454, 257_088, 0, 1_929), 13, True),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "2"): ("opencode", "opencode/mimo-v2.5-free", 6, (16_049, 76_480, 0, 967), 5, False),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "3"): ("opencode", "opencode/mimo-v2.5-free", 6, (8_221, 94_144, 0, 1_441), 5, True),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "4"): ("opencode", "opencode/mimo-v2.5-free", 14, (11_454, 257_088, 0, 1_929), 13, True),
 }
 
 
@@ -140,7 +141,7 @@ def test_entire_checkpointed_sessions_count_what_the_session_sums(where: tuple[s
 
 
 def test_the_sessions_sum_as_the_docstring_says() -> None:
-    mimo = [s for s in SESSIONS.values() if s[1] == "mimo-v2.5-free"]
+    mimo = [s for s in SESSIONS.values() if s[1].removeprefix("opencode/") == "mimo-v2.5-free"]
     assert (sum(s[2] for s in mimo), sum(s[4] for s in mimo)) == (163, 143)
 
 

@@ -32,11 +32,11 @@ from tests.realdata.mirrors import file_at
 #: the calls Entire counted).
 SESSIONS = {
     ("PREFIXBENCH_BESTCODES_REPO", "The-Best-Codes/bestcodes.dev", "9f7d8b234c451b617c32d48d35f49a73b858654a", "27/240dc223d2/0"):
-        ("1.18.15", "deepseek-v4-flash-free", 51, (141_277, 3_005_312, 0, 18_869), 8_930, 48, 55),
+        ("1.18.15", "opencode/deepseek-v4-flash-free", 51, (141_277, 3_005_312, 0, 18_869), 8_930, 48, 55),
     ("PREFIXBENCH_BESTCODES_REPO", "The-Best-Codes/bestcodes.dev", "9f7d8b234c451b617c32d48d35f49a73b858654a", "bf/cfcff0517c/0"):
-        ("1.18.16", "deepseek-v4-flash-free", 23, (81_964, 777_216, 0, 26_946), 0, 21, 24),
+        ("1.18.16", "opencode/deepseek-v4-flash-free", 23, (81_964, 777_216, 0, 26_946), 0, 21, 24),
     ("PREFIXBENCH_BESTCODES_REPO", "The-Best-Codes/bestcodes.dev", "9f7d8b234c451b617c32d48d35f49a73b858654a", "55/d262fed8cf/0"):
-        ("1.18.3", "deepseek-v4-flash-free", 70, (57_197, 3_379_968, 0, 20_320), 8_965, 68, 71),
+        ("1.18.3", "opencode/deepseek-v4-flash-free", 70, (57_197, 3_379_968, 0, 20_320), 8_965, 68, 71),
     ("PREFIXBENCH_REGLINT_REPO", "iyaki/reglint", "474767cc012c9d70b67b57dbda269ed2042d0a70", "14/fef5d7e9f9/0"):
         ("1.2.16", "gpt-5.2-codex", 14, (205_979, 595_072, 0, 9_020), 0, 10, 14),
     ("PREFIXBENCH_REGLINT_REPO", "iyaki/reglint", "474767cc012c9d70b67b57dbda269ed2042d0a70", "14/fef5d7e9f9/1"):

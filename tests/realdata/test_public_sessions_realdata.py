@@ -560,7 +560,7 @@ def test_opencode_1_18_export_counts_what_the_log_sums(tmp_path: Path) -> None:
     steps = [p["tokens"] for m in export["messages"] for p in m["parts"] if p.get("type") == "step-finish"]
     assert len(steps) == 199
     result = run_audit([path])
-    assert [f.format for f in result.files] == ["opencode"] and {r.model for r in result.rows} == {"deepseek-v4-flash-free"}
+    assert [f.format for f in result.files] == ["opencode"] and {r.model for r in result.rows} == {"opencode/deepseek-v4-flash-free"}
     t = result.totals
     assert t.requests == len(steps)
     assert t.input == sum(s["input"] for s in steps) == export["info"]["tokens"]["input"] == 853_523
