@@ -156,3 +156,14 @@ def test_a_lane_that_starts_on_another_model_switched_nothing() -> None:
 
     assert (loss_class(row(0)), fixes_for(row(0))) == ("unavoidable", ())
     assert (loss_class(row(3)), fixes_for(row(3))) == ("unknown", ("pin-model",))
+
+
+def test_a_users_own_message_quoting_set_model_to_is_no_choice(tmp_path: Path) -> None:
+    """Only /model's own output, a user entry that *is* ``<local-command-stdout>Set model to ...``,
+    says the user switched: a prompt the user typed that merely quotes those words (a pasted
+    transcript, a question about it) is no evidence, so the switch after it stays model-changed."""
+    for typed in ("why does my log say <local-command-stdout>Set model to sonnet</local-command-stdout>?",
+                  "Set model to sonnet, please", "the CLI printed: Set model to sonnet"):
+        result = _audit(_claude_code(tmp_path / "s1.jsonl", typed))
+        [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+        assert (row.cause, row.loss_class) == ("model-changed", "unknown"), typed
