@@ -167,3 +167,15 @@ def test_a_users_own_message_quoting_set_model_to_is_no_choice(tmp_path: Path) -
         result = _audit(_claude_code(tmp_path / "s1.jsonl", typed))
         [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
         assert (row.cause, row.loss_class) == ("model-changed", "unknown"), typed
+
+
+def test_a_model_chosen_by_its_alias_stays_chosen_under_model_alias(tmp_path: Path, capsys) -> None:
+    """`/model set` names the model as the log does: where that name is an alias the user maps
+    (--model-alias), the switch to it is still the user's choice, not a routed switch."""
+    alias = "my-pro"
+    calls = [(alias if model == PRO else model, prompt, cached) for model, prompt, cached in ROUTED]
+    path = _session(tmp_path / "aliased.jsonl", calls, infos={3: f"Model set to {alias}"})
+    assert main(["audit", str(path), "--quiet", "--format", "json", "--model-alias", f"{alias}={PRO}"]) in (0, 1)
+    rows = json.loads(capsys.readouterr().out)["requests"]
+    [row] = [row for row in rows if row["index"] == 3]
+    assert (row["model"], row["cause"]) == (PRO, "model-chosen")
