@@ -172,6 +172,12 @@ def ttl_ms(prev: TraceRequest) -> int:
 def _diagnostic(ev: Evidence) -> Finding | None:
     d = ev.r.diagnostic
     if ev.use_diagnostic and d in DIAGNOSTIC_CAUSES:
+        if DIAGNOSTIC_CAUSES[d] == "model-changed":
+            # The diagnostic says the model changed, not who changed it: a switch the log shows
+            # the user picked is still their choice.
+            chosen = _model_changed(ev)
+            if chosen is not None and chosen.cause == "model-chosen":
+                return msgspec.structs.replace(chosen, detail=f"{chosen.detail}; provider diagnostic: {d}")
         return Finding(DIAGNOSTIC_CAUSES[d], "diagnostic", f"provider diagnostic: {d}")
     return None
 

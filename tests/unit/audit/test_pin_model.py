@@ -179,3 +179,41 @@ def test_a_model_chosen_by_its_alias_stays_chosen_under_model_alias(tmp_path: Pa
     rows = json.loads(capsys.readouterr().out)["requests"]
     [row] = [row for row in rows if row["index"] == 3]
     assert (row["model"], row["cause"]) == (PRO, "model-chosen")
+
+
+def test_a_model_changed_diagnostic_after_a_logged_slash_model_is_still_the_users_choice(tmp_path: Path) -> None:
+    """Anthropic's diagnostic ``model_changed`` says the model changed, not who changed it: after
+    a /model the log records, the switch is the user's (model-chosen), as without the diagnostic."""
+    said = "<local-command-stdout>Set model to sonnet (claude-sonnet-4-5-20250929)</local-command-stdout>"
+    path = _claude_code(tmp_path / "s1.jsonl", said)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "assistant" and line["message"]["model"] == "claude-sonnet-4-5-20250929":
+            line["message"]["usage"]["cache_miss_reason"] = "model_changed"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = _audit(path)
+    [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+    assert (row.cause, row.loss_class) == ("model-chosen", "unavoidable")
+    assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
+    # Without the /model the diagnostic's cause stands.
+    path = _claude_code(tmp_path / "s2.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "assistant" and line["message"]["model"] == "claude-sonnet-4-5-20250929":
+            line["message"]["usage"]["cache_miss_reason"] = "model_changed"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [row] = [row for row in _audit(path).rows if row.model == "claude-sonnet-4-5-20250929"]
+    assert (row.cause, row.evidence) == ("model-changed", "diagnostic")
+
+
+def test_the_servers_model_changed_agrees_with_a_switch_the_user_chose() -> None:
+    """model-chosen is a model change the log shows the user made: Anthropic's ``model_changed``
+    agrees with it (the agreement table called it a disagreement)."""
+    from collections import Counter
+
+    from prefixbench.workloads.audit.core import _agreement
+
+    [pair] = _agreement(Counter({("model_changed", "model-chosen"): 2}))
+    assert pair.agree is True
+    [pair] = _agreement(Counter({("system_changed", "model-chosen"): 1}))
+    assert pair.agree is False
