@@ -217,3 +217,18 @@ def test_the_servers_model_changed_agrees_with_a_switch_the_user_chose() -> None
     assert pair.agree is True
     [pair] = _agreement(Counter({("system_changed", "model-chosen"): 1}))
     assert pair.agree is False
+
+
+def test_pin_model_keeps_the_switches_the_log_shows_the_user_made(tmp_path: Path) -> None:
+    """pin-model is what a client that switches on its own would save pinned: a switch the log
+    shows the user chose (model-chosen) is kept, so a lane whose every switch was chosen has
+    nothing to pin (it re-simulated the user's choices away and claimed their cache as saved)."""
+    infos = {3: f"Model set to {PRO}", 5: f"Model set to {FLASH}"}
+    requests, summaries = load_trace([_session(tmp_path / "chosen.jsonl", infos=infos)])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert not w.applies and w.saved_usd is None
+    # One chosen, one routed: only the routed one's part of the lane is pinned (Pro, its
+    # most used model from the chosen switch on: 2 of 4, the first sent).
+    requests, summaries = load_trace([_session(tmp_path / "half.jsonl", infos={3: f"Model set to {PRO}"})])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert w.applies and f"2 from {FLASH} to {PRO}" in w.detail and "1 lane" in w.detail
