@@ -218,6 +218,9 @@ def parse_model_aliases(text: str | None, table: PriceTable | None = None) -> di
                             f"--assume-model names the model of those calls")
         if alias in aliases:
             raise UserError(f"--model-alias {text}: {alias} is named twice")
+        # The price table's ids are lowercase and found whatever the case: the model is named so
+        # (as typed, its calls would be another model than the calls naming it to the replay).
+        model = model.lower()
         if alias == model:
             raise UserError(f"--model-alias {text}: {alias} is mapped to itself")
         if not _priced(model, table):
