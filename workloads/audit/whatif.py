@@ -920,7 +920,8 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
 
 def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     """Every main and subagent lane's requests sent to the model it sent most of them to (ties:
-    the first sent), within one provider; priced as logged (:attr:`_Plan.logged_prices`). The
+    the first sent), within one provider and between the switches the log shows the user made
+    (:func:`~prefixbench.workloads.audit.precedence.user_chose_model`: kept); priced as logged (:attr:`_Plan.logged_prices`). The
     detail counts the requests moved, per model, and what their logged tokens would cost at the
     pinned model instead (the price effect the figure leaves out)."""
     from prefixbench.workloads.audit.precedence import user_chose_model
