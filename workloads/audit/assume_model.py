@@ -218,6 +218,9 @@ def parse_model_aliases(text: str | None, table: PriceTable | None = None) -> di
                             f"--assume-model names the model of those calls")
         if alias in aliases:
             raise UserError(f"--model-alias {text}: {alias} is named twice")
+        # The price table's ids are lowercase and found whatever the case: the model is named so
+        # (as typed, its calls would be another model than the calls naming it to the replay).
+        model = model.lower()
         if alias == model:
             raise UserError(f"--model-alias {text}: {alias} is mapped to itself")
         if not _priced(model, table):
@@ -249,17 +252,20 @@ def alias_models(requests: Sequence[TraceRequest], aliases: Mapping[str, str]) -
             r = replace(r, model=model, provider=provider, prefix=prefix)
             if body is not None and body.envelope.model == named:  # a plain request has no body: never here
                 r = replace(r, body=replace(body, envelope=replace(body.envelope, model=model)))
-        if r.events and any(kind == "model_change" for kind, _ in r.events):
+        if r.events and any(kind in ("model_change", "model_chosen") for kind, _ in r.events):
             r = replace(r, events=_aliased_events(r.events, aliases))
         out.append(r)
     return out, tuple(_alias_note(alias, model, taken.get(alias)) for alias, model in aliases.items())
 
 
 def _aliased_events(events: tuple[tuple[str, str], ...], aliases: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """``events`` with each alias in a model change its model, a change from a model to itself dropped."""
+    """``events`` with each alias in a model change its model, a change from a model to itself
+    dropped, and a model the user chose (``model_chosen``, named as the log names it) its model."""
     out = []
     for kind, text in events:
-        if kind == "model_change":
+        if kind == "model_chosen":
+            text = aliases.get(text, text)
+        elif kind == "model_change":
             before, sep, after = text.partition(" -> ")
             before, after = aliases.get(before, before), aliases.get(after, after)
             if sep and before == after:

@@ -2768,10 +2768,15 @@ def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mappi
     return tuple(out)
 
 
+#: Causes the audit names more precisely than a server's label, and the label's cause they refine
+#: (a model change the log shows the user made is still a model change).
+_REFINED: dict[str, str] = {"model-chosen": "model-changed"}
+
+
 def _agreement(pairs: Counter[tuple[str, str]]) -> tuple[Agreement, ...]:
     """Server reason x audit cause over the misses that carry a server reason (``pairs``: their counts)."""
     return tuple(
-        Agreement(server, audit, n, None if server not in DIAGNOSTIC_CAUSES else DIAGNOSTIC_CAUSES[server] == audit)
+        Agreement(server, audit, n, None if server not in DIAGNOSTIC_CAUSES else DIAGNOSTIC_CAUSES[server] == _REFINED.get(audit, audit))
         for (server, audit), n in sorted(pairs.items(), key=lambda item: (-item[1], item[0]))
     )
 

@@ -172,6 +172,12 @@ def ttl_ms(prev: TraceRequest) -> int:
 def _diagnostic(ev: Evidence) -> Finding | None:
     d = ev.r.diagnostic
     if ev.use_diagnostic and d in DIAGNOSTIC_CAUSES:
+        if DIAGNOSTIC_CAUSES[d] == "model-changed":
+            # The diagnostic says the model changed, not who changed it: a switch the log shows
+            # the user picked is still their choice.
+            chosen = _model_changed(ev)
+            if chosen is not None and chosen.cause == "model-chosen":
+                return msgspec.structs.replace(chosen, detail=f"{chosen.detail}; provider diagnostic: {d}")
         return Finding(DIAGNOSTIC_CAUSES[d], "diagnostic", f"provider diagnostic: {d}")
     return None
 
@@ -282,13 +288,20 @@ def _resumed(ev: Evidence) -> Finding | None:
     return None
 
 
+def user_chose_model(r: TraceRequest) -> bool:
+    """Whether the log records the user picking ``r``'s model before it: Gemini CLI's info line
+    naming it, or Claude Code's /model output (which names an alias or a display name: "")."""
+    chosen = [detail for kind, detail in r.events if kind == "model_chosen"]
+    return r.model in chosen or "" in chosen
+
+
 def _model_changed(ev: Evidence) -> Finding | None:
     prev = ev.before
     if prev is not None and prev.model != ev.r.model:
         # Gemini CLI's record names the model set (the switch to it is the user's); Claude Code's
         # /model output names an alias or a display name ("" here): the switch after it is.
         chosen = [detail for kind, detail in ev.r.events if kind == "model_chosen"]
-        if ev.r.model in chosen or "" in chosen:
+        if user_chose_model(ev.r):
             return Finding("model-chosen", "log", f"model {prev.model} -> {ev.r.model}, picked by the user (the log records "
                            + ("a /model" if "" in chosen else f"the model set to {ev.r.model}") + " before this request)")
         return Finding("model-changed", "log", f"model {prev.model} -> {ev.r.model}")

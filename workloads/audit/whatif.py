@@ -39,7 +39,8 @@ Fixes (:data:`FIXES`):
   as one change of the lane with ``index`` -1.
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
-  that switches on its own (a router, a fallback) would. Each request is still priced at the
+  that switches on its own (a router, a fallback) would; a switch the log shows the user made
+  (``model-chosen``) is kept, the lane pinned a part at a time between them. Each request is still priced at the
   model it was logged with: the figure is the cache reads the switches lost, not what the other
   model's prices would have changed (the detail gives that price effect apart, at the logged tokens).
 * ``breakpoints=SPEC``: Anthropic ``cache_control`` markers moved to SPEC, ``+``-separated:
@@ -107,7 +108,8 @@ FIXES: dict[str, str] = {
     "keep-prefix-compaction": "the compaction request sent as the cache-aware kernel sends it: the main lane's "
     "last request replayed (tools, system, messages, breakpoints) plus the instruction, under the routed envelope",
     "breakpoints": "Anthropic cache_control markers moved to the given places (tools, system, last, last-N, auto)",
-    "pin-model": "every main and subagent lane sends all its requests to the model it sent most of them to; each request "
+    "pin-model": "every main and subagent lane sends all its requests to the model it sent most of them to (a switch the "
+    "log shows the user made is kept: each part between such switches is pinned on its own); each request "
     "priced at the model it was sent to, so the saving is the cache reads the switches lost, not the price of the other "
     "model (the detail states that effect apart)",
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus 30 s of "
@@ -918,24 +920,40 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
 
 def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     """Every main and subagent lane's requests sent to the model it sent most of them to (ties:
-    the first sent), within one provider; priced as logged (:attr:`_Plan.logged_prices`). The
+    the first sent), within one provider and between the switches the log shows the user made
+    (:func:`~prefixbench.workloads.audit.precedence.user_chose_model`: kept); priced as logged (:attr:`_Plan.logged_prices`). The
     detail counts the requests moved, per model, and what their logged tokens would cost at the
     pinned model instead (the price effect the figure leaves out)."""
-    counts: dict[tuple[str, str, str], dict[str, int]] = defaultdict(dict)
-    for r in requests:
+    from prefixbench.workloads.audit.precedence import user_chose_model
+
+    # A switch the log shows the user made (model-chosen) is kept: a lane is pinned a part at a
+    # time, each part from one such switch to the next (its number counted in the lane's send order).
+    part: dict[int, int] = {}
+    last: dict[tuple[str, str, str], tuple[str, int]] = {}
+    for i in sorted(range(len(requests)), key=lambda i: (requests[i].file, requests[i].lane, requests[i].seq, i)):
+        r = requests[i]
+        lane = (r.file, r.lane, r.provider)
+        model, n = last.get(lane, (r.model, 0))
+        if r.model != model and user_chose_model(r):
+            n += 1
+        last[lane] = (r.model, n)
+        part[i] = n
+    counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
+    for i, r in enumerate(requests):
         if r.lane_kind in ("main", "subagent") and r.model:
-            seen = counts[(r.file, r.lane, r.provider)]
+            seen = counts[(r.file, r.lane, r.provider, part[i])]
             seen[r.model] = seen.get(r.model, 0) + 1
     # max() keeps the first of equal counts: the dict holds the models in the order first sent.
     pinned = {lane: max(seen, key=lambda m: seen[m]) for lane, seen in counts.items() if len(seen) > 1}
     if not pinned:
-        raise _CannotApply("every main and subagent lane sends all its requests to one model: nothing to pin")
+        raise _CannotApply("every main and subagent lane sends all its requests to one model, but for the switches "
+                           "the log shows the user made (kept): nothing to pin")
     out: list[TraceRequest] = []
     moved: dict[tuple[str, str], int] = defaultdict(int)
     price_effect: list[Decimal] = []
     unpriced = 0
-    for r in requests:
-        model = pinned.get((r.file, r.lane, r.provider)) if r.lane_kind in ("main", "subagent") else None
+    for i, r in enumerate(requests):
+        model = pinned.get((r.file, r.lane, r.provider, part[i])) if r.lane_kind in ("main", "subagent") else None
         if model is None or r.model == model or not r.model:
             out.append(r)
             continue
@@ -952,7 +970,7 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     n = sum(moved.values())
     each = ", ".join(f"{k:,} from {old} to {new}" for (old, new), k in sorted(moved.items(), key=lambda item: (-item[1], item[0])))
     effect = usd_sum(price_effect)
-    detail = (f"{n:,} request(s) in {len(pinned):,} lane(s) sent to another model than their lane's most used one ({each}); "
+    detail = (f"{n:,} request(s) in {len({key[:3] for key in pinned}):,} lane(s) sent to another model than their lane's most used one ({each}); "
               "re-simulated with every lane on its most used model, each request priced at the model it was sent to: "
               f"the figure is the cache reads alone. Sent to the pinned model, those requests' logged tokens would also "
               f"cost {format_usd(abs(effect))} {'more' if effect >= 0 else 'less'} at its prices (not in the figure")

@@ -74,3 +74,23 @@ def test_a_bad_alias_is_one_line_and_exit_2(tmp_path, capsys, value, said) -> No
     assert main(["audit", log, "--model-alias", value, "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"prefixbench: error: --model-alias {value}: ") and said in err and len(err.splitlines()) == 1
+
+
+def test_a_model_named_in_capitals_is_the_same_model_as_the_calls_naming_it(tmp_path, capsys) -> None:
+    """The price table's ids are lowercase and its look-up ignores case, so ``=CLAUDE-OPUS-4-5``
+    was accepted; kept as typed, the aliased calls were another model than the lane's calls
+    naming claude-opus-4-5 (two rows of the models table; to the replay's cache, keyed by the
+    model's name, two models)."""
+    usages = [
+        {"input_tokens": 3, "cache_creation_input_tokens": 5000, "cache_read_input_tokens": 0, "output_tokens": 100},
+        {"input_tokens": 2, "cache_creation_input_tokens": 300, "cache_read_input_tokens": 5000, "output_tokens": 50},
+    ]
+    lines = [
+        capture_line(anthropic_body(model, messages=1 + 2 * i), {"body": {"type": "message", "model": model, "usage": usage}},
+                     sent=1767261600.0 + 10 * i)
+        for i, (model, usage) in enumerate(zip((ALIAS, "claude-opus-4-5"), usages))
+    ]
+    log = str(write_jsonl(tmp_path / "capture.jsonl", lines))
+    out = _audit(capsys, log, "--model-alias", f"{ALIAS}=CLAUDE-OPUS-4-5")
+    assert [r["model"] for r in out["requests"]] == ["claude-opus-4-5"] * 2
+    assert [(m["model"], m["requests"]) for m in out["models"]] == [("claude-opus-4-5", 2)]

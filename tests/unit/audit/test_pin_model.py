@@ -156,3 +156,79 @@ def test_a_lane_that_starts_on_another_model_switched_nothing() -> None:
 
     assert (loss_class(row(0)), fixes_for(row(0))) == ("unavoidable", ())
     assert (loss_class(row(3)), fixes_for(row(3))) == ("unknown", ("pin-model",))
+
+
+def test_a_users_own_message_quoting_set_model_to_is_no_choice(tmp_path: Path) -> None:
+    """Only /model's own output, a user entry that *is* ``<local-command-stdout>Set model to ...``,
+    says the user switched: a prompt the user typed that merely quotes those words (a pasted
+    transcript, a question about it) is no evidence, so the switch after it stays model-changed."""
+    for typed in ("why does my log say <local-command-stdout>Set model to sonnet</local-command-stdout>?",
+                  "Set model to sonnet, please", "the CLI printed: Set model to sonnet"):
+        result = _audit(_claude_code(tmp_path / "s1.jsonl", typed))
+        [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+        assert (row.cause, row.loss_class) == ("model-changed", "unknown"), typed
+
+
+def test_a_model_chosen_by_its_alias_stays_chosen_under_model_alias(tmp_path: Path, capsys) -> None:
+    """`/model set` names the model as the log does: where that name is an alias the user maps
+    (--model-alias), the switch to it is still the user's choice, not a routed switch."""
+    alias = "my-pro"
+    calls = [(alias if model == PRO else model, prompt, cached) for model, prompt, cached in ROUTED]
+    path = _session(tmp_path / "aliased.jsonl", calls, infos={3: f"Model set to {alias}"})
+    assert main(["audit", str(path), "--quiet", "--format", "json", "--model-alias", f"{alias}={PRO}"]) in (0, 1)
+    rows = json.loads(capsys.readouterr().out)["requests"]
+    [row] = [row for row in rows if row["index"] == 3]
+    assert (row["model"], row["cause"]) == (PRO, "model-chosen")
+
+
+def test_a_model_changed_diagnostic_after_a_logged_slash_model_is_still_the_users_choice(tmp_path: Path) -> None:
+    """Anthropic's diagnostic ``model_changed`` says the model changed, not who changed it: after
+    a /model the log records, the switch is the user's (model-chosen), as without the diagnostic."""
+    said = "<local-command-stdout>Set model to sonnet (claude-sonnet-4-5-20250929)</local-command-stdout>"
+    path = _claude_code(tmp_path / "s1.jsonl", said)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "assistant" and line["message"]["model"] == "claude-sonnet-4-5-20250929":
+            line["message"]["usage"]["cache_miss_reason"] = "model_changed"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = _audit(path)
+    [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+    assert (row.cause, row.loss_class) == ("model-chosen", "unavoidable")
+    assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
+    # Without the /model the diagnostic's cause stands.
+    path = _claude_code(tmp_path / "s2.jsonl")
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "assistant" and line["message"]["model"] == "claude-sonnet-4-5-20250929":
+            line["message"]["usage"]["cache_miss_reason"] = "model_changed"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    [row] = [row for row in _audit(path).rows if row.model == "claude-sonnet-4-5-20250929"]
+    assert (row.cause, row.evidence) == ("model-changed", "diagnostic")
+
+
+def test_the_servers_model_changed_agrees_with_a_switch_the_user_chose() -> None:
+    """model-chosen is a model change the log shows the user made: Anthropic's ``model_changed``
+    agrees with it (the agreement table called it a disagreement)."""
+    from collections import Counter
+
+    from prefixbench.workloads.audit.core import _agreement
+
+    [pair] = _agreement(Counter({("model_changed", "model-chosen"): 2}))
+    assert pair.agree is True
+    [pair] = _agreement(Counter({("system_changed", "model-chosen"): 1}))
+    assert pair.agree is False
+
+
+def test_pin_model_keeps_the_switches_the_log_shows_the_user_made(tmp_path: Path) -> None:
+    """pin-model is what a client that switches on its own would save pinned: a switch the log
+    shows the user chose (model-chosen) is kept, so a lane whose every switch was chosen has
+    nothing to pin (it re-simulated the user's choices away and claimed their cache as saved)."""
+    infos = {3: f"Model set to {PRO}", 5: f"Model set to {FLASH}"}
+    requests, summaries = load_trace([_session(tmp_path / "chosen.jsonl", infos=infos)])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert not w.applies and w.saved_usd is None
+    # One chosen, one routed: only the routed one's part of the lane is pinned (Pro, its
+    # most used model from the chosen switch on: 2 of 4, the first sent).
+    requests, summaries = load_trace([_session(tmp_path / "half.jsonl", infos={3: f"Model set to {PRO}"})])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert w.applies and f"2 from {FLASH} to {PRO}" in w.detail and "1 lane" in w.detail

@@ -443,9 +443,10 @@ class _Walk:
             self.message_of[uuid] = record.offset if places.lazy(record) else places.made(_message_record(value, kind, message))
             if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
-            elif kind == "user" and isinstance(content, str) and MODEL_SET in content:
+            elif kind == "user" and isinstance(content, str) and content.lstrip().startswith(MODEL_SET):
                 # The user's /model (its output names an alias or a display name, not always the
-                # model id): the next request's switch is their choice.
+                # model id): the next request's switch is their choice. Only an entry that is the
+                # command's output counts, not a prompt that merely quotes those words.
                 self.snapshot_events.setdefault(uuid, []).append(("model_chosen", ""))
             return
         attachment = as_dict(value.get("attachment"))
