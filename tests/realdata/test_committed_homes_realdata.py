@@ -567,8 +567,8 @@ PI_HOMES = {
     # reports no write count is read as writes unknown (12 and 22 while it read as nothing written).
     "PREFIXBENCH_COFFEE_SHOP_REPO": ("alhajjemohammad44-stack/93-coffee-shop", "c7dc7e42fa0283ab7544f00d695ef91d193fc58a",
                                      5, 233, 1_593_098, 203_809, 9_964_576,
-                                     {"deepseek-v4-flash-free": (126, 128), "minimaxai/minimax-m3": (21, 61),
-                                      "big-pickle": (31, 36), "north-mini-code-free": (7, 7), "moonshotai/kimi-k2.6": (1, 1)}),
+                                     {"opencode/deepseek-v4-flash-free": (126, 128), "minimaxai/minimax-m3": (21, 61),
+                                      "opencode/big-pickle": (31, 36), "opencode/north-mini-code-free": (7, 7), "moonshotai/kimi-k2.6": (1, 1)}),
     # Hugging Face's DeepSeek-V4-Pro (openai-completions, cacheWrite 0) is read as writes unknown
     # too: 8 of its 12 within 3% (3 while it read as nothing written).
     "PREFIXBENCH_TERMUX_MONOREPO_REPO": ("timerloggedout-spec/termux-monorepo", "ee1807049fd93d087bc14055b2ae6cbffb5dbf82",

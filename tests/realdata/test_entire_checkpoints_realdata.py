@@ -4,8 +4,8 @@ refs, read where they live: github.com/MandavkarPranjal/www keeps six checkpoint
 ``<n>/full.jsonl`` (the agent's own session file, as the agent wrote it), ``<n>/metadata.json``
 (Entire's sums of the session's token usage and its call count) and a compact transcript. Ten
 sessions: pi on mimo-v2.5-free and deepseek-v4-flash-free, and OpenCode 1.17.20 and 1.18.4 (their
-exports) on mimo-v2.5-free, all through OpenCode Zen (OpenCode's calls are named by Zen's own id,
-``opencode/mimo-v2.5-free``, which the price table's $0 row for Zen's free models prices). From ``PREFIXBENCH_MANDAVKAR_WWW_REPO``
+exports) on mimo-v2.5-free, all through OpenCode Zen (pi's and OpenCode's calls are named by Zen's
+own id, ``opencode/mimo-v2.5-free``, which the price table's $0 row for Zen's free models prices). From ``PREFIXBENCH_MANDAVKAR_WWW_REPO``
 (default the workplace's mirror); never copied into this project, the test skips without it.
 
 What is checked: the audit's totals equal the session file's own sums (pi's message usage;
@@ -53,10 +53,10 @@ REPO = Path(os.environ.get(ENV, "/work/.mirror/MandavkarPranjal+www/repo"))
 #: (checkpoint commit, session folder): (format, model, calls, (input, cache read, cache write,
 #: output), reads within 3%, whether Entire's metadata counted the same calls).
 SESSIONS = {
-    ("295b51c96eeb9cb7b6f506a10ab3b67502580f34", "0"): ("pi", "mimo-v2.5-free", 18, (17_925, 142_208, 0, 7_302), 18, True),
-    ("af824ef87fe0a88cec4e42374dd104772fa8e1e4", "0"): ("pi", "mimo-v2.5-free", 6, (6_650, 30_208, 0, 1_813), 5, True),
-    ("0625a05b0405ecfe6cda6eefdee385cbf2407033", "0"): ("pi", "mimo-v2.5-free", 23, (20_351, 231_808, 0, 8_421), 22, True),
-    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "0"): ("pi", "deepseek-v4-flash-free", 24, (24_322, 499_584, 0, 9_996), 23, True),
+    ("295b51c96eeb9cb7b6f506a10ab3b67502580f34", "0"): ("pi", "opencode/mimo-v2.5-free", 18, (17_925, 142_208, 0, 7_302), 18, True),
+    ("af824ef87fe0a88cec4e42374dd104772fa8e1e4", "0"): ("pi", "opencode/mimo-v2.5-free", 6, (6_650, 30_208, 0, 1_813), 5, True),
+    ("0625a05b0405ecfe6cda6eefdee385cbf2407033", "0"): ("pi", "opencode/mimo-v2.5-free", 23, (20_351, 231_808, 0, 8_421), 22, True),
+    ("b9f3d441a91a8b4625616e53e922c58313eb434a", "0"): ("pi", "opencode/deepseek-v4-flash-free", 24, (24_322, 499_584, 0, 9_996), 23, True),
     ("6226a7e8ff837e60e5571bf7252153b027c29325", "0"): ("opencode", "opencode/mimo-v2.5-free", 78, (262_281, 3_814_400, 0, 24_734), 65, True),
     # Entire's metadata was written before the session's last step (11 calls of 12).
     ("74b4822d244106a398ab6b46ba19b05b8ae6d987", "0"): ("opencode", "opencode/mimo-v2.5-free", 12, (9_991, 197_760, 0, 2_278), 10, False),

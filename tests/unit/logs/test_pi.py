@@ -387,6 +387,20 @@ def test_pi_session_through_opencode_zen_reads_by_deepseek_rules(tmp_path: Path)
     assert [row.predicted_cache_read for row in result.rows] == [0, 9728, 36608]
 
 
+def test_a_zen_free_model_through_pi_is_priced_at_zero_as_opencode_names_it(tmp_path: Path) -> None:
+    # pi's provider `opencode` is OpenCode Zen: its free models were priced $0 in OpenCode's logs
+    # but left unpriced in pi's (the model named bare). Now both name it opencode/<id>, priced by
+    # the $0 row and predicted as before; the same id through another provider stays unpriced.
+    calls = [(9781, 0), (26755, 9856), (3001, 36864)]
+    zen = run_audit([_pi(tmp_path / "zen.jsonl", _zen_session(1784000000000, 60_000, "deepseek-v4-flash-free", calls))])
+    assert {r.model for r in zen.rows} == {"opencode/deepseek-v4-flash-free"}
+    assert [r.cost_usd for r in zen.rows] == [0, 0, 0] and zen.totals.unpriced_requests == 0
+    assert [row.predicted_cache_read for row in zen.rows] == [0, 9728, 36608]
+    other = run_audit([_pi(tmp_path / "other.jsonl", _zen_session(1784000000000, 60_000, "deepseek-v4-flash-free", calls,
+                                                               provider="openrouter"))])
+    assert {r.model for r in other.rows} == {"deepseek-v4-flash-free"} and other.totals.unpriced_requests == 3
+
+
 def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_path: Path) -> None:
     # pi's OpenAI-shaped APIs (openai-completions, the Responses ones) and Google's have no write
     # count on the wire: pi writes ``cacheWrite: 0`` whatever was written (pi-mono's

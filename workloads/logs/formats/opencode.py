@@ -278,11 +278,16 @@ ZEN = "opencode"
 
 
 def _model(info: dict) -> str:
-    """A call's model: its ``modelID``, or OpenCode's own name of a Zen model, ``opencode/<id>``,
-    where the call went through OpenCode Zen and the price table names the model so (Zen's free
-    models, $0 on Zen alone: the row ``opencode-zen-free``); ``unknown`` where none is named."""
-    model = str(info.get("modelID") or "unknown")
-    if str(info.get("providerID") or "") != ZEN:
+    """A call's model: its ``modelID`` (:func:`zen_model`); ``unknown`` where none is named."""
+    return zen_model(str(info.get("providerID") or ""), str(info.get("modelID") or "unknown"))
+
+
+def zen_model(provider: str, model: str) -> str:
+    """A call's model as priced: OpenCode's own name of a Zen model, ``opencode/<id>``, where the
+    call went through OpenCode Zen (its provider is ``opencode``, in OpenCode's and in pi's logs)
+    and the price table names the model so (Zen's free models, $0 on Zen alone: the row
+    ``opencode-zen-free``); else the model as logged."""
+    if provider != ZEN:
         return model
     from prefixbench.simulator.pricing import load_prices
 

@@ -62,6 +62,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
+from prefixbench.workloads.logs.formats.opencode import zen_model
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
@@ -408,7 +409,8 @@ class _Session:
         self.cost += spent
         self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
-        provider, model = str(call.get("provider") or "unknown"), str(call.get("model") or "unknown")
+        provider = str(call.get("provider") or "unknown")
+        model = zen_model(provider, str(call.get("model") or "unknown"))
         # A warm call's prompt is the latest request's; a summary's and any other's are their own.
         head = f"pi:{self.name}:{provider}:{model}" if warm else f"pi:{self.name}:{kind}:{provider}:{model}"
         self.out.append(
@@ -531,7 +533,7 @@ class _Session:
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
         provider = str(message.get("provider") or "unknown")
-        model = str(message.get("model") or "unknown")
+        model = zen_model(provider, str(message.get("model") or "unknown"))
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         self.out.append(
             TraceRequest(
