@@ -91,7 +91,7 @@ def parse_assumed_models(text: str | None, table: PriceTable | None = None) -> d
         fixed = FORMATS[name].provider if name != "*" else ""
         if fixed and rules is not None and rules.name != fixed:
             raise UserError(f"--assume-model {text}: {name} calls are {fixed}'s, {model} is {rules.name}'s")
-        models[name] = model
+        models[name] = model.lower()  # the price table's ids are lowercase (its look-up ignores case)
     return models
 
 

@@ -188,3 +188,13 @@ def test_an_unknown_assumed_model_names_the_closest_priced_ones_not_all(tmp_path
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and len(err) < 400, err
     assert "closest priced: claude-opus-4-5," in err and "simulator/data/prices.csv" in err, err
+
+
+def test_a_model_named_in_capitals_is_the_model_the_log_names_in_lowercase(tmp_path, capsys) -> None:
+    # The price look-up ignores case, so CLAUDE-SONNET-4-5 was accepted and kept as typed: the
+    # assumed calls were another model than the call the log names claude-sonnet-4-5 (two rows of
+    # the models table, two models to the cache). As --model-alias does, the model is lowercased.
+    log = _stream(tmp_path / "events.jsonl")
+    assumed = _audit(capsys, log, "--assume-model", "CLAUDE-SONNET-4-5")
+    assert [r["model"] for r in assumed["requests"]] == ["claude-sonnet-4-5"] * 3
+    assert [(m["model"], m["requests"]) for m in assumed["models"]] == [("claude-sonnet-4-5", 3)]
