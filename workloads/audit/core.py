@@ -3091,7 +3091,8 @@ def _notes(
     if unreported:
         notes.append(
             f"{unreported} request(s) whose provider reported no cache fields (cache not reported, which is not 0 read): "
-            "their tokens count in the totals as uncached, as billed, but not in the hit ratio or the loss"
+            "their tokens count in the totals and are priced as uncached (at most what they cost: a read the log does not "
+            "show would cost less), but not in the hit ratio or the loss"
             + (f" ({ranged:,} of them log their cache reads and writes summed: those tokens count nowhere, see below)"
                if ranged else "")
         )

@@ -208,6 +208,9 @@ def test_a_provider_that_reports_no_cache_fields_is_not_a_zero_hit(tmp_path: Pat
     assert len(unreported) == 5 and all(row.lost_tokens == 0 and row.cause is None for row in unreported)
     assert all(row.detail.startswith("cache not reported") for row in unreported)
     assert any("5 request(s) whose provider reported no cache fields" in note for note in result.notes)
+    # Priced as uncached is at most what they cost (a read the log does not show costs less): the
+    # note said "as billed", which the log does not say (aider's streamed calls carry no usage).
+    assert any("priced as uncached (at most what they cost" in note and "as billed" not in note for note in result.notes)
 
 
 def test_server_reasons_are_the_top_evidence_and_scored_against_the_audits_own(tmp_path: Path) -> None:
