@@ -238,3 +238,24 @@ def test_the_cost_line_aider_writes_under_a_tokens_line_is_aider_s_not_the_reply
     requests, _ = read(log)
     assert [(m.role, m.excerpt) for m in requests[1].messages] == [("assistant", "Done."), ("user", "two")]
     assert requests[1].prefix.new_blocks == 2
+
+
+def test_the_announcement_s_markers_of_august_2024_are_not_the_model_s_name(tmp_path: Path) -> None:
+    """Aider 0.49 to 0.50.x-dev (2024-08-12 to 08-19, Aider-AI/aider 124e85236, 53db8cfa8) put
+    '♾️ ' before the edit format (infinite output) and '⚡' after the model (prompt caching): the
+    model and the edit format are the words around them."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(
+        "> Aider v0.50.2-dev  \n> Models: claude-3-5-sonnet-20240620 with ♾️ diff edit format, weak model claude-3-haiku-20240307  \n\n"
+        "#### hi  \n\nHello.\n\n> Tokens: 492 sent, 1,278 cached, 72 received. Cost: $0.0026 message, $0.0026 session.  \n"
+    ) + _run(
+        "> Aider v0.50.2-dev  \n> Model: anthropic/claude-3-haiku-20240307⚡ with ♾️ whole edit format  \n\n"
+        "#### hi  \n\nHello.\n\n> Tokens: 194 sent, 9,474 cached, 7 received. Cost: $0.000057 message, $0.000057 session.  \n",
+        start="2025-05-01 08:10:00",
+    ))
+    requests, _ = read(log)
+    assert [(r.model, r.provider) for r in requests] == [
+        ("claude-3-5-sonnet-20240620", "anthropic"), ("anthropic/claude-3-haiku-20240307", "anthropic"),
+    ]
+    assert [r.prefix.head for r in requests] == ["aider:diff:claude-3-5-sonnet-20240620", "aider:whole:anthropic/claude-3-haiku-20240307"]
+

@@ -107,7 +107,9 @@ NAMED = ".chat.history.md"
 #: Aider versions before this one printed their cache counts outside 'sent' (development versions
 #: 0.50.x-dev of August 2024: 0.51.0 put them inside).
 OUTSIDE_BEFORE = (0, 51, 0)
-_MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+) (?:with|using) (\S+) edit format")
+#: (Aider 0.49 to 0.50.x-dev, 2024-08-12 to 08-19, wrote '\u26a1' after the model when it cached
+#: prompts and '\u267e\ufe0f ' before the edit format, infinite output: markers, not names.)
+_MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+?)\u26a1? (?:with|using) (?:\u267e\ufe0f )?(\S+) edit format")
 _EDITOR = re.compile(r"> Editor model: (\S+) with")
 _VERSION = re.compile(r"> Aider v(\d+)\.(\d+)\.(\d+)")
 #: Aider versions whose ``sent`` counts a part twice on litellm's Anthropic route (``claude-*``,
