@@ -14,6 +14,7 @@ from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_fi
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.formats.aider import ANALYTICS, LLM_HISTORY
 from prefixbench.workloads.logs.sources import find_log_files
+from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.usage import Usage
 
 FIXTURE = Path(__file__).parent / "fixtures" / "aider.md"
@@ -259,3 +260,14 @@ def test_the_announcement_s_markers_of_august_2024_are_not_the_model_s_name(tmp_
     ]
     assert [r.prefix.head for r in requests] == ["aider:diff:claude-3-5-sonnet-20240620", "aider:whole:anthropic/claude-3-haiku-20240307"]
 
+
+def test_a_deepseek_call_counts_its_reads_in_the_step_of_its_run_s_start(tmp_path: Path) -> None:
+    """The calls have no time, their run's start has one: DeepSeek read in 64-token units before
+    V4 (2026-04-24), in 128 since; a run is dated by its start."""
+    body = "> Model: deepseek/deepseek-coder with diff edit format  \n\n#### hi  \n\nHello.\n\n> Tokens: 21,539 sent, 320 cache hit, 9 received.  \n"
+    log = tmp_path / "h.md"
+    log.write_text(_run(body, start="2024-08-19 13:19:19") + _run(body, start="2026-05-18 09:00:00"))
+    requests, summary = read(log)
+    assert [rules_for(r.provider).read_step(r.model, r.read_step) for r in requests] == [64, 128]
+    assert all(r.sent_ms is None for r in requests)
+    assert any(note.startswith("1 call(s) of a provider whose reads counted in another step before a date") for note in summary.notes)

@@ -56,7 +56,8 @@ input is the architect's, later ones (until the next input) are the editor's (``
 model: NAME``), whose coder starts with an empty chat: a lane of its own.
 
 The file keeps no time per call, only each run's start: calls are read in order, without times
-(no idle gap, no TTL expiry is judged). Each run is a lane, named by its start; ``/clear`` and
+(no idle gap, no TTL expiry is judged); DeepSeek's reads count in the step of the run's start (64
+tokens before V4). Each run is a lane, named by its start; ``/clear`` and
 ``/reset`` start the chat anew. Calls with no ``Tokens`` line are not in the log: the weak
 model's (commit messages, chat summaries) and ``--cache-keepalive-pings``.
 
@@ -71,6 +72,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
@@ -174,8 +176,10 @@ def is_chat_history(path: Path) -> bool:
 class _Run:
     """One aider run (a lane): its model, and its calls' chains."""
 
-    def __init__(self, lane: str) -> None:
+    def __init__(self, lane: str, started: str) -> None:
         self.lane = lane
+        #: Its start (the file's only time, aider's local clock read as UTC), epoch ms.
+        self.started_ms = int(datetime.strptime(started, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp() * 1000)
         self.model = "unknown"
         self.edit_format = ""
         self.editor = ""
@@ -292,7 +296,7 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             runs += 1
             name = started.group(1)
             names[name] = names.get(name, 0) + 1
-            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}")
+            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}", name)
             user, reply, pending, events, in_fence = [], [], [], [], False
             continue
         if run is None:
@@ -431,6 +435,9 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 request_id=f"{call.run.lane}#{call.line}",
                 source_format=NAME,
                 messages=call.messages,
+                # A provider whose cache counted reads in another step before a date (DeepSeek: 64
+                # tokens before V4) counts an untimed call's in the step of its run's start.
+                read_step=rules.dated_step(call.run.started_ms) if rules is not None else 0,
             )
         )
     notes = _notes(path, runs, out, rounded, clamped, unreported, twice, outside)
@@ -480,6 +487,13 @@ def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped
     unnamed = sum(1 for r in out if r.model == "unknown")
     if unnamed:
         notes.append(f"{unnamed} call(s) in runs whose model no announcement names ('> Main model: NAME ...'): model and provider unknown")
+    dated = sum(1 for r in out if r.read_step and r.usage.cache_reported)
+    if dated:
+        notes.append(
+            f"{dated} call(s) of a provider whose reads counted in another step before a date (DeepSeek: 64-token units before "
+            "V4, 2026-04-24): counted in the step of their run's start (the file's only time, aider's local clock; a run "
+            "lasting past that date would be counted in the old step)"
+        )
     editor = sum(1 for r in out if r.lane_kind == "subagent")
     if editor:
         notes.append(f"{editor} call(s) of architect mode's editor model (the Tokens lines after the architect's), each edit a chat of its own")
