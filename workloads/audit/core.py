@@ -656,6 +656,9 @@ class Heads(dict[str, int | None]):
         #: none agreed on the smallest read) whose lane starts agree on one level more than on any
         #: other: the account keeps it warm for a session's first call (see :func:`head_sizes`).
         self.start_warm: dict[str, int] = {}
+        #: Head key -> the largest read of its lane starts, for a head of no size because another lane
+        #: start reported nothing it could have cached (read and wrote nothing): the head fits in none.
+        self.capped: dict[str, int] = {}
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -776,6 +779,7 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     heads.falls = falls
     heads.assumed = frozenset(assumed)
     heads.levels = {head: found for head, reads in cold.items() if head in cap and (found := warm_levels(reads))}
+    heads.capped = {head: best[head] for head, size in sizes.items() if size is None and best.get(head, 0) > 0}
     return heads
 
 
@@ -3118,7 +3122,10 @@ def _notes(
                 "starts read exactly that (more than any other amount), so the model reads it at every lane start, not "
                 "after a TTL expiry"
                 if head in heads.start_warm
-                else f"{size:,} tokens, inferred from the reads of lane starts" if size else "size unknown (no lane start read anything)"
+                else f"{size:,} tokens, inferred from the reads of lane starts" if size
+                else f"size unknown (lane starts read up to {heads.capped[head]:,} tokens, but another lane start reported "
+                "nothing it could have cached, so no head size fits every lane start)" if head in heads.capped
+                else "size unknown (no lane start read anything)"
             )
         )
     if counts.diagnosed:

@@ -170,3 +170,16 @@ def test_anthropic_keeps_the_smallest_warm_level_and_a_tie_keeps_it_on_openai():
     assert head_sizes(lane_starts("anthropic", "claude-opus-4-5", reads))[head] == 7_680
     tie = head_sizes(lane_starts("openai", "gpt-5.2-codex", [7_680, 8_320, 7_680, 8_320]))
     assert (tie["codex:gpt-5.2-codex:0.98.0"], tie.warm) == (7_680, {"codex:gpt-5.2-codex:0.98.0": 2})
+
+
+def test_a_head_a_lane_start_that_cached_nothing_leaves_unsized_is_not_said_to_have_read_nothing():
+    # One lane start read 12,249; another neither read nor wrote (nothing it could have cached), so
+    # no head size fits both and the head has none. The note said "no lane start read anything",
+    # which the first lane start contradicts (aider's history: lane starts read up to 1,800).
+    requests = [call("a.jsonl", 0, 0, 12_249, 8_000, None), call("b.jsonl", 0, 300 * MIN, 0, 0, None)]
+    heads = head_sizes(requests)
+    assert heads[HEAD] is None and heads.capped == {HEAD: 12_249}
+    result = audit_requests(requests, [FileSummary("a.jsonl", "claude-code", 1), FileSummary("b.jsonl", "claude-code", 1)])
+    said = [note for note in result.notes if note.startswith(f"unlogged head {HEAD}")]
+    assert said == [f"unlogged head {HEAD}: size unknown (lane starts read up to 12,249 tokens, but another lane start "
+                    "reported nothing it could have cached, so no head size fits every lane start)"]
