@@ -101,3 +101,44 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, calls: list, says: str) ->
     status, out, err = _cli("audit", str(path))
     assert status == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and says in err and "Traceback" not in err
+
+
+def test_the_openai_clients_next_call_reads_the_previous_prompt_and_its_whole_output(tmp_path: Path) -> None:
+    """Trae's openai client sends each response's output back (reasoning included, by item id on the
+    Responses API): the next call reads past the previous prompt, into its output, as gpt-5 did in
+    ISO-Bench's trajectories (prompt 8,105 + output 831, 768 of it reasoning; read 8,960 of 9,047)."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    first = _usage(8105, 831, 0, 6400) | {"reasoning_tokens": 768}
+    calls = [
+        _call("2025-11-14T15:35:52.000000", "openai", "gpt-5-2025-08-07",
+              [{"role": "system", "content": "You are an expert."}, {"role": "user", "content": "fix it"}], first),
+        _call("2025-11-14T15:35:58.000000", "openai", "gpt-5-2025-08-07", [_result("c1", "def f(): pass")], _usage(9047, 40, 0, 8960)),
+    ]
+    path = _trajectory(tmp_path / "trajectory.json", calls)
+    requests, _ = load_trace([path])
+    assert [r.prefix.replays_output for r in requests] == [True, True]
+    row = run_audit([path]).rows[1]
+    assert row.reported_cache_read == 8960 and row.read_within, row.predicted_cache_read
+
+
+def test_a_run_whose_prompts_grow_by_less_than_the_reasoning_sent_it_not_back(tmp_path: Path) -> None:
+    """ISO-Bench's gpt-5 run of 2026-01: after a call that reasoned, the next prompt grew by less
+    than that call's output on most calls (the reasoning not sent back), and the reads stopped at the
+    previous prompt: read as the previous prompt only."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    def reasoned(i: int, o: int, r: int) -> dict:
+        return _usage(i, o, 0, r) | {"reasoning_tokens": o - 40}
+
+    calls = [
+        _call("2026-01-23T21:20:00.000000", "openai", "gpt-5-2025-08-07",
+              [{"role": "system", "content": "You are an expert."}, {"role": "user", "content": "fix it"}], reasoned(8000, 900, 6400)),
+        _call("2026-01-23T21:20:06.000000", "openai", "gpt-5-2025-08-07", [_result("c1", "a")], reasoned(8300, 700, 7936)),
+        _call("2026-01-23T21:20:12.000000", "openai", "gpt-5-2025-08-07", [_result("c2", "b")], reasoned(8600, 700, 8192)),
+    ]
+    path = _trajectory(tmp_path / "trajectory.json", calls)
+    requests, _ = load_trace([path])
+    assert [r.prefix.replays_output for r in requests] == [False, False, False]
+    rows = run_audit([path]).rows
+    assert [row.read_within for row in rows[1:]] == [True, True], [row.predicted_cache_read for row in rows]
