@@ -238,3 +238,19 @@ def test_the_cost_line_aider_writes_under_a_tokens_line_is_aider_s_not_the_reply
     requests, _ = read(log)
     assert [(m.role, m.excerpt) for m in requests[1].messages] == [("assistant", "Done."), ("user", "two")]
     assert requests[1].prefix.new_blocks == 2
+
+
+def test_the_line_patterns_are_compiled_when_a_history_is_read_not_at_start_up() -> None:
+    """Every audit imports the aider reader; its line patterns cost a millisecond of start-up
+    each process, and only a chat history read needs them."""
+    import subprocess
+    import sys
+
+    probe = ("from prefixbench.workloads.logs.formats import aider, detect_format\n"
+             f"detect_format(__import__('pathlib').Path({str(FIXTURE)!r}))\n"
+             "print(aider._line_patterns.cache_info().currsize)\n")
+    before = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert before.stdout.split() == ["0"]
+    read(FIXTURE)
+    from prefixbench.workloads.logs.formats import aider
+    assert aider._line_patterns.cache_info().currsize == 1
