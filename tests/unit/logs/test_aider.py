@@ -271,3 +271,19 @@ def test_a_deepseek_call_counts_its_reads_in_the_step_of_its_run_s_start(tmp_pat
     assert [rules_for(r.provider).read_step(r.model, r.read_step) for r in requests] == [64, 128]
     assert all(r.sent_ms is None for r in requests)
     assert any(note.startswith("1 call(s) of a provider whose reads counted in another step before a date") for note in summary.notes)
+
+
+def test_the_line_patterns_are_compiled_when_a_history_is_read_not_at_start_up() -> None:
+    """Every audit imports the aider reader; its line patterns cost a millisecond of start-up
+    each process, and only a chat history read needs them."""
+    import subprocess
+    import sys
+
+    probe = ("from prefixbench.workloads.logs.formats import aider, detect_format\n"
+             f"detect_format(__import__('pathlib').Path({str(FIXTURE)!r}))\n"
+             "print(aider._line_patterns.cache_info().currsize)\n")
+    before = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert before.stdout.split() == ["0"]
+    read(FIXTURE)
+    from prefixbench.workloads.logs.formats import aider
+    assert aider._line_patterns.cache_info().currsize == 1

@@ -70,6 +70,7 @@ tokens and cost, no cache count).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -94,14 +95,14 @@ HEAD_BYTES = 4096
 MAX_BYTES = 2 << 30
 
 _COUNT = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d)?k|\d+)"
-_TOKENS = re.compile(
+_TOKENS = (
     rf"> Tokens: {_COUNT} sent(?:, {_COUNT} cached)?(?:, {_COUNT} cache write)?(?:, {_COUNT} cache hit)?, {_COUNT} received"
     r"(?:, cache costs not (?:included|available))?\.(?: Cost: .*)?"
 )
-_STARTED = re.compile(r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
+_STARTED = r"# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"
 #: The cost aider puts on a line of its own under a Tokens line printing both cache counts
 #: (written without the '> ': its chat history blockquotes a report's first line only).
-_COST = re.compile(r"Cost: \$[\d.]+ (?:message|request), \$[\d.]+ session\.")
+_COST = r"Cost: \$[\d.]+ (?:message|request), \$[\d.]+ session\."
 _STARTED_IN = re.compile(rb"(?m)^# aider chat started at \d{4}-")
 #: The end of aider's own name for the file (``.aider.chat.history.md``, ``--chat-history-file``'s
 #: usual ``<name>.chat.history.md``).
@@ -111,9 +112,9 @@ NAMED = ".chat.history.md"
 OUTSIDE_BEFORE = (0, 51, 0)
 #: (Aider 0.49 to 0.50.x-dev, 2024-08-12 to 08-19, wrote '\u26a1' after the model when it cached
 #: prompts and '\u267e\ufe0f ' before the edit format, infinite output: markers, not names.)
-_MODEL = re.compile(r"> (?:Main model|Model|Models): (\S+?)\u26a1? (?:with|using) (?:\u267e\ufe0f )?(\S+) edit format")
-_EDITOR = re.compile(r"> Editor model: (\S+) with")
-_VERSION = re.compile(r"> Aider v(\d+)\.(\d+)\.(\d+)")
+_MODEL = r"> (?:Main model|Model|Models): (\S+?)\u26a1? (?:with|using) (?:\u267e\ufe0f )?(\S+) edit format"
+_EDITOR = r"> Editor model: (\S+) with"
+_VERSION = r"> Aider v(\d+)\.(\d+)\.(\d+)"
 #: Aider versions whose ``sent`` counts a part twice on litellm's Anthropic route (``claude-*``,
 #: ``anthropic/*``): ``(first, last, hit twice, write twice)``. litellm 1.52 to 1.65.3 put the cache
 #: read and write in the prompt tokens (its Anthropic transformation, read in litellm 1.53.9,
@@ -257,6 +258,23 @@ def _text(path: Path) -> str:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
+class _LinePatterns(NamedTuple):
+    """The patterns of a chat history's lines, compiled when a history is first read (not at
+    start-up: every audit imports this module, few read an aider history)."""
+
+    cost: re.Pattern[str]
+    started_at: re.Pattern[str]
+    tokens_line: re.Pattern[str]
+    model_line: re.Pattern[str]
+    editor_line: re.Pattern[str]
+    version_line: re.Pattern[str]
+
+
+@functools.cache
+def _line_patterns() -> _LinePatterns:
+    return _LinePatterns(*map(re.compile, (_COST, _STARTED, _TOKENS, _MODEL, _EDITOR, _VERSION)))
+
+
 def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]]]:
     """The file's calls in order, its runs, how many Tokens lines print a rounded count, the lines
     of text before its first run and the Tokens lines among them (skipped).
@@ -265,6 +283,7 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
         UserError: ``file:line`` of a line aider does not write where it writes its own (a run's
             first line, a Tokens line).
     """
+    patterns = _line_patterns()
     calls: list[_Call] = []
     skipped: list[tuple[int, str]] = []
     runs = rounded = before = 0
@@ -278,12 +297,12 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
     after_tokens = False  # the line before was a Tokens line
     for number, raw in enumerate(_text(path).splitlines(), 1):
         line = raw.rstrip()
-        if after_tokens and _COST.fullmatch(line):
+        if after_tokens and patterns.cost.fullmatch(line):
             after_tokens = False
             continue  # (aider's own report, not the next reply's text)
         after_tokens = False
-        started = _STARTED.fullmatch(line) if line.startswith(STARTED) else None
-        tokens = _TOKENS.fullmatch(line) if line.startswith("> Tokens: ") else None
+        started = patterns.started_at.fullmatch(line) if line.startswith(STARTED) else None
+        tokens = patterns.tokens_line.fullmatch(line) if line.startswith("> Tokens: ") else None
         if in_fence and started is None and tokens is None:
             # Inside a reply's code block, a line shaped like aider's own but not aider's is the reply's.
             if line.startswith("```"):
@@ -363,17 +382,17 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
             _flush(user, pending, events, run)
             user = []
         if line.startswith("> "):
-            model = _MODEL.match(line)
+            model = patterns.model_line.match(line)
             if model is not None:
                 if run.model != "unknown" and model.group(1) != run.model:
                     events.append(("model_change", model.group(1)))
                 run.model, run.edit_format = model.group(1), model.group(2)
                 continue
-            version = _VERSION.match(line)
+            version = patterns.version_line.match(line)
             if version is not None:
                 run.version = (int(version.group(1)), int(version.group(2)), int(version.group(3)))
                 continue
-            editor_model = _EDITOR.match(line)
+            editor_model = patterns.editor_line.match(line)
             if editor_model is not None:
                 run.editor = editor_model.group(1)
             continue

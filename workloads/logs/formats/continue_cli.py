@@ -72,7 +72,8 @@ IDE_SESSION = (
 def is_session(value: dict) -> bool:
     """Whether a record is a Continue session: a ``sessionId``, a ``title``, a
     ``workspaceDirectory`` and a ``history`` list."""
-    return (isinstance(value.get("sessionId"), str) and isinstance(value.get("history"), list)
+    # (``history`` first: a Claude Code entry, classified line by line, has a ``sessionId`` too)
+    return (isinstance(value.get("history"), list) and isinstance(value.get("sessionId"), str)
             and "workspaceDirectory" in value and "title" in value)
 
 
