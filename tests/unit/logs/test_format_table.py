@@ -429,11 +429,11 @@ def expected(name: str) -> list[TraceRequest]:
             first, second = "2025-03-01 10:00:00", "2025-03-02 09:30:00"
 
             def call(seq: int, line: int, lane: str, model: str, provider: str, usage: Usage, parent: int | None,
-                     blocks: int, events: tuple, head: str) -> TraceRequest:
+                     blocks: int, events: tuple, head: str, read_step: int = 0) -> TraceRequest:
                 return TraceRequest(
                     file, line, lane, "main", seq, None, None, provider, model, usage=usage,
                     prefix=Prefix(head, f"aider:{lane}#{line}", None if parent is None else f"aider:{lane}#{parent}", blocks),
-                    events=events, request_id=f"{lane}#{line}", source_format=name,
+                    events=events, request_id=f"{lane}#{line}", source_format=name, read_step=read_step,
                 )
 
             sonnet, turn = "claude-3-7-sonnet-20250219", (("user_turn", ""),)
@@ -443,8 +443,9 @@ def expected(name: str) -> list[TraceRequest]:
                      f"aider:diff:{sonnet}"),
                 # After /clear the chat starts anew: a chain of its own.
                 call(2, 42, first, sonnet, "anthropic", Usage(cache_read=5000, output=87), None, 1, turn, f"aider:diff:{sonnet}"),
+                # DeepSeek read in 64-token units before V4 (2026-04-24): dated by its run's start.
                 call(3, 54, second, "deepseek/deepseek-chat", "deepseek", Usage(uncached=12345, output=678, cache_reported=False), None, 1, turn,
-                     "aider:diff:deepseek/deepseek-chat"),
+                     "aider:diff:deepseek/deepseek-chat", read_step=64),
                 call(4, 64, second, "gpt-4o", "openai", Usage(uncached=2001, output=99, cache_reported=False), 54, 2,
                      (("model_change", "gpt-4o"), ("user_turn", "")), "aider:diff:gpt-4o"),
                 # Aider 0.75.1 on litellm's Anthropic route: 'sent' (9.0k) counts the 3.0k write twice.
