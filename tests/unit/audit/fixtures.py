@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -190,3 +192,13 @@ def read_keeping_places(reader: object, path: Path, monkeypatch: object) -> tupl
     monkeypatch.setattr(reader, "make_message", lambda *a, **k: made.append(a) or real(*a, **k))  # type: ignore[attr-defined]
     requests, _ = load_trace([path])
     return made, [r.messages for r in requests if r.messages]
+
+
+def cli_in_process(*argv: str) -> tuple[int, str, str]:
+    """Run ``prefixbench ARGV`` in this process: its exit status, standard output and error."""
+    from prefixbench.reports.cli import run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = run(list(argv))
+    return status, out.getvalue(), err.getvalue()

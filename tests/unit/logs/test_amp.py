@@ -3,17 +3,15 @@ writes (messages with per-call usage since about January 2026, a usageLedger bef
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
-from prefixbench.reports.cli import run
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import FORMATS, detect_format
 from prefixbench.workloads.logs.sources import find_logs
+from tests.unit.audit.fixtures import cli_in_process as _cli
 
 TID = "T-0c1d2e3f-1111-4222-8333-444455556666"
 SONNET = "claude-sonnet-4-5-20250929"
@@ -49,13 +47,6 @@ def _thread(path: Path, messages: list[dict], ledger: list[dict] | None = None, 
         thread["usageLedger"] = {"events": ledger}
     path.write_text(json.dumps(thread, indent=indent))
     return path
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_current_threads_one_request_per_assistant_usage_with_totals_field_by_field(tmp_path: Path) -> None:

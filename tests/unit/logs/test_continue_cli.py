@@ -5,19 +5,17 @@ shape Continue writes (core/index.d.ts ``Session``, ``ChatHistoryItem``; the cn 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
-from prefixbench.reports.cli import run
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, resolve
 from prefixbench.workloads.logs.formats.continue_cli import IDE_SESSION
 from prefixbench.workloads.logs.sources import find_log_files
+from tests.unit.audit.fixtures import cli_in_process as _cli
 
 SID = "3f2a9c1e-5b7d-4e8f-9a01-23456789abcd"
 SONNET = "claude-sonnet-4-5-20250929"
@@ -53,13 +51,6 @@ def _session(path: Path, history: list[dict], **extra: object) -> Path:
     doc = {"sessionId": SID, "title": "t", "workspaceDirectory": "file:///home/u/p", "history": history, **extra}
     path.write_text(json.dumps(doc, indent=2))
     return path
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def _read_call() -> list[dict]:

@@ -3,16 +3,14 @@ records kimi-cli writes (``{timestamp, message: {type, payload}}``, StatusUpdate
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
-from prefixbench.reports.cli import run
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format
+from tests.unit.audit.fixtures import cli_in_process as _cli
 
 T0 = 1770000000.0
 
@@ -69,13 +67,6 @@ def _session(path: Path) -> Path:
         _status(27.5, None, None),                                           # a status-only update
         _rec(28.0, "TurnEnd", {}),
     ])
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_a_session_one_request_per_status_update_with_totals_field_by_field(tmp_path: Path) -> None:

@@ -4,16 +4,14 @@ and the usage each of its LLM clients fills (``trae_agent/utils/llm_clients/``).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
-from prefixbench.reports.cli import run
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, resolve
+from tests.unit.audit.fixtures import cli_in_process as _cli
 
 SONNET = "claude-sonnet-4-20250514"
 
@@ -38,13 +36,6 @@ def _trajectory(path: Path, calls: list[dict]) -> Path:
            "success": True, "final_result": "done", "execution_time": 300.0}
     path.write_text(json.dumps(doc, indent=2))
     return path
-
-
-def _cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = run(list(argv))
-    return status, out.getvalue(), err.getvalue()
 
 
 def test_each_interaction_is_a_call_read_as_its_client_fills_usage_field_by_field(tmp_path: Path) -> None:
