@@ -135,6 +135,12 @@ class Lane:
         self.model: str | None = None
         self.events: list[tuple[str, str]] = []
 
+    def send_to(self, model: str) -> None:
+        """The lane's next call goes to ``model``: a ``model_change`` event where it named another."""
+        if self.model is not None and model != self.model:
+            self.events.append(("model_change", f"{self.model} -> {model}"))
+        self.model = model
+
 
 def writes_left_as_logged(requests: list[TraceRequest]) -> tuple[list[TraceRequest], int]:
     """``requests`` with the writes of a call whose log has no write count

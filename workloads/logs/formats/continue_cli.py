@@ -176,9 +176,7 @@ class _Session:
         self.additive += additive
         self.subset += not additive
         model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else lane.model or "unknown"
-        if lane.model is not None and model != lane.model:
-            lane.events.append(("model_change", f"{lane.model} -> {model}"))
-        lane.model = model
+        lane.send_to(model)
         key = f"{self.sid}#{index}"
         node = f"continue-cli:{self.name}:{key}"
         self.out.append(

@@ -100,9 +100,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         if lane.kind == "main" and turn is not None and turn != lane.turn:
             lane.events.append(("user_turn", ""))
         lane.turn = turn if turn is not None else lane.turn
-        if lane.model is not None and model != lane.model:
-            lane.events.append(("model_change", f"{lane.model} -> {model}"))
-        lane.model = model
+        lane.send_to(model)
         provider = counted_provider(model)
         uncached = inp if additive else inp - read - written
         writes_reported = row.get("cache_write_tokens") is not None or not rules_for(provider).is_additive

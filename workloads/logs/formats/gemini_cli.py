@@ -839,9 +839,7 @@ class _Session:
         return f"{self.agent}:{kind}:{self.project}:{lane.model or 'unknown'}"
 
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str, done: int | None = None) -> None:
-        if lane.model is not None and model != lane.model:
-            lane.events.append(("model_change", f"{lane.model} -> {model}"))
-        lane.model = model
+        lane.send_to(model)
         if lane.mode_change is not None:
             # Gemini CLI builds its system prompt for the approval mode: the prompt sent now
             # shares only the start of the head with the calls before it.

@@ -410,9 +410,7 @@ class _Session:
             lane.events, lane.blocks, lane.pending = [], 0, []
             return
         provider, model = _served_by(message_id)
-        if lane.model is not None and model != lane.model:
-            lane.events.append(("model_change", f"{lane.model} -> {model}"))
-        lane.model = model
+        lane.send_to(model)
         node = f"kimi-cli:{self.name}#{record.line}"
         self.out.append(
             TraceRequest(

@@ -173,9 +173,7 @@ class _Run:
         served = response.get("model")
         model = served if isinstance(served, str) and served else interaction.get("model")
         model = model if isinstance(model, str) and model else lane.model or "unknown"
-        if lane.model is not None and model != lane.model:
-            lane.events.append(("model_change", f"{lane.model} -> {model}"))
-        lane.model = model
+        lane.send_to(model)
         done = parse_time_ms(interaction.get("timestamp"), f"{self.where}: {where}")
         node = f"trae-agent:{self.name}:{index}"
         self.out.append(
