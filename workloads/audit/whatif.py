@@ -643,10 +643,6 @@ def _picks_retention(r: TraceRequest) -> bool:
     return _retention_choice(r.provider, r.model) is not None
 
 
-def _model_picks_retention(provider: str, model: str) -> bool:
-    return _retention_choice(provider, model) is not None
-
-
 def _retention_choice(provider: str, model: str) -> tuple[str, str] | None:
     """The (short, long) retentions a client of (provider, model) picks between, asked once each."""
     key = (provider, model)
