@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
+from prefixbench.workloads.logs.formats.common import parse_time_ms
 from tests.unit.audit.fixtures import write_jsonl
 
 
@@ -1468,3 +1469,46 @@ def test_consecutive_totals_that_add_up_note_nothing(tmp_path: Path) -> None:
              ("2025-11-17T21:32:55.000Z", _tc(20_500, 9_984, 60, 10_500, 9_984, 30))]
     (summary,) = run_audit([_codex(tmp_path / "rollout.jsonl", lines)]).files
     assert not any("rose by" in n for n in summary.notes)
+
+
+def test_the_items_codex_adds_to_the_history_itself_are_no_model_output(tmp_path: Path) -> None:
+    """Later Codex (openai/codex ``codex-rs/rollout/src/policy.rs`` and ``codex-rs/history``, late
+    2026) persists items the model did not write: ``tool_search_output`` with ``execution:
+    "client"`` (Codex ran the search the model asked for: the next call's input, as a tool's
+    output is), ``additional_tools`` (tools Codex adds to the context, role developer), and an
+    assistant message whose line ``metadata`` marks it a ``delivered_assistant_message`` (text a
+    messaging tool confirmed delivered, kept by the harness). None is a response: before, each
+    was taken as the next call's first output, so that call was timed as sent at the input
+    before it (here the user's message, 20 s early) and its answer as begun at the item.
+    A server-run search (``execution: "server"``) stays the response's own output."""
+    lines = [
+        PARENT_LINES[0], PARENT_LINES[1],
+        ("2026-11-20T11:14:24.000Z", "response_item", _user("find the calendar tool")),
+        ("2026-11-20T11:14:28.000Z", "response_item", {"type": "tool_search_call", "call_id": "ts1", "execution": "client",
+                                                       "status": "completed", "arguments": {"query": "calendar"}}),
+        ("2026-11-20T11:14:30.000Z", "event_msg", _tc(10000, 0, 400, 10000, 0, 400)),
+        ("2026-11-20T11:14:44.000Z", "response_item", {"type": "tool_search_output", "call_id": "ts1", "execution": "client",
+                                                       "status": "completed", "tools": [{"type": "function", "name": "create_event"}]}),
+        ("2026-11-20T11:14:44.100Z", "response_item", {"type": "additional_tools", "role": "developer", "tools": []}),
+        ("2026-11-20T11:14:46.000Z", "response_item", {"type": "function_call", "call_id": "c2", "name": "create_event", "arguments": "{}"}),
+        ("2026-11-20T11:14:47.000Z", "event_msg", _tc(20500, 10368, 430, 10500, 10368, 30)),
+        ("2026-11-20T11:14:50.000Z", "response_item", {"type": "function_call_output", "call_id": "c2", "output": "ok"}),
+    ]
+    delivered = {"timestamp": "2026-11-20T11:14:50.500Z", "ordinal": len(lines), "type": "response_item",
+                 "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Booked."}]},
+                 "metadata": {"delivered_assistant_message": "codex:code-mode-delivery:v1:complete", "user_input_order": 3}}
+    tail = [
+        ("2026-11-20T11:14:55.000Z", "response_item", {"type": "web_search_call", "status": "completed"}),
+        ("2026-11-20T11:14:55.500Z", "response_item", {"type": "tool_search_output", "execution": "server", "status": "completed", "tools": []}),
+        ("2026-11-20T11:14:57.000Z", "event_msg", _tc(31100, 20864, 460, 10600, 10496, 30)),
+    ]
+    path = _paginated(tmp_path / "rollout-t.jsonl", lines)
+    with path.open("a") as out:
+        out.write(json.dumps(delivered) + "\n")
+        for n, (ts, kind, payload) in enumerate(tail, start=len(lines) + 1):
+            out.write(json.dumps({"timestamp": ts, "ordinal": n, "type": kind, "payload": payload}) + "\n")
+    requests, _ = load_trace([path])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(10000, 0, 400), (132, 10368, 30), (104, 10496, 30)]
+    ms = [parse_time_ms(f"2026-11-20T11:14:{s}Z", "t") for s in ("24.000", "44.000", "50.000", "28.000", "46.000", "55.000")]
+    assert [r.sent_ms for r in requests] == ms[:3]
+    assert [r.ready_ms for r in requests] == ms[3:]

@@ -253,6 +253,17 @@ def _inter_agent_turn(payload: dict, version: str | None) -> bool:
             and isinstance(value.get("encrypted_content", ""), (str, type(None))))
 
 
+def _codex_context(payload: dict, metadata: dict) -> bool:
+    """Whether a response item is context Codex put in the history itself, no model output and no
+    input that sends a call: a developer or system message, ``additional_tools`` (tools Codex adds
+    to the context, role developer) or ``configuration_update`` (later Codex, openai/codex
+    ``codex-rs/protocol`` ``ResponseItem``), or an assistant message whose line ``metadata`` marks
+    it a ``delivered_assistant_message`` (text a messaging tool confirmed delivered, which the
+    harness keeps: ``codex-rs/history``'s retained context, written as that message)."""
+    return (payload.get("role") in ("developer", "system") or payload.get("type") in ("additional_tools", "configuration_update")
+            or isinstance(metadata.get("delivered_assistant_message"), str))
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -436,7 +447,7 @@ class _Rollout:
             self.turns = [(None, None, None, 0)]  # a rollback goes back no further than the compacted history
             self.turn_marks = []
         elif kind == "response_item":
-            self._item(payload, when)
+            self._item(payload, when, as_dict(value.get("metadata")))
         elif kind == "inter_agent_communication":
             # Later Codex writes another agent's instruction as this line, not as the agent_message
             # item it puts in the history: read as that item (a turn for a rollback, in any version).
@@ -613,14 +624,16 @@ class _Rollout:
                 + ": its first call starts a new context after a compaction"
             )
 
-    def _item(self, payload: dict, when: int | None) -> None:
-        """A message, tool call or output: inputs move the send time, the first output the answer time."""
+    def _item(self, payload: dict, when: int | None, metadata: dict | None = None) -> None:
+        """A message, tool call or output: inputs move the send time, the first output the answer
+        time; the context Codex writes itself is neither (see :func:`_codex_context`)."""
         ptype = payload.get("type")
         if ptype == "ghost_snapshot":
             return  # Codex's own undo point (a git commit): never sent to the model, no output of it
         self.blocks += 1
         role = payload.get("role")
-        if ptype in ("function_call_output", "custom_tool_call_output") or (ptype == "message" and role == "user"):
+        if (ptype in ("function_call_output", "custom_tool_call_output") or (ptype == "message" and role == "user")
+                or (ptype == "tool_search_output" and payload.get("execution") == "client")):
             if self.first_output_ms is not None and not self.outputs_claimed and self.unclaimed is None:
                 # Outputs no token count has claimed yet: their call's count comes after this input.
                 self.unclaimed = (self.last_input_ms, self.first_output_ms, self.last_output_ms)
@@ -635,7 +648,7 @@ class _Rollout:
                     self.turn_marks.append(len(self.events))
                 self.events.append(("user_turn", ""))
                 self.reasoning_at_user = self.reasoning_items
-        elif not (ptype == "message" and role in ("developer", "system")):  # (Codex's own context: no output)
+        elif not _codex_context(payload, metadata or {}):
             if ptype == "reasoning":
                 self.reasoning_items += 1
             if self.first_output_ms is None:
@@ -1335,6 +1348,8 @@ FORMAT = LogFormat(
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
         "Codex 0.160 on: world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
+        "later Codex: a client-run tool_search_output is a call's input (a tool's output); additional_tools, "
+        "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
         "later Codex: another agent's instruction as an inter_agent_communication line (not an agent_message item): "
         "read as that item, a turn for a rollback",
         "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
