@@ -633,7 +633,7 @@ class _Rollout:
         self.blocks += 1
         role = payload.get("role")
         if (ptype in ("function_call_output", "custom_tool_call_output") or (ptype == "message" and role == "user")
-                or (ptype == "tool_search_output" and payload.get("execution") == "client")):
+                or (ptype == "tool_search_output" and payload.get("execution") != "server")):
             if self.first_output_ms is not None and not self.outputs_claimed and self.unclaimed is None:
                 # Outputs no token count has claimed yet: their call's count comes after this input.
                 self.unclaimed = (self.last_input_ms, self.first_output_ms, self.last_output_ms)
@@ -1348,7 +1348,7 @@ FORMAT = LogFormat(
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
         "Codex 0.160 on: world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
-        "later Codex: a client-run tool_search_output is a call's input (a tool's output); additional_tools, "
+        "later Codex: a tool_search_output Codex ran (execution client, or none named) is a call's input (a tool's output); additional_tools, "
         "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
         "later Codex: another agent's instruction as an inter_agent_communication line (not an agent_message item): "
         "read as that item, a turn for a rollback",
