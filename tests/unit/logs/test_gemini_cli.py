@@ -964,3 +964,53 @@ def test_qwen_code_subagents_of_one_long_head_keep_lanes_apart(tmp_path: Path) -
         own = [r for r in requests if r.lane == lane]
         assert len(own) == 2 and own[0].prefix is not None and own[0].prefix.parent is None
         assert own[1].prefix is not None and own[1].prefix.parent == own[0].prefix.node
+
+
+def _lines(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_the_newest_record_kinds_leave_the_counts_as_they_are(tmp_path: Path) -> None:
+    """Pins the newest shapes read from the agents' source: Gemini CLI 0.57 (google-gemini/gemini-cli
+    ``chatRecordingTypes.ts``, August 2026: ``kind`` on the metadata line, ``displayContent`` on a
+    message, ``$set`` of ``memoryScratchpad`` or ``directories``, which touch no message) and Qwen
+    Code's latest ``ChatRecord`` subtypes (QwenLM/qwen-code ``chatRecordingService.ts``, late 2026:
+    ``session_model``, ``turn_result``, ``agent_retry``, ``agent_bootstrap``, ``mid_turn_user_message``,
+    ``agentRunId``/``agentRound``, ``contextWindowSize``), none a call. Totals by hand."""
+    gemini = _lines(tmp_path / "g" / "chats" / "session-2026-08-20T10-00-s1.jsonl", [
+        {"sessionId": "s1", "projectHash": "h", "startTime": "2026-08-20T10:00:00.000Z", "lastUpdated": "2026-08-20T10:00:00.000Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-08-20T10:00:01.000Z", "type": "user", "content": [{"text": "hi"}], "displayContent": [{"text": "hi"}]},
+        {"id": "g1", "timestamp": "2026-08-20T10:00:05.000Z", "type": "gemini", "content": "hello", "model": "gemini-3-pro-preview",
+         "tokens": {"input": 9000, "output": 50, "cached": 0, "thoughts": 20, "tool": 0, "total": 9070}},
+        {"$set": {"directories": ["/a"]}},
+        {"id": "u2", "timestamp": "2026-08-20T10:01:01.000Z", "type": "user", "content": [{"text": "more"}]},
+        {"id": "g2", "timestamp": "2026-08-20T10:01:05.000Z", "type": "gemini", "content": "ok", "model": "gemini-3-pro-preview",
+         "tokens": {"input": 9100, "output": 40, "cached": 8000, "thoughts": 0, "tool": 0, "total": 9140}},
+        {"$set": {"memoryScratchpad": {"version": 1, "toolSequence": ["read_file"]}}},
+    ])
+    # cached 8,000; uncached 9,000 + 1,100; output (50 + 20) + 40.
+    assert _sums(gemini) == (2, 8000, 10100, 0, 110)
+    base = {"sessionId": "q1", "cwd": "/w", "version": "0.30.0"}
+    qwen = _lines(tmp_path / "q" / "chats" / "q1.jsonl", [
+        {**base, "uuid": "a", "parentUuid": None, "timestamp": "2026-11-01T09:00:00.000Z", "type": "system", "subtype": "session_model",
+         "systemPayload": {"modelId": "qwen3-coder-plus", "authType": "qwen-oauth"}},
+        {**base, "uuid": "b", "parentUuid": "a", "timestamp": "2026-11-01T09:00:01.000Z", "type": "user", "message": {"role": "user", "parts": [{"text": "go"}]}},
+        {**base, "uuid": "c", "parentUuid": "b", "timestamp": "2026-11-01T09:00:04.000Z", "type": "assistant", "model": "qwen3-coder-plus",
+         "contextWindowSize": 1000000, "message": {"role": "model", "parts": [{"text": "ok"}]},
+         "usageMetadata": {"promptTokenCount": 12000, "cachedContentTokenCount": 0, "candidatesTokenCount": 80, "totalTokenCount": 12080}},
+        {**base, "uuid": "d", "parentUuid": "c", "timestamp": "2026-11-01T09:00:05.000Z", "type": "user", "subtype": "mid_turn_user_message",
+         "message": {"role": "user", "parts": [{"text": "also this"}]}},
+        {**base, "uuid": "e", "parentUuid": "d", "timestamp": "2026-11-01T09:00:06.000Z", "type": "system", "subtype": "agent_bootstrap",
+         "agentId": "explore-1", "systemPayload": {"kind": "fork", "history": []}},
+        {**base, "uuid": "f", "parentUuid": "e", "timestamp": "2026-11-01T09:00:06.500Z", "type": "system", "subtype": "agent_retry",
+         "agentId": "explore-1", "systemPayload": {"attempt": 2}},
+        {**base, "uuid": "g", "parentUuid": "d", "timestamp": "2026-11-01T09:00:09.000Z", "type": "assistant", "model": "qwen3-coder-plus",
+         "agentRunId": "run-1", "agentRound": 1, "message": {"role": "model", "parts": [{"text": "done"}]},
+         "usageMetadata": {"promptTokenCount": 12500, "cachedContentTokenCount": 11900, "candidatesTokenCount": 30, "totalTokenCount": 12530}},
+        {**base, "uuid": "h", "parentUuid": "g", "timestamp": "2026-11-01T09:00:10.000Z", "type": "system", "subtype": "turn_result",
+         "systemPayload": {"promptId": "p1", "state": "completed", "stopReason": "end_turn", "endedAt": 1793523610000}},
+    ])
+    # cached 11,900; uncached 12,000 + 600; output 80 + 30.
+    assert _sums(qwen) == (2, 11900, 12600, 0, 110)
