@@ -17,7 +17,10 @@ read where they live, never copied into this project; a test skips without the m
   of its output. One of them Entire labels OpenCode: the file is Gemini CLI's.
 
 Reads within 3% measured 2026-12-05: the Codex Desktop rollout 254 of 287 (the misses: 16
-resumes, 43 of the provider's own), the four others 459 of 504; Gemini 9 of 15 in five sessions (each session's first call reads nothing yet).
+resumes, 43 of the provider's own), the four others 461 of 504 (459 before a client-run
+``tool_search_output`` was read as the next call's input: the four hold 8 tool searches Codex
+ran, and the call after one was timed as sent before the call that asked for it had answered);
+Gemini 9 of 15 in five sessions (each session's first call reads nothing yet).
 """
 
 from __future__ import annotations
@@ -42,9 +45,9 @@ CODEX = {
     ("PREFIXBENCH_ENTIRE_TOKEN_COSTS_REPO", "blackgirlbytes/entire-token-costs-benchmark-tests",
      "8b54d1f6fa9864882a3eb58dce378b7010923501", "a7/1156299398/0"): ("0.142.0-alpha.6", 291, 287, 254),
     ("PREFIXBENCH_PLANETFALL_REPO", "blackgirlbytes/planetfall-seed-signalkit",
-     "7703b64e6651ac323ea41f019d8b9dace5ce95b1", "39/648afe5b7f/1"): ("0.140.0-alpha.2", 168, 165, 151),
+     "7703b64e6651ac323ea41f019d8b9dace5ce95b1", "39/648afe5b7f/1"): ("0.140.0-alpha.2", 168, 165, 152),
     ("PREFIXBENCH_PLANETFALL_REPO", "blackgirlbytes/planetfall-seed-signalkit",
-     "7703b64e6651ac323ea41f019d8b9dace5ce95b1", "5b/ee34acb370/1"): ("0.140.0-alpha.19", 133, 130, 118),
+     "7703b64e6651ac323ea41f019d8b9dace5ce95b1", "5b/ee34acb370/1"): ("0.140.0-alpha.19", 133, 130, 119),
     ("PREFIXBENCH_PLANETFALL_REPO", "blackgirlbytes/planetfall-seed-signalkit",
      "7703b64e6651ac323ea41f019d8b9dace5ce95b1", "07/d253ca52d8/0"): ("0.137.0-alpha.4", 117, 116, 104),
     ("PREFIXBENCH_PLANETFALL_REPO", "blackgirlbytes/planetfall-seed-signalkit",
