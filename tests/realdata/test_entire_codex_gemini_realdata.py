@@ -9,8 +9,9 @@ read where they live, never copied into this project; a test skips without the m
   the rollout's final ``total_token_usage`` and Entire's sums (input without the cached part).
 - github.com/blackgirlbytes/planetfall-seed-signalkit (Entire 0.7.3 to 0.7.7, 2026-06-08 to 22):
   62 Codex rollouts in the workplace's snapshot (Codex 0.137.0-alpha.4 to 0.140.0-alpha.19,
-  gpt-5.5), 3,753 calls: totals equal the rollouts' sums in all 62, 3,304 reads within 3%; four
-  are pinned, whose metadata Entire wrote after the session's last call.
+  gpt-5.5), 3,753 calls: totals equal the rollouts' sums in all 62, 3,304 reads within 3% (measured
+  before a client-run ``tool_search_output`` was read as the next call's input, which moved the
+  four pinned ones by 2); four are pinned, whose metadata Entire wrote after the session's last call.
 - github.com/computermode/test-repo (Entire dev builds, 2026-03): Gemini CLI sessions on
   gemini-3-flash-preview; totals equal the messages' ``tokens`` (input without ``cached``,
   output with ``thoughts``); Entire counts ``cached`` inside its input and leaves ``thoughts`` out
