@@ -30,7 +30,10 @@ github.com/JanDeDobbeleer/oh-my-posh (Entire 0.8.42, branch ``entire/checkpoints
 claude-fable-5, claude-sonnet-5, claude-opus-5 and claude-opus-4-8, through Claude Desktop
 (``entrypoint`` claude-desktop). Of its 48 sessions the snapshot holds a transcript of (each
 session's largest; 233 of the 583 ``full.jsonl`` are of 4 MiB or more and absent), 3,841 calls:
-totals equal the transcripts' sums, 3,781 reads within 3%; five are pinned, one per version.
+totals equal the transcripts' sums, 3,792 reads within 3% audited together (3,781 while the
+smallest warm level stayed the head though a longer one outlived it: 2.1.205 on claude-fable-5,
+twelve cold points read 24,962 tokens, three of them after 84 to 299 min idle, one lane start
+22,291); five are pinned, one per version.
 Their 1,154 claude-fable-5 calls were unpriced before the price table had Fable 5: every pinned
 session is priced.
 """

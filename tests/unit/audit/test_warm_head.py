@@ -202,3 +202,24 @@ def test_on_openai_a_few_cold_points_that_read_nothing_do_not_undo_the_level_mos
     assert (even[head], even.warm) == (6_400, {})
     assert head_sizes(lane_starts("openai", "gpt-5", [6_400, 0, 6_400, 0, 0]))[head] == 6_400
     assert head_sizes(lane_starts("anthropic", "claude-opus-4-5", reads)).warm == {}
+
+
+def test_on_anthropic_a_longer_level_most_cold_points_read_is_the_head_where_it_outlived_the_smallest():
+    # github.com/JanDeDobbeleer/oh-my-posh's Claude Code 2.1.205 sessions on claude-fable-5: 12 cold
+    # points read 24,962 tokens, nine lane starts and three reads after 84, 148 and 299 min idle;
+    # one lane start read 22,291 and one read fell back to it inside the TTL. The longer level
+    # lived no shorter than the smallest (read after a longer idle than any read of it): it is the
+    # head. trace-taxi's longer level, read only after shorter idles, is not (see two_levels).
+    requests = [
+        call("s0.jsonl", 0, 0, 22_291, 5_290, None),
+        call("s0.jsonl", 1, MIN, 30_000, 1_000, "s0.jsonl#0"),
+        call("s0.jsonl", 2, 2 * MIN, 22_291, 9_000, "s0.jsonl#1"),  # a fall inside the TTL
+        *[call(f"s{i}.jsonl", 0, 600 * i * MIN, 24_962, 5_330, None) for i in range(1, 4)],
+        call("s1.jsonl", 1, 601 * MIN, 30_000, 1_000, "s1.jsonl#0"),
+        call("s1.jsonl", 2, 900 * MIN, 24_962, 40_103, "s1.jsonl#1"),  # 299 min idle
+    ]
+    heads = head_sizes(requests)
+    assert (heads[HEAD], heads.warm, heads.falls) == (24_962, {HEAD: 4}, {})
+    # Where the longer level is read only at lane starts, as the smallest is, the smallest stays.
+    starts_only = requests[:5]
+    assert head_sizes(starts_only)[HEAD] == 22_291
