@@ -156,3 +156,12 @@ def test_runs_of_another_system_prompt_or_tool_set_in_one_folder_have_heads_of_t
     assert all(head.startswith("trae-agent:main:") and head.endswith(":gpt-5-2025-08-07") for head in heads)
     rows = run_audit(paths).rows
     assert [row.predicted_cache_read for row in rows] == [6400] * 3 + [8448] * 2 + [6784] * 2
+
+
+def test_a_lone_surrogate_in_the_system_prompt_does_not_stop_the_head_key(tmp_path: Path) -> None:
+    """JSON may escape half a surrogate pair (``\\ud800``); the head's digest hashes it as it is."""
+    calls = [_call("2025-11-14T15:35:52.000000", "openai", "gpt-5-2025-08-07",
+                   [{"role": "system", "content": "You are \ud800 an expert."}, {"role": "user", "content": "fix it"}],
+                   _usage(8105, 831, 0, 6400))]
+    requests, _ = load_trace([_trajectory(tmp_path / "trajectory.json", calls)])
+    assert requests[0].prefix.head.startswith("trae-agent:main:")

@@ -112,7 +112,7 @@ def _head_tag(interactions: list) -> str:
             break
     if not system and tools is None:
         return ""
-    return hashlib.sha256(canonical_json([system, tools]).encode()).hexdigest()[:12]
+    return hashlib.sha256(canonical_json([system, tools]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 class _Run:
