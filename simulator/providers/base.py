@@ -321,7 +321,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: Where the cold points agree on two or more warm levels, the head predicted is the level
     #: most of them read, not the smallest (measured on OpenAI, where neither level outlived the
     #: other: see :mod:`prefixbench.simulator.providers.openai`); False keeps the smallest (a
-    #: longer level lives shorter: Anthropic's, measured).
+    #: longer level lives shorter: Anthropic's, measured) unless the longer one was read after a
+    #: longer idle than any read of the smallest (it outlived it: see ``head_sizes``).
     warm_head_most_read: bool = False
     #: Where the main lanes' first requests of a head agree on one read more than on any other,
     #: though a cold point read nothing or none agreed on the smallest read (no warm head), that

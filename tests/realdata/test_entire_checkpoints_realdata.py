@@ -30,7 +30,10 @@ github.com/JanDeDobbeleer/oh-my-posh (Entire 0.8.42, branch ``entire/checkpoints
 claude-fable-5, claude-sonnet-5, claude-opus-5 and claude-opus-4-8, through Claude Desktop
 (``entrypoint`` claude-desktop). Of its 48 sessions the snapshot holds a transcript of (each
 session's largest; 233 of the 583 ``full.jsonl`` are of 4 MiB or more and absent), 3,841 calls:
-totals equal the transcripts' sums, 3,781 reads within 3%; five are pinned, one per version.
+totals equal the transcripts' sums, 3,792 reads within 3% audited together (3,781 while the
+smallest warm level stayed the head though a longer one outlived it: 2.1.205 on claude-fable-5,
+twelve cold points read 24,962 tokens, three of them after 84 to 299 min idle, one lane start
+22,291); five are pinned, one per version.
 Their 1,154 claude-fable-5 calls were unpriced before the price table had Fable 5: every pinned
 session is priced.
 """
@@ -44,7 +47,7 @@ from pathlib import Path
 import pytest
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at
+from tests.realdata.mirrors import file_at, git
 
 ENV = "PREFIXBENCH_MANDAVKAR_WWW_REPO"
 URL = "github.com/MandavkarPranjal/www"
@@ -168,3 +171,29 @@ def test_entire_checkpointed_claude_code_sessions_count_what_the_transcript_sums
                  for k in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")))
     assert result.files[0].read_within == within
     assert t.unpriced_requests == 0
+
+
+def test_oh_my_posh_sessions_audited_together_share_the_warm_head_most_cold_points_read(tmp_path: Path) -> None:
+    """The 48 sessions of oh-my-posh's checkpoints the snapshot holds a transcript of (each session's
+    largest), audited in one run: 3,841 calls, 3,792 reads within 3% (3,781 while the 2.1.205 head
+    on claude-fable-5 was the smallest level, 22,291 tokens, read by one lane start, where nine lane
+    starts and three reads after 84 to 299 min idle read 24,962: those twelve were 2,671 short)."""
+    env, url = "PREFIXBENCH_OH_MY_POSH_REPO", "github.com/JanDeDobbeleer/oh-my-posh"
+    mirror = Path(os.environ.get(env, "/work/.mirror/JanDeDobbeleer+oh-my-posh/repo"))
+    file_at(mirror, OH_MY_POSH, "45/51f81cf553/0/metadata.json", url, env)  # skips without the copy
+    largest: dict[str, tuple[int, str]] = {}
+    for line in git(mirror, "ls-tree", "-r", "-l", OH_MY_POSH).stdout.splitlines():
+        meta, name = line.split("\t")
+        _, _, blob, size = meta.split()
+        if not name.endswith("/full.jsonl") or not size.isdigit() or git(mirror, "cat-file", "-e", blob).returncode:
+            continue  # (a transcript the snapshot lists without holding)
+        session = json.loads(file_at(mirror, OH_MY_POSH, name.replace("full.jsonl", "metadata.json"), url, env))["session_id"]
+        if session not in largest or int(size) > largest[session][0]:
+            largest[session] = (int(size), name)
+    assert len(largest) == 48
+    for _, name in largest.values():
+        (tmp_path / name.replace("/", "_")).write_bytes(file_at(mirror, OH_MY_POSH, name, url, env))
+    rows = run_audit([tmp_path]).rows
+    assert (len(rows), sum(r.read_within for r in rows)) == (3_841, 3_792)
+    fable = [r for r in rows if r.model == "claude-fable-5" and r.index == 0 and r.reported_cache_read in (22_291, 24_962)]
+    assert sorted((r.reported_cache_read, r.predicted_cache_read) for r in fable) == [(22_291, 24_962)] + [(24_962, 24_962)] * 9

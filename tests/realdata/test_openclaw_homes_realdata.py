@@ -50,7 +50,9 @@ _TRAJECTORY = re.compile(r"\.trajectory\.jsonl")
 #: write, transcript-only messages, calls predicted within 3%).
 HOMES = {
     "PREFIXBENCH_ZHIPUCLAW_REPO": ("CroCooCn/zhipuclaw", "3764a2b003f4b1f05b099759d411243243d53141", ".openclaw/agents/",
-                                   27, 889, 9_298_299, 194_939, 20_262_754, 0, 9, 432),  # 424: no idle lifetime
+                                   27, 889, 9_298_299, 194_939, 20_262_754, 0, 9, 433),  # 424: no idle lifetime
+    # (432 while a longer warm level that outlived the smallest was not the head: serve-agent's glm-5
+    # session read 5,760 at its start and after 136 min idle, 1,216 once after 21 min.)
     "PREFIXBENCH_MUSK_FANX_OPENCLAW_REPO": ("Musk-fanX/openclaw-backup", "bd51e967f196b87f1e006258a276a4f18397d395",
                                             "agents/", 13, 1_254, 1_656_895, 379_979, 64_185_216, 0, 9, 1_215),
     "PREFIXBENCH_VERVE_OPENCLAW_REPO": ("VerveAILabs/openclaw-backup", "381cec563d6734c97ee05a3736eff3f04638d74d",

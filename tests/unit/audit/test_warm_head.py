@@ -183,3 +183,43 @@ def test_a_head_a_lane_start_that_cached_nothing_leaves_unsized_is_not_said_to_h
     said = [note for note in result.notes if note.startswith(f"unlogged head {HEAD}")]
     assert said == [f"unlogged head {HEAD}: size unknown (lane starts read up to 12,249 tokens, but another lane start "
                     "reported nothing it could have cached, so no head size fits every lane start)"]
+
+
+def test_on_openai_a_few_cold_points_that_read_nothing_do_not_undo_the_level_most_read():
+    # ISO-Bench's Trae runs on gpt-5 (one folder, 149 first calls of one head): 132 read 6,400,
+    # 15 read 0, one 8,064 (a rerun of its task read into the task text). OpenAI's cache is best
+    # effort: a lane start that found nothing does not show the head went cold; the level most
+    # cold points read, more than read 0, is the warm head. Anthropic keeps the rule that a cold
+    # point of 0 means no warm head (test_a_cold_point_that_read_nothing_means_no_warm_head).
+    reads = [6_400, 6_400, 0, 6_400, 8_064]
+    head = "codex:gpt-5:0.98.0"
+    heads = head_sizes(lane_starts("openai", "gpt-5", reads))
+    assert (heads[head], heads.warm) == (6_400, {head: 3})
+    result = audit_requests(lane_starts("openai", "gpt-5", reads), [FileSummary(f"{i}.jsonl", "codex", 1) for i in range(5)])
+    assert [row.predicted_cache_read for row in result.rows] == [6_400] * 5
+    # As many zeros as reads of the level: no warm head (the largest lane-start read, as before).
+    even = head_sizes(lane_starts("openai", "gpt-5", [6_400, 0, 6_400, 0]))
+    assert (even[head], even.warm) == (6_400, {})
+    assert head_sizes(lane_starts("openai", "gpt-5", [6_400, 0, 6_400, 0, 0]))[head] == 6_400
+    assert head_sizes(lane_starts("anthropic", "claude-opus-4-5", reads)).warm == {}
+
+
+def test_on_anthropic_a_longer_level_most_cold_points_read_is_the_head_where_it_outlived_the_smallest():
+    # github.com/JanDeDobbeleer/oh-my-posh's Claude Code 2.1.205 sessions on claude-fable-5: 12 cold
+    # points read 24,962 tokens, nine lane starts and three reads after 84, 148 and 299 min idle;
+    # one lane start read 22,291 and one read fell back to it inside the TTL. The longer level
+    # lived no shorter than the smallest (read after a longer idle than any read of it): it is the
+    # head. trace-taxi's longer level, read only after shorter idles, is not (see two_levels).
+    requests = [
+        call("s0.jsonl", 0, 0, 22_291, 5_290, None),
+        call("s0.jsonl", 1, MIN, 30_000, 1_000, "s0.jsonl#0"),
+        call("s0.jsonl", 2, 2 * MIN, 22_291, 9_000, "s0.jsonl#1"),  # a fall inside the TTL
+        *[call(f"s{i}.jsonl", 0, 600 * i * MIN, 24_962, 5_330, None) for i in range(1, 4)],
+        call("s1.jsonl", 1, 601 * MIN, 30_000, 1_000, "s1.jsonl#0"),
+        call("s1.jsonl", 2, 900 * MIN, 24_962, 40_103, "s1.jsonl#1"),  # 299 min idle
+    ]
+    heads = head_sizes(requests)
+    assert (heads[HEAD], heads.warm, heads.falls) == (24_962, {HEAD: 4}, {})
+    # Where the longer level is read only at lane starts, as the smallest is, the smallest stays.
+    starts_only = requests[:5]
+    assert head_sizes(starts_only)[HEAD] == 22_291

@@ -148,3 +148,25 @@ def test_cline_openai_compatible_handler_reads_above_tokens_in(tmp_path: Path) -
     ]
     notes = run_audit([task / "ui_messages.json"]).notes
     assert any(n.startswith(f"{task / 'ui_messages.json'} (zai): the OpenAI-shaped prompt count") and "(1 of 2 responses" in n for n in notes), notes
+
+
+def test_a_lone_record_above_its_count_does_not_decide_a_file_whose_others_fit_the_spec() -> None:
+    # ISO-Bench's gpt-4o Trae run of 2025-10-08 (vllm_core-0000): one response reports 46,720
+    # cached of 23,429 input, the other 48 fit the spec's reading. That one is read as it only
+    # can be; the others keep the spec's reading, and the note says what decided it.
+    def req(usage: Usage) -> TraceRequest:
+        return TraceRequest("t.json", 1, "main", "main", 0, None, None, "openai", "gpt-4o", usage=usage)
+
+    proof = Usage(cache_read=46_720, uncached=23_429, prompt_count=PROMPT_EXCLUSIVE)
+    fits = Usage(cache_read=2_048, uncached=1_000)
+    settled = endpoints.settle([req(fits), req(proof), req(fits), req(fits)])
+    assert [(r.usage.uncached, r.usage.prompt_count) for r in settled] == [
+        (1_000, ""), (23_429, PROMPT_EXCLUSIVE), (1_000, ""), (1_000, "")]
+    assert endpoints.notes(settled) == (
+        "t.json (openai): 1 of 4 responses that report cached tokens report more than the prompt count "
+        "(prompt_tokens / input_tokens), read as prompt count + cached tokens (the only reading they fit); "
+        "the other 3 fit the spec's reading (the count includes the cached tokens) and are read so: "
+        "a minority of records does not decide the endpoint's reading",)
+    # Half or more decide it, as before (two of three here).
+    settled = endpoints.settle([req(proof), req(proof), req(fits)])
+    assert [r.usage.prompt_count for r in settled] == [PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_PEERS]

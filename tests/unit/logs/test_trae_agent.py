@@ -133,3 +133,35 @@ def test_a_run_whose_prompts_grow_by_less_than_the_reasoning_sent_it_not_back(tm
     assert [r.prefix.replays_output for r in requests] == [False, False, False]
     rows = run_audit([path]).rows
     assert [row.read_within for row in rows[1:]] == [True, True], [row.predicted_cache_read for row in rows]
+
+
+def test_runs_of_another_system_prompt_or_tool_set_in_one_folder_have_heads_of_their_own(tmp_path: Path) -> None:
+    """ISO-Bench keeps runs of one agent and model with other prompts and tools side by side: its gpt-5
+    runs with 4 tools read 6,400 tokens at their first calls, those with 30 tools 8,448. Audited as one
+    folder, each run's first calls are predicted at their own head, not the one most runs read."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    browser = ["bash", "str_replace_based_edit_tool", "task_done", *(f"browser_{i}" for i in range(26))]
+    paths = []
+    for i, (system, tools, read) in enumerate([("You are an expert.", None, 6400)] * 3 + [("You are an expert.", browser, 8448)] * 2
+                                              + [("You are a performance expert.", None, 6784)] * 2):
+        call = _call(f"2025-11-14T{10 + i:02d}:00:00.000000", "openai", "gpt-5-2025-08-07",
+                     [{"role": "system", "content": system}, {"role": "user", "content": f"task {i}"}], _usage(9000, 100, 0, read))
+        if tools is not None:
+            call["tools_available"] = tools
+        paths.append(_trajectory(tmp_path / f"run{i}.json", [call]))
+    requests, _ = load_trace(paths)
+    heads = [r.prefix.head for r in requests]
+    assert len(set(heads)) == 3 and heads[0] == heads[1] == heads[2] != heads[3] == heads[4] != heads[5] == heads[6]
+    assert all(head.startswith("trae-agent:main:") and head.endswith(":gpt-5-2025-08-07") for head in heads)
+    rows = run_audit(paths).rows
+    assert [row.predicted_cache_read for row in rows] == [6400] * 3 + [8448] * 2 + [6784] * 2
+
+
+def test_a_lone_surrogate_in_the_system_prompt_does_not_stop_the_head_key(tmp_path: Path) -> None:
+    """JSON may escape half a surrogate pair (``\\ud800``); the head's digest hashes it as it is."""
+    calls = [_call("2025-11-14T15:35:52.000000", "openai", "gpt-5-2025-08-07",
+                   [{"role": "system", "content": "You are \ud800 an expert."}, {"role": "user", "content": "fix it"}],
+                   _usage(8105, 831, 0, 6400))]
+    requests, _ = load_trace([_trajectory(tmp_path / "trajectory.json", calls)])
+    assert requests[0].prefix.head.startswith("trae-agent:main:")

@@ -16,6 +16,13 @@ agent_steps, success, final_result, execution_time}``.
 One request per interaction, in file order, in one lane (``main``): each extends the one before it
 by that call's reply and its own ``input_messages``.
 
+Head: the first call logs the system prompt (its ``system`` message) and ``tools_available`` names
+the tools sent; both are the head every call of the run starts with. The head key carries a digest
+of the two beside the model, so runs of one folder with another system prompt or tool set (a
+benchmark's configurations side by side: ISO-Bench's gpt-5 runs with 4 tools, with 30, and with
+another prompt, read 6,400, 8,448 and 6,784 tokens at their first calls) do not share one head
+and its warm size.
+
 Usage convention, by the interaction's ``provider`` (Trae's client that made the call, each
 filling ``LLMUsage`` its own way): ``anthropic`` passes Anthropic's usage on (``input_tokens``
 excludes the reads and writes: additive); ``openai`` (the Responses API's ``input_tokens`` and
@@ -37,6 +44,7 @@ reasoned grew by less than its output (the reasoning not sent back).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,6 +52,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import counted_provider
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
@@ -88,6 +97,24 @@ def _usage(usage: dict, client: str, where: str) -> tuple[Usage, str]:
                         excess=f"{where}: cached ({read}) and written ({written}) tokens exceed input_tokens ({tokens_in})"), "subset"
 
 
+def _head_tag(interactions: list) -> str:
+    """A digest of the head a run's calls start with, as the log shows it: the system messages of
+    its first call that logs any and the first logged ``tools_available``; "" when neither is logged."""
+    system: list = []
+    tools: object = None
+    for interaction in map(as_dict, interactions):
+        messages = interaction.get("input_messages")
+        if not system and isinstance(messages, list):
+            system = [as_dict(m).get("content") for m in messages if as_dict(m).get("role") == "system"]
+        if tools is None and isinstance(interaction.get("tools_available"), list):
+            tools = interaction["tools_available"]
+        if system and tools is not None:
+            break
+    if not system and tools is None:
+        return ""
+    return hashlib.sha256(canonical_json([system, tools]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
 class _Run:
     """The requests of one trajectory object."""
 
@@ -107,6 +134,8 @@ class _Run:
 
     def read(self) -> None:
         self.replays = self._replays_reasoning()
+        tag = _head_tag(self.value["llm_interactions"])
+        self.head = f"trae-agent:{self.lane.kind}:{tag}:" if tag else f"trae-agent:{self.lane.kind}:"
         for index, interaction in enumerate(self.value["llm_interactions"]):
             where = f"llm_interactions[{index}]"
             if not isinstance(interaction, dict):
@@ -190,7 +219,7 @@ class _Run:
                 provider=counted_provider(model),
                 model=model,
                 usage=reported,
-                prefix=Prefix(f"trae-agent:{lane.kind}:{model}", node, lane.parent, max(1, len(pending)),
+                prefix=Prefix(f"{self.head}{model}", node, lane.parent, max(1, len(pending)),
                               replays_output=self.replays and client in _REPLAYS_OUTPUT),
                 events=tuple(lane.events),
                 request_id=f"{index}",
