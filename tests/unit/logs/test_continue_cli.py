@@ -13,7 +13,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
 from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, resolve
-from prefixbench.workloads.logs.formats.continue_cli import IDE_SESSION
+from prefixbench.workloads.logs.formats.continue_cli import IDE_SESSION, PYTHON_SERVER_SESSION
 from prefixbench.workloads.logs.sources import find_log_files
 from tests.unit.audit.fixtures import cli_in_process as _cli
 
@@ -130,6 +130,25 @@ def test_an_extension_session_of_no_usage_is_refused_in_one_line(tmp_path: Path)
     marked = dict(find_log_files([tmp_path]))
     assert marked[tmp_path / "cn.json"] is None
     assert marked[path] is not None and IDE_SESSION in marked[path]
+
+
+def test_a_session_of_the_2023_python_server_is_refused_in_one_line(tmp_path: Path) -> None:
+    # Continue's first design (a Python server behind the VS Code extension, 2023) kept the same
+    # file name with another shape: a step timeline and its session_info, no token count.
+    step = {"step": {"name": "UserInputStep", "description": "fix it", "class_name": "UserInputStep",
+                     "chat_context": [], "manage_own_chat_context": False},
+            "observation": None, "depth": 0, "deleted": False, "active": False, "logs": [], "context_used": []}
+    doc = {"history": {"timeline": [step], "current_index": 0}, "active": False, "user_input_queue": [],
+           "session_info": {"session_id": SID, "title": "t", "date_created": "1697641295.7378268",
+                            "workspace_directory": "c:\\Users\\u\\p"}, "config": {}}
+    path = tmp_path / f"{SID}.json"
+    path.write_text(json.dumps(doc, indent=2))
+    with pytest.raises(UserError, match="a Continue session of its 2023 Python server"):
+        detect_format(path)
+    for argv in (("audit", str(path)), ("audit", "--input", "cn", str(path))):
+        status, out, err = _cli(*argv)
+        assert status == 2 and out == ""
+        assert err.strip() == f"prefixbench: error: {path}:1: {PYTHON_SERVER_SESSION}"
 
 
 @pytest.mark.parametrize(

@@ -68,3 +68,20 @@ def test_an_iflow_session_reads_as_claude_code_entries_with_no_cache_field(tmp_p
     assert [r.sent_ms for r in requests] == [1772183491532, 1772183501000]  # the user line each answers
     assert [r.provider for r in requests] == ["zai", "qwen"]  # from the model's name
     assert summaries[0].format == "claude-code" and summaries[0].requests == 2
+
+
+def test_a_slash_commands_output_is_no_call_and_is_said_so(tmp_path: Path) -> None:
+    # iFlow writes what a slash command printed (/docs) as an assistant message of model
+    # "slash-command" with usage zero: skipped as what it is, not as a call whose counts went missing.
+    path = tmp_path / f"{SID}.jsonl"
+    lines = [
+        _user("u1", None, "2026-01-05T06:28:40.418Z", "/docs"),
+        _assistant("a1", "u1", "2026-01-05T06:28:40.548Z", "slash-response-1", "slash-command", 0, 0,
+                   [{"type": "text", "text": "{\"slashCommandOutput\": {\"type\": \"info\", \"text\": \"Opening documentation\"}}"}]),
+        _user("u2", "a1", "2026-01-05T06:29:00.000Z", "list the files"),
+        _assistant("a2", "u2", "2026-01-05T06:29:05.000Z", "r1", "glm-5", 16472, 224, [{"type": "text", "text": "a.py"}]),
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    requests, summaries = load_trace([path])
+    assert [r.request_id for r in requests] == ["r1"]
+    assert summaries[0].skipped == ((2, "iFlow slash command's output (model slash-command), not an API call"),)

@@ -298,8 +298,9 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
         kiro = kiro_session(record.value) if isinstance(record.value, dict) else None
         if kiro is not None:
             return None, seen, first_line, f"{path}:{record.line}: {kiro}"
-        if seen == 1 and isinstance(record.value, dict) and continue_cli.ide_session(record.value) is not None:
-            return None, seen, first_line, f"{path}:{record.line}: {continue_cli.IDE_SESSION}"
+        refused = continue_cli.ide_session(record.value) if seen == 1 and isinstance(record.value, dict) else None
+        if refused is not None:
+            return None, seen, first_line, f"{path}:{record.line}: {refused}"
         if seen == 1 and isinstance(record.value, dict) and is_augment_session(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {AUGMENT_SESSION}"
         if headless is None:

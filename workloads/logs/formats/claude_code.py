@@ -538,6 +538,11 @@ class _Walk:
         if model == "<synthetic>" or not isinstance(usage, dict):
             self.skipped.append((record.line, "synthetic message, not an API call" if model == "<synthetic>" else "no usage"))
             return
+        if model == _SLASH_COMMAND:
+            # iFlow CLI writes what a slash command (/docs, /update, ...) printed as an assistant
+            # message of model "slash-command", usage zero: no model answered it.
+            self.skipped.append((record.line, _SLASH_OUTPUT))
+            return
         if not any(map(usage.get, _COUNTED)) and not _compacted(usage):
             # Nothing sent, nothing written: no call's usage. Claude Code 2.1.185 writes the reply a
             # precomputed compaction preserved (compactMetadata.preservedSegment) again after the
@@ -647,6 +652,9 @@ def _streamed(value: dict) -> bool:
 _COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _ZERO_COPIED = "usage all zero: a response copied across a compaction, not a call of its own"
 _ZERO_UNREPORTED = "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"
+#: The model iFlow CLI names on a slash command's printed output (an assistant message, no call).
+_SLASH_COMMAND = "slash-command"
+_SLASH_OUTPUT = "iFlow slash command's output (model slash-command), not an API call"
 
 
 def _compacted(usage: dict) -> bool:

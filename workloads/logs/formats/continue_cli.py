@@ -17,7 +17,8 @@ list of sessions, no message).
 * The VS Code and JetBrains extensions write the same sessions with no usage on any message, and
   so does Kiro's IDE (the same shape: ``kiro.kiroagent/workspace-sessions/<workspace>/<id>.json``,
   by a public reader's fixture of Kiro's files): such a session is refused in one
-  line (:data:`IDE_SESSION`), never read as calls.
+  line (:data:`IDE_SESSION`), never read as calls; so is a session of Continue's 2023 Python
+  server (:data:`PYTHON_SERVER_SESSION`), the same file name with another shape.
 
 One request per assistant message with usage, in history order, in the session's one lane
 (``main``). A compaction (``/compact``, or automatic) replaces the history with the system
@@ -69,6 +70,24 @@ IDE_SESSION = (
 )
 
 
+#: What a session of Continue's first, Python-server design is (said after ``file:line: ``): the
+#: VS Code extension of 2023 kept ``~/.continue/sessions/<id>.json`` as ``{history: {timeline,
+#: current_index}, session_info: {session_id, title, date_created, workspace_directory}, ...}``,
+#: each timeline item a step with its text and no token count.
+PYTHON_SERVER_SESSION = (
+    "a Continue session of its 2023 Python server ({history: {timeline, current_index}, session_info}: each step's "
+    "text, no token count): no request to audit; record the agent's calls with `prefixbench proxy`"
+)
+
+
+def is_python_server_session(value: dict) -> bool:
+    """Whether a record is a session of Continue's 2023 Python server (:data:`PYTHON_SERVER_SESSION`)."""
+    history = value.get("history")
+    info = value.get("session_info")
+    return (isinstance(history, dict) and isinstance(history.get("timeline"), list)
+            and isinstance(info, dict) and "session_id" in info)
+
+
 def is_session(value: dict) -> bool:
     """Whether a record is a Continue session: a ``sessionId``, a ``title``, a
     ``workspaceDirectory`` and a ``history`` list."""
@@ -94,8 +113,10 @@ def detect(value: dict) -> Evidence | None:
 
 
 def ide_session(value: dict) -> str | None:
-    """The refusal of a Continue session no message of which carries a usage (the extensions'),
-    None for any other record."""
+    """The refusal of a Continue session no message of which carries a usage (the extensions',
+    and the 2023 Python server's), None for any other record."""
+    if is_python_server_session(value):
+        return PYTHON_SERVER_SESSION
     return IDE_SESSION if is_session(value) and not _has_usage(value) else None
 
 
@@ -215,6 +236,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     totals: list[str] = []
     for record in objects(path, records, " (a Continue session)"):
         value: dict = record.value  # type: ignore[assignment]
+        if is_python_server_session(value):
+            raise UserError(f"{path}:{record.line}: {PYTHON_SERVER_SESSION}")
         if not is_session(value):
             raise UserError(f"{path}:{record.line}: not a Continue session (no sessionId, title, workspaceDirectory and history list)")
         if not _has_usage(value):
