@@ -7,6 +7,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
 from prefixbench.workloads.runs.execute import map_runs
@@ -1092,13 +1093,15 @@ def test_a_bad_count_in_a_message_delta_names_the_deltas_line(tmp_path: Path) ->
             load_trace([path])
 
 
-def _forked_project(root: Path, *, parent: bool = True) -> Path:
+def _forked_project(root: Path, *, parent: bool = True, chained: bool = False) -> Path:
     """A Claude Code 2.1.237 session that spawns a fork subagent (2.1.232 on, the default): the
     main thread's second call answers with an ``Agent`` call; the fork's transcript
     (``<session>/subagents/agent-<id>.jsonl``) opens with a ``fork-context-ref`` entry, then the
     parent's message restated (same request id and usage, a new uuid), then a user message of the
     placeholder result and the directive, then the fork's own two calls. Its first call reads the
-    parent's call's prompt (20,000 read + 1,500 written); ``parent``: the main file too."""
+    parent's call's prompt (20,000 read + 1,500 written); ``parent``: the main file too;
+    ``chained``: the restated message hangs off the parent's entry ``parentLastUuid`` names (a
+    uuid of another file) rather than starting the file's chain."""
     main = Transcript("s1", version="2.1.237")
     main.user("go", "2026-08-20T10:00:00.000Z", root=True)
     main.assistant("r1", "2026-08-20T10:00:05.000Z", [cc_usage(3, 20000, 0, 300)])
@@ -1113,7 +1116,7 @@ def _forked_project(root: Path, *, parent: bool = True) -> Path:
     if parent:
         write_jsonl(root / "s1.jsonl", main.lines)
     fork = Transcript("s1", version="2.1.237", sidechain=True)
-    fork.lines.append({**dispatch, "uuid": "fork-restated", "parentUuid": None, "isSidechain": True})
+    fork.lines.append({**dispatch, "uuid": "fork-restated", "parentUuid": spawned_from if chained else None, "isSidechain": True})
     fork.last, fork.n = "fork-restated", 10
     fork.user("directive", "2026-08-20T10:00:10.000Z")
     fork.lines[-1]["message"]["content"] = [
@@ -1129,11 +1132,12 @@ def _forked_project(root: Path, *, parent: bool = True) -> Path:
     return root
 
 
-def test_claude_code_fork_subagent_extends_the_call_that_spawned_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("chained", [False, True])
+def test_claude_code_fork_subagent_extends_the_call_that_spawned_it(tmp_path: Path, chained: bool) -> None:
     # Claude Code 2.1.232: forks inherit the conversation and its prompt cache. Before, the fork's
     # first call was a lane start expected to read nothing ("21,500 tokens more than the model
     # predicts"), its parent said to be in no log of the audit.
-    project = _forked_project(tmp_path)
+    project = _forked_project(tmp_path, chained=chained)
     result = run_audit([project])
     rows = {(Path(r.file).name, r.index): r for r in result.rows}
     first = rows[("agent-afork1.jsonl", 0)]
