@@ -24,7 +24,8 @@ Definitions:
   left cached (Anthropic: its read + write; OpenAI / DeepSeek: its prompt rounded down to 128
   tokens, nothing below 1,024 on OpenAI), capped at this request's prompt; for the
   first request of a lane, the same against the call of another lane its prompt extends (a
-  Codex subagent's parent at the spawn, a fork's source at the fork point:
+  Codex subagent's parent at the spawn, a fork's source at the fork point, a Claude Code fork
+  subagent's spawning call:
   :func:`chain_origins`), else the shared head when an earlier request had sent it, else 0.
 * ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
   that should have been reads; ``lost_usd`` is that difference in dollars.
