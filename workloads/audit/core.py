@@ -24,7 +24,8 @@ Definitions:
   left cached (Anthropic: its read + write; OpenAI / DeepSeek: its prompt rounded down to 128
   tokens, nothing below 1,024 on OpenAI), capped at this request's prompt; for the
   first request of a lane, the same against the call of another lane its prompt extends (a
-  Codex subagent's parent at the spawn, a fork's source at the fork point:
+  Codex subagent's parent at the spawn, a fork's source at the fork point, a Claude Code fork
+  subagent's spawning call:
   :func:`chain_origins`), else the shared head when an earlier request had sent it, else 0.
 * ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
   that should have been reads; ``lost_usd`` is that difference in dollars.
@@ -85,7 +86,7 @@ from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, TraceRequest, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -517,8 +518,10 @@ def load_trace(
         requests.extend(done[index].requests)
         summaries.append(done[index].summary)
     # An endpoint whose OpenAI-shaped prompt counts leave the cached part out has all its records read so.
-    # A call counted from a line written mid-stream takes the final usage a later file's copy gives.
-    return grid.settle(endpoints.settle(take_final_usage(requests, summaries))), summaries
+    # A call counted from a line written mid-stream takes the final usage a later file's copy gives;
+    # a lane start that names the call it extends by its id (a Claude Code fork's) names its node.
+    requests = link_call_parents(take_final_usage(requests, summaries), summaries)
+    return grid.settle(endpoints.settle(requests)), summaries
 
 
 def _again_why(files: list[tuple[Path, str | None]], order: list[int], done: Mapping[int, _Done]) -> str:

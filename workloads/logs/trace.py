@@ -355,10 +355,48 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: reply's one block written mid-stream, a compaction agent's file the same reply complete):
     #: :func:`take_final_usage` keeps this usage where it is the same prompt with more output.
     final_usage: tuple[tuple[str, Usage], ...] = ()
+    #: Ids of calls another file holds that a lane start of this file extends, named in its
+    #: ``prefix.parent`` as :func:`call_parent` of the id (Claude Code 2.1.232 on: a fork
+    #: subagent's first call extends the parent's call that spawned it, which the fork's
+    #: transcript names by its request id alone): :func:`link_call_parents` puts that call's node there.
+    call_parents: tuple[str, ...] = ()
     #: The agent that wrote the file where its format names no one agent and the file does (an
     #: OpenTelemetry export's ``service.name``): a log format's name where the agent has one
     #: (``claude-code``: its settings apply), else the agent's own name; "" where none is named.
     agent: str = ""
+
+
+#: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of
+#: it: :func:`call_parent`.
+_CALL_PARENT = "call:"
+
+
+def call_parent(request_id: str) -> str:
+    """The ``prefix.parent`` of a request whose prompt extends the call ``request_id`` of another
+    file, until :func:`link_call_parents` names that call's node instead."""
+    return _CALL_PARENT + request_id
+
+
+def link_call_parents(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> list[TraceRequest]:
+    """``requests`` with each ``prefix.parent`` that names a call by its id (:func:`call_parent`;
+    the ids are in :attr:`FileSummary.call_parents`) naming that call's node instead: the call of
+    the same format with that id (not a compaction call split from it). A call no file of the
+    audit holds stays named by its id, a node no request has (the audit says such a start extends
+    a call whose log is not in it). The same list, changed in place where there is one."""
+    wanted = {(summary.format, call_parent(key)) for summary in summaries for key in summary.call_parents}
+    if not wanted:
+        return requests
+    nodes: dict[tuple[str, str], str] = {}
+    for r in requests:
+        if r.request_id is not None and r.prefix is not None and not r.compaction_call:
+            at = (r.source_format, call_parent(r.request_id))
+            if at in wanted:
+                nodes.setdefault(at, r.prefix.node)
+    for i, r in enumerate(requests):
+        prefix = r.prefix
+        if prefix is not None and prefix.parent is not None and (node := nodes.get((r.source_format, prefix.parent))) is not None:
+            requests[i] = replace(r, prefix=replace(prefix, parent=node))
+    return requests
 
 
 def take_final_usage(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> list[TraceRequest]:

@@ -7,6 +7,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
 from prefixbench.workloads.runs.execute import map_runs
@@ -1090,3 +1091,76 @@ def test_a_bad_count_in_a_message_delta_names_the_deltas_line(tmp_path: Path) ->
         path = write_jsonl(tmp_path / "run.jsonl", _partial_run(start, start, {"input_tokens": 9, "output_tokens": "412"}))
         with pytest.raises(UserError, match=r"run\.jsonl:7: usage\.output_tokens is not a non-negative integer \('412'\)"):
             load_trace([path])
+
+
+def _forked_project(root: Path, *, parent: bool = True, chained: bool = False) -> Path:
+    """A Claude Code 2.1.237 session that spawns a fork subagent (2.1.232 on, the default): the
+    main thread's second call answers with an ``Agent`` call; the fork's transcript
+    (``<session>/subagents/agent-<id>.jsonl``) opens with a ``fork-context-ref`` entry, then the
+    parent's message restated (same request id and usage, a new uuid), then a user message of the
+    placeholder result and the directive, then the fork's own two calls. Its first call reads the
+    parent's call's prompt (20,000 read + 1,500 written); ``parent``: the main file too;
+    ``chained``: the restated message hangs off the parent's entry ``parentLastUuid`` names (a
+    uuid of another file) rather than starting the file's chain."""
+    main = Transcript("s1", version="2.1.237")
+    main.user("go", "2026-08-20T10:00:00.000Z", root=True)
+    main.assistant("r1", "2026-08-20T10:00:05.000Z", [cc_usage(3, 20000, 0, 300)])
+    main.user("out", "2026-08-20T10:00:06.000Z", tool=True)
+    spawned_from = main.last
+    main.assistant("r2", "2026-08-20T10:00:09.000Z", [cc_usage(3, 1500, 20000, 200)])
+    dispatch = main.lines[-1]
+    dispatch["message"]["content"] = [{"type": "tool_use", "id": "toolu_F", "name": "Agent",
+                                       "input": {"description": "d", "prompt": "look", "subagent_type": "fork"}}]
+    main.user("Async agent launched", "2026-08-20T10:00:10.000Z", tool=True)
+    main.assistant("r3", "2026-08-20T10:00:14.000Z", [cc_usage(3, 400, 21500, 100)])
+    if parent:
+        write_jsonl(root / "s1.jsonl", main.lines)
+    fork = Transcript("s1", version="2.1.237", sidechain=True)
+    fork.lines.append({**dispatch, "uuid": "fork-restated", "parentUuid": spawned_from if chained else None, "isSidechain": True})
+    fork.last, fork.n = "fork-restated", 10
+    fork.user("directive", "2026-08-20T10:00:10.000Z")
+    fork.lines[-1]["message"]["content"] = [
+        {"type": "tool_result", "tool_use_id": "toolu_F", "content": [{"type": "text", "text": "Fork started \u2014 processing in background"}]},
+        {"type": "text", "text": "<fork-boilerplate>\nYou are a worker fork.\n</fork-boilerplate>\n\nYour directive: look"}]
+    fork.assistant("f1", "2026-08-20T10:00:13.000Z", [cc_usage(3, 700, 21500, 50)])
+    fork.user("ok", "2026-08-20T10:00:14.000Z", tool=True)
+    fork.assistant("f2", "2026-08-20T10:00:17.000Z", [cc_usage(3, 300, 22200, 60)])
+    ref = {"type": "fork-context-ref", "agentId": "afork1", "parentSessionId": "s1", "parentLastUuid": spawned_from, "contextLength": 4}
+    write_jsonl(root / "s1" / "subagents" / "agent-afork1.jsonl", [ref, *({**line, "agentId": "afork1"} for line in fork.lines)])
+    (root / "s1" / "subagents" / "agent-afork1.meta.json").write_text(json.dumps(
+        {"agentType": "fork", "isFork": True, "description": "d", "toolUseId": "toolu_F", "spawnDepth": 1, "model": "inherit"}))
+    return root
+
+
+@pytest.mark.parametrize("chained", [False, True])
+def test_claude_code_fork_subagent_extends_the_call_that_spawned_it(tmp_path: Path, chained: bool) -> None:
+    # Claude Code 2.1.232: forks inherit the conversation and its prompt cache. Before, the fork's
+    # first call was a lane start expected to read nothing ("21,500 tokens more than the model
+    # predicts"), its parent said to be in no log of the audit.
+    project = _forked_project(tmp_path, chained=chained)
+    result = run_audit([project])
+    rows = {(Path(r.file).name, r.index): r for r in result.rows}
+    first = rows[("agent-afork1.jsonl", 0)]
+    assert (first.expected_cache_read, first.reported_cache_read) == (21_500, 21_500)
+    assert rows[("agent-afork1.jsonl", 1)].expected_cache_read == 22_200
+    assert not any("not in this audit" in note for note in result.notes)
+    # By hand: r1-r3 of the main thread and f1, f2 of the fork (the restated r2 once).
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (5, 15, 85_200, 22_900, 710)
+    # Read in workers (audit --jobs), the same.
+    assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == load_trace([project])
+
+
+def test_claude_code_fork_transcript_alone_counts_no_call_of_the_parent(tmp_path: Path) -> None:
+    # The restated message is the parent's call: read without the parent's transcript it is not
+    # counted as the fork's (before: a call of 20,000 read and 1,500 written in the fork's lane),
+    # and the audit says the fork's first call extends a call whose log it does not have.
+    project = _forked_project(tmp_path, parent=False)
+    requests, summaries = load_trace([project])
+    assert [r.request_id for r in requests] == ["f1", "f2"]
+    fork = next(s for s in summaries if s.format == "claude-code")
+    assert [why for _, why in fork.skipped] == [
+        "the parent's call a fork subagent's transcript restates (fork-context-ref): counted in the parent's transcript"]
+    assert fork.call_parents == ("r2",)
+    result = run_audit([project])
+    assert any("1 lane start(s) extend a call of another thread whose log is not in this audit" in note for note in result.notes)

@@ -389,6 +389,25 @@ def test_a_checkpoint_restore_is_counted_apart_and_forks_the_chain(tmp_path: Pat
     ) in summary.notes
 
 
+def test_subagent_usage_rows_are_counted_apart(tmp_path: Path) -> None:
+    # Cline's SDK build (2026-08) writes a say "subagent_usage" row when a round of spawn_agent
+    # calls ends: the subagents' calls summed, cacheWrites and cacheReads always 0. No call of this
+    # task, so not in the totals (before: passed over, unsaid); the note names its sums.
+    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
+    usage = {"source": "subagents", "tokensIn": 48_210, "tokensOut": 1_904, "cacheWrites": 0, "cacheReads": 0, "cost": 0.0731}
+    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": json.dumps(usage)})
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    before, _ = import_file(TASKS / "gateway-and-compatible" / "ui_messages.json", CLINE, ImportContext())
+    assert _totals(requests) == _totals(before[:2])
+    assert (
+        "1 subagent_usage row: the spawned subagents' calls summed by Cline, with no cache split (cacheWrites and "
+        "cacheReads written as 0): counted apart, not in the totals (their own session files hold the calls) "
+        "(tokensIn 48,210, tokensOut 1,904, cost $0.0731)"
+    ) in summary.notes
+
+
 # -- the folder walk and the audit -----------------------------------------------------------
 
 

@@ -6,7 +6,9 @@ One API response is one ``assistant`` line per content block, all with the same
 request keeps its last line's usage. ``<synthetic>`` lines are not API calls. Lanes: the main
 thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; a
 ``subagents/agent-*.jsonl`` file (2.x) is one lane, ``agent-acompact-*`` a compaction lane. A
-``compact_boundary`` starts a new chain in its lane. Order is file order (timestamps tie or go
+``compact_boundary`` starts a new chain in its lane. A fork subagent's file (2.1.232 on) opens
+with a ``fork-context-ref`` entry and the parent's message that spawned it, restated: no call of
+the fork's; its first call extends that parent call (:data:`_RESTATED`). Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or forked session copies)
 is counted once; where that file's last line of it was written mid-stream (``stop_reason``
@@ -54,7 +56,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest, call_parent
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -243,6 +245,11 @@ class _Walk:
         self.streaming: dict[tuple[str | None, ...], tuple[str, dict]] = {}
         self.zero_held: dict[str, tuple[Record, dict, dict, str, str | None, int | None]] = {}
         self.zero_lines: dict[str, list[int]] = {}
+        #: A fork subagent's transcript (2.1.232 on: it opens with a ``fork-context-ref`` entry):
+        #: until its first user entry, the assistant lines are the parent's message that spawned
+        #: the fork, restated (:data:`_RESTATED`); their request ids, never counted here.
+        self.restating = False
+        self.restated: set[str] = set()
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -387,6 +394,8 @@ class _Walk:
         value: dict = record.value  # type: ignore[assignment]
         uuid = value.get("uuid") if uuid is None else uuid
         if not isinstance(uuid, str):
+            if value.get("type") == "fork-context-ref" and not self.requests:
+                self.restating = True  # (the fork's own entries follow the parent's message)
             return  # summary, file-history-snapshot, queue-operation...: not part of a chain
         parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
         if parent is not None and not isinstance(parent, str):
@@ -416,6 +425,8 @@ class _Walk:
             self.boundary[uuid] = event
         if kind == "assistant":
             self._assistant(record, value, message, uuid, parent, when)
+        elif kind == "user":
+            self.restating = False
 
     def _past_progress(self, parent: str, sidechain: bool) -> str:
         """The parent of an entry logged under a progress entry: that entry, unless the progress
@@ -568,6 +579,8 @@ class _Walk:
         known = self.requests.get(key)
         if known is None:
             known = self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
+            if self.restating:
+                self.restated.add(key)
         else:
             known.last_line = record.line
             known.last_path = record.path
@@ -810,6 +823,14 @@ def _mid_stream(message: dict) -> bool:
 #: response gives its final usage.
 _MID_STREAM = "written mid-stream: "
 
+#: Why a fork subagent's restatement of its parent's message is no call of its transcript.
+#: Claude Code 2.1.232 made forking the default (``subagent_type: "fork"``: the subagent inherits
+#: the conversation and its prompt cache); the fork's transcript opens with a ``fork-context-ref``
+#: entry (``parentSessionId``, ``parentLastUuid``, no uuid) and the parent's message holding the
+#: ``Agent`` call (the same request id and usage, a new uuid), then a user message of a placeholder
+#: result per tool call and the fork's directive (``<fork-boilerplate>``), then the fork's own calls.
+_RESTATED = "the parent's call a fork subagent's transcript restates (fork-context-ref): counted in the parent's transcript"
+
 
 def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
     """The file's requests in first-line order, less those an earlier file counted (skipped).
@@ -817,7 +838,10 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
     mid-stream, gives its final usage (:attr:`_Walk.final`)."""
     fresh = []
     for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
-        if req.key not in seen_requests:
+        if req.key in walk.restated:
+            # Asked of no earlier file, added to none: the parent's transcript counts it, before or after.
+            walk.skipped.append((req.last_line, _RESTATED))
+        elif req.key not in seen_requests:
             fresh.append(req)
         elif req.key not in walk.mid_stream and _MID_STREAM + req.key in seen_requests:
             walk.final.append(req)
@@ -852,7 +876,13 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # (named as that request names its own node: a response no logged entry prompted, a
     # stream-json run's first, is its own key)
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
-    parent_node = None if above is None else above.node or above.key
+    if above is None:
+        parent = None
+    elif above.key in walk.restated:
+        # A fork's first call extends the parent's call that spawned it, known here by its id alone.
+        parent = sys.intern(call_parent(above.key))
+    else:
+        parent = walk.node_name(above.node or above.key)
     request = TraceRequest(
         file=walk.name,
         line=req.last_line,
@@ -868,7 +898,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         prefix=(OutputWritten if _reply_written_after(req) else Prefix)(
             head=sys.intern(head),
             node=walk.node_name(req.node or req.key),
-            parent=None if parent_node is None else walk.node_name(parent_node),
+            parent=parent,
             new_blocks=req.new_blocks,
         ),
         events=_shared_events(tuple(req.events)),
@@ -1053,7 +1083,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                   "read the turn's reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn "
                   f"(measured on two public sessions; replies up to {_REPLY_WRITTEN_MAX:,} tokens)",)
     final = tuple((req.key, _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")[1]) for req in walk.final)
-    return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final)
+    if walk.restated:
+        notes += ("a fork subagent's transcript (fork-context-ref): its first call extends the parent's call that spawned "
+                  "it (the restated message's request id), measured against what that call left cached",)
+    return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
+                            call_parents=tuple(sorted(walk.restated)))
 
 
 FORMAT = LogFormat(
@@ -1072,6 +1106,8 @@ FORMAT = LogFormat(
         "about 1.0.8x on: usage.cache_creation splits writes into 5 m and 1 h",
         "2.x: subagents in <session>/subagents/agent-<id>.jsonl, agent-acompact-* holding the compaction call; "
         "files may start with file-history-snapshot / queue-operation entries",
+        "2.1.232 on, fork subagents (the default): agent-<id>.jsonl opens with fork-context-ref and the parent's "
+        "Agent message restated (not counted); the fork's first call extends that parent call",
         "the chat.json form: the same entries as one JSON array",
         "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
         "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",

@@ -450,6 +450,9 @@ class _Task:
         self.last_started: _Pending | None = None
         #: ``deleted_api_reqs`` entries: (line, the summed usage of the calls a restore deleted).
         self.deleted_usage: list[tuple[int, dict]] = []
+        #: ``subagent_usage`` entries (Cline's SDK build, 2026-08): (line, the summed usage of the
+        #: subagents a ``spawn_agent`` round ran), see :data:`_SUBAGENT_USAGE`.
+        self.subagent_usage: list[tuple[int, dict]] = []
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -492,6 +495,8 @@ class _Task:
             # A checkpoint restore deleted the calls after it and left their summed usage here.
             self.deleted_usage.append((record.line, as_dict(_info(value.get("text")))))
             self.events.append(("fork", "checkpoint restored: the calls after it were deleted"))
+        elif say == "subagent_usage":
+            self.subagent_usage.append((record.line, as_dict(_info(value.get("text")))))
         elif say == "api_req_started":
             self._started(record, value)
         elif say == "api_req_finished":
@@ -514,6 +519,14 @@ class _Task:
         self.events = []
         self.calls.append(pending)
         self.last_started = pending
+
+
+#: What a ``subagent_usage`` row is: Cline's SDK build (apps/vscode/src/sdk/message-translator.ts,
+#: 2026-08) writes one when every ``spawn_agent`` call of a round has finished, summing the
+#: subagents' ``inputTokens``, ``outputTokens`` and cost, its ``cacheWrites`` and ``cacheReads``
+#: always 0: no call's usage, and no cache split.
+_SUBAGENT_USAGE = ("the spawned subagents' calls summed by Cline, with no cache split (cacheWrites and cacheReads "
+                   "written as 0): counted apart, not in the totals (their own session files hold the calls)")
 
 
 class _Metadata:
@@ -1112,6 +1125,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             f"(counted apart, not in the totals; their summed fields: "
             + ", ".join(f"{k} {v:,}" for k, v in summed.items()) + ")"
         )
+    if task.subagent_usage:
+        summed = {k: sum(count(info.get(k), f"{task.name}:{line}", k) for line, info in task.subagent_usage)
+                  for k in ("tokensIn", "tokensOut")}
+        spent = sum(info.get("cost") or 0 for _, info in task.subagent_usage if isinstance(info.get("cost"), (int, float)))
+        notes.append(f"{len(task.subagent_usage)} subagent_usage row{'s' if len(task.subagent_usage) != 1 else ''}: "
+                     + _SUBAGENT_USAGE + f" (tokensIn {summed['tokensIn']:,}, tokensOut {summed['tokensOut']:,}, cost ${spent:.4f})")
     for reason, tokens in sorted(apart.items()):
         notes.append(
             f"{len(tokens)} {reason} stream{'s' if len(tokens) != 1 else ''} counted apart, not in the totals "
@@ -1569,6 +1588,7 @@ FORMAT = LogFormat(
         "Cline 3.x (2026): api_conversation_history.json alone, metrics.tokens {prompt, completion, cached} "
         "on each assistant message (cached: reads + writes summed)",
         "Cline conversationHistoryDeletedRange truncations and compaction entries",
+        "Cline's SDK build (2026-08): subagent_usage rows (the spawned subagents' calls summed, no cache split): counted apart",
         "Roo Code / Kilo Code: apiProtocol in the api_req_started text; condense_context and sliding_window_truncation",
         "Roo Code / Kilo Code since late 2025: tokensIn is the whole prompt (told from the counts)",
         "Kilo Code before 7.x and the Kilo CLI 0.x (globalStorage/kilocode.kilo-code/tasks/, ~/.kilocode/cli/global/tasks/): "
