@@ -120,6 +120,16 @@ def test_a_run_start_without_its_time_is_refused_naming_the_line(tmp_path: Path)
         read(log)
 
 
+@pytest.mark.parametrize("when", ["2024-13-45 99:99:99", "2024-02-30 12:00:00", "0000-01-01 00:00:00"])
+def test_a_run_start_whose_time_is_no_date_is_refused_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], when: str) -> None:
+    # Shaped as aider's (four digits, two, two...) but no day on the calendar: one line, not strptime's ValueError.
+    log = tmp_path / "h.md"
+    log.write_text(_run("#### hi  \n") + f"\n# aider chat started at {when}\n")
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {log}:6: a run's first line whose time is no date ('{when}')"
+
+
 def test_markdown_that_is_not_aider_s_is_no_format(tmp_path: Path) -> None:
     log = tmp_path / "README.md"
     log.write_text("# a project\n\n> Tokens: 1k sent, 2 received.\n")

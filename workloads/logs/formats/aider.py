@@ -177,10 +177,10 @@ def is_chat_history(path: Path) -> bool:
 class _Run:
     """One aider run (a lane): its model, and its calls' chains."""
 
-    def __init__(self, lane: str, started: str) -> None:
+    def __init__(self, lane: str, started_ms: int) -> None:
         self.lane = lane
         #: Its start (the file's only time, aider's local clock read as UTC), epoch ms.
-        self.started_ms = int(datetime.strptime(started, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp() * 1000)
+        self.started_ms = started_ms
         self.model = "unknown"
         self.edit_format = ""
         self.editor = ""
@@ -314,8 +314,12 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
                 raise UserError(f"{path}:{number}: a run's first line without its time ('{STARTED}YYYY-MM-DD HH:MM:SS')")
             runs += 1
             name = started.group(1)
+            try:
+                started_ms = int(datetime.strptime(name, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp() * 1000)
+            except ValueError:  # (shaped as aider's time, but no day on the calendar: month 13, February 30, year 0)
+                raise UserError(f"{path}:{number}: a run's first line whose time is no date ('{name}')") from None
             names[name] = names.get(name, 0) + 1
-            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}", name)
+            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}", started_ms)
             user, reply, pending, events, in_fence = [], [], [], [], False
             continue
         if run is None:
