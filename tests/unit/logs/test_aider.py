@@ -130,6 +130,19 @@ def test_a_run_start_whose_time_is_no_date_is_refused_naming_the_line(tmp_path: 
     assert err == f"prefixbench: error: {log}:6: a run's first line whose time is no date ('{when}')"
 
 
+def test_lines_are_counted_at_newlines_only_as_an_editor_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A reply may hold a form feed, U+2028, U+0085...: str.splitlines breaks there too, and the
+    # line named was past the one an editor shows.
+    log = tmp_path / "h.md"
+    log.write_text(_run("#### hi  \n\nSure\u2028here\x0c it is\x1c ok\x85\n\n> Tokens: 1.2x sent, 3 received.  \n"))
+    assert main(["audit", str(log)]) == 2
+    assert capsys.readouterr().err.startswith(f"prefixbench: error: {log}:8: a Tokens line aider does not write")
+    log.write_text(_run("#### hi  \n\nSure\u2028here\x0c#### it is\n\n> Tokens: 1.2k sent, 3 received.  \n"))
+    requests, _ = read(log)
+    assert [r.line for r in requests] == [8]
+    assert [m.role for m in requests[0].messages] == ["user"]  # ('#### ' after a form feed is the reply's text, no user input)
+
+
 def test_markdown_that_is_not_aider_s_is_no_format(tmp_path: Path) -> None:
     log = tmp_path / "README.md"
     log.write_text("# a project\n\n> Tokens: 1k sent, 2 received.\n")

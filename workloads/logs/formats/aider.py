@@ -295,7 +295,9 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
     events: list[tuple[str, str]] = []
     in_fence = False
     after_tokens = False  # the line before was a Tokens line
-    for number, raw in enumerate(_text(path).splitlines(), 1):
+    # (at newlines only, as aider writes them and an editor counts them: str.splitlines also breaks
+    # at a form feed, U+2028, U+0085... a reply may hold, and the line named was another)
+    for number, raw in enumerate(_text(path).split("\n"), 1):
         line = raw.rstrip()
         if after_tokens and patterns.cost.fullmatch(line):
             after_tokens = False
