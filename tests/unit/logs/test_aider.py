@@ -143,6 +143,39 @@ def test_lines_are_counted_at_newlines_only_as_an_editor_counts_them(tmp_path: P
     assert [m.role for m in requests[0].messages] == ["user"]  # ('#### ' after a form feed is the reply's text, no user input)
 
 
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_chat_history_named_reads_as_the_plain_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str) -> None:
+    # As a JSON log's: gzip, bzip2 or xz by its first bytes (it was "not a JSON log: its first line is not JSON").
+    import bz2
+    import gzip
+    import lzma
+
+    pack = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    log = tmp_path / f".aider.chat.history.md{suffix}"
+    log.write_bytes(pack(FIXTURE.read_bytes()))
+    assert detect_format(log) is AIDER
+    requests, summary = read(log)
+    plain, _ = read(FIXTURE)
+    assert [(r.line, r.model, r.usage) for r in requests] == [(r.line, r.model, r.usage) for r in plain]
+    # Cut short: one line naming the file and what is wrong, exit 2.
+    log.write_bytes(pack(FIXTURE.read_bytes())[:-20])
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: {log}") and "cut short or corrupt" in err and "\n" not in err
+
+
+def test_a_compressed_history_past_the_size_read_is_refused_by_its_decompressed_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from prefixbench.workloads.logs.formats import aider
+
+    log = tmp_path / ".aider.chat.history.md.gz"
+    log.write_bytes(gzip.compress(FIXTURE.read_bytes()))
+    monkeypatch.setattr(aider, "MAX_BYTES", FIXTURE.stat().st_size - 1)  # its compressed bytes are fewer
+    with pytest.raises(UserError, match=rf"^{log}: larger than [\d,]+ bytes; split it by run"):
+        read(log)
+
+
 def test_markdown_that_is_not_aider_s_is_no_format(tmp_path: Path) -> None:
     log = tmp_path / "README.md"
     log.write_text("# a project\n\n> Tokens: 1k sent, 2 received.\n")

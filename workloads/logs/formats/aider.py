@@ -46,7 +46,9 @@ How the counts read (aider's own code):
 A file whose first line starts no run is aider's only under aider's own name
 (``*.chat.history.md``) and when a run starts in its first bytes (a history whose head was cut
 or edited): the text before its first run is not read (a ``Tokens`` line there is skipped, its
-model unknown). A run no announcement names the model of reads as model ``unknown``.
+model unknown). A run no announcement names the model of reads as model ``unknown``. A history
+kept compressed (gzip, bzip2, xz, zstd: by its first bytes, as a JSON log's) is read decompressed
+when named; its lines are counted at newlines only (as an editor counts them).
 
 The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
@@ -83,7 +85,7 @@ from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
-from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, Record, read_whole
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "aider"
@@ -149,10 +151,10 @@ def detect(value: dict) -> Evidence | None:
 
 
 def _head(path: Path) -> bytes:
+    """A file's first bytes (decompressed: a history kept gzip-, bzip2-, xz- or zstd-compressed)."""
     try:
-        with path.open("rb") as raw:
-            return raw.read(HEAD_BYTES)
-    except OSError:
+        return read_whole(path, HEAD_BYTES)[:HEAD_BYTES]
+    except UserError:  # (unreadable, or compressed data cut short: not told as aider's here)
         return b""
 
 
@@ -171,7 +173,10 @@ def is_chat_history(path: Path) -> bool:
         raise UserError(f"{path}:1: {LLM_HISTORY}")
     if head.lstrip(b"\r\n").startswith(STARTED.encode()):
         return True
-    return path.name.endswith(NAMED) and _STARTED_IN.search(head) is not None
+    name = path.name
+    for packed in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(packed)
+    return name.endswith(NAMED) and _STARTED_IN.search(head) is not None
 
 
 class _Run:
@@ -250,12 +255,15 @@ def _flush(user: list[str], pending: list[LoggedMessage], events: list[tuple[str
 
 
 def _text(path: Path) -> str:
+    """The history's text (decompressed, as :func:`_head` reads it)."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
-        return path.read_bytes().decode("utf-8", errors="replace")
+        size = path.stat().st_size
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = b"" if size > MAX_BYTES else read_whole(path, MAX_BYTES)
+    if size > MAX_BYTES or len(data) > MAX_BYTES:
+        raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
+    return data.decode("utf-8", errors="replace")
 
 
 class _LinePatterns(NamedTuple):
