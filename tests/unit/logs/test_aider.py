@@ -176,6 +176,23 @@ def test_a_compressed_history_past_the_size_read_is_refused_by_its_decompressed_
         read(log)
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_history_with_a_byte_order_mark_reads_from_its_first_run(tmp_path: Path, encoding: str) -> None:
+    # A byte-order mark before the first run's line (an editor's UTF-8 BOM, Windows PowerShell's
+    # UTF-16 copy): the first run was taken for text before it, its calls skipped (UTF-8), or the
+    # file was no aider history at all (UTF-16).
+    log = tmp_path / "h.md"
+    text = FIXTURE.read_text().lstrip("\n")
+    log.write_text(text, encoding=encoding)
+    assert detect_format(log) is AIDER
+    requests, summary = read(log)
+    plain = tmp_path / "plain.md"
+    plain.write_text(text)
+    expected, _ = read(plain)
+    assert [(r.line, r.model, r.usage) for r in requests] == [(r.line, r.model, r.usage) for r in expected]
+    assert summary.skipped == ()
+
+
 def test_markdown_that_is_not_aider_s_is_no_format(tmp_path: Path) -> None:
     log = tmp_path / "README.md"
     log.write_text("# a project\n\n> Tokens: 1k sent, 2 received.\n")

@@ -48,7 +48,8 @@ A file whose first line starts no run is aider's only under aider's own name
 or edited): the text before its first run is not read (a ``Tokens`` line there is skipped, its
 model unknown). A run no announcement names the model of reads as model ``unknown``. A history
 kept compressed (gzip, bzip2, xz, zstd: by its first bytes, as a JSON log's) is read decompressed
-when named; its lines are counted at newlines only (as an editor counts them).
+when named, and one in UTF-16 after its byte-order mark (a copy Windows PowerShell 5 wrote); a
+byte-order mark is left out; its lines are counted at newlines only (as an editor counts them).
 
 The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
@@ -150,12 +151,25 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
+#: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` writes a copy so.
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _decoded(data: bytes) -> str:
+    """A history's text: UTF-8 (aider's), or UTF-16 after its byte-order mark; either mark left out."""
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", errors="replace")  # (the codec reads the mark and drops it)
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 def _head(path: Path) -> bytes:
-    """A file's first bytes (decompressed: a history kept gzip-, bzip2-, xz- or zstd-compressed)."""
+    """A file's first bytes as UTF-8, with no byte-order mark (decompressed: a history kept gzip-,
+    bzip2-, xz- or zstd-compressed)."""
     try:
-        return read_whole(path, HEAD_BYTES)[:HEAD_BYTES]
+        head = read_whole(path, HEAD_BYTES)[:HEAD_BYTES]
     except UserError:  # (unreadable, or compressed data cut short: not told as aider's here)
         return b""
+    return _decoded(head).encode("utf-8", errors="replace") if head.startswith(_UTF16_BOMS) else head.removeprefix(b"\xef\xbb\xbf")
 
 
 def is_chat_history(path: Path) -> bool:
@@ -168,7 +182,7 @@ def is_chat_history(path: Path) -> bool:
     """
     if not path.is_file():
         return False
-    head = _head(path).removeprefix(b"\xef\xbb\xbf")
+    head = _head(path)
     if _LLM_HISTORY.match(head):
         raise UserError(f"{path}:1: {LLM_HISTORY}")
     if head.lstrip(b"\r\n").startswith(STARTED.encode()):
@@ -263,7 +277,7 @@ def _text(path: Path) -> str:
     data = b"" if size > MAX_BYTES else read_whole(path, MAX_BYTES)
     if size > MAX_BYTES or len(data) > MAX_BYTES:
         raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
-    return data.decode("utf-8", errors="replace")
+    return _decoded(data)
 
 
 class _LinePatterns(NamedTuple):
