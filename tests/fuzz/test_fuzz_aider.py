@@ -167,3 +167,36 @@ def test_any_sequence_of_aider_s_lines_is_read_or_refused_in_one_line(importer_e
 
     case()
     tally.report()
+
+
+def _variant(text: str, how: str) -> bytes:
+    import gzip
+
+    match how:
+        case "crlf":
+            return text.replace("\n", "\r\n").encode()
+        case "bom":
+            return b"\xef\xbb\xbf" + text.encode()
+        case "utf-16":
+            return text.encode("utf-16")
+        case "gzip":
+            return gzip.compress(text.encode())
+        case _:  # no last newline
+            return text.rstrip("\n").encode()
+
+
+@settings(max_examples=_examples(100), deadline=None)
+@given(st.lists(RUN, min_size=1, max_size=3), st.sampled_from(["crlf", "bom", "utf-16", "gzip", "cut"]), st.booleans())
+def test_a_history_reads_the_same_in_crlf_with_a_byte_order_mark_compressed_or_without_its_last_newline(runs, how, bare) -> None:
+    text, _ = history(runs)
+    text = text.lstrip("\n") if bare else text  # (the first run's line first, right after a mark)
+    with tempfile.TemporaryDirectory() as folder:
+        plain = Path(folder) / ".aider.chat.history.md"
+        plain.write_text(text)
+        other = Path(folder) / f"other.chat.history.md{'.gz' if how == 'gzip' else ''}"
+        other.write_bytes(_variant(text, how))
+        assert detect_format(other) is FORMATS["aider"]
+        expected, summary = import_file(plain, FORMATS["aider"], ImportContext())
+        got, other_summary = import_file(other, FORMATS["aider"], ImportContext())
+    assert [(r.line, r.model, r.usage, r.lane) for r in got] == [(r.line, r.model, r.usage, r.lane) for r in expected]
+    assert other_summary.skipped == summary.skipped
