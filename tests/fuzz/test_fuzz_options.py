@@ -23,6 +23,7 @@ VALUES = st.one_of(
             "xai:block=64", "xai:block=0", "xai:evict_p=nan", "xai:routing=random,servers=3", "gemini:minimums=blog",
             "gemini:min_tokens=-1", "qwen:mode=explicit", "kimi:ttl=2h", "minimax:implicit_ttl_ms=none", "grok-code-fast-1",
             "deepseek-v4", "deepseek-v4-flash", "peak", "2020-13-45", "2026-01-01", "default", "none", "json",
+            "lenient", "deepseek-official", "deepseek-relay", "deepseek-official,lenient", "LENIENT",
         )
     ),
     st.text(max_size=12),
@@ -36,7 +37,7 @@ BENCH_FLAGS = (
     "--workloads", "--strategies", "--caches", "--windows", "--seeds", "--preset", "--profile", "--read-discount",
     "--read-price", "--price-as-of", "--steps",
 )
-REPLAY_FLAGS = ("--input", "--chars-per-token", "--cache", "--tokenizer", "--price", "--period", "--price-as-of", "--format")
+REPLAY_FLAGS = ("--input", "--chars-per-token", "--cache", "--tokenizer", "--profile", "--price", "--period", "--price-as-of", "--format")
 
 
 def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(importer_examples, monkeypatch):
@@ -69,6 +70,39 @@ def test_any_option_value_is_refused_in_one_line_or_reaches_the_first_run(import
         else:  # check runs specs, not sweeps: only its validation is fuzzed, with a window too small to run
             argv = ["check", "--preset", "nope", *(x for flag, value in sweep_options if flag in ("--windows", "--engines") for x in (flag, value))]
         tally.check(argv)
+
+    case()
+    tally.report()
+
+
+#: Pieces of the audit's model options' values: models (priced, ruled, unknown, cased, odd),
+#: formats and their aliases, fixes, and text that is none of them.
+_MODEL = st.sampled_from(("gpt-4o", "GPT-4O", "claude-3-5-sonnet-20240620", "deepseek/deepseek-chat", "deepseek-chat", "unknown",
+                          "anthropic/claude-3-opus", "openrouter/x/y", "claude_4_5_opus", "gpt-4o=x", "", " ", "*", "\u2028",
+                          "\udcff", "x" * 300, "gemini-2.5-pro"))
+_FORMAT = st.sampled_from(("aider", "iflow", "claude-code", "trae", "continue", "cn", "auto", "nope", "", "AIDER"))
+_ITEM = st.one_of(_MODEL, st.builds(lambda a, b: f"{a}={b}", st.one_of(_MODEL, _FORMAT), _MODEL), st.text(max_size=8))
+_LIST = st.lists(_ITEM, min_size=1, max_size=3).map(",".join)
+_FIXES = st.lists(st.sampled_from(("pin-model", "ttl-1h", "keep-alive", "all", "breakpoints=last", "breakpoints=", "nope", "")),
+                  min_size=1, max_size=3).map(",".join)
+AUDIT_OPTIONS = st.one_of(
+    st.tuples(st.sampled_from(("--model-alias", "--assume-model")), _LIST),
+    st.tuples(st.just("--assume-provider"), st.one_of(_LIST, st.sampled_from(("anthropic", "aider=deepseek", "openai,openai")))),
+    st.tuples(st.just("--what-if"), _FIXES),
+)
+
+
+def test_any_model_option_or_fix_of_an_audit_is_refused_in_one_line_or_audits(importer_examples):
+    """--model-alias, --assume-model, --assume-provider and --what-if (pin-model among the fixes),
+    on an aider history and a Claude Code transcript (iFlow's): exit 0 or one line."""
+    tally = Tally("audit options", bound_s=30)
+    fixtures = Path(__file__).parents[1] / "unit" / "logs" / "fixtures"
+
+    @fuzz_settings(importer_examples)
+    @given(log=st.sampled_from(("aider.md", "claude-code.jsonl", "trae-agent.json", "continue-cli.json")),
+           options=st.lists(AUDIT_OPTIONS, min_size=1, max_size=3))
+    def case(log: str, options: list[tuple[str, str]]) -> None:
+        tally.check(["audit", str(fixtures / log), "--quiet", "--format", "json", *(x for pair in options for x in pair)])
 
     case()
     tally.report()

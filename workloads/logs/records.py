@@ -251,6 +251,34 @@ def _compression(path: Path, handle) -> str | None:
     return next((name for magic, name in COMPRESSION_MAGIC if head.startswith(magic)), None)
 
 
+def read_whole(path: Path, limit: int) -> bytes:
+    """The first ``limit`` + 1 bytes of a log read whole, not as records (aider's Markdown chat
+    history), decompressed where its first bytes name a compression, as a record log's are (one
+    byte past ``limit``: the caller tells a log longer than it).
+
+    Raises:
+        UserError: a file that cannot be read, or compressed data cut short or corrupt.
+    """
+    try:
+        raw = path.open("rb")
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    with raw:
+        kind = None
+        try:
+            kind = _compression(path, raw)
+            if kind is None:
+                return raw.read(limit + 1)
+            with _COMPRESSED[kind](raw) as handle:  # type: ignore[attr-defined]
+                return handle.read(limit + 1)
+        except OSError as exc:  # a read error, or a corrupt compressed header
+            if kind is not None:
+                raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc.strerror or exc})") from None
+            raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        except (EOFError, zlib.error, lzma.LZMAError) as exc:  # cut short, or corrupt, compressed data
+            raise UserError(f"{path}: {kind}-compressed data cut short or corrupt ({exc})") from None
+
+
 #: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` and ``Out-File``
 #: write a command's output, or a copied log, as UTF-16 with one.
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")

@@ -120,6 +120,79 @@ def test_a_run_start_without_its_time_is_refused_naming_the_line(tmp_path: Path)
         read(log)
 
 
+@pytest.mark.parametrize("when", ["2024-13-45 99:99:99", "2024-02-30 12:00:00", "0000-01-01 00:00:00"])
+def test_a_run_start_whose_time_is_no_date_is_refused_naming_the_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], when: str) -> None:
+    # Shaped as aider's (four digits, two, two...) but no day on the calendar: one line, not strptime's ValueError.
+    log = tmp_path / "h.md"
+    log.write_text(_run("#### hi  \n") + f"\n# aider chat started at {when}\n")
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"prefixbench: error: {log}:6: a run's first line whose time is no date ('{when}')"
+
+
+def test_lines_are_counted_at_newlines_only_as_an_editor_counts_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A reply may hold a form feed, U+2028, U+0085...: str.splitlines breaks there too, and the
+    # line named was past the one an editor shows.
+    log = tmp_path / "h.md"
+    log.write_text(_run("#### hi  \n\nSure\u2028here\x0c it is\x1c ok\x85\n\n> Tokens: 1.2x sent, 3 received.  \n"))
+    assert main(["audit", str(log)]) == 2
+    assert capsys.readouterr().err.startswith(f"prefixbench: error: {log}:8: a Tokens line aider does not write")
+    log.write_text(_run("#### hi  \n\nSure\u2028here\x0c#### it is\n\n> Tokens: 1.2k sent, 3 received.  \n"))
+    requests, _ = read(log)
+    assert [r.line for r in requests] == [8]
+    assert [m.role for m in requests[0].messages] == ["user"]  # ('#### ' after a form feed is the reply's text, no user input)
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_a_compressed_chat_history_named_reads_as_the_plain_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str) -> None:
+    # As a JSON log's: gzip, bzip2 or xz by its first bytes (it was "not a JSON log: its first line is not JSON").
+    import bz2
+    import gzip
+    import lzma
+
+    pack = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    log = tmp_path / f".aider.chat.history.md{suffix}"
+    log.write_bytes(pack(FIXTURE.read_bytes()))
+    assert detect_format(log) is AIDER
+    requests, summary = read(log)
+    plain, _ = read(FIXTURE)
+    assert [(r.line, r.model, r.usage) for r in requests] == [(r.line, r.model, r.usage) for r in plain]
+    # Cut short: one line naming the file and what is wrong, exit 2.
+    log.write_bytes(pack(FIXTURE.read_bytes())[:-20])
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: {log}") and "cut short or corrupt" in err and "\n" not in err
+
+
+def test_a_compressed_history_past_the_size_read_is_refused_by_its_decompressed_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gzip
+
+    from prefixbench.workloads.logs.formats import aider
+
+    log = tmp_path / ".aider.chat.history.md.gz"
+    log.write_bytes(gzip.compress(FIXTURE.read_bytes()))
+    monkeypatch.setattr(aider, "MAX_BYTES", FIXTURE.stat().st_size - 1)  # its compressed bytes are fewer
+    with pytest.raises(UserError, match=rf"^{log}: larger than [\d,]+ bytes; split it by run"):
+        read(log)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_history_with_a_byte_order_mark_reads_from_its_first_run(tmp_path: Path, encoding: str) -> None:
+    # A byte-order mark before the first run's line (an editor's UTF-8 BOM, Windows PowerShell's
+    # UTF-16 copy): the first run was taken for text before it, its calls skipped (UTF-8), or the
+    # file was no aider history at all (UTF-16).
+    log = tmp_path / "h.md"
+    text = FIXTURE.read_text().lstrip("\n")
+    log.write_text(text, encoding=encoding)
+    assert detect_format(log) is AIDER
+    requests, summary = read(log)
+    plain = tmp_path / "plain.md"
+    plain.write_text(text)
+    expected, _ = read(plain)
+    assert [(r.line, r.model, r.usage) for r in requests] == [(r.line, r.model, r.usage) for r in expected]
+    assert summary.skipped == ()
+
+
 def test_markdown_that_is_not_aider_s_is_no_format(tmp_path: Path) -> None:
     log = tmp_path / "README.md"
     log.write_text("# a project\n\n> Tokens: 1k sent, 2 received.\n")

@@ -46,7 +46,10 @@ How the counts read (aider's own code):
 A file whose first line starts no run is aider's only under aider's own name
 (``*.chat.history.md``) and when a run starts in its first bytes (a history whose head was cut
 or edited): the text before its first run is not read (a ``Tokens`` line there is skipped, its
-model unknown). A run no announcement names the model of reads as model ``unknown``.
+model unknown). A run no announcement names the model of reads as model ``unknown``. A history
+kept compressed under a Markdown name (``*.md.gz``; gzip, bzip2, xz, zstd: by its first bytes, as
+a JSON log's) is read decompressed when named, and one in UTF-16 after its byte-order mark (a copy Windows PowerShell 5 wrote); a
+byte-order mark is left out; its lines are counted at newlines only (as an editor counts them).
 
 The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
@@ -83,7 +86,8 @@ from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
-from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, is_zstd
+from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, Record, read_whole
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "aider"
@@ -148,12 +152,39 @@ def detect(value: dict) -> Evidence | None:
     return None
 
 
+#: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` writes a copy so.
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _decoded(data: bytes) -> str:
+    """A history's text: UTF-8 (aider's), or UTF-16 after its byte-order mark; either mark left out."""
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", errors="replace")  # (the codec reads the mark and drops it)
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def _plain_name(path: Path) -> str:
+    """A file's name less its compression's suffix (``.aider.chat.history.md.gz``: ``.aider.chat.history.md``)."""
+    name = path.name
+    for packed in COMPRESSED_SUFFIXES:
+        name = name.removesuffix(packed)
+    return name
+
+
 def _head(path: Path) -> bytes:
+    """A file's first bytes as UTF-8, with no byte-order mark; decompressed where it is compressed
+    under a Markdown name (``*.md.gz``...: other compressed files, JSON logs, are not decompressed
+    again here: a bzip2 block costs about 12 ms)."""
     try:
         with path.open("rb") as raw:
-            return raw.read(HEAD_BYTES)
-    except OSError:
+            head = raw.read(HEAD_BYTES)
+        if is_zstd(head) or any(head.startswith(magic) for magic, _ in COMPRESSION_MAGIC):
+            if not _plain_name(path).endswith(".md"):
+                return b""
+            head = read_whole(path, HEAD_BYTES)[:HEAD_BYTES]
+    except (OSError, UserError):  # (unreadable, or compressed data cut short: not told as aider's here)
         return b""
+    return _decoded(head).encode("utf-8", errors="replace") if head.startswith(_UTF16_BOMS) else head.removeprefix(b"\xef\xbb\xbf")
 
 
 def is_chat_history(path: Path) -> bool:
@@ -166,21 +197,21 @@ def is_chat_history(path: Path) -> bool:
     """
     if not path.is_file():
         return False
-    head = _head(path).removeprefix(b"\xef\xbb\xbf")
+    head = _head(path)
     if _LLM_HISTORY.match(head):
         raise UserError(f"{path}:1: {LLM_HISTORY}")
     if head.lstrip(b"\r\n").startswith(STARTED.encode()):
         return True
-    return path.name.endswith(NAMED) and _STARTED_IN.search(head) is not None
+    return _plain_name(path).endswith(NAMED) and _STARTED_IN.search(head) is not None
 
 
 class _Run:
     """One aider run (a lane): its model, and its calls' chains."""
 
-    def __init__(self, lane: str, started: str) -> None:
+    def __init__(self, lane: str, started_ms: int) -> None:
         self.lane = lane
         #: Its start (the file's only time, aider's local clock read as UTC), epoch ms.
-        self.started_ms = int(datetime.strptime(started, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp() * 1000)
+        self.started_ms = started_ms
         self.model = "unknown"
         self.edit_format = ""
         self.editor = ""
@@ -250,12 +281,15 @@ def _flush(user: list[str], pending: list[LoggedMessage], events: list[tuple[str
 
 
 def _text(path: Path) -> str:
+    """The history's text (decompressed, as :func:`_head` reads it)."""
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
-        return path.read_bytes().decode("utf-8", errors="replace")
+        size = path.stat().st_size
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    data = b"" if size > MAX_BYTES else read_whole(path, MAX_BYTES)
+    if size > MAX_BYTES or len(data) > MAX_BYTES:
+        raise UserError(f"{path}: larger than {MAX_BYTES:,} bytes; split it by run (# aider chat started at)")
+    return _decoded(data)
 
 
 class _LinePatterns(NamedTuple):
@@ -295,7 +329,9 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
     events: list[tuple[str, str]] = []
     in_fence = False
     after_tokens = False  # the line before was a Tokens line
-    for number, raw in enumerate(_text(path).splitlines(), 1):
+    # (at newlines only, as aider writes them and an editor counts them: str.splitlines also breaks
+    # at a form feed, U+2028, U+0085... a reply may hold, and the line named was another)
+    for number, raw in enumerate(_text(path).split("\n"), 1):
         line = raw.rstrip()
         if after_tokens and patterns.cost.fullmatch(line):
             after_tokens = False
@@ -314,8 +350,12 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
                 raise UserError(f"{path}:{number}: a run's first line without its time ('{STARTED}YYYY-MM-DD HH:MM:SS')")
             runs += 1
             name = started.group(1)
+            try:
+                started_ms = int(datetime.strptime(name, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp() * 1000)
+            except ValueError:  # (shaped as aider's time, but no day on the calendar: month 13, February 30, year 0)
+                raise UserError(f"{path}:{number}: a run's first line whose time is no date ('{name}')") from None
             names[name] = names.get(name, 0) + 1
-            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}", name)
+            run = _Run(name if names[name] == 1 else f"{name}#{names[name]}", started_ms)
             user, reply, pending, events, in_fence = [], [], [], [], False
             continue
         if run is None:
