@@ -37,6 +37,14 @@ MAX_NAME = 120
 _EXAMPLE = "e.g. claude-opus-4-5 or managed-agents=claude-opus-4-5"
 
 
+def fits_option(name: str) -> bool:
+    """Whether ``name`` can be given in ``--assume-model`` or ``--model-alias``: printable, no
+    space, no ``,`` or ``=`` (they separate the items and their parts), at most :data:`MAX_NAME`
+    characters. A log may name a model otherwise; such a name cannot be mapped from the command
+    line."""
+    return 0 < len(name) <= MAX_NAME and not any(c.isspace() or not c.isprintable() or c in ",=" for c in name)
+
+
 def _model_provider(model: str) -> ProviderRules | None:
     """The hosted provider whose rules name ``model``, if one does."""
     rules = provider_of_model(model)
@@ -72,7 +80,7 @@ def parse_assumed_models(text: str | None, table: PriceTable | None = None) -> d
     for item in text.split(","):
         name, sep, model = (part.strip() for part in item.partition("="))
         name, model = (name, model) if sep else ("*", name)
-        if not name or not model or any(c.isspace() or not c.isprintable() for c in model) or len(model) > MAX_NAME:
+        if not name or not fits_option(model):
             raise UserError(f"--assume-model {text}: {item.strip()!r} is not MODEL or FORMAT=MODEL ({_EXAMPLE})")
         if name != "*":
             if ALIASES.get(name, name) not in FORMATS:
@@ -210,8 +218,7 @@ def parse_model_aliases(text: str | None, table: PriceTable | None = None) -> di
     aliases: dict[str, str] = {}
     for item in text.split(","):
         alias, sep, model = (part.strip() for part in item.partition("="))
-        if not sep or not alias or not model or any(c.isspace() or not c.isprintable() for c in alias + model) \
-                or max(len(alias), len(model)) > MAX_NAME:
+        if not sep or not fits_option(alias) or not fits_option(model):
             raise UserError(f"--model-alias {text}: {item.strip()!r} is not ALIAS=MODEL ({_ALIAS_EXAMPLE})")
         if alias.lower() == NO_MODEL:
             raise UserError(f"--model-alias {text}: {alias!r} is what a log naming no model gives; "

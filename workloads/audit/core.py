@@ -3238,10 +3238,12 @@ def _unpriced_note(models: list[str]) -> str:
     (``--model-alias`` for a name that may be a gateway's or an agent's own for a priced model,
     ``--assume-model`` for calls whose log names none). Nothing is guessed: the alias is named,
     the model it stands for left to the user."""
-    from prefixbench.workloads.audit.assume_model import NO_MODEL
+    from prefixbench.workloads.audit.assume_model import NO_MODEL, fits_option
 
-    named = [m for m in models if m != NO_MODEL]
+    named = [m for m in models if m != NO_MODEL and fits_option(m)]
     hints = []
+    if unfit := [m for m in models if m != NO_MODEL and not fits_option(m)]:
+        hints.append(f"{', '.join(map(repr, unfit))} cannot be given to --model-alias (a space, comma or '=' in the name)")
     if named:
         items = ",".join(f"{m}=MODEL" for m in named)
         hints.append(f"if {'it is' if len(named) == 1 else 'they are'} a gateway's or an agent's name for a priced model, "

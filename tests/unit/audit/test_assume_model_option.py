@@ -133,6 +133,7 @@ def test_opencode_run_output_takes_the_provider_the_model_names(capsys) -> None:
 
 @pytest.mark.parametrize(("value", "says"), [
     ("claude opus", "'claude opus' is not MODEL or FORMAT=MODEL"),
+    ("aider=gpt-4o=x", "'aider=gpt-4o=x' is not MODEL or FORMAT=MODEL"),
     ("managed-agents=", "'managed-agents=' is not MODEL or FORMAT=MODEL"),
     ("claude-opus-4-5,", "'' is not MODEL or FORMAT=MODEL"),
     ("nosuch=claude-opus-4-5", "unknown format 'nosuch'"),

@@ -68,6 +68,7 @@ def test_an_alias_no_call_names_is_said_to_change_nothing(tmp_path, capsys) -> N
     (f"{ALIAS}=claude-opus-4-5,{ALIAS}=claude-opus-4-1", f"{ALIAS} is named twice"),
     ("unknown=claude-opus-4-5", "--assume-model names the model of those calls"),
     ("claude-opus-4-5=claude-opus-4-5", "claude-opus-4-5 is mapped to itself"),
+    (f"{ALIAS}=claude-opus-4-5=x", "is not ALIAS=MODEL"),
 ])
 def test_a_bad_alias_is_one_line_and_exit_2(tmp_path, capsys, value, said) -> None:
     log = _capture(tmp_path / "capture.jsonl")
@@ -94,3 +95,19 @@ def test_a_model_named_in_capitals_is_the_same_model_as_the_calls_naming_it(tmp_
     out = _audit(capsys, log, "--model-alias", f"{ALIAS}=CLAUDE-OPUS-4-5")
     assert [r["model"] for r in out["requests"]] == ["claude-opus-4-5"] * 2
     assert [(m["model"], m["requests"]) for m in out["models"]] == [("claude-opus-4-5", 2)]
+
+
+def test_a_logged_name_the_option_cannot_take_is_not_suggested_for_it(tmp_path, capsys) -> None:
+    """A log may name its model with a space or an '=' (a gateway's display name); ``--model-alias``
+    cannot take such a name, so the unpriced note says so instead of suggesting a command that
+    would be refused."""
+    odd = "Claude Opus (gateway)=4"
+    lines = [
+        capture_line(anthropic_body(odd, messages=1), {"body": {"type": "message", "model": odd, "usage": {
+            "input_tokens": 3, "cache_creation_input_tokens": 500, "cache_read_input_tokens": 0, "output_tokens": 10}}},
+            sent=1767261600.0),
+    ]
+    out = _audit(capsys, str(write_jsonl(tmp_path / "capture.jsonl", lines)))
+    note = next(n for n in out["notes"] if n.startswith("no price for"))
+    assert "cannot be given to --model-alias (a space, comma or '=' in the name)" in note
+    assert "=MODEL" not in note
