@@ -38,3 +38,16 @@ def test_a_results_file_nested_too_deep_is_one_line(tmp_path: Path, capsys: pyte
 def test_compress_arguments_nested_too_deep_are_refused() -> None:
     with pytest.raises(CompressArgumentsError, match="nested too deep"):
         parse_compress_arguments('{"ranges": ' + DEEP + "}")
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("[" * 5_000 + "]" * 5_000, "(nested too deep)"),
+    ("9" * 5_000, "for integer string conversion: value has 5000 ...)"),  # cut at a word, not inside one
+])
+def test_a_log_line_the_reader_refuses_says_why_in_whole_words(tmp_path: Path, value: str, said: str,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"type": "user", "x": ' + value + "}\n")
+    assert main(["audit", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"prefixbench: error: {path}:1: JSON this reader refuses (") and err[0].endswith(said)

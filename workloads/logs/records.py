@@ -63,6 +63,18 @@ class NestedArray(UserError):
     beside the task's ``ui_messages.json``)."""
 
 
+
+def _refused(path: Path | str, line_no: int, exc: ValueError | RecursionError) -> UserError:
+    """A line whose JSON parses but which this reader will not hold: nested too deep for the
+    interpreter, or a number too long to convert (its message cut at a word, not inside one)."""
+    if isinstance(exc, RecursionError):
+        why = "nested too deep"
+    else:
+        why = str(exc) or "a value it cannot convert"
+        if len(why) > 80:
+            why = why[:80].rsplit(" ", 1)[0] + " ..."
+    return UserError(f"{path}:{line_no}: JSON this reader refuses ({why})")
+
 def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeError, *, document: bool = False) -> UserError:
     """The error of a value that does not decode: ``what`` (``malformed JSON``...), the decoder's
     reason and column, and whether it is JSONC (:class:`CommentedJson`): a comment, or in a
@@ -516,7 +528,7 @@ def _iter_lines(
                 raise _FirstLineError(error, exc.pos >= len(text) and text[-1] in "{[,:") from None
             raise error from None
         except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
-            raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+            raise _refused(path, line_no, exc) from None
         first = False
         yield Record(line_no, value, plain, 0, 0, start)
     if progress is not None:
@@ -606,7 +618,7 @@ def _iter_values(
                     raise _not_json(path, line, "malformed JSON", text, exc, document=True) from None
                 raise UserError(f"{path}:{line_no}: truncated or malformed JSON ({exc.msg})") from None
             except (ValueError, RecursionError) as exc:
-                raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+                raise _refused(path, line_no, exc) from None
             seen = True
             yield Record(line_no, value)
             line_no += text.count("\n", pos, end)
@@ -692,7 +704,7 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
                     raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None
                 break  # need more text
             except (ValueError, RecursionError) as exc:
-                raise UserError(f"{path}:{line_no}: JSON this reader refuses ({str(exc)[:80] or 'nested too deep'})") from None
+                raise _refused(path, line_no, exc) from None
             yield Record(line_no, value, True)  # read by json, never vouched for by msgspec
             line_no += buffer.count("\n", pos, end)
             pos = end
