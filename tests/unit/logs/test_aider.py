@@ -360,3 +360,19 @@ def test_the_line_patterns_are_compiled_when_a_history_is_read_not_at_start_up()
     read(FIXTURE)
     from prefixbench.workloads.logs.formats import aider
     assert aider._line_patterns.cache_info().currsize == 1
+
+
+def test_input_aider_reads_a_history_with_text_before_its_first_run_under_any_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Content alone does not tell such a file (its first line is a note), so auto refuses it; named
+    with ``--input aider`` it is read, the text before the first run skipped, the counts those of
+    the history itself."""
+    log = tmp_path / "notes.txt"
+    log.write_text("my notes on this session\n\n" + FIXTURE.read_text())
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) == 2
+    assert "not a JSON log" in capsys.readouterr().err
+    assert main(["audit", str(log), "--input", "aider", "--quiet", "--format", "json"]) in (0, 1)
+    forced = json.loads(capsys.readouterr().out)["totals"]
+    assert main(["audit", str(FIXTURE), "--quiet", "--format", "json"]) in (0, 1)
+    plain = json.loads(capsys.readouterr().out)["totals"]
+    assert forced["requests"] == plain["requests"] == 6
+    assert [forced[k] for k in ("input", "output", "cache_read", "cache_write")] == [plain[k] for k in ("input", "output", "cache_read", "cache_write")]

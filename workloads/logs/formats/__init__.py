@@ -395,6 +395,8 @@ def noun_a(noun: str) -> str:
 def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """Read one file of a known format into its requests."""
     binary = file_format(path)
+    if binary is None and fmt.claims_file is not None and fmt.claims_file(path):
+        binary = fmt
     if binary is not None:
         if binary is not fmt or fmt.read_file is None:
             raise UserError(f"{path}: {noun_a(binary.noun)} read as {fmt.name} (--input {binary.name} reads it)")

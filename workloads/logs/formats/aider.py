@@ -205,6 +205,12 @@ def is_chat_history(path: Path) -> bool:
     return _plain_name(path).endswith(NAMED) and _STARTED_IN.search(head) is not None
 
 
+def has_a_run(path: Path) -> bool:
+    """Whether a run starts anywhere in ``path``'s first bytes: a file named with ``--input aider``
+    is read as a chat history so, text before its first run (a note, a pasted header) skipped."""
+    return path.is_file() and _STARTED_IN.search(_head(path)) is not None
+
+
 class _Run:
     """One aider run (a lane): its model, and its calls' chains."""
 
@@ -590,5 +596,6 @@ FORMAT = LogFormat(
     ),
     detect_file=is_chat_history,
     read_file=read_file,
+    claims_file=has_a_run,
     file_suffixes=(".md",),
 )

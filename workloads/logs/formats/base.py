@@ -114,6 +114,9 @@ class LogFormat(msgspec.Struct, frozen=True):
     #: a UserError), and its reader; such a file is never read as text records.
     detect_file: Callable[[Path], bool] | None = None
     read_file: FileReader | None = None
+    #: When ``--input`` names this format: whether a file ``detect_file`` does not tell as one is
+    #: still read by ``read_file`` (an aider chat history with text before its first run).
+    claims_file: Callable[[Path], bool] | None = None
     #: File names (ends) a folder walk offers to ``detect_file`` besides the text logs.
     file_suffixes: tuple[str, ...] = ()
     #: What the agent is known to change in the head its log does not hold (system prompt,
