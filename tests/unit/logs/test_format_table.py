@@ -318,7 +318,8 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 1, "main", "main", 0, 1752156135500, None, "anthropic", model,
                     usage=Usage(uncached=1830, output=95),
-                    prefix=Prefix(f"trae-agent:main:{model}", f"trae-agent:{file}:0", None, 2),  # system and task
+                    # system and task; the head keyed by a digest of the logged system prompt and tool names
+                    prefix=Prefix(f"trae-agent:main:7e493dcaec5d:{model}", f"trae-agent:{file}:0", None, 2),
                     events=(("user_turn", ""),), request_id="0", source_format=name,
                     done_ms=1752156135500,  # the response had come back; no send time is kept
                     path="llm_interactions[0]",
