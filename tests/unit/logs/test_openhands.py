@@ -643,7 +643,9 @@ def test_runs_of_another_system_prompt_or_tool_set_in_one_folder_have_heads_of_t
 
 
 def test_a_run_that_logs_no_system_message_keeps_the_model_head(tmp_path: Path) -> None:
+    line = old_output_line("alibaba__fastjson2-2775")
+    line["history"].insert(0, {"id": -1, "source": "agent", "action": "system", "args": {}})  # nothing of the head in it
     path = tmp_path / "output.jsonl"
-    path.write_text(json.dumps(old_output_line("alibaba__fastjson2-2775")) + "\n")
+    path.write_text(json.dumps(line) + "\n")
     requests = import_file(path, detect_format(path), ImportContext())[0]
     assert {r.prefix.head for r in requests} == {"openhands:openai:gpt-5-2025-08-07"}

@@ -302,10 +302,13 @@ class _Call(msgspec.Struct):
 
 def _head_tag(event: object) -> str | None:
     """A digest of the head an OpenHands 0.x system message logs (``action: system``: the
-    system prompt in ``args.content``, the tool schemas in ``args.tools``), None for any other event."""
+    system prompt in ``args.content``, the tool schemas in ``args.tools``), None for any other event
+    and for one that logs neither."""
     if not isinstance(event, dict) or event.get("action") != "system":
         return None
     args = as_dict(event.get("args"))
+    if args.get("content") is None and args.get("tools") is None:
+        return None
     return hashlib.sha256(canonical_json([args.get("content"), args.get("tools")]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
