@@ -1512,3 +1512,25 @@ def test_the_items_codex_adds_to_the_history_itself_are_no_model_output(tmp_path
     ms = [parse_time_ms(f"2026-11-20T11:14:{s}Z", "t") for s in ("24.000", "44.000", "50.000", "28.000", "46.000", "55.000")]
     assert [r.sent_ms for r in requests] == ms[:3]
     assert [r.ready_ms for r in requests] == ms[3:]
+
+
+def test_rollouts_of_other_base_instructions_have_heads_of_their_own(tmp_path: Path) -> None:
+    """From about 0.88 a rollout's session_meta logs the ``base_instructions`` Codex sent (and from
+    0.115 its ``dynamic_tools``): rollouts of one version and model with other instructions start
+    with another head (BearTDK6/ba-pro's 0.119 gpt-5.4 rollouts: 20,732 and 14,732 characters of
+    them). Audited as one folder, each rollout's first call is predicted at its own head."""
+    paths = []
+    for i, (base, read) in enumerate([("You are Codex.", 8448)] * 3 + [("You are Codex, a coding agent.", 6400)] * 2):
+        meta = {"id": f"sess-{i}", "cli_version": "0.119.0", "model_provider": "openai", "base_instructions": {"text": base}}
+        records = [
+            {"timestamp": f"2026-04-15T1{i}:00:00.000Z", "type": "session_meta", "payload": meta},
+            {"timestamp": f"2026-04-15T1{i}:00:01.000Z", "type": "turn_context", "payload": {"model": "gpt-5.4", "effort": "high"}},
+            {"timestamp": f"2026-04-15T1{i}:00:02.000Z", "type": "response_item", "payload": _user(f"task {i}")},
+            {"timestamp": f"2026-04-15T1{i}:00:05.000Z", "type": "event_msg", "payload": _tc(12000, read, 40, 12000, read, 40)},
+        ]
+        paths.append(write_jsonl(tmp_path / f"rollout-{i}.jsonl", records))
+    requests, _ = load_trace(paths)
+    heads = [r.prefix.head for r in requests]
+    assert len(set(heads)) == 2 and heads[0] == heads[1] == heads[2] != heads[3] == heads[4]
+    assert all(h.startswith("codex:gpt-5.4:0.119.0:") for h in heads)
+    assert [row.predicted_cache_read for row in run_audit(paths).rows] == [8448] * 3 + [6400] * 2

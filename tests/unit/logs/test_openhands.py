@@ -610,3 +610,42 @@ def test_app_server_damaged_conversations_end_cleanly(tmp_path: Path) -> None:
     case()
     tally.report()
     assert tally.outcomes["crash"] == 0
+
+
+def _run_with_system(instance: str, system: str, tools: list[str], read: int, hour: int) -> dict:
+    """An evaluation output line whose history starts with OpenHands' system message (0.4x on:
+    ``action: system``, ``args.content`` and ``args.tools``) and one call that read ``read``."""
+    line = old_output_line(instance)
+    schemas = [{"type": "function", "function": {"name": name, "parameters": {}}} for name in tools]
+    line["history"] = [
+        {"id": 0, "timestamp": f"2026-01-23T{hour:02d}:00:00", "source": "agent", "action": "system",
+         "args": {"content": system, "tools": schemas, "openhands_version": "0.58.0", "agent_class": "CodeActAgent"}},
+        {"id": 1, "timestamp": f"2026-01-23T{hour:02d}:00:30", "source": "agent", "action": "run", "args": {},
+         "tool_call_metadata": {"model_response": {"id": f"chatcmpl-{instance}", "model": "gpt-5-2025-08-07",
+                                                   "usage": {"prompt_tokens": 9000, "completion_tokens": 50,
+                                                             "prompt_tokens_details": {"cached_tokens": read}}}}},
+    ]
+    return line
+
+
+def test_runs_of_another_system_prompt_or_tool_set_in_one_folder_have_heads_of_their_own(tmp_path: Path) -> None:
+    """The system message a run logs (its prompt and tool schemas) is the head of every call of
+    the run: runs of one folder with another prompt or tool set do not share one head and its size."""
+    runs = [("You are OpenHands.", ["execute_bash", "finish"], 6400)] * 3 + [("You are OpenHands.", ["execute_bash", "finish", "browser"], 8448)] * 2
+    lines = [_run_with_system(f"repo__repo-{i}", system, tools, read, 10 + i) for i, (system, tools, read) in enumerate(runs)]
+    path = tmp_path / "output.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    heads = [r.prefix.head for r in requests]
+    assert len(set(heads)) == 2 and heads[0] == heads[1] == heads[2] != heads[3] == heads[4]
+    assert all(h.startswith("openhands:openai:") and h.endswith(":gpt-5-2025-08-07") for h in heads)
+    assert [row.predicted_cache_read for row in run_audit([path]).rows] == [6400] * 3 + [8448] * 2
+
+
+def test_a_run_that_logs_no_system_message_keeps_the_model_head(tmp_path: Path) -> None:
+    line = old_output_line("alibaba__fastjson2-2775")
+    line["history"].insert(0, {"id": -1, "source": "agent", "action": "system", "args": {}})  # nothing of the head in it
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    assert {r.prefix.head for r in requests} == {"openhands:openai:gpt-5-2025-08-07"}

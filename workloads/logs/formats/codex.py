@@ -109,6 +109,7 @@ rollout: this output is then the only record of its calls.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -121,6 +122,7 @@ from prefixbench.simulator.providers import provider_named_in, rules_for
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
@@ -322,6 +324,7 @@ class _Rollout:
         self.skipped: list[tuple[int, str]] = []
         self.session = self.name
         self.version: str | None = None
+        self.base_tag = ""
         self.provider: Provider = "openai"
         self.model = "unknown"
         self.effort: str | None = None
@@ -588,6 +591,12 @@ class _Rollout:
             self.events.append(("resume", "a second session_meta: resumed or forked session"))
             return
         self.thread = _thread(payload)
+        base = payload.get("base_instructions")
+        text = as_dict(base).get("text") if isinstance(base, dict) else base
+        if isinstance(text, str) and text:
+            # The head key carries what the rollout shows of the head: rollouts of other
+            # instructions (or dynamic tools) start with another one.
+            self.base_tag = hashlib.sha256(canonical_json([text, payload.get("dynamic_tools")]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
         if self.thread.label:
             self.thread_notes.append(f"a Codex {self.thread.label}: its calls are the lane {self.thread.lane!r}")
         start = _ordinal(payload.get("subagent_history_start_ordinal"), where, "subagent_history_start_ordinal")
@@ -894,13 +903,18 @@ class _Rollout:
 
     def _head(self) -> str:
         """The unlogged head: a subagent's is its parent's (it goes on from the parent's prompt);
-        a side thread has instructions and tools of its own."""
+        a side thread has instructions and tools of its own. Where the rollout logs its base
+        instructions (``session_meta.base_instructions``, with ``dynamic_tools``), the key carries
+        a digest of them: a rollout of other instructions starts with another head."""
         side = f"{self.thread.lane}:" if self.thread.kind in ("side", "compaction") else ""
-        return f"codex:{side}{self.model}:{self.version or '?'}"
+        return f"codex:{side}{self.model}:{self.version or '?'}{':' + self.base_tag if self.base_tag else ''}"
 
     def notes(self) -> tuple[str, ...]:
         """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
-        notes: tuple[str, ...] = ("Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
+        notes: tuple[str, ...] = (
+            "Codex tool schemas are not in a rollout (its base instructions are, and the head key carries a digest of them): "
+            "the head is an opaque prefix" if self.base_tag else
+            "Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
         if self.rollbacks:
             notes += (

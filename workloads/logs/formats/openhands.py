@@ -55,10 +55,17 @@ all in number order as one stream; another of them, or a page of the cache, yiel
 names that file. OpenHands does not keep the messages each call sent
 (its memory condenses them), so each run is read as a chain; an output line's ``instance_id``
 is its lane.
+
+Head: a 0.x run's events may start with its system message (``action: system``,
+``args.content`` the system prompt, ``args.tools`` the tool schemas; 0.58 logs it, 0.25 does
+not), the head of every call of the run. The head key carries a digest of the first one a run
+logs, so runs of one folder with another prompt or tool set do not share one head and its warm
+size (1.x's ``SystemPromptEvent`` is not read for it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -72,6 +79,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_at, provider_of_model
 from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, iso_time_us, objects, parse_time_ms
@@ -292,6 +300,18 @@ class _Call(msgspec.Struct):
     upstream: str = ""
 
 
+def _head_tag(event: object) -> str | None:
+    """A digest of the head an OpenHands 0.x system message logs (``action: system``: the
+    system prompt in ``args.content``, the tool schemas in ``args.tools``), None for any other event
+    and for one that logs neither."""
+    if not isinstance(event, dict) or event.get("action") != "system":
+        return None
+    args = as_dict(event.get("args"))
+    if args.get("content") is None and args.get("tools") is None:
+        return None
+    return hashlib.sha256(canonical_json([args.get("content"), args.get("tools")]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+
+
 def _token_usage(item: dict, where: str) -> dict:
     """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from)."""
     usage = {
@@ -334,6 +354,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     latest: dict[str, int] = {}
     #: Per run, the endpoint its LLM config names (evaluation output: metadata.llm_config.base_url).
     servers: dict[str, str] = {}
+    #: Per run, a digest of the system message it logged first (its head).
+    tags: dict[str, str] = {}
     sdk_events = 0
     found = iter(objects(path, records, " (an OpenHands event or output line)"))
     head = next(found, None)
@@ -368,6 +390,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if isinstance(base_url, str) and base_url:
             servers[lane] = base_url
         stamp = _time_or_none(value, where)
+        tag = _head_tag(value)
+        if tag is not None:
+            tags.setdefault(lane, tag)
         _answered(value, f"#{line}", line, lane, latest.get(lane), stamp, seen, calls)
         if "instance_id" in value and isinstance(value.get("history"), list):
             # An evaluation output line: each action of its history keeps the response that chose it.
@@ -375,6 +400,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             for event in value["history"]:
                 if not isinstance(event, dict):
                     continue
+                tag = _head_tag(event)
+                if tag is not None:
+                    tags.setdefault(lane, tag)
                 at = _time_or_none(event, where)
                 _answered(event, f"#{line}:{event.get('id')}", line, lane, previous, at, seen, calls)
                 if at is not None:
@@ -407,7 +435,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         return [], FileSummary(name, NAME, 0, (), (note,))
     if not calls:
         raise UserError(f"{name}:1: no per-call usage (no model_response usage and no metrics.token_usages)")
-    requests, summary = _requests(name, calls, servers, {})
+    requests, summary = _requests(name, calls, servers, {}, tags)
     if session:
         note = (f"an OpenHands 0.x session: its {len(files)} event file(s) read in number order as one stream "
                 "(a call's line is its event's number)")
@@ -677,8 +705,9 @@ def _time_calls(timeline: list[tuple[int, str, str | None]], calls: list[_Call])
 
 
 def _requests(name: str, calls: list[_Call], servers: dict[str, str],
-              kinds: dict[str, LaneKind]) -> tuple[list[TraceRequest], FileSummary]:
-    """The requests of the calls read from one OpenHands file."""
+              kinds: dict[str, LaneKind], tags: dict[str, str] | None = None) -> tuple[list[TraceRequest], FileSummary]:
+    """The requests of the calls read from one OpenHands file; ``tags``: per lane, a digest of the
+    head its system message logged (the head key carries it)."""
     included = gateway_usage.writes_in_prompt((c.usage, f"{name}:{c.line}") for c in calls)
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
@@ -694,6 +723,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
             elsewhere.add(servers[call.lane])
         model = call.model.rsplit("/", 1)[-1] or "unknown"
         node = f"openhands:{name}#{call.lane}:{len(out)}"
+        tag = (tags or {}).get(call.lane)
         out.append(
             TraceRequest(
                 file=name,
@@ -706,7 +736,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
                 provider=provider,
                 model=model,
                 usage=usage,
-                prefix=Prefix(f"openhands:{provider}:{model}", node,
+                prefix=Prefix(f"openhands:{provider}:{tag}:{model}" if tag else f"openhands:{provider}:{model}", node,
                               None if any(kind == "compaction" for kind, _ in call.events) else last_node.get(call.lane)),
                 events=call.events,
                 request_id=call.response_id,
