@@ -875,13 +875,18 @@ class _Shifted(Sequence[TraceRequest]):
     a plan of a copy of every subagent's request, held while its fix is re-simulated, was the
     peak of what to change."""
 
-    __slots__ = ("requests", "shift")
+    __slots__ = ("requests", "lanes")
 
     def __init__(self, requests: Sequence[TraceRequest], shift: dict[tuple[str, str], int]) -> None:
-        self.requests, self.shift = requests, shift
+        self.requests = requests
+        #: The shift by lane name, then file (a request of an unmoved lane is told by one lookup, no tuple).
+        self.lanes: dict[str, dict[str, int]] = {}
+        for (file, lane), delay in shift.items():
+            self.lanes.setdefault(lane, {})[file] = delay
 
     def _moved(self, r: TraceRequest) -> TraceRequest:
-        delay = self.shift.get((r.file, r.lane), 0)
+        files = self.lanes.get(r.lane)
+        delay = 0 if files is None else files.get(r.file, 0)
         if delay and r.sent_ms is not None:
             # The call moved whole: its response's end too (idle time, and Qwen's lifetimes, count from it).
             return replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay,
@@ -889,7 +894,8 @@ class _Shifted(Sequence[TraceRequest]):
         return r
 
     def __getitem__(self, i: int) -> TraceRequest:  # type: ignore[override]  (an index, no slice)
-        return self._moved(self.requests[i])
+        r = self.requests[i]
+        return r if r.lane not in self.lanes else self._moved(r)  # (read often: an unmoved lane's in one lookup)
 
     def __len__(self) -> int:
         return len(self.requests)
