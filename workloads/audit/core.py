@@ -1638,9 +1638,9 @@ def _unlinked_starts(requests: Sequence[TraceRequest], origins: Mapping[Key, Key
     )
 
 
-def compaction_sources(order: Sequence[TraceRequest]) -> dict[Key, Key]:
+def compaction_sources(order: Iterable[TraceRequest]) -> dict[Key, Key]:
     """Per compaction call (in send order), the main-lane request of its session sent last before
-    it: the conversation it summarizes, whose cached prefix it can replay.
+    it: the conversation it summarizes, whose cached prefix it can replay (``order``: read once).
 
     The session is the call's own file (an HTTP capture, an OpenCode session), or the file whose
     folder holds it (Claude Code 2.x: ``<session>.jsonl`` and ``<session>/subagents/agent-acompact-*.jsonl``).

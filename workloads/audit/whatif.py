@@ -57,7 +57,7 @@ import multiprocessing
 import re
 from array import array
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -300,14 +300,15 @@ def _predict(
     sources: dict[Key, Key],
     keys: Sequence[Key] | None = None,
     at: Preds | None = None,
+    keep: frozenset[Key] | None = None,
 ) -> dict[Key, Pred]:
     """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
     linked to ``sources``; ``keys``: each request's key, made already (the dict then holds those
     tuples, not one more a request); ``at``: each prediction put there by position instead (the
-    dict returned is then empty)."""
+    dict returned is then empty); ``keep``: ``sources``' main requests, made already."""
     # A fix changes what the provider would have read: the log's reads are no guide to it, so no
     # prediction keeps to them (the baseline is predicted alike).
-    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()), follow=False, in_order=True)
+    predictor = Predictor(heads, ttl, keep=frozenset(sources.values()) if keep is None else keep, follow=False, in_order=True)
     out: dict[Key, Pred] = {}
     for i in positions:
         r = requests[i]
@@ -408,6 +409,82 @@ class _AgainAt(Mapping[Key, Pred]):
         return len(self.base)
 
 
+class _Keys(Sequence[Key]):
+    """Each request's key, made when asked: what a list of them would hold, without a tuple and a
+    list slot a request (about 70 bytes) held while the fixes run."""
+
+    __slots__ = ("requests",)
+
+    def __init__(self, requests: Sequence[TraceRequest]) -> None:
+        self.requests = requests
+
+    def __getitem__(self, i: int) -> Key:  # type: ignore[override]  (an index, no slice)
+        r = self.requests[i]
+        return (r.file, r.lane, r.seq)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def __iter__(self) -> Iterator[Key]:
+        return ((r.file, r.lane, r.seq) for r in self.requests)
+
+
+class _Places(Mapping[Key, int]):
+    """Each request's position by its key, worked out rather than held: a file's requests sit in
+    their order (``seq``) from the file's first, so a key's position is its file's start plus its
+    ``seq``, checked against the request there; the few that sit elsewhere, or whose place is not
+    a whole number, are held (the last of
+    two with one key, as a dict of every key would hold it). What a dict of every request's key
+    would give, without its slot and its position's int a request (about 100 bytes)."""
+
+    __slots__ = ("requests", "start", "moved")
+
+    def __init__(self, requests: Sequence[TraceRequest]) -> None:
+        self.requests = requests
+        self.start: dict[str, int] = {}
+        self.moved: dict[Key, int] = {}
+        start, moved = self.start, self.moved
+        for i, r in enumerate(requests):
+            if type(r.seq) is not int or start.setdefault(r.file, i - r.seq) + r.seq != i:
+                moved[(r.file, r.lane, r.seq)] = i
+            elif moved:
+                moved.pop((r.file, r.lane, r.seq), None)
+
+    def get(self, key: Key, default: int | None = None) -> int | None:  # type: ignore[override]
+        if self.moved:
+            i = self.moved.get(key)
+            if i is not None:
+                return i
+        file, lane, seq = key
+        start = self.start.get(file)
+        if start is None or type(seq) is not int:  # (an added request's place between two: 1.2)
+            return default
+        i = start + seq
+        if 0 <= i < len(self.requests):
+            r = self.requests[i]
+            if r.seq == seq and r.lane == lane and r.file == file:
+                return i
+        return default
+
+    def __getitem__(self, key: Key) -> int:
+        i = self.get(key)
+        if i is None:
+            raise KeyError(key)
+        return i
+
+    def __contains__(self, key: object) -> bool:
+        return self.get(key) is not None  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[Key]:
+        for i, r in enumerate(self.requests):
+            key = (r.file, r.lane, r.seq)
+            if self.get(key) == i:
+                yield key
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class _Reference:
     """The log as sent and its prediction, from which a fix is re-simulated in part.
 
@@ -423,8 +500,8 @@ class _Reference:
         """``preds``: by key, or by position in ``requests`` (the audit's :class:`~prefixbench.workloads.audit.core.Baseline`)."""
         self.requests, self.heads, self.clock, self.sources = requests, heads, clock, sources
         #: Each request's key (``keys``: the tuples ``preds`` is keyed by, shared), and its position by key.
-        self.keys: list[Key] = [(r.file, r.lane, r.seq) for r in requests] if keys is None else keys
-        self.index: dict[Key, int] = {key: i for i, key in enumerate(self.keys)}
+        self.keys: Sequence[Key] = _Keys(requests) if keys is None else keys
+        self.index: Mapping[Key, int] = _Places(requests)
         self.preds: Mapping[Key, Pred] = _ByKey(self.index, preds) if isinstance(preds, Preds) else preds
         # Union-find over the requests (0..n-1) and then their slots; flattened once built.
         parent = list(range(len(requests)))
@@ -502,17 +579,19 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     if not link:
         sources = {}
     else:
-        sources = ref.sources if same or aligned else compaction_sources([requests[i] for i in positions])
+        sources = ref.sources if same or aligned else compaction_sources(requests[i] for i in positions)
     index, logged, unit = ref.index, ref.requests, ref.unit
     ref_ticks, ref_readies = ref.clock[0], ref.clock[1]
     #: Elements the log has no unit for (added requests, slots no logged request has).
     fresh: dict[object, int] = {}
     #: Positions whose prediction may change, and of those the ones whose slots or link may
     #: differ from the log's (another request, an added one, another link): only these join units.
-    changed: list[int] = []
-    rewired: list[int] = []
-    keys: list[Key]
-    elements: list[int]  # each position's unit in the log (or its fresh element)
+    changed = array("q")  # (8 bytes a position, not an int object and a slot: a TTL changes every request)
+    rewired = array("q")
+    keys: Sequence[Key]
+    elements: Sequence[int]  # each position's unit in the log (or its fresh element)
+    #: Whether each request of the plan has its key's place in the log (a plan that moves some in time).
+    placed = False
     if same:
         keys, elements, found = ref.keys, unit, len(logged)
         for j, r in enumerate(requests):
@@ -527,19 +606,19 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             elif _ttl_moves(r, ttl(r)):
                 changed.append(j)
     else:
-        keys, elements, found = [], [], 0
-        ref_keys = ref.keys
+        keys, found, placed = _Keys(requests), 0, len(requests) == len(logged)
+        elements = []
         for j, r in enumerate(requests):
             key = (r.file, r.lane, r.seq)
             i = index.get(key)
             if i is None:
-                keys.append(key)
                 elements.append(fresh.setdefault(("request", key), len(unit) + len(fresh)))
                 changed.append(j)
                 rewired.append(j)
+                placed = False
                 continue
-            keys.append(ref_keys[i])  # the log's key: one tuple a request, not two
             found += 1
+            placed = placed and i == j
             elements.append(unit[i])
             if logged[i] is not r:
                 changed.append(j)
@@ -579,27 +658,65 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             other = root(other)
             if other != here:
                 joined[other] = here
-    marked = [elements[j] for j in changed]
+    reached = {root(elements[j]) for j in changed}
     if found < len(logged):  # a request the plan leaves out: its unit is changed too
         present = set(keys)
-        marked.extend(unit[i] for i, key in enumerate(ref.keys) if key not in present)
-    reached = {root(x) for x in marked}
-    only = array("q", (j for j in positions if root(elements[j]) in reached))  # (8 bytes a position, not an int object and a slot)
-    if (same or aligned) and 3 * len(only) > len(requests):
+        reached.update(root(unit[i]) for i, key in enumerate(ref.keys) if key not in present)
+    parts = _parts(requests, positions, elements, root, reached)
+    keep = frozenset(sources.values())
+    if (same or aligned or placed) and 3 * sum(map(len, parts)) > len(requests):
         # Most of the log predicted again, in the log's positions: by position (see _AgainAt).
         again, made = Preds(len(requests)), bytearray(len(requests))
-        for j in only:
-            made[j] = 1
-        _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys, again)
+        for part in parts:
+            for j in part:
+                made[j] = 1
+            _predict(requests, ref.heads, ttl, ticks, readies, part, sources, keys, again, keep)
         return _AgainAt(ref.preds, index, again, made)
-    return _Again(ref.preds, _predict(requests, ref.heads, ttl, ticks, readies, only, sources, keys))
+    found_again: dict[Key, Pred] = {}
+    for part in parts:
+        found_again.update(_predict(requests, ref.heads, ttl, ticks, readies, part, sources, keys, keep=keep))
+    return _Again(ref.preds, found_again)
+
+
+def _parts(requests: Sequence[TraceRequest], positions: Sequence[int], elements: Sequence[int],
+           root: Callable[[int], int], reached: set[int]) -> list[array]:
+    """The positions (send order) of the requests in the ``reached`` units, in parts that share
+    nothing a prediction reads: the units, joined where they share a lane (the predictor keeps a
+    lane's start, model and last send beside the slots), each part's positions in send order.
+    Each part is predicted on a cache of its own, so the predictor holds one part's chain nodes
+    at a time, not those of every request predicted again."""
+    joined: dict[object, object] = {}
+
+    def top(x: object) -> object:
+        path = []
+        while x in joined:
+            path.append(x)
+            x = joined[x]
+        for p in path:
+            joined[p] = x
+        return x
+
+    for j in positions:
+        u = root(elements[j])
+        if u in reached:
+            r = requests[j]
+            a, b = top(u), top((r.file, r.lane))
+            if a != b:
+                joined[b] = a
+    parts: dict[object, array] = {}  # (8 bytes a position, not an int object and a slot)
+    for j in positions:
+        u = root(elements[j])
+        if u in reached:
+            parts.setdefault(top(u), array("q")).append(j)
+    return list(parts.values())
 
 
 # --- fixes as trace rewrites ---------------------------------------------------------------
 
 
 class _Plan(msgspec.Struct, frozen=True):
-    requests: list[TraceRequest]
+    #: (A list, or the log's requests some moved in time, :class:`_Shifted`.)
+    requests: Sequence[TraceRequest]
     ttl: TtlPolicy
     detail: str = ""
     #: The fix sends the same prompt (only the cache's use of it changes); False when the
@@ -722,17 +839,20 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: Mapping[
     lanes = {(r.file, r.lane) for r in requests if r.lane_kind == "subagent"}
     if not lanes:
         raise _CannotApply("the log has no subagent lanes to stagger")
-    ticks, order = _send_clock(requests, summaries, clock)
-    first: dict[tuple[str, str], TraceRequest] = {}
-    for r in order:
-        first.setdefault((r.file, r.lane), r)
+    # The send clock by position (no table of every request: a lane's first request is all it reads).
+    ticks, readies, positions = clock_by_position(requests, summaries) if clock is None else clock
+    first: dict[tuple[str, str], int] = {}
+    for i in positions:
+        r = requests[i]
+        first.setdefault((r.file, r.lane), i)
     # The first writer of each shared head, and when its response began.
     writer: dict[str, tuple[int, int]] = {}
     shift: dict[tuple[str, str], int] = {}
-    for r in order:
-        if r.prefix is None or r.prefix.parent is not None or first.get((r.file, r.lane)) is not r:
+    for i in first.values():  # (in send order: each lane at its first request)
+        r = requests[i]
+        if r.prefix is None or r.prefix.parent is not None:
             continue
-        tick, ready = ticks[(r.file, r.lane, r.seq)]
+        tick, ready = ticks[i], readies[i]
         head = r.prefix.head
         if head in writer and writer[head][0] <= tick < writer[head][1] and (r.file, r.lane) in lanes:
             shift[(r.file, r.lane)] = writer[head][1] - tick + 1
@@ -740,20 +860,48 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: Mapping[
             writer[head] = (tick, ready)
     if not shift:
         return _Plan(requests, lambda r: None, "no subagent started while the shared head it needed was being written")
-    moved = []
-    for r in requests:
-        delay = shift.get((r.file, r.lane), 0)
-        if delay and r.sent_ms is not None:
-            # The call moved whole: its response's end too (idle time, and Qwen's lifetimes, count from it).
-            r = replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay,
-                        done_ms=None if r.done_ms is None else r.done_ms + delay)
-        moved.append(r)
+    moved = _Shifted(requests, shift)
     many = len({file for file, _ in shift}) > 1
     detail = "; ".join(
         f"{(file.rsplit('/', 1)[-1] + ' ') if many else ''}{lane} starts {delay / 1000:.3f}s later"
         for (file, lane), delay in sorted(shift.items())
     )
     return _Plan(moved, lambda r: None, detail)
+
+
+class _Shifted(Sequence[TraceRequest]):
+    """``requests`` with each lane of ``shift`` sent that many ms later, a moved request made
+    when asked for (a new object each time: a moved request is never the log's) rather than held:
+    a plan of a copy of every subagent's request, held while its fix is re-simulated, was the
+    peak of what to change."""
+
+    __slots__ = ("requests", "lanes")
+
+    def __init__(self, requests: Sequence[TraceRequest], shift: dict[tuple[str, str], int]) -> None:
+        self.requests = requests
+        #: The shift by lane name, then file (a request of an unmoved lane is told by one lookup, no tuple).
+        self.lanes: dict[str, dict[str, int]] = {}
+        for (file, lane), delay in shift.items():
+            self.lanes.setdefault(lane, {})[file] = delay
+
+    def _moved(self, r: TraceRequest) -> TraceRequest:
+        files = self.lanes.get(r.lane)
+        delay = 0 if files is None else files.get(r.file, 0)
+        if delay and r.sent_ms is not None:
+            # The call moved whole: its response's end too (idle time, and Qwen's lifetimes, count from it).
+            return replace(r, sent_ms=r.sent_ms + delay, ready_ms=None if r.ready_ms is None else r.ready_ms + delay,
+                           done_ms=None if r.done_ms is None else r.done_ms + delay)
+        return r
+
+    def __getitem__(self, i: int) -> TraceRequest:  # type: ignore[override]  (an index, no slice)
+        r = self.requests[i]
+        return r if r.lane not in self.lanes else self._moved(r)  # (read often: an unmoved lane's in one lookup)
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    def __iter__(self) -> Iterator[TraceRequest]:
+        return map(self._moved, self.requests)
 
 
 def _head_breaks(requests: Sequence[TraceRequest], heads: Heads, base: Mapping[Key, Pred]) -> list[Key]:
@@ -1101,8 +1249,12 @@ def _evaluate(
     else:
         fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
                          clock=clock if plan.requests is requests else None)
-    # A plan that sends the log's own requests (the TTL fixes) needs no table of them.
-    by_key = None if plan.requests is requests else {(r.file, r.lane, r.seq): r for r in plan.requests}
+    # A plan that sends the log's own requests (the TTL fixes), or its requests each in its place
+    # (stagger-subagents: some moved in time), needs no table of them.
+    sent = plan.requests
+    placed = sent is requests or len(sent) == len(requests) and all(
+        p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(sent, requests))
+    by_key = None if placed else {(r.file, r.lane, r.seq): r for r in sent}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
     for r in plan.added:
         keep_alive[(r.file, r.lane)].append(r)
@@ -1112,7 +1264,7 @@ def _evaluate(
     plan_ttl, same_prompt = plan.ttl, plan.same_prompt
     # Keyed by the row's identity: the rows stay in ``prices`` (and so alive) while it lives.
     reported_usd = {} if reported_usd is None else reported_usd
-    for original in requests:
+    for at, original in enumerate(requests):
         key = (original.file, original.lane, original.seq)
         lane = (original.file, original.lane)
         index = lane_index[lane]
@@ -1126,7 +1278,7 @@ def _evaluate(
         if f is None:
             continue
         b = base[key]
-        r = original if by_key is None else by_key[key]
+        r = sent[at] if by_key is None else by_key[key]
         ttl = plan_ttl(r)
         cache_read, cache_write = usage.cache_read, usage.cache_write
         if same_prompt:
@@ -1247,12 +1399,13 @@ def lane_bounds(requests: Sequence[TraceRequest]) -> dict[tuple[str, str], GapBo
 
 def lane_gaps(requests: Sequence[TraceRequest], summaries, clock: Clock | None = None) -> dict[tuple[str, str], list[int]]:
     """Per lane (every lane, in send order): the idle gaps between its consecutive requests, in ms."""
-    ticks, order = _send_clock(requests, summaries, clock)
+    ticks, _, positions = clock_by_position(requests, summaries) if clock is None else clock
     last: dict[tuple[str, str], int] = {}
     gaps: dict[tuple[str, str], list[int]] = {}
-    for r in order:
+    for i in positions:  # (by position: no table of every request's tick)
+        r = requests[i]
         lane = (r.file, r.lane)
-        tick = ticks[(r.file, r.lane, r.seq)][0]
+        tick = ticks[i]
         found = gaps.setdefault(lane, [])
         if lane in last:
             found.append(tick - last[lane])
@@ -1312,7 +1465,8 @@ class _Inputs(msgspec.Struct, frozen=True):
     prices: Prices
     heads: Heads
     base: Mapping[Key, Pred]
-    #: :func:`lane_gaps`: every lane's idle gaps (the ttl fixes bucket them by its provider's lifetimes).
+    #: :func:`lane_gaps`: every lane's idle gaps (the ttl fixes bucket them by its provider's lifetimes;
+    #: empty when no TTL fix is asked).
     gaps: dict[tuple[str, str], list[int]]
     system_changed: Collection[tuple[str, int]] | None
     #: :func:`clock_by_position` of ``requests``: every plan that sends them as they are reuses it.
@@ -1347,22 +1501,22 @@ def what_if(
     audit of these requests and summaries knows (:class:`~prefixbench.workloads.audit.core.Baseline`:
     the prediction of the log as sent, its heads, clock and links); None: all made here."""
     prices = prices or Prices(price_as_of)
-    # One key tuple a request, shared by the prediction as logged and the reference (both are
-    # held while the fixes run).
-    keys = [(r.file, r.lane, r.seq) for r in requests]
-    preds: Mapping[Key, Pred] | Preds
+    # The prediction as logged by position (no key tuple a request: the reference finds a key's
+    # position from its file and place, :class:`_Places`).
     if baseline is not None and baseline.requests == len(requests):
         heads, clock, sources, preds = baseline.heads, baseline.clock, baseline.sources, baseline.preds
     else:
         heads = head_sizes(requests)
         clock = clock_by_position(requests, summaries)
         sources = compaction_sources([requests[i] for i in clock[2]])
-        preds = _predict(requests, heads, lambda r: None, *clock, sources, keys)
-    gaps = lane_gaps(requests, summaries, clock)
-    ref = _Reference(requests, heads, clock, sources, preds, keys)
+        preds = Preds(len(requests))
+        _predict(requests, heads, lambda r: None, *clock, sources, at=preds)
+    # Only the TTL fixes read the lanes' idle gaps.
+    names = {fix.split("=", 1)[0] for fix in fixes}
+    gaps = lane_gaps(requests, summaries, clock) if names & {"ttl-1h", "ttl-5m", "ttl-auto"} else {}
+    ref = _Reference(requests, heads, clock, sources, preds)
     base = ref.preds
     # The logged costs priced for these fixes live as long as this call (a forked worker fills its own copy).
-    names = {fix.split("=", 1)[0] for fix in fixes}
     shared_ttl = {} if "ttl-auto" in names and names & {"ttl-1h", "ttl-5m"} else None
     inputs = _Inputs(requests, summaries, prices, heads, base, gaps, system_changed, clock, {}, ref, shared_ttl)
     if jobs > 1 and len(fixes) > 1 and "fork" in multiprocessing.get_all_start_methods():

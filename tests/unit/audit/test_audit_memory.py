@@ -410,8 +410,11 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_reading_and_the_pa
 #: :func:`~prefixbench.workloads.audit.whatif.what_if` call it makes), a transcript request
 #: adds, measured as above (1,000 against 2,000 requests; ``--format json``): 2,305 bytes with
 #: the rows held through it, 1,628 since they wait in a temporary file (:mod:`.spill`); what is
-#: left is the trace, the prediction as logged and the re-simulations' own.
-RESIMULATION_BYTES_PER_REQUEST = 1_900
+#: left is the trace, the prediction as logged and the re-simulations' own: 1,301 (the same
+#: measure, 6b06e66), 1,113 since the re-simulations hold no key tuple, dict slot or position a
+#: request (:class:`~prefixbench.workloads.audit.whatif._Places`), predict a part at a time and
+#: hold the positions they change as machine ints.
+RESIMULATION_BYTES_PER_REQUEST = 1_200
 
 
 def test_the_command_holds_no_row_while_it_works_out_what_to_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -751,3 +754,52 @@ def test_the_send_clock_sorts_a_file_at_a_time() -> None:
     working(2)  # caches: once, before measuring
     grown = (working(16) - working(4)) / (12 * 300)
     assert grown <= CLOCK_WORKING_BYTES_PER_REQUEST, grown
+
+
+#: Traced bytes a request of a folder's later files adds to what re-simulating a fix that reaches
+#: every request holds at its peak beside the log's prediction and its units
+#: (:func:`~prefixbench.workloads.audit.whatif._resimulate`; 16 against 4 files of 300 requests,
+#: each file a session of its own: a part that shares nothing with another): 188 with every
+#: request predicted again on one cache (the chain model's nodes and entries of every request)
+#: and the positions changed held as int objects in a list; 50 with each part predicted on a
+#: cache of its own (the predictions by position, 33 bytes a request, the positions changed as
+#: machine ints, and one part's chain model at a time).
+PART_RESIMULATION_BYTES_PER_REQUEST = 80
+
+
+def test_a_fix_is_re_simulated_a_part_at_a_time(tmp_path: Path) -> None:
+    """Fails on the code before (188 bytes a request: every reached request's chain nodes at once)."""
+    import gc
+
+    from prefixbench.workloads.audit.core import clock_by_position, compaction_sources, head_sizes, load_trace
+    from prefixbench.workloads.audit.whatif import _predict, _Reference, _resimulate
+
+    def working(files: int, each: int = 300) -> int:
+        folder = tmp_path / f"x{files}"
+        folder.mkdir()
+        for n in range(files):
+            _long_session(folder, each, session=f"s{n}")
+        requests, summaries = load_trace([folder])
+        heads = head_sizes(requests)
+        clock = clock_by_position(requests, summaries)
+        sources = compaction_sources([requests[i] for i in clock[2]])
+        preds = _predict(requests, heads, lambda r: None, *clock, sources)
+        ref = _Reference(requests, heads, clock, sources, preds)
+        alone = _resimulate(ref, requests, summaries, lambda r: "1h")  # (caches: once, before measuring)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            held = tracemalloc.get_traced_memory()[0]
+            again = _resimulate(ref, requests, summaries, lambda r: "1h")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert {key: again[key] for key in ref.keys} == {key: alone[key] for key in ref.keys}
+        # The same as every request predicted on one cache.
+        whole = _predict(requests, heads, lambda r: "1h", *clock, sources)
+        assert {key: again[key] for key in ref.keys} == whole and len(whole) == files * each
+        return peak - held
+
+    working(2)
+    grown = (working(16) - working(4)) / (12 * 300)
+    assert grown <= PART_RESIMULATION_BYTES_PER_REQUEST, grown

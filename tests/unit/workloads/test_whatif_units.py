@@ -190,3 +190,37 @@ def test_stagger_moves_a_call_whole_its_end_too():
     moved = [(before, after) for before, after in zip(requests, plan.requests) if after.sent_ms != before.sent_ms]
     assert moved and all(after.done_ms - before.done_ms == after.sent_ms - before.sent_ms for before, after in moved)
     assert all(after.done_ms >= after.ready_ms for _, after in moved)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["a.jsonl", "b.jsonl", "c.jsonl"]), st.sampled_from(["main", "sub"]),
+                          st.integers(-1, 6) | st.sampled_from([1.5, 2.5])), max_size=14))
+def test_positions_worked_out_are_a_dict_of_every_key(keys):
+    """The reference's positions by key (worked out from a file's start and a request's place,
+    the few elsewhere held) answer as a dict of every request's key would: the last of two with
+    one key, none for a key no request has; its keys are made when asked."""
+    from prefixbench.workloads.audit.whatif import _Keys, _Places
+
+    requests = [TraceRequest(file, n + 1, lane, "main", seq, None, None, "anthropic", MODEL) for n, (file, lane, seq) in enumerate(keys)]
+    held = {(r.file, r.lane, r.seq): i for i, r in enumerate(requests)}
+    places = _Places(requests)
+    assert dict(places.items()) == held and len(places) == len(held)
+    assert list(_Keys(requests)) == [_Keys(requests)[i] for i in range(len(requests))] == [(f, l, s) for f, l, s in keys]
+    for file in ("a.jsonl", "d.jsonl"):
+        for lane in ("main", "sub"):
+            for seq in [*range(-2, 9), 1.5, 2.5]:
+                assert places.get((file, lane, seq)) == held.get((file, lane, seq))
+                assert ((file, lane, seq) in places) == ((file, lane, seq) in held)
+
+
+def test_a_stagger_plan_makes_its_moved_calls_when_asked():
+    """The stagger plan's requests: the log's where not moved (the same objects), a moved one made
+    anew each time it is read (never the log's), as a list of them would read."""
+    from prefixbench.workloads.audit.whatif import _Shifted
+
+    requests = [TraceRequest("a.jsonl", n + 1, lane, "main" if lane == "main" else "subagent", n, T0 + n * 1000, T0 + n * 1000 + 5,
+                             "anthropic", MODEL) for n, lane in enumerate(["main", "s1", "s1", "s2"])]
+    shifted = _Shifted(requests, {("a.jsonl", "s1"): 250})
+    assert len(shifted) == 4 and shifted[0] is requests[0] and shifted[3] is requests[3]
+    assert shifted[1] == replace(requests[1], sent_ms=requests[1].sent_ms + 250, ready_ms=requests[1].ready_ms + 250)
+    assert shifted[1] is not shifted[1] and list(shifted) == [shifted[i] for i in range(4)]
