@@ -42,7 +42,19 @@ def fits_option(name: str) -> bool:
     space, no ``,`` or ``=`` (they separate the items and their parts), at most :data:`MAX_NAME`
     characters. A log may name a model otherwise; such a name cannot be mapped from the command
     line."""
-    return 0 < len(name) <= MAX_NAME and not any(c.isspace() or not c.isprintable() or c in ",=" for c in name)
+    return option_misfit(name) is None
+
+
+def option_misfit(name: str) -> str | None:
+    """Why ``name`` cannot be given in ``--assume-model`` or ``--model-alias`` (None: it can,
+    :func:`fits_option`)."""
+    if not name:
+        return "an empty name"
+    if any(c.isspace() or c in ",=" for c in name):
+        return "a space, comma or '=' in the name"
+    if not name.isprintable():
+        return "an unprintable character in the name"
+    return f"longer than {MAX_NAME} characters" if len(name) > MAX_NAME else None
 
 
 def _model_provider(model: str) -> ProviderRules | None:

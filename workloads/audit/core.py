@@ -3238,12 +3238,16 @@ def _unpriced_note(models: list[str]) -> str:
     (``--model-alias`` for a name that may be a gateway's or an agent's own for a priced model,
     ``--assume-model`` for calls whose log names none). Nothing is guessed: the alias is named,
     the model it stands for left to the user."""
-    from prefixbench.workloads.audit.assume_model import NO_MODEL, fits_option
+    from prefixbench.workloads.audit.assume_model import NO_MODEL, option_misfit
 
-    named = [m for m in models if m != NO_MODEL and fits_option(m)]
+    named = [m for m in models if m != NO_MODEL and option_misfit(m) is None]
     hints = []
-    if unfit := [m for m in models if m != NO_MODEL and not fits_option(m)]:
-        hints.append(f"{', '.join(map(repr, unfit))} cannot be given to --model-alias (a space, comma or '=' in the name)")
+    unfit: dict[str, list[str]] = {}  # (by reason, in the models' order: the note names each name's own)
+    for m in models:
+        if m != NO_MODEL and (why := option_misfit(m)) is not None:
+            unfit.setdefault(why, []).append(m)
+    for why, names in unfit.items():
+        hints.append(f"{', '.join(map(repr, names))} cannot be given to --model-alias ({why})")
     if named:
         items = ",".join(f"{m}=MODEL" for m in named)
         hints.append(f"if {'it is' if len(named) == 1 else 'they are'} a gateway's or an agent's name for a priced model, "

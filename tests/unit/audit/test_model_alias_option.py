@@ -111,3 +111,16 @@ def test_a_logged_name_the_option_cannot_take_is_not_suggested_for_it(tmp_path, 
     note = next(n for n in out["notes"] if n.startswith("no price for"))
     assert "cannot be given to --model-alias (a space, comma or '=' in the name)" in note
     assert "=MODEL" not in note
+
+
+def test_the_unpriced_note_gives_the_true_reason_a_name_cannot_be_aliased() -> None:
+    """A name too long for the option, or with a control character, has no space, comma or '=':
+    the note names what is wrong with it, not a reason it does not have."""
+    from prefixbench.workloads.audit.core import _unpriced_note
+
+    long_name = "m" * 121
+    note = _unpriced_note([long_name, "a\tb", "c d"])
+    assert f"{long_name!r} cannot be given to --model-alias (longer than 120 characters)" in note
+    assert "'a\\tb', 'c d' cannot be given to --model-alias (a space, comma or '=' in the name)" in note
+    control = _unpriced_note(["a\x01b"])
+    assert "'a\\x01b' cannot be given to --model-alias (an unprintable character in the name)" in control
