@@ -42,10 +42,12 @@ def _group(r: TraceRequest) -> str:
 
 
 def settle(requests: list[TraceRequest]) -> list[TraceRequest]:
-    """``requests`` with each inclusive-read record of an endpoint that has an exclusive one read
-    exclusive too (the same list, changed in place, where there is such an endpoint)."""
+    """``requests`` with each record that fits either reading read exclusive, at an endpoint whose
+    records that can only be exclusive are half or more of those that report cached tokens (a
+    minority does not decide: :func:`notes` says so); the same list, changed in place, where
+    there is such an endpoint."""
     proved, fits = _counts(requests)
-    decided = {where for where, n in proved.items() if 2 * n >= n + fits.get(where, 0)}
+    decided = {where for where, n in proved.items() if n >= fits.get(where, 0)}
     if not decided:
         return requests
     for i, r in enumerate(requests):
