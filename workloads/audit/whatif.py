@@ -639,13 +639,7 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     joined: dict[int, int] = {}
 
     def root(x: int) -> int:
-        path = []
-        while x in joined:
-            path.append(x)
-            x = joined[x]
-        for p in path:
-            joined[p] = x
-        return x
+        return _find(joined, x)
 
     for j in dict.fromkeys(rewired):
         here = root(elements[j])
@@ -678,6 +672,18 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     return _Again(ref.preds, found_again)
 
 
+def _find(joined: dict, x):
+    """The root of ``x`` in the union-find forest ``joined`` (child -> parent), the path to it
+    flattened on the way."""
+    path = []
+    while x in joined:
+        path.append(x)
+        x = joined[x]
+    for p in path:
+        joined[p] = x
+    return x
+
+
 def _parts(requests: Sequence[TraceRequest], positions: Sequence[int], elements: Sequence[int],
            root: Callable[[int], int], reached: set[int]) -> list[array]:
     """The positions (send order) of the requests in the ``reached`` units, in parts that share
@@ -688,13 +694,7 @@ def _parts(requests: Sequence[TraceRequest], positions: Sequence[int], elements:
     joined: dict[object, object] = {}
 
     def top(x: object) -> object:
-        path = []
-        while x in joined:
-            path.append(x)
-            x = joined[x]
-        for p in path:
-            joined[p] = x
-        return x
+        return _find(joined, x)
 
     for j in positions:
         u = root(elements[j])
