@@ -408,6 +408,20 @@ def test_subagent_usage_rows_are_counted_apart(tmp_path: Path) -> None:
     ) in summary.notes
 
 
+@pytest.mark.parametrize("cost", ["NaN", "Infinity", "1" + "0" * 400, "-5", "true"])
+def test_a_subagent_usage_cost_out_of_range_is_left_out_of_its_sum(tmp_path: Path, cost: str) -> None:
+    # A cost no finite dollar amount (NaN, an infinity, an integer past a float, a negative, a
+    # bool) is read as a call's logged cost is (logged_cost): left out of the sum. Before: a huge
+    # integer crashed the note's formatting (OverflowError), NaN printed "$nan", true counted $1.
+    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
+    text = '{"tokensIn": 10, "tokensOut": 2, "cost": %s}' % cost
+    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": text})
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    _, summary = import_file(path, CLINE, ImportContext())
+    assert any(note.endswith("(tokensIn 10, tokensOut 2, cost $0.0000)") for note in summary.notes)
+
+
 # -- the folder walk and the audit -----------------------------------------------------------
 
 

@@ -1128,7 +1128,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     if task.subagent_usage:
         summed = {k: sum(count(info.get(k), f"{task.name}:{line}", k) for line, info in task.subagent_usage)
                   for k in ("tokensIn", "tokensOut")}
-        spent = sum(info.get("cost") or 0 for _, info in task.subagent_usage if isinstance(info.get("cost"), (int, float)))
+        spent = sum(logged_cost(info.get("cost")) for _, info in task.subagent_usage)
         notes.append(f"{len(task.subagent_usage)} subagent_usage row{'s' if len(task.subagent_usage) != 1 else ''}: "
                      + _SUBAGENT_USAGE + f" (tokensIn {summed['tokensIn']:,}, tokensOut {summed['tokensOut']:,}, cost ${spent:.4f})")
     for reason, tokens in sorted(apart.items()):
