@@ -63,7 +63,6 @@ class NestedArray(UserError):
     beside the task's ``ui_messages.json``)."""
 
 
-
 def _refused(path: Path | str, line_no: int, exc: ValueError | RecursionError) -> UserError:
     """A line whose JSON parses but which this reader will not hold: nested too deep for the
     interpreter, or a number too long to convert (its message cut at a word, not inside one)."""
@@ -74,6 +73,7 @@ def _refused(path: Path | str, line_no: int, exc: ValueError | RecursionError) -
         if len(why) > 80:
             why = why[:80].rsplit(" ", 1)[0] + " ..."
     return UserError(f"{path}:{line_no}: JSON this reader refuses ({why})")
+
 
 def _not_json(path: Path, line: int, what: str, text: str, exc: json.JSONDecodeError, *, document: bool = False) -> UserError:
     """The error of a value that does not decode: ``what`` (``malformed JSON``...), the decoder's
