@@ -422,6 +422,23 @@ def test_a_subagent_usage_cost_out_of_range_is_left_out_of_its_sum(tmp_path: Pat
     assert any(note.endswith("(tokensIn 10, tokensOut 2, cost $0.0000)") for note in summary.notes)
 
 
+def test_a_subagent_usage_row_with_a_cache_split_is_not_said_to_have_none(tmp_path: Path) -> None:
+    # Cline writes cacheWrites and cacheReads as 0 on its subagents' row; a fork of its SDK build
+    # (lgiaccar/PlinyCode, apps/vscode/src/sdk/message-translator/advisor-rows.ts) writes its
+    # advisor's call as a subagent_usage row of source "advisor" with the call's cache split.
+    # Before: the note said "no cache split (cacheWrites and cacheReads written as 0)" all the
+    # same, and left the split out of its sums.
+    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
+    usage = {"source": "advisor", "tokensIn": 812, "tokensOut": 640, "cacheWrites": 300, "cacheReads": 9_000, "cost": 0.012}
+    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": json.dumps(usage)})
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    _, summary = import_file(path, CLINE, ImportContext())
+    note = next(note for note in summary.notes if "subagent_usage" in note)
+    assert "written as 0" not in note
+    assert note.endswith("(tokensIn 812, tokensOut 640, cacheWrites 300, cacheReads 9,000, cost $0.0120)")
+
+
 # -- the folder walk and the audit -----------------------------------------------------------
 
 

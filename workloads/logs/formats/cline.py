@@ -527,6 +527,9 @@ class _Task:
 #: always 0: no call's usage, and no cache split.
 _SUBAGENT_USAGE = ("the spawned subagents' calls summed by Cline, with no cache split (cacheWrites and cacheReads "
                    "written as 0): counted apart, not in the totals (their own session files hold the calls)")
+#: The same where the rows do give a cache split (not Cline's subagents' rows: a fork of its SDK
+#: build, lgiaccar/PlinyCode's ``advisor-rows.ts``, writes its advisor's call so, source "advisor").
+_SUBAGENT_USAGE_SPLIT = "calls other than this task's summed by the agent (subagents', an advisor's): counted apart, not in the totals"
 
 
 class _Metadata:
@@ -1127,10 +1130,16 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if task.subagent_usage:
         summed = {k: sum(count(info.get(k), f"{task.name}:{line}", k) for line, info in task.subagent_usage)
-                  for k in ("tokensIn", "tokensOut")}
+                  for k in ("tokensIn", "tokensOut", "cacheWrites", "cacheReads")}
         spent = sum(logged_cost(info.get("cost")) for _, info in task.subagent_usage)
-        notes.append(f"{len(task.subagent_usage)} subagent_usage row{'s' if len(task.subagent_usage) != 1 else ''}: "
-                     + _SUBAGENT_USAGE + f" (tokensIn {summed['tokensIn']:,}, tokensOut {summed['tokensOut']:,}, cost ${spent:.4f})")
+        rows = f"{len(task.subagent_usage)} subagent_usage row{'s' if len(task.subagent_usage) != 1 else ''}: "
+        if summed["cacheWrites"] or summed["cacheReads"]:
+            # (not Cline's own rows: a build that writes a call's cache split on one, a fork's advisor)
+            notes.append(rows + _SUBAGENT_USAGE_SPLIT + " (" + ", ".join(f"{k} {v:,}" for k, v in summed.items())
+                         + f", cost ${spent:.4f})")
+        else:
+            notes.append(rows + _SUBAGENT_USAGE
+                         + f" (tokensIn {summed['tokensIn']:,}, tokensOut {summed['tokensOut']:,}, cost ${spent:.4f})")
     for reason, tokens in sorted(apart.items()):
         notes.append(
             f"{len(tokens)} {reason} stream{'s' if len(tokens) != 1 else ''} counted apart, not in the totals "
