@@ -109,7 +109,6 @@ rollout: this output is then the only record of its calls.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -122,8 +121,7 @@ from prefixbench.simulator.providers import provider_named_in, rules_for
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
-from prefixbench.simulator.wire import canonical_json
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
@@ -596,7 +594,7 @@ class _Rollout:
         if isinstance(text, str) and text:
             # The head key carries what the rollout shows of the head: rollouts of other
             # instructions (or dynamic tools) start with another one.
-            self.base_tag = hashlib.sha256(canonical_json([text, payload.get("dynamic_tools")]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+            self.base_tag = head_digest([text, payload.get("dynamic_tools")])
         if self.thread.label:
             self.thread_notes.append(f"a Codex {self.thread.label}: its calls are the lane {self.thread.lane!r}")
         start = _ordinal(payload.get("subagent_history_start_ordinal"), where, "subagent_history_start_ordinal")

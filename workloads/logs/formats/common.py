@@ -3,6 +3,7 @@ providers read them: :func:`prefixbench.simulator.providers.base.count`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -12,6 +13,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import LaneKind, TraceRequest
@@ -96,6 +98,13 @@ def json_text(value: object) -> object:
         return json.loads(value)
     except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
         return None
+
+
+def head_digest(value: object) -> str:
+    """A short digest of what a log shows of a request's head (a system prompt, tool schemas),
+    for a head key to carry: 12 hex digits of the SHA-256 of its canonical JSON (a lone surrogate
+    kept as its bytes, never an error)."""
+    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def as_dict(value: object) -> dict:

@@ -65,7 +65,6 @@ size (1.x's ``SystemPromptEvent`` is not read for it).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -79,10 +78,9 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_at, provider_of_model
 from prefixbench.simulator.providers.base import count
-from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, iso_time_us, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, head_digest, iso_time_us, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
@@ -309,7 +307,7 @@ def _head_tag(event: object) -> str | None:
     args = as_dict(event.get("args"))
     if args.get("content") is None and args.get("tools") is None:
         return None
-    return hashlib.sha256(canonical_json([args.get("content"), args.get("tools")]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return head_digest([args.get("content"), args.get("tools")])
 
 
 def _token_usage(item: dict, where: str) -> dict:

@@ -44,7 +44,6 @@ reasoned grew by less than its output (the reasoning not sent back).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -52,9 +51,8 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import counted_provider
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
-from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import Lane, as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
@@ -112,7 +110,7 @@ def _head_tag(interactions: list) -> str:
             break
     if not system and tools is None:
         return ""
-    return hashlib.sha256(canonical_json([system, tools]).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return head_digest([system, tools])
 
 
 class _Run:
