@@ -170,3 +170,17 @@ def test_a_lone_record_above_its_count_does_not_decide_a_file_whose_others_fit_t
     # Half or more decide it, as before (two of three here).
     settled = endpoints.settle([req(proof), req(proof), req(fits)])
     assert [r.usage.prompt_count for r in settled] == [PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_PEERS]
+
+
+def test_exactly_half_the_records_above_their_count_decide_the_endpoint() -> None:
+    # "Half or more" (endpoints.settle): one record that can only be exclusive against one that
+    # fits either reading reads both exclusive, and the note names the one that decided it.
+    def req(usage: Usage) -> TraceRequest:
+        return TraceRequest("t.json", 1, "main", "main", 0, None, None, "openai", "gpt-4o", usage=usage)
+
+    settled = endpoints.settle([req(Usage(cache_read=2_048, uncached=1_000)),
+                                req(Usage(cache_read=46_720, uncached=23_429, prompt_count=PROMPT_EXCLUSIVE))])
+    assert [(r.usage.uncached, r.usage.prompt_count) for r in settled] == [
+        (3_048, PROMPT_EXCLUSIVE_BY_PEERS), (23_429, PROMPT_EXCLUSIVE)]
+    assert endpoints.notes(settled)[0].startswith("t.json (openai): the OpenAI-shaped prompt count")
+    assert "(1 of 2 responses that report cached tokens report more than the prompt count" in endpoints.notes(settled)[0]
