@@ -320,9 +320,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     reads_stored_head: bool = True
     #: Where the cold points agree on two or more warm levels, the head predicted is the level
     #: most of them read, not the smallest (measured on OpenAI, where neither level outlived the
-    #: other: see :mod:`prefixbench.simulator.providers.openai`); False keeps the smallest (a
-    #: longer level lives shorter: Anthropic's, measured) unless the longer one was read after a
-    #: longer idle than any read of the smallest (it outlived it: see ``head_sizes``).
+    #: other: see :mod:`prefixbench.simulator.providers.openai`), and cold points that read 0 do
+    #: not undo the level where more cold points read it than read 0 (best effort); False keeps
+    #: the smallest (a longer level lives shorter: Anthropic's, measured) unless the longer one was
+    #: read after a longer idle than any read of the smallest (it outlived it), and a cold point
+    #: that read 0 leaves the head cold (see ``head_sizes``).
     warm_head_most_read: bool = False
     #: Where the main lanes' first requests of a head agree on one read more than on any other,
     #: though a cold point read nothing or none agreed on the smallest read (no warm head), that
