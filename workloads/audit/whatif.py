@@ -496,11 +496,11 @@ class _Reference:
     (:func:`_resimulate`) and every other request keeps its prediction here."""
 
     def __init__(self, requests: list[TraceRequest], heads: Heads, clock: Clock, sources: dict[Key, Key],
-                 preds: Mapping[Key, Pred] | Preds, keys: list[Key] | None = None) -> None:
+                 preds: Mapping[Key, Pred] | Preds) -> None:
         """``preds``: by key, or by position in ``requests`` (the audit's :class:`~prefixbench.workloads.audit.core.Baseline`)."""
         self.requests, self.heads, self.clock, self.sources = requests, heads, clock, sources
-        #: Each request's key (``keys``: the tuples ``preds`` is keyed by, shared), and its position by key.
-        self.keys: Sequence[Key] = _Keys(requests) if keys is None else keys
+        #: Each request's key (made when asked), and its position by key.
+        self.keys: Sequence[Key] = _Keys(requests)
         self.index: Mapping[Key, int] = _Places(requests)
         self.preds: Mapping[Key, Pred] = _ByKey(self.index, preds) if isinstance(preds, Preds) else preds
         # Union-find over the requests (0..n-1) and then their slots; flattened once built.
