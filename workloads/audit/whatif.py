@@ -298,21 +298,19 @@ def _predict(
     readies: Sequence[int],
     positions: Sequence[int],
     sources: dict[Key, Key],
-    keys: Sequence[Key] | None = None,
     at: Preds | None = None,
     keep: frozenset[Key] | None = None,
 ) -> dict[Key, Pred]:
     """The requests at ``positions`` (send order) predicted on one fresh cache, compaction calls
-    linked to ``sources``; ``keys``: each request's key, made already (the dict then holds those
-    tuples, not one more a request); ``at``: each prediction put there by position instead (the
-    dict returned is then empty); ``keep``: ``sources``' main requests, made already."""
+    linked to ``sources``; ``at``: each prediction put there by position instead (the dict
+    returned is then empty); ``keep``: ``sources``' main requests, made already."""
     # A fix changes what the provider would have read: the log's reads are no guide to it, so no
     # prediction keeps to them (the baseline is predicted alike).
     predictor = Predictor(heads, ttl, keep=frozenset(sources.values()) if keep is None else keep, follow=False, in_order=True)
     out: dict[Key, Pred] = {}
     for i in positions:
         r = requests[i]
-        key = (r.file, r.lane, r.seq) if keys is None else keys[i]
+        key = (r.file, r.lane, r.seq)  # (from the request read: a plan's moved request is made once)
         p = predictor.predict(r, ticks[i], readies[i], sources.get(key))
         u = r.usage
         if at is not None:
@@ -664,11 +662,11 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
         for part in parts:
             for j in part:
                 made[j] = 1
-            _predict(requests, ref.heads, ttl, ticks, readies, part, sources, keys, again, keep)
+            _predict(requests, ref.heads, ttl, ticks, readies, part, sources, again, keep)
         return _AgainAt(ref.preds, index, again, made)
     found_again: dict[Key, Pred] = {}
     for part in parts:
-        found_again.update(_predict(requests, ref.heads, ttl, ticks, readies, part, sources, keys, keep=keep))
+        found_again.update(_predict(requests, ref.heads, ttl, ticks, readies, part, sources, keep=keep))
     return _Again(ref.preds, found_again)
 
 
