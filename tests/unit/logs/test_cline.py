@@ -389,16 +389,21 @@ def test_a_checkpoint_restore_is_counted_apart_and_forks_the_chain(tmp_path: Pat
     ) in summary.notes
 
 
+def _with_subagent_usage(tmp_path: Path, text: str) -> tuple[list, object]:
+    """A task's first two calls with a subagent_usage row of ``text`` between them, read."""
+    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
+    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": text})
+    path = tmp_path / "ui_messages.json"
+    path.write_text(json.dumps(entries))
+    return import_file(path, CLINE, ImportContext())
+
+
 def test_subagent_usage_rows_are_counted_apart(tmp_path: Path) -> None:
     # Cline's SDK build (2026-08) writes a say "subagent_usage" row when a round of spawn_agent
     # calls ends: the subagents' calls summed, cacheWrites and cacheReads always 0. No call of this
     # task, so not in the totals (before: passed over, unsaid); the note names its sums.
-    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
     usage = {"source": "subagents", "tokensIn": 48_210, "tokensOut": 1_904, "cacheWrites": 0, "cacheReads": 0, "cost": 0.0731}
-    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": json.dumps(usage)})
-    path = tmp_path / "ui_messages.json"
-    path.write_text(json.dumps(entries))
-    requests, summary = import_file(path, CLINE, ImportContext())
+    requests, summary = _with_subagent_usage(tmp_path, json.dumps(usage))
     before, _ = import_file(TASKS / "gateway-and-compatible" / "ui_messages.json", CLINE, ImportContext())
     assert _totals(requests) == _totals(before[:2])
     assert (
@@ -413,12 +418,7 @@ def test_a_subagent_usage_cost_out_of_range_is_left_out_of_its_sum(tmp_path: Pat
     # A cost no finite dollar amount (NaN, an infinity, an integer past a float, a negative, a
     # bool) is read as a call's logged cost is (logged_cost): left out of the sum. Before: a huge
     # integer crashed the note's formatting (OverflowError), NaN printed "$nan", true counted $1.
-    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
-    text = '{"tokensIn": 10, "tokensOut": 2, "cost": %s}' % cost
-    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": text})
-    path = tmp_path / "ui_messages.json"
-    path.write_text(json.dumps(entries))
-    _, summary = import_file(path, CLINE, ImportContext())
+    _, summary = _with_subagent_usage(tmp_path, '{"tokensIn": 10, "tokensOut": 2, "cost": %s}' % cost)
     assert any(note.endswith("(tokensIn 10, tokensOut 2, cost $0.0000)") for note in summary.notes)
 
 
@@ -428,12 +428,8 @@ def test_a_subagent_usage_row_with_a_cache_split_is_not_said_to_have_none(tmp_pa
     # advisor's call as a subagent_usage row of source "advisor" with the call's cache split.
     # Before: the note said "no cache split (cacheWrites and cacheReads written as 0)" all the
     # same, and left the split out of its sums.
-    entries = [r.value for r in iter_records(TASKS / "gateway-and-compatible" / "ui_messages.json")][:3]
     usage = {"source": "advisor", "tokensIn": 812, "tokensOut": 640, "cacheWrites": 300, "cacheReads": 9_000, "cost": 0.012}
-    entries.insert(2, {"ts": 1762000004000, "type": "say", "say": "subagent_usage", "text": json.dumps(usage)})
-    path = tmp_path / "ui_messages.json"
-    path.write_text(json.dumps(entries))
-    _, summary = import_file(path, CLINE, ImportContext())
+    _, summary = _with_subagent_usage(tmp_path, json.dumps(usage))
     note = next(note for note in summary.notes if "subagent_usage" in note)
     assert "written as 0" not in note
     assert note.endswith("(tokensIn 812, tokensOut 640, cacheWrites 300, cacheReads 9,000, cost $0.0120)")
