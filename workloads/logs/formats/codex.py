@@ -10,7 +10,9 @@ only after the next input (later Codex writes it once the tool the call asked fo
 being the next request's. A request that opens a user turn with a prompt smaller than the one
 before plus the response it sends back, or after a turn that reasoned and was not interrupted,
 shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
-Base instructions and tool schemas are not in a rollout: the head is an opaque prefix.
+Codex's built-in tool schemas are never in a rollout, its base instructions only from 0.88
+(``session_meta.base_instructions``, with ``dynamic_tools`` from 0.115): the head is an opaque
+prefix, keyed by a digest of the instructions and dynamic tools where the rollout logs them.
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
 every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
@@ -910,7 +912,8 @@ class _Rollout:
     def notes(self) -> tuple[str, ...]:
         """The unlogged head, the thread's kind, and a check of the counted tokens against Codex's own total."""
         notes: tuple[str, ...] = (
-            "Codex tool schemas are not in a rollout (its base instructions are, and the head key carries a digest of them): "
+            "Codex's built-in tool schemas are not in a rollout (its base instructions are, and any dynamic tools: the head "
+            "key carries a digest of them): "
             "the head is an opaque prefix" if self.base_tag else
             "Codex base instructions and tool schemas are not in a rollout: the head is an opaque prefix",)
         notes += tuple(self.thread_notes)
