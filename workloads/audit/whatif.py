@@ -1072,16 +1072,21 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
 
     # A switch the log shows the user made (model-chosen) is kept: a lane is pinned a part at a
     # time, each part from one such switch to the next (its number counted in the lane's send order).
-    part: dict[int, int] = {}
-    last: dict[tuple[str, str, str], tuple[str, int]] = {}
-    for i in sorted(range(len(requests)), key=lambda i: (requests[i].file, requests[i].lane, requests[i].seq, i)):
-        r = requests[i]
-        lane = (r.file, r.lane, r.provider)
-        model, n = last.get(lane, (r.model, 0))
-        if r.model != model and user_chose_model(r):
-            n += 1
-        last[lane] = (r.model, n)
-        part[i] = n
+    # Each lane's positions, then each lane in its send order alone: no sort key of every request.
+    lanes: dict[tuple[str, str, str], array] = {}
+    for i, r in enumerate(requests):
+        lanes.setdefault((r.file, r.lane, r.provider), array("q")).append(i)
+    part = array("q", bytes(8 * len(requests)))  # (8 bytes a request, not a dict slot and an int)
+    for positions in lanes.values():
+        order = sorted(positions, key=lambda i: (requests[i].seq, i))
+        model, n = requests[order[0]].model, 0
+        for i in order:
+            r = requests[i]
+            if r.model != model and user_chose_model(r):
+                n += 1
+            model = r.model
+            part[i] = n
+    del lanes
     counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
     for i, r in enumerate(requests):
         if r.lane_kind in ("main", "subagent") and r.model:
@@ -1126,20 +1131,25 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
 
-    ticks, order = _send_clock(requests, summaries, clock)
-    last: dict[tuple[str, str], TraceRequest] = {}
+    # The send clock by position (a request's key is unique): no table of every request's tick.
+    ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
+    last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
-    for r in order:
+    for i in positions:
+        r = requests[i]
         lane = (r.file, r.lane)
-        prev = last.get(lane)
-        last[lane] = r
-        if prev is None or prev.usage is None or (prev.body is None and prev.prefix is None):
+        j = last.get(lane)
+        last[lane] = i
+        if j is None:
+            continue
+        prev = requests[j]
+        if prev.usage is None or (prev.body is None and prev.prefix is None):
             continue
         ttl = ttl_ms(prev)
         if ttl >= NO_TTL_MS or ttl <= KEEP_ALIVE_MARGIN_MS:
             continue
-        start, end = ticks[(prev.file, prev.lane, prev.seq)][0], ticks[(r.file, r.lane, r.seq)][0]
+        start, end = ticks[j], ticks[i]
         step = ttl - KEEP_ALIVE_MARGIN_MS
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
@@ -1250,9 +1260,10 @@ def _evaluate(
         fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
                          clock=clock if plan.requests is requests else None)
     # A plan that sends the log's own requests (the TTL fixes), or its requests each in its place
-    # (stagger-subagents: some moved in time), needs no table of them.
+    # (stagger-subagents: some moved in time; keep-alive: its requests after the log's), needs no
+    # table of them.
     sent = plan.requests
-    placed = sent is requests or len(sent) == len(requests) and all(
+    placed = sent is requests or len(sent) == len(requests) + len(plan.added) and all(
         p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(sent, requests))
     by_key = None if placed else {(r.file, r.lane, r.seq): r for r in sent}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
