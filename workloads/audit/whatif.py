@@ -161,6 +161,101 @@ class RequestChange(msgspec.Struct, frozen=True):
                 "saved_usd": float(self.saved_usd) if self.priced else None}
 
 
+class _Changes(Sequence[RequestChange]):
+    """A fix's changed requests, held by column and made a :class:`RequestChange` each when read:
+    what a tuple of them gives, in about 70 bytes a change rather than about 330 (the struct, its
+    counterfactual ints, its ``Decimal`` and the slots of the lists that held it). ``ttl-1h``
+    changes nearly every request, and every fix's changes are held until they are written out.
+
+    ``saved_usd`` is held as its coefficient and exponent (rebuilt exactly, the same digits); one
+    that does not fit (more than 18 digits, a negative zero) as it is."""
+
+    __slots__ = ("lanes", "lane_ids", "of", "ints", "coef", "exp", "odd", "priced")
+    _FIELDS = 7  # index, line, reported read and write, counterfactual read, write and write_1h
+
+    def __init__(self) -> None:
+        self.lanes: list[tuple[str, str]] = []
+        self.lane_ids: dict[tuple[str, str], int] = {}
+        self.of = array("i")  # each change's lane, in ``lanes``
+        self.ints = array("q")
+        self.coef = array("q")
+        self.exp = array("b")
+        self.odd: dict[int, Decimal] = {}
+        self.priced = bytearray()
+
+    def add(self, lane: tuple[str, str], index: int, line: int, reported_read: int, reported_write: int, read: int,
+            write: int, write_1h: int, saved: Decimal, priced: bool = True) -> None:
+        n = self.lane_ids.get(lane)
+        if n is None:
+            n = self.lane_ids[lane] = len(self.lanes)
+            self.lanes.append(lane)
+        self.of.append(n)
+        self.ints.extend((index, line, reported_read, reported_write, read, write, write_1h))
+        sign, digits, exponent = saved.as_tuple()
+        if type(exponent) is int and -128 <= exponent <= 127 and len(digits) <= 18 and (any(digits) or not sign):
+            self.coef.append(int(saved.scaleb(-exponent)))
+            self.exp.append(exponent)
+        else:
+            self.odd[len(self.priced)] = saved
+            self.coef.append(0)
+            self.exp.append(0)
+        self.priced.append(priced)
+
+    def saved(self, i: int) -> Decimal:
+        found = self.odd.get(i) if self.odd else None
+        return Decimal(self.coef[i]).scaleb(self.exp[i]) if found is None else found
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        file, lane = self.lanes[self.of[i]]
+        k, v = self._FIELDS * i, self.ints
+        return RequestChange(file, lane, v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5], v[k + 6], self.saved(i),
+                             priced=bool(self.priced[i]))
+
+    def __len__(self) -> int:
+        return len(self.priced)
+
+    def __iter__(self) -> Iterator[RequestChange]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (tuple, list, _Changes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def by_lane(self) -> dict[tuple[str, str], array]:
+        """Each lane's changes (their places here), the lanes in the order of their first change."""
+        out: dict[tuple[str, str], array] = {}
+        lanes = self.lanes
+        for i, n in enumerate(self.of):
+            found = out.get(lanes[n])
+            if found is None:
+                found = out[lanes[n]] = array("q")
+            found.append(i)
+        return out
+
+    def requests_changed(self, at: Iterable[int]) -> int:
+        v = self.ints
+        return sum(v[self._FIELDS * i] >= 0 for i in at)
+
+    def tokens_to_read(self, at: Iterable[int]) -> int:
+        v, f = self.ints, self._FIELDS
+        return sum(v[f * i + 4] - v[f * i + 2] for i in at)
+
+    def saved_usd(self, at: Iterable[int]) -> Decimal:
+        return usd_sum(self.saved(i) for i in at)
+
+    def any_priced(self, at: Iterable[int]) -> bool:
+        return any(self.priced[i] for i in at)
+
+
 class LaneEffect(msgspec.Struct, frozen=True):
     file: str
     lane: str
@@ -1248,8 +1343,9 @@ def _evaluate(
     clock: Clock | None = None,
     reported_usd: dict[tuple[int, ...], Decimal] | None = None,
     ref: _Reference | None = None,
-) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
-    """``clock``: the send clock of ``requests``, reused when the plan sends them as they are.
+) -> _Changes:
+    """The requests the plan changes, held by column (:class:`_Changes`; :meth:`_Changes.by_lane`:
+    each lane's). ``clock``: the send clock of ``requests``, reused when the plan sends them as they are.
     ``reported_usd``: the logged cost of each request priced so far by the fixes of one
     :func:`what_if` under ``prices``, by its price row (its identity) and its counts; filled here.
     ``ref``: ``requests`` and their prediction, from which the plan is re-simulated only where it
@@ -1270,8 +1366,7 @@ def _evaluate(
     for r in plan.added:
         keep_alive[(r.file, r.lane)].append(r)
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
-    changes: list[RequestChange] = []
-    per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
+    changes = _Changes()
     plan_ttl, same_prompt = plan.ttl, plan.same_prompt
     # Keyed by the row's identity: the rows stay in ``prices`` (and so alive) while it lives.
     reported_usd = {} if reported_usd is None else reported_usd
@@ -1314,10 +1409,8 @@ def _evaluate(
         row = prices.row(priced_as.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             # No price: the tokens still moved (counted), the dollars are unknown (not $0).
-            change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
-                                   read, write, write_1h, Decimal(0), priced=False)
-            changes.append(change)
-            per_lane[lane].append(change)
+            changes.add(lane, index, original.line, usage.cache_read, usage.cache_write, read, write, write_1h, Decimal(0),
+                        priced=False)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
         # changes nearly every request, and ttl-auto evaluates three), so priced once.
@@ -1329,28 +1422,25 @@ def _evaluate(
                 written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
         counter = _cost(SimpleNamespace(prompt_tokens=read + write + uncached, cached_tokens=read, written_tokens=write,
                                         written_long_tokens=write_1h, output_tokens=usage.output), row)
-        change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
-                               read, write, write_1h, usd_sum((reported, -counter)))
-        changes.append(change)
-        per_lane[lane].append(change)
+        changes.add(lane, index, original.line, usage.cache_read, usage.cache_write, read, write, write_1h,
+                    usd_sum((reported, -counter)))
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
         priced = any(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is not None for r in added)
-        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
-        changes.append(charge)
-        per_lane[(file, lane)].append(charge)
-    return changes, per_lane
+        changes.add((file, lane), -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
+    return changes
 
 
-def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: dict[tuple[str, str], str] | None = None) -> tuple[LaneEffect, ...]:
+def _lane_effects(changes: _Changes, notes: dict[tuple[str, str], str] | None = None) -> tuple[LaneEffect, ...]:
     effects = []
+    per_lane = changes.by_lane()
     keys = list(per_lane) + [k for k in (notes or {}) if k not in per_lane]
     for key in keys:
-        items = per_lane.get(key, [])
-        effects.append(LaneEffect(key[0], key[1], sum(c.index >= 0 for c in items), sum(c.counterfactual_read - c.reported_read for c in items),
-                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, ""),
-                                  priced=not items or any(c.priced for c in items)))
+        items = per_lane.get(key, ())
+        effects.append(LaneEffect(key[0], key[1], changes.requests_changed(items), changes.tokens_to_read(items),
+                                  changes.saved_usd(items), (notes or {}).get(key, ""),
+                                  priced=not items or changes.any_priced(items)))
     return tuple(effects)
 
 
@@ -1598,9 +1688,9 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                 plan, logged = chains
                 if bodies:
                     plan = _plan_static_system(requests, also=plan.detail)
-                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
-                                              reported_usd=inputs.reported_usd, ref=inputs.ref)
-                return _summarize(fix, assumption, plan.detail, changes, per_lane)
+                changes = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
+                                    reported_usd=inputs.reported_usd, ref=inputs.ref)
+                return _summarize(fix, assumption, plan.detail, changes)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
@@ -1615,12 +1705,12 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
     if name in ("ttl-1h", "ttl-5m"):
-        changes, per_lane = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
-                                          inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)
+        changes = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
+                                inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)
     else:
         unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
-        changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
-                                      clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
+        changes = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
+                            clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -1638,26 +1728,27 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
         if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
             detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
-    return _summarize(fix, assumption, detail, changes, per_lane, notes)
+    return _summarize(fix, assumption, detail, changes, notes)
 
 
-def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf:
+def _summarize(fix, assumption, detail, changes: _Changes, notes=None) -> WhatIf:
+    every = range(len(changes))
     return WhatIf(
         fix,
         True,
-        sum(c.index >= 0 for c in changes),
-        sum(c.counterfactual_read - c.reported_read for c in changes),
-        usd_sum(c.saved_usd for c in changes),
+        changes.requests_changed(every),
+        changes.tokens_to_read(every),
+        changes.saved_usd(every),
         assumption,
         detail,
-        _lane_effects(per_lane, notes),
-        tuple(changes),
+        _lane_effects(changes, notes),
+        changes,  # type: ignore[arg-type]  (a sequence of them, held by column)
     )
 
 
 def _evaluate_ttl(ttl: str, requests, plan: _Plan, base, summaries, heads, prices, clock: Clock | None,
                   reported_usd: dict[tuple[int, ...], Decimal] | None, ref: _Reference | None,
-                  memo: dict | None) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
+                  memo: dict | None) -> _Changes:
     """:func:`_evaluate` of the plan that writes every request with ``ttl`` (:func:`_plan_ttl`),
     the log's own requests against ``base``; kept in ``memo`` (the same for ttl-1h, ttl-5m and
     ttl-auto of one :func:`what_if`: read only once made)."""
@@ -1700,15 +1791,16 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     unpriced: set[tuple[str, str]] = set()  # lanes a plan changes with no price row for any change
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
-        saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
-        unpriced |= {lane for lane, items in per_lane.items() if items and not any(c.priced for c in items)}
+        found = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
+        per_lane = found.by_lane()
+        saved[ttl] = {lane: found.saved_usd(items) for lane, items in per_lane.items()}
+        unpriced |= {lane for lane, items in per_lane.items() if items and not found.any_priced(items)}
     bounds = lane_bounds(requests)
     lanes = set(bounds)
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: _ttl_for(r, choice[(r.file, r.lane)]) if (r.file, r.lane) in choice else None)
-    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                                  ref=ref)
+    changes = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                        ref=ref)
     # What the lane asks for (5m / 1h, in_memory / 24h), and its gaps in those two lifetimes.
     notes = {
         lane: f"{bounds[lane].long if choice[lane] == '1h' else bounds[lane].short} "
@@ -1718,4 +1810,4 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     detail = _ttl_auto_choice(choice, bounds)
     if unpriced:
         detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
-    return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)
+    return _summarize("ttl-auto", assumption, detail, changes, notes)

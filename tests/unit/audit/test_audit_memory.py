@@ -803,3 +803,63 @@ def test_a_fix_is_re_simulated_a_part_at_a_time(tmp_path: Path) -> None:
     working(2)
     grown = (working(16) - working(4)) / (12 * 300)
     assert grown <= PART_RESIMULATION_BYTES_PER_REQUEST, grown
+
+
+#: What a request a fix changes holds in the fix's result (its ``changes``), measured as a
+#: folder grows: a ``RequestChange`` struct, its ints, its ``Decimal`` and list slots (about 330
+#: bytes) before; its columns (:class:`~prefixbench.workloads.audit.whatif._Changes`, about 70) now.
+CHANGE_BYTES_PER_REQUEST = 120
+
+
+def test_a_fixs_changes_are_held_by_column(tmp_path: Path) -> None:
+    """Fails on the code before (321 bytes a change, 71 now: ttl-1h changes every request, and every
+    fix's changes are held until written out)."""
+    import gc
+
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    def held(files: int, each: int = 300) -> tuple[int, int]:
+        folder = tmp_path / f"c{files}"
+        folder.mkdir()
+        for n in range(files):
+            _long_session(folder, each, session=f"s{n}")
+        requests, summaries = load_trace([folder])
+        what_if(requests, summaries, ["ttl-1h"])  # (caches: once, before measuring)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            (fix,) = what_if(requests, summaries, ["ttl-1h"])
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert fix.applies and fix.requests_changed > each * files // 2
+        return kept, len(fix.changes)
+
+    small, few = held(4)
+    large, many = held(16)
+    grown = (large - small) / (many - few)
+    assert grown <= CHANGE_BYTES_PER_REQUEST, grown
+
+
+def test_changes_held_by_column_read_back_as_they_were() -> None:
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.whatif import RequestChange, _Changes
+
+    made = [
+        RequestChange("a.jsonl", "main", 0, 3, 10, 20, 30, 0, 0, Decimal("0.00123400")),
+        RequestChange("a.jsonl", "sub-1", 1, 9, 0, 5, 5, 0, 0, Decimal("-0E-12"), priced=False),
+        RequestChange("b.jsonl", "main", -1, 0, 0, 0, 0, 0, 0, Decimal("-1.2345678901234567890123456789E-7")),
+        RequestChange("a.jsonl", "main", 2, 4, 1 << 40, 0, 7, 1, 1, Decimal("12E+3")),
+    ]
+    changes = _Changes()
+    for c in made:
+        changes.add((c.file, c.lane), c.index, c.line, c.reported_read, c.reported_write, c.counterfactual_read,
+                    c.counterfactual_write, c.counterfactual_write_1h, c.saved_usd, c.priced)
+    assert changes == tuple(made) and list(changes) == made and changes[1:3] == made[1:3] and changes[-1] == made[-1]
+    assert [str(c.saved_usd) for c in changes] == [str(c.saved_usd) for c in made]
+    assert {lane: list(at) for lane, at in changes.by_lane().items()} == {
+        ("a.jsonl", "main"): [0, 3], ("a.jsonl", "sub-1"): [1], ("b.jsonl", "main"): [2]}
