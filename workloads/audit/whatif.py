@@ -83,7 +83,6 @@ from prefixbench.workloads.audit.core import (
     compaction_sources,
     head_sizes,
     same_int,
-    send_clock,
     state_slots,
 )
 from prefixbench.simulator.usage import Usage
@@ -1107,16 +1106,18 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     is left as it is; the others are rewritten. The plan is judged against a baseline that does
     not link compaction calls to their main lane (``simulate(link=False)``), so the fix is what moves.
     """
-    compactions = [r for r in requests if r.is_compaction_call]
+    compactions = [i for i, r in enumerate(requests) if r.is_compaction_call]
     if not compactions:
         raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
-    _, order = _send_clock(requests, summaries, clock)
-    sources = compaction_sources(order)
-    by_key = {(r.file, r.lane, r.seq): r for r in requests}
+    # The send order by position, and a table of the main requests replayed only (not of every request).
+    positions = (clock if clock is not None else clock_by_position(requests, summaries))[2]
+    sources = compaction_sources(requests[i] for i in positions)
+    wanted = set(sources.values())
+    by_key = {key: r for r in requests if (key := (r.file, r.lane, r.seq)) in wanted}
     out = list(requests)
     notes = []
-    index = {id(r): i for i, r in enumerate(requests)}
-    for c in compactions:
+    for at in compactions:
+        c = requests[at]
         source = sources.get((c.file, c.lane, c.seq))
         if source is None:
             notes.append(f"{c.lane} at line {c.line}: no main-lane request of its session before it to replay")
@@ -1146,11 +1147,11 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
                 max_tokens=c.body.max_tokens,
                 purpose="compaction",
             )
-            out[index[id(c)]] = replace(c, body=body, model=envelope.model)
+            out[at] = replace(c, body=body, model=envelope.model)
             notes.append(f"{c.lane} at line {c.line} replays the main request at line {prev.line}{where} plus its instruction")
         elif c.body is None and c.prefix is not None and prev.prefix is not None:
             prefix = replace(c.prefix, head=prev.prefix.head, parent=prev.prefix.node, new_blocks=1)
-            out[index[id(c)]] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
+            out[at] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
             notes.append(f"{c.lane} at line {c.line} extends the main request at line {prev.line}{where} (same head and family)")
         else:
             notes.append(f"{c.lane} at line {c.line}: the log has neither its body nor its prefix chain")
@@ -1442,21 +1443,6 @@ def _lane_effects(changes: _Changes, notes: dict[tuple[str, str], str] | None = 
                                   changes.saved_usd(items), (notes or {}).get(key, ""),
                                   priced=not items or changes.any_priced(items)))
     return tuple(effects)
-
-
-def _send_clock(
-    requests: Sequence[TraceRequest], summaries, clock: Clock | None = None
-) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
-    """:func:`send_clock`, from ``clock`` (:func:`clock_by_position` of ``requests``, made once by
-    :func:`what_if` for its plans and gap counts) where given, else anew; the table, a dict of
-    every request, is made each time and not kept."""
-    if clock is None:
-        return send_clock(requests, summaries)
-    ticks, readies, positions = clock
-    return (
-        {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
-        [requests[i] for i in positions],
-    )
 
 
 class GapBounds(msgspec.Struct, frozen=True):
