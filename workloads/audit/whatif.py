@@ -254,6 +254,13 @@ class _Changes(Sequence[RequestChange]):
     def any_priced(self, at: Iterable[int]) -> bool:
         return any(self.priced[i] for i in at)
 
+    def unpriced_requests(self) -> int:
+        """The changes of a request (not a lane's keep-alives) that no price row prices."""
+        if all(self.priced):
+            return 0
+        v, f = self.ints, self._FIELDS
+        return sum(v[f * i] >= 0 for i, priced in enumerate(self.priced) if not priced)
+
 
 class LaneEffect(msgspec.Struct, frozen=True):
     file: str
@@ -286,7 +293,10 @@ class WhatIf(msgspec.Struct, frozen=True):
     def unpriced_requests(self) -> int:
         """The requests the fix changes that no price row prices: in ``requests_changed`` and
         ``tokens_to_read``, not in ``saved_usd``."""
-        return sum(c.index >= 0 and not c.priced for c in self.changes)
+        changes = self.changes
+        if isinstance(changes, _Changes):  # (read from its columns: the writers ask for it a few times)
+            return changes.unpriced_requests()
+        return sum(c.index >= 0 and not c.priced for c in changes)
 
     @property
     def unpriced_only(self) -> bool:

@@ -847,12 +847,12 @@ def test_a_fixs_changes_are_held_by_column(tmp_path: Path) -> None:
 def test_changes_held_by_column_read_back_as_they_were() -> None:
     from decimal import Decimal
 
-    from prefixbench.workloads.audit.whatif import RequestChange, _Changes
+    from prefixbench.workloads.audit.whatif import RequestChange, WhatIf, _Changes
 
     made = [
         RequestChange("a.jsonl", "main", 0, 3, 10, 20, 30, 0, 0, Decimal("0.00123400")),
         RequestChange("a.jsonl", "sub-1", 1, 9, 0, 5, 5, 0, 0, Decimal("-0E-12"), priced=False),
-        RequestChange("b.jsonl", "main", -1, 0, 0, 0, 0, 0, 0, Decimal("-1.2345678901234567890123456789E-7")),
+        RequestChange("b.jsonl", "main", -1, 0, 0, 0, 0, 0, 0, Decimal("-1.2345678901234567890123456789E-7"), priced=False),
         RequestChange("a.jsonl", "main", 2, 4, 1 << 40, 0, 7, 1, 1, Decimal("12E+3")),
     ]
     changes = _Changes()
@@ -863,3 +863,6 @@ def test_changes_held_by_column_read_back_as_they_were() -> None:
     assert [str(c.saved_usd) for c in changes] == [str(c.saved_usd) for c in made]
     assert {lane: list(at) for lane, at in changes.by_lane().items()} == {
         ("a.jsonl", "main"): [0, 3], ("a.jsonl", "sub-1"): [1], ("b.jsonl", "main"): [2]}
+    # Read from the columns: a lane's unpriced keep-alives (index -1) are no request.
+    held, listed = (WhatIf("x", True, 3, 0, Decimal(0), "", changes=c) for c in (changes, tuple(made)))  # type: ignore[arg-type]
+    assert held.unpriced_requests == listed.unpriced_requests == 1 and held.unpriced_only == listed.unpriced_only is False
