@@ -866,3 +866,49 @@ def test_changes_held_by_column_read_back_as_they_were() -> None:
     # Read from the columns: a lane's unpriced keep-alives (index -1) are no request.
     held, listed = (WhatIf("x", True, 3, 0, Decimal(0), "", changes=c) for c in (changes, tuple(made)))  # type: ignore[arg-type]
     assert held.unpriced_requests == listed.unpriced_requests == 1 and held.unpriced_only == listed.unpriced_only is False
+
+
+#: What a request adds to the peak of the keep-alive and pin-model plans while they are made,
+#: above what the plan holds once made (keep-alive's added requests):
+#: keep-alive's send clock was a dict of every request's tick (and a list in send order),
+#: pin-model's a sort key tuple and a dict slot of every request (140 and 90 bytes); both
+#: read by position now.
+PLAN_BYTES_PER_REQUEST = 40
+
+
+def test_the_keep_alive_and_pin_model_plans_hold_no_table_of_every_request(tmp_path: Path) -> None:
+    """Fails on the code before (keep-alive 140 bytes a request, pin-model 90; now 7 and 16)."""
+    import gc
+
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.workloads.audit.core import clock_by_position, load_trace
+    from prefixbench.workloads.audit.whatif import _CannotApply, _plan_keep_alive, _plan_pin_model
+
+    def peaks(files: int, each: int = 300) -> tuple[int, int]:
+        folder = tmp_path / f"p{files}"
+        folder.mkdir()
+        for n in range(files):
+            _long_session(folder, each, session=f"s{n}")
+        requests, summaries = load_trace([folder])
+        clock = clock_by_position(requests, summaries)
+        prices = Prices(None)
+        found = []
+        for make in (lambda: _plan_keep_alive(requests, summaries, clock), lambda: _plan_pin_model(requests, prices)):
+            gc.collect()
+            tracemalloc.start()
+            try:
+                held = tracemalloc.get_traced_memory()[0]
+                try:
+                    plan = make()
+                except _CannotApply:
+                    plan = None
+                now, peak = tracemalloc.get_traced_memory()
+                found.append(peak - now)  # (above what the plan holds: the keep-alives it adds)
+            finally:
+                tracemalloc.stop()
+            del plan
+        return found[0], found[1]
+
+    small, large = peaks(4), peaks(16)
+    grown = {name: (b - a) / (12 * 300) for name, a, b in zip(("keep-alive", "pin-model"), small, large)}
+    assert max(grown.values()) <= PLAN_BYTES_PER_REQUEST, grown
