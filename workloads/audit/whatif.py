@@ -83,7 +83,6 @@ from prefixbench.workloads.audit.core import (
     compaction_sources,
     head_sizes,
     same_int,
-    send_clock,
     state_slots,
 )
 from prefixbench.simulator.usage import Usage
@@ -161,6 +160,108 @@ class RequestChange(msgspec.Struct, frozen=True):
                 "saved_usd": float(self.saved_usd) if self.priced else None}
 
 
+class _Changes(Sequence[RequestChange]):
+    """A fix's changed requests, held by column and made a :class:`RequestChange` each when read:
+    what a tuple of them gives, in about 70 bytes a change rather than about 330 (the struct, its
+    counterfactual ints, its ``Decimal`` and the slots of the lists that held it). ``ttl-1h``
+    changes nearly every request, and every fix's changes are held until they are written out.
+
+    ``saved_usd`` is held as its coefficient and exponent (rebuilt exactly, the same digits); one
+    that does not fit (more than 18 digits, a negative zero) as it is."""
+
+    __slots__ = ("lanes", "lane_ids", "of", "ints", "coef", "exp", "odd", "priced")
+    _FIELDS = 7  # index, line, reported read and write, counterfactual read, write and write_1h
+
+    def __init__(self) -> None:
+        self.lanes: list[tuple[str, str]] = []
+        self.lane_ids: dict[tuple[str, str], int] = {}
+        self.of = array("i")  # each change's lane, in ``lanes``
+        self.ints = array("q")
+        self.coef = array("q")
+        self.exp = array("b")
+        self.odd: dict[int, Decimal] = {}
+        self.priced = bytearray()
+
+    def add(self, lane: tuple[str, str], index: int, line: int, reported_read: int, reported_write: int, read: int,
+            write: int, write_1h: int, saved: Decimal, priced: bool = True) -> None:
+        n = self.lane_ids.get(lane)
+        if n is None:
+            n = self.lane_ids[lane] = len(self.lanes)
+            self.lanes.append(lane)
+        self.of.append(n)
+        self.ints.extend((index, line, reported_read, reported_write, read, write, write_1h))
+        sign, digits, exponent = saved.as_tuple()
+        if type(exponent) is int and -128 <= exponent <= 127 and len(digits) <= 18 and (any(digits) or not sign):
+            self.coef.append(int(saved.scaleb(-exponent)))
+            self.exp.append(exponent)
+        else:
+            self.odd[len(self.priced)] = saved
+            self.coef.append(0)
+            self.exp.append(0)
+        self.priced.append(priced)
+
+    def saved(self, i: int) -> Decimal:
+        found = self.odd.get(i) if self.odd else None
+        return Decimal(self.coef[i]).scaleb(self.exp[i]) if found is None else found
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        file, lane = self.lanes[self.of[i]]
+        k, v = self._FIELDS * i, self.ints
+        return RequestChange(file, lane, v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5], v[k + 6], self.saved(i),
+                             priced=bool(self.priced[i]))
+
+    def __len__(self) -> int:
+        return len(self.priced)
+
+    def __iter__(self) -> Iterator[RequestChange]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (tuple, list, _Changes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def by_lane(self) -> dict[tuple[str, str], array]:
+        """Each lane's changes (their places here), the lanes in the order of their first change."""
+        out: dict[tuple[str, str], array] = {}
+        lanes = self.lanes
+        for i, n in enumerate(self.of):
+            found = out.get(lanes[n])
+            if found is None:
+                found = out[lanes[n]] = array("q")
+            found.append(i)
+        return out
+
+    def requests_changed(self, at: Iterable[int]) -> int:
+        v = self.ints
+        return sum(v[self._FIELDS * i] >= 0 for i in at)
+
+    def tokens_to_read(self, at: Iterable[int]) -> int:
+        v, f = self.ints, self._FIELDS
+        return sum(v[f * i + 4] - v[f * i + 2] for i in at)
+
+    def saved_usd(self, at: Iterable[int]) -> Decimal:
+        return usd_sum(self.saved(i) for i in at)
+
+    def any_priced(self, at: Iterable[int]) -> bool:
+        return any(self.priced[i] for i in at)
+
+    def unpriced_requests(self) -> int:
+        """The changes of a request (not a lane's keep-alives) that no price row prices."""
+        if all(self.priced):
+            return 0
+        v, f = self.ints, self._FIELDS
+        return sum(v[f * i] >= 0 for i, priced in enumerate(self.priced) if not priced)
+
+
 class LaneEffect(msgspec.Struct, frozen=True):
     file: str
     lane: str
@@ -192,7 +293,10 @@ class WhatIf(msgspec.Struct, frozen=True):
     def unpriced_requests(self) -> int:
         """The requests the fix changes that no price row prices: in ``requests_changed`` and
         ``tokens_to_read``, not in ``saved_usd``."""
-        return sum(c.index >= 0 and not c.priced for c in self.changes)
+        changes = self.changes
+        if isinstance(changes, _Changes):  # (read from its columns: the writers ask for it a few times)
+            return changes.unpriced_requests()
+        return sum(c.index >= 0 and not c.priced for c in changes)
 
     @property
     def unpriced_only(self) -> bool:
@@ -1010,16 +1114,18 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     is left as it is; the others are rewritten. The plan is judged against a baseline that does
     not link compaction calls to their main lane (``simulate(link=False)``), so the fix is what moves.
     """
-    compactions = [r for r in requests if r.is_compaction_call]
+    compactions = [i for i, r in enumerate(requests) if r.is_compaction_call]
     if not compactions:
         raise _CannotApply("the log has no compaction request (at most the compacted context after one)")
-    _, order = _send_clock(requests, summaries, clock)
-    sources = compaction_sources(order)
-    by_key = {(r.file, r.lane, r.seq): r for r in requests}
+    # The send order by position, and a table of the main requests replayed only (not of every request).
+    positions = (clock if clock is not None else clock_by_position(requests, summaries))[2]
+    sources = compaction_sources(requests[i] for i in positions)
+    wanted = set(sources.values())
+    by_key = {key: r for r in requests if (key := (r.file, r.lane, r.seq)) in wanted}
     out = list(requests)
     notes = []
-    index = {id(r): i for i, r in enumerate(requests)}
-    for c in compactions:
+    for at in compactions:
+        c = requests[at]
         source = sources.get((c.file, c.lane, c.seq))
         if source is None:
             notes.append(f"{c.lane} at line {c.line}: no main-lane request of its session before it to replay")
@@ -1049,11 +1155,11 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
                 max_tokens=c.body.max_tokens,
                 purpose="compaction",
             )
-            out[index[id(c)]] = replace(c, body=body, model=envelope.model)
+            out[at] = replace(c, body=body, model=envelope.model)
             notes.append(f"{c.lane} at line {c.line} replays the main request at line {prev.line}{where} plus its instruction")
         elif c.body is None and c.prefix is not None and prev.prefix is not None:
             prefix = replace(c.prefix, head=prev.prefix.head, parent=prev.prefix.node, new_blocks=1)
-            out[index[id(c)]] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
+            out[at] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
             notes.append(f"{c.lane} at line {c.line} extends the main request at line {prev.line}{where} (same head and family)")
         else:
             notes.append(f"{c.lane} at line {c.line}: the log has neither its body nor its prefix chain")
@@ -1070,16 +1176,21 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
 
     # A switch the log shows the user made (model-chosen) is kept: a lane is pinned a part at a
     # time, each part from one such switch to the next (its number counted in the lane's send order).
-    part: dict[int, int] = {}
-    last: dict[tuple[str, str, str], tuple[str, int]] = {}
-    for i in sorted(range(len(requests)), key=lambda i: (requests[i].file, requests[i].lane, requests[i].seq, i)):
-        r = requests[i]
-        lane = (r.file, r.lane, r.provider)
-        model, n = last.get(lane, (r.model, 0))
-        if r.model != model and user_chose_model(r):
-            n += 1
-        last[lane] = (r.model, n)
-        part[i] = n
+    # Each lane's positions, then each lane in its send order alone: no sort key of every request.
+    lanes: dict[tuple[str, str, str], array] = {}
+    for i, r in enumerate(requests):
+        lanes.setdefault((r.file, r.lane, r.provider), array("q")).append(i)
+    part = array("q", bytes(8 * len(requests)))  # (8 bytes a request, not a dict slot and an int)
+    for positions in lanes.values():
+        order = sorted(positions, key=lambda i: (requests[i].seq, i))
+        model, n = requests[order[0]].model, 0
+        for i in order:
+            r = requests[i]
+            if r.model != model and user_chose_model(r):
+                n += 1
+            model = r.model
+            part[i] = n
+    del lanes
     counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
     for i, r in enumerate(requests):
         if r.lane_kind in ("main", "subagent") and r.model:
@@ -1124,20 +1235,25 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
 
-    ticks, order = _send_clock(requests, summaries, clock)
-    last: dict[tuple[str, str], TraceRequest] = {}
+    # The send clock by position (a request's key is unique): no table of every request's tick.
+    ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
+    last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
-    for r in order:
+    for i in positions:
+        r = requests[i]
         lane = (r.file, r.lane)
-        prev = last.get(lane)
-        last[lane] = r
-        if prev is None or prev.usage is None or (prev.body is None and prev.prefix is None):
+        j = last.get(lane)
+        last[lane] = i
+        if j is None:
+            continue
+        prev = requests[j]
+        if prev.usage is None or (prev.body is None and prev.prefix is None):
             continue
         ttl = ttl_ms(prev)
         if ttl >= NO_TTL_MS or ttl <= KEEP_ALIVE_MARGIN_MS:
             continue
-        start, end = ticks[(prev.file, prev.lane, prev.seq)][0], ticks[(r.file, r.lane, r.seq)][0]
+        start, end = ticks[j], ticks[i]
         step = ttl - KEEP_ALIVE_MARGIN_MS
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
@@ -1236,8 +1352,9 @@ def _evaluate(
     clock: Clock | None = None,
     reported_usd: dict[tuple[int, ...], Decimal] | None = None,
     ref: _Reference | None = None,
-) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
-    """``clock``: the send clock of ``requests``, reused when the plan sends them as they are.
+) -> _Changes:
+    """The requests the plan changes, held by column (:class:`_Changes`; :meth:`_Changes.by_lane`:
+    each lane's). ``clock``: the send clock of ``requests``, reused when the plan sends them as they are.
     ``reported_usd``: the logged cost of each request priced so far by the fixes of one
     :func:`what_if` under ``prices``, by its price row (its identity) and its counts; filled here.
     ``ref``: ``requests`` and their prediction, from which the plan is re-simulated only where it
@@ -1248,17 +1365,17 @@ def _evaluate(
         fixed = simulate(plan.requests, summaries, heads, plan.ttl, link=link,
                          clock=clock if plan.requests is requests else None)
     # A plan that sends the log's own requests (the TTL fixes), or its requests each in its place
-    # (stagger-subagents: some moved in time), needs no table of them.
+    # (stagger-subagents: some moved in time; keep-alive: its requests after the log's), needs no
+    # table of them.
     sent = plan.requests
-    placed = sent is requests or len(sent) == len(requests) and all(
+    placed = sent is requests or len(sent) == len(requests) + len(plan.added) and all(
         p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(sent, requests))
     by_key = None if placed else {(r.file, r.lane, r.seq): r for r in sent}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
     for r in plan.added:
         keep_alive[(r.file, r.lane)].append(r)
     lane_index: dict[tuple[str, str], int] = defaultdict(int)
-    changes: list[RequestChange] = []
-    per_lane: dict[tuple[str, str], list[RequestChange]] = defaultdict(list)
+    changes = _Changes()
     plan_ttl, same_prompt = plan.ttl, plan.same_prompt
     # Keyed by the row's identity: the rows stay in ``prices`` (and so alive) while it lives.
     reported_usd = {} if reported_usd is None else reported_usd
@@ -1301,10 +1418,8 @@ def _evaluate(
         row = prices.row(priced_as.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             # No price: the tokens still moved (counted), the dollars are unknown (not $0).
-            change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
-                                   read, write, write_1h, Decimal(0), priced=False)
-            changes.append(change)
-            per_lane[lane].append(change)
+            changes.add(lane, index, original.line, usage.cache_read, usage.cache_write, read, write, write_1h, Decimal(0),
+                        priced=False)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
         # changes nearly every request, and ttl-auto evaluates three), so priced once.
@@ -1316,44 +1431,26 @@ def _evaluate(
                 written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
         counter = _cost(SimpleNamespace(prompt_tokens=read + write + uncached, cached_tokens=read, written_tokens=write,
                                         written_long_tokens=write_1h, output_tokens=usage.output), row)
-        change = RequestChange(original.file, original.lane, index, original.line, usage.cache_read, usage.cache_write,
-                               read, write, write_1h, usd_sum((reported, -counter)))
-        changes.append(change)
-        per_lane[lane].append(change)
+        changes.add(lane, index, original.line, usage.cache_read, usage.cache_write, read, write, write_1h,
+                    usd_sum((reported, -counter)))
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).
         cost = _keep_alive_cost(replace(plan, added=tuple(added)), fixed, prices)
         priced = any(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is not None for r in added)
-        charge = RequestChange(file, lane, -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
-        changes.append(charge)
-        per_lane[(file, lane)].append(charge)
-    return changes, per_lane
+        changes.add((file, lane), -1, 0, 0, 0, 0, 0, 0, -cost, priced=priced)
+    return changes
 
 
-def _lane_effects(per_lane: dict[tuple[str, str], list[RequestChange]], notes: dict[tuple[str, str], str] | None = None) -> tuple[LaneEffect, ...]:
+def _lane_effects(changes: _Changes, notes: dict[tuple[str, str], str] | None = None) -> tuple[LaneEffect, ...]:
     effects = []
+    per_lane = changes.by_lane()
     keys = list(per_lane) + [k for k in (notes or {}) if k not in per_lane]
     for key in keys:
-        items = per_lane.get(key, [])
-        effects.append(LaneEffect(key[0], key[1], sum(c.index >= 0 for c in items), sum(c.counterfactual_read - c.reported_read for c in items),
-                                  usd_sum(c.saved_usd for c in items), (notes or {}).get(key, ""),
-                                  priced=not items or any(c.priced for c in items)))
+        items = per_lane.get(key, ())
+        effects.append(LaneEffect(key[0], key[1], changes.requests_changed(items), changes.tokens_to_read(items),
+                                  changes.saved_usd(items), (notes or {}).get(key, ""),
+                                  priced=not items or changes.any_priced(items)))
     return tuple(effects)
-
-
-def _send_clock(
-    requests: Sequence[TraceRequest], summaries, clock: Clock | None = None
-) -> tuple[dict[Key, tuple[int, int]], list[TraceRequest]]:
-    """:func:`send_clock`, from ``clock`` (:func:`clock_by_position` of ``requests``, made once by
-    :func:`what_if` for its plans and gap counts) where given, else anew; the table, a dict of
-    every request, is made each time and not kept."""
-    if clock is None:
-        return send_clock(requests, summaries)
-    ticks, readies, positions = clock
-    return (
-        {(r.file, r.lane, r.seq): (tick, ready) for r, tick, ready in zip(requests, ticks, readies)},
-        [requests[i] for i in positions],
-    )
 
 
 class GapBounds(msgspec.Struct, frozen=True):
@@ -1585,9 +1682,9 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                 plan, logged = chains
                 if bodies:
                     plan = _plan_static_system(requests, also=plan.detail)
-                changes, per_lane = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
-                                              reported_usd=inputs.reported_usd, ref=inputs.ref)
-                return _summarize(fix, assumption, plan.detail, changes, per_lane)
+                changes = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
+                                    reported_usd=inputs.reported_usd, ref=inputs.ref)
+                return _summarize(fix, assumption, plan.detail, changes)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
@@ -1602,12 +1699,12 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
     except _CannotApply as reason:
         return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
     if name in ("ttl-1h", "ttl-5m"):
-        changes, per_lane = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
-                                          inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)
+        changes = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
+                                inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)
     else:
         unlinked = _resimulate(inputs.ref, requests, summaries, link=False) if name == "keep-prefix-compaction" else base
-        changes, per_lane = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
-                                      clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
+        changes = _evaluate(fix, requests, plan, unlinked, summaries, heads, prices, link=name != "keep-prefix-compaction",
+                            clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
     if name in ("ttl-1h", "ttl-5m"):
@@ -1625,26 +1722,27 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         logged = [r.usage for r in _ttl_choosers(requests) if r.usage is not None and r.usage.cache_write]
         if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
             detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
-    return _summarize(fix, assumption, detail, changes, per_lane, notes)
+    return _summarize(fix, assumption, detail, changes, notes)
 
 
-def _summarize(fix, assumption, detail, changes, per_lane, notes=None) -> WhatIf:
+def _summarize(fix, assumption, detail, changes: _Changes, notes=None) -> WhatIf:
+    every = range(len(changes))
     return WhatIf(
         fix,
         True,
-        sum(c.index >= 0 for c in changes),
-        sum(c.counterfactual_read - c.reported_read for c in changes),
-        usd_sum(c.saved_usd for c in changes),
+        changes.requests_changed(every),
+        changes.tokens_to_read(every),
+        changes.saved_usd(every),
         assumption,
         detail,
-        _lane_effects(per_lane, notes),
-        tuple(changes),
+        _lane_effects(changes, notes),
+        changes,  # type: ignore[arg-type]  (a sequence of them, held by column)
     )
 
 
 def _evaluate_ttl(ttl: str, requests, plan: _Plan, base, summaries, heads, prices, clock: Clock | None,
                   reported_usd: dict[tuple[int, ...], Decimal] | None, ref: _Reference | None,
-                  memo: dict | None) -> tuple[list[RequestChange], dict[tuple[str, str], list[RequestChange]]]:
+                  memo: dict | None) -> _Changes:
     """:func:`_evaluate` of the plan that writes every request with ``ttl`` (:func:`_plan_ttl`),
     the log's own requests against ``base``; kept in ``memo`` (the same for ttl-1h, ttl-5m and
     ttl-auto of one :func:`what_if`: read only once made)."""
@@ -1687,15 +1785,16 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     unpriced: set[tuple[str, str]] = set()  # lanes a plan changes with no price row for any change
     for ttl, plan in plans.items():
-        _, per_lane = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
-        saved[ttl] = {lane: usd_sum(c.saved_usd for c in items) for lane, items in per_lane.items()}
-        unpriced |= {lane for lane, items in per_lane.items() if items and not any(c.priced for c in items)}
+        found = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
+        per_lane = found.by_lane()
+        saved[ttl] = {lane: found.saved_usd(items) for lane, items in per_lane.items()}
+        unpriced |= {lane for lane, items in per_lane.items() if items and not found.any_priced(items)}
     bounds = lane_bounds(requests)
     lanes = set(bounds)
     choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
     plan = _Plan(requests, lambda r: _ttl_for(r, choice[(r.file, r.lane)]) if (r.file, r.lane) in choice else None)
-    changes, per_lane = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                                  ref=ref)
+    changes = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                        ref=ref)
     # What the lane asks for (5m / 1h, in_memory / 24h), and its gaps in those two lifetimes.
     notes = {
         lane: f"{bounds[lane].long if choice[lane] == '1h' else bounds[lane].short} "
@@ -1705,4 +1804,4 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     detail = _ttl_auto_choice(choice, bounds)
     if unpriced:
         detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
-    return _summarize("ttl-auto", assumption, detail, changes, per_lane, notes)
+    return _summarize("ttl-auto", assumption, detail, changes, notes)

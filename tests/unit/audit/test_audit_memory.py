@@ -803,3 +803,112 @@ def test_a_fix_is_re_simulated_a_part_at_a_time(tmp_path: Path) -> None:
     working(2)
     grown = (working(16) - working(4)) / (12 * 300)
     assert grown <= PART_RESIMULATION_BYTES_PER_REQUEST, grown
+
+
+#: What a request a fix changes holds in the fix's result (its ``changes``), measured as a
+#: folder grows: a ``RequestChange`` struct, its ints, its ``Decimal`` and list slots (about 330
+#: bytes) before; its columns (:class:`~prefixbench.workloads.audit.whatif._Changes`, about 70) now.
+CHANGE_BYTES_PER_REQUEST = 120
+
+
+def test_a_fixs_changes_are_held_by_column(tmp_path: Path) -> None:
+    """Fails on the code before (321 bytes a change, 71 now: ttl-1h changes every request, and every
+    fix's changes are held until written out)."""
+    import gc
+
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    def held(files: int, each: int = 300) -> tuple[int, int]:
+        folder = tmp_path / f"c{files}"
+        folder.mkdir()
+        for n in range(files):
+            _long_session(folder, each, session=f"s{n}")
+        requests, summaries = load_trace([folder])
+        what_if(requests, summaries, ["ttl-1h"])  # (caches: once, before measuring)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            (fix,) = what_if(requests, summaries, ["ttl-1h"])
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert fix.applies and fix.requests_changed > each * files // 2
+        return kept, len(fix.changes)
+
+    small, few = held(4)
+    large, many = held(16)
+    grown = (large - small) / (many - few)
+    assert grown <= CHANGE_BYTES_PER_REQUEST, grown
+
+
+def test_changes_held_by_column_read_back_as_they_were() -> None:
+    from decimal import Decimal
+
+    from prefixbench.workloads.audit.whatif import RequestChange, WhatIf, _Changes
+
+    made = [
+        RequestChange("a.jsonl", "main", 0, 3, 10, 20, 30, 0, 0, Decimal("0.00123400")),
+        RequestChange("a.jsonl", "sub-1", 1, 9, 0, 5, 5, 0, 0, Decimal("-0E-12"), priced=False),
+        RequestChange("b.jsonl", "main", -1, 0, 0, 0, 0, 0, 0, Decimal("-1.2345678901234567890123456789E-7"), priced=False),
+        RequestChange("a.jsonl", "main", 2, 4, 1 << 40, 0, 7, 1, 1, Decimal("12E+3")),
+    ]
+    changes = _Changes()
+    for c in made:
+        changes.add((c.file, c.lane), c.index, c.line, c.reported_read, c.reported_write, c.counterfactual_read,
+                    c.counterfactual_write, c.counterfactual_write_1h, c.saved_usd, c.priced)
+    assert changes == tuple(made) and list(changes) == made and changes[1:3] == made[1:3] and changes[-1] == made[-1]
+    assert [str(c.saved_usd) for c in changes] == [str(c.saved_usd) for c in made]
+    assert {lane: list(at) for lane, at in changes.by_lane().items()} == {
+        ("a.jsonl", "main"): [0, 3], ("a.jsonl", "sub-1"): [1], ("b.jsonl", "main"): [2]}
+    # Read from the columns: a lane's unpriced keep-alives (index -1) are no request.
+    held, listed = (WhatIf("x", True, 3, 0, Decimal(0), "", changes=c) for c in (changes, tuple(made)))  # type: ignore[arg-type]
+    assert held.unpriced_requests == listed.unpriced_requests == 1 and held.unpriced_only == listed.unpriced_only is False
+
+
+#: What a request adds to the peak of the keep-alive and pin-model plans while they are made,
+#: above what the plan holds once made (keep-alive's added requests):
+#: keep-alive's send clock was a dict of every request's tick (and a list in send order),
+#: pin-model's a sort key tuple and a dict slot of every request (140 and 90 bytes); both
+#: read by position now.
+PLAN_BYTES_PER_REQUEST = 40
+
+
+def test_the_keep_alive_and_pin_model_plans_hold_no_table_of_every_request(tmp_path: Path) -> None:
+    """Fails on the code before (keep-alive 140 bytes a request, pin-model 90; now 7 and 16)."""
+    import gc
+
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.workloads.audit.core import clock_by_position, load_trace
+    from prefixbench.workloads.audit.whatif import _CannotApply, _plan_keep_alive, _plan_pin_model
+
+    def peaks(files: int, each: int = 300) -> tuple[int, int]:
+        folder = tmp_path / f"p{files}"
+        folder.mkdir()
+        for n in range(files):
+            _long_session(folder, each, session=f"s{n}")
+        requests, summaries = load_trace([folder])
+        clock = clock_by_position(requests, summaries)
+        prices = Prices(None)
+        found = []
+        for make in (lambda: _plan_keep_alive(requests, summaries, clock), lambda: _plan_pin_model(requests, prices)):
+            gc.collect()
+            tracemalloc.start()
+            try:
+                held = tracemalloc.get_traced_memory()[0]
+                try:
+                    plan = make()
+                except _CannotApply:
+                    plan = None
+                now, peak = tracemalloc.get_traced_memory()
+                found.append(peak - now)  # (above what the plan holds: the keep-alives it adds)
+            finally:
+                tracemalloc.stop()
+            del plan
+        return found[0], found[1]
+
+    small, large = peaks(4), peaks(16)
+    grown = {name: (b - a) / (12 * 300) for name, a, b in zip(("keep-alive", "pin-model"), small, large)}
+    assert max(grown.values()) <= PLAN_BYTES_PER_REQUEST, grown
