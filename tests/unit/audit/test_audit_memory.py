@@ -39,6 +39,17 @@ def _long_session(folder: Path, turns: int = 600, session: str = "big", day: int
     return write_jsonl(folder / f"{session}.jsonl", t.lines)
 
 
+def _sessions_read(folder: Path, files: int, each: int) -> tuple[list, list]:
+    """A folder of ``files`` long sessions of ``each`` requests (s0 ... sN), read as a trace."""
+    from prefixbench.workloads.audit.core import load_trace
+
+    folder.mkdir()
+    for n in range(files):
+        _long_session(folder, each, session=f"s{n}")
+    requests, summaries = load_trace([folder])
+    return requests, summaries
+
+
 class _Null(io.TextIOBase):
     """stdout that keeps nothing (what was written is counted, not held)."""
 
@@ -771,15 +782,11 @@ def test_a_fix_is_re_simulated_a_part_at_a_time(tmp_path: Path) -> None:
     """Fails on the code before (188 bytes a request: every reached request's chain nodes at once)."""
     import gc
 
-    from prefixbench.workloads.audit.core import clock_by_position, compaction_sources, head_sizes, load_trace
+    from prefixbench.workloads.audit.core import clock_by_position, compaction_sources, head_sizes
     from prefixbench.workloads.audit.whatif import _predict, _Reference, _resimulate
 
     def working(files: int, each: int = 300) -> int:
-        folder = tmp_path / f"x{files}"
-        folder.mkdir()
-        for n in range(files):
-            _long_session(folder, each, session=f"s{n}")
-        requests, summaries = load_trace([folder])
+        requests, summaries = _sessions_read(tmp_path / f"x{files}", files, each)
         heads = head_sizes(requests)
         clock = clock_by_position(requests, summaries)
         sources = compaction_sources([requests[i] for i in clock[2]])
@@ -816,15 +823,10 @@ def test_a_fixs_changes_are_held_by_column(tmp_path: Path) -> None:
     fix's changes are held until written out)."""
     import gc
 
-    from prefixbench.workloads.audit.core import load_trace
     from prefixbench.workloads.audit.whatif import what_if
 
     def held(files: int, each: int = 300) -> tuple[int, int]:
-        folder = tmp_path / f"c{files}"
-        folder.mkdir()
-        for n in range(files):
-            _long_session(folder, each, session=f"s{n}")
-        requests, summaries = load_trace([folder])
+        requests, summaries = _sessions_read(tmp_path / f"c{files}", files, each)
         what_if(requests, summaries, ["ttl-1h"])  # (caches: once, before measuring)
         gc.collect()
         tracemalloc.start()
@@ -881,15 +883,11 @@ def test_the_keep_alive_and_pin_model_plans_hold_no_table_of_every_request(tmp_p
     import gc
 
     from prefixbench.simulator.price_lookup import Prices
-    from prefixbench.workloads.audit.core import clock_by_position, load_trace
+    from prefixbench.workloads.audit.core import clock_by_position
     from prefixbench.workloads.audit.whatif import _CannotApply, _plan_keep_alive, _plan_pin_model
 
     def peaks(files: int, each: int = 300) -> tuple[int, int]:
-        folder = tmp_path / f"p{files}"
-        folder.mkdir()
-        for n in range(files):
-            _long_session(folder, each, session=f"s{n}")
-        requests, summaries = load_trace([folder])
+        requests, summaries = _sessions_read(tmp_path / f"p{files}", files, each)
         clock = clock_by_position(requests, summaries)
         prices = Prices(None)
         found = []
