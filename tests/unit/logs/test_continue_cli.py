@@ -117,14 +117,20 @@ def test_the_aliases_name_the_format() -> None:
     assert resolve("continue") is FORMATS["continue-cli"] and resolve("cn") is FORMATS["continue-cli"]
 
 
-def test_an_extension_session_of_no_usage_is_refused_in_one_line(tmp_path: Path) -> None:
-    path = _session(tmp_path / "ide.json", [_item("user", "hi"), _item("assistant", "hello")])
-    with pytest.raises(UserError, match="^.*ide.json:1: a Continue session with no call's usage"):
+def _refused_in_one_line(path: Path, detected: str, said: str) -> None:
+    """Detection refuses ``path`` (``detected``: a pattern), and audit, auto or ``--input cn``,
+    says ``said`` of its first line in one line, exit 2, nothing on stdout."""
+    with pytest.raises(UserError, match=detected):
         detect_format(path)
     for argv in (("audit", str(path)), ("audit", "--input", "cn", str(path))):
         status, out, err = _cli(*argv)
         assert status == 2 and out == ""
-        assert err.strip() == f"prefixbench: error: {path}:1: {IDE_SESSION}"
+        assert err.strip() == f"prefixbench: error: {path}:1: {said}"
+
+
+def test_an_extension_session_of_no_usage_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = _session(tmp_path / "ide.json", [_item("user", "hi"), _item("assistant", "hello")])
+    _refused_in_one_line(path, "^.*ide.json:1: a Continue session with no call's usage", IDE_SESSION)
     # A folder walk skips it with that note and audits the cn session beside it.
     _session(tmp_path / "cn.json", [_item("user", "hi"), _item("assistant", "ok", _anthropic(1, 2, 3, 0))])
     marked = dict(find_log_files([tmp_path]))
@@ -143,12 +149,7 @@ def test_a_session_of_the_2023_python_server_is_refused_in_one_line(tmp_path: Pa
                             "workspace_directory": "c:\\Users\\u\\p"}, "config": {}}
     path = tmp_path / f"{SID}.json"
     path.write_text(json.dumps(doc, indent=2))
-    with pytest.raises(UserError, match="a Continue session of its 2023 Python server"):
-        detect_format(path)
-    for argv in (("audit", str(path)), ("audit", "--input", "cn", str(path))):
-        status, out, err = _cli(*argv)
-        assert status == 2 and out == ""
-        assert err.strip() == f"prefixbench: error: {path}:1: {PYTHON_SERVER_SESSION}"
+    _refused_in_one_line(path, "a Continue session of its 2023 Python server", PYTHON_SERVER_SESSION)
 
 
 @pytest.mark.parametrize(
