@@ -338,6 +338,30 @@ def test_mini_2_a_format_error_response_kept_only_as_its_repr_is_a_listed_call(t
     assert summary.skipped == ((1, "call 2: its response is kept only as text (a format error whose response could not be dumped): no usage"),)
 
 
+def test_mini_2_4_a_format_error_keeping_its_response_is_a_call_and_no_call_is_said_lost(tmp_path: Path) -> None:
+    # mini-swe-agent 2.3.1 on (3df30a4b, #821) keeps the response that failed to parse on the
+    # FormatError message, and 2.4.6 (40fa3652, #915) its cost beside it: the call is read (its
+    # request every message before the error) and the notes do not say it was dropped (main said
+    # "1 call(s) answered by a FormatError message ... not counted" of a call it had counted).
+    gpt = "gpt-4o-2024-08-06"
+    messages = [SYSTEM, TASK,
+                {"role": "assistant", "content": None, "tool_calls": call(1),
+                 "extra": {"response": response("r1", gpt, openai_usage(2000, 0, 30)), "cost": 0.01, "timestamp": 1761994801.0}},
+                {"role": "tool", "tool_call_id": "toolu_1", "content": "a.py", "extra": {"timestamp": 1761994802.0}},
+                {"role": "user", "content": "No tool calls found.",
+                 "extra": {"interrupt_type": "FormatError", "cost": 0.002, "response": response("r2", gpt, openai_usage(2100, 1920, 9))}},
+                {"role": "assistant", "content": None, "tool_calls": call(3),
+                 "extra": {"response": response("r3", gpt, openai_usage(2200, 1920, 7)), "cost": 0.01, "timestamp": 1761994809.0}}]
+    value = mini_v2(messages, model=gpt)
+    value["info"]["mini_version"] = "2.4.6"
+    requests, summary = read(write(tmp_path / "t.traj.json", value))
+    assert [r.request_id for r in requests] == ["r1", "r2", "r3"]
+    assert [len(r.body.messages) for r in requests] == [1, 3, 4]  # the system prompt apart; r2 sent all before its error
+    assert requests[1].usage == Usage(cache_read=1920, uncached=180, output=9)
+    assert not any("FormatError" in n for n in summary.notes)
+    assert any("cost fields sum to $0.0220" in n for n in summary.notes)
+
+
 def test_swe_agent_1_1_sends_the_thinking_blocks_it_kept(tmp_path: Path) -> None:
     # SWE-agent 1.1 (d2cf5529, August 2025) keeps Claude's thinking_blocks on an assistant history
     # item with tool calls, and its model sends them back (LiteLLM turns them into thinking blocks

@@ -5,8 +5,9 @@
 shape LiteLLM sends. A message whose ``extra.response`` holds the raw response (1.11.1 on) is one
 call: its request is every message before it (``extra`` and ``timestamp`` are not sent), its
 usage the response's. In 2.x a call that failed to parse leaves its response on the error
-message that follows instead (from June 2026, its ``repr`` where it could not be dumped: a call
-without usage, listed); with the Responses-API model the message *is* the response
+message that follows instead (from June 2026, 2.3.1, its ``repr`` where it could not be dumped: a
+call without usage, listed; from 2.4.6 with its ``cost`` too; before 2.3.1 that message keeps no
+response, and the notes count the calls lost); with the Responses-API model the message *is* the response
 (``object: "response"``). Times: ``timestamp`` per message from 1.17, ``extra.timestamp`` in 2.x,
 else the response's ``created``. Before 1.11.1 no response was kept: bodies only, predictions only.
 
@@ -179,10 +180,12 @@ class _Run:
             f"mini-swe-agent {version or '(version not named)'}, {self.value.get('trajectory_format', 'no trajectory_format')}: "
             f"info.model_stats says {stats.get('api_calls', '?')} API calls, instance_cost ${_money(stats.get('instance_cost'))}"
         )
-        format_errors = sum(1 for m in messages if m.get("role") == "user" and as_dict(m.get("extra")).get("interrupt_type") == "FormatError")
-        if format_errors and not any(call.no_usage == _TEXT_ONLY for call in self.calls):
-            # 2.x before June 2026: a response without an action is dropped, its usage with it;
-            # the user message that answers it (extra.interrupt_type: FormatError) stays.
+        # 2.x before June 2026 (2.3.1): a response without an action is dropped, its usage with
+        # it; the user message that answers it (extra.interrupt_type: FormatError) stays. From
+        # 2.3.1 that message keeps the response (a call, read above) and from 2.4.6 its cost.
+        format_errors = sum(1 for m in messages if m.get("role") == "user" and "response" not in as_dict(m.get("extra"))
+                            and as_dict(m.get("extra")).get("interrupt_type") == "FormatError")
+        if format_errors:
             self.notes.append(
                 f"{format_errors} call(s) answered by a FormatError message (a response with no action) are not in the "
                 "trajectory, nor is their usage: not counted (info.model_stats.api_calls counts them)"
@@ -415,7 +418,9 @@ FORMAT = LogFormat(
         "mini-swe-agent 1.11.1-1.16: extra.response on each assistant message (LiteLLM's usage)",
         "mini-swe-agent 1.17: a timestamp on every message",
         "mini-swe-agent 2.x (mini-swe-agent-1.1): tool calls, extra.{response, cost, timestamp}, a failed parse's response on the error message, the Responses-API model's response objects",
-        "mini-swe-agent 2.x from June 2026: a failed parse's response kept as its repr (a string) where it could not be dumped: a call without usage, listed",
+        "mini-swe-agent 2.x before 2.3.1: a response without an action dropped, its FormatError message left (counted in the notes)",
+        "mini-swe-agent 2.3.1 on (June 2026): a failed parse's response on its FormatError message (a call), or its repr (a string) where it could not be dumped: a call without usage, listed",
+        "mini-swe-agent 2.4.6: a failed parse's cost on its FormatError message too",
         "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer, prompt_tokens_details.cache_creation_tokens)",
         "SWE-agent 0.x: trajectory and history only (requests rebuilt from the history)",
         "SWE-agent 1.0 previews (steps' messages) and 1.x (steps' query with cache_control, replay_config): no usage",
