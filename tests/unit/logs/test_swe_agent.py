@@ -197,6 +197,65 @@ def test_swe_agent_1_queries_are_the_bodies_with_their_cache_control(tmp_path: P
     assert any("52861 tokens sent" in n and "predictions only" in n for n in summary.notes)
 
 
+def _attempt(n_steps: int, model: str = "claude-sonnet-4-20250514") -> dict:
+    """One SWE-agent 1.x attempt (``DefaultAgent.get_trajectory_data``): steps whose queries grow."""
+    steps = [{"action": "ls", "observation": "a.py", "response": "look", "thought": "look", "execution_time": 0.1, "state": {}, "extra_info": {},
+              "query": [SYSTEM, TASK, *([{"role": "assistant", "content": "look"}, {"role": "user", "content": "a.py"}] * i)]}
+             for i in range(n_steps)]
+    return swe_traj(steps, [SYSTEM], {"agent": {"model": {"name": model}}})
+
+
+def retry_traj(attempts: list[dict], best: int | None) -> dict:
+    """A RetryAgent's trajectory (``RetryAgent.get_trajectory_data``): its attempts, and once one
+    is chosen (``choose=True``, the last save) a copy of the best merged in at the top."""
+    out: dict = {"attempts": attempts}
+    if best is not None:
+        out |= json.loads(json.dumps(attempts[best]))
+        out["info"] |= {"best_attempt_idx": best, "rloop_model_stats": {"instance_cost": 0.01, "api_calls": 1},
+                        "model_stats": {"instance_cost": 0.9, "api_calls": 6}}
+    return out
+
+
+def test_swe_agent_retry_agent_attempts_are_lanes_read_once(tmp_path: Path) -> None:
+    """SWE-agent's RetryAgent (1.0 on, ``agents.py``) keeps every attempt in ``attempts`` and, once
+    it chose, a copy of the best at the top; each attempt also has its own ``attempt_<n>/<id>.traj``.
+    main read only the top-level copy (2 of the 5 calls) and, walking the folder, that attempt twice."""
+    out = tmp_path / "django__django-1"
+    attempts = [_attempt(3), _attempt(2)]
+    out.mkdir()
+    parent = write(out / "django__django-1.traj", retry_traj(attempts, 1))
+    for n, attempt in enumerate(attempts):
+        (out / f"attempt_{n}").mkdir()
+        write(out / f"attempt_{n}" / "django__django-1.traj", attempt)
+    requests, summary = read(parent)
+    assert [(r.lane, r.path) for r in requests] == [
+        ("attempt-0", "attempts[0].trajectory[0]"), ("attempt-0", "attempts[0].trajectory[1]"), ("attempt-0", "attempts[0].trajectory[2]"),
+        ("attempt-1", "attempts[1].trajectory[0]"), ("attempt-1", "attempts[1].trajectory[1]")]
+    assert any("RetryAgent trajectory: 2 attempt(s)" in n and "copy of attempt 1" in n and "1 call(s) are not in the file" in n
+               for n in summary.notes)
+    alone, note = read(out / "attempt_0" / "django__django-1.traj")
+    assert alone == [] and f"read with {parent}" in note.notes[0]
+    assert run_audit([out]).totals.requests == 5
+
+
+def test_swe_agent_retry_agent_saved_mid_run_reads_the_attempt_not_yet_listed(tmp_path: Path) -> None:
+    # During an attempt the RetryAgent saves choose=False: only the attempts it finished, none yet
+    # in the first; the running attempt is in its own file only.
+    out = tmp_path / "x"
+    (out / "attempt_0").mkdir(parents=True)
+    (out / "attempt_1").mkdir()
+    write(out / "i.traj", retry_traj([_attempt(2)], None))
+    write(out / "attempt_0" / "i.traj", _attempt(2))
+    write(out / "attempt_1" / "i.traj", _attempt(1))
+    assert [r.lane for r in read(out / "i.traj")[0]] == ["attempt-0", "attempt-0"]
+    assert [r.lane for r in read(out / "attempt_1" / "i.traj")[0]] == ["main"]
+    assert run_audit([out]).totals.requests == 3
+    write(out / "i.traj", {"attempts": []})
+    requests, summary = read(out / "i.traj")
+    assert requests == [] and "0 attempt(s)" in summary.notes[0] and "no attempt chosen yet" in summary.notes[0]
+    assert [r.lane for r in read(out / "attempt_0" / "i.traj")[0]] == ["main", "main"]
+
+
 def test_swe_agent_0_rebuilds_requests_from_the_history(tmp_path: Path) -> None:
     history = [SYSTEM | {"agent": "primary"}, {"role": "user", "content": "demo", "agent": "primary", "is_demo": True},
                TASK | {"agent": "primary"}, {"role": "assistant", "content": "ls", "agent": "primary"},
