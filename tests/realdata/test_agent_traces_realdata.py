@@ -2,8 +2,9 @@
 sample of the repository's other traces (from its git copy, ``PREFIXBENCH_KV_CACHE_TESTER_REPO``,
 default the workplace's mirror; skipped without it), read in place: the predicted hit per
 conversation equals an independent recount (the shared folder's SOURCE.md): an unbounded prefix
-cache per conversation, a subagent with its own ids under ``hash_id_scope: local``, hit tokens
-min(hit blocks x 64, in)."""
+cache per conversation, a subagent sharing its parent's ids under ``hash_id_scope: local`` (no
+subagent of the published v8 traces, 63 in all, re-sends a parent's block, so its own ids would
+count the same), hit tokens min(hit blocks x 64, in)."""
 
 from __future__ import annotations
 
@@ -55,8 +56,9 @@ SAMPLE = (7, 17, 28, 39, 49, 59, 69, 79, 90, 100, 110, 120, 130, 140, 150, 160, 
 
 def _recount(doc: dict) -> tuple[int, int, int]:
     """(requests, hit tokens, prompt tokens) of one conversation: an unbounded prefix cache, a
-    subagent with its own history unless the scope is global, hit = min(hit blocks x size, in)."""
-    size, shared = doc.get("block_size", 64), doc.get("hash_id_scope") == "global"
+    subagent with its own history where the scope is per_context (the default), hit = min(hit
+    blocks x size, in)."""
+    size, shared = doc.get("block_size", 64), doc.get("hash_id_scope") in ("global", "local")
     found = [0, 0, 0]
 
     def walk(requests: list, seen: set) -> None:

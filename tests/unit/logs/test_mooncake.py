@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
 from tests.unit.audit.fixtures import write_jsonl
 
@@ -53,3 +53,51 @@ def test_block_trace_errors_name_the_line(tmp_path: Path, record: dict, message:
     path = write_jsonl(tmp_path / "bad.jsonl", [{"hash_ids": [9], "input_length": 3}, record])
     with pytest.raises(UserError, match=rf"bad.jsonl:2: .*{message.replace('(', '.').replace(')', '.')}"):
         run_audit([path], fmt="mooncake")
+
+
+AGENTIC_HEADER = {"schema": "dynamo.agentic_mooncake", "version": 2, "block_size": 4, "hash_id_scope": "local",
+                  "source": {"format": "weka", "digest": "sha256:0"}}
+
+
+def agentic_row(rid: str, play: str, session: str, ids: list[int], start: float, length: int, **extra: object) -> dict:
+    return {"request_id": rid, "play_id": play, "session_id": session, "model": "m", "input_length": length,
+            "output_length": 1, "hash_ids": ids, "not_before_ms": start, **extra}
+
+
+def test_agentic_mooncake_v2_plays_are_namespaces_and_sessions_lanes(tmp_path: Path) -> None:
+    """AISimulate's Agentic Mooncake v2 (what its Weka/AgentX importer lowers a trace to, and
+    Dynamo replays): a header line, then rows of a play's sessions. main stopped at the header
+    ("expected an object with hash_ids"). Two plays reuse session names and ids: not the same blocks."""
+    rows = [AGENTIC_HEADER]
+    for play in ("alpha", "beta"):
+        rows += [agentic_row(f"{play}-0", play, "root", [1, 2], 0.0, 8),
+                 agentic_row(f"{play}-1", play, "explore", [1, 2], 100.5, 8,
+                             dependencies=[{"request_id": f"{play}-0", "trigger": "dispatch", "delay_ms": 100.5, "relation": "spawn"}]),
+                 agentic_row(f"{play}-2", play, "root", [1, 2, 3], 900.0, 13,
+                             dependencies=[{"request_id": f"{play}-1", "trigger": "completion", "delay_ms": 0.0, "relation": "join"}])]
+    path = write_jsonl(tmp_path / "agentic.jsonl", rows)
+    assert detect_format(path).name == "mooncake"
+    result = run_audit([path])
+    assert [row.predicted_cache_read for row in result.rows] == [0, 8, 8] * 2
+    requests = load_trace([path])[0]
+    assert [(r.lane, r.lane_kind, r.sent_ms) for r in requests] == [
+        ("alpha/root", "main", 0), ("alpha/explore", "subagent", 100), ("alpha/root", "main", 900),
+        ("beta/root", "main", 0), ("beta/explore", "subagent", 100), ("beta/root", "main", 900)]
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "message"),
+    [
+        ({"version": 3}, {}, "version 3 is not the one read .2."),
+        ({"hash_id_scope": "global"}, {}, "hash_id_scope 'global' is not local"),
+        ({"block_size": 0}, {}, "block_size is not a block size"),
+        ({}, {"play_id": ""}, "request_id, play_id and session_id must be non-empty strings"),
+        ({}, {"hash_ids": [1, -1]}, "hash_ids must be a list of non-negative 64-bit integers"),
+        ({}, {"not_before_ms": "soon"}, "not_before_ms is not a time in ms"),
+    ],
+)
+def test_agentic_mooncake_errors_name_the_line(tmp_path: Path, header: dict, row: dict, message: str) -> None:
+    path = write_jsonl(tmp_path / "bad.jsonl", [AGENTIC_HEADER | header, agentic_row("r", "p", "s", [1], 0.0, 4) | row])
+    line = 1 if header else 2
+    with pytest.raises(UserError, match=rf"bad.jsonl:{line}: .*{message}"):
+        run_audit([path])

@@ -649,3 +649,47 @@ def test_a_run_that_logs_no_system_message_keeps_the_model_head(tmp_path: Path) 
     path.write_text(json.dumps(line) + "\n")
     requests = import_file(path, detect_format(path), ImportContext())[0]
     assert {r.prefix.head for r in requests} == {"openhands:openai:gpt-5-2025-08-07"}
+
+
+def _conversation_with_prompt(root: Path, name: str, prompt: str, tools: list[str], dynamic: str | None = None) -> Path:
+    """A copy of the 1.x conversation folder whose SystemPromptEvent logs ``prompt`` and ``tools``
+    (``ToolDefinition`` objects, as the SDK writes them from 2025-12-18), and ``dynamic`` as its
+    per-conversation ``dynamic_context``."""
+    folder = root / name
+    shutil.copytree(V1, folder)
+    first = next((folder / "events").glob("event-00000-*.json"))
+    event = json.loads(first.read_text())
+    event["system_prompt"] = {"type": "text", "text": prompt, "cache_prompt": False}
+    event["tools"] = [{"kind": "TerminalTool", "title": t, "description": f"the {t} tool", "action_type": "TerminalAction"} for t in tools]
+    if dynamic is not None:
+        event["dynamic_context"] = {"type": "text", "text": dynamic}
+    first.write_text(json.dumps(event))
+    return folder / "base_state.json"
+
+
+def test_v1_conversations_of_another_system_prompt_have_heads_of_their_own(tmp_path: Path) -> None:
+    """A 1.x conversation's SystemPromptEvent (its prompt and tools) is the head of its agent's
+    calls: conversations with another prompt or tool set do not share one head, those with the
+    same prompt (whatever their per-conversation dynamic_context) do; the condenser keeps the
+    model head."""
+    states = [_conversation_with_prompt(tmp_path, "a", "You are OpenHands agent.", ["terminal", "file_editor"], "repo: a"),
+              _conversation_with_prompt(tmp_path, "b", "You are OpenHands agent.", ["terminal", "file_editor"], "repo: b"),
+              _conversation_with_prompt(tmp_path, "c", "You are OpenHands agent.", ["terminal", "file_editor", "browser"]),
+              _conversation_with_prompt(tmp_path, "d", "You are a planning agent.", ["terminal", "file_editor"])]
+    heads = []
+    for state in states:
+        requests = import_file(state, detect_format(state), ImportContext())[0]
+        main = {r.prefix.head for r in requests if r.lane == "main"}
+        assert len(main) == 1 and {r.prefix.head for r in requests if r.lane != "main"} == {"openhands:anthropic:claude-sonnet-4-5-20250929"}
+        heads.append(main.pop())
+    assert heads[0] == heads[1] and len({heads[0], heads[2], heads[3]}) == 3
+    assert all(h.startswith("openhands:anthropic:") and h.endswith(":claude-sonnet-4-5-20250929") for h in heads)
+    # The app server's conversation folder: its SystemPromptEvent is one of its event files.
+    folder = tmp_path / "v1_conversations" / SNAPSHOTS.name
+    shutil.copytree(SNAPSHOTS, folder)
+    prompt = json.loads(next((states[0].parent / "events").glob("event-00000-*.json")).read_text())
+    prompt |= {"id": "0005eed0-0000-4000-8000-000000000001", "timestamp": "2026-03-02T10:00:00.500000"}
+    (folder / "0005eed0000040008000000000000001.json").write_text(json.dumps(prompt))
+    requests = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())[0]
+    assert {r.prefix.head for r in requests if r.lane == "main"} == {heads[0]}
+    assert {r.prefix.head for r in requests if r.lane != "main"} == {"openhands:anthropic:claude-sonnet-4-5-20250929"}

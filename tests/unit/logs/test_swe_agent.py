@@ -197,6 +197,65 @@ def test_swe_agent_1_queries_are_the_bodies_with_their_cache_control(tmp_path: P
     assert any("52861 tokens sent" in n and "predictions only" in n for n in summary.notes)
 
 
+def _attempt(n_steps: int, model: str = "claude-sonnet-4-20250514") -> dict:
+    """One SWE-agent 1.x attempt (``DefaultAgent.get_trajectory_data``): steps whose queries grow."""
+    steps = [{"action": "ls", "observation": "a.py", "response": "look", "thought": "look", "execution_time": 0.1, "state": {}, "extra_info": {},
+              "query": [SYSTEM, TASK, *([{"role": "assistant", "content": "look"}, {"role": "user", "content": "a.py"}] * i)]}
+             for i in range(n_steps)]
+    return swe_traj(steps, [SYSTEM], {"agent": {"model": {"name": model}}})
+
+
+def retry_traj(attempts: list[dict], best: int | None) -> dict:
+    """A RetryAgent's trajectory (``RetryAgent.get_trajectory_data``): its attempts, and once one
+    is chosen (``choose=True``, the last save) a copy of the best merged in at the top."""
+    out: dict = {"attempts": attempts}
+    if best is not None:
+        out |= json.loads(json.dumps(attempts[best]))
+        out["info"] |= {"best_attempt_idx": best, "rloop_model_stats": {"instance_cost": 0.01, "api_calls": 1},
+                        "model_stats": {"instance_cost": 0.9, "api_calls": 6}}
+    return out
+
+
+def test_swe_agent_retry_agent_attempts_are_lanes_read_once(tmp_path: Path) -> None:
+    """SWE-agent's RetryAgent (1.0 on, ``agents.py``) keeps every attempt in ``attempts`` and, once
+    it chose, a copy of the best at the top; each attempt also has its own ``attempt_<n>/<id>.traj``.
+    main read only the top-level copy (2 of the 5 calls) and, walking the folder, that attempt twice."""
+    out = tmp_path / "django__django-1"
+    attempts = [_attempt(3), _attempt(2)]
+    out.mkdir()
+    parent = write(out / "django__django-1.traj", retry_traj(attempts, 1))
+    for n, attempt in enumerate(attempts):
+        (out / f"attempt_{n}").mkdir()
+        write(out / f"attempt_{n}" / "django__django-1.traj", attempt)
+    requests, summary = read(parent)
+    assert [(r.lane, r.path) for r in requests] == [
+        ("attempt-0", "attempts[0].trajectory[0]"), ("attempt-0", "attempts[0].trajectory[1]"), ("attempt-0", "attempts[0].trajectory[2]"),
+        ("attempt-1", "attempts[1].trajectory[0]"), ("attempt-1", "attempts[1].trajectory[1]")]
+    assert any("RetryAgent trajectory: 2 attempt(s)" in n and "copy of attempt 1" in n and "1 call(s) are not in the file" in n
+               for n in summary.notes)
+    alone, note = read(out / "attempt_0" / "django__django-1.traj")
+    assert alone == [] and f"read with {parent}" in note.notes[0]
+    assert run_audit([out]).totals.requests == 5
+
+
+def test_swe_agent_retry_agent_saved_mid_run_reads_the_attempt_not_yet_listed(tmp_path: Path) -> None:
+    # During an attempt the RetryAgent saves choose=False: only the attempts it finished, none yet
+    # in the first; the running attempt is in its own file only.
+    out = tmp_path / "x"
+    (out / "attempt_0").mkdir(parents=True)
+    (out / "attempt_1").mkdir()
+    write(out / "i.traj", retry_traj([_attempt(2)], None))
+    write(out / "attempt_0" / "i.traj", _attempt(2))
+    write(out / "attempt_1" / "i.traj", _attempt(1))
+    assert [r.lane for r in read(out / "i.traj")[0]] == ["attempt-0", "attempt-0"]
+    assert [r.lane for r in read(out / "attempt_1" / "i.traj")[0]] == ["main"]
+    assert run_audit([out]).totals.requests == 3
+    write(out / "i.traj", {"attempts": []})
+    requests, summary = read(out / "i.traj")
+    assert requests == [] and "0 attempt(s)" in summary.notes[0] and "no attempt chosen yet" in summary.notes[0]
+    assert [r.lane for r in read(out / "attempt_0" / "i.traj")[0]] == ["main", "main"]
+
+
 def test_swe_agent_0_rebuilds_requests_from_the_history(tmp_path: Path) -> None:
     history = [SYSTEM | {"agent": "primary"}, {"role": "user", "content": "demo", "agent": "primary", "is_demo": True},
                TASK | {"agent": "primary"}, {"role": "assistant", "content": "ls", "agent": "primary"},
@@ -336,6 +395,30 @@ def test_mini_2_a_format_error_response_kept_only_as_its_repr_is_a_listed_call(t
     requests, summary = read(write(tmp_path / "t.traj.json", mini_v2(messages, model=gpt)))
     assert [r.request_id for r in requests] == ["r1", "r3"]
     assert summary.skipped == ((1, "call 2: its response is kept only as text (a format error whose response could not be dumped): no usage"),)
+
+
+def test_mini_2_4_a_format_error_keeping_its_response_is_a_call_and_no_call_is_said_lost(tmp_path: Path) -> None:
+    # mini-swe-agent 2.3.1 on (3df30a4b, #821) keeps the response that failed to parse on the
+    # FormatError message, and 2.4.6 (40fa3652, #915) its cost beside it: the call is read (its
+    # request every message before the error) and the notes do not say it was dropped (main said
+    # "1 call(s) answered by a FormatError message ... not counted" of a call it had counted).
+    gpt = "gpt-4o-2024-08-06"
+    messages = [SYSTEM, TASK,
+                {"role": "assistant", "content": None, "tool_calls": call(1),
+                 "extra": {"response": response("r1", gpt, openai_usage(2000, 0, 30)), "cost": 0.01, "timestamp": 1761994801.0}},
+                {"role": "tool", "tool_call_id": "toolu_1", "content": "a.py", "extra": {"timestamp": 1761994802.0}},
+                {"role": "user", "content": "No tool calls found.",
+                 "extra": {"interrupt_type": "FormatError", "cost": 0.002, "response": response("r2", gpt, openai_usage(2100, 1920, 9))}},
+                {"role": "assistant", "content": None, "tool_calls": call(3),
+                 "extra": {"response": response("r3", gpt, openai_usage(2200, 1920, 7)), "cost": 0.01, "timestamp": 1761994809.0}}]
+    value = mini_v2(messages, model=gpt)
+    value["info"]["mini_version"] = "2.4.6"
+    requests, summary = read(write(tmp_path / "t.traj.json", value))
+    assert [r.request_id for r in requests] == ["r1", "r2", "r3"]
+    assert [len(r.body.messages) for r in requests] == [1, 3, 4]  # the system prompt apart; r2 sent all before its error
+    assert requests[1].usage == Usage(cache_read=1920, uncached=180, output=9)
+    assert not any("FormatError" in n for n in summary.notes)
+    assert any("cost fields sum to $0.0220" in n for n in summary.notes)
 
 
 def test_swe_agent_1_1_sends_the_thinking_blocks_it_kept(tmp_path: Path) -> None:

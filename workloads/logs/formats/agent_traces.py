@@ -8,10 +8,14 @@ A conversation names its ``block_size`` (64 in the published traces), ``hash_id_
 ids are equal prefix blocks; the tail shorter than a block has none), and optional
 ``api_time``, ``think_time`` and ``ttft`` (seconds).
 
-``hash_id_scope`` says which contexts share ids: ``global`` the parent and its subagents,
-``local`` (and ``per_context``, the default of the traces that predate the field) each
-context its own. Ids are namespaced here accordingly (per file, conversation and scope), so
-no two conversations ever share a block. No usage is reported: the audit predicts only, as
+``hash_id_scope`` says which contexts share ids: ``global`` (the v6 set) and ``local`` (the
+v8 set, and the traces NVIDIA's aiperf converts from TraceLab) the parent and its subagents,
+one namespace per conversation (kv-cache-tester's README: "scoped per conversation, with
+sub-agents sharing the parent's namespace"); ``per_context``, the default of the traces that
+predate the field, whose subagents number their blocks from 1 again, each context its own. Ids
+are namespaced here accordingly (per file, conversation and scope), so no two conversations
+ever share a block (``global`` ids were minted over a whole build run, but a set of files need
+not come from one run, and the replay tester keys blocks by conversation too). No usage is reported: the audit predicts only, as
 for a Mooncake trace. The file is usually one object, compact or pretty-printed; several
 conversations as JSON lines read too.
 """
@@ -36,9 +40,10 @@ NAME = "agent-traces"
 DEFAULT_BLOCK_TOKENS = 64
 #: The largest block a trace may declare (tokens per hash id).
 MAX_BLOCK_TOKENS = 1 << 20
-#: ``hash_id_scope`` values: whether the subagents' ids are the parent's.
-SHARED_SCOPES = frozenset({"global"})
-OWN_SCOPES = frozenset({"local", "per_context"})
+#: ``hash_id_scope`` values: whether the subagents' ids are the parent's (``local``: one
+#: namespace per conversation, its subagents' included).
+SHARED_SCOPES = frozenset({"global", "local"})
+OWN_SCOPES = frozenset({"per_context"})
 #: The scope of a trace that does not say (the first published set: ids per context).
 DEFAULT_SCOPE = "per_context"
 #: A request's timestamps are at most this many seconds after the conversation's start.
@@ -213,7 +218,8 @@ FORMAT = LogFormat(
     versions=(
         "kv-cache-tester's first traces (2026-02): no hash_id_scope (ids per context), no timing fields",
         "the v6 set (2026-03): hash_id_scope global (subagents share the parent's ids), api_time and think_time, subagent entries",
-        "the curated v8 set (2026-04): hash_id_scope local (ids per context), one request per turn, an occasional ttft",
+        "the curated v8 set (2026-04, current to 94f6046 2026-07): hash_id_scope local (ids per conversation, subagents "
+        "sharing the parent's), one request per turn, an occasional ttft",
     ),
     aliases=("agentx",),
 )

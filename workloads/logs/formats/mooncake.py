@@ -4,11 +4,21 @@ One request a line: ``hash_ids`` (prefix-chained block ids, 512-token blocks in 
 ``input_length``, ``output_length``, ``timestamp`` (ms since the first request); no reported
 usage, so the audit predicts only. kvcache-simulator's traces read too: string ids, a
 ``block_size`` and per-block ``block_tokens`` (a last partial block counts its own tokens).
+
+Agentic Mooncake v2 (AISimulate's and Dynamo's interchange, what its Weka/AgentX importer lowers
+an agent trace to): a header line ``{schema: "dynamo.agentic_mooncake", version: 2, block_size,
+hash_id_scope: "local", source}``, then one request a line with ``request_id``, ``play_id``,
+``session_id``, ``model``, ``input_length`` (or ``input_tokens``), ``output_length`` (or
+``output_tokens``), ``hash_ids``, ``not_before_ms`` (its authored start) and ``dependencies``
+(the requests it waits for). Each play is one namespace of ids (two plays may reuse both session
+names and ids); each session of a play is a lane, the play's first the main one, the others
+subagents; a request is sent at its ``not_before_ms``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from itertools import chain
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -24,8 +34,15 @@ MOONCAKE_BLOCK_TOKENS = 512
 MAX_BLOCK_TOKENS = 1 << 20
 
 
+#: The header of an Agentic Mooncake trace, and the one version read.
+AGENTIC_SCHEMA = "dynamo.agentic_mooncake"
+AGENTIC_VERSION = 2
+
+
 def detect(value: dict) -> Evidence | None:
-    """A request as block hashes and an input length."""
+    """A request as block hashes and an input length, or an Agentic Mooncake header."""
+    if value.get("schema") == AGENTIC_SCHEMA:
+        return Evidence.SHAPE
     return Evidence.WRAPPER if "hash_ids" in value and "input_length" in value else None
 
 
@@ -79,11 +96,79 @@ def _request(name: str, seq: int, record: Record) -> TraceRequest:
     )
 
 
+def _agentic_header(name: str, record: Record) -> int:
+    """The block size an Agentic Mooncake header names, its fields checked."""
+    where = f"{name}:{record.line}"
+    value: dict = record.value  # type: ignore[assignment]
+    version = value.get("version")
+    if version != AGENTIC_VERSION or isinstance(version, bool):
+        raise UserError(f"{where}: Agentic Mooncake version {version!r:.40} is not the one read ({AGENTIC_VERSION})")
+    if value.get("hash_id_scope") != "local":
+        raise UserError(f"{where}: Agentic Mooncake hash_id_scope {value.get('hash_id_scope')!r:.40} is not local")
+    size = value.get("block_size")
+    if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= MAX_BLOCK_TOKENS:
+        raise UserError(f"{where}: block_size is not a block size in tokens (1..{MAX_BLOCK_TOKENS:,}): {size!r:.40}")
+    return size
+
+
+def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict[str, str]) -> TraceRequest:
+    """One Agentic Mooncake row: its play's namespace of ids, its session's lane (``roots``: each
+    play's first session, its main lane)."""
+    where = f"{name}:{record.line}"
+    value = record.value
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: expected an Agentic Mooncake request object")
+    names = [value.get(k) for k in ("request_id", "play_id", "session_id")]
+    if not all(isinstance(n, str) and n for n in names):
+        raise UserError(f"{where}: request_id, play_id and session_id must be non-empty strings")
+    _, play, session = names
+    hashes = value.get("hash_ids", [])
+    if not isinstance(hashes, list) or not all(type(h) is int and 0 <= h < 1 << 64 for h in hashes):
+        raise UserError(f"{where}: hash_ids must be a list of non-negative 64-bit integers")
+    start = value.get("not_before_ms")
+    if isinstance(start, bool) or not isinstance(start, (int, float)) or not 0 <= start < 1e14:
+        raise UserError(f"{where}: not_before_ms is not a time in ms ({start!r:.40})")
+    model = value.get("model")
+    if not isinstance(model, str):
+        raise UserError(f"{where}: model is not a string ({model!r:.40})")
+    length = count(value.get("input_length", value.get("input_tokens")), where, "input_length")
+    output = count(value.get("output_length", value.get("output_tokens")), where, "output_length")
+    space = f"{name}\0{play}"
+    return TraceRequest(
+        file=name,
+        line=record.line,
+        lane=f"{play}/{session}",
+        lane_kind="main" if roots.setdefault(play, session) == session else "subagent",
+        seq=seq,
+        sent_ms=round(start),
+        ready_ms=None,
+        provider=_provider(),
+        model=model or "unknown",
+        usage=None,
+        hash_ids=tuple(f"{space}\0{h}" for h in hashes),
+        block_tokens=(size,) * len(hashes),
+        envelope=(("input_length", str(length)), ("output_length", str(output))),
+        source_format=NAME,
+    )
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A trace's requests, one a line."""
     name = str(path)
     out: list[TraceRequest] = []
-    for record in records:
+    found = iter(records)
+    head = next(found, None)
+    if head is not None and isinstance(head.value, dict) and head.value.get("schema") == AGENTIC_SCHEMA:
+        size = _agentic_header(name, head)
+        roots: dict[str, str] = {}
+        for record in found:
+            out.append(_agentic_request(name, len(out), record, size, roots))
+        if not out:
+            raise UserError(f"{name}:{head.line}: an Agentic Mooncake header with no request lines")
+        note = (f"Agentic Mooncake v2 trace: {len(roots)} play(s), {len({r.lane for r in out})} session(s), each a lane; "
+                "a request sent at its not_before_ms (its dependencies not modelled); no reported usage, predictions only")
+        return out, FileSummary(name, NAME, len(out), (), (note,))
+    for record in chain([head] if head is not None else [], found):
         out.append(_request(name, len(out), record))
     if not out:
         raise UserError(f"{name}:1: empty file, no trace lines")
@@ -94,12 +179,13 @@ FORMAT = LogFormat(
     name=NAME,
     noun="Mooncake trace",
     nouns="Mooncake traces",
-    description="block-hash request traces (Mooncake's, kvcache-simulator's): hash_ids per request, no usage",
+    description="block-hash request traces (Mooncake's, kvcache-simulator's, Agentic Mooncake v2): hash_ids per request, no usage",
     detect=detect,
     read=read,
     usage="none",
     versions=(
         "Mooncake traces: integer hash_ids, 512-token blocks",
         "kvcache-simulator traces: string ids, block_size and per-block block_tokens (a last partial block)",
+        "Agentic Mooncake v2 (AISimulate/Dynamo): a header line, then rows with play_id, session_id, not_before_ms",
     ),
 )

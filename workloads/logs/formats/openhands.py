@@ -60,7 +60,12 @@ Head: a 0.x run's events may start with its system message (``action: system``,
 ``args.content`` the system prompt, ``args.tools`` the tool schemas; 0.58 logs it, 0.25 does
 not), the head of every call of the run. The head key carries a digest of the first one a run
 logs, so runs of one folder with another prompt or tool set do not share one head and its warm
-size (1.x's ``SystemPromptEvent`` is not read for it).
+size. A 1.x conversation (its ``events/`` beside ``base_state.json``, or an app-server folder)
+starts with a ``SystemPromptEvent`` (``system_prompt``, a text content, and ``tools``): the
+head key of its agent's lane carries a digest of the first one's text and tools, so
+conversations with another prompt or tool set do not share a head, and those with the same one
+do. Its ``dynamic_context`` (the per-conversation part, sent after the cached prompt) is not part
+of the shared head; a condenser's calls keep the model head.
 """
 
 from __future__ import annotations
@@ -310,6 +315,22 @@ def _head_tag(event: object) -> str | None:
     return head_digest([args.get("content"), args.get("tools")])
 
 
+def _prompt_tag(event: object) -> str | None:
+    """A digest of the head an OpenHands 1.x ``SystemPromptEvent`` logs (its ``system_prompt``
+    text and its ``tools``: OpenAI tool params to 2025-12-18, ``ToolDefinition`` objects after),
+    None for any other event and for one that logs neither. Its ``dynamic_context`` (from
+    2026-02: the per-conversation part the SDK sends after the cached prompt, unmarked) is not
+    part of the shared head."""
+    if not isinstance(event, dict) or event.get("kind") != "SystemPromptEvent":
+        return None
+    prompt = event.get("system_prompt")
+    text = prompt.get("text") if isinstance(prompt, dict) else prompt
+    tools = event.get("tools")
+    if text is None and tools is None:
+        return None
+    return head_digest([text, tools])
+
+
 def _token_usage(item: dict, where: str) -> dict:
     """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from)."""
     usage = {
@@ -499,8 +520,8 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     if not calls:
         raise UserError(f"{name}:{record.line}: an OpenHands conversation state with no per-call usage "
                         f"(stats.{'/'.join(_USAGE_MAPS)} hold no token_usages)")
-    timed = _timeline(path.parent / EVENTS_DIR, calls)
-    out, summary = _requests(name, calls, servers, kinds)
+    timed, tag = _timeline(path.parent / EVENTS_DIR, calls)
+    out, summary = _requests(name, calls, servers, kinds, {"main": tag} if tag else None)
     per_llm = ", ".join(f"{usage_id}: {sum(c.lane == lane for c in calls)}" for usage_id, lane in lanes.items())
     notes = [*summary.notes, f"an OpenHands 1.x conversation state: one call per TokenUsage of each LLM ({per_llm}), "
              "each LLM's calls one chain in the order recorded"]
@@ -552,7 +573,9 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     updates = spanned = 0
     previous: int | None = None
     stamps: dict[int, int] = {}  # an event's place -> its time
+    tag: str | None = None  # the head digest of the conversation's first SystemPromptEvent
     for n, (_, _, where, value) in enumerate(events, start=1):
+        tag = tag or _prompt_tag(value)
         when = _time_or_none(value, where)
         if when is not None:
             stamps[n] = when
@@ -643,7 +666,7 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     timed = _time_calls(timeline, calls)
     # In time order: a call listed by a late full_state at its response, not at that update.
     calls.sort(key=lambda c: (c.ready_ms if c.ready_ms is not None else stamps.get(c.line, 0), c.line))
-    out, summary = _requests(name, calls, servers, kinds)
+    out, summary = _requests(name, calls, servers, kinds, {"main": tag} if tag else None)
     notes = [*summary.notes, f"an OpenHands V1 app-server conversation: its {where_looked} read in time order; one call per "
              f"TokenUsage, and per step of a running total after the last list ({', '.join(per_llm)}); a call's line is the "
              f"place in time order of the state update it was read from; {timed} of {len(calls)} call(s) timed"]
@@ -653,25 +676,28 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, tuple(notes))
 
 
-def _timeline(events_dir: Path, calls: list[_Call]) -> int | None:
+def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | None]:
     """Time the calls of a 1.x conversation from its event files: a call is ready when the first
     event naming its ``llm_response_id`` was written and sent at the event before that one; a
     main-lane call after a ``Condensation`` event starts a new chain. Returns how many calls
-    were timed (None: no events folder). Event files that cannot be read are left out."""
+    were timed (None: no events folder) and the head digest of the first ``SystemPromptEvent``
+    (:func:`_prompt_tag`; None: none logs one). Event files that cannot be read are left out."""
     if not events_dir.is_dir():
-        return None
+        return None, None
     timeline: list[tuple[int, str, str | None]] = []  # (time, kind, llm_response_id), in file order
+    tag: str | None = None
     for file in sorted(events_dir.glob("event-*.json")):
         try:
             event = json.loads(file.read_text(encoding="utf-8"))
             when = parse_time_ms(event.get("timestamp"), str(file)) if isinstance(event, dict) else None
         except (OSError, ValueError, RecursionError, UserError):
             continue
+        tag = tag or _prompt_tag(event)
         if when is None:
             continue
         rid = event.get("llm_response_id")
         timeline.append((when, str(event.get("kind")), rid if isinstance(rid, str) and rid else None))
-    return _time_calls(timeline, calls)
+    return _time_calls(timeline, calls), tag
 
 
 def _time_calls(timeline: list[tuple[int, str, str | None]], calls: list[_Call]) -> int:

@@ -5,8 +5,9 @@
 shape LiteLLM sends. A message whose ``extra.response`` holds the raw response (1.11.1 on) is one
 call: its request is every message before it (``extra`` and ``timestamp`` are not sent), its
 usage the response's. In 2.x a call that failed to parse leaves its response on the error
-message that follows instead (from June 2026, its ``repr`` where it could not be dumped: a call
-without usage, listed); with the Responses-API model the message *is* the response
+message that follows instead (from June 2026, 2.3.1, its ``repr`` where it could not be dumped: a
+call without usage, listed; from 2.4.6 with its ``cost`` too; before 2.3.1 that message keeps no
+response, and the notes count the calls lost); with the Responses-API model the message *is* the response
 (``object: "response"``). Times: ``timestamp`` per message from 1.17, ``extra.timestamp`` in 2.x,
 else the response's ``created``. Before 1.11.1 no response was kept: bodies only, predictions only.
 
@@ -15,7 +16,11 @@ messages it sent (``query``; ``messages`` in the 1.0 previews), ``cache_control`
 included (from 1.1 the ``thinking_blocks`` of a tool-calling reply too, sent back as its
 reasoning); 0.x keeps only ``history``, from which each call's request is rebuilt. SWE-agent keeps
 no provider usage per call (``info.model_stats`` counts tokens with a client-side tokenizer), so
-the audit predicts only and states the run's own totals.
+the audit predicts only and states the run's own totals. A RetryAgent (1.0 on) keeps its
+``attempts`` (each such a run, read as a lane ``attempt-<n>``) and, once it chose, a copy of the
+best one at the top (not read again); each attempt also has its own ``attempt_<n>/<id>.traj``
+beside it, read with the RetryAgent's file where that lists it (an attempt still running when
+the run last saved is read from its own file).
 
 Where the provider's cache keeps output, the answer a response holds is the call's ``reply``
 (replayed after its prompt: the next call sends it back), unless it reasoned.
@@ -26,6 +31,7 @@ counts beside it for Claude. Tool schemas are not in a trajectory: an unlogged h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -50,7 +56,7 @@ from prefixbench.workloads.logs.formats.common import (
     refuse_lone_surrogates,
 )
 from prefixbench.workloads.logs.reading import loads
-from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
 NAME = "swe-agent"
@@ -71,12 +77,23 @@ def _is_swe(value: dict) -> bool:
     return isinstance(value.get("trajectory"), list) and isinstance(value.get("history"), list)
 
 
-def detect(value: dict) -> Evidence | None:
-    """A mini-swe-agent run (``messages`` with its ``trajectory_format`` or ``info.mini_version``)
-    or a SWE-agent run (``trajectory`` and ``history``)."""
-    if "messages" not in value and "trajectory" not in value:
+def _attempts(value: dict) -> list | None:
+    """The ``attempts`` of a SWE-agent RetryAgent trajectory (a list whose items are runs), None
+    where the file is not one."""
+    attempts = value.get("attempts")
+    if not isinstance(attempts, list) or not all(isinstance(a, dict) and _is_swe(a) for a in attempts):
         return None
-    return Evidence.SHAPE if _is_mini(value) or _is_swe(value) else None
+    # None finished yet: the file is that list alone (its first saves, during the first attempt).
+    return attempts if attempts or value.keys() == {"attempts"} else None
+
+
+def detect(value: dict) -> Evidence | None:
+    """A mini-swe-agent run (``messages`` with its ``trajectory_format`` or ``info.mini_version``),
+    a SWE-agent run (``trajectory`` and ``history``) or a SWE-agent RetryAgent trajectory
+    (``attempts``, each such a run)."""
+    if "messages" not in value and "trajectory" not in value and "attempts" not in value:
+        return None
+    return Evidence.SHAPE if _is_mini(value) or _is_swe(value) or _attempts(value) is not None else None
 
 
 class _Call(msgspec.Struct):
@@ -130,11 +147,15 @@ def _time(message: dict, where: str) -> int | None:
 class _Run:
     """The calls of one trajectory, and what the file says of itself."""
 
-    def __init__(self, name: str, record: Record) -> None:
+    def __init__(self, name: str, record: Record, value: dict | None = None, root: str = "", lane: str = "") -> None:
         self.name = name
         self.line = record.line
         self.where = f"{name}:{record.line}"
-        self.value: dict = record.value  # type: ignore[assignment]
+        #: The run: the record, or one attempt of a RetryAgent trajectory (``root`` its path in it).
+        self.value: dict = record.value if value is None else value  # type: ignore[assignment]
+        self.root = root
+        #: Its lane where the file names it (a RetryAgent attempt), else by its place in the file.
+        self.lane = lane
         self.info = as_dict(self.value.get("info"))
         self.calls: list[_Call] = []
         self.notes: list[str] = []
@@ -179,10 +200,12 @@ class _Run:
             f"mini-swe-agent {version or '(version not named)'}, {self.value.get('trajectory_format', 'no trajectory_format')}: "
             f"info.model_stats says {stats.get('api_calls', '?')} API calls, instance_cost ${_money(stats.get('instance_cost'))}"
         )
-        format_errors = sum(1 for m in messages if m.get("role") == "user" and as_dict(m.get("extra")).get("interrupt_type") == "FormatError")
-        if format_errors and not any(call.no_usage == _TEXT_ONLY for call in self.calls):
-            # 2.x before June 2026: a response without an action is dropped, its usage with it;
-            # the user message that answers it (extra.interrupt_type: FormatError) stays.
+        # 2.x before June 2026 (2.3.1): a response without an action is dropped, its usage with
+        # it; the user message that answers it (extra.interrupt_type: FormatError) stays. From
+        # 2.3.1 that message keeps the response (a call, read above) and from 2.4.6 its cost.
+        format_errors = sum(1 for m in messages if m.get("role") == "user" and "response" not in as_dict(m.get("extra"))
+                            and as_dict(m.get("extra")).get("interrupt_type") == "FormatError")
+        if format_errors:
             self.notes.append(
                 f"{format_errors} call(s) answered by a FormatError message (a response with no action) are not in the "
                 "trajectory, nor is their usage: not counted (info.model_stats.api_calls counts them)"
@@ -203,7 +226,7 @@ class _Run:
             for n, step in queried:
                 query = [m for m in step.get("query", step.get("messages")) if isinstance(m, dict)]
                 markers = tuple(i for i, m in enumerate(query) if _has_marker(m))
-                self.calls.append(_Call([_sent_message(m) for m in query], None, model, None, None, markers, path=f"trajectory[{n}]"))
+                self.calls.append(_Call([_sent_message(m) for m in query], None, model, None, None, markers, path=f"{self.root}trajectory[{n}]"))
         else:  # 0.x (and 1.0 previews without per-step messages): the history as the agent kept it
             kept = [(n, h) for n, h in enumerate(self.value["history"]) if isinstance(h, dict)]
             agent = next((h.get("agent") for _, h in kept), None)  # the main agent: "primary" in 0.x, "main" in 1.x
@@ -212,11 +235,11 @@ class _Run:
             for idx, item in enumerate(history):
                 if item.get("role") == "assistant" and not item.get("is_demo"):
                     sent = [_sent_message(h) for h in history[:idx]]
-                    self.calls.append(_Call(sent, None, model, None, None, path=f"history[{kept[idx][0]}]"))
+                    self.calls.append(_Call(sent, None, model, None, None, path=f"{self.root}history[{kept[idx][0]}]"))
             if len(steps) > len(self.calls) and history and history[-1].get("role") != "assistant":
                 # The run ended on a step whose reply never reached the history (a submit): it sent all of it.
                 last = max(n for n, step in enumerate(self.value["trajectory"]) if isinstance(step, dict))
-                self.calls.append(_Call([_sent_message(h) for h in history], None, model, None, None, path=f"trajectory[{last}]"))
+                self.calls.append(_Call([_sent_message(h) for h in history], None, model, None, None, path=f"{self.root}trajectory[{last}]"))
             self.notes.append(
                 "this SWE-agent trajectory keeps no per-call request: each is rebuilt from the history, which a history "
                 "processor (e.g. Last5Observations) may have shortened in what was sent"
@@ -309,13 +332,31 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     """The calls of a trajectory file; see the module doc."""
     name = str(path)
     runs: list[_Run] = []
+    retry_notes: list[str] = []
+    parent = _retry_parent(path)
+    if parent is not None:
+        note = (f"a SWE-agent RetryAgent attempt, read with {parent}, whose attempts hold it (its .traj beside the "
+                "attempt_<n>/ folders): audit that file or the folder")
+        return [], FileSummary(name, NAME, 0, (), (note,))
     for record in objects(path, records, " (a SWE-agent or mini-swe-agent trajectory)"):
         if not detect(record.value):  # type: ignore[arg-type]
             raise UserError(f"{name}:{record.line}: not a trajectory (no messages, or no trajectory and history)")
         refuse_lone_surrogates(record.value, f"{name}:{record.line}")  # a pretty-printed file is read by json
+        attempts = _attempts(record.value)  # type: ignore[arg-type]
+        if attempts is not None:
+            # A RetryAgent's: each attempt a run of its own; the top level, once chosen, copies the best one.
+            info = as_dict(record.value.get("info"))  # type: ignore[union-attr]
+            for n, attempt in enumerate(attempts):
+                run = _Run(name, record, attempt, f"attempts[{n}].", f"attempt-{n}")
+                run.swe()
+                runs.append(run)
+            retry_notes.append(_retry_note(len(attempts), info, _is_swe(record.value)))  # type: ignore[arg-type]
+            continue
         run = _Run(name, record)
         run.mini() if _is_mini(run.value) else run.swe()
         runs.append(run)
+    if not runs and retry_notes:
+        return [], FileSummary(name, NAME, 0, (), tuple(retry_notes))
     if not runs:
         raise UserError(f"{name}:1: empty file, no trajectory")
     out: list[TraceRequest] = []
@@ -327,7 +368,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         usages = [(u, w) for u, w in raw if isinstance(u, dict)]
         included = gateway_usage.writes_in_prompt(usages)
         anthropic_calls = sum(1 for u, _ in usages if gateway_usage.is_anthropic_shaped(u))
-        lane = "main" if len(runs) == 1 else f"run-{run_idx + 1}"
+        lane = run.lane or ("main" if len(runs) == 1 else f"run-{run_idx + 1}")
         parent: str | None = None
         kept: list[tuple[int, _Call, Usage | None, str]] = []
         for i, call in enumerate(run.calls):
@@ -379,7 +420,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     upstream=gateway_usage.upstream_of(call.response) if call.response is not None else "",
                 )
             )
-        notes.extend(run.notes)
+        notes.extend(run.notes if not run.lane else (f"{run.lane}: {n}" for n in run.notes))
         notes.extend(gateway_usage.reading_notes(len(usages), anthropic_calls, included))
         if without_body:
             notes.append(
@@ -394,7 +435,41 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         skipped.extend((line, f"the run ended ({status}) before any model call") for line, status in ended)
         return out, FileSummary(name, NAME, 0, tuple(skipped), tuple(n for n in dict.fromkeys(notes) if n))
     notes.append("tool schemas are not in a trajectory (an unlogged head the same on every call)")
+    notes.extend(retry_notes)
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(n for n in dict.fromkeys(notes) if n))
+
+
+#: The folder a SWE-agent RetryAgent gives each attempt, beside its own trajectory.
+_ATTEMPT_DIR = re.compile(r"attempt_(0|[1-9][0-9]{0,5})")
+
+
+def _retry_parent(path: Path) -> Path | None:
+    """The RetryAgent trajectory that holds the attempt at ``path`` (``<out>/attempt_<n>/<id>.traj``,
+    the RetryAgent's ``<out>/<id>.traj`` listing at least ``n + 1`` attempts), None where there is
+    none (an attempt the run had not finished when it last saved is read from its own file)."""
+    found = _ATTEMPT_DIR.fullmatch(path.parent.name)
+    parent = path.parent.parent / path.name
+    if found is None or not parent.is_file():
+        return None
+    try:
+        first = next(iter(iter_records(parent)), None)
+    except (OSError, UserError):
+        return None
+    value = first.value if first is not None else None
+    attempts = _attempts(value) if isinstance(value, dict) else None
+    return parent if attempts is not None and len(attempts) > int(found.group(1)) else None
+
+
+def _retry_note(attempts: int, info: dict, chosen: bool) -> str:
+    """What a RetryAgent trajectory's reading leaves out."""
+    stats = as_dict(info.get("model_stats"))
+    review = as_dict(info.get("rloop_model_stats"))
+    best = info.get("best_attempt_idx")
+    top = (f"its top-level trajectory is a copy of attempt {best} (info.best_attempt_idx), not read again"
+           if chosen else "no attempt chosen yet (saved during the run)")
+    return (f"a SWE-agent RetryAgent trajectory: {attempts} attempt(s), each a lane (attempt-<n>; also kept in attempt_<n>/, "
+            f"read with this file); {top}; info.model_stats (all attempts and the reviews) says {stats.get('api_calls', '?')} "
+            f"API calls; the reviewer's or chooser's {review.get('api_calls', 0)} call(s) are not in the file")
 
 
 def _version(info: dict) -> str | None:
@@ -415,11 +490,14 @@ FORMAT = LogFormat(
         "mini-swe-agent 1.11.1-1.16: extra.response on each assistant message (LiteLLM's usage)",
         "mini-swe-agent 1.17: a timestamp on every message",
         "mini-swe-agent 2.x (mini-swe-agent-1.1): tool calls, extra.{response, cost, timestamp}, a failed parse's response on the error message, the Responses-API model's response objects",
-        "mini-swe-agent 2.x from June 2026: a failed parse's response kept as its repr (a string) where it could not be dumped: a call without usage, listed",
+        "mini-swe-agent 2.x before 2.3.1: a response without an action dropped, its FormatError message left (counted in the notes)",
+        "mini-swe-agent 2.3.1 on (June 2026): a failed parse's response on its FormatError message (a call), or its repr (a string) where it could not be dumped: a call without usage, listed",
+        "mini-swe-agent 2.4.6: a failed parse's cost on its FormatError message too",
         "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer, prompt_tokens_details.cache_creation_tokens)",
         "SWE-agent 0.x: trajectory and history only (requests rebuilt from the history)",
         "SWE-agent 1.0 previews (steps' messages) and 1.x (steps' query with cache_control, replay_config): no usage",
         "SWE-agent 1.1: thinking_blocks on a tool-calling reply (sent back as its reasoning)",
+        "SWE-agent 1.x RetryAgent: attempts (each a lane) and the chosen one copied at the top; attempt_<n>/<id>.traj read with it",
     ),
     aliases=("mini-swe-agent",),
 )
