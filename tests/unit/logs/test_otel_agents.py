@@ -155,17 +155,25 @@ def test_an_event_name_that_is_no_string_names_no_event(tmp_path: Path, name: di
     assert [r.usage for r in read(path)[0]] == [r.usage for r in read(QWEN)[0]]
 
 
-def test_a_call_gemini_cli_also_writes_as_the_conventions_record_is_counted_once(tmp_path: Path) -> None:
-    """Newer Gemini CLI releases write each call twice: its own api_response and the GenAI
-    conventions' inference record. The conventions' record is the call; the agent's is skipped."""
-    line = json.loads(GEMINI.read_text().splitlines()[0])
-    semconv = dict(line, attributes={"event.name": "gen_ai.client.inference.operation.details", "session.id": line["attributes"]["session.id"],
-                                     "gen_ai.response.model": "gemini-2.5-pro", "gen_ai.usage.input_tokens": 9120, "gen_ai.usage.output_tokens": 220})
-    path = tmp_path / "gemini.jsonl"
-    path.write_text(json.dumps(line) + "\n" + json.dumps(semconv) + "\n")
-    requests, summary = read(path)
-    assert len(requests) == 1 and requests[0].usage.uncached == 9120
-    assert [why.split(":")[0] for _, why in summary.skipped] == ["Gemini CLI event"]
+GEMINI_0_12 = FIXTURES / "otel_gemini_cli_0_12.jsonl"
+
+
+def test_a_call_gemini_cli_also_writes_as_the_conventions_record_is_counted_once_from_its_own_event() -> None:
+    """Gemini CLI from 0.12 (google-gemini/gemini-cli#11975, loggers.ts ``logApiResponse``) writes
+    each call twice: its own ``gemini_cli.api_response`` and the GenAI conventions' inference record
+    (``toSemanticLogRecord``), which carries only ``gen_ai.usage.input_tokens`` (promptTokenCount,
+    cached part inside) and ``output_tokens`` (candidatesTokenCount, no thoughts). Its own event is
+    counted: the conventions' record alone lost every cached and thinking token (before: uncached
+    21,520, read 0, cache not reported, output 530)."""
+    requests, summary = read(GEMINI_0_12)
+    # call 1: 9,120 in, 0 cached, 220 + 480 thoughts out; call 2: 12,400 in, 8,000 cached,
+    # 40 tool tokens, 310 + 150 thoughts out.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(9120, 0, 700), (12400 - 8000 + 40, 8000, 460)]
+    assert sum(r.usage.uncached for r in requests) == 13560 and sum(r.usage.cache_read for r in requests) == 8000
+    assert sum(r.usage.output for r in requests) == 1160 and all(r.usage.cache_reported for r in requests)
+    assert [r.model for r in requests] == ["gemini-2.5-pro"] * 2 and summary.agent == "gemini-cli"
+    assert [line for line, _ in summary.skipped] == [2, 4]
+    assert all(why.startswith("gen_ai.client.inference.operation.details record: the same call") for _, why in summary.skipped)
 
 
 def test_events_of_other_kinds_and_unprefixed_names_of_other_services_are_not_calls(tmp_path: Path) -> None:

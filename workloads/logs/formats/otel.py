@@ -470,6 +470,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped = [(s.line, f"log record of {s.event or 'no event'}: not one inference ({INFERENCE_EVENT}), its usage sums calls")
                for s in with_usage if s.event not in (None, INFERENCE_EVENT)]
     with_usage = [s for s in with_usage if s.event in (None, INFERENCE_EVENT)]
+    # A service that writes its own per-call event and the conventions' record for each call
+    # (Gemini CLI from 0.12) says each call twice; its own event is the one counted: Gemini CLI's
+    # record names no cached or thinking tokens (input and candidates counts only).
+    agent_services = {s.service for s, _ in agents}
+    skipped += [(s.line, f"{INFERENCE_EVENT} record: the same call as its service's own event, which also counts its cached tokens")
+                for s in with_usage if s.event == INFERENCE_EVENT and s.service in agent_services]
+    with_usage = [s for s in with_usage if not (s.event == INFERENCE_EVENT and s.service in agent_services)]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or {INFERENCE_EVENT} log record with gen_ai.usage token counts")
     # A span with a usage-carrying descendant sums its calls (invoke_agent): count the calls only.
@@ -562,7 +569,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                      "apart wrote is unknown, their whole prompt is what the next call may read")
     if out:
         notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
-    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, {s.service for s in with_usage if s.event == INFERENCE_EVENT}, len(out))
+    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, len(out))
     for agent, n in counted.items():
         agents_named[AGENT_FORMATS.get(agent, agent)] += n
     out += agent_out
@@ -692,12 +699,11 @@ class _OwnCosts:
         return said
 
 
-def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span], semconv_services: set[str],
+def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span],
                  seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str], dict[str, int]]:
     """The calls of agents' own per-call events (:mod:`.otel_agents`): each session's calls of one
     model a chain in send order, its usage read the agent's way."""
-    skipped = [(s.line, f"{a.agent} event: the same call as its service's {INFERENCE_EVENT} record") for s, a in agents if s.service in semconv_services]
-    agents = [(s, a) for s, a in agents if s.service not in semconv_services]
+    skipped: list[tuple[int, str]] = []
     codex_providers = {str(s.attributes.get("conversation.id")): s.attributes[CODEX_PROVIDER] for s in spans
                        if s.event is not None and is_codex_start(s.event, s.body, s.attributes) and isinstance(s.attributes.get(CODEX_PROVIDER), str)}
     failed: dict[str, int] = {}
@@ -813,7 +819,7 @@ FORMAT = LogFormat(
         "cache_read_tokens, cache_creation_tokens, additive",
         "Codex's codex.sse_event response.completed events: input/output/cached_token_count as numbers (OtelEventManager, 0.4x) "
         "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name",
-        "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record in newer releases (counted once); "
+        "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record from 0.12 (counted once, from its own event); "
         "Qwen Code's qwen-code.api_response (qwen_code., qwen_cli. in early releases)",
     ),
     aliases=("otlp",),

@@ -31,9 +31,9 @@ Qwen Code                    ``qwen-code.api_response`` (``qwen_code.`` and ``qw
                              already inside output; no tool count).
 ===========================  ==========================================================================================
 
-Gemini CLI (since it also writes the conventions' ``gen_ai.client.inference.operation.details``
+Gemini CLI (from 0.12 it also writes the conventions' ``gen_ai.client.inference.operation.details``
 record for each call) says each call twice; where one service writes both, :mod:`.otel` counts
-the conventions' record and skips the agent's event.
+the agent's event and skips the conventions' record, which names no cached or thinking tokens.
 """
 
 from __future__ import annotations
