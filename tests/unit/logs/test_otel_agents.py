@@ -302,3 +302,84 @@ def test_the_own_cost_check_prices_each_call_at_the_audits_row(tmp_path: Path) -
     assert "on the 3 call(s) the price table prices" in note, note
     result = run_audit([path])
     assert [r.cost_usd is not None for r in result.rows].count(True) == 3
+
+
+CLAUDE_TRACES = FIXTURES / "otel_claude_code_traces.json"
+
+
+def _llm_spans(export: dict) -> list[dict]:
+    return [span for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"] if span["name"] == "claude_code.llm_request"]
+
+
+def _set(span: dict, key: str, value: dict) -> None:
+    span["attributes"] = [a for a in span["attributes"] if a["key"] != key] + [{"key": key, "value": value}]
+
+
+def test_claude_code_llm_request_spans_are_its_calls_where_it_exports_traces_only() -> None:
+    """Claude Code's traces (beta, 2.1.x: ``claude_code.llm_request`` spans under
+    ``claude_code.interaction``, documented on code.claude.com monitoring-usage, anthropics/claude-code
+    #50776 and #54172) carry the call's counts as flat attributes, ``input_tokens``,
+    ``output_tokens``, ``cache_read_tokens``, ``cache_creation_tokens`` (Anthropic's usage, additive),
+    no ``gen_ai.usage.*``. A traces-only export used to be refused ("no span or log record with
+    gen_ai.usage token counts")."""
+    assert detect_format(CLAUDE_TRACES) is FORMATS["otel"]
+    requests, summary = read(CLAUDE_TRACES)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (3, 0, 18650, 410), (5, 18650, 1240, 220)]
+    totals = run_audit([CLAUDE_TRACES]).totals
+    assert (totals.requests, totals.input, totals.cache_read, totals.cache_write, totals.output) == (2, 3 + 5, 18650, 18650 + 1240, 410 + 220)
+    # Sent when the span started; one session's calls of one model, a chain; Anthropic's.
+    assert [r.sent_ms for r in requests] == [T_TRACES * 1000, (T_TRACES + 9) * 1000]
+    assert [r.done_ms for r in requests] == [T_TRACES * 1000 + 6200, (T_TRACES + 9) * 1000 + 5100]
+    assert {r.lane for r in requests} == {"5d0c7e11-cccc-4ddd-8eee-000000000221/claude-sonnet-4-5-20250929"}
+    assert requests[1].prefix.parent == requests[0].prefix.node and {r.provider for r in requests} == {"anthropic"}
+    assert [r.request_id for r in requests] == ["req_011CTaaaaaaaaaaaaaaaaaa1", "req_011CTaaaaaaaaaaaaaaaaaa2"]
+    assert summary.agent == "claude-code" and summary.skipped == ()
+    assert any(note.startswith("2 Claude Code call(s) (claude_code.llm_request spans)") for note in summary.notes)
+
+
+T_TRACES = 1790500000
+
+
+def test_claude_code_spans_beside_its_api_request_events_are_not_counted_again(tmp_path: Path) -> None:
+    """Traces and logs exported together: each call is a span and an api_request event (one
+    request_id). The events are counted (they carry cost_usd), the spans skipped and listed."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    records = []
+    for span in _llm_spans(export):
+        attributes = [a for a in span["attributes"] if a["key"] not in ("span.type", "llm_request.context", "ttft_ms", "gen_ai.system", "gen_ai.request.model")]
+        records.append({"timeUnixNano": span["endTimeUnixNano"], "body": {"stringValue": "claude_code.api_request"},
+                        "attributes": attributes + [{"key": "event.name", "value": {"stringValue": "api_request"}}]})
+    logs = {"resourceLogs": [{"resource": export["resourceSpans"][0]["resource"], "scopeLogs": [{"logRecords": records}]}]}
+    path = tmp_path / "claude-otel.jsonl"
+    path.write_text(json.dumps(export) + "\n" + json.dumps(logs) + "\n")
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (3, 0, 18650, 410), (5, 18650, 1240, 220)]
+    assert [why for _, why in summary.skipped] == ["Claude Code span claude_code.llm_request: the same call as its service's claude_code.api_request event"] * 2
+    assert any(note.startswith("2 Claude Code call(s) (claude_code.api_request events)") for note in summary.notes)
+
+
+def test_a_claude_code_span_in_fast_mode_is_billed_at_the_fast_price(tmp_path: Path) -> None:
+    """The span names the call's ``speed`` (``fast`` or ``normal``), which the api_request event
+    does not: a fast call's usage says so (priced at the model's fast row)."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    _set(_llm_spans(export)[1], "speed", {"stringValue": "fast"})
+    path = tmp_path / "fast.json"
+    path.write_text(json.dumps(export))
+    assert [r.usage.speed for r in read(path)[0]] == ["", "fast"]
+
+
+def test_a_claude_code_span_that_also_names_gen_ai_usage_is_one_call(tmp_path: Path) -> None:
+    """Should Claude Code add the conventions' names to its spans (as #50776 asks), the span is
+    still one call, read Claude Code's way."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    for span in _llm_spans(export):
+        values = {a["key"]: a["value"] for a in span["attributes"]}
+        _set(span, "gen_ai.usage.input_tokens", values["input_tokens"])
+        _set(span, "gen_ai.usage.output_tokens", values["output_tokens"])
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps(export))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (3, 0, 18650, 410), (5, 18650, 1240, 220)]
