@@ -383,3 +383,37 @@ def test_a_claude_code_span_that_also_names_gen_ai_usage_is_one_call(tmp_path: P
     requests, summary = read(path)
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
         (3, 0, 18650, 410), (5, 18650, 1240, 220)]
+
+
+def test_codex_spans_with_gen_ai_usage_beside_its_sse_events_are_not_counted_again(tmp_path: Path) -> None:
+    """Newer Codex releases also put each response's usage on their ``handle_responses`` trace
+    span (``gen_ai.usage.input_tokens``, ``cache_read.input_tokens``, ``cache_write.input_tokens``,
+    ``output_tokens``; openai/codex codex-rs/core). Traces and logs collected into one file held
+    each call twice (counted twice: 12 calls for 6); the service's own sse events are counted, its
+    spans skipped and listed."""
+    export = json.loads(CODEX.read_text())
+    spans_by_service: dict[str, list] = {}
+    for i, resource in enumerate(export["resourceLogs"]):
+        for scope in resource["scopeLogs"]:
+            for log in scope["logRecords"]:
+                a = {x["key"]: next(iter(x["value"].values())) for x in log["attributes"]}
+                if a.get("event.kind") != "response.completed":
+                    continue
+                usage = {"gen_ai.usage.input_tokens": a["input_token_count"], "gen_ai.usage.output_tokens": a["output_token_count"],
+                         "gen_ai.usage.cache_read.input_tokens": a["cached_token_count"],
+                         "gen_ai.usage.cache_write.input_tokens": a.get("cache_write_token_count", "0"),
+                         "codex.usage.reasoning_output_tokens": a["reasoning_token_count"], "codex.usage.total_tokens": a["tool_token_count"]}
+                end = int(log["timeUnixNano"])
+                spans_by_service.setdefault(str(i), []).append({
+                    "traceId": f"{i:032x}", "spanId": f"{len(spans_by_service.get(str(i), [])) + 1:016x}", "name": "handle_responses",
+                    "startTimeUnixNano": str(end - 2 * 10**9), "endTimeUnixNano": str(end),
+                    "attributes": [{"key": k, "value": {"intValue": str(v)}} for k, v in usage.items()]})
+    traces = {"resourceSpans": [{"resource": export["resourceLogs"][int(i)]["resource"], "scopeSpans": [{"scope": {"name": "codex_otel"}, "spans": spans}]}
+                                for i, spans in spans_by_service.items()]}
+    path = tmp_path / "codex-traces-and-logs.jsonl"
+    path.write_text(json.dumps(export) + "\n" + json.dumps(traces) + "\n")
+    alone, _ = read(CODEX)
+    requests, summary = read(path)
+    assert len(requests) == len(alone) == 6
+    assert [r.usage for r in requests] == [r.usage for r in alone]
+    assert sum(1 for _, why in summary.skipped if "the same call as its service's own event" in why) == 6

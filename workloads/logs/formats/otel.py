@@ -484,11 +484,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     with_usage = [s for s in with_usage if s.event in (None, INFERENCE_EVENT)]
     # A service that writes its own per-call event and the conventions' record for each call
     # (Gemini CLI from 0.12) says each call twice; its own event is the one counted: Gemini CLI's
-    # record names no cached or thinking tokens (input and candidates counts only).
+    # record names no cached or thinking tokens (input and candidates counts only). So does a named
+    # service that logs its own events and exports its spans with gen_ai.usage too (Codex's
+    # handle_responses spans beside its codex.sse_event records: traces and logs in one file).
     agent_services = {s.service for s, _ in agents}
     skipped += [(s.line, f"{INFERENCE_EVENT} record: the same call as its service's own event, which also counts its cached tokens")
                 for s in with_usage if s.event == INFERENCE_EVENT and s.service in agent_services]
-    with_usage = [s for s in with_usage if not (s.event == INFERENCE_EVENT and s.service in agent_services)]
+    skipped += [(s.line, f"span {s.span_id}: the same call as its service's own event ({s.service})")
+                for s in with_usage if s.event is None and s.service and s.service in agent_services]
+    with_usage = [s for s in with_usage if not ((s.event == INFERENCE_EVENT or (s.event is None and s.service)) and s.service in agent_services)]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or {INFERENCE_EVENT} log record with gen_ai.usage token counts")
     # A span with a usage-carrying descendant sums its calls (invoke_agent): count the calls only.
@@ -847,7 +851,8 @@ FORMAT = LogFormat(
         "cache_read_tokens, cache_creation_tokens, additive; its traces' claude_code.llm_request spans (beta, 2.1.x; speed), "
         "read where its service logs no api_request event",
         "Codex's codex.sse_event response.completed events: input/output/cached_token_count as numbers (OtelEventManager, 0.4x) "
-        "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name",
+        "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name; "
+        "its handle_responses spans' gen_ai.usage.* (the same calls: skipped beside its events)",
         "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record from 0.12 (counted once, from its own event); "
         "Qwen Code's qwen-code.api_response (qwen_code., qwen_cli. in early releases)",
     ),
