@@ -486,7 +486,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     # (Gemini CLI from 0.12) says each call twice; its own event is the one counted: Gemini CLI's
     # record names no cached or thinking tokens (input and candidates counts only). So does a named
     # service that logs its own events and exports its spans with gen_ai.usage too (Codex's
-    # handle_responses spans beside its codex.sse_event records: traces and logs in one file).
+    # handle_responses spans beside its codex.sse_event records, Gemini CLI's generate-content
+    # spans, loggingContentGenerator.ts, beside its api_response records: traces and logs in one file).
     agent_services = {s.service for s, _ in agents}
     skipped += [(s.line, f"{INFERENCE_EVENT} record: the same call as its service's own event, which also counts its cached tokens")
                 for s in with_usage if s.event == INFERENCE_EVENT and s.service in agent_services]
