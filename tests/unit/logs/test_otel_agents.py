@@ -417,3 +417,25 @@ def test_codex_spans_with_gen_ai_usage_beside_its_sse_events_are_not_counted_aga
     assert len(requests) == len(alone) == 6
     assert [r.usage for r in requests] == [r.usage for r in alone]
     assert sum(1 for _, why in summary.skipped if "the same call as its service's own event" in why) == 6
+
+
+def test_gemini_cli_spans_beside_its_api_response_records_are_not_counted_again(tmp_path: Path) -> None:
+    """Gemini CLI's generate-content spans carry gen_ai.usage.input_tokens / output_tokens
+    (google-gemini/gemini-cli packages/core/src/core/loggingContentGenerator.ts): with its logs in
+    one OTLP file they are the same calls, skipped; its api_response records count (with the
+    cached and thinking tokens the spans do not name)."""
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "gemini-cli"}}]}
+    def attrs(values: dict) -> list:
+        return [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in values.items()]
+    logs = {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [
+        {"timeUnixNano": str((T + 6) * 10**9), "attributes": attrs({"event.name": "gemini_cli.api_response", "session.id": "g", "model": "gemini-2.5-pro",
+                                                                   "duration_ms": 6000, "input_token_count": 12400, "cached_content_token_count": 8000,
+                                                                   "output_token_count": 310, "thoughts_token_count": 150, "tool_token_count": 0})}]}]}]}
+    spans = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [
+        {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "llm_call", "startTimeUnixNano": str(T * 10**9), "endTimeUnixNano": str((T + 6) * 10**9),
+         "attributes": attrs({"gen_ai.request.model": "gemini-2.5-pro", "gen_ai.usage.input_tokens": 12400, "gen_ai.usage.output_tokens": 310})}]}]}]}
+    path = tmp_path / "gemini-otlp.jsonl"
+    path.write_text(json.dumps(logs) + "\n" + json.dumps(spans) + "\n")
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(12400 - 8000, 8000, 310 + 150)]
+    assert [why for _, why in summary.skipped] == [f"span {'cd' * 8}: the same call as its service's own event (gemini-cli)"]
