@@ -439,3 +439,15 @@ def test_gemini_cli_spans_beside_its_api_response_records_are_not_counted_again(
     requests, summary = read(path)
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(12400 - 8000, 8000, 310 + 150)]
     assert [why for _, why in summary.skipped] == [f"span {'cd' * 8}: the same call as its service's own event (gemini-cli)"]
+
+
+def test_a_claude_code_span_of_a_failed_request_is_not_a_call(tmp_path: Path) -> None:
+    """An llm_request span names whether the request succeeded (``success``); a failed one
+    (its counts whatever the API returned before failing) is listed, not counted."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    _set(_llm_spans(export)[0], "success", {"boolValue": False})
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(export))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [(5, 18650, 1240, 220)]
+    assert [why for _, why in summary.skipped] == ["Claude Code span claude_code.llm_request: a failed request (success false), not served"]

@@ -469,16 +469,20 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     # Code's llm_request, traces beta): see otel_agents.
     agents = [(s, a) for s in spans if (a := agent_event(s.event, s.body, s.attributes, s.service) if s.event is not None
                                          else agent_span(s.name, s.attributes)) is not None]
+    # A span of a failed request (``success`` false: Claude Code's) is no served call.
+    failed_spans = [(s, a) for s, a in agents if s.event is None and str(s.attributes.get("success", "")).lower() == "false"]
+    agents = [(s, a) for s, a in agents if not (s.event is None and str(s.attributes.get("success", "")).lower() == "false")]
     # A service's spans are skipped where it logs its own per-call event too: the same calls.
     logged = {(s.service, a.agent) for s, a in agents if s.event is not None}
     skipped_spans = [(s, a) for s, a in agents if s.event is None and (s.service, a.agent) in logged]
     agents = [(s, a) for s, a in agents if not (s.event is None and (s.service, a.agent) in logged)]
-    agent_spans = {id(s) for s, a in agents + skipped_spans if s.event is None}
+    agent_spans = {id(s) for s, a in agents + skipped_spans + failed_spans if s.event is None}
     with_usage = [s for s in spans if _has_usage(s) and id(s) not in agent_spans]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or log record with gen_ai.usage token counts ({len(spans)} read)")
     # A log record of another event than one inference's (an agent's turn) sums its calls.
     skipped = [(s.line, f"{a.agent} span {s.name}: the same call as its service's {a.names[0]} event") for s, a in skipped_spans]
+    skipped += [(s.line, f"{a.agent} span {s.name}: a failed request (success false), not served") for s, a in failed_spans]
     skipped += [(s.line, f"log record of {s.event or 'no event'}: not one inference ({INFERENCE_EVENT}), its usage sums calls")
                for s in with_usage if s.event not in (None, INFERENCE_EVENT)]
     with_usage = [s for s in with_usage if s.event in (None, INFERENCE_EVENT)]
