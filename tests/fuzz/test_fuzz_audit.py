@@ -401,6 +401,17 @@ SEEDS: dict[str, list[dict]] = {
                             {"key": "gen_ai.usage.input_tokens", "value": {"intValue": "6020"}},
                             {"key": "gen_ai.usage.details.cache_read_tokens", "value": {"intValue": "5000"}},
                             {"key": "gen_ai.usage.details.cache_write_tokens", "value": {"intValue": "1000"}}]}]}]}]},
+        # Claude Code's traces (beta): an llm_request span with its flat counts and speed.
+        {"resourceSpans": [{"resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "claude-code"}}]}, "scopeSpans": [{"spans": [
+            {"traceId": "cc", "spanId": "i", "name": "claude_code.interaction", "startTimeUnixNano": "1790500000000000000",
+             "endTimeUnixNano": "1790500020000000000", "attributes": [{"key": "session.id", "value": {"stringValue": "s"}}]},
+            {"traceId": "cc", "spanId": "q", "parentSpanId": "i", "name": "claude_code.llm_request", "startTimeUnixNano": "1790500001000000000",
+             "endTimeUnixNano": "1790500007000000000",
+             "attributes": [{"key": "session.id", "value": {"stringValue": "s"}}, {"key": "model", "value": {"stringValue": "claude-opus-4-6"}},
+                            {"key": "speed", "value": {"stringValue": "fast"}}, {"key": "duration_ms", "value": {"stringValue": "6000"}},
+                            {"key": "input_tokens", "value": {"intValue": "3"}}, {"key": "output_tokens", "value": {"intValue": "410"}},
+                            {"key": "cache_read_tokens", "value": {"intValue": "0"}},
+                            {"key": "cache_creation_tokens", "value": {"intValue": "18650"}}]}]}]}]},
         # The Vercel AI SDK's doGenerate span (v6 names) and Sentry's older names.
         {"resourceSpans": [{"scopeSpans": [{"spans": [
             {"traceId": "v", "spanId": "d", "startTimeUnixNano": "1761994801000000000",
@@ -435,6 +446,13 @@ SEEDS: dict[str, list[dict]] = {
         {"request_id": "k1", "call_type": "acompletion", "startTime": "2025-11-01T10:00:09Z", "model": "kimi-k2-thinking",
          "custom_llm_provider": "moonshot", "prompt_tokens": 2500, "completion_tokens": 25,
          "metadata": {"usage_object": {"prompt_tokens": 2500, "completion_tokens": 25, "cached_tokens": 2048, "prompt_tokens_details": None}}},
+        # A page of /spend/logs/ui or /spend/logs/v2.
+        {"data": [{"request_id": "u1", "call_type": "anthropic_messages", "startTime": "2026-10-05T09:00:00Z", "model": "claude-sonnet-4-5",
+                   "custom_llm_provider": "anthropic", "prompt_tokens": 21054, "completion_tokens": 512, "session_id": "cc", "status": "success",
+                   "metadata": {"usage_object": {"prompt_tokens": 21054, "completion_tokens": 512, "cache_creation_input_tokens": 21050,
+                                                 "cache_read_input_tokens": 0, "prompt_tokens_details": {"cached_tokens": 0, "cache_creation_tokens": 21050}}}},
+                  {"request_id": "u2", "call_type": "acompletion", "startTime": "2026-10-05T09:00:30Z", "status": "failure"}],
+         "total": 2, "page": 1, "page_size": 50, "total_pages": 1},
     ],
     "langfuse": [
         {"data": [
@@ -455,6 +473,11 @@ SEEDS: dict[str, list[dict]] = {
              "usageDetails": {"input": 5000, "input_cache_read": 4864, "input_cache_creation": 10, "output": 20, "total": 5020}},
             {"id": "g5", "traceId": "tr", "type": "GENERATION", "startTime": "2025-11-03T14:00:09Z", "promptTokens": 2100, "completionTokens": 4,
              "usage": {"input": 2100, "output": 4, "total": 2104, "unit": "TOKENS"}}]},
+        # The v2 observations API: providedModelName, input as its raw JSON text.
+        {"data": [{"id": "v1", "traceId": "tv", "startTime": "2026-10-02T09:15:00.000Z", "projectId": "p", "type": "GENERATION",
+                   "sessionId": "sv", "providedModelName": "claude-sonnet-4-5", "input": "[{\"role\": \"user\", \"content\": \"hi\"}]",
+                   "usageDetails": {"input": 12, "cache_creation_input_tokens": 2100, "output": 40}, "costDetails": {"total": 0.009}}],
+         "meta": {"cursor": None}},
         {"id": "b1", "trace_id": "tb", "type": "GENERATION", "start_time": "2025-11-04 12:00:00.000", "end_time": "2025-11-04 12:00:01.500",
          "provided_model_name": "claude-sonnet-4-5", "usage_details": {"input": "3", "output": "40", "cache_creation_input_tokens": "3000"},
          "cost_details": {"total": 0.011859}, "level": "DEFAULT"},

@@ -57,6 +57,34 @@ def test_the_api_page_totals_equal_the_observations_own_sums() -> None:
     assert t.input + t.cache_read + t.cache_write + t.output == sum(o["usageDetails"]["total"] for o in served)
 
 
+def test_a_v2_api_page_reads_its_raw_string_input_as_the_messages_sent() -> None:
+    """``GET /api/public/v2/observations`` (fields core,basic,time,io,model,usage; fern
+    ``commons.ObservationV2``) names the model ``providedModelName``, gives ``meta.cursor`` and
+    returns ``input`` as the raw string Langfuse stored: JSON text of the messages. It used to be
+    read as no messages (the session a chain); it is the body, as a v1 page's list is."""
+    requests, summary = read(FIXTURES / "langfuse-v2.json")
+    assert [r.model for r in requests] == ["claude-sonnet-4-5-20250929"] * 2 and {r.lane for r in requests} == {"sess-v2"}
+    # Anthropic's usage as it is: input (uncached) beside cache_read_input_tokens / cache_creation_input_tokens.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (12, 0, 2100, 40), (9, 2100, 25, 30)]
+    assert sum(r.usage.uncached + r.usage.cache_read + r.usage.cache_write_5m + r.usage.output for r in requests) == 2152 + 2164
+    first, second = requests
+    assert first.body is not None and second.body is not None
+    # (the system message is the body's system prompt, not one of its messages)
+    assert [m.role for m in second.body.messages] == ["user", "assistant", "user"] and len(first.body.messages) == 1
+    assert not any("read as chains" in note for note in summary.notes)
+
+
+def test_a_raw_string_input_that_is_no_json_holds_no_messages(tmp_path: Path) -> None:
+    page = json.loads((FIXTURES / "langfuse-v2.json").read_text())
+    page["data"][0]["input"] = "[not json"
+    page["data"][1]["input"] = "Fix the failing test in utils.py"
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(page))
+    requests, summary = read(path)
+    assert [r.body for r in requests] == [None, None] and any("read as chains" in note for note in summary.notes)
+
+
 def test_the_openai_integration_splits_cached_tokens_out_of_input() -> None:
     # Langfuse subtracts prompt_tokens_details from input (input_cached_tokens) and the completion
     # details from output (output_reasoning_tokens): both are added back. The third generation's

@@ -198,3 +198,35 @@ def test_claude_through_vertex_ai_says_its_price_is_the_global_endpoints(tmp_pat
     # Anthropic's own API: no such note.
     path.write_text("".join(json.dumps(r | {"custom_llm_provider": "anthropic"}) + "\n" for r in _vertex_rows(None)))
     assert not any("Vertex AI" in n for n in read(path)[1].notes)
+
+
+PAGE = Path(__file__).parent / "fixtures" / "litellm-spend-logs-ui.json"
+
+
+def test_a_page_of_the_paginated_spend_logs_endpoints_is_its_rows() -> None:
+    """``/spend/logs/ui`` and ``/spend/logs/v2`` (the Admin UI's Logs page; BerriAI/litellm
+    spend_management_endpoints.py ``ui_view_spend_logs``) answer ``{data: [rows], total, page,
+    page_size, total_pages}``, newest first. Such a page used to be no known format; its rows are
+    read as a /spend/logs array's."""
+    assert detect_format(PAGE) is FORMATS["litellm"]
+    requests, summary = read(PAGE)
+    # Newer LiteLLM's Anthropic usage: prompt_tokens = input + reads + writes.
+    assert [r.request_id for r in requests] == ["req-1", "req-2"]  # in start order
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=21050, uncached=4, output=512),
+                                           Usage(cache_read=21050, cache_write_5m=730, uncached=6, output=240)]
+    totals = run_audit([PAGE]).totals
+    assert (totals.requests, totals.input, totals.cache_read, totals.cache_write, totals.output) == (2, 4 + 6, 21050, 21050 + 730, 512 + 240)
+    assert [r.path for r in requests] == ["data[2]", "data[1]"] and {r.lane for r in requests} == {"cc-1"}
+    assert summary.skipped == ((1, "data[0]: failed call: not served"),)
+    assert requests[1].prefix.parent == requests[0].prefix.node
+
+
+def test_a_page_holding_something_else_than_rows_is_refused_in_one_line(tmp_path: Path) -> None:
+    # (detected from its first rows; a later element that is no row is refused where it is)
+    page = json.loads(PAGE.read_text())
+    page["data"] = page["data"] * 2 + [{"startTime": "2026-10-05T09:01:00Z", "spend": 0.1}]
+    path = tmp_path / "page.json"
+    path.write_text(json.dumps(page))
+    with pytest.raises(UserError, match=r"data\[6\] of a spend-logs page is not a spend-log row") as error:
+        read(path)
+    assert "\n" not in str(error.value)

@@ -155,17 +155,25 @@ def test_an_event_name_that_is_no_string_names_no_event(tmp_path: Path, name: di
     assert [r.usage for r in read(path)[0]] == [r.usage for r in read(QWEN)[0]]
 
 
-def test_a_call_gemini_cli_also_writes_as_the_conventions_record_is_counted_once(tmp_path: Path) -> None:
-    """Newer Gemini CLI releases write each call twice: its own api_response and the GenAI
-    conventions' inference record. The conventions' record is the call; the agent's is skipped."""
-    line = json.loads(GEMINI.read_text().splitlines()[0])
-    semconv = dict(line, attributes={"event.name": "gen_ai.client.inference.operation.details", "session.id": line["attributes"]["session.id"],
-                                     "gen_ai.response.model": "gemini-2.5-pro", "gen_ai.usage.input_tokens": 9120, "gen_ai.usage.output_tokens": 220})
-    path = tmp_path / "gemini.jsonl"
-    path.write_text(json.dumps(line) + "\n" + json.dumps(semconv) + "\n")
-    requests, summary = read(path)
-    assert len(requests) == 1 and requests[0].usage.uncached == 9120
-    assert [why.split(":")[0] for _, why in summary.skipped] == ["Gemini CLI event"]
+GEMINI_0_12 = FIXTURES / "otel_gemini_cli_0_12.jsonl"
+
+
+def test_a_call_gemini_cli_also_writes_as_the_conventions_record_is_counted_once_from_its_own_event() -> None:
+    """Gemini CLI from 0.12 (google-gemini/gemini-cli#11975, loggers.ts ``logApiResponse``) writes
+    each call twice: its own ``gemini_cli.api_response`` and the GenAI conventions' inference record
+    (``toSemanticLogRecord``), which carries only ``gen_ai.usage.input_tokens`` (promptTokenCount,
+    cached part inside) and ``output_tokens`` (candidatesTokenCount, no thoughts). Its own event is
+    counted: the conventions' record alone lost every cached and thinking token (before: uncached
+    21,520, read 0, cache not reported, output 530)."""
+    requests, summary = read(GEMINI_0_12)
+    # call 1: 9,120 in, 0 cached, 220 + 480 thoughts out; call 2: 12,400 in, 8,000 cached,
+    # 40 tool tokens, 310 + 150 thoughts out.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(9120, 0, 700), (12400 - 8000 + 40, 8000, 460)]
+    assert sum(r.usage.uncached for r in requests) == 13560 and sum(r.usage.cache_read for r in requests) == 8000
+    assert sum(r.usage.output for r in requests) == 1160 and all(r.usage.cache_reported for r in requests)
+    assert [r.model for r in requests] == ["gemini-2.5-pro"] * 2 and summary.agent == "gemini-cli"
+    assert [line for line, _ in summary.skipped] == [2, 4]
+    assert all(why.startswith("gen_ai.client.inference.operation.details record: the same call") for _, why in summary.skipped)
 
 
 def test_events_of_other_kinds_and_unprefixed_names_of_other_services_are_not_calls(tmp_path: Path) -> None:
@@ -294,3 +302,152 @@ def test_the_own_cost_check_prices_each_call_at_the_audits_row(tmp_path: Path) -
     assert "on the 3 call(s) the price table prices" in note, note
     result = run_audit([path])
     assert [r.cost_usd is not None for r in result.rows].count(True) == 3
+
+
+CLAUDE_TRACES = FIXTURES / "otel_claude_code_traces.json"
+
+
+def _llm_spans(export: dict) -> list[dict]:
+    return [span for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"] if span["name"] == "claude_code.llm_request"]
+
+
+def _set(span: dict, key: str, value: dict) -> None:
+    span["attributes"] = [a for a in span["attributes"] if a["key"] != key] + [{"key": key, "value": value}]
+
+
+def test_claude_code_llm_request_spans_are_its_calls_where_it_exports_traces_only() -> None:
+    """Claude Code's traces (beta, 2.1.x: ``claude_code.llm_request`` spans under
+    ``claude_code.interaction``, documented on code.claude.com monitoring-usage, anthropics/claude-code
+    #50776 and #54172) carry the call's counts as flat attributes, ``input_tokens``,
+    ``output_tokens``, ``cache_read_tokens``, ``cache_creation_tokens`` (Anthropic's usage, additive),
+    no ``gen_ai.usage.*``. A traces-only export used to be refused ("no span or log record with
+    gen_ai.usage token counts")."""
+    assert detect_format(CLAUDE_TRACES) is FORMATS["otel"]
+    requests, summary = read(CLAUDE_TRACES)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (3, 0, 18650, 410), (5, 18650, 1240, 220)]
+    totals = run_audit([CLAUDE_TRACES]).totals
+    assert (totals.requests, totals.input, totals.cache_read, totals.cache_write, totals.output) == (2, 3 + 5, 18650, 18650 + 1240, 410 + 220)
+    # Sent when the span started; one session's calls of one model, a chain; Anthropic's.
+    assert [r.sent_ms for r in requests] == [T_TRACES * 1000, (T_TRACES + 9) * 1000]
+    assert [r.done_ms for r in requests] == [T_TRACES * 1000 + 6200, (T_TRACES + 9) * 1000 + 5100]
+    assert {r.lane for r in requests} == {"5d0c7e11-cccc-4ddd-8eee-000000000221/claude-sonnet-4-5-20250929"}
+    assert requests[1].prefix.parent == requests[0].prefix.node and {r.provider for r in requests} == {"anthropic"}
+    assert [r.request_id for r in requests] == ["req_011CTaaaaaaaaaaaaaaaaaa1", "req_011CTaaaaaaaaaaaaaaaaaa2"]
+    assert summary.agent == "claude-code" and summary.skipped == ()
+    assert any(note.startswith("2 Claude Code call(s) (claude_code.llm_request spans)") for note in summary.notes)
+
+
+T_TRACES = 1790500000
+
+
+def test_claude_code_spans_beside_its_api_request_events_are_not_counted_again(tmp_path: Path) -> None:
+    """Traces and logs exported together: each call is a span and an api_request event (one
+    request_id). The events are counted (they carry cost_usd), the spans skipped and listed."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    records = []
+    for span in _llm_spans(export):
+        attributes = [a for a in span["attributes"] if a["key"] not in ("span.type", "llm_request.context", "ttft_ms", "gen_ai.system", "gen_ai.request.model")]
+        records.append({"timeUnixNano": span["endTimeUnixNano"], "body": {"stringValue": "claude_code.api_request"},
+                        "attributes": attributes + [{"key": "event.name", "value": {"stringValue": "api_request"}}]})
+    logs = {"resourceLogs": [{"resource": export["resourceSpans"][0]["resource"], "scopeLogs": [{"logRecords": records}]}]}
+    path = tmp_path / "claude-otel.jsonl"
+    path.write_text(json.dumps(export) + "\n" + json.dumps(logs) + "\n")
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (3, 0, 18650, 410), (5, 18650, 1240, 220)]
+    assert [why for _, why in summary.skipped] == ["Claude Code span claude_code.llm_request: the same call as its service's claude_code.api_request event"] * 2
+    assert any(note.startswith("2 Claude Code call(s) (claude_code.api_request events)") for note in summary.notes)
+
+
+def test_a_claude_code_span_in_fast_mode_is_billed_at_the_fast_price(tmp_path: Path) -> None:
+    """The span names the call's ``speed`` (``fast`` or ``normal``), which the api_request event
+    does not: a fast call's usage says so (priced at the model's fast row)."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    _set(_llm_spans(export)[1], "speed", {"stringValue": "fast"})
+    path = tmp_path / "fast.json"
+    path.write_text(json.dumps(export))
+    assert [r.usage.speed for r in read(path)[0]] == ["", "fast"]
+
+
+def test_a_claude_code_span_that_also_names_gen_ai_usage_is_one_call(tmp_path: Path) -> None:
+    """Should Claude Code add the conventions' names to its spans (as #50776 asks), the span is
+    still one call, read Claude Code's way."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    for span in _llm_spans(export):
+        values = {a["key"]: a["value"] for a in span["attributes"]}
+        _set(span, "gen_ai.usage.input_tokens", values["input_tokens"])
+        _set(span, "gen_ai.usage.output_tokens", values["output_tokens"])
+    path = tmp_path / "both.json"
+    path.write_text(json.dumps(export))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [
+        (3, 0, 18650, 410), (5, 18650, 1240, 220)]
+
+
+def test_codex_spans_with_gen_ai_usage_beside_its_sse_events_are_not_counted_again(tmp_path: Path) -> None:
+    """Newer Codex releases also put each response's usage on their ``handle_responses`` trace
+    span (``gen_ai.usage.input_tokens``, ``cache_read.input_tokens``, ``cache_write.input_tokens``,
+    ``output_tokens``; openai/codex codex-rs/core). Traces and logs collected into one file held
+    each call twice (counted twice: 12 calls for 6); the service's own sse events are counted, its
+    spans skipped and listed."""
+    export = json.loads(CODEX.read_text())
+    spans_by_service: dict[str, list] = {}
+    for i, resource in enumerate(export["resourceLogs"]):
+        for scope in resource["scopeLogs"]:
+            for log in scope["logRecords"]:
+                a = {x["key"]: next(iter(x["value"].values())) for x in log["attributes"]}
+                if a.get("event.kind") != "response.completed":
+                    continue
+                usage = {"gen_ai.usage.input_tokens": a["input_token_count"], "gen_ai.usage.output_tokens": a["output_token_count"],
+                         "gen_ai.usage.cache_read.input_tokens": a["cached_token_count"],
+                         "gen_ai.usage.cache_write.input_tokens": a.get("cache_write_token_count", "0"),
+                         "codex.usage.reasoning_output_tokens": a["reasoning_token_count"], "codex.usage.total_tokens": a["tool_token_count"]}
+                end = int(log["timeUnixNano"])
+                spans_by_service.setdefault(str(i), []).append({
+                    "traceId": f"{i:032x}", "spanId": f"{len(spans_by_service.get(str(i), [])) + 1:016x}", "name": "handle_responses",
+                    "startTimeUnixNano": str(end - 2 * 10**9), "endTimeUnixNano": str(end),
+                    "attributes": [{"key": k, "value": {"intValue": str(v)}} for k, v in usage.items()]})
+    traces = {"resourceSpans": [{"resource": export["resourceLogs"][int(i)]["resource"], "scopeSpans": [{"scope": {"name": "codex_otel"}, "spans": spans}]}
+                                for i, spans in spans_by_service.items()]}
+    path = tmp_path / "codex-traces-and-logs.jsonl"
+    path.write_text(json.dumps(export) + "\n" + json.dumps(traces) + "\n")
+    alone, _ = read(CODEX)
+    requests, summary = read(path)
+    assert len(requests) == len(alone) == 6
+    assert [r.usage for r in requests] == [r.usage for r in alone]
+    assert sum(1 for _, why in summary.skipped if "the same call as its service's own event" in why) == 6
+
+
+def test_gemini_cli_spans_beside_its_api_response_records_are_not_counted_again(tmp_path: Path) -> None:
+    """Gemini CLI's generate-content spans carry gen_ai.usage.input_tokens / output_tokens
+    (google-gemini/gemini-cli packages/core/src/core/loggingContentGenerator.ts): with its logs in
+    one OTLP file they are the same calls, skipped; its api_response records count (with the
+    cached and thinking tokens the spans do not name)."""
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "gemini-cli"}}]}
+    def attrs(values: dict) -> list:
+        return [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in values.items()]
+    logs = {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [
+        {"timeUnixNano": str((T + 6) * 10**9), "attributes": attrs({"event.name": "gemini_cli.api_response", "session.id": "g", "model": "gemini-2.5-pro",
+                                                                   "duration_ms": 6000, "input_token_count": 12400, "cached_content_token_count": 8000,
+                                                                   "output_token_count": 310, "thoughts_token_count": 150, "tool_token_count": 0})}]}]}]}
+    spans = {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [
+        {"traceId": "ab" * 16, "spanId": "cd" * 8, "name": "llm_call", "startTimeUnixNano": str(T * 10**9), "endTimeUnixNano": str((T + 6) * 10**9),
+         "attributes": attrs({"gen_ai.request.model": "gemini-2.5-pro", "gen_ai.usage.input_tokens": 12400, "gen_ai.usage.output_tokens": 310})}]}]}]}
+    path = tmp_path / "gemini-otlp.jsonl"
+    path.write_text(json.dumps(logs) + "\n" + json.dumps(spans) + "\n")
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(12400 - 8000, 8000, 310 + 150)]
+    assert [why for _, why in summary.skipped] == [f"span {'cd' * 8}: the same call as its service's own event (gemini-cli)"]
+
+
+def test_a_claude_code_span_of_a_failed_request_is_not_a_call(tmp_path: Path) -> None:
+    """An llm_request span names whether the request succeeded (``success``); a failed one
+    (its counts whatever the API returned before failing) is listed, not counted."""
+    export = json.loads(CLAUDE_TRACES.read_text())
+    _set(_llm_spans(export)[0], "success", {"boolValue": False})
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(export))
+    requests, summary = read(path)
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [(5, 18650, 1240, 220)]
+    assert [why for _, why in summary.skipped] == ["Claude Code span claude_code.llm_request: a failed request (success false), not served"]

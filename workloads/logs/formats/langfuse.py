@@ -34,7 +34,8 @@ A generation at ``level`` ERROR is a failed call, counted apart; an embedding is
 cache. Each session (where the export names it) or else each trace is a lane, its generations in
 start order; idle counts from the previous ``endTime``. Where ``input`` holds the chat messages
 sent (a list, or ``{"messages", "tools"}`` as Langfuse's OpenAI integration logs it) they are the
-request body, so a miss is located on them; else the lane is a chain of calls. Who served a call
+request body, so a miss is located on them (the v2 API returns ``input`` as its raw JSON text,
+read the same); else the lane is a chain of calls. Who served a call
 comes from its model name (:func:`.gateway_usage.provider_of`). ``costDetails.total`` is kept only
 as a check on the dollars.
 """
@@ -273,7 +274,15 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
 
 
 def _messages(raw: object) -> tuple[list | None, list | None]:
-    """The chat messages and tools an observation's input holds, as Langfuse's integrations log them."""
+    """The chat messages and tools an observation's input holds, as Langfuse's integrations log them.
+    The v2 observations API returns ``input`` as the raw string Langfuse stored (``parseIoAsJson``
+    is refused there): JSON text of a list or an object is read as that value; other text (a plain
+    prompt) holds no messages."""
+    if isinstance(raw, str) and raw.lstrip()[:1] in ("[", "{"):
+        try:
+            raw = msgspec.json.decode(raw)
+        except msgspec.DecodeError:
+            return None, None
     if isinstance(raw, dict):
         messages = raw.get("messages")
         tools = raw.get("tools")

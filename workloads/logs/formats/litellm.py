@@ -1,5 +1,6 @@
 """LiteLLM proxy spend logs: the ``LiteLLM_SpendLogs`` rows, as ``/spend/logs`` returns them (a JSON
-array) or exported one row a line; and the ``StandardLoggingPayload`` LiteLLM hands every logging
+array), as the paginated ``/spend/logs/ui`` and ``/spend/logs/v2`` return them (``{data: [rows],
+total, page, page_size, total_pages}``, newest first) or exported one row a line; and the ``StandardLoggingPayload`` LiteLLM hands every logging
 callback (what the S3, GCS and generic loggers write), one call each the same way.
 
 A row is one call through the proxy: ``request_id``, ``call_type``, ``model``,
@@ -61,10 +62,41 @@ _ROW_KEYS = frozenset(("request_id", "call_type", "startTime"))
 _PAYLOAD_KEYS = frozenset(("id", "trace_id", "call_type", "startTime"))
 
 
+#: The keys of a page of the paginated endpoints (``/spend/logs/ui``, ``/spend/logs/v2``) beside its ``data``.
+_PAGE_KEYS = frozenset(("total_pages", "page_size"))
+
+
+def _is_row(value: object) -> bool:
+    return isinstance(value, dict) and (_ROW_KEYS <= value.keys() or _PAYLOAD_KEYS <= value.keys())
+
+
+def _is_page(value: dict) -> bool:
+    """A page of ``/spend/logs/ui`` or ``/spend/logs/v2`` (the Admin UI's logs):
+    ``{data: [rows], total, page, page_size, total_pages}``."""
+    data = value.get("data")
+    return isinstance(data, list) and _PAGE_KEYS <= value.keys() and all(_is_row(row) for row in data[:5])
+
+
 def detect(value: dict) -> Evidence | None:
     """A spend-log row (a request id, a call type and a start time) or a StandardLoggingPayload
-    (an id, a trace id, a call type and a start time)."""
-    return Evidence.SHAPE if _ROW_KEYS <= value.keys() or _PAYLOAD_KEYS <= value.keys() else None
+    (an id, a trace id, a call type and a start time), or a page of rows."""
+    if _is_page(value):
+        return Evidence.WRAPPER
+    return Evidence.SHAPE if _is_row(value) else None
+
+
+def _rows_of(record: Record, where: str) -> list[tuple[dict, str]]:
+    """The rows a record holds, with where each is on its line: itself, or a page's ``data``."""
+    value: dict = record.value  # type: ignore[assignment]
+    if not _is_page(value):
+        return [(value, record.path)]
+    at = f"{record.path}." if record.path else ""
+    rows = []
+    for i, row in enumerate(value["data"]):
+        if not _is_row(row):
+            raise UserError(f"{where}: data[{i}] of a spend-logs page is not a spend-log row (request_id, call_type, startTime)")
+        rows.append((row, f"{at}data[{i}]"))
+    return rows
 
 
 def _json_field(value: object, where: str, key: str) -> object:
@@ -96,6 +128,9 @@ class _Row(msgspec.Struct):
     record: Record
     usage: dict
     reported: bool
+    #: The row (the record itself, or one of a page's ``data``) and where on its line it is.
+    value: dict
+    path: str
 
 
 def _usage_of(row: dict, metadata: dict, where: str) -> tuple[dict, bool]:
@@ -173,31 +208,32 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for record in objects(path, records, " (a LiteLLM spend-log row)"):
         seen_any = True
         where = f"{name}:{record.line}"
-        row: dict = record.value  # type: ignore[assignment]
-        if detect(row) is None:
+        if detect(record.value) is None:  # type: ignore[arg-type]
             raise UserError(f"{where}: neither a spend-log row (request_id, call_type, startTime) nor a logging payload (id, trace_id, call_type, startTime)")
-        if str(row.get("status", "success")).lower() == "failure":
-            skipped.append((record.line, "failed call: not served"))
-            continue
-        if str(row.get("cache_hit", "")).lower() == "true":
-            skipped.append((record.line, "served from LiteLLM's response cache: never sent to a provider"))
-            continue
-        if any(kind in str(row.get("call_type", "")).lower() for kind in _OTHER_CALLS):
-            skipped.append((record.line, f"{row.get('call_type')} call: no prompt to cache"))
-            continue
-        metadata = as_dict(_json_field(row.get("metadata"), where, "metadata"))
-        usage, reported = _usage_of(row, metadata, where)
-        rows.append(_Row(record, usage, reported))
+        for row, place in _rows_of(record, where):
+            label = f"{place}: " if place != record.path else ""  # a page's row: which one
+            if str(row.get("status", "success")).lower() == "failure":
+                skipped.append((record.line, f"{label}failed call: not served"))
+                continue
+            if str(row.get("cache_hit", "")).lower() == "true":
+                skipped.append((record.line, f"{label}served from LiteLLM's response cache: never sent to a provider"))
+                continue
+            if any(kind in str(row.get("call_type", "")).lower() for kind in _OTHER_CALLS):
+                skipped.append((record.line, f"{label}{row.get('call_type')} call: no prompt to cache"))
+                continue
+            metadata = as_dict(_json_field(row.get("metadata"), where, "metadata"))
+            usage, reported = _usage_of(row, metadata, where)
+            rows.append(_Row(record, usage, reported, row, place))
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no spend-log rows")
     included = gateway_usage.writes_in_prompt((r.usage, f"{name}:{r.record.line}") for r in rows)
-    rows.sort(key=lambda r: (str(as_dict(r.record.value).get("startTime") or ""), r.record.line))
+    rows.sort(key=lambda r: (str(r.value.get("startTime") or ""), r.record.line))
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     anthropic_calls = not_reported = with_body = 0
     vertex: Counter[tuple[str, str]] = Counter()
     for r in rows:
-        row: dict = r.record.value  # type: ignore[no-redef]
+        row = r.value
         where = f"{name}:{r.record.line}"
         usage = gateway_usage.read_usage(r.usage, where, writes_included=included)
         shaped = gateway_usage.is_anthropic_shaped(r.usage)
@@ -218,7 +254,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             TraceRequest(
                 file=name,
                 line=r.record.line,
-                path=r.record.path,
+                path=r.path,
                 lane=lane,
                 lane_kind="main",
                 seq=len(out),
@@ -253,7 +289,8 @@ FORMAT = LogFormat(
     name=NAME,
     noun="LiteLLM spend log",
     nouns="LiteLLM spend logs",
-    description="LiteLLM proxy spend logs (LiteLLM_SpendLogs rows: a /spend/logs JSON array or one row a line) and the StandardLoggingPayload its logging callbacks write",
+    description="LiteLLM proxy spend logs (LiteLLM_SpendLogs rows: a /spend/logs JSON array, a /spend/logs/ui or /spend/logs/v2 page, or one row a line) "
+    "and the StandardLoggingPayload its logging callbacks write",
     detect=detect,
     read=read,
     usage="by-endpoint",
@@ -265,6 +302,7 @@ FORMAT = LogFormat(
         "LiteLLM's Anthropic usage: prompt_tokens without writes (older) or with them (newer)",
         "StandardLoggingPayload (what logging callbacks write): id, trace_id (the lane), epoch-second times, boolean cache_hit, "
         "metadata.usage_object or the logged response's usage",
+        "a page of /spend/logs/ui or /spend/logs/v2 (the Admin UI's logs): {data: [rows], total, page, page_size, total_pages}",
     ),
     aliases=("litellm-spend-logs",),
 )

@@ -61,8 +61,8 @@ agent (:attr:`FileSummary.agent`, what the advice names) is its resource's ``ser
 ``gen_ai.system`` (then ``llm.provider`` / ``llm.system``).
 
 Coding agents' own per-call events (Claude Code's ``claude_code.api_request``, Codex's
-``codex.sse_event``, Gemini CLI's and Qwen Code's ``api_response``) are calls too, read each
-agent's way: see :mod:`.otel_agents`.
+``codex.sse_event``, Gemini CLI's and Qwen Code's ``api_response``) and Claude Code's
+``claude_code.llm_request`` spans are calls too, read each agent's way: see :mod:`.otel_agents`.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, logged_dollars, objects, parse_time_ms
-from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, error_event, is_codex_start
+from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, agent_span, error_event, is_codex_start
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
 
@@ -236,6 +236,8 @@ class Span(msgspec.Struct):
     #: sharing its line: :attr:`Record.path`), so that file:line tells apart the calls of one
     #: export; "" where it has the line to itself.
     path: str = ""
+    #: A span's name (``claude_code.llm_request``); "" for a log record or a span without one.
+    name: str = ""
 
 
 def _any_value(value: object) -> object:
@@ -322,6 +324,7 @@ def _otlp_spans(record: Record, where: str) -> Iterator[Span]:
                     service=service,
                     session=session,
                     path=f"{scopes}[{j}].spans[{k}]",
+                    name=span["name"] if isinstance(span.get("name"), str) else "",
                 )
 
 
@@ -339,6 +342,7 @@ def _sdk_span(record: Record, where: str) -> Span:
         service=_service(value.get("resource")),
         session=_resource_session(value.get("resource")),
         path=record.path,
+        name=value["name"] if isinstance(value.get("name"), str) else "",
     )
 
 
@@ -461,15 +465,39 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             spans.append(_log_span(record.line, value, value.get("resource"), _hr_time(value.get("hrTime"), where), record.path))
         else:
             spans.append(_sdk_span(record, where))
-    with_usage = [s for s in spans if _has_usage(s)]
-    # An agent's own per-call event (Claude Code's, Codex's, Gemini CLI's...): see otel_agents.
-    agents = [(s, a) for s in spans if s.event is not None and (a := agent_event(s.event, s.body, s.attributes, s.service)) is not None]
+    # An agent's own per-call event (Claude Code's, Codex's, Gemini CLI's...) or span (Claude
+    # Code's llm_request, traces beta): see otel_agents.
+    agents = [(s, a) for s in spans if (a := agent_event(s.event, s.body, s.attributes, s.service) if s.event is not None
+                                         else agent_span(s.name, s.attributes)) is not None]
+    # A span of a failed request (``success`` false: Claude Code's) is no served call.
+    failed_spans = [(s, a) for s, a in agents if s.event is None and str(s.attributes.get("success", "")).lower() == "false"]
+    agents = [(s, a) for s, a in agents if not (s.event is None and str(s.attributes.get("success", "")).lower() == "false")]
+    # A service's spans are skipped where it logs its own per-call event too: the same calls.
+    logged = {(s.service, a.agent) for s, a in agents if s.event is not None}
+    skipped_spans = [(s, a) for s, a in agents if s.event is None and (s.service, a.agent) in logged]
+    agents = [(s, a) for s, a in agents if not (s.event is None and (s.service, a.agent) in logged)]
+    agent_spans = {id(s) for s, a in agents + skipped_spans + failed_spans if s.event is None}
+    with_usage = [s for s in spans if _has_usage(s) and id(s) not in agent_spans]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or log record with gen_ai.usage token counts ({len(spans)} read)")
     # A log record of another event than one inference's (an agent's turn) sums its calls.
-    skipped = [(s.line, f"log record of {s.event or 'no event'}: not one inference ({INFERENCE_EVENT}), its usage sums calls")
+    skipped = [(s.line, f"{a.agent} span {s.name}: the same call as its service's {a.names[0]} event") for s, a in skipped_spans]
+    skipped += [(s.line, f"{a.agent} span {s.name}: a failed request (success false), not served") for s, a in failed_spans]
+    skipped += [(s.line, f"log record of {s.event or 'no event'}: not one inference ({INFERENCE_EVENT}), its usage sums calls")
                for s in with_usage if s.event not in (None, INFERENCE_EVENT)]
     with_usage = [s for s in with_usage if s.event in (None, INFERENCE_EVENT)]
+    # A service that writes its own per-call event and the conventions' record for each call
+    # (Gemini CLI from 0.12) says each call twice; its own event is the one counted: Gemini CLI's
+    # record names no cached or thinking tokens (input and candidates counts only). So does a named
+    # service that logs its own events and exports its spans with gen_ai.usage too (Codex's
+    # handle_responses spans beside its codex.sse_event records, Gemini CLI's generate-content
+    # spans, loggingContentGenerator.ts, beside its api_response records: traces and logs in one file).
+    agent_services = {s.service for s, _ in agents}
+    skipped += [(s.line, f"{INFERENCE_EVENT} record: the same call as its service's own event, which also counts its cached tokens")
+                for s in with_usage if s.event == INFERENCE_EVENT and s.service in agent_services]
+    skipped += [(s.line, f"span {s.span_id}: the same call as its service's own event ({s.service})")
+                for s in with_usage if s.event is None and s.service and s.service in agent_services]
+    with_usage = [s for s in with_usage if not ((s.event == INFERENCE_EVENT or (s.event is None and s.service)) and s.service in agent_services)]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or {INFERENCE_EVENT} log record with gen_ai.usage token counts")
     # A span with a usage-carrying descendant sums its calls (invoke_agent): count the calls only.
@@ -562,7 +590,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                      "apart wrote is unknown, their whole prompt is what the next call may read")
     if out:
         notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
-    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, {s.service for s in with_usage if s.event == INFERENCE_EVENT}, len(out))
+    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, len(out))
     for agent, n in counted.items():
         agents_named[AGENT_FORMATS.get(agent, agent)] += n
     out += agent_out
@@ -692,12 +720,11 @@ class _OwnCosts:
         return said
 
 
-def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span], semconv_services: set[str],
+def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span],
                  seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str], dict[str, int]]:
     """The calls of agents' own per-call events (:mod:`.otel_agents`): each session's calls of one
     model a chain in send order, its usage read the agent's way."""
-    skipped = [(s.line, f"{a.agent} event: the same call as its service's {INFERENCE_EVENT} record") for s, a in agents if s.service in semconv_services]
-    agents = [(s, a) for s, a in agents if s.service not in semconv_services]
+    skipped: list[tuple[int, str]] = []
     codex_providers = {str(s.attributes.get("conversation.id")): s.attributes[CODEX_PROVIDER] for s in spans
                        if s.event is not None and is_codex_start(s.event, s.body, s.attributes) and isinstance(s.attributes.get(CODEX_PROVIDER), str)}
     failed: dict[str, int] = {}
@@ -707,10 +734,12 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             failed[agent] = failed.get(agent, 0) + 1
     calls = []
     for span, agent in agents:
-        where = f"{name}:{span.line}: {agent.agent} event"
+        where = f"{name}:{span.line}: {agent.agent} {'event' if span.event is not None else 'span'}"
         done = span.end_ms if span.end_ms is not None else parse_time_ms(span.attributes.get("event.timestamp"), where)
         duration = _duration_ms(span.attributes.get("duration_ms"))
         sent = done - duration if done is not None and duration is not None and duration <= done else done
+        if span.event is None and span.start_ms is not None:
+            sent = span.start_ms  # a span holds when it started
         calls.append((span, agent, where, sent, done))
     calls.sort(key=lambda c: (c[3] is None, c[3] or 0, c[0].line))
     # An export sent twice (a collector's retry) repeats a call's event: its request id says so.
@@ -728,6 +757,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     counted: dict[str, int] = {}
+    from_spans: dict[str, int] = {}
     own_costs: dict[str, _OwnCosts] = {}
     for span, agent, where, sent, done in calls:
         input_, output, read_, written_ = (_agent_count(span, key, where) for key in (agent.input, agent.output, agent.read, agent.write))
@@ -747,7 +777,8 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         writes_reported = written_ is not None or not rules_for(provider).is_additive
         if agent.convention == "additive":
             usage = Usage(cache_read=read_ or 0, cache_write_5m=written_ or 0, uncached=(input_ or 0) + extra_in, output=(output or 0) + extra_out,
-                          cache_reported=reported, writes_reported=writes_reported)
+                          cache_reported=reported, writes_reported=writes_reported,
+                          speed="fast" if agent.speed and span.attributes.get(agent.speed) == "fast" else "")
         else:
             also = f" and {agent.write} ({written_})" if written_ else ""
             usage = subset_usage(input_ or 0, read_ or 0, written_ or 0, (output or 0) + extra_out, reported=reported,
@@ -765,16 +796,28 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         ))
         last_node[lane] = node
         counted[agent.agent] = counted.get(agent.agent, 0) + 1
+        if span.event is None:
+            from_spans[agent.agent] = from_spans.get(agent.agent, 0) + 1
         if agent.cost and span.attributes.get(agent.cost) is not None:
             where = f"{span.line} {span.path}" if span.path else str(span.line)
             own_costs.setdefault(agent.agent, _OwnCosts()).add(where, span.attributes[agent.cost], model, sent, usage)
-    notes = [f"{n} {agent.agent} call(s) ({agent.names[0]} events): {agent.reading()}" for agent in AGENTS if (n := counted.get(agent.agent))]
+    notes = [f"{n} {agent.agent} call(s) ({_sources(agent, n, from_spans.get(agent.agent, 0))}): {agent.reading()}"
+             for agent in AGENTS if (n := counted.get(agent.agent))]
     notes += [own.note(agent) for agent in AGENTS if (own := own_costs.get(agent.agent)) is not None and own.calls]
     if out:
         notes.append("agent events carry no prompt bodies: each session's calls of one model are read as a chain in send order "
                      "(the record's time less its duration_ms where given)")
     notes += [f"{n} {agent} failed call(s) (api_error events): no usage, not counted" for agent, n in sorted(failed.items())]
     return out, skipped, notes, counted
+
+
+def _sources(agent: AgentEvent, calls: int, spans: int) -> str:
+    """What an agent's calls were read from: its events, its spans (Claude Code's traces), or both."""
+    if not spans:
+        return f"{agent.names[0]} events"
+    if spans == calls:
+        return f"{agent.span_names[0]} spans"
+    return f"{calls - spans} {agent.names[0]} events, {spans} {agent.span_names[0]} spans"
 
 
 def _emitter(service: str) -> str:
@@ -810,10 +853,12 @@ FORMAT = LogFormat(
         "ai.usage.inputTokenDetails.cacheReadTokens / cacheWriteTokens (v6)",
         "input_tokens with reads and writes (the conventions) or without them (instrumentations copying Anthropic's input_tokens), decided per file",
         "Claude Code's claude_code.api_request events (1.0 on; prompt.id, event.sequence, request_id in 2.x): input_tokens, "
-        "cache_read_tokens, cache_creation_tokens, additive",
+        "cache_read_tokens, cache_creation_tokens, additive; its traces' claude_code.llm_request spans (beta, 2.1.x; speed), "
+        "read where its service logs no api_request event",
         "Codex's codex.sse_event response.completed events: input/output/cached_token_count as numbers (OtelEventManager, 0.4x) "
-        "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name",
-        "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record in newer releases (counted once); "
+        "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name; "
+        "its handle_responses spans' gen_ai.usage.* (the same calls: skipped beside its events)",
+        "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record from 0.12 (counted once, from its own event); "
         "Qwen Code's qwen-code.api_response (qwen_code., qwen_cli. in early releases)",
     ),
     aliases=("otlp",),

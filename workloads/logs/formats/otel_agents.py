@@ -12,6 +12,9 @@ Claude Code                  ``claude_code.api_request`` (the record's body; ``e
                              Anthropic's usage as it is: input EXCLUDES reads and writes (additive).
                              ``cost_usd`` is the call priced by Claude Code's own table: summed, and
                              checked against the counts at the price table's row, in a note.
+                             Its traces (beta, 2.1.x): a ``claude_code.llm_request`` span, the same counts as
+                             flat attributes (no ``gen_ai.usage.*``) and ``speed`` (``fast`` or ``normal``);
+                             read where the service logs no ``api_request`` event (else the same calls).
 Codex                        ``codex.sse_event`` of ``event.kind`` ``response.completed``: ``input_token_count``,
                              ``output_token_count``, ``cached_token_count``, ``reasoning_token_count``,
                              ``tool_token_count`` (the response's total, despite its name), later
@@ -31,9 +34,9 @@ Qwen Code                    ``qwen-code.api_response`` (``qwen_code.`` and ``qw
                              already inside output; no tool count).
 ===========================  ==========================================================================================
 
-Gemini CLI (since it also writes the conventions' ``gen_ai.client.inference.operation.details``
+Gemini CLI (from 0.12 it also writes the conventions' ``gen_ai.client.inference.operation.details``
 record for each call) says each call twice; where one service writes both, :mod:`.otel` counts
-the conventions' record and skips the agent's event.
+the agent's event and skips the conventions' record, which names no cached or thinking tokens.
 """
 
 from __future__ import annotations
@@ -76,6 +79,10 @@ class AgentEvent(msgspec.Struct, frozen=True):
     #: The attribute holding the call's cost in dollars as the agent priced it ("" for none): a
     #: check on the audit's dollars (:mod:`.otel` says in a note how many calls it fits).
     cost: str = ""
+    #: The agent's own spans that are one call each (its traces), read as its events are.
+    span_names: tuple[str, ...] = ()
+    #: The attribute naming the call's speed (``fast`` is billed at the model's fast price; "" for none).
+    speed: str = ""
 
     def reading(self) -> str:
         if self.convention == "additive":
@@ -90,7 +97,7 @@ class AgentEvent(msgspec.Struct, frozen=True):
 AGENTS: tuple[AgentEvent, ...] = (
     AgentEvent("Claude Code", ("claude_code.api_request",), ("api_request",), ("claude-code",), "input_tokens", "output_tokens",
                "cache_read_tokens", "cache_creation_tokens", "additive", ("session.id",), default=ANTHROPIC,
-               errors=("claude_code.api_error",), cost="cost_usd"),
+               errors=("claude_code.api_error",), cost="cost_usd", span_names=("claude_code.llm_request",), speed="speed"),
     AgentEvent("Codex", ("codex.sse_event",), (), (), "input_token_count", "output_token_count", "cached_token_count", "cache_write_token_count", "subset",
                ("conversation.id",), default=OPENAI, kind="response.completed"),
     AgentEvent("Gemini CLI", ("gemini_cli.api_response",), ("api_response",), ("gemini-cli",), "input_token_count", "output_token_count",
@@ -119,6 +126,15 @@ def agent_event(event: str, body: object, attributes: dict, service: str) -> Age
         if not names.isdisjoint(agent.names) or (service in agent.services and not names.isdisjoint(agent.short_names)):
             if agent.kind and attributes.get("event.kind") != agent.kind:
                 return None
+            return agent if attributes.get(agent.input) is not None or attributes.get(agent.output) is not None else None
+    return None
+
+
+def agent_span(name: str, attributes: dict) -> AgentEvent | None:
+    """The agent whose per-call span this is (Claude Code's ``claude_code.llm_request``, with its
+    counts), or None."""
+    for agent in AGENTS:
+        if name in agent.span_names:
             return agent if attributes.get(agent.input) is not None or attributes.get(agent.output) is not None else None
     return None
 
