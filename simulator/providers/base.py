@@ -345,6 +345,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: Models (patterns) of a provider that drops an earlier user turn's reasoning
     #: (:attr:`turn_reasoning_dropped`) that keep it all the same.
     turn_reasoning_kept: tuple[str, ...] = ()
+    #: Models (patterns) whose cached response, sent back whole in the next call of its turn
+    #: (:attr:`caches_output`), is read only as far as its reasoning: the next call reads the
+    #: previous prompt and that call's reasoning tokens, not its visible output (measured on
+    #: OpenAI's ``-codex`` models through Codex, whose rollouts log the reasoning tokens).
+    output_read_to_reasoning: tuple[str, ...] = ()
     #: A request sent more than this many ms after its lane's previous one reads nothing: neither
     #: its lane's prefix nor the head (measured on Gemini's implicit cache, whose in-memory entries
     #: are evicted as capacity is reclaimed, no lifetime published); 0: no such rule. Applied by
@@ -523,6 +528,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         """Whether ``model`` renders none of an earlier user turn's reasoning in a later turn's
         prompt (:attr:`turn_reasoning_dropped`, :attr:`turn_reasoning_kept`)."""
         return self.turn_reasoning_dropped and not any(_pattern(pattern).search(model) for pattern in self.turn_reasoning_kept)
+
+    def reads_output_to_reasoning(self, model: str) -> bool:
+        """Whether the next call reads only the reasoning of ``model``'s response it was sent
+        back (:attr:`output_read_to_reasoning`)."""
+        return any(_pattern(pattern).search(model) for pattern in self.output_read_to_reasoning)
 
     def names_model(self, model: str) -> bool:
         """Whether ``model`` (any case) is one of this provider's model names, also behind a

@@ -264,6 +264,14 @@ RULES = ProviderRules(
     # Only 5.6 and its variants were measured: a later model keeps to the guide until one is.
     turn_reasoning_dropped=True,
     turn_reasoning_kept=(r"^(?:openai/)?gpt-5\.6",),
+    # [M] BearTDK6/ba-pro (Codex 0.64 to 0.107, 2025-12 to 2026-03) and a public rollout (0.58):
+    # after a call of gpt-5.1-codex (-max, -mini), gpt-5.2-codex or gpt-5.3-codex the next call
+    # of its turn reads the previous prompt and that call's reasoning tokens, not its visible
+    # output: ba-pro's 1,470 reads of these models 1,039 -> 1,093 within 3% (gpt-5.4 reads the
+    # whole response: there it loses). Derived on half of ba-pro's rollouts, held out on the
+    # other half (770 -> 803 of 1,029 reads), two other homes (Autos 162 -> 167, MoonMind
+    # 169 -> 171) and ../shared's rollout (33 -> 34 of 39). See docs/audit.md, Calibration.
+    output_read_to_reasoning=(r"^(?:openai/)?gpt-5\.[123]-codex",),
     diagnostics_fields=("prompt_cache_diagnostics",),
     body_model="openai",
     chain_as="openai",

@@ -1903,7 +1903,7 @@ class Predictor:
             tick=tick,
             ready=ready,
             ttl=ttl,
-            output=usage.output if prefix.replays_output or prefix.output_written else 0,
+            output=prefix.replayed_output(usage.output) if prefix.replays_output or prefix.output_written else 0,
             output_written=prefix.output_written,
             step=r.read_step,
             offset=r.read_offset,

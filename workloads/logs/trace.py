@@ -85,6 +85,10 @@ class Prefix(msgspec.Struct, frozen=True, gc=False):
     #: not the provider's cache keeps output.
     output_written: ClassVar[bool] = False
 
+    def replayed_output(self, output: int) -> int:
+        """Of this call's ``output`` tokens, the ones the next call sent back can read."""
+        return output
+
 
 class OutputWritten(Prefix, frozen=True, gc=False):
     """A :class:`Prefix` whose prompt and response a call outside the log wrote after it (Claude
@@ -92,6 +96,17 @@ class OutputWritten(Prefix, frozen=True, gc=False):
     field of every prefix: a field cost each request of a trace 8 bytes (test_audit_memory)."""
 
     output_written: ClassVar[bool] = True
+
+
+class ReplayedToReasoning(Prefix, frozen=True, gc=False):
+    """A :class:`Prefix` whose response the next call reads only as far as its ``reasoning``
+    tokens (``ProviderRules.output_read_to_reasoning``: OpenAI's ``-codex`` models through Codex,
+    whose rollouts log them). A class of its own, as :class:`OutputWritten`."""
+
+    reasoning: int = 0
+
+    def replayed_output(self, output: int) -> int:
+        return min(output, self.reasoning)
 
 
 class LoggedMessage(msgspec.Struct, frozen=True, array_like=True, gc=False):

@@ -100,6 +100,36 @@ def test_codex_reads_into_the_previous_response_on_openai(tmp_path: Path) -> Non
     assert any(note.startswith("2 call(s) send their response back whole to a cache that keeps output") for note in result.notes)
 
 
+def _tc_reasoning(total: tuple[int, int, int], last: tuple[int, int, int], reasoning: int) -> dict:
+    event = _tc(*total, *last)
+    event["info"]["last_token_usage"]["reasoning_output_tokens"] = reasoning
+    return event
+
+
+@pytest.mark.parametrize(("model", "predicted"), [
+    # gpt-5.1-codex: the first prompt + its 1,500 reasoning tokens (11,500, floored: 11,392),
+    # not + the whole 2,000-token response (11,904 before).
+    ("gpt-5.1-codex", 11392),
+    # gpt-5.4 reads into the whole response, reasoning or not: unchanged.
+    ("gpt-5.4", 11904),
+])
+def test_a_codex_model_reads_its_previous_response_only_as_far_as_its_reasoning(
+        model: str, predicted: int, tmp_path: Path) -> None:
+    """OpenAI's gpt-5.1 to 5.3-codex: the next call of a turn reads the previous prompt and that
+    call's reasoning tokens (the token count's ``reasoning_output_tokens``), not its visible
+    output (ProviderRules.output_read_to_reasoning, measured in BearTDK6/ba-pro's Codex home)."""
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc_reasoning((10000, 0, 2000), (10000, 0, 2000), 1500)),
+        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-11-17T21:32:55.000Z", _tc_reasoning((22500, 11392, 2030), (12500, 11392, 30), 0)),
+    ]
+    path = _codex(tmp_path / "rollout-1.jsonl", lines)
+    path.write_text(path.read_text().replace('"gpt-5.1-codex"', json.dumps(model)))
+    second = run_audit([path]).rows[1]
+    assert (second.model, second.reported_cache_read, second.predicted_cache_read) == (model, 11392, predicted)
+
+
 # Later Codex (about 0.128 to 0.154+, CLI and Codex Desktop): an ordinal on every record, and a
 # first session_meta saying what the thread is. Fixtures built from what public readers of
 # these rollouts document (see docs/formats.md, codex).

@@ -125,7 +125,7 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, ReplayedToReasoning, TraceRequest
 
 NAME = "codex"
 #: An unmarked copy of a source thread's rollout (Codex 0.35-0.125+ forks) is the run of records
@@ -359,6 +359,8 @@ class _Rollout:
         #: number at the last user message and at the current turn's start.
         self.turn_reasoned = False
         self.reasoned = False
+        #: The call being counted's ``reasoning_output_tokens`` (None: not logged).
+        self.reasoning_tokens: int | None = None
         self.reasoning_items = 0
         self.reasoning_at_user = 0
         self.reasoning_at_turn = 0
@@ -739,6 +741,7 @@ class _Rollout:
                 )
         reasoning = last.get("reasoning_output_tokens")
         self.reasoned = isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning > 0
+        self.reasoning_tokens = reasoning if isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning >= 0 else None
         self._add(record, _usage(last, f"{self.name}:{record.line}"), when, total)
         self.out_at_total = len(self.out)
 
@@ -854,7 +857,7 @@ class _Rollout:
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
                 # Codex sends every output item back (reasoning as encrypted_content) in the next request.
-                prefix=Prefix(self._head(), node, self.chain_parent, max(1, blocks), replays_output=True, shared=shared),
+                prefix=self._prefix(node, max(1, blocks), shared),
                 events=tuple(events),
                 agent_version=self.version,
                 source_format=NAME,
@@ -865,6 +868,7 @@ class _Rollout:
             self.turn_reasoned, self.reasoning_at_turn = False, self.reasoning_at_user
         self.turn_reasoned = self.turn_reasoned or self.reasoned
         self.reasoned = False
+        self.reasoning_tokens = None
         self.chain_parent = node
         self.last_prompt = usage.prompt
         self.last_output = usage.output
@@ -876,6 +880,16 @@ class _Rollout:
         state = (node, self.turn_prompt, self.last_prompt, self.last_output)
         for i in range(max(0, len(self.turns) - 1 - len(later)), len(self.turns)):
             self.turns[i] = state
+
+    def _prefix(self, node: str, blocks: int, shared: int | None) -> Prefix:
+        """The call's prefix: Codex sends every output item back in the next request, and on a
+        model whose next call reads that response only as far as its reasoning
+        (``output_read_to_reasoning``: gpt-5.1 to 5.3-codex on OpenAI) the reasoning tokens the
+        token count logs are what it reads of it."""
+        if self.reasoning_tokens is not None and rules_for(self.provider).reads_output_to_reasoning(self.model):
+            return ReplayedToReasoning(self._head(), node, self.chain_parent, blocks, replays_output=True, shared=shared,
+                                       reasoning=self.reasoning_tokens)
+        return Prefix(self._head(), node, self.chain_parent, blocks, replays_output=True, shared=shared)
 
     def _shared(self, usage: Usage, turn: bool) -> int | None:
         """How much of the previous call's prompt this one keeps (None: all of it). A call that
