@@ -1138,6 +1138,8 @@ FORMAT = LogFormat(
         "files may start with file-history-snapshot / queue-operation entries",
         "2.1.232 on, fork subagents (the default): agent-<id>.jsonl opens with fork-context-ref and the parent's "
         "Agent message restated (not counted); the fork's first call extends that parent call",
+        "forked sessions (/branch, the Agent SDK's forkSession()): a new <session>.jsonl opening with the source's "
+        "entries marked forkedFrom (not counted); the fork's first call extends the last copied call",
         "the chat.json form: the same entries as one JSON array",
         "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
         "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",

@@ -52,7 +52,9 @@ in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in th
 is listed as skipped. Qwen Code 0.24 also writes a subagent's transcript
 (``subagents/<session>/agent-<id>.jsonl``: the parent session's id, ``agentId``, ``isSidechain``,
 each round's ``usageMetadata``, no model) while the session keeps its events: a subagent call
-another file of the session counted is skipped and listed (:data:`SEEN_AGENT`). Where no event pairs with any record (telemetry counted another way), the
+another file of the session counted is skipped and listed (:data:`SEEN_AGENT`). A fork subagent's transcript
+opens with an ``agent_bootstrap`` record (``kind: "fork"``): its first call, whichever file counts it,
+extends the parent's call whose reply spawned the fork (:data:`FORK_TYPE`). Where no event pairs with any record (telemetry counted another way), the
 events are not counted and the notes say so.  Its managed engine writes
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
 are resources outside the file: its calls are listed as skipped, not counted.
@@ -1085,6 +1087,8 @@ FORMAT = LogFormat(
         "Gemini CLI 0.39 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
+        "Qwen Code fork subagents (subagents/<session>/agent-<id>.jsonl opening with agent_bootstrap, kind fork): "
+        "the first call extends the parent's call whose reply spawned the fork",
         "Qwen Code 0.4 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
         "(a retried reply, 0.14 subagents by prompt_id, side calls) counted from their events, failed calls listed",
         "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
