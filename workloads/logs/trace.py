@@ -375,6 +375,15 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: subagent's first call extends the parent's call that spawned it, which the fork's
     #: transcript names by its request id alone): :func:`link_call_parents` puts that call's node there.
     call_parents: tuple[str, ...] = ()
+    #: Other names of this file's calls a lane start of another file may extend, ``(name, request
+    #: id)``: a Qwen Code fork subagent's transcript names the parent's call that spawned it by
+    #: its function call's id alone. An empty request id: the name is of a call whose prompt the
+    #: start does not extend (a fork of the last turns alone), which then starts from its head.
+    call_aliases: tuple[tuple[str, str], ...] = ()
+    #: Requests another file counted (by their chain node) that are lane starts extending a call
+    #: named by its id or an alias, ``(node, key)``: a Qwen Code fork's first call, counted from
+    #: the session's telemetry, whose transcript (read after it) says where the fork began.
+    start_links: tuple[tuple[str, str], ...] = ()
     #: The agent that wrote the file where its format names no one agent and the file does (an
     #: OpenTelemetry export's ``service.name``): a log format's name where the agent has one
     #: (``claude-code``: its settings apply), else the agent's own name; "" where none is named.
@@ -395,21 +404,40 @@ def call_parent(request_id: str) -> str:
 def link_call_parents(requests: list[TraceRequest], summaries: Sequence[FileSummary]) -> list[TraceRequest]:
     """``requests`` with each ``prefix.parent`` that names a call by its id (:func:`call_parent`;
     the ids are in :attr:`FileSummary.call_parents`) naming that call's node instead: the call of
-    the same format with that id (not a compaction call split from it). A call no file of the
-    audit holds stays named by its id, a node no request has (the audit says such a start extends
-    a call whose log is not in it). The same list, changed in place where there is one."""
-    wanted = {(summary.format, call_parent(key)) for summary in summaries for key in summary.call_parents}
+    the same format with that id (not a compaction call split from it), or the call another name
+    of it (:attr:`FileSummary.call_aliases`) stands for; a name of a call whose prompt the start
+    does not extend leaves it no parent. A lane start another file counted is first given the
+    parent its :attr:`FileSummary.start_links` name. A call no file of the audit holds stays named
+    by its id, a node no request has (the audit says such a start extends a call whose log is not
+    in it). The same list, changed in place where there is one."""
+    starts = {(s.format, node): call_parent(key) for s in summaries for node, key in s.start_links}
+    wanted = {(s.format, call_parent(key)) for s in summaries for key in s.call_parents}
+    wanted.update((fmt, parent) for (fmt, _), parent in starts.items())
     if not wanted:
         return requests
+    if starts:
+        for i, r in enumerate(requests):
+            prefix = r.prefix
+            if prefix is not None and prefix.parent is None and (named := starts.get((r.source_format, prefix.node))) is not None:
+                requests[i] = replace(r, prefix=replace(prefix, parent=named))
+    aliases = {(s.format, call_parent(name)): request_id for s in summaries for name, request_id in s.call_aliases}
+    # The call each wanted name stands for: itself, or the call its alias names ("" none).
+    target = {at: ((at[0], call_parent(aliases[at])) if aliases[at] else None) if at in aliases else at for at in wanted}
+    called = {at for at in target.values() if at is not None}
     nodes: dict[tuple[str, str], str] = {}
     for r in requests:
         if r.request_id is not None and r.prefix is not None and not r.compaction_call:
             at = (r.source_format, call_parent(r.request_id))
-            if at in wanted:
+            if at in called:
                 nodes.setdefault(at, r.prefix.node)
     for i, r in enumerate(requests):
         prefix = r.prefix
-        if prefix is not None and prefix.parent is not None and (node := nodes.get((r.source_format, prefix.parent))) is not None:
+        if prefix is None or prefix.parent is None or (at := (r.source_format, prefix.parent)) not in target:
+            continue
+        goal = target[at]
+        if goal is None:
+            requests[i] = replace(r, prefix=replace(prefix, parent=None))
+        elif (node := nodes.get(goal)) is not None:
             requests[i] = replace(r, prefix=replace(prefix, parent=node))
     return requests
 

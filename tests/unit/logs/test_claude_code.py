@@ -1164,3 +1164,82 @@ def test_claude_code_fork_transcript_alone_counts_no_call_of_the_parent(tmp_path
     assert fork.call_parents == ("r2",)
     result = run_audit([project])
     assert any("1 lane start(s) extend a call of another thread whose log is not in this audit" in note for note in result.notes)
+
+
+def _forked_session(root: Path, how: str, *, parent: bool = True, fork_name: str = "b7f0-fork") -> Path:
+    """A Claude Code 2.1.219 session ``a1c9-source`` (two calls, the second reading the first's
+    20,000 and writing 1,500) and a session forked from it in the same project folder, whose first
+    own call, 40 s later, reads all 21,500 of them. ``how`` is how the fork's file was written
+    (qlan-ro/mainframe docs/research/2026-07-25-todo-246-claude-fork.md, read from the 2.1.219
+    bundle and run against it):
+
+    * ``branch``: ``/branch`` copies every entry, its ``uuid`` and ``requestId`` kept, ``sessionId``
+      the fork's, ``parentUuid`` rebuilt as a chain, and ``forkedFrom {sessionId, messageUuid}``;
+    * ``sdk``: the Agent SDK's ``forkSession()`` does the same with new uuids (``parentUuid``
+      mapped to them, ``forkedFrom.messageUuid`` the original's) and a ``custom-title`` entry;
+    * ``resume``: ``claude --resume <id> --fork-session`` writes the entries again, uuids kept,
+      ``sessionId`` the fork's, no ``forkedFrom``, after a ``mode`` entry of the fork's own.
+
+    ``parent``: the source's file is written too."""
+    source = Transcript("a1c9-source", version="2.1.219")
+    source.user("go", "2026-08-20T10:00:00.000Z", root=True)
+    source.assistant("req_s1", "2026-08-20T10:00:05.000Z", [cc_usage(3, 20000, 0, 300)])
+    source.user("out", "2026-08-20T10:00:06.000Z", tool=True)
+    source.assistant("req_s2", "2026-08-20T10:00:09.000Z", [cc_usage(3, 1500, 20000, 200)])
+    if parent:
+        write_jsonl(root / "a1c9-source.jsonl", source.lines)
+    copied: list[dict] = [{"type": "mode", "mode": "normal", "sessionId": fork_name}] if how == "resume" else []
+    renamed = {line["uuid"]: (f"9e{n:02d}-{line['uuid']}" if how == "sdk" else line["uuid"]) for n, line in enumerate(source.lines)}
+    previous = None
+    for line in source.lines:
+        copy = dict(line, sessionId=fork_name, uuid=renamed[line["uuid"]], parentUuid=previous)
+        if how != "resume":
+            copy["forkedFrom"] = {"sessionId": "a1c9-source", "messageUuid": line["uuid"]}
+        copied.append(copy)
+        previous = copy["uuid"]
+    if how == "sdk":
+        copied.append({"type": "custom-title", "customTitle": "go (fork)", "sessionId": fork_name})
+    fork = Transcript(fork_name, version="2.1.219")
+    fork.last, fork.n = previous, 20
+    fork.user("try another way", "2026-08-20T10:00:50.000Z")
+    fork.assistant("req_f1", "2026-08-20T10:00:54.000Z", [cc_usage(3, 600, 21500, 150)])
+    fork.user("out", "2026-08-20T10:00:55.000Z", tool=True)
+    fork.assistant("req_f2", "2026-08-20T10:00:58.000Z", [cc_usage(3, 400, 22100, 90)])
+    write_jsonl(root / f"{fork_name}.jsonl", copied + fork.lines)
+    return root
+
+
+@pytest.mark.parametrize("how", ["branch", "sdk", "resume"])
+@pytest.mark.parametrize("fork_name", ["0d31-fork", "f4e2-fork"])  # read before the source's file, and after
+def test_claude_code_forked_session_extends_the_last_call_it_copied(tmp_path: Path, how: str, fork_name: str) -> None:
+    # The fork's first call reads what the source's last call left cached (21,500). Before, a fork
+    # whose copies have new uuids (the Agent SDK's forkSession) extended a node no request had:
+    # expected 0, and the audit said its source's log was not in it.
+    project = _forked_session(tmp_path, how, fork_name=fork_name)
+    result = run_audit([project])
+    first = next(r for r in result.rows if Path(r.file).name == f"{fork_name}.jsonl" and r.reported_cache_read == 21_500)
+    assert abs(first.expected_cache_read - 21_500) <= 0.03 * 21_500
+    assert not any("not in this audit" in note for note in result.notes)
+    # Each call counted once: the source's two and the fork's two.
+    t = result.totals
+    assert (t.requests, t.cache_read, t.cache_write) == (4, 63_600, 22_500)
+
+
+def test_claude_code_forked_session_alone_counts_no_call_of_its_source(tmp_path: Path) -> None:
+    # The copies marked forkedFrom are the source session's calls: read without its transcript they
+    # are listed, not counted as the fork's (before: counted, 20,000 written by a call of this file),
+    # and the audit says the fork's first call extends a call whose log it does not have, its
+    # expected read the head's rather than a guess.
+    project = _forked_session(tmp_path, "branch", parent=False)
+    requests, summaries = load_trace([project])
+    assert [r.request_id for r in requests] == ["req_f1", "req_f2"]
+    fork = next(s for s in summaries if s.format == "claude-code")
+    assert [why for _, why in fork.skipped] == [
+        "the source session's call a forked session's transcript copies (forkedFrom): counted in that session's transcript"] * 2
+    assert fork.call_parents == ("req_s2",)
+    assert any("copying 2 call(s) of session a1c9-source" in note for note in fork.notes)
+    result = run_audit([project])
+    assert any("1 lane start(s) extend a call of another thread whose log is not in this audit (b7f0-fork.jsonl:" in note
+               for note in result.notes)
+    # Read in workers (audit --jobs), the same.
+    assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)

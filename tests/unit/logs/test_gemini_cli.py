@@ -1014,3 +1014,141 @@ def test_the_newest_record_kinds_leave_the_counts_as_they_are(tmp_path: Path) ->
     ])
     # cached 11,900; uncached 12,000 + 600; output 80 + 30.
     assert _sums(qwen) == (2, 11900, 12600, 0, 110)
+
+
+_FORK_SESSION = "5e1a-fork"
+_FORK = "fork-1a2b3c4d"
+
+
+def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "coder-model") -> tuple[Path, Path]:
+    """A Qwen Code 0.30 project folder whose session ``chats/5e1a-fork.jsonl`` spawns a fork
+    subagent (QwenLM/qwen-code packages/core/src/tools/agent/agent.ts ``createForkSubagent``): its
+    second call's reply holds the ``agent`` function call ``subagent_type: "fork"`` (id
+    ``call_fork1``); the fork runs on the parent's model, system instruction and tool declarations,
+    seeded with the parent's history, that reply, a user turn of the placeholder result and the
+    directive, and a model acknowledgement. Its transcript ``subagents/5e1a-fork/agent-fork-<hex>.jsonl``
+    (agents/agent-transcript.ts) opens with ``agent_bootstrap {kind: "fork", history}``, the
+    directive and ``agent_launch_prompt``, then its two rounds (``usageMetadata``, no model); the
+    session's telemetry logs those two calls too (``subagent_type: "fork"``). The fork's first call
+    reads the 14,994 tokens the spawning call's prompt left (all of its 15,000 but the last 6, as
+    this login's calls do). ``fork_turns``: the fork inherits the last turns alone."""
+    def record(uuid: str, parent: str | None, at: str, kind: str, **fields: object) -> dict:
+        return {"uuid": uuid, "parentUuid": parent, "sessionId": _FORK_SESSION, "cwd": "/w", "version": "0.30.1",
+                "timestamp": at, "type": kind, **fields}
+
+    def event(ended: str, prompt: int, read: int, turn: int, agent: str | None = None) -> dict:
+        ev = {"event.name": "qwen-code.api_response", "event.timestamp": ended, "model": model,
+              "input_token_count": prompt, "cached_content_token_count": read, "output_token_count": 40,
+              "thoughts_token_count": 0, "total_token_count": prompt + 40, "duration_ms": 2_000,
+              "prompt_id": f"{_FORK_SESSION}#{agent or ''}#{turn}", "auth_type": "qwen-oauth"}
+        if agent:
+            ev.update(subagent_id=agent, subagent_type="fork", subagent_name="fork")
+        return ev
+
+    def usage(prompt: int, read: int) -> dict:
+        return {"promptTokenCount": prompt, "candidatesTokenCount": 40, "cachedContentTokenCount": read,
+                "thoughtsTokenCount": 0, "totalTokenCount": prompt + 40}
+
+    spawn = {"id": "call_fork1", "name": "agent", "args": {"description": "check the tests", "prompt": "run the tests",
+                                                              "subagent_type": "fork", **({"fork_turns": fork_turns} if fork_turns else {})}}
+    reply = {"role": "model", "parts": [{"text": "Forking a worker."}, {"functionCall": spawn}]}
+    read0 = {"role": "model", "parts": [{"functionCall": {"id": "call_r0", "name": "read_file", "args": {"path": "a.py"}}}]}
+    out0 = {"role": "user", "parts": [{"functionResponse": {"id": "call_r0", "name": "read_file", "response": {"output": "x"}}}]}
+    main = [
+        record("u0", None, "2026-11-02T09:00:00.000Z", "user", message={"role": "user", "parts": [{"text": "find the bug"}]}),
+        record("t0", "u0", "2026-11-02T09:00:02.000Z", "system", subtype="ui_telemetry", systemPayload={"uiEvent": event("2026-11-02T09:00:02.000Z", 14_000, 0, 0)}),
+        record("a0", "t0", "2026-11-02T09:00:02.000Z", "assistant", model=model, usageMetadata=usage(14_000, 0), message=read0),
+        record("r0", "a0", "2026-11-02T09:00:03.000Z", "tool_result", message=out0),
+        record("t1", "r0", "2026-11-02T09:00:06.000Z", "system", subtype="ui_telemetry", systemPayload={"uiEvent": event("2026-11-02T09:00:06.000Z", 15_000, 13_994, 0)}),
+        record("a1", "t1", "2026-11-02T09:00:06.000Z", "assistant", model=model, usageMetadata=usage(15_000, 13_994), message=reply),
+        record("r1", "a1", "2026-11-02T09:00:06.500Z", "tool_result", message={"role": "user", "parts": [
+            {"functionResponse": {"id": "call_fork1", "name": "agent", "response": {"output": "Fork launched in the background."}}}]}),
+        record("s0", "r1", "2026-11-02T09:00:12.000Z", "system", subtype="ui_telemetry", systemPayload={"uiEvent": event("2026-11-02T09:00:12.000Z", 15_400, 14_994, 0, _FORK)}),
+        record("s1", "s0", "2026-11-02T09:00:18.000Z", "system", subtype="ui_telemetry", systemPayload={"uiEvent": event("2026-11-02T09:00:18.000Z", 16_000, 15_394, 1, _FORK)}),
+        record("t2", "s1", "2026-11-02T09:00:30.000Z", "system", subtype="ui_telemetry", systemPayload={"uiEvent": event("2026-11-02T09:00:30.000Z", 15_500, 14_994, 1)}),
+        record("a2", "t2", "2026-11-02T09:00:30.000Z", "assistant", model=model, usageMetadata=usage(15_500, 14_994),
+               message={"role": "model", "parts": [{"text": "The fork is on it."}]}),
+    ]
+    side = {"sessionId": _FORK_SESSION, "cwd": "/w", "version": "0.30.1", "agentId": _FORK, "agentName": "fork", "isSidechain": True}
+    placeholder = {"role": "user", "parts": [
+        {"functionResponse": {"id": "call_fork1", "name": "agent", "response": {"output": "Fork started — processing in background"}}},
+        {"text": "<fork-boilerplate>\nYou are a forked worker process.\n</fork-boilerplate>\n\nDirective: run the tests"}]}
+    history = [{"role": "user", "parts": [{"text": "find the bug"}]}, read0, out0, reply, placeholder,
+               {"role": "model", "parts": [{"text": "Understood. Executing directive now."}]}]
+    transcript = [
+        dict(side, uuid="x0", parentUuid=None, timestamp="2026-11-02T09:00:06.600Z", type="system", subtype="agent_bootstrap",
+             systemPayload={"kind": "fork", "history": history}),
+        dict(side, uuid="x1", parentUuid="x0", timestamp="2026-11-02T09:00:06.600Z", type="user",
+             message={"role": "user", "parts": [{"text": "run the tests"}]}),
+        dict(side, uuid="x2", parentUuid="x1", timestamp="2026-11-02T09:00:06.600Z", type="system", subtype="agent_launch_prompt",
+             systemPayload={"displayText": "Begin."}),
+        dict(side, uuid="y0", parentUuid="x2", timestamp="2026-11-02T09:00:12.000Z", type="assistant",
+             message={"role": "model", "parts": []}, usageMetadata=usage(15_400, 14_994), agentRunId="run-1", agentRound=1),
+        dict(side, uuid="y1", parentUuid="y0", timestamp="2026-11-02T09:00:12.000Z", type="assistant",
+             message={"role": "model", "parts": [{"functionCall": {"id": "call_t1", "name": "run_shell_command", "args": {"command": "pytest"}}}]}),
+        dict(side, uuid="z1", parentUuid="y1", timestamp="2026-11-02T09:00:13.000Z", type="tool_result",
+             message={"role": "user", "parts": [{"functionResponse": {"id": "call_t1", "name": "run_shell_command", "response": {"output": "ok"}}}]}),
+        dict(side, uuid="y2", parentUuid="z1", timestamp="2026-11-02T09:00:18.000Z", type="assistant",
+             message={"role": "model", "parts": [{"text": "Scope: tests. Result: pass."}]}, usageMetadata=usage(16_000, 15_394),
+             agentRunId="run-1", agentRound=2),
+    ]
+    (root / "chats").mkdir(parents=True)
+    folder = root / "subagents" / _FORK_SESSION
+    folder.mkdir(parents=True)
+    main_path = root / "chats" / f"{_FORK_SESSION}.jsonl"
+    main_path.write_text("".join(json.dumps(r) + "\n" for r in main))
+    agent_path = folder / f"agent-{_FORK}.jsonl"
+    agent_path.write_text("".join(json.dumps(r) + "\n" for r in transcript))
+    (folder / f"agent-{_FORK}.meta.json").write_text(json.dumps({
+        "agentId": _FORK, "agentType": "fork", "description": "check the tests", "parentSessionId": _FORK_SESSION,
+        "toolUseId": "call_fork1", "parentAgentId": None, "createdAt": "2026-11-02T09:00:06.600Z", "status": "completed"}))
+    return main_path, agent_path
+
+
+@pytest.mark.parametrize("transcript_first", [False, True])
+def test_a_qwen_code_fork_extends_the_call_that_spawned_it(tmp_path: Path, transcript_first: bool) -> None:
+    """A Qwen Code fork subagent sends the parent's prompt again: its first call read the 14,994
+    tokens the spawning call left cached. Main predicted 0 (a lane start from the fork type's
+    head), whether the session's telemetry or the fork's transcript counted the call."""
+    main, agent = _qwen_fork_home(tmp_path)
+    result = run_audit([agent, main] if transcript_first else [tmp_path])
+    first = next(r for r in result.rows if r.lane == f"agent:{_FORK}" and r.reported_cache_read == 14_994)
+    assert abs(first.expected_cache_read - 14_994) <= 0.03 * 14_994
+    assert not any("not in this audit" in note for note in result.notes)
+    assert result.totals.requests == 5  # 3 of the session, 2 of the fork: each once
+    _, summaries = load_trace([agent, main] if transcript_first else [tmp_path])
+    fork = next(s for s in summaries if s.file == str(agent))
+    assert any(note.startswith("1 Qwen Code fork subagent(s) (agent_bootstrap, kind fork)") for note in fork.notes)
+    session = next(s for s in summaries if s.file == str(main))
+    assert session.call_aliases == ((f"qwen-fork:{_FORK_SESSION}#call_fork1", "a1"),)
+    # Read in workers (audit --jobs 2), the same trace.
+    import functools
+
+    from prefixbench.workloads.runs.execute import map_runs
+
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == load_trace([tmp_path])
+
+
+def test_a_qwen_code_fork_transcript_alone_says_it_is_not_linked(tmp_path: Path) -> None:
+    """Without the session that spawned it, a fork's first call extends a call no log of the audit
+    holds: the audit says so, and measures it from the head rather than guessing."""
+    _, agent = _qwen_fork_home(tmp_path)
+    _, summary = _read(agent)
+    assert summary.call_parents == (f"qwen-fork:{_FORK_SESSION}#call_fork1",)
+    result = run_audit([agent])
+    assert any(f"1 lane start(s) extend a call of another thread whose log is not in this audit (agent-{_FORK}.jsonl:4)"
+               in note for note in result.notes)
+    assert [r.expected_cache_read for r in result.rows][0] == 0
+
+
+def test_a_qwen_code_fork_of_the_last_turns_is_measured_from_its_head(tmp_path: Path) -> None:
+    """A fork of the last N turns (``fork_turns``) sends the startup context and those turns, not
+    the spawning call's prompt: not linked to it, and not said to miss its parent's log."""
+    main, agent = _qwen_fork_home(tmp_path, fork_turns="1")
+    requests, summaries = load_trace([tmp_path])
+    first = next(r for r in requests if r.lane == f"agent:{_FORK}")
+    assert first.prefix is not None and first.prefix.parent is None
+    session = next(s for s in summaries if s.file == str(main))
+    assert session.call_aliases == ((f"qwen-fork:{_FORK_SESSION}#call_fork1", ""),)
+    assert any(note.startswith("1 call(s) spawning a Qwen Code fork of the last turns alone (fork_turns)") for note in session.notes)
+    assert not any("not in this audit" in note for note in run_audit([tmp_path]).notes)

@@ -8,10 +8,13 @@ thread; each inline ``isSidechain`` chain (1.0.x Task subagents) from its root; 
 ``subagents/agent-*.jsonl`` file (2.x) is one lane, ``agent-acompact-*`` a compaction lane. A
 ``compact_boundary`` starts a new chain in its lane. A fork subagent's file (2.1.232 on) opens
 with a ``fork-context-ref`` entry and the parent's message that spawned it, restated: no call of
-the fork's; its first call extends that parent call (:data:`_RESTATED`). Order is file order (timestamps tie or go
+the fork's; its first call extends that parent call (:data:`_RESTATED`). A forked session's file
+(``/branch``, the Agent SDK's ``forkSession()``) opens with its source session's history copied, each
+entry marked ``forkedFrom``: those calls are the source's, counted in its transcript, never here,
+and the fork's first call extends the last of them (:data:`_COPIED`). Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
-A request id already counted in an earlier file (history a resumed or forked session copies)
-is counted once; where that file's last line of it was written mid-stream (``stop_reason``
+A request id already counted in an earlier file (history a resumed or ``--fork-session`` session
+copies, unmarked) is counted once; where that file's last line of it was written mid-stream (``stop_reason``
 null) and this file's copy holds the response's end, the copy's usage is the call's (the same
 prompt, more output). A response whose ``usage.iterations`` holds server-side compaction samplings
 (Anthropic's compaction beta; the top-level counts are the message's alone) is that many
@@ -250,6 +253,13 @@ class _Walk:
         #: the fork, restated (:data:`_RESTATED`); their request ids, never counted here.
         self.restating = False
         self.restated: set[str] = set()
+        #: Calls of a forked session's copy of another session's history (``forkedFrom`` on the
+        #: copied entries: :data:`_COPIED`), never counted here, and the sessions they name.
+        self.copied: set[str] = set()
+        self.copied_from: set[str] = set()
+        #: The calls of another transcript a request of this one extends, named by their ids
+        #: alone (:func:`~prefixbench.workloads.logs.trace.call_parent`): restated or copied ones.
+        self.linked: set[str] = set()
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -581,6 +591,9 @@ class _Walk:
             known = self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
             if self.restating:
                 self.restated.add(key)
+            elif isinstance(forked := value.get("forkedFrom"), dict) and isinstance(source := forked.get("sessionId"), str):
+                self.copied.add(key)
+                self.copied_from.add(source)
         else:
             known.last_line = record.line
             known.last_path = record.path
@@ -830,6 +843,16 @@ _MID_STREAM = "written mid-stream: "
 #: ``Agent`` call (the same request id and usage, a new uuid), then a user message of a placeholder
 #: result per tool call and the fork's directive (``<fork-boilerplate>``), then the fork's own calls.
 _RESTATED = "the parent's call a fork subagent's transcript restates (fork-context-ref): counted in the parent's transcript"
+#: Why a forked session's copy of its source session's call is no call of its transcript. ``/branch``
+#: (``/fork`` before 2.1.77 made it an alias) writes the conversation into a new ``<id>.jsonl`` of
+#: the same project folder, every entry with its uuid and request id kept, ``sessionId`` the new
+#: session's, ``parentUuid`` rebuilt as a chain, and ``forkedFrom {sessionId, messageUuid}``; the
+#: Agent SDK's ``forkSession()`` writes the same with new uuids (``messageUuid`` the original's).
+#: ``--resume --fork-session`` (and ``/fork``'s background session from 2.1.212, launched that way)
+#: copies the entries with their uuids and no ``forkedFrom``: those are counted once, wherever seen
+#: first, their uuids linking the fork's first call.
+_COPIED = ("the source session's call a forked session's transcript copies (forkedFrom): counted in that session's "
+           "transcript")
 
 
 def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
@@ -838,9 +861,9 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
     mid-stream, gives its final usage (:attr:`_Walk.final`)."""
     fresh = []
     for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
-        if req.key in walk.restated:
+        if req.key in walk.restated or req.key in walk.copied:
             # Asked of no earlier file, added to none: the parent's transcript counts it, before or after.
-            walk.skipped.append((req.last_line, _RESTATED))
+            walk.skipped.append((req.last_line, _RESTATED if req.key in walk.restated else _COPIED))
         elif req.key not in seen_requests:
             fresh.append(req)
         elif req.key not in walk.mid_stream and _MID_STREAM + req.key in seen_requests:
@@ -878,9 +901,11 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
     if above is None:
         parent = None
-    elif above.key in walk.restated:
-        # A fork's first call extends the parent's call that spawned it, known here by its id alone.
+    elif above.key in walk.restated or above.key in walk.copied:
+        # A fork's first call extends the parent's call that spawned it (a fork subagent's) or the
+        # last call of the history it copied (a forked session's), known here by its id alone.
         parent = sys.intern(call_parent(above.key))
+        walk.linked.add(above.key)
     else:
         parent = walk.node_name(above.node or above.key)
     request = TraceRequest(
@@ -1086,8 +1111,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if walk.restated:
         notes += ("a fork subagent's transcript (fork-context-ref): its first call extends the parent's call that spawned "
                   "it (the restated message's request id), measured against what that call left cached",)
+    if walk.copied:
+        notes += (f"a forked session's transcript (forkedFrom: /branch, or the Agent SDK's forkSession) copying "
+                  f"{len(walk.copied):,} call(s) of session {', '.join(sorted(walk.copied_from))}: counted in that "
+                  "session's transcript, not here; the fork's first call extends the last call it copied (by its "
+                  "request id), measured against what that call left cached",)
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
-                            call_parents=tuple(sorted(walk.restated)))
+                            call_parents=tuple(sorted(walk.linked)))
 
 
 FORMAT = LogFormat(
@@ -1108,6 +1138,8 @@ FORMAT = LogFormat(
         "files may start with file-history-snapshot / queue-operation entries",
         "2.1.232 on, fork subagents (the default): agent-<id>.jsonl opens with fork-context-ref and the parent's "
         "Agent message restated (not counted); the fork's first call extends that parent call",
+        "forked sessions (/branch, the Agent SDK's forkSession()): a new <session>.jsonl opening with the source's "
+        "entries marked forkedFrom (not counted); the fork's first call extends the last copied call",
         "the chat.json form: the same entries as one JSON array",
         "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
         "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",

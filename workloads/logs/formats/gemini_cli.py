@@ -52,7 +52,9 @@ in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in th
 is listed as skipped. Qwen Code 0.24 also writes a subagent's transcript
 (``subagents/<session>/agent-<id>.jsonl``: the parent session's id, ``agentId``, ``isSidechain``,
 each round's ``usageMetadata``, no model) while the session keeps its events: a subagent call
-another file of the session counted is skipped and listed (:data:`SEEN_AGENT`). Where no event pairs with any record (telemetry counted another way), the
+another file of the session counted is skipped and listed (:data:`SEEN_AGENT`). A fork subagent's transcript
+opens with an ``agent_bootstrap`` record (``kind: "fork"``): its first call, whichever file counts it,
+extends the parent's call whose reply spawned the fork (:data:`FORK_TYPE`). Where no event pairs with any record (telemetry counted another way), the
 events are not counted and the notes say so.  Its managed engine writes
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
 are resources outside the file: its calls are listed as skipped, not counted.
@@ -95,7 +97,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest, call_parent
 
 NAME = "gemini-cli"
 #: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
@@ -138,6 +140,19 @@ SEEN_COPY = ("call already counted from another file of this session (a copy Gem
 #: log the same calls.
 SEEN_AGENT = ("subagent call already counted from another file of this session (Qwen Code logs it in the session's "
               "telemetry and in the subagent's transcript, subagents/<session>/agent-<id>.jsonl)")
+#: The ``subagent_type`` of Qwen Code's fork subagent (packages/core/src/tools/agent/fork-subagent.ts
+#: of QwenLM/qwen-code): it inherits the parent's conversation, system instruction and tool
+#: declarations (AgentTool's ``createForkSubagent``), so its first call extends the parent's call
+#: whose reply spawned it. Its transcript (``subagents/<session>/agent-<id>.jsonl``) opens with an
+#: ``agent_bootstrap`` record, ``systemPayload {kind: "fork", history}``: the history the fork
+#: was seeded with: the parent's conversation, then its reply that spawned the fork (the function
+#: calls with their ids), a user turn of placeholder results and the directive, and a model
+#: acknowledgement. A fork of the last N turns (``fork_turns``) is seeded with the startup context
+#: and those turns alone: it shares the head, not the spawning call's prompt.
+FORK_TYPE = "fork"
+FORK_BOOTSTRAP = "agent_bootstrap"
+#: How a fork names the parent's call that spawned it: the session and a function call's id.
+_FORK_NAME = "qwen-fork:{session}#{call}"
 #: Why a Qwen Code headless assistant message with zero usage is skipped.
 _QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
@@ -417,6 +432,18 @@ class _Session:
         #: session's), and how many calls of each subagent and usage were seen (see :meth:`_agent_call`).
         self.qwen_session: str | None = None
         self.qwen_agent_calls: dict[tuple[str, Usage], int] = {}
+        #: Qwen Code fork subagents (``subagent_type: "fork"``): the calls of this file that spawned
+        #: one, by the name a fork's transcript knows them by (:func:`_fork_name`), to their request
+        #: id ("" where the fork inherits the last turns alone); those spawned so, counted for the
+        #: notes; per fork lane of this transcript whose first call is yet to come, the name of the
+        #: call it extends; the names its first calls extend, and the first calls another file
+        #: counted (by node) with the name each extends.
+        self.fork_spawns: dict[str, str] = {}
+        self.fork_bounded = 0
+        self.fork_pending: dict[str, str] = {}
+        self.fork_linked: set[str] = set()
+        self.fork_starts: list[tuple[str, str]] = []
+        self.fork_unnamed = 0
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -615,6 +642,8 @@ class _Session:
                 lane.events.append(("rewind", "/rewind"))
             elif subtype == "ui_telemetry":
                 self._qwen_telemetry(record.line, as_dict(as_dict(value.get("systemPayload")).get("uiEvent")), where)
+            elif subtype == FORK_BOOTSTRAP and isinstance(agent, str) and agent:
+                self._fork_bootstrap(lane, value)
         elif kind in ("user", "tool_result"):
             lane.blocks += 1
             lane.input_ms = when
@@ -643,6 +672,7 @@ class _Session:
                 paired = self._pair_record(lane, reported)
                 done = None if paired is None else self.qwen_ended.get(paired)
                 self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid), done)
+                self._fork_spawn(value, str(uuid))
                 if origin is not None and lane.parent is not None:
                     self.seen.setdefault(origin, lane.parent)
                 if value.get("isSidechain") is True and isinstance(agent, str) and agent and lane.parent is not None:
@@ -818,10 +848,49 @@ class _Session:
         if node is None or node.startswith(f"{self.agent}:{self.name}#"):
             return True
         self.skipped.append((line, SEEN_AGENT))
+        if (name := self.fork_pending.pop(lane.name, None)) is not None:
+            # The fork's first call, counted from the session's telemetry: it extends the call
+            # that spawned the fork, which the audit links once every file is read.
+            self.fork_starts.append((node, name))
         lane.parent = node
         lane.events = []
         lane.blocks = 0
         return False
+
+    def _fork_bootstrap(self, lane: _Lane, value: dict) -> None:
+        """A Qwen Code subagent transcript's ``agent_bootstrap`` record: for a fork (``kind:
+        "fork"``), its lane's first call extends the parent's call that spawned it, which the
+        bootstrap history names by its function calls' ids (see :data:`FORK_TYPE`)."""
+        payload = as_dict(value.get("systemPayload"))
+        if payload.get("kind") != "fork":
+            return
+        name = _fork_name(value.get("sessionId"), payload.get("history"))
+        if name is None:
+            self.fork_unnamed += 1
+            return
+        lane.parent = call_parent(name)
+        lane.events = []
+        self.fork_pending[lane.name] = name
+
+    def _fork_spawn(self, value: dict, key: str) -> None:
+        """Note a counted Qwen Code call whose reply spawns a fork subagent (a function call with
+        ``subagent_type: "fork"``): the fork's transcript names it by its function calls' ids."""
+        parts = as_dict(value.get("message")).get("parts")
+        if not isinstance(parts, list):
+            return
+        calls = [as_dict(as_dict(part).get("functionCall")) for part in parts]
+        forks = [as_dict(call.get("args")) for call in calls if as_dict(call.get("args")).get("subagent_type") == FORK_TYPE]
+        if not forks:
+            return
+        # A fork of the last N turns (fork_turns) sends those turns after the startup context
+        # alone: not this call's prompt.
+        whole = all(fork.get("fork_turns") in (None, "all") for fork in forks)
+        self.fork_bounded += not whole
+        session = value.get("sessionId")
+        for call in calls:
+            ident = call.get("id")
+            if isinstance(ident, str) and ident and isinstance(session, str):
+                self.fork_spawns[_FORK_NAME.format(session=session, call=ident)] = key if whole else ""
 
     # --- both -------------------------------------------------------------------------------
 
@@ -847,6 +916,8 @@ class _Session:
             lane.parent = None
             lane.mode_change = None
         node = f"{self.agent}:{self.name}#{key}"
+        if (name := self.fork_pending.pop(lane.name, None)) is not None and lane.parent == call_parent(name):
+            self.fork_linked.add(name)
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -873,6 +944,23 @@ class _Session:
         lane.parent = node
         lane.events = []
         lane.blocks = 0
+
+
+def _fork_name(session: object, history: object) -> str | None:
+    """The name of the parent's call a Qwen Code fork's bootstrap ``history`` extends: the first
+    function call id of the last model turn holding function calls (the parent's reply that
+    spawned the fork, cloned), in ``session``; None where there is none."""
+    if not isinstance(session, str) or not isinstance(history, list):
+        return None
+    for content in reversed(history):
+        content = as_dict(content)
+        parts = content.get("parts")
+        if content.get("role") != "model" or not isinstance(parts, list):
+            continue
+        ids = [ident for part in parts if isinstance(ident := as_dict(as_dict(part).get("functionCall")).get("id"), str) and ident]
+        if ids:
+            return _FORK_NAME.format(session=session, call=ids[0])
+    return None
 
 
 def _project_folder(path: Path) -> str:
@@ -922,7 +1010,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if served:  # (a record may come before its event: decided once the file is read)
         session.out = [msgspec.structs.replace(r, provider=served[r.model]) if r.provider == "unknown" and r.model in served else r
                        for r in session.out]
-    return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session))
+    return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session),
+                                    call_parents=tuple(sorted(session.fork_linked)),
+                                    call_aliases=tuple(sorted(session.fork_spawns.items())),
+                                    start_links=tuple(session.fork_starts))
 
 
 def _notes(session: _Session) -> tuple[str, ...]:
@@ -964,6 +1055,16 @@ def _notes(session: _Session) -> tuple[str, ...]:
         elif any(r.model == model and r.provider == provider for r in session.out):
             notes.append(f"{model}: a name of no provider, read with {provider}'s rules: Qwen Code's telemetry names the login "
                          f"that served it (auth_type, the agent handler qwen-code/... of {provider}'s rules)")
+    forks = len(session.fork_linked) + len(session.fork_starts)
+    if forks:
+        notes.append(f"{forks:,} Qwen Code fork subagent(s) (agent_bootstrap, kind fork): the first call extends the parent's "
+                     "call that spawned it (named by its function call's id), measured against what that call left cached")
+    if session.fork_unnamed:
+        notes.append(f"{session.fork_unnamed:,} Qwen Code fork subagent(s) whose bootstrap history names no function call of "
+                     "the parent's: not linked, measured from the head")
+    if session.fork_bounded:
+        notes.append(f"{session.fork_bounded:,} call(s) spawning a Qwen Code fork of the last turns alone (fork_turns): the fork "
+                     "sends the startup context and those turns, not this call's prompt: measured from its head")
     if session.tokens_seen:
         counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage and r.request_id not in session.qwen_unrecorded)
         verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
@@ -986,6 +1087,8 @@ FORMAT = LogFormat(
         "Gemini CLI 0.39 and later resuming a .json session: its messages copied into a .jsonl beside it (counted once)",
         "Qwen Code chats/<session>.jsonl: a uuid/parentUuid tree with usageMetadata, chat_compression records, subagents by agentId",
         "Qwen Code /branch copies (forkedFrom on every copied record): counted once",
+        "Qwen Code fork subagents (subagents/<session>/agent-<id>.jsonl opening with agent_bootstrap, kind fork): "
+        "the first call extends the parent's call whose reply spawned the fork",
         "Qwen Code 0.4 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
         "(a retried reply, 0.14 subagents by prompt_id, side calls) counted from their events, failed calls listed",
         "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
