@@ -191,3 +191,4 @@ def test_a_nudge_after_a_turn_that_reasoned_shares_only_the_turns_first_prompt(t
     assert [r.prefix.shared for r in requests] == [None, None, None, 8710]
     rows = run_audit([path]).rows
     assert [row.read_within for row in rows[1:]] == [True, True, True], [row.predicted_cache_read for row in rows]
+    assert rows[3].cause == "messages-changed" and "sent without the previous turn's reasoning" in rows[3].detail, rows[3].detail
