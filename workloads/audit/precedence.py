@@ -390,7 +390,10 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
         # 2.1.152's deferred tools, allym-4/test: the prompt 43,879 tokens smaller, the read at
         # 11,213, Anthropic's diagnostic tools_changed). The location names the change.
         return None
-    turn = ev.r.source_format == "codex" and "user_turn" in ev.events
+    # A user turn sent without the previous turn's reasoning: Codex's, or a reader's that says so
+    # (Trae Agent's nudge: trae_agent.py, _Run._shared).
+    turn = "user_turn" in ev.events and (
+        ev.r.source_format == "codex" or (ev.r.prefix is not None and ev.r.prefix.shared is not None))
     if now >= before * (1 - SHRINK_TOLERANCE):
         if turn and ev.r.prefix is not None and ev.r.prefix.shared is not None and ev.r.prefix.shared < before:
             # Sent without the previous turn's reasoning (codex.py, _shared).

@@ -165,3 +165,30 @@ def test_a_lone_surrogate_in_the_system_prompt_does_not_stop_the_head_key(tmp_pa
                    _usage(8105, 831, 0, 6400))]
     requests, _ = load_trace([_trajectory(tmp_path / "trajectory.json", calls)])
     assert requests[0].prefix.head.startswith("trae-agent:main:")
+
+
+def test_a_nudge_after_a_turn_that_reasoned_shares_only_the_turns_first_prompt(tmp_path: Path) -> None:
+    """Trae's nudge after a response without tool calls opens a user turn: OpenAI renders none of
+    the earlier turn's reasoning, the prompt shrinks by it, and the read stops at the end of the
+    turn's first prompt (ISO-Bench's gpt-5: prompt 83,286 + output 1,320, then 72,935 reading 8,704
+    of a first prompt of 8,710). Before, the shrink was read as the messages changed: head only."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    def reasoned(i: int, o: int, r: int) -> dict:
+        return _usage(i, o, 0, r) | {"reasoning_tokens": o - 100}
+
+    gpt5, task = "gpt-5-2025-08-07", "Make the kernel faster. " * 400
+    calls = [
+        _call("2025-11-14T15:35:52.000000", "openai", gpt5,
+              [{"role": "system", "content": "You are an expert."}, {"role": "user", "content": task}], reasoned(8710, 900, 6400)),
+        _call("2025-11-14T15:35:58.000000", "openai", gpt5, [_result("c1", "a")], reasoned(9710, 1200, 9600)),
+        _call("2025-11-14T15:36:04.000000", "openai", gpt5, [_result("c2", "b")], reasoned(11100, 500, 10880)),
+        _call("2025-11-14T15:36:10.000000", "openai", gpt5,
+              [{"role": "user", "content": "It seems that you have not completed the task."}], reasoned(9320, 300, 8704)),
+    ]
+    path = _trajectory(tmp_path / "trajectory.json", calls)
+    requests, _ = load_trace([path])
+    assert [r.prefix.shared for r in requests] == [None, None, None, 8710]
+    rows = run_audit([path]).rows
+    assert [row.read_within for row in rows[1:]] == [True, True, True], [row.predicted_cache_read for row in rows]
+    assert rows[3].cause == "messages-changed" and "sent without the previous turn's reasoning" in rows[3].detail, rows[3].detail

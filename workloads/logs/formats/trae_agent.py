@@ -39,7 +39,11 @@ time is kept, so a call is taken as sent at the latest when it ended.
 Output: the ``openai`` client's calls send each response back whole, its reasoning included (the
 prompt grows by the whole output), so the next call reads past the previous prompt on OpenAI's
 cache (``Prefix.replays_output``); unless, in this run, more than half the calls after one that
-reasoned grew by less than its output (the reasoning not sent back).
+reasoned grew by less than its output (the reasoning not sent back). A call that opens a user
+turn (Trae's nudge after a response without tool calls) with a prompt smaller than the previous
+one plus its output, after a turn that reasoned, was sent without that reasoning (OpenAI renders
+none of an earlier turn's): it shares with the previous prompt only the turn's first prompt
+(``Prefix.shared``, :meth:`_Run._shared`).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import counted_provider
+from prefixbench.simulator.providers import counted_provider, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -129,6 +133,11 @@ class _Run:
         self.reply: LoggedMessage | None = None
         #: The ids of the tool calls that read a file (their results are marked so).
         self.reads: set[str] = set()
+        #: The prompt of the call that opened the current user turn, whether a call of that turn
+        #: reasoned, and the previous call's prompt and output (:meth:`_shared`).
+        self.turn_prompt: int | None = None
+        self.turn_reasoned = False
+        self.last: tuple[int, int] | None = None
 
     def read(self) -> None:
         self.replays = self._replays_reasoning()
@@ -171,18 +180,37 @@ class _Run:
             previous = (tokens_in, output) if reasoning > 0 else None
         return short * 2 <= reasoned
 
+    def _shared(self, usage: Usage, turn: bool, replays: bool, model: str) -> int | None:
+        """How much of the previous call's prompt this one keeps (None: all of it). Where the
+        client sends each response back whole (reasoning included), a call that opens a user turn
+        (Trae's nudge after a response without tool calls) after a turn that reasoned, with a
+        prompt smaller than the previous one plus its output, was sent without that reasoning:
+        OpenAI renders no reasoning item of an earlier user turn (the provider's
+        ``turn_reasoning_dropped``), and what it shares with the previous prompt ends where that
+        reasoning began, at the end of the prompt of the turn's first call (Codex's rollouts show
+        the same: codex.py, ``_shared``). A turn whose prompt did not shrink is left whole: in
+        ISO-Bench's trajectories those read the previous prompt about as often as the turn's."""
+        if not (turn and replays and self.turn_prompt is not None and self.last is not None):
+            return None
+        if (usage.prompt < self.last[0] + self.last[1] and self.turn_reasoned
+                and rules_for(counted_provider(model)).drops_turn_reasoning(model)):
+            return self.turn_prompt
+        return None
+
     def _call(self, index: int, interaction: dict, messages: list, response: dict, usage: dict) -> None:
         lane = self.lane
         where = f"llm_interactions[{index}]"
         client = interaction.get("provider") if isinstance(interaction.get("provider"), str) else ""
         reported, reading = _usage(usage, client, f"{self.where}: {where}.response")
         pending: list[LoggedMessage] = [self.reply] if self.reply is not None else []
+        turn = False
         for position, message in enumerate(messages):
             if not isinstance(message, dict):
                 raise UserError(f"{self.where}: {where}.input_messages[{position}] is not an object")
             role = str(message.get("role") or "user")
             if role == "user" and message.get("tool_result") is None and message.get("content"):
                 lane.events.append(("user_turn", ""))
+                turn = True
             result = as_dict(message.get("tool_result"))
             content = message.get("content") if message.get("content") is not None else result.get("result") or result.get("error")
             marks = ("file-read",) if str(result.get("call_id")) in self.reads else ()
@@ -201,6 +229,13 @@ class _Run:
         model = served if isinstance(served, str) and served else interaction.get("model")
         model = model if isinstance(model, str) and model else lane.model or "unknown"
         lane.send_to(model)
+        replays = self.replays and client in _REPLAYS_OUTPUT
+        shared = self._shared(reported, turn, replays, model) if lane.parent is not None else None
+        if lane.parent is None or turn:
+            self.turn_prompt, self.turn_reasoned = reported.prompt, False
+        reasoning = usage.get("reasoning_tokens")
+        self.turn_reasoned = self.turn_reasoned or (isinstance(reasoning, int) and not isinstance(reasoning, bool) and reasoning > 0)
+        self.last = (reported.prompt, reported.output)
         done = parse_time_ms(interaction.get("timestamp"), f"{self.where}: {where}")
         node = f"trae-agent:{self.name}:{index}"
         self.out.append(
@@ -218,7 +253,7 @@ class _Run:
                 model=model,
                 usage=reported,
                 prefix=Prefix(f"{self.head}{model}", node, lane.parent, max(1, len(pending)),
-                              replays_output=self.replays and client in _REPLAYS_OUTPUT),
+                              replays_output=replays, shared=shared),
                 events=tuple(lane.events),
                 request_id=f"{index}",
                 source_format=NAME,
