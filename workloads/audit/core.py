@@ -86,7 +86,7 @@ from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -2918,13 +2918,18 @@ def _in_table(prices: Prices, model: str) -> bool:
         return False
 
 
-def _output_replays(requests: list[TraceRequest]) -> int:
-    """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``)."""
-    return sum(
-        r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
-        and not r.read_offset  # on a grid learned from the log's reads no response is kept
-        for r in requests
-    )
+def _output_replays(requests: list[TraceRequest]) -> tuple[int, int]:
+    """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``):
+    those read whole, and those read only as far as their reasoning (:class:`ReplayedToReasoning`)."""
+    whole = reasoning = 0
+    for r in requests:
+        if (r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
+                and not r.read_offset):  # on a grid learned from the log's reads no response is kept
+            if isinstance(r.prefix, ReplayedToReasoning):
+                reasoning += 1
+            else:
+                whole += 1
+    return whole, reasoning
 
 
 def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
@@ -3106,7 +3111,7 @@ _RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", 
 
 
 def _notes(
-    counts: _NoteCounts, heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0), ranged: int = 0
+    counts: _NoteCounts, heads: Heads, prices: Prices, replays: tuple[int, int] = (0, 0), replies: tuple[int, int] = (0, 0), ranged: int = 0
 ) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
     caching assumed, prices."""
@@ -3159,11 +3164,19 @@ def _notes(
             f"provider cache diagnostics decided {counts.diagnosed} miss(es); without them the audit's own inference "
             f"names the same cause for {agree} ({agree / counts.diagnosed:.0%})"
         )
-    if replays:
+    whole_replays, reasoning_replays = replays
+    if whole_replays:
         notes.append(
-            f"{replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
+            f"{whole_replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
             "rollouts, not documented; DeepSeek: documented; Z.AI: measured on Crush's GLM calls): the next call's read is predicted up to the previous prompt "
             "+ output; a read of the previous prompt alone is not counted as a miss"
+        )
+    if reasoning_replays:
+        notes.append(
+            f"{reasoning_replays} call(s) send their response back whole to a model whose next call reads it only as far as its "
+            "reasoning (OpenAI's gpt-5.1 to 5.3-codex: measured on Codex rollouts, not documented): the next call's read is "
+            "predicted up to the previous prompt + its logged reasoning tokens; a read of the previous prompt alone is not "
+            "counted as a miss"
         )
     kept, held = replies
     if kept:
