@@ -52,7 +52,9 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
+    FAST_SUFFIX,
     PriceRow,
+    PriceTable,
     cost_total,
     usd_sum,
 )
@@ -3187,7 +3189,7 @@ def _notes(
             "is not counted as a miss"
         )
     if prices.missing:
-        notes.append(_unpriced_note(sorted(prices.missing)))
+        notes.append(_unpriced_note(sorted(prices.missing), prices.table))
     early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
@@ -3246,15 +3248,22 @@ def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:
     return tuple(f"priced at $0 by the row {row} (a free variant, no charge a token): {', '.join(names)}" for row, names in free.items())
 
 
-def _unpriced_note(models: list[str]) -> str:
+def _unpriced_note(models: list[str], table: PriceTable | None = None) -> str:
     """The note on the models with no price row: their dollars left out, and how to price them
     (``--model-alias`` for a name that may be a gateway's or an agent's own for a priced model,
     ``--assume-model`` for calls whose log names none). Nothing is guessed: the alias is named,
-    the model it stands for left to the user."""
+    the model it stands for left to the user. A ``<model>-fast`` name of a priced model is the
+    fast-mode row the table lacks (calls with ``speed: fast``, never billed at the standard rate):
+    no alias prices those calls, so none is offered for it."""
     from prefixbench.workloads.audit.assume_model import NO_MODEL, option_misfit
 
-    named = [m for m in models if m != NO_MODEL and option_misfit(m) is None]
+    fast = [m for m in models if table is not None and _fast_of_priced(m, table)]
+    named = [m for m in models if m != NO_MODEL and m not in fast and option_misfit(m) is None]
     hints = []
+    if fast:
+        bases = ", ".join(m[: -len(FAST_SUFFIX)] for m in fast)
+        hints.append(f"{', '.join(fast)} {'is the fast-mode row' if len(fast) == 1 else 'are the fast-mode rows'} the table "
+                     f"lacks for {bases} (calls run with speed fast): no option prices them at the standard rate")
     unfit: dict[str, list[str]] = {}  # (by reason, in the models' order: the note names each name's own)
     for m in models:
         if m != NO_MODEL and (why := option_misfit(m)) is not None:
@@ -3268,6 +3277,18 @@ def _unpriced_note(models: list[str]) -> str:
     if NO_MODEL in models:
         hints.append("--assume-model MODEL names the model of the calls whose log names none")
     return f"no price for {', '.join(models)}: their dollars are left out" + "".join(f"; {hint}" for hint in hints)
+
+
+def _fast_of_priced(name: str, table: PriceTable) -> bool:
+    """Whether ``name`` is ``<model>-fast`` of a model the table prices (the fast-mode row
+    :meth:`Prices.row` found missing), not a name a log gives."""
+    if not name.endswith(FAST_SUFFIX):
+        return False
+    try:
+        table.resolve(name[: -len(FAST_SUFFIX)])
+    except UserError:
+        return False
+    return True
 
 
 def _when_early(prices: Prices, model: str) -> str:
