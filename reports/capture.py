@@ -88,9 +88,10 @@ def capture_table(rows: Sequence[CaptureRow]) -> str:
 
 def summary_lines(summary: CaptureSummary) -> list[str]:
     """The acceptance figures as text lines."""
+    share = f"{summary.main_read_share:.1%}" if summary.num_main_after_first else "none to check"
     lines = [
         f"main requests after the first: {summary.num_main_read_within}/{summary.num_main_after_first} "
-        f"with cache read within {MAIN_READ_TOLERANCE:.0%} of reported ({summary.main_read_share:.1%}; "
+        f"with cache read within {MAIN_READ_TOLERANCE:.0%} of reported ({share}; "
         f"target >= {MAIN_READ_SHARE:.0%})"
     ]
     for check in summary.compaction_checks:

@@ -52,7 +52,9 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
+    FAST_SUFFIX,
     PriceRow,
+    PriceTable,
     cost_total,
     usd_sum,
 )
@@ -86,7 +88,7 @@ from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -2918,13 +2920,18 @@ def _in_table(prices: Prices, model: str) -> bool:
         return False
 
 
-def _output_replays(requests: list[TraceRequest]) -> int:
-    """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``)."""
-    return sum(
-        r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
-        and not r.read_offset  # on a grid learned from the log's reads no response is kept
-        for r in requests
-    )
+def _output_replays(requests: list[TraceRequest]) -> tuple[int, int]:
+    """Chain calls whose next call was predicted to read their response too (see ``Prefix.replays_output``):
+    those read whole, and those read only as far as their reasoning (:class:`ReplayedToReasoning`)."""
+    whole = reasoning = 0
+    for r in requests:
+        if (r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
+                and not r.read_offset):  # on a grid learned from the log's reads no response is kept
+            if isinstance(r.prefix, ReplayedToReasoning):
+                reasoning += 1
+            else:
+                whole += 1
+    return whole, reasoning
 
 
 def _body_replies(requests: list[TraceRequest]) -> tuple[int, int]:
@@ -3106,7 +3113,7 @@ _RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", 
 
 
 def _notes(
-    counts: _NoteCounts, heads: Heads, prices: Prices, replays: int = 0, replies: tuple[int, int] = (0, 0), ranged: int = 0
+    counts: _NoteCounts, heads: Heads, prices: Prices, replays: tuple[int, int] = (0, 0), replies: tuple[int, int] = (0, 0), ranged: int = 0
 ) -> tuple[str, ...]:
     """Facts the report must state: no reported usage, unlogged heads, diagnostics, output
     caching assumed, prices."""
@@ -3159,11 +3166,19 @@ def _notes(
             f"provider cache diagnostics decided {counts.diagnosed} miss(es); without them the audit's own inference "
             f"names the same cause for {agree} ({agree / counts.diagnosed:.0%})"
         )
-    if replays:
+    whole_replays, reasoning_replays = replays
+    if whole_replays:
         notes.append(
-            f"{replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
+            f"{whole_replays} call(s) send their response back whole to a cache that keeps output (OpenAI: measured on Codex "
             "rollouts, not documented; DeepSeek: documented; Z.AI: measured on Crush's GLM calls): the next call's read is predicted up to the previous prompt "
             "+ output; a read of the previous prompt alone is not counted as a miss"
+        )
+    if reasoning_replays:
+        notes.append(
+            f"{reasoning_replays} call(s) send their response back whole to a model whose next call reads it only as far as its "
+            "reasoning (OpenAI's gpt-5.1 to 5.3-codex: measured on Codex rollouts, not documented): the next call's read is "
+            "predicted up to the previous prompt + its logged reasoning tokens; a read of the previous prompt alone is not "
+            "counted as a miss"
         )
     kept, held = replies
     if kept:
@@ -3174,7 +3189,7 @@ def _notes(
             "is not counted as a miss"
         )
     if prices.missing:
-        notes.append(_unpriced_note(sorted(prices.missing)))
+        notes.append(_unpriced_note(sorted(prices.missing), prices.table))
     early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
@@ -3233,15 +3248,22 @@ def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:
     return tuple(f"priced at $0 by the row {row} (a free variant, no charge a token): {', '.join(names)}" for row, names in free.items())
 
 
-def _unpriced_note(models: list[str]) -> str:
+def _unpriced_note(models: list[str], table: PriceTable | None = None) -> str:
     """The note on the models with no price row: their dollars left out, and how to price them
     (``--model-alias`` for a name that may be a gateway's or an agent's own for a priced model,
     ``--assume-model`` for calls whose log names none). Nothing is guessed: the alias is named,
-    the model it stands for left to the user."""
+    the model it stands for left to the user. A ``<model>-fast`` name of a priced model is the
+    fast-mode row the table lacks (calls with ``speed: fast``, never billed at the standard rate):
+    no alias prices those calls, so none is offered for it."""
     from prefixbench.workloads.audit.assume_model import NO_MODEL, option_misfit
 
-    named = [m for m in models if m != NO_MODEL and option_misfit(m) is None]
+    fast = [m for m in models if table is not None and _fast_of_priced(m, table)]
+    named = [m for m in models if m != NO_MODEL and m not in fast and option_misfit(m) is None]
     hints = []
+    if fast:
+        bases = ", ".join(m[: -len(FAST_SUFFIX)] for m in fast)
+        hints.append(f"{', '.join(fast)} {'is the fast-mode row' if len(fast) == 1 else 'are the fast-mode rows'} the table "
+                     f"lacks for {bases} (calls run with speed fast): no option prices them at the standard rate")
     unfit: dict[str, list[str]] = {}  # (by reason, in the models' order: the note names each name's own)
     for m in models:
         if m != NO_MODEL and (why := option_misfit(m)) is not None:
@@ -3255,6 +3277,18 @@ def _unpriced_note(models: list[str]) -> str:
     if NO_MODEL in models:
         hints.append("--assume-model MODEL names the model of the calls whose log names none")
     return f"no price for {', '.join(models)}: their dollars are left out" + "".join(f"; {hint}" for hint in hints)
+
+
+def _fast_of_priced(name: str, table: PriceTable) -> bool:
+    """Whether ``name`` is ``<model>-fast`` of a model the table prices (the fast-mode row
+    :meth:`Prices.row` found missing), not a name a log gives."""
+    if not name.endswith(FAST_SUFFIX):
+        return False
+    try:
+        table.resolve(name[: -len(FAST_SUFFIX)])
+    except UserError:
+        return False
+    return True
 
 
 def _when_early(prices: Prices, model: str) -> str:

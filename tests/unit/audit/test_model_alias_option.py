@@ -124,3 +124,24 @@ def test_the_unpriced_note_gives_the_true_reason_a_name_cannot_be_aliased() -> N
     assert "'a\\tb', 'c d' cannot be given to --model-alias (a space, comma or '=' in the name)" in note
     control = _unpriced_note(["a\x01b"])
     assert "'a\\x01b' cannot be given to --model-alias (an unprintable character in the name)" in control
+
+
+def test_a_fast_mode_call_without_a_fast_price_is_not_offered_an_alias(tmp_path) -> None:
+    """A call run in fast mode on a model the table holds no fast price for is missing as
+    ``<model>-fast``, a name no call gives: ``--model-alias claude-sonnet-4-5-fast=MODEL`` would
+    change nothing (before, the note suggested it). The note says which row is missing instead."""
+    import json
+    from pathlib import Path
+
+    from prefixbench.workloads.audit.core import run_audit
+
+    export = json.loads((Path(__file__).parents[1] / "logs" / "fixtures" / "otel_claude_code_traces.json").read_text())
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "speed":
+                attribute["value"] = {"stringValue": "fast"}
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(export))
+    note = next(n for n in run_audit([path]).notes if n.startswith("no price for"))
+    assert "claude-sonnet-4-5-fast is the fast-mode row the table lacks for claude-sonnet-4-5" in note, note
+    assert "=MODEL" not in note

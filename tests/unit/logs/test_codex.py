@@ -130,6 +130,23 @@ def test_a_codex_model_reads_its_previous_response_only_as_far_as_its_reasoning(
     assert (second.model, second.reported_cache_read, second.predicted_cache_read) == (model, 11392, predicted)
 
 
+@pytest.mark.parametrize(("model", "whole", "reasoning"), [("gpt-5.1-codex", 0, 2), ("gpt-5.4", 2, 0)])
+def test_the_notes_say_how_far_the_next_call_reads_a_response(model: str, whole: int, reasoning: int, tmp_path: Path) -> None:
+    """A -codex model's calls are read only as far as their reasoning: the note says so (before:
+    it said every call's next read was predicted up to the previous prompt + output)."""
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc_reasoning((10000, 0, 2000), (10000, 0, 2000), 1500)),
+        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-11-17T21:32:55.000Z", _tc_reasoning((22500, 11392, 2030), (12500, 11392, 30), 0)),
+    ]
+    path = _codex(tmp_path / "rollout-1.jsonl", lines)
+    path.write_text(path.read_text().replace('"gpt-5.1-codex"', json.dumps(model)))
+    notes = run_audit([path]).notes
+    assert [n.split(" call(s)")[0] for n in notes if "send their response back whole to a cache" in n] == ([str(whole)] if whole else [])
+    assert [n.split(" call(s)")[0] for n in notes if "reads it only as far as its reasoning" in n] == ([str(reasoning)] if reasoning else [])
+
+
 # Later Codex (about 0.128 to 0.154+, CLI and Codex Desktop): an ordinal on every record, and a
 # first session_meta saying what the thread is. Fixtures built from what public readers of
 # these rollouts document (see docs/formats.md, codex).

@@ -101,3 +101,13 @@ def test_agentic_mooncake_errors_name_the_line(tmp_path: Path, header: dict, row
     line = 1 if header else 2
     with pytest.raises(UserError, match=rf"bad.jsonl:{line}: .*{message}"):
         run_audit([path])
+
+
+def test_agentic_mooncake_row_without_ids_is_refused(tmp_path: Path) -> None:
+    """formats.md: a row without its ids is one error line naming it (before: read as no blocks,
+    so its whole input was predicted cold)."""
+    row = agentic_row("r", "p", "s", [1], 0.0, 4)
+    del row["hash_ids"]
+    path = write_jsonl(tmp_path / "bad.jsonl", [AGENTIC_HEADER, row])
+    with pytest.raises(UserError, match=r"bad.jsonl:2: an Agentic Mooncake request without hash_ids"):
+        run_audit([path])

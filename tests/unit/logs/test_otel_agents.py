@@ -336,6 +336,8 @@ def test_claude_code_llm_request_spans_are_its_calls_where_it_exports_traces_onl
     assert [r.request_id for r in requests] == ["req_011CTaaaaaaaaaaaaaaaaaa1", "req_011CTaaaaaaaaaaaaaaaaaa2"]
     assert summary.agent == "claude-code" and summary.skipped == ()
     assert any(note.startswith("2 Claude Code call(s) (claude_code.llm_request spans)") for note in summary.notes)
+    # Sent at the span's start, and the note says so (before: "the record's time less its duration_ms").
+    assert any(note.endswith("read as a chain in send order (a span's start)") for note in summary.notes), summary.notes
 
 
 T_TRACES = 1790500000

@@ -244,3 +244,10 @@ def test_replay_reports_predicted_beside_reported(tmp_path: Path):
     assert (summary.num_main_after_first, summary.num_side, summary.num_side_predicted_uncached) == (1, 1, 1)
     table = capture_table(rows)
     assert "main requests after the first:" in table and "side calls: 1/1 predicted fully uncached" in table
+
+
+def test_a_capture_of_one_main_request_claims_no_share(tmp_path: Path):
+    # No main request after the first: 0/0 is no share to check (before: printed as 100.0%).
+    path = write(tmp_path, make_line(main_body({"role": "user", "content": "hi"}), usage(write=0), sent=0))
+    table = capture_table(replay_capture(path))
+    assert "main requests after the first: 0/0 with cache read within 3% of reported (none to check; target >= 90%)" in table

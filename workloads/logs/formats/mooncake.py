@@ -122,7 +122,9 @@ def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict
     if not all(isinstance(n, str) and n for n in names):
         raise UserError(f"{where}: request_id, play_id and session_id must be non-empty strings")
     _, play, session = names
-    hashes = value.get("hash_ids", [])
+    if "hash_ids" not in value:
+        raise UserError(f"{where}: an Agentic Mooncake request without hash_ids")
+    hashes = value["hash_ids"]
     if not isinstance(hashes, list) or not all(type(h) is int and 0 <= h < 1 << 64 for h in hashes):
         raise UserError(f"{where}: hash_ids must be a list of non-negative 64-bit integers")
     start = value.get("not_before_ms")

@@ -805,8 +805,10 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
              for agent in AGENTS if (n := counted.get(agent.agent))]
     notes += [own.note(agent) for agent in AGENTS if (own := own_costs.get(agent.agent)) is not None and own.calls]
     if out:
-        notes.append("agent events carry no prompt bodies: each session's calls of one model are read as a chain in send order "
-                     "(the record's time less its duration_ms where given)")
+        spans = sum(from_spans.values())
+        when = ("a span's start" if spans == len(out) else "the record's time less its duration_ms where given"
+                + ("; a span's start" if spans else ""))
+        notes.append(f"agent events carry no prompt bodies: each session's calls of one model are read as a chain in send order ({when})")
     notes += [f"{n} {agent} failed call(s) (api_error events): no usage, not counted" for agent, n in sorted(failed.items())]
     return out, skipped, notes, counted
 
