@@ -106,6 +106,20 @@ def _tc_reasoning(total: tuple[int, int, int], last: tuple[int, int, int], reaso
     return event
 
 
+def _reasoning_rollout(tmp_path: Path, model: str) -> Path:
+    """Two calls of one turn on ``model``: the first reasons 1,500 of its 2,000 output tokens, the
+    second reads 11,392."""
+    lines = [
+        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
+        ("2025-11-17T21:32:50.000Z", _tc_reasoning((10000, 0, 2000), (10000, 0, 2000), 1500)),
+        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        ("2025-11-17T21:32:55.000Z", _tc_reasoning((22500, 11392, 2030), (12500, 11392, 30), 0)),
+    ]
+    path = _codex(tmp_path / "rollout-1.jsonl", lines)
+    path.write_text(path.read_text().replace('"gpt-5.1-codex"', json.dumps(model)))
+    return path
+
+
 @pytest.mark.parametrize(("model", "predicted"), [
     # gpt-5.1-codex: the first prompt + its 1,500 reasoning tokens (11,500, floored: 11,392),
     # not + the whole 2,000-token response (11,904 before).
@@ -118,14 +132,7 @@ def test_a_codex_model_reads_its_previous_response_only_as_far_as_its_reasoning(
     """OpenAI's gpt-5.1 to 5.3-codex: the next call of a turn reads the previous prompt and that
     call's reasoning tokens (the token count's ``reasoning_output_tokens``), not its visible
     output (ProviderRules.output_read_to_reasoning, measured in BearTDK6/ba-pro's Codex home)."""
-    lines = [
-        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
-        ("2025-11-17T21:32:50.000Z", _tc_reasoning((10000, 0, 2000), (10000, 0, 2000), 1500)),
-        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
-        ("2025-11-17T21:32:55.000Z", _tc_reasoning((22500, 11392, 2030), (12500, 11392, 30), 0)),
-    ]
-    path = _codex(tmp_path / "rollout-1.jsonl", lines)
-    path.write_text(path.read_text().replace('"gpt-5.1-codex"', json.dumps(model)))
+    path = _reasoning_rollout(tmp_path, model)
     second = run_audit([path]).rows[1]
     assert (second.model, second.reported_cache_read, second.predicted_cache_read) == (model, 11392, predicted)
 
@@ -134,14 +141,7 @@ def test_a_codex_model_reads_its_previous_response_only_as_far_as_its_reasoning(
 def test_the_notes_say_how_far_the_next_call_reads_a_response(model: str, whole: int, reasoning: int, tmp_path: Path) -> None:
     """A -codex model's calls are read only as far as their reasoning: the note says so (before:
     it said every call's next read was predicted up to the previous prompt + output)."""
-    lines = [
-        ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
-        ("2025-11-17T21:32:50.000Z", _tc_reasoning((10000, 0, 2000), (10000, 0, 2000), 1500)),
-        ("2025-11-17T21:32:52.000Z", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
-        ("2025-11-17T21:32:55.000Z", _tc_reasoning((22500, 11392, 2030), (12500, 11392, 30), 0)),
-    ]
-    path = _codex(tmp_path / "rollout-1.jsonl", lines)
-    path.write_text(path.read_text().replace('"gpt-5.1-codex"', json.dumps(model)))
+    path = _reasoning_rollout(tmp_path, model)
     notes = run_audit([path]).notes
     assert [n.split(" call(s)")[0] for n in notes if "send their response back whole to a cache" in n] == ([str(whole)] if whole else [])
     assert [n.split(" call(s)")[0] for n in notes if "reads it only as far as its reasoning" in n] == ([str(reasoning)] if reasoning else [])
