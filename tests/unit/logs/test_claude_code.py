@@ -1238,6 +1238,10 @@ def test_claude_code_forked_session_alone_counts_no_call_of_its_source(tmp_path:
         "the source session's call a forked session's transcript copies (forkedFrom): counted in that session's transcript"] * 2
     assert fork.call_parents == ("req_s2",)
     assert any("copying 2 call(s) of session a1c9-source" in note for note in fork.notes)
+    # The reader's note does not claim the read was measured against the source's call: the
+    # source is not read here (before: "measured against what that call left cached", alone).
+    copied = next(note for note in fork.notes if "forkedFrom" in note)
+    assert copied.endswith("where its log is in the audit (else the head's)")
     result = run_audit([project])
     assert any("1 lane start(s) extend a call of another thread whose log is not in this audit (b7f0-fork.jsonl:" in note
                for note in result.notes)

@@ -1110,12 +1110,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     final = tuple((req.key, _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")[1]) for req in walk.final)
     if walk.restated:
         notes += ("a fork subagent's transcript (fork-context-ref): its first call extends the parent's call that spawned "
-                  "it (the restated message's request id), measured against what that call left cached",)
+                  "it (the restated message's request id), measured against what that call left cached where its log "
+                  "is in the audit (else the head's)",)
     if walk.copied:
         notes += (f"a forked session's transcript (forkedFrom: /branch, or the Agent SDK's forkSession) copying "
                   f"{len(walk.copied):,} call(s) of session {', '.join(sorted(walk.copied_from))}: counted in that "
                   "session's transcript, not here; the fork's first call extends the last call it copied (by its "
-                  "request id), measured against what that call left cached",)
+                  "request id), measured against what that call left cached where its log is in the audit (else the "
+                  "head's)",)
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
                             call_parents=tuple(sorted(walk.linked)))
 

@@ -1058,7 +1058,8 @@ def _notes(session: _Session) -> tuple[str, ...]:
     forks = len(session.fork_linked) + len(session.fork_starts)
     if forks:
         notes.append(f"{forks:,} Qwen Code fork subagent(s) (agent_bootstrap, kind fork): the first call extends the parent's "
-                     "call that spawned it (named by its function call's id), measured against what that call left cached")
+                     "call that spawned it (named by its function call's id), measured against what that call left cached "
+                     "where its log is in the audit (else the head's)")
     if session.fork_unnamed:
         notes.append(f"{session.fork_unnamed:,} Qwen Code fork subagent(s) whose bootstrap history names no function call of "
                      "the parent's: not linked, measured from the head")
