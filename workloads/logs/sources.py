@@ -380,8 +380,9 @@ def _one_object_reason(path: Path) -> str | None:
     kiro = next((found for value in values if isinstance(value, dict) and (found := kiro_session(value)) is not None), None)
     if kiro is not None:
         return HEADLESS + kiro
-    if isinstance(values[0], dict) and continue_cli.ide_session(values[0]) is not None:
-        return HEADLESS + continue_cli.IDE_SESSION
+    continued = continue_cli.ide_session(values[0]) if isinstance(values[0], dict) else None
+    if continued is not None:  # (the extensions' session, or the 2023 Python server's: each its own refusal)
+        return HEADLESS + continued
     if isinstance(values[0], dict) and is_augment_session(values[0]):
         return HEADLESS + AUGMENT_SESSION
     for value in values:

@@ -150,6 +150,12 @@ def test_a_session_of_the_2023_python_server_is_refused_in_one_line(tmp_path: Pa
     path = tmp_path / f"{SID}.json"
     path.write_text(json.dumps(doc, indent=2))
     _refused_in_one_line(path, "a Continue session of its 2023 Python server", PYTHON_SERVER_SESSION)
+    # A folder walk says the same of it (before: the extensions' no-usage session's note, which
+    # names another shape and other agents), and audits the cn session beside it.
+    _session(tmp_path / "cn.json", [_item("user", "hi"), _item("assistant", "ok", _anthropic(1, 2, 3, 0))])
+    marked = dict(find_log_files([tmp_path]))
+    assert marked[tmp_path / "cn.json"] is None
+    assert marked[path] is not None and PYTHON_SERVER_SESSION in marked[path] and IDE_SESSION not in marked[path]
 
 
 @pytest.mark.parametrize(
