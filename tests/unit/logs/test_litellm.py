@@ -221,6 +221,32 @@ def test_a_page_of_the_paginated_spend_logs_endpoints_is_its_rows() -> None:
     assert requests[1].prefix.parent == requests[0].prefix.node
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("names", [("page-1.json", "page-2.json"), ("page-2.json", "page-1.json")])
+def test_overlapping_pages_count_each_row_once(tmp_path: Path, names: tuple[str, str], jobs: int) -> None:
+    """Pages fetched one after another overlap where rows were added between the fetches (newest
+    first: the last row of one page is the first of the next). Each request id is counted once,
+    whichever page is read first (before: req-1 twice, 4 calls of 3); in workers the same."""
+    import functools
+
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.runs.execute import map_runs
+
+    first = json.loads(PAGE.read_text())
+    second = dict(first, page=2, data=[first["data"][-1], row("req-0", "2026-10-05T08:00:00Z", spend=0.01,
+                                                                  prompt_tokens=100, completion_tokens=10, total_tokens=110)])
+    (tmp_path / names[0]).write_text(json.dumps(first))
+    (tmp_path / names[1]).write_text(json.dumps(second))
+    requests, summaries = load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=jobs))
+    assert sorted(r.request_id for r in requests) == ["req-0", "req-1", "req-2"]
+    # page-2.json is read second: the second page's req-1 is its data[0], the first page's its data[2].
+    at = "data[0]" if names[1] == "page-2.json" else "data[2]"
+    assert [why for _, why in summaries[1].skipped if "already counted" in why] == [
+        f"{at}: request req-1 already counted (pages of the paginated endpoints overlap where rows were added between "
+        "fetches; an export saved twice)"]
+    assert run_audit([tmp_path]).totals.requests == 3
+
+
 def test_a_page_holding_something_else_than_rows_is_refused_in_one_line(tmp_path: Path) -> None:
     # (detected from its first rows; a later element that is no row is refused where it is)
     page = json.loads(PAGE.read_text())
