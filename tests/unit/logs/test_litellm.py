@@ -247,6 +247,26 @@ def test_overlapping_pages_count_each_row_once(tmp_path: Path, names: tuple[str,
     assert run_audit([tmp_path]).totals.requests == 3
 
 
+def test_a_page_whose_every_row_another_page_counted_is_no_error(tmp_path: Path) -> None:
+    # A page fetched again with the same rows (its total grown by rows it no longer shows, so not
+    # the same bytes): its rows are the other's, nothing is its own. Before the rows were counted
+    # once, this file is no error either.
+    page = json.loads(PAGE.read_text())
+    (tmp_path / "page-1.json").write_text(json.dumps(page))
+    (tmp_path / "page-1-again.json").write_text(json.dumps(dict(page, total=page["total"] + 1)))
+    result = run_audit([tmp_path])
+    assert result.totals.requests == 2
+    _, summaries = load_trace_of(tmp_path)
+    assert Path(summaries[1].file).name == "page-1.json" and summaries[1].requests == 0 and summaries[1].notes == (
+        "every served row (2) already counted from an earlier file of the audit: nothing of this file's own",)
+
+
+def load_trace_of(path: Path):
+    from prefixbench.workloads.audit.core import load_trace
+
+    return load_trace([path])
+
+
 def test_a_page_holding_something_else_than_rows_is_refused_in_one_line(tmp_path: Path) -> None:
     # (detected from its first rows; a later element that is no row is refused where it is)
     page = json.loads(PAGE.read_text())

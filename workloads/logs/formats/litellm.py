@@ -212,6 +212,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped: list[tuple[int, str]] = []
     seen_any = False
     counted: set[str] = set()  # the request ids of this file's rows, counted once
+    repeated = 0  # rows an earlier row or file counted
     for record in objects(path, records, " (a LiteLLM spend-log row)"):
         seen_any = True
         where = f"{name}:{record.line}"
@@ -233,6 +234,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 if rid in counted or f"{LITELLM_ROW}{rid}" in ctx.claude_requests:
                     skipped.append((record.line, f"{label}request {rid} already counted (pages of the paginated endpoints "
                                     "overlap where rows were added between fetches; an export saved twice)"))
+                    repeated += 1
                     continue
                 counted.add(rid)
             metadata = as_dict(_json_field(row.get("metadata"), where, "metadata"))
@@ -287,6 +289,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         )
         last_node[lane] = node
+    if not out and repeated:
+        # A page or export whose every served row another file counted: nothing of its own, no error.
+        return out, FileSummary(name, NAME, 0, tuple(skipped), (
+            f"every served row ({repeated}) already counted from an earlier file of the audit: nothing of this file's own",))
     if not out:
         raise UserError(f"{name}:1: no served chat calls among {len(skipped)} spend-log rows")
     notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
