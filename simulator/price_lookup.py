@@ -28,6 +28,9 @@ class Prices:
         self.table = table or load_prices()
         self.as_of = as_of
         self.missing: set[str] = set()
+        #: Of ``missing``, the ``<model>-fast`` names of fast-mode rows the table lacks for calls
+        #: run with ``speed: fast`` (:meth:`row`): names no log gives, which no alias prices.
+        self.fast_missing: set[str] = set()
         #: Models priced at their first row for a time before it (model -> that row's effective date).
         self.early: dict[str, str] = {}
         #: Models a row was in force for at some request (with ``early``: a model priced early at
@@ -65,6 +68,7 @@ class Prices:
                 except UserError:
                     self._fast[model] = None
                     self.missing.add(f"{self._resolved(model)}-fast")
+                    self.fast_missing.add(f"{self._resolved(model)}-fast")
             fast = self._fast[model]
             if fast is None:
                 return None

@@ -54,7 +54,6 @@ from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
     FAST_SUFFIX,
     PriceRow,
-    PriceTable,
     cost_total,
     usd_sum,
 )
@@ -1030,6 +1029,7 @@ def audit_requests(
             heads.token_scales.update(passed.token_scales)
             heads.last_sizes.update(passed.last_sizes)
             prices.missing |= passed.missing
+            prices.fast_missing |= passed.fast_missing
         compactions = [c for _, c in sorted(found, key=lambda kc: kc[0])]  # in send order, as one pass finds them
         del found, passes
     # The pass's working state (the chain model, the histories, the clock) is not needed to sum
@@ -1076,6 +1076,7 @@ class _Passed(msgspec.Struct):
     token_scales: dict[Key, TokenScale]
     last_sizes: dict[tuple[str, str], tuple[int, int]]
     missing: set[str]
+    fast_missing: set[str]
 
 
 def upstream_key(r: TraceRequest) -> str:
@@ -1168,7 +1169,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         lane_index[lane_key] += 1
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
-    return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing)
+    return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing, prices.fast_missing)
 
 
 #: :func:`node_uses`'s count of a node kept to the pass's end (its name is another request's
@@ -3189,7 +3190,7 @@ def _notes(
             "is not counted as a miss"
         )
     if prices.missing:
-        notes.append(_unpriced_note(sorted(prices.missing), prices.table))
+        notes.append(_unpriced_note(sorted(prices.missing), prices.fast_missing))
     early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
@@ -3248,16 +3249,17 @@ def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:
     return tuple(f"priced at $0 by the row {row} (a free variant, no charge a token): {', '.join(names)}" for row, names in free.items())
 
 
-def _unpriced_note(models: list[str], table: PriceTable | None = None) -> str:
+def _unpriced_note(models: list[str], fast_rows: Collection[str] = ()) -> str:
     """The note on the models with no price row: their dollars left out, and how to price them
     (``--model-alias`` for a name that may be a gateway's or an agent's own for a priced model,
     ``--assume-model`` for calls whose log names none). Nothing is guessed: the alias is named,
-    the model it stands for left to the user. A ``<model>-fast`` name of a priced model is the
-    fast-mode row the table lacks (calls with ``speed: fast``, never billed at the standard rate):
-    no alias prices those calls, so none is offered for it."""
+    the model it stands for left to the user. A name of ``fast_rows`` (:attr:`Prices.fast_missing`)
+    is the fast-mode row the table lacks for calls with ``speed: fast`` (never billed at the
+    standard rate), a name no call gives: no alias prices those calls, so none is offered for it.
+    A log's own name that merely ends in ``-fast`` is offered the alias as any other."""
     from prefixbench.workloads.audit.assume_model import NO_MODEL, option_misfit
 
-    fast = [m for m in models if table is not None and _fast_of_priced(m, table)]
+    fast = [m for m in models if m in fast_rows]
     named = [m for m in models if m != NO_MODEL and m not in fast and option_misfit(m) is None]
     hints = []
     if fast:
@@ -3277,18 +3279,6 @@ def _unpriced_note(models: list[str], table: PriceTable | None = None) -> str:
     if NO_MODEL in models:
         hints.append("--assume-model MODEL names the model of the calls whose log names none")
     return f"no price for {', '.join(models)}: their dollars are left out" + "".join(f"; {hint}" for hint in hints)
-
-
-def _fast_of_priced(name: str, table: PriceTable) -> bool:
-    """Whether ``name`` is ``<model>-fast`` of a model the table prices (the fast-mode row
-    :meth:`Prices.row` found missing), not a name a log gives."""
-    if not name.endswith(FAST_SUFFIX):
-        return False
-    try:
-        table.resolve(name[: -len(FAST_SUFFIX)])
-    except UserError:
-        return False
-    return True
 
 
 def _when_early(prices: Prices, model: str) -> str:

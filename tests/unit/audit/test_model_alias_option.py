@@ -145,3 +145,22 @@ def test_a_fast_mode_call_without_a_fast_price_is_not_offered_an_alias(tmp_path)
     note = next(n for n in run_audit([path]).notes if n.startswith("no price for"))
     assert "claude-sonnet-4-5-fast is the fast-mode row the table lacks for claude-sonnet-4-5" in note, note
     assert "=MODEL" not in note
+
+
+def test_a_logged_model_named_like_a_fast_row_is_still_offered_an_alias(tmp_path) -> None:
+    """A log that names a model ``claude-sonnet-4-5-fast`` itself (a gateway's name; the calls run
+    at standard speed) is a name --model-alias prices: the note offers the alias and does not say
+    the calls ran in fast mode. Before, any missing ``<priced model>-fast`` was taken for a
+    fast-mode row the table lacks (a name no call gives), and the working alias was withheld."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    export = json.loads((Path(__file__).parents[1] / "logs" / "fixtures" / "otel_claude_code_traces.json").read_text())
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] == "model":
+                attribute["value"] = {"stringValue": "claude-sonnet-4-5-fast"}
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(export))
+    note = next(n for n in run_audit([path]).notes if n.startswith("no price for"))
+    assert "fast-mode row" not in note, note
+    assert "--model-alias claude-sonnet-4-5-fast=MODEL" in note, note

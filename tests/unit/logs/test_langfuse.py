@@ -85,6 +85,17 @@ def test_a_raw_string_input_that_is_no_json_holds_no_messages(tmp_path: Path) ->
     assert [r.body for r in requests] == [None, None] and any("read as chains" in note for note in summary.notes)
 
 
+def test_a_raw_string_input_nested_past_the_parser_holds_no_messages(tmp_path: Path) -> None:
+    # JSON text nested deeper than the parser goes: no messages, as other text that cannot be
+    # read (before: a RecursionError traceback).
+    page = json.loads((FIXTURES / "langfuse-v2.json").read_text())
+    page["data"][0]["input"] = "[" * 100_000 + "]" * 100_000
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(page))
+    requests, _ = read(path)
+    assert requests[0].body is None and len(requests) == 2
+
+
 def test_the_openai_integration_splits_cached_tokens_out_of_input() -> None:
     # Langfuse subtracts prompt_tokens_details from input (input_cached_tokens) and the completion
     # details from output (output_reasoning_tokens): both are added back. The third generation's

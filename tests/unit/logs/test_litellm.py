@@ -221,6 +221,52 @@ def test_a_page_of_the_paginated_spend_logs_endpoints_is_its_rows() -> None:
     assert requests[1].prefix.parent == requests[0].prefix.node
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("names", [("page-1.json", "page-2.json"), ("page-2.json", "page-1.json")])
+def test_overlapping_pages_count_each_row_once(tmp_path: Path, names: tuple[str, str], jobs: int) -> None:
+    """Pages fetched one after another overlap where rows were added between the fetches (newest
+    first: the last row of one page is the first of the next). Each request id is counted once,
+    whichever page is read first (before: req-1 twice, 4 calls of 3); in workers the same."""
+    import functools
+
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.runs.execute import map_runs
+
+    first = json.loads(PAGE.read_text())
+    second = dict(first, page=2, data=[first["data"][-1], row("req-0", "2026-10-05T08:00:00Z", spend=0.01,
+                                                                  prompt_tokens=100, completion_tokens=10, total_tokens=110)])
+    (tmp_path / names[0]).write_text(json.dumps(first))
+    (tmp_path / names[1]).write_text(json.dumps(second))
+    requests, summaries = load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=jobs))
+    assert sorted(r.request_id for r in requests) == ["req-0", "req-1", "req-2"]
+    # page-2.json is read second: the second page's req-1 is its data[0], the first page's its data[2].
+    at = "data[0]" if names[1] == "page-2.json" else "data[2]"
+    assert [why for _, why in summaries[1].skipped if "already counted" in why] == [
+        f"{at}: request req-1 already counted (pages of the paginated endpoints overlap where rows were added between "
+        "fetches; an export saved twice)"]
+    assert run_audit([tmp_path]).totals.requests == 3
+
+
+def test_a_page_whose_every_row_another_page_counted_is_no_error(tmp_path: Path) -> None:
+    # A page fetched again with the same rows (its total grown by rows it no longer shows, so not
+    # the same bytes): its rows are the other's, nothing is its own. Before the rows were counted
+    # once, this file is no error either.
+    page = json.loads(PAGE.read_text())
+    (tmp_path / "page-1.json").write_text(json.dumps(page))
+    (tmp_path / "page-1-again.json").write_text(json.dumps(dict(page, total=page["total"] + 1)))
+    result = run_audit([tmp_path])
+    assert result.totals.requests == 2
+    _, summaries = load_trace_of(tmp_path)
+    assert Path(summaries[1].file).name == "page-1.json" and summaries[1].requests == 0 and summaries[1].notes == (
+        "every served row (2) already counted from an earlier file of the audit: nothing of this file's own",)
+
+
+def load_trace_of(path: Path):
+    from prefixbench.workloads.audit.core import load_trace
+
+    return load_trace([path])
+
+
 def test_a_page_holding_something_else_than_rows_is_refused_in_one_line(tmp_path: Path) -> None:
     # (detected from its first rows; a later element that is no row is refused where it is)
     page = json.loads(PAGE.read_text())

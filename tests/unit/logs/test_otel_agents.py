@@ -362,6 +362,47 @@ def test_claude_code_spans_beside_its_api_request_events_are_not_counted_again(t
     assert any(note.startswith("2 Claude Code call(s) (claude_code.api_request events)") for note in summary.notes)
 
 
+def _claude_logs_of(export: dict) -> dict:
+    """The api_request events Claude Code's logs exporter writes for the calls of its traces'
+    llm_request spans (one request_id each)."""
+    records = []
+    for span in _llm_spans(export):
+        attributes = [a for a in span["attributes"] if a["key"] not in ("span.type", "llm_request.context", "ttft_ms", "gen_ai.system", "gen_ai.request.model")]
+        records.append({"timeUnixNano": span["endTimeUnixNano"], "body": {"stringValue": "claude_code.api_request"},
+                        "attributes": attributes + [{"key": "event.name", "value": {"stringValue": "api_request"}}]})
+    return {"resourceLogs": [{"resource": export["resourceSpans"][0]["resource"], "scopeLogs": [{"logRecords": records}]}]}
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("names", [("a-logs.jsonl", "b-traces.jsonl"), ("b-logs.jsonl", "a-traces.jsonl")])
+def test_claude_code_traces_and_logs_written_apart_count_each_call_once(tmp_path: Path, names: tuple[str, str], jobs: int) -> None:
+    """A collector writing each signal to its own file (the traces in one, the logs in another):
+    each call is a span of one file and an api_request event of the other, one request_id. Counted
+    once, whichever file is read first (before: twice, 4 calls of 2). Read in workers, the same."""
+    import functools
+
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.runs.execute import map_runs
+
+    export = json.loads(CLAUDE_TRACES.read_text())
+    (tmp_path / names[0]).write_text(json.dumps(_claude_logs_of(export)) + "\n")
+    (tmp_path / names[1]).write_text(json.dumps(export) + "\n")
+    result = run_audit([tmp_path])
+    assert (result.totals.requests, result.totals.cache_read, result.totals.cache_write) == (2, 18650, 19890)
+    first = sorted(tmp_path.iterdir())[0]
+    requests, summaries = load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=jobs))
+    assert [Path(r.file) for r in requests] == [first, first]
+    later = next(s for s in summaries if Path(s.file) != first)
+    assert later.requests == 0
+    assert [why for _, why in later.skipped] == [
+        f"Claude Code {'span' if 'traces' in Path(later.file).name else 'event'}: request {rid} already counted from another file "
+        "of the export (its traces and logs written apart, or an export sent twice)" for rid in _request_ids(export)]
+
+
+def _request_ids(export: dict) -> list[str]:
+    return [a["value"]["stringValue"] for span in _llm_spans(export) for a in span["attributes"] if a["key"] == "request_id"]
+
+
 def test_a_claude_code_span_in_fast_mode_is_billed_at_the_fast_price(tmp_path: Path) -> None:
     """The span names the call's ``speed`` (``fast`` or ``normal``), which the api_request event
     does not: a fast call's usage says so (priced at the model's fast row)."""

@@ -281,7 +281,7 @@ def _messages(raw: object) -> tuple[list | None, list | None]:
     if isinstance(raw, str) and raw.lstrip()[:1] in ("[", "{"):
         try:
             raw = msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # not JSON, or nested past the parser
             return None, None
     if isinstance(raw, dict):
         messages = raw.get("messages")

@@ -199,12 +199,20 @@ def _vertex_note(calls: Counter[tuple[str, str]]) -> str | None:
             f"models 10% more (Anthropic's Claude on Vertex AI page): {'; '.join(where)}")
 
 
+#: Beside a row's request id in :attr:`ImportContext.claude_requests`: a LiteLLM call counted,
+#: asked of the files after it (saved pages of ``/spend/logs/ui`` overlap: newest first, a row
+#: added between two fetches pushes the last row of one page to the top of the next).
+LITELLM_ROW = "litellm row: "
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The calls of a spend-log export; see the module doc."""
     name = str(path)
     rows: list[_Row] = []
     skipped: list[tuple[int, str]] = []
     seen_any = False
+    counted: set[str] = set()  # the request ids of this file's rows, counted once
+    repeated = 0  # rows an earlier row or file counted
     for record in objects(path, records, " (a LiteLLM spend-log row)"):
         seen_any = True
         where = f"{name}:{record.line}"
@@ -221,11 +229,20 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if any(kind in str(row.get("call_type", "")).lower() for kind in _OTHER_CALLS):
                 skipped.append((record.line, f"{label}{row.get('call_type')} call: no prompt to cache"))
                 continue
+            rid = row.get("request_id", row.get("id"))
+            if isinstance(rid, str) and rid:
+                if rid in counted or f"{LITELLM_ROW}{rid}" in ctx.claude_requests:
+                    skipped.append((record.line, f"{label}request {rid} already counted (pages of the paginated endpoints "
+                                    "overlap where rows were added between fetches; an export saved twice)"))
+                    repeated += 1
+                    continue
+                counted.add(rid)
             metadata = as_dict(_json_field(row.get("metadata"), where, "metadata"))
             usage, reported = _usage_of(row, metadata, where)
             rows.append(_Row(record, usage, reported, row, place))
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no spend-log rows")
+    ctx.claude_requests.update(f"{LITELLM_ROW}{rid}" for rid in sorted(counted))
     included = gateway_usage.writes_in_prompt((r.usage, f"{name}:{r.record.line}") for r in rows)
     rows.sort(key=lambda r: (str(r.value.get("startTime") or ""), r.record.line))
     out: list[TraceRequest] = []
@@ -272,6 +289,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         )
         last_node[lane] = node
+    if not out and repeated:
+        # A page or export whose every served row another file counted: nothing of its own, no error.
+        return out, FileSummary(name, NAME, 0, tuple(skipped), (
+            f"every served row ({repeated}) already counted from an earlier file of the audit: nothing of this file's own",))
     if not out:
         raise UserError(f"{name}:1: no served chat calls among {len(skipped)} spend-log rows")
     notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)

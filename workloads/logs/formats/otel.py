@@ -590,7 +590,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                      "apart wrote is unknown, their whole prompt is what the next call may read")
     if out:
         notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
-    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, len(out))
+    agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, len(out), ctx)
     for agent, n in counted.items():
         agents_named[AGENT_FORMATS.get(agent, agent)] += n
     out += agent_out
@@ -720,8 +720,14 @@ class _OwnCosts:
         return said
 
 
+#: Beside an agent's name and a request id in :attr:`ImportContext.claude_requests`: a call of an
+#: agent's own event or span counted from an OpenTelemetry export (no transcript's request id
+#: starts so), asked of the files after it.
+OTEL_CALL = "otel call: "
+
+
 def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[Span],
-                 seq: int) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str], dict[str, int]]:
+                 seq: int, ctx: ImportContext) -> tuple[list[TraceRequest], list[tuple[int, str]], list[str], dict[str, int]]:
     """The calls of agents' own per-call events (:mod:`.otel_agents`): each session's calls of one
     model a chain in send order, its usage read the agent's way."""
     skipped: list[tuple[int, str]] = []
@@ -743,6 +749,9 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         calls.append((span, agent, where, sent, done))
     calls.sort(key=lambda c: (c[3] is None, c[3] or 0, c[0].line))
     # An export sent twice (a collector's retry) repeats a call's event: its request id says so.
+    # So does another file of the export, where its signals are written apart (Claude Code's
+    # llm_request span in the traces' file, its api_request event in the logs'): counted once,
+    # by the file read first (:data:`OTEL_CALL` marks its key among the counted request ids).
     seen: set[str] = set()
     kept = []
     for call in calls:
@@ -751,8 +760,16 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             if request_id in seen:
                 skipped.append((call[0].line, f"{call[1].agent} event: repeats request {request_id}'s (an export sent twice)"))
                 continue
+            if f"{OTEL_CALL}{call[1].agent}:{request_id}" in ctx.claude_requests:
+                skipped.append((call[0].line, f"{call[1].agent} {'event' if call[0].event is not None else 'span'}: request "
+                                f"{request_id} already counted from another file of the export (its traces and logs written "
+                                "apart, or an export sent twice)"))
+                continue
             seen.add(request_id)
         kept.append(call)
+    for call in kept:
+        if isinstance(request_id := call[0].attributes.get("request_id"), str) and request_id:
+            ctx.claude_requests.add(f"{OTEL_CALL}{call[1].agent}:{request_id}")
     calls = kept
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
