@@ -4,7 +4,8 @@ mini-swe-agent FormatError message keeping its response, an OpenHands 1.x System
 agent-traces conversation's ``hash_id_scope``, a Trae nudge, a Codex ``-codex`` model's reasoning
 token counts, Gemini CLI's api_response beside gen_ai records, Claude Code's llm_request spans,
 a LiteLLM spend-logs page and a Langfuse v2 raw-string input. One file of the log gets up to
-three structural edits (any JSON value or a nasty scalar at any place, or a key deleted), is
+three structural edits (any JSON value or a nasty scalar at any place, or a key deleted), and
+at times JSON text or nesting that broke a reader once (:data:`EMBEDDED`) at one place; it is
 written as lines or pretty-printed, and may be read under any ``--input``: ``audit`` ends in exit 0
 or one line of exit 2, never an exception or a hang."""
 
@@ -131,6 +132,45 @@ LOGS: dict[str, Callable[[Path], Path]] = {
 }
 
 
+#: Values that broke this round's readers: JSON text nested deeper than a decoder goes, or
+#: holding a lone surrogate (a raw-string input), and arrays nested just within or past what
+#: ``json`` reads (an OpenHands event's tools), written in place of ``_DEEP<n>``.
+EMBEDDED = ("[" * 3000 + "]" * 3000, '[{"role": "user", "content": "a\ud800"}]', '{"messages": [{"role": "user", "content": "\udc00"}]}',
+            "[1e999]", '{"messages": [{"role": "user", "content": "hi"}]}', "_DEEP150", "_DEEP970", "_DEEP980", "_DEEP985")
+
+
+#: Fields holding a body or a head, JSON text at times.
+HOT = frozenset(("input", "tools", "system_prompt", "metadata", "response", "replay_config", "messages", "history", "query",
+                 "input_messages", "content", "text"))
+
+
+def _embed(doc: object, place: int, value: str) -> object:
+    """``doc`` with its ``place``-th string or container (depth first, ``place`` wrapped) set to ``value``."""
+    spots: list[tuple[object, object]] = []
+
+    def walk(node: object) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in items:
+            if isinstance(child, (str, list, dict)):
+                spots.append((node, key))
+            walk(child)
+
+    walk(doc)
+    # Half the time a field that holds a body or a head (where JSON text and nesting are read).
+    hot = [spot for spot in spots if spot[1] in HOT]
+    spots = hot if hot and place % 2 else spots
+    if spots:
+        node, key = spots[place // 2 % len(spots)]
+        node[key] = value  # type: ignore[index]
+    return doc
+
+
+def _deep(text: str) -> str:
+    for depth in (150, 970, 980, 985):
+        text = text.replace(f'"_DEEP{depth}"', "[" * depth + "]" * depth)
+    return text
+
+
 def _load(path: Path) -> tuple[bool, object]:
     """``(is_lines, document)``: a JSON-lines file as the list of its rows."""
     text = path.read_text()
@@ -152,11 +192,13 @@ def test_this_rounds_readers_end_cleanly_on_edited_logs(importer_examples):
             target = LOGS[name](root)
             lines, doc = _load(target)
             doc = data.draw(edited(st.just(doc), max_edits=3))
+            if data.draw(st.integers(0, 3)) == 0:
+                doc = _embed(doc, data.draw(st.integers(0, 10_000)), data.draw(st.sampled_from(EMBEDDED)))
             if lines and isinstance(doc, list) and not pretty:
                 text = "".join(json.dumps(row) + "\n" for row in doc)
             else:
                 text = json.dumps(doc, indent=2 if pretty else None)
-            target.write_text(text, errors="surrogatepass")
+            target.write_text(_deep(text), errors="surrogatepass")
             tally.check(["audit", "--quiet", "--format", output, "--input", fmt, str(root if folder else target)])
 
     case()
