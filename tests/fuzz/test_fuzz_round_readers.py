@@ -203,3 +203,34 @@ def test_this_rounds_readers_end_cleanly_on_edited_logs(importer_examples):
 
     case()
     tally.report()
+
+
+def test_any_agentic_mooncake_dependency_graph_counts_each_row_once(importer_examples):
+    """Agentic Mooncake v2 rows of any plays, sessions and start times whose dependencies name any
+    request ids: themselves, later rows, each other in a cycle, none of the file's. ``audit`` ends
+    in exit 0 or one line of exit 2, and what it reads is every row, once."""
+    from prefixbench.workloads.audit.core import load_trace
+
+    tally = Tally("agentic mooncake dependencies", bound_s=20)
+    ids = [f"r{i}" for i in range(6)]
+    rows = st.lists(st.tuples(st.sampled_from(("alpha", "beta")), st.sampled_from(("root", "explore", "plan")),
+                              st.floats(0, 5000, allow_nan=False), st.lists(st.integers(1, 6), max_size=4),
+                              st.lists(st.tuples(st.sampled_from((*ids, "gone")), st.sampled_from(("dispatch", "completion", 7, None)),
+                                                 st.one_of(st.floats(allow_nan=True), st.integers(-5, 5), st.none())), max_size=3)),
+                    min_size=1, max_size=len(ids))
+
+    @fuzz_settings(importer_examples)
+    @given(rows=rows)
+    def case(rows) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "t.jsonl"
+            _lines(path, [test_mooncake.AGENTIC_HEADER, *(
+                test_mooncake.agentic_row(ids[i], play, session, hashes, start, 4 * len(hashes) + 1,
+                                          dependencies=[{"request_id": rid, "trigger": trigger, "delay_ms": delay} for rid, trigger, delay in deps])
+                for i, (play, session, start, hashes, deps) in enumerate(rows))])
+            if tally.check(["audit", "--quiet", "--format", "json", str(path)]) == 0:
+                requests, _ = load_trace([path])
+                assert len(requests) == len(rows)
+
+    case()
+    tally.report()
