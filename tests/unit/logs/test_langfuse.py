@@ -85,15 +85,29 @@ def test_a_raw_string_input_that_is_no_json_holds_no_messages(tmp_path: Path) ->
     assert [r.body for r in requests] == [None, None] and any("read as chains" in note for note in summary.notes)
 
 
-def test_a_raw_string_input_nested_past_the_parser_holds_no_messages(tmp_path: Path) -> None:
-    # JSON text nested deeper than the parser goes: no messages, as other text that cannot be
-    # read (before: a RecursionError traceback).
+def test_a_raw_string_input_nested_too_deep_holds_no_messages(tmp_path: Path) -> None:
+    # Found by fuzzing: JSON text nested deeper than msgspec decodes raised RecursionError, a traceback.
     page = json.loads((FIXTURES / "langfuse-v2.json").read_text())
-    page["data"][0]["input"] = "[" * 100_000 + "]" * 100_000
+    page["data"][0]["input"] = "[" * 2000 + "]" * 2000
     path = tmp_path / "v2.json"
     path.write_text(json.dumps(page))
     requests, _ = read(path)
-    assert requests[0].body is None and len(requests) == 2
+    assert len(requests) == 2 and requests[0].body is None
+
+
+def test_a_raw_string_input_holding_a_lone_surrogate_is_refused_as_a_list_input_is(tmp_path: Path, capsys) -> None:
+    # Found by fuzzing: a lone surrogate (an escape the file's JSON decoded into the text) made
+    # msgspec raise UnicodeEncodeError, a traceback. Refused in one line, as the same messages
+    # given as a list are.
+    page = json.loads((FIXTURES / "langfuse-v2.json").read_text())
+    for value in ('[{"role": "user", "content": "a\ud800"}]', [{"role": "user", "content": "a\ud800"}]):
+        page["data"][0]["input"] = value
+        path = tmp_path / "v2.json"
+        path.write_text(json.dumps(page))
+        assert main(["audit", "--quiet", str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"prefixbench: error: {path}:1: observation obs-v2-1: input[0].content holds a lone surrogate \\ud800, "
+                       "which is not Unicode text"]
 
 
 def test_the_openai_integration_splits_cached_tokens_out_of_input() -> None:

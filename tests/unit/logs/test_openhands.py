@@ -667,6 +667,25 @@ def _conversation_with_prompt(root: Path, name: str, prompt: str, tools: list[st
     return folder / "base_state.json"
 
 
+def test_v1_system_prompt_event_nested_too_deep_is_left_out_as_an_unreadable_event(tmp_path: Path) -> None:
+    # Found by fuzzing: event files were read by json.loads alone, so a SystemPromptEvent whose
+    # tools nest about 980 deep loaded and then overflowed the stack in its head digest
+    # (RecursionError, a traceback). Event files are read as every log is (at most 100 levels):
+    # one nested deeper is left out, as an unreadable event is.
+    from prefixbench.workloads.logs.formats.openhands import _timeline
+
+    state = _conversation_with_prompt(tmp_path, "a", "You are OpenHands agent.", ["terminal"])
+    first = next((state.parent / "events").glob("event-00000-*.json"))
+    event = json.loads(first.read_text())
+    assert _timeline(state.parent / "events", [])[1] is not None
+    for depth in (150, *range(900, 1000, 4)):
+        event["tools"] = "NESTED"
+        first.write_text(json.dumps(event).replace('"NESTED"', "[" * depth + "]" * depth))
+        assert _timeline(state.parent / "events", [])[1] is None, depth
+    requests = import_file(state, detect_format(state), ImportContext())[0]
+    assert {r.prefix.head for r in requests} == {"openhands:anthropic:claude-sonnet-4-5-20250929"}
+
+
 def test_v1_conversations_of_another_system_prompt_have_heads_of_their_own(tmp_path: Path) -> None:
     """A 1.x conversation's SystemPromptEvent (its prompt and tools) is the head of its agent's
     calls: conversations with another prompt or tool set do not share one head, those with the

@@ -279,15 +279,28 @@ def _messages(raw: object) -> tuple[list | None, list | None]:
     is refused there): JSON text of a list or an object is read as that value; other text (a plain
     prompt) holds no messages."""
     if isinstance(raw, str) and raw.lstrip()[:1] in ("[", "{"):
-        try:
-            raw = msgspec.json.decode(raw)
-        except (msgspec.DecodeError, RecursionError):  # not JSON, or nested past the parser
-            return None, None
+        raw = _decoded(raw)
     if isinstance(raw, dict):
         messages = raw.get("messages")
         tools = raw.get("tools")
         return (messages if isinstance(messages, list) else None), (tools if isinstance(tools, list) else None)
     return (raw if isinstance(raw, list) else None), None
+
+
+def _decoded(text: str) -> object:
+    """The value JSON ``text`` holds; None where it holds none (malformed, a number out of range,
+    nested too deep). Text with a lone surrogate (an escape the file's own JSON decoded into it),
+    which msgspec cannot encode to decode, is read by ``json``: the caller refuses it in one line,
+    as it does the same messages given as a list."""
+    try:
+        return msgspec.json.decode(text)
+    except UnicodeEncodeError:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        return None
 
 
 def _body(value: dict, provider: str, model: str, effort: str | None, where: str) -> Request | None:

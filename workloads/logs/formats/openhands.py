@@ -70,7 +70,6 @@ of the shared head; a condenser's calls keep the model head.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -86,6 +85,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, iso_time_us, objects, parse_time_ms
+from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
 
@@ -688,7 +688,9 @@ def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | N
     tag: str | None = None
     for file in sorted(events_dir.glob("event-*.json")):
         try:
-            event = json.loads(file.read_text(encoding="utf-8"))
+            # Read as every log is: at most MAX_DEPTH levels (a SystemPromptEvent nested deeper
+            # would overflow the stack in its head digest), finite numbers, valid Unicode.
+            event = loads(file.read_text(encoding="utf-8"), str(file), whole_file=True)
             when = parse_time_ms(event.get("timestamp"), str(file)) if isinstance(event, dict) else None
         except (OSError, ValueError, RecursionError, UserError):
             continue
