@@ -40,10 +40,11 @@ def fixture(name: str) -> Path:
     return whole if whole.is_file() else text if text.is_file() else FIXTURES / f"{name}.jsonl"
 
 
-def namespaced(file: str, conversation: int, context: str, ids: tuple[int, ...]) -> tuple[int, ...]:
+def namespaced(file: str, conversation: int, context: str | None, ids: tuple[int, ...]) -> tuple[int, ...]:
     """A block-hash agent trace's ids as its reader keys them: under a 64-bit digest of the file,
-    the conversation's ordinal in it and (ids per context) the context's lane."""
-    scope = f"{file}\0{conversation}\0{context}".encode()
+    the conversation's ordinal in it and (ids per context) the context's lane; ``context`` None
+    where the conversation's contexts share its ids (``hash_id_scope`` local or global)."""
+    scope = (f"{file}\0{conversation}" if context is None else f"{file}\0{conversation}\0{context}").encode()
     prefix = int.from_bytes(hashlib.blake2b(scope, digest_size=8).digest(), "big") << 64
     return tuple(prefix | i for i in ids)
 
@@ -109,14 +110,15 @@ def expected(name: str) -> list[TraceRequest]:
             ]
         case "agent-traces":
             # Block size 4; the subagent's t counts from its entry's (2.0 + 0.5 s), its ttft
-            # gives the time its response began; ids are per context (hash_id_scope local).
+            # gives the time its response began; hash_id_scope local: the subagent's ids are the
+            # conversation's (kv-cache-tester's v8 README), so its blocks 1 and 2 are the parent's.
             main, sub = "conv-1", "conv-1/agent_001"
             opus, haiku = "claude-opus-4-5-20251101", "claude-haiku-4-5-20251001"
             return [
                 TraceRequest(
                     file, 1, lane, kind, seq, sent, ready, "engine", model,
                     envelope=(("input_length", str(length)), ("output_length", str(out))),
-                    hash_ids=namespaced(file, 0, lane, ids), block_tokens=(4,) * len(ids), source_format=name,
+                    hash_ids=namespaced(file, 0, None, ids), block_tokens=(4,) * len(ids), source_format=name,
                     done_ms=done,  # t + api_time where the entry has one
                     path=path,  # every request is on line 1: where in its record
                 )
