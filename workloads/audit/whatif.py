@@ -1166,6 +1166,18 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
 
 
+#: The model a reader names a request whose log does not say which model served it.
+UNNAMED_MODEL = "unknown"
+
+
+def _unnamed_note(unnamed: int) -> str:
+    """What pin-model says of the requests whose model the log does not name (left as logged)."""
+    if not unnamed:
+        return ""
+    return (f"; {unnamed:,} request(s) whose model the log does not name are left as logged, not counted as a switch "
+            "(the log cannot tell whether they went to their lane's model)")
+
+
 def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     """Every main and subagent lane's requests sent to the model it sent most of them to (ties:
     the first sent), within one provider and between the switches the log shows the user made
@@ -1191,23 +1203,28 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
             model = r.model
             part[i] = n
     del lanes
+    # A request whose model the log does not name (a Cline-family task's "unknown") shows no
+    # switch: it may have gone to the lane's own model. It is neither a model to pin to nor moved.
     counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
+    unnamed = 0
     for i, r in enumerate(requests):
-        if r.lane_kind in ("main", "subagent") and r.model:
+        if r.lane_kind in ("main", "subagent") and r.model == UNNAMED_MODEL:
+            unnamed += 1
+        elif r.lane_kind in ("main", "subagent") and r.model:
             seen = counts[(r.file, r.lane, r.provider, part[i])]
             seen[r.model] = seen.get(r.model, 0) + 1
     # max() keeps the first of equal counts: the dict holds the models in the order first sent.
     pinned = {lane: max(seen, key=lambda m: seen[m]) for lane, seen in counts.items() if len(seen) > 1}
     if not pinned:
         raise _CannotApply("every main and subagent lane sends all its requests to one model, but for the switches "
-                           "the log shows the user made (kept): nothing to pin")
+                           "the log shows the user made (kept): nothing to pin" + _unnamed_note(unnamed))
     out: list[TraceRequest] = []
     moved: dict[tuple[str, str], int] = defaultdict(int)
     price_effect: list[Decimal] = []
     unpriced = 0
     for i, r in enumerate(requests):
         model = pinned.get((r.file, r.lane, r.provider, part[i])) if r.lane_kind in ("main", "subagent") else None
-        if model is None or r.model == model or not r.model:
+        if model is None or r.model == model or not r.model or r.model == UNNAMED_MODEL:
             out.append(r)
             continue
         moved[(r.model, model)] += 1
@@ -1225,9 +1242,13 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     effect = usd_sum(price_effect)
     detail = (f"{n:,} request(s) in {len({key[:3] for key in pinned}):,} lane(s) sent to another model than their lane's most used one ({each}); "
               "re-simulated with every lane on its most used model, each request priced at the model it was sent to: "
-              f"the figure is the cache reads alone. Sent to the pinned model, those requests' logged tokens would also "
-              f"cost {format_usd(abs(effect))} {'more' if effect >= 0 else 'less'} at its prices (not in the figure")
-    detail += f"; {unpriced:,} of them unpriced)" if unpriced else ")"
+              "the figure is the cache reads alone. Sent to the pinned model, those requests' logged tokens would also ")
+    if price_effect:
+        detail += f"cost {format_usd(abs(effect))} {'more' if effect >= 0 else 'less'} at its prices (not in the figure"
+        detail += f"; {unpriced:,} of them unpriced)" if unpriced else ")"
+    else:  # none priced at both models: the effect is not known, not $0
+        detail += "cost an amount the log cannot price (not in the figure; none of them is priced at both models)"
+    detail += _unnamed_note(unnamed)
     return _Plan(out, lambda r: None, detail, logged_prices=True)
 
 
