@@ -254,3 +254,12 @@ def test_the_price_effect_of_moving_unpriced_requests_is_unknown_not_zero(tmp_pa
     [w] = what_if(list(requests), list(summaries), ["pin-model"])
     assert w.applies and "$0 more" not in w.detail and "$0 less" not in w.detail
     assert "cost an amount the log cannot price" in w.detail
+
+
+def test_a_call_whose_model_the_log_does_not_name_is_not_put_down_to_a_model_change(tmp_path: Path) -> None:
+    """Before, a miss on the call after one logged as ``unknown`` was ``model-changed`` (the same
+    Roo task: $0.3056 put down to a switch the log never showed) and pin-model was offered for it."""
+    calls = [(FLASH, p, c) if i < 3 else ("unknown", p, c) for i, (_, p, c) in enumerate(ROUTED)]
+    result = _audit(_session(tmp_path / "unnamed.jsonl", calls))
+    assert not [row for row in result.rows if row.cause in ("model-changed", "model-chosen")]
+    assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
