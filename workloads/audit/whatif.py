@@ -1216,6 +1216,19 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     # max() keeps the first of equal counts: the dict holds the models in the order first sent.
     pinned = {lane: max(seen, key=lambda m: seen[m]) for lane, seen in counts.items() if len(seen) > 1}
     if not pinned:
+        # A lane whose models are each of another provider (a gateway's session moving from Claude
+        # to Grok) switched models, but not within a provider: say so rather than "one model".
+        across: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+        for (file, lane, _provider, _part), seen in counts.items():
+            across[(file, lane)].update(dict.fromkeys(seen))
+        crossed = [models for models in across.values() if len(models) > 1]
+        if crossed:
+            raise _CannotApply(
+                f"{len(crossed):,} lane(s) switch models only across providers ({' -> '.join(crossed[0])}"
+                f"{' and others' if len(crossed) > 1 else ''}): pin-model pins a lane within one provider, since a move "
+                "to another provider's model changes its prices and its cache rules, which the re-simulation does not "
+                "model; within each provider every lane keeps one model (but for the switches the log shows the user "
+                "made), so nothing to pin" + _unnamed_note(unnamed))
         raise _CannotApply("every main and subagent lane sends all its requests to one model, but for the switches "
                            "the log shows the user made (kept): nothing to pin" + _unnamed_note(unnamed))
     out: list[TraceRequest] = []
