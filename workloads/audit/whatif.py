@@ -115,11 +115,9 @@ FIXES: dict[str, str] = {
     "the gap, at most 10 times a gap, so the entry stays warm; each keep-alive is charged (its read, any write, 1 output "
     "token)",
 }
-#: A keep-alive is sent this long before the entry would expire.
-KEEP_ALIVE_MARGIN_MS = 30_000
-#: Gaps that would need more keep-alives than this are left to expire (ten reads of the prefix
-#: cost about what one rewrite does).
-KEEP_ALIVE_MAX = 10
+#: A keep-alive is sent KEEP_ALIVE_MARGIN_MS before the entry would expire; gaps that would need
+#: more than KEEP_ALIVE_MAX are left to expire (the loss split's reach of the fix is the same).
+from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX  # noqa: E402
 
 
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.
