@@ -263,3 +263,13 @@ def test_a_call_whose_model_the_log_does_not_name_is_not_put_down_to_a_model_cha
     result = _audit(_session(tmp_path / "unnamed.jsonl", calls))
     assert not [row for row in result.rows if row.cause in ("model-changed", "model-chosen")]
     assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
+
+
+def test_a_codex_model_switch_names_codexs_own_model_setting() -> None:
+    """A real Codex rollout (AkashJana18/edgerunner) moved from gpt-5.6-luna to gpt-5.6-sol:
+    pin-model's change was the generic one, though Codex documents its model setting."""
+    from prefixbench.workloads.audit.advice import AGENT_SETTINGS
+
+    codex = AGENT_SETTINGS[("codex", "pin-model")]
+    assert "~/.codex/config.toml" in (codex.setting or "") and "--model" in (codex.setting or "")
+    assert "developers.openai.com/codex/config-basic" in codex.source
