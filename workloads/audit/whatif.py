@@ -1722,6 +1722,10 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
         elif name == "keep-alive":
             plan = _plan_keep_alive(requests, summaries, inputs.clock)
+            unpriced = sum(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is None for r in plan.added)
+            if unpriced:  # charged nothing in the figure: said, not hidden in it
+                plan = replace(plan, detail=f"{plan.detail}; {unpriced:,} of them to a model with no price row, "
+                               "not charged in the figure (their cost is unknown)")
         elif name == "pin-model":
             plan = _plan_pin_model(requests, prices)
         else:

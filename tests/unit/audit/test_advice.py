@@ -359,3 +359,16 @@ def test_a_gap_past_a_models_one_lifetime_that_keep_alives_bridge_is_recoverable
     # OpenAI's in_memory lifetime (5-10 min, best effort) is not one a keep-alive can count on.
     gpt4o = SimpleNamespace(cause="ttl-expired", provider="openai", model="gpt-4o", lane_kind="main", gap_ms=20 * 60_000)
     assert loss_class(gpt4o) == "unavoidable"
+
+
+def test_keep_alives_to_a_model_with_no_price_are_said_uncharged(tmp_path: Path) -> None:
+    """A real Roo task's lane sent 10 of its keep-alives to calls of no price row: they were left
+    out of the charge without a word. The detail now says so."""
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model="claude-unpriced-test-9")
+    t.user("after a pause", "2025-09-03T00:20:00.000Z")
+    t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 40)], model="claude-unpriced-test-9")
+    trace = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    (keep,) = what_if(*trace, ["keep-alive"])
+    assert keep.applies and "4 of them to a model with no price row, not charged in the figure" in keep.detail
