@@ -1272,6 +1272,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
+    timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
         lane = (r.file, r.lane)
@@ -1280,10 +1281,11 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         if j is None:
             continue
         prev = requests[j]
-        if prev.usage is None or (prev.body is None and prev.prefix is None):
-            continue
         ttl = ttl_ms(prev)
         if ttl >= NO_TTL_MS or ttl <= KEEP_ALIVE_MARGIN_MS:
+            continue
+        timed = True
+        if prev.usage is None or (prev.body is None and prev.prefix is None):
             continue
         start, end = ticks[j], ticks[i]
         step = ttl - KEEP_ALIVE_MARGIN_MS
@@ -1297,6 +1299,9 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
             prefix = None if prev.prefix is None else replace(prev.prefix, parent=prev.prefix.node, node=f"{prev.prefix.node}#keep-alive-{k}", new_blocks=0)
             added.append(replace(prev, seq=prev.seq + k / (len(pings) + 1), sent_ms=tick, ready_ms=tick, done_ms=None,
                                  prefix=prefix, events=()))  # type: ignore[arg-type]
+    if not gaps and not timed:
+        raise _CannotApply("no request went on from one whose provider publishes a cache lifetime (an unknown "
+                           "provider, or one that names none): there is no TTL for a keep-alive to beat")
     if not gaps:
         return _Plan(requests, lambda r: None, "no idle gap past a TTL that ten keep-alives or fewer would bridge")
     detail = f"{len(added)} keep-alive request(s) bridge {gaps} idle gap(s) past the TTL"

@@ -372,3 +372,15 @@ def test_keep_alives_to_a_model_with_no_price_are_said_uncharged(tmp_path: Path)
     trace = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
     (keep,) = what_if(*trace, ["keep-alive"])
     assert keep.applies and "4 of them to a model with no price row, not charged in the figure" in keep.detail
+
+
+def test_keep_alive_cannot_apply_where_no_provider_publishes_a_cache_lifetime(tmp_path: Path) -> None:
+    """A real OpenHands run (105 calls to llama-4-maverick, provider unknown) got keep-alive
+    "applies, 0 changed, $0" and "no idle gap past a TTL", as if a TTL were known. Gemini's
+    implicit cache publishes no lifetime either: keep-alive says it has no TTL to beat."""
+    from tests.unit.audit.test_pin_model import _session
+
+    (keep,) = what_if(*load_trace([_session(tmp_path / "gemini.jsonl")]), ["keep-alive"])
+    assert not keep.applies and keep.saved_usd is None and "no TTL for a keep-alive to beat" in keep.detail
+    (keep,) = what_if(*load_trace([_paused(tmp_path)]), ["keep-alive"])
+    assert keep.applies  # Anthropic's 5 m
