@@ -67,6 +67,8 @@ _PI_SYSTEM = ("pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131: the system
               "so prefixes stay cacheable across reloads and resumed sessions); src/core/system-prompt.ts and "
               "resource-loader.ts put AGENTS.md / CLAUDE.md in the system prompt")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
+_CODEX_MODEL = ("https://developers.openai.com/codex/config-basic/ (Default model: model in ~/.codex/config.toml; "
+                "precedence: CLI flags such as --model, then a --profile's values, then config.toml)")
 _OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCompaction.html"
 _CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
                       "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
@@ -105,6 +107,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("codex", "keep-prefix-compaction"): AgentSetting(
         "move the auto-compaction threshold so compactions happen at task boundaries",
         "model_auto_compact_token_limit (~/.codex/config.toml)", _CODEX_CONFIG),
+    ("codex", "pin-model"): AgentSetting(
+        "if you did not switch the model yourself (/model), keep the session on one model: each switch re-sends the "
+        "whole context uncached (the other model's price differs: the choice is yours)",
+        "model in ~/.codex/config.toml, or --model (-m) for one run", _CODEX_MODEL),
     ("claude-code", "pin-model"): AgentSetting(
         "if you did not switch the model yourself (/model), set one model by name: the opusplan alias switches Opus and "
         "Sonnet with plan mode, the default setting can fall back from Opus to Sonnet, and --fallback-model switches on "

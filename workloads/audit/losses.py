@@ -110,6 +110,24 @@ def longest_ttl_ms(provider: str, model: str = "") -> int | None:
     return rules_for(provider).longest_ttl_ms(model)
 
 
+#: The keep-alive fix's reach (``--what-if keep-alive``): a keep-alive this long before the entry
+#: would expire, at most this many a gap (ten reads of the prefix cost about one rewrite).
+KEEP_ALIVE_MARGIN_MS = 30_000
+KEEP_ALIVE_MAX = 10
+
+
+def _kept_alive(row: _Row, longest: int) -> bool:
+    """Whether keep-alives alone would have bridged ``row``'s gap past the longest TTL: only on a
+    model with one lifetime (the client picks none, so the lane's TTL is that one), within ten
+    keep-alives. (Where the client picks the TTL, the row does not say which its lane asked for.)"""
+    rules = rules_for(row.provider)
+    if rules.picks_ttl(row.model) or rules.retention_choice(row.model) is not None or longest <= KEEP_ALIVE_MARGIN_MS:
+        return False
+    if rules.ttl_label(row.model) == "in_memory":  # OpenAI's 5-10 min, best effort: a keep-alive may come too late
+        return False
+    return row.gap_ms is not None and row.gap_ms <= (KEEP_ALIVE_MAX + 1) * (longest - KEEP_ALIVE_MARGIN_MS)
+
+
 def loss_class(row: _Row) -> str | None:
     """``recoverable``, ``unavoidable`` or ``unknown`` for a request with a cause; None for a hit."""
     cause = row.cause
@@ -124,7 +142,7 @@ def loss_class(row: _Row) -> str | None:
     if cause == "ttl-expired":
         longest = longest_ttl_ms(row.provider, row.model)
         if longest is not None and row.gap_ms is not None and row.gap_ms > longest:
-            return "unavoidable"
+            return "recoverable" if _kept_alive(row, longest) else "unavoidable"
         rules = rules_for(row.provider)
         # The client could have asked a longer lifetime: a TTL per write (Anthropic), or a
         # retention per request on a model offering two (OpenAI's 24h, GPT-6.2 Sol's 12h).
@@ -143,6 +161,10 @@ def fixes_for(row: _Row) -> tuple[str, ...]:
         return ()
     if row.lane_kind == "compaction" and row.cause in COMPACTION_CALL_CAUSES:
         return ("keep-prefix-compaction",)
+    if row.cause == "ttl-expired":
+        longest = longest_ttl_ms(row.provider, row.model)
+        if longest is not None and row.gap_ms is not None and row.gap_ms > longest:
+            return ("keep-alive",)  # past the one lifetime the model offers: no longer TTL to ask for
     return CAUSE_FIX.get(row.cause or "", ())
 
 

@@ -297,7 +297,9 @@ def user_chose_model(r: TraceRequest) -> bool:
 
 def _model_changed(ev: Evidence) -> Finding | None:
     prev = ev.before
-    if prev is not None and prev.model != ev.r.model:
+    # A model the log does not name ("unknown": a Cline-family task's call with no model id)
+    # shows no switch: the call may have gone to the same model.
+    if prev is not None and prev.model != ev.r.model and "unknown" not in (prev.model, ev.r.model):
         # Gemini CLI's record names the model set (the switch to it is the user's); Claude Code's
         # /model output names an alias or a display name ("" here): the switch after it is.
         chosen = [detail for kind, detail in ev.r.events if kind == "model_chosen"]

@@ -115,11 +115,9 @@ FIXES: dict[str, str] = {
     "the gap, at most 10 times a gap, so the entry stays warm; each keep-alive is charged (its read, any write, 1 output "
     "token)",
 }
-#: A keep-alive is sent this long before the entry would expire.
-KEEP_ALIVE_MARGIN_MS = 30_000
-#: Gaps that would need more keep-alives than this are left to expire (ten reads of the prefix
-#: cost about what one rewrite does).
-KEEP_ALIVE_MAX = 10
+#: A keep-alive is sent KEEP_ALIVE_MARGIN_MS before the entry would expire; gaps that would need
+#: more than KEEP_ALIVE_MAX are left to expire (the loss split's reach of the fix is the same).
+from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX  # noqa: E402
 
 
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.
@@ -1166,6 +1164,18 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
 
 
+#: The model a reader names a request whose log does not say which model served it.
+UNNAMED_MODEL = "unknown"
+
+
+def _unnamed_note(unnamed: int) -> str:
+    """What pin-model says of the requests whose model the log does not name (left as logged)."""
+    if not unnamed:
+        return ""
+    return (f"; {unnamed:,} request(s) whose model the log does not name are left as logged, not counted as a switch "
+            "(the log cannot tell whether they went to their lane's model)")
+
+
 def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     """Every main and subagent lane's requests sent to the model it sent most of them to (ties:
     the first sent), within one provider and between the switches the log shows the user made
@@ -1191,23 +1201,41 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
             model = r.model
             part[i] = n
     del lanes
+    # A request whose model the log does not name (a Cline-family task's "unknown") shows no
+    # switch: it may have gone to the lane's own model. It is neither a model to pin to nor moved.
     counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
+    unnamed = 0
     for i, r in enumerate(requests):
-        if r.lane_kind in ("main", "subagent") and r.model:
+        if r.lane_kind in ("main", "subagent") and r.model == UNNAMED_MODEL:
+            unnamed += 1
+        elif r.lane_kind in ("main", "subagent") and r.model:
             seen = counts[(r.file, r.lane, r.provider, part[i])]
             seen[r.model] = seen.get(r.model, 0) + 1
     # max() keeps the first of equal counts: the dict holds the models in the order first sent.
     pinned = {lane: max(seen, key=lambda m: seen[m]) for lane, seen in counts.items() if len(seen) > 1}
     if not pinned:
+        # A lane whose models are each of another provider (a gateway's session moving from Claude
+        # to Grok) switched models, but not within a provider: say so rather than "one model".
+        across: dict[tuple[str, str], dict[str, None]] = defaultdict(dict)
+        for (file, lane, _provider, _part), seen in counts.items():
+            across[(file, lane)].update(dict.fromkeys(seen))
+        crossed = [models for models in across.values() if len(models) > 1]
+        if crossed:
+            raise _CannotApply(
+                f"{len(crossed):,} lane(s) switch models only across providers ({' -> '.join(crossed[0])}"
+                f"{' and others' if len(crossed) > 1 else ''}): pin-model pins a lane within one provider, since a move "
+                "to another provider's model changes its prices and its cache rules, which the re-simulation does not "
+                "model; within each provider every lane keeps one model (but for the switches the log shows the user "
+                "made), so nothing to pin" + _unnamed_note(unnamed))
         raise _CannotApply("every main and subagent lane sends all its requests to one model, but for the switches "
-                           "the log shows the user made (kept): nothing to pin")
+                           "the log shows the user made (kept): nothing to pin" + _unnamed_note(unnamed))
     out: list[TraceRequest] = []
     moved: dict[tuple[str, str], int] = defaultdict(int)
     price_effect: list[Decimal] = []
     unpriced = 0
     for i, r in enumerate(requests):
         model = pinned.get((r.file, r.lane, r.provider, part[i])) if r.lane_kind in ("main", "subagent") else None
-        if model is None or r.model == model or not r.model:
+        if model is None or r.model == model or not r.model or r.model == UNNAMED_MODEL:
             out.append(r)
             continue
         moved[(r.model, model)] += 1
@@ -1225,9 +1253,13 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     effect = usd_sum(price_effect)
     detail = (f"{n:,} request(s) in {len({key[:3] for key in pinned}):,} lane(s) sent to another model than their lane's most used one ({each}); "
               "re-simulated with every lane on its most used model, each request priced at the model it was sent to: "
-              f"the figure is the cache reads alone. Sent to the pinned model, those requests' logged tokens would also "
-              f"cost {format_usd(abs(effect))} {'more' if effect >= 0 else 'less'} at its prices (not in the figure")
-    detail += f"; {unpriced:,} of them unpriced)" if unpriced else ")"
+              "the figure is the cache reads alone. Sent to the pinned model, those requests' logged tokens would also ")
+    if price_effect:
+        detail += f"cost {format_usd(abs(effect))} {'more' if effect >= 0 else 'less'} at its prices (not in the figure"
+        detail += f"; {unpriced:,} of them unpriced)" if unpriced else ")"
+    else:  # none priced at both models: the effect is not known, not $0
+        detail += "cost an amount the log cannot price (not in the figure; none of them is priced at both models)"
+    detail += _unnamed_note(unnamed)
     return _Plan(out, lambda r: None, detail, logged_prices=True)
 
 
@@ -1240,6 +1272,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
+    timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
         lane = (r.file, r.lane)
@@ -1248,10 +1281,11 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         if j is None:
             continue
         prev = requests[j]
-        if prev.usage is None or (prev.body is None and prev.prefix is None):
-            continue
         ttl = ttl_ms(prev)
         if ttl >= NO_TTL_MS or ttl <= KEEP_ALIVE_MARGIN_MS:
+            continue
+        timed = True
+        if prev.usage is None or (prev.body is None and prev.prefix is None):
             continue
         start, end = ticks[j], ticks[i]
         step = ttl - KEEP_ALIVE_MARGIN_MS
@@ -1265,6 +1299,9 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
             prefix = None if prev.prefix is None else replace(prev.prefix, parent=prev.prefix.node, node=f"{prev.prefix.node}#keep-alive-{k}", new_blocks=0)
             added.append(replace(prev, seq=prev.seq + k / (len(pings) + 1), sent_ms=tick, ready_ms=tick, done_ms=None,
                                  prefix=prefix, events=()))  # type: ignore[arg-type]
+    if not gaps and not timed:
+        raise _CannotApply("no request went on from one whose provider publishes a cache lifetime (an unknown "
+                           "provider, or one that names none): there is no TTL for a keep-alive to beat")
     if not gaps:
         return _Plan(requests, lambda r: None, "no idle gap past a TTL that ten keep-alives or fewer would bridge")
     detail = f"{len(added)} keep-alive request(s) bridge {gaps} idle gap(s) past the TTL"
@@ -1690,6 +1727,10 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
         elif name == "keep-alive":
             plan = _plan_keep_alive(requests, summaries, inputs.clock)
+            unpriced = sum(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is None for r in plan.added)
+            if unpriced:  # charged nothing in the figure: said, not hidden in it
+                plan = replace(plan, detail=f"{plan.detail}; {unpriced:,} of them to a model with no price row, "
+                               "not charged in the figure (their cost is unknown)")
         elif name == "pin-model":
             plan = _plan_pin_model(requests, prices)
         else:

@@ -338,3 +338,49 @@ def test_a_log_that_never_read_the_cache_is_not_told_there_is_nothing_to_change(
     assert "check that caching reaches it" in head
     assert main(["audit", str(folder), "--quiet", "--out", str(tmp_path / "out")]) == 0
     assert "But none of the 3 requests that report their cache use" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_a_gap_past_a_models_one_lifetime_that_keep_alives_bridge_is_recoverable_by_them() -> None:
+    """A real OpenCode session (w12z/Cap) on gpt-5.6-sol, whose one retention is 30 min, missed
+    after idling 37m43s: before, the split called it unavoidable and the audit's what to change
+    listed no keep-alive, while --what-if all found keep-alive its best fix ($0.7672 net).
+    Keep-alives every 29m30s bridge up to 11 x 29m30s; past that, and past Anthropic's 1 h (the
+    row does not say whether its lane asked for 1 h), it stays unavoidable."""
+    from prefixbench.workloads.audit.losses import fixes_for
+
+    def openai(gap_ms: int) -> SimpleNamespace:
+        return SimpleNamespace(cause="ttl-expired", provider="openai", model="gpt-5.6-sol", lane_kind="main", gap_ms=gap_ms)
+
+    within = openai(37 * 60_000 + 43_000)
+    assert (loss_class(within), fixes_for(within)) == ("recoverable", ("keep-alive",))
+    assert loss_class(openai(11 * (30 * 60_000 - 30_000))) == "recoverable"
+    assert loss_class(openai(11 * (30 * 60_000 - 30_000) + 1)) == "unavoidable"
+    assert loss_class(_row("ttl-expired", gap_ms=4 * 3_600_000 + 11 * 60_000)) == "unavoidable"
+    # OpenAI's in_memory lifetime (5-10 min, best effort) is not one a keep-alive can count on.
+    gpt4o = SimpleNamespace(cause="ttl-expired", provider="openai", model="gpt-4o", lane_kind="main", gap_ms=20 * 60_000)
+    assert loss_class(gpt4o) == "unavoidable"
+
+
+def test_keep_alives_to_a_model_with_no_price_are_said_uncharged(tmp_path: Path) -> None:
+    """A real Roo task's lane sent 10 of its keep-alives to calls of no price row: they were left
+    out of the charge without a word. The detail now says so."""
+    t = Transcript("s1")
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model="claude-unpriced-test-9")
+    t.user("after a pause", "2025-09-03T00:20:00.000Z")
+    t.assistant("r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 40)], model="claude-unpriced-test-9")
+    trace = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    (keep,) = what_if(*trace, ["keep-alive"])
+    assert keep.applies and "4 of them to a model with no price row, not charged in the figure" in keep.detail
+
+
+def test_keep_alive_cannot_apply_where_no_provider_publishes_a_cache_lifetime(tmp_path: Path) -> None:
+    """A real OpenHands run (105 calls to llama-4-maverick, provider unknown) got keep-alive
+    "applies, 0 changed, $0" and "no idle gap past a TTL", as if a TTL were known. Gemini's
+    implicit cache publishes no lifetime either: keep-alive says it has no TTL to beat."""
+    from tests.unit.audit.test_pin_model import _session
+
+    (keep,) = what_if(*load_trace([_session(tmp_path / "gemini.jsonl")]), ["keep-alive"])
+    assert not keep.applies and keep.saved_usd is None and "no TTL for a keep-alive to beat" in keep.detail
+    (keep,) = what_if(*load_trace([_paused(tmp_path)]), ["keep-alive"])
+    assert keep.applies  # Anthropic's 5 m

@@ -232,3 +232,44 @@ def test_pin_model_keeps_the_switches_the_log_shows_the_user_made(tmp_path: Path
     requests, summaries = load_trace([_session(tmp_path / "half.jsonl", infos={3: f"Model set to {PRO}"})])
     [w] = what_if(list(requests), list(summaries), ["pin-model"])
     assert w.applies and f"2 from {FLASH} to {PRO}" in w.detail and "1 lane" in w.detail
+
+
+def test_a_request_whose_model_the_log_does_not_name_is_not_a_switch_to_pin(tmp_path: Path) -> None:
+    """A Cline-family task names a call's model ``unknown`` where its log does not say it: a real
+    Roo task's lane of 15 such calls and 23 on claude-sonnet-4 was "pinned" (15 moved from
+    unknown), a switch the log never showed. They are left as logged and the detail says so."""
+    calls = [(FLASH, p, c) if i < 3 else ("unknown", p, c) for i, (_, p, c) in enumerate(ROUTED)]
+    requests, summaries = load_trace([_session(tmp_path / "unnamed.jsonl", calls)])
+    assert {r.model for r in requests} == {FLASH, "unknown"}
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert not w.applies and w.saved_usd is None
+    assert "nothing to pin" in w.detail and "4 request(s) whose model the log does not name" in w.detail
+
+
+def test_the_price_effect_of_moving_unpriced_requests_is_unknown_not_zero(tmp_path: Path) -> None:
+    """Before, moving requests none of which had a price read "would also cost $0 more at its
+    prices"; the log cannot price it, and the detail says so."""
+    calls = [("made-up-model-a" if m == FLASH else "made-up-model-b", p, c) for m, p, c in ROUTED]
+    requests, summaries = load_trace([_session(tmp_path / "unpriced.jsonl", calls)])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert w.applies and "$0 more" not in w.detail and "$0 less" not in w.detail
+    assert "cost an amount the log cannot price" in w.detail
+
+
+def test_a_call_whose_model_the_log_does_not_name_is_not_put_down_to_a_model_change(tmp_path: Path) -> None:
+    """Before, a miss on the call after one logged as ``unknown`` was ``model-changed`` (the same
+    Roo task: $0.3056 put down to a switch the log never showed) and pin-model was offered for it."""
+    calls = [(FLASH, p, c) if i < 3 else ("unknown", p, c) for i, (_, p, c) in enumerate(ROUTED)]
+    result = _audit(_session(tmp_path / "unnamed.jsonl", calls))
+    assert not [row for row in result.rows if row.cause in ("model-changed", "model-chosen")]
+    assert not [rec for rec in result.recommendations if rec.fix == "pin-model"]
+
+
+def test_a_codex_model_switch_names_codexs_own_model_setting() -> None:
+    """A real Codex rollout (AkashJana18/edgerunner) moved from gpt-5.6-luna to gpt-5.6-sol:
+    pin-model's change was the generic one, though Codex documents its model setting."""
+    from prefixbench.workloads.audit.advice import AGENT_SETTINGS
+
+    codex = AGENT_SETTINGS[("codex", "pin-model")]
+    assert "~/.codex/config.toml" in (codex.setting or "") and "--model" in (codex.setting or "")
+    assert "developers.openai.com/codex/config-basic" in codex.source

@@ -474,3 +474,24 @@ def test_a_switch_of_model_and_upstream_is_put_down_to_the_model(tmp_path: Path)
     (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
     last = run_audit([tmp_path]).rows[-1]
     assert (last.predicted_cache_read, last.cause) == (0, "model-changed")
+
+
+def test_pin_model_says_a_lane_switched_models_across_providers_not_that_it_kept_one(tmp_path: Path) -> None:
+    # A real Kilo task (gao51-qw/n8nworkflow.com) moved its lane from Claude to Grok to Gemini
+    # through the gateway; pin-model, which pins within a provider, said before "every main and
+    # subagent lane sends all its requests to one model", next to the model-changed misses it
+    # was listed for.
+    from prefixbench.workloads.audit.whatif import what_if
+    from prefixbench.workloads.audit.core import load_trace
+
+    calls = [(20_000, 0, "Google", "google/gemini-3-flash-preview"), (22_000, 19_620, "Google", "google/gemini-3-flash-preview"),
+             (24_000, 0, "xAI", "x-ai/grok-code-fast-1")]
+    start = 1_768_000_000_000
+    ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read, upstream, _) in enumerate(calls)]
+    history = [_env_message(start + 10_000 * k + 700, model) for k, (_, _, _, model) in enumerate(calls)]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, summaries = load_trace([tmp_path])
+    [w] = what_if(list(requests), list(summaries), ["pin-model"])
+    assert not w.applies and "one model, but" not in w.detail.split(";")[0]
+    assert "1 lane(s) switch models only across providers (google/gemini-3-flash-preview -> x-ai/grok-code-fast-1)" in w.detail
