@@ -49,8 +49,8 @@ class ImportContext(msgspec.Struct):
     codex_calls: set[str] = msgspec.field(default_factory=set)
     codex_asked: set[str] = msgspec.field(default_factory=set)
     #: Claude Code request ids already counted (a resumed or forked session copies earlier lines),
-    #: and each counted from a line written mid-stream once more under a mark (claude_code._MID_STREAM).
-    claude_requests: set[str] = msgspec.field(default_factory=set)
+    #: and each counted from a line written mid-stream once more as ``(claude_code._MID_STREAM, id)``.
+    claude_requests: set[str | tuple[str, str]] = msgspec.field(default_factory=set)
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
     #: a pre-0.39 ``.json`` session copies its messages into a ``.jsonl`` beside it.
     gemini_calls: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)
