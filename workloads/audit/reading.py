@@ -57,7 +57,7 @@ class FileRead(msgspec.Struct, frozen=True):
     summary: FileSummary | None = None
     #: The keys the file counted (:class:`ImportContext`'s Codex totals and Claude Code request ids).
     codex_totals: frozenset[str] = frozenset()
-    claude_requests: frozenset[str] = frozenset()
+    claude_requests: frozenset[str | tuple[str, str]] = frozenset()
     #: The Gemini CLI / Qwen Code calls the file counted, to their chain nodes.
     gemini_calls: dict[tuple[str, str], str] = {}
     #: The Kimi CLI calls the file counted (by message_id), to their chain nodes.

@@ -910,3 +910,47 @@ def test_the_keep_alive_and_pin_model_plans_hold_no_table_of_every_request(tmp_p
     small, large = peaks(4), peaks(16)
     grown = {name: (b - a) / (12 * 300) for name, a, b in zip(("keep-alive", "pin-model"), small, large)}
     assert max(grown.values()) <= PLAN_BYTES_PER_REQUEST, grown
+
+
+#: The traced peak of the reading (``load_trace(held=True)``, as ``audit`` reads) a request of a
+#: folder's later files adds, where every response's last line was written mid-stream (Claude Code
+#: 2.x writes each content block as a line with ``stop_reason`` null): 16 against 4 sessions of
+#: 150 requests. Each such request's id is counted once more under a mark until the reading ends:
+#: as a string of the mark and the id, 845 bytes a request (243785a); as a tuple of the mark and
+#: the id itself, 803.
+MID_STREAM_READING_BYTES_PER_REQUEST = 825
+
+
+def test_bytes_a_request_of_a_folders_later_files_adds_to_the_reading_where_lines_end_mid_stream(tmp_path: Path) -> None:
+    """Fails on the code before (845 bytes a request)."""
+    import gc
+
+    from prefixbench.workloads.audit.core import load_trace
+
+    def session(folder: Path, name: str) -> None:
+        t = Transcript(name)
+        t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+        for n in range(150):
+            stamp = f"2025-09-03T{n // 60:02d}:{n % 60:02d}:00.000Z"
+            t.assistant(f"req_{name}_{n:04d}_0123456789abcdef", stamp, [cc_usage(3, 300, 300 * n, 20)])
+            t.lines[-1]["message"]["stop_reason"] = None  # the response's one line, written mid-stream
+            t.user("result " * 20, stamp, tool=True)
+        write_jsonl(folder / f"{name}.jsonl", t.lines)
+
+    peaks = []
+    for files in (4, 16):
+        folder = tmp_path / f"x{files}"
+        folder.mkdir()
+        for n in range(files):
+            session(folder, f"s{n:02d}")
+        load_trace([folder], held=True)  # imports and caches: once, before measuring
+        gc.collect()
+        tracemalloc.start()
+        try:
+            requests, _ = load_trace([folder], held=True)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert len(requests) == 150 * files
+    per_request = (peaks[1] - peaks[0]) / (150 * 12)
+    assert per_request <= MID_STREAM_READING_BYTES_PER_REQUEST, per_request

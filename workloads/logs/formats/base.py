@@ -49,11 +49,11 @@ class ImportContext(msgspec.Struct):
     codex_calls: set[str] = msgspec.field(default_factory=set)
     codex_asked: set[str] = msgspec.field(default_factory=set)
     #: Claude Code request ids already counted (a resumed or forked session copies earlier lines),
-    #: and each counted from a line written mid-stream once more under a mark (claude_code._MID_STREAM);
-    #: an agent's calls counted from an OpenTelemetry export, by agent and request id under a mark
-    #: of their own (otel.OTEL_CALL: its traces and logs may be written to two files); LiteLLM
-    #: spend-log rows counted, by request id under theirs (litellm.LITELLM_ROW: pages overlap).
-    claude_requests: set[str] = msgspec.field(default_factory=set)
+    #: and each counted from a line written mid-stream once more as ``(claude_code._MID_STREAM, id)``;
+    #: an agent's calls counted from an OpenTelemetry export, as ``(otel.OTEL_CALL, agent:id)`` (its
+    #: traces and logs may be written to two files); LiteLLM spend-log rows counted, as
+    #: ``(litellm.LITELLM_ROW, id)`` (pages overlap).
+    claude_requests: set[str | tuple[str, str]] = msgspec.field(default_factory=set)
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
     #: a pre-0.39 ``.json`` session copies its messages into a ``.jsonl`` beside it.
     gemini_calls: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)

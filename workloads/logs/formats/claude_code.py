@@ -831,10 +831,12 @@ def _mid_stream(message: dict) -> bool:
     return "stop_reason" in message and message["stop_reason"] is None
 
 
-#: Beside a request id in :attr:`ImportContext.claude_requests`: the file that counted it had its
-#: last line written mid-stream (:func:`_mid_stream`), so a later file's complete copy of the same
-#: response gives its final usage.
-_MID_STREAM = "written mid-stream: "
+#: Beside a request id in :attr:`ImportContext.claude_requests`, as ``(_MID_STREAM, id)``: the file
+#: that counted it had its last line written mid-stream (:func:`_mid_stream`), so a later file's
+#: complete copy of the same response gives its final usage. A tuple of the id itself, not a string
+#: made of the mark and the id (56 bytes against about 110, for almost every request of a Claude
+#: Code 2.x transcript, held to the end of the reading; no request id equals it).
+_MID_STREAM = "written mid-stream"
 
 #: Why a fork subagent's restatement of its parent's message is no call of its transcript.
 #: Claude Code 2.1.232 made forking the default (``subagent_type: "fork"``: the subagent inherits
@@ -866,14 +868,14 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
             walk.skipped.append((req.last_line, _RESTATED if req.key in walk.restated else _COPIED))
         elif req.key not in seen_requests:
             fresh.append(req)
-        elif req.key not in walk.mid_stream and _MID_STREAM + req.key in seen_requests:
+        elif req.key not in walk.mid_stream and (_MID_STREAM, req.key) in seen_requests:
             walk.final.append(req)
             walk.skipped.append((req.last_line, "request already counted in another file from a line written mid-stream: "
                                                 "this copy's final usage is taken where it is the same prompt with more output"))
         else:
             walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
     seen_requests.update(req.key for req in fresh)
-    seen_requests.update(_MID_STREAM + req.key for req in fresh if req.key in walk.mid_stream)
+    seen_requests.update((_MID_STREAM, req.key) for req in fresh if req.key in walk.mid_stream)
     return fresh
 
 
