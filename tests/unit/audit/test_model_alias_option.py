@@ -126,22 +126,25 @@ def test_the_unpriced_note_gives_the_true_reason_a_name_cannot_be_aliased() -> N
     assert "'a\\x01b' cannot be given to --model-alias (an unprintable character in the name)" in control
 
 
+def _claude_code_spans_with(tmp_path: Path, key: str, value: str) -> Path:
+    """The Claude Code llm_request spans fixture with every span's ``key`` attribute set to ``value``."""
+    export = json.loads((Path(__file__).parents[1] / "logs" / "fixtures" / "otel_claude_code_traces.json").read_text())
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        for attribute in span["attributes"]:
+            if attribute["key"] == key:
+                attribute["value"] = {"stringValue": value}
+    path = tmp_path / "traces.json"
+    path.write_text(json.dumps(export))
+    return path
+
+
 def test_a_fast_mode_call_without_a_fast_price_is_not_offered_an_alias(tmp_path) -> None:
     """A call run in fast mode on a model the table holds no fast price for is missing as
     ``<model>-fast``, a name no call gives: ``--model-alias claude-sonnet-4-5-fast=MODEL`` would
     change nothing (before, the note suggested it). The note says which row is missing instead."""
-    import json
-    from pathlib import Path
-
     from prefixbench.workloads.audit.core import run_audit
 
-    export = json.loads((Path(__file__).parents[1] / "logs" / "fixtures" / "otel_claude_code_traces.json").read_text())
-    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
-        for attribute in span["attributes"]:
-            if attribute["key"] == "speed":
-                attribute["value"] = {"stringValue": "fast"}
-    path = tmp_path / "traces.json"
-    path.write_text(json.dumps(export))
+    path = _claude_code_spans_with(tmp_path, "speed", "fast")
     note = next(n for n in run_audit([path]).notes if n.startswith("no price for"))
     assert "claude-sonnet-4-5-fast is the fast-mode row the table lacks for claude-sonnet-4-5" in note, note
     assert "=MODEL" not in note
@@ -154,13 +157,7 @@ def test_a_logged_model_named_like_a_fast_row_is_still_offered_an_alias(tmp_path
     fast-mode row the table lacks (a name no call gives), and the working alias was withheld."""
     from prefixbench.workloads.audit.core import run_audit
 
-    export = json.loads((Path(__file__).parents[1] / "logs" / "fixtures" / "otel_claude_code_traces.json").read_text())
-    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
-        for attribute in span["attributes"]:
-            if attribute["key"] == "model":
-                attribute["value"] = {"stringValue": "claude-sonnet-4-5-fast"}
-    path = tmp_path / "traces.json"
-    path.write_text(json.dumps(export))
+    path = _claude_code_spans_with(tmp_path, "model", "claude-sonnet-4-5-fast")
     note = next(n for n in run_audit([path]).notes if n.startswith("no price for"))
     assert "fast-mode row" not in note, note
     assert "--model-alias claude-sonnet-4-5-fast=MODEL" in note, note

@@ -461,10 +461,9 @@ def test_each_upstream_the_gateway_names_is_a_cache_of_its_own(tmp_path: Path) -
     assert [(r.predicted_cache_read, r.read_within) for r in rows[1::2]] == [(19_620, True), (19_620, True)]
 
 
-def test_a_switch_of_model_and_upstream_is_put_down_to_the_model(tmp_path: Path) -> None:
-    # Another model served by another upstream (Gemini on Vertex, then grok on xAI): the model
-    # change says why, as it did before upstreams were told apart (the upstream rule is for one
-    # model routed to another server).
+def _gemini_then_grok(tmp_path: Path) -> None:
+    """A Kilo task in ``tmp_path``: two calls of Gemini on Vertex (upstream Google), then one of
+    grok on xAI, through the gateway."""
     calls = [(20_000, 0, "Google", "google/gemini-3-flash-preview"), (22_000, 19_620, "Google", "google/gemini-3-flash-preview"),
              (24_000, 0, "xAI", "x-ai/grok-code-fast-1")]
     start = 1_768_000_000_000
@@ -472,6 +471,13 @@ def test_a_switch_of_model_and_upstream_is_put_down_to_the_model(tmp_path: Path)
     history = [_env_message(start + 10_000 * k + 700, model) for k, (_, _, _, model) in enumerate(calls)]
     (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
     (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+
+
+def test_a_switch_of_model_and_upstream_is_put_down_to_the_model(tmp_path: Path) -> None:
+    # Another model served by another upstream (Gemini on Vertex, then grok on xAI): the model
+    # change says why, as it did before upstreams were told apart (the upstream rule is for one
+    # model routed to another server).
+    _gemini_then_grok(tmp_path)
     last = run_audit([tmp_path]).rows[-1]
     assert (last.predicted_cache_read, last.cause) == (0, "model-changed")
 
@@ -484,13 +490,7 @@ def test_pin_model_says_a_lane_switched_models_across_providers_not_that_it_kept
     from prefixbench.workloads.audit.whatif import what_if
     from prefixbench.workloads.audit.core import load_trace
 
-    calls = [(20_000, 0, "Google", "google/gemini-3-flash-preview"), (22_000, 19_620, "Google", "google/gemini-3-flash-preview"),
-             (24_000, 0, "xAI", "x-ai/grok-code-fast-1")]
-    start = 1_768_000_000_000
-    ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read, upstream, _) in enumerate(calls)]
-    history = [_env_message(start + 10_000 * k + 700, model) for k, (_, _, _, model) in enumerate(calls)]
-    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
-    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    _gemini_then_grok(tmp_path)
     requests, summaries = load_trace([tmp_path])
     [w] = what_if(list(requests), list(summaries), ["pin-model"])
     assert not w.applies and "one model, but" not in w.detail.split(";")[0]
