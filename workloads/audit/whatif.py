@@ -70,6 +70,7 @@ from prefixbench.simulator.price_lookup import Prices
 from prefixbench.simulator.pricing import cost_total, format_usd, usd_sum
 from prefixbench.simulator.providers import ANTHROPIC, rules_for
 from prefixbench.simulator.wire import CacheBreakpoint, Request
+from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
 from prefixbench.workloads.audit.core import (
     Baseline,
@@ -117,7 +118,6 @@ FIXES: dict[str, str] = {
 }
 #: A keep-alive is sent KEEP_ALIVE_MARGIN_MS before the entry would expire; gaps that would need
 #: more than KEEP_ALIVE_MAX are left to expire (the loss split's reach of the fix is the same).
-from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX  # noqa: E402
 
 
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.

@@ -91,19 +91,23 @@ def test_nova_has_no_row_before_its_launch() -> None:
 
 def test_nova_keeps_the_5_minute_ttl_whatever_the_request_asks() -> None:
     """Nova caches for 5 min only (the prompt-caching page): a request cannot ask for 1 h, so a
-    gap of 10 min is past every TTL Nova has, and no TTL fix applies to its lanes."""
+    gap of 10 min is past every TTL Nova has and no TTL fix applies to its lanes; keep-alives
+    (each read renews the entry) bridge it, so the miss is recoverable by keep-alive alone, and a
+    gap past keep-alive's reach (ten of them) is unavoidable. Claude on Bedrock could have asked 1 h."""
     from types import SimpleNamespace
 
-    from prefixbench.workloads.audit.losses import loss_class
+    from prefixbench.workloads.audit.losses import fixes_for, loss_class
 
     nova, claude = "us.amazon.nova-pro-v1:0", "anthropic.claude-sonnet-4-5-20250929-v1:0"
     assert not BEDROCK.picks_ttl(nova) and BEDROCK.picks_ttl(claude)
     assert (BEDROCK.longest_ttl_ms(nova), BEDROCK.longest_ttl_ms(claude)) == (5 * 60_000, 60 * 60_000)
 
-    def row(model: str) -> SimpleNamespace:
-        return SimpleNamespace(cause="ttl-expired", provider="bedrock", model=model, lane_kind="main", gap_ms=10 * 60_000)
+    def row(model: str, minutes: int = 10) -> SimpleNamespace:
+        return SimpleNamespace(cause="ttl-expired", provider="bedrock", model=model, lane_kind="main", gap_ms=minutes * 60_000)
 
-    assert (loss_class(row(nova)), loss_class(row(claude))) == ("unavoidable", "recoverable")
+    assert (loss_class(row(nova)), loss_class(row(claude))) == ("recoverable", "recoverable")
+    assert fixes_for(row(nova)) == ("keep-alive",)
+    assert loss_class(row(nova, 120)) == "unavoidable"
 
 
 def test_no_ttl_fix_applies_to_a_nova_only_log() -> None:
