@@ -28,10 +28,8 @@ from prefixbench.simulator.pricing import PriceTable, load_prices
 from prefixbench.simulator.providers import PROVIDERS, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.assume_provider import provider_head
-from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, Prefix, TraceRequest
 
-#: The model an importer puts down for a call whose log names none.
-NO_MODEL = "unknown"
 #: The longest model name the option takes (importers cut a log's name at 120 characters).
 MAX_NAME = 120
 _EXAMPLE = "e.g. claude-opus-4-5 or managed-agents=claude-opus-4-5"

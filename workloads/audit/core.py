@@ -87,7 +87,7 @@ from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import FileSummary, PlainRequest, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, PlainRequest, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -3257,7 +3257,7 @@ def _unpriced_note(models: list[str], fast_rows: Collection[str] = ()) -> str:
     is the fast-mode row the table lacks for calls with ``speed: fast`` (never billed at the
     standard rate), a name no call gives: no alias prices those calls, so none is offered for it.
     A log's own name that merely ends in ``-fast`` is offered the alias as any other."""
-    from prefixbench.workloads.audit.assume_model import NO_MODEL, option_misfit
+    from prefixbench.workloads.audit.assume_model import option_misfit
 
     fast = [m for m in models if m in fast_rows]
     named = [m for m in models if m != NO_MODEL and m not in fast and option_misfit(m) is None]

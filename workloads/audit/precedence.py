@@ -24,7 +24,7 @@ from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.causes import DIAGNOSTIC_CAUSES
 from prefixbench.workloads.audit.locate import Location
 from prefixbench.workloads.logs.bodydiff import body_diff
-from prefixbench.workloads.logs.trace import TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, TraceRequest
 
 #: Relative error within which a predicted read counts as right.
 READ_TOLERANCE = 0.03
@@ -299,7 +299,7 @@ def _model_changed(ev: Evidence) -> Finding | None:
     prev = ev.before
     # A model the log does not name ("unknown": a Cline-family task's call with no model id)
     # shows no switch: the call may have gone to the same model.
-    if prev is not None and prev.model != ev.r.model and "unknown" not in (prev.model, ev.r.model):
+    if prev is not None and prev.model != ev.r.model and NO_MODEL not in (prev.model, ev.r.model):
         # Gemini CLI's record names the model set (the switch to it is the user's); Claude Code's
         # /model output names an alias or a display name ("" here): the switch after it is.
         chosen = [detail for kind, detail in ev.r.events if kind == "model_chosen"]

@@ -87,7 +87,7 @@ from prefixbench.workloads.audit.core import (
     state_slots,
 )
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
 Clock = tuple[list[int], list[int], Sequence[int]]
@@ -1164,10 +1164,6 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
     return _Plan(out, lambda r: None, "; ".join(notes), same_prompt=False)
 
 
-#: The model a reader names a request whose log does not say which model served it.
-UNNAMED_MODEL = "unknown"
-
-
 def _unnamed_note(unnamed: int) -> str:
     """What pin-model says of the requests whose model the log does not name (left as logged)."""
     if not unnamed:
@@ -1206,7 +1202,7 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
     unnamed = 0
     for i, r in enumerate(requests):
-        if r.lane_kind in ("main", "subagent") and r.model == UNNAMED_MODEL:
+        if r.lane_kind in ("main", "subagent") and r.model == NO_MODEL:
             unnamed += 1
         elif r.lane_kind in ("main", "subagent") and r.model:
             seen = counts[(r.file, r.lane, r.provider, part[i])]
@@ -1235,7 +1231,7 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     unpriced = 0
     for i, r in enumerate(requests):
         model = pinned.get((r.file, r.lane, r.provider, part[i])) if r.lane_kind in ("main", "subagent") else None
-        if model is None or r.model == model or not r.model or r.model == UNNAMED_MODEL:
+        if model is None or r.model == model or not r.model or r.model == NO_MODEL:
             out.append(r)
             continue
         moved[(r.model, model)] += 1

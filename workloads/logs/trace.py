@@ -59,6 +59,10 @@ LaneKind: TypeAlias = Literal["main", "subagent", "compaction", "side", "trace"]
 Provider: TypeAlias = str
 
 
+#: The model a reader puts down for a call whose log names none (no price row; not a switch of model).
+NO_MODEL = "unknown"
+
+
 class Prefix(msgspec.Struct, frozen=True, gc=False):
     """What a body-less request's prompt is made of, for the chain cache model.
 
