@@ -720,7 +720,7 @@ class _OwnCosts:
         return said
 
 
-#: Paired with an agent's name and a request id in :attr:`ImportContext.claude_requests`: a call of
+#: Paired with an agent's name and a request id in :attr:`ImportContext.counted_ids`: a call of
 #: an agent's own event or span counted from an OpenTelemetry export (a pair no transcript's
 #: request id equals), asked of the files after it.
 OTEL_CALL = "otel call: "
@@ -760,7 +760,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             if request_id in seen:
                 skipped.append((call[0].line, f"{call[1].agent} event: repeats request {request_id}'s (an export sent twice)"))
                 continue
-            if (OTEL_CALL, f"{call[1].agent}:{request_id}") in ctx.claude_requests:
+            if (OTEL_CALL, f"{call[1].agent}:{request_id}") in ctx.counted_ids:
                 skipped.append((call[0].line, f"{call[1].agent} {'event' if call[0].event is not None else 'span'}: request "
                                 f"{request_id} already counted from another file of the export (its traces and logs written "
                                 "apart, or an export sent twice)"))
@@ -769,7 +769,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         kept.append(call)
     for call in kept:
         if isinstance(request_id := call[0].attributes.get("request_id"), str) and request_id:
-            ctx.claude_requests.add((OTEL_CALL, f"{call[1].agent}:{request_id}"))
+            ctx.counted_ids.add((OTEL_CALL, f"{call[1].agent}:{request_id}"))
     calls = kept
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
