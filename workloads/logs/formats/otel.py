@@ -469,14 +469,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     # Code's llm_request, traces beta): see otel_agents.
     agents = [(s, a) for s in spans if (a := agent_event(s.event, s.body, s.attributes, s.service) if s.event is not None
                                          else agent_span(s.name, s.attributes)) is not None]
+    agent_spans = {id(s) for s, _ in agents if s.event is None}  # not read as the conventions' spans, counted or not
     # A span of a failed request (``success`` false: Claude Code's) is no served call.
-    failed_spans = [(s, a) for s, a in agents if s.event is None and str(s.attributes.get("success", "")).lower() == "false"]
-    agents = [(s, a) for s, a in agents if not (s.event is None and str(s.attributes.get("success", "")).lower() == "false")]
+    failed_spans = [(s, a) for s, a in agents if _failed_span(s)]
+    agents = [(s, a) for s, a in agents if not _failed_span(s)]
     # A service's spans are skipped where it logs its own per-call event too: the same calls.
     logged = {(s.service, a.agent) for s, a in agents if s.event is not None}
     skipped_spans = [(s, a) for s, a in agents if s.event is None and (s.service, a.agent) in logged]
     agents = [(s, a) for s, a in agents if not (s.event is None and (s.service, a.agent) in logged)]
-    agent_spans = {id(s) for s, a in agents + skipped_spans + failed_spans if s.event is None}
     with_usage = [s for s in spans if _has_usage(s) and id(s) not in agent_spans]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or log record with gen_ai.usage token counts ({len(spans)} read)")
@@ -718,6 +718,12 @@ class _OwnCosts:
             said += (f"; {self.calls - self.priced} call(s) of a model the table does not price, "
                      f"{format_usd(self.total - self.priced_own)} logged (in no dollar figure here)")
         return said
+
+
+def _failed_span(span: Span) -> bool:
+    """Whether an agent's span is of a failed request (``success`` false: Claude Code's
+    ``claude_code.llm_request``): no served call."""
+    return span.event is None and str(span.attributes.get("success", "")).lower() == "false"
 
 
 #: Paired with an agent's name and a request id in :attr:`ImportContext.counted_ids`: a call of
