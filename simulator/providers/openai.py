@@ -138,11 +138,6 @@ def retention_choices(model: str) -> tuple[str, str] | None:
     return None
 
 
-def offers_extended(model: str) -> bool:
-    """Whether ``model`` can keep a prefix 24 h (``prompt_cache_retention='24h'``)."""
-    return base_model(model) in EXTENDED
-
-
 #: The ``openai`` model's rules that the guide leaves open (the fleet, the overflow rate, the
 #: idle lifetime's range), with the documented value where it gives one.
 OPTIONS = (

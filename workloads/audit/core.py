@@ -39,6 +39,7 @@ import heapq
 from array import array
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from itertools import takewhile
 from typing import Protocol
 from datetime import UTC, datetime
@@ -55,6 +56,7 @@ from prefixbench.simulator.pricing import (
     FAST_SUFFIX,
     PriceRow,
     cost_total,
+    load_prices,
     usd_sum,
 )
 from prefixbench.simulator.provider import SimulatedProvider
@@ -3113,6 +3115,17 @@ _RETENTION_WORDS = {"in_memory": "in_memory (10 min)", "24h": "24h (extended)", 
                     "12h": "12h (GPT-6.2 Sol's 12-hour retention)"}
 
 
+@lru_cache(maxsize=1)
+def reasoning_read_models() -> str:
+    """The models whose next call reads a response sent back whole only as far as its reasoning,
+    as the audit's note names them: OpenAI's priced models (the shipped price table) that its
+    rule (:attr:`ProviderRules.output_read_to_reasoning`) covers, so the note cannot name other
+    models than the rule does."""
+    rules = rules_for("openai")
+    return ", ".join(sorted({row.model for row in load_prices().rows
+                             if row.provider == rules.name and rules.reads_output_to_reasoning(row.model)}))
+
+
 def _notes(
     counts: _NoteCounts, heads: Heads, prices: Prices, replays: tuple[int, int] = (0, 0), replies: tuple[int, int] = (0, 0), ranged: int = 0
 ) -> tuple[str, ...]:
@@ -3177,7 +3190,7 @@ def _notes(
     if reasoning_replays:
         notes.append(
             f"{reasoning_replays} call(s) send their response back whole to a model whose next call reads it only as far as its "
-            "reasoning (OpenAI's gpt-5.1 to 5.3-codex: measured on Codex rollouts, not documented): the next call's read is "
+            f"reasoning (OpenAI's {reasoning_read_models()}: measured on Codex rollouts, not documented): the next call's read is "
             "predicted up to the previous prompt + its logged reasoning tokens; a read of the previous prompt alone is not "
             "counted as a miss"
         )

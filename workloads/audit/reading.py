@@ -55,9 +55,9 @@ class FileRead(msgspec.Struct, frozen=True):
 
     requests: list[TraceRequest] = []
     summary: FileSummary | None = None
-    #: The keys the file counted (:class:`ImportContext`'s Codex totals and Claude Code request ids).
+    #: The keys the file counted (:class:`ImportContext`'s Codex totals and counted ids).
     codex_totals: frozenset[str] = frozenset()
-    claude_requests: frozenset[str | tuple[str, str]] = frozenset()
+    counted_ids: frozenset[str | tuple[str, str]] = frozenset()
     #: The Gemini CLI / Qwen Code calls the file counted, to their chain nodes.
     gemini_calls: dict[tuple[str, str], str] = {}
     #: The Kimi CLI calls the file counted (by message_id), to their chain nodes.
@@ -87,7 +87,7 @@ def read_log_file(task: FileTask) -> FileRead:
         return FileRead(error=str(exc))
     if task.held:
         requests = [plain(r, usage=False) for r in requests]
-    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.claude_requests), dict(ctx.gemini_calls), dict(ctx.kimi_calls),
+    return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.counted_ids), dict(ctx.gemini_calls), dict(ctx.kimi_calls),
                     dict(ctx.pi_calls), frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
 
 
@@ -115,7 +115,7 @@ def read_holds(read: FileRead, ctx: ImportContext) -> bool:
     counted): no key it counted was counted before it, no call it asked about was."""
     return (
         read.error is None and read.summary is not None
-        and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.claude_requests.isdisjoint(read.claude_requests)
+        and ctx.codex_totals.isdisjoint(read.codex_totals) and ctx.counted_ids.isdisjoint(read.counted_ids)
         and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
         and ctx.kimi_calls.keys().isdisjoint(read.kimi_calls)
         and ctx.pi_calls.keys().isdisjoint(read.pi_calls)
@@ -130,7 +130,7 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
         named = resolve(fmt)
         return import_file(path, named or detect_format(path), ctx)
     ctx.codex_totals.update(read.codex_totals)
-    ctx.claude_requests.update(read.claude_requests)
+    ctx.counted_ids.update(read.counted_ids)
     ctx.gemini_calls.update(read.gemini_calls)
     ctx.kimi_calls.update(read.kimi_calls)
     ctx.pi_calls.update(read.pi_calls)
@@ -182,7 +182,7 @@ def answers_first(order: Sequence[int], asked: Mapping[int, Collection[str]], ca
 #: The ImportContext fields one file's reading asks about and adds to, carried to the files
 #: after it. ``codex_asked`` is each file's own questions (written, never asked: reset for each
 #: file) and ``progress`` only tells the bytes read.
-CARRIED = ("codex_totals", "codex_calls", "claude_requests", "gemini_calls", "kimi_calls", "pi_calls")
+CARRIED = ("codex_totals", "codex_calls", "counted_ids", "gemini_calls", "kimi_calls", "pi_calls")
 _OWN = ("codex_asked", "progress")
 #: The answer to a lookup of a key no earlier file counted.
 _ABSENT = object()
@@ -346,7 +346,7 @@ class NotedContext:
             raise AssertionError(f"ImportContext's fields {sorted(fields)} are not the ones reading.py notes {sorted({*CARRIED, *_OWN})}")
         self.ctx = ImportContext(
             codex_totals=_NotedSet("codex_totals"), codex_calls=_NotedSet("codex_calls"),
-            claude_requests=_NotedSet("claude_requests"), gemini_calls=_NotedDict("gemini_calls"),
+            counted_ids=_NotedSet("counted_ids"), gemini_calls=_NotedDict("gemini_calls"),
             kimi_calls=_NotedDict("kimi_calls"), pi_calls=_NotedDict("pi_calls"),
         )
         self._sets: list[_NotedSet] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedSet)]
@@ -374,7 +374,7 @@ class NotedContext:
         absent, every key it counted and every Codex call it asked about (called before the
         read's keys are added)."""
         ctx = self.ctx
-        for box, keys in ((ctx.codex_totals, read.codex_totals), (ctx.claude_requests, read.claude_requests),
+        for box, keys in ((ctx.codex_totals, read.codex_totals), (ctx.counted_ids, read.counted_ids),
                           (ctx.codex_calls, read.codex_asked)):
             box.missing.extend(keys)  # type: ignore[attr-defined]
         for box, keys in ((ctx.gemini_calls, read.gemini_calls), (ctx.kimi_calls, read.kimi_calls), (ctx.pi_calls, read.pi_calls)):

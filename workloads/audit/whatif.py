@@ -112,12 +112,11 @@ FIXES: dict[str, str] = {
     "log shows the user made is kept: each part between such switches is pinned on its own); each request "
     "priced at the model it was sent to, so the saving is the cache reads the switches lost, not the price of the other "
     "model (the detail states that effect apart)",
-    "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus 30 s of "
-    "the gap, at most 10 times a gap, so the entry stays warm; each keep-alive is charged (its read, any write, 1 output "
-    "token)",
+    # The reach the loss split gives the fix too (losses.KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX).
+    "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
+    "keep-alive is charged (its read, any write, 1 output token)",
 }
-#: A keep-alive is sent KEEP_ALIVE_MARGIN_MS before the entry would expire; gaps that would need
-#: more than KEEP_ALIVE_MAX are left to expire (the loss split's reach of the fix is the same).
 
 
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.

@@ -109,6 +109,14 @@ def test_a_pause_past_every_ttl_is_unavoidable_and_nothing_is_recommended(tmp_pa
     assert result.loss_split.recoverable_usd == 0 and result.recommendations == ()
 
 
+def test_the_keep_alive_fix_states_the_reach_the_plan_runs() -> None:
+    """--what-if's description of keep-alive names the margin and the most keep-alives a gap the
+    plan and the loss split use (before: its own copy, 30 s and 10, in the text)."""
+    from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX
+
+    assert f"every TTL minus {KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap" in FIXES["keep-alive"]
+
+
 def test_keep_alive_charges_its_requests(tmp_path: Path) -> None:
     trace = load_trace([_paused(tmp_path)])
     (keep,) = what_if(*trace, ["keep-alive"])

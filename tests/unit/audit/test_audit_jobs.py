@@ -230,7 +230,7 @@ def test_the_reading_context_refuses_what_its_books_cannot_note(tmp_path: Path) 
     from prefixbench.workloads.audit.reading import NotedContext
 
     ctx = NotedContext().ctx
-    for attempt in (lambda: list(ctx.codex_totals), lambda: len(ctx.claude_requests), lambda: ctx.codex_calls.discard("x"),
+    for attempt in (lambda: list(ctx.codex_totals), lambda: len(ctx.counted_ids), lambda: ctx.codex_calls.discard("x"),
                     lambda: bool(ctx.gemini_calls), lambda: ctx.kimi_calls.pop("x", None)):
         with pytest.raises(TypeError, match="only answers whether a key was counted"):
             attempt()

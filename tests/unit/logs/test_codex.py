@@ -147,6 +147,43 @@ def test_the_notes_say_how_far_the_next_call_reads_a_response(model: str, whole:
     assert [n.split(" call(s)")[0] for n in notes if "reads it only as far as its reasoning" in n] == ([str(reasoning)] if reasoning else [])
 
 
+def _reasoning_note_models(notes: tuple[str, ...]) -> set[str]:
+    """The models the reasoning note names, as it spells them."""
+    (note,) = [n for n in notes if "reads it only as far as its reasoning" in n]
+    return set(note.split("(OpenAI's ", 1)[1].split(": measured", 1)[0].split(", "))
+
+
+def test_the_reasoning_note_names_the_models_its_rule_covers(tmp_path: Path) -> None:
+    """The note names exactly the priced models the rule (ProviderRules.output_read_to_reasoning)
+    covers, and only OpenAI has the rule (the note says OpenAI's)."""
+    from prefixbench.simulator.pricing import load_prices
+    from prefixbench.simulator.providers import PROVIDERS
+
+    assert [name for name, rules in PROVIDERS.items() if rules.output_read_to_reasoning] == ["openai"]
+    covered = {row.model for row in load_prices().rows if row.provider == "openai" and PROVIDERS["openai"].reads_output_to_reasoning(row.model)}
+    assert "gpt-5.3-codex" in covered and "gpt-5.4" not in covered
+    assert _reasoning_note_models(run_audit([_reasoning_rollout(tmp_path, "gpt-5.1-codex")]).notes) == covered
+
+
+def test_the_reasoning_note_follows_the_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model added to the rule is named by the note with no other edit (before: the note's
+    text listed the models itself, and stayed as it was)."""
+    from msgspec.structs import replace
+
+    from prefixbench.simulator.providers import PROVIDERS
+    from prefixbench.workloads.audit.core import reasoning_read_models
+
+    rules = PROVIDERS["openai"]
+    monkeypatch.setitem(PROVIDERS, "openai", replace(rules, output_read_to_reasoning=(*rules.output_read_to_reasoning, r"^gpt-5\.4")))
+    reasoning_read_models.cache_clear()
+    try:
+        assert "gpt-5.4" in _reasoning_note_models(run_audit([_reasoning_rollout(tmp_path, "gpt-5.4")]).notes)
+    finally:
+        monkeypatch.undo()
+        reasoning_read_models.cache_clear()
+    assert "gpt-5.4" not in reasoning_read_models().split(", ")
+
+
 # Later Codex (about 0.128 to 0.154+, CLI and Codex Desktop): an ordinal on every record, and a
 # first session_meta saying what the thread is. Fixtures built from what public readers of
 # these rollouts document (see docs/formats.md, codex).

@@ -22,7 +22,6 @@ conversations as JSON lines read too.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -31,6 +30,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import id_space
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Provider, TraceRequest
 
@@ -102,7 +102,7 @@ def _namespaced(conv: _Conversation, context: str, hashes: object, where: str) -
     new = set(hashes).difference(table)  # most ids repeat the previous request's
     if new:
         _check_ids(new, where)
-        prefix = int.from_bytes(hashlib.blake2b(scope.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") << 64
+        prefix = id_space(scope)
         for raw in new:
             table[raw] = prefix | raw if type(raw) is int else f"{prefix:x}:{raw}"
     return tuple(map(table.__getitem__, hashes))

@@ -48,12 +48,14 @@ class ImportContext(msgspec.Struct):
     #: reader asked for (whether its unmarked copy's token counts are its source's calls).
     codex_calls: set[str] = msgspec.field(default_factory=set)
     codex_asked: set[str] = msgspec.field(default_factory=set)
-    #: Claude Code request ids already counted (a resumed or forked session copies earlier lines),
-    #: and each counted from a line written mid-stream once more as ``(claude_code._MID_STREAM, id)``;
-    #: an agent's calls counted from an OpenTelemetry export, as ``(otel.OTEL_CALL, agent:id)`` (its
-    #: traces and logs may be written to two files); LiteLLM spend-log rows counted, as
-    #: ``(litellm.LITELLM_ROW, id)`` (pages overlap).
-    claude_requests: set[str | tuple[str, str]] = msgspec.field(default_factory=set)
+    #: Calls already counted, by an id, for the readers whose files can repeat a call: Claude Code
+    #: request ids (a resumed or forked session copies earlier lines), and each counted from a line
+    #: written mid-stream once more as ``(claude_code._MID_STREAM, id)``; an agent's calls counted
+    #: from an OpenTelemetry export, as ``(otel.OTEL_CALL, agent:id)`` (its traces and logs may be
+    #: written to two files); LiteLLM spend-log rows counted, as ``(litellm.LITELLM_ROW, id)``
+    #: (pages overlap). Only Claude Code's plain ids are strings; each other key is a tuple led by its
+    #: reader's mark, so no reader's key equals another's.
+    counted_ids: set[str | tuple[str, str]] = msgspec.field(default_factory=set)
     #: Gemini CLI calls already counted, ``(session id, message id)`` to their chain node: resuming
     #: a pre-0.39 ``.json`` session copies its messages into a ``.jsonl`` beside it.
     gemini_calls: dict[tuple[str, str], str] = msgspec.field(default_factory=dict)

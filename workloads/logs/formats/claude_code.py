@@ -831,7 +831,7 @@ def _mid_stream(message: dict) -> bool:
     return "stop_reason" in message and message["stop_reason"] is None
 
 
-#: Beside a request id in :attr:`ImportContext.claude_requests`, as ``(_MID_STREAM, id)``: the file
+#: Beside a request id in :attr:`ImportContext.counted_ids`, as ``(_MID_STREAM, id)``: the file
 #: that counted it had its last line written mid-stream (:func:`_mid_stream`), so a later file's
 #: complete copy of the same response gives its final usage. A tuple of the id itself, not a string
 #: made of the mark and the id (56 bytes against about 110, for almost every request of a Claude
@@ -1080,7 +1080,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     paused: set[str] = set()  # nodes of responses paused after a server-side compaction
     advisors: dict[str, tuple[str | None, int]] = {}  # each advisor lane's last call, blocks since
-    for req in _fresh(walk, ctx.claude_requests):
+    for req in _fresh(walk, ctx.counted_ids):
         request = _trace_request(walk, len(out), req)
         if request.prefix is not None and request.prefix.parent in paused:
             # The request after a pause sends the compaction's summary in place of what it

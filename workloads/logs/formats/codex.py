@@ -884,7 +884,7 @@ class _Rollout:
     def _prefix(self, node: str, blocks: int, shared: int | None) -> Prefix:
         """The call's prefix: Codex sends every output item back in the next request, and on a
         model whose next call reads that response only as far as its reasoning
-        (``output_read_to_reasoning``: gpt-5.1 to 5.3-codex on OpenAI) the reasoning tokens the
+        (``ProviderRules.output_read_to_reasoning`` names them) the reasoning tokens the
         token count logs are what it reads of it."""
         if self.reasoning_tokens is not None and rules_for(self.provider).reads_output_to_reasoning(self.model):
             return ReplayedToReasoning(self._head(), node, self.chain_parent, blocks, replays_output=True, shared=shared,

@@ -100,6 +100,13 @@ def json_text(value: object) -> object:
         return None
 
 
+def id_space(scope: str) -> int:
+    """The high bits a block-hash trace's ids are packed under in ``scope`` (a file and its
+    namespace): a raw id ``h`` below 2**64 is ``id_space(scope) | h``, a string id
+    ``f"{id_space(scope):x}:{h}"``, so no two scopes share a block."""
+    return int.from_bytes(hashlib.blake2b(scope.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big") << 64
+
+
 def head_digest(value: object) -> str:
     """A short digest of what a log shows of a request's head (a system prompt, tool schemas),
     for a head key to carry: 12 hex digits of the SHA-256 of its canonical JSON (a lone surrogate

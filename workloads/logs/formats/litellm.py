@@ -199,7 +199,7 @@ def _vertex_note(calls: Counter[tuple[str, str]]) -> str | None:
             f"models 10% more (Anthropic's Claude on Vertex AI page): {'; '.join(where)}")
 
 
-#: Paired with a row's request id in :attr:`ImportContext.claude_requests`: a LiteLLM call counted,
+#: Paired with a row's request id in :attr:`ImportContext.counted_ids`: a LiteLLM call counted,
 #: asked of the files after it (saved pages of ``/spend/logs/ui`` overlap: newest first, a row
 #: added between two fetches pushes the last row of one page to the top of the next).
 LITELLM_ROW = "litellm row: "
@@ -231,7 +231,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 continue
             rid = row.get("request_id", row.get("id"))
             if isinstance(rid, str) and rid:
-                if rid in counted or (LITELLM_ROW, rid) in ctx.claude_requests:
+                if rid in counted or (LITELLM_ROW, rid) in ctx.counted_ids:
                     skipped.append((record.line, f"{label}request {rid} already counted (pages of the paginated endpoints "
                                     "overlap where rows were added between fetches; an export saved twice)"))
                     repeated += 1
@@ -242,7 +242,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             rows.append(_Row(record, usage, reported, row, place))
     if not seen_any:
         raise UserError(f"{name}:1: empty file, no spend-log rows")
-    ctx.claude_requests.update((LITELLM_ROW, rid) for rid in sorted(counted))
+    ctx.counted_ids.update((LITELLM_ROW, rid) for rid in sorted(counted))
     included = gateway_usage.writes_in_prompt((r.usage, f"{name}:{r.record.line}") for r in rows)
     rows.sort(key=lambda r: (str(r.value.get("startTime") or ""), r.record.line))
     out: list[TraceRequest] = []

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import id_space
 from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import FileSummary, Provider, TraceRequest
@@ -111,9 +112,29 @@ def _agentic_header(name: str, record: Record) -> int:
     return size
 
 
-def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict[str, str]) -> TraceRequest:
-    """One Agentic Mooncake row: its play's namespace of ids, its session's lane (``roots``: each
-    play's first session, its main lane)."""
+def _play_ids(name: str, play: str, hashes: object, ids: dict[str, dict[int, int]], where: str) -> tuple[int, ...]:
+    """A row's ids in its play's namespace, packed as the other block-hash readers pack theirs
+    (:func:`~.common.id_space` of the file and play): ``ids`` maps each play's raw ids to packed
+    ones, so a block every later row of a session repeats is one object, checked once."""
+    if not isinstance(hashes, list) or not set(map(type, hashes)) <= {int}:  # per element in C
+        raise UserError(f"{where}: hash_ids must be a list of non-negative 64-bit integers")
+    table = ids.get(play)
+    if table is None:
+        table = ids[play] = {}
+    new = set(hashes).difference(table)  # most ids repeat the session's previous row's
+    if new:
+        if min(new) < 0 or max(new) >> 64:
+            raise UserError(f"{where}: hash_ids must be a list of non-negative 64-bit integers")
+        space = id_space(f"{name}\0{play}")
+        for raw in new:
+            table[raw] = space | raw
+    return tuple(map(table.__getitem__, hashes))
+
+
+def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict[str, str],
+                     ids: dict[str, dict[int, int]]) -> TraceRequest:
+    """One Agentic Mooncake row: its play's namespace of ids (``ids``, see :func:`_play_ids`), its
+    session's lane (``roots``: each play's first session, its main lane)."""
     where = f"{name}:{record.line}"
     value = record.value
     if not isinstance(value, dict):
@@ -124,9 +145,7 @@ def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict
     _, play, session = names
     if "hash_ids" not in value:
         raise UserError(f"{where}: an Agentic Mooncake request without hash_ids")
-    hashes = value["hash_ids"]
-    if not isinstance(hashes, list) or not all(type(h) is int and 0 <= h < 1 << 64 for h in hashes):
-        raise UserError(f"{where}: hash_ids must be a list of non-negative 64-bit integers")
+    hashes = _play_ids(name, play, value["hash_ids"], ids, where)
     start = value.get("not_before_ms")
     if isinstance(start, bool) or not isinstance(start, (int, float)) or not 0 <= start < 1e14:
         raise UserError(f"{where}: not_before_ms is not a time in ms ({start!r:.40})")
@@ -135,7 +154,6 @@ def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict
         raise UserError(f"{where}: model is not a string ({model!r:.40})")
     length = count(value.get("input_length", value.get("input_tokens")), where, "input_length")
     output = count(value.get("output_length", value.get("output_tokens")), where, "output_length")
-    space = f"{name}\0{play}"
     return TraceRequest(
         file=name,
         line=record.line,
@@ -147,7 +165,7 @@ def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict
         provider=_provider(),
         model=model or "unknown",
         usage=None,
-        hash_ids=tuple(f"{space}\0{h}" for h in hashes),
+        hash_ids=hashes,
         block_tokens=(size,) * len(hashes),
         envelope=(("input_length", str(length)), ("output_length", str(output))),
         source_format=NAME,
@@ -163,8 +181,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if head is not None and isinstance(head.value, dict) and head.value.get("schema") == AGENTIC_SCHEMA:
         size = _agentic_header(name, head)
         roots: dict[str, str] = {}
+        ids: dict[str, dict[int, int]] = {}
         for record in found:
-            out.append(_agentic_request(name, len(out), record, size, roots))
+            out.append(_agentic_request(name, len(out), record, size, roots, ids))
         if not out:
             raise UserError(f"{name}:{head.line}: an Agentic Mooncake header with no request lines")
         note = (f"Agentic Mooncake v2 trace: {len(roots)} play(s), {len({r.lane for r in out})} session(s), each a lane; "

@@ -469,14 +469,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     # Code's llm_request, traces beta): see otel_agents.
     agents = [(s, a) for s in spans if (a := agent_event(s.event, s.body, s.attributes, s.service) if s.event is not None
                                          else agent_span(s.name, s.attributes)) is not None]
+    agent_spans = {id(s) for s, _ in agents if s.event is None}  # not read as the conventions' spans, counted or not
     # A span of a failed request (``success`` false: Claude Code's) is no served call.
-    failed_spans = [(s, a) for s, a in agents if s.event is None and str(s.attributes.get("success", "")).lower() == "false"]
-    agents = [(s, a) for s, a in agents if not (s.event is None and str(s.attributes.get("success", "")).lower() == "false")]
+    failed_spans = [(s, a) for s, a in agents if _failed_span(s)]
+    agents = [(s, a) for s, a in agents if not _failed_span(s)]
     # A service's spans are skipped where it logs its own per-call event too: the same calls.
     logged = {(s.service, a.agent) for s, a in agents if s.event is not None}
     skipped_spans = [(s, a) for s, a in agents if s.event is None and (s.service, a.agent) in logged]
     agents = [(s, a) for s, a in agents if not (s.event is None and (s.service, a.agent) in logged)]
-    agent_spans = {id(s) for s, a in agents + skipped_spans + failed_spans if s.event is None}
     with_usage = [s for s in spans if _has_usage(s) and id(s) not in agent_spans]
     if not with_usage and not agents:
         raise UserError(f"{name}:1: no span or log record with gen_ai.usage token counts ({len(spans)} read)")
@@ -720,7 +720,13 @@ class _OwnCosts:
         return said
 
 
-#: Paired with an agent's name and a request id in :attr:`ImportContext.claude_requests`: a call of
+def _failed_span(span: Span) -> bool:
+    """Whether an agent's span is of a failed request (``success`` false: Claude Code's
+    ``claude_code.llm_request``): no served call."""
+    return span.event is None and str(span.attributes.get("success", "")).lower() == "false"
+
+
+#: Paired with an agent's name and a request id in :attr:`ImportContext.counted_ids`: a call of
 #: an agent's own event or span counted from an OpenTelemetry export (a pair no transcript's
 #: request id equals), asked of the files after it.
 OTEL_CALL = "otel call: "
@@ -760,7 +766,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             if request_id in seen:
                 skipped.append((call[0].line, f"{call[1].agent} event: repeats request {request_id}'s (an export sent twice)"))
                 continue
-            if (OTEL_CALL, f"{call[1].agent}:{request_id}") in ctx.claude_requests:
+            if (OTEL_CALL, f"{call[1].agent}:{request_id}") in ctx.counted_ids:
                 skipped.append((call[0].line, f"{call[1].agent} {'event' if call[0].event is not None else 'span'}: request "
                                 f"{request_id} already counted from another file of the export (its traces and logs written "
                                 "apart, or an export sent twice)"))
@@ -769,7 +775,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         kept.append(call)
     for call in kept:
         if isinstance(request_id := call[0].attributes.get("request_id"), str) and request_id:
-            ctx.claude_requests.add((OTEL_CALL, f"{call[1].agent}:{request_id}"))
+            ctx.counted_ids.add((OTEL_CALL, f"{call[1].agent}:{request_id}"))
     calls = kept
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}

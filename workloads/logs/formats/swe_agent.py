@@ -333,9 +333,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     name = str(path)
     runs: list[_Run] = []
     retry_notes: list[str] = []
-    parent = _retry_parent(path)
-    if parent is not None:
-        note = (f"a SWE-agent RetryAgent attempt, read with {parent}, whose attempts hold it (its .traj beside the "
+    holder = _retry_parent(path)
+    if holder is not None:
+        note = (f"a SWE-agent RetryAgent attempt, read with {holder}, whose attempts hold it (its .traj beside the "
                 "attempt_<n>/ folders): audit that file or the folder")
         return [], FileSummary(name, NAME, 0, (), (note,))
     for record in objects(path, records, " (a SWE-agent or mini-swe-agent trajectory)"):
