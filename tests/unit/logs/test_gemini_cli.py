@@ -1105,6 +1105,25 @@ def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "
     return main_path, agent_path
 
 
+def test_a_qwen_code_session_and_its_fork_read_the_same_whatever_the_file_order(tmp_path: Path) -> None:
+    """The fork's transcript names no model: read before its session (``audit agent-<id>.jsonl
+    chats/<session>.jsonl``, or the subagents folder named first), it counted the fork's calls as
+    model unknown (unpriced, no provider's rules) and the session's telemetry, which names the
+    model, skipped them as counted. The session is now read first, as Claude Code's session is
+    before its subagents folder: the same calls, models and predictions in either order (the
+    per-file listings keep the order the files were named in)."""
+    from prefixbench.reports.audit import audit_table
+
+    main, agent = _qwen_fork_home(tmp_path)
+    by_place = lambda r: (r.file, r.line)  # noqa: E731
+    ahead, _ = load_trace([main, agent])
+    behind, _ = load_trace([agent, main])
+    assert sorted(behind, key=by_place) == sorted(ahead, key=by_place)
+    assert {r.model for r in behind} == {"coder-model"}
+    first, second = run_audit([main, agent]), run_audit([agent, main])
+    assert sorted(audit_table(second).splitlines()) == sorted(audit_table(first).splitlines())
+
+
 @pytest.mark.parametrize("transcript_first", [False, True])
 def test_a_qwen_code_fork_extends_the_call_that_spawned_it(tmp_path: Path, transcript_first: bool) -> None:
     """A Qwen Code fork subagent sends the parent's prompt again: its first call read the 14,994
