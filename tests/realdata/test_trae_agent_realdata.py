@@ -101,7 +101,19 @@ def test_all_trae_trajectories_audited_together(tmp_path: Path) -> None:
     no longer undid the level most read on OpenAI; 8,231 when the gpt-4o file above was no longer
     read exclusive whole (audited one trajectory at a time then: 8,160 and 136; 8,116 before); 8,293
     when a nudge whose prompt shrank after a turn that reasoned shared only that turn's first prompt
-    (89 reads gained, 27 lost; of the trajectories in even places 4,122 -> 4,164, odd 4,109 -> 4,129)."""
+    (89 reads gained, 27 lost; of the trajectories in even places 4,122 -> 4,164, odd 4,109 -> 4,129).
+
+    The 60 first calls off, measured (no rule kept): 30 read 0 where the head's warm size was
+    predicted (OpenAI's best effort: the sglang gpt-5 runs of 2025-11-14 and -16, gpt-4o of
+    2025-11-05, ...); 30 read above the head, 23 of them the prefix their prompt shares with an
+    earlier trajectory whose calls were within 10 min (the same task in a run started 9 s apart,
+    2025-10-14 14-11-42 and 14-11-51: system prompt, tools and the task statement up to its hints,
+    9,344-10,496 tokens where the head is 8,448), 3 an identical prompt of 10-60 min before, 4 no
+    earlier prompt sharing more than the head. A rule reading that shared prefix (its tokens: the
+    prompt's less its unshared characters at 3.2 a token, the ratio fitted on the even places) gains
+    13 first calls in even places and 10 in odd, but loses 6 and 7: of the 38 first calls with such
+    an earlier prompt within 10 min, 11 read the head only and 4 nothing, under the same idle times
+    (5-594 s). Not kept."""
     names = [n for n in files_at(REPO, COMMIT, URL, ENV) if "/trae/" in n and n.endswith("/trajectory.json")]
     assert len(names) == 816
     for i, name in enumerate(sorted(names)):

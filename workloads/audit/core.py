@@ -569,13 +569,28 @@ class _Done(msgspec.Struct, frozen=True):
     book: Book
 
 
+#: Qwen Code's folders of one project: its sessions, and its subagents' transcripts, a folder a session
+#: (QwenLM/qwen-code packages/core/src/agents/agent-transcript.ts).
+QWEN_SESSIONS, QWEN_SUBAGENTS = "chats", "subagents"
+
+
 def owners_first(files: Sequence[tuple[Path, str | None]], order: Sequence[int]) -> list[int]:
     """``order`` (indexes of ``files``), but a file read before the files in the folder named after
     it, two levels down at most (Claude Code 2.x: ``<session>.jsonl`` before
     ``<session>/subagents/agent-*.jsonl``): the session's own file counts the requests an
     ``agent-acompact-*`` file copies from it (2.1.81-2.1.88, the compaction agent's transcript holds
-    the main conversation again), not the copy, whatever the file order."""
-    owners = {files[index][0].with_suffix(""): index for index in order if files[index][0].suffix}
+    the main conversation again), not the copy, whatever the file order. So is a Qwen Code session
+    (``chats/<session>.jsonl``) before its subagents' transcripts (``subagents/<session>/agent-*.jsonl``,
+    a sibling of ``chats``): the session's telemetry counts their calls with the model the
+    transcripts do not name (a fork's calls came out model unknown where its transcript was read
+    first, the session's telemetry skipping them as counted)."""
+    owners: dict[Path, int] = {}
+    for index in order:
+        path = files[index][0]
+        if path.suffix:
+            owners[path.with_suffix("")] = index
+            if path.parent.name == QWEN_SESSIONS:
+                owners[path.parent.parent / QWEN_SUBAGENTS / path.stem] = index
     out: list[int] = []
     placed: set[int] = set()
 

@@ -857,11 +857,13 @@ def test_a_qwen_code_024_subagent_is_counted_once_from_its_telemetry_and_its_tra
     assert [(r.lane, r.usage.cache_read) for r in requests] == [("main", 0), (f"agent:{_AGENT}", 0), (f"agent:{_AGENT}", 8_990)]
     transcript = next(s for s in summaries if s.file == str(agent))
     assert transcript.requests == 0 and [why for _, why in transcript.skipped] == [SEEN_AGENT] * 2
-    # Read the other way round, the transcript counts them and the telemetry's events are skipped.
-    requests, summaries = load_trace([agent, main])
-    assert len(requests) == 3 and [r.file for r in requests] == [str(agent), str(agent), str(main)]
-    session = next(s for s in summaries if s.file == str(main))
-    assert [why for _, why in session.skipped] == [SEEN_AGENT] * 2
+    # Named the other way round, the session is still read first (its telemetry names the model,
+    # the transcript none): its events count the calls, the transcript's records are skipped.
+    again, summaries = load_trace([agent, main])
+    assert sorted(again, key=lambda r: r.line) == sorted(requests, key=lambda r: r.line)
+    assert {r.model for r in again} == {requests[0].model} and requests[0].model != "unknown"
+    transcript = next(s for s in summaries if s.file == str(agent))
+    assert [why for _, why in transcript.skipped] == [SEEN_AGENT] * 2
     # Each file read alone still counts all of its calls.
     assert (len(_read(main)[0]), len(_read(agent)[0])) == (3, 2)
     # Read in workers (audit --jobs 2), the same trace.
@@ -1020,7 +1022,7 @@ _FORK_SESSION = "5e1a-fork"
 _FORK = "fork-1a2b3c4d"
 
 
-def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "coder-model") -> tuple[Path, Path]:
+def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "coder-model", fork_events: bool = True) -> tuple[Path, Path]:
     """A Qwen Code 0.30 project folder whose session ``chats/5e1a-fork.jsonl`` spawns a fork
     subagent (QwenLM/qwen-code packages/core/src/tools/agent/agent.ts ``createForkSubagent``): its
     second call's reply holds the ``agent`` function call ``subagent_type: "fork"`` (id
@@ -1069,6 +1071,9 @@ def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "
         record("a2", "t2", "2026-11-02T09:00:30.000Z", "assistant", model=model, usageMetadata=usage(15_500, 14_994),
                message={"role": "model", "parts": [{"text": "The fork is on it."}]}),
     ]
+    if not fork_events:  # a session whose telemetry does not log the fork's calls: its transcript counts them
+        main = [r for r in main if r["uuid"] not in ("s0", "s1")]
+        main[-2]["parentUuid"] = "r1"
     side = {"sessionId": _FORK_SESSION, "cwd": "/w", "version": "0.30.1", "agentId": _FORK, "agentName": "fork", "isSidechain": True}
     placeholder = {"role": "user", "parts": [
         {"functionResponse": {"id": "call_fork1", "name": "agent", "response": {"output": "Fork started — processing in background"}}},
@@ -1105,18 +1110,39 @@ def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "
     return main_path, agent_path
 
 
-@pytest.mark.parametrize("transcript_first", [False, True])
-def test_a_qwen_code_fork_extends_the_call_that_spawned_it(tmp_path: Path, transcript_first: bool) -> None:
+def test_a_qwen_code_session_and_its_fork_read_the_same_whatever_the_file_order(tmp_path: Path) -> None:
+    """The fork's transcript names no model: read before its session (``audit agent-<id>.jsonl
+    chats/<session>.jsonl``, or the subagents folder named first), it counted the fork's calls as
+    model unknown (unpriced, no provider's rules) and the session's telemetry, which names the
+    model, skipped them as counted. The session is now read first, as Claude Code's session is
+    before its subagents folder: the same calls, models and predictions in either order (the
+    per-file listings keep the order the files were named in)."""
+    from prefixbench.reports.audit import audit_table
+
+    main, agent = _qwen_fork_home(tmp_path)
+    by_place = lambda r: (r.file, r.line)  # noqa: E731
+    ahead, _ = load_trace([main, agent])
+    behind, _ = load_trace([agent, main])
+    assert sorted(behind, key=by_place) == sorted(ahead, key=by_place)
+    assert {r.model for r in behind} == {"coder-model"}
+    first, second = run_audit([main, agent]), run_audit([agent, main])
+    assert sorted(audit_table(second).splitlines()) == sorted(audit_table(first).splitlines())
+
+
+@pytest.mark.parametrize("fork_events", [True, False])
+def test_a_qwen_code_fork_extends_the_call_that_spawned_it(tmp_path: Path, fork_events: bool) -> None:
     """A Qwen Code fork subagent sends the parent's prompt again: its first call read the 14,994
     tokens the spawning call left cached. Main predicted 0 (a lane start from the fork type's
-    head), whether the session's telemetry or the fork's transcript counted the call."""
-    main, agent = _qwen_fork_home(tmp_path)
-    result = run_audit([agent, main] if transcript_first else [tmp_path])
+    head), whether the session's telemetry or (where it does not log the fork's calls) the fork's
+    transcript counted the call."""
+    main, agent = _qwen_fork_home(tmp_path, fork_events=fork_events)
+    result = run_audit([agent, main])
     first = next(r for r in result.rows if r.lane == f"agent:{_FORK}" and r.reported_cache_read == 14_994)
     assert abs(first.expected_cache_read - 14_994) <= 0.03 * 14_994
     assert not any("not in this audit" in note for note in result.notes)
     assert result.totals.requests == 5  # 3 of the session, 2 of the fork: each once
-    _, summaries = load_trace([agent, main] if transcript_first else [tmp_path])
+    assert [r.file for r in result.rows if r.lane == f"agent:{_FORK}"] == [str(main if fork_events else agent)] * 2
+    _, summaries = load_trace([agent, main])
     fork = next(s for s in summaries if s.file == str(agent))
     assert any(note.startswith("1 Qwen Code fork subagent(s) (agent_bootstrap, kind fork)") for note in fork.notes)
     session = next(s for s in summaries if s.file == str(main))

@@ -494,3 +494,59 @@ def test_a_claude_code_span_of_a_failed_request_is_not_a_call(tmp_path: Path) ->
     requests, summary = read(path)
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests] == [(5, 18650, 1240, 220)]
     assert [why for _, why in summary.skipped] == ["Claude Code span claude_code.llm_request: a failed request (success false), not served"]
+
+
+def _codex_trace_export(with_ancestors: bool) -> dict:
+    """A traces-only Codex export as its source lays the spans out (openai/codex codex-rs/core:
+    ``turn`` (info, ``model``, ``thread.id``) > ``run_sampling_request`` and
+    ``try_run_sampling_request`` (trace level, ``model``: the model's slug) > ``receiving_stream``
+    > one ``handle_responses`` span a response event, the completed one carrying
+    ``gen_ai.usage.*`` and no model; every span exported, trace_export_filter): two turns, each
+    its own trace, spans in end order (the collector writes a span when it ends)."""
+    def attrs(values: dict) -> list:
+        return [{"key": k, "value": {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}} for k, v in values.items()]
+    spans = []
+    for turn, (input_, read_, output) in enumerate(((9800, 0, 310), (11200, 9728, 150))):
+        trace, start = f"{turn + 1:032x}", (T + 60 * turn) * 10**9
+        def span(n: int, name: str, parent: int, values: dict, at: int = 0, end: int = 5) -> dict:
+            return {"traceId": trace, "spanId": f"{turn + 1:08x}{n:08x}", "parentSpanId": f"{turn + 1:08x}{parent:08x}" if parent else "",
+                    "name": name, "startTimeUnixNano": str(start + at * 10**9), "endTimeUnixNano": str(start + end * 10**9),
+                    "attributes": attrs(values)}
+        spans += [span(5, "handle_responses", 4, {"otel.name": "created", "from": ""}, 0, 1),
+                  span(6, "handle_responses", 4, {"otel.name": "completed", "gen_ai.usage.input_tokens": input_,
+                                                   "gen_ai.usage.cache_read.input_tokens": read_, "gen_ai.usage.output_tokens": output,
+                                                   "codex.usage.reasoning_output_tokens": 64, "codex.usage.total_tokens": input_ + output}, 1, 4)]
+        if with_ancestors:
+            spans += [span(4, "receiving_stream", 3, {}), span(3, "try_run_sampling_request", 2, {"turn_id": str(turn), "model": "gpt-5.1-codex"}),
+                      span(2, "run_sampling_request", 1, {"turn_id": str(turn), "model": "gpt-5.1-codex", "cwd": "/work"}),
+                      span(1, "turn", 0, {"thread.id": "019a0000-0000-7000-8000-000000000001", "turn.id": str(turn), "model": "gpt-5.1-codex"})]
+    resource = {"attributes": attrs({"service.name": "codex_cli_rs", "service.version": "0.120.0", "env": "dev"})}
+    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"scope": {"name": "codex_cli_rs"}, "spans": spans}]}]}
+
+
+def test_codex_traces_only_calls_take_their_model_from_the_spans_above_them(tmp_path: Path) -> None:
+    """A traces-only Codex export: its handle_responses spans carry the usage and no model (the
+    spans above them name it, ``model``); the calls came out as model unknown, unpriced, no
+    provider's rules. Each call now runs the model the nearest span above it names."""
+    path = tmp_path / "codex-traces.json"
+    path.write_text(json.dumps(_codex_trace_export(True)))
+    requests, summary = read(path)
+    assert [(r.model, r.provider, r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [
+        ("gpt-5.1-codex", "openai", 9800, 0, 310), ("gpt-5.1-codex", "openai", 11200 - 9728, 9728, 150)]
+    assert any("the model named by a span above them" in n for n in summary.notes), summary.notes
+    # Each turn is a trace of its own: its turn span's thread.id makes the thread's calls one lane
+    # (they were one lane a trace, the second call's read unexplained by the first).
+    assert {r.lane for r in requests} == {"019a0000-0000-7000-8000-000000000001"}
+    totals = run_audit([path]).totals
+    assert totals.cost_usd is not None and totals.cost_usd > 0
+
+
+def test_codex_traces_without_the_spans_naming_the_model_say_so(tmp_path: Path) -> None:
+    """Where no span of the file names the model (only the handle_responses spans were exported),
+    the calls stay model unknown and a note says why."""
+    path = tmp_path / "codex-usage-spans.json"
+    path.write_text(json.dumps(_codex_trace_export(False)))
+    requests, summary = read(path)
+    assert [r.model for r in requests] == ["unknown", "unknown"]
+    (note,) = [n for n in summary.notes if "name no model" in n]
+    assert "handle_responses" in note and "2 call span(s)" in note, note

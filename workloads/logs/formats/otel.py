@@ -54,8 +54,12 @@ The conventions say ``input_tokens`` SHOULD include reads and writes; instrument
 Anthropic's ``input_tokens`` do not. A file is read one way, decided from its own numbers (an
 input below its reads plus writes cannot include them) and stated in the notes. A span whose
 descendants carry usage too (an ``invoke_agent`` span summing its calls) is not counted again.
-Each conversation (``gen_ai.conversation.id``, else ``session.id``, of the span or a span above it,
-else of its resource; else its trace id) is a lane, its calls a chain in start order; the file's
+A call span that names no model runs the one the nearest span above it names (those names, then
+Codex's plain ``model``: its ``handle_responses`` spans carry the usage only, its ``turn`` and
+sampling-request spans above them the model), else ``unknown``, said in a note.
+Each conversation (``gen_ai.conversation.id``, else ``session.id``, of the span or a span above it
+(a Codex service's: also its ``turn`` span's ``thread.id``), else of its resource; else its trace
+id) is a lane, its calls a chain in start order; the file's
 agent (:attr:`FileSummary.agent`, what the advice names) is its resource's ``service.name``, else
 ``gen_ai.agent.name``; who served a call comes from its model name, else ``gen_ai.provider.name`` /
 ``gen_ai.system`` (then ``llm.provider`` / ``llm.system``).
@@ -85,7 +89,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS, as_dict, logged_dollars, objects, parse_time_ms
 from prefixbench.workloads.logs.formats.otel_agents import AGENTS, CODEX_PROVIDER, AgentEvent, agent_event, agent_span, error_event, is_codex_start
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "otel"
 INPUT_KEYS = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.usage.prompt_tokens", "llm.token_count.prompt")
@@ -124,6 +128,10 @@ WRITE_KEYS = (
 PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.provider", "llm.system")
 #: The conversation a call belongs to: the conventions' name, then OpenInference's.
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
+#: A Codex service's conversation: also its ``turn`` span's ``thread.id`` (openai/codex
+#: codex-rs/core; each turn is a trace of its own, its calls under it), read for a Codex
+#: service's spans only (the general conventions' ``thread.id`` is an OS thread's number).
+CODEX_CONVERSATION_KEYS = (*CONVERSATION_KEYS, "thread.id")
 #: The agent a call's spans name where the resource names no service (the conventions' name).
 AGENT_NAME_KEYS = ("gen_ai.agent.name",)
 #: ``service.name`` prefixes of coding agents whose own logs have a format (their settings then
@@ -419,6 +427,13 @@ def _has_usage(span: Span) -> bool:
 #: than the GenAI conventions (OpenLLMetry's early releases, promptflow's tracing), which name
 #: their usage ``llm.usage.*`` too, then OpenInference's ``llm.model_name``.
 MODEL_KEYS = ("gen_ai.response.model", "gen_ai.request.model", "llm.response.model", "llm.request.model", "llm.model_name")
+#: Where a call span names no model, the spans above it are asked (:func:`_named_up`): these names,
+#: then Codex's plain ``model`` (the model's slug on its ``turn``, ``run_sampling_request`` and
+#: ``try_run_sampling_request`` spans, openai/codex codex-rs/core; its ``handle_responses`` spans
+#: under them carry the usage and no model).
+MODEL_KEYS_ABOVE = (*MODEL_KEYS, "model")
+#: Codex's span that carries a response's usage (and no model).
+CODEX_USAGE_SPAN = "handle_responses"
 
 
 def _model(attributes: dict) -> str:
@@ -534,6 +549,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     conversations: dict[tuple[str, str], str] = {}
     agent_names: dict[tuple[str, str], str] = {}
     agents_named: Counter[str] = Counter()
+    models_above: dict[tuple[str, str], str] = {}
+    codex_threads: dict[tuple[str, str], str] = {}
+    model_above: list[str] = []
+    no_model: list[str] = []
     for span, input_, output, read_, written_ in calls_sorted:
         where = f"{name}:{span.line}: span {span.span_id}"
         read_n, written_n = read_ or 0, written_ or 0
@@ -543,14 +562,18 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if read_ is None and written_ is None:
             not_reported += 1
         model = _model(span.attributes)
+        if model == NO_MODEL:
+            model = _named_up(span, MODEL_KEYS_ABOVE, by_id, models_above) or NO_MODEL
+            (model_above if model != NO_MODEL else no_model).append(span.name)
         provider = _provider(span.attributes, model)
         writes_reported = written_ is not None or not rules_for(provider).is_additive or span.service in names_writes
         if written_ is None and rules_for(provider).is_additive:
             (writes_zero if writes_reported else writes_unknown).add(span.service)
         # Its conversation (the span's or an ancestor's, else its resource's), else its trace; a log
         # record outside a trace has its resource's session and model as its trace (_log_span).
-        lane = (_named_up(span, CONVERSATION_KEYS, by_id, conversations) or (span.session if span.event is None else "")
-                or span.trace_id or "main")
+        codex = _service_agent(span.service) == "codex"
+        lane = (_named_up(span, CODEX_CONVERSATION_KEYS if codex else CONVERSATION_KEYS, by_id, codex_threads if codex else conversations)
+                or (span.session if span.event is None else "") or span.trace_id or "main")
         agents_named[_service_agent(span.service) or _named_up(span, AGENT_NAME_KEYS, by_id, agent_names)] += 1
         node = f"otel:{name}#{span.trace_id}:{span.span_id}:{len(out)}"
         out.append(
@@ -588,6 +611,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for service in sorted(writes_unknown):
         notes.append(f"{_emitter(service)} names no cache-write attribute on any span: what its calls to a provider that bills writes "
                      "apart wrote is unknown, their whole prompt is what the next call may read")
+    if model_above:
+        notes.append(f"{len(model_above)} call span(s) name no model: each runs the model named by a span above them "
+                     f"({_span_kinds(model_above)}; Codex names it on the turn and sampling-request spans above its handle_responses)")
+    if no_model:
+        why = (f"Codex's {CODEX_USAGE_SPAN} spans carry the usage only, the turn and sampling-request spans above them name the model: "
+               "export those too" if CODEX_USAGE_SPAN in no_model else "the spans above them name none either")
+        notes.append(f"{len(no_model)} call span(s) ({_span_kinds(no_model)}) name no model, nor does any span above them in this file: "
+                     f"model {NO_MODEL}, unpriced ({why}, or name it with --assume-model)")
     if out:
         notes.append("spans carry no prompt bodies here: each trace is read as a chain of calls in start order")
     agent_out, agent_skipped, agent_notes, counted = _agent_calls(name, agents, spans, len(out), ctx)
@@ -632,6 +663,11 @@ def _named_up(span: Span, keys: tuple[str, ...], by_id: dict[tuple[str, str], Sp
     for place in walked:  # (each of them has the same nearest name above it, or none)
         known[place] = found
     return found
+
+
+def _span_kinds(names: list[str]) -> str:
+    """The span names of some calls, most frequent first, for a note."""
+    return ", ".join(f"{name or 'unnamed'} x{n}" for name, n in Counter(names).most_common())
 
 
 def _span_names(span: Span, keys: tuple[str, ...]) -> str:
@@ -882,7 +918,8 @@ FORMAT = LogFormat(
         "read where its service logs no api_request event",
         "Codex's codex.sse_event response.completed events: input/output/cached_token_count as numbers (OtelEventManager, 0.4x) "
         "or as text (SessionTelemetry), later cache_write_token_count, subset; codex.conversation_starts' provider_name; "
-        "its handle_responses spans' gen_ai.usage.* (the same calls: skipped beside its events)",
+        "its handle_responses spans' gen_ai.usage.* (the same calls: skipped beside its events; traces-only: the model of the "
+        "turn / sampling-request spans above them, one lane a turn span's thread.id)",
         "Gemini CLI's gemini_cli.api_response (and api_error) events, beside the conventions' record from 0.12 (counted once, from its own event); "
         "Qwen Code's qwen-code.api_response (qwen_code., qwen_cli. in early releases)",
     ),
