@@ -361,6 +361,11 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
         return []
     rolls = list(result.sessions)
     left_out = 0
+    # What the kept sessions are ordered by, said as it is: where none lost dollars (or none has a
+    # dollar figure: a block-hash trace), "the 20 that lost the most" would claim losses not seen.
+    order = "that lost the most" if any(r.lost_usd for r in rolls) else (
+        "that paid the most (none lost dollars)" if any(r.cost_usd for r in rolls) else
+        "first in file order (none has a dollar figure)")
     if sessions is not None and len(rolls) > sessions:
         kept = sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions]
         left_out = len(rolls) - sessions
@@ -369,7 +374,7 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     short = _namer(result)
     title = "per session (one log file: its main lane, subagents and compactions)"
     if left_out:
-        title += f": the {sessions} that lost the most, {left_out:,} more in audit.md and audit.json"
+        title += f": the {sessions} {order}, {left_out:,} more in audit.md and audit.json"
     out = ["", title, *text_lines([ROLL_UP_HEADER[0].format(what="session"), *ROLL_UP_HEADER[1:]],
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
