@@ -1086,16 +1086,20 @@ def _run_audit_command(args) -> int:
         unread: list[str] = []
         trace = load_trace(args.paths, args.input, progress, map_files, files=files,
                            notice=lambda text: progress.notice(_as_given(args, text)), held=True, unread=unread)
+        # An audit with no call ends in one error line: a warning that line already says (the
+        # torn last line of a file whose only other lines hold no call) is not said twice.
+        error = None if trace[0] else unread[0] if unread else nothing_to_audit(trace[1])
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
-            if summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
-                emit(visible(_as_given(args, f"prefixbench: warning: {summary.file}: {summary.notes[0]}")), sys.stderr)
-            for line, reason in summary.skipped:
-                if reason == TORN_TAIL:
-                    emit(visible(_as_given(args, f"prefixbench: warning: {torn_note(summary.file, line)}")), sys.stderr)
-        if not trace[0]:
-            raise UserError(unread[0] if unread else nothing_to_audit(trace[1]))
+            warnings = [f"{summary.file}: {summary.notes[0]}"] if (
+                summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
+            warnings += [torn_note(summary.file, line) for line, reason in summary.skipped if reason == TORN_TAIL]
+            for text in warnings:
+                if error is None or text not in error:
+                    emit(visible(_as_given(args, f"prefixbench: warning: {text}")), sys.stderr)
+        if error is not None:
+            raise UserError(error)
         # First: the assumptions below go by the calls' providers, which a model assumed sets.
         # The names the user mapped to a priced model first: a call the log names a model of is
         # then that model's for every assumption below.
