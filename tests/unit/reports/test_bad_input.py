@@ -519,7 +519,8 @@ def test_audit_refuses_a_bad_price_date_before_reading_any_log(tmp_path, capsys)
         (["check", "--engines="], "--engines: empty item in ''"),
         (["check", "--windows="], "--windows: empty item in ''"),
         (["check", "--trace", "t.jsonl", "--windows="], "--windows: empty item in ''"),
-        (["audit", "a.jsonl", "--fail-on="], "--fail-on: unknown cause ''"),
+        (["audit", "a.jsonl", "--fail-on="], "--fail-on: empty item in ''"),
+        (["audit", "a.jsonl", "--fail-on", "ttl-expired,,"], "--fail-on: empty item in 'ttl-expired,,'"),
     ],
 )
 def test_an_empty_list_is_refused_not_read_as_the_default(tmp_path, monkeypatch, capsys, argv, message):
