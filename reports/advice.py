@@ -82,11 +82,9 @@ UNSEEN = "no request reports its cache use, so no miss could be seen"
 
 def advice_lines(result: AuditResult) -> list[str]:
     """The opening of the terminal view: recommendations, then the loss split."""
-    from prefixbench.reports.audit import reporting_requests
-
     out: list[str] = []
     recs = result.recommendations
-    unseen = bool(result.rows) and not reporting_requests(result)[0]
+    unseen = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows)
     if recs is not None:
         out.append(f"what to change: {RANKING}")
         if not recs and unseen:
