@@ -237,7 +237,7 @@ def _headline(result: AuditResult) -> str:
               else f"input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
                    f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}")
     return (
-        f"{t.requests:,} requests: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
+        f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests)}"
         + (
