@@ -339,7 +339,7 @@ def parse_fixes(text: str) -> list[str]:
             continue
         name = item.split("=", 1)[0]
         if name not in FIXES:
-            raise UserError(f"--what-if: unknown fix {item!r} (known: all, {', '.join(n if n != 'breakpoints' else 'breakpoints=SPEC' for n in FIXES)})")
+            raise UserError(f"--what-if: unknown fix {item!r} (known: all, {', '.join(n if n != 'breakpoints' else 'breakpoints=PLACE+...' for n in FIXES)})")
         if name == "breakpoints":
             if "=" not in item:
                 raise UserError("--what-if: breakpoints needs places, e.g. breakpoints=tools+system+last")
