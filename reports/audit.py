@@ -1152,6 +1152,10 @@ def _run_audit_command(args) -> int:
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)
+            if getattr(args, "openai_zdr", False):
+                from prefixbench.workloads.audit.core import zdr_notes
+
+                result = replace(result, notes=zdr_notes(result.notes))
             from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
             from prefixbench.simulator.price_lookup import Prices
 
