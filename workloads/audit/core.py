@@ -3036,7 +3036,8 @@ def codex_head_notes(requests: Sequence[TraceRequest], heads: Mapping[str, int])
         out.append(
             f"--codex-warm-head {name}={heads[name]:,}: {what} assumed to find that many tokens of its head cached before "
             f"the log ({covered:,} request(s)); where the log's own cold points agree on a warm head, theirs is kept"
-            if covered else f"--codex-warm-head {name}={heads[name]:,}: no request of {what} in these logs, nothing changed"
+            if covered else f"--codex-warm-head {name}={heads[name]:,}: no request of "
+            f"{('Codex' + (' on a model not named' if len(heads) > 1 else '')) if name == '*' else what} in these logs, nothing changed"
         )
     return tuple(out)
 
