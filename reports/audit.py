@@ -1111,9 +1111,10 @@ def _run_audit_command(args) -> int:
         assumed += served
         trace = (trace_requests, trace[1])
         if getattr(args, "openai_zdr", False):
-            from prefixbench.workloads.audit.core import assume_zdr
+            from prefixbench.workloads.audit.core import assume_zdr, zdr_unused_note
 
             trace = (assume_zdr(trace[0]), trace[1])
+            assumed += zdr_unused_note(trace[0])
         trace_requests, billed = assume_billing_headers(trace[0], billing)
         assumed += billed
         trace = (trace_requests, trace[1])

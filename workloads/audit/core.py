@@ -3003,6 +3003,15 @@ def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
     ]
 
 
+def zdr_unused_note(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
+    """``--openai-zdr`` on logs with no request of a provider that decides the lifetime per request
+    (OpenAI): a note that it changed nothing, as the other options say (it was silent)."""
+    if any(rules_for(r.provider).request_ttl is not None for r in requests):
+        return ()
+    return ("--openai-zdr: no request to OpenAI (whose cache lifetime a request or the organization's ZDR decides) "
+            "in these logs, nothing changed",)
+
+
 def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) -> list[TraceRequest]:
     """The requests with the read step ``steps`` gives their provider (``--read-step``): it wins
     over the step the rules, the request's date or its endpoint gave it."""
