@@ -1115,6 +1115,10 @@ def _run_audit_command(args) -> int:
 
             trace = (assume_zdr(trace[0]), trace[1])
             assumed += zdr_unused_note(trace[0])
+        if not getattr(args, "follow_reads", True):
+            from prefixbench.workloads.audit.core import no_follow_unused_note
+
+            assumed += no_follow_unused_note(trace[0])
         trace_requests, billed = assume_billing_headers(trace[0], billing)
         assumed += billed
         trace = (trace_requests, trace[1])

@@ -3012,6 +3012,15 @@ def zdr_unused_note(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
             "in these logs, nothing changed",)
 
 
+def no_follow_unused_note(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
+    """``--no-follow-reads`` on logs with no request of a provider whose reads follow the last one
+    (Gemini, MiniMax): a note that it changed nothing, as the other options say."""
+    if any(rules_for(r.provider).follows_reads for r in requests):
+        return ()
+    return ("--no-follow-reads: no request to a provider whose reads follow the checkpoint last read (Gemini, MiniMax) "
+            "in these logs, nothing changed",)
+
+
 def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) -> list[TraceRequest]:
     """The requests with the read step ``steps`` gives their provider (``--read-step``): it wins
     over the step the rules, the request's date or its endpoint gave it."""
