@@ -3098,7 +3098,7 @@ def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
         parts.append(f"{sum(asked.values())} as their body or --openai-zdr asked ({listed(asked)})")
     if default:
         parts.append(f"{sum(default.values())} their model's documented default ({listed(default)})")
-    return ("OpenAI cache lifetime per request: " + "; ".join(parts) + f". {_NO_ZDR}; {_IN_MEMORY}",)
+    return (_LIFETIME_NOTE + "; ".join(parts) + f". {_NO_ZDR}; {_IN_MEMORY}",)
 
 
 #: What :func:`retention_notes` assumes of the organization, and what it says instead under
@@ -3108,11 +3108,12 @@ _NO_ZDR = ("Assumed: the organization has no Zero Data Retention unless --openai
 _ZDR = ("Assumed (--openai-zdr): the organization has Zero Data Retention, so a request that asks no "
         "prompt_cache_retention keeps in_memory, its default under ZDR")
 _IN_MEMORY = "in_memory is modelled as 10 min idle (documented: 5-10 min, at most 1 h)"
+_LIFETIME_NOTE = "OpenAI cache lifetime per request: "
 
 
 def zdr_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
     """``notes`` of an audit run with ``--openai-zdr``: the lifetime note says the ZDR it assumed."""
-    return tuple(note.replace(_NO_ZDR, _ZDR) if note.startswith("OpenAI cache lifetime per request: ") else note
+    return tuple(note.replace(_NO_ZDR, _ZDR) if note.startswith(_LIFETIME_NOTE) else note
                  for note in notes)
 
 
