@@ -75,13 +75,21 @@ def _never_read_lines(result: AuditResult) -> list[str]:
     return [f"  {words}"] if words else []
 
 
+#: What the opening says where no request reports its cache use (a block-hash trace): no miss could
+#: be seen, so neither "no miss has a fix" nor a loss split of $0.00 would be true of the log.
+UNSEEN = "no request reports its cache use, so no miss could be seen"
+
+
 def advice_lines(result: AuditResult) -> list[str]:
     """The opening of the terminal view: recommendations, then the loss split."""
     out: list[str] = []
     recs = result.recommendations
+    unseen = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows)
     if recs is not None:
         out.append(f"what to change: {RANKING}")
-        if not recs:
+        if not recs and unseen:
+            out.append(f"  nothing to rank: {UNSEEN}")
+        elif not recs:
             out.append("  nothing: no miss in these logs has a fix that would have recovered it")
             out += _never_read_lines(result)
         else:
@@ -107,15 +115,18 @@ def advice_lines(result: AuditResult) -> list[str]:
                     out.append(visible(f"   {rec.detail}"))
         out.append("")
     split = result.loss_split
-    if split is not None:
+    if split is not None and unseen:
+        out += [f"lost unknown: {UNSEEN}", ""]
+    elif split is not None:
         out.append(split_line(split))
         out += [f"  {name}: {CLASS_MEANINGS[name]}" for name in LOSS_CLASSES]
         out.append("")
     return out
 
 
-def advice_html(record: dict) -> str:
-    """report.html's "What to change" section from the ``--format json`` object."""
+def advice_html(record: dict, unseen: bool = False) -> str:
+    """report.html's "What to change" section from the ``--format json`` object; ``unseen``: no
+    request reports its cache use, so no miss could be seen (no ranking, no loss split said)."""
     from html import escape
 
     from prefixbench.reports.html import note, num, table
@@ -123,7 +134,9 @@ def advice_html(record: dict) -> str:
     parts = []
     recs = record.get("recommendations")
     if recs is not None:
-        if not recs:
+        if not recs and unseen:
+            parts.append(note(f"Nothing to rank: {UNSEEN}."))
+        elif not recs:
             parts.append(note("Nothing to change: no miss in these logs has a fix that would have recovered it."))
             rows, totals = record.get("requests") or [], record.get("totals") or {}
             if record.get("requests_shown") is None and (words := never_read_words(
@@ -150,7 +163,9 @@ def advice_html(record: dict) -> str:
                 parts.append('<p class="note">' + "; ".join(f"{escape(fix)}: {escape(src)}" for fix, src in sources) + "</p>")
             parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
     split = record.get("loss_split")
-    if split is not None:
+    if split is not None and unseen:
+        parts.append(note(f"Lost unknown: {UNSEEN}."))
+    elif split is not None:
         rows = [({"data-loss-class": name}, [
             name,
             num(f"{name}_usd", split[f"{name}_usd"], f"${split[f'{name}_usd']:,.2f}"),

@@ -237,7 +237,7 @@ def _headline(result: AuditResult) -> str:
               else f"input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
                    f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}")
     return (
-        f"{t.requests:,} requests: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
+        f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests)}"
         + (
@@ -361,6 +361,11 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
         return []
     rolls = list(result.sessions)
     left_out = 0
+    # What the kept sessions are ordered by, said as it is: where none lost dollars (or none has a
+    # dollar figure: a block-hash trace), "the 20 that lost the most" would claim losses not seen.
+    order = "that lost the most" if any(r.lost_usd for r in rolls) else (
+        "that paid the most (none lost dollars)" if any(r.cost_usd for r in rolls) else
+        "first in file order (none has a dollar figure)")
     if sessions is not None and len(rolls) > sessions:
         kept = sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions]
         left_out = len(rolls) - sessions
@@ -369,7 +374,7 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     short = _namer(result)
     title = "per session (one log file: its main lane, subagents and compactions)"
     if left_out:
-        title += f": the {sessions} that lost the most, {left_out:,} more in audit.md and audit.json"
+        title += f": the {sessions} {order}, {left_out:,} more in audit.md and audit.json"
     out = ["", title, *text_lines([ROLL_UP_HEADER[0].format(what="session"), *ROLL_UP_HEADER[1:]],
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
@@ -1081,16 +1086,20 @@ def _run_audit_command(args) -> int:
         unread: list[str] = []
         trace = load_trace(args.paths, args.input, progress, map_files, files=files,
                            notice=lambda text: progress.notice(_as_given(args, text)), held=True, unread=unread)
+        # An audit with no call ends in one error line: a warning that line already says (the
+        # torn last line of a file whose only other lines hold no call) is not said twice.
+        error = None if trace[0] else unread[0] if unread else nothing_to_audit(trace[1])
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
-            if summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl"):
-                emit(visible(_as_given(args, f"prefixbench: warning: {summary.file}: {summary.notes[0]}")), sys.stderr)
-            for line, reason in summary.skipped:
-                if reason == TORN_TAIL:
-                    emit(visible(_as_given(args, f"prefixbench: warning: {torn_note(summary.file, line)}")), sys.stderr)
-        if not trace[0]:
-            raise UserError(unread[0] if unread else nothing_to_audit(trace[1]))
+            warnings = [f"{summary.file}: {summary.notes[0]}"] if (
+                summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
+            warnings += [torn_note(summary.file, line) for line, reason in summary.skipped if reason == TORN_TAIL]
+            for text in warnings:
+                if error is None or text not in error:
+                    emit(visible(_as_given(args, f"prefixbench: warning: {text}")), sys.stderr)
+        if error is not None:
+            raise UserError(error)
         # First: the assumptions below go by the calls' providers, which a model assumed sets.
         # The names the user mapped to a priced model first: a call the log names a model of is
         # then that model's for every assumption below.
@@ -1102,9 +1111,14 @@ def _run_audit_command(args) -> int:
         assumed += served
         trace = (trace_requests, trace[1])
         if getattr(args, "openai_zdr", False):
-            from prefixbench.workloads.audit.core import assume_zdr
+            from prefixbench.workloads.audit.core import assume_zdr, zdr_unused_note
 
             trace = (assume_zdr(trace[0]), trace[1])
+            assumed += zdr_unused_note(trace[0])
+        if not getattr(args, "follow_reads", True):
+            from prefixbench.workloads.audit.core import no_follow_unused_note
+
+            assumed += no_follow_unused_note(trace[0])
         trace_requests, billed = assume_billing_headers(trace[0], billing)
         assumed += billed
         trace = (trace_requests, trace[1])
@@ -1143,6 +1157,10 @@ def _run_audit_command(args) -> int:
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)
+            if getattr(args, "openai_zdr", False):
+                from prefixbench.workloads.audit.core import zdr_notes
+
+                result = replace(result, notes=zdr_notes(result.notes))
             from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
             from prefixbench.simulator.price_lookup import Prices
 

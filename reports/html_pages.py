@@ -467,7 +467,8 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("recommendations") is not None or record.get("loss_split") is not None:
         from prefixbench.reports.advice import advice_html
 
-        sections.append(("what-to-change", "What to change", advice_html(record)))
+        unseen = bool(totals["requests"]) and basis == ratio_basis(0, int(totals["requests"]))
+        sections.append(("what-to-change", "What to change", advice_html(record, unseen)))
     sections.append(("totals", "Totals", _audit_totals(totals, record, basis)))
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
     sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session", many)))
@@ -502,7 +503,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     lost = lost_total_words(fmt_usd(totals['lost_usd']), not Decimal(str(totals['lost_usd'] or 0)),
                       sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
                       seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])))
-    subtitle = f"{totals['requests']:,} requests in {counted}: {paid}, {lost}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}"
+    subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {paid}, {lost}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}"
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 

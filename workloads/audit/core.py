@@ -3020,6 +3020,24 @@ def assume_zdr(requests: list[TraceRequest]) -> list[TraceRequest]:
     ]
 
 
+def zdr_unused_note(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
+    """``--openai-zdr`` on logs with no request of a provider that decides the lifetime per request
+    (OpenAI): a note that it changed nothing, as the other options say (it was silent)."""
+    if any(rules_for(r.provider).request_ttl is not None for r in requests):
+        return ()
+    return ("--openai-zdr: no request to OpenAI (whose cache lifetime a request or the organization's ZDR decides) "
+            "in these logs, nothing changed",)
+
+
+def no_follow_unused_note(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
+    """``--no-follow-reads`` on logs with no request of a provider whose reads follow the last one
+    (Gemini, MiniMax): a note that it changed nothing, as the other options say."""
+    if any(rules_for(r.provider).follows_reads for r in requests):
+        return ()
+    return ("--no-follow-reads: no request to a provider whose reads follow the checkpoint last read (Gemini, MiniMax) "
+            "in these logs, nothing changed",)
+
+
 def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) -> list[TraceRequest]:
     """The requests with the read step ``steps`` gives their provider (``--read-step``): it wins
     over the step the rules, the request's date or its endpoint gave it."""
@@ -3053,7 +3071,8 @@ def codex_head_notes(requests: Sequence[TraceRequest], heads: Mapping[str, int])
         out.append(
             f"--codex-warm-head {name}={heads[name]:,}: {what} assumed to find that many tokens of its head cached before "
             f"the log ({covered:,} request(s)); where the log's own cold points agree on a warm head, theirs is kept"
-            if covered else f"--codex-warm-head {name}={heads[name]:,}: no request of {what} in these logs, nothing changed"
+            if covered else f"--codex-warm-head {name}={heads[name]:,}: no request of "
+            f"{('Codex' + (' on a model not named' if len(heads) > 1 else '')) if name == '*' else what} in these logs, nothing changed"
         )
     return tuple(out)
 
@@ -3096,12 +3115,23 @@ def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
         parts.append(f"{sum(asked.values())} as their body or --openai-zdr asked ({listed(asked)})")
     if default:
         parts.append(f"{sum(default.values())} their model's documented default ({listed(default)})")
-    return (
-        "OpenAI cache lifetime per request: " + "; ".join(parts) + ". Assumed: the organization has no Zero Data "
-        "Retention unless --openai-zdr (a model offering both policies defaults to 24h since the API reference of "
-        "2026-06-01, to in_memory before it and under ZDR); in_memory is modelled as 10 min idle (documented: 5-10 min, "
-        "at most 1 h)",
-    )
+    return (_LIFETIME_NOTE + "; ".join(parts) + f". {_NO_ZDR}; {_IN_MEMORY}",)
+
+
+#: What :func:`retention_notes` assumes of the organization, and what it says instead under
+#: ``--openai-zdr`` (:func:`zdr_notes`): the default's words contradicted the option given.
+_NO_ZDR = ("Assumed: the organization has no Zero Data Retention unless --openai-zdr (a model offering both policies "
+           "defaults to 24h since the API reference of 2026-06-01, to in_memory before it and under ZDR)")
+_ZDR = ("Assumed (--openai-zdr): the organization has Zero Data Retention, so a request that asks no "
+        "prompt_cache_retention keeps in_memory, its default under ZDR")
+_IN_MEMORY = "in_memory is modelled as 10 min idle (documented: 5-10 min, at most 1 h)"
+_LIFETIME_NOTE = "OpenAI cache lifetime per request: "
+
+
+def zdr_notes(notes: tuple[str, ...]) -> tuple[str, ...]:
+    """``notes`` of an audit run with ``--openai-zdr``: the lifetime note says the ZDR it assumed."""
+    return tuple(note.replace(_NO_ZDR, _ZDR) if note.startswith(_LIFETIME_NOTE) else note
+                 for note in notes)
 
 
 def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:

@@ -29,9 +29,11 @@ class Gate(msgspec.Struct, frozen=True):
         causes: tuple[str, ...] = ()
         if fail_on is not None:  # --fail-on= too: refused, not taken as no gate
             causes = tuple(item.strip() for item in fail_on.split(","))
+            if not all(causes):  # said as every other list option says it (it read "unknown cause ''")
+                raise UserError(f"--fail-on: empty item in {fail_on!r}")
             unknown = [c for c in causes if c not in CAUSES]
-            if unknown or not all(causes):
-                raise UserError(f"--fail-on: unknown cause {', '.join(unknown) or repr('')} (known: {', '.join(CAUSES)})")
+            if unknown:
+                raise UserError(f"--fail-on: unknown cause {', '.join(unknown)} (known: {', '.join(CAUSES)})")
         ratio = None
         if min_hit_ratio is not None:
             try:

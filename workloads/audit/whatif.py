@@ -338,7 +338,7 @@ def parse_fixes(text: str) -> list[str]:
             continue
         name = item.split("=", 1)[0]
         if name not in FIXES:
-            raise UserError(f"--what-if: unknown fix {item!r} (known: all, {', '.join(n if n != 'breakpoints' else 'breakpoints=SPEC' for n in FIXES)})")
+            raise UserError(f"--what-if: unknown fix {item!r} (known: all, {', '.join(n if n != 'breakpoints' else 'breakpoints=PLACE+...' for n in FIXES)})")
         if name == "breakpoints":
             if "=" not in item:
                 raise UserError("--what-if: breakpoints needs places, e.g. breakpoints=tools+system+last")
@@ -1171,6 +1171,13 @@ def _unnamed_note(unnamed: int) -> str:
             "(the log cannot tell whether they went to their lane's model)")
 
 
+def _chosen_note(chosen: int) -> str:
+    """The user's model switches a "nothing to pin" keeps, said only where the log shows some."""
+    if not chosen:
+        return ""
+    return f", but for the {chosen:,} switch(es) the log shows the user made (kept)"
+
+
 def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     """Every main and subagent lane's requests sent to the model it sent most of them to (ties:
     the first sent), within one provider and between the switches the log shows the user made
@@ -1186,6 +1193,7 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     for i, r in enumerate(requests):
         lanes.setdefault((r.file, r.lane, r.provider), array("q")).append(i)
     part = array("q", bytes(8 * len(requests)))  # (8 bytes a request, not a dict slot and an int)
+    chosen = 0  # the user's switches, all lanes: named in a "nothing to pin" only where there are any
     for positions in lanes.values():
         order = sorted(positions, key=lambda i: (requests[i].seq, i))
         model, n = requests[order[0]].model, 0
@@ -1195,6 +1203,7 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
                 n += 1
             model = r.model
             part[i] = n
+        chosen += n
     del lanes
     # A request whose model the log does not name (a Cline-family task's "unknown") shows no
     # switch: it may have gone to the lane's own model. It is neither a model to pin to nor moved.
@@ -1220,10 +1229,10 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
                 f"{len(crossed):,} lane(s) switch models only across providers ({' -> '.join(crossed[0])}"
                 f"{' and others' if len(crossed) > 1 else ''}): pin-model pins a lane within one provider, since a move "
                 "to another provider's model changes its prices and its cache rules, which the re-simulation does not "
-                "model; within each provider every lane keeps one model (but for the switches the log shows the user "
-                "made), so nothing to pin" + _unnamed_note(unnamed))
-        raise _CannotApply("every main and subagent lane sends all its requests to one model, but for the switches "
-                           "the log shows the user made (kept): nothing to pin" + _unnamed_note(unnamed))
+                f"model; within each provider every lane keeps one model{_chosen_note(chosen)}, so nothing to pin"
+                + _unnamed_note(unnamed))
+        raise _CannotApply(f"every main and subagent lane sends all its requests to one model{_chosen_note(chosen)}: "
+                           "nothing to pin" + _unnamed_note(unnamed))
     out: list[TraceRequest] = []
     moved: dict[tuple[str, str], int] = defaultdict(int)
     price_effect: list[Decimal] = []

@@ -155,6 +155,7 @@ def assume_billing_headers(
     out: list[TraceRequest] = []
     zeroed: Counter[str] = Counter()
     changing: Counter[str] = Counter()
+    carried: Counter[str] = Counter()  # requests that carry the block, per provider
     last: dict[tuple[str, str], str] = {}
     for r in requests:
         body = r.body
@@ -162,6 +163,7 @@ def assume_billing_headers(
         if cch is None or body is None:
             out.append(r)
             continue
+        carried[r.provider] += 1
         lane = (r.file, r.lane)
         if last.get(lane) not in (None, cch):
             changing[r.provider] += 1
@@ -195,4 +197,10 @@ def assume_billing_headers(
             f"conversation behind a custom base URL: {GATEWAY_DOC}); --billing-header {name}=ignored if this server "
             "strips it"
         )
+    # A provider --billing-header names whose requests carry no such block: said, as --read-step
+    # says of a provider with no request, not left silent (the option changed nothing).
+    for name in sorted(modes):
+        if not carried[name]:
+            notes.append(f"--billing-header {name}={modes[name]}: no request of {name} in these logs carries Claude Code's "
+                         "billing header block (x-anthropic-billing-header in system[0], with request bodies), nothing changed")
     return out, tuple(notes)

@@ -180,6 +180,23 @@ def test_report_html_opens_with_what_to_change(tmp_path: Path) -> None:
     assert 'data-recommendation="keep-alive"' in page and 'data-loss-class="recoverable"' in page
 
 
+def test_a_log_that_reports_no_cache_use_is_not_told_it_lost_nothing(tmp_path: Path, capsys) -> None:
+    """Before, a block-hash trace (no usage at all) opened with "nothing: no miss in these logs has
+    a fix" and "lost $0.00 = recoverable $0.00 (0 req) + ...", above a headline saying its loss is
+    unknown since no miss could be seen: the opening now says the same, in every view."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    out = tmp_path / "out"
+    assert main(["audit", str(trace), "--quiet", "--out", str(out)]) == 0
+    head = capsys.readouterr().out.split(" requests: ")[0]
+    assert "nothing to rank: no request reports its cache use, so no miss could be seen" in head
+    assert "lost unknown: no request reports its cache use" in head and "lost $0.00" not in head
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Lost unknown: no request reports its cache use" in page and 'data-loss-class=' not in page
+    assert "lost unknown:" in (out / "audit.md").read_text(encoding="utf-8")
+
+
 # --- request-body logs list their misses -----------------------------------------------------
 
 

@@ -546,6 +546,20 @@ def test_the_sessions_shown_are_the_costliest_first(tmp_path: Path, capsys: pyte
     assert len(names) == SESSIONS_SHOWN and names[0] == f"s{SESSIONS_SHOWN:02d}.jsonl" and names == sorted(names, reverse=True)
 
 
+def test_the_sessions_title_says_what_they_are_ordered_by(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, 21 block-hash traces (no usage, no dollars) were listed as "the 20 that lost the
+    most": in file order, no loss seen. The title says what the order is."""
+    from prefixbench.reports.audit import SESSIONS_SHOWN
+
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for n in range(SESSIONS_SHOWN + 1):
+        (folder / f"t{n:02d}.jsonl").write_text(json.dumps({"timestamp": n, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}) + "\n")
+    assert main(["audit", str(folder), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert f"the {SESSIONS_SHOWN} first in file order (none has a dollar figure), 1 more" in out and "lost the most" not in out
+
+
 def test_the_headline_says_what_its_hit_ratio_is_over(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A Mooncake trace reports no cache use: its hit ratio is predicted, and the headline says
     so; a folder where only some requests report it says over how many."""

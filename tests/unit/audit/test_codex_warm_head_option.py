@@ -64,6 +64,9 @@ def test_a_warm_codex_head_the_user_names_is_read_by_the_first_call(tmp_path, ca
     other = _audit(capsys, log, "--codex-warm-head", "gpt-5.4=5504")
     assert other["requests"] == plain["requests"]
     assert "--codex-warm-head gpt-5.4=5,504: no request of Codex on gpt-5.4 in these logs, nothing changed" in other["notes"]
+    # A bare N on logs with no Codex call: it read "no request of every Codex model".
+    none = _audit(capsys, str(Path(__file__).parent.parent / "logs" / "fixtures" / "pi.jsonl"), "--codex-warm-head", "4096")
+    assert "--codex-warm-head *=4,096: no request of Codex in these logs, nothing changed" in none["notes"]
 
 
 @pytest.mark.parametrize(("value", "says"), [

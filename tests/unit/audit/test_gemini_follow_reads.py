@@ -99,6 +99,12 @@ def test_no_follow_reads_is_an_audit_option(tmp_path: Path, capsys: pytest.Captu
     plain = json.loads(capsys.readouterr().out)
     assert [r["predicted_cache_read"] for r in followed["requests"]] == [0, 9_000, 7_000]
     assert [r["predicted_cache_read"] for r in plain["requests"]] == [0, 9_000, 12_000]
+    assert not any(n.startswith("--no-follow-reads:") for n in plain["notes"])
+    # On logs with no Gemini or MiniMax request it changes nothing, and says so (it was silent).
+    pi = Path(__file__).parent.parent / "logs" / "fixtures" / "pi.jsonl"
+    assert main(["audit", str(pi), "--format", "json", "--quiet", "--no-follow-reads"]) in (0, 1)
+    assert any(n.startswith("--no-follow-reads: no request to a provider") and n.endswith("nothing changed")
+               for n in json.loads(capsys.readouterr().out)["notes"])
     with pytest.raises(SystemExit):
         main(["audit", "--help"])
     assert "--no-follow-reads" in capsys.readouterr().out

@@ -245,6 +245,16 @@ def test_the_cli_flag_and_the_note_name_the_assumption(tmp_path: Path, capsys: p
     assert [r["cause"] for r in zdr["requests"]][1] == "ttl-expired"
     note = next(n for n in default["notes"] if n.startswith("OpenAI cache lifetime per request"))
     assert "2 their model's documented default (2 24h (extended))" in note and "--openai-zdr" in note
+    # Given --openai-zdr, the note says the ZDR it assumed: it said "Assumed: the organization has
+    # no Zero Data Retention unless --openai-zdr" with the option given.
+    note = next(n for n in zdr["notes"] if n.startswith("OpenAI cache lifetime per request"))
+    assert "Assumed (--openai-zdr): the organization has Zero Data Retention" in note and "no Zero Data" not in note
+    assert not any(n.startswith("--openai-zdr: no request") for n in zdr["notes"])
+    # On logs with no OpenAI request the option changes nothing, and says so (it was silent).
+    pi = Path(__file__).parent.parent / "logs" / "fixtures" / "pi.jsonl"
+    assert main(["audit", str(pi), "--format", "json", "--quiet", "--openai-zdr"]) in (0, 1)
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("--openai-zdr: no request to OpenAI") and n.endswith("nothing changed") for n in notes)
 
 
 def test_the_ttl_what_if_re_simulates_24h_retention_on_captured_openai_bodies(tmp_path: Path) -> None:

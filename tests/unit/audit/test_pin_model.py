@@ -234,6 +234,17 @@ def test_pin_model_keeps_the_switches_the_log_shows_the_user_made(tmp_path: Path
     assert w.applies and f"2 from {FLASH} to {PRO}" in w.detail and "1 lane" in w.detail
 
 
+def test_nothing_to_pin_names_the_users_switches_only_where_the_log_shows_some(tmp_path: Path) -> None:
+    """Before, every "nothing to pin" said "but for the switches the log shows the user made
+    (kept)", on a one-model Codex rollout with no switch at all: a claim the log does not make."""
+    one = _session(tmp_path / "one.jsonl", [(FLASH, p, c) for _, p, c in ROUTED])
+    [w] = what_if(*map(list, load_trace([one])), ["pin-model"])
+    assert not w.applies and "nothing to pin" in w.detail and "switch" not in w.detail
+    infos = {3: f"Model set to {PRO}", 5: f"Model set to {FLASH}"}
+    [w] = what_if(*map(list, load_trace([_session(tmp_path / "chosen.jsonl", infos=infos)])), ["pin-model"])
+    assert not w.applies and "but for the 2 switch(es) the log shows the user made (kept)" in w.detail
+
+
 def test_a_request_whose_model_the_log_does_not_name_is_not_a_switch_to_pin(tmp_path: Path) -> None:
     """A Cline-family task names a call's model ``unknown`` where its log does not say it: a real
     Roo task's lane of 15 such calls and 23 on claude-sonnet-4 was "pinned" (15 moved from

@@ -695,6 +695,14 @@ def test_paid_and_lost_words_say_unknown_only_when_nothing_is_priced() -> None:
     assert lost_total_words("$0", True, 0, seen=False).startswith("lost to misses unknown (no request reports its cache use")
 
 
+def test_a_log_of_one_request_says_one_request(tmp_path: Path) -> None:
+    """Before: "1 requests: input ..." in the headline (one Trae Agent or Continue session)."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text(json.dumps({"timestamp": 0, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}) + "\n")
+    table = audit_table(run_audit([trace]))
+    assert "\n1 request: usage not reported" in table and "1 requests" not in table
+
+
 def test_a_log_with_no_usage_has_no_token_figures_in_the_headline(tmp_path: Path) -> None:
     # A block-hash trace reports no usage: its headline said "input 0, output 0, cache write 0,
     # cache read 0 ... paid $0, lost to misses $0", zeros that read as measured.

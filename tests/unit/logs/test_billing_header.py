@@ -138,6 +138,19 @@ def test_cli_option_and_bad_value(tmp_path: Path, capsys) -> None:
     assert len(err) == 1 and "--billing-header" in err[0]
 
 
+def test_the_option_on_a_log_without_the_block_says_it_changed_nothing(tmp_path: Path) -> None:
+    """Before, --billing-header on a capture whose bodies carry no billing block (Claude Code
+    before 2.1, another agent) said nothing, though --help promises it is said in the notes."""
+    body = _body(0, "claude-sonnet-4-5")
+    body["system"] = body["system"][1:]  # no x-anthropic-billing-header block
+    usage = {"input_tokens": 9000, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 50}
+    path = write_jsonl(tmp_path / "old.jsonl", [capture_line(body, {"body": {"usage": usage}}, sent=1770000000.0)])
+    result = run_audit([path], billing_header={"anthropic": "keyed"})
+    (note,) = [n for n in result.notes if "--billing-header" in n]
+    assert note.startswith("--billing-header anthropic=keyed: no request of anthropic in these logs carries") and "nothing changed" in note
+    assert not [n for n in run_audit([path]).notes if "billing header" in n]  # not asked: not said
+
+
 def test_replay_of_an_anthropic_capture_reads_past_the_header(tmp_path: Path) -> None:
     # Fails on main: the byte-level replay keyed on the cch and read nothing after the first call.
     from prefixbench.workloads.logs.anthropic_capture import read_capture

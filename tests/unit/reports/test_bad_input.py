@@ -464,6 +464,20 @@ def test_a_torn_last_line_is_skipped_and_said_as_audit_does(tmp_path, capsys, ca
     assert_one_line(status, err, f"{path}:1: ")
 
 
+def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):
+    """Before, a Claude Code transcript cut inside its one assistant line printed the torn tail as
+    a warning, then the error "nothing to audit (...: <the same words>)": two lines, one repeated."""
+    user = {"type": "user", "sessionId": "s", "uuid": "u1", "parentUuid": None, "timestamp": "2025-09-03T00:00:00.000Z",
+            "message": {"role": "user", "content": "hi"}}
+    reply = {"type": "assistant", "sessionId": "s", "uuid": "a1", "parentUuid": "u1", "timestamp": "2025-09-03T00:00:02.000Z",
+             "requestId": "r1", "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+                                            "usage": {"input_tokens": 3, "output_tokens": 9}}}
+    path = tmp_path / "cut.jsonl"
+    path.write_text(json.dumps(user) + "\n" + json.dumps(reply)[:60])
+    status, _, err = run(capsys, "audit", str(path))
+    assert_one_line(status, err, "nothing to audit", f"{path}:2: {TORN_WORDS}")
+
+
 @pytest.mark.parametrize("argv", [["replay"], ["check", "--trace"], ["audit", "--quiet", "--format", "json"]])
 def test_a_last_line_cut_inside_a_character_is_a_torn_tail(tmp_path, capsys, argv):
     """A writer's buffer ends between the bytes of a UTF-8 character as readily as between
@@ -505,7 +519,8 @@ def test_audit_refuses_a_bad_price_date_before_reading_any_log(tmp_path, capsys)
         (["check", "--engines="], "--engines: empty item in ''"),
         (["check", "--windows="], "--windows: empty item in ''"),
         (["check", "--trace", "t.jsonl", "--windows="], "--windows: empty item in ''"),
-        (["audit", "a.jsonl", "--fail-on="], "--fail-on: unknown cause ''"),
+        (["audit", "a.jsonl", "--fail-on="], "--fail-on: empty item in ''"),
+        (["audit", "a.jsonl", "--fail-on", "ttl-expired,,"], "--fail-on: empty item in 'ttl-expired,,'"),
     ],
 )
 def test_an_empty_list_is_refused_not_read_as_the_default(tmp_path, monkeypatch, capsys, argv, message):

@@ -40,6 +40,8 @@ def test_a_bad_fix_is_exit_2_before_any_log_is_read(tmp_path, capsys):
     assert main(["audit", str(missing), "--what-if", "ttl-2h", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "unknown fix 'ttl-2h'" in err and err.count("\n") == 1
+    # The fix list names breakpoints' places as --help and docs/audit.md do (it said "SPEC").
+    assert "breakpoints=PLACE+..." in err and "SPEC" not in err
 
 
 def _unpriced_log(tmp_path):
