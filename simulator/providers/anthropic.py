@@ -14,9 +14,8 @@ so the messages' cached prefix ends where the first thinking block dropped stood
 keeps them (``STRIPS_PRIOR_THINKING``). Measured where a log shows the thinking: the Claude Code
 home of github.com/LAF-US/IDAHO-VAULT, whose claude-haiku-4-5 turns after a turn that thought read
 the prompt of the previous turn's first call that thought (4 more of its reads within 3%, none
-fewer; its Sonnet 4.6 and Opus 4.6 turns read on past it, as the page says), and a Kilo Code
-task on claude-sonnet-4.5 (github.com/gao51-qw/n8nworkflow.com) whose four calls after a
-subtask's result read the same.
+fewer; its Sonnet 4.6 and Opus 4.6 turns read on past it, as the page says), and Kilo Code
+tasks on claude-sonnet-4.5 (github.com/gao51-qw/n8nworkflow.com: 9 more of 111, none fewer).
 """
 
 from __future__ import annotations
