@@ -6,6 +6,16 @@ at most 4 explicit breakpoints, each checking 20 block boundaries back; a 5 min 
 input; ``input_tokens`` counts only what comes after the last breakpoint (additive usage);
 ``cache_creation`` splits the write by TTL; the cache diagnostics beta explains a miss in
 ``cache_miss_reason``.
+
+Thinking blocks of earlier turns (https://docs.claude.com/en/docs/build-with-claude/extended-thinking,
+its prompt caching section): on the Haiku models and the models before Opus 4.5 and Sonnet 4.6,
+a user turn that is not only tool results drops every earlier turn's thinking from the context,
+so the messages' cached prefix ends where the first thinking block dropped stood; Opus 4.5 on
+keeps them (``STRIPS_PRIOR_THINKING``). Measured where a log shows the thinking: the Claude Code
+home of github.com/LAF-US/IDAHO-VAULT, whose claude-haiku-4-5 turns after a turn that thought read
+the prompt of the previous turn's first call that thought (4 more of its reads within 3%, none
+fewer; its Sonnet 4.6 and Opus 4.6 turns read on past it, as the page says), and Kilo Code
+tasks on claude-sonnet-4.5 (github.com/gao51-qw/n8nworkflow.com: 9 more of 111, none fewer).
 """
 
 from __future__ import annotations
@@ -164,6 +174,11 @@ OPTIONS = (
                 source="M", help="rendered characters per token (no public Claude tokenizer)"),
 )
 
+#: The models that drop earlier turns' thinking at a new user turn (see the module doc): every
+#: Haiku, Sonnet 4.5 and 4, Opus 4.1 and 4, Sonnet 3.7 (each as Anthropic and gateways name it).
+STRIPS_PRIOR_THINKING = (r"haiku", r"sonnet-4[.-]5", r"opus-4[.-]1", r"(sonnet|opus)-4(-20[0-9]{6})?$", r"3[.-]7-sonnet",
+                         r"sonnet-3[.-]7")
+
 #: Where a response carries the diagnostics beta's miss reason (usage, message or top level).
 DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis")
 
@@ -190,6 +205,7 @@ RULES = ProviderRules(
     ttl_per_request=True,
     max_breakpoints=MAX_BREAKPOINTS,
     lookback_blocks=LOOKBACK_BLOCKS,
+    strips_prior_thinking=STRIPS_PRIOR_THINKING,
     read_multiplier=0.1,
     write_multiplier=1.25,
     write_1h_multiplier=2.0,

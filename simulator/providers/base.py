@@ -259,6 +259,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     max_breakpoints: int | None = None
     #: Block boundaries a breakpoint checks back for an earlier entry (None: no limit).
     lookback_blocks: int | None = None
+    #: Models (regular expressions, as in ``min_tokens_by_model``) that drop the thinking blocks of
+    #: earlier turns once a user turn that is not only tool results begins, so that a cached prefix
+    #: ends where the first of them stood (Anthropic's Haiku models and its models before Opus 4.5
+    #: and Sonnet 4.6); an agent that sends its thinking back marks where (:attr:`Prefix.shared`).
+    strips_prior_thinking: tuple[str, ...] = ()
     #: Price of a read / a 5 m (default) write / a 1 h write, over uncached input.
     read_multiplier: float = 1.0
     write_multiplier: float = 1.0
@@ -511,6 +516,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         if not self.block_tokens_by_model:
             return self.block_tokens
         return per_model(self.block_tokens_by_model, self.block_tokens, model)
+
+    def strips_thinking(self, model: str) -> bool:
+        """Whether ``model`` drops earlier turns' thinking at a new user turn (:attr:`strips_prior_thinking`)."""
+        return any(_pattern(pattern).search(model) for pattern in self.strips_prior_thinking)
 
     def read_lag(self, model: str) -> tuple[int, int] | None:
         """How far ``model``'s reads trail its lane's previous prompt, and the fewest tokens that

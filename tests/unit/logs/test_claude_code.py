@@ -1247,3 +1247,36 @@ def test_claude_code_forked_session_alone_counts_no_call_of_its_source(tmp_path:
                for note in result.notes)
     # Read in workers (audit --jobs), the same.
     assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
+
+
+def _turn_after_thinking(model: str, thought: bool = True) -> list[dict]:
+    """A turn whose first call thinks before a tool call (20,003 tokens of prompt), whose second
+    call ends it (1,000 more), then the next user turn, which read the first call's prompt."""
+    t = Transcript(version="2.1.90")
+    t.user("go", "2026-04-01T00:00:00.000Z", root=True)
+    t.assistant("r1", "2026-04-01T00:00:02.000Z", [cc_usage(3, 20_000, 0, 400)], model=model)
+    if thought:
+        t.lines[-1]["message"]["content"] = [{"type": "thinking", "thinking": "", "signature": "s"}, {"type": "tool_use", "id": "t", "name": "Read", "input": {}}]
+    t.user("file", "2026-04-01T00:00:03.000Z", tool=True)
+    t.assistant("r2", "2026-04-01T00:00:05.000Z", [cc_usage(3, 1_000, 20_000, 50)], model=model)
+    t.lines[-1]["message"]["stop_reason"] = "end_turn"
+    t.user("next", "2026-04-01T00:01:00.000Z")
+    t.assistant("r3", "2026-04-01T00:01:02.000Z", [cc_usage(3, 1_500, 20_003, 9)], model=model)
+    return t.lines
+
+
+def test_a_new_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it_stood(tmp_path: Path) -> None:
+    """Anthropic's Haiku models and those before Opus 4.5 and Sonnet 4.6 drop earlier turns'
+    thinking at a user turn that is not only tool results: the cached prefix ends at the first
+    thinking block dropped, after the prompt of the previous turn's first call that thought
+    (IDAHO-VAULT's claude-haiku-4-5 turns read that). Failed before: 21,000 predicted (what the
+    previous call left cached)."""
+    def predicted(model: str, thought: bool = True) -> int:
+        return run_audit([write_jsonl(tmp_path / "s.jsonl", _turn_after_thinking(model, thought))]).rows[2].predicted_cache_read
+
+    assert predicted("claude-haiku-4-5-20251001") == 20_003
+    assert predicted("claude-sonnet-4-5-20250929") == 20_003
+    # Models that keep earlier thinking, and a turn that thought none, read the whole previous prompt.
+    assert predicted("claude-sonnet-4-6") == 21_000
+    assert predicted("claude-opus-4-5-20251101") == 21_000
+    assert predicted("claude-haiku-4-5-20251001", thought=False) == 21_000

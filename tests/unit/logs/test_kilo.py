@@ -495,3 +495,47 @@ def test_pin_model_says_a_lane_switched_models_across_providers_not_that_it_kept
     [w] = what_if(list(requests), list(summaries), ["pin-model"])
     assert not w.applies and "one model, but" not in w.detail.split(";")[0]
     assert "1 lane(s) switch models only across providers (google/gemini-3-flash-preview -> x-ai/grok-code-fast-1)" in w.detail
+
+
+#: 2026-01-12, a time in milliseconds as the extension writes it.
+T0 = 1_768_209_000_000
+
+
+def _turn_after_thinking(folder: Path, model: str, thought: bool = True) -> Path:
+    """A task on Anthropic's handler: a first call that thinks before a tool call (20,003 tokens of
+    prompt), a second that answers (1,000 more), then the user's next message and the call on it.
+    The history saves each call's user message before its reply's first entry, the reply after."""
+    info = {"providerId": "anthropic", "modelId": model, "mode": "act"}
+
+    def call(ts: int, uncached: int, write: int, read: int) -> dict:
+        text = {"tokensIn": uncached, "tokensOut": 50, "cacheWrites": write, "cacheReads": read, "cost": 0.01}
+        return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text), "modelInfo": info}
+
+    ui = [{"ts": T0 + 1_000, "type": "say", "say": "task", "text": "go"}, call(T0 + 1_100, 3, 20_000, 0),
+          {"ts": T0 + 1_200, "type": "say", "say": "reasoning", "text": "..."}, call(T0 + 2_000, 3, 1_000, 20_000),
+          {"ts": T0 + 2_100, "type": "say", "say": "text", "text": "done"}, {"ts": T0 + 3_000, "type": "say", "say": "user_feedback", "text": "more"},
+          call(T0 + 3_100, 3, 1_500, 20_003), {"ts": T0 + 3_200, "type": "say", "say": "text", "text": "ok"}]
+    first = [{"type": "thinking", "thinking": "...", "signature": "s"}] if thought else []
+    history = [{"role": "user", "ts": T0 + 1_050, "content": [{"type": "text", "text": "go"}]},
+               {"role": "assistant", "ts": T0 + 1_500, "content": [*first, {"type": "tool_use", "id": "t", "name": "read_file", "input": {}}]},
+               {"role": "user", "ts": T0 + 1_600, "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]},
+               {"role": "assistant", "ts": T0 + 2_500, "content": [{"type": "text", "text": "done"}]},
+               {"role": "user", "ts": T0 + 3_050, "content": [{"type": "text", "text": "more"}]}]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "ui_messages.json").write_text(json.dumps(ui))
+    (folder / "api_conversation_history.json").write_text(json.dumps(history))
+    return folder
+
+
+def test_a_user_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it_stood(tmp_path: Path) -> None:
+    """A user turn on claude-sonnet-4-5 (and Anthropic's other models before Opus 4.5 and Sonnet
+    4.6) drops the previous turn's thinking: the cached prefix ends after the prompt of that turn's
+    first call that thought (9 of gao51-qw/n8nworkflow.com's Kilo calls on claude-sonnet-4.5).
+    Failed before: 21,000 predicted (what the previous call left cached)."""
+    def predicted(model: str, thought: bool = True) -> int:
+        folder = _turn_after_thinking(tmp_path / f"{model}-{thought}", model, thought)
+        return run_audit([folder]).rows[2].predicted_cache_read
+
+    assert predicted("claude-sonnet-4-5-20250929") == 20_003
+    assert predicted("claude-sonnet-4-6") == 21_000
+    assert predicted("claude-sonnet-4-5-20250929", thought=False) == 21_000

@@ -344,3 +344,15 @@ def test_only_gpt_5_6_keeps_the_previous_turns_reasoning():
         assert not openai.drops_turn_reasoning(model), model
     for model in ("gpt-5.4", "gpt-5.5-pro", "gpt-5.7", "gpt-5.60", "gpt-5.10", "gpt-6", "gpt-6.1", "gpt-9", "openai/gpt-7-mini"):
         assert openai.drops_turn_reasoning(model), model
+
+
+def test_the_models_that_drop_earlier_thinking_are_haiku_and_those_before_opus_4_5_and_sonnet_4_6() -> None:
+    rules = PROVIDERS["anthropic"]
+    dropping = ("claude-haiku-4-5-20251001", "claude-3-5-haiku-20241022", "claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4.5",
+                "claude-sonnet-4-20250514", "anthropic/claude-sonnet-4", "claude-opus-4-1-20250805", "claude-opus-4-20250514",
+                "claude-3-7-sonnet-20250219")
+    keeping = ("claude-opus-4-5-20251101", "claude-opus-4-6", "claude-opus-4-7", "claude-sonnet-4-6", "anthropic/claude-sonnet-4.6",
+               "claude-opus-5")
+    assert all(rules.strips_thinking(m) for m in dropping)
+    assert not any(rules.strips_thinking(m) for m in keeping)
+    assert not PROVIDERS["openai"].strips_thinking("gpt-5.4")

@@ -260,6 +260,8 @@ class _Walk:
         #: The calls of another transcript a request of this one extends, named by their ids
         #: alone (:func:`~prefixbench.workloads.logs.trace.call_parent`): restated or copied ones.
         self.linked: set[str] = set()
+        #: The requests whose response holds a thinking block (a set: many calls think none).
+        self.thought: set[str] = set()
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -599,6 +601,9 @@ class _Walk:
             known.last_path = record.path
             known.usage = usage  # the LAST line's usage holds the final output count
         known.ended_turn = message.get("stop_reason") == "end_turn"
+        content = message.get("content")
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _THINKING for b in content):
+            self.thought.add(key)
         self.anchor[uuid] = key
         self.boundary.pop(uuid, None)
 
@@ -910,6 +915,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         walk.linked.add(above.key)
     else:
         parent = walk.node_name(above.node or above.key)
+    shared = _kept_before_thinking(walk, req) if parent is not None else None
     request = TraceRequest(
         file=walk.name,
         line=req.last_line,
@@ -927,6 +933,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
             node=walk.node_name(req.node or req.key),
             parent=parent,
             new_blocks=req.new_blocks,
+            shared=shared,
         ),
         events=_shared_events(tuple(req.events)),
         diagnostic=req.diagnostic,
@@ -939,6 +946,35 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
     # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
     return replace(request, provider_by_model=True) if _served_by_model(model) else request
+
+
+#: Content blocks of a response that are its thinking.
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def _prompt_tokens(usage: dict) -> int:
+    """A call's whole prompt as its transcript line counts it (uncached, read and written)."""
+    return sum(v for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+               if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
+
+
+def _kept_before_thinking(walk: _Walk, req: _Request) -> int | None:
+    """Of the previous call's prompt, the tokens a new user turn keeps on a model that drops
+    earlier turns' thinking then (:attr:`~prefixbench.simulator.providers.base.ProviderRules.strips_prior_thinking`):
+    the prompt of the previous turn's first call whose response thought, which the thinking
+    followed; None where nothing is dropped (not a user turn, another model, no call of that
+    turn thought)."""
+    if not any(kind == "user_turn" for kind, _ in req.events) or not _transcript_rules(req.model)[1].strips_thinking(req.model):
+        return None
+    first = None
+    key = req.parent_request
+    while key is not None and (above := walk.requests.get(key)) is not None and above.model == req.model:
+        if key in walk.thought:
+            first = above
+        if any(kind == "user_turn" for kind, _ in above.events):
+            break  # (the previous turn's first call: earlier turns' thinking was dropped before)
+        key = above.parent_request
+    return None if first is None else _prompt_tokens(first.usage)
 
 
 #: The first Claude Code release seen writing a main-thread turn's prompt and final reply in a call

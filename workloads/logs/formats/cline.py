@@ -22,7 +22,10 @@ A task folder holds three files, each read here whatever its name:
   none from bare messages.
   Roo Code's and Kilo Code's user messages end with environment details naming the model in
   force (``<model>...</model>``): the model of a call whose other files name none
-  (:class:`_HistoryModels`).
+  (:class:`_HistoryModels`). Their messages' times place them between the calls (a call's
+  user message is saved before its reply's first entry, the reply after): a call whose reply
+  thought (thinking blocks, ``reasoning_details``) and a user message with more than tool results
+  (a turn, for Anthropic: :func:`_kept_before_thinking`).
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
@@ -622,23 +625,54 @@ def _model_named(content: object) -> str | None:
     return found
 
 
-def _history(path: Path) -> tuple[list[int] | None, _HistoryModels]:
-    """Content blocks per message of the api_conversation_history.json beside a ui file, and the
-    models its user messages name."""
+#: Content blocks of an assistant message that are its thinking (Anthropic's, and as Kilo Code
+#: keeps a gateway's).
+_THINKING = frozenset({"thinking", "redacted_thinking", "reasoning"})
+
+
+def _history(path: Path) -> tuple[list[int] | None, _HistoryModels, list[tuple[int, bool, bool]]]:
+    """Content blocks per message of the api_conversation_history.json beside a ui file, the
+    models its user messages name, and each message that gives its time as ``(ts, thought,
+    new_turn)``: an assistant message that holds thinking (a thinking block, or the
+    ``reasoning_details`` Kilo Code keeps), a user message with more than tool results (text the
+    user typed, the environment details Roo Code and Kilo Code add after a subtask)."""
     if not path.is_file():
-        return None, _HistoryModels([])
+        return None, _HistoryModels([]), []
     blocks: list[int] = []
     models: list[tuple[int, str]] = []
+    turns: list[tuple[int, bool, bool]] = []
     for record in iter_records(path):
         message = as_dict(record.value)
         content = message.get("content")
         blocks.append(len(content) if isinstance(content, list) else 1)
         ts = message.get("ts")
-        if message.get("role") == "user" and isinstance(ts, int) and not isinstance(ts, bool):
+        if not isinstance(ts, int) or isinstance(ts, bool):
+            continue
+        kinds = [as_dict(b).get("type") for b in content] if isinstance(content, list) else ["text"]
+        if message.get("role") == "user":
             named = _model_named(content)
             if named is not None:
                 models.append((ts, named))
-    return blocks, _HistoryModels(models)
+            turns.append((ts, False, any(kind != "tool_result" for kind in kinds)))
+        elif message.get("role") == "assistant":
+            turns.append((ts, bool(message.get("reasoning_details")) or any(kind in _THINKING for kind in kinds), False))
+    return blocks, _HistoryModels(models), turns
+
+
+def _kept_before_thinking(chain: list[tuple[int, str, bool, bool]], model: str) -> int | None:
+    """Of the previous call's prompt, what a new user turn keeps on a model that drops earlier
+    turns' thinking (:attr:`~prefixbench.simulator.providers.base.ProviderRules.strips_prior_thinking`):
+    the prompt of the previous turn's first call whose response thought; ``chain``: the calls of
+    the chain so far, ``(prompt, model, thought, new_turn)``, oldest first."""
+    first = None
+    for prompt, their_model, thought, new_turn in reversed(chain):
+        if their_model != model:
+            break
+        if thought:
+            first = prompt
+        if new_turn:
+            break
+    return first
 
 
 def _reading(handler: str) -> tuple[ProviderRules | None, str]:
@@ -940,20 +974,21 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
 def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, rules: ProviderRules | None, model: str,
           usage: Usage, chain: tuple[str, str, str | None, int], events: list[tuple[str, str]], *, lane: str = "main",
           lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int] = (0, 0), upstream: str = "",
-          path: str = "") -> TraceRequest:
+          path: str = "", shared: int | None = None) -> TraceRequest:
     """One call of any of Cline's files: its provider from ``rules`` (unknown without); ``chain``:
     its prefix's (key, node, parent, new blocks), replaying the previous answer where that
     provider's cache keeps output; ``grid``: the ``(step, first)`` its reads lie on where the
     upstream a gateway names decides it (else ``(0, 0)``); ``upstream``: the server that gateway
     names as the one that served it (``inferenceProvider``), "" where none; ``path``: where in
     its line it is (``[57]``, ``messages[3]``: :attr:`TraceRequest.path`), "" where it has the
-    line to itself."""
+    line to itself; ``shared``: of the parent's prompt, what this one keeps (:attr:`Prefix.shared`)."""
     provider = UNKNOWN.name if rules is None else rules.name
     key, node, parent, blocks = chain
     return TraceRequest(
         file=file, line=line, lane=lane, lane_kind=lane_kind,  # type: ignore[arg-type]
         seq=seq, sent_ms=sent, ready_ms=None, done_ms=done, provider=provider, model=model, usage=usage,
-        prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT), events=tuple(events),
+        prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT, shared=shared),
+        events=tuple(events),
         request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], upstream=upstream, path=path,
     )
 
@@ -963,7 +998,10 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     for record in records:
         task.entry(record)
     metadata = _metadata(path.with_name(METADATA_FILE))
-    history, history_models = _history(path.with_name(HISTORY_FILE))
+    history, history_models, turns = _history(path.with_name(HISTORY_FILE))
+    #: The chain's calls so far, ``(prompt, model, thought, new_turn)``, and the last one's reply time.
+    chain: list[tuple[int, str, bool, bool]] = []
+    last_replied: int | None = None
     roo_total = _total_tokens_in(task.calls)
     zero_in = _zero_tokens_in(task.calls)
     out: list[TraceRequest] = []
@@ -1102,9 +1140,25 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         # entry line 1.
         node = f"{NAME}:{task.name}#{len(out)}"
         grid = (0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
+        # Roo Code and Kilo Code save a call's user message before its reply's first entry, and the
+        # reply after it: the messages between the previous call's reply and this one's tell whether
+        # that call's response thought and whether this call starts a user turn.
+        if parent is None:
+            chain = []
+        shared = None
+        if turns and call.replied is not None and last_replied is not None and chain:
+            between = [(thought, new_turn) for ts, thought, new_turn in turns if last_replied <= ts < call.replied]
+            chain[-1] = (*chain[-1][:2], any(t for t, _ in between), chain[-1][3])
+            new_turn = any(n for _, n in between)
+            if new_turn and rules is not None and rules.strips_thinking(model):
+                shared = _kept_before_thinking(chain, model)
+        else:
+            new_turn = True
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
                          (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
-                         upstream=_served_by(info), path=call.path))
+                         upstream=_served_by(info), path=call.path, shared=shared))
+        chain.append((usage.prompt, model, False, new_turn))
+        last_replied = call.replied
         parent = node
     notes = [
         "a task folder logs no system prompt or tools (the agent rebuilds them for every call)",
