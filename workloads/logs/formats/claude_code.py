@@ -1040,6 +1040,9 @@ def _advisor_calls(
     lane = "advisor" if request.lane_kind in ("main", "compaction") else f"{request.lane}/advisor"
     parent, blocks = advisors.get(lane, (None, 0))
     blocks += request.prefix.new_blocks if request.prefix is not None else 1
+    if not calls.advisors and not calls.advisor_skips:  # (nearly every response: no advisor consulted)
+        advisors[lane] = (parent, blocks)
+        return []
     walk.skipped.extend((req.last_line, why) for why in calls.advisor_skips)
     out: list[TraceRequest] = []
     for step in calls.advisors:
