@@ -279,8 +279,9 @@ class _NotedSet(_AsksOnly, set):
 
     def update(self, *others) -> None:  # type: ignore[override]
         for other in others:
-            for key in other:
-                self.add(key)
+            keys = list(other)  # (added as add adds them, in order, with no call a key)
+            self.added.extend(keys)
+            set.update(self, keys)
 
     remove = discard = _refused("taking keys out")
     difference_update = intersection_update = symmetric_difference_update = _refused("taking keys out")

@@ -1280,3 +1280,35 @@ def test_a_new_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it_
     assert predicted("claude-sonnet-4-6") == 21_000
     assert predicted("claude-opus-4-5-20251101") == 21_000
     assert predicted("claude-haiku-4-5-20251001", thought=False) == 21_000
+
+
+@pytest.mark.parametrize("stamp", [
+    "2025-09-03T00:00:02.000Z", "2025-09-03T00:00:02", "2025-09-03T02:00:02.5+02:00", "2025-09-03T00:00:02.123456Z",
+    "2025-09-03 00:00:02", "20250903T000002Z", "2025-09-03T00:00:02.0004999Z",
+])
+def test_an_entrys_iso_time_is_read_as_parse_time_ms_reads_it(tmp_path: Path, stamp: str) -> None:
+    """The walk reads an entry's ISO timestamp in place (docs/performance.md, the thirteenth
+    round): the same epoch ms as parse_time_ms, an offset-less time read as UTC."""
+    from prefixbench.workloads.logs.formats.common import parse_time_ms
+
+    t = Transcript()
+    t.user("hello", stamp, root=True)
+    t.assistant("req_1", stamp, [cc_usage(3, 2000, 0, 5)])
+    requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    assert (requests[0].sent_ms, requests[0].ready_ms) == (parse_time_ms(stamp, ""),) * 2
+
+
+@pytest.mark.parametrize("stamp", ["not-a-date", "2025-13-01T00:00:00Z", "", "2025-09-03T25:00:00Z"])
+def test_an_entrys_time_that_is_no_time_is_refused_naming_its_line(tmp_path: Path, stamp: str) -> None:
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.logs.formats.common import parse_time_ms
+
+    t = Transcript()
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("req_1", stamp, [cc_usage(3, 2000, 0, 5)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    with pytest.raises(UserError) as error:
+        parse_time_ms(stamp, f"{path}:2")
+    with pytest.raises(UserError) as refused:
+        load_trace([path])
+    assert str(refused.value) == str(error.value)

@@ -44,6 +44,7 @@ import json
 import re
 import sys
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -267,7 +268,8 @@ class _Walk:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
         later: an entry waits up to :data:`_WAIT_LINES` lines for a parent not yet seen."""
         value = record.value
-        if isinstance(value, dict) and _streamed(value):
+        # (_streamed, written out: a call less a line)
+        if isinstance(value, dict) and "session_id" in value and "parentUuid" not in value and "sessionId" not in value:
             self._stream_entry(record)
             return
         uuid = value.get("uuid") if isinstance(value, dict) else None
@@ -415,10 +417,19 @@ class _Walk:
         if parent is not None and parent in self.progress:
             parent = self._past_progress(parent, bool(value.get("isSidechain")))
         stamp = value.get("timestamp")
-        try:
-            when = parse_time_ms(stamp, "")
-        except UserError:  # said again with its file:line (made only here, not for every entry)
-            when = parse_time_ms(stamp, f"{self.name}:{record.line}")
+        if type(stamp) is str:
+            # parse_time_ms's reading of an ISO time, written out (two calls less an entry); what
+            # it refuses goes to it, which says why with the entry's file:line.
+            try:
+                moment = datetime.fromisoformat(stamp)
+                when = round((moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp() * 1000)
+            except (ValueError, OverflowError):
+                when = parse_time_ms(stamp, f"{self.name}:{record.line}")
+        else:
+            try:
+                when = parse_time_ms(stamp, "")
+            except UserError:  # said again with its file:line (made only here, not for every entry)
+                when = parse_time_ms(stamp, f"{self.name}:{record.line}")
         event = self._place(value, uuid, parent)
         self.time_of[uuid] = when
         self.parent_of[uuid] = parent
@@ -431,8 +442,8 @@ class _Walk:
             self.progress.add(uuid)
         elif uuid in self.message_of:
             self.last_said[bool(value.get("isSidechain"))] = uuid
-        if kind == "user" and _is_user_turn(value, message):
-            event = event or "user_turn"
+        if kind == "user" and not event and _is_user_turn(value, message):
+            event = "user_turn"
         if event is not None:
             self.boundary[uuid] = event
         if kind == "assistant":
@@ -463,7 +474,9 @@ class _Walk:
         if (kind == "user" or kind == "assistant") and "content" in message:
             content = message["content"]
             places = self.places
-            self.message_of[uuid] = record.offset if places.lazy(record) else places.made(_message_record(value, kind, message))
+            # (places.lazy's test written out: a call less a message)
+            self.message_of[uuid] = (record.offset if record.offset >= 0 and not record.part and not places.records_made
+                                     else places.made(_message_record(value, kind, message)))
             if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
             elif kind == "user" and isinstance(content, str) and content.lstrip().startswith(MODEL_SET):
@@ -796,6 +809,8 @@ def _snapshot_events(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The snapshot events of one request's path, in order: its changes, each once; or one
     ``snapshot_same`` when every snapshot on it compared equal to the one before. A /model on the
     path (``model_chosen``) is said first, once, and is no snapshot."""
+    if not found:  # (nearly every request's path: none)
+        return []
     chosen = [("model_chosen", "")] if ("model_chosen", "") in found else []
     if chosen:
         found = [event for event in found if event[0] != "model_chosen"]
@@ -813,11 +828,15 @@ def _sent(value: dict) -> int:
     kind = value.get("type")
     if kind == "progress" or value.get("isApiErrorMessage") is True:
         return 0
-    attached = as_dict(value.get("attachment")).get("type")
-    if kind == "attachment" and isinstance(attached, str) and attached in _UNSENT_ATTACHMENTS:  # a list: no set member
-        return 0
-    subtype = value.get("subtype")
-    return 0 if kind == "system" and isinstance(subtype, str) and subtype in _UNSENT_SYSTEM else 1
+    # (a message entry, nearly every one, is sent: the attachment and the subtype are read only
+    # for the kinds they decide)
+    if kind == "attachment":
+        attached = as_dict(value.get("attachment")).get("type")
+        return 0 if isinstance(attached, str) and attached in _UNSENT_ATTACHMENTS else 1  # a list: no set member
+    if kind == "system":
+        subtype = value.get("subtype")
+        return 0 if isinstance(subtype, str) and subtype in _UNSENT_SYSTEM else 1
+    return 1
 
 
 def _is_user_turn(value: dict, message: dict) -> bool:
@@ -1057,6 +1076,9 @@ def _advisor_calls(
     lane = "advisor" if request.lane_kind in ("main", "compaction") else f"{request.lane}/advisor"
     parent, blocks = advisors.get(lane, (None, 0))
     blocks += request.prefix.new_blocks if request.prefix is not None else 1
+    if not calls.advisors and not calls.advisor_skips:  # (nearly every response: no advisor consulted)
+        advisors[lane] = (parent, blocks)
+        return []
     walk.skipped.extend((req.last_line, why) for why in calls.advisor_skips)
     out: list[TraceRequest] = []
     for step in calls.advisors:
