@@ -214,3 +214,13 @@ def test_threads_share_the_head_of_their_model(tmp_path: Path) -> None:
     b.write_text(a.read_text().replace(TID, "T-9f8e7d6c-1111-4222-8333-444455556666"))
     requests, _ = load_trace([a, b])
     assert {r.prefix.head for r in requests if r.prefix is not None} == {f"amp:main:{SONNET}"}
+
+
+def test_an_empty_thread_says_so(tmp_path: Path) -> None:
+    # Amp writes a thread with no message when one is opened (v 0); the error names that, not a note.
+    path = tmp_path / "T-empty.json"
+    path.write_text(json.dumps({"v": 0, "id": "T-00000000-0000-4000-8000-000000000000", "created": 1769043600549, "messages": []}, indent=2))
+    status, _, err = _cli("audit", str(path))
+    assert status == 2
+    assert err.strip() == (f"prefixbench: error: nothing to audit: no model call with usage in the logs given ({path}:1: "
+                           "an Amp thread with no message yet (Amp writes one when a thread is opened): no call in it)")

@@ -121,6 +121,8 @@ class _Thread:
                 raise UserError(f"{self.where}: a usageLedger event is not an object")
             ledger_by_message.setdefault(_message_id(event.get("toMessageId")), []).append(event)
         main = self.lane()
+        if not messages and not ledger:
+            self.skipped.append((self.line, "an Amp thread with no message yet (Amp writes one when a thread is opened): no call in it"))
         for index, message in enumerate(messages):
             if not isinstance(message, dict):
                 raise UserError(f"{self.where}: messages[{index}] is not an object")
