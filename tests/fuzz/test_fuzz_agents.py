@@ -96,6 +96,9 @@ CONTINUE_SEEDS: list[dict] = [
         {"message": {"role": "assistant", "content": "ok", "usage": {"prompt_tokens": 5000, "completion_tokens": 2, "model": "gpt-5",
                                                                    "prompt_tokens_details": {"cached_tokens": 4096}}}, "contextItems": []},
         {"message": {"role": "assistant", "content": "cancelled"}, "contextItems": []},
+        # Continue's Gemini adapter: thoughts only in total_tokens, no cached count.
+        {"message": {"role": "assistant", "content": "g", "usage": {"prompt_tokens": 6000, "completion_tokens": 40, "total_tokens": 6300,
+                                                                  "model": "gemini-2.5-pro", "cost_cents": 1}}, "contextItems": []},
     ], "usage": {"promptTokens": 5003, "completionTokens": 11, "promptTokensDetails": {"cachedTokens": 0, "cacheWriteTokens": 4000}, "totalCost": 0.02}},
     {"sessionId": "s-ide", "title": "t", "workspaceDirectory": "", "history": [
         {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}, "contextItems": [], "editorState": {}},
