@@ -33,6 +33,16 @@ AMP_SEEDS: list[dict] = [
          "operationType": "inference", "fromMessageId": 0, "toMessageId": 1},
         {"id": "e2", "timestamp": "2025-11-23T10:00:01.000Z", "model": _SONNET, "tokens": {"input": 30}, "operationType": "title"},
     ]}},
+    # Late 2025: a message's whole usage with no timestamp, timed by the ledger event naming it.
+    {"id": "T-0002-fuzz", "messages": [
+        {"role": "user", "messageId": 0, "content": [{"type": "text", "text": "go"}], "meta": {"sentAt": 1761670800000}},
+        {"role": "assistant", "messageId": 1, "content": [], "state": {"type": "complete"},
+         "usage": {"model": _SONNET, "inputTokens": 9, "outputTokens": 130, "cacheCreationInputTokens": 900,
+                   "cacheReadInputTokens": 14000, "totalInputTokens": 14909, "credits": 1.0}},
+    ], "usageLedger": {"events": [
+        {"id": "e1", "timestamp": "2025-10-28T17:00:06.000Z", "model": _SONNET, "credits": 1.0, "tokens": {"input": 9, "output": 130},
+         "operationType": "inference", "fromMessageId": 0, "toMessageId": 1},
+    ]}},
 ]
 
 
@@ -86,6 +96,9 @@ CONTINUE_SEEDS: list[dict] = [
         {"message": {"role": "assistant", "content": "ok", "usage": {"prompt_tokens": 5000, "completion_tokens": 2, "model": "gpt-5",
                                                                    "prompt_tokens_details": {"cached_tokens": 4096}}}, "contextItems": []},
         {"message": {"role": "assistant", "content": "cancelled"}, "contextItems": []},
+        # Continue's Gemini adapter: thoughts only in total_tokens, no cached count.
+        {"message": {"role": "assistant", "content": "g", "usage": {"prompt_tokens": 6000, "completion_tokens": 40, "total_tokens": 6300,
+                                                                  "model": "gemini-2.5-pro", "cost_cents": 1}}, "contextItems": []},
     ], "usage": {"promptTokens": 5003, "completionTokens": 11, "promptTokensDetails": {"cachedTokens": 0, "cacheWriteTokens": 4000}, "totalCost": 0.02}},
     {"sessionId": "s-ide", "title": "t", "workspaceDirectory": "", "history": [
         {"message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}, "contextItems": [], "editorState": {}},

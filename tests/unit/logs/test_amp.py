@@ -127,6 +127,42 @@ def test_a_thread_with_both_counts_each_call_once(tmp_path: Path) -> None:
     assert len(requests) == 1 and requests[0].usage.prompt == 6004
 
 
+def test_a_late_2025_thread_times_each_call_by_the_ledger_event_naming_its_message(tmp_path: Path) -> None:
+    # Late 2025: each assistant message carries its call's whole usage but no timestamp; the
+    # ledger event naming the message is stamped when the call was billed (its end).
+    def usage(i: int, o: int, w: int, r: int) -> dict:
+        return {"model": SONNET, "inputTokens": i, "outputTokens": o, "cacheCreationInputTokens": w,
+                "cacheReadInputTokens": r, "totalInputTokens": i + w + r, "credits": 1.0}
+
+    messages = [
+        _user(0, "fix the build", sent=1761670800000),  # 2025-10-28T17:00:00Z
+        _assistant(1, usage(9, 130, 900, 14000)),
+        _user(2, tool=True),
+        _assistant(3, usage(5, 40, 300, 14900)),
+        _user(4, tool=True),
+        _assistant(5, usage(2, 20, 15300, 0)),  # after a 20-minute tool run: the entry had expired
+    ]
+    def event(eid: str, at: str, mid: int, i: int, o: int) -> dict:
+        return {"id": eid, "timestamp": at, "model": SONNET, "credits": 1.0, "tokens": {"input": i, "output": o},
+                "operationType": "inference", "fromMessageId": mid - 1, "toMessageId": mid}
+
+    ledger = [event("e1", "2025-10-28T17:00:06.000Z", 1, 9, 130), event("e3", "2025-10-28T17:00:15.000Z", 3, 5, 40),
+              event("e5", "2025-10-28T17:20:15.000Z", 5, 2, 20)]
+    path = _thread(tmp_path / "T-late.json", messages, ledger)
+    requests, summaries = load_trace([path])
+    assert [r.path for r in requests] == ["messages[1]", "messages[3]", "messages[5]"]
+    assert [r.done_ms for r in requests] == [1761670806000, 1761670815000, 1761672015000]
+    # The first answers a stamped user message; after a tool result, at the latest when it ended.
+    assert [r.sent_ms for r in requests] == [1761670800000, 1761670815000, 1761672015000]
+    assert any("3 call(s) timed by the usageLedger event naming their message" in n for n in summaries[0].notes)
+    # Each call still counted once, from its message's usage.
+    assert sum(r.usage.cache_read for r in requests) == 28900 and sum(r.usage.uncached for r in requests) == 16
+    status, out, _ = _cli("audit", str(path), "--quiet", "--format", "json")
+    assert status == 0
+    rows = json.loads(out)["requests"]
+    assert [row["cause"] for row in rows][-1] == "ttl-expired"
+
+
 def test_a_folder_walk_finds_threads_pretty_printed_or_not(tmp_path: Path) -> None:
     threads = tmp_path / "amp" / "threads"
     threads.mkdir(parents=True)
@@ -178,3 +214,13 @@ def test_threads_share_the_head_of_their_model(tmp_path: Path) -> None:
     b.write_text(a.read_text().replace(TID, "T-9f8e7d6c-1111-4222-8333-444455556666"))
     requests, _ = load_trace([a, b])
     assert {r.prefix.head for r in requests if r.prefix is not None} == {f"amp:main:{SONNET}"}
+
+
+def test_an_empty_thread_says_so(tmp_path: Path) -> None:
+    # Amp writes a thread with no message when one is opened (v 0); the error names that, not a note.
+    path = tmp_path / "T-empty.json"
+    path.write_text(json.dumps({"v": 0, "id": "T-00000000-0000-4000-8000-000000000000", "created": 1769043600549, "messages": []}, indent=2))
+    status, _, err = _cli("audit", str(path))
+    assert status == 2
+    assert err.strip() == (f"prefixbench: error: nothing to audit: no model call with usage in the logs given ({path}:1: "
+                           "an Amp thread with no message yet (Amp writes one when a thread is opened): no call in it)")

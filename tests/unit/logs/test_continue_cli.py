@@ -214,3 +214,23 @@ def test_openai_and_deepseek_usages_are_read_as_subset_with_their_own_cache_keys
     requests, _ = load_trace([path])
     assert requests[0].usage == Usage(cache_read=8000, cache_write_5m=1000, uncached=1000, output=5)
     assert requests[1].usage == Usage(cache_read=4000, uncached=1000, output=6)
+
+
+def test_gemini_thoughts_left_out_of_completion_tokens_count_as_output(tmp_path: Path) -> None:
+    # Continue's Gemini adapter (openai-adapters Gemini.ts) passes candidatesTokenCount as
+    # completion_tokens and totalTokenCount as total_tokens, no cached count: the difference is
+    # the thoughts, which Google bills as output. OpenAI's total is prompt + completion.
+    def gemini(prompt: int, out: int, thoughts: int) -> dict:
+        return {"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out + thoughts,
+                "model": "gemini-2.5-pro", "cost_cents": 1}
+
+    path = _session(tmp_path / "s.json", [
+        _item("user"), _item("assistant", usage=gemini(12000, 300, 700)),
+        _item("user"), _item("assistant", usage=gemini(12500, 80, 0)),
+        _item("user"), _item("assistant", usage=_openai(9000, 50, 0)),
+    ])
+    requests, summaries = load_trace([path])
+    assert [r.usage.output for r in requests] == [1000, 80, 50]
+    assert [r.usage.uncached for r in requests] == [12000, 12500, 9000]
+    assert not requests[0].usage.cache_reported
+    assert any(n.startswith("1 Gemini call(s) whose total_tokens exceeds prompt_tokens + completion_tokens: the 700 tokens over") for n in summaries[0].notes)

@@ -17,9 +17,11 @@ One request per assistant message with usage, in message order; a ledger event i
 its own only when the message it names was not counted from its own usage (so a thread holding
 both is counted once), in the lane ``side:<operationType>`` when that is not ``inference``.
 
-Times: a call ended at its usage's ``timestamp`` (``done_ms``); it was sent when the user message
-it answers was (``meta.sentAt``), or, after a tool result (which Amp does not stamp), at the latest
-when it ended.
+Times: a call ended at its usage's ``timestamp`` (``done_ms``), or, in a thread of late 2025 whose
+usage has none, when the ledger event naming its message was billed (that event's ``timestamp``,
+seconds after the user message the call answers); it was sent when the user message it answers
+was (``meta.sentAt``), or, after a tool result (which Amp does not stamp), at the latest when it
+ended.
 
 Usage convention, decided per call from what the thread says: ``inputTokens`` is Anthropic's
 uncached input (additive: ``totalInputTokens = inputTokens + cacheCreationInputTokens +
@@ -90,6 +92,8 @@ class _Thread:
         self.additive_assumed = 0
         self.subset_read = 0
         self.ledger_calls = 0
+        #: Calls counted from their message's usage, timed by the ledger event naming the message.
+        self.ledger_timed = 0
 
     def lane(self, name: str = "main", kind: LaneKind = "main") -> _Lane:
         found = self.lanes.get(name)
@@ -117,6 +121,8 @@ class _Thread:
                 raise UserError(f"{self.where}: a usageLedger event is not an object")
             ledger_by_message.setdefault(_message_id(event.get("toMessageId")), []).append(event)
         main = self.lane()
+        if not messages and not ledger:
+            self.skipped.append((self.line, "an Amp thread with no message yet (Amp writes one when a thread is opened): no call in it"))
         for index, message in enumerate(messages):
             if not isinstance(message, dict):
                 raise UserError(f"{self.where}: messages[{index}] is not an object")
@@ -143,8 +149,12 @@ class _Thread:
             if usage is not None and not isinstance(usage, dict):
                 raise UserError(f"{self.where}: messages[{index}].usage is not an object")
             if isinstance(usage, dict) and any(k in usage for k in ("inputTokens", "outputTokens")):
+                stamp = self._ledger_stamp(ledger_by_message.get(mid, [])) if usage.get("timestamp") is None and mid is not None else None
+                if stamp is not None:
+                    usage = {**usage, "timestamp": stamp}
                 if self._call(main, usage, message, f"messages[{index}].usage", usage.get("credits")):
                     counted.add(mid)
+                    self.ledger_timed += stamp is not None
             elif isinstance(usage, dict) and usage:
                 cache_of[mid] = usage
             # The ledger's events for this message, when its own usage did not count it.
@@ -160,6 +170,14 @@ class _Thread:
                 continue  # the message's own usage counted this call
             for event in events:
                 self._ledger(event, cache_of.get(mid, {}))
+
+    @staticmethod
+    def _ledger_stamp(events: list[dict]) -> object:
+        """When the inference event naming a message was billed (its call's end), if one says."""
+        for event in events:
+            if event.get("operationType") in (None, "inference") and event.get("timestamp") is not None:
+                return event["timestamp"]
+        return None
 
     def _ledger(self, event: dict, cache: dict) -> None:
         where = f"usageLedger event {str(event.get('id'))[:40]}"
@@ -251,7 +269,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped: list[tuple[int, str]] = []
     credits = 0.0
     credits_seen = False
-    assumed = subset = ledger = 0
+    assumed = subset = ledger = timed = 0
     seen_any = False
     for record in objects(path, records, " (an Amp thread)"):
         seen_any = True
@@ -266,6 +284,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         assumed += thread.additive_assumed
         subset += thread.subset_read
         ledger += thread.ledger_calls
+        timed += thread.ledger_timed
     if not seen_any:
         raise UserError(f"{path}:1: empty file, no Amp thread")
     notes = ["Amp's system prompt and tools are not in a thread file: the head is an opaque prefix per lane kind and model, shared by every thread"]
@@ -275,6 +294,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes.append(f"{subset} call(s) whose totalInputTokens equals inputTokens read as subset (the cached part taken out of inputTokens)")
     if ledger:
         notes.append(f"{ledger} call(s) read from usageLedger events (older threads), cache counts from the message each names")
+    if timed:
+        notes.append(f"{timed} call(s) timed by the usageLedger event naming their message (their usage has no timestamp: threads before about January 2026)")
     if credits_seen:
         notes.append(f"Amp's own credits fields sum to {credits:.4f} (a check on the dollars here)")
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(notes))
@@ -291,7 +312,7 @@ FORMAT = LogFormat(
     versions=(
         "threads from about January 2026: usage {model, inputTokens, outputTokens, cacheCreationInputTokens, cacheReadInputTokens, totalInputTokens, credits, timestamp} on each assistant message",
         "older threads: usageLedger.events {timestamp, model, credits, tokens {input, output}, operationType, toMessageId}, cache counts on the message named",
-        "threads holding both: each call counted once (its message's usage first)",
+        "threads holding both: each call counted once (its message's usage first), timed by the ledger event naming the message where the usage has no timestamp",
         "a call whose totalInputTokens equals inputTokens (the cached part inside): read as subset",
         "threads of the local-first CLI (late 2025 to March 2026; later Amp keeps threads on its server), usage.timestamp from about January 2026",
     ),

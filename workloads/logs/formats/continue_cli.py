@@ -32,7 +32,9 @@ Anthropic adapter's, from ``message_start``, always beside ``cache_write_tokens`
 usage is OpenAI's as the API sent it, ``cached_tokens`` and GPT-5.6's ``cache_write_tokens``
 inside ``prompt_tokens`` (subset), DeepSeek's hit named ``prompt_cache_hit_tokens`` (its adapter
 is the OpenAI one), and a call without a cached count reports no cache use (Gemini's adapter and the OpenAI adapter's Responses API
-path, ``openaiResponses.ts`` ``mapUsage``, pass no cached count). Who served a call is asked of
+path, ``openaiResponses.ts`` ``mapUsage``, pass no cached count). Gemini's adapter passes ``candidatesTokenCount`` as
+``completion_tokens`` and ``totalTokenCount`` as ``total_tokens``: on a Gemini model's call, what
+``total_tokens`` has over prompt and completion is its thoughts, counted as output. Who served a call is asked of
 :func:`prefixbench.simulator.providers.provider_of_model` with the usage's ``model``.
 
 Times: none. No history item is stamped (a session's ``dateCreated`` is in ``sessions.json``
@@ -44,8 +46,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import counted_provider
+from prefixbench.simulator.providers import GEMINI, counted_provider
 from prefixbench.simulator.providers.base import count, given, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -151,6 +155,9 @@ class _Session:
         self.skipped: list[tuple[int, str]] = []
         self.additive = 0
         self.subset = 0
+        #: Gemini calls whose total_tokens is over prompt + completion, and the tokens over.
+        self.thought_calls = 0
+        self.thoughts = 0
         self.lane = Lane("main", "main")
         self.blocks = 0
         self.pending: list[LoggedMessage] = []
@@ -191,12 +198,23 @@ class _Session:
         lane = self.lane
         where = f"history[{index}]"
         reported, additive = _usage(usage, f"{self.where}: {where}.message.usage")
+        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else self.lane.model or "unknown"
+        if not additive and usage.get("total_tokens") is not None and counted_provider(model) == GEMINI.name:
+            # Continue's Gemini adapter passes candidatesTokenCount as completion_tokens and
+            # totalTokenCount as total_tokens: what is over prompt + completion is the thoughts,
+            # billed as output.
+            at = f"{self.where}: {where}.message.usage"
+            over = count(usage["total_tokens"], at, "total_tokens") - count(usage.get("prompt_tokens"), at, "prompt_tokens") \
+                - count(usage.get("completion_tokens"), at, "completion_tokens")
+            if over > 0:
+                reported = msgspec.structs.replace(reported, output=reported.output + over)
+                self.thought_calls += 1
+                self.thoughts += over
         if reported.prompt + reported.output == 0:
             self.skipped.append((self.line, f"{where}: call with no tokens"))
             return
         self.additive += additive
         self.subset += not additive
-        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else lane.model or "unknown"
         lane.send_to(model)
         key = f"{self.sid}#{index}"
         node = f"continue-cli:{self.name}:{key}"
@@ -232,7 +250,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     """A session file's requests; see the module doc."""
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
-    additive = subset = 0
+    additive = subset = thought_calls = thoughts = 0
     totals: list[str] = []
     for record in objects(path, records, " (a Continue session)"):
         value: dict = record.value  # type: ignore[assignment]
@@ -247,6 +265,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         skipped += session.skipped
         additive += session.additive
         subset += session.subset
+        thought_calls += session.thought_calls
+        thoughts += session.thoughts
         summed = mapping(value.get("usage"))
         if summed:
             cached = mapping(summed.get("promptTokensDetails"))
@@ -257,6 +277,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes.append(f"{additive} call(s) with cache_read_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes its reads and writes)")
     if subset:
         notes.append(f"{subset} call(s) read as subset (OpenAI's usage: cached_tokens, and cache_write_tokens, inside prompt_tokens)")
+    if thought_calls:
+        notes.append(f"{thought_calls} Gemini call(s) whose total_tokens exceeds prompt_tokens + completion_tokens: the {thoughts} tokens over "
+                     "(the thoughts, which Continue's Gemini adapter leaves out of completion_tokens) counted as output, as Google bills them")
     for line in totals:
         notes.append(f"the session's own totals (usage): {line}")
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(notes))
@@ -274,6 +297,7 @@ FORMAT = LogFormat(
         "cn (Continue CLI) sessions from about December 2025: message.usage {prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details?, model, cost_cents} on each assistant message",
         "the Anthropic adapter's usage: prompt_tokens_details {cached_tokens, cache_read_tokens, cache_write_tokens}, prompt_tokens excluding both: read as additive",
         "OpenAI's usage as sent (cached_tokens, GPT-5.6's cache_write_tokens) and DeepSeek's (prompt_cache_hit_tokens): inside prompt_tokens, read as subset",
+        "the Gemini adapter's usage: no cached count (cache not reported), thoughts only in total_tokens: counted as output",
         "the VS Code and JetBrains extensions' sessions: no usage on any message: refused in one line",
     ),
     aliases=("continue", "cn"),
