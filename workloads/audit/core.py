@@ -54,6 +54,7 @@ from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
     FAST_SUFFIX,
+    PRICE_TABLE_WHERE,
     PriceRow,
     cost_total,
     load_prices,
@@ -3258,7 +3259,7 @@ def _notes(
     early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
-        "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
+        "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + f" ({PRICE_TABLE_WHERE})"
         + early
     )
     return tuple(notes)
