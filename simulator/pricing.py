@@ -440,8 +440,8 @@ class PriceTable(msgspec.Struct, frozen=True):
 
 #: Where a user finds the shipped price table, from a wheel as from a checkout: the path inside the
 #: installed package, and the command that prints it in full (this module run as a script).
-PRICE_TABLE_WHERE = ("prefixbench/simulator/data/prices.csv, installed with prefixbench "
-                     "(python -m prefixbench.simulator.pricing prints its path)")
+PRICE_TABLE_WHERE = ("prefixbench/simulator/data/prices.csv of the installed package; "
+                     "python -m prefixbench.simulator.pricing prints its full path")
 
 
 def shipped_prices_path() -> str:

@@ -202,8 +202,8 @@ def test_an_unpriced_model_error_says_where_an_installed_price_table_is(tmp_path
         value = "claud-opus-4-5" if option == "--assume-model" else "my-opus=claud-opus-4-5"
         assert main(["audit", log, "--quiet", option, value]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.endswith("every priced model: prefixbench/simulator/data/prices.csv, installed with prefixbench "
-                            "(python -m prefixbench.simulator.pricing prints its path))"), err
+        assert err.endswith("every priced model: prefixbench/simulator/data/prices.csv of the installed package; "
+                            "python -m prefixbench.simulator.pricing prints its full path)"), err
     shown = subprocess.run([sys.executable, "-m", "prefixbench.simulator.pricing"], capture_output=True, text=True,
                            check=True, cwd=tmp_path)
     path = Path(shown.stdout.strip())
