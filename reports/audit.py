@@ -344,7 +344,7 @@ def _span(roll: RollUp) -> str:
 def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
     return [
         [
-            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", f"{r.misses:,}", f"{r.hit_ratio:.1%}",
+            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", "-" if r.misses is None else f"{r.misses:,}", f"{r.hit_ratio:.1%}",
             "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", _paid(r), _lost(r),
             r.top_cause or "-",
         ]

@@ -585,7 +585,7 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
             span,
             num("requests", r["requests"], fmt_int(r["requests"])),
             num("lanes", r["lanes"], fmt_int(r["lanes"])),
-            num("misses", r["misses"], fmt_int(r["misses"])),
+            "-" if r["misses"] is None else num("misses", r["misses"], fmt_int(r["misses"])),
             num("hit_ratio", r["hit_ratio"], fmt_pct(r["hit_ratio"])),
             "-" if r.get("rewrite_factor") is None else num("rewrite_factor", r["rewrite_factor"], f"{r['rewrite_factor']:.2f}x"),
             num("cost_usd", r["cost_usd"], _paid(r)),

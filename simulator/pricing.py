@@ -438,6 +438,22 @@ class PriceTable(msgspec.Struct, frozen=True):
         return row.for_period(period or DEFAULT_PERIOD)  # type: ignore[arg-type]
 
 
+#: Where a user finds the shipped price table, from a wheel as from a checkout: the path inside the
+#: installed package, and the command that prints it in full (this module run as a script).
+PRICE_TABLE_WHERE = ("prefixbench/simulator/data/prices.csv of the installed package; "
+                     "python -m prefixbench.simulator.pricing prints its full path")
+
+
+def shipped_prices_path() -> str:
+    """The path of the price table installed with prefixbench (what :data:`PRICE_TABLE_WHERE` names)."""
+    path = Path(__file__).parent / "data" / "prices.csv"
+    if path.is_file():
+        return str(path)
+    from importlib import resources
+
+    return str(resources.files("prefixbench.simulator").joinpath("data", "prices.csv"))
+
+
 def load_prices(path: Path | str | None = None) -> PriceTable:
     """Read and check a price file; None = the table shipped with prefixbench (read once).
 
@@ -802,3 +818,7 @@ def _check_names(rows: list[PriceRow]) -> dict[str, str]:
                 raise UserError(f"{row.where}: column 'aliases': {alias!r} already names model {owner!r}")
             names[alias] = row.model
     return names
+
+
+if __name__ == "__main__":  # python -m prefixbench.simulator.pricing: where the shipped price table is
+    print(shipped_prices_path())

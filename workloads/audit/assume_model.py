@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.pricing import PriceTable, load_prices
+from prefixbench.simulator.pricing import PRICE_TABLE_WHERE, PriceTable, load_prices
 from prefixbench.simulator.providers import PROVIDERS, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.assume_provider import provider_head
@@ -104,7 +104,7 @@ def parse_assumed_models(text: str | None, table: PriceTable | None = None) -> d
         if rules is None and not _priced(model, table):
             raise UserError(
                 f"--assume-model {text}: no provider's rules and no price row name {model!r}, so it would change nothing "
-                f"({_closest(model, table.models())}every priced model: simulator/data/prices.csv)"
+                f"({_closest(model, table.models())}every priced model: {PRICE_TABLE_WHERE})"
             )
         fixed = FORMATS[name].provider if name != "*" else ""
         if fixed and rules is not None and rules.name != fixed:
@@ -242,7 +242,7 @@ def parse_model_aliases(text: str | None, table: PriceTable | None = None) -> di
             raise UserError(f"--model-alias {text}: {alias} is mapped to itself")
         if not _priced(model, table):
             raise UserError(f"--model-alias {text}: no price row names {model!r} "
-                            f"({_closest(model, table.models())}every priced model: simulator/data/prices.csv)")
+                            f"({_closest(model, table.models())}every priced model: {PRICE_TABLE_WHERE})")
         aliases[alias] = model
     return aliases
 

@@ -54,6 +54,7 @@ from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
 from prefixbench.simulator.pricing import (
     FAST_SUFFIX,
+    PRICE_TABLE_WHERE,
     PriceRow,
     cost_total,
     load_prices,
@@ -286,17 +287,21 @@ class RollUp(msgspec.Struct, frozen=True):
     ``rewrite_factor``: the tokens paid at the write or the full input price (written + uncached)
     over the context there was to pay for once (the sum of each lane's largest prompt): 1.0x when
     every lane wrote its context once and read it after; 2.0x when it was written twice (an
-    expiry, a changed prefix). None when no request of it reports its cache use."""
+    expiry, a changed prefix). None when no request of it reports its cache use.
+
+    ``misses``, ``cache_read`` and ``cache_write`` are None (shown ``-``) when no request of it
+    reports its cache use (a block-hash trace), and ``input`` when none reports its uncached
+    tokens: the log says nothing of them, so a 0 would claim what it never showed."""
 
     key: str
     first: str | None
     last: str | None
     requests: int
     lanes: int
-    misses: int
-    input: int
-    cache_read: int
-    cache_write: int
+    misses: int | None
+    input: int | None
+    cache_read: int | None
+    cache_write: int | None
     hit_ratio: float
     cost_usd: Decimal
     lost_usd: Decimal
@@ -2658,6 +2663,7 @@ class _Roll:
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
         self.reported = self.read = self.write = self.uncached = self.write_1h = 0
+        self.billed = 0  # the requests that report their uncached tokens
         self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
         self.all_uncached = self.all_output = self.all_read = self.all_write = 0
         self.predicted_read = self.predicted_rest = 0
@@ -2692,6 +2698,7 @@ class _Roll:
         reported = [i for i in items if i.reported_cache_read is not None]
         billed = [i for i in items if i.reported_uncached is not None]
         self.reported += len(reported)
+        self.billed += len(billed)
         self.read += sum(i.reported_cache_read or 0 for i in reported)
         self.write += sum(i.reported_cache_write or 0 for i in reported)
         self.uncached += sum(i.reported_uncached or 0 for i in reported)
@@ -2723,7 +2730,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "read", "write", "uncached", "write_1h",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "read", "write", "uncached", "write_1h",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2758,10 +2765,10 @@ class _Roll:
             last=self.last,
             requests=self.requests,
             lanes=len(self.lanes),
-            misses=self.misses,
-            input=self.input,
-            cache_read=self.read,
-            cache_write=self.write,
+            misses=self.misses if self.reported or self.misses else None,
+            input=self.input if self.billed else None,
+            cache_read=self.read if self.reported else None,
+            cache_write=self.write if self.reported else None,
             hit_ratio=self.hit_ratio,
             cost_usd=usd_sum([self.cost, extra.get(name, Decimal(0))]),
             lost_usd=self.lost,
@@ -3252,7 +3259,7 @@ def _notes(
     early = "".join(f"; {model} has no row in force {_when_early(prices, model)}: priced at its first "
                     f"row (effective {effective})" for model, effective in sorted(prices.early.items()))
     notes.append(
-        "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + " (simulator/data/prices.csv)"
+        "prices: " + (f"as of {prices.as_of}" if prices.as_of else "the row in force at each request's time") + f" ({PRICE_TABLE_WHERE})"
         + early
     )
     return tuple(notes)

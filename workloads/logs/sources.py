@@ -129,7 +129,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                     hint = (f"; it holds a link to a folder, which a walk does not enter: name it to audit it ({linked[0]})"
                             if len(linked) == 1 else f"; it holds {len(linked)} links to folders, which a walk does not "
                             f"enter: name them to audit them ({linked[0]}, ...)")
-                raise UserError(f"{path}: no log files ({', '.join('*' + s for s in LOG_SUFFIXES)}) in this folder{hint}")
+                raise UserError(f"{path}: no log files ({WALKED_NAMES}) in this folder{hint}")
             found.extend(marked)
         elif not path.exists():
             raise UserError(f"{path}: no such file or folder")
@@ -255,6 +255,9 @@ _HIDDEN_LOGS = (".chat.history.md",)
 #: Names a folder walk offers to the formats kept in a binary file (OpenCode's ``opencode.db``);
 #: such a file is a log only when its bytes say so (its ``-wal`` and ``-shm`` files never are).
 _FILE_SUFFIXES = tuple(suffix for fmt in FORMATS.values() for suffix in fmt.file_suffixes)
+#: Every name a folder walk reads, said once from the sets above (the error of a folder without a log).
+WALKED_NAMES = (", ".join("*" + s for s in LOG_SUFFIXES) + f" (each also {', '.join(COMPRESSED_SUFFIXES)}), "
+                + ", ".join("*" + s for s in dict.fromkeys(_FILE_SUFFIXES)))
 
 
 def _why_not(reason: str | None, path: Path) -> str:

@@ -6,6 +6,8 @@ output). On main these calls are model ``unknown``, unpriced, and the option doe
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,6 +191,24 @@ def test_an_unknown_assumed_model_names_the_closest_priced_ones_not_all(tmp_path
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and len(err) < 400, err
     assert "closest priced: claude-opus-4-5," in err and "simulator/data/prices.csv" in err, err
+
+
+def test_an_unpriced_model_error_says_where_an_installed_price_table_is(tmp_path, capsys) -> None:
+    # The error said "every priced model: simulator/data/prices.csv", a path of the source
+    # checkout a wheel user cannot find: it names the path inside the installed package and the
+    # command that prints it, and that command prints the table's real path.
+    log = _stream(tmp_path / "events.jsonl")
+    for option in ("--assume-model", "--model-alias"):
+        value = "claud-opus-4-5" if option == "--assume-model" else "my-opus=claud-opus-4-5"
+        assert main(["audit", log, "--quiet", option, value]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith("every priced model: prefixbench/simulator/data/prices.csv of the installed package; "
+                            "python -m prefixbench.simulator.pricing prints its full path)"), err
+    shown = subprocess.run([sys.executable, "-m", "prefixbench.simulator.pricing"], capture_output=True, text=True,
+                           check=True, cwd=tmp_path)
+    path = Path(shown.stdout.strip())
+    assert path.is_file() and path.name == "prices.csv" and path.parent.parent.name == "simulator"
+    assert "claude-opus-4-5" in path.read_text(encoding="utf-8")
 
 
 def test_a_model_named_in_capitals_is_the_model_the_log_names_in_lowercase(tmp_path, capsys) -> None:

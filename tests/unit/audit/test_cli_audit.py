@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 
 import pytest
 from prefixbench.reports.cli import main
+from prefixbench.simulator.pricing import PRICE_TABLE_WHERE
 
 from .fixtures import Transcript, capture_line, cc_usage, write_jsonl
 
@@ -609,14 +610,14 @@ def test_a_price_date_before_a_models_first_row_is_said(tmp_path: Path, capsys: 
         assert main(["audit", str(log), "--format", "json", "--quiet", *argv]) == 0
         notes = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("prices: ")]
         assert len(notes) == 1 and notes[0].endswith(
-            f" (simulator/data/prices.csv); claude-sonnet-5 has no row in force {when}: priced at its first row "
+            f" ({PRICE_TABLE_WHERE}); claude-sonnet-5 has no row in force {when}: priced at its first row "
             "(effective 2026-06-30)")
     t2 = Transcript("s2")
     t2.user("go", "2026-09-03T00:00:00.000Z", root=True)
     t2.assistant("r2", "2026-09-03T00:00:02.000Z", [cc_usage(3, 1500, 0, 9)], model="claude-sonnet-5")
     later = write_jsonl(tmp_path / "s2.jsonl", t2.lines)
     assert main(["audit", str(later), "--format", "json", "--quiet"]) == 0
-    assert "prices: the row in force at each request's time (simulator/data/prices.csv)" in json.loads(capsys.readouterr().out)["notes"]
+    assert f"prices: the row in force at each request's time ({PRICE_TABLE_WHERE})" in json.loads(capsys.readouterr().out)["notes"]
     # One request before the first row, one after: "at some of its requests".
     assert main(["audit", str(log), str(later), "--format", "json", "--quiet"]) == 0
     notes = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("prices: ")]

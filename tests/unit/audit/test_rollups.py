@@ -202,3 +202,29 @@ def test_audit_png_cuts_a_long_idle_gap_out_of_the_clock(tmp_path):
     assert "request of the lane, in order (the clock cut at its idle gaps of 1h or more: 22h59m)" in audit_html(result)
     # a short session stays on the clock
     assert [a.get_xlabel() for a in audit_figure(run_audit([_two_sessions(tmp_path / "logs")])).get_axes()][0].startswith("time (UTC)")
+
+
+def test_a_roll_up_of_requests_that_report_no_cache_use_shows_no_miss_count(tmp_path, capsys):
+    """A block-hash trace reports no cache use: its session and day rows said "misses 0" (and the
+    JSON ``cache_read: 0``), a count the log never gave; now ``-`` and null, as "lost unknown"."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    result = run_audit([trace, logs])
+    (unseen, *seen), days = result.sessions, result.days
+    assert (unseen.misses, unseen.input, unseen.cache_read, unseen.cache_write) == (None, None, None, None)
+    assert all(s.misses is not None and s.cache_read is not None for s in seen)
+    assert [d.misses for d in days] == [3, 0, None]  # the 3rd and 4th Sep (reported), no timestamp (the trace)
+    table = audit_table(result)
+    row = next(line for line in table.splitlines() if line.startswith("mooncake.jsonl"))
+    assert row.split()[:5] == ["mooncake.jsonl", "no", "timestamp", "2", "1"] and row.split()[5] == "-"
+    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    session = record["sessions"][0]
+    assert (session["misses"], session["input"], session["cache_read"], session["cache_write"]) == (None, None, None, None)
+    assert record["days"][0]["misses"] == 3
+    page = audit_html(result)
+    assert 'data-session="' in page
+    markdown = audit_markdown(result)
+    assert "| 0 |" not in next(line for line in markdown.splitlines() if "mooncake.jsonl" in line and "no timestamp" in line)
