@@ -1525,8 +1525,10 @@ def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[File
 
     A lane is one file's, so each file is clocked on its own (:func:`file_clock`) and sorted in
     its send order, and the send order across files is the merge of theirs (``heapq.merge`` by
-    (tick, file order, seq, position)): no more than one file's sort keys are made at a time, not
-    every request's."""
+    (tick, file order, seq, position), of the files whose spans of send times overlap only; a file
+    sent after every earlier one is laid after them as it is): no more than one file's sort keys
+    are made at a time, not every request's, and a file whose ticks never go back in its order
+    is not sorted again."""
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     n = len(requests)
     ticks: list[int] = [0] * n
@@ -1540,18 +1542,51 @@ def clock_by_position(requests: Sequence[TraceRequest], summaries: Sequence[File
         if group is None:
             group = groups[place] = array("q")
         group.append(i)
-    sends: list[Iterable[tuple[int, int, int, int]]] = []
+    # Each place's positions in its send order, with its first and last send key.
+    runs: list[tuple[tuple[int, int, int, int], tuple[int, int, int, int], int, array[int]]] = []
     for place in sorted(groups):
         group = groups.pop(place)
-        file_clock(requests, group, ticks, readies)
-        # (a stable sort of ascending positions: ties in (tick, seq) go by position)
-        send = array("q", sorted(group, key=lambda i: (ticks[i], requests[i].seq)))
+        in_order = file_clock(requests, group, ticks, readies)
         del group
-        sends.append(_send_keys(requests, ticks, place, send))
+        if all(map(int.__le__, (ticks[i] for i in in_order), (ticks[i] for i in in_order[1:]))):
+            # Its ticks never go back in the file's order (seq, then position), which is then its
+            # send order: sorted by (tick, seq, position) already (the usual file: no sort).
+            send = array("q", in_order)
+        else:
+            # (a stable sort of ascending positions: ties in (tick, seq) go by position)
+            send = array("q", sorted(in_order, key=lambda i: (ticks[i], requests[i].seq)))
+        del in_order
+        if send:
+            first, last = send[0], send[-1]
+            runs.append(((ticks[first], place, requests[first].seq, first), (ticks[last], place, requests[last].seq, last), place, send))
     # The send order as machine integers, not a list of int objects (32 bytes each past 256):
-    # held through the whole pass. The places differ between files: the merge never ties.
-    positions = array("q", (key[3] for key in heapq.merge(*sends)))
+    # held through the whole pass. The merge of the places' send orders by (tick, place, seq,
+    # position) (the places differ between files: it never ties): the places taken by their
+    # first key, a place whose first key comes after every key of those before it is laid after
+    # them as it is (sessions one after another: most of a folder), and only the places whose
+    # spans overlap are merged (``heapq.merge``), one such cluster at a time.
+    runs.sort(key=lambda run: run[0])
+    positions = array("q")
+    cluster: list[tuple[int, array[int]]] = []
+    reach: tuple[int, int, int, int] | None = None
+    for first, last, place, send in runs:
+        if reach is not None and first < reach:
+            cluster.append((place, send))
+            reach = max(reach, last)
+            continue
+        _lay_out(requests, ticks, cluster, positions)
+        cluster, reach = [(place, send)], last
+    _lay_out(requests, ticks, cluster, positions)
     return ticks, readies, positions
+
+
+def _lay_out(requests: Sequence[TraceRequest], ticks: list[int], cluster: list[tuple[int, array[int]]], positions: array[int]) -> None:
+    """The places of ``cluster`` (place, its positions in send order) merged by send key onto ``positions``."""
+    if len(cluster) == 1:
+        positions.extend(cluster[0][1])
+    elif cluster:
+        positions.extend(key[3] for key in heapq.merge(*(_send_keys(requests, ticks, place, send) for place, send in cluster)))
+    cluster.clear()
 
 
 def _send_keys(requests: Sequence[TraceRequest], ticks: list[int], place: int, send: array[int]) -> Iterator[tuple[int, int, int, int]]:
@@ -1560,10 +1595,11 @@ def _send_keys(requests: Sequence[TraceRequest], ticks: list[int], place: int, s
         yield ticks[i], place, requests[i].seq, i
 
 
-def file_clock(requests: Sequence[TraceRequest], group: Sequence[int], ticks: list[int], readies: list[int]) -> None:
+def file_clock(requests: Sequence[TraceRequest], group: Sequence[int], ticks: list[int], readies: list[int]) -> list[int]:
     """The ticks and ready ticks (into ``ticks``, ``readies``, by position) of the requests at
     ``group`` (ascending positions holding every request of their lanes: one file's), each lane's
-    never running backwards in the file's order (seq, then position); see :func:`clock_by_position`."""
+    never running backwards in the file's order (seq, then position); see :func:`clock_by_position`.
+    Returns the positions in that order."""
     in_order = sorted(group, key=lambda i: requests[i].seq)
     last_tick: dict[tuple[str, str], int] = {}
     untimed: dict[tuple[str, str], int] = {}  # per lane, its calls before its first send time
@@ -1588,6 +1624,7 @@ def file_clock(requests: Sequence[TraceRequest], group: Sequence[int], ticks: li
         last_tick[lane_key] = tick
         ticks[i] = tick
         readies[i] = max(tick, r.ready_ms) if r.ready_ms is not None else tick
+    return in_order
 
 
 def _lane_starts(requests: Sequence[TraceRequest]) -> dict[tuple[str, str], TraceRequest]:
