@@ -161,6 +161,19 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
         return abs(self.predicted_cache_read - self.reported_cache_read) <= READ_TOLERANCE * self.reported_cache_read
 
 
+#: The order of :class:`AuditRow`'s fields that :func:`_explain` gives a row's values in (by
+#: position: a row a request). A field added, moved or renamed must be placed there too.
+EXPLAIN_ROW_ORDER = (
+    "file", "lane", "lane_kind", "index", "line", "timestamp", "provider", "model", "reported_cache_read",
+    "reported_cache_write", "reported_cache_write_1h", "reported_uncached", "reported_output", "predicted_cache_read",
+    "predicted_cache_write", "predicted_uncached", "expected_cache_read", "lost_tokens", "cause", "evidence", "detail",
+    "cost_usd", "lost_usd", "predicted_by", "identity", "gap_ms", "inferred_cause", "server_reason", "loss_class",
+    "location", "path",
+)
+if AuditRow.__struct_fields__ != EXPLAIN_ROW_ORDER:
+    raise ImportError("AuditRow's fields changed: place them in _explain's row and in EXPLAIN_ROW_ORDER")
+
+
 class LaneSummary(msgspec.Struct, frozen=True):
     """One lane of one file."""
 
@@ -1930,26 +1943,26 @@ class Predictor:
             head_warm = head_warm or prefix.head in self.start_warm
             if not rules.reads_stored_head and prefix.head not in self.warm:
                 head_tokens = None  # (a lane start: the head other lanes sent is not read)
-        verdict = cache.observe(
-            family=family,
-            head=head_entry(r, prefix.head),
-            head_tokens=head_tokens,
-            head_warm=head_warm,
-            node=prefix.node,
-            parent=prefix.parent,
-            new_blocks=prefix.new_blocks,
-            cacheable=rules.cacheable(usage),
-            model=r.model,
-            tick=tick,
-            ready=ready,
-            ttl=ttl,
-            output=prefix.replayed_output(usage.output) if prefix.replays_output or prefix.output_written else 0,
-            output_written=prefix.output_written,
-            step=r.read_step,
-            offset=r.read_offset,
-            shared=prefix.shared,
-            sent_ms=r.sent_ms,
-            done=end_tick(r, ready),
+        verdict = cache.observe_positional(  # (ChainCache.observe's arguments, by position)
+            family,
+            head_entry(r, prefix.head),  # head
+            head_tokens,
+            prefix.node,  # node
+            prefix.parent,  # parent
+            prefix.new_blocks,  # new_blocks
+            rules.cacheable(usage),  # cacheable
+            r.model,  # model
+            tick,
+            ready,
+            ttl,
+            head_warm,
+            prefix.replayed_output(usage.output) if prefix.replays_output or prefix.output_written else 0,  # output
+            prefix.output_written,  # output_written
+            r.read_step,  # step
+            r.read_offset,  # offset
+            prefix.shared,  # shared
+            r.sent_ms,  # sent_ms
+            end_tick(r, ready),  # done
         )
         if uses is not None and self.in_order:
             self._forget(cache, lane, prefix, uses)
@@ -2351,38 +2364,41 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     reported_read = usage.cache_read if usage and usage.cache_reported else None
     reported_write = usage.cache_write if usage and usage.cache_reported else None
     reported_uncached = usage.uncached if usage else None
+    # Positional, in the order of AuditRow's fields (EXPLAIN_ROW_ORDER): a row a request,
+    # and msgspec matches 31 keywords in about 4.5 us where it takes positions in 0.4.
     return AuditRow(
-        file=r.file,
-        lane=r.lane,
-        lane_kind=r.lane_kind,
-        index=step.index,
-        line=r.line,
-        timestamp=_iso(r.sent_ms),
-        provider=r.provider,
-        model=r.model,
-        reported_cache_read=reported_read,
-        reported_cache_write=reported_write,
-        reported_cache_write_1h=usage.cache_write_1h if usage and usage.cache_reported else None,
-        reported_uncached=reported_uncached,
-        reported_output=usage.output if usage else None,
-        predicted_cache_read=same_int(pred.read, reported_read),
-        predicted_cache_write=same_int(pred.write, reported_write),
-        predicted_uncached=same_int(pred.uncached, reported_uncached),
-        expected_cache_read=same_int(expected, reported_read),
-        lost_tokens=lost,
-        cause=cause,
-        evidence=evidence,
-        detail=detail,
-        cost_usd=cost,
-        lost_usd=lost_usd,
-        predicted_by=pred.by,
-        identity=identity,
+        r.file,  # file
+        r.lane,  # lane
+        r.lane_kind,  # lane_kind
+        step.index,  # index
+        r.line,  # line
+        _iso(r.sent_ms),  # timestamp
+        r.provider,  # provider
+        r.model,  # model
+        reported_read,  # reported_cache_read
+        reported_write,  # reported_cache_write
+        usage.cache_write_1h if usage and usage.cache_reported else None,  # reported_cache_write_1h
+        reported_uncached,  # reported_uncached
+        usage.output if usage else None,  # reported_output
+        same_int(pred.read, reported_read),  # predicted_cache_read
+        same_int(pred.write, reported_write),  # predicted_cache_write
+        same_int(pred.uncached, reported_uncached),  # predicted_uncached
+        same_int(expected, reported_read),  # expected_cache_read
+        lost,  # lost_tokens
+        cause,  # cause
+        evidence,  # evidence
+        detail,  # detail
+        cost,  # cost_usd
+        lost_usd,  # lost_usd
+        pred.by,  # predicted_by
+        identity,  # identity
         # None between a counter tick and a send time (:func:`clock_by_position`): unknown.
-        gap_ms=step.tick - step.prev.tick if step.prev and (r.sent_ms is None) == (step.prev.request.sent_ms is None) else None,
-        inferred_cause=inferred,
-        server_reason=r.diagnostic,
-        location=location,
-        path=r.path,
+        step.tick - step.prev.tick if step.prev and (r.sent_ms is None) == (step.prev.request.sent_ms is None) else None,  # gap_ms
+        inferred,  # inferred_cause
+        r.diagnostic,  # server_reason
+        None,  # loss_class (given by _sum_file)
+        location,  # location
+        r.path,  # path
     )
 
 
