@@ -1173,7 +1173,7 @@ def _run_audit_command(args) -> int:
             from prefixbench.simulator.price_lookup import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
-            wanted, changed = resimulation_targets(spill.batches())
+            wanted, changed = resimulation_targets(spill.misses())  # (a row without a cause points at no fix)
             fixes = None
             if getattr(args, "what_if", None):
                 from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table
