@@ -15,6 +15,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import msgspec
+from msgspec.structs import replace
 
 from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
@@ -26,6 +27,7 @@ from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
+    CONVERTED_TYPES,
     AGREEMENT_FIELDS,
     LOSS_SPLIT_FIELDS,
     RECOMMENDATION_FIELDS,
@@ -145,8 +147,33 @@ ROWS_A_CHUNK = 64
 def _formatted_rows(rows: Sequence[AuditRow]) -> str:
     """``rows`` as they sit in the laid-out object's list of requests, separated by commas: each
     as ``_formatted`` lays it out alone, indented two spaces. Laid out as one list, the rows sit
-    at depth 1 of it, one space short: every line after the list's opening is indented one more."""
+    at depth 1 of it, one space short: every line after the list's opening is indented one more.
+
+    Where a request's record is its row's fields, in their order, under their names, with only
+    dollars converted (:data:`_ROWS_AS_RECORDS`), msgspec lays out the rows themselves, their
+    dollars as floats: the same text as their records', in half the time (no dict a request)."""
+    if _ROWS_AS_RECORDS:
+        try:
+            text = msgspec.json.format(msgspec.json.encode([
+                replace(row, cost_usd=None if row.cost_usd is None else float(row.cost_usd),
+                        lost_usd=None if row.lost_usd is None else float(row.lost_usd))
+                for row in rows]), indent=1).decode()
+        except UnicodeEncodeError:  # a lone surrogate: the records, each the one way that writes it
+            pass
+        else:
+            return " " + text[2:-2].replace("\n", "\n ")
     return _formatted_list([request_record(row) for row in rows], 1)
+
+
+#: Whether a request's record (:func:`request_record`) is its row's fields in their order, each
+#: under its own name, written as it is but for the two dollar fields (written as floats).
+_ROWS_AS_RECORDS = (
+    tuple(f.source for f in REQUEST_SCHEMA) == AuditRow.__struct_fields__
+    and tuple(f.name for f in REQUEST_SCHEMA) == AuditRow.__struct_encode_fields__
+    and {f.name: f.type for f in REQUEST_SCHEMA if f.type in CONVERTED_TYPES} == {"cost_usd": "usd?", "lost_usd": "usd?"}
+    and AuditRow.__struct_config__.tag is None and not AuditRow.__struct_config__.array_like
+    and not AuditRow.__struct_config__.omit_defaults
+)
 
 
 def _formatted_list(records: Sequence[object], indent: int) -> str:
@@ -1153,7 +1180,6 @@ def _run_audit_command(args) -> int:
             from prefixbench.workloads.audit.core import drop_histories
 
             drop_histories(trace[0])  # located: the re-simulations below do not read them
-            from msgspec.structs import replace
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)
@@ -1165,7 +1191,7 @@ def _run_audit_command(args) -> int:
             from prefixbench.simulator.price_lookup import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
-            wanted, changed = resimulation_targets(spill.batches())
+            wanted, changed = resimulation_targets(spill.misses())  # (a row without a cause points at no fix)
             fixes = None
             if getattr(args, "what_if", None):
                 from prefixbench.reports.whatif import run_what_if, what_if_records, what_if_table

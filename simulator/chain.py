@@ -192,6 +192,15 @@ class ChainCache:
         time (:attr:`~.providers.base.ProviderRules.min_tokens_before`; None: today's).
         ``done``: the tick the response ended, where the log says (lifetimes counted from it with
         ``ttl_from='end'``)."""
+        return self.observe_positional(family, head, head_tokens, node, parent, new_blocks, cacheable, model, tick, ready, ttl,
+                                     head_warm, output, output_written, step, offset, shared, sent_ms, done)
+
+    def observe_positional(self, family: str, head: str, head_tokens: int | None, node: str, parent: str | None,
+                         new_blocks: int, cacheable: int, model: str, tick: int, ready: int, ttl: str, head_warm: bool,
+                         output: int, output_written: bool, step: int, offset: int, shared: int | None,
+                         sent_ms: int | None, done: int | None) -> ChainVerdict:
+        """:meth:`observe` with every argument given by position, in the order above (the audit's
+        predictor calls it once a request: matching 19 keywords took about 1.1 us a call)."""
         if self.in_order:
             if tick < self._now:
                 raise ValueError(f"ChainCache(in_order=True): a call at tick {tick} after one at {self._now}")

@@ -50,6 +50,7 @@ import msgspec
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import PlainUsage as _PlainUsage, Usage as _Usage
 
 #: The highest price a cell may hold (USD per 1M tokens, or per 1M tokens an hour): far above any
 #: model's, and low enough that every cost stays exact in the Decimal context.
@@ -493,23 +494,36 @@ def cost_total(usage: Usage, price: PriceRow) -> Decimal:
     return _priced(usage, price, True)  # type: ignore[return-value]
 
 
+#: The usage records of :mod:`prefixbench.simulator.usage` (read field by field in :func:`_priced`).
+_OWN_USAGES = (_Usage, _PlainUsage)
+
 #: ``CostBreakdown.zero().total``: what a refused request costs.
 _NOTHING = CostBreakdown.zero().total
 
 
 def _priced(usage: Usage, price: PriceRow, total: bool) -> CostBreakdown | Decimal:
     """:func:`cost_of`, or (``total``) its breakdown's total."""
-    if getattr(usage, "status", 200) != 200:
-        # Providers do not bill a request they refused (HTTP 400 invalid_request_error).
-        return _NOTHING if total else CostBreakdown.zero()
-    prompt = usage.prompt_tokens
-    cached = usage.cached_tokens
-    written = usage.written_tokens
-    written_long = getattr(usage, "written_long_tokens", 0)
-    output = usage.output_tokens
-    explicit = getattr(usage, "cached_explicit_tokens", 0)
-    stored = getattr(usage, "stored_token_ms", 0)
-    created = getattr(usage, "created_tokens", 0)
+    if type(usage) in _OWN_USAGES:
+        # The simulator's own usage (every request the audit prices): its fields read directly,
+        # not through the names below (a property each, and four attributes it never has:
+        # no status, storage or creation, always billed).
+        cached, written_long = usage.cache_read, usage.cache_write_1h  # type: ignore[attr-defined]
+        written = usage.cache_write_5m + written_long  # type: ignore[attr-defined]
+        prompt = cached + written + usage.uncached + usage.cache_unsplit  # type: ignore[attr-defined]
+        output, explicit = usage.output, usage.cache_read_explicit  # type: ignore[attr-defined]
+        stored = created = 0
+    else:
+        if getattr(usage, "status", 200) != 200:
+            # Providers do not bill a request they refused (HTTP 400 invalid_request_error).
+            return _NOTHING if total else CostBreakdown.zero()
+        prompt = usage.prompt_tokens
+        cached = usage.cached_tokens
+        written = usage.written_tokens
+        written_long = getattr(usage, "written_long_tokens", 0)
+        output = usage.output_tokens
+        explicit = getattr(usage, "cached_explicit_tokens", 0)
+        stored = getattr(usage, "stored_token_ms", 0)
+        created = getattr(usage, "created_tokens", 0)
     if (
         min(prompt, cached, written, written_long, output, explicit, stored, created) < 0
         or cached + written > prompt

@@ -321,7 +321,7 @@ def section_record(fields: tuple[Field, ...], obj: object) -> dict[str, object]:
 
 
 #: The field types :func:`json_value` converts (every other is written as it is).
-_CONVERTED = frozenset({"usd", "usd?", "ratio", "ratio?", "texts"})
+CONVERTED_TYPES = _CONVERTED = frozenset({"usd", "usd?", "ratio", "ratio?", "texts"})
 #: Per tuple of fields (by identity, the tuple kept beside its plan): each field's name, the
 #: attribute it is read from, and the field when its value is converted.
 _PLANS: dict[int, tuple[tuple[Field, ...], list[tuple[str, str, Field | None]]]] = {}

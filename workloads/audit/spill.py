@@ -49,6 +49,7 @@ _COUNTS = frozenset(
 _DOLLARS = frozenset(("cost_usd", "lost_usd"))
 _COST = _FIELDS.index("cost_usd")
 _LOST = _FIELDS.index("lost_usd")
+_CAUSE = _FIELDS.index("cause")
 #: A batch: written as texts as bytes (a lone surrogate), its size, its columns of one value (given as that value), its columns.
 _Frame = tuple[bool, int, list[int], tuple[tuple(list[Decimal | None] | Decimal | None if n == _COST else Any for n in range(len(_FIELDS)))]]
 _SHARED = tuple(n for n, name in enumerate(_FIELDS) if name in _TEXTS or name in _COUNTS)
@@ -122,8 +123,8 @@ class RowSpill:
         self._end += _LENGTH + len(frame)
         return at
 
-    def _frames(self, starts: Iterable[int], shared: dict, dollars: dict) -> Iterator[list[AuditRow]]:
-        """The rows of the frames at ``starts``, a frame at a time."""
+    def _frames(self, starts: Iterable[int], shared: dict, dollars: dict, misses: bool = False) -> Iterator[list[AuditRow]]:
+        """The rows of the frames at ``starts``, a frame at a time (``misses``: those with a cause only)."""
         assert self._file is not None, "the spilled rows were closed"
         starts = list(starts)
         if not starts:
@@ -137,7 +138,7 @@ class RowSpill:
                 frame = self._file.read(int.from_bytes(head, "little")) if len(head) == _LENGTH else b""
                 if not frame:
                     raise OSError(f"the file ends before the batch at byte {at:,} of {self._end:,}")
-                rows = _rows(decode(frame), shared, dollars)
+                rows = _rows(decode(frame), shared, dollars, misses)
                 del frame
                 self._file.seek(self._end)  # (rows may be written while these are read)
                 yield rows
@@ -150,6 +151,15 @@ class RowSpill:
             self._order.append(self._write(self._pending))
             self._pending.clear()
         yield from self._frames(list(self._order), {}, {None: None})
+
+    def misses(self) -> Iterator[list[AuditRow]]:
+        """The rows with a cause (``cause`` not None) in their order, a batch at a time: what the
+        re-simulations of what to change read of the rows (:func:`~.advice.resimulation_targets`),
+        without a row made again for every hit."""
+        if self._pending:
+            self._order.append(self._write(self._pending))
+            self._pending.clear()
+        yield from self._frames(list(self._order), {}, {None: None}, misses=True)
 
     def load(self) -> tuple[AuditRow, ...]:
         """The rows, as they were given, in their order."""
@@ -238,11 +248,19 @@ def _frame(encode, rows: Sequence[AuditRow]) -> bytes:
         return encode((True, size, same, texts))
 
 
-def _rows(decoded: _Frame, shared: dict, dollars: dict) -> list[AuditRow]:
+def _rows(decoded: _Frame, shared: dict, dollars: dict, misses: bool = False) -> list[AuditRow]:
     """A batch's rows again, equal texts and counts one object through ``shared``, equal dollar
-    texts one ``Decimal`` through ``dollars``."""
+    texts one ``Decimal`` through ``dollars`` (``misses``: only those with a cause)."""
     as_bytes, size, same, columns = decoded
     columns = list(columns)
+    if misses:
+        causes = columns[_CAUSE]
+        kept = ([] if causes is None else list(range(size))) if _CAUSE in same else [k for k, c in enumerate(causes) if c is not None]
+        if not kept:
+            return []
+        if len(kept) < size:
+            columns = [c if n in same else [c[k] for k in kept] for n, c in enumerate(columns)]
+            size = len(kept)
     if as_bytes:
         columns = [_as_text(c) if n in same else [_as_text(v) for v in c] if n in _STRS else c
                    for n, c in enumerate(columns)]

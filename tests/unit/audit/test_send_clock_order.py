@@ -65,3 +65,19 @@ def test_the_merged_send_clock_is_the_plain_sort_ties_included(calls, files) -> 
     summaries = [FileSummary(name, "claude-code", 0) for name in files]
     ticks, readies, positions = clock_by_position(requests, summaries)
     assert (ticks, readies, list(positions)) == _reference(requests, summaries)
+
+
+@settings(max_examples=int(os.environ.get("PREFIXBENCH_FUZZ_EXAMPLES") or 300), deadline=None)
+@given(calls=st.lists(_CALL, max_size=40), files=st.permutations(["a.jsonl", "b.jsonl", "c.jsonl"]),
+       apart=st.lists(st.sampled_from([0, 5, 20, 1_000, 10**13]), min_size=4, max_size=4))
+def test_files_sent_one_after_another_are_laid_out_as_the_plain_sort_says(calls, files, apart) -> None:
+    """Files whose send times lie apart (sessions one after another: a file's span after every
+    earlier one's is laid after them unmerged), or touch, or overlap: still the plain sort."""
+    shift = dict(zip(["a.jsonl", "b.jsonl", "c.jsonl", "stray.jsonl"], apart))
+    requests = [TraceRequest(file, line, lane, "main" if lane == "main" else "subagent", seq,
+                             None if sent is None else sent + shift[file], None if ready is None else ready + shift[file],
+                             "anthropic", "claude-sonnet-4-5-20250929")
+                for line, (file, lane, seq, sent, ready) in enumerate(calls, 1)]
+    summaries = [FileSummary(name, "claude-code", 0) for name in files]
+    ticks, readies, positions = clock_by_position(requests, summaries)
+    assert (ticks, readies, list(positions)) == _reference(requests, summaries)

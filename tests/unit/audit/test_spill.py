@@ -156,3 +156,21 @@ def test_a_full_temporary_folder_is_one_line_and_exit_2(tmp_path: Path, monkeypa
                         "(held there while the audit runs): No space left on device; set TMPDIR to a "
                         "folder with room")
     assert full.closed
+
+
+def test_the_misses_come_back_as_the_rows_with_a_cause(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """:meth:`RowSpill.misses` (what the re-simulations read): the rows with a cause, in their
+    order, the same as the whole rows read back; batches of hits only, of misses only, mixed,
+    and one whose texts went as bytes (a lone surrogate)."""
+    monkeypatch.setattr(spill_module, "BATCH", 7)
+    rows = list(run_audit([_session(tmp_path, 60)]).rows)
+    assert any(r.cause is not None for r in rows) and any(r.cause is None for r in rows)
+    hits = [replace(r, cause=None) for r in rows[:7]]
+    misses = [replace(r, cause="ttl-expired") for r in rows[7:14]]
+    odd = [replace(rows[14], lane="lane-\ud800"), *rows[15:21]]
+    every = [*hits, *misses, *rows, *odd]
+    with RowSpill(every) as spill:
+        found = [r for batch in spill.misses() for r in batch]
+        whole = [r for batch in spill.batches() for r in batch]
+    assert whole == every
+    assert found == [r for r in every if r.cause is not None]

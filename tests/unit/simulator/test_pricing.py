@@ -774,3 +774,36 @@ def test_a_misspelt_model_is_told_its_nearest_name_first():
     with pytest.raises(UserError) as err:
         get_price("claude-sonet-4-5")
     assert str(err.value).startswith("unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?) (known: ")
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=3_000_000), st.integers(min_value=0, max_value=3_000_000),
+    st.integers(min_value=0, max_value=3_000_000), st.integers(min_value=0, max_value=3_000_000),
+    st.integers(min_value=0, max_value=200_000), st.integers(min_value=0, max_value=3_000_000),
+    st.integers(min_value=0, max_value=3_000_000), st.booleans(), st.data(),
+)
+def test_the_simulators_own_usage_is_priced_as_its_protocol_names_say(
+        read, write_5m, write_1h, uncached, output, explicit, unsplit, plain, data):
+    """A :class:`Usage` (or :class:`PlainUsage`) is priced from its fields directly (the audit's
+    every request): the same Decimal, exponent included, as the same usage read through the
+    names ``cost_of`` documents (``prompt_tokens``, ``cached_tokens``...), breakdown and total,
+    at every row of the shipped table and each DeepSeek period."""
+    from prefixbench.simulator.pricing import cost_total
+    from prefixbench.simulator.usage import Usage, plain_usage
+
+    rows = load_prices().rows
+    row = data.draw(st.sampled_from(range(len(rows))).map(lambda k: rows[k]))
+    row = row.for_period(data.draw(st.sampled_from(["off-peak", "peak"])))
+    usage = Usage(cache_read=read, cache_write_5m=write_5m, cache_write_1h=write_1h, uncached=uncached, output=output,
+                  cache_read_explicit=0 if plain else min(explicit, read), cache_unsplit=0 if plain else unsplit)
+    if plain:
+        usage = plain_usage(usage)
+        assert type(usage) is not Usage
+    named = SimpleNamespace(prompt_tokens=usage.prompt, cached_tokens=usage.cache_read, written_tokens=usage.cache_write,
+                            written_long_tokens=usage.cache_write_1h, output_tokens=usage.output,
+                            cached_explicit_tokens=usage.cache_read_explicit)
+    assert cost_of(usage, row) == cost_of(named, row)
+    assert [p.as_tuple() for p in parts(cost_of(usage, row))] == [p.as_tuple() for p in parts(cost_of(named, row))]
+    found, expected = cost_total(usage, row), cost_total(named, row)
+    assert found == expected and found.as_tuple() == expected.as_tuple()
