@@ -410,20 +410,26 @@ def _compaction_lines(result: AuditResult) -> list[str]:
     )]
 
 
+def _count(value: int | None) -> str:
+    """A count cell: ``-`` where no request of the group reports it (None: :func:`reported_sum`)."""
+    return "-" if value is None else f"{value:,}"
+
+
 def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
-    """One lane's row: reported against predicted (``n/a`` where the file reports no usage)."""
+    """One lane's row: reported against predicted (``n/a`` where the file reports no usage, ``-``
+    where the file does and no request of the lane)."""
     if not reported:
         return [short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", _paid(lane), _lost(lane)]
     error = (
         "n/a"
-        if lane.reported_cache_read == 0
+        if not lane.reported_cache_read
         else f"{(lane.predicted_cache_read - lane.reported_cache_read) / lane.reported_cache_read:+.1%}"
     )
     return [
-        short(lane.file), lane.lane, f"{lane.requests:,}", f"{lane.reported_cache_read:,}",
-        f"{lane.predicted_cache_read:,}", error, f"{lane.reported_cache_write:,}", f"{lane.predicted_cache_write:,}",
-        f"{lane.reported_uncached:,}", f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
+        short(lane.file), lane.lane, f"{lane.requests:,}", _count(lane.reported_cache_read),
+        f"{lane.predicted_cache_read:,}", error, _count(lane.reported_cache_write), f"{lane.predicted_cache_write:,}",
+        _count(lane.reported_uncached), f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
         f"{lane.hit_ratio:.1%}", _paid(lane), _lost(lane),
     ]
 
@@ -442,8 +448,8 @@ def _model_lines(result: AuditResult) -> list[str]:
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
-                m.provider, m.model, f"{m.requests:,}", f"{m.input:,}", f"{m.output:,}", f"{m.cache_read:,}",
-                f"{m.cache_write:,}", "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
+                m.provider, m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
+                _count(m.cache_write), "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
             ]
             for m in result.models
         ],

@@ -711,7 +711,7 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
         rows.append(({"data-lane": f"{lane['file']}|{lane['lane']}"}, [
             _lane_label(lane["file"], lane["lane"], many), lane.get("kind", ""), lane.get("model", ""),
             num("requests", lane["requests"], fmt_int(lane["requests"])),
-            *(num(k, lane[k], fmt_int(lane[k])) for k in (
+            *("-" if lane[k] is None else num(k, lane[k], fmt_int(lane[k])) for k in (
                 "reported_cache_read", "predicted_cache_read", "reported_cache_write", "predicted_cache_write",
                 "reported_uncached", "predicted_uncached")),
             num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
