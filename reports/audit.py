@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, none_priced, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -72,18 +72,31 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
             else [section_record(RECOMMENDATION_FIELDS, rec) for rec in result.recommendations]
         ),
         "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
-        "lanes": [section_record(LANE_FIELDS, lane) for lane in result.lanes],
+        "lanes": [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None) for lane in result.lanes],
         "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
         "totals": section_record(TOTALS_FIELDS, result.totals),
-        "models": [section_record(MODEL_FIELDS, model) for model in result.models],
-        "files": [section_record(FILE_FIELDS, calibration) for calibration in result.files],
+        "models": [_group_record(MODEL_FIELDS, model) for model in result.models],
+        "files": [_group_record(FILE_FIELDS, calibration) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
         "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
-        "sessions": [section_record(ROLLUP_FIELDS, session) for session in result.sessions],
-        "days": [section_record(ROLLUP_FIELDS, day) for day in result.days],
+        "sessions": [_group_record(ROLLUP_FIELDS, session, session.misses is None) for session in result.sessions],
+        "days": [_group_record(ROLLUP_FIELDS, day, day.misses is None) for day in result.days],
         "explicit_caches": [section_record(EXPLICIT_CACHE_FIELDS, cache) for cache in result.explicit_caches],
         "notes": list(result.notes),
     }
+
+
+def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
+    """A group's record (a lane, a model, a file, a session, a day), null where its table row
+    says ``-``: ``lost_usd`` where none of its requests is priced (:func:`none_priced`), and
+    ``lost_tokens`` where no request of it reports its cache use (``unseen``: no miss could be
+    seen), as its ``misses`` is; a 0 there would claim nothing was lost."""
+    record = section_record(fields, group)
+    if none_priced(group.requests, group.unpriced_requests):
+        record["lost_usd"] = None
+    if unseen and "lost_tokens" in record:
+        record["lost_tokens"] = None
+    return record
 
 
 def _formatted(value: object) -> str:

@@ -570,6 +570,8 @@ def _paid(group: dict) -> str:
 
 def _lost(group: dict) -> str:
     """Its *lost* cell: ``-`` where none of its requests is priced (:func:`lost_cell`)."""
+    if group["lost_usd"] is None:  # none of its requests is priced (:func:`none_priced`)
+        return "-"
     return lost_cell(fmt_usd(group["lost_usd"]), group["requests"], group.get("unpriced_requests", 0))
 
 

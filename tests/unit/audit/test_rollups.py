@@ -256,3 +256,24 @@ def test_a_lane_or_model_of_requests_that_report_no_usage_shows_no_count(tmp_pat
     model = next(m for m in record["models"] if m["model"] == "mooncake")
     assert [model[k] for k in ("input", "output", "cache_read", "cache_write")] == [None] * 4
     assert 'data-lane="' in audit_html(result)
+
+
+def test_a_group_none_of_whose_requests_is_priced_has_null_lost_in_json(tmp_path, capsys):
+    """Its table's *lost* says ``-`` (nothing could be priced); the JSON said ``lost_usd: 0`` and,
+    where no request reports its cache use, ``lost_tokens: 0``: now null, as the table."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    for section in ("lanes", "models", "files", "sessions", "days"):
+        unseen = [r for r in record[section] if "mooncake" in str(r.get("file", r.get("model", r.get("key"))))
+                  or r.get("key") == NO_DAY]
+        seen = [r for r in record[section] if r not in unseen]
+        assert unseen and seen, section
+        assert all(r["lost_usd"] is None and r.get("lost_tokens") is None for r in unseen), section
+        assert all(r["lost_usd"] is not None for r in seen), section
+        assert all(r["lost_tokens"] is not None for r in seen if "lost_tokens" in r), section
+    result = run_audit([trace, logs])
+    assert "mooncake.jsonl" in audit_html(result)
