@@ -16,7 +16,7 @@ from pathlib import Path
 
 import msgspec
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, none_priced, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, hit_cell, lost_cell, none_priced, PREDICTED_HIT, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -357,7 +357,8 @@ def _span(roll: RollUp) -> str:
 def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
     return [
         [
-            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", "-" if r.misses is None else f"{r.misses:,}", f"{r.hit_ratio:.1%}",
+            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", "-" if r.misses is None else f"{r.misses:,}",
+            hit_cell(f"{r.hit_ratio:.1%}", r.cache_read is None),
             "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", _paid(r), _lost(r),
             r.top_cause or "-",
         ]
@@ -392,6 +393,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
+    if any(r.cache_read is None for r in (*rolls, *result.days)):
+        out.append(PREDICTED_HIT)
     return out
 
 

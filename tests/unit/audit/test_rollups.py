@@ -277,3 +277,25 @@ def test_a_group_none_of_whose_requests_is_priced_has_null_lost_in_json(tmp_path
         assert all(r["lost_tokens"] is not None for r in seen if "lost_tokens" in r), section
     result = run_audit([trace, logs])
     assert "mooncake.jsonl" in audit_html(result)
+
+
+def test_a_roll_up_whose_hit_ratio_is_predicted_says_pred(tmp_path):
+    """A block-hash trace's session and day showed its predicted hit ratio ``50.0%`` as if
+    reported; now ``pred 50.0%``, with a legend line, and a reported row keeps its bare ratio."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    result = run_audit([trace, logs])
+    table = audit_table(result)
+    rolls = table.split("per session")[1].split("\nlanes")[0]
+    rows = [line for line in rolls.splitlines() if line.startswith(("mooncake.jsonl", "no timestamp"))]
+    assert len(rows) == 2 and all("pred 50.0%" in row for row in rows)
+    reported = [line for line in table.splitlines() if line.startswith("2025-09-0")]
+    assert reported and not any("pred" in row for row in reported)
+    assert "pred: no request of the row reports its cache use; its hit ratio is the cache model's prediction" in table
+    page = audit_html(result)
+    assert "pred 50.0%" in page and "its hit ratio is the cache model&#x27;s prediction" in page
+    # a log whose every request reports: no mark, no legend
+    alone = audit_table(run_audit([logs])).split("per session")[1].split("\nlanes")[0]
+    assert "pred" not in alone
