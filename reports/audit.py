@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, lost_cell, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, hit_cell, lost_cell, none_priced, PREDICTED_HIT, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -74,18 +74,31 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
             else [section_record(RECOMMENDATION_FIELDS, rec) for rec in result.recommendations]
         ),
         "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
-        "lanes": [section_record(LANE_FIELDS, lane) for lane in result.lanes],
+        "lanes": [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None) for lane in result.lanes],
         "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
         "totals": section_record(TOTALS_FIELDS, result.totals),
-        "models": [section_record(MODEL_FIELDS, model) for model in result.models],
-        "files": [section_record(FILE_FIELDS, calibration) for calibration in result.files],
+        "models": [_group_record(MODEL_FIELDS, model) for model in result.models],
+        "files": [_group_record(FILE_FIELDS, calibration) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
         "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
-        "sessions": [section_record(ROLLUP_FIELDS, session) for session in result.sessions],
-        "days": [section_record(ROLLUP_FIELDS, day) for day in result.days],
+        "sessions": [_group_record(ROLLUP_FIELDS, session, session.misses is None) for session in result.sessions],
+        "days": [_group_record(ROLLUP_FIELDS, day, day.misses is None) for day in result.days],
         "explicit_caches": [section_record(EXPLICIT_CACHE_FIELDS, cache) for cache in result.explicit_caches],
         "notes": list(result.notes),
     }
+
+
+def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
+    """A group's record (a lane, a model, a file, a session, a day), null where its table row
+    says ``-``: ``lost_usd`` where none of its requests is priced (:func:`none_priced`), and
+    ``lost_tokens`` where no request of it reports its cache use (``unseen``: no miss could be
+    seen), as its ``misses`` is; a 0 there would claim nothing was lost."""
+    record = section_record(fields, group)
+    if none_priced(group.requests, group.unpriced_requests):
+        record["lost_usd"] = None
+    if unseen and "lost_tokens" in record:
+        record["lost_tokens"] = None
+    return record
 
 
 def _formatted(value: object) -> str:
@@ -371,7 +384,8 @@ def _span(roll: RollUp) -> str:
 def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
     return [
         [
-            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", "-" if r.misses is None else f"{r.misses:,}", f"{r.hit_ratio:.1%}",
+            name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", "-" if r.misses is None else f"{r.misses:,}",
+            hit_cell(f"{r.hit_ratio:.1%}", r.cache_read is None),
             "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", _paid(r), _lost(r),
             r.top_cause or "-",
         ]
@@ -406,6 +420,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
+    if any(r.cache_read is None for r in (*rolls, *result.days)):
+        out.append(PREDICTED_HIT)
     return out
 
 
@@ -437,20 +453,26 @@ def _compaction_lines(result: AuditResult) -> list[str]:
     )]
 
 
+def _count(value: int | None) -> str:
+    """A count cell: ``-`` where no request of the group reports it (None: :func:`reported_sum`)."""
+    return "-" if value is None else f"{value:,}"
+
+
 def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
-    """One lane's row: reported against predicted (``n/a`` where the file reports no usage)."""
+    """One lane's row: reported against predicted (``n/a`` where the file reports no usage, ``-``
+    where the file does and no request of the lane)."""
     if not reported:
         return [short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", _paid(lane), _lost(lane)]
     error = (
         "n/a"
-        if lane.reported_cache_read == 0
+        if not lane.reported_cache_read
         else f"{(lane.predicted_cache_read - lane.reported_cache_read) / lane.reported_cache_read:+.1%}"
     )
     return [
-        short(lane.file), lane.lane, f"{lane.requests:,}", f"{lane.reported_cache_read:,}",
-        f"{lane.predicted_cache_read:,}", error, f"{lane.reported_cache_write:,}", f"{lane.predicted_cache_write:,}",
-        f"{lane.reported_uncached:,}", f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
+        short(lane.file), lane.lane, f"{lane.requests:,}", _count(lane.reported_cache_read),
+        f"{lane.predicted_cache_read:,}", error, _count(lane.reported_cache_write), f"{lane.predicted_cache_write:,}",
+        _count(lane.reported_uncached), f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
         f"{lane.hit_ratio:.1%}", _paid(lane), _lost(lane),
     ]
 
@@ -469,8 +491,8 @@ def _model_lines(result: AuditResult) -> list[str]:
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
-                m.provider, m.model, f"{m.requests:,}", f"{m.input:,}", f"{m.output:,}", f"{m.cache_read:,}",
-                f"{m.cache_write:,}", "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
+                m.provider, m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
+                _count(m.cache_write), "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
             ]
             for m in result.models
         ],

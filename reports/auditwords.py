@@ -120,11 +120,28 @@ def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ra
             else "no price" if no_price == unpriced else "unpriced")
 
 
+def hit_cell(ratio: str, predicted: bool) -> str:
+    """A roll-up's *hit* cell (``ratio`` formatted): ``pred 50.0%`` where no request of it reports
+    its cache use, so the ratio is the cache model's prediction (:data:`PREDICTED_HIT`), not one
+    reported; ``ratio`` alone otherwise."""
+    return f"pred {ratio}" if predicted else ratio
+
+
+#: The legend line under the roll-ups when some *hit* cell is predicted (:func:`hit_cell`).
+PREDICTED_HIT = "pred: no request of the row reports its cache use; its hit ratio is the cache model's prediction"
+
+
+def none_priced(requests: int, unpriced: int) -> bool:
+    """Whether none of a group's ``requests`` is priced (``unpriced`` of them are not): its *lost*
+    cell says ``-`` and its JSON ``lost_usd`` is null, as $0 would claim none was lost."""
+    return bool(requests) and unpriced >= requests
+
+
 def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = False) -> str:
     """A group's *lost* cell: ``-`` when none of its ``requests`` is priced (nothing could be
     priced, so $0 would claim none was lost), else ``lost`` (its dollars formatted); ``count``:
     ``$1.2345 + 2 unpriced`` when some are not (a cause's, which has no *paid* cell to say so)."""
-    if requests and unpriced >= requests:
+    if none_priced(requests, unpriced):
         return "-"
     return plus_unpriced(lost, unpriced) if count else lost
 

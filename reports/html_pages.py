@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, hit_cell, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -570,6 +570,8 @@ def _paid(group: dict) -> str:
 
 def _lost(group: dict) -> str:
     """Its *lost* cell: ``-`` where none of its requests is priced (:func:`lost_cell`)."""
+    if group["lost_usd"] is None:  # none of its requests is priced (:func:`none_priced`)
+        return "-"
     return lost_cell(fmt_usd(group["lost_usd"]), group["requests"], group.get("unpriced_requests", 0))
 
 
@@ -586,14 +588,15 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
             num("requests", r["requests"], fmt_int(r["requests"])),
             num("lanes", r["lanes"], fmt_int(r["lanes"])),
             "-" if r["misses"] is None else num("misses", r["misses"], fmt_int(r["misses"])),
-            num("hit_ratio", r["hit_ratio"], fmt_pct(r["hit_ratio"])),
+            num("hit_ratio", r["hit_ratio"], hit_cell(fmt_pct(r["hit_ratio"]), r.get("cache_read", 0) is None)),
             "-" if r.get("rewrite_factor") is None else num("rewrite_factor", r["rewrite_factor"], f"{r['rewrite_factor']:.2f}x"),
             num("cost_usd", r["cost_usd"], _paid(r)),
             num("lost_usd", r["lost_usd"], _lost(r)),
             Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
-    return table(header, rows, css=f"rollup {what}s")
+    legend = note(PREDICTED_HIT + ".") if any(r.get("cache_read", 0) is None for r in rolls) else ""
+    return table(header, rows, css=f"rollup {what}s") + legend
 
 
 def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
@@ -711,7 +714,7 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
         rows.append(({"data-lane": f"{lane['file']}|{lane['lane']}"}, [
             _lane_label(lane["file"], lane["lane"], many), lane.get("kind", ""), lane.get("model", ""),
             num("requests", lane["requests"], fmt_int(lane["requests"])),
-            *(num(k, lane[k], fmt_int(lane[k])) for k in (
+            *("-" if lane[k] is None else num(k, lane[k], fmt_int(lane[k])) for k in (
                 "reported_cache_read", "predicted_cache_read", "reported_cache_write", "predicted_cache_write",
                 "reported_uncached", "predicted_uncached")),
             num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),

@@ -199,3 +199,19 @@ def test_the_replay_page_names_every_json_field(tmp_path, capsys):
         assert main(["replay", str(log), "--format", "json", "--quiet", *extra]) == 0
         fields = set(json.loads(capsys.readouterr().out)[0])
         assert fields <= named, sorted(fields - named)
+
+
+#: The pages for those who develop prefixbench from its checkout, where the source tree's paths are theirs.
+DEVELOPER_PAGES = {"contributing.md"}
+
+
+def test_user_pages_name_the_price_table_of_the_installed_package():
+    """``simulator/data/prices.csv`` is a path of the source tree: an installed user cannot find
+    it. The user pages say where the installed package holds it, as PRICE_TABLE_WHERE does."""
+    from prefixbench.simulator.pricing import PRICE_TABLE_WHERE
+
+    assert PRICE_TABLE_WHERE.startswith("prefixbench/simulator/data/prices.csv of the installed package")
+    checkout = re.compile(r"(?<![\w/])simulator/data/prices\.csv")
+    stale = [f"{page.name}:{n}" for page in PAGES if page.name not in DEVELOPER_PAGES
+             for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1) if checkout.search(line)]
+    assert stale == []

@@ -185,10 +185,11 @@ class LaneSummary(msgspec.Struct, frozen=True):
     kind: str
     requests: int
     model: str
-    reported_cache_read: int
-    reported_cache_write: int
-    reported_uncached: int
-    reported_output: int
+    #: None (shown ``-``) where no request of the lane reports it (:func:`reported_sum`).
+    reported_cache_read: int | None
+    reported_cache_write: int | None
+    reported_uncached: int | None
+    reported_output: int | None
     predicted_cache_read: int
     predicted_cache_write: int
     predicted_uncached: int
@@ -213,10 +214,11 @@ class ModelSummary(msgspec.Struct, frozen=True):
     provider: str
     model: str
     requests: int
-    input: int
-    output: int
-    cache_read: int
-    cache_write: int
+    #: None (shown ``-``) where no request of the model reports it (:func:`reported_sum`).
+    input: int | None
+    output: int | None
+    cache_read: int | None
+    cache_write: int | None
     cost_usd: Decimal
     lost_usd: Decimal
     #: Whether the price table has a row for the model (else its dollars are 0 and a note says
@@ -2717,6 +2719,7 @@ class _Roll:
         self.lanes: set[tuple[str, str]] = set()
         self.reported = self.read = self.write = self.uncached = self.write_1h = 0
         self.billed = 0  # the requests that report their uncached tokens
+        self.outputs = 0  # the requests that report their output tokens (a model's only)
         self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
         self.all_uncached = self.all_output = self.all_read = self.all_write = 0
         self.predicted_read = self.predicted_rest = 0
@@ -2746,6 +2749,9 @@ class _Roll:
             self.all_output += sum(i.reported_output or 0 for i in items)
             self.all_read += sum(i.reported_cache_read or 0 for i in items)
             self.all_write += sum(i.reported_cache_write or 0 for i in items)
+            self.reported += sum(i.reported_cache_read is not None for i in items)
+            self.billed += sum(i.reported_uncached is not None for i in items)
+            self.outputs += sum(i.reported_output is not None for i in items)
             self.priced = self.priced or any(i.cost_usd is not None for i in items)
             return
         reported = [i for i in items if i.reported_cache_read is not None]
@@ -2783,7 +2789,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "read", "write", "uncached", "write_1h",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "outputs", "read", "write", "uncached", "write_1h",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2818,10 +2824,10 @@ class _Roll:
             last=self.last,
             requests=self.requests,
             lanes=len(self.lanes),
-            misses=self.misses if self.reported or self.misses else None,
-            input=self.input if self.billed else None,
-            cache_read=self.read if self.reported else None,
-            cache_write=self.write if self.reported else None,
+            misses=reported_sum(self.misses, self.reported + self.misses),
+            input=reported_sum(self.input, self.billed),
+            cache_read=reported_sum(self.read, self.reported),
+            cache_write=reported_sum(self.write, self.reported),
             hit_ratio=self.hit_ratio,
             cost_usd=usd_sum([self.cost, extra.get(name, Decimal(0))]),
             lost_usd=self.lost,
@@ -2975,10 +2981,10 @@ def _model_summaries(
             provider,
             model,
             roll.requests,
-            roll.all_uncached,
-            roll.all_output,
-            roll.all_read,
-            roll.all_write,
+            reported_sum(roll.all_uncached, roll.billed),
+            reported_sum(roll.all_output, roll.outputs),
+            reported_sum(roll.all_read, roll.reported),
+            reported_sum(roll.all_write, roll.reported),
             usd_sum([roll.cost, extra.get(f"{provider}\n{model}", Decimal(0))]),
             roll.lost,
             model not in prices.missing and (roll.priced or (provider, model) in ranged or _in_table(prices, model)),
@@ -3407,6 +3413,14 @@ def _when_early(prices: Prices, model: str) -> str:
     return "at some of its requests" if model in prices.in_force else "at any of its requests"
 
 
+def reported_sum(total: int, reporting: int) -> int | None:
+    """A group's sum of a reported count: ``total`` when ``reporting`` (its requests that report
+    that count) is not 0, else None (shown ``-``, null in JSON). The one rule of every group (a
+    session, a day, a lane, a model): a block-hash trace reports no usage, and a 0 there would
+    claim a count the log never gave."""
+    return total if reporting else None
+
+
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
@@ -3416,6 +3430,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
     write = sum(i.reported_cache_write or 0 for i in items)
     uncached = sum(i.reported_uncached or 0 for i in items)
     known = sum(i.reported_uncached or 0 for i in items if i.reported_cache_read is not None)
+    reporting = sum(i.reported_cache_read is not None for i in items)
     models = sorted({i.model for i in items})
     return LaneSummary(
         file=file,
@@ -3423,10 +3438,10 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         kind=items[0].lane_kind,
         requests=len(items),
         model=",".join(models),
-        reported_cache_read=read,
-        reported_cache_write=write,
-        reported_uncached=uncached,
-        reported_output=sum(i.reported_output or 0 for i in items),
+        reported_cache_read=reported_sum(read, reporting),
+        reported_cache_write=reported_sum(write, reporting),
+        reported_uncached=reported_sum(uncached, sum(i.reported_uncached is not None for i in items)),
+        reported_output=reported_sum(sum(i.reported_output or 0 for i in items), sum(i.reported_output is not None for i in items)),
         predicted_cache_read=sum(i.predicted_cache_read for i in items),
         predicted_cache_write=sum(i.predicted_cache_write for i in items),
         predicted_uncached=sum(i.predicted_uncached for i in items),

@@ -551,7 +551,7 @@ def test_a_priced_model_whose_requests_carry_no_usage_says_no_usage_not_no_price
     write_jsonl(tmp_path / "s1.jsonl", t.lines)
     result = run_audit([tmp_path])
     models = audit_table(result).split("\nmodels")[1].split("calibration per file")[0]
-    assert _row_of(models, "engine")[1:] == ["claude-opus-4-6", "2", "0", "0", "0", "0", "no usage", "-"]
+    assert _row_of(models, "engine")[1:] == ["claude-opus-4-6", "2", "-", "-", "-", "-", "no usage", "-"]
     assert _row_of(models, "anthropic")[-2:] == ["no price", "-"]
     record = {m["model"]: m for m in json.loads(audit_json(result))["models"]}
     assert record["claude-opus-4-6"]["priced"] is True and record["claude-opus-4-6"]["unpriced_no_usage"] == 2

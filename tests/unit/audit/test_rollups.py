@@ -228,3 +228,74 @@ def test_a_roll_up_of_requests_that_report_no_cache_use_shows_no_miss_count(tmp_
     assert 'data-session="' in page
     markdown = audit_markdown(result)
     assert "| 0 |" not in next(line for line in markdown.splitlines() if "mooncake.jsonl" in line and "no timestamp" in line)
+
+
+def test_a_lane_or_model_of_requests_that_report_no_usage_shows_no_count(tmp_path, capsys):
+    """A block-hash trace reports no usage: its model row said "input 0, output 0, cache read 0,
+    cache write 0" and its lane's JSON ``reported_cache_read: 0``, counts the log never gave; now
+    ``-`` and null, by the roll-ups' rule (:func:`reported_sum`). A lane that reports keeps its counts."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    result = run_audit([trace, logs])
+    unseen = next(lane for lane in result.lanes if lane.file.endswith("mooncake.jsonl"))
+    assert (unseen.reported_cache_read, unseen.reported_cache_write, unseen.reported_uncached, unseen.reported_output) == (None,) * 4
+    assert all(lane.reported_cache_read is not None for lane in result.lanes if lane is not unseen)
+    engine = next(m for m in result.models if m.model == "mooncake")
+    assert (engine.input, engine.output, engine.cache_read, engine.cache_write) == (None,) * 4
+    assert all(m.cache_read is not None and m.input is not None for m in result.models if m is not engine)
+    table = audit_table(result)
+    models = table.split("\nmodels\n")[1].split("\n\n")[0]
+    row = next(line for line in models.splitlines() if "mooncake" in line)
+    assert row.split()[3:7] == ["-", "-", "-", "-"]
+    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    lane = next(lane for lane in record["lanes"] if lane["file"].endswith("mooncake.jsonl"))
+    assert [lane[k] for k in ("reported_cache_read", "reported_cache_write", "reported_uncached", "reported_output")] == [None] * 4
+    model = next(m for m in record["models"] if m["model"] == "mooncake")
+    assert [model[k] for k in ("input", "output", "cache_read", "cache_write")] == [None] * 4
+    assert 'data-lane="' in audit_html(result)
+
+
+def test_a_group_none_of_whose_requests_is_priced_has_null_lost_in_json(tmp_path, capsys):
+    """Its table's *lost* says ``-`` (nothing could be priced); the JSON said ``lost_usd: 0`` and,
+    where no request reports its cache use, ``lost_tokens: 0``: now null, as the table."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    for section in ("lanes", "models", "files", "sessions", "days"):
+        unseen = [r for r in record[section] if "mooncake" in str(r.get("file", r.get("model", r.get("key"))))
+                  or r.get("key") == NO_DAY]
+        seen = [r for r in record[section] if r not in unseen]
+        assert unseen and seen, section
+        assert all(r["lost_usd"] is None and r.get("lost_tokens") is None for r in unseen), section
+        assert all(r["lost_usd"] is not None for r in seen), section
+        assert all(r["lost_tokens"] is not None for r in seen if "lost_tokens" in r), section
+    result = run_audit([trace, logs])
+    assert "mooncake.jsonl" in audit_html(result)
+
+
+def test_a_roll_up_whose_hit_ratio_is_predicted_says_pred(tmp_path):
+    """A block-hash trace's session and day showed its predicted hit ratio ``50.0%`` as if
+    reported; now ``pred 50.0%``, with a legend line, and a reported row keeps its bare ratio."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    result = run_audit([trace, logs])
+    table = audit_table(result)
+    rolls = table.split("per session")[1].split("\nlanes")[0]
+    rows = [line for line in rolls.splitlines() if line.startswith(("mooncake.jsonl", "no timestamp"))]
+    assert len(rows) == 2 and all("pred 50.0%" in row for row in rows)
+    reported = [line for line in table.splitlines() if line.startswith("2025-09-0")]
+    assert reported and not any("pred" in row for row in reported)
+    assert "pred: no request of the row reports its cache use; its hit ratio is the cache model's prediction" in table
+    page = audit_html(result)
+    assert "pred 50.0%" in page and "its hit ratio is the cache model&#x27;s prediction" in page
+    # a log whose every request reports: no mark, no legend
+    alone = audit_table(run_audit([logs])).split("per session")[1].split("\nlanes")[0]
+    assert "pred" not in alone
