@@ -175,9 +175,13 @@ OPTIONS = (
 )
 
 #: The models that drop earlier turns' thinking at a new user turn (see the module doc): every
-#: Haiku, Sonnet 4.5 and 4, Opus 4.1 and 4, Sonnet 3.7 (each as Anthropic and gateways name it).
-STRIPS_PRIOR_THINKING = (r"haiku", r"sonnet-4[.-]5", r"opus-4[.-]1", r"(sonnet|opus)-4(-20[0-9]{6})?$", r"3[.-]7-sonnet",
-                         r"sonnet-3[.-]7")
+#: Haiku, Sonnet 4.5 and 4, Opus 4.1 and 4, Sonnet 3.7 (each as Anthropic, Bedrock, Vertex and
+#: gateways name it: ``claude-sonnet-4-0``, ``claude-sonnet-4@20250514``,
+#: ``us.anthropic.claude-sonnet-4-20250514-v1:0``, ``claude-4-sonnet``, ``claude-4.5-sonnet``).
+#: Sonnet or Opus 4 is "-4" not followed by a minor version of one digit (a date may follow).
+STRIPS_PRIOR_THINKING = (r"haiku", r"sonnet-4[.-]5", r"opus-4[.-]1", r"(sonnet|opus)-4(?![.-][1-9](?![0-9]))",
+                         r"claude-4-(sonnet|opus)", r"claude-4[.-]1-opus", r"claude-4[.-]5-sonnet",
+                         r"3[.-]7-sonnet", r"sonnet-3[.-]7")
 
 #: Where a response carries the diagnostics beta's miss reason (usage, message or top level).
 DIAGNOSTICS_FIELDS = ("cache_miss_reason", "cache_diagnostics", "diagnostics", "cache_diagnosis")

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from prefixbench.simulator.providers.anthropic import STRIPS_PRIOR_THINKING
 from prefixbench.simulator.providers.anthropic import read_usage as read_anthropic_usage
 from prefixbench.simulator.providers.base import ProviderRules, count, mapping
 from prefixbench.simulator.usage import Usage
@@ -116,6 +117,9 @@ RULES = ProviderRules(
     usage_convention="additive",
     read_usage=read_usage,
     model_prefixes=tuple(f"{geo}{vendor}" for vendor in ("anthropic.", "amazon.nova") for geo in GEOGRAPHIES),
+    # The Claude models it serves drop earlier turns' thinking as on Anthropic's API (the same
+    # model list; no Bedrock log with thinking has measured it).
+    strips_prior_thinking=STRIPS_PRIOR_THINKING,
     url_markers=("bedrock",),
     block_tokens=1,
     min_tokens=1024,

@@ -350,9 +350,20 @@ def test_the_models_that_drop_earlier_thinking_are_haiku_and_those_before_opus_4
     rules = PROVIDERS["anthropic"]
     dropping = ("claude-haiku-4-5-20251001", "claude-3-5-haiku-20241022", "claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4.5",
                 "claude-sonnet-4-20250514", "anthropic/claude-sonnet-4", "claude-opus-4-1-20250805", "claude-opus-4-20250514",
-                "claude-3-7-sonnet-20250219")
+                "claude-3-7-sonnet-20250219",
+                # Anthropic's aliases, Vertex and Bedrock ids, a 1M-context suffix, gateways' reversed names.
+                "claude-sonnet-4-0", "claude-opus-4-0", "claude-sonnet-4@20250514", "claude-opus-4-1@20250805",
+                "claude-sonnet-4-20250514[1m]", "us.anthropic.claude-sonnet-4-20250514-v1:0",
+                "us.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-4-sonnet", "claude-4-opus", "claude-4.1-opus",
+                "claude-4.5-sonnet", "anthropic/claude-opus-4.1")
     keeping = ("claude-opus-4-5-20251101", "claude-opus-4-6", "claude-opus-4-7", "claude-sonnet-4-6", "anthropic/claude-sonnet-4.6",
-               "claude-opus-5")
-    assert all(rules.strips_thinking(m) for m in dropping)
-    assert not any(rules.strips_thinking(m) for m in keeping)
+               "claude-opus-5", "claude-opus-4-5@20251101", "claude-4.5-opus", "claude-4.6-sonnet",
+               "us.anthropic.claude-opus-4-6-v1:0", "claude-sonnet-4.6")
+    assert [m for m in dropping if not rules.strips_thinking(m)] == []
+    assert [m for m in keeping if rules.strips_thinking(m)] == []
+    # Bedrock serves the same Claude models under the same rule (one list), and not its own Nova.
+    bedrock = PROVIDERS["bedrock"]
+    assert bedrock.strips_thinking("us.anthropic.claude-sonnet-4-20250514-v1:0")
+    assert not bedrock.strips_thinking("us.anthropic.claude-opus-4-6-v1:0")
+    assert not bedrock.strips_thinking("us.amazon.nova-pro-v1:0")
     assert not PROVIDERS["openai"].strips_thinking("gpt-5.4")
