@@ -234,3 +234,14 @@ def test_gemini_thoughts_left_out_of_completion_tokens_count_as_output(tmp_path:
     assert [r.usage.uncached for r in requests] == [12000, 12500, 9000]
     assert not requests[0].usage.cache_reported
     assert any(n.startswith("1 Gemini call(s) whose total_tokens exceeds prompt_tokens + completion_tokens: the 700 tokens over") for n in summaries[0].notes)
+
+
+def test_a_gemini_call_missing_a_count_has_no_thoughts_made_of_it(tmp_path: Path) -> None:
+    # Without completion_tokens, total_tokens less prompt_tokens is not the thoughts: the whole
+    # answer would be counted twice. The difference is taken only where all three are logged.
+    path = _session(tmp_path / "s.json", [
+        _item("user"), _item("assistant", usage={"prompt_tokens": 12000, "total_tokens": 12700, "model": "gemini-2.5-pro"}),
+    ])
+    requests, summaries = load_trace([path])
+    assert requests[0].usage.output == 0
+    assert not any("exceeds prompt_tokens + completion_tokens" in n for n in summaries[0].notes)

@@ -199,10 +199,12 @@ class _Session:
         where = f"history[{index}]"
         reported, additive = _usage(usage, f"{self.where}: {where}.message.usage")
         model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else self.lane.model or "unknown"
-        if not additive and usage.get("total_tokens") is not None and counted_provider(model) == GEMINI.name:
+        if (not additive and counted_provider(model) == GEMINI.name
+                and all(usage.get(field) is not None for field in ("total_tokens", "prompt_tokens", "completion_tokens"))):
             # Continue's Gemini adapter passes candidatesTokenCount as completion_tokens and
             # totalTokenCount as total_tokens: what is over prompt + completion is the thoughts,
-            # billed as output.
+            # billed as output. Only where all three are logged: a missing count is not a 0 whose
+            # difference would be taken for thoughts.
             at = f"{self.where}: {where}.message.usage"
             over = count(usage["total_tokens"], at, "total_tokens") - count(usage.get("prompt_tokens"), at, "prompt_tokens") \
                 - count(usage.get("completion_tokens"), at, "completion_tokens")
