@@ -70,8 +70,9 @@ def never_read_words(reporting: int, read: int, written: int, predicted: bool, u
 
 def _never_read_lines(result: AuditResult) -> list[str]:
     t = result.totals
-    words = never_read_words(sum(row.reported_cache_read is not None for row in result.rows), t.cache_read, t.cache_write,
-                             any(row.predicted_cache_read for row in result.rows), t.input)
+    # (a count is None where no request reports it: then never_read_words says nothing)
+    words = never_read_words(sum(row.reported_cache_read is not None for row in result.rows), t.cache_read or 0, t.cache_write or 0,
+                             any(row.predicted_cache_read for row in result.rows), t.input or 0)
     return [f"  {words}"] if words else []
 
 

@@ -76,7 +76,7 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
         "lanes": [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None) for lane in result.lanes],
         "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
-        "totals": section_record(TOTALS_FIELDS, result.totals),
+        "totals": _group_record(TOTALS_FIELDS, result.totals),
         "models": [_group_record(MODEL_FIELDS, model) for model in result.models],
         "files": [_group_record(FILE_FIELDS, calibration) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
@@ -92,7 +92,8 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
     """A group's record (a lane, a model, a file, a session, a day), null where its table row
     says ``-``: ``lost_usd`` where none of its requests is priced (:func:`none_priced`), and
     ``lost_tokens`` where no request of it reports its cache use (``unseen``: no miss could be
-    seen), as its ``misses`` is; a 0 there would claim nothing was lost."""
+    seen), as its ``misses`` is; a 0 there would claim nothing was lost. The totals too (their
+    counts already None where no request reports them: :func:`reported_sum`)."""
     record = section_record(fields, group)
     if none_priced(group.requests, group.unpriced_requests):
         record["lost_usd"] = None
@@ -274,8 +275,8 @@ def _headline(result: AuditResult) -> str:
     no_usage, no_price = _left_out(result)
     # A log with no usage at all has no token figures: zeros there would read as measured.
     tokens = ("usage not reported (the logs give no input, output or cache tokens)" if t.requests and sum(no_usage.values()) >= t.requests
-              else f"input {t.input:,}, output {t.output:,}, cache write {t.cache_write:,} "
-                   f"({t.cache_write_1h:,} at 1 h), cache read {t.cache_read:,}")
+              else f"input {_count(t.input)}, output {_count(t.output)}, cache write {_count(t.cache_write)} "
+                   f"({_count(t.cache_write_1h)} at 1 h), cache read {_count(t.cache_read)}")
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "

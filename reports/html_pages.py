@@ -500,7 +500,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})
     counted = f"{len(files) - len(left_out)} file(s)" + (f" ({len(left_out)} left out as bad input)" if left_out else "")
-    lost = lost_total_words(fmt_usd(totals['lost_usd']), not Decimal(str(totals['lost_usd'] or 0)),
+    lost = lost_total_words(fmt_usd(totals['lost_usd'] or 0), not Decimal(str(totals['lost_usd'] or 0)),
                       sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
                       seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])))
     subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {paid}, {lost}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}"
@@ -602,14 +602,12 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
 def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
     cells = [
         num("requests", totals["requests"], fmt_int(totals["requests"])),
-        num("input", totals["input"], fmt_int(totals["input"])),
-        num("cache_read", totals["cache_read"], fmt_int(totals["cache_read"])),
-        num("cache_write", totals["cache_write"], fmt_int(totals["cache_write"])),
-        num("cache_write_1h", totals.get("cache_write_1h", 0), fmt_int(totals.get("cache_write_1h", 0))),
-        num("output", totals["output"], fmt_int(totals["output"])),
+        # A count no request reports is null ('-'), as lost is where no request is priced.
+        *("-" if totals.get(field, 0) is None else num(field, totals.get(field, 0), fmt_int(totals.get(field, 0)))
+          for field in ("input", "cache_read", "cache_write", "cache_write_1h", "output")),
         num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"]) + basis),
         num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
-        num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
+        "-" if totals["lost_usd"] is None else num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
     ]
     header = ["requests", "uncached input", "cache read", "cache write", "of it 1 h", "output", "hit ratio", "paid", "lost to misses"]
     # The tokens are what the provider reported; the hit ratio is over the requests that report

@@ -442,8 +442,11 @@ def agreement_lines(agreement: dict) -> list[str]:
     key = "ccusage vs prefixbench audit (input, output, cache read, cache write)"
     if key in agreement:
         theirs, ours = agreement[key]
-        verdict = "agree" if tuple(theirs) == tuple(ours) else "DIFFER"
-        lines.append(f"reported tokens of the transcripts (input, output, read, write): ccusage {theirs}, prefixbench audit {ours}: {verdict}")
+        # A count of the audit's totals is null where no request reports it: no figure to agree with.
+        verdict = ("not compared: no request reports usage (the audit's '-')" if None in tuple(ours)
+                   else "agree" if tuple(theirs) == tuple(ours) else "DIFFER")
+        shown = tuple("-" if n is None else n for n in ours)
+        lines.append(f"reported tokens of the transcripts (input, output, read, write): ccusage {theirs}, prefixbench audit {shown}: {verdict}")
     lanes, breaks = agreement["prefixbench lanes / breaks"]
     if "promptcachelint sessions / breaks" in agreement:
         sessions, their_breaks = agreement["promptcachelint sessions / breaks"]

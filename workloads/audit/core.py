@@ -266,14 +266,18 @@ class FileCalibration(msgspec.Struct, frozen=True):
 
 
 class Totals(msgspec.Struct, frozen=True):
-    """Everything, summed (``input`` = uncached input, as invoices show it)."""
+    """Everything, summed (``input`` = uncached input, as invoices show it).
+
+    ``input`` and ``output`` are None (shown ``-``, null in JSON) when no request reports its
+    uncached input, and the cache counts when none reports its cache use (a block-hash trace
+    alone): the rule of every group, :func:`reported_sum`."""
 
     requests: int
-    input: int
-    output: int
-    cache_read: int
-    cache_write: int
-    cache_write_1h: int
+    input: int | None
+    output: int | None
+    cache_read: int | None
+    cache_write: int | None
+    cache_write_1h: int | None
     cost_usd: Decimal
     lost_usd: Decimal
     hit_ratio: float
@@ -2954,11 +2958,11 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
     storage = usd_sum(c.storage_usd or Decimal(0) for c in caches)
     return Totals(
         requests=total.requests,
-        input=total.input,
-        output=total.output,
-        cache_read=total.read,
-        cache_write=total.write,
-        cache_write_1h=total.write_1h,
+        input=reported_sum(total.input, total.billed),
+        output=reported_sum(total.output, total.billed),
+        cache_read=reported_sum(total.read, total.reported),
+        cache_write=reported_sum(total.write, total.reported),
+        cache_write_1h=reported_sum(total.write_1h, total.reported),
         cost_usd=usd_sum([total.cost, create, storage]),
         lost_usd=total.lost,
         hit_ratio=total.hit_ratio,

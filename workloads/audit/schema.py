@@ -94,16 +94,17 @@ CAUSE_FIELDS: tuple[Field, ...] = (
     _figure("unpriced_requests"),
 )
 
-#: The whole audit (``input`` is the uncached input).
+#: The whole audit (``input`` is the uncached input; a count null where no request reports it,
+#: ``lost_usd`` null where no request is priced, as a group's).
 TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("requests"),
-    _figure("input", gate="uncached"),
-    _figure("output"),
-    _figure("cache_read"),
-    _figure("cache_write", gate="written"),
-    _figure("cache_write_1h", gate="written"),
+    _figure("input", "int?", gate="uncached"),
+    _figure("output", "int?"),
+    _figure("cache_read", "int?"),
+    _figure("cache_write", "int?", gate="written"),
+    _figure("cache_write_1h", "int?", gate="written"),
     _figure("cost_usd", "usd", gate="usd"),
-    _figure("lost_usd", "usd", gate="usd"),
+    _figure("lost_usd", "usd?", gate="usd"),
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
     _figure("cache_create_usd", "usd"),
     _figure("storage_usd", "usd"),

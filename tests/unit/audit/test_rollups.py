@@ -299,3 +299,35 @@ def test_a_roll_up_whose_hit_ratio_is_predicted_says_pred(tmp_path):
     # a log whose every request reports: no mark, no legend
     alone = audit_table(run_audit([logs])).split("per session")[1].split("\nlanes")[0]
     assert "pred" not in alone
+
+
+def test_totals_of_an_audit_no_request_of_which_reports_usage_are_null(tmp_path, capsys):
+    """A block-hash trace alone: the headline said "usage not reported ... lost unknown" and the
+    JSON totals ``input: 0, cache_read: 0, cache_write: 0, cache_write_1h: 0, lost_usd: 0.0``,
+    counts and dollars the log never gave; now null (report.html ``-``), by the groups' rules,
+    and compare reads such an audit beside itself and beside one that reports."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    blind = json.loads(capsys.readouterr().out)["totals"]
+    assert [blind[k] for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "lost_usd")] == [None] * 6
+    assert blind["requests"] == 2
+    result = run_audit([trace])
+    assert "usage not reported" in audit_table(result)
+    page = audit_html(result)
+    totals_row = page.split('data-totals="1"')[1].split("</tr>")[0]
+    assert totals_row.count("<td>-</td>") == 6 and ">0<" not in totals_row
+    # an audit that reports keeps its figures
+    logs = _two_sessions(tmp_path / "logs")
+    assert main(["audit", str(logs), "--format", "json", "--quiet"]) == 0
+    seen = json.loads(capsys.readouterr().out)["totals"]
+    assert all(isinstance(seen[k], int) for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h"))
+    assert seen["lost_usd"] > 0
+    # compare: two such audits, and one beside one that reports
+    for name, args in (("blind", [str(trace)]), ("seen", [str(logs)])):
+        assert main(["audit", *args, "--format", "json", "--quiet"]) == 0
+        (tmp_path / f"{name}.json").write_text(capsys.readouterr().out)
+    assert main(["compare", str(tmp_path / "blind.json"), str(tmp_path / "blind.json")]) == 0
+    assert main(["compare", str(tmp_path / "blind.json"), str(tmp_path / "seen.json")]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
