@@ -420,7 +420,8 @@ class _Walk:
             # parse_time_ms's reading of an ISO time, written out (two calls less an entry); what
             # it refuses goes to it, which says why with the entry's file:line. Kept in step with
             # parse_time_ms: tests/unit/logs/test_claude_code.py::
-            # test_an_entrys_iso_time_is_read_as_parse_time_ms_reads_it.
+            # test_an_entrys_generated_iso_time_is_read_as_parse_time_ms_reads_it (and the
+            # examples of test_an_entrys_iso_time_is_read_as_parse_time_ms_reads_it).
             try:
                 moment = datetime.fromisoformat(stamp)
                 when = round((moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp() * 1000)
