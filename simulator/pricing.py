@@ -506,7 +506,9 @@ def _priced(usage: Usage, price: PriceRow, total: bool) -> CostBreakdown | Decim
     if type(usage) in _OWN_USAGES:
         # The simulator's own usage (every request the audit prices): its fields read directly,
         # not through the names below (a property each, and four attributes it never has:
-        # no status, storage or creation, always billed).
+        # no status, storage or creation, always billed). ``written`` and ``prompt`` are
+        # Usage.cache_write and Usage.prompt written out, kept in step with them:
+        # tests/unit/simulator/test_pricing.py::test_the_simulators_own_usage_is_priced_as_its_protocol_names_say.
         cached, written_long = usage.cache_read, usage.cache_write_1h  # type: ignore[attr-defined]
         written = usage.cache_write_5m + written_long  # type: ignore[attr-defined]
         prompt = cached + written + usage.uncached + usage.cache_unsplit  # type: ignore[attr-defined]

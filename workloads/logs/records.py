@@ -778,12 +778,9 @@ class MessagePlaces:
 
     def keep(self, record: Record) -> LoggedMessage | int:
         """``record``'s message as kept: where its line starts, or its record (``of_line``)."""
-        # (lazy's test written out: a call less a message read)
-        if record.offset >= 0 and not record.part and not self.records_made:
+        if self.lazy(record):
             return record.offset
-        made = self.of_line(record.value, self.path)  # (made's two lines written out too)
-        self.records_made = True
-        return self.same.setdefault(made, made)
+        return self.made(self.of_line(record.value, self.path))
 
     def messages(self, found: list[LoggedMessage | int]) -> tuple[LoggedMessage, ...] | bytes:
         """A request's messages as it keeps them: where their lines start (8 bytes each), or, once a

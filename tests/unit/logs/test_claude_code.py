@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -1296,6 +1297,51 @@ def test_an_entrys_iso_time_is_read_as_parse_time_ms_reads_it(tmp_path: Path, st
     t.assistant("req_1", stamp, [cc_usage(3, 2000, 0, 5)])
     requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
     assert (requests[0].sent_ms, requests[0].ready_ms) == (parse_time_ms(stamp, ""),) * 2
+
+
+def _iso_stamps():
+    """ISO times as logs write them: with or without an offset (``Z``, ``+00:00``, others, down to
+    the second), ``T`` or a space, whole seconds to microseconds (each millisecond's half among
+    them), from 1970 (the audit refuses a time before it) to 2200."""
+    from datetime import timedelta, timezone
+
+    from hypothesis import strategies as st
+
+    offsets = st.one_of(st.none(), st.just(timezone.utc),
+                        st.integers(min_value=-14 * 3600, max_value=14 * 3600).map(lambda s: timezone(timedelta(seconds=s))))
+    micros = st.one_of(st.integers(min_value=0, max_value=999_999), st.sampled_from([0, 500, 1500, 999_500, 499, 501]))
+    moments = st.builds(lambda moment, micro, zone: moment.replace(microsecond=micro, tzinfo=zone),
+                        st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(2200, 1, 1)), micros, offsets)
+
+    def written(moment, sep: str, spec: str, zulu: bool) -> str:
+        text = moment.isoformat(sep=sep, timespec=spec)
+        return text[:-6] + "Z" if zulu and text.endswith("+00:00") else text
+
+    return st.builds(written, moments, st.sampled_from(["T", " "]),
+                     st.sampled_from(["auto", "seconds", "milliseconds", "microseconds"]), st.booleans())
+
+
+def test_an_entrys_generated_iso_time_is_read_as_parse_time_ms_reads_it(tmp_path: Path) -> None:
+    """The walk's in-place reading of an entry's ISO time (_Walk.entry) is parse_time_ms's,
+    written out: on generated times the two give the same epoch ms, so a change to either alone
+    fails here (rounding a half millisecond, an offset-less time's zone)."""
+    import os
+
+    from hypothesis import HealthCheck, given, settings
+
+    from prefixbench.workloads.logs.formats.common import parse_time_ms
+
+    @settings(max_examples=int(os.environ.get("PREFIXBENCH_FUZZ_EXAMPLES") or 150), deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(_iso_stamps())
+    def agree(stamp: str) -> None:
+        t = Transcript()
+        t.user("hello", stamp, root=True)
+        t.assistant("req_1", stamp, [cc_usage(3, 2000, 0, 5)])
+        requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+        assert (requests[0].sent_ms, requests[0].ready_ms) == (parse_time_ms(stamp, ""),) * 2
+
+    agree()
 
 
 @pytest.mark.parametrize("stamp", ["not-a-date", "2025-13-01T00:00:00Z", "", "2025-09-03T25:00:00Z"])

@@ -268,8 +268,7 @@ class _Walk:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
         later: an entry waits up to :data:`_WAIT_LINES` lines for a parent not yet seen."""
         value = record.value
-        # (_streamed, written out: a call less a line)
-        if isinstance(value, dict) and "session_id" in value and "parentUuid" not in value and "sessionId" not in value:
+        if isinstance(value, dict) and _streamed(value):
             self._stream_entry(record)
             return
         uuid = value.get("uuid") if isinstance(value, dict) else None
@@ -419,7 +418,10 @@ class _Walk:
         stamp = value.get("timestamp")
         if type(stamp) is str:
             # parse_time_ms's reading of an ISO time, written out (two calls less an entry); what
-            # it refuses goes to it, which says why with the entry's file:line.
+            # it refuses goes to it, which says why with the entry's file:line. Kept in step with
+            # parse_time_ms: tests/unit/logs/test_claude_code.py::
+            # test_an_entrys_generated_iso_time_is_read_as_parse_time_ms_reads_it (and the
+            # examples of test_an_entrys_iso_time_is_read_as_parse_time_ms_reads_it).
             try:
                 moment = datetime.fromisoformat(stamp)
                 when = round((moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp() * 1000)
@@ -474,8 +476,7 @@ class _Walk:
         if (kind == "user" or kind == "assistant") and "content" in message:
             content = message["content"]
             places = self.places
-            # (places.lazy's test written out: a call less a message)
-            self.message_of[uuid] = (record.offset if record.offset >= 0 and not record.part and not places.records_made
+            self.message_of[uuid] = (record.offset if places.lazy(record)
                                      else places.made(_message_record(value, kind, message)))
             if kind == "user" and (loaded := _tools_loaded(content)):
                 self.tool_changes[uuid] = f"ToolSearch loaded {', '.join(loaded)}"
