@@ -53,7 +53,7 @@ def test_cn_sessions_count_what_their_calls_sum_thoughts_as_output(tmp_path: Pat
     assert t.requests == len(calls)
     # The log's own sums: the prompt uncached (no cache field), output = completion + thoughts,
     # so input + output is the calls' total_tokens (output was 87,325 before: 96,036 thoughts lost).
-    assert (t.input, t.output, t.cache_read, t.cache_write) == (prompt, total - prompt, 0, 0) == (12_447_638, 183_361, 0, 0)
+    assert (t.input, t.output, t.cache_read, t.cache_write) == (prompt, total - prompt, None, None) == (12_447_638, 183_361, None, None)
     assert all(not r.reported_cache_read for r in result.rows)
     notes = [n for f in result.files for n in f.notes]
     assert sum(int(n.split()[0]) for n in notes if "Gemini call(s) whose total_tokens exceeds" in n) == 98

@@ -621,7 +621,7 @@ def test_promptflow_spans_count_the_one_call_and_name_its_model(tmp_path: Path) 
     assert [f.format for f in result.files] == ["otel"]
     t = result.totals
     assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
-        1, usage[0]["llm.usage.prompt_tokens"], usage[0]["llm.usage.completion_tokens"], 0, 0) == (1, 450, 17, 0, 0)
+        1, usage[0]["llm.usage.prompt_tokens"], usage[0]["llm.usage.completion_tokens"], None, None) == (1, 450, 17, None, None)
     # The model from llm.response.model (main: "unknown", no provider).
     assert [(r.provider, r.model) for r in result.rows] == [("openai", "gpt-35-turbo")]
     assert any("no cache attribute" in note for note in result.files[0].notes)

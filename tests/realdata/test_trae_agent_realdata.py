@@ -63,7 +63,7 @@ def test_a_bedrock_task_of_no_cache_count_is_all_uncached_input(tmp_path: Path) 
     result = run_audit([path])
     assert result.totals.requests == len(usages) == 45
     assert result.totals.input == sum(u["input_tokens"] for u in usages) == 1_196_740
-    assert result.totals.cache_read == result.totals.cache_write == 0
+    assert result.totals.cache_read is None and result.totals.cache_write is None  # no cache count: not reported, not 0
     assert result.totals.output == sum(u["output_tokens"] for u in usages) == 16_486
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert any("with no cache count" in note for f in result.files for note in f.notes)

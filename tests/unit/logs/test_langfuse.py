@@ -163,7 +163,7 @@ def test_observations_without_cache_keys_are_cache_not_reported() -> None:
     assert [reason for _, reason in summary.skipped] == ["generation gen-l3: usage in CHARACTERS, not tokens"]
     assert any("cache use not reported, not zero" in n for n in summary.notes)
     t = run_audit([FIXTURES / "langfuse-legacy.json"]).totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (2, 4400, 55, 0)
+    assert (t.requests, t.input, t.output, t.cache_read) == (2, 4400, 55, None)
 
 
 def test_the_blob_export_reads_snake_case_columns_and_string_counts() -> None:
