@@ -7,6 +7,9 @@ substring test (``model.startswith("claude")``, ``"deepseek" in url``). Plain la
 key, a keyword argument, a message), data files, docs and help text are not comparisons and
 pass. Code that needs a provider's behaviour reads its rule object
 (:mod:`prefixbench.simulator.providers`).
+
+The same scan holds a missing model to ``trace.NO_MODEL``: no reader writes or compares the
+bare ``"unknown"`` as a model (an unknown provider keeps its own ``"unknown"``).
 """
 
 from __future__ import annotations
@@ -155,3 +158,108 @@ def test_the_formats_name_only_providers_of_the_table():
         named |= {r.provider for r in requests}
     assert named - {"engine", "unknown"} <= set(PROVIDERS), named
     assert named & set(PROVIDERS)  # the fixtures do name providers
+
+
+#: The literal a reader once wrote for "the log names no model"; ``trace.NO_MODEL`` says it now.
+NO_MODEL_LITERAL = "unknown"
+#: Where the constant is defined (the one place the literal stands for a model).
+NO_MODEL_HOME = ROOT / "workloads" / "logs" / "trace.py"
+
+
+def _is_model(node: ast.AST) -> bool:
+    """A name for a model: ``model``, ``this_model``, ``lane.model``, ``r.model``."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower().endswith("model")
+
+
+def _yields_literal(node: ast.AST) -> bool:
+    """Whether ``node`` can evaluate to the bare literal: itself, a branch of ``or``/``if else``,
+    an argument of a call (``str(x or "unknown")``, ``next(gen, "unknown")``) or the receiver of a
+    method (``(x or "unknown").rsplit(...)``). Conditions and keyword arguments are not followed,
+    so ``model = pick(provider == "unknown")`` passes."""
+    match node:
+        case ast.Constant(value=str() as text):
+            return text == NO_MODEL_LITERAL
+        case ast.BoolOp(values=values):
+            return any(map(_yields_literal, values))
+        case ast.IfExp(body=body, orelse=orelse):
+            return _yields_literal(body) or _yields_literal(orelse)
+        case ast.Call(func=func, args=args):
+            receiver = [func.value] if isinstance(func, ast.Attribute) else []
+            return any(map(_yields_literal, [*receiver, *args]))
+        case ast.Subscript(value=value):
+            return _yields_literal(value)
+    return False
+
+
+def _pairs(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """Target and value, element by element for ``a, b = x, y``."""
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return [p for t, v in zip(target.elts, value.elts) for p in _pairs(t, v)]
+    return [(target, value)]
+
+
+def model_literals(source: str, name: str = "<source>") -> list[str]:
+    """``file:line`` for every place ``source`` writes the bare ``"unknown"`` as a model: assigned
+    to a model name (``model = x or "unknown"``), passed as ``model=``, returned by a function
+    named for a model (``def _model``) or compared with a model (``r.model == "unknown"``). A
+    provider, a response id or a format that is ``"unknown"`` is not a model and passes."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        match node:
+            case ast.Assign(targets=targets, value=value):
+                hit = any(_is_model(t) and _yields_literal(v) for target in targets for t, v in _pairs(target, value))
+            case ast.AnnAssign(target=target, value=value) if value is not None:
+                hit = _is_model(target) and _yields_literal(value)
+            case ast.keyword(arg=arg, value=value):
+                hit = arg is not None and arg.lower().endswith("model") and _yields_literal(value)
+            case ast.FunctionDef(name=fn):
+                hit = fn.lower().endswith("model") and any(
+                    isinstance(r, ast.Return) and r.value is not None and _yields_literal(r.value) for r in ast.walk(node))
+            case ast.Compare(left=left, comparators=comparators):
+                operands = [left, *comparators]
+                hit = any(_is_model(a) and _literal(b) == NO_MODEL_LITERAL or _is_model(b) and _literal(a) == NO_MODEL_LITERAL
+                          for a, b in zip(operands, operands[1:]))
+            case _:
+                hit = False
+        if hit:
+            out.append(f"{name}:{node.lineno}")
+    return out
+
+
+def test_no_reader_writes_the_bare_literal_for_a_missing_model():
+    found = [v for path in _sources() if path != NO_MODEL_HOME
+             for v in model_literals(path.read_text(), path.relative_to(ROOT).as_posix())]
+    assert not found, "a missing model is trace.NO_MODEL, not the literal 'unknown':\n" + "\n".join(found)
+
+
+def test_a_planted_model_literal_fails():
+    planted = '''
+model = row.get("model") or "unknown"
+self.model = "unknown"
+lane.model = str(named or lane.model or "unknown")
+emit(model=call.model.rsplit("/", 1)[-1] or "unknown")
+model, pending = "unknown", None
+if r.model != "unknown":
+    pass
+def _model(value):
+    return value if value else "unknown"
+this_model = zen_model(provider, str(m or "unknown"))
+'''
+    assert [int(v.split(":")[1]) for v in sorted(model_literals(planted), key=lambda v: int(v.split(":")[1]))] == [
+        2, 3, 4, 5, 6, 7, 9, 11]
+
+
+def test_an_unknown_provider_or_id_is_not_a_model():
+    clean = '''
+provider = rules.name if rules is not None else "unknown"
+emit(provider="unknown", model=NO_MODEL)
+if r.provider == "unknown" and r.model in served:
+    pass
+key = rid if rid != "unknown" else None
+model, provider = NO_MODEL, "unknown"
+model = pick(provider == "unknown")
+def _provider(info):
+    return "unknown"
+'''
+    assert model_literals(clean) == []

@@ -32,7 +32,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import id_space
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Provider, TraceRequest
 
 NAME = "agent-traces"
 #: The block size when a conversation does not name one (the published traces' and the
@@ -135,7 +135,7 @@ def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s
         ready_ms=None if ttft is None else sent_ms + round(ttft * 1000),
         done_ms=None if api_time is None else sent_ms + round(api_time * 1000),
         provider=_provider(),
-        model=model or "unknown",
+        model=model or NO_MODEL,
         envelope=(("input_length", str(length)), ("output_length", str(count(value.get("out"), where, "out")))),
         hash_ids=hashes,
         block_tokens=(conv.block_tokens,) * len(hashes),

@@ -88,7 +88,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.history import make_message
 from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, is_zstd
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, Record, read_whole
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "aider"
 #: A run's first line (after a blank one).
@@ -218,7 +218,7 @@ class _Run:
         self.lane = lane
         #: Its start (the file's only time, aider's local clock read as UTC), epoch ms.
         self.started_ms = started_ms
-        self.model = "unknown"
+        self.model = NO_MODEL
         self.edit_format = ""
         self.editor = ""
         #: The node the next call of the main chat (and of the editor's chat) extends.
@@ -430,7 +430,7 @@ def _calls(path: Path) -> tuple[list[_Call], int, int, int, list[tuple[int, str]
         if line.startswith("> "):
             model = patterns.model_line.match(line)
             if model is not None:
-                if run.model != "unknown" and model.group(1) != run.model:
+                if run.model != NO_MODEL and model.group(1) != run.model:
                     events.append(("model_change", model.group(1)))
                 run.model, run.edit_format = model.group(1), model.group(2)
                 continue
@@ -549,7 +549,7 @@ def _notes(path: Path, runs: int, out: list[TraceRequest], rounded: int, clamped
             f"{unreported} call(s) in runs that print no cache count (streamed replies carry no usage: aider counts them "
             "with the model's tokenizer): read as cache not reported"
         )
-    unnamed = sum(1 for r in out if r.model == "unknown")
+    unnamed = sum(1 for r in out if r.model == NO_MODEL)
     if unnamed:
         notes.append(f"{unnamed} call(s) in runs whose model no announcement names ('> Main model: NAME ...'): model and provider unknown")
     dated = sum(1 for r in out if r.read_step and r.usage.cache_reported)

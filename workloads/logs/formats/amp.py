@@ -46,7 +46,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, LoggedMessage, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, LoggedMessage, Prefix, TraceRequest
 
 NAME = "amp"
 #: The keys of a call's usage in an assistant message.
@@ -214,7 +214,7 @@ class _Thread:
         return Usage(cache_read=read, cache_write_5m=write, uncached=tokens_in, output=output), reading
 
     def _call(self, lane: _Lane, usage: dict, message: dict, where: str, credits: object) -> bool:
-        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else lane.model or "unknown"
+        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else lane.model or NO_MODEL
         reported, reading = self._usage(usage, f"{self.where}: {where}")
         if isinstance(credits, (int, float)) and not isinstance(credits, bool) and credits == credits and abs(credits) < 1e12:
             self.credits += credits

@@ -101,7 +101,7 @@ from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_CO
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, logged_dollars, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record, iter_records
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "cline"
 #: The file names a task folder gives its parts (a ui file is paired with these beside it).
@@ -744,7 +744,7 @@ def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metad
     protocol = not handler and isinstance(call.info.get("apiProtocol"), str)
     if protocol:
         handler = call.info["apiProtocol"]
-    return handler, model or "unknown", protocol
+    return handler, model or NO_MODEL, protocol
 
 
 def _protocol_additive(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
@@ -1103,7 +1103,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         # provider, or, no model named, served by one; not a model no provider claims (an open
         # model an Anthropic-kind upstream serves, Llama on Bedrock: no write to fold).
         folded = (protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
-                  and (model == "unknown" or _provider_of(model) is not None))
+                  and (model == NO_MODEL or _provider_of(model) is not None))
         gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
         if gateway is not None:
             usage, readings[label] = gateway, ("folded-writes" if folded else "whole-gateway-writes"
@@ -1345,7 +1345,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             continue
         info = as_dict(message.get("modelInfo"))
         handler = str(info.get("provider") or "")
-        this_model = str(info.get("id") or model or "unknown")
+        this_model = str(info.get("id") or model or NO_MODEL)
         if model is not None and this_model != model:
             events.append(("model_change", f"{model} -> {this_model}"))
         model = this_model
@@ -1550,7 +1550,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
             continue
         info = as_dict(message.get("modelInfo"))
         handler = str(info.get("providerId") or "")
-        this_model = str(info.get("modelId") or model or "unknown")
+        this_model = str(info.get("modelId") or model or NO_MODEL)
         if model is not None and this_model != model:
             events.append(("model_change", f"{model} -> {this_model}"))
         model = this_model

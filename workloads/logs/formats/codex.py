@@ -125,7 +125,7 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, ReplayedToReasoning, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Prefix, Provider, ReplayedToReasoning, TraceRequest
 
 NAME = "codex"
 #: An unmarked copy of a source thread's rollout (Codex 0.35-0.125+ forks) is the run of records
@@ -326,7 +326,7 @@ class _Rollout:
         self.version: str | None = None
         self.base_tag = ""
         self.provider: Provider = "openai"
-        self.model = "unknown"
+        self.model = NO_MODEL
         self.effort: str | None = None
         self.last_input_ms: int | None = None
         self.first_output_ms: int | None = None
@@ -1083,7 +1083,7 @@ class _Printed:
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.provider: Provider = "openai"
-        self.model = "unknown"
+        self.model = NO_MODEL
         self.effort: str | None = None
         self.rollout_counted = 0
 

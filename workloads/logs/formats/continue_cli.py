@@ -56,7 +56,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import Lane, objects
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "continue-cli"
 #: The keys a call's usage has (one is enough to be a call's).
@@ -198,7 +198,7 @@ class _Session:
         lane = self.lane
         where = f"history[{index}]"
         reported, additive = _usage(usage, f"{self.where}: {where}.message.usage")
-        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else self.lane.model or "unknown"
+        model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else self.lane.model or NO_MODEL
         if (not additive and counted_provider(model) == GEMINI.name
                 and all(usage.get(field) is not None for field in ("total_tokens", "prompt_tokens", "completion_tokens"))):
             # Continue's Gemini adapter passes candidatesTokenCount as completion_tokens and

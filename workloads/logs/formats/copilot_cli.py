@@ -45,7 +45,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import Lane, parse_time_ms
 from prefixbench.workloads.logs.formats.copilot_store import COLUMNS, SUFFIXES, TABLE, is_store, rows
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "copilot-cli"
 _COLUMNS = frozenset(COLUMNS)
@@ -90,7 +90,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         if inp + output + read + written == 0:
             skipped.append((line, f"{source} {line}: no tokens (a call that failed or was aborted)"))
             continue
-        model = _text(row.get("model")) or "unknown"
+        model = _text(row.get("model")) or NO_MODEL
         agent = _text(row.get("agent_id")) if _text(row.get("agent_id")) not in ("", "main") else _text(row.get("parent_tool_call_id"))
         key = f"{sid}/{agent}" if agent else sid  # the whole id: two agents may share a long head
         lane = lanes.get(key)

@@ -97,7 +97,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest, call_parent
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Prefix, TraceRequest, call_parent
 
 NAME = "gemini-cli"
 #: The suffix Qwen Code puts after a subagent's name in its id (``<name>-<suffix>``, the
@@ -562,13 +562,13 @@ class _Session:
             lane.parent = self.seen[key]
             lane.events = []
             lane.blocks = 0
-            lane.model = str(model or lane.model or "unknown")
+            lane.model = str(model or lane.model or NO_MODEL)
             return
         total = tokens.get("total")
         if isinstance(total, int) and not isinstance(total, bool):
             self.tokens_total += total
             self.tokens_seen = True
-        self._add(line, lane, str(model or "unknown"), usage, lane.input_ms if lane.input_ms is not None else when, mid)
+        self._add(line, lane, str(model or NO_MODEL), usage, lane.input_ms if lane.input_ms is not None else when, mid)
 
     def _rewind(self, mid: str) -> None:
         lane = self.lane()
@@ -662,7 +662,7 @@ class _Session:
                 lane.parent = self.seen[origin]
                 lane.events = []
                 lane.blocks = 0
-                lane.model = str(model or lane.model or "unknown")
+                lane.model = str(model or lane.model or NO_MODEL)
             elif value.get("isSidechain") is True and isinstance(agent, str) and agent and not self._agent_call(
                     record.line, lane, agent, _usage(usage, where, raw=True)):
                 pass  # (a subagent transcript's call the session's telemetry counted: skipped, listed)
@@ -671,7 +671,7 @@ class _Session:
                 reported = _usage(usage, where, raw=True)
                 paired = self._pair_record(lane, reported)
                 done = None if paired is None else self.qwen_ended.get(paired)
-                self._add(record.line, lane, str(model or "unknown"), reported, sent, str(uuid), done)
+                self._add(record.line, lane, str(model or NO_MODEL), reported, sent, str(uuid), done)
                 self._fork_spawn(value, str(uuid))
                 if origin is not None and lane.parent is not None:
                     self.seen.setdefault(origin, lane.parent)
@@ -740,7 +740,7 @@ class _Session:
                 return
             self.qwen_counted.add(uuid)
         model = message.get("model")
-        self._add(record.line, lane, str(model) if isinstance(model, str) and model else lane.model or "unknown", reported, None,
+        self._add(record.line, lane, str(model) if isinstance(model, str) and model else lane.model or NO_MODEL, reported, None,
                   str(uuid))
 
     @staticmethod
@@ -778,7 +778,7 @@ class _Session:
         agent = parts[1] if len(parts) == 3 and parts[1] else ""
         if ended is not None:
             self.qwen_ended[line] = ended
-        found = (line, sent, model if isinstance(model, str) and model else "unknown", usage, agent)
+        found = (line, sent, model if isinstance(model, str) and model else NO_MODEL, usage, agent)
         auth = event.get("auth_type")
         handler = agent_handler(f"qwen-code/{auth}") if isinstance(auth, str) else None
         if handler is not None and handler[0].reports_usage:
@@ -905,7 +905,7 @@ class _Session:
         kind = lane.kind
         if self.agent == "qwen-code" and lane.kind == "subagent":
             kind = f"subagent:{QWEN_AGENT_SUFFIX.sub('', lane.name.removeprefix('agent:'))}"
-        return f"{self.agent}:{kind}:{self.project}:{lane.model or 'unknown'}"
+        return f"{self.agent}:{kind}:{self.project}:{lane.model or NO_MODEL}"
 
     def _add(self, line: int, lane: _Lane, model: str, usage: Usage, sent: int | None, key: str, done: int | None = None) -> None:
         lane.send_to(model)

@@ -33,7 +33,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats.common import as_dict, json_text, parse_time_ms
-from prefixbench.workloads.logs.trace import ExplicitCache
+from prefixbench.workloads.logs.trace import NO_MODEL, ExplicitCache
 
 #: A ``google.protobuf.Duration`` in JSON: seconds, up to nine decimals, then ``s``.
 _DURATION = re.compile(r"(\d{1,12})(?:\.(\d{1,9}))?s\Z")
@@ -304,7 +304,7 @@ class CacheBook:
             return "cached content created without a name and usageMetadata.totalTokenCount in the response: not billed"
         tokens = count(tokens, where, "response usageMetadata.totalTokenCount")
         named = body.get("model") or answer.get("model")
-        model = (named.rpartition("/")[2] if isinstance(named, str) else "") or "unknown"
+        model = (named.rpartition("/")[2] if isinstance(named, str) else "") or NO_MODEL
         start = parse_time_ms(answer.get("createTime"), where)
         if start is None:
             start = parse_time_ms(request.get("timestamp"), where)

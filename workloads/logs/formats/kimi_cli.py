@@ -70,7 +70,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.history import make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, LoggedMessage, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, LoggedMessage, Prefix, TraceRequest
 
 NAME = "kimi-cli"
 #: The model a call is put down to when the wire says nothing else (Kimi CLI's default).
@@ -86,7 +86,7 @@ _TYPES = frozenset({
 #: ``context.jsonl``'s marker roles (the messages file beside ``wire.jsonl``).
 _CONTEXT_ROLES = ("_checkpoint", "_usage", "_system_prompt")
 #: The ids of a provider's responses, to the provider and the model put down for it.
-_ID_PREFIXES = (("msg_", "anthropic", "unknown"), ("resp_", "openai", "unknown"))
+_ID_PREFIXES = (("msg_", "anthropic", NO_MODEL), ("resp_", "openai", NO_MODEL))
 
 
 #: Kimi Code's durable record types (``packages/agent-core*/``: the wire manifest).
@@ -291,7 +291,7 @@ class _Session:
             self.skipped.append((record.line, "usage.record all zero (the provider reported no usage)"))
             return
         model = request.get("model") if isinstance(request.get("model"), str) and request.get("model") else value.get("model")
-        model = str(model)[:120] if isinstance(model, str) and model else "unknown"
+        model = str(model)[:120] if isinstance(model, str) and model else NO_MODEL
         rules = provider_of_model(model)
         provider = rules.name if rules is not None and rules.reports_usage else _CODE_PROTOCOLS.get(str(request.get("provider")), "unknown")
         head_key = ":".join(str(request.get(k))[:80] for k in ("systemPromptHash", "toolsHash")) if request else ""

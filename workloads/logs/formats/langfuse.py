@@ -59,7 +59,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.jsonlines import BadJson
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "langfuse"
 #: Langfuse's observation types (``SPAN``, ``EVENT`` and ``GENERATION``; the agent types since v3).
@@ -350,7 +350,7 @@ class _Call(msgspec.Struct):
 
 def _model(value: dict) -> str:
     model = value.get("model") or _get(value, "providedModelName", "provided_model_name")
-    return model if isinstance(model, str) and model else "unknown"
+    return model if isinstance(model, str) and model else NO_MODEL
 
 
 def _effort(value: dict) -> str | None:
@@ -406,7 +406,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             cost += spent or 0.0
             calls.append(
                 _Call(
-                    obs, here, reading, model.rsplit("/", 1)[-1] or "unknown", provider,
+                    obs, here, reading, model.rsplit("/", 1)[-1] or NO_MODEL, provider,
                     parse_time_ms(_get(value, "startTime", "start_time"), here),
                     parse_time_ms(_get(value, "completionStartTime", "completion_start_time"), here),
                     parse_time_ms(_get(value, "endTime", "end_time"), here),

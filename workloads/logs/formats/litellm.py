@@ -47,7 +47,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "litellm"
 #: Where a Vertex AI endpoint URL names its location (``.../locations/us-east5/...``, or the
@@ -256,9 +256,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         shaped = gateway_usage.is_anthropic_shaped(r.usage)
         anthropic_calls += shaped
         not_reported += not r.reported
-        route = f"{row.get('custom_llm_provider') or ''}/{row.get('model') or 'unknown'}".lstrip("/")
+        route = f"{row.get('custom_llm_provider') or ''}/{row.get('model') or NO_MODEL}".lstrip("/")
         provider = gateway_usage.provider_of(route, shaped)
-        model = str(row.get("model") or "unknown").rsplit("/", 1)[-1] or "unknown"
+        model = str(row.get("model") or NO_MODEL).rsplit("/", 1)[-1] or NO_MODEL
         body = _body(row, provider, model, where)
         if provider == ANTHROPIC.name and route.lower().startswith("vertex_ai"):
             vertex[(model, _vertex_location(row))] += 1

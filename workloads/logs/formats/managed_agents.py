@@ -43,7 +43,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
 from prefixbench.workloads.logs.formats.headless import is_copilot_json_record
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "managed-agents"
 
@@ -172,7 +172,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     #: Per lane (``main``, or a thread a span names): what happened since its last call, and that call's node.
     events: dict[str, list[tuple[str, str]]] = {}
     parent: dict[str, str] = {}
-    model, pending_model = "unknown", None
+    model, pending_model = NO_MODEL, None
     graded = Usage()
     snapshot: tuple[int, dict] | None = None
     threads: dict[str, str] = {}
@@ -242,7 +242,7 @@ def _notes(out: list[TraceRequest], graded: Usage, snapshot: tuple[int, dict] | 
         f"the spans sum to {_prompt(spans):,} prompt tokens ({spans.cache_read:,} read, {spans.cache_write:,} written) "
         f"and {spans.output:,} output",
     ]
-    if model == "unknown" and all(r.model == "unknown" for r in out):
+    if model == NO_MODEL and all(r.model == NO_MODEL for r in out):
         notes.append("no event names the model (it is in the agent's configuration, not in the stream; a session.updated "
                      "event would name it): model unknown, its calls unpriced unless audit --assume-model names it")
     if not graded.is_empty:

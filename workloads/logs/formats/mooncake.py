@@ -26,7 +26,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import id_space
 from prefixbench.simulator.providers.base import count
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Provider, TraceRequest
 
 NAME = "mooncake"
 #: Mooncake block size (tokens per hash id).
@@ -163,7 +163,7 @@ def _agentic_request(name: str, seq: int, record: Record, size: int, roots: dict
         sent_ms=round(start),
         ready_ms=None,
         provider=_provider(),
-        model=model or "unknown",
+        model=model or NO_MODEL,
         usage=None,
         hash_ids=hashes,
         block_tokens=(size,) * len(hashes),

@@ -69,7 +69,7 @@ from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, writes_left_as_logged
 from prefixbench.workloads.logs.records import Record, iter_records
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Prefix, Provider, TraceRequest
 
 NAME = "opencode"
 #: The storage folders that hold one file per message and per part, read with their session.
@@ -279,7 +279,7 @@ ZEN = "opencode"
 
 def _model(info: dict) -> str:
     """A call's model: its ``modelID`` (:func:`zen_model`); ``unknown`` where none is named."""
-    return zen_model(str(info.get("providerID") or ""), str(info.get("modelID") or "unknown"))
+    return zen_model(str(info.get("providerID") or ""), str(info.get("modelID") or NO_MODEL))
 
 
 def zen_model(provider: str, model: str) -> str:
@@ -861,7 +861,7 @@ def _read_run(path: Path, first: Record, rest: Iterable[Record]) -> tuple[list[T
         out.extend(replace_seq(requests, len(out)))
         skipped.extend(run.session.skipped)
         notes.extend(run.session.notes("`opencode run` output"))
-    if any(r.model == "unknown" for r in out):
+    if any(r.model == NO_MODEL for r in out):
         notes.append(
             "`opencode run --format json` names no model: its requests are read as model unknown, provider unknown "
             "(no prices or cache rules; audit an `opencode export` of the session, or the database, for them, or name the "

@@ -87,7 +87,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, iso_time_us, objects, parse_time_ms
 from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record, iter_records
-from prefixbench.workloads.logs.trace import FileSummary, LaneKind, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Prefix, TraceRequest
 
 NAME = "openhands"
 _SOURCES = ("agent", "user", "environment")
@@ -360,7 +360,7 @@ def _answered(value: dict, fallback_id: str, line: int, lane: str, sent_ms: int 
     if isinstance(response.get("usage"), dict):
         rid = str(response.get("id") or fallback_id)
         if (lane, rid) not in seen:
-            seen[(lane, rid)] = call = _Call(line, lane, response["usage"], str(response.get("model") or "unknown"), rid, sent_ms, ready_ms,
+            seen[(lane, rid)] = call = _Call(line, lane, response["usage"], str(response.get("model") or NO_MODEL), rid, sent_ms, ready_ms,
                                              upstream=gateway_usage.upstream_of(response))
             calls.append(call)
 
@@ -440,7 +440,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 if not gateway_usage.names_cache(known.usage):
                     known.usage = _token_usage(item, f"{where}: token_usages[{idx}]")
                 continue
-            seen[(lane, key)] = call = _Call(line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or "unknown"),
+            seen[(lane, key)] = call = _Call(line, lane, _token_usage(item, f"{where}: token_usages[{idx}]"), str(item.get("model") or NO_MODEL),
                                              key if not key.startswith("#") else None, None, None)
             calls.append(call)
         if stamp is not None:
@@ -515,7 +515,7 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
                 continue  # the same response recorded twice: one call
             if key is not None:
                 seen.add(key)
-            model = str(item.get("model") or metrics.get("model_name") or llm.get("model") or "unknown")
+            model = str(item.get("model") or metrics.get("model_name") or llm.get("model") or NO_MODEL)
             calls.append(_Call(record.line, lane, _acp_usage(item, where) if acp else _token_usage(item, where), model, key, None, None))
     if not calls:
         raise UserError(f"{name}:{record.line}: an OpenHands conversation state with no per-call usage "
@@ -607,7 +607,7 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
                     key = item.get("response_id")
                     key = key if isinstance(key, str) and key and key != "unknown" else f"#{idx}"
                     if key not in listed.setdefault(usage_id, {}):
-                        model = str(item.get("model") or models.get(usage_id) or "unknown")
+                        model = str(item.get("model") or models.get(usage_id) or NO_MODEL)
                         listed[usage_id][key] = _Call(n, usage_id, _token_usage(item, at), model,
                                                       None if key.startswith("#") else key, None, None)
                 total = metrics.get("accumulated_token_usage")
@@ -632,7 +632,7 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
                         spanned += 1  # totals restarted, or a step of several calls: not one call
                         continue
                     item = dict(zip(_TOTALS, step))
-                    model = str(total.get("model") or models.get(usage_id) or "unknown")
+                    model = str(total.get("model") or models.get(usage_id) or NO_MODEL)
                     stepped.setdefault(usage_id, []).append(_Call(n, usage_id, _token_usage(item, at), model, None, previous, when))
         if when is not None and value["kind"] != _STATE_UPDATE:
             previous = when
@@ -652,7 +652,7 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
             servers[lane] = base_url
         from_list = list(listed.get(usage_id, {}).values())
         from_steps = [call for call in stepped.get(usage_id, ()) if call.line > listed_at.get(usage_id, 0)]
-        calls.extend(replace(call, lane=lane, model=str(call.model if call.model != "unknown" else llm.get("model") or "unknown"))
+        calls.extend(replace(call, lane=lane, model=str(call.model if call.model != NO_MODEL else llm.get("model") or NO_MODEL))
                      for call in from_list + from_steps)
         per_llm.append(f"{usage_id}: " + " and ".join(f"{len(part)} from {source}" for part, source in
                                                       ((from_list, "token_usages"), (from_steps, "stats updates")) if part))
@@ -747,7 +747,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
         provider = _served_by(gateway_usage.provider_of(call.model, shaped), call.model, servers.get(call.lane))
         if provider == UNKNOWN.name and call.lane in servers:
             elsewhere.add(servers[call.lane])
-        model = call.model.rsplit("/", 1)[-1] or "unknown"
+        model = call.model.rsplit("/", 1)[-1] or NO_MODEL
         node = f"openhands:{name}#{call.lane}:{len(out)}"
         tag = (tags or {}).get(call.lane)
         out.append(

@@ -43,7 +43,7 @@ from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, obje
 from prefixbench.workloads.logs.jsonlines import BadJson
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.responses_body import chat_shape
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "openhands-completions"
 #: ``<model>-<epoch>[-<4 hex>][-error].json``, the names OpenHands gives its completion logs.
@@ -150,7 +150,7 @@ def _call(path: Path, record: Record, memo: MessageMemo) -> _Call | None:
     response = as_dict(value.get("response"))
     model = response.get("model")
     if not isinstance(model, str) or not model:
-        model = match["model"].replace("__", "/") if match else "unknown"
+        model = match["model"].replace("__", "/") if match else NO_MODEL
     done = parse_time_ms(value["timestamp"], where)
     usage = response.get("usage")
     usage = usage if isinstance(usage, dict) else None
@@ -198,7 +198,7 @@ def _sent_tools(value: dict) -> list | None:
 
 def _body(value: dict, routed: str, provider: str, memo: MessageMemo) -> Request | None:
     """The request a call sent, as a wire Request; None when it cannot be rebuilt."""
-    model = routed.rsplit("/", 1)[-1] or "unknown"
+    model = routed.rsplit("/", 1)[-1] or NO_MODEL
     if value.get("llm_path") == "responses":
         shaped = chat_shape({"model": model, "instructions": value.get("instructions"), "input": value.get("input"),
                              "tools": value.get("tools") or []})
@@ -291,7 +291,7 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
         out.append(TraceRequest(
             file=name, line=call.line, path=Path(call.file).name if call.file != name else "",
             lane=lane, lane_kind="main" if lane == "main" else "side", seq=len(out),
-            sent_ms=call.sent_ms, ready_ms=None, provider=provider, model=call.model.rsplit("/", 1)[-1] or "unknown",
+            sent_ms=call.sent_ms, ready_ms=None, provider=provider, model=call.model.rsplit("/", 1)[-1] or NO_MODEL,
             usage=usage, body=call.body,
             prefix=None if call.body is not None else Prefix(f"openhands-completions:{name}:{call.model}", f"{where}#{len(out)}"),
             request_id=call.response_id, source_format=NAME, done_ms=call.done_ms,

@@ -441,7 +441,7 @@ def _model(attributes: dict) -> str:
         model = attributes.get(key)
         if isinstance(model, str) and model:
             return model
-    return "unknown"
+    return NO_MODEL
 
 
 def _provider(attributes: dict, model: str) -> str:
@@ -821,7 +821,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
     for span, agent, where, sent, done in calls:
         input_, output, read_, written_ = (_agent_count(span, key, where) for key in (agent.input, agent.output, agent.read, agent.write))
         extra_in, extra_out = _agent_count(span, agent.extra_input, where) or 0, _agent_count(span, agent.extra_output, where) or 0
-        model = next((m for m in (span.attributes.get("model"),) if isinstance(m, str) and m), "unknown")
+        model = next((m for m in (span.attributes.get("model"),) if isinstance(m, str) and m), NO_MODEL)
         session = next((v for k in agent.session_keys if isinstance(v := span.attributes.get(k), str) and v), span.session or "main")
         rules = provider_of_model(model.rsplit("/", 1)[-1])
         if session in codex_providers and agent.kind:

@@ -65,7 +65,7 @@ from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, obje
 from prefixbench.workloads.logs.formats.opencode import zen_model
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, Provider, TraceRequest
 
 NAME = "pi"
 _EVENT_KINDS = ("model_change", "thinking_level_change", "compaction", "branch_summary", "custom")
@@ -410,7 +410,7 @@ class _Session:
         self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
         provider = str(call.get("provider") or "unknown")
-        model = zen_model(provider, str(call.get("model") or "unknown"))
+        model = zen_model(provider, str(call.get("model") or NO_MODEL))
         # A warm call's prompt is the latest request's; a summary's and any other's are their own.
         head = f"pi:{self.name}:{provider}:{model}" if warm else f"pi:{self.name}:{kind}:{provider}:{model}"
         self.out.append(
@@ -533,7 +533,7 @@ class _Session:
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
         provider = str(message.get("provider") or "unknown")
-        model = zen_model(provider, str(message.get("model") or "unknown"))
+        model = zen_model(provider, str(message.get("model") or NO_MODEL))
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         self.out.append(
             TraceRequest(

@@ -57,7 +57,7 @@ from prefixbench.workloads.logs.formats.common import (
 )
 from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record, iter_records
-from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "swe-agent"
 #: Message keys LiteLLM sends (everything else a trajectory keeps is the agent's own).
@@ -167,7 +167,7 @@ class _Run:
     # -- mini-swe-agent ---------------------------------------------------------------
     def mini(self) -> None:
         config = as_dict(as_dict(self.info.get("config")).get("model"))
-        default_model = str(config.get("model_name") or "unknown")
+        default_model = str(config.get("model_name") or NO_MODEL)
         effort = as_dict(config.get("model_kwargs")).get("reasoning_effort")
         self.effort = effort if isinstance(effort, str) else None
         self.marks_end = config.get("set_cache_control") == "default_end"
@@ -258,7 +258,7 @@ class _Run:
         config = loads(raw, f"{self.where}: replay_config") if isinstance(raw, str) and raw.strip() else raw
         agent = as_dict(as_dict(config).get("agent"))
         name = as_dict(agent.get("model")).get("name") or as_dict(as_dict(config).get("model")).get("model_name")
-        return name if isinstance(name, str) and name else "unknown"
+        return name if isinstance(name, str) and name else NO_MODEL
 
 
 def _exit_status(info: dict, value: dict) -> str:
@@ -283,13 +283,13 @@ def _money(value: object) -> str:
 def _route(configured: str, reported: str) -> str:
     """The model as LiteLLM routed it: the configured route (``anthropic/...``) when the response
     names the same model, else the response's."""
-    return configured if configured.rsplit("/", 1)[-1] == reported or reported == "unknown" else reported
+    return configured if configured.rsplit("/", 1)[-1] == reported or reported == NO_MODEL else reported
 
 
 def _body(call: _Call, provider: str, effort: str | None, memo: MessageMemo, marks_end: bool, where: str) -> Request | None:
     """The request a call sent, as a wire Request; None when its messages are not chat completions
     (the Responses-API model's items, multimodal parts)."""
-    model = call.model.rsplit("/", 1)[-1] or "unknown"
+    model = call.model.rsplit("/", 1)[-1] or NO_MODEL
     body: dict = {"provider": provider, "model": model, "messages": [_ENCODE(m) for m in call.sent]}
     if effort in REASONING_EFFORTS:
         body["reasoning_effort"] = effort
@@ -396,7 +396,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             node = f"swe:{name}#{run_idx}:{i}"
             prefix = Prefix(f"swe:{name}:{call.model}", node, parent) if body is None else None
             parent = node
-            model = call.model.rsplit("/", 1)[-1] or "unknown"
+            model = call.model.rsplit("/", 1)[-1] or NO_MODEL
             out.append(
                 TraceRequest(
                     file=name,

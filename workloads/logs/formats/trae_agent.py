@@ -59,7 +59,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "trae-agent"
 #: How each of Trae's clients fills its usage (keyed by the interaction's ``provider``): the
@@ -227,7 +227,7 @@ class _Run:
         self.readings[reading] = self.readings.get(reading, 0) + 1
         served = response.get("model")
         model = served if isinstance(served, str) and served else interaction.get("model")
-        model = model if isinstance(model, str) and model else lane.model or "unknown"
+        model = model if isinstance(model, str) and model else lane.model or NO_MODEL
         lane.send_to(model)
         replays = self.replays and client in _REPLAYS_OUTPUT
         shared = self._shared(reported, turn, replays, model) if lane.parent is not None else None

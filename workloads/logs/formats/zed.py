@@ -62,7 +62,7 @@ from prefixbench.workloads.logs.formats.opencode import replace_seq
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
 from prefixbench.workloads.logs.jsonlines import BadJson, decode, may_nest_too_deep, too_deep
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "zed"
 #: The table (and the columns read) a database must have to be Zed's threads database.
@@ -190,7 +190,7 @@ class _Thread:
         if not isinstance(usages, list):
             raise UserError(f"{self.where}: request_token_usage is not a list (version {version})")
         model_of = as_dict(self.value.get("model"))
-        model = model_of.get("model") if isinstance(model_of.get("model"), str) and model_of.get("model") else "unknown"
+        model = model_of.get("model") if isinstance(model_of.get("model"), str) and model_of.get("model") else NO_MODEL
         provider_id = model_of.get("provider") if isinstance(model_of.get("provider"), str) else ""
         rules = _rules(provider_id, model)
         for key in _KEYS:
