@@ -1161,6 +1161,20 @@ def test_a_qwen_code_fork_transcript_alone_takes_its_model_from_the_sidecar(tmp_
     assert not any("meta.json" in note for note in summary.notes)
 
 
+@pytest.mark.parametrize(("agent_type", "model"), [("fork", "qwen3-coder-plus"), ("general-purpose", "unknown")])
+def test_a_qwen_code_fork_sidecar_without_model_gives_its_launch_flags_model(tmp_path: Path, agent_type: str, model: str) -> None:
+    """A sidecar without ``model`` but with ``persistedCliFlags.model``: a fork runs on its parent's
+    model, which that field names; another subagent's (the parent's model before
+    QwenLM/qwen-code#7104, whatever the subagent ran on) is not taken."""
+    _, agent = _qwen_fork_home(tmp_path)
+    meta = agent.with_name(f"agent-{_FORK}.meta.json")
+    value = json.loads(meta.read_text())
+    meta.write_text(json.dumps({**value, "agentType": agent_type,
+                                "persistedCliFlags": {"approvalMode": "yolo", "model": "qwen3-coder-plus", "authType": "openai"}}))
+    requests, _ = _read(agent)
+    assert [r.model for r in requests] == [model] * 2
+
+
 @pytest.mark.parametrize("sidecar", ["{not json", "[1, 2]", json.dumps({"agentId": _FORK, "model": 7}),
                                      json.dumps({"agentId": _FORK, "model": ""}), json.dumps({"agentId": "other-1", "model": "m"}),
                                      b"\xff\xfe"])
@@ -1194,7 +1208,7 @@ def test_mutated_qwen_sidecars_end_cleanly() -> None:
     root = Path(tempfile.mkdtemp(prefix="fuzz-qwen-meta-"))
     _, agent = _qwen_fork_home(root, meta_model="qwen3-coder-plus")
     meta = agent.with_name(f"agent-{_FORK}.meta.json")
-    seed = meta.read_bytes()
+    seed = json.dumps({**json.loads(meta.read_text()), "persistedCliFlags": {"model": "qwen3-coder-plus", "authType": "openai"}}).encode()
 
     @fuzz_settings(25)
     @given(data=st.data())
@@ -1207,7 +1221,13 @@ def test_mutated_qwen_sidecars_end_cleanly() -> None:
         except ValueError:
             named = None
         mine = isinstance(named, dict) and (not isinstance(named.get("agentId"), str) or named["agentId"] == _FORK)
-        model = named.get("model") if mine else None
+        flags = named.get("persistedCliFlags") if isinstance(named, dict) else None
+        if not mine:
+            model = None
+        elif "model" in named:
+            model = named["model"]
+        else:
+            model = flags.get("model") if named.get("agentType") == "fork" and isinstance(flags, dict) else None
         assert {r.model for r in requests} == {model if isinstance(model, str) and model.strip() else "unknown"}
         tally.check(["audit", str(agent), "--quiet"])
 

@@ -155,7 +155,10 @@ FORK_TYPE = "fork"
 #: The sidecar Qwen Code writes beside a subagent's transcript (``agent-<id>.meta.json``,
 #: packages/core/src/agents/agent-transcript.ts ``getAgentMetaPath``/``writeAgentMeta``): JSON
 #: ``{agentId, agentType, description, parentSessionId, toolUseId, parentAgentId, createdAt,
-#: status, ...}`` and, in later releases, ``model`` (the model id the agent runs with). The
+#: status, ...}`` and, in later releases, ``model`` (the model id the agent runs with) and
+#: ``persistedCliFlags {model, authType, ...}`` (its launch flags; ``model`` named the parent
+#: session's model until QwenLM/qwen-code#7104, July 2026, the agent's own since: read for a fork
+#: alone, which runs on its parent's model either way, where ``model`` is absent). The
 #: transcript's records name no model: where the sidecar does, the transcript's calls counted
 #: from it take that model (the session's telemetry, where its file is read, counts them with
 #: the model its events name). A folder walk skips the sidecar as metadata beside the logs.
@@ -907,9 +910,13 @@ class _Session:
         if isinstance(owner, str) and owner != agent:
             self.meta_notes.append(f"{meta}: names agent {owner!r}, not {agent!r}: the subagent's model is not taken from it")
             return
-        if "model" not in value:
+        flags = value.get("persistedCliFlags")
+        if "model" in value:
+            model = value["model"]
+        elif value.get("agentType") == FORK_TYPE and isinstance(flags, dict) and "model" in flags:
+            model = flags["model"]  # (a fork runs on its parent's model: what the launch flags name)
+        else:
             return
-        model = value["model"]
         if not isinstance(model, str) or not model.strip():
             self.meta_notes.append(f"{meta}: its model is not a name ({type(model).__name__}): not taken")
             return
