@@ -1022,7 +1022,8 @@ _FORK_SESSION = "5e1a-fork"
 _FORK = "fork-1a2b3c4d"
 
 
-def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "coder-model", fork_events: bool = True) -> tuple[Path, Path]:
+def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "coder-model", fork_events: bool = True,
+                    meta_model: object = None) -> tuple[Path, Path]:
     """A Qwen Code 0.30 project folder whose session ``chats/5e1a-fork.jsonl`` spawns a fork
     subagent (QwenLM/qwen-code packages/core/src/tools/agent/agent.ts ``createForkSubagent``): its
     second call's reply holds the ``agent`` function call ``subagent_type: "fork"`` (id
@@ -1033,7 +1034,9 @@ def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "
     directive and ``agent_launch_prompt``, then its two rounds (``usageMetadata``, no model); the
     session's telemetry logs those two calls too (``subagent_type: "fork"``). The fork's first call
     reads the 14,994 tokens the spawning call's prompt left (all of its 15,000 but the last 6, as
-    this login's calls do). ``fork_turns``: the fork inherits the last turns alone."""
+    this login's calls do). ``fork_turns``: the fork inherits the last turns alone. ``meta_model``:
+    the ``model`` the sidecar ``agent-fork-<hex>.meta.json`` names (later releases write it;
+    ``None``: none, as before)."""
     def record(uuid: str, parent: str | None, at: str, kind: str, **fields: object) -> dict:
         return {"uuid": uuid, "parentUuid": parent, "sessionId": _FORK_SESSION, "cwd": "/w", "version": "0.30.1",
                 "timestamp": at, "type": kind, **fields}
@@ -1106,7 +1109,8 @@ def _qwen_fork_home(root: Path, *, fork_turns: str | None = None, model: str = "
     agent_path.write_text("".join(json.dumps(r) + "\n" for r in transcript))
     (folder / f"agent-{_FORK}.meta.json").write_text(json.dumps({
         "agentId": _FORK, "agentType": "fork", "description": "check the tests", "parentSessionId": _FORK_SESSION,
-        "toolUseId": "call_fork1", "parentAgentId": None, "createdAt": "2026-11-02T09:00:06.600Z", "status": "completed"}))
+        "toolUseId": "call_fork1", "parentAgentId": None, "createdAt": "2026-11-02T09:00:06.600Z", "status": "completed",
+        **({} if meta_model is None else {"model": meta_model})}))
     return main_path, agent_path
 
 
@@ -1127,6 +1131,108 @@ def test_a_qwen_code_session_and_its_fork_read_the_same_whatever_the_file_order(
     assert {r.model for r in behind} == {"coder-model"}
     first, second = run_audit([main, agent]), run_audit([agent, main])
     assert sorted(audit_table(second).splitlines()) == sorted(audit_table(first).splitlines())
+
+
+def test_a_qwen_code_fork_and_a_sidecar_naming_a_model_read_the_same_whatever_the_file_order(tmp_path: Path) -> None:
+    """With its session in the audit, the fork's calls are counted from the session's telemetry,
+    with the model its events name: a sidecar naming another model changes nothing, in either
+    order."""
+    main, agent = _qwen_fork_home(tmp_path, meta_model="qwen3-coder-plus")
+    by_place = lambda r: (r.file, r.line)  # noqa: E731
+    ahead, _ = load_trace([main, agent])
+    behind, _ = load_trace([agent, main])
+    assert sorted(behind, key=by_place) == sorted(ahead, key=by_place)
+    assert {r.model for r in behind} == {"coder-model"}
+
+
+def test_a_qwen_code_fork_transcript_alone_takes_its_model_from_the_sidecar(tmp_path: Path) -> None:
+    """Without its session, a fork's transcript named no model: its calls were model unknown. Its
+    sidecar ``agent-<id>.meta.json`` (``model``, later Qwen Code releases) names it; one without
+    ``model`` leaves it unknown (never guessed)."""
+    _, agent = _qwen_fork_home(tmp_path, meta_model="qwen3-coder-plus")
+    requests, summary = _read(agent)
+    assert [r.model for r in requests] == ["qwen3-coder-plus"] * 2
+    assert {r.prefix.head.rpartition(":")[2] for r in requests} == {"qwen3-coder-plus"}
+    assert any(f"qwen3-coder-plus taken from agent-{_FORK}.meta.json" in note for note in summary.notes)
+    bare = tmp_path / "bare"
+    _, agent = _qwen_fork_home(bare)
+    requests, summary = _read(agent)
+    assert [r.model for r in requests] == ["unknown"] * 2
+    assert not any("meta.json" in note for note in summary.notes)
+
+
+@pytest.mark.parametrize(("agent_type", "model"), [("fork", "qwen3-coder-plus"), ("general-purpose", "unknown")])
+def test_a_qwen_code_fork_sidecar_without_model_gives_its_launch_flags_model(tmp_path: Path, agent_type: str, model: str) -> None:
+    """A sidecar without ``model`` but with ``persistedCliFlags.model``: a fork runs on its parent's
+    model, which that field names; another subagent's (the parent's model before
+    QwenLM/qwen-code#7104, whatever the subagent ran on) is not taken."""
+    _, agent = _qwen_fork_home(tmp_path)
+    meta = agent.with_name(f"agent-{_FORK}.meta.json")
+    value = json.loads(meta.read_text())
+    meta.write_text(json.dumps({**value, "agentType": agent_type,
+                                "persistedCliFlags": {"approvalMode": "yolo", "model": "qwen3-coder-plus", "authType": "openai"}}))
+    requests, _ = _read(agent)
+    assert [r.model for r in requests] == [model] * 2
+
+
+@pytest.mark.parametrize("sidecar", ["{not json", "[1, 2]", json.dumps({"agentId": _FORK, "model": 7}),
+                                     json.dumps({"agentId": _FORK, "model": ""}), json.dumps({"agentId": "other-1", "model": "m"}),
+                                     b"\xff\xfe"])
+def test_a_bad_qwen_code_sidecar_is_left_with_a_note(tmp_path: Path, sidecar: str | bytes) -> None:
+    """A sidecar not JSON, not an object, whose model is not a name, or of another agent: the
+    model stays unknown and a note names the file; no error."""
+    _, agent = _qwen_fork_home(tmp_path)
+    meta = agent.with_name(f"agent-{_FORK}.meta.json")
+    meta.write_bytes(sidecar if isinstance(sidecar, bytes) else sidecar.encode())
+    requests, summary = _read(agent)
+    assert [r.model for r in requests] == ["unknown"] * 2
+    assert sum(str(meta) in note for note in summary.notes) == 1
+
+
+def test_a_qwen_code_sidecar_in_a_walked_folder_is_listed_not_audited(tmp_path: Path) -> None:
+    """``audit FOLDER``: the sidecar is metadata beside the logs (listed as not-a-log), whether or
+    not it names a model; the fork's transcript alone takes the model from it."""
+    _, agent = _qwen_fork_home(tmp_path, meta_model="qwen3-coder-plus")
+    result = run_audit([agent.parent])
+    assert sorted((Path(f.file).name, f.format) for f in result.files) == [
+        (f"agent-{_FORK}.jsonl", "gemini-cli"), (f"agent-{_FORK}.meta.json", "not-a-log")]
+    assert {r.model for r in result.rows} == {"qwen3-coder-plus"}
+    with pytest.raises(UserError, match="unknown log format"):  # named on the command line: it must be a log
+        run_audit([agent.with_name(f"agent-{_FORK}.meta.json")])
+
+
+def test_mutated_qwen_sidecars_end_cleanly() -> None:
+    """Fuzz: a fork's transcript beside a mutated sidecar: read, the model is the sidecar's
+    (where it names one) or unknown; audited, exit 0 or one line with exit 2."""
+    tally = Tally("qwen-code sidecar", bound_s=20)
+    root = Path(tempfile.mkdtemp(prefix="fuzz-qwen-meta-"))
+    _, agent = _qwen_fork_home(root, meta_model="qwen3-coder-plus")
+    meta = agent.with_name(f"agent-{_FORK}.meta.json")
+    seed = json.dumps({**json.loads(meta.read_text()), "persistedCliFlags": {"model": "qwen3-coder-plus", "authType": "openai"}}).encode()
+
+    @fuzz_settings(25)
+    @given(data=st.data())
+    def case(data: st.DataObject) -> None:
+        raw = data.draw(mutated(seed))
+        write(meta, raw)
+        requests, _ = _read(agent)
+        try:
+            named = json.loads(raw.decode("utf-8"))  # (strict UTF-8, as Qwen Code writes it)
+        except ValueError:
+            named = None
+        mine = isinstance(named, dict) and (not isinstance(named.get("agentId"), str) or named["agentId"] == _FORK)
+        flags = named.get("persistedCliFlags") if isinstance(named, dict) else None
+        if not mine:
+            model = None
+        elif "model" in named:
+            model = named["model"]
+        else:
+            model = flags.get("model") if named.get("agentType") == "fork" and isinstance(flags, dict) else None
+        assert {r.model for r in requests} == {model if isinstance(model, str) and model.strip() else "unknown"}
+        tally.check(["audit", str(agent), "--quiet"])
+
+    case()
+    assert tally.outcomes["crash"] == 0
 
 
 @pytest.mark.parametrize("fork_events", [True, False])

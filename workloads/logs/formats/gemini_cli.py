@@ -51,7 +51,8 @@ extending the subagent's previous call; an agent ``<type>-<suffix>`` starts from
 in the lane ``side:telemetry`` (each a chain of its own: its prompt is not in the file). A failed call
 is listed as skipped. Qwen Code 0.24 also writes a subagent's transcript
 (``subagents/<session>/agent-<id>.jsonl``: the parent session's id, ``agentId``, ``isSidechain``,
-each round's ``usageMetadata``, no model) while the session keeps its events: a subagent call
+each round's ``usageMetadata``, no model: the sidecar ``agent-<id>.meta.json`` beside it may name
+one, :data:`META_SUFFIX`) while the session keeps its events: a subagent call
 another file of the session counted is skipped and listed (:data:`SEEN_AGENT`). A fork subagent's transcript
 opens with an ``agent_bootstrap`` record (``kind: "fork"``): its first call, whichever file counts it,
 extends the parent's call whose reply spawned the fork (:data:`FORK_TYPE`). Where no event pairs with any record (telemetry counted another way), the
@@ -84,6 +85,7 @@ names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -150,6 +152,17 @@ SEEN_AGENT = ("subagent call already counted from another file of this session (
 #: acknowledgement. A fork of the last N turns (``fork_turns``) is seeded with the startup context
 #: and those turns alone: it shares the head, not the spawning call's prompt.
 FORK_TYPE = "fork"
+#: The sidecar Qwen Code writes beside a subagent's transcript (``agent-<id>.meta.json``,
+#: packages/core/src/agents/agent-transcript.ts ``getAgentMetaPath``/``writeAgentMeta``): JSON
+#: ``{agentId, agentType, description, parentSessionId, toolUseId, parentAgentId, createdAt,
+#: status, ...}`` and, in later releases, ``model`` (the model id the agent runs with) and
+#: ``persistedCliFlags {model, authType, ...}`` (its launch flags; ``model`` named the parent
+#: session's model until QwenLM/qwen-code#7104, July 2026, the agent's own since: read for a fork
+#: alone, which runs on its parent's model either way, where ``model`` is absent). The
+#: transcript's records name no model: where the sidecar does, the transcript's calls counted
+#: from it take that model (the session's telemetry, where its file is read, counts them with
+#: the model its events name). A folder walk skips the sidecar as metadata beside the logs.
+META_SUFFIX = ".meta.json"
 FORK_BOOTSTRAP = "agent_bootstrap"
 #: How a fork names the parent's call that spawned it: the session and a function call's id.
 _FORK_NAME = "qwen-fork:{session}#{call}"
@@ -366,6 +379,7 @@ class _Session:
 
     def __init__(self, path: Path, seen: dict[tuple[str, str], str] | None = None) -> None:
         self.name = str(path)
+        self.path = path
         #: The workspace the session ran in: its ``projectHash`` where the file names one, else the
         #: folder its ``chats/`` is in (the file's own folder where there is none). See :meth:`_head`.
         self.project = _project_folder(path)
@@ -444,6 +458,12 @@ class _Session:
         self.fork_linked: set[str] = set()
         self.fork_starts: list[tuple[str, str]] = []
         self.fork_unnamed = 0
+        #: Qwen Code subagent transcripts: the agents whose ``agent-<id>.meta.json`` beside the
+        #: file was looked for, the models taken from one (file name, model) and the notes on
+        #: those not read (see :meth:`_agent_meta`).
+        self.meta_tried: set[str] = set()
+        self.meta_models: list[tuple[str, str]] = []
+        self.meta_notes: list[str] = []
 
     def lane(self, name: str = "main", kind: LaneKind | None = None) -> _Lane:
         found = self.lanes.get(name)
@@ -621,6 +641,9 @@ class _Session:
         where = f"{self.name}:{record.line}"
         agent = value.get("agentId")
         lane = self.lane(f"agent:{agent}", "subagent") if isinstance(agent, str) and agent else self.lane()
+        if value.get("isSidechain") is True and isinstance(agent, str) and agent and agent not in self.meta_tried:
+            self.meta_tried.add(agent)
+            self._agent_meta(lane, agent)
         uuid, parent_uuid = value.get("uuid"), value.get("parentUuid")
         if isinstance(parent_uuid, str) and parent_uuid in self.qwen_node:
             lane.parent = self.qwen_node[parent_uuid]
@@ -857,6 +880,50 @@ class _Session:
         lane.blocks = 0
         return False
 
+    def _agent_meta(self, lane: _Lane, agent: str) -> None:
+        """The model of a Qwen Code subagent transcript's lane, from the sidecar beside it
+        (``agent-<id>.meta.json``, see :data:`META_SUFFIX`) where the sidecar names one: its
+        records name none, and its calls counted from the session's telemetry take the model the
+        events name instead (this lane's calls are then skipped as counted). A sidecar not JSON,
+        not of this agent, or whose ``model`` is not a name is left with a note; one without
+        ``model`` (older releases) says nothing."""
+        name = self.path.name
+        if not (name.startswith("agent-") and name.endswith(".jsonl")):
+            return
+        meta = self.path.with_name(name.removesuffix(".jsonl") + META_SUFFIX)
+        try:
+            text = meta.read_bytes().decode("utf-8")
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as error:
+            self.meta_notes.append(f"{meta}: not read ({type(error).__name__}): the subagent's model is not taken from it")
+            return
+        try:
+            value = json.loads(text)
+        except ValueError:
+            self.meta_notes.append(f"{meta}: not JSON: the subagent's model is not taken from it")
+            return
+        if not isinstance(value, dict):
+            self.meta_notes.append(f"{meta}: not a JSON object: the subagent's model is not taken from it")
+            return
+        owner = value.get("agentId")
+        if isinstance(owner, str) and owner != agent:
+            self.meta_notes.append(f"{meta}: names agent {owner!r}, not {agent!r}: the subagent's model is not taken from it")
+            return
+        flags = value.get("persistedCliFlags")
+        if "model" in value:
+            model = value["model"]
+        elif value.get("agentType") == FORK_TYPE and isinstance(flags, dict) and "model" in flags:
+            model = flags["model"]  # (a fork runs on its parent's model: what the launch flags name)
+        else:
+            return
+        if not isinstance(model, str) or not model.strip():
+            self.meta_notes.append(f"{meta}: its model is not a name ({type(model).__name__}): not taken")
+            return
+        if lane.model is None:
+            lane.model = model
+            self.meta_models.append((meta.name, model))
+
     def _fork_bootstrap(self, lane: _Lane, value: dict) -> None:
         """A Qwen Code subagent transcript's ``agent_bootstrap`` record: for a fork (``kind:
         "fork"``), its lane's first call extends the parent's call that spawned it, which the
@@ -1060,6 +1127,11 @@ def _notes(session: _Session) -> tuple[str, ...]:
         notes.append(f"{forks:,} Qwen Code fork subagent(s) (agent_bootstrap, kind fork): the first call extends the parent's "
                      "call that spawned it (named by its function call's id), measured against what that call left cached "
                      "where its log is in the audit (else the head's)")
+    counted_models = {r.model for r in session.out}
+    for meta, model in session.meta_models:
+        if model in counted_models:
+            notes.append(f"the subagent's records name no model: {model} taken from {meta} beside it (its model field)")
+    notes.extend(session.meta_notes)
     if session.fork_unnamed:
         notes.append(f"{session.fork_unnamed:,} Qwen Code fork subagent(s) whose bootstrap history names no function call of "
                      "the parent's: not linked, measured from the head")
