@@ -1177,7 +1177,9 @@ def test_a_qwen_code_fork_sidecar_without_model_gives_its_launch_flags_model(tmp
 
 @pytest.mark.parametrize("sidecar", ["{not json", "[1, 2]", json.dumps({"agentId": _FORK, "model": 7}),
                                      json.dumps({"agentId": _FORK, "model": ""}), json.dumps({"agentId": "other-1", "model": "m"}),
-                                     b"\xff\xfe"])
+                                     b"\xff\xfe",
+                                     # nested past any reader's depth (a RecursionError in json.loads), a lone surrogate
+                                     "[" * 50_000 + "]" * 50_000, '{"agentId": "%s", "model": "\\ud800"}' % _FORK])
 def test_a_bad_qwen_code_sidecar_is_left_with_a_note(tmp_path: Path, sidecar: str | bytes) -> None:
     """A sidecar not JSON, not an object, whose model is not a name, or of another agent: the
     model stays unknown and a note names the file; no error."""

@@ -85,7 +85,6 @@ names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -98,6 +97,7 @@ from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import Lane, as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LaneKind, Prefix, TraceRequest, call_parent
 
@@ -899,9 +899,9 @@ class _Session:
             self.meta_notes.append(f"{meta}: not read ({type(error).__name__}): the subagent's model is not taken from it")
             return
         try:
-            value = json.loads(text)
-        except ValueError:
-            self.meta_notes.append(f"{meta}: not JSON: the subagent's model is not taken from it")
+            value = loads(text, str(meta), whole_file=True)  # (the project's reader: depth, finite numbers, valid Unicode)
+        except UserError as error:
+            self.meta_notes.append(f"{error}: the subagent's model is not taken from it")
             return
         if not isinstance(value, dict):
             self.meta_notes.append(f"{meta}: not a JSON object: the subagent's model is not taken from it")
