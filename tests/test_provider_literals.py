@@ -9,7 +9,9 @@ pass. Code that needs a provider's behaviour reads its rule object
 (:mod:`prefixbench.simulator.providers`).
 
 The same scan holds a missing model to ``trace.NO_MODEL``: no reader writes or compares the
-bare ``"unknown"`` as a model (an unknown provider keeps its own ``"unknown"``).
+bare ``"unknown"`` as a model; and a provider no rules are known for to the name of those rules,
+``providers.UNKNOWN.name``: nothing outside the providers package compares a provider with the
+bare ``"unknown"`` (the audit's loss class ``"unknown"`` is neither and passes).
 """
 
 from __future__ import annotations
@@ -263,3 +265,55 @@ def _provider(info):
     return "unknown"
 '''
     assert model_literals(clean) == []
+
+
+def _is_provider(node: ast.AST) -> bool:
+    """A name for a provider: ``provider``, ``r.provider``, ``ev.r.provider``."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name.lower().endswith("provider")
+
+
+def provider_unknown_literals(source: str, name: str = "<source>") -> list[str]:
+    """``file:line`` for every place ``source`` compares a provider with the bare ``"unknown"``
+    (``==``, ``!=``, or membership in a literal tuple, list or set) instead of
+    ``providers.UNKNOWN.name``."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        for op, a, b in zip(node.ops, operands, operands[1:]):
+            if isinstance(op, (ast.Eq, ast.NotEq)):
+                hit = (_is_provider(a) and _literal(b) == NO_MODEL_LITERAL
+                       or _is_provider(b) and _literal(a) == NO_MODEL_LITERAL)
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                hit = _is_provider(a) and NO_MODEL_LITERAL in _literals(b)
+            else:
+                hit = False
+            if hit:
+                out.append(f"{name}:{node.lineno}")
+                break
+    return out
+
+
+def test_no_code_compares_a_provider_with_the_bare_literal():
+    found = [v for path in _sources() for v in provider_unknown_literals(path.read_text(), path.relative_to(ROOT).as_posix())]
+    assert not found, "a provider without rules is providers.UNKNOWN.name, not the literal 'unknown':\n" + "\n".join(found)
+
+
+def test_a_planted_provider_literal_fails_and_other_unknowns_pass():
+    planted = '''
+if ev.r.provider == "unknown":
+    pass
+if "unknown" != provider:
+    pass
+if r.provider in ("unknown", "engine"):
+    pass
+if r.provider == UNKNOWN.name:
+    pass
+if loss_class == "unknown" or found == "unknown":
+    pass
+if r.model == NO_MODEL and rid != "unknown":
+    pass
+'''
+    assert [int(v.split(":")[1]) for v in provider_unknown_literals(planted)] == [2, 4, 6]

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import msgspec
-from prefixbench.simulator.providers import rules_for
+from prefixbench.simulator.providers import UNKNOWN, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.causes import DIAGNOSTIC_CAUSES
 from prefixbench.workloads.audit.locate import Location
@@ -297,7 +297,7 @@ def user_chose_model(r: TraceRequest) -> bool:
 
 def _model_changed(ev: Evidence) -> Finding | None:
     prev = ev.before
-    # A model the log does not name ("unknown": a Cline-family task's call with no model id)
+    # A model the log does not name (NO_MODEL: a Cline-family task's call with no model id)
     # shows no switch: the call may have gone to the same model.
     if prev is not None and prev.model != ev.r.model and NO_MODEL not in (prev.model, ev.r.model):
         # Gemini CLI's record names the model set (the switch to it is the user's); Claude Code's
@@ -554,7 +554,7 @@ def _located(ev: Evidence) -> Finding | None:
     loc = ev.location
     if loc is None or out_of_order(ev):
         return None
-    if ev.cache_read == 0 and ev.r.provider == "unknown":
+    if ev.cache_read == 0 and ev.r.provider == UNKNOWN.name:
         # Nothing read on a server whose cache is not modelled: it may not cache at all, so where
         # a read of 0 "ended" tells nothing of what changed.
         return None
@@ -600,7 +600,7 @@ def _why_not_known(ev: Evidence) -> list[str]:
             )
         else:
             why.append(f"at a new user turn {duration(gap)} after the previous request, with no change logged")
-    if not why and r.provider == "unknown":
+    if not why and r.provider == UNKNOWN.name:
         why.append(
             f"{duration(gap)} after the previous request, on a server whose cache prefixbench does not model (provider "
             "unknown): whether it caches at all, and for how long, is not in the log"

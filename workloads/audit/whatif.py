@@ -1205,8 +1205,9 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
             part[i] = n
         chosen += n
     del lanes
-    # A request whose model the log does not name (a Cline-family task's "unknown") shows no
-    # switch: it may have gone to the lane's own model. It is neither a model to pin to nor moved.
+    # A request whose model the log does not name (NO_MODEL: a Cline-family task's call with no
+    # model id) shows no switch: it may have gone to the lane's own model. It is neither a model to
+    # pin to nor moved.
     counts: dict[tuple[str, str, str, int], dict[str, int]] = defaultdict(dict)
     unnamed = 0
     for i, r in enumerate(requests):

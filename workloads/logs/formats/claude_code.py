@@ -43,7 +43,7 @@ import heapq
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -57,7 +57,7 @@ from prefixbench.simulator.providers import ANTHROPIC, BEDROCK, UNKNOWN, provide
 from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.formats.common import as_dict, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest, call_parent
@@ -980,21 +980,20 @@ def _prompt_tokens(usage: dict) -> int:
 
 def _kept_before_thinking(walk: _Walk, req: _Request) -> int | None:
     """Of the previous call's prompt, the tokens a new user turn keeps on a model that drops
-    earlier turns' thinking then (:attr:`~prefixbench.simulator.providers.base.ProviderRules.strips_prior_thinking`):
-    the prompt of the previous turn's first call whose response thought, which the thinking
-    followed; None where nothing is dropped (not a user turn, another model, no call of that
-    turn thought)."""
-    if not any(kind == "user_turn" for kind, _ in req.events) or not _transcript_rules(req.model)[1].strips_thinking(req.model):
-        return None
-    first = None
-    key = req.parent_request
-    while key is not None and (above := walk.requests.get(key)) is not None and above.model == req.model:
-        if key in walk.thought:
-            first = above
-        if any(kind == "user_turn" for kind, _ in above.events):
-            break  # (the previous turn's first call: earlier turns' thinking was dropped before)
-        key = above.parent_request
+    earlier turns' thinking then (:func:`~prefixbench.workloads.logs.formats.common.kept_before_thinking`),
+    counted from its transcript line; None where nothing is dropped."""
+    new_turn = any(kind == "user_turn" for kind, _ in req.events)
+    first = kept_before_thinking(_transcript_rules(req.model)[1], req.model, new_turn, _calls_above(walk, req))
     return None if first is None else _prompt_tokens(first.usage)
+
+
+def _calls_above(walk: _Walk, req: _Request) -> Iterator[tuple[str, bool, bool, _Request]]:
+    """The calls ``req``'s chain extends, newest first, as
+    :func:`~prefixbench.workloads.logs.formats.common.kept_before_thinking` reads them."""
+    key = req.parent_request
+    while key is not None and (above := walk.requests.get(key)) is not None:
+        yield above.model, key in walk.thought, any(kind == "user_turn" for kind, _ in above.events), above
+        key = above.parent_request
 
 
 #: The first Claude Code release seen writing a main-thread turn's prompt and final reply in a call

@@ -25,7 +25,7 @@ A task folder holds three files, each read here whatever its name:
   (:class:`_HistoryModels`). Their messages' times place them between the calls (a call's
   user message is saved before its reply's first entry, the reply after): a call whose reply
   thought (thinking blocks, ``reasoning_details``) and a user message with more than tool results
-  (a turn, for Anthropic: :func:`_kept_before_thinking`).
+  (a turn, for Anthropic: :func:`~prefixbench.workloads.logs.formats.common.kept_before_thinking`).
 * ``task_metadata.json``: ``model_usage`` ``{ts, model_id, model_provider_id, mode}`` names the
   model and handler of calls whose entries do not (Cline before ``modelInfo``). Read with the
   ui file the same way.
@@ -99,7 +99,9 @@ from prefixbench.simulator.providers import (
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_COST, Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, logged_dollars, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import (
+    as_dict, kept_before_thinking, logged_cost, logged_dollars, objects, parse_time_ms,
+)
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -659,22 +661,6 @@ def _history(path: Path) -> tuple[list[int] | None, _HistoryModels, list[tuple[i
     return blocks, _HistoryModels(models), turns
 
 
-def _kept_before_thinking(chain: list[tuple[int, str, bool, bool]], model: str) -> int | None:
-    """Of the previous call's prompt, what a new user turn keeps on a model that drops earlier
-    turns' thinking (:attr:`~prefixbench.simulator.providers.base.ProviderRules.strips_prior_thinking`):
-    the prompt of the previous turn's first call whose response thought; ``chain``: the calls of
-    the chain so far, ``(prompt, model, thought, new_turn)``, oldest first."""
-    first = None
-    for prompt, their_model, thought, new_turn in reversed(chain):
-        if their_model != model:
-            break
-        if thought:
-            first = prompt
-        if new_turn:
-            break
-    return first
-
-
 def _reading(handler: str) -> tuple[ProviderRules | None, str]:
     """The provider a handler id names and how its four fields read (``gateway``: no provider
     claims it and its way is not known; ``unnamed``: the log names no handler)."""
@@ -999,8 +985,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         task.entry(record)
     metadata = _metadata(path.with_name(METADATA_FILE))
     history, history_models, turns = _history(path.with_name(HISTORY_FILE))
-    #: The chain's calls so far, ``(prompt, model, thought, new_turn)``, and the last one's reply time.
-    chain: list[tuple[int, str, bool, bool]] = []
+    #: The chain's calls so far, oldest first, ``(model, thought, new_turn, prompt)`` (as
+    #: :func:`kept_before_thinking` reads them, reversed), and the last one's reply time.
+    chain: list[tuple[str, bool, bool, int]] = []
     last_replied: int | None = None
     roo_total = _total_tokens_in(task.calls)
     zero_in = _zero_tokens_in(task.calls)
@@ -1148,16 +1135,15 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         shared = None
         if turns and call.replied is not None and last_replied is not None and chain:
             between = [(thought, new_turn) for ts, thought, new_turn in turns if last_replied <= ts < call.replied]
-            chain[-1] = (*chain[-1][:2], any(t for t, _ in between), chain[-1][3])
+            chain[-1] = (chain[-1][0], any(t for t, _ in between), *chain[-1][2:])
             new_turn = any(n for _, n in between)
-            if new_turn and rules is not None and rules.strips_thinking(model):
-                shared = _kept_before_thinking(chain, model)
+            shared = kept_before_thinking(rules, model, new_turn, reversed(chain))
         else:
             new_turn = True
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
                          (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
                          upstream=_served_by(info), path=call.path, shared=shared))
-        chain.append((usage.prompt, model, False, new_turn))
+        chain.append((model, False, new_turn, usage.prompt))
         last_replied = call.replied
         parent = node
     notes = [

@@ -9,10 +9,12 @@ import math
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.records import Record
@@ -156,6 +158,34 @@ class Lane:
         if self.model is not None and model != self.model:
             self.events.append(("model_change", f"{self.model} -> {model}"))
         self.model = model
+
+
+_Call = TypeVar("_Call")
+
+
+def kept_before_thinking(
+    rules: ProviderRules | None, model: str, new_turn: bool, earlier: Iterable[tuple[str, bool, bool, _Call]],
+) -> _Call | None:
+    """Which earlier call's prompt a call to ``model`` keeps cached where the model drops earlier
+    turns' thinking at a new user turn
+    (:attr:`~prefixbench.simulator.providers.base.ProviderRules.strips_prior_thinking`): the
+    previous turn's first call whose response thought (the thinking followed its prompt, and is
+    gone now). ``earlier``: the calls of the chain before this one, newest first, each as
+    ``(model, thought, new_turn, call)``: its model, whether its response thought, whether it
+    started a user turn, and what the reader wants back. None where nothing is dropped: this call
+    starts no user turn, ``rules`` (None: no provider's) keep the thinking of ``model``, or no call
+    of the previous turn on the same model thought. Each reader adapts its own chain to it."""
+    if not new_turn or rules is None or not rules.strips_thinking(model):
+        return None
+    first = None
+    for their_model, thought, their_turn, call in earlier:
+        if their_model != model:
+            break
+        if thought:
+            first = call
+        if their_turn:
+            break  # (the previous turn's first call: earlier turns' thinking was dropped before)
+    return first
 
 
 def writes_left_as_logged(requests: list[TraceRequest]) -> tuple[list[TraceRequest], int]:

@@ -92,7 +92,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import agent_handler, counted_provider
+from prefixbench.simulator.providers import UNKNOWN, agent_handler, counted_provider
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -1075,7 +1075,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     session.pair_telemetry()
     served = session.qwen_served
     if served:  # (a record may come before its event: decided once the file is read)
-        session.out = [msgspec.structs.replace(r, provider=served[r.model]) if r.provider == "unknown" and r.model in served else r
+        session.out = [msgspec.structs.replace(r, provider=served[r.model]) if r.provider == UNKNOWN.name and r.model in served else r
                        for r in session.out]
     return session.out, FileSummary(session.name, NAME, len(session.out), tuple(session.skipped), _notes(session),
                                     call_parents=tuple(sorted(session.fork_linked)),
