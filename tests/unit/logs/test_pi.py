@@ -1147,3 +1147,26 @@ def test_an_entry_whose_type_is_a_list_is_no_output_event(tmp_path: Path) -> Non
         run_audit([path], fmt="pi")
     except UserError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(("provider", "api", "model", "served", "served_by"), [
+    # OpenRouter's router, answered by a vendor's model (pi's openai-completions sets responseModel
+    # where the reply's model differs from the one asked for). Main: unknown, model "openrouter/auto".
+    ("openrouter", "openai-completions", "openrouter/auto", "anthropic/claude-sonnet-4.5", "anthropic"),
+    # A server-side fallback Anthropic answered with another model (anthropic-messages).
+    ("anthropic", "anthropic-messages", "claude-opus-5", "claude-sonnet-5", "anthropic"),
+])
+def test_later_pi_names_the_model_that_answered(tmp_path: Path, provider: str, api: str, model: str, served: str,
+                                                 served_by: str) -> None:
+    """Later pi (earendil-works/pi) writes ``responseModel`` beside ``model`` when another model
+    answered: that model's cache and prices are the call's. A call without it keeps ``model``."""
+    t0 = 1795000000000
+    first, second = _pi_msg("assistant", t0 + 10, _u(5000, 0, 0)), _pi_msg("assistant", t0 + 20, _u(10, 5000, 0))
+    first["message"].update({"provider": provider, "model": model, "api": api, "responseModel": served})
+    second["message"].update({"provider": provider, "model": model, "api": api})
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), first, _pi_msg("toolResult", t0 + 15), second])])
+    assert [(r.provider, r.model) for r in requests][0] == (served_by, served)
+    assert requests[1].model == model
+    # Caches are per model: the call the asked-for model answered is no continuation of the other's.
+    assert requests[0].prefix.head != requests[1].prefix.head
+    assert [u.prompt for u in (r.usage for r in requests)] == [5000, 5010]

@@ -4,7 +4,8 @@ A ``session`` header, then entries: assistant ``message`` usage ``{input, output
 cacheWrite, cost}`` (``input`` excludes ``cacheRead``, except on the ``google-generative-ai``
 and ``google-vertex`` APIs, where it is Gemini's whole prompt count); later pi (earendil-works/pi,
 late 2026) adds ``cacheWrite1h``, the part of ``cacheWrite`` Anthropic wrote for an hour, and
-``reasoning``, a part of ``output``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
+``reasoning``, a part of ``output``, and ``responseModel``, the model that answered where it is
+not the one asked for (the call's model: :func:`_served_model`); ``model_change``, ``thinking_level_change``, ``compaction`` become events;
 an aborted call with no usage is skipped. A call's time is its message's ``timestamp``, else (pi
 before 0.6.0) its entry's. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
@@ -128,15 +129,26 @@ _VENDOR_IDS = {
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway"})
 
 
+def _served_model(message: dict) -> str:
+    """The model that answered a call: later pi's ``responseModel`` (earendil-works/pi's
+    ``AssistantMessage``: set only where it differs from the model asked for, as a router's pick,
+    OpenRouter's ``openrouter/auto`` answered by ``anthropic/...``, or a server-side fallback of
+    Anthropic's), else the message's ``model``."""
+    served = message.get("responseModel")
+    return served if isinstance(served, str) and served else str(message.get("model") or "")
+
+
 def _provider(message: dict) -> Provider:
     """Who served a call: the vendor the message's own ``provider`` names when the audit models
-    it, or for a gateway the vendor whose model names its ``model`` (the part after a ``/``)."""
+    it, or for a gateway the vendor whose model names the model that answered (the part after a
+    ``/``; :func:`_served_model`)."""
     name = str(message.get("provider") or "")
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
     if rules is None and name in _GATEWAYS:
-        rules = provider_of_model(str(message.get("model") or "").rsplit("/", 1)[-1])
+        model = _served_model(message)
+        rules = provider_of_model(model.rsplit("/", 1)[-1])
         if rules is None or not rules.reports_usage:
-            rules = provider_of_model(str(message.get("model") or "").split("/", 1)[0])
+            rules = provider_of_model(model.split("/", 1)[0])
     return counted_as(rules)
 
 
@@ -533,7 +545,7 @@ class _Session:
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
         provider = str(message.get("provider") or "unknown")
-        model = zen_model(provider, str(message.get("model") or NO_MODEL))
+        model = zen_model(provider, _served_model(message) or NO_MODEL)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         self.out.append(
             TraceRequest(
