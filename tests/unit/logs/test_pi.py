@@ -1170,3 +1170,26 @@ def test_later_pi_names_the_model_that_answered(tmp_path: Path, provider: str, a
     # Caches are per model: the call the asked-for model answered is no continuation of the other's.
     assert requests[0].prefix.head != requests[1].prefix.head
     assert [u.prompt for u in (r.usage for r in requests)] == [5000, 5010]
+
+
+def test_a_tool_results_own_usage_is_noted_not_counted(tmp_path: Path) -> None:
+    """Later pi (earendil-works/pi) writes ``usage`` on a tool result whose tool called a model
+    itself (a subagent, a workflow): no call of the session's chain, perhaps several summed, so
+    not counted; a note sums it (pi's footer adds it to its totals). Main said nothing of it."""
+    t0 = 1795000000000
+    first, second = _pi_msg("assistant", t0 + 10, _u(3, 0, 9000)), _pi_msg("assistant", t0 + 90, _u(4, 9000, 200))
+    result = _pi_msg("toolResult", t0 + 80)
+    result["message"].update({"toolName": "subagent", "toolCallId": "c1", "isError": False,
+                              "usage": {"input": 120, "output": 700, "cacheRead": 4000, "cacheWrite": 1500,
+                                        "cost": {"total": 0.0215}}})
+    empty = _pi_msg("toolResult", t0 + 85)
+    empty["message"].update({"toolName": "read", "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+    path = _pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), first, result, empty, second])
+    requests, summaries = load_trace([path])
+    # The session's own two calls, field by field: prompts 9,003 and 9,204, output 10 each.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.prompt, r.usage.output) for r in requests] == [
+        (3, 0, 9003, 10), (4, 9000, 9204, 10)]
+    # The subagent's usage, by hand: prompt 120 + 4,000 + 1,500 = 5,620, output 700, $0.0215.
+    notes = [n for n in summaries[0].notes if "tool result" in n]
+    assert len(notes) == 1 and notes[0].startswith(
+        "1 tool result(s) carry the usage of model calls their tool made itself") and "5,620 prompt and 700 output tokens, $0.0215" in notes[0]

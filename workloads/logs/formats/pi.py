@@ -5,7 +5,8 @@ cacheWrite, cost}`` (``input`` excludes ``cacheRead``, except on the ``google-ge
 and ``google-vertex`` APIs, where it is Gemini's whole prompt count); later pi (earendil-works/pi,
 late 2026) adds ``cacheWrite1h``, the part of ``cacheWrite`` Anthropic wrote for an hour, and
 ``reasoning``, a part of ``output``, and ``responseModel``, the model that answered where it is
-not the one asked for (the call's model: :func:`_served_model`); ``model_change``, ``thinking_level_change``, ``compaction`` become events;
+not the one asked for (the call's model: :func:`_served_model`); a tool result's own ``usage`` (the
+calls its tool made itself) is no call here, summed in a note; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
 an aborted call with no usage is skipped. A call's time is its message's ``timestamp``, else (pi
 before 0.6.0) its entry's. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
@@ -189,6 +190,13 @@ _WRITES_UNKNOWN = ("{:,} call(s) on an API with no write count (pi writes cacheW
                    "what each wrote is unknown, and its whole prompt is taken as what the next call may read")
 
 
+#: The note of a file whose tool results carry their tool's own usage (:meth:`_Session._tool_usage`).
+_TOOL_USAGE = ("{:,} tool result(s) carry the usage of model calls their tool made itself (later pi: a subagent or workflow "
+               "run by the tool; pi's footer adds it to its totals): {:,} prompt and {:,} output tokens, ${:.4f} logged, not "
+               "counted here (no call of this session's chain, and each may sum several calls: audit that agent's own "
+               "session files for them)")
+
+
 #: The note of a file whose calls were timed by their entries (:attr:`_Session.entry_timed`).
 _ENTRY_TIMED = ("{:,} call(s) with no message.timestamp (pi before 0.6.0): timed by their entry's timestamp, when pi saved "
                 "the reply (after the call returned), not when it sent the request")
@@ -261,6 +269,9 @@ class _Session:
         #: the first error it carries, with its line (a run that failed before any call).
         self.output = ""
         self.error: tuple[int, str] | None = None
+        #: Tool results carrying their tool's own usage: how many, their prompt and output tokens,
+        #: and their logged cost (see :meth:`_tool_usage`).
+        self.tool_usage: tuple[int, int, int, float] = (0, 0, 0, 0.0)
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -498,6 +509,8 @@ class _Session:
         self.blocks += 1
         if role == "user":
             self.events.append(("user_turn", ""))
+        if role == "toolResult" and isinstance(message.get("usage"), dict):
+            self._tool_usage(record, message["usage"])
         if role != "assistant":
             self.pending.append(self.places.keep(record))
             return
@@ -541,6 +554,19 @@ class _Session:
         self.pending = [self.places.keep(record)]
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
+
+    def _tool_usage(self, record: Record, usage: dict) -> None:
+        """A tool result's own ``usage`` (later pi: the model calls the tool made itself, a
+        subagent or a workflow; "not part of main LLM context accounting"): no call of this chain,
+        and perhaps the sum of several, so not counted; its tokens and cost are summed for the note
+        (:data:`_TOOL_USAGE`), pi's footer adding them to its totals."""
+        reported = _usage(usage, f"{self.name}:{record.line}")
+        if reported.is_empty:
+            return
+        cost = usage.get("cost")
+        results, prompt, output, spent = self.tool_usage
+        self.tool_usage = (results + 1, prompt + reported.prompt, output + reported.output,
+                           spent + (logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0))
 
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
@@ -733,6 +759,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (_ENTRY_TIMED.format(session.entry_timed),)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
+    if session.tool_usage[0]:
+        notes += (_TOOL_USAGE.format(*session.tool_usage),)
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
