@@ -355,6 +355,14 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("minimax-portal", "MiniMax-M2.5", "minimax"),  # OpenClaw's MiniMax OAuth (main: unknown)
     ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
     ("openrouter", "x-ai/grok-4-fast", "xai"),
+    # Later pi's provider ids (earendil-works/pi's KnownProvider). Main: unknown, each.
+    ("moonshotai", "kimi-k2.5", "moonshot"),
+    ("moonshotai-cn", "kimi-k2.5", "moonshot"),
+    ("zai-coding-cn", "glm-5", "zai"),
+    ("qwen-token-plan", "qwen3.6-plus", "qwen"),
+    ("qwen-token-plan-individual", "qwen3.6-plus", "qwen"),
+    ("cloudflare-ai-gateway", "anthropic/claude-sonnet-4-5", "anthropic"),
+    ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.5", "unknown"),  # a host serving it itself
     ("fireworks", "accounts/fireworks/models/minimax-m3", "unknown"),  # a host serving it itself
     ("groq", "openai/gpt-oss-120b", "unknown"),
 ])

@@ -120,14 +120,24 @@ _VENDOR_IDS = {
     "amazon-bedrock": "bedrock",
     "kimi-coding": "moonshot",
     "minimax-cn": "minimax",
+    # Later pi's (earendil-works/pi ``packages/ai/src/types.ts`` ``KnownProvider``): Moonshot's own
+    # API by its company's name, Z.AI's coding plan on its China endpoint, Alibaba's Qwen token
+    # plans (Model Studio).
+    "moonshotai": "moonshot",
+    "moonshotai-cn": "moonshot",
+    "zai-coding-cn": "zai",
+    "qwen-token-plan": "qwen",
+    "qwen-token-plan-cn": "qwen",
+    "qwen-token-plan-individual": "qwen",
     # OpenClaw's MiniMax OAuth (its ``minimax-portal-auth`` plugin): MiniMax's own API
     # (api.minimax.io, api.minimaxi.com), Anthropic-compatible.
     "minimax-portal": "minimax",
 }
 #: pi's gateways, which pass a call on to the vendor its model names (OpenCode Zen and Go,
-#: OpenRouter, Vercel's AI Gateway); a host serving open models itself (Fireworks, Groq,
-#: Cerebras...) is no gateway: its cache is its own, which no rule models.
-_GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway"})
+#: OpenRouter, Vercel's AI Gateway, later pi's Cloudflare AI Gateway); a host serving open models
+#: itself (Fireworks, Groq, Cerebras, Cloudflare Workers AI...) is no gateway: its cache is its
+#: own, which no rule models.
+_GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
 
 
 def _served_model(message: dict) -> str:
