@@ -407,6 +407,13 @@ def test_a_zen_free_model_through_pi_is_priced_at_zero_as_opencode_names_it(tmp_
     other = run_audit([_pi(tmp_path / "other.jsonl", _zen_session(1784000000000, 60_000, "deepseek-v4-flash-free", calls,
                                                                provider="openrouter"))])
     assert {r.model for r in other.rows} == {"deepseek-v4-flash-free"} and other.totals.unpriced_requests == 3
+    # Later pi names the upstream's model that answered (responseModel): Zen still prices the call
+    # by its own name of the model asked for.
+    answered = _zen_session(1784000000000, 60_000, "deepseek-v4-flash-free", calls)
+    for entry in answered[1::2]:
+        entry["message"]["responseModel"] = "deepseek-v4-flash"
+    zen = run_audit([_pi(tmp_path / "answered.jsonl", answered)])
+    assert {r.model for r in zen.rows} == {"opencode/deepseek-v4-flash-free"} and [r.cost_usd for r in zen.rows] == [0, 0, 0]
 
 
 def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_path: Path) -> None:

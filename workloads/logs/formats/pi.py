@@ -581,7 +581,11 @@ class _Session:
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
         provider = str(message.get("provider") or "unknown")
-        model = zen_model(provider, _served_model(message) or NO_MODEL)
+        asked = str(message.get("model") or NO_MODEL)
+        # OpenCode Zen prices a call by its own name of the model asked for (its free models, $0);
+        # elsewhere the model that answered is the call's (:func:`_served_model`).
+        zen = zen_model(provider, asked)
+        model = zen if zen != asked else (_served_model(message) or NO_MODEL)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         self.out.append(
             TraceRequest(
