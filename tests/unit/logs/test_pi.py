@@ -355,6 +355,14 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("minimax-portal", "MiniMax-M2.5", "minimax"),  # OpenClaw's MiniMax OAuth (main: unknown)
     ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
     ("openrouter", "x-ai/grok-4-fast", "xai"),
+    # Later pi's provider ids (earendil-works/pi's KnownProvider). Main: unknown, each.
+    ("moonshotai", "kimi-k2.5", "moonshot"),
+    ("moonshotai-cn", "kimi-k2.5", "moonshot"),
+    ("zai-coding-cn", "glm-5", "zai"),
+    ("qwen-token-plan", "qwen3.6-plus", "qwen"),
+    ("qwen-token-plan-individual", "qwen3.6-plus", "qwen"),
+    ("cloudflare-ai-gateway", "anthropic/claude-sonnet-4-5", "anthropic"),
+    ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.5", "unknown"),  # a host serving it itself
     ("fireworks", "accounts/fireworks/models/minimax-m3", "unknown"),  # a host serving it itself
     ("groq", "openai/gpt-oss-120b", "unknown"),
 ])
@@ -399,6 +407,13 @@ def test_a_zen_free_model_through_pi_is_priced_at_zero_as_opencode_names_it(tmp_
     other = run_audit([_pi(tmp_path / "other.jsonl", _zen_session(1784000000000, 60_000, "deepseek-v4-flash-free", calls,
                                                                provider="openrouter"))])
     assert {r.model for r in other.rows} == {"deepseek-v4-flash-free"} and other.totals.unpriced_requests == 3
+    # Later pi names the upstream's model that answered (responseModel): Zen still prices the call
+    # by its own name of the model asked for.
+    answered = _zen_session(1784000000000, 60_000, "deepseek-v4-flash-free", calls)
+    for entry in answered[1::2]:
+        entry["message"]["responseModel"] = "deepseek-v4-flash"
+    zen = run_audit([_pi(tmp_path / "answered.jsonl", answered)])
+    assert {r.model for r in zen.rows} == {"opencode/deepseek-v4-flash-free"} and [r.cost_usd for r in zen.rows] == [0, 0, 0]
 
 
 def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_path: Path) -> None:
@@ -1147,3 +1162,49 @@ def test_an_entry_whose_type_is_a_list_is_no_output_event(tmp_path: Path) -> Non
         run_audit([path], fmt="pi")
     except UserError as exc:
         assert "\n" not in str(exc)
+
+
+@pytest.mark.parametrize(("provider", "api", "model", "served", "served_by"), [
+    # OpenRouter's router, answered by a vendor's model (pi's openai-completions sets responseModel
+    # where the reply's model differs from the one asked for). Main: unknown, model "openrouter/auto".
+    ("openrouter", "openai-completions", "openrouter/auto", "anthropic/claude-sonnet-4.5", "anthropic"),
+    # A server-side fallback Anthropic answered with another model (anthropic-messages).
+    ("anthropic", "anthropic-messages", "claude-opus-5", "claude-sonnet-5", "anthropic"),
+])
+def test_later_pi_names_the_model_that_answered(tmp_path: Path, provider: str, api: str, model: str, served: str,
+                                                 served_by: str) -> None:
+    """Later pi (earendil-works/pi) writes ``responseModel`` beside ``model`` when another model
+    answered: that model's cache and prices are the call's. A call without it keeps ``model``."""
+    t0 = 1795000000000
+    first, second = _pi_msg("assistant", t0 + 10, _u(5000, 0, 0)), _pi_msg("assistant", t0 + 20, _u(10, 5000, 0))
+    first["message"].update({"provider": provider, "model": model, "api": api, "responseModel": served})
+    second["message"].update({"provider": provider, "model": model, "api": api})
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), first, _pi_msg("toolResult", t0 + 15), second])])
+    assert [(r.provider, r.model) for r in requests][0] == (served_by, served)
+    assert requests[1].model == model
+    # Caches are per model: the call the asked-for model answered is no continuation of the other's.
+    assert requests[0].prefix.head != requests[1].prefix.head
+    assert [u.prompt for u in (r.usage for r in requests)] == [5000, 5010]
+
+
+def test_a_tool_results_own_usage_is_noted_not_counted(tmp_path: Path) -> None:
+    """Later pi (earendil-works/pi) writes ``usage`` on a tool result whose tool called a model
+    itself (a subagent, a workflow): no call of the session's chain, perhaps several summed, so
+    not counted; a note sums it (pi's footer adds it to its totals). Main said nothing of it."""
+    t0 = 1795000000000
+    first, second = _pi_msg("assistant", t0 + 10, _u(3, 0, 9000)), _pi_msg("assistant", t0 + 90, _u(4, 9000, 200))
+    result = _pi_msg("toolResult", t0 + 80)
+    result["message"].update({"toolName": "subagent", "toolCallId": "c1", "isError": False,
+                              "usage": {"input": 120, "output": 700, "cacheRead": 4000, "cacheWrite": 1500,
+                                        "cost": {"total": 0.0215}}})
+    empty = _pi_msg("toolResult", t0 + 85)
+    empty["message"].update({"toolName": "read", "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}})
+    path = _pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), first, result, empty, second])
+    requests, summaries = load_trace([path])
+    # The session's own two calls, field by field: prompts 9,003 and 9,204, output 10 each.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.prompt, r.usage.output) for r in requests] == [
+        (3, 0, 9003, 10), (4, 9000, 9204, 10)]
+    # The subagent's usage, by hand: prompt 120 + 4,000 + 1,500 = 5,620, output 700, $0.0215.
+    notes = [n for n in summaries[0].notes if "tool result" in n]
+    assert len(notes) == 1 and notes[0].startswith(
+        "1 tool result(s) carry the usage of model calls their tool made itself") and "5,620 prompt and 700 output tokens, $0.0215" in notes[0]

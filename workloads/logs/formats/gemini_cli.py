@@ -27,7 +27,8 @@ Qwen Code (``~/.qwen/projects/<project>/chats/<session>.jsonl``) writes a tree o
 ``{uuid, parentUuid, sessionId, type, message: {role, parts}, usageMetadata, model, ...}``: an
 ``assistant`` record's ``usageMetadata`` is the call's Gemini-shaped usage (its converters fill
 ``promptTokenCount`` with the whole prompt, cached part included: OpenAI's ``prompt_tokens``, or
-Anthropic's ``input_tokens`` plus the read, the cache writes left out; from an OpenAI-compatible
+Anthropic's ``input_tokens`` plus the read, the cache writes left out (later releases'
+``anthropicContentGenerator/usage.ts`` adds them too: read as uncached, no write count); from an OpenAI-compatible
 reply ``candidatesTokenCount`` is the completion's count, reasoning inside, ``thoughtsTokenCount``
 the reasoning again, and ``totalTokenCount`` prompt plus candidates: where the total says so the
 thoughts are not added to the output a second time); ``system`` records with

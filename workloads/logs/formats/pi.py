@@ -4,7 +4,9 @@ A ``session`` header, then entries: assistant ``message`` usage ``{input, output
 cacheWrite, cost}`` (``input`` excludes ``cacheRead``, except on the ``google-generative-ai``
 and ``google-vertex`` APIs, where it is Gemini's whole prompt count); later pi (earendil-works/pi,
 late 2026) adds ``cacheWrite1h``, the part of ``cacheWrite`` Anthropic wrote for an hour, and
-``reasoning``, a part of ``output``; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
+``reasoning``, a part of ``output``, and ``responseModel``, the model that answered where it is
+not the one asked for (the call's model: :func:`_served_model`); a tool result's own ``usage`` (the
+calls its tool made itself) is no call here, summed in a note; ``model_change``, ``thinking_level_change``, ``compaction`` become events;
 an aborted call with no usage is skipped. A call's time is its message's ``timestamp``, else (pi
 before 0.6.0) its entry's. Tree sessions (newer pi) link entries by
 ``id``/``parentId``: a prompt extends the request its branch descends from.
@@ -118,25 +120,46 @@ _VENDOR_IDS = {
     "amazon-bedrock": "bedrock",
     "kimi-coding": "moonshot",
     "minimax-cn": "minimax",
+    # Later pi's (earendil-works/pi ``packages/ai/src/types.ts`` ``KnownProvider``): Moonshot's own
+    # API by its company's name, Z.AI's coding plan on its China endpoint, Alibaba's Qwen token
+    # plans (Model Studio).
+    "moonshotai": "moonshot",
+    "moonshotai-cn": "moonshot",
+    "zai-coding-cn": "zai",
+    "qwen-token-plan": "qwen",
+    "qwen-token-plan-cn": "qwen",
+    "qwen-token-plan-individual": "qwen",
     # OpenClaw's MiniMax OAuth (its ``minimax-portal-auth`` plugin): MiniMax's own API
     # (api.minimax.io, api.minimaxi.com), Anthropic-compatible.
     "minimax-portal": "minimax",
 }
 #: pi's gateways, which pass a call on to the vendor its model names (OpenCode Zen and Go,
-#: OpenRouter, Vercel's AI Gateway); a host serving open models itself (Fireworks, Groq,
-#: Cerebras...) is no gateway: its cache is its own, which no rule models.
-_GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway"})
+#: OpenRouter, Vercel's AI Gateway, later pi's Cloudflare AI Gateway); a host serving open models
+#: itself (Fireworks, Groq, Cerebras, Cloudflare Workers AI...) is no gateway: its cache is its
+#: own, which no rule models.
+_GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
+
+
+def _served_model(message: dict) -> str:
+    """The model that answered a call: later pi's ``responseModel`` (earendil-works/pi's
+    ``AssistantMessage``: set only where it differs from the model asked for, as a router's pick,
+    OpenRouter's ``openrouter/auto`` answered by ``anthropic/...``, or a server-side fallback of
+    Anthropic's), else the message's ``model``."""
+    served = message.get("responseModel")
+    return served if isinstance(served, str) and served else str(message.get("model") or "")
 
 
 def _provider(message: dict) -> Provider:
     """Who served a call: the vendor the message's own ``provider`` names when the audit models
-    it, or for a gateway the vendor whose model names its ``model`` (the part after a ``/``)."""
+    it, or for a gateway the vendor whose model names the model that answered (the part after a
+    ``/``; :func:`_served_model`)."""
     name = str(message.get("provider") or "")
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
     if rules is None and name in _GATEWAYS:
-        rules = provider_of_model(str(message.get("model") or "").rsplit("/", 1)[-1])
+        model = _served_model(message)
+        rules = provider_of_model(model.rsplit("/", 1)[-1])
         if rules is None or not rules.reports_usage:
-            rules = provider_of_model(str(message.get("model") or "").split("/", 1)[0])
+            rules = provider_of_model(model.split("/", 1)[0])
     return counted_as(rules)
 
 
@@ -175,6 +198,13 @@ _NO_WRITE_COUNT = ("openai-completions", "azure-openai-completions", "openai-res
 #: The note of a file whose calls' writes were left unknown (:data:`_NO_WRITE_COUNT`).
 _WRITES_UNKNOWN = ("{:,} call(s) on an API with no write count (pi writes cacheWrite 0 there) of a model that read: "
                    "what each wrote is unknown, and its whole prompt is taken as what the next call may read")
+
+
+#: The note of a file whose tool results carry their tool's own usage (:meth:`_Session._tool_usage`).
+_TOOL_USAGE = ("{:,} tool result(s) carry the usage of model calls their tool made itself (later pi: a subagent or workflow "
+               "run by the tool; pi's footer adds it to its totals): {:,} prompt and {:,} output tokens, ${:.4f} logged, not "
+               "counted here (no call of this session's chain, and each may sum several calls: audit that agent's own "
+               "session files for them)")
 
 
 #: The note of a file whose calls were timed by their entries (:attr:`_Session.entry_timed`).
@@ -249,6 +279,9 @@ class _Session:
         #: the first error it carries, with its line (a run that failed before any call).
         self.output = ""
         self.error: tuple[int, str] | None = None
+        #: Tool results carrying their tool's own usage: how many, their prompt and output tokens,
+        #: and their logged cost (see :meth:`_tool_usage`).
+        self.tool_usage: tuple[int, int, int, float] = (0, 0, 0, 0.0)
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -486,6 +519,8 @@ class _Session:
         self.blocks += 1
         if role == "user":
             self.events.append(("user_turn", ""))
+        if role == "toolResult" and isinstance(message.get("usage"), dict):
+            self._tool_usage(record, message["usage"])
         if role != "assistant":
             self.pending.append(self.places.keep(record))
             return
@@ -530,10 +565,27 @@ class _Session:
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
 
+    def _tool_usage(self, record: Record, usage: dict) -> None:
+        """A tool result's own ``usage`` (later pi: the model calls the tool made itself, a
+        subagent or a workflow; "not part of main LLM context accounting"): no call of this chain,
+        and perhaps the sum of several, so not counted; its tokens and cost are summed for the note
+        (:data:`_TOOL_USAGE`), pi's footer adding them to its totals."""
+        reported = _usage(usage, f"{self.name}:{record.line}")
+        if reported.is_empty:
+            return
+        cost = usage.get("cost")
+        results, prompt, output, spent = self.tool_usage
+        self.tool_usage = (results + 1, prompt + reported.prompt, output + reported.output,
+                           spent + (logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0))
+
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
         provider = str(message.get("provider") or "unknown")
-        model = zen_model(provider, str(message.get("model") or NO_MODEL))
+        asked = str(message.get("model") or NO_MODEL)
+        # OpenCode Zen prices a call by its own name of the model asked for (its free models, $0);
+        # elsewhere the model that answered is the call's (:func:`_served_model`).
+        zen = zen_model(provider, asked)
+        model = zen if zen != asked else (_served_model(message) or NO_MODEL)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         self.out.append(
             TraceRequest(
@@ -721,6 +773,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (_ENTRY_TIMED.format(session.entry_timed),)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
+    if session.tool_usage[0]:
+        notes += (_TOOL_USAGE.format(*session.tool_usage),)
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
