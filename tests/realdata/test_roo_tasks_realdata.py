@@ -1,10 +1,10 @@
 """Roo Code task folders read where they live, from a local git copy of the repository (never
 copied into this project; the test skips without it):
 
-* two task folders of the Roo Code VS Code extension (``ui_messages.json``,
+* three task folders of the Roo Code VS Code extension (``ui_messages.json``,
   ``api_conversation_history.json``, ``task_metadata.json``) that github.com/jsboige/jsboige-mcp-servers
   keeps as the real-task fixtures of its roo-state-manager server
-  (``servers/roo-state-manager/tests/fixtures/real-tasks/``, commit
+  (``servers/roo-state-manager/tests/fixtures/``, commit
   ``8b9ac085876ae7701538652c6f216e7798412f7f``), from ``PREFIXBENCH_JSBOIGE_MCP_SERVERS_REPO``
   (default the workplace's mirror):
 
@@ -13,7 +13,9 @@ copied into this project; the test skips without it):
   - ``ac8aa7b4-...`` (2025-08-19 to 09-17, a task its owner restored: the history kept its first
     user message, then lost those of the calls up to 2025-09-13): 20 calls on the ``openai``
     protocol, the first naming google/gemini-2.5-pro, then 38 on the Anthropic handler, 23 of them
-    naming claude-sonnet-4-20250514; a cancelled stream counted apart.
+    naming claude-sonnet-4-20250514; a cancelled stream counted apart;
+  - ``e73ea764-...`` (2025-09-25, under ``controlled-hierarchy/``): 24 calls on OpenRouter
+    (protocol ``openai``, anthropic/claude-sonnet-4), reads reported and no write.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields, the model each
 call's user message names (none for a call whose message the history lost), and how well the
@@ -85,3 +87,37 @@ def test_roo_task_counts_what_the_log_sums_and_names_each_call_s_model(task: str
     for row in result.rows:
         by[row.provider] = by.get(row.provider, 0) + row.read_within
     assert {p: n for p, n in by.items() if n or p in within} == within
+
+
+#: A third task folder of the same repository, kept beside its ``controlled-hierarchy`` fixtures
+#: (2025-09-25, 24 calls in 36 minutes): Roo Code on OpenRouter (protocol ``openai``, each user
+#: message naming anthropic/claude-sonnet-4 by its OpenRouter slug). OpenRouter reported reads and
+#: never a write (``cacheWrites`` 0 on every call); the history kept 12 of its user messages, so
+#: 11 calls name no model. The log's own cost fields sum to $3.4275.
+OPENROUTER_TASK = "servers/roo-state-manager/tests/fixtures/controlled-hierarchy/e73ea764-4971-4adb-9197-52c2f8ede8ef/"
+
+
+def test_a_roo_task_on_openrouter_counts_its_reads_inside_the_prompt(tmp_path: Path) -> None:
+    folder = tmp_path / "e73ea764-4971-4adb-9197-52c2f8ede8ef"
+    folder.mkdir()
+    for name in FILES:
+        (folder / name).write_bytes(file_at(REPO, COMMIT, OPENROUTER_TASK + name, URL, ENV))
+    used = [json.loads(e["text"]) for e in json.loads((folder / "ui_messages.json").read_text())
+            if e.get("say") == "api_req_started" and e.get("text")]
+    assert len(used) == 24 and {c["apiProtocol"] for c in used} == {"openai"}
+    assert not any(c["cacheWrites"] for c in used)
+
+    result = run_audit([folder])
+    assert [f.format for f in result.files if f.requests] == ["cline"]
+    t = result.totals
+    # tokensIn is the whole prompt; the reads are inside it.
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+        len(used), sum(c["tokensIn"] - c["cacheReads"] for c in used), sum(c["tokensOut"] for c in used),
+        sum(c["cacheReads"] for c in used), 0)
+    assert (t.input, t.output, t.cache_read) == (668_792, 16_723, 1_685_366)
+    found: dict[tuple[str, str], int] = {}
+    for row in result.rows:
+        found[(row.provider, row.model)] = found.get((row.provider, row.model), 0) + 1
+    assert found == {("anthropic", "anthropic/claude-sonnet-4"): 13, ("unknown", "unknown"): 11}
+    assert t.unpriced_requests == 11
+    assert sum(r.read_within for r in result.rows) == 13
