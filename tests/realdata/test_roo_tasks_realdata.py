@@ -91,9 +91,12 @@ def test_roo_task_counts_what_the_log_sums_and_names_each_call_s_model(task: str
 
 #: A third task folder of the same repository, kept beside its ``controlled-hierarchy`` fixtures
 #: (2025-09-25, 24 calls in 36 minutes): Roo Code on OpenRouter (protocol ``openai``, each user
-#: message naming anthropic/claude-sonnet-4 by its OpenRouter slug). OpenRouter reported reads and
-#: never a write (``cacheWrites`` 0 on every call); the history kept 12 of its user messages, so
-#: 11 calls name no model. The log's own cost fields sum to $3.4275.
+#: message naming anthropic/claude-sonnet-4 by its OpenRouter slug). Roo's OpenRouter handler
+#: reported reads and never a write (``cacheWrites`` 0 on every call), yet each call's cost is 1.05
+#: times its counts with the prompt past the reads written (a key of the user's own: the upstream's
+#: bill and OpenRouter's 5% fee), so those are read as writes: 13 of 24 reads within 3% when they
+#: were read as uncached, 16 now. The history kept 12 of its user messages, so 11 calls name no
+#: model (their writes left uncached: no price to tell them by). The cost fields sum to $3.4275.
 OPENROUTER_TASK = "servers/roo-state-manager/tests/fixtures/controlled-hierarchy/e73ea764-4971-4adb-9197-52c2f8ede8ef/"
 
 
@@ -110,14 +113,18 @@ def test_a_roo_task_on_openrouter_counts_its_reads_inside_the_prompt(tmp_path: P
     result = run_audit([folder])
     assert [f.format for f in result.files if f.requests] == ["cline"]
     t = result.totals
-    # tokensIn is the whole prompt; the reads are inside it.
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+    # tokensIn is the whole prompt, the reads inside it; the named calls' prompt past the reads written.
+    assert (t.requests, t.input + t.cache_write, t.output, t.cache_read) == (
         len(used), sum(c["tokensIn"] - c["cacheReads"] for c in used), sum(c["tokensOut"] for c in used),
-        sum(c["cacheReads"] for c in used), 0)
-    assert (t.input, t.output, t.cache_read) == (668_792, 16_723, 1_685_366)
+        sum(c["cacheReads"] for c in used))
+    assert (t.input, t.cache_write, t.output, t.cache_read) == (428_359, 240_433, 16_723, 1_685_366)
     found: dict[tuple[str, str], int] = {}
     for row in result.rows:
         found[(row.provider, row.model)] = found.get((row.provider, row.model), 0) + 1
     assert found == {("anthropic", "anthropic/claude-sonnet-4"): 13, ("unknown", "unknown"): 11}
+    named = [(c, row) for c, row in zip(used, result.rows) if row.model != "unknown"]
+    assert sum(row.reported_cache_write for _, row in named) == sum(c["tokensIn"] - c["cacheReads"] for c, _ in named)
+    # Each priced call costs what its own cost field says, less OpenRouter's 5% fee.
+    assert all(abs(float(row.cost_usd) * 1.05 - c["cost"]) <= 1e-4 for c, row in named)
     assert t.unpriced_requests == 11
-    assert sum(r.read_within for r in result.rows) == 13
+    assert sum(r.read_within for r in result.rows) == 16
