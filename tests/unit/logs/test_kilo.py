@@ -371,6 +371,32 @@ def test_roo_openai_protocol_costs_that_bill_no_write_keep_their_reading(tmp_pat
     assert [r.usage for r in requests] == [Usage(cache_read=20_000, uncached=10_000, output=40)]
 
 
+def test_a_call_whose_message_the_history_lost_is_named_by_its_own_request(tmp_path: Path) -> None:
+    # A restored task: the history lost the calls' messages. Each api_req_started keeps
+    # the user message it sent as "request", the environment details at its end; a <model> tag
+    # before them (a file the agent read) names nothing.
+    def call(ts: int, request: str) -> dict:
+        text = {"request": request, "apiProtocol": "openai", "tokensIn": 12_000, "tokensOut": 40, "cacheWrites": 0,
+                "cacheReads": 0, "cost": 0.01}
+        return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text)}
+
+    def details(model: str) -> str:
+        return f"<environment_details>\n# Current Mode\n<slug>code</slug>\n<model>{model}</model>\n</environment_details>"
+
+    ui = [call(1_758_800_000_000, "[read_file] Result: <model>not/this-one</model>\n" + details("google/gemini-2.5-pro")),
+          call(1_758_800_020_000, "[read_file] Result: <model>x-ai/grok-4</model>"),
+          call(1_758_800_040_000, "ok\n" + details("x-ai/grok-code-fast-1"))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    history = [{"role": "assistant", "ts": 1_758_800_045_000, "content": [{"type": "text", "text": "done"}]}]
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests] == ["google/gemini-2.5-pro", "unknown", "x-ai/grok-code-fast-1"]  # (main: all unknown)
+    # A message the history kept still names its call.
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_758_800_040_300, "x-ai/grok-4"), *history]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests][2] == "x-ai/grok-4"
+
+
 def test_kilo_gateway_calls_on_grok_read_into_the_reply_the_next_prompt_holds(tmp_path: Path) -> None:
     # xAI keeps a reply after its prompt and Kilo sends the reply back: a next prompt that holds
     # the previous prompt and its whole reply reads both (main: the previous prompt alone, 12.5%

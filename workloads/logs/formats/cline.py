@@ -735,8 +735,8 @@ def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metad
            history_models: _HistoryModels) -> tuple[str, str, bool]:
     """A call's handler, model (``unknown`` where no file names one) and whether the handler is
     Roo Code's / Kilo Code's ``apiProtocol`` (no handler named otherwise): from its entry's
-    ``modelInfo``, else task_metadata.json, else the history's environment details; ``since``:
-    the previous call's start."""
+    ``modelInfo``, else task_metadata.json, else the history's environment details, else those
+    at the end of the entry's own ``request``; ``since``: the previous call's start."""
     model_info = as_dict(call.entry.get("modelInfo"))
     handler = str(model_info.get("providerId") or "")
     model = str(model_info.get("modelId") or "")
@@ -746,6 +746,11 @@ def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metad
             handler, model = handler or named[0], model or named[1]
     if not model:
         model = history_models.at(sent, call.replied, since) or ""
+    if not model:
+        # Roo Code's and Kilo Code's entry keeps the user message it sent as ``request``, the
+        # environment details (and their <model>) at its end: the call's own, where a rewritten
+        # history lost the message.
+        model = _model_named(call.info.get("request")) or ""
     protocol = not handler and isinstance(call.info.get("apiProtocol"), str)
     if protocol:
         handler = call.info["apiProtocol"]
