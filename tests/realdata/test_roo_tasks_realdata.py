@@ -16,7 +16,10 @@ copied into this project; the test skips without it):
     claude-sonnet-4-20250514 (each call's own ``request`` names its model where the history lost
     the message: 2 and 23 of them named by the history alone); a cancelled stream counted apart;
   - ``e73ea764-...`` (2025-09-25, under ``controlled-hierarchy/``): 24 calls on OpenRouter
-    (protocol ``openai``, anthropic/claude-sonnet-4), reads reported and no write, the writes billed.
+    (protocol ``openai``, anthropic/claude-sonnet-4), reads reported and no write, the writes billed;
+* the same ``controlled-hierarchy/`` at commit ``dbe9a8990222517ad5986e35b720f5ee14e86b6f``
+  (2025-09-26): that task and seven of its subtasks (claude-opus-4.1 and claude-sonnet-4 on
+  OpenRouter), 53 calls.
 
 What is checked is the log's own bookkeeping, recounted here from the raw fields, the model each
 call's user message names (in the history, else in the entry's own ``request``), and how well the
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at
+from tests.realdata.mirrors import file_at, files_at
 
 ENV = "PREFIXBENCH_JSBOIGE_MCP_SERVERS_REPO"
 URL = "github.com/jsboige/jsboige-mcp-servers"
@@ -127,3 +130,47 @@ def test_a_roo_task_on_openrouter_counts_its_reads_inside_the_prompt(tmp_path: P
     assert all(abs(float(row.cost_usd) * 1.05 - c["cost"]) <= 1e-4 for c, row in zip(used, result.rows))
     assert t.unpriced_requests == 0
     assert sum(r.read_within for r in result.rows) == 18
+
+
+#: The same ``controlled-hierarchy/`` a day later (commit of 2025-09-26, before its subtasks were
+#: cut down to no usage): the OpenRouter task above and seven of its subtasks, each a task folder
+#: of its own, 53 calls in all (25 of anthropic/claude-opus-4.1, 28 of claude-sonnet-4) and five
+#: announced calls that never finished. Every call's cost is 1.05 times its counts with the prompt
+#: past the reads written.
+HIERARCHY_COMMIT = "dbe9a8990222517ad5986e35b720f5ee14e86b6f"
+HIERARCHY = "servers/roo-state-manager/tests/fixtures/controlled-hierarchy/"
+
+
+def test_a_roo_task_and_its_subtasks_on_openrouter_count_what_their_logs_sum(tmp_path: Path) -> None:
+    names = [n for n in files_at(REPO, HIERARCHY_COMMIT, URL, ENV)
+             if n.startswith(HIERARCHY) and n.rsplit("/", 1)[-1] in FILES and n.count("/") == HIERARCHY.count("/") + 1]
+    assert len({n.rsplit("/", 2)[-2] for n in names}) == 8
+    for name in names:
+        out = tmp_path / name[len(HIERARCHY):]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(file_at(REPO, HIERARCHY_COMMIT, name, URL, ENV))
+    used, unfinished = [], 0
+    for ui in sorted(tmp_path.glob("*/ui_messages.json")):
+        for entry in json.loads(ui.read_text()):
+            if entry.get("say") == "api_req_started" and entry.get("text"):
+                call = json.loads(entry["text"])
+                if any(call.get(k) for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites")):
+                    used.append(call)
+                else:
+                    unfinished += 1
+    assert (len(used), unfinished) == (53, 5) and {c["apiProtocol"] for c in used} == {"openai"}
+
+    result = run_audit([tmp_path])
+    assert sorted(f.format for f in result.files if f.requests) == ["cline"] * 8
+    t = result.totals
+    assert (t.requests, t.input, t.cache_write, t.output, t.cache_read, t.unpriced_requests) == (
+        53, 0, sum(c["tokensIn"] - c["cacheReads"] for c in used), sum(c["tokensOut"] for c in used),
+        sum(c["cacheReads"] for c in used), 0)
+    assert (t.cache_write, t.output, t.cache_read) == (981_388, 40_965, 2_536_699)
+    assert sum(n for f in result.files for reason, n in f.skip_reasons if "never finished" in reason) == 5
+    found: dict[str, int] = {}
+    for row in result.rows:
+        found[row.model] = found.get(row.model, 0) + 1
+    assert found == {"anthropic/claude-opus-4.1": 25, "anthropic/claude-sonnet-4": 28}
+    assert abs(float(t.cost_usd) * 1.05 - sum(c["cost"] for c in used)) < 0.01
+    assert sum(r.read_within for r in result.rows) == 32
