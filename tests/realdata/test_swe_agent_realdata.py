@@ -11,9 +11,10 @@ Also 38 real mini-swe-agent 2.2.7 runs on DeepSeek's own API (SWE-bench dev inst
 to 15: 23 on deepseek-chat, 15 on deepseek-reasoner, five of which ended before their first
 call) that a fork kept in its ``output/`` folder and that github.com/SWE-agent/mini-swe-agent
 holds at commit ``ec0e8e849fea5b1619deb1753007201000904672``, from ``PREFIXBENCH_MINI_SWE_AGENT_REPO``
-(default the workplace's mirror), with a rerun (23 on deepseek-chat) beside them and two more runs
-of 23 (lite and bench) and a bench of 100 the commit before (``d6014a38e07e8e5d9fc6f864ea8589ede464f911``) kept: the
-audit's totals equal the trajectories' own sums and its reads are checked against DeepSeek's; and the deepseek-v4-flash run (64 calls) kept as
+(default the workplace's mirror), with a rerun (23 on deepseek-chat) beside them, and two more
+folders of 23 (lite and bench) and a bench of 100 that the commit before
+(``d6014a38e07e8e5d9fc6f864ea8589ede464f911``) kept: the audit's totals equal the trajectories'
+own sums and its reads are checked against DeepSeek's; and the deepseek-v4-flash run (64 calls) kept as
 ``eval/example_trajectories/astropy__astropy-12907.traj.json`` at commit
 ``9c0e0e7784f6a45a9ab1c952639055e592577f58``.
 
