@@ -40,6 +40,12 @@ SAMPLES = [
     ("AbdulAlkawasmeh/metadata-aider", "b7544e2efb5467d731cd5c197365c6bde778cbf3", ".aider.chat.history.md", 12, {"openrouter/openai/gpt-4o-mini"}),
     # claude-3-5-sonnet-20240620, exact and rounded counts
     ("Awhitter/pgstndtrprt", "6497d657daf3076fd9af530eb000a224e9e268ad", ".aider.chat.history.md", 5, {"claude-3-5-sonnet-20240620"}),
+    # claude-3-5-sonnet-20241022 (67 calls) and one claude-3-opus-20240229 call; a gpt-4o run printed no Tokens line
+    ("ArkMaster123/clientdemoNISTAI", "b035b3bfec029e80d76d2189281090b9a5ec2381", ".aider.chat.history.md", 68,
+     {"claude-3-5-sonnet-20241022", "claude-3-opus-20240229"}),
+    # gemini-2.5-pro-preview-05-06 behind a company's OpenAI-compatible gateway, in a subfolder's history
+    ("Ahmedrali/rfp_response_platform", "391b6dbc678b56b203136f7a459b3e24a0f32271", "backend/.aider.chat.history.md", 52,
+     {"openai/google_genai.gemini-2.5-pro-preview-05-06"}),
 ]
 
 _TOKENS = re.compile(r"> Tokens: (\S+) sent(?:, (\S+) cache write)?(?:, (\S+) cache hit)?, (\S+) received\.")

@@ -316,6 +316,87 @@ def test_kilo_gateway_calls_of_a_model_without_writes_keep_their_reading(tmp_pat
     assert [r.usage for r in requests] == [Usage(cache_read=12_000, uncached=2_000, output=50)]
 
 
+def _roo_openrouter_call(ts: int, tokens_in: int, reads: int, cost: float, tokens_out: int = 40) -> dict:
+    # Roo Code's OpenRouter handler: the openai protocol, no upstream named, cacheWrites always 0.
+    text = {"apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": tokens_out, "cacheWrites": 0, "cacheReads": reads, "cost": cost}
+    return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text)}
+
+
+def _roo_task(tmp_path: Path, calls: list[dict], model: str = "anthropic/claude-sonnet-4") -> tuple[list, object]:
+    (tmp_path / "ui_messages.json").write_text(json.dumps(calls))
+    (tmp_path / "api_conversation_history.json").write_text(
+        json.dumps([_env_message(call["ts"] + 300, model) for call in calls]))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    return requests, summary
+
+
+def test_roo_openrouter_writes_of_an_anthropic_model_are_told_from_the_cost(tmp_path: Path) -> None:
+    # Roo Code's OpenRouter handler names no upstream and no write, its cost OpenRouter's bill:
+    # here a key of the user's own, the upstream's bill (30,000 past the reads written at 3.75,
+    # reads at 0.30, output at 15 per 1M) plus OpenRouter's 5% fee. The fee keeps the cost from
+    # splitting to whole tokens: all of the prompt past the reads is read as written.
+    def billed(uncached: int, reads: int) -> float:
+        return 1.05 * (uncached * 3.75e-6 + reads * 0.3e-6 + 40 * 15e-6)
+
+    calls = [_roo_openrouter_call(1_758_800_000_000, 30_000, 0, billed(30_000, 0)),
+             _roo_openrouter_call(1_758_800_020_000, 31_200, 30_000, billed(1_200, 30_000))]
+    requests, summary = _roo_task(tmp_path, calls)
+    assert [r.usage for r in requests] == [  # (main: no write, the prompt past the reads uncached)
+        Usage(cache_write_5m=30_000, output=40),
+        Usage(cache_read=30_000, cache_write_5m=1_200, output=40),
+    ]
+    assert any("Roo Code's OpenRouter handler reports no cache writes" in note for note in summary.notes)
+    assert [r.read_within for r in run_audit([tmp_path]).rows] == [True, True]
+
+
+def test_roo_openrouter_costs_that_split_to_whole_tokens_keep_the_tail_uncached(tmp_path: Path) -> None:
+    # OpenRouter's own credits (no fee): the cost splits the 30,000 into 29,990 written and a
+    # 10-token tail past the last breakpoint.
+    cost = 29_990 * 3.75e-6 + 10 * 3e-6 + 40 * 15e-6
+    requests, _ = _roo_task(tmp_path, [_roo_openrouter_call(1_758_800_000_000, 30_000, 0, cost)])
+    assert [r.usage for r in requests] == [Usage(cache_write_5m=29_990, uncached=10, output=40)]
+
+
+def test_roo_openai_protocol_costs_that_bill_no_write_keep_their_reading(tmp_path: Path) -> None:
+    # A handler to Claude that caches nothing (no breakpoints sent): the cost is the counts at the
+    # input price, so no write is read, and a call whose cost says otherwise does not outvote it.
+    plain = [_roo_openrouter_call(1_758_800_000_000, 30_000, 0, 30_000 * 3e-6 + 40 * 15e-6),
+             _roo_openrouter_call(1_758_800_020_000, 31_200, 0, 31_200 * 3.75e-6 + 40 * 15e-6)]
+    requests, summary = _roo_task(tmp_path, plain)
+    assert [r.usage for r in requests] == [Usage(uncached=30_000, output=40), Usage(uncached=31_200, output=40)]
+    assert not any("Roo Code's OpenRouter handler" in note for note in summary.notes)
+    # A model that bills no write (Gemini's implicit cache) is not read so, whatever its cost.
+    requests, _ = _roo_task(tmp_path, [_roo_openrouter_call(1_758_800_000_000, 30_000, 20_000, 0.5)],
+                            model="google/gemini-2.5-flash")
+    assert [r.usage for r in requests] == [Usage(cache_read=20_000, uncached=10_000, output=40)]
+
+
+def test_a_call_whose_message_the_history_lost_is_named_by_its_own_request(tmp_path: Path) -> None:
+    # A restored task: the history lost the calls' messages. Each api_req_started keeps
+    # the user message it sent as "request", the environment details at its end; a <model> tag
+    # before them (a file the agent read) names nothing.
+    def call(ts: int, request: str) -> dict:
+        text = {"request": request, "apiProtocol": "openai", "tokensIn": 12_000, "tokensOut": 40, "cacheWrites": 0,
+                "cacheReads": 0, "cost": 0.01}
+        return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(text)}
+
+    def details(model: str) -> str:
+        return f"<environment_details>\n# Current Mode\n<slug>code</slug>\n<model>{model}</model>\n</environment_details>"
+
+    ui = [call(1_758_800_000_000, "[read_file] Result: <model>not/this-one</model>\n" + details("google/gemini-2.5-pro")),
+          call(1_758_800_020_000, "[read_file] Result: <model>x-ai/grok-4</model>"),
+          call(1_758_800_040_000, "ok\n" + details("x-ai/grok-code-fast-1"))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    history = [{"role": "assistant", "ts": 1_758_800_045_000, "content": [{"type": "text", "text": "done"}]}]
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests] == ["google/gemini-2.5-pro", "unknown", "x-ai/grok-code-fast-1"]  # (main: all unknown)
+    # A message the history kept still names its call.
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps([_env_message(1_758_800_040_300, "x-ai/grok-4"), *history]))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert [r.model for r in requests][2] == "x-ai/grok-4"
+
+
 def test_kilo_gateway_calls_on_grok_read_into_the_reply_the_next_prompt_holds(tmp_path: Path) -> None:
     # xAI keeps a reply after its prompt and Kilo sends the reply back: a next prompt that holds
     # the previous prompt and its whole reply reads both (main: the previous prompt alone, 12.5%

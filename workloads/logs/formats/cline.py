@@ -273,6 +273,11 @@ _READING_TEXT: dict[str, str] = {
         "least its reads): for an Anthropic model the prompt past the reads read as written, but for the uncached "
         "tail after the last breakpoint where the call's own cost tells it apart"
     ),
+    "cost-folded-writes": (
+        "Roo Code's OpenRouter handler reports no cache writes (the writes folded into tokensIn, the whole prompt) "
+        "while its calls' own costs bill them: for an Anthropic-kind model the prompt past the reads tokensIn read "
+        "as written, but for the uncached tail after the last breakpoint where the call's own cost tells it apart"
+    ),
     "folded-writes": (
         "Kilo Code's gateway and OpenRouter handlers report cacheWrites 0 whatever was written (the writes "
         "folded into tokensIn, the whole prompt): for an Anthropic-kind model the prompt past the reads "
@@ -716,8 +721,8 @@ def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metad
            history_models: _HistoryModels) -> tuple[str, str, bool]:
     """A call's handler, model (``unknown`` where no file names one) and whether the handler is
     Roo Code's / Kilo Code's ``apiProtocol`` (no handler named otherwise): from its entry's
-    ``modelInfo``, else task_metadata.json, else the history's environment details; ``since``:
-    the previous call's start."""
+    ``modelInfo``, else task_metadata.json, else the history's environment details, else those
+    at the end of the entry's own ``request``; ``since``: the previous call's start."""
     model_info = as_dict(call.entry.get("modelInfo"))
     handler = str(model_info.get("providerId") or "")
     model = str(model_info.get("modelId") or "")
@@ -727,6 +732,11 @@ def _named(call: _Pending, sent: int | None, since: int | None, metadata: _Metad
             handler, model = handler or named[0], model or named[1]
     if not model:
         model = history_models.at(sent, call.replied, since) or ""
+    if not model:
+        # Roo Code's and Kilo Code's entry keeps the user message it sent as ``request``, the
+        # environment details (and their <model>) at its end: the call's own, where a rewritten
+        # history lost the message.
+        model = _model_named(call.info.get("request")) or ""
     protocol = not handler and isinstance(call.info.get("apiProtocol"), str)
     if protocol:
         handler = call.info["apiProtocol"]
@@ -895,6 +905,40 @@ def _solve3(rows: list[tuple[int, int, int, Fraction]]) -> tuple[Fraction, Fract
     return found[0], found[1], found[2]
 
 
+def _folded_by_cost(calls: list[_Pending], named: list[tuple[int | None, str, str, bool]]) -> set[str]:
+    """The Anthropic-kind models whose calls under Roo Code's ``openai`` protocol name no
+    ``inferenceProvider`` and report no write, yet whose costs bill the prompt past the reads as
+    written: Roo Code's OpenRouter handler (to late 2025) yields OpenRouter's ``prompt_tokens``
+    (the reads inside, the writes folded in) and no ``cacheWriteTokens`` at all, its cost
+    OpenRouter's ``cost`` plus ``upstream_inference_cost`` (with a key of one's own: the
+    upstream's bill and OpenRouter's 5% fee), as Kilo Code's OpenRouter handler does with the
+    upstream named. Told from the cost: some call's cost is above what its counts price at with
+    no write (by more than 1%) and not below what they price at with the prompt past the reads
+    written, and no call of the model has a cost that fits the first and is below the second."""
+    verdict: dict[str, bool] = {}
+    for call, (sent, handler, model, protocol) in zip(calls, named):
+        info = call.info
+        if (not protocol or _reading(handler)[1] != "subset" or verdict.get(model) is False
+                or isinstance(info.get("inferenceProvider"), str) or _int(info.get("cacheWrites"))
+                or info.get("cancelReason") or info.get("streamingFailedMessage")):
+            continue
+        rules = _provider_of(model)
+        if rules is None or not rules.is_additive or not rules.bills_writes:
+            continue
+        reads, tokens_in, output = _int(info.get("cacheReads")), _int(info.get("tokensIn")), _int(info.get("tokensOut"))
+        dollars, row = _stated_cost(info.get("cost")), _price_row(model, sent)
+        plain = _list_cost(model, sent, tokens_in - reads, reads, output) if reads < tokens_in else None
+        if dollars is None or row is None or plain is None or row.rates.cache_write is None:
+            continue
+        written = plain + (tokens_in - reads) * (row.rates.cache_write - row.rates.input) / 1_000_000
+        logged = Decimal(repr(dollars))
+        if logged > plain * (1 + _COST_ROOM) and logged >= written * (1 - _COST_ROOM):
+            verdict.setdefault(model, True)
+        elif _fits(dollars, plain) and logged < written * (1 - _COST_ROOM):
+            verdict[model] = False
+    return {model for model, folded in verdict.items() if folded}
+
+
 #: Handlers that reported no cached tokens at all in some releases, a gateway's bill as the cost:
 #: Cline's OpenRouter handler before cline/cline#3340 (May 2025: the generation endpoint's
 #: counts, cacheReadTokens 0), and, naming no handler (no apiProtocol before June 2025), Kilo
@@ -1015,6 +1059,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         previous_start = sent
     protocol_additive = _protocol_additive(task.calls, named_calls)
     exclusive = _exclusive_by_cost(task.calls, named_calls)
+    priced_folded = _folded_by_cost(task.calls, named_calls)
     unreported, untold = _unreported_cache(task.calls, named_calls)
     doubled = _doubled_tokens_in(task.calls, named_calls)
     for call, (sent, handler, model, protocol) in zip(task.calls, named_calls):
@@ -1091,10 +1136,12 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         # model an Anthropic-kind upstream serves, Llama on Bedrock: no write to fold).
         folded = (protocol and reading == "subset" and isinstance(info.get("inferenceProvider"), str)
                   and (model == NO_MODEL or _provider_of(model) is not None))
-        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded)
+        # Roo Code's OpenRouter handler folds them the same way, naming no upstream: told from the cost.
+        by_cost = protocol and reading == "subset" and model in priced_folded and not folded
+        gateway = _gateway_writes(handler, rules, usage, model, sent, info.get("cost"), folded or by_cost)
         if gateway is not None:
-            usage, readings[label] = gateway, ("folded-writes" if folded else "whole-gateway-writes"
-                                               if reading == "by-counts-subset" else "gateway-writes")
+            usage, readings[label] = gateway, ("folded-writes" if folded else "cost-folded-writes" if by_cost
+                                               else "whole-gateway-writes" if reading == "by-counts-subset" else "gateway-writes")
         cost += logged_cost(info.get("cost"))
         logged = info.get("cost")
         if isinstance(logged, (int, float)) and not isinstance(logged, bool) and logged == 0:
