@@ -461,10 +461,12 @@ def _count(value: int | None) -> str:
 
 def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
     """One lane's row: reported against predicted (``n/a`` where the file reports no usage, ``-``
-    where the file does and no request of the lane)."""
+    where the file does and no request of the lane); its *hit* ``pred 50.0%`` where no request of
+    it reports its cache use, as a roll-up's (:func:`hit_cell`)."""
+    hit = hit_cell(f"{lane.hit_ratio:.1%}", lane.reported_cache_read is None)
     if not reported:
         return [short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
-                f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", "n/a", _paid(lane), _lost(lane)]
+                f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", hit, _paid(lane), _lost(lane)]
     error = (
         "n/a"
         if not lane.reported_cache_read
@@ -474,17 +476,20 @@ def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
         short(lane.file), lane.lane, f"{lane.requests:,}", _count(lane.reported_cache_read),
         f"{lane.predicted_cache_read:,}", error, _count(lane.reported_cache_write), f"{lane.predicted_cache_write:,}",
         _count(lane.reported_uncached), f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
-        f"{lane.hit_ratio:.1%}", _paid(lane), _lost(lane),
+        hit, _paid(lane), _lost(lane),
     ]
 
 
 def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     short = _namer(result)
-    return list(text_lines(
+    out = list(text_lines(
         ["file", "lane", "reqs", "read", "pred", "err", "write", "pred", "uncached", "pred", "read ±3%", "hit", "paid", "lost"],
         [_lane_cells(lane, lane.file in reported_files, short) for lane in result.lanes],
         set(range(2, 14)),
     ))
+    if any(lane.reported_cache_read is None for lane in result.lanes):
+        out.append(PREDICTED_HIT)
+    return out
 
 
 def _model_lines(result: AuditResult) -> list[str]:

@@ -716,12 +716,13 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
                 "reported_cache_read", "predicted_cache_read", "reported_cache_write", "predicted_cache_write",
                 "reported_uncached", "predicted_uncached")),
             num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
-            num("hit_ratio", lane["hit_ratio"], fmt_pct(lane["hit_ratio"])),
+            num("hit_ratio", lane["hit_ratio"], hit_cell(fmt_pct(lane["hit_ratio"]), lane["reported_cache_read"] is None)),
             num("cost_usd", lane["cost_usd"], _paid(lane)),
             num("lost_usd", lane["lost_usd"], _lost(lane)),
         ]))
+    legend = note(PREDICTED_HIT + ".") if any(lane["reported_cache_read"] is None for lane in lanes) else ""
     return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
-                  "read within 3%", "hit", "paid", "lost"], rows)
+                  "read within 3%", "hit", "paid", "lost"], rows) + legend
 
 
 def _audit_explicit_caches(caches: list[dict], totals: dict, many: dict[str, str]) -> str:

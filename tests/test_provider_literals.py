@@ -317,3 +317,56 @@ if r.model == NO_MODEL and rid != "unknown":
     pass
 '''
     assert [int(v.split(":")[1]) for v in provider_unknown_literals(planted)] == [2, 4, 6]
+
+
+def provider_literal_writes(source: str, name: str = "<source>") -> list[str]:
+    """``file:line`` for every place ``source`` writes the bare ``"unknown"`` as a provider, as
+    :func:`model_literals` finds a model's: assigned to a provider name (``provider = x or
+    "unknown"``), passed as ``provider=``, or returned by a function named for a provider (``def
+    _provider``, ``def provider_of``), instead of ``providers.UNKNOWN.name``. A model, a response
+    id or a loss class that is ``"unknown"`` is not a provider and passes."""
+    out = []
+    for node in ast.walk(ast.parse(source, name)):
+        match node:
+            case ast.Assign(targets=targets, value=value):
+                hit = any(_is_provider(t) and _yields_literal(v) for target in targets for t, v in _pairs(target, value))
+            case ast.AnnAssign(target=target, value=value) if value is not None:
+                hit = _is_provider(target) and _yields_literal(value)
+            case ast.keyword(arg=arg, value=value):
+                hit = arg is not None and arg.lower().endswith("provider") and _yields_literal(value)
+            case ast.FunctionDef(name=fn):
+                hit = "provider" in fn.lower() and any(
+                    isinstance(r, ast.Return) and r.value is not None and _yields_literal(r.value) for r in ast.walk(node))
+            case _:
+                hit = False
+        if hit:
+            out.append(f"{name}:{node.lineno}")
+    return out
+
+
+def test_no_reader_writes_the_bare_literal_for_a_provider_without_rules():
+    found = [v for path in _sources() for v in provider_literal_writes(path.read_text(), path.relative_to(ROOT).as_posix())]
+    assert not found, "a provider without rules is providers.UNKNOWN.name, not the literal 'unknown':\n" + "\n".join(found)
+
+
+def test_a_planted_provider_write_fails_and_other_unknowns_pass():
+    planted = '''
+provider = str(call.get("provider") or "unknown")
+emit(provider=rules.name if rules is not None else "unknown")
+r.provider = table.get(name, "unknown")
+def provider_of(model):
+    return "unknown"
+def _provider(info):
+    if info:
+        return info["id"]
+    return "unknown"
+model, provider = NO_MODEL, "unknown"
+provider = rules.name if rules is not None else UNKNOWN.name
+emit(provider=UNKNOWN.name, model=NO_MODEL)
+loss_class = "unknown"
+key = rid if rid != "unknown" else None
+provider = pick(model == "unknown")
+def _model(value):
+    return "unknown"
+'''
+    assert sorted(int(v.split(":")[1]) for v in provider_literal_writes(planted)) == [2, 3, 4, 5, 7, 11]

@@ -2,8 +2,8 @@
 each compares with itself (exit 0) and fails (exit 1) when one figure worsens past its threshold.
 
 A block-hash trace (agentx-traces, mooncake-conversation) reports no usage: its reported figures
-are null, which compare leaves out on both sides, and its totals' hit ratio is the predicted one,
-the figure that worsens there."""
+are null, which compare leaves out on both sides, and its totals' and each lane's hit ratio are
+the predicted ones, the figures that worsen there."""
 
 from __future__ import annotations
 
@@ -57,25 +57,28 @@ def _predicted_hit(lanes: list[dict]) -> float:
 
 def _a_worse_prediction_fails(data: dict, audit: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An audit of a log none of whose requests reports usage (a block-hash trace), against a copy
-    whose prediction reads 2 points less of the prompts: the totals' predicted hit ratio is the
-    one regression; the lane's predicted figures are shown, not gated; no reported figure is
-    compared (all null)."""
+    whose prediction reads 2 points less of the prompts: the lane's and the totals' predicted hit
+    ratios are the two regressions (the lane's was 0.0 on both sides, taken from reported usage
+    alone); the lane's predicted counts are shown, not gated; no reported figure is compared
+    (all null)."""
     assert all(lane[f"reported_{name}"] is None for lane in data["lanes"] for name in ("cache_read", "cache_write", "uncached", "output"))
     assert data["totals"]["input"] is None and data["totals"]["cache_read"] is None
     assert data["totals"]["hit_ratio"] == round(_predicted_hit(data["lanes"]), 6)
+    assert all(lane["hit_ratio"] == round(_predicted_hit([lane]), 6) for lane in data["lanes"])
     lane = max(data["lanes"], key=lambda lane: lane["predicted_cache_read"])
     whole = sum(lane["predicted_cache_read"] + lane["predicted_cache_write"] + lane["predicted_uncached"] for lane in data["lanes"])
     moved = round(whole * 0.02)
     assert lane["predicted_cache_read"] >= moved, "the largest lane's predicted reads hold 2 points of the prompts"
     lane["predicted_cache_read"] -= moved
     lane["predicted_uncached"] += moved
+    lane["hit_ratio"] = round(_predicted_hit([lane]), 6)
     data["totals"]["hit_ratio"] = round(_predicted_hit(data["lanes"]), 6)
     new = tmp_path / "new.json"
     new.write_text(json.dumps(data))
     assert main(["compare", str(audit), str(new)]) == 1
     out = capsys.readouterr().out
-    assert "FAIL: 1 regression" in out and "reported_" not in out
+    assert "FAIL: 2 regressions" in out and "reported_" not in out
     rows = [line.split() for line in out.splitlines() if "predicted_" in line or "hit_ratio" in line]
-    assert [row[0:3] for row in rows if row[0] == "!"] == [["!", "totals", "hit_ratio"]]
+    assert [(row[1], "hit_ratio" in row) for row in rows if row[0] == "!"] == [("lane", True), ("totals", True)]
     shown = {word for row in rows if row[0] == "lane" for word in row if word.startswith("predicted_")}
     assert shown == {"predicted_cache_read", "predicted_uncached"} and all(row[-1] == "-" for row in rows if row[0] == "lane")

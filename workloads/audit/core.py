@@ -195,6 +195,8 @@ class LaneSummary(msgspec.Struct, frozen=True):
     predicted_uncached: int
     #: Requests whose predicted read is within 3% of the reported one.
     read_within: int
+    #: The reported hit ratio, or the predicted one where no request of the lane reports its
+    #: cache use (``reported_cache_read`` None; the tables' ``pred``): :func:`hit_ratio`.
     hit_ratio: float
     cost_usd: Decimal
     lost_usd: Decimal
@@ -2813,9 +2815,8 @@ class _Roll:
 
     @property
     def hit_ratio(self) -> float:
-        if self.reported:
-            return _ratio(self.read, self.read + self.write + self.uncached)
-        return _ratio(self.predicted_read, self.predicted_read + self.predicted_rest)
+        return hit_ratio(self.read, self.read + self.write + self.uncached, self.reported,
+                         self.predicted_read, self.predicted_read + self.predicted_rest)
 
     def roll_up(self, name: str, extra: Mapping[str, Decimal] = {}) -> RollUp:
         top = min(self.lost_by_cause.items(),
@@ -3425,6 +3426,18 @@ def reported_sum(total: int, reporting: int) -> int | None:
     return total if reporting else None
 
 
+def hit_ratio(read: int, prompt: int, reporting: int, predicted_read: int, predicted_prompt: int) -> float:
+    """A group's hit ratio (the totals', a session's, a day's, a lane's): its reported ``read``
+    over its reported ``prompt`` when ``reporting`` (its requests that report their cache use) is
+    not 0, else the cache model's prediction, ``predicted_read`` over ``predicted_prompt``: a
+    block-hash trace reports nothing, and 0.0 there would claim a cold cache the log never showed.
+    Which of the two a group's ratio is, its reported cache read says (None: predicted; the
+    tables' ``pred``)."""
+    if reporting:
+        return _ratio(read, prompt)
+    return _ratio(predicted_read, predicted_prompt)
+
+
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
@@ -3450,7 +3463,8 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         predicted_cache_write=sum(i.predicted_cache_write for i in items),
         predicted_uncached=sum(i.predicted_uncached for i in items),
         read_within=sum(i.read_within for i in items),
-        hit_ratio=read / (read + write + known) if read + write + known else 0.0,
+        hit_ratio=hit_ratio(read, read + write + known, reporting, sum(i.predicted_cache_read for i in items),
+                            sum(i.predicted_cache_read + i.predicted_cache_write + i.predicted_uncached for i in items)),
         cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
         lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
         lost_tokens=sum(i.lost_tokens for i in items),

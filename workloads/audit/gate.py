@@ -102,12 +102,12 @@ def _dollars(usd: Decimal, requests: int, unpriced: int, left_out: int | None = 
 
 
 def _lane_text(lane: LaneSummary, reported: bool) -> str:
-    """One lane's JUnit ``system-out``, saying what the table's lane row says: a lane whose log
-    reports no cache use has no hit ratio, loss or calibration to give (``n/a``), only the read
-    the cache model predicts."""
-    if not reported:
-        return (f"{lane.requests} requests, no cache use reported (hit ratio, loss and calibration n/a); "
-                f"predicted read {lane.predicted_cache_read:,} tokens")
+    """One lane's JUnit ``system-out``, saying what the table's lane row says: a lane no request
+    of which reports its cache use has no loss or calibration to give (``n/a``), only the hit
+    ratio and the read the cache model predicts (the table's ``pred``)."""
+    if not reported or lane.reported_cache_read is None:
+        return (f"{lane.requests} requests, no cache use reported (loss and calibration n/a); "
+                f"predicted hit ratio {lane.hit_ratio:.2%}, predicted read {lane.predicted_cache_read:,} tokens")
     return (f"{lane.requests} requests, hit ratio {lane.hit_ratio:.2%}, lost {lane.lost_tokens:,} tokens "
             f"({_dollars(lane.lost_usd, lane.requests, lane.unpriced_requests, 0)}), "
             f"predicted read within 3% on {lane.read_within}/{lane.requests}")

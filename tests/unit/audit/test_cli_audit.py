@@ -720,7 +720,8 @@ def test_junit_says_what_the_table_says_of_a_log_without_usage(tmp_path: Path) -
     """A lane whose log reports no cache use (a block-hash trace) said ``hit ratio 0.00%, lost 0
     tokens ($0.0000), predicted read within 3% on 0/N`` in the JUnit file, where the table says
     n/a and ``no usage``; the totals gave the hit ratio without what it is over, and $ figures
-    that leave the unpriced requests out without saying so."""
+    that leave the unpriced requests out without saying so. Its hit ratio is the predicted one,
+    said so, as the table's ``pred`` cell (it was ``n/a``)."""
     log = _session(tmp_path)
     trace = write_jsonl(log.parent / "trace.jsonl", [
         {"timestamp": 0, "input_length": 2048, "output_length": 10, "hash_ids": [0, 1, 2, 3]},
@@ -732,7 +733,7 @@ def test_junit_says_what_the_table_says_of_a_log_without_usage(tmp_path: Path) -
             for case in ElementTree.parse(junit).getroot().find("testsuite").findall("testcase")}
     no_usage = said[str(trace)]
     assert "hit ratio 0.00%" not in no_usage and "$0.0000" not in no_usage and "0/2" not in no_usage
-    assert no_usage.startswith("2 requests, no cache use reported (hit ratio, loss and calibration n/a); predicted read ")
+    assert no_usage.startswith("2 requests, no cache use reported (loss and calibration n/a); predicted hit ratio 44.44%, predicted read ")
     assert said[str(log)].startswith("3 requests, hit ratio 32.96%, lost ") and "$0.0524" in said[str(log)]
     totals = said["prefixbench audit"]
     assert "(of the 3 requests that report their cache use)" in totals and "paid $" in totals and " + 2 unpriced" in totals

@@ -4,6 +4,7 @@ details cut at a word boundary with the whole text in audit.md, and audit.png on
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -331,3 +332,58 @@ def test_totals_of_an_audit_no_request_of_which_reports_usage_are_null(tmp_path,
     assert main(["compare", str(tmp_path / "blind.json"), str(tmp_path / "blind.json")]) == 0
     assert main(["compare", str(tmp_path / "blind.json"), str(tmp_path / "seen.json")]) in (0, 1)
     assert "Traceback" not in capsys.readouterr().err
+
+
+def _mooncake(path: Path, second: list[int]) -> Path:
+    """Two requests of 2,048 tokens in 512-token blocks: the second's hashes ``second``."""
+    path.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": ids}) + "\n"
+                            for t, ids in ((0, [1, 2, 3, 4]), (9, second))))
+    return path
+
+
+def test_a_lane_that_reports_no_cache_use_has_the_predicted_hit_ratio(tmp_path, capsys):
+    """A block-hash trace's lane had ``hit_ratio: 0.0`` in audit.json (its ratio was taken from
+    reported usage alone, and it reports none) and ``n/a`` in the tables: now the predicted one,
+    as its session's, day's and the totals' (null ``reported_cache_read`` says so in JSON; the
+    tables say ``pred 50.0%`` with the legend line). A lane that reports keeps its reported ratio."""
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
+    logs = _two_sessions(tmp_path / "logs")
+    result = run_audit([trace, logs])
+    blind = next(lane for lane in result.lanes if lane.file.endswith("mooncake.jsonl"))
+    assert blind.reported_cache_read is None
+    assert blind.hit_ratio == pytest.approx(0.5) == result.sessions[0].hit_ratio
+    seen = [lane for lane in result.lanes if lane is not blind]
+    assert seen and all(lane.hit_ratio == pytest.approx(lane.reported_cache_read / (
+        lane.reported_cache_read + lane.reported_cache_write + lane.reported_uncached)) for lane in seen)
+    lanes = audit_table(result).split("lanes: reported vs predicted")[1].split("\nmodels")[0]
+    row = next(line for line in lanes.splitlines() if line.startswith("mooncake.jsonl"))
+    assert "pred 50.0%" in row and "pred" not in "".join(line for line in lanes.splitlines() if line.startswith("s"))
+    assert "pred: no request of the row reports its cache use; its hit ratio is the cache model's prediction" in lanes
+    assert "pred 50.0%" in audit_markdown(result).split("lanes: reported vs predicted")[1]
+    page = audit_html(result).split('id="lanes"')[1]
+    assert "pred 50.0%" in page.split("</table>")[0] and "the cache model&#x27;s prediction" in page.split("</table>")[1][:400]
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["lanes"][0]["hit_ratio"] == 0.5 == record["totals"]["hit_ratio"]
+    assert record["lanes"][0]["reported_cache_read"] is None and record["totals"]["cache_read"] is None
+    # a log whose every lane reports: no mark, no legend
+    alone = audit_table(run_audit([logs])).split("lanes: reported vs predicted")[1].split("\nmodels")[0]
+    assert not re.search(r"pred \d", alone) and "pred:" not in alone
+
+
+def test_compare_fails_on_a_block_hash_lane_whose_predicted_hit_ratio_drops(tmp_path, capsys):
+    """Two audits of one block-hash trace, the second's later request sharing half the blocks it
+    shared before: the lane's predicted hit ratio drops 50% -> 25% and compare names the lane's
+    ``hit_ratio`` as well as the totals' (the lane's was 0.0 on both sides, so no lane failed)."""
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    (tmp_path / "base.json").write_text(capsys.readouterr().out)
+    _mooncake(trace, [1, 2, 7, 8])
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    (tmp_path / "new.json").write_text(capsys.readouterr().out)
+    assert json.loads((tmp_path / "new.json").read_text())["lanes"][0]["hit_ratio"] == 0.25
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json")]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL: 2 regressions" in out
+    failed = [line.split() for line in out.splitlines() if line.startswith("!")]
+    assert [(row[1], "hit_ratio" in row) for row in failed] == [("lane", True), ("totals", True)]

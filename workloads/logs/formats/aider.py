@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -492,7 +492,7 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 seq=len(out),
                 sent_ms=None,
                 ready_ms=None,
-                provider=rules.name if rules is not None and rules.reports_usage else "unknown",
+                provider=rules.name if rules is not None and rules.reports_usage else UNKNOWN.name,
                 model=call.model,
                 usage=usage,
                 prefix=call.prefix,

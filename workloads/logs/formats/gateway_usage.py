@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, OPENAI, hosted_provider, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.usage import Usage
 
@@ -141,7 +141,7 @@ def provider_of(model: str, anthropic_shaped: bool) -> str:
         rules = hosted_provider(segments[0])
         if rules is not None:
             return rules.name
-    return ANTHROPIC.name if anthropic_shaped else "unknown"
+    return ANTHROPIC.name if anthropic_shaped else UNKNOWN.name
 
 
 def upstream_of(response: Mapping[str, object]) -> str:

@@ -63,7 +63,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers import UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -293,7 +293,7 @@ class _Session:
         model = request.get("model") if isinstance(request.get("model"), str) and request.get("model") else value.get("model")
         model = str(model)[:120] if isinstance(model, str) and model else NO_MODEL
         rules = provider_of_model(model)
-        provider = rules.name if rules is not None and rules.reports_usage else _CODE_PROTOCOLS.get(str(request.get("provider")), "unknown")
+        provider = rules.name if rules is not None and rules.reports_usage else _CODE_PROTOCOLS.get(str(request.get("provider")), UNKNOWN.name)
         head_key = ":".join(str(request.get(k))[:80] for k in ("systemPromptHash", "toolsHash")) if request else ""
         tools = str(request.get("toolsHash"))[:80] if request.get("toolsHash") is not None else None
         if lane.model is not None and model != lane.model:

@@ -61,7 +61,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, OPENAI, counted_as, hosted_provider, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
@@ -299,7 +299,7 @@ def _provider(info: dict) -> Provider:
     """Who served a call, from the message's ``providerID`` and ``modelID``."""
     name = str(info.get("providerID") or "")
     if self_hosted(name):  # (Ollama, LM Studio: the host's cache, not the model maker's)
-        return "unknown"
+        return UNKNOWN.name
     rules = hosted_provider(name)
     if rules is None:
         rules = provider_of_model(str(info.get("modelID") or "").rsplit("/", 1)[-1])

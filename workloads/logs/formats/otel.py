@@ -452,7 +452,7 @@ def _provider(attributes: dict, model: str) -> str:
         rules = hosted_provider(system.lower()) if isinstance(system, str) else None
         if rules is not None:
             break
-    return rules.name if rules is not None and rules.reports_usage else "unknown"
+    return rules.name if rules is not None and rules.reports_usage else UNKNOWN.name
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:

@@ -59,7 +59,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import counted_as, hosted_provider, provider_of_model
+from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
@@ -442,7 +442,7 @@ class _Session:
         self.cost += spent
         self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
-        provider = str(call.get("provider") or "unknown")
+        provider = str(call.get("provider") or UNKNOWN.name)
         model = zen_model(provider, str(call.get("model") or NO_MODEL))
         # A warm call's prompt is the latest request's; a summary's and any other's are their own.
         head = f"pi:{self.name}:{provider}:{model}" if warm else f"pi:{self.name}:{kind}:{provider}:{model}"
@@ -580,7 +580,7 @@ class _Session:
 
     def _add(self, record: Record, message: dict, usage: Usage, sent: int | None) -> str:
         """Append one request; its node."""
-        provider = str(message.get("provider") or "unknown")
+        provider = str(message.get("provider") or UNKNOWN.name)
         asked = str(message.get("model") or NO_MODEL)
         # OpenCode Zen prices a call by its own name of the model asked for (its free models, $0);
         # elsewhere the model that answered is the call's (:func:`_served_model`).

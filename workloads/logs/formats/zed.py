@@ -52,7 +52,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import agent_handler, provider_of_model
+from prefixbench.simulator.providers import UNKNOWN, agent_handler, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_PEERS, Usage
 from prefixbench.workloads.logs.formats import opencode_db
@@ -279,7 +279,7 @@ class _Thread:
                         seq=len(self.out),
                         sent_ms=None,
                         ready_ms=None,
-                        provider=rules.name if rules is not None else "unknown",
+                        provider=rules.name if rules is not None else UNKNOWN.name,
                         model=model,
                         usage=usage,
                         prefix=Prefix(head, node, parent, max(1, blocks)),
