@@ -751,7 +751,8 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             other = root(other)
             if other != here:
                 joined[other] = here
-    reached = {root(elements[j]) for j in changed}
+    # (each unit's root once: a TTL plan changes every request, most of one unit)
+    reached = {root(u) for u in {elements[j] for j in changed}}
     if found < len(logged):  # a request the plan leaves out: its unit is changed too
         present = set(keys)
         reached.update(root(unit[i]) for i, key in enumerate(ref.keys) if key not in present)
@@ -774,6 +775,8 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
 def _find(joined: dict, x):
     """The root of ``x`` in the union-find forest ``joined`` (child -> parent), the path to it
     flattened on the way."""
+    if x not in joined:  # (most elements: a root, no path to flatten)
+        return x
     path = []
     while x in joined:
         path.append(x)
@@ -791,20 +794,30 @@ def _parts(requests: Sequence[TraceRequest], positions: Sequence[int], elements:
     Each part is predicted on a cache of its own, so the predictor holds one part's chain nodes
     at a time, not those of every request predicted again."""
     joined: dict[object, object] = {}
+    # Each element's unit, looked up once (``root``'s forest does not change here; a part's
+    # requests share a few elements).
+    units: dict[int, int] = {}
+    done: set[tuple[int, str, str]] = set()
 
     def top(x: object) -> object:
         return _find(joined, x)
 
     for j in positions:
-        u = root(elements[j])
+        u = units.get(elements[j])
+        if u is None:
+            u = units[elements[j]] = root(elements[j])
         if u in reached:
             r = requests[j]
+            pair = (u, r.file, r.lane)
+            if pair in done:  # (joined already: a lane's requests mostly share one unit)
+                continue
+            done.add(pair)
             a, b = top(u), top((r.file, r.lane))
             if a != b:
                 joined[b] = a
     parts: dict[object, array] = {}  # (8 bytes a position, not an int object and a slot)
     for j in positions:
-        u = root(elements[j])
+        u = units[elements[j]]  # (every position's element looked up above)
         if u in reached:
             parts.setdefault(top(u), array("q")).append(j)
     return list(parts.values())
