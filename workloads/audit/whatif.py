@@ -678,7 +678,8 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     if not link:
         sources = {}
     else:
-        sources = ref.sources if same or aligned else compaction_sources(requests[i] for i in positions)
+        keyed = _unmoved(requests)  # (keys and kinds only: no moved request made for them)
+        sources = ref.sources if same or aligned else compaction_sources(keyed[i] for i in positions)
     index, logged, unit = ref.index, ref.requests, ref.unit
     ref_ticks, ref_readies = ref.clock[0], ref.clock[1]
     #: Elements the log has no unit for (added requests, slots no logged request has).
@@ -705,7 +706,7 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             elif _ttl_moves(r, ttl(r)):
                 changed.append(j)
     else:
-        keys, found, placed = _Keys(requests), 0, len(requests) == len(logged)
+        keys, found, placed = _Keys(_unmoved(requests)), 0, len(requests) == len(logged)
         elements = []
         for j, r in enumerate(requests):
             key = (r.file, r.lane, r.seq)
@@ -979,6 +980,13 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: Mapping[
         for (file, lane), delay in sorted(shift.items())
     )
     return _Plan(moved, lambda r: None, detail)
+
+
+def _unmoved(requests: Sequence[TraceRequest]) -> Sequence[TraceRequest]:
+    """The log's requests behind a plan that moves some in time (:class:`_Shifted`), else
+    ``requests``: a moved request keeps its key, lane and kinds, so what reads only those reads
+    them here, without a moved request made for each (one a request and a read)."""
+    return requests.requests if type(requests) is _Shifted else requests
 
 
 class _Shifted(Sequence[TraceRequest]):
@@ -1423,7 +1431,7 @@ def _evaluate(
     # table of them.
     sent = plan.requests
     placed = sent is requests or len(sent) == len(requests) + len(plan.added) and all(
-        p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(sent, requests))
+        p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(_unmoved(sent), requests))
     by_key = None if placed else {(r.file, r.lane, r.seq): r for r in sent}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
     for r in plan.added:
