@@ -1815,6 +1815,8 @@ class Predictor:
         self.start_warm = frozenset(heads.start_warm)
         self.ttl = ttl
         self.chains: dict[str, ChainCache] = {}
+        #: Per provider name, :func:`chain_rules` of it and their chain model (:meth:`_chain`).
+        self.chained: dict[str, tuple[ProviderRules, ChainCache]] = {}
         self.bodies: dict[str, SimulatedProvider] = {}
         #: The keys of :attr:`bodies` whose model replays in a step of its own, not the one asked.
         self.own_step: set[str] = set()
@@ -1951,8 +1953,11 @@ class Predictor:
 
 
     def _chain(self, r: TraceRequest, prefix: Prefix, usage: Usage, tick: int, ready: int, uses: int | None = None) -> Prediction:
-        rules = chain_rules(r.provider)
-        cache = self._chain_cache(rules)
+        chained = self.chained.get(r.provider)
+        if chained is None:  # (the rules and their model once a provider, not two lookups a request)
+            rules = chain_rules(r.provider)
+            chained = self.chained[r.provider] = (rules, self._chain_cache(rules))
+        rules, cache = chained
         ttl = self._ttl_label(r, usage)
         # Fast and standard calls do not share cached prefixes (Anthropic's fast-mode page:
         # "Requests at different speeds do not share cached prefixes"): a fast call is a family
@@ -2032,10 +2037,11 @@ class Predictor:
     def _ttl_label(self, r: TraceRequest, usage: Usage) -> str:
         """The TTL a chain request writes with."""
         asked = self.ttl(r) if self.ttl else None
-        if rules_for(r.provider).request_ttl is not None:
+        provider = rules_for(r.provider)
+        if provider.request_ttl is not None:
             # The provider decides per request (OpenAI): a what-if's retention where the model
             # offers it, else the body's, else the model's default on the day it was sent.
-            return rules_for(r.provider).ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
+            return provider.ttl_label(r.model, asked or r.asked_retention, r.sent_ms) or "5m"
         return asked or ("1h" if usage.cache_write_1h else "5m")
 
     def head_touch(self, r: TraceRequest, tick: int, ready: int) -> tuple[bool, int | None, int]:

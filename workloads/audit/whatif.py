@@ -678,7 +678,8 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
     if not link:
         sources = {}
     else:
-        sources = ref.sources if same or aligned else compaction_sources(requests[i] for i in positions)
+        keyed = _unmoved(requests)  # (keys and kinds only: no moved request made for them)
+        sources = ref.sources if same or aligned else compaction_sources(keyed[i] for i in positions)
     index, logged, unit = ref.index, ref.requests, ref.unit
     ref_ticks, ref_readies = ref.clock[0], ref.clock[1]
     #: Elements the log has no unit for (added requests, slots no logged request has).
@@ -705,7 +706,7 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             elif _ttl_moves(r, ttl(r)):
                 changed.append(j)
     else:
-        keys, found, placed = _Keys(requests), 0, len(requests) == len(logged)
+        keys, found, placed = _Keys(_unmoved(requests)), 0, len(requests) == len(logged)
         elements = []
         for j, r in enumerate(requests):
             key = (r.file, r.lane, r.seq)
@@ -751,7 +752,8 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
             other = root(other)
             if other != here:
                 joined[other] = here
-    reached = {root(elements[j]) for j in changed}
+    # (each unit's root once: a TTL plan changes every request, most of one unit)
+    reached = {root(u) for u in {elements[j] for j in changed}}
     if found < len(logged):  # a request the plan leaves out: its unit is changed too
         present = set(keys)
         reached.update(root(unit[i]) for i, key in enumerate(ref.keys) if key not in present)
@@ -774,6 +776,8 @@ def _resimulate(ref: _Reference, requests: list[TraceRequest], summaries, ttl: T
 def _find(joined: dict, x):
     """The root of ``x`` in the union-find forest ``joined`` (child -> parent), the path to it
     flattened on the way."""
+    if x not in joined:  # (most elements: a root, no path to flatten)
+        return x
     path = []
     while x in joined:
         path.append(x)
@@ -791,20 +795,30 @@ def _parts(requests: Sequence[TraceRequest], positions: Sequence[int], elements:
     Each part is predicted on a cache of its own, so the predictor holds one part's chain nodes
     at a time, not those of every request predicted again."""
     joined: dict[object, object] = {}
+    # Each element's unit, looked up once (``root``'s forest does not change here; a part's
+    # requests share a few elements).
+    units: dict[int, int] = {}
+    done: set[tuple[int, str, str]] = set()
 
     def top(x: object) -> object:
         return _find(joined, x)
 
     for j in positions:
-        u = root(elements[j])
+        u = units.get(elements[j])
+        if u is None:
+            u = units[elements[j]] = root(elements[j])
         if u in reached:
             r = requests[j]
+            pair = (u, r.file, r.lane)
+            if pair in done:  # (joined already: a lane's requests mostly share one unit)
+                continue
+            done.add(pair)
             a, b = top(u), top((r.file, r.lane))
             if a != b:
                 joined[b] = a
     parts: dict[object, array] = {}  # (8 bytes a position, not an int object and a slot)
     for j in positions:
-        u = root(elements[j])
+        u = units[elements[j]]  # (every position's element looked up above)
         if u in reached:
             parts.setdefault(top(u), array("q")).append(j)
     return list(parts.values())
@@ -966,6 +980,13 @@ def _plan_stagger(requests: list[TraceRequest], summaries, heads, base: Mapping[
         for (file, lane), delay in sorted(shift.items())
     )
     return _Plan(moved, lambda r: None, detail)
+
+
+def _unmoved(requests: Sequence[TraceRequest]) -> Sequence[TraceRequest]:
+    """The log's requests behind a plan that moves some in time (:class:`_Shifted`), else
+    ``requests``: a moved request keeps its key, lane and kinds, so what reads only those reads
+    them here, without a moved request made for each (one a request and a read)."""
+    return requests.requests if type(requests) is _Shifted else requests
 
 
 class _Shifted(Sequence[TraceRequest]):
@@ -1411,7 +1432,7 @@ def _evaluate(
     # table of them.
     sent = plan.requests
     placed = sent is requests or len(sent) == len(requests) + len(plan.added) and all(
-        p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(sent, requests))
+        p is r or (p.file, p.lane, p.seq) == (r.file, r.lane, r.seq) for p, r in zip(_unmoved(sent), requests))
     by_key = None if placed else {(r.file, r.lane, r.seq): r for r in sent}
     keep_alive: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
     for r in plan.added:
