@@ -499,6 +499,13 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     ))
 
 
+#: Said under the models table when a row's provider is ``engine`` (a block-hash trace's).
+ENGINE_PROVIDER = (
+    "engine: a self-hosted inference engine's block cache (block-hash traces name no provider): "
+    "predicted by block hashes, no usage reported, no prices"
+)
+
+
 def _model_lines(result: AuditResult) -> list[str]:
     return list(text_lines(
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
@@ -510,7 +517,7 @@ def _model_lines(result: AuditResult) -> list[str]:
             for m in result.models
         ],
         set(range(2, 9)),
-    ))
+    )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else [])
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:
