@@ -477,7 +477,10 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
     )
     audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2, xz or zstd compressed: *.jsonl.gz ...; for agents' databases: *.db, *.sqlite; and for aider's chat histories: *.md, .aider.chat.history.md); - reads one log from standard input, its format found from its content")
-    audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
+    audit.add_argument(
+        "--input", default="auto", choices=formats.input_choices(), metavar="FORMAT",
+        help=f"{formats.input_help()}. FORMAT: {', '.join(formats.input_choices())}",
+    )
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")
