@@ -77,6 +77,20 @@ class _Formatter(argparse.HelpFormatter):
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """argparse's, but a line never ends inside a hyphenated name (``mini-swe-`` / ``agent``
+        read as two words): names of formats, cache models and strategies stay whole."""
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """The description's paragraph, wrapped as :meth:`_split_lines` wraps an option's help."""
+        import textwrap
+
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit 2), like every other user error."""
