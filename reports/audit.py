@@ -426,18 +426,28 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     return out
 
 
+def _readable_unknown(c) -> bool:
+    """A cold compaction whose readable prefix the log does not tell (no cached prefix known, e.g.
+    the head it shares is unlogged): its 0 is no figure, and its warm cost is unknown."""
+    return c.verdict == "cold" and c.cache_read is not None and c.expected_cache_read == 0
+
+
 def _compaction_lines(result: AuditResult) -> list[str]:
-    """Every compaction the log shows, judged warm or cold, and what the cold ones would have cost warm."""
+    """Every compaction the log shows, judged warm or cold, and what the cold ones would have cost
+    warm. One whose readable prefix is unknown shows ``?`` and stays out of the cold sums."""
     found = result.compactions
     if not found:
         return []
     cold = [c for c in found if c.verdict == "cold"]
+    judged = [c for c in cold if not _readable_unknown(c)]
+    unknown = len(cold) - len(judged)
     short = _namer(result)
-    paid = sum((c.cost_usd or Decimal(0) for c in cold), Decimal(0))
-    warm = sum((c.warm_cost_usd or Decimal(0) for c in cold), Decimal(0))
+    paid = sum((c.cost_usd or Decimal(0) for c in judged), Decimal(0))
+    warm = sum((c.warm_cost_usd or Decimal(0) for c in judged), Decimal(0))
     head = (
         f"compactions ({len(found)}: {len(found) - len(cold)} warm, {len(cold)} cold"
-        + (f"; the cold ones paid {format_usd(paid)}, warm they would have cost {format_usd(warm)}" if cold else "")
+        + (f"; the cold ones paid {format_usd(paid)}, warm they would have cost {format_usd(warm)}" if judged else "")
+        + (f"; {unknown} whose readable prefix the log does not tell (?): not in these sums" if unknown else "")
         + ")"
     )
     return ["", head, *text_lines(
@@ -445,8 +455,10 @@ def _compaction_lines(result: AuditResult) -> list[str]:
         [
             [
                 f"{short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
-                "-" if c.cache_read is None else f"{c.cache_read:,}", f"{c.expected_cache_read:,}",
-                _usd(c.cost_usd), _usd(c.warm_cost_usd), c.cause or "", ellipsize(visible(c.detail), DETAIL_WIDTH),
+                "-" if c.cache_read is None else f"{c.cache_read:,}",
+                "?" if _readable_unknown(c) else f"{c.expected_cache_read:,}",
+                _usd(c.cost_usd), "?" if _readable_unknown(c) else _usd(c.warm_cost_usd),
+                c.cause or "", ellipsize(visible(c.detail), DETAIL_WIDTH),
             ]
             for c in found
         ],
@@ -492,6 +504,13 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     return out
 
 
+#: Said under the models table when a row's provider is ``engine`` (a block-hash trace's).
+ENGINE_PROVIDER = (
+    "engine: a self-hosted inference engine's block cache (block-hash traces name no provider): "
+    "predicted by block hashes, no usage reported, no prices"
+)
+
+
 def _model_lines(result: AuditResult) -> list[str]:
     return list(text_lines(
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
@@ -503,7 +522,7 @@ def _model_lines(result: AuditResult) -> list[str]:
             for m in result.models
         ],
         set(range(2, 9)),
-    ))
+    )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else [])
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:

@@ -77,6 +77,20 @@ class _Formatter(argparse.HelpFormatter):
     def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
         super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
 
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        """argparse's, but a line never ends inside a hyphenated name (``mini-swe-`` / ``agent``
+        read as two words): names of formats, cache models and strategies stay whole."""
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """The description's paragraph, wrapped as :meth:`_split_lines` wraps an option's help."""
+        import textwrap
+
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit 2), like every other user error."""
@@ -477,7 +491,10 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
     )
     audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2, xz or zstd compressed: *.jsonl.gz ...; for agents' databases: *.db, *.sqlite; and for aider's chat histories: *.md, .aider.chat.history.md); - reads one log from standard input, its format found from its content")
-    audit.add_argument("--input", default="auto", choices=formats.input_choices(), help=formats.input_help())
+    audit.add_argument(
+        "--input", default="auto", choices=formats.input_choices(), metavar="FORMAT",
+        help=f"{formats.input_help()}. FORMAT: {', '.join(formats.input_choices())}",
+    )
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")

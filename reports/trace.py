@@ -233,7 +233,7 @@ def cmd_record(options: RecordOptions) -> int:
         else:
             count, where = write_recorded(options.file, run, requests, replace=options.force), str(options.file)
         progress.finished(f"{engine}/{options.preset} {options.workload} at {window:,} tokens")
-    what = f"{count} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)"
+    what = f"{count:,} requests ({run.engine}/{run.preset}, {run.workload} at {window:,} tokens)"
     refused = sum(observation.is_rejected for observation in run.observations)
     if refused:  # in the log as sent: replay without the same --profile would count them as accepted
         what += (f"; {options.profile} refused {refused:,} of them (HTTP 400, never cached): "

@@ -153,6 +153,9 @@ def _sweep_from_csv(text: str, source: str) -> Result:
     if missing and "strategy" in header:  # bench-runs.csv or leaderboard.csv
         raise UserError(f"{source}:1: a bench result (its 'strategy' column); compare reads sweep and audit results "
                         "(runs.csv, sweep --format json, audit --format json), not a bench's")
+    if missing and {"file", "lane"} <= set(header):  # an audit's audit.csv, one row per request
+        raise UserError(f"{source}:1: an audit's per-request CSV (its 'file' and 'lane' columns); compare reads an "
+                        "audit as audit.json (written beside it by --out) or audit --format json")
     if missing:
         raise UserError(f"{source}:1: not runs.csv: missing column(s) {', '.join(missing)}")
     records = []

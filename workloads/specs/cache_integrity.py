@@ -86,7 +86,7 @@ def judge_no_silent_rewrite(run: Run, preset: str) -> SpecResult:
     cold = [o.index for o in run.conversations if o.index > 0 and o.cached_tokens == 0 and not o.is_rejected]
     if cold:
         return SpecResult(name, Verdict.VIOLATED, f"request #{cold[0]} reused not even the static head", preset)
-    return SpecResult(name, Verdict.PASS, f"{len(run.conversations)} conversation requests, every break explained", preset)
+    return SpecResult(name, Verdict.PASS, f"{len(run.conversations):,} conversation requests, every break explained", preset)
 
 
 def check_window_bound(preset: str, window: int) -> SpecResult:

@@ -57,7 +57,7 @@ Judgement = tuple[Verdict, str]
 
 
 def _calls(count: int) -> str:
-    return f"{count} summary call" + ("" if count == 1 else "s")
+    return f"{count:,} summary call" + ("" if count == 1 else "s")
 
 
 def _conversations(observations: Sequence[Observation]) -> list[Observation]:
@@ -74,7 +74,7 @@ def _refused(observations: Sequence[Observation]) -> str:
     refused = sum(1 for o in observations if o.is_rejected)
     if not refused:
         return ""
-    return f"; judged on the {len(observations) - refused} of {len(observations)} requests the provider accepted ({refused} refused, never cached)"
+    return f"; judged on the {len(observations) - refused:,} of {len(observations):,} requests the provider accepted ({refused:,} refused, never cached)"
 
 
 def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
@@ -90,10 +90,10 @@ def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
     if len(accepted) < 2 and len(conversations) >= 2:
         refused = sum(1 for o in observations if o.is_rejected)
         return Verdict.VACUOUS, (
-            f"{refused} of {len(observations)} requests refused (never cached): {len(accepted)} accepted conversation "
+            f"{refused:,} of {len(observations):,} requests refused (never cached): {len(accepted)} accepted conversation "
             f"request{'' if len(accepted) == 1 else 's'}, no break to judge, so the spec proves nothing"
         )
-    return Verdict.PASS, f"{len(conversations)} conversation requests, every break explained{_refused(observations)}"
+    return Verdict.PASS, f"{len(conversations):,} conversation requests, every break explained{_refused(observations)}"
 
 
 def judge_summary_bound(observations: Sequence[Observation]) -> Judgement:
@@ -158,10 +158,10 @@ def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgemen
     if rejected:
         first = rejected[0]
         return Verdict.VIOLATED, (
-            f"{len(rejected)} of {len(observations)} requests refused under {profile}; "
+            f"{len(rejected):,} of {len(observations):,} requests refused under {profile}; "
             f"first request #{first.index} ({first.purpose}): HTTP {first.status} {first.error}"
         )
-    return Verdict.PASS, f"{len(observations)} requests under {profile}, none refused"
+    return Verdict.PASS, f"{len(observations):,} requests under {profile}, none refused"
 
 
 def judge_window(observations: Sequence[Observation], window: int | None = None) -> Judgement:
@@ -179,7 +179,7 @@ def judge_window(observations: Sequence[Observation], window: int | None = None)
         else:
             what = f"{first.prompt_tokens:,} tokens > {window:,} maximum (refused first with HTTP {first.status} {first.error})"
         return Verdict.VIOLATED, (
-            f"{len(over)} of {len(observations)} requests over the context window; first request #{first.index} "
+            f"{len(over):,} of {len(observations):,} requests over the context window; first request #{first.index} "
             f"({first.purpose}): {what}"
         )
     largest = max((o.prompt_tokens for o in observations), default=0)
@@ -188,10 +188,10 @@ def judge_window(observations: Sequence[Observation], window: int | None = None)
         # A request a strict profile refuses is refused before its length is checked.
         unchecked = "their length unchecked by the provider" if window is None else "each within the window"
         return Verdict.PASS, (
-            f"{len(observations)} requests, largest prompt {largest:,} tokens, none refused as over the window "
-            f"({other} refused first for another reason, {unchecked})"
+            f"{len(observations):,} requests, largest prompt {largest:,} tokens, none refused as over the window "
+            f"({other:,} refused first for another reason, {unchecked})"
         )
-    return Verdict.PASS, f"{len(observations)} requests, largest prompt {largest:,} tokens, none over the window"
+    return Verdict.PASS, f"{len(observations):,} requests, largest prompt {largest:,} tokens, none over the window"
 
 
 #: The cached-read price as a share of the input price for a model without a price row (the
@@ -282,7 +282,7 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
         refused = sum(1 for o in observations if o.is_rejected)
         if declared and refused:
             return Verdict.VACUOUS, (
-                f"{declared} request{'' if declared == 1 else 's'} declared a durable rewrite, but {refused} of {len(observations)} requests were "
+                f"{declared} request{'' if declared == 1 else 's'} declared a durable rewrite, but {refused:,} of {len(observations):,} requests were "
                 "refused (never cached): no rewrite landed between two accepted requests, so the spec proves nothing"
             )
         return Verdict.VACUOUS, "no durable rewrite, so the spec proves nothing"
@@ -305,7 +305,7 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
         return Verdict.VACUOUS, f"{len(paybacks)} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
     slowest = max(judged, key=lambda p: p.needed or 0.0)
     return Verdict.PASS, (
-        f"{len(judged)} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served})"
+        f"{len(judged):,} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served:,})"
         + (f"; {len(paybacks) - len(judged)} cut short by the session's end" if len(judged) < len(paybacks) else "")
         + f" ({source})"
         + _refused(observations)

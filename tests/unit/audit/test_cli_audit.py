@@ -774,3 +774,20 @@ def test_a_proxy_capture_of_calls_never_answered_is_recognised_and_names_their_e
     assert len(err.splitlines()) == 1 and "unknown log format" not in err
     assert f"({log}: no call in it was answered: the proxy recorded 3 calls the upstream never answered (" in err
     assert f"{error} (x2); upstream timed out after 600 s)" in err
+
+
+def test_the_input_option_is_one_word_in_the_usage_and_its_formats_listed_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--input`` took five lines of the usage and was listed twice (usage and option): the usage
+    says FORMAT, and the option's help lists every format name once, the default first."""
+    from prefixbench.workloads.logs import formats
+
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    help_text = capsys.readouterr().out
+    usage = help_text.split("\n\n", 1)[0]
+    assert "[--input FORMAT]" in usage and "claude-code" not in usage
+    flat = " ".join(help_text.split()).replace("- ", "-")  # argparse may wrap a line at a hyphen
+    assert flat.count("anthropic-bodies") == 1  # in the list of names, once
+    assert all(name in flat for name in formats.input_choices())
+    assert main(["audit", "--input", "nosuch", "x.jsonl"]) == 2
+    assert "invalid choice: 'nosuch'" in capsys.readouterr().err

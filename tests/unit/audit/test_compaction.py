@@ -273,3 +273,21 @@ def test_a_compaction_call_is_judged_whatever_it_reports(read: int, write: int, 
     (call,) = [c for c in result.compactions if c.kind == "call"]
     assert call.verdict == ("warm" if read >= min(164_830, read + write + uncached) * 0.97 else "cold")
     assert call.warm_cost_usd == call.cost_usd - (call.lost_usd or 0)
+
+
+def test_a_compaction_whose_readable_prefix_is_unknown_shows_no_zero_and_stays_out_of_the_sums() -> None:
+    """A compaction after which the log tells no cached prefix (its head unlogged) is no 0 and no
+    warm cost equal to its price: the table says it is unknown, and the header's cold sums leave it out."""
+    result = run_audit([CC21])
+    known = replace(result.compactions[0], verdict="cold", cache_read=0, expected_cache_read=100,
+                    cost_usd=Decimal("0.5"), lost_usd=Decimal("0.2"), warm_cost_usd=Decimal("0.3"))
+    unknown = replace(result.compactions[0], kind="after", verdict="cold", cache_read=0, expected_cache_read=0,
+                      cost_usd=Decimal("0.1717"), lost_usd=Decimal(0), warm_cost_usd=Decimal("0.1717"),
+                      detail="read 0 of its 25,739 tokens; the log does not tell what it could have read")
+    table = audit_table(replace(result, compactions=(known, unknown)))
+    lines = table.splitlines()
+    head = next(line for line in lines if line.startswith("compactions ("))
+    assert "the cold ones paid $0.5000, warm they would have cost $0.3000" in head
+    assert "1 whose readable prefix the log does not tell" in head
+    row = next(line for line in lines if " after " in line and "does not tell" in line)
+    assert row.split()[4:8] == ["0", "?", "$0.1717", "?"]  # read, cached before, paid, warm cost

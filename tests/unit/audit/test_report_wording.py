@@ -787,3 +787,12 @@ def test_worst_requests_of_an_unpriced_model_say_they_are_ranked_by_tokens(tmp_p
     # Every lost cell read "-" under "worst requests (top 1 by dollars lost)".
     table = audit_table(run_audit([_unpriced_pause(tmp_path)]))
     assert "worst requests (top 1 by tokens lost: none has a dollar figure)" in table and "by dollars lost" not in table
+
+
+def test_the_models_table_says_what_its_engine_provider_is(tmp_path: Path) -> None:
+    """A block-hash trace names no provider: its models row says ``engine``, and the table says
+    what that is, so no user takes it for a provider they never used."""
+    table = audit_table(run_audit([_mooncake(tmp_path / "trace.jsonl")]))
+    models = table.split("\nmodels\n", 1)[1].split("\n\n", 1)[0]
+    assert any(line.startswith("engine ") for line in models.splitlines())
+    assert "engine: a self-hosted inference engine's block cache" in models

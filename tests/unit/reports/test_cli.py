@@ -518,3 +518,14 @@ def test_check_help_names_the_engine_and_the_trace_it_judges(capsys):
     with pytest.raises(SystemExit):
         main(["check", "--help"])
     assert "--trace FILE" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize("command", ["sweep", "check", "replay", "compare", "audit", "record", "bench", "proxy"])
+def test_help_never_breaks_a_name_at_its_hyphen(capsys, command):
+    """``mini-swe-`` / ``agent`` or ``chat-`` / ``completions`` at a line end reads as two words;
+    names such as cache models, formats and strategies stay whole on one line."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    broken = [line for line in lines if line.rstrip().endswith("-") and line.rstrip()[-2:-1].isalnum()]
+    assert not broken, broken

@@ -237,6 +237,9 @@ def test_default_thresholds_parse():
         ("a,b\n1,2\n", ":1: not runs.csv"),
         # newuser4: a bench's CSV was "missing column(s) engine, preset, ...", as if it were a damaged runs.csv
         ("workload,window,cache,strategy,seed,cost_usd\nseed-coding,32000,openai,checkpoint,0,1.0\n", ":1: a bench result"),
+        # an audit's --out folder holds audit.csv beside audit.json: the CSV read as a damaged runs.csv
+        ("file,lane,lane_kind,index,line,timestamp,provider,model\na.jsonl,main,main,0,1,,anthropic,m\n",
+         ":1: an audit's per-request CSV .*audit.json"),
     ],
 )
 def test_bad_files_name_file_and_place(tmp_path, content, where):

@@ -182,3 +182,12 @@ def test_an_engine_in_the_working_directory_loads_without_pythonpath(tmp_path, m
         sys.modules.pop("cwd_engine", None)
     out = capsys.readouterr().out
     assert "drop-oldest" in out if command[0] == "check" else out.startswith("window")
+
+
+def test_spec_figures_write_counts_with_thousands_separators() -> None:
+    """A long recorded session reads ``2,001 conversation requests``, as every other count does."""
+    from prefixbench.workloads.specs.observed import judge_window
+
+    many = [_obs(i, cached=0 if i == 0 else 100) for i in range(1200)]
+    assert judge_no_silent_rewrite(many) == (Verdict.PASS, "1,200 conversation requests, every break explained")
+    assert judge_window(many)[1] == "1,200 requests, largest prompt 100 tokens, none over the window"
