@@ -27,6 +27,21 @@ plateaus ~8,200 apart). Elsewhere the step is 1 token: gemini-2.5-pro (13 calls,
 gemini-3.1-pro-preview in March 2026 (402 reads in 12 sessions). ``block`` sets one step for
 every model.
 
+**Through OpenRouter, 2.5 Pro reads on ~4,080-token checkpoints [M].** A Roo Code task sent
+to ``google/gemini-2.5-pro`` through OpenRouter (jsboige/jsboige-mcp-servers, 2025-08-19/20, 20
+calls; the log names no upstream) read 12,244, 12,240, 16,324, 16,315, 24,474, 28,548, 28,554 and
+32,633 tokens: 3, 4, 6, 7 and 8 times ~4,080 (each within 15 of a multiple, where by chance 0.06
+of the eight would be), each the newest such checkpoint inside its lane's previous
+prompt but one (16,320 inside 16,997, not read). No page gives this step; Gemini CLI's 2.5 Pro
+reads (fabien-lessirard, IDAHO-VAULT, brexp: 1,814 reads) lie near multiples of 4,080 no more
+often than chance. So a 2.5 Pro model named by a gateway's slug (``google/``) reads in steps of
+4,080 (:data:`CHECKPOINTS`): the step found on the task's first day (4,081) fits the second's
+reads; within 3% first day 2 -> 4 of 10, second day 4 -> 6 of 10. Nine of the other twelve
+calls read 0 in the middle of the task (the first call and two after 37 minutes and 12 hours idle
+read 0 as predicted), after 7 s to 7 minutes idle, after a read of 0 or not alike, yet a later
+call read what a call that read 0 had sent (28,548 inside its 28,884): best effort, nothing in
+the log tells them.
+
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
@@ -236,8 +251,10 @@ MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {
     "docs": DOCS_MINIMUMS, "docs-2026-05": EARLIER_MINIMUMS, "reseller": RESELLER_MINIMUMS,
 }
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
-#: multiple at or below the shared prefix is read; others read to the token.
-CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
+#: multiple at or below the shared prefix is read; others read to the token. gemini-2.5-pro by
+#: a gateway's slug (``google/gemini-2.5-pro``: OpenRouter, Kilo's gateway) reads on ~4,080-token
+#: checkpoints (module doc, "Through OpenRouter"); Gemini CLI's 2.5 Pro reads on no grid.
+CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"google/gemini-2\.5-pro", 4080), (r"gemini-3-flash(?!-lite)", 3924),)
 #: The grid gemini-3-flash's reads lie on when a gateway names Google AI Studio as the upstream
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
@@ -354,9 +371,9 @@ OPTIONS = (
                 source="O", help="which per-model minimum table (the audit: the page's table on the day a request was sent)"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
-    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 1 (2.5 Pro; 3.1 Pro)",
+    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 1 (2.5 Pro; 3.1 Pro)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
-                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, else 1)"),
+                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
     CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
@@ -395,6 +412,7 @@ RULES = ProviderRules(
               "short of the previous prompt by 0 to ~3,700 tokens, and predicted from the prompt alone the step fit more "
               "of them than reading to the token (905 against 887 of 1,234 within 3%; following the last read, "
               "1,037 against 1,041; 1,091 in steps once a read moves up only after a call left 3,000 tokens uncached); "
+              "google/gemini-2.5-pro through OpenRouter (a Roo Code task, 2025-08) read only near multiples of ~4,080; "
               "a read up to 400 tokens short of its checkpoint "
               "(the May session's reads of one checkpoint vary by 36-331) is no miss",
     step_slack=400,
