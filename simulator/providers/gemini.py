@@ -142,6 +142,21 @@ lag above, fabien-lessirard 2,305 -> 2,381, MyDotFiles-HyDE 123 -> 135, IDAHO-VA
 brexp, Autos, brain-system and ai-sessions have no switch. Gemini 3 is left out: the June 2026
 plan-mode session's switches read the head (6 of 12), and the rule would lose one of them.
 
+**A 2.5 lane reads nothing until it has read [M].** In the Gemini CLI homes a 2.5 call whose
+lane had read nothing yet (its session's first call read 0, as lane starts mostly do, and so
+had every call since), extending the previous prompt on the same model, read nothing again in
+about half the cases (KuantumQuest/MyDotFiles-HyDE 30 of 58, fabien-lessirard 13 of 49,
+IDAHO-VAULT 22 of 50, brexp 8 of 20), where the chain predicted the whole previous prompt (3, 5,
+9 and 0 of them within 3%); a call that read something read that prompt less about the lag
+above, seldom within 3% of the whole. Once a lane has read, a read of 0 is a lapse as before (after
+such a 0, 45 of 91 KuantumQuest calls read 0, but fabien-lessirard's reads mostly return). So a
+2.5 request whose lane has reported no read yet is predicted to read nothing
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_until_read`). Chosen on
+KuantumQuest's even sessions (65 -> 78 of 149 within 3%) and held out elsewhere: its odd sessions
+80 -> 92 of 167, fabien-lessirard 2,400 -> 2,408 (odd sessions 1,239 -> 1,238), IDAHO-VAULT
+680 -> 693, brexp 93 -> 101, Tar-ive/brain-system 11 -> 12, the Roo task through OpenRouter 10 -> 12 of 20 (its first read
+itself, 12,244, now missed). Gemini 3 is left out (not measured).
+
 **A call after ten idle minutes reads nothing [M].** No page gives implicit entries a lifetime;
 Vertex AI's says in-memory prefixes are evicted as capacity is reclaimed (then kept, for a while,
 in a durable tier). In the Gemini sessions the realdata tests read, a read of 0 in the middle of a
@@ -424,6 +439,7 @@ RULES = ProviderRules(
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),
+    unread_until_read=(r"gemini-2\.5",),
     unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
