@@ -342,6 +342,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
     unread_after_switch: tuple[str, ...] = ()
+    #: Models (patterns) whose request reads nothing while its lane has read nothing yet: a call
+    #: that extends the previous one of the lane, same model, after every earlier read of 0
+    #: (measured on Gemini 2.5's implicit cache); other models read what the chain model says.
+    unread_until_read: tuple[str, ...] = ()
     #: Its models render no reasoning item of an earlier user turn in a later turn's prompt (but
     #: those :attr:`turn_reasoning_kept` names), so a new turn's prompt differs from the previous
     #: one where that turn's reasoning began (measured on OpenAI; read by the Codex reader). False:
@@ -532,6 +536,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         """Whether ``model``'s request right after its lane switched to it reads anything
         (:attr:`unread_after_switch`)."""
         return not any(_pattern(pattern).search(model) for pattern in self.unread_after_switch)
+
+    def reads_before_a_read(self, model: str) -> bool:
+        """Whether ``model``'s request reads anything while its lane has read nothing yet
+        (:attr:`unread_until_read`)."""
+        return not any(_pattern(pattern).search(model) for pattern in self.unread_until_read)
 
     def drops_turn_reasoning(self, model: str) -> bool:
         """Whether ``model`` renders none of an earlier user turn's reasoning in a later turn's

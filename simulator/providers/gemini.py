@@ -27,6 +27,21 @@ plateaus ~8,200 apart). Elsewhere the step is 1 token: gemini-2.5-pro (13 calls,
 gemini-3.1-pro-preview in March 2026 (402 reads in 12 sessions). ``block`` sets one step for
 every model.
 
+**Through OpenRouter, 2.5 Pro reads on ~4,080-token checkpoints [M].** A Roo Code task sent
+to ``google/gemini-2.5-pro`` through OpenRouter (jsboige/jsboige-mcp-servers, 2025-08-19/20, 20
+calls; the log names no upstream) read 12,244, 12,240, 16,324, 16,315, 24,474, 28,548, 28,554 and
+32,633 tokens: 3, 4, 6, 7 and 8 times ~4,080 (each within 15 of a multiple, where by chance 0.06
+of the eight would be), each the newest such checkpoint inside its lane's previous
+prompt but one (16,320 inside 16,997, not read). No page gives this step; Gemini CLI's 2.5 Pro
+reads (fabien-lessirard, IDAHO-VAULT, brexp: 1,814 reads) lie near multiples of 4,080 no more
+often than chance. So a 2.5 Pro model named by a gateway's slug (``google/``) reads in steps of
+4,080 (:data:`CHECKPOINTS`): the step found on the task's first day (4,081) fits the second's
+reads; within 3% first day 2 -> 4 of 10, second day 4 -> 6 of 10. Nine of the other twelve
+calls read 0 in the middle of the task (the first call and two after 37 minutes and 12 hours idle
+read 0 as predicted), after 7 s to 7 minutes idle, after a read of 0 or not alike, yet a later
+call read what a call that read 0 had sent (28,548 inside its 28,884): best effort, nothing in
+the log tells them.
+
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
@@ -126,6 +141,21 @@ earlier prompt in the lane, minutes before. So on 2.5 such a call is predicted t
 lag above, fabien-lessirard 2,305 -> 2,381, MyDotFiles-HyDE 123 -> 135, IDAHO-VAULT 592 -> 661;
 brexp, Autos, brain-system and ai-sessions have no switch. Gemini 3 is left out: the June 2026
 plan-mode session's switches read the head (6 of 12), and the rule would lose one of them.
+
+**A 2.5 lane reads nothing until it has read [M].** In the Gemini CLI homes a 2.5 call whose
+lane had read nothing yet (its session's first call read 0, as lane starts mostly do, and so
+had every call since), extending the previous prompt on the same model, read nothing again in
+about half the cases (KuantumQuest/MyDotFiles-HyDE 30 of 58, fabien-lessirard 13 of 49,
+IDAHO-VAULT 22 of 50, brexp 8 of 20), where the chain predicted the whole previous prompt (3, 5,
+9 and 0 of them within 3%); a call that read something read that prompt less about the lag
+above, seldom within 3% of the whole. Once a lane has read, a read of 0 is a lapse as before (after
+such a 0, 45 of 91 KuantumQuest calls read 0, but fabien-lessirard's reads mostly return). So a
+2.5 request whose lane has reported no read yet is predicted to read nothing
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_until_read`). Chosen on
+KuantumQuest's even sessions (65 -> 78 of 149 within 3%) and held out elsewhere: its odd sessions
+80 -> 92 of 167, fabien-lessirard 2,400 -> 2,408 (odd sessions 1,239 -> 1,238), IDAHO-VAULT
+680 -> 693, brexp 93 -> 101, Tar-ive/brain-system 11 -> 12, the Roo task through OpenRouter 10 -> 12 of 20 (its first read
+itself, 12,244, now missed). Gemini 3 is left out (not measured).
 
 **A call after ten idle minutes reads nothing [M].** No page gives implicit entries a lifetime;
 Vertex AI's says in-memory prefixes are evicted as capacity is reclaimed (then kept, for a while,
@@ -236,8 +266,10 @@ MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {
     "docs": DOCS_MINIMUMS, "docs-2026-05": EARLIER_MINIMUMS, "reseller": RESELLER_MINIMUMS,
 }
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
-#: multiple at or below the shared prefix is read; others read to the token.
-CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
+#: multiple at or below the shared prefix is read; others read to the token. gemini-2.5-pro by
+#: a gateway's slug (``google/gemini-2.5-pro``: OpenRouter, Kilo's gateway) reads on ~4,080-token
+#: checkpoints (module doc, "Through OpenRouter"); Gemini CLI's 2.5 Pro reads on no grid.
+CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"google/gemini-2\.5-pro", 4080), (r"gemini-3-flash(?!-lite)", 3924),)
 #: The grid gemini-3-flash's reads lie on when a gateway names Google AI Studio as the upstream
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
@@ -354,9 +386,9 @@ OPTIONS = (
                 source="O", help="which per-model minimum table (the audit: the page's table on the day a request was sent)"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
-    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 1 (2.5 Pro; 3.1 Pro)",
+    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 1 (2.5 Pro; 3.1 Pro)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
-                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, else 1)"),
+                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
     CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
@@ -395,6 +427,7 @@ RULES = ProviderRules(
               "short of the previous prompt by 0 to ~3,700 tokens, and predicted from the prompt alone the step fit more "
               "of them than reading to the token (905 against 887 of 1,234 within 3%; following the last read, "
               "1,037 against 1,041; 1,091 in steps once a read moves up only after a call left 3,000 tokens uncached); "
+              "google/gemini-2.5-pro through OpenRouter (a Roo Code task, 2025-08) read only near multiples of ~4,080; "
               "a read up to 400 tokens short of its checkpoint "
               "(the May session's reads of one checkpoint vary by 36-331) is no miss",
     step_slack=400,
@@ -406,6 +439,7 @@ RULES = ProviderRules(
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),
+    unread_until_read=(r"gemini-2\.5",),
     unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),

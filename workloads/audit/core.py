@@ -1808,6 +1808,8 @@ class Predictor:
         #: Per lane, its latest chain request: (node, model, cacheable prompt, reported read,
         #: upstream), for :meth:`_follow`.
         self.last_reads: dict[tuple[str, str], tuple[str, str, int, int, str]] = {}
+        #: The lanes a request of which reported reading anything, for :meth:`_follow`.
+        self.lanes_read: set[tuple[str, str]] = set()
         #: Per provider, the requests :meth:`_follow` predicted otherwise than the chain model.
         self.followed: Counter[str] = Counter()
         self.warm = frozenset(heads.warm)
@@ -1894,11 +1896,13 @@ class Predictor:
         report, never its own), where its prompt holds that much; on a model whose reads count
         in a checkpoint grid, the newest checkpoint inside the shared prefix where that lies
         higher. A read of 0 keeps the lane's earlier read (a lapse: the next read mostly returns to
-        it); before any read, the chain model's prediction stands."""
+        it); before any read, the chain model's prediction stands, or on a model that reads nothing
+        until its lane has read (Gemini 2.5: ``unread_until_read``), nothing."""
         usage = r.usage
         assert usage is not None
         lane = (r.file, r.lane)
         last = self.last_reads.get(lane)
+        read_before = lane in self.lanes_read  # (an earlier request's report, never its own)
         cacheable = rules.cacheable(usage)
         if usage.cache_reported:
             kept = usage.cache_read
@@ -1907,6 +1911,8 @@ class Predictor:
                 # checkpoint read before it: the next read mostly returns to it (measured, below).
                 kept = last[3]
             self.last_reads[lane] = (prefix.node, r.model, cacheable, kept, r.upstream)
+            if usage.cache_read:
+                self.lanes_read.add(lane)
         else:
             self.last_reads.pop(lane, None)
         if last is None or pred.by != "chain":
@@ -1925,7 +1931,10 @@ class Predictor:
             head = self.heads.get(prefix.head) or 0
             read = head if head <= before else 0
         if read <= 0:
-            return pred
+            if read_before or rules.reads_before_a_read(r.model):
+                return pred
+            # A lane that has read nothing yet reads nothing (Gemini 2.5, measured: unread_until_read).
+            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write))
         lag = None if gridded else rules.read_lag(r.model)
         if gridded and r.read_offset and read >= r.read_offset:
             # On the grid an upstream reads on (gemini-3-flash through Google AI Studio, measured:

@@ -395,8 +395,9 @@ def test_gemini_3_flash_reads_the_last_checkpoint_inside_the_previous_prompt(tmp
     # 2,000 or more uncached past its read (9,000 - 3,900: 8,000, against 7,840 read).
     followed = run_audit([_three_calls(tmp_path / "pro31.jsonl", "gemini-3.1-pro-preview")])
     assert [r.predicted_cache_read for r in followed.rows] == [0, 5_000, 3_900]
+    # (2.5's second call reads nothing: its lane has read nothing yet, unread_until_read.)
     followed = run_audit([_three_calls(tmp_path / "pro.jsonl", "gemini-2.5-pro")])
-    assert [r.predicted_cache_read for r in followed.rows] == [0, 5_000, 8_000]
+    assert [r.predicted_cache_read for r in followed.rows] == [0, 0, 8_000]
 
 
 def flash_session(path: Path, minute: str, calls: list[tuple[int, int]]) -> Path:
@@ -769,10 +770,11 @@ def test_a_session_start_reads_no_head_another_session_sent(tmp_path: Path) -> N
         return write(tmp_path / f"{name}.json", json.dumps({"sessionId": name, "projectHash": "p", "startTime": "2025-10-01T10:00:00.000Z",
                                                            "lastUpdated": "2025-10-01T11:00:00.000Z", "messages": messages}))
 
+    # (b's second call: nothing too, its lane having read nothing yet: unread_until_read; 8,200 before.)
     first = session("a", 0, [(8_000, 6_100), (9_000, 7_900)])
     second = session("b", 5, [(8_200, 0), (9_100, 8_100)])
     rows = run_audit([first, second]).rows
-    assert [r.predicted_cache_read for r in rows] == [0, 6_100, 0, 8_200]  # (6,100 at b's start before)
+    assert [r.predicted_cache_read for r in rows] == [0, 6_100, 0, 0]  # (6,100 at b's start before)
 
 
 def test_a_qwen_code_subagent_type_keeps_its_hyphens_where_no_suffix_follows(tmp_path: Path) -> None:

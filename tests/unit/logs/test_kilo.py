@@ -620,3 +620,22 @@ def test_a_user_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it
     assert predicted("claude-sonnet-4-5-20250929") == 20_003
     assert predicted("claude-sonnet-4-6") == 21_000
     assert predicted("claude-sonnet-4-5-20250929", thought=False) == 21_000
+
+
+def test_gemini_2_5_pro_through_openrouter_reads_on_4080_token_checkpoints(tmp_path: Path) -> None:
+    # Roo Code on OpenRouter, google/gemini-2.5-pro, no upstream named (jsboige/jsboige-mcp-servers,
+    # 2025-08): reads on multiples of ~4,080, the newest inside the lane's previous prompt. After
+    # a 17,516-token prompt 16,324 is read (main: that prompt less the 2.5 Pro lag, 16,516); after
+    # 20,331 (a call that read 0), 16,315 (main: 19,331, over 3% above). Gemini CLI's
+    # gemini-2.5-pro keeps reading to the token.
+    calls = [(13_000, 0), (17_516, 12_240), (20_207, 16_324), (20_331, 0), (20_961, 16_315)]
+    start = 1_755_635_332_000
+    ui = [{"ts": start + 30_000 * k, "type": "say", "say": "api_req_started",
+           "text": json.dumps({"apiProtocol": "openai", "tokensIn": prompt, "tokensOut": 50, "cacheWrites": 0,
+                               "cacheReads": read, "cost": 0.0})} for k, (prompt, read) in enumerate(calls)]
+    history = [_env_message(start + 30_000 * k + 700, "google/gemini-2.5-pro") for k in range(len(calls))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    rows = run_audit([tmp_path]).rows
+    assert [r.predicted_cache_read for r in rows][2::2] == [16_320, 16_324]
+    assert [r.read_within for r in rows][2::2] == [True, True]
