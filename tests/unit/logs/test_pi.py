@@ -241,14 +241,17 @@ def test_pi_gemini_apis_count_the_reads_inside_input(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("model", "predicted"), [("gemini-2.0-flash", [0, 0, 0]), ("gemini-1.5-pro", [0, 0, 0]),
-                                                ("gemini-2.5-flash", [0, 9000, 9500])])
+                                                ("gemini-2.5-flash", [0, 0, 9000])])
 def test_gemini_before_2_5_reads_nothing_implicitly(tmp_path: Path, model: str, predicted: list[int]) -> None:
     """Implicit caching is on from Gemini 2.5: a growing prompt to gemini-2.0-flash reads nothing
-    (a public OpenClaw home's 49 such calls read none). Main predicted reads of every one."""
+    (a public OpenClaw home's 49 such calls read none). Main predicted reads of every one. The
+    second call reads 9,000: on 2.5 the call after it is predicted to read its prompt less 2.5
+    Flash's 500-token lag (a 2.5 lane that has read nothing yet is predicted to read nothing, so
+    the second call's prediction is 0)."""
     t0 = 1769900000000
     entries = [_pi_msg("user", t0)]
-    for n, prompt in enumerate((9000, 9500, 9900)):
-        entry = _pi_msg("assistant", t0 + 1000 * n + 10, {"input": prompt, "output": 30, "cacheRead": 0, "cacheWrite": 0, "cost": {}})
+    for n, (prompt, read) in enumerate(((9000, 0), (9500, 9000), (9900, 0))):
+        entry = _pi_msg("assistant", t0 + 1000 * n + 10, {"input": prompt, "output": 30, "cacheRead": read, "cacheWrite": 0, "cost": {}})
         entry["message"].update({"provider": "google", "model": model, "api": "google-generative-ai"})
         entries += [entry, _pi_msg("toolResult", t0 + 1000 * n + 500)]
     result = run_audit([_pi(tmp_path / "pi.jsonl", entries)])
@@ -1185,6 +1188,24 @@ def test_later_pi_names_the_model_that_answered(tmp_path: Path, provider: str, a
     # Caches are per model: the call the asked-for model answered is no continuation of the other's.
     assert requests[0].prefix.head != requests[1].prefix.head
     assert [u.prompt for u in (r.usage for r in requests)] == [5000, 5010]
+
+
+def test_a_hosts_own_spelling_of_the_model_asked_for_keeps_its_name(tmp_path: Path) -> None:
+    """A ``responseModel`` that only spells the model asked for the host's way (Fireworks' account
+    path, Hugging Face's lower-cased id: timerloggedout-spec/termux-monorepo's sessions) is the same
+    model: the name asked for stays the call's, so one model is one row and one price. Before, the
+    host's spelling split it."""
+    t0 = 1795000000000
+    calls = []
+    for i, served in enumerate(("accounts/fireworks/models/deepseek-v4-pro", "deepseek-ai/deepseek-v4-pro", None)):
+        call = _pi_msg("assistant", t0 + 10 * (i + 1), _u(5000 + i, 0, 0))
+        call["message"].update({"provider": "huggingface", "model": "deepseek-ai/DeepSeek-V4-Pro",
+                                "api": "openai-completions"})
+        if served:
+            call["message"]["responseModel"] = served
+        calls += [call, _pi_msg("toolResult", t0 + 10 * (i + 1) + 5)]
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), *calls])])
+    assert [r.model for r in requests] == ["deepseek-ai/DeepSeek-V4-Pro"] * 3
 
 
 def test_a_tool_results_own_usage_is_noted_not_counted(tmp_path: Path) -> None:

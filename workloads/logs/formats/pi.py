@@ -144,9 +144,18 @@ def _served_model(message: dict) -> str:
     """The model that answered a call: later pi's ``responseModel`` (earendil-works/pi's
     ``AssistantMessage``: set only where it differs from the model asked for, as a router's pick,
     OpenRouter's ``openrouter/auto`` answered by ``anthropic/...``, or a server-side fallback of
-    Anthropic's), else the message's ``model``."""
+    Anthropic's), else the message's ``model``; a ``responseModel`` that only spells the model
+    asked for another way (its last ``/`` part the same but for case) keeps ``model``."""
+    asked = str(message.get("model") or "")
     served = message.get("responseModel")
-    return served if isinstance(served, str) and served else str(message.get("model") or "")
+    if not isinstance(served, str) or not served:
+        return asked
+    # A host's own spelling of the model asked for (Fireworks' ``accounts/fireworks/models/
+    # deepseek-v4-pro`` for ``deepseek-ai/DeepSeek-V4-Pro``, a lower-cased id) is the same model:
+    # the name asked for is kept, so one model is one row and one price.
+    if asked and served.rsplit("/", 1)[-1].casefold() == asked.rsplit("/", 1)[-1].casefold():
+        return asked
+    return served
 
 
 def _provider(message: dict) -> Provider:
