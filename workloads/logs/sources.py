@@ -12,8 +12,10 @@ they are is :mod:`.formats`.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -132,6 +134,11 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                 raise UserError(f"{path}: no log files ({WALKED_NAMES}) in this folder{hint}")
             found.extend(marked)
         elif not path.exists():
+            if path.is_symlink():
+                try:
+                    path.stat()
+                except OSError as exc:
+                    raise UserError(f"{path}: cannot read: {_broken_link(path, exc)}") from None
             raise UserError(f"{path}: no such file or folder")
         else:
             check_readable(path)  # a device or socket: worded as replay words it
@@ -235,7 +242,12 @@ def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str
                     elif links is not None and entry.is_symlink() and _is_dir(entry):
                         links.append(current / entry.name)
                     elif not _is_dir(entry) and (not entry.name.startswith(".") or entry.name.endswith(_HIDDEN_LOGS)):
-                        if (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
+                        named = (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
+                                 or entry.name.endswith(_FILE_SUFFIXES))
+                        if named and (special := _not_a_file(entry)):
+                            # A named pipe waits for a writer: opened, the walk would hang (listed, not read).
+                            found.append((current / entry.name, f"{UNREADABLE}{special}"))
+                        elif (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
                                 or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
                             found.append((current / entry.name, None))
                         elif entry.name.endswith(_FILE_SUFFIXES) and (kept := database_of(current / entry.name)):
@@ -292,6 +304,18 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
+def _not_a_file(entry: os.DirEntry) -> str | None:
+    """What a walked entry is when it is no regular file and no folder (a named pipe, a device,
+    a socket, or a link to one); None for a file, and for a link to nothing (said later)."""
+    try:
+        mode = entry.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return "a named pipe, not a file" if stat.S_ISFIFO(mode) else "a device or socket, not a file"
+
+
 def _walks_into(entry: os.DirEntry) -> bool:
     """A folder the walk enters: a folder, not a link to one."""
     try:
@@ -302,16 +326,22 @@ def _walks_into(entry: os.DirEntry) -> bool:
 
 def _skip_reason(path: Path) -> str | None:
     try:
-        if path.stat().st_size == 0:
-            return "empty"
+        info = path.stat()
     except OSError as exc:  # a link to nothing, or a file gone since the folder was listed
-        return f"{UNREADABLE}{'a link to nothing' if path.is_symlink() else exc.strerror or exc}"
+        return f"{UNREADABLE}{_broken_link(path, exc) if path.is_symlink() else exc.strerror or exc}"
+    if info.st_size == 0:
+        return "empty"
     try:  # a file the user may not read (mode 000, another user's): skipped and warned, as above
         with path.open("rb"):
             pass
     except OSError as exc:
         return f"{UNREADABLE}{exc.strerror or exc}"
     return _one_object_reason(path)
+
+
+def _broken_link(path: Path, exc: OSError) -> str:
+    """What a walked link that cannot be followed is: one to nothing, or one in a loop."""
+    return "a link in a loop, that leads back to itself" if exc.errno == errno.ELOOP else "a link to nothing"
 
 
 #: Records of a walked ``*.json`` file looked at to tell a log from metadata.

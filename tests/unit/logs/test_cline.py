@@ -1352,3 +1352,16 @@ def test_a_history_file_alone_through_litellm_to_deepseek_never_reads_a_miss_as_
                             "by a gateway's handler, LiteLLM's or OCA's) and includes metrics.tokens.cached, which sums a "
                             "DeepSeek-shaped server's cache hits and MISSES, split by each call's own metrics.cost")
                for n in summary.notes)
+
+
+def test_a_content_block_whose_type_is_not_text_is_no_kind(tmp_path: Path) -> None:
+    """A history block whose ``type`` is an object or a list (a damaged or foreign file) counts as
+    no kind of block; it was a TypeError traceback (unhashable type), found by a type-swap fuzz."""
+    task = shutil.copytree(TASKS / "kilo-before-protocol", tmp_path / "task")
+    history = task / "api_conversation_history.json"
+    messages = json.loads(history.read_text())
+    assert isinstance(messages[1]["content"], list)
+    for swapped in ({}, [], ["thinking"]):
+        messages[1]["content"][0]["type"] = swapped
+        history.write_text(json.dumps(messages))
+        assert main(["audit", str(task), "--quiet", "--format", "json"]) == 0

@@ -333,3 +333,39 @@ def test_an_empty_folder_names_every_kind_of_file_the_walk_reads(tmp_path: Path,
     assert err == f"prefixbench: error: {tmp_path / 'empty'}: no log files ({WALKED_NAMES}) in this folder"
     for suffix in (*LOG_SUFFIXES, *COMPRESSED_SUFFIXES, ".db", ".sqlite", ".md"):
         assert suffix in err
+
+
+def test_a_named_pipe_in_a_walked_folder_is_skipped_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``*.jsonl`` (or ``*.db``) in a walked folder that is a named pipe is skipped with a warning
+    naming what it is; the audit ran forever, waiting in ``open`` for a writer (a fuzz hang). A
+    link to a device is skipped alike."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "codex.jsonl", root / "codex.jsonl")
+    os.mkfifo(root / "pipe.jsonl")
+    os.mkfifo(root / "opencode.db")
+    (root / "zero.jsonl").symlink_to("/dev/zero")
+    assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"prefixbench: warning: {root / 'opencode.db'}: skipped: a log file the folder walk found and could not read (a named pipe, not a file)",
+        f"prefixbench: warning: {root / 'pipe.jsonl'}: skipped: a log file the folder walk found and could not read (a named pipe, not a file)",
+        f"prefixbench: warning: {root / 'zero.jsonl'}: skipped: a log file the folder walk found and could not read (a device or socket, not a file)",
+    ]
+
+
+def test_a_link_in_a_loop_is_named_as_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A walked link that leads back to itself is skipped as a loop, not as 'a link to nothing';
+    named on the command line it is one line saying so (it was 'no such file or folder')."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    shutil.copy(Path(__file__).parent / "fixtures" / "codex.jsonl", root / "codex.jsonl")
+    (root / "self.jsonl").symlink_to("self.jsonl")
+    assert main(["audit", str(root), "--quiet", "--format", "json"]) == 0
+    assert capsys.readouterr().err.strip() == (f"prefixbench: warning: {root / 'self.jsonl'}: skipped: a log file the folder walk "
+                                                "found and could not read (a link in a loop, that leads back to itself)")
+    assert main(["audit", str(root / "self.jsonl"), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {root / 'self.jsonl'}: cannot read: a link in a loop, that leads back to itself"
+    (root / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    assert main(["audit", str(root / "gone.jsonl"), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {root / 'gone.jsonl'}: cannot read: a link to nothing"

@@ -655,7 +655,8 @@ def _history(path: Path) -> tuple[list[int] | None, _HistoryModels, list[tuple[i
         ts = message.get("ts")
         if not isinstance(ts, int) or isinstance(ts, bool):
             continue
-        kinds = [as_dict(b).get("type") for b in content] if isinstance(content, list) else ["text"]
+        # A block's type that is not text (an object, a list) names no kind: it cannot be looked up.
+        kinds = [kind if isinstance(kind := as_dict(b).get("type"), str) else None for b in content] if isinstance(content, list) else ["text"]
         if message.get("role") == "user":
             named = _model_named(content)
             if named is not None:
