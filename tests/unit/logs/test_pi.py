@@ -363,6 +363,9 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("qwen-token-plan-individual", "qwen3.6-plus", "qwen"),
     ("cloudflare-ai-gateway", "anthropic/claude-sonnet-4-5", "anthropic"),
     ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.5", "unknown"),  # a host serving it itself
+    # Workers AI through the gateway (later pi's default model there): Cloudflare runs it. Main: moonshot, zai.
+    ("cloudflare-ai-gateway", "workers-ai/@cf/moonshotai/kimi-k2.6", "unknown"),
+    ("cloudflare-ai-gateway", "workers-ai/@cf/zai-org/glm-4.7-flash", "unknown"),
     ("fireworks", "accounts/fireworks/models/minimax-m3", "unknown"),  # a host serving it itself
     ("groq", "openai/gpt-oss-120b", "unknown"),
 ])

@@ -140,6 +140,13 @@ _VENDOR_IDS = {
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
 
 
+def _workers_ai(model: str) -> bool:
+    """Whether a gateway's model runs on Cloudflare's own hardware (Workers AI): its first segment
+    ``workers-ai`` or a ``@cf/`` id, as ``workers-ai/@cf/moonshotai/kimi-k2.6``, the default model
+    of later pi's ``cloudflare-ai-gateway``. The maker its name holds serves none of it."""
+    return model.split("/", 1)[0] == "workers-ai" or "@cf/" in model
+
+
 def _served_model(message: dict) -> str:
     """The model that answered a call: later pi's ``responseModel`` (earendil-works/pi's
     ``AssistantMessage``: set only where it differs from the model asked for, as a router's pick,
@@ -157,6 +164,8 @@ def _provider(message: dict) -> Provider:
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
     if rules is None and name in _GATEWAYS:
         model = _served_model(message)
+        if _workers_ai(model):
+            return UNKNOWN.name
         rules = provider_of_model(model.rsplit("/", 1)[-1])
         if rules is None or not rules.reports_usage:
             rules = provider_of_model(model.split("/", 1)[0])
