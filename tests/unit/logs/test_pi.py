@@ -1274,7 +1274,8 @@ def test_a_forks_copy_of_a_tool_results_usage_is_summed_once(tmp_path: Path) -> 
         entry("f1", "e4", _pi_msg("user", t0 + 3_600_000)),
         entry("f2", "f1", _pi_msg("assistant", t0 + 3_600_010, _u(1000, 40300, 0))),
     ])
-    _, summaries = load_trace([tmp_path])
+    requests, summaries = load_trace([tmp_path])
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
     by_file = {Path(s.file).name: s for s in summaries}
     assert "5,620 prompt and 700 output tokens" in _tool_note(by_file[src.name])
     assert not any("tool result(s) carry" in n for n in by_file[fork.name].notes)
