@@ -376,3 +376,19 @@ def test_input_aider_reads_a_history_with_text_before_its_first_run_under_any_na
     plain = json.loads(capsys.readouterr().out)["totals"]
     assert forced["requests"] == plain["requests"] == 6
     assert [forced[k] for k in ("input", "output", "cache_read", "cache_write")] == [plain[k] for k in ("input", "output", "cache_read", "cache_write")]
+
+
+@pytest.mark.parametrize(("model", "provider"), [
+    ("ollama/qwen2.5-coder:32b", "unknown"),  # main: qwen
+    ("ollama_chat/qwen2.5-coder:32b", "unknown"),  # main: qwen
+    ("lm_studio/qwen2.5-coder-32b-instruct", "unknown"),  # main: qwen
+    ("openrouter/qwen/qwen-2.5-coder-32b-instruct", "qwen"),  # a gateway: the maker's, as before
+])
+def test_a_model_on_a_self_hosted_engine_is_provider_unknown(tmp_path: Path, model: str, provider: str) -> None:
+    """Through litellm's Ollama or LM Studio the host runs the model and its cache: not the model
+    maker's, as the other readers read such a host (self_hosted)."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(f"> Model: {model} with whole edit format  \n\n#### hi  \n\nHello.\n\n"
+                        "> Tokens: 2,000 sent, 9 received.  \n"))
+    requests, _ = read(log)
+    assert [(r.model, r.provider) for r in requests] == [(model, provider)]

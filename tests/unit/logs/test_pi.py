@@ -366,6 +366,9 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("qwen-token-plan-individual", "qwen3.6-plus", "qwen"),
     ("cloudflare-ai-gateway", "anthropic/claude-sonnet-4-5", "anthropic"),
     ("cloudflare-workers-ai", "@cf/moonshotai/kimi-k2.5", "unknown"),  # a host serving it itself
+    # Workers AI through the gateway (later pi's default model there): Cloudflare runs it. Main: moonshot, zai.
+    ("cloudflare-ai-gateway", "workers-ai/@cf/moonshotai/kimi-k2.6", "unknown"),
+    ("cloudflare-ai-gateway", "workers-ai/@cf/zai-org/glm-4.7-flash", "unknown"),
     ("fireworks", "accounts/fireworks/models/minimax-m3", "unknown"),  # a host serving it itself
     ("groq", "openai/gpt-oss-120b", "unknown"),
 ])
@@ -1229,3 +1232,76 @@ def test_a_tool_results_own_usage_is_noted_not_counted(tmp_path: Path) -> None:
     notes = [n for n in summaries[0].notes if "tool result" in n]
     assert len(notes) == 1 and notes[0].startswith(
         "1 tool result(s) carry the usage of model calls their tool made itself") and "5,620 prompt and 700 output tokens, $0.0215" in notes[0]
+
+
+def _tool_result(ts: int, usage: dict, **fields: object) -> dict:
+    """A later pi tool result carrying its tool's own usage (a subagent's)."""
+    entry = _pi_msg("toolResult", ts)
+    entry["message"].update({"toolName": "subagent", "toolCallId": "c1", "isError": False, "usage": usage, **fields})
+    return entry
+
+
+def _tool_note(summary) -> str:
+    notes = [n for n in summary.notes if "tool result(s) carry" in n]
+    assert len(notes) == 1
+    return notes[0]
+
+
+def test_a_tool_results_gemini_usage_is_read_as_a_calls(tmp_path: Path) -> None:
+    """A tool result naming a Gemini API: its ``input`` holds its reads, as a call's does there.
+    Main read it without the API: 5,000 + 4,000 = 9,000 prompt tokens noted for a 5,000-token prompt."""
+    t0 = 1795000000000
+    usage = {"input": 5000, "output": 100, "cacheRead": 4000, "cacheWrite": 0, "cost": {"total": 0.01}}
+    result = _tool_result(t0 + 80, usage, api="google-generative-ai", provider="google")
+    path = _pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(3, 0, 9000)), result])
+    _, summaries = load_trace([path])
+    assert "5,000 prompt and 100 output tokens, $0.0100" in _tool_note(summaries[0])
+
+
+def test_a_tool_results_malformed_usage_is_noted_not_refused(tmp_path: Path) -> None:
+    """A malformed count in a tool result's own usage (a figure only noted): the result is left out
+    of the note's sums, and a note says so. Main refused the whole session (exit 2)."""
+    t0 = 1795000000000
+    bad = _tool_result(t0 + 80, {"input": "12k", "output": 7, "cacheRead": 0, "cacheWrite": 0})
+    path = _pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), _pi_msg("assistant", t0 + 10, _u(3, 0, 9000)), bad,
+                                       _pi_msg("assistant", t0 + 90, _u(4, 9000, 200))])
+    requests, summaries = load_trace([path])
+    assert len(requests) == 2
+    assert not any("tool result(s) carry" in n for n in summaries[0].notes)
+    assert any(n.startswith("1 tool result(s) whose own usage holds a malformed count") for n in summaries[0].notes)
+    assert (4, "tool result's own usage malformed: left out of the note's sums") in summaries[0].skipped
+
+
+def test_a_forks_copy_of_a_tool_results_usage_is_summed_once(tmp_path: Path) -> None:
+    """A fork copies its source's entries, a tool result with its own usage among them: the copy
+    is not summed again (calls are de-duplicated the same way). Main noted 5,620 prompt tokens in
+    each file."""
+    t0 = 1773500000000
+    header = {"type": "session", "version": 3, "id": "src", "timestamp": "2026-03-14T10:00:00.000Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, value: dict) -> dict:
+        return {**value, "id": entry_id, "parentId": parent}
+
+    usage = {"input": 120, "output": 700, "cacheRead": 4000, "cacheWrite": 1500, "cost": {"total": 0.0215}}
+    source = [
+        entry("e1", None, _pi_msg("user", t0)),
+        entry("e2", "e1", _pi_msg("assistant", t0 + 10, _u(10, 0, 40000))),
+        entry("e3", "e2", _tool_result(t0 + 2000, usage)),
+        entry("e4", "e3", _pi_msg("assistant", t0 + 2010, _u(1, 40000, 300))),
+    ]
+    src = write_jsonl(tmp_path / "2026-03-14T10-00-00-000Z_src.jsonl", [header, *source])
+    fork = write_jsonl(tmp_path / "2026-03-14T11-00-00-000Z_fork.jsonl", [
+        {**header, "id": "fork", "timestamp": "2026-03-14T11:00:00.000Z", "parentSession": str(src)}, *source,
+        entry("f1", "e4", _pi_msg("user", t0 + 3_600_000)),
+        entry("f2", "f1", _pi_msg("assistant", t0 + 3_600_010, _u(1000, 40300, 0))),
+    ])
+    requests, summaries = load_trace([tmp_path])
+    assert load_trace([tmp_path], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
+    by_file = {Path(s.file).name: s for s in summaries}
+    assert "5,620 prompt and 700 output tokens" in _tool_note(by_file[src.name])
+    assert not any("tool result(s) carry" in n for n in by_file[fork.name].notes)
+    assert any(n.startswith("1 tool result(s) with usage of their own the same as one summed before")
+               for n in by_file[fork.name].notes)
+    # Read alone, the fork notes what it holds.
+    _, alone = load_trace([fork])
+    assert "5,620 prompt and 700 output tokens" in _tool_note(alone[0])

@@ -53,7 +53,9 @@ byte-order mark is left out; its lines are counted at newlines only (as an edito
 
 The model is the run's announcement (``> Main model: NAME with ... edit format``, ``> Model:``,
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
-provider is the model name's (:func:`~prefixbench.simulator.providers.provider_of_model`).
+provider is the model name's (:func:`~prefixbench.simulator.providers.provider_of_model`), but
+through a host running open models itself (litellm's ``ollama/``, ``ollama_chat/``,
+``lm_studio/``: :func:`~prefixbench.simulator.providers.vllm.self_hosted`) provider unknown.
 In architect mode (``with architect edit format``) the first ``Tokens`` line after the user's
 input is the architect's, later ones (until the next input) are the editor's (``> Editor
 model: NAME``), whose coder starts with an empty chat: a lane of its own.
@@ -83,6 +85,7 @@ from typing import NamedTuple
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
@@ -482,7 +485,9 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
         else:
             unreported += 1
             usage = Usage(uncached=call.sent, output=call.received, cache_reported=False)
-        rules = provider_of_model(call.model)
+        # Through a host running open models itself (litellm's ``ollama/``, ``ollama_chat/``,
+        # ``lm_studio/``): the host's cache, not the model maker's.
+        rules = None if self_hosted(call.model.split("/", 1)[0].replace("_", "")) else provider_of_model(call.model)
         out.append(
             TraceRequest(
                 file=file,

@@ -140,6 +140,13 @@ _VENDOR_IDS = {
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
 
 
+def _workers_ai(model: str) -> bool:
+    """Whether a gateway's model runs on Cloudflare's own hardware (Workers AI): its first segment
+    ``workers-ai`` or a ``@cf/`` id, as ``workers-ai/@cf/moonshotai/kimi-k2.6``, the default model
+    of later pi's ``cloudflare-ai-gateway``. The maker its name holds serves none of it."""
+    return model.split("/", 1)[0] == "workers-ai" or "@cf/" in model
+
+
 def _served_model(message: dict) -> str:
     """The model that answered a call: later pi's ``responseModel`` (earendil-works/pi's
     ``AssistantMessage``: set only where it differs from the model asked for, as a router's pick,
@@ -166,6 +173,8 @@ def _provider(message: dict) -> Provider:
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
     if rules is None and name in _GATEWAYS:
         model = _served_model(message)
+        if _workers_ai(model):
+            return UNKNOWN.name
         rules = provider_of_model(model.rsplit("/", 1)[-1])
         if rules is None or not rules.reports_usage:
             rules = provider_of_model(model.split("/", 1)[0])
@@ -214,6 +223,13 @@ _TOOL_USAGE = ("{:,} tool result(s) carry the usage of model calls their tool ma
                "run by the tool; pi's footer adds it to its totals): {:,} prompt and {:,} output tokens, ${:.4f} logged, not "
                "counted here (no call of this session's chain, and each may sum several calls: audit that agent's own "
                "session files for them)")
+
+
+#: The notes of a file with tool results whose usage was not summed (:meth:`_Session._tool_usage`).
+_TOOL_USAGE_COPIED = ("{:,} tool result(s) with usage of their own the same as one summed before (a fork's copy, or an "
+                      "entry appended again): not summed again")
+_TOOL_USAGE_BAD = ("{:,} tool result(s) whose own usage holds a malformed count: left out of the tool usage noted "
+                   "(it is only noted, never counted)")
 
 
 #: The note of a file whose calls were timed by their entries (:attr:`_Session.entry_timed`).
@@ -291,6 +307,10 @@ class _Session:
         #: Tool results carrying their tool's own usage: how many, their prompt and output tokens,
         #: and their logged cost (see :meth:`_tool_usage`).
         self.tool_usage: tuple[int, int, int, float] = (0, 0, 0, 0.0)
+        #: Tool results whose own usage was summed in an earlier file or entry (a fork's copy), and
+        #: those whose usage held a malformed count: neither summed.
+        self.tool_usage_copied = 0
+        self.tool_usage_bad = 0
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -529,7 +549,7 @@ class _Session:
         if role == "user":
             self.events.append(("user_turn", ""))
         if role == "toolResult" and isinstance(message.get("usage"), dict):
-            self._tool_usage(record, message["usage"])
+            self._tool_usage(record, message)
         if role != "assistant":
             self.pending.append(self.places.keep(record))
             return
@@ -574,13 +594,28 @@ class _Session:
         if isinstance(parent_id, str):
             self.prompt_end.setdefault(parent_id, node)
 
-    def _tool_usage(self, record: Record, usage: dict) -> None:
+    def _tool_usage(self, record: Record, message: dict) -> None:
         """A tool result's own ``usage`` (later pi: the model calls the tool made itself, a
         subagent or a workflow; "not part of main LLM context accounting"): no call of this chain,
         and perhaps the sum of several, so not counted; its tokens and cost are summed for the note
-        (:data:`_TOOL_USAGE`), pi's footer adding them to its totals."""
-        reported = _usage(usage, f"{self.name}:{record.line}")
+        (:data:`_TOOL_USAGE`), pi's footer adding them to its totals. Read as a call's usage is
+        (the message's ``api`` and ``provider``, where it names them); once in the audit, a fork's
+        copy of the result (its ``toolCallId``, time and usage) listed, not summed again; a
+        malformed count only noted (:attr:`tool_usage_bad`), the figure being no more than a note's."""
+        usage: dict = message["usage"]
+        where = f"{self.name}:{record.line}"
+        try:
+            reported = _usage(usage, where, message.get("api"), message.get("provider"))
+        except UserError:
+            self.tool_usage_bad += 1
+            self.skipped.append((record.line, "tool result's own usage malformed: left out of the note's sums"))
+            return
         if reported.is_empty:
+            return
+        key = json.dumps(["toolResult", message.get("toolCallId"), message.get("timestamp"), usage], sort_keys=True,
+                         default=str)
+        if self.seen.setdefault(key, f"pi:{self.name}#{record.line}") != f"pi:{self.name}#{record.line}":
+            self.tool_usage_copied += 1
             return
         cost = usage.get("cost")
         results, prompt, output, spent = self.tool_usage
@@ -784,6 +819,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     if session.tool_usage[0]:
         notes += (_TOOL_USAGE.format(*session.tool_usage),)
+    if session.tool_usage_copied:
+        notes += (_TOOL_USAGE_COPIED.format(session.tool_usage_copied),)
+    if session.tool_usage_bad:
+        notes += (_TOOL_USAGE_BAD.format(session.tool_usage_bad),)
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
