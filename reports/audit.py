@@ -428,8 +428,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
 
 def _readable_unknown(c) -> bool:
     """A cold compaction whose readable prefix the log does not tell (no cached prefix known, e.g.
-    the head it shares is unlogged): its 0 is no figure, and its warm cost is unknown."""
-    return c.verdict == "cold" and c.cache_read is not None and c.expected_cache_read == 0
+    the head it shares is unlogged): null in audit.json, as its warm cost is."""
+    return c.expected_cache_read is None
 
 
 def _compaction_lines(result: AuditResult) -> list[str]:

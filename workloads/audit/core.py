@@ -363,6 +363,9 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     compacted or truncated context the log marks; the compaction call itself is not logged) or
     ``shrink`` (a prompt that fell below half of the lane's previous one with nothing logged).
     ``warm_cost_usd`` is what it would have cost warm: its cost less the dollars it lost.
+    ``expected_cache_read`` (what it could have read) is None where the log does not tell it: a
+    cold compaction with no cached prefix known (its ``warm_cost_usd`` then None too, and an
+    ``after`` or ``shrink`` one's ``lost_usd``, which would price that unknown prefix as 0).
     """
 
     file: str
@@ -372,7 +375,7 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     #: ``warm`` (read what was cached before it, nothing lost) or ``cold``.
     verdict: str
     cache_read: int | None
-    expected_cache_read: int
+    expected_cache_read: int | None
     prompt: int | None
     cost_usd: Decimal | None
     lost_usd: Decimal | None
@@ -1490,6 +1493,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     else:
         lost = _lost_usd(usage, 0 if warm else short, price)
     cost = row.cost_usd
+    # Cold with nothing known readable: the log does not tell what it could have read, so that
+    # figure and what it would have cost warm are unknown (None), not 0 and its own price.
+    unknown = not warm and read is not None and could == 0
+    if unknown and kind != "call":
+        lost = None
     if kind == "call" and row.cause is not None:
         detail = row.detail
     elif read is None or usage is None:
@@ -1507,11 +1515,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         kind=kind,
         verdict="warm" if warm else "cold",
         cache_read=read,
-        expected_cache_read=could,
+        expected_cache_read=None if unknown else could,
         prompt=usage.prompt if usage is not None else None,
         cost_usd=cost,
         lost_usd=lost,
-        warm_cost_usd=None if cost is None else usd_sum((cost, -(lost or Decimal(0)))),
+        warm_cost_usd=None if cost is None or unknown else usd_sum((cost, -(lost or Decimal(0)))),
         cause=row.cause,
         detail=detail,
     )
