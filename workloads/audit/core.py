@@ -272,7 +272,9 @@ class Totals(msgspec.Struct, frozen=True):
 
     ``input`` and ``output`` are None (shown ``-``, null in JSON) when no request reports its
     uncached input, and the cache counts when none reports its cache use (a block-hash trace
-    alone): the rule of every group, :func:`reported_sum`."""
+    alone): the rule of every group, :func:`reported_sum`. The write counts are None too when no
+    request reports a write count: an OpenAI-shaped usage has none (its 0 is no figure) unless it
+    logs a write, where an Anthropic-shaped one always does."""
 
     requests: int
     input: int | None
@@ -2738,6 +2740,7 @@ class _Roll:
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
         self.reported = self.read = self.write = self.uncached = self.write_1h = 0
+        self.writing = 0  # of the reported, those whose usage reports a write count (the totals')
         self.billed = 0  # the requests that report their uncached tokens
         self.outputs = 0  # the requests that report their output tokens (a model's only)
         self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
@@ -2787,6 +2790,10 @@ class _Roll:
             self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in items)
         if what == "totals":
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
+            # A subset provider's usage (OpenAI's) has no write count before its writes are
+            # billed: its 0 is none, unless a write is logged (an additive one's always has it).
+            additive = {p for p in {i.provider for i in reported} if rules_for(p).is_additive}
+            self.writing += sum(i.provider in additive or bool(i.reported_cache_write) for i in reported)
             self.output += sum(i.reported_output or 0 for i in billed)
             return
         self.misses += sum(i.cause is not None for i in items)
@@ -2809,7 +2816,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "outputs", "read", "write", "uncached", "write_1h",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2976,8 +2983,8 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
         input=reported_sum(total.input, total.billed),
         output=reported_sum(total.output, total.billed),
         cache_read=reported_sum(total.read, total.reported),
-        cache_write=reported_sum(total.write, total.reported),
-        cache_write_1h=reported_sum(total.write_1h, total.reported),
+        cache_write=reported_sum(total.write, total.writing),
+        cache_write_1h=reported_sum(total.write_1h, total.writing),
         cost_usd=usd_sum([total.cost, create, storage]),
         lost_usd=total.lost,
         hit_ratio=total.hit_ratio,
