@@ -1247,7 +1247,7 @@ def _run_audit_command(args) -> int:
                 from prefixbench.workloads.audit.core import zdr_notes
 
                 result = replace(result, notes=zdr_notes(result.notes))
-            from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
+            from prefixbench.workloads.audit.advice import follow_resimulation, rank, resimulate, resimulation_targets
             from prefixbench.simulator.price_lookup import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
@@ -1268,7 +1268,7 @@ def _run_audit_command(args) -> int:
             # before the rows come back, and its memory serves them.
             del baseline, trace, changed
             result = replace(result, rows=spill.load())
-        result = replace(result, recommendations=rank(result, found))
+        result = replace(follow_resimulation(result, found), recommendations=rank(result, found))
         del found
     finally:
         progress.close()
