@@ -22,6 +22,7 @@ from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
+from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
 from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp
@@ -275,8 +276,9 @@ def _headline(result: AuditResult) -> str:
     no_usage, no_price = _left_out(result)
     # A log with no usage at all has no token figures: zeros there would read as measured.
     tokens = ("usage not reported (the logs give no input, output or cache tokens)" if t.requests and sum(no_usage.values()) >= t.requests
-              else f"input {_count(t.input)}, output {_count(t.output)}, cache write {_count(t.cache_write)} "
-                   f"({_count(t.cache_write_1h)} at 1 h), cache read {_count(t.cache_read)}")
+              else f"input {_count(t.input)}, output {_count(t.output)}, cache write {_write(t.cache_write)}"
+                   + (f" ({_count(t.cache_write_1h)} at 1 h)" if t.cache_write is not None and _one_hour(result) else "")
+                   + f", cache read {_count(t.cache_read)}")
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
@@ -286,6 +288,17 @@ def _headline(result: AuditResult) -> str:
             if result.explicit_caches else ""
         )
     )
+
+
+def _write(count: int | None) -> str:
+    """The headline's written tokens: ``not reported`` where no request's log gives a write count."""
+    return "not reported" if count is None else f"{count:,}"
+
+
+def _one_hour(result: AuditResult) -> bool:
+    """The headline names 1 h writes where a provider that writes for 1 h is audited (Anthropic's
+    ``1h``; OpenAI's long write is 12 h), or where any were reported."""
+    return bool(result.totals.cache_write_1h) or any("1h" in rules_for(m.provider).long_write_ttls for m in result.models)
 
 
 def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int]]:
@@ -428,8 +441,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
 
 def _readable_unknown(c) -> bool:
     """A cold compaction whose readable prefix the log does not tell (no cached prefix known, e.g.
-    the head it shares is unlogged): its 0 is no figure, and its warm cost is unknown."""
-    return c.verdict == "cold" and c.cache_read is not None and c.expected_cache_read == 0
+    the head it shares is unlogged): null in audit.json, as its warm cost is."""
+    return c.expected_cache_read is None
 
 
 def _compaction_lines(result: AuditResult) -> list[str]:
@@ -1234,7 +1247,7 @@ def _run_audit_command(args) -> int:
                 from prefixbench.workloads.audit.core import zdr_notes
 
                 result = replace(result, notes=zdr_notes(result.notes))
-            from prefixbench.workloads.audit.advice import rank, resimulate, resimulation_targets
+            from prefixbench.workloads.audit.advice import follow_resimulation, rank, resimulate, resimulation_targets
             from prefixbench.simulator.price_lookup import Prices
 
             # The re-simulations below read two small sets of the rows, not the rows.
@@ -1255,7 +1268,7 @@ def _run_audit_command(args) -> int:
             # before the rows come back, and its memory serves them.
             del baseline, trace, changed
             result = replace(result, rows=spill.load())
-        result = replace(result, recommendations=rank(result, found))
+        result = replace(follow_resimulation(result, found), recommendations=rank(result, found))
         del found
     finally:
         progress.close()

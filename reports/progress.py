@@ -1,17 +1,17 @@
 """Sweep progress on stderr: a live bar on a terminal, a plain line every few seconds otherwise.
 
-The bar shows runs done / total, runs in flight, elapsed time and an ETA; its label names the
+The bar shows runs done / total, runs running (at most one a worker), elapsed time and an ETA; its label names the
 run that finished last as such ("last done: ..."), never as if it were running. Off a terminal
 (CI logs, a pipe) a line such as::
 
-    prefixbench: sweep 37/200 runs done (12 skipped, in store), 2 in flight, 0:41 elapsed, ETA 3:02
+    prefixbench: sweep 37/200 runs done (12 skipped, in store), 2 running, 0:41 elapsed, ETA 3:02
 
-is printed every ``interval`` seconds by a timer, so a long run in flight still shows a sign
+is printed every ``interval`` seconds by a timer, so a long run still shows a sign
 of life, and once more when the sweep ends. ``check --engine`` counts its cases the same way,
 in lines only, naming the case running, and only once a case has run for ``interval`` seconds
 (a quick check prints none)::
 
-    prefixbench: check 2/6 runs done, 1 in flight, 0:10 elapsed, ETA 0:20, running my-engine 32k-thinking-tools-lenient
+    prefixbench: check 2/6 runs done, 1 running, 0:10 elapsed, ETA 0:20, running my-engine 32k-thinking-tools-lenient
 
 The reading of logs (``audit``, ``replay``, ``check --trace``) counts bytes instead
 (:class:`ReadProgress`): a bar on a terminal, else a line every few seconds, and the steps
@@ -35,12 +35,12 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-#: Width of the bar itself: with the counts, runs in flight, elapsed time and ETA beside it, the
+#: Width of the bar itself: with the counts, runs running, elapsed time and ETA beside it, the
 #: line fits 80 columns with room left for the last run's name (tests/unit/reports/test_progress_width.py).
 BAR_WIDTH = 12
 
 
-#: Columns the figures of the bar take (sweep, bar, done/total, in flight, elapsed, ETA) at most,
+#: Columns the figures of the bar take (sweep, bar, done/total, running, elapsed, ETA) at most,
 #: the spaces between them included.
 FIGURES_WIDTH = 64
 
@@ -59,7 +59,7 @@ def bar_columns(width: int = 80) -> tuple:
         TextColumn("sweep", table_column=fixed()),
         BarColumn(bar_width=BAR_WIDTH, table_column=fixed()),
         MofNCompleteColumn(table_column=fixed()),
-        TextColumn("{task.fields[flight]} in flight", table_column=fixed()),
+        TextColumn("{task.fields[flight]} running", table_column=fixed()),
         TimeElapsedColumn(table_column=fixed()),
         TextColumn("ETA", table_column=fixed()),
         TimeRemainingColumn(table_column=fixed()),
@@ -85,7 +85,7 @@ class SweepProgress:
         self.total = total
         self.skipped = skipped
         self.done = skipped
-        self.in_flight = 0
+        self.executing = 0
         self.last = ""
         self.mode = mode
         self.interval = interval
@@ -131,23 +131,24 @@ class SweepProgress:
             if kind is None and (self.final or self.printed):
                 self._print()
 
-    def set_in_flight(self, count: int) -> None:
-        """How many runs are executing now."""
+    def set_running(self, count: int) -> None:
+        """How many runs are executing now: at most one a worker (the runs a worker was handed
+        in a batch and has not reached are not running; they land with their batch)."""
         with self._lock:
-            self.in_flight = count
+            self.executing = count
         self._refresh()
 
     def started(self, description: str) -> None:
         """One run is executing now (``check`` runs its cases one at a time): named in the line."""
         with self._lock:
             self.running = description
-        self.set_in_flight(1)
+        self.set_running(1)
 
     def finished(self, description: str) -> None:
         """One more run is done (and stored)."""
         with self._lock:
             self.done += 1
-            self.in_flight = max(0, min(self.in_flight, self.total - self.done))
+            self.executing = max(0, min(self.executing, self.total - self.done))
             self.last = description
             if self.running == description:
                 self.running = ""
@@ -156,7 +157,7 @@ class SweepProgress:
     def line(self) -> str:
         """The plain progress line."""
         with self._lock:
-            done, flight, running = self.done, self.in_flight, self.running
+            done, flight, running = self.done, self.executing, self.running
         elapsed = time.monotonic() - self._start
         computed = done - self.skipped
         remaining = self.total - done
@@ -167,14 +168,14 @@ class SweepProgress:
             eta = "0:00"
         skipped = f" ({self.skipped:,} skipped, in store)" if self.skipped else ""
         return (
-            f"prefixbench: {self.command} {done:,}/{self.total:,} runs done{skipped}, {flight} in flight, "
+            f"prefixbench: {self.command} {done:,}/{self.total:,} runs done{skipped}, {flight} running, "
             f"{_clock(elapsed)} elapsed, ETA {eta}" + (f", running {running}" if running else "")
         )
 
     def _refresh(self) -> None:
         if self._progress is not None and self._task is not None:
             self._progress.update(
-                self._task, completed=self.done, flight=self.in_flight, last=f"last done: {self.last}" if self.last else ""
+                self._task, completed=self.done, flight=self.executing, last=f"last done: {self.last}" if self.last else ""
             )
 
     def _print(self) -> None:

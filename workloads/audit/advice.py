@@ -204,9 +204,10 @@ def advise(
     from prefixbench.simulator.price_lookup import Prices
 
     requests, summaries = trace
-    found = recommend(requests, summaries, result, prices=Prices(price_as_of), what_ifs=what_ifs, jobs=jobs,
-                      baseline=baseline)
-    return replace(result, recommendations=found)
+    wanted, changed = resimulation_targets([result.rows])
+    found = resimulate(requests, summaries, wanted, changed, result.files, prices=Prices(price_as_of), what_ifs=what_ifs,
+                       jobs=jobs, baseline=baseline)
+    return replace(follow_resimulation(result, found), recommendations=rank(result, found))
 
 
 def targets(result: AuditResult) -> dict[str, list[AuditRow]]:
@@ -288,6 +289,33 @@ def recommend(
     wanted, changed = resimulation_targets([result.rows])
     found = resimulate(requests, summaries, wanted, changed, result.files, prices=prices, what_ifs=what_ifs, jobs=jobs, baseline=baseline)
     return rank(result, found)
+
+
+def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
+    """``result`` with the recoverable misses that no fix recovers when it ran counted ``unknown``:
+    a miss is recoverable by its cause (:func:`~.losses.loss_class`) until its fixes are
+    re-simulated; where each of them that could re-simulate the log left the request unchanged
+    (``breakpoints=auto`` on a capture whose entry it cannot reach), the split says what the
+    re-simulation found. Its loss split is summed again from the rows (the same rule)."""
+    from msgspec.structs import replace
+
+    from prefixbench.workloads.audit.losses import split_losses
+
+    ran: dict[tuple[str, str, int], bool] = {}  # a targeted miss: whether a fix that ran changed it
+    for fix, rows in targets(result).items():
+        w = found.done.get(fix)
+        if w is None or not w.applies:
+            continue  # not re-simulated: its class stays what its cause says
+        changed = {(c.file, c.lane, c.index) for c in w.changes}
+        for row in rows:
+            key = (row.file, row.lane, row.index)
+            ran[key] = ran.get(key, False) or key in changed
+    unrecovered = {key for key, recovered in ran.items() if not recovered}
+    if not unrecovered:
+        return result
+    rows = tuple(replace(row, loss_class="unknown") if (row.file, row.lane, row.index) in unrecovered else row
+                 for row in result.rows)
+    return replace(result, rows=rows, loss_split=split_losses(rows))
 
 
 def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:

@@ -40,7 +40,8 @@ CAUSES: dict[str, str] = {
     "it paid as writes what a cache-aware compaction reads",
     "resume": "a resumed or forked session re-sent its history",
     "below-minimum": "prefix shorter than the model's minimum cacheable length",
-    "breakpoint-placement": "the cached entry was beyond the breakpoint's 20-block lookback",
+    "breakpoint-placement": "no breakpoint reached the cached entry: the request carries no cache_control, "
+    "or the entry was beyond the breakpoint's 20-block lookback",
     "provider-best-effort": "the provider missed on its own (routing to another server or upstream, best-effort caches): not the agent's doing",
     "unexplained": "nothing in the log explains it (the detail says why the log cannot tell)",
 }

@@ -272,7 +272,9 @@ class Totals(msgspec.Struct, frozen=True):
 
     ``input`` and ``output`` are None (shown ``-``, null in JSON) when no request reports its
     uncached input, and the cache counts when none reports its cache use (a block-hash trace
-    alone): the rule of every group, :func:`reported_sum`."""
+    alone): the rule of every group, :func:`reported_sum`. The write counts are None too when no
+    request reports a write count: an OpenAI-shaped usage has none (its 0 is no figure) unless it
+    logs a write, where an Anthropic-shaped one always does."""
 
     requests: int
     input: int | None
@@ -363,6 +365,9 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     compacted or truncated context the log marks; the compaction call itself is not logged) or
     ``shrink`` (a prompt that fell below half of the lane's previous one with nothing logged).
     ``warm_cost_usd`` is what it would have cost warm: its cost less the dollars it lost.
+    ``expected_cache_read`` (what it could have read) is None where the log does not tell it: a
+    cold compaction with no cached prefix known (its ``warm_cost_usd`` then None too, and an
+    ``after`` or ``shrink`` one's ``lost_usd``, which would price that unknown prefix as 0).
     """
 
     file: str
@@ -372,7 +377,7 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     #: ``warm`` (read what was cached before it, nothing lost) or ``cold``.
     verdict: str
     cache_read: int | None
-    expected_cache_read: int
+    expected_cache_read: int | None
     prompt: int | None
     cost_usd: Decimal | None
     lost_usd: Decimal | None
@@ -1490,6 +1495,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     else:
         lost = _lost_usd(usage, 0 if warm else short, price)
     cost = row.cost_usd
+    # Cold with nothing known readable: the log does not tell what it could have read, so that
+    # figure and what it would have cost warm are unknown (None), not 0 and its own price.
+    unknown = not warm and read is not None and could == 0
+    if unknown and kind != "call":
+        lost = None
     if kind == "call" and row.cause is not None:
         detail = row.detail
     elif read is None or usage is None:
@@ -1507,11 +1517,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         kind=kind,
         verdict="warm" if warm else "cold",
         cache_read=read,
-        expected_cache_read=could,
+        expected_cache_read=None if unknown else could,
         prompt=usage.prompt if usage is not None else None,
         cost_usd=cost,
         lost_usd=lost,
-        warm_cost_usd=None if cost is None else usd_sum((cost, -(lost or Decimal(0)))),
+        warm_cost_usd=None if cost is None or unknown else usd_sum((cost, -(lost or Decimal(0)))),
         cause=row.cause,
         detail=detail,
     )
@@ -2739,6 +2749,7 @@ class _Roll:
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
         self.reported = self.read = self.write = self.uncached = self.write_1h = 0
+        self.writing = 0  # of the reported, those whose usage reports a write count (the totals')
         self.billed = 0  # the requests that report their uncached tokens
         self.outputs = 0  # the requests that report their output tokens (a model's only)
         self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
@@ -2788,6 +2799,10 @@ class _Roll:
             self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in items)
         if what == "totals":
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
+            # A subset provider's usage (OpenAI's) has no write count before its writes are
+            # billed: its 0 is none, unless a write is logged (an additive one's always has it).
+            additive = {p for p in {i.provider for i in reported} if rules_for(p).is_additive}
+            self.writing += sum(i.provider in additive or bool(i.reported_cache_write) for i in reported)
             self.output += sum(i.reported_output or 0 for i in billed)
             return
         self.misses += sum(i.cause is not None for i in items)
@@ -2810,7 +2825,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "outputs", "read", "write", "uncached", "write_1h",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2977,8 +2992,8 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
         input=reported_sum(total.input, total.billed),
         output=reported_sum(total.output, total.billed),
         cache_read=reported_sum(total.read, total.reported),
-        cache_write=reported_sum(total.write, total.reported),
-        cache_write_1h=reported_sum(total.write_1h, total.reported),
+        cache_write=reported_sum(total.write, total.writing),
+        cache_write_1h=reported_sum(total.write_1h, total.writing),
         cost_usd=usd_sum([total.cost, create, storage]),
         lost_usd=total.lost,
         hit_ratio=total.hit_ratio,

@@ -205,7 +205,7 @@ COMPACTION_FIELDS: tuple[Field, ...] = (
     Field("kind", "str"),
     Field("verdict", "str"),
     Field("cache_read", "int?"),
-    Field("expected_cache_read", "int"),
+    Field("expected_cache_read", "int?"),
     Field("prompt", "int?"),
     Field("cost_usd", "usd?"),
     Field("lost_usd", "usd?"),

@@ -29,11 +29,11 @@ Landed = tuple[dict[str, object], "pd.DataFrame"]
 
 
 class Progress(Protocol):
-    """What :func:`land_missing` tells about the runs in flight (the command line draws it)."""
+    """What :func:`land_missing` tells about the runs executing (the command line draws it)."""
 
     def __enter__(self) -> object: ...
     def __exit__(self, *exc: object) -> object: ...
-    def set_in_flight(self, runs: int) -> None: ...
+    def set_running(self, runs: int) -> None: ...
     def finished(self, label: str) -> None: ...
 
 
@@ -102,7 +102,9 @@ def land_missing(
     groups = batches_of([plan.runs[i] for i in todo], batched=jobs > 1 or scheduler is not None)
     results = map_runs(
         compute_runs, groups, jobs=jobs, scheduler=scheduler,
-        on_submit=lambda indices: progress.set_in_flight(sum(len(groups[i]) for i in indices)),
+        # A worker runs its batch one run at a time: one run is executing per batch a worker
+        # holds (never the whole batch, whose other runs wait their turn and land with it).
+        on_submit=lambda indices: progress.set_running(len(indices)),
     )
     with progress:
         for index, batch in results:

@@ -409,3 +409,32 @@ def test_keep_alive_cannot_apply_where_no_provider_publishes_a_cache_lifetime(tm
     assert not keep.applies and keep.saved_usd is None and "no TTL for a keep-alive to beat" in keep.detail
     (keep,) = what_if(*load_trace([_paused(tmp_path)]), ["keep-alive"])
     assert keep.applies  # Anthropic's 5 m
+
+
+def test_a_miss_no_fix_recovers_when_re_simulated_is_not_counted_recoverable(tmp_path: Path) -> None:
+    """A capture with no cache_control: its breakpoint-placement miss was "recoverable: a fix
+    re-simulated by --what-if would have read these tokens" while that fix's re-simulation changed
+    0 of its misses. The split follows the re-simulation where it ran: recoverable only if a fix
+    that ran changed the request."""
+    from prefixbench.workloads.audit.advice import Resimulated, follow_resimulation
+    from prefixbench.workloads.audit.core import run_audit
+    from tests.unit.audit.test_rollups import _two_sessions
+
+    result = run_audit([_two_sessions(tmp_path)])
+    (miss,) = [row for row in result.rows if row.loss_class == "recoverable"]  # ttl-expired: ttl-auto, keep-alive
+    at = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index)
+    ran = lambda changes: SimpleNamespace(applies=True, changes=changes)  # noqa: E731
+    unchanged = follow_resimulation(result, Resimulated({"ttl-auto": ran(()), "keep-alive": ran(())}, {}))
+    split = unchanged.loss_split
+    assert (split.recoverable_requests, split.recoverable_usd, split.unknown_requests, split.unknown_usd) == (0, 0, 1, Decimal("0.05"))
+    assert [row.loss_class for row in unchanged.rows if row.index == miss.index and row.lane == miss.lane] == ["unknown"]
+    # One of its fixes recovers it, or none could re-simulate it: recoverable as its cause says.
+    assert follow_resimulation(result, Resimulated({"ttl-auto": ran(()), "keep-alive": ran((at,))}, {})) is result
+    assert follow_resimulation(result, Resimulated({"ttl-auto": SimpleNamespace(applies=False, changes=())}, {})) is result
+
+
+def test_breakpoint_placements_meaning_covers_a_request_with_no_cache_control() -> None:
+    from prefixbench.workloads.audit.causes import cause_meaning
+
+    meaning = cause_meaning("breakpoint-placement")
+    assert "no cache_control" in meaning and "20-block lookback" in meaning

@@ -281,8 +281,8 @@ def test_a_compaction_whose_readable_prefix_is_unknown_shows_no_zero_and_stays_o
     result = run_audit([CC21])
     known = replace(result.compactions[0], verdict="cold", cache_read=0, expected_cache_read=100,
                     cost_usd=Decimal("0.5"), lost_usd=Decimal("0.2"), warm_cost_usd=Decimal("0.3"))
-    unknown = replace(result.compactions[0], kind="after", verdict="cold", cache_read=0, expected_cache_read=0,
-                      cost_usd=Decimal("0.1717"), lost_usd=Decimal(0), warm_cost_usd=Decimal("0.1717"),
+    unknown = replace(result.compactions[0], kind="after", verdict="cold", cache_read=0, expected_cache_read=None,
+                      cost_usd=Decimal("0.1717"), lost_usd=None, warm_cost_usd=None,
                       detail="read 0 of its 25,739 tokens; the log does not tell what it could have read")
     table = audit_table(replace(result, compactions=(known, unknown)))
     lines = table.splitlines()
@@ -291,3 +291,22 @@ def test_a_compaction_whose_readable_prefix_is_unknown_shows_no_zero_and_stays_o
     assert "1 whose readable prefix the log does not tell" in head
     row = next(line for line in lines if " after " in line and "does not tell" in line)
     assert row.split()[4:8] == ["0", "?", "$0.1717", "?"]  # read, cached before, paid, warm cost
+
+
+def test_a_compaction_whose_readable_prefix_is_unknown_is_null_in_json() -> None:
+    """What it could have read, its warm cost and (after a compaction) its lost dollars are null
+    in audit.json where the table shows ``?``: the log does not tell them, and 0 would claim it did."""
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.core import _judge_compaction
+
+    usage = Usage(cache_read=0, cache_write_5m=0, cache_write_1h=0, uncached=25_739, output=10)
+    request = SimpleNamespace(usage=usage, model="claude-sonnet-4-5", sent_ms=0, speed=None, upstream=None)
+    row = SimpleNamespace(file="s.jsonl", lane="main", line=3, expected_cache_read=0, lost_usd=None,
+                          cost_usd=Decimal("0.1717"), cause="compaction", detail="")
+    prices = SimpleNamespace(row=lambda *args: None)
+    judged = _judge_compaction("after", request, row, SimpleNamespace(read=0), prices)
+    assert judged.verdict == "cold" and "does not tell" in judged.detail
+    assert (judged.expected_cache_read, judged.warm_cost_usd, judged.lost_usd) == (None, None, None)
+    record = json.loads(audit_json(replace(run_audit([CC21]), compactions=(judged,))))["compactions"][0]
+    assert (record["expected_cache_read"], record["warm_cost_usd"], record["lost_usd"]) == (None, None, None)

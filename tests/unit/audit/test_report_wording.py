@@ -796,3 +796,21 @@ def test_the_models_table_says_what_its_engine_provider_is(tmp_path: Path) -> No
     models = table.split("\nmodels\n", 1)[1].split("\n\n", 1)[0]
     assert any(line.startswith("engine ") for line in models.splitlines())
     assert "engine: a self-hosted inference engine's block cache" in models
+
+
+def test_an_openai_only_audit_says_its_writes_are_not_reported() -> None:
+    """A Codex rollout's usage has no write count (its 0 is none), and a 1 h write is Anthropic's:
+    the headline said ``cache write 0 (0 at 1 h)``, the JSON totals ``cache_write: 0``."""
+    codex = Path(__file__).parents[1] / "logs" / "fixtures" / "codex.jsonl"
+    result = run_audit([codex])
+    headline = next(line for line in audit_table(result).splitlines() if re.match(r"[0-9,]+ requests?: ", line))
+    assert "cache write not reported, cache read " in headline and "at 1 h" not in headline
+    totals = json.loads(audit_json(result))["totals"]
+    assert totals["cache_write"] is None and totals["cache_write_1h"] is None and totals["cache_read"] is not None
+    assert "cache write not reported" in audit_markdown(result)
+
+
+def test_an_anthropic_audit_still_names_its_writes_and_their_1h_part(tmp_path: Path) -> None:
+    table = audit_table(run_audit([_two_sessions(tmp_path)]))
+    headline = next(line for line in table.splitlines() if re.match(r"[0-9,]+ requests?: ", line))
+    assert re.search(r"cache write [0-9,]+ \([0-9,]+ at 1 h\), cache read ", headline), headline

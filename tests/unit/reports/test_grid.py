@@ -94,14 +94,14 @@ def test_seed_parsing_never_crashes(text):
 def test_progress_lines_off_a_terminal_come_every_few_seconds():
     stream = io.StringIO()
     with SweepProgress(10, skipped=4, mode="lines", interval=0.05, stream=stream) as progress:
-        progress.set_in_flight(2)
+        progress.set_running(2)
         progress.finished("seed-coding 32k checkpoint/legacy")
         import time
 
         time.sleep(0.2)
     lines = stream.getvalue().strip().splitlines()
     assert len(lines) >= 3
-    assert lines[-1].startswith("prefixbench: sweep 5/10 runs done (4 skipped, in store), 2 in flight")
+    assert lines[-1].startswith("prefixbench: sweep 5/10 runs done (4 skipped, in store), 2 running")
     assert "ETA" in lines[-1]
 
 
@@ -146,7 +146,7 @@ def test_a_benchs_progress_lines_name_the_bench():
     stream = io.StringIO()
     with SweepProgress(3, mode="lines", interval=0.01, stream=stream, command="bench") as progress:
         progress.finished("thinking-tools 32k no-compaction")
-    assert stream.getvalue().strip().splitlines()[-1].startswith("prefixbench: bench 1/3 runs done, 0 in flight")
+    assert stream.getvalue().strip().splitlines()[-1].startswith("prefixbench: bench 1/3 runs done, 0 running")
 
 
 def test_a_bad_cache_value_names_where_it_came_from(tmp_path, capsys):
@@ -171,3 +171,27 @@ def test_a_bad_cache_value_names_where_it_came_from(tmp_path, capsys):
         assert main([*argv, "--out", out]) == 2
         assert capsys.readouterr().err.strip().splitlines() == [f"prefixbench: error: {line}"], argv
     assert not (tmp_path / "o").exists()  # nothing ran
+
+
+def test_runs_handed_to_workers_in_batches_are_not_all_running(monkeypatch):
+    """Two workers each holding a batch of 17 runs execute 2 runs, not 34: a batch's runs run one
+    at a time and land together (a new user's bench on 2 cores said ``0/64 runs done, 34 in flight``)."""
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.runs import land
+
+    groups = [[SimpleNamespace(key=f"{g}-{r}", describe=lambda: "run") for r in range(17)] for g in range(2)]
+    monkeypatch.setattr(land, "batches_of", lambda items, batched: groups)
+    seen: list[int] = []
+
+    def fake_map(fn, items, *, jobs, scheduler, on_submit):
+        on_submit([0, 1])
+        seen.append(progress.executing)
+        return iter(())
+
+    monkeypatch.setattr(land, "map_runs", fake_map)
+    progress = SweepProgress(64, stream=io.StringIO(), command="bench")
+    plan = SimpleNamespace(runs=[None] * 64)
+    land.land_missing(plan, list(range(64)), store=None, progress=progress, jobs=2, scheduler=None)
+    assert seen == [2]
+    assert progress.line().startswith("prefixbench: bench 0/64 runs done, 2 running, ")

@@ -15,7 +15,7 @@ from prefixbench.reports.progress import SweepProgress
 def test_the_bar_is_readable_at_80_columns(monkeypatch, total, flight):
     monkeypatch.setenv("COLUMNS", "80")
     with SweepProgress(total, 12, mode="bar", stream=io.StringIO()) as progress:
-        progress.set_in_flight(flight)
+        progress.set_running(flight)
         progress.finished("seed-coding @128k envelope-fix seed 3, engine default, profile anthropic-sonnet-4-5")
         out = io.StringIO()
         Console(file=out, width=80, color_system=None).print(progress._progress.get_renderable())
@@ -23,7 +23,7 @@ def test_the_bar_is_readable_at_80_columns(monkeypatch, total, flight):
     assert len(lines) == 1 and len(lines[0]) <= 80, lines
     line = lines[0]
     assert line.startswith("sweep ")
-    assert f"13/{total}" in line and f"{flight} in flight" in line and "ETA" in line
+    assert f"13/{total}" in line and f"{flight} running" in line and "ETA" in line
     assert "last done: se" in line and line.endswith("…")
 
 
@@ -33,4 +33,4 @@ def test_run_counts_are_grouped_as_the_other_lines_give_them() -> None:
     from prefixbench.reports.progress import SweepProgress
 
     progress = SweepProgress(2_400, skipped=1_200, command="bench")
-    assert progress.line().startswith("prefixbench: bench 1,200/2,400 runs done (1,200 skipped, in store), 0 in flight")
+    assert progress.line().startswith("prefixbench: bench 1,200/2,400 runs done (1,200 skipped, in store), 0 running")

@@ -266,9 +266,9 @@ def test_a_long_record_says_it_is_still_running(tmp_path, monkeypatch, capsys) -
     monkeypatch.setattr(trace, "CHECK_PROGRESS_SECONDS", 0.01)
     assert main(["record", str(tmp_path / "r.jsonl"), "--steps", "200"]) == 0
     err = capsys.readouterr().err
-    assert "prefixbench: record 0/1 runs done, 1 in flight, " in err
+    assert "prefixbench: record 0/1 runs done, 1 running, " in err
     assert ", running checkpoint/patched seed-coding at 32,000 tokens" in err
-    assert err.splitlines()[-2].startswith("prefixbench: record 1/1 runs done, 0 in flight, ")
+    assert err.splitlines()[-2].startswith("prefixbench: record 1/1 runs done, 0 running, ")
     assert err.splitlines()[-1].startswith("wrote ")
 
 

@@ -121,7 +121,7 @@ def test_check_engine_says_which_case_a_slow_engine_is_on(tmp_path, monkeypatch,
     argv = ["check", "--engine", ref("slow_first_step"), "--windows", "32k", "--engine-config", str(config)]
     assert main(argv) == 1  # it never compacts
     out, err = capsys.readouterr()
-    assert "prefixbench: check 0/2 runs done, 1 in flight, 0:00 elapsed, ETA -, running tests.foreign_engines:slow_first_step 32k-seed-coding-lenient" in err
+    assert "prefixbench: check 0/2 runs done, 1 running, 0:00 elapsed, ETA -, running tests.foreign_engines:slow_first_step 32k-seed-coding-lenient" in err
     assert err.splitlines()[-1].startswith("prefixbench: check 2/2 runs done")
     assert "runs done" not in out
 
