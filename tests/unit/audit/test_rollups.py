@@ -433,3 +433,31 @@ def test_a_block_hash_lane_has_no_read_within_count(tmp_path, capsys):
     assert "0/2" not in audit_table(result).split("lanes: reported vs predicted")[1].split("\nmodels")[0]
     assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["lanes"][0]["read_within_3pct"] is None
+
+
+def test_compare_names_a_predicted_hit_ratio_and_does_not_gate_it_against_a_reported_one(tmp_path, capsys):
+    """A block-hash lane's predicted hit ratio was compared as a plain ``hit_ratio`` with a
+    reported one (its copy given reported counts): ``! lane ... hit_ratio 50.0% 46.4%`` and exit 1.
+    Now a predicted side is named ``hit_ratio (predicted)``, and a predicted against a reported
+    one is listed ``not comparable``, never gated; predicted against predicted still gates."""
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    (tmp_path / "base.json").write_text(json.dumps(record))
+    lane = record["lanes"][0]
+    lane.update(reported_cache_read=1900, reported_cache_write=100, reported_uncached=2096, hit_ratio=0.463867)
+    (tmp_path / "new.json").write_text(json.dumps(record))
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json")]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "lane" in line and "hit_ratio" in line)
+    assert not row.startswith("!") and "hit_ratio (BASE predicted)" in row and "not comparable" in row
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json"), "--format", "json"]) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert [c["comparable"] for c in changes if c["figure"].startswith("hit_ratio") and c["group"] == "lane"] == [False]
+    # predicted against predicted: named so, and gated
+    _mooncake(trace, [1, 2, 7, 8])
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    (tmp_path / "drop.json").write_text(capsys.readouterr().out)
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "drop.json")]) == 1
+    failed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("!")]
+    assert len(failed) == 2 and all("hit_ratio (predicted)" in line for line in failed)
