@@ -3264,8 +3264,10 @@ def _notes(
     unreported = counts.unreported
     if counts.rows and not counts.reported:
         notes.append(
-            "no reported cache usage in these logs: the hit ratio is the predicted one"
-            if unreported else "no reported usage in these logs: the hit ratio is the predicted one"
+            "no reported usage in these logs: the hit ratio is the predicted one" if not unreported
+            # no cache trace among them: no ratio (hit_ratio); with one, the trace's prediction
+            else "no reported cache usage in these logs: there is no hit ratio" if unreported == counts.rows
+            else "no reported cache usage in these logs: the hit ratio is the one predicted for the requests with no usage"
         )
     if unreported:
         notes.append(

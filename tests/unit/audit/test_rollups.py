@@ -412,6 +412,7 @@ def test_a_lane_whose_usage_has_no_cache_field_has_no_hit_ratio(tmp_path, capsys
     assert all(r.hit_ratio is None for r in (*result.sessions, *result.days)) and result.totals.hit_ratio is None
     table = audit_table(result)
     assert not re.search(r"pred \d", table) and "pred:" not in table and "hit ratio n/a" in table
+    assert "note: no reported cache usage in these logs: there is no hit ratio" in table
     lanes = table.split("lanes: reported vs predicted")[1].split("\nmodels")[0]
     row = next(line for line in lanes.splitlines() if "aider" in line)
     assert re.search(r"n/a +- +no price", row)  # read ±3% n/a (the file reports no cache use), hit -
