@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, hit_cell, lost_cell, none_priced, PREDICTED_HIT, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, none_priced, PREDICTED_HIT, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -280,7 +280,7 @@ def _headline(result: AuditResult) -> str:
                    + (f" ({_count(t.cache_write_1h)} at 1 h)" if t.cache_write is not None and _one_hour(result) else "")
                    + f", cache read {_count(t.cache_read)}")
     return (
-        f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {t.hit_ratio:.1%}{_ratio_basis(result)}; "
+        f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests)}"
         + (
@@ -399,7 +399,7 @@ def _roll_up_rows(rolls: Sequence[RollUp], name) -> list[list[str]]:
     return [
         [
             name(r), _span(r), f"{r.requests:,}", f"{r.lanes:,}", "-" if r.misses is None else f"{r.misses:,}",
-            hit_cell(f"{r.hit_ratio:.1%}", r.cache_read is None),
+            hit_cell(r.hit_ratio, r.cache_read is None),
             "-" if r.rewrite_factor is None else f"{r.rewrite_factor:.2f}x", _paid(r), _lost(r),
             r.top_cause or "-",
         ]
@@ -434,7 +434,7 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
-    if any(r.cache_read is None for r in (*rolls, *result.days)):
+    if any(r.cache_read is None and r.hit_ratio is not None for r in (*rolls, *result.days)):
         out.append(PREDICTED_HIT)
     return out
 
@@ -488,7 +488,7 @@ def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
     """One lane's row: reported against predicted (``n/a`` where the file reports no usage, ``-``
     where the file does and no request of the lane); its *hit* ``pred 50.0%`` where no request of
     it reports its cache use, as a roll-up's (:func:`hit_cell`)."""
-    hit = hit_cell(f"{lane.hit_ratio:.1%}", lane.reported_cache_read is None)
+    hit = hit_cell(lane.hit_ratio, lane.reported_cache_read is None)
     if not reported:
         return [short(lane.file), lane.lane, f"{lane.requests:,}", "n/a", f"{lane.predicted_cache_read:,}", "n/a", "n/a",
                 f"{lane.predicted_cache_write:,}", "n/a", f"{lane.predicted_uncached:,}", "n/a", hit, _paid(lane), _lost(lane)]
@@ -500,7 +500,7 @@ def _lane_cells(lane: LaneSummary, reported: bool, short) -> list[str]:
     return [
         short(lane.file), lane.lane, f"{lane.requests:,}", _count(lane.reported_cache_read),
         f"{lane.predicted_cache_read:,}", error, _count(lane.reported_cache_write), f"{lane.predicted_cache_write:,}",
-        _count(lane.reported_uncached), f"{lane.predicted_uncached:,}", f"{lane.read_within}/{lane.requests}",
+        _count(lane.reported_uncached), f"{lane.predicted_uncached:,}", "-" if lane.read_within is None else f"{lane.read_within}/{lane.requests}",
         hit, _paid(lane), _lost(lane),
     ]
 
@@ -512,7 +512,7 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
         [_lane_cells(lane, lane.file in reported_files, short) for lane in result.lanes],
         set(range(2, 14)),
     ))
-    if any(lane.reported_cache_read is None for lane in result.lanes):
+    if any(lane.reported_cache_read is None and lane.hit_ratio is not None for lane in result.lanes):
         out.append(PREDICTED_HIT)
     return out
 

@@ -120,11 +120,22 @@ def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ra
             else "no price" if no_price == unpriced else "unpriced")
 
 
-def hit_cell(ratio: str, predicted: bool) -> str:
-    """A roll-up's *hit* cell (``ratio`` formatted): ``pred 50.0%`` where no request of it reports
-    its cache use, so the ratio is the cache model's prediction (:data:`PREDICTED_HIT`), not one
-    reported; ``ratio`` alone otherwise."""
-    return f"pred {ratio}" if predicted else ratio
+def hit_cell(ratio: float | None, predicted: bool) -> str:
+    """A roll-up's or a lane's *hit* cell: ``pred 50.0%`` where no request of it reports its cache
+    use, so the ratio is the cache model's prediction (:data:`PREDICTED_HIT`), not one reported;
+    ``50.0%`` otherwise; ``-`` where it has none (its requests' usage has no cache field, and
+    they are no cache trace: :func:`~prefixbench.workloads.audit.core.hit_ratio`)."""
+    if ratio is None:
+        return "-"
+    return f"pred {ratio:.1%}" if predicted else f"{ratio:.1%}"
+
+
+def headline_hit(ratio: float | None, basis: str) -> str:
+    """The headline's hit ratio and what it is over (:func:`ratio_basis`): ``n/a (...)`` where
+    no request reports its cache use and none is of a cache trace, so there is no ratio."""
+    if ratio is None:
+        return "n/a (no request reports its cache use)"
+    return f"{ratio:.1%}{basis}"
 
 
 #: The legend line under the roll-ups when some *hit* cell is predicted (:func:`hit_cell`).

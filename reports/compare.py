@@ -36,7 +36,10 @@ def fmt_figure(unit: str, value: float | None) -> str:
 
 
 def fmt_change(change: Change) -> str:
-    """``+12.3%`` relative, ``-0.7pt`` for ratios, ``new`` when the baseline had nothing."""
+    """``+12.3%`` relative, ``-0.7pt`` for ratios, ``new`` when the baseline had nothing,
+    ``not comparable`` for a hit ratio predicted on one side only."""
+    if not change.comparable:
+        return "not comparable"
     if change.base is None:
         return "only in NEW"
     if change.new is None:
@@ -101,7 +104,7 @@ def verdict(comparison: Comparison) -> str:
 def _changed(comparison: Comparison) -> list[Change]:
     """The figures that changed; not one only NEW has, at 0 (a count an older release did not
     write, such as an audit's unpriced_requests: nothing in it)."""
-    return [c for c in comparison.changes if c.base != c.new and not (c.base is None and c.new == 0)]
+    return [c for c in comparison.changes if not c.comparable or (c.base != c.new and not (c.base is None and c.new == 0))]
 
 
 def compare_markdown(comparison: Comparison) -> str:
@@ -195,6 +198,7 @@ def compare_json(comparison: Comparison) -> str:
                     "relative": c.relative,
                     "limit": c.limit.text() if c.limit else None,
                     "regressed": c.regressed,
+                    "comparable": c.comparable,
                 }
                 for c in comparison.changes
             ],

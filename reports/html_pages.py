@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, hit_cell, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -503,7 +503,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     lost = lost_total_words(fmt_usd(totals['lost_usd'] or 0), not Decimal(str(totals['lost_usd'] or 0)),
                       sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
                       seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])))
-    subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {paid}, {lost}, hit ratio {fmt_pct(totals['hit_ratio'])}{basis}"
+    subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {paid}, {lost}, hit ratio {headline_hit(totals['hit_ratio'], basis)}"
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
@@ -588,14 +588,14 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
             num("requests", r["requests"], fmt_int(r["requests"])),
             num("lanes", r["lanes"], fmt_int(r["lanes"])),
             "-" if r["misses"] is None else num("misses", r["misses"], fmt_int(r["misses"])),
-            num("hit_ratio", r["hit_ratio"], hit_cell(fmt_pct(r["hit_ratio"]), r.get("cache_read", 0) is None)),
+            num("hit_ratio", r["hit_ratio"], hit_cell(r["hit_ratio"], r.get("cache_read", 0) is None)),
             "-" if r.get("rewrite_factor") is None else num("rewrite_factor", r["rewrite_factor"], f"{r['rewrite_factor']:.2f}x"),
             num("cost_usd", r["cost_usd"], _paid(r)),
             num("lost_usd", r["lost_usd"], _lost(r)),
             Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
-    legend = note(PREDICTED_HIT + ".") if any(r.get("cache_read", 0) is None for r in rolls) else ""
+    legend = note(PREDICTED_HIT + ".") if any(r.get("cache_read", 0) is None and r["hit_ratio"] is not None for r in rolls) else ""
     return table(header, rows, css=f"rollup {what}s") + legend
 
 
@@ -605,7 +605,7 @@ def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
         # A count no request reports is null ('-'), as lost is where no request is priced.
         *("-" if totals.get(field, 0) is None else num(field, totals.get(field, 0), fmt_int(totals.get(field, 0)))
           for field in ("input", "cache_read", "cache_write", "cache_write_1h", "output")),
-        num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"]) + basis),
+        "-" if totals["hit_ratio"] is None else num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"]) + basis),
         num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
         "-" if totals["lost_usd"] is None else num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
     ]
@@ -715,12 +715,12 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
             *("-" if lane[k] is None else num(k, lane[k], fmt_int(lane[k])) for k in (
                 "reported_cache_read", "predicted_cache_read", "reported_cache_write", "predicted_cache_write",
                 "reported_uncached", "predicted_uncached")),
-            num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
-            num("hit_ratio", lane["hit_ratio"], hit_cell(fmt_pct(lane["hit_ratio"]), lane["reported_cache_read"] is None)),
+            "-" if lane.get("read_within_3pct", 0) is None else num("read_within_3pct", lane.get("read_within_3pct"), f"{lane.get('read_within_3pct', 0)}/{lane['requests']}"),
+            num("hit_ratio", lane["hit_ratio"], hit_cell(lane["hit_ratio"], lane["reported_cache_read"] is None)),
             num("cost_usd", lane["cost_usd"], _paid(lane)),
             num("lost_usd", lane["lost_usd"], _lost(lane)),
         ]))
-    legend = note(PREDICTED_HIT + ".") if any(lane["reported_cache_read"] is None for lane in lanes) else ""
+    legend = note(PREDICTED_HIT + ".") if any(lane["reported_cache_read"] is None and lane["hit_ratio"] is not None for lane in lanes) else ""
     return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
                   "read within 3%", "hit", "paid", "lost"], rows) + legend
 

@@ -193,11 +193,13 @@ class LaneSummary(msgspec.Struct, frozen=True):
     predicted_cache_read: int
     predicted_cache_write: int
     predicted_uncached: int
-    #: Requests whose predicted read is within 3% of the reported one.
-    read_within: int
+    #: Requests whose predicted read is within 3% of the reported one (None, shown ``-``, where
+    #: no request of the lane reports its cache use: :func:`reported_sum`).
+    read_within: int | None
     #: The reported hit ratio, or the predicted one where no request of the lane reports its
-    #: cache use (``reported_cache_read`` None; the tables' ``pred``): :func:`hit_ratio`.
-    hit_ratio: float
+    #: cache use and its requests have no usage at all (a block-hash trace's; ``reported_cache_read``
+    #: None; the tables' ``pred``), else None (shown ``-``): :func:`hit_ratio`.
+    hit_ratio: float | None
     cost_usd: Decimal
     lost_usd: Decimal
     lost_tokens: int
@@ -284,7 +286,8 @@ class Totals(msgspec.Struct, frozen=True):
     cache_write_1h: int | None
     cost_usd: Decimal
     lost_usd: Decimal
-    hit_ratio: float
+    #: As a roll-up's (:func:`hit_ratio`): None where nothing reports its cache use or is traced.
+    hit_ratio: float | None
     #: Explicit caches the logs created (:mod:`.explicit`), in ``cost_usd`` and in no request:
     #: their tokens at the input price, and their storage.
     cache_create_usd: Decimal = Decimal(0)
@@ -325,7 +328,8 @@ class RollUp(msgspec.Struct, frozen=True):
     input: int | None
     cache_read: int | None
     cache_write: int | None
-    hit_ratio: float
+    #: Reported, predicted (``cache_read`` None) or None: :func:`hit_ratio`.
+    hit_ratio: float | None
     cost_usd: Decimal
     lost_usd: Decimal
     lost_tokens: int
@@ -2755,6 +2759,7 @@ class _Roll:
         self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
         self.all_uncached = self.all_output = self.all_read = self.all_write = 0
         self.predicted_read = self.predicted_rest = 0
+        self.traced = 0  # the requests with no usage at all (a block-hash trace's): hit_ratio
         self.cost = Decimal(0)
         self.lost = Decimal(0)
         self.priced = False
@@ -2794,9 +2799,11 @@ class _Roll:
         self.write += sum(i.reported_cache_write or 0 for i in reported)
         self.uncached += sum(i.reported_uncached or 0 for i in reported)
         self.input += sum(i.reported_uncached or 0 for i in billed)
+        blind = [i for i in items if traced(i)]
+        self.traced += len(blind)
         if not self.reported:  # (read only while no row reports: see hit_ratio)
-            self.predicted_read += sum(i.predicted_cache_read for i in items)
-            self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in items)
+            self.predicted_read += sum(i.predicted_cache_read for i in blind)
+            self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in blind)
         if what == "totals":
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
             # A subset provider's usage (OpenAI's) has no write count before its writes are
@@ -2825,7 +2832,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "traced", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2844,8 +2851,8 @@ class _Roll:
             self.largest[lane] = max(self.largest.get(lane, 0), prompt)
 
     @property
-    def hit_ratio(self) -> float:
-        return hit_ratio(self.read, self.read + self.write + self.uncached, self.reported,
+    def hit_ratio(self) -> float | None:
+        return hit_ratio(self.read, self.read + self.write + self.uncached, self.reported, self.traced,
                          self.predicted_read, self.predicted_read + self.predicted_rest)
 
     def roll_up(self, name: str, extra: Mapping[str, Decimal] = {}) -> RollUp:
@@ -3281,8 +3288,10 @@ def _notes(
     unreported = counts.unreported
     if counts.rows and not counts.reported:
         notes.append(
-            "no reported cache usage in these logs: the hit ratio is the predicted one"
-            if unreported else "no reported usage in these logs: the hit ratio is the predicted one"
+            "no reported usage in these logs: the hit ratio is the predicted one" if not unreported
+            # no cache trace among them: no ratio (hit_ratio); with one, the trace's prediction
+            else "no reported cache usage in these logs: there is no hit ratio" if unreported == counts.rows
+            else "no reported cache usage in these logs: the hit ratio is the one predicted for the requests with no usage"
         )
     if unreported:
         notes.append(
@@ -3456,16 +3465,28 @@ def reported_sum(total: int, reporting: int) -> int | None:
     return total if reporting else None
 
 
-def hit_ratio(read: int, prompt: int, reporting: int, predicted_read: int, predicted_prompt: int) -> float:
+def hit_ratio(read: int, prompt: int, reporting: int, traced: int, predicted_read: int, predicted_prompt: int) -> float | None:
     """A group's hit ratio (the totals', a session's, a day's, a lane's): its reported ``read``
     over its reported ``prompt`` when ``reporting`` (its requests that report their cache use) is
-    not 0, else the cache model's prediction, ``predicted_read`` over ``predicted_prompt``: a
-    block-hash trace reports nothing, and 0.0 there would claim a cold cache the log never showed.
-    Which of the two a group's ratio is, its reported cache read says (None: predicted; the
-    tables' ``pred``)."""
+    not 0; else, when ``traced`` (its requests with no usage at all: a block-hash or Mooncake
+    trace's, whose whole input is the cache trace) is not 0, the cache model's prediction for
+    those, ``predicted_read`` over ``predicted_prompt``: 0.0 there would claim a cold cache the
+    trace never showed. Else None: requests whose usage has no cache field (an aider history
+    without cache counts, a zed thread) are in no hit ratio, and a prediction for them would
+    stand in for a cache the log never showed (for a provider the audit does not model, by
+    stand-in rules). Which a group's ratio is, its reported cache read says (None with a ratio:
+    predicted; the tables' ``pred``)."""
     if reporting:
         return _ratio(read, prompt)
-    return _ratio(predicted_read, predicted_prompt)
+    if traced:
+        return _ratio(predicted_read, predicted_prompt)
+    return None
+
+
+def traced(row: AuditRow) -> bool:
+    """Whether ``row``'s request logged no usage at all (a block-hash or Mooncake trace's: the
+    tables' ``n/a``), as against one whose usage has no cache field: :func:`hit_ratio`."""
+    return row.reported_cache_read is None and row.reported_uncached is None
 
 
 def _ratio(part: int, whole: int) -> float:
@@ -3492,9 +3513,10 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         predicted_cache_read=sum(i.predicted_cache_read for i in items),
         predicted_cache_write=sum(i.predicted_cache_write for i in items),
         predicted_uncached=sum(i.predicted_uncached for i in items),
-        read_within=sum(i.read_within for i in items),
-        hit_ratio=hit_ratio(read, read + write + known, reporting, sum(i.predicted_cache_read for i in items),
-                            sum(i.predicted_cache_read + i.predicted_cache_write + i.predicted_uncached for i in items)),
+        read_within=reported_sum(sum(i.read_within for i in items), reporting),
+        hit_ratio=hit_ratio(read, read + write + known, reporting, len(blind := [i for i in items if traced(i)]),
+                            sum(i.predicted_cache_read for i in blind),
+                            sum(i.predicted_cache_read + i.predicted_cache_write + i.predicted_uncached for i in blind)),
         cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
         lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
         lost_tokens=sum(i.lost_tokens for i in items),

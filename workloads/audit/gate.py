@@ -69,7 +69,11 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
                 f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens for r in rows):,} tokens lost; "
                 f"first at {first.file}:{first.line} ({first.detail})"
             )
-    if gate.min_hit_ratio is not None and result.totals.hit_ratio < gate.min_hit_ratio:
+    if gate.min_hit_ratio is not None and result.totals.hit_ratio is None:
+        # No ratio at all (no request reports its cache use, none is of a cache trace): the gate
+        # cannot vouch for the log, so it fails, saying why.
+        lines.append(f"FAIL no hit ratio (no request reports its cache use) to hold to --min-hit-ratio {gate.min_hit_ratio:.2%}")
+    elif gate.min_hit_ratio is not None and result.totals.hit_ratio < gate.min_hit_ratio:
         # With no request reporting its cache use, the ratio gated is the model's (docs/audit.md#gate): said so.
         predicted = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows)
         what = "predicted hit ratio" if predicted else "hit ratio"
@@ -105,6 +109,9 @@ def _lane_text(lane: LaneSummary, reported: bool) -> str:
     """One lane's JUnit ``system-out``, saying what the table's lane row says: a lane no request
     of which reports its cache use has no loss or calibration to give (``n/a``), only the hit
     ratio and the read the cache model predicts (the table's ``pred``)."""
+    if lane.hit_ratio is None:
+        return (f"{lane.requests} requests, no cache use reported (hit ratio, loss and calibration n/a); "
+                f"predicted read {lane.predicted_cache_read:,} tokens")
     if not reported or lane.reported_cache_read is None:
         return (f"{lane.requests} requests, no cache use reported (loss and calibration n/a); "
                 f"predicted hit ratio {lane.hit_ratio:.2%}, predicted read {lane.predicted_cache_read:,} tokens")
@@ -157,7 +164,7 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     basis = ("" if reporting == t.requests else " (predicted: no request reports its cache use)" if not reporting
              else f" (of the {reporting:,} requests that report their cache use)")
     ElementTree.SubElement(case, "system-out").text = (
-        f"{t.requests} requests, hit ratio {t.hit_ratio:.2%}{basis}, paid {_dollars(t.cost_usd, t.requests, t.unpriced_requests)}, "
+        f"{t.requests} requests, hit ratio {'n/a' if t.hit_ratio is None else f'{t.hit_ratio:.2%}'}{'' if t.hit_ratio is None else basis}, paid {_dollars(t.cost_usd, t.requests, t.unpriced_requests)}, "
         f"lost {_dollars(t.lost_usd, t.requests, t.unpriced_requests, sum(c.unpriced_requests for c in result.causes))}"
     )
     # A file audit left out, its reading bad input (exit 2 whatever the gate): an error each, so

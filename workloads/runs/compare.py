@@ -283,8 +283,9 @@ def _audit_from_json(data: dict, source: str) -> Result:
     for i, lane in enumerate(data["lanes"]):
         where = f"{source}: lanes[{i}]"
         key = f"{tails.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
-        _add_unit(units, Unit("lane", key, _numeric_fields(lane, "lane", where)), where)
-    units[("totals", "totals")] = Unit("totals", "totals", _numeric_fields(data["totals"], "totals", f"{source}: totals"))
+        _add_unit(units, Unit("lane", key, _predicted_named(_numeric_fields(lane, "lane", where), lane, "reported_cache_read")), where)
+    totals = _numeric_fields(data["totals"], "totals", f"{source}: totals")
+    units[("totals", "totals")] = Unit("totals", "totals", _predicted_named(totals, data["totals"], "cache_read"))
     for i, cause in enumerate(data["causes"]):
         where = f"{source}: causes[{i}]"
         if not isinstance(cause, dict) or "cause" not in cause:
@@ -295,6 +296,19 @@ def _audit_from_json(data: dict, source: str) -> Result:
 
 #: The fields that name an audit unit (never compared).
 _AUDIT_KEYS = {unit: names(fields, "key") for unit, fields in UNIT_FIELDS.items()}
+
+
+#: A hit ratio the cache model predicted (its unit's reported cache read is null: a block-hash or
+#: Mooncake trace), named apart from a reported one: gated against another predicted one only.
+PREDICTED = " (predicted)"
+
+
+def _predicted_named(figures: dict[str, float], obj: Mapping[str, object], reported: str) -> dict[str, float]:
+    """``figures`` with ``hit_ratio`` named ``hit_ratio (predicted)`` where ``obj``'s ``reported``
+    cache read is null (the audit's ``pred``), in the same place."""
+    if "hit_ratio" not in figures or obj.get(reported, 0) is not None:
+        return figures
+    return {f"{name}{PREDICTED}" if name == "hit_ratio" else name: value for name, value in figures.items()}
 
 
 def _file_names(files: list[str]) -> dict[str, str]:
@@ -386,8 +400,9 @@ DEFAULT_THRESHOLDS = "uncached=2%,hit=0.5pt,usd=5%,rejected=0"
 
 
 def figure_field(group: str, name: str) -> Field | None:
-    """The schema's declaration of a unit's figure (None: a figure the schema does not declare)."""
-    return UNIT_FIGURES.get(group, {}).get(name)
+    """The schema's declaration of a unit's figure (None: a figure the schema does not declare);
+    a predicted hit ratio's is the hit ratio's."""
+    return UNIT_FIGURES.get(group, {}).get(name.removesuffix(PREDICTED))
 
 
 def figure_gate(group: str, name: str) -> Gate | None:
@@ -470,6 +485,9 @@ class Change(msgspec.Struct, frozen=True):
     new: float | None
     limit: Limit | None
     regressed: bool
+    #: False for a hit ratio predicted on one side and reported on the other (``base`` the
+    #: side's figure, ``figure`` naming which is predicted): listed, never gated.
+    comparable: bool = True
 
     @property
     def delta(self) -> float | None:
@@ -536,7 +554,15 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
     for key in shared:
         b, n = base.units[key], new.units[key]
         names = list(dict.fromkeys([*b.figures, *n.figures]))
+        unlike = _unlike_hit(b.figures, n.figures)
+        done = False
         for name in names:
+            if unlike and name.removesuffix(PREDICTED) == "hit_ratio":
+                if not done:  # one row for the pair, where the first of the two stood
+                    changes.append(Change(b.group, b.key, unlike, b.figures.get("hit_ratio", b.figures.get(f"hit_ratio{PREDICTED}")),
+                                          n.figures.get("hit_ratio", n.figures.get(f"hit_ratio{PREDICTED}")), None, False, comparable=False))
+                    done = True
+                continue
             bv, nv = b.figures.get(name), n.figures.get(name)
             field = figure_field(b.group, name)
             gate = field.gate if field is not None and b.gated else None
@@ -549,6 +575,16 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
     return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike)
+
+
+def _unlike_hit(base: Mapping[str, float], new: Mapping[str, float]) -> str:
+    """The figure name of a hit ratio predicted on one side and reported on the other (``""``
+    when both are of one kind, or a side has none): the two measure different things."""
+    if "hit_ratio" in base and f"hit_ratio{PREDICTED}" in new:
+        return "hit_ratio (NEW predicted)"
+    if f"hit_ratio{PREDICTED}" in base and "hit_ratio" in new:
+        return "hit_ratio (BASE predicted)"
+    return ""
 
 
 def params_differ(base: Unit, new: Unit) -> str:

@@ -656,9 +656,11 @@ def test_an_audit_whose_calls_report_no_miss_says_none_lost(tmp_path: Path, caps
     assert "worst requests (by dollars lost)\n(none: no request lost tokens to a miss)\n" in out
 
 
-def test_a_gate_on_a_log_that_reports_no_cache_use_says_the_ratio_is_predicted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gate_on_a_log_that_reports_no_cache_use_says_it_has_no_ratio(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Five calls whose provider's usage has no cache field: the gate judged the model's ratio
-    and said "FAIL hit ratio 0.00%", as if the log had shown that nothing was read."""
+    and said "FAIL hit ratio 0.00%", as if the log had shown that nothing was read; then the
+    predicted one. Such calls are in no hit ratio (only a cache trace's ratio is predicted), so
+    the gate fails saying there is none to hold to the limit."""
     url = "https://llm.example.org/v1/chat/completions"
     lines = [capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "hello " * (200 + n)}]},
                           {"body": {"usage": {"prompt_tokens": 2000 + 100 * n, "completion_tokens": 10}}}, url=url, sent=1748554704.0 + n)
@@ -666,7 +668,7 @@ def test_a_gate_on_a_log_that_reports_no_cache_use_says_the_ratio_is_predicted(t
     log = write_jsonl(tmp_path / "plain.jsonl", lines)
     junit = tmp_path / "j.xml"
     assert main(["audit", str(log), "--quiet", "--min-hit-ratio", "0.5", "--junit", str(junit)]) == 1
-    said = "predicted hit ratio 0.00% (no request reports its cache use) is below --min-hit-ratio 50.00%"
+    said = "no hit ratio (no request reports its cache use) to hold to --min-hit-ratio 50.00%"
     assert capsys.readouterr().err.strip() == f"FAIL {said}"
     totals = ElementTree.parse(junit).getroot().find("testsuite").findall("testcase")[-1]
     assert totals.find("failure").get("message") == said

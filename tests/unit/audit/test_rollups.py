@@ -387,3 +387,78 @@ def test_compare_fails_on_a_block_hash_lane_whose_predicted_hit_ratio_drops(tmp_
     assert "FAIL: 2 regressions" in out
     failed = [line.split() for line in out.splitlines() if line.startswith("!")]
     assert [(row[1], "hit_ratio" in row) for row in failed] == [("lane", True), ("totals", True)]
+
+
+def _aider_without_cache(path: Path) -> Path:
+    """An aider history of a model the audit does not model, its three Tokens lines with no
+    cache counts (``cache_reported`` False)."""
+    turns = "".join(f"#### step {n}  \n\nDone.\n\n> Tokens: {sent} sent, 120 received.  \n\n"
+                    for n, sent in ((1, "2.1k"), (2, "2.4k"), (3, "2.7k")))
+    path.write_text("\n# aider chat started at 2025-03-01 10:00:00\n\n> Aider v0.82.0  \n"
+                    "> Main model: ollama/qwen2.5-coder:32b with whole edit format  \n\n" + turns)
+    return path
+
+
+def test_a_lane_whose_usage_has_no_cache_field_has_no_hit_ratio(tmp_path, capsys):
+    """An aider history without cache counts showed ``pred 48.4%`` on its lane (and its session,
+    day and totals) since the predicted ratio stood in for every lane that reports no cache use:
+    a prediction for a log that never showed its cache (by stand-in rules for a provider the
+    audit does not model). Only a cache trace's lanes (no usage at all) keep it: this one's
+    ``hit_ratio`` is null (``-``), as its ``read_within_3pct`` (no request of it reports)."""
+    history = _aider_without_cache(tmp_path / ".aider.chat.history.md")
+    result = run_audit([history])
+    assert [lane.requests for lane in result.lanes] == [3] and result.lanes[0].reported_uncached is not None
+    assert result.lanes[0].hit_ratio is None and result.lanes[0].read_within is None
+    assert all(r.hit_ratio is None for r in (*result.sessions, *result.days)) and result.totals.hit_ratio is None
+    table = audit_table(result)
+    assert not re.search(r"pred \d", table) and "pred:" not in table and "hit ratio n/a" in table
+    assert "note: no reported cache usage in these logs: there is no hit ratio" in table
+    lanes = table.split("lanes: reported vs predicted")[1].split("\nmodels")[0]
+    row = next(line for line in lanes.splitlines() if "aider" in line)
+    assert re.search(r"n/a +- +no price", row)  # read ±3% n/a (the file reports no cache use), hit -
+    assert not re.search(r"pred \d", audit_html(result).split('id="lanes"')[1].split("</table>")[0])
+    assert main(["audit", str(history), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["lanes"][0]["hit_ratio"] is None and record["lanes"][0]["read_within_3pct"] is None
+    assert record["totals"]["hit_ratio"] is None
+    assert main(["audit", str(history), "--min-hit-ratio", "0.5", "--quiet"]) == 1
+    assert "FAIL no hit ratio" in capsys.readouterr().err
+
+
+def test_a_block_hash_lane_has_no_read_within_count(tmp_path, capsys):
+    """A lane no request of which reports its cache use had ``read_within_3pct: 0`` and ``0/2``:
+    nothing was compared, so null and ``-``; its predicted hit ratio stays."""
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
+    result = run_audit([trace])
+    assert result.lanes[0].read_within is None and result.lanes[0].hit_ratio == pytest.approx(0.5)
+    assert "0/2" not in audit_table(result).split("lanes: reported vs predicted")[1].split("\nmodels")[0]
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["lanes"][0]["read_within_3pct"] is None
+
+
+def test_compare_names_a_predicted_hit_ratio_and_does_not_gate_it_against_a_reported_one(tmp_path, capsys):
+    """A block-hash lane's predicted hit ratio was compared as a plain ``hit_ratio`` with a
+    reported one (its copy given reported counts): ``! lane ... hit_ratio 50.0% 46.4%`` and exit 1.
+    Now a predicted side is named ``hit_ratio (predicted)``, and a predicted against a reported
+    one is listed ``not comparable``, never gated; predicted against predicted still gates."""
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    (tmp_path / "base.json").write_text(json.dumps(record))
+    lane = record["lanes"][0]
+    lane.update(reported_cache_read=1900, reported_cache_write=100, reported_uncached=2096, hit_ratio=0.463867)
+    (tmp_path / "new.json").write_text(json.dumps(record))
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json")]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "lane" in line and "hit_ratio" in line)
+    assert not row.startswith("!") and "hit_ratio (BASE predicted)" in row and "not comparable" in row
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json"), "--format", "json"]) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert [c["comparable"] for c in changes if c["figure"].startswith("hit_ratio") and c["group"] == "lane"] == [False]
+    # predicted against predicted: named so, and gated
+    _mooncake(trace, [1, 2, 7, 8])
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    (tmp_path / "drop.json").write_text(capsys.readouterr().out)
+    assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "drop.json")]) == 1
+    failed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("!")]
+    assert len(failed) == 2 and all("hit_ratio (predicted)" in line for line in failed)
