@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, PriceTable, deepseek_period, load_prices
 from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers.vllm import own_host
 
 
 #: Price lookups :class:`Prices` keeps (by model and minute) before it starts again: a found row
@@ -89,11 +90,13 @@ class Prices:
         """Whether a call of ``model`` that a gateway says ``upstream`` served bills at the
         model's list price: a closed model whoever served it, an open-weight one where its maker
         served it (:meth:`~prefixbench.simulator.providers.base.ProviderRules.bills_list_price_at`);
-        a model of no provider the audit models as before (at the table's row)."""
+        a model of no provider the audit models as before (at the table's row). Never where a
+        host running open models itself served it (:func:`~prefixbench.simulator.providers.vllm.own_host`):
+        no vendor bills that call, whatever its model's name."""
         key = (model, upstream)
         if key not in self._hosts:
             rules = provider_of_model(self._resolved(model))
-            self._hosts[key] = rules is None or rules.bills_list_price_at(upstream)
+            self._hosts[key] = not own_host(upstream) and (rules is None or rules.bills_list_price_at(upstream))
         return self._hosts[key]
 
     def open_weight(self, model: str) -> bool:

@@ -40,9 +40,19 @@ SELF_HOSTED_MARKERS = ("ollama", "lmstudio")
 
 def self_hosted(name: str) -> bool:
     """Whether an agent names a host that runs open models itself (:data:`SELF_HOSTED_MARKERS`, any
-    case): its calls are :data:`UNKNOWN`'s, whatever their model's name."""
-    lowered = name.lower()
+    case, ``_`` and ``-`` left out: litellm's ``lm_studio``): its calls are :data:`UNKNOWN`'s,
+    whatever their model's name."""
+    lowered = name.lower().replace("_", "").replace("-", "")
     return any(marker in lowered for marker in SELF_HOSTED_MARKERS)
+
+
+def own_host(name: str) -> bool:
+    """Whether ``name``, the host an agent says served a call, runs open models itself
+    (:func:`self_hosted`) or is Codex's ``oss`` (its ``--oss`` flag's local host). No vendor bills
+    such a call: a reader keeps the host as the call's ``upstream``
+    (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`), which leaves it unpriced
+    (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`), whatever its model's name."""
+    return name.lower() == "oss" or self_hosted(name)
 
 
 #: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads

@@ -93,10 +93,12 @@ class Tally:
         return status
 
     def report(self) -> str:
-        """``chat-completions: 10,000 cases (6,000 exit 0, 4,000 exit 2), 0 crashes, 0 hangs, ...``."""
+        """``chat-completions: 10,000 cases (6,000 exit 0, 4,000 exit 2), 0 crashes, 0 hangs, ...``;
+        the exit-1 cases (a gate that failed: ``check(..., gate=True)``) between, where there are any."""
         cases = sum(self.outcomes.values())
+        failed = f"{self.outcomes['exit 1']:,} exit 1, " if self.outcomes["exit 1"] else ""
         line = (
-            f"fuzz {self.name}: {cases:,} cases ({self.outcomes['exit 0']:,} exit 0, {self.outcomes['exit 2']:,} exit 2), "
+            f"fuzz {self.name}: {cases:,} cases ({self.outcomes['exit 0']:,} exit 0, {failed}{self.outcomes['exit 2']:,} exit 2), "
             f"{self.outcomes['crash']} crashes, {self.outcomes['hang']} hangs, "
             f"{time.monotonic() - self.started:.1f} s, slowest case {self.slowest_s:.2f} s (bound {self.bound_s:.0f} s)"
         )

@@ -99,21 +99,36 @@ def _dump(lines: bool, doc: object) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def _swappable(rel: str) -> bool:
+    """Whether the fixture ``rel`` is JSON with a value to swap: a type swap drawn from another (a
+    markdown history, aider's) would audit the fixture unchanged, a case that cannot fail."""
+    loaded = _load(FIXTURES / rel)
+    return loaded is not None and len(_places(loaded[1])) > 1
+
+
+#: The fixtures a type swap is drawn from (:func:`_swappable`).
+SWAPPABLE = tuple(rel for rel in FILES if _swappable(rel))
+
+
+def test_every_fixture_a_type_swap_draws_has_a_value_to_swap():
+    assert SWAPPABLE and all(_swappable(rel) for rel in SWAPPABLE)
+    assert "aider.md" not in SWAPPABLE and "aider.md" in FILES
+
+
 def test_any_type_swapped_at_any_place_of_any_fixture_ends_cleanly(importer_examples):
     tally = Tally("type swaps", bound_s=20)
 
     @fuzz_settings(importer_examples)
-    @given(rel=st.sampled_from(FILES), place=st.integers(1, 10**6), value=st.sampled_from((*SWAPS, "delete")),
+    @given(rel=st.sampled_from(SWAPPABLE), place=st.integers(1, 10**6), value=st.sampled_from((*SWAPS, "delete")),
            whole=st.booleans(), extra=EXTRA)
     def case(rel: str, place: int, value: object, whole: bool, extra: tuple[str, ...]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             target, top = _copy(rel, Path(tmp))
             loaded = _load(target)
-            if loaded is not None:
-                lines, doc = loaded
-                places = _places(doc)[1:]
-                if places:
-                    target.write_bytes(_dump(lines, _swapped(doc, places[place % len(places)], value)))
+            assert loaded is not None, rel  # (SWAPPABLE: each a JSON document with a place to swap)
+            lines, doc = loaded
+            places = _places(doc)[1:]
+            target.write_bytes(_dump(lines, _swapped(doc, places[place % len(places)], value)))
             tally.check(["audit", "--quiet", "--format", "json", *extra, str(top if whole else target)])
 
     case()
@@ -300,3 +315,10 @@ def test_compare_of_an_audit_result_with_a_value_swapped_ends_cleanly(importer_e
     case()
     shutil.rmtree(seed_dir)
     tally.report()
+
+
+def test_the_tally_shows_the_gates_that_failed(capsys):
+    # compare's property runs with gate=True: its exit-1 cases are counted, and said.
+    tally = Tally("gates", bound_s=20)
+    tally.outcomes.update({"exit 0": 2, "exit 1": 1_500, "exit 2": 3})
+    assert "(2 exit 0, 1,500 exit 1, 3 exit 2)" in tally.report()

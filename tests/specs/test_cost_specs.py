@@ -182,3 +182,11 @@ def test_check_exits_1_only_on_real_failures_and_vacuous_fail_fails_them(tmp_pat
     assert code == (1 if "FAIL" in out else 0)
     assert main(["check", "--trace", str(log), "--vacuous", "fail"]) == 1
     assert "FAIL  window-respected" in capsys.readouterr().out
+
+
+def test_counts_of_a_vacuous_rewrite_verdict_have_thousands_separators() -> None:
+    # (as every count the specs write: 1,200, not 1200)
+    refused = [Observation(i, "conversation", ENVELOPE, None, 50, 0, 50, None, False, ("checkpoint",), status=400,
+                           error="refused") for i in range(1_200)]
+    verdict, figure = judge_rewrites_pay_back(refused)
+    assert verdict is Verdict.VACUOUS and figure.startswith("1,200 requests declared a durable rewrite, but 1,200 of 1,200"), figure

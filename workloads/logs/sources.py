@@ -143,7 +143,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
         else:
             check_readable(path)  # a device or socket: worded as replay words it
             if not path.is_file():  # a named pipe: format detection and the import each read it
-                raise UserError(f"{path}: a pipe, not a file (audit reads a log more than once); save it to a file first")
+                raise UserError(f"{path}: {PIPE} (audit reads a log more than once); save it to a file first")
             found.append((path, None))
     # The same file named twice (a folder and a file in it) is audited once.
     unique: dict[str, tuple[Path, str | None]] = {}
@@ -242,13 +242,12 @@ def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str
                     elif links is not None and entry.is_symlink() and _is_dir(entry):
                         links.append(current / entry.name)
                     elif not _is_dir(entry) and (not entry.name.startswith(".") or entry.name.endswith(_HIDDEN_LOGS)):
-                        named = (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
-                                 or entry.name.endswith(_FILE_SUFFIXES))
+                        walked = entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
+                        named = walked or entry.name.endswith(_FILE_SUFFIXES)
                         if named and (special := _not_a_file(entry)):
                             # A named pipe waits for a writer: opened, the walk would hang (listed, not read).
                             found.append((current / entry.name, f"{UNREADABLE}{special}"))
-                        elif (entry.name.lower().endswith(_WALKED) or _ARCHIVED_TRANSCRIPT.search(entry.name)
-                                or (entry.name.endswith(_FILE_SUFFIXES) and _is_binary_log(current / entry.name))):
+                        elif walked or (named and _is_binary_log(current / entry.name)):
                             found.append((current / entry.name, None))
                         elif entry.name.endswith(_FILE_SUFFIXES) and (kept := database_of(current / entry.name)):
                             # An agent's database of totals (Hermes Agent's state.db, Crush's crush.db,
@@ -304,6 +303,10 @@ def _is_dir(entry: os.DirEntry) -> bool:
         return False
 
 
+#: What a named pipe is said to be, named on the command line or found by a folder walk.
+PIPE = "a named pipe, not a file"
+
+
 def _not_a_file(entry: os.DirEntry) -> str | None:
     """What a walked entry is when it is no regular file and no folder (a named pipe, a device,
     a socket, or a link to one); None for a file, and for a link to nothing (said later)."""
@@ -313,7 +316,7 @@ def _not_a_file(entry: os.DirEntry) -> str | None:
         return None
     if stat.S_ISREG(mode):
         return None
-    return "a named pipe, not a file" if stat.S_ISFIFO(mode) else "a device or socket, not a file"
+    return PIPE if stat.S_ISFIFO(mode) else "a device or socket, not a file"
 
 
 def _walks_into(entry: os.DirEntry) -> bool:

@@ -90,7 +90,7 @@ def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
     if len(accepted) < 2 and len(conversations) >= 2:
         refused = sum(1 for o in observations if o.is_rejected)
         return Verdict.VACUOUS, (
-            f"{refused:,} of {len(observations):,} requests refused (never cached): {len(accepted)} accepted conversation "
+            f"{refused:,} of {len(observations):,} requests refused (never cached): {len(accepted):,} accepted conversation "
             f"request{'' if len(accepted) == 1 else 's'}, no break to judge, so the spec proves nothing"
         )
     return Verdict.PASS, f"{len(conversations):,} conversation requests, every break explained{_refused(observations)}"
@@ -282,7 +282,7 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
         refused = sum(1 for o in observations if o.is_rejected)
         if declared and refused:
             return Verdict.VACUOUS, (
-                f"{declared} request{'' if declared == 1 else 's'} declared a durable rewrite, but {refused:,} of {len(observations):,} requests were "
+                f"{declared:,} request{'' if declared == 1 else 's'} declared a durable rewrite, but {refused:,} of {len(observations):,} requests were "
                 "refused (never cached): no rewrite landed between two accepted requests, so the spec proves nothing"
             )
         return Verdict.VACUOUS, "no durable rewrite, so the spec proves nothing"
@@ -298,15 +298,15 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
             why = (f"re-sent {first.invalidated:,} tokens uncached to read {first.shrink:,} fewer per request: break-even "
                    f"after {first.needed:,.1f} requests, the next rewrite came after {first.served:,} request{'' if first.served == 1 else 's'}")
         return Verdict.VIOLATED, (
-            f"{len(failed)} of {len(judged)} rewrites never paid back; first at request #{first.index} ({kinds}): {why} ({source})"
+            f"{len(failed):,} of {len(judged):,} rewrites never paid back; first at request #{first.index} ({kinds}): {why} ({source})"
             f"{_refused(observations)}"
         )
     if not judged:
-        return Verdict.VACUOUS, f"{len(paybacks)} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
+        return Verdict.VACUOUS, f"{len(paybacks):,} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
     slowest = max(judged, key=lambda p: p.needed or 0.0)
     return Verdict.PASS, (
         f"{len(judged):,} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served:,})"
-        + (f"; {len(paybacks) - len(judged)} cut short by the session's end" if len(judged) < len(paybacks) else "")
+        + (f"; {len(paybacks) - len(judged):,} cut short by the session's end" if len(judged) < len(paybacks) else "")
         + f" ({source})"
         + _refused(observations)
     )

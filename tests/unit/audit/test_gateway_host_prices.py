@@ -108,3 +108,16 @@ def test_keep_alive_on_a_host_of_no_price_is_unknown_not_zero(tmp_path: Path, ca
     (fix,) = json.loads(capsys.readouterr().out)["what_if"]
     assert fix["applies"] and fix["unpriced_requests"] == fix["requests_changed"] > 0, fix
     assert fix["saved_usd"] is None and [lane["saved_usd"] for lane in fix["lanes"]] == [None]
+
+
+def test_a_host_running_open_models_itself_is_no_vendors_bill_whatever_the_model() -> None:
+    """A self-hosted engine (Ollama, LM Studio, Codex's ``oss``) named as the upstream: no row,
+    a closed model's name (gpt-4o) or an open one's (deepseek-chat) alike; before, each was priced
+    at its maker's list price."""
+    from prefixbench.simulator.price_lookup import Prices
+
+    prices = Prices(None)
+    for model, upstream in (("deepseek-chat", "ollama"), ("gpt-4o", "ollama_chat"), ("gpt-4o", "lm_studio"),
+                            ("gpt-4o", "oss"), ("deepseek-chat", "Ollama-Launch")):
+        assert prices.row(model, None, upstream=upstream) is None, (model, upstream)
+    assert prices.row("gpt-4o", None) is not None and prices.row("gpt-4o", None, upstream="Azure") is not None

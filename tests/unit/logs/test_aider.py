@@ -392,3 +392,24 @@ def test_a_model_on_a_self_hosted_engine_is_provider_unknown(tmp_path: Path, mod
                         "> Tokens: 2,000 sent, 9 received.  \n"))
     requests, _ = read(log)
     assert [(r.model, r.provider) for r in requests] == [(model, provider)]
+
+
+@pytest.mark.parametrize(("model", "engine"), [
+    ("ollama/deepseek-chat", "ollama"),  # main: $0.00056378 at DeepSeek's list price
+    ("ollama_chat/gpt-4o", "ollama_chat"),  # main: $0.00509 at OpenAI's
+    ("lm_studio/gpt-4o", "lm_studio"),
+])
+def test_a_model_on_a_self_hosted_engine_is_unpriced_whatever_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                        model: str, engine: str) -> None:
+    """No vendor bills a call an engine of the user's own ran: its engine is the call's upstream,
+    which leaves it unpriced, as the other readers' self-hosted calls are."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(f"> Model: {model} with whole edit format  \n\n#### hi  \n\nHello.\n\n"
+                        "> Tokens: 2,000 sent, 9 received.  \n"))
+    requests, _ = read(log)
+    assert [r.upstream for r in requests] == [engine]
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) in (0, 1)
+    out = json.loads(capsys.readouterr().out)
+    totals = out["totals"]
+    assert any(f"served by {engine}, a host running open models itself" in note for note in out["notes"]), out["notes"]
+    assert totals["unpriced_requests"] == 1 and totals["cost_usd"] in (None, 0, "0", "0.00", "0.000000"), totals

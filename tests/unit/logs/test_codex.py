@@ -1453,6 +1453,8 @@ def test_codex_calls_through_a_self_hosting_model_provider_are_not_openais(tmp_p
     ])
     requests, _ = load_trace([path])
     assert [r.provider for r in requests] == [provider]
+    # The self-hosting host is the call's upstream: no vendor bills it, so it is unpriced.
+    assert [r.upstream for r in requests] == [model_provider if provider == "unknown" else ""]
 
 
 def test_a_forks_repeat_of_its_copys_last_token_count_is_not_a_call(tmp_path: Path) -> None:

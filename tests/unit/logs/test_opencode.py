@@ -414,6 +414,8 @@ def test_a_self_hosted_provider_id_is_known_as_codex_knows_it(tmp_path: Path, pr
             message["info"].update(providerID=provider_id, modelID="minimax-m2.7:cloud")
     requests, _ = _read(write(tmp_path / "ollama.json", json.dumps(doc)))
     assert requests and {r.provider for r in requests} == {"unknown"}
+    # ... and its upstream, which no vendor bills: unpriced whatever the model's name.
+    assert {r.upstream for r in requests} == {provider_id}
 
 
 def _agent_switch_export(version: str, last_read: int) -> dict:

@@ -111,6 +111,8 @@ def test_a_codex_conversation_on_a_provider_audit_does_not_model_is_unknown(tmp_
     path.write_text(text)
     requests, _ = read(path)
     assert [r.provider for r in requests] == ["unknown", "unknown", "openai", "openai", "openai", "openai"]
+    # Its host is those calls' upstream: no vendor bills them (unpriced, whatever the model's name).
+    assert [r.upstream for r in requests] == ["Ollama", "Ollama", "", "", "", ""]
 
 
 def test_gemini_cli_prompt_includes_its_cached_part_thoughts_and_tool_prompt_counted_apart() -> None:

@@ -55,7 +55,8 @@ The model is the run's announcement (``> Main model: NAME with ... edit format``
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
 provider is the model name's (:func:`~prefixbench.simulator.providers.provider_of_model`), but
 through a host running open models itself (litellm's ``ollama/``, ``ollama_chat/``,
-``lm_studio/``: :func:`~prefixbench.simulator.providers.vllm.self_hosted`) provider unknown.
+``lm_studio/``: :func:`~prefixbench.simulator.providers.vllm.self_hosted`) provider unknown,
+and unpriced whatever the model's name (the engine is its ``upstream``: no vendor bills it).
 In architect mode (``with architect edit format``) the first ``Tokens`` line after the user's
 input is the architect's, later ones (until the next input) are the editor's (``> Editor
 model: NAME``), whose coder starts with an empty chat: a lane of its own.
@@ -486,8 +487,11 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
             unreported += 1
             usage = Usage(uncached=call.sent, output=call.received, cache_reported=False)
         # Through a host running open models itself (litellm's ``ollama/``, ``ollama_chat/``,
-        # ``lm_studio/``): the host's cache, not the model maker's.
-        rules = None if self_hosted(call.model.split("/", 1)[0].replace("_", "")) else provider_of_model(call.model)
+        # ``lm_studio/``): the host's cache, not the model maker's, and no vendor's bill (its
+        # upstream, which leaves it unpriced).
+        engine = call.model.split("/", 1)[0] if "/" in call.model else ""
+        hosted = self_hosted(engine)
+        rules = None if hosted else provider_of_model(call.model)
         out.append(
             TraceRequest(
                 file=file,
@@ -504,6 +508,7 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 events=call.events,
                 request_id=f"{call.run.lane}#{call.line}",
                 source_format=NAME,
+                upstream=engine if hosted else "",
                 messages=call.messages,
                 # A provider whose cache counted reads in another step before a date (DeepSeek: 64
                 # tokens before V4) counts an untimed call's in the step of its run's start.

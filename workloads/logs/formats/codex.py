@@ -120,7 +120,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in, rules_for
-from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted
+from prefixbench.simulator.providers.vllm import UNKNOWN, own_host
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
@@ -171,9 +171,17 @@ def _provider(session_meta: dict) -> Provider:
     named = str(session_meta.get("model_provider", "")).lower()
     # A host running open models itself (simulator/providers/vllm.py), or ``oss``, the ``--oss``
     # flag's local one: not OpenAI's (Codex's default).
-    if named == "oss" or self_hosted(named):
+    if own_host(named):
         return UNKNOWN.name
     return provider_named_in(named).name
+
+
+def _upstream(session_meta: dict) -> str:
+    """The host of a session's calls where it runs open models itself (:func:`_provider`'s
+    ``oss`` and self-hosted ones), kept as their ``upstream``: no vendor bills them, so they are
+    unpriced whatever the model's name; "" for any other."""
+    named = str(session_meta.get("model_provider", ""))
+    return named if own_host(named) else ""
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:
@@ -326,6 +334,8 @@ class _Rollout:
         self.version: str | None = None
         self.base_tag = ""
         self.provider: Provider = "openai"
+        #: The self-hosted host that serves the calls (:func:`_upstream`), "" for a vendor.
+        self.upstream = ""
         self.model = NO_MODEL
         self.effort: str | None = None
         self.last_input_ms: int | None = None
@@ -588,7 +598,7 @@ class _Rollout:
             self.meta_ms = when
         self.session = str(payload.get("id") or self.session) if self.sessions_seen == 1 else self.session
         self.version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else self.version
-        self.provider = _provider(payload)
+        self.provider, self.upstream = _provider(payload), _upstream(payload)
         if self.sessions_seen > 1:
             self.events.append(("resume", "a second session_meta: resumed or forked session"))
             return
@@ -805,6 +815,7 @@ class _Rollout:
                 ready_ms=when,
                 done_ms=when,
                 provider=self.provider,
+                upstream=self.upstream,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=_usage(usage, f"{self.name}:{record.line}"),
@@ -853,6 +864,7 @@ class _Rollout:
                 ready_ms=ready,
                 done_ms=done,
                 provider=self.provider,
+                upstream=self.upstream,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
@@ -1083,6 +1095,8 @@ class _Printed:
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.provider: Provider = "openai"
+        #: The self-hosted host that serves the calls (:func:`_upstream`), "" for a vendor.
+        self.upstream = ""
         self.model = NO_MODEL
         self.effort: str | None = None
         self.rollout_counted = 0
@@ -1113,6 +1127,7 @@ class _Printed:
                 ready_ms=None,
                 done_ms=None,
                 provider=self.provider,
+                upstream=self.upstream,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
@@ -1171,7 +1186,8 @@ class _AppServer(_Printed):
             if isinstance(result.get("model"), str):
                 self.model = result["model"]
             if isinstance(result.get("modelProvider"), str):
-                self.provider = _provider({"model_provider": result["modelProvider"]})
+                named = {"model_provider": result["modelProvider"]}
+                self.provider, self.upstream = _provider(named), _upstream(named)
             self._effort(result.get("reasoningEffort"))
             self._thread(result.get("thread"))
             return
@@ -1259,7 +1275,8 @@ class _Exec(_Printed):
             if isinstance(value.get("model"), str) and isinstance(value.get("provider"), str):
                 # The config summary printed first: every value a string.
                 self.model = value["model"]
-                self.provider = provider_named_in(value["provider"]).name
+                named = {"model_provider": value["provider"]}
+                self.provider, self.upstream = _provider(named), _upstream(named)
                 self._effort(value.get("reasoning effort"))
             return  # {"prompt": ...}, or a line of no event
         kind = msg.get("type")

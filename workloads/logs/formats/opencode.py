@@ -48,7 +48,8 @@ shape, the title "(fork #n)" decides.
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
 whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
 runs open models itself (``ollama``, ``ollama-cloud``, ``lmstudio``, or an id of the user's own
-naming one: :func:`prefixbench.simulator.providers.vllm.self_hosted`), whose cache no rule models.
+naming one: :func:`prefixbench.simulator.providers.vllm.self_hosted`), whose cache no rule models
+and whose calls no vendor bills: that ``providerID`` is their ``upstream``, which leaves them unpriced.
 """
 
 from __future__ import annotations
@@ -566,6 +567,7 @@ class _Session:
             self.agent = agent
             lane, kind, parent, events = "main", self.kind, self.parent, tuple(self.events)
         provider = _provider(info)
+        host = str(info.get("providerID") or "")
         self.out.append(
             TraceRequest(
                 file=self.file,
@@ -587,6 +589,8 @@ class _Session:
                 agent_version=self.version,
                 source_format=NAME,
                 compaction_call=summary,
+                # A host running open models itself bills no vendor: unpriced (Prices.at_list_price).
+                upstream=host if self_hosted(host) else "",
             )
         )
         if summary:

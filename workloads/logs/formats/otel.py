@@ -82,7 +82,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_total, format_usd
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
-from prefixbench.simulator.providers.vllm import self_hosted
+from prefixbench.simulator.providers.vllm import own_host
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.price_lookup import Prices
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -824,11 +824,13 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         model = next((m for m in (span.attributes.get("model"),) if isinstance(m, str) and m), NO_MODEL)
         session = next((v for k in agent.session_keys if isinstance(v := span.attributes.get(k), str) and v), span.session or "main")
         rules = provider_of_model(model.rsplit("/", 1)[-1])
+        host = ""
         if session in codex_providers and agent.kind:
             # The conversation's configured provider ("OpenAI" for Codex's own), read as a rollout's
             # model_provider is (codex.py): a host running open models itself is not OpenAI's.
             named = codex_providers[session].lower()
-            rules = UNKNOWN if named == "oss" or self_hosted(named) else provider_named_in(named)
+            rules = UNKNOWN if own_host(named) else provider_named_in(named)
+            host = codex_providers[session] if own_host(named) else ""  # (no vendor bills it: unpriced)
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
@@ -848,7 +850,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         request_id = span.attributes.get("request_id")
         out.append(TraceRequest(
             file=name, line=span.line, path=span.path, lane=lane, lane_kind="main", seq=seq + len(out), sent_ms=sent, ready_ms=None, done_ms=done,
-            provider=provider, model=model,
+            provider=provider, model=model, upstream=host,
             usage=usage,
             prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
             request_id=request_id if isinstance(request_id, str) and request_id else None, source_format=NAME,

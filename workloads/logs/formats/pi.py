@@ -181,6 +181,18 @@ def _provider(message: dict) -> Provider:
     return counted_as(rules)
 
 
+def _host(message: dict) -> str:
+    """The host that served a call where no vendor bills it at its list price, kept as the call's
+    ``upstream`` (which leaves it unpriced, whatever the model's name: see
+    :meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`): a host running open models
+    itself (pi's ``ollama``, ``lmstudio``...), or Cloudflare's Workers AI, named or behind a
+    gateway (:func:`_workers_ai`), which bills its own price; "" for any other."""
+    name = str(message.get("provider") or "")
+    if self_hosted(name):
+        return name
+    return "workers-ai" if _workers_ai(_served_model(message)) else ""
+
+
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
 #: (``packages/ai/src/providers/google.ts`` and ``google-vertex.ts``; its ``google-gemini-cli``
 #: API subtracts the reads, as every other API does).
@@ -486,6 +498,7 @@ class _Session:
                 sent_ms=sent,
                 ready_ms=None,
                 provider=_provider(call),
+                upstream=_host(call),
                 model=model,
                 envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
                 usage=reported,
@@ -642,6 +655,7 @@ class _Session:
                 sent_ms=sent,
                 ready_ms=None,
                 provider=_provider(message),
+                upstream=_host(message),
                 model=model,
                 # Only turning thinking on or off starts a new family:
                 # budget changes kept the cache in the shared pi logs.
