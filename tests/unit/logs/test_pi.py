@@ -440,7 +440,8 @@ def test_a_call_on_an_api_without_a_write_count_is_read_as_writes_unknown(tmp_pa
     assert [row.predicted_cache_read for row in result.rows] == [0, 5000, 5892, 6588]
     assert result.files[0].read_within == 4
     t = result.totals
-    assert (t.input, t.cache_read, t.cache_write) == (7100, 17408, 0)
+    # No call reports a write count, so the totals' writes are unknown (None), not 0.
+    assert (t.input, t.cache_read, t.cache_write) == (7100, 17408, None)
     # A server that never read showed no cache at all (a company gateway's kimi-k2.5, castai/kimchi-dev:
     # 56 calls, every read 0): its zeros stand, and 0 is predicted.
     never = _zen_session(t0, 6000, "kimi-k2.5", [(uncached + (5000 if n else 0), 0) for n, (uncached, _) in enumerate(calls)],
