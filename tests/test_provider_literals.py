@@ -209,24 +209,32 @@ def model_literals(source: str, name: str = "<source>") -> list[str]:
     out = []
     for node in ast.walk(ast.parse(source, name)):
         match node:
-            case ast.Assign(targets=targets, value=value):
-                hit = any(_is_model(t) and _yields_literal(v) for target in targets for t, v in _pairs(target, value))
-            case ast.AnnAssign(target=target, value=value) if value is not None:
-                hit = _is_model(target) and _yields_literal(value)
-            case ast.keyword(arg=arg, value=value):
-                hit = arg is not None and arg.lower().endswith("model") and _yields_literal(value)
-            case ast.FunctionDef(name=fn):
-                hit = fn.lower().endswith("model") and any(
-                    isinstance(r, ast.Return) and r.value is not None and _yields_literal(r.value) for r in ast.walk(node))
             case ast.Compare(left=left, comparators=comparators):
                 operands = [left, *comparators]
                 hit = any(_is_model(a) and _literal(b) == NO_MODEL_LITERAL or _is_model(b) and _literal(a) == NO_MODEL_LITERAL
                           for a, b in zip(operands, operands[1:]))
             case _:
-                hit = False
+                hit = _writes_literal(node, _is_model, lambda word: word.endswith("model"))
         if hit:
             out.append(f"{name}:{node.lineno}")
     return out
+
+
+def _writes_literal(node: ast.AST, is_name, names) -> bool:
+    """Whether ``node`` writes the bare ``"unknown"`` to what ``is_name`` tells (a model, a
+    provider): assigned to it, passed as a keyword whose lower-cased name ``names`` accepts, or
+    returned by a function whose lower-cased name it accepts."""
+    match node:
+        case ast.Assign(targets=targets, value=value):
+            return any(is_name(t) and _yields_literal(v) for target in targets for t, v in _pairs(target, value))
+        case ast.AnnAssign(target=target, value=value) if value is not None:
+            return is_name(target) and _yields_literal(value)
+        case ast.keyword(arg=arg, value=value):
+            return arg is not None and names(arg.lower()) and _yields_literal(value)
+        case ast.FunctionDef(name=fn):
+            return names(fn.lower()) and any(
+                isinstance(r, ast.Return) and r.value is not None and _yields_literal(r.value) for r in ast.walk(node))
+    return False
 
 
 def test_no_reader_writes_the_bare_literal_for_a_missing_model():
@@ -296,9 +304,15 @@ def provider_unknown_literals(source: str, name: str = "<source>") -> list[str]:
     return out
 
 
-def test_no_code_compares_a_provider_with_the_bare_literal():
-    found = [v for path in _sources() for v in provider_unknown_literals(path.read_text(), path.relative_to(ROOT).as_posix())]
+def _assert_no_provider_literal(check) -> None:
+    """Every source ``check`` (a scan of one source text for the bare ``"unknown"`` as a
+    provider) passes, or the places it found, one a line."""
+    found = [v for path in _sources() for v in check(path.read_text(), path.relative_to(ROOT).as_posix())]
     assert not found, "a provider without rules is providers.UNKNOWN.name, not the literal 'unknown':\n" + "\n".join(found)
+
+
+def test_no_code_compares_a_provider_with_the_bare_literal():
+    _assert_no_provider_literal(provider_unknown_literals)
 
 
 def test_a_planted_provider_literal_fails_and_other_unknowns_pass():
@@ -325,28 +339,15 @@ def provider_literal_writes(source: str, name: str = "<source>") -> list[str]:
     "unknown"``), passed as ``provider=``, or returned by a function named for a provider (``def
     _provider``, ``def provider_of``), instead of ``providers.UNKNOWN.name``. A model, a response
     id or a loss class that is ``"unknown"`` is not a provider and passes."""
-    out = []
-    for node in ast.walk(ast.parse(source, name)):
-        match node:
-            case ast.Assign(targets=targets, value=value):
-                hit = any(_is_provider(t) and _yields_literal(v) for target in targets for t, v in _pairs(target, value))
-            case ast.AnnAssign(target=target, value=value) if value is not None:
-                hit = _is_provider(target) and _yields_literal(value)
-            case ast.keyword(arg=arg, value=value):
-                hit = arg is not None and arg.lower().endswith("provider") and _yields_literal(value)
-            case ast.FunctionDef(name=fn):
-                hit = "provider" in fn.lower() and any(
-                    isinstance(r, ast.Return) and r.value is not None and _yields_literal(r.value) for r in ast.walk(node))
-            case _:
-                hit = False
-        if hit:
-            out.append(f"{name}:{node.lineno}")
-    return out
+    # A keyword ends with "provider"; a function has it anywhere in its name (``provider_of``).
+    return [f"{name}:{node.lineno}" for node in ast.walk(ast.parse(source, name))
+            if (_writes_literal(node, _is_provider, lambda word: word.endswith("provider"))
+                if isinstance(node, ast.keyword) else
+                _writes_literal(node, _is_provider, lambda word: "provider" in word))]
 
 
 def test_no_reader_writes_the_bare_literal_for_a_provider_without_rules():
-    found = [v for path in _sources() for v in provider_literal_writes(path.read_text(), path.relative_to(ROOT).as_posix())]
-    assert not found, "a provider without rules is providers.UNKNOWN.name, not the literal 'unknown':\n" + "\n".join(found)
+    _assert_no_provider_literal(provider_literal_writes)
 
 
 def test_a_planted_provider_write_fails_and_other_unknowns_pass():
