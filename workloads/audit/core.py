@@ -3251,7 +3251,8 @@ def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
         rules = rules_for(r.provider)
         # A step the endpoint or --read-step gave is said where that is; the step of the
         # request's date (DeepSeek's 64 before V4) is the rules' own.
-        if rules.step_note is None or (r.read_step and r.read_step != rules.dated_step(r.sent_ms)):
+        if rules.step_note is None or (r.read_step and r.read_step != rules.dated_step(r.sent_ms)
+                                       and not rules.is_route_step(r.read_step)):
             continue
         step = rules.read_step(r.model, r.read_step)
         if step > 1:
