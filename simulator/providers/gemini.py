@@ -155,7 +155,9 @@ IDAHO-VAULT 22 of 50, brexp 8 of 20), where the chain predicted the whole previo
 above, seldom within 3% of the whole. Once a lane has read, a read of 0 is a lapse as before (after
 such a 0, 45 of 91 KuantumQuest calls read 0, but fabien-lessirard's reads mostly return). So a
 2.5 request whose lane has reported no read yet is predicted to read nothing
-(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_until_read`). Chosen on
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_until_read`; a follow rule:
+``--no-follow-reads`` turns it off, and it goes before a head of known size or a checkpoint
+step). Chosen on
 KuantumQuest's even sessions (65 -> 78 of 149 within 3%) and held out elsewhere: its odd sessions
 80 -> 92 of 167, fabien-lessirard 2,400 -> 2,408 (odd sessions 1,239 -> 1,238), IDAHO-VAULT
 680 -> 693, brexp 93 -> 101, Tar-ive/brain-system 11 -> 12, the Roo task through OpenRouter 10 -> 12 of 20 (its first read
