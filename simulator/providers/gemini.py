@@ -161,7 +161,9 @@ step). Chosen on
 KuantumQuest's even sessions (65 -> 78 of 149 within 3%) and held out elsewhere: its odd sessions
 80 -> 92 of 167, fabien-lessirard 2,400 -> 2,408 (odd sessions 1,239 -> 1,238), IDAHO-VAULT
 680 -> 693, brexp 93 -> 101, Tar-ive/brain-system 11 -> 12, the Roo task through OpenRouter 10 -> 12 of 20 (its first read
-itself, 12,244, now missed). Gemini 3 is left out (not measured).
+itself, 12,244, now missed). Gemini 3 is left out (not measured), and so is 2.5 Flash-Lite: of
+fabien-lessirard's 59 Flash-Lite calls (the only ones in these homes) the rule changes no
+prediction (37 within 3% either way).
 
 **A call after ten idle minutes reads nothing [M].** No page gives implicit entries a lifetime;
 Vertex AI's says in-memory prefixes are evicted as capacity is reclaimed (then kept, for a while,
@@ -449,7 +451,7 @@ RULES = ProviderRules(
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),
-    unread_until_read=(r"gemini-2\.5",),
+    unread_until_read=(r"gemini-2\.5-(?!flash-lite)",),
     unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
