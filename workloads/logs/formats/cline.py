@@ -418,10 +418,10 @@ def _served_by(info: dict) -> str:
 def _route(handler: str, model: str, protocol: bool) -> str:
     """The gateway a call went through, for the rules' per-route steps (``route_steps``):
     ``openrouter`` where the handler is OpenRouter's, or where the log names only Roo Code's /
-    Kilo Code's ``openai`` protocol and the model is a gateway's vendor slug
+    Kilo Code's protocol (``openai``) and the model is a gateway's vendor slug
     (``google/gemini-2.5-pro``: through OpenRouter, as in the one measured task; an assumption);
     else the handler's id."""
-    if handler == "openrouter" or (protocol and handler == "openai" and "/" in model):
+    if handler == "openrouter" or (protocol and "/" in model):
         return "openrouter"
     return handler
 
