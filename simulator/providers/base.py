@@ -210,6 +210,10 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: case): ``first + k x step`` tokens, none below ``first`` (gemini-3-flash through Google AI
     #: Studio: measured).
     upstream_grids: tuple[tuple[str, str, int, int], ...] = ()
+    #: ``(route, model regex, step)``: the step a model's reads count in when sent through that
+    #: route (a gateway: ``openrouter``), and through it only (google/gemini-2.5-pro through
+    #: OpenRouter: measured; the same name on Vertex AI's own endpoint reads to the token).
+    route_steps: tuple[tuple[str, str, int], ...] = ()
     #: Tokens at the end of a prompt that the next call of the conversation does not read, as
     #: reported (the chat template's closing tokens, which the next prompt renders otherwise):
     #: the audit's chain and expected reads leave them out (xAI: measured).
@@ -509,6 +513,7 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         return (
             f"{self.block_tokens:,}"
             + "".join(f" ({tokens:,}: {quote}{pattern}{quote})" for pattern, tokens in self.block_tokens_by_model)
+            + "".join(f" ({tokens:,}: {quote}{pattern}{quote} through {route})" for route, pattern, tokens in self.route_steps)
             + "".join(f" ({tokens:,}: {quote}{marker}{quote} endpoint)" for marker, tokens in self.block_tokens_by_url)
             + "".join(f" ({tokens:,}: sent before {day(until)})" for until, tokens in self.block_tokens_before)
         )
@@ -590,6 +595,16 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         name = upstream.strip().lower()
         return next(((step, first) for served, pattern, step, first in self.upstream_grids
                      if served == name and _pattern(pattern).search(model)), (0, 0))
+
+    def route_step(self, route: str, model: str) -> int:
+        """The step ``model``'s reads count in when sent through ``route`` (:attr:`route_steps`);
+        0 where the model decides it."""
+        return next((step for through, pattern, step in self.route_steps
+                     if through == route and _pattern(pattern).search(model)), 0)
+
+    def is_route_step(self, step: int) -> bool:
+        """Whether ``step`` is one of :attr:`route_steps`' (the rules' own, not an endpoint's)."""
+        return any(step == tokens for _, _, tokens in self.route_steps)
 
     def url_step(self, url: str) -> int:
         """The step the endpoint ``url`` reads in whatever the model (:attr:`block_tokens_by_url`);

@@ -34,8 +34,12 @@ calls; the log names no upstream) read 12,244, 12,240, 16,324, 16,315, 24,474, 2
 of the eight would be), each the newest such checkpoint inside its lane's previous
 prompt but one (16,320 inside 16,997, not read). No page gives this step; Gemini CLI's 2.5 Pro
 reads (fabien-lessirard, IDAHO-VAULT, brexp: 1,814 reads) lie near multiples of 4,080 no more
-often than chance. So a 2.5 Pro model named by a gateway's slug (``google/``) reads in steps of
-4,080 (:data:`CHECKPOINTS`): the step found on the task's first day (4,081) fits the second's
+often than chance. So ``google/gemini-2.5-pro`` (that name exactly) sent through OpenRouter reads
+in steps of 4,080 (:data:`ROUTE_STEPS`: the route, not the name, decides it; Vertex AI's
+OpenAI-compatible endpoint takes the same name and is not measured, nor are dated or preview names
+or other gateways): a Roo Code or Kilo Code call whose handler is OpenRouter's, or whose log names
+only the ``openai`` protocol and a ``google/`` name (as this task's does), an HTTP capture sent to
+openrouter.ai. The step found on the task's first day (4,081) fits the second's
 reads; within 3% first day 2 -> 4 of 10, second day 4 -> 6 of 10. Nine of the other twelve
 calls read 0 in the middle of the task (the first call and two after 37 minutes and 12 hours idle
 read 0 as predicted), after 7 s to 7 minutes idle, after a read of 0 or not alike, yet a later
@@ -151,11 +155,15 @@ IDAHO-VAULT 22 of 50, brexp 8 of 20), where the chain predicted the whole previo
 above, seldom within 3% of the whole. Once a lane has read, a read of 0 is a lapse as before (after
 such a 0, 45 of 91 KuantumQuest calls read 0, but fabien-lessirard's reads mostly return). So a
 2.5 request whose lane has reported no read yet is predicted to read nothing
-(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_until_read`). Chosen on
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_until_read`; a follow rule:
+``--no-follow-reads`` turns it off, and it goes before a head of known size or a checkpoint
+step). Chosen on
 KuantumQuest's even sessions (65 -> 78 of 149 within 3%) and held out elsewhere: its odd sessions
 80 -> 92 of 167, fabien-lessirard 2,400 -> 2,408 (odd sessions 1,239 -> 1,238), IDAHO-VAULT
 680 -> 693, brexp 93 -> 101, Tar-ive/brain-system 11 -> 12, the Roo task through OpenRouter 10 -> 12 of 20 (its first read
-itself, 12,244, now missed). Gemini 3 is left out (not measured).
+itself, 12,244, now missed). Gemini 3 is left out (not measured), and so is 2.5 Flash-Lite: of
+fabien-lessirard's 59 Flash-Lite calls (the only ones in these homes) the rule changes no
+prediction (37 within 3% either way).
 
 **A call after ten idle minutes reads nothing [M].** No page gives implicit entries a lifetime;
 Vertex AI's says in-memory prefixes are evicted as capacity is reclaimed (then kept, for a while,
@@ -266,10 +274,13 @@ MINIMUM_TABLES: dict[str, tuple[tuple[str, int], ...]] = {
     "docs": DOCS_MINIMUMS, "docs-2026-05": EARLIER_MINIMUMS, "reseller": RESELLER_MINIMUMS,
 }
 #: The step implicit-cache reads count in, per model [M] (see the module doc): the largest
-#: multiple at or below the shared prefix is read; others read to the token. gemini-2.5-pro by
-#: a gateway's slug (``google/gemini-2.5-pro``: OpenRouter, Kilo's gateway) reads on ~4,080-token
-#: checkpoints (module doc, "Through OpenRouter"); Gemini CLI's 2.5 Pro reads on no grid.
-CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"google/gemini-2\.5-pro", 4080), (r"gemini-3-flash(?!-lite)", 3924),)
+#: multiple at or below the shared prefix is read; others read to the token. Gemini CLI's 2.5 Pro
+#: reads on no grid (through OpenRouter: :data:`ROUTE_STEPS`).
+CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
+#: The step a model's reads count in through a gateway [M] (module doc, "Through OpenRouter"):
+#: ``google/gemini-2.5-pro`` through OpenRouter reads on ~4,080-token checkpoints; the same name
+#: on Vertex AI's OpenAI-compatible endpoint, or a dated/preview name, is not measured there.
+ROUTE_STEPS: tuple[tuple[str, str, int], ...] = (("openrouter", r"google/gemini-2\.5-pro$", 4080),)
 #: The grid gemini-3-flash's reads lie on when a gateway names Google AI Studio as the upstream
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
@@ -388,7 +399,7 @@ OPTIONS = (
                 source="O", help="one minimum for every model, overriding the table"),
     CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 1 (2.5 Pro; 3.1 Pro)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
-                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro, else 1)"),
+                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro through OpenRouter, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
     CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
@@ -414,6 +425,7 @@ RULES = ProviderRules(
     block_tokens=1,
     block_tokens_by_model=CHECKPOINTS,
     upstream_grids=UPSTREAM_GRIDS,
+    route_steps=ROUTE_STEPS,
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
     min_tokens_before=((DOCS_MINIMUMS_SINCE_MS, EARLIER_MINIMUMS),),
@@ -439,7 +451,7 @@ RULES = ProviderRules(
     read_lag_by_model=READ_LAGS,
     reads_stored_head=False,
     unread_after_switch=(r"gemini-2\.5",),
-    unread_until_read=(r"gemini-2\.5",),
+    unread_until_read=(r"gemini-2\.5-(?!flash-lite)",),
     unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),

@@ -1938,6 +1938,11 @@ class Predictor:
         # same upstream (another's checkpoint is not this one's).
         if prefix.parent != node or model != r.model or upstream != r.upstream or before > cacheable or pred.read == 0:
             return pred
+        if read <= 0 and not read_before and not rules.reads_before_a_read(r.model):
+            # A lane that has read nothing yet reads nothing (Gemini 2.5, measured:
+            # unread_until_read), whatever checkpoint step the model has (before the head's).
+            self.followed[rules.name] += 1
+            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write))
         gridded = rules.read_step(r.model, r.read_step) > 1
         if read <= 0 and gridded and rules.head_checkpoint and not r.read_offset and self.heads is not None:
             # The lane has read nothing yet: its first checkpoint is the head (system prompt and
@@ -1946,10 +1951,7 @@ class Predictor:
             head = self.heads.get(prefix.head) or 0
             read = head if head <= before else 0
         if read <= 0:
-            if read_before or rules.reads_before_a_read(r.model):
-                return pred
-            # A lane that has read nothing yet reads nothing (Gemini 2.5, measured: unread_until_read).
-            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write))
+            return pred
         lag = None if gridded else rules.read_lag(r.model)
         if gridded and r.read_offset and read >= r.read_offset:
             # On the grid an upstream reads on (gemini-3-flash through Google AI Studio, measured:
@@ -3252,7 +3254,8 @@ def step_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
         rules = rules_for(r.provider)
         # A step the endpoint or --read-step gave is said where that is; the step of the
         # request's date (DeepSeek's 64 before V4) is the rules' own.
-        if rules.step_note is None or (r.read_step and r.read_step != rules.dated_step(r.sent_ms)):
+        if rules.step_note is None or (r.read_step and r.read_step != rules.dated_step(r.sent_ms)
+                                       and not rules.is_route_step(r.read_step)):
             continue
         step = rules.read_step(r.model, r.read_step)
         if step > 1:

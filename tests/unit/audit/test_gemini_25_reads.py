@@ -142,3 +142,12 @@ def test_a_2_5_lane_that_has_read_nothing_yet_reads_nothing(tmp_path: Path) -> N
     # Gemini 3 keeps the chain model's prediction (measured on 2.5 only).
     three = _session(tmp_path / "three.json", [("gemini-3.1-pro-preview", 20_000, 0), ("gemini-3.1-pro-preview", 21_000, 0)])
     assert run_audit([three]).rows[1].predicted_cache_read == 20_000
+
+
+def test_2_5_flash_lite_is_left_out_of_unread_until_read(tmp_path: Path) -> None:
+    # Unmeasured on Flash-Lite (fabien-lessirard's 59 calls: no prediction changes): its second
+    # call keeps the chain model's prediction, the whole previous prompt (0 before).
+    lite = _session(tmp_path / "lite.json", [("gemini-2.5-flash-lite", 20_000, 0), ("gemini-2.5-flash-lite", 21_000, 0)])
+    assert run_audit([lite]).rows[1].predicted_cache_read == 20_000
+    flash = _session(tmp_path / "flash.json", [("gemini-2.5-flash", 20_000, 0), ("gemini-2.5-flash", 21_000, 0)])
+    assert run_audit([flash]).rows[1].predicted_cache_read == 0

@@ -415,6 +415,17 @@ def _served_by(info: dict) -> str:
     return name.strip()[:60] if isinstance(name, str) else ""
 
 
+def _route(handler: str, model: str, protocol: bool) -> str:
+    """The gateway a call went through, for the rules' per-route steps (``route_steps``):
+    ``openrouter`` where the handler is OpenRouter's, or where the log names only Roo Code's /
+    Kilo Code's protocol (``openai``) and the model is a gateway's vendor slug
+    (``google/gemini-2.5-pro``: through OpenRouter, as in the one measured task; an assumption);
+    else the handler's id."""
+    if handler == "openrouter" or (protocol and "/" in model):
+        return "openrouter"
+    return handler
+
+
 def _provider_of(model: str) -> ProviderRules | None:
     """The provider a model id names (``anthropic/claude-...``, ``us.anthropic.claude-...``)."""
     found = provider_of_model(model.rsplit("/", 1)[-1])
@@ -1175,6 +1186,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         # entry line 1.
         node = f"{NAME}:{task.name}#{len(out)}"
         grid = (0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
+        if rules is not None and grid == (0, 0):
+            grid = (rules.route_step(_route(handler, model, protocol), model), 0)
         # Roo Code and Kilo Code save a call's user message before its reply's first entry, and the
         # reply after it: the messages between the previous call's reply and this one's tell whether
         # that call's response thought and whether this call starts a user turn.

@@ -590,7 +590,8 @@ class _Capture:
             source_format=NAME,
             compaction_call=call.lane_kind == "compaction" or (parsed is not None and classify_call(parsed) == "compaction"),
             explicit_cache=call.cache,
-            read_step=rules_for(provider).url_step(url),
+            read_step=rules_for(provider).url_step(url) or rules_for(provider).route_step(
+                "openrouter" if _endpoint(url).startswith("openrouter.ai/") else "", model),
             reply=reply,  # type: ignore[arg-type]
             endpoint=_endpoint(url),
             upstream=call.upstream,
