@@ -89,7 +89,7 @@ def test_codex_session_counts_codexs_running_total_and_its_reads_are_predicted(e
     t = result.totals
     assert t.requests == calls
     # Subset usage: the cached part is inside Codex's input count.
-    assert (t.input + t.cache_read, t.cache_read, t.output, t.cache_write) == (prompt, cached, output, 0)
+    assert (t.input + t.cache_read, t.cache_read, t.output, t.cache_write) == (prompt, cached, output, None)  # no write count
     assert {r.provider for r in result.rows} == {"openai"}
     assert result.files[0].read_within == within
     assert sum(r.predicted_cache_read == r.reported_cache_read for r in result.rows) == exact

@@ -218,7 +218,7 @@ def test_opencode_fork_database_counts_its_steps_with_its_write_ahead_log(tmp_pa
     assert t.requests == len(steps) == 70  # 65 without the write-ahead log
     assert t.input == sum(s["input"] for s in steps) == sum(s[1] for s in sessions) == 1_925_017
     assert t.output == sum(s["output"] + s["reasoning"] for s in steps) == sum(s[2] + s[3] for s in sessions) == 39_246
-    assert t.cache_read == t.cache_write == 0 == sum(s["cache"]["read"] + s["cache"]["write"] for s in steps)
+    assert t.cache_read == 0 == sum(s["cache"]["read"] + s["cache"]["write"] for s in steps) and t.cache_write is None  # no write count
     # Four assistant messages without a step (no usage) are listed, not counted.
     assert result.files[0].skip_reasons == (("assistant message with no step-finish (no usage recorded)", 4),)
     assert {(r.provider, r.model) for r in result.rows} == {("moonshot", "moonshotai/kimi-k2.6"),
@@ -404,7 +404,7 @@ def test_pi_sessions_through_ollama_count_what_their_messages_sum(tmp_path: Path
     assert t.requests == len(usages) == 33
     assert t.input == sum(u["input"] for u in usages) == 2_342_585
     assert t.output == sum(u["output"] for u in usages) == 9_981
-    assert t.cache_read == t.cache_write == 0
+    assert t.cache_read == 0 and t.cache_write is None  # no write count reported: unknown
     assert {r.provider for r in result.rows} == {"unknown"} and _within(result) == 33
 
 
@@ -468,7 +468,7 @@ def test_kimi_cli_home_sessions_count_each_status_update_once(tmp_path: Path) ->
     assert t.input == sum(u["input_other"] for u in usages.values()) == 1_393_356
     assert t.output == sum(u["output"] for u in usages.values()) == 229_953
     assert t.cache_read == sum(u["input_cache_read"] for u in usages.values()) == 20_427_776
-    assert t.cache_write == sum(u["input_cache_creation"] for u in usages.values()) == 0
+    assert t.cache_write is None and sum(u["input_cache_creation"] for u in usages.values()) == 0  # no write count reported
     assert {(r.provider, r.model) for r in result.rows} == {("moonshot", "kimi-for-coding")}
     assert _within(result) == 421
 
@@ -530,7 +530,7 @@ def test_roo_code_task_folders_of_a_committed_home_skip_the_calls_of_no_usage(tm
     assert sum(n for f in result.files for _, n in f.skip_reasons) == 18
     assert t.input == sum(c["tokensIn"] for c in calls) == 472_791
     assert t.output == sum(c["tokensOut"] for c in calls) == 36_303
-    assert t.cache_read == t.cache_write == 0
+    assert t.cache_read == 0 and t.cache_write is None  # no write count reported: unknown
     assert {(r.provider, r.model) for r in result.rows} == {("unknown", "unknown")} and _within(result) == 24
 
 
@@ -609,7 +609,7 @@ def test_pi_home_sessions_count_what_their_assistant_messages_sum(env: str, tmp_
     t = result.totals
     assert (t.requests, t.input, t.output, t.cache_read) == (
         len(usages), *(sum(u[k] for u in usages) for k in ("input", "output", "cacheRead"))) == tuple(sums)
-    assert t.cache_write == 0
+    assert t.cache_write is None  # no write count reported: unknown
     by_model: dict[str, tuple[int, int]] = {}
     for row in result.rows:
         ok, n = by_model.get(row.model, (0, 0))
