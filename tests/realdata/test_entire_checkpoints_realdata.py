@@ -134,7 +134,7 @@ def test_entire_checkpointed_sessions_count_what_the_session_sums(where: tuple[s
     assert [f.format for f in result.files] == [fmt]
     assert {r.model for r in result.rows} == {model}
     t = result.totals
-    assert (t.requests, (t.input, t.cache_read, t.cache_write, t.output)) == (calls, sums)
+    assert (t.requests, (t.input, t.cache_read, (t.cache_write or 0), t.output)) == (calls, sums)
     used = meta["token_usage"]
     if same_calls:
         # Entire's sums of the same calls (its output leaves OpenCode's reasoning out).

@@ -92,7 +92,7 @@ def test_entire_checkpointed_codex_rollouts_count_what_the_rollout_sums(where: t
     assert {r.model for r in result.rows} == {"gpt-5.5"}
     t = result.totals
     sums = (final["input_tokens"] - final["cached_input_tokens"], final["cached_input_tokens"], 0, final["output_tokens"])
-    assert (t.requests, (t.input, t.cache_read, t.cache_write, t.output)) == (calls, sums)
+    assert (t.requests, (t.input, t.cache_read, (t.cache_write or 0), t.output)) == (calls, sums)
     used = meta["token_usage"]  # Entire counts every token count as a call, its sums are the final total's
     assert (used["api_call_count"], (used["input_tokens"], used["cache_read_tokens"], used["cache_creation_tokens"], used["output_tokens"])) == (counts, sums)
     assert result.files[0].read_within == within
@@ -114,7 +114,7 @@ def test_entire_checkpointed_gemini_cli_sessions_count_what_the_session_sums(fol
     assert [f.format for f in result.files] == ["gemini-cli"]
     assert {r.model for r in result.rows} == {"gemini-3-flash-preview"}
     t = result.totals
-    assert (t.requests, (t.input, t.cache_read, t.cache_write, t.output)) == (calls, sums)
+    assert (t.requests, (t.input, t.cache_read, (t.cache_write or 0), t.output)) == (calls, sums)
     used = meta["token_usage"]
     assert (used["api_call_count"], used["input_tokens"], used["cache_read_tokens"], used["output_tokens"] + thoughts) == (
         calls, sums[0] + sums[1], sums[1], sums[3])

@@ -78,7 +78,7 @@ def test_entire_checkpointed_opencode_exports_count_what_the_steps_sum(where: tu
     assert [f.format for f in result.files] == ["opencode"]
     assert {r.model for r in result.rows} == {model}
     t = result.totals
-    assert (t.requests, (t.input, t.cache_read, t.cache_write, t.output)) == (calls, sums)
+    assert (t.requests, (t.input, t.cache_read, (t.cache_write or 0), t.output)) == (calls, sums)
     used = meta["token_usage"]
     assert used["api_call_count"] == entire_calls
     assert (used["input_tokens"], used["cache_read_tokens"], used["cache_creation_tokens"], used["output_tokens"] + outside) == sums

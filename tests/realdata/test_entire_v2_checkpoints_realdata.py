@@ -72,8 +72,9 @@ def _sums(calls: dict) -> tuple[int, int, int, int]:
 
 
 def _totals(result) -> tuple[int, int, int, int]:
+    """The totals against the log's own sums: writes no call reports a count of (None) are its 0."""
     t = result.totals
-    return (t.input, t.cache_read, t.cache_write, t.output)
+    return (t.input, t.cache_read, t.cache_write or 0, t.output)
 
 
 def test_claude_code_raw_transcripts_count_each_call_once(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_openhands_completion_log_folders_are_one_lane_counting_what_the_files_s
     result = run_audit([out])
     assert [f.format for f in result.files] == ["openhands-completions"]  # the first file reads the folder
     t = result.totals
-    assert (t.requests, (t.input, t.output, t.cache_read, t.cache_write)) == (calls, sums)
+    assert (t.requests, (t.input, t.output, t.cache_read, (t.cache_write or 0))) == (calls, sums)
     assert len({r.lane for r in result.rows}) == 1
     assert result.files[0].read_within == within
 
@@ -222,7 +222,7 @@ def test_an_openhands_0_x_app_home_reads_each_session_folder_as_one_stream(tmp_p
     result = run_audit([tmp_path / folder])
     assert {f.format for f in result.files if f.requests} == {"openhands"} and sum(f.requests > 0 for f in result.files) == 13
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+    assert (t.requests, t.input, t.output, t.cache_read, (t.cache_write or 0)) == (
         len(usages), sum(u["prompt_tokens"] for u in usages) - sum(read), sum(u["completion_tokens"] for u in usages), sum(read), 0)
     assert (t.requests, t.input, t.output, t.cache_read) == (1_011, 34_199_915, 143_183, 167_296)
     assert sum(r.read_within for r in result.rows) == 5

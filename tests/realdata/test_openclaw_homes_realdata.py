@@ -120,7 +120,7 @@ def test_openclaw_home_sessions_count_what_their_messages_sum(env: str, tmp_path
     assert sorted(Path(f.file).name for f in result.files if f.format == "pi") == sorted(p.name for p in paths)
     t = result.totals
     calls, uncached, output, read, write, only = _sums(paths)
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (calls, uncached, output, read, write)
+    assert (t.requests, t.input, t.output, t.cache_read, (t.cache_write or 0)) == (calls, uncached, output, read, write)
     assert [calls, uncached, output, read, write, only] == sums
     skipped = sum(n for f in result.files for reason, n in f.skip_reasons if reason.startswith("OpenClaw transcript-only"))
     assert skipped == only
@@ -150,5 +150,5 @@ def test_the_same_sessions_in_an_agent_database_read_the_same(tmp_path: Path) ->
     db.close()
     result = run_audit([tmp_path])
     t = result.totals
-    assert [t.requests, t.input, t.output, t.cache_read, t.cache_write] == sums[:5]
+    assert [t.requests, t.input, t.output, t.cache_read, (t.cache_write or 0)] == sums[:5]
     assert sum(f.read_within for f in result.files) == within

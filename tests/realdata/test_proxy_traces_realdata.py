@@ -96,7 +96,7 @@ def test_proxy_trace_counts_what_its_answers_sum(name: str, tmp_path: Path) -> N
     assert [f.format for f in result.files] == ["http-capture"]
     t = result.totals
     assert t.requests == calls and result.files[0].skipped == records - calls
-    assert (t.input, t.cache_read, t.output, t.cache_write) == (*sums, 0)
+    assert (t.input, t.cache_read, t.output, (t.cache_write or 0)) == (*sums, 0)
     found: dict[str, int] = {}
     for row in result.rows:
         found[row.provider] = found.get(row.provider, 0) + 1

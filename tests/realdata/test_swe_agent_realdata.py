@@ -170,7 +170,7 @@ def test_mini_swe_agent_2_2_runs_on_gpt_5_mini_count_what_the_trajectories_sum(t
     result = run_audit([tmp_path / folder])
     t = result.totals
     read = [u["prompt_tokens_details"]["cached_tokens"] for u in usages]
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (
+    assert (t.requests, t.input, t.output, t.cache_read, (t.cache_write or 0)) == (
         len(usages), sum(u["prompt_tokens"] for u in usages) - sum(read), sum(u["completion_tokens"] for u in usages), sum(read), 0)
     assert (t.input, t.output, t.cache_read) == (1_821_752, 425_353, 13_433_472)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5-mini-2025-08-07")}
