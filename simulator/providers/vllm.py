@@ -46,13 +46,21 @@ def self_hosted(name: str) -> bool:
     return any(marker in lowered for marker in SELF_HOSTED_MARKERS)
 
 
-def own_host(name: str) -> bool:
-    """Whether ``name``, the host an agent says served a call, runs open models itself
-    (:func:`self_hosted`) or is Codex's ``oss`` (its ``--oss`` flag's local host). No vendor bills
-    such a call: a reader keeps the host as the call's ``upstream``
-    (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`), which leaves it unpriced
-    (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`), whatever its model's name."""
-    return name.lower() == "oss" or self_hosted(name)
+def self_hosted_upstream(name: str, *, oss: bool = False) -> str:
+    """The ``upstream`` a reader keeps for a call whose host an agent names ``name``
+    (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`): ``name`` itself where that
+    host runs open models itself (:func:`self_hosted`); with ``oss``, also Codex's ``oss`` (its
+    ``--oss`` flag's local host: Codex's word alone, another agent's ``oss`` is a name of the
+    user's); "" for any other. No vendor bills such a call: it stays unpriced
+    (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`), whatever its model's name,
+    and its provider is :data:`UNKNOWN` (the host's cache, not the model maker's)."""
+    return name if self_hosted(name) or (oss and name.lower() == "oss") else ""
+
+
+def own_host(upstream: str) -> bool:
+    """Whether ``upstream``, the host a reader says served a call, is one that no vendor bills: any
+    name :func:`self_hosted_upstream` keeps (Codex's ``oss`` included)."""
+    return bool(self_hosted_upstream(upstream, oss=True))
 
 
 #: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads

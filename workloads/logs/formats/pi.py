@@ -61,7 +61,7 @@ from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
-from prefixbench.simulator.providers.vllm import self_hosted
+from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
 from prefixbench.workloads.logs.formats.opencode import zen_model
@@ -187,10 +187,8 @@ def _host(message: dict) -> str:
     :meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`): a host running open models
     itself (pi's ``ollama``, ``lmstudio``...), or Cloudflare's Workers AI, named or behind a
     gateway (:func:`_workers_ai`), which bills its own price; "" for any other."""
-    name = str(message.get("provider") or "")
-    if self_hosted(name):
-        return name
-    return "workers-ai" if _workers_ai(_served_model(message)) else ""
+    host = self_hosted_upstream(str(message.get("provider") or ""))
+    return host or ("workers-ai" if _workers_ai(_served_model(message)) else "")
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
