@@ -46,13 +46,44 @@ def self_hosted(name: str) -> bool:
     return any(marker in lowered for marker in SELF_HOSTED_MARKERS)
 
 
-def own_host(name: str) -> bool:
-    """Whether ``name``, the host an agent says served a call, runs open models itself
-    (:func:`self_hosted`) or is Codex's ``oss`` (its ``--oss`` flag's local host). No vendor bills
-    such a call: a reader keeps the host as the call's ``upstream``
-    (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`), which leaves it unpriced
-    (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`), whatever its model's name."""
-    return name.lower() == "oss" or self_hosted(name)
+#: litellm's provider prefixes (its ``LlmProviders``, ``litellm/types/utils.py``) that route a call
+#: to an engine the user runs: Ollama (``ollama``, ``ollama_chat``), LM Studio, vLLM (``vllm``, in
+#: the same process; ``hosted_vllm``, a server), llamafile, Xinference, NVIDIA Triton, oobabooga's
+#: text-generation-webui, Docker Model Runner and AMD's Lemonade. Matched whole as a model name's
+#: first segment (:func:`litellm_engine`), not as a word in any name: ``vllm`` or ``triton`` inside
+#: some vendor's name says nothing. Left out: routes that may reach a vendor (``openai_like``,
+#: ``custom``, ``nvidia_nim``), ``petals`` (a swarm, no engine of the user's) and ``infinity`` (an
+#: embedding server: no chat).
+LITELLM_ENGINES = frozenset({"ollama", "ollama_chat", "lm_studio", "vllm", "hosted_vllm", "llamafile", "xinference",
+                             "triton", "oobabooga", "docker_model_runner", "lemonade"})
+
+
+def self_hosted_upstream(name: str, *, oss: bool = False, litellm: bool = False) -> str:
+    """The ``upstream`` a reader keeps for a call whose host an agent names ``name``
+    (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`): ``name`` itself where that
+    host runs open models itself (:func:`self_hosted`); with ``oss``, also Codex's ``oss`` (its
+    ``--oss`` flag's local host: Codex's word alone, another agent's ``oss`` is a name of the
+    user's); with ``litellm``, also one of :data:`LITELLM_ENGINES` (``name`` a litellm route's
+    prefix); "" for any other. No vendor bills such a call: it stays unpriced
+    (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`), whatever its model's name,
+    and its provider is :data:`UNKNOWN` (the host's cache, not the model maker's)."""
+    lowered = name.lower()
+    if self_hosted(name) or (oss and lowered == "oss") or (litellm and lowered in LITELLM_ENGINES):
+        return name
+    return ""
+
+
+def litellm_engine(model: str) -> str:
+    """The engine a litellm model name routes to where it is one the user runs
+    (``ollama_chat/qwen2.5-coder`` -> ``ollama_chat``, ``hosted_vllm/Qwen/Qwen3-8B`` ->
+    ``hosted_vllm``; :func:`self_hosted_upstream` of its first segment); "" for any other."""
+    return self_hosted_upstream(model.split("/", 1)[0], litellm=True) if "/" in model else ""
+
+
+def own_host(upstream: str) -> bool:
+    """Whether ``upstream``, the host a reader says served a call, is one that no vendor bills: any
+    name :func:`self_hosted_upstream` keeps (Codex's ``oss`` and litellm's engines included)."""
+    return bool(self_hosted_upstream(upstream, oss=True, litellm=True))
 
 
 #: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads

@@ -383,6 +383,13 @@ def test_input_aider_reads_a_history_with_text_before_its_first_run_under_any_na
     ("ollama_chat/qwen2.5-coder:32b", "unknown"),  # main: qwen
     ("lm_studio/qwen2.5-coder-32b-instruct", "unknown"),  # main: qwen
     ("openrouter/qwen/qwen-2.5-coder-32b-instruct", "qwen"),  # a gateway: the maker's, as before
+    # litellm's other engines a user runs (its LlmProviders). Main: qwen, each.
+    ("hosted_vllm/Qwen/Qwen2.5-Coder-32B-Instruct", "unknown"),
+    ("vllm/Qwen/Qwen2.5-Coder-32B-Instruct", "unknown"),
+    ("xinference/qwen2.5-coder-instruct", "unknown"),
+    ("llamafile/qwen2.5-coder-32b", "unknown"),
+    # A vendor's route (no engine of the user's): the model maker's, as before.
+    ("fireworks_ai/accounts/fireworks/models/qwen2p5-coder-32b-instruct", "qwen"),
 ])
 def test_a_model_on_a_self_hosted_engine_is_provider_unknown(tmp_path: Path, model: str, provider: str) -> None:
     """Through litellm's Ollama or LM Studio the host runs the model and its cache: not the model
@@ -398,6 +405,12 @@ def test_a_model_on_a_self_hosted_engine_is_provider_unknown(tmp_path: Path, mod
     ("ollama/deepseek-chat", "ollama"),  # main: $0.00056378 at DeepSeek's list price
     ("ollama_chat/gpt-4o", "ollama_chat"),  # main: $0.00509 at OpenAI's
     ("lm_studio/gpt-4o", "lm_studio"),
+    # litellm's other engines a user runs. Main: priced at DeepSeek's or OpenAI's list price.
+    ("hosted_vllm/deepseek-chat", "hosted_vllm"),
+    ("triton/gpt-4o", "triton"),
+    ("docker_model_runner/deepseek-chat", "docker_model_runner"),
+    ("lemonade/deepseek-chat", "lemonade"),
+    ("oobabooga/gpt-4o", "oobabooga"),
 ])
 def test_a_model_on_a_self_hosted_engine_is_unpriced_whatever_its_name(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                         model: str, engine: str) -> None:

@@ -313,3 +313,13 @@ def test_a_total_above_the_buckets_is_said_not_counted(tmp_path: Path) -> None:
     requests, summary = read(path)
     assert sum(r.usage.uncached + r.usage.output for r in requests) == 42
     assert any(n.startswith("1 generation(s): usageDetails.total is 66 tokens above the sum of the buckets") for n in summary.notes)
+
+
+def test_a_generation_of_an_engine_the_user_runs_is_unknown_and_unpriced(tmp_path: Path) -> None:
+    """A generation logged under litellm's model name for the user's own Ollama (``ollama/...``):
+    the engine's cache and no vendor's bill, whatever the model. Main: DeepSeek's, at its list price."""
+    path = tmp_path / "obs.json"
+    path.write_text(page(gen(model="ollama/deepseek-chat", usageDetails={"input": 2000, "output": 9})))
+    requests, _ = read(path)
+    assert [(r.provider, r.model, r.upstream) for r in requests] == [("unknown", "deepseek-chat", "ollama")]
+    assert run_audit([path]).totals.unpriced_requests == 1

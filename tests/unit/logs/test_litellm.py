@@ -276,3 +276,21 @@ def test_a_page_holding_something_else_than_rows_is_refused_in_one_line(tmp_path
     with pytest.raises(UserError, match=r"data\[6\] of a spend-logs page is not a spend-log row") as error:
         read(path)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("engine", "model"), [
+    ("hosted_vllm", "deepseek-chat"), ("ollama_chat", "deepseek-chat"), ("lm_studio", "gpt-4o"), ("xinference", "deepseek-chat"),
+])
+def test_a_row_routed_to_an_engine_the_user_runs_is_unknown_and_unpriced(tmp_path: Path, engine: str, model: str) -> None:
+    """A proxy routing a model to the user's own engine (``custom_llm_provider``: vLLM, Ollama, LM
+    Studio, Xinference): the engine's cache, not the model maker's, and no vendor's bill. Main read
+    each as DeepSeek's or OpenAI's and priced it at its list price."""
+    usage = {"prompt_tokens": 2000, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 0}}
+    path = tmp_path / "spend.jsonl"
+    path.write_text(json.dumps(row("a", "2025-11-01T10:00:00Z", model=model, custom_llm_provider=engine, prompt_tokens=2000,
+                                   completion_tokens=9, metadata={"usage_object": usage})) + "\n")
+    requests, _ = read(path)
+    assert [(r.provider, r.model, r.upstream) for r in requests] == [("unknown", model, engine)]
+    result = run_audit([path])
+    assert result.totals.unpriced_requests == 1
+    assert any(f"served by {engine}, a host running open models itself" in note for note in result.notes), result.notes

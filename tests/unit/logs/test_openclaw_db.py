@@ -183,3 +183,36 @@ def test_the_notes_count_the_skipped_messages_of_every_session(tmp_path: Path) -
     (summary,) = load_trace([path])[1]
     assert summary.notes[0] == ("2 OpenClaw transcript-only message(s) not counted: delivery mirrors and gateway "
                                 "injections, written into the transcript with no model call")
+
+
+def _tool_result(ts: int, call_id: str, usage: dict) -> dict:
+    """A later pi tool result carrying its tool's own usage (a subagent's), as OpenClaw's rows keep
+    the lines its JSONL files held."""
+    return {"type": "message", "timestamp": "2026-02-25T06:13:20.000Z", "message": {
+        "role": "toolResult", "toolName": "subagent", "toolCallId": call_id, "isError": False,
+        "content": [{"type": "text", "text": f"r{ts}"}], "usage": usage, "timestamp": ts}}
+
+
+def test_a_tool_results_own_usage_in_the_database_is_noted_as_in_a_file(tmp_path: Path) -> None:
+    """A row is the line a session file held, a tool result with its tool's own usage among them:
+    noted, not counted, summed over the database's sessions (pi's session-file note). Main read the
+    results and dropped the note (the database said nothing of 2 results, 5,870 prompt tokens)."""
+    usage = {"input": 120, "output": 700, "cacheRead": 4000, "cacheWrite": 1500, "cost": {"total": 0.0215}}
+    bad = {"input": "12k", "output": 7, "cacheRead": 0, "cacheWrite": 0}
+    sessions = {
+        "s-one": [*SESSIONS["s-one"][:3], _tool_result(T0 + 20, "c1", usage), *SESSIONS["s-one"][3:]],
+        "s-two": [*SESSIONS["s-two"], _tool_result(T0 + 95020, "c2", {"input": 250, "output": 30, "cacheRead": 0,
+                                                                      "cacheWrite": 0, "cost": {"total": 0.001}}),
+                  _tool_result(T0 + 95030, "c3", bad)],
+    }
+    path = write_db(tmp_path / "openclaw-agent.sqlite", sessions)
+    requests, (summary,) = load_trace([path])
+    assert len(requests) == 3  # the same calls as without the results: none of them counted
+    # By hand: prompts 120 + 4,000 + 1,500 = 5,620 and 250, output 700 + 30, $0.0215 + $0.001.
+    assert [n for n in summary.notes if "tool result(s)" in n] == [
+        "2 tool result(s) carry the usage of model calls their tool made itself (later pi: a subagent or workflow run by "
+        "the tool; pi's footer adds it to its totals): 5,870 prompt and 730 output tokens, $0.0225 logged, not counted "
+        "here (no call of this session's chain, and each may sum several calls: audit that agent's own session files "
+        "for them)",
+        "1 tool result(s) whose own usage holds a malformed count: left out of the tool usage noted (it is only noted, "
+        "never counted)"]

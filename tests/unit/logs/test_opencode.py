@@ -418,6 +418,17 @@ def test_a_self_hosted_provider_id_is_known_as_codex_knows_it(tmp_path: Path, pr
     assert {r.upstream for r in requests} == {provider_id}
 
 
+def test_a_provider_id_named_oss_is_no_self_hosted_host(tmp_path: Path) -> None:
+    """``oss`` is Codex's flag's local host (vllm.self_hosted_upstream's ``oss``), not OpenCode's:
+    a provider id so named is a key of the user's, read by its model as any other."""
+    doc = json.loads(EXPORT.read_text())
+    for message in doc["messages"]:
+        if message["info"].get("role") == "assistant":
+            message["info"].update(providerID="oss", modelID="minimax-m2.7:cloud")
+    requests, _ = _read(write(tmp_path / "oss.json", json.dumps(doc)))
+    assert requests and {(r.provider, r.upstream) for r in requests} == {("minimax", "")}
+
+
 def _agent_switch_export(version: str, last_read: int) -> dict:
     """Three turns on Claude through Anthropic: two of the plan agent, then one of build."""
     sid, t0 = "ses_sw", 1764265491000

@@ -1308,3 +1308,22 @@ def test_a_forks_copy_of_a_tool_results_usage_is_summed_once(tmp_path: Path) -> 
     # Read alone, the fork notes what it holds.
     _, alone = load_trace([fork])
     assert "5,620 prompt and 700 output tokens" in _tool_note(alone[0])
+
+
+@pytest.mark.parametrize(("pi_provider", "provider", "upstream"), [
+    ("ollama", "unknown", "ollama"),
+    ("lmstudio", "unknown", "lmstudio"),
+    ("lm-studio", "unknown", "lm-studio"),
+    # `oss` is Codex's flag's host, not a word pi gives a host running open models: a name of the
+    # user's, kept as no upstream.
+    ("oss", "unknown", ""),
+    ("hosted_vllm", "unknown", ""),  # a litellm route's prefix: no provider id of pi's
+])
+def test_a_self_hosted_pi_provider_is_the_calls_upstream(tmp_path: Path, pi_provider: str, provider: str, upstream: str) -> None:
+    """pi's provider names the host: one running open models itself is kept as the call's
+    upstream (vllm.self_hosted_upstream, the rule OpenCode's and Codex's readers share)."""
+    t0 = 1765233665294
+    entry = _pi_msg("assistant", t0 + 10, _u(5000, 0, 0))
+    entry["message"].update({"provider": pi_provider, "model": "qwen3-coder:30b", "api": "openai-completions"})
+    requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), entry])])
+    assert [(r.provider, r.upstream) for r in requests] == [(provider, upstream)]

@@ -61,6 +61,15 @@ def test_mini_1_0_to_1_11_has_bodies_but_no_usage(tmp_path: Path) -> None:
     assert requests[1].body.system == SYSTEM["content"]
 
 
+def test_a_mini_run_on_an_engine_the_user_runs_keeps_it_as_the_upstream(tmp_path: Path) -> None:
+    """mini-swe-agent's model is litellm's: ``hosted_vllm/...`` runs on the user's vLLM, so the
+    calls are no vendor's (provider unknown, the engine their upstream: unpriced). Main: OpenAI's."""
+    messages = [SYSTEM, TASK,
+                {"role": "assistant", "content": "a", "extra": {"response": response("c1", "gpt-4o", openai_usage(1500, 0, 20))}}]
+    requests, _ = read(write(tmp_path / "v.traj.json", mini_v1(messages, model="hosted_vllm/gpt-4o")))
+    assert [(r.provider, r.upstream) for r in requests] == [("unknown", "hosted_vllm")]
+
+
 def test_mini_1_14_openai_usage_is_a_subset_and_created_is_the_send_time(tmp_path: Path) -> None:
     messages = [SYSTEM, TASK,
                 {"role": "assistant", "content": "a", "extra": {"response": response("c1", "gpt-4o-2024-08-06", openai_usage(1500, 0, 20), 1761994800)}},
@@ -149,6 +158,10 @@ def test_litellm_reading_is_decided_per_file() -> None:
     ("openai/my-finetune", False, "openai"),
     ("gemini/gemini-2.5-pro", False, "gemini"),
     ("vertex_ai/some-partner-model", True, "anthropic"),
+    # A route to an engine the user runs: its cache, whatever the model. Main: deepseek, openai.
+    ("hosted_vllm/deepseek-chat", False, "unknown"),
+    ("ollama_chat/gpt-4o", False, "unknown"),
+    ("xinference/deepseek-chat", True, "unknown"),
 ])
 def test_provider_of_a_litellm_model_name(model: str, anthropic_shaped: bool, provider: str) -> None:
     assert provider_of(model, anthropic_shaped) == provider

@@ -55,7 +55,8 @@ The model is the run's announcement (``> Main model: NAME with ... edit format``
 ``> Models: NAME with ..., weak model ...`` before aider 0.40), again after ``/model``; the
 provider is the model name's (:func:`~prefixbench.simulator.providers.provider_of_model`), but
 through a host running open models itself (litellm's ``ollama/``, ``ollama_chat/``,
-``lm_studio/``: :func:`~prefixbench.simulator.providers.vllm.self_hosted`) provider unknown,
+``lm_studio/``, ``hosted_vllm/`` and its other engines a user runs:
+:func:`~prefixbench.simulator.providers.vllm.litellm_engine`) provider unknown,
 and unpriced whatever the model's name (the engine is its ``upstream``: no vendor bills it).
 In architect mode (``with architect edit format``) the first ``Tokens`` line after the user's
 input is the architect's, later ones (until the next input) are the editor's (``> Editor
@@ -86,7 +87,7 @@ from typing import NamedTuple
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
-from prefixbench.simulator.providers.vllm import self_hosted
+from prefixbench.simulator.providers.vllm import litellm_engine
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.history import make_message
@@ -486,12 +487,11 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
         else:
             unreported += 1
             usage = Usage(uncached=call.sent, output=call.received, cache_reported=False)
-        # Through a host running open models itself (litellm's ``ollama/``, ``ollama_chat/``,
-        # ``lm_studio/``): the host's cache, not the model maker's, and no vendor's bill (its
+        # Through an engine the user runs (litellm's ``ollama_chat/``, ``hosted_vllm/``...:
+        # litellm_engine): the host's cache, not the model maker's, and no vendor's bill (its
         # upstream, which leaves it unpriced).
-        engine = call.model.split("/", 1)[0] if "/" in call.model else ""
-        hosted = self_hosted(engine)
-        rules = None if hosted else provider_of_model(call.model)
+        engine = litellm_engine(call.model)
+        rules = None if engine else provider_of_model(call.model)
         out.append(
             TraceRequest(
                 file=file,
@@ -508,7 +508,7 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 events=call.events,
                 request_id=f"{call.run.lane}#{call.line}",
                 source_format=NAME,
-                upstream=engine if hosted else "",
+                upstream=engine,
                 messages=call.messages,
                 # A provider whose cache counted reads in another step before a date (DeepSeek: 64
                 # tokens before V4) counts an untimed call's in the step of its run's start.

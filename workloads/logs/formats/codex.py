@@ -120,7 +120,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in, rules_for
-from prefixbench.simulator.providers.vllm import UNKNOWN, own_host
+from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
@@ -171,7 +171,7 @@ def _provider(session_meta: dict) -> Provider:
     named = str(session_meta.get("model_provider", "")).lower()
     # A host running open models itself (simulator/providers/vllm.py), or ``oss``, the ``--oss``
     # flag's local one: not OpenAI's (Codex's default).
-    if own_host(named):
+    if self_hosted_upstream(named, oss=True):
         return UNKNOWN.name
     return provider_named_in(named).name
 
@@ -181,7 +181,7 @@ def _upstream(session_meta: dict) -> str:
     ``oss`` and self-hosted ones), kept as their ``upstream``: no vendor bills them, so they are
     unpriced whatever the model's name; "" for any other."""
     named = str(session_meta.get("model_provider", ""))
-    return named if own_host(named) else ""
+    return self_hosted_upstream(named, oss=True)
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:

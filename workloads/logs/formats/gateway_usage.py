@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count, given, mapping
+from prefixbench.simulator.providers.vllm import litellm_engine
 from prefixbench.simulator.usage import Usage
 
 #: Top-level keys LiteLLM adds to an Anthropic call's OpenAI-shaped usage.
@@ -131,7 +132,11 @@ def provider_of(model: str, anthropic_shaped: bool) -> str:
     """Who served a call named ``model`` as LiteLLM names it (``anthropic/claude-...``,
     ``openrouter/deepseek/deepseek-chat``, ``bedrock/us.anthropic.claude-...``): the provider
     whose model names a segment starts with, else the route's first segment when it is a
-    provider, else Anthropic when the usage carries Anthropic's fields, else ``unknown``."""
+    provider, else Anthropic when the usage carries Anthropic's fields, else ``unknown``. A route to
+    an engine the user runs (``ollama/``, ``hosted_vllm/``...: :func:`~prefixbench.simulator.providers.vllm.litellm_engine`)
+    is ``unknown`` whatever its model: the engine's cache, not the model maker's."""
+    if litellm_engine(model):
+        return UNKNOWN.name
     segments = [s for s in model.split("/") if s]
     for segment in reversed(segments):
         rules = provider_of_model(segment) or provider_of_model(segment.rsplit(".", 1)[-1])
@@ -150,3 +155,10 @@ def upstream_of(response: Mapping[str, object]) -> str:
     keeps; "" where the response names none (a string, trimmed and cut to 60 characters)."""
     name = response.get("provider")
     return name.strip()[:60] if isinstance(name, str) else ""
+
+
+def served_by(model: str, upstream: str) -> str:
+    """The ``upstream`` of a call LiteLLM routed as ``model``: the engine the route names where the
+    user runs it (:func:`~prefixbench.simulator.providers.vllm.litellm_engine`: no vendor bills
+    it, so it stays unpriced), else ``upstream`` (what the response names: :func:`upstream_of`)."""
+    return litellm_engine(model) or upstream

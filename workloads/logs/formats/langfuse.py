@@ -346,6 +346,8 @@ class _Call(msgspec.Struct):
     done_ms: int | None
     lane: str
     effort: str | None
+    #: The engine the user runs that the model's route names (gateway_usage.served_by), else "".
+    upstream: str = ""
 
 
 def _model(value: dict) -> str:
@@ -410,7 +412,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     parse_time_ms(_get(value, "startTime", "start_time"), here),
                     parse_time_ms(_get(value, "completionStartTime", "completion_start_time"), here),
                     parse_time_ms(_get(value, "endTime", "end_time"), here),
-                    lane, _effort(value),
+                    lane, _effort(value), gateway_usage.served_by(model, ""),
                 )
             )
     if not calls:
@@ -447,6 +449,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 request_id=oid,
                 source_format=NAME,
                 done_ms=call.done_ms,
+                upstream=call.upstream,
             )
         )
         last_node[call.lane] = node

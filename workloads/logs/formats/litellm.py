@@ -20,7 +20,9 @@ A row served from LiteLLM's own response cache (``cache_hit``) never reached a p
 failed row was not served: both are skipped and listed. With ``store_prompts_in_spend_logs`` the
 row keeps the messages sent (``proxy_server_request`` or ``messages``): they become the body.
 Rows of one ``session_id`` are a lane and a chain; rows without one each start a chain of their
-own (a proxy mixes conversations, and nothing in the row links it to another).
+own (a proxy mixes conversations, and nothing in the row links it to another). A row routed to an
+engine the user runs (``hosted_vllm``, ``ollama_chat``...: :func:`.gateway_usage.served_by`) is
+provider unknown and unpriced, the engine its upstream.
 
 A ``StandardLoggingPayload`` (``litellm/types/utils.py``) differs from a row in its names and
 types: ``id`` (no ``request_id``), ``trace_id`` (the proxy stores it as the row's ``session_id``:
@@ -285,7 +287,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
                 request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
-                upstream=_upstream(row, where),
+                upstream=gateway_usage.served_by(route, _upstream(row, where)),
             )
         )
         last_node[lane] = node

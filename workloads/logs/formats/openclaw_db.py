@@ -4,7 +4,8 @@ where later OpenClaw keeps its session transcripts instead of ``sessions/<id>.js
 Its ``transcript_events(session_id, seq, event_json, created_at)`` table holds each session's
 transcript, one entry a row in ``seq`` order: ``event_json`` is the line the session's JSONL file
 held (pi's session header, then its ``message``, ``model_change``, ``compaction``, ``custom``...
-entries), read as a pi session is (:mod:`.pi`), a lane per session. The database holds much else
+entries), read as a pi session is (:mod:`.pi`), a lane per session, a tool result's own usage
+noted as a session file's is. The database holds much else
 (the session store, auth profiles, a memory index): only that table is read.
 
 The file is opened read-only (``mode=ro``, which reads a pending write-ahead log; ``immutable``

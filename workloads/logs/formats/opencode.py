@@ -64,7 +64,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
-from prefixbench.simulator.providers.vllm import self_hosted
+from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -590,7 +590,7 @@ class _Session:
                 source_format=NAME,
                 compaction_call=summary,
                 # A host running open models itself bills no vendor: unpriced (Prices.at_list_price).
-                upstream=host if self_hosted(host) else "",
+                upstream=self_hosted_upstream(host),
             )
         )
         if summary:

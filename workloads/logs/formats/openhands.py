@@ -767,7 +767,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
                 events=call.events,
                 request_id=call.response_id,
                 source_format=NAME,
-                upstream=call.upstream,
+                upstream=gateway_usage.served_by(call.model, call.upstream),
             )
         )
         last_node[call.lane] = node

@@ -295,7 +295,7 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
             usage=usage, body=call.body,
             prefix=None if call.body is not None else Prefix(f"openhands-completions:{name}:{call.model}", f"{where}#{len(out)}"),
             request_id=call.response_id, source_format=NAME, done_ms=call.done_ms,
-            compaction_call=call.body is not None and classify_call(call.body) == "compaction", upstream=call.upstream,
+            compaction_call=call.body is not None and classify_call(call.body) == "compaction", upstream=gateway_usage.served_by(call.model, call.upstream),
         ))
     notes = [f"OpenHands completion logs: one call per file, {len(calls)} file(s) read in time order (their timestamp), "
              f"one lane per model ({', '.join(f'{m}: {n}' for m, n in lanes.items()) or 'none'})"]

@@ -61,7 +61,7 @@ from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
-from prefixbench.simulator.providers.vllm import self_hosted
+from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
 from prefixbench.workloads.logs.formats.opencode import zen_model
@@ -187,10 +187,8 @@ def _host(message: dict) -> str:
     :meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`): a host running open models
     itself (pi's ``ollama``, ``lmstudio``...), or Cloudflare's Workers AI, named or behind a
     gateway (:func:`_workers_ai`), which bills its own price; "" for any other."""
-    name = str(message.get("provider") or "")
-    if self_hosted(name):
-        return name
-    return "workers-ai" if _workers_ai(_served_model(message)) else ""
+    host = self_hosted_upstream(str(message.get("provider") or ""))
+    return host or ("workers-ai" if _workers_ai(_served_model(message)) else "")
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
@@ -831,16 +829,40 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (_ENTRY_TIMED.format(session.entry_timed),)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
-    if session.tool_usage[0]:
-        notes += (_TOOL_USAGE.format(*session.tool_usage),)
-    if session.tool_usage_copied:
-        notes += (_TOOL_USAGE_COPIED.format(session.tool_usage_copied),)
-    if session.tool_usage_bad:
-        notes += (_TOOL_USAGE_BAD.format(session.tool_usage_bad),)
+    notes += _tool_usage_notes([_tool_counts(session)])
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
     return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes)
+
+
+#: What a session read of its tool results' own usage: :attr:`_Session.tool_usage`, then how many
+#: were copies and how many malformed (:meth:`_Session._tool_usage`).
+_ToolCounts = tuple[tuple[int, int, int, float], int, int]
+
+
+def _tool_counts(session: _Session) -> _ToolCounts:
+    return session.tool_usage, session.tool_usage_copied, session.tool_usage_bad
+
+
+def _tool_usage_notes(counts: Iterable[_ToolCounts]) -> tuple[str, ...]:
+    """The notes of the tool results whose own usage sessions read (:func:`_tool_counts`), summed
+    over them: a session file's, or every session of an OpenClaw database (whose rows are the lines
+    its files held, tool results with their usage among them)."""
+    results = prompt = output = copied = bad = 0
+    spent = 0.0
+    for (num, tokens_in, tokens_out, cost), num_copied, num_bad in counts:
+        results, prompt, output, spent = results + num, prompt + tokens_in, output + tokens_out, spent + cost
+        copied += num_copied
+        bad += num_bad
+    notes: tuple[str, ...] = ()
+    if results:
+        notes += (_TOOL_USAGE.format(results, prompt, output, spent),)
+    if copied:
+        notes += (_TOOL_USAGE_COPIED.format(copied),)
+    if bad:
+        notes += (_TOOL_USAGE_BAD.format(bad),)
+    return notes
 
 
 def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -849,9 +871,8 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     num_skipped: dict[str, int] = {}
-    num_sessions = 0
+    tools: list[_ToolCounts] = []  # (each session's counts only: a session is let go once read)
     for session_id, entries in openclaw_db.sessions(path):
-        num_sessions += 1
         session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
         for seq, value in entries:
             session.entry(Record(seq, value))
@@ -861,11 +882,13 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
         skipped.extend(session.skipped)
         for kind, num in session.openclaw.items():
             num_skipped[kind] = num_skipped.get(kind, 0) + num
+        tools.append(_tool_counts(session))
     notes = tuple(f"{num} {_OPENCLAW_NOTES[kind]}" for kind, num in sorted(num_skipped.items()))
+    notes += _tool_usage_notes(tools)
     out, unknown = writes_left_as_logged(out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
-    notes += (f"an OpenClaw agent database: {num_sessions:,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
+    notes += (f"an OpenClaw agent database: {len(tools):,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
     return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), notes)
 
 

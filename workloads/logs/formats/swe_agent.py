@@ -417,7 +417,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     agent_version=_version(run.info),
                     source_format=NAME,
                     reply=reply,
-                    upstream=gateway_usage.upstream_of(call.response) if call.response is not None else "",
+                    upstream=gateway_usage.served_by(call.model, gateway_usage.upstream_of(call.response) if call.response is not None else ""),
                 )
             )
         notes.extend(run.notes if not run.lane else (f"{run.lane}: {n}" for n in run.notes))
