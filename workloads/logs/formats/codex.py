@@ -120,6 +120,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in, rules_for
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.providers.vllm import UNKNOWN, own_host
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -178,10 +179,10 @@ def _provider(session_meta: dict) -> Provider:
 
 def _upstream(session_meta: dict) -> str:
     """The host of a session's calls where it runs open models itself (:func:`_provider`'s
-    ``oss`` and self-hosted ones), kept as their ``upstream``: no vendor bills them, so they are
-    unpriced whatever the model's name; "" for any other."""
-    named = str(session_meta.get("model_provider", ""))
-    return named if own_host(named) else ""
+    ``oss`` and self-hosted ones) or is a third-party host of open models (a ``model_provider``
+    of ``fireworks``, ``groq``...), kept as their ``upstream``: no maker bills them at its list
+    price, so they are unpriced whatever the model's name; "" for any other."""
+    return billing_host(str(session_meta.get("model_provider", "")))
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:

@@ -40,6 +40,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats import gateway_usage
@@ -285,7 +286,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
                 request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
-                upstream=_upstream(row, where),
+                # The upstream a gateway names, else a third-party host of open models the route
+                # names (``fireworks_ai``, ``groq``, ``together_ai``...): its own prices, unpriced.
+                upstream=_upstream(row, where) or billing_host(route.split("/", 1)[0] if "/" in route else ""),
             )
         )
         last_node[lane] = node

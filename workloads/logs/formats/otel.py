@@ -82,6 +82,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_total, format_usd
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.providers.vllm import own_host
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.price_lookup import Prices
@@ -830,7 +831,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             # model_provider is (codex.py): a host running open models itself is not OpenAI's.
             named = codex_providers[session].lower()
             rules = UNKNOWN if own_host(named) else provider_named_in(named)
-            host = codex_providers[session] if own_host(named) else ""  # (no vendor bills it: unpriced)
+            host = billing_host(codex_providers[session])  # (no maker bills it at its list price: unpriced)
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
