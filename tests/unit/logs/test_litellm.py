@@ -276,3 +276,19 @@ def test_a_page_holding_something_else_than_rows_is_refused_in_one_line(tmp_path
     with pytest.raises(UserError, match=r"data\[6\] of a spend-logs page is not a spend-log row") as error:
         read(path)
     assert "\n" not in str(error.value)
+
+
+def test_a_call_routed_to_a_third_party_host_is_unpriced_not_the_makers_list_price(tmp_path: Path) -> None:
+    # LiteLLM's fireworks_ai route: Fireworks serves DeepSeek's model at its own prices. The row's
+    # model keeps its last part (deepseek-v4-pro), which main priced at DeepSeek's list price.
+    usage = {"prompt_tokens": 3000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
+    rows = [row(rid, f"2026-08-01T10:0{n}:00Z", model="accounts/fireworks/models/deepseek-v4-pro", custom_llm_provider=provider,
+                prompt_tokens=3000, completion_tokens=5, metadata={"usage_object": usage})
+            for n, (rid, provider) in enumerate((("a", "fireworks_ai"), ("b", "deepseek")))]
+    path = tmp_path / "spend.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    requests, _ = read(path)
+    assert [r.upstream for r in requests] == ["fireworks_ai", ""]
+    result = run_audit([path])
+    assert result.rows[0].cost_usd is None and result.rows[1].cost_usd is not None and result.totals.unpriced_requests == 1
+    assert any("served by fireworks_ai (the log names it): Fireworks sets its own" in n for n in result.notes), result.notes
