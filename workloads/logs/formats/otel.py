@@ -456,6 +456,13 @@ def _provider(attributes: dict, model: str) -> str:
     return rules.name if rules is not None and rules.reports_usage else UNKNOWN.name
 
 
+def _host(attributes: dict) -> str:
+    """The host a span's provider keys name where no model maker bills the call at its list price
+    (``gen_ai.provider.name`` ``groq``, ``fireworks``; ``ollama``: :func:`~prefixbench.simulator.providers.hosts.billing_host`),
+    kept as the call's upstream, which leaves it unpriced; "" for any other."""
+    return next((host for key in PROVIDER_KEYS if isinstance(named := attributes.get(key), str) and (host := billing_host(named))), "")
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The GenAI calls of a span export; see the module doc."""
     name = str(path)
@@ -595,6 +602,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
                 request_id=str(span.attributes["gen_ai.response.id"]) if isinstance(span.attributes.get("gen_ai.response.id"), str) else None,
                 source_format=NAME,
+                upstream=_host(span.attributes),
             )
         )
         last_node[lane] = node
