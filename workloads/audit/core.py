@@ -3374,9 +3374,11 @@ def _notes(
 
 
 def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, ...]:
-    """What the audit says of open-weight models a gateway served (:meth:`Prices.at_list_price`):
-    those calls a gateway says another host than the model's maker served, left unpriced (that
-    host bills its own price, which the table does not hold), by model and host; and the models
+    """What the audit says of open-weight models a gateway or another host served (:meth:`Prices.at_list_price`):
+    those calls a gateway says another host than the model's maker served, or the log names a
+    third-party host of open models as their provider (Fireworks, Groq...:
+    :func:`~prefixbench.simulator.providers.hosts.third_party_host`), left unpriced (that host
+    bills its own price, which the table does not hold), by model and host; and the models
     named by a gateway's id (``vendor/model``) whose calls name no upstream, priced at the maker's
     list price though the gateway may have sent them to hosts of other prices (said once). A
     call went through a gateway where its model keeps a gateway's id (``vendor/model``) or where
