@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, PriceTable, deepseek_period, load_prices
 from prefixbench.simulator.providers import provider_of_model
+from prefixbench.simulator.providers.hosts import third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 
 
@@ -92,11 +93,15 @@ class Prices:
         served it (:meth:`~prefixbench.simulator.providers.base.ProviderRules.bills_list_price_at`);
         a model of no provider the audit models as before (at the table's row). Never where a
         host running open models itself served it (:func:`~prefixbench.simulator.providers.vllm.own_host`):
-        no vendor bills that call, whatever its model's name."""
+        no vendor bills that call, whatever its model's name; nor where a third-party host of open
+        models served it (Fireworks, Groq, Together AI...:
+        :func:`~prefixbench.simulator.providers.hosts.third_party_host`), whatever its model's
+        name: that host bills its own prices, of which the table holds none."""
         key = (model, upstream)
         if key not in self._hosts:
             rules = provider_of_model(self._resolved(model))
-            self._hosts[key] = not own_host(upstream) and (rules is None or rules.bills_list_price_at(upstream))
+            self._hosts[key] = (not own_host(upstream) and third_party_host(upstream) is None
+                                and (rules is None or rules.bills_list_price_at(upstream)))
         return self._hosts[key]
 
     def open_weight(self, model: str) -> bool:

@@ -559,6 +559,10 @@ def test_pi_session_on_a_minimax_model_served_by_fireworks_is_not_read_by_minima
     assert {r.provider for r in result.rows} == {"unknown"}
     assert sum(u["cacheRead"] % 64 != 0 for u in usages) > 70
     assert sum(r.read_within for r in result.rows) == 78
+    # Nor are its calls billed at MiniMax's list price (integ53: $0.4565, and a note calling
+    # Fireworks a gateway): Fireworks sets its own prices, which the table does not hold.
+    assert t.unpriced_requests == 79 and {r.cost_usd for r in result.rows} == {None}
+    assert any("served by fireworks (the log names it): Fireworks sets its own" in n for n in result.notes)
 
 
 def test_pi_session_of_format_3_on_opus_4_8_counts_what_the_log_sums(tmp_path: Path) -> None:

@@ -63,6 +63,7 @@ from prefixbench.simulator.pricing import (
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.hosts import third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
@@ -3373,9 +3374,11 @@ def _notes(
 
 
 def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, ...]:
-    """What the audit says of open-weight models a gateway served (:meth:`Prices.at_list_price`):
-    those calls a gateway says another host than the model's maker served, left unpriced (that
-    host bills its own price, which the table does not hold), by model and host; and the models
+    """What the audit says of open-weight models a gateway or another host served (:meth:`Prices.at_list_price`):
+    those calls a gateway says another host than the model's maker served, or the log names a
+    third-party host of open models as their provider (Fireworks, Groq...:
+    :func:`~prefixbench.simulator.providers.hosts.third_party_host`), left unpriced (that host
+    bills its own price, which the table does not hold), by model and host; and the models
     named by a gateway's id (``vendor/model``) whose calls name no upstream, priced at the maker's
     list price though the gateway may have sent them to hosts of other prices (said once). A
     call went through a gateway where its model keeps a gateway's id (``vendor/model``) or where
@@ -3397,6 +3400,9 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
                if ("/" in model or model in named) and model not in prices.missing and prices.open_weight(model)}
     notes = [f"no price for {calls:,} request(s) of {model} served by {host}, a host running open models itself: no vendor "
              f"bills its calls, whatever the model's name; counted unpriced" if own_host(host) else
+             f"no price for {calls:,} request(s) of {model} served by {host} (the log names it): {shown} sets its own "
+             "per-token prices and cache discount (or none) for the open models it serves, not their maker's list price, "
+             "and prefixbench has no price row for it; counted unpriced" if (shown := third_party_host(host)) else
              f"no price for {calls:,} request(s) of {model} served by {host} (the gateway names it): an open-weight model "
              f"served by another host than its maker bills that host's price, which the table does not hold; counted unpriced"
              for (model, host), calls in sorted(elsewhere.items())]

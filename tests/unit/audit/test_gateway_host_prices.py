@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, MINIMAX, MOONSHOT, QWEN, ZAI
 from prefixbench.workloads.audit.core import run_audit
 
@@ -121,3 +123,62 @@ def test_a_host_running_open_models_itself_is_no_vendors_bill_whatever_the_model
                             ("gpt-4o", "oss"), ("deepseek-chat", "Ollama-Launch")):
         assert prices.row(model, None, upstream=upstream) is None, (model, upstream)
     assert prices.row("gpt-4o", None) is not None and prices.row("gpt-4o", None, upstream="Azure") is not None
+
+
+def test_a_third_party_host_of_open_models_is_no_makers_bill_whatever_the_model() -> None:
+    """A host serving other makers' open models at its own prices (Fireworks, Groq, Together AI...)
+    named as the upstream, in any spelling an agent or gateway gives it: no row, for a model no
+    provider claims as for a closed model's name (no such host bills OpenAI's list price for
+    openai/gpt-oss-120b); the maker's own API and a cloud passing a closed model on keep the list
+    price. Before, a model no provider claims and a closed model's name were priced at the table's row."""
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.simulator.providers.hosts import billing_host, third_party_host
+
+    prices = Prices(None)
+    for model, upstream in (("deepseek-v4-pro", "fireworks"), ("deepseek-v4-pro", "fireworks_ai"), ("kimi-k2.5", "groq"),
+                            ("glm-4.6", "Together"), ("minimax-m3", "fireworks-ai"), ("qwen3-coder-plus", "togetherai"),
+                            ("gpt-4o", "groq"), ("gpt-4o", "Cerebras")):
+        assert prices.row(model, None, upstream=upstream) is None, (model, upstream)
+    assert prices.row("deepseek-v4-pro", None, upstream="DeepSeek") is not None
+    assert prices.row("claude-sonnet-4-5", None, upstream="Amazon Bedrock") is not None
+    assert [third_party_host(n) for n in ("fireworks_ai", "Nebius AI Studio", "DeepInfra", "openrouter", "vercel-ai-gateway", "")] == [
+        "Fireworks", "Nebius", "DeepInfra", None, None, None]
+    assert [billing_host(n) for n in ("groq", "ollama", "openrouter", "deepseek")] == ["groq", "ollama", "", ""]
+
+
+def _pi_session(path: Path, provider: str, model: str) -> Path:
+    """A pi session of two calls on openai-completions, each message naming ``provider`` and ``model``."""
+    t0 = 1_788_000_000_000
+    entries: list[dict] = [{"type": "session", "id": "p1", "timestamp": "2026-08-29T10:00:00.000Z", "cwd": "/x"},
+                           {"type": "message", "message": {"role": "user", "content": [], "timestamp": t0}}]
+    for n, (uncached, read) in enumerate(((9000, 0), (500, 8960))):
+        usage = {"input": uncached, "output": 40, "cacheRead": read, "cacheWrite": 0, "cost": {}}
+        entries.append({"type": "message", "message": {
+            "role": "assistant", "content": [], "timestamp": t0 + 10 + 5000 * n, "provider": provider, "model": model,
+            "api": "openai-completions", "usage": usage, "stopReason": "stop"}})
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return path
+
+
+@pytest.mark.parametrize(("provider", "model", "maker", "shown"), [
+    ("fireworks", "accounts/fireworks/models/deepseek-v4-pro", "deepseek", "Fireworks"),
+    ("fireworks", "accounts/fireworks/models/minimax-m3", "minimax", "Fireworks"),
+    ("groq", "moonshotai/kimi-k2.5", "moonshotai", "Groq"),
+    ("together", "deepseek-ai/DeepSeek-V4-Pro", "deepseek", "Together AI"),
+])
+def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path, provider: str, model: str, maker: str,
+                                                                 shown: str) -> None:
+    # pi names the host it sent the call to as the message's provider. Main priced Fireworks' and
+    # Groq's calls at DeepSeek's, MiniMax's and Moonshot's own list prices, which are not what
+    # those hosts bill: now unpriced, counted apart, and a note names the host and why.
+    hosted = run_audit([_pi_session(tmp_path / "hosted.jsonl", provider, model)])
+    assert [row.cost_usd for row in hosted.rows] == [None, None] and hosted.totals.unpriced_requests == 2
+    (note,) = [note for note in hosted.notes if " served by " in note]
+    assert note.startswith(f"no price for 2 request(s) of {model} served by {provider} (the log names it): {shown} sets its own "
+                           "per-token prices"), note
+    assert "prefixbench has no price row for it; counted unpriced" in note
+    # No other note offers to price it at the maker's row (--model-alias) or says a gateway routed it.
+    assert not any("--model-alias" in n or "may have routed" in n for n in hosted.notes), hosted.notes
+    # The same model through the maker's own API keeps the maker's list price.
+    own = run_audit([_pi_session(tmp_path / "own.jsonl", maker, model)])
+    assert None not in [row.cost_usd for row in own.rows] and own.totals.unpriced_requests == 0

@@ -426,3 +426,21 @@ def test_a_model_on_a_self_hosted_engine_is_unpriced_whatever_its_name(tmp_path:
     totals = out["totals"]
     assert any(f"served by {engine}, a host running open models itself" in note for note in out["notes"]), out["notes"]
     assert totals["unpriced_requests"] == 1 and totals["cost_usd"] in (None, 0, "0", "0.00", "0.000000"), totals
+
+
+@pytest.mark.parametrize(("model", "host"), [
+    ("fireworks_ai/accounts/fireworks/models/deepseek-v4-pro", "fireworks_ai"),  # main: priced at DeepSeek's list price
+    ("groq/moonshotai/kimi-k2.5", "groq"),  # main: at Moonshot's
+])
+def test_a_model_on_a_third_party_host_is_unpriced(tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, host: str) -> None:
+    """A litellm route to a host serving other makers' open models at its own prices: the host is
+    the call's upstream, which leaves it unpriced (the table holds none of that host's prices)."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(f"> Model: {model} with whole edit format  \n\n#### hi  \n\nHello.\n\n"
+                        "> Tokens: 2,000 sent, 9 received.  \n"))
+    requests, _ = read(log)
+    assert [r.upstream for r in requests] == [host]
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) in (0, 1)
+    out = json.loads(capsys.readouterr().out)
+    assert any(f"served by {host} (the log names it)" in note for note in out["notes"]), out["notes"]
+    assert out["totals"]["unpriced_requests"] == 1

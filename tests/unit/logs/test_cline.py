@@ -1365,3 +1365,19 @@ def test_a_content_block_whose_type_is_not_text_is_no_kind(tmp_path: Path) -> No
         messages[1]["content"][0]["type"] = swapped
         history.write_text(json.dumps(messages))
         assert main(["audit", str(task), "--quiet", "--format", "json"]) == 0
+
+
+def test_a_call_on_a_third_party_hosts_handler_is_unpriced_not_the_makers_list_price(tmp_path: Path) -> None:
+    # Cline's fireworks handler: Fireworks serves DeepSeek's model at its own prices, which the
+    # table does not hold. Main priced the call at DeepSeek's list price; the deepseek handler's
+    # call keeps it.
+    base = 1_777_000_000_000
+    messages = [*_history_call(base, "fireworks", "accounts/fireworks/models/deepseek-v4-pro", 12_000, 0, 300),
+                *_history_call(base + 60_000, "deepseek", "deepseek-v4-pro", 12_500, 0, 300)]
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.upstream for r in requests] == ["fireworks", ""]
+    result = run_audit([path])
+    assert result.rows[0].cost_usd is None and result.rows[1].cost_usd is not None and result.totals.unpriced_requests == 1
+    assert any("served by fireworks (the log names it): Fireworks sets its own" in n for n in result.notes), result.notes

@@ -1620,3 +1620,23 @@ def test_rollouts_of_other_base_instructions_have_heads_of_their_own(tmp_path: P
     assert len(set(heads)) == 2 and heads[0] == heads[1] == heads[2] != heads[3] == heads[4]
     assert all(h.startswith("codex:gpt-5.4:0.119.0:") for h in heads)
     assert [row.predicted_cache_read for row in run_audit(paths).rows] == [8448] * 3 + [6400] * 2
+
+
+def test_codex_calls_through_a_third_party_host_are_unpriced(tmp_path: Path) -> None:
+    # A model_provider of the user's config naming Groq: Groq serves Kimi at its own prices, which
+    # the table does not hold. Main priced the call at Moonshot's list price for kimi-k2.5.
+    from prefixbench.workloads.audit.core import run_audit
+
+    meta = {"id": "s", "cli_version": "0.121.0", "model_provider": "groq"}
+    path = write_jsonl(tmp_path / "rollout-x.jsonl", [
+        {"timestamp": "2026-04-19T22:05:00.000Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-04-19T22:05:01.000Z", "type": "turn_context", "payload": {"model": "moonshotai/kimi-k2.5"}},
+        {"timestamp": "2026-04-19T22:05:02.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}},
+        {"timestamp": "2026-04-19T22:05:05.000Z", "type": "event_msg", "payload": _tc(9000, 0, 40, 9000, 0, 40)},
+    ])
+    requests, _ = load_trace([path])
+    assert [r.upstream for r in requests] == ["groq"]
+    result = run_audit([path])
+    assert [row.cost_usd for row in result.rows] == [None] and result.totals.unpriced_requests == 1
+    assert any("served by groq (the log names it): Groq sets its own" in n for n in result.notes), result.notes

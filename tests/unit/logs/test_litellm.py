@@ -294,3 +294,19 @@ def test_a_row_routed_to_an_engine_the_user_runs_is_unknown_and_unpriced(tmp_pat
     result = run_audit([path])
     assert result.totals.unpriced_requests == 1
     assert any(f"served by {engine}, a host running open models itself" in note for note in result.notes), result.notes
+
+
+def test_a_call_routed_to_a_third_party_host_is_unpriced_not_the_makers_list_price(tmp_path: Path) -> None:
+    # LiteLLM's fireworks_ai route: Fireworks serves DeepSeek's model at its own prices. The row's
+    # model keeps its last part (deepseek-v4-pro), which main priced at DeepSeek's list price.
+    usage = {"prompt_tokens": 3000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
+    rows = [row(rid, f"2026-08-01T10:0{n}:00Z", model="accounts/fireworks/models/deepseek-v4-pro", custom_llm_provider=provider,
+                prompt_tokens=3000, completion_tokens=5, metadata={"usage_object": usage})
+            for n, (rid, provider) in enumerate((("a", "fireworks_ai"), ("b", "deepseek")))]
+    path = tmp_path / "spend.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    requests, _ = read(path)
+    assert [r.upstream for r in requests] == ["fireworks_ai", ""]
+    result = run_audit([path])
+    assert result.rows[0].cost_usd is None and result.rows[1].cost_usd is not None and result.totals.unpriced_requests == 1
+    assert any("served by fireworks_ai (the log names it): Fireworks sets its own" in n for n in result.notes), result.notes

@@ -499,3 +499,16 @@ def test_a_renamed_fork_still_does_not_count_the_calls_it_copied(tmp_path: Path)
         message["info"]["id"] = f"msg_{at * 0x1000 + 1 & (1 << 48) - 1:012x}" + "Ab3" * 4 + "xy"
     requests, _ = _read(write(tmp_path / "kept.json", json.dumps(kept)))
     assert len(requests) == 4
+
+
+def test_a_call_a_third_party_host_served_is_unpriced_not_the_makers_list_price(tmp_path: Path) -> None:
+    # OpenCode's providerID names the host the call went to: Fireworks (models.dev's fireworks-ai)
+    # bills its own prices for DeepSeek's model, which the table does not hold. Main priced both
+    # calls at DeepSeek's list price; now unpriced, and a note names the host.
+    model = "accounts/fireworks/models/deepseek-v4-flash"
+    result = run_audit([write(tmp_path / "fw.json", json.dumps(_deepseek_export("fireworks-ai", model)))])
+    assert [r.cost_usd for r in result.rows] == [None, None] and result.totals.unpriced_requests == 2
+    assert any(n.startswith(f"no price for 2 request(s) of {model} served by fireworks-ai (the log names it): Fireworks sets its own")
+               for n in result.notes), result.notes
+    own = run_audit([write(tmp_path / "ds.json", json.dumps(_deepseek_export("deepseek", "deepseek-v4-flash")))])
+    assert None not in [r.cost_usd for r in own.rows]

@@ -553,3 +553,19 @@ def test_the_calls_under_a_deep_chain_of_agent_spans_are_read_in_steps_linear_in
         sys.setprofile(None)
     assert len(requests) == n and {r.lane for r in requests} == {"conv-a"}
     assert added < 6 * len(spans), added
+
+
+def test_a_span_a_third_party_host_served_is_unpriced(tmp_path: Path) -> None:
+    """``gen_ai.provider.name`` naming Groq on DeepSeek's model: Groq bills its own prices, which
+    the table does not hold (main: priced at DeepSeek's list price); DeepSeek's own keeps it."""
+    from prefixbench.workloads.audit.core import run_audit
+
+    chat = {"gen_ai.request.model": "deepseek-v4-pro", "gen_ai.usage.input_tokens": 5010, "gen_ai.usage.output_tokens": 40}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(otlp([span("a1", chat | {"gen_ai.provider.name": "groq"}, 0, trace="t1"),
+                                     span("b1", chat | {"gen_ai.provider.name": "deepseek"}, 60, trace="t2")])) + "\n")
+    requests, _ = read(path)
+    assert [r.upstream for r in requests] == ["groq", ""]
+    result = run_audit([path])
+    assert [row.cost_usd is None for row in result.rows] == [True, False] and result.totals.unpriced_requests == 1
+    assert any("served by groq (the log names it): Groq sets its own" in n for n in result.notes), result.notes

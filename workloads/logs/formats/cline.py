@@ -97,6 +97,7 @@ from prefixbench.simulator.providers import (
     provider_of_model,
 )
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_COST, Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import (
@@ -1203,7 +1204,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             new_turn = True
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
                          (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
-                         upstream=_served_by(info), path=call.path, shared=shared))
+                         upstream=_served_by(info) or billing_host(handler), path=call.path, shared=shared))
         chain.append((model, False, new_turn, usage.prompt))
         last_replied = call.replied
         parent = node
@@ -1418,7 +1419,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         node = f"{NAME}:{name}#{key}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
                          (f"{NAME}:sdk:{lane_kind}:{this_model}", node, parent, blocks), events,
-                         lane=lane, lane_kind=lane_kind, request_id=key, path=f"messages[{index}]"))
+                         lane=lane, lane_kind=lane_kind, request_id=key, path=f"messages[{index}]", upstream=billing_host(handler)))
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt
@@ -1615,7 +1616,8 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
             readings[label] = reading  # the note of a split by cost names the calls it could not split
         node = f"{NAME}:{name}#{index}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
-                         (f"{NAME}:{path.parent}:{this_model}", node, parent, blocks), events, path=record.path))
+                         (f"{NAME}:{path.parent}:{this_model}", node, parent, blocks), events, path=record.path,
+                         upstream=billing_host(handler)))  # (a third-party host of open models: its own prices)
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt

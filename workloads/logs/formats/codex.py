@@ -120,7 +120,8 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in, rules_for
-from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
+from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.vllm import UNKNOWN
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
@@ -178,10 +179,10 @@ def _provider(session_meta: dict) -> Provider:
 
 def _upstream(session_meta: dict) -> str:
     """The host of a session's calls where it runs open models itself (:func:`_provider`'s
-    ``oss`` and self-hosted ones), kept as their ``upstream``: no vendor bills them, so they are
-    unpriced whatever the model's name; "" for any other."""
-    named = str(session_meta.get("model_provider", ""))
-    return self_hosted_upstream(named, oss=True)
+    ``oss`` and self-hosted ones) or is a third-party host of open models (a ``model_provider``
+    of ``fireworks``, ``groq``...), kept as their ``upstream``: no maker bills them at its list
+    price, so they are unpriced whatever the model's name; "" for any other."""
+    return billing_host(str(session_meta.get("model_provider", "")), oss=True)
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:

@@ -26,6 +26,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.providers.vllm import litellm_engine
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.usage import Usage
 
 #: Top-level keys LiteLLM adds to an Anthropic call's OpenAI-shaped usage.
@@ -160,5 +161,7 @@ def upstream_of(response: Mapping[str, object]) -> str:
 def served_by(model: str, upstream: str) -> str:
     """The ``upstream`` of a call LiteLLM routed as ``model``: the engine the route names where the
     user runs it (:func:`~prefixbench.simulator.providers.vllm.litellm_engine`: no vendor bills
-    it, so it stays unpriced), else ``upstream`` (what the response names: :func:`upstream_of`)."""
-    return litellm_engine(model) or upstream
+    it, so it stays unpriced), else ``upstream`` (what the response names: :func:`upstream_of`),
+    else a third-party host of open models the route names (``fireworks_ai/``, ``groq/``...:
+    :func:`~prefixbench.simulator.providers.hosts.billing_host`; its own prices, so unpriced)."""
+    return litellm_engine(model) or upstream or billing_host(model.split("/", 1)[0] if "/" in model else "")

@@ -64,7 +64,8 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
-from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
+from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -589,8 +590,9 @@ class _Session:
                 agent_version=self.version,
                 source_format=NAME,
                 compaction_call=summary,
-                # A host running open models itself bills no vendor: unpriced (Prices.at_list_price).
-                upstream=self_hosted_upstream(host),
+                # A host running open models itself bills no vendor, a third-party host of open models
+                # (fireworks-ai, groq, togetherai...) its own prices: unpriced (Prices.at_list_price).
+                upstream=billing_host(host),
             )
         )
         if summary:

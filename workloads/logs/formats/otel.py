@@ -82,6 +82,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_total, format_usd
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.providers.vllm import self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.price_lookup import Prices
@@ -455,6 +456,13 @@ def _provider(attributes: dict, model: str) -> str:
     return rules.name if rules is not None and rules.reports_usage else UNKNOWN.name
 
 
+def _host(attributes: dict) -> str:
+    """The host a span's provider keys name where no model maker bills the call at its list price
+    (``gen_ai.provider.name`` ``groq``, ``fireworks``; ``ollama``: :func:`~prefixbench.simulator.providers.hosts.billing_host`),
+    kept as the call's upstream, which leaves it unpriced; "" for any other."""
+    return next((host for key in PROVIDER_KEYS if isinstance(named := attributes.get(key), str) and (host := billing_host(named))), "")
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """The GenAI calls of a span export; see the module doc."""
     name = str(path)
@@ -594,6 +602,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
                 request_id=str(span.attributes["gen_ai.response.id"]) if isinstance(span.attributes.get("gen_ai.response.id"), str) else None,
                 source_format=NAME,
+                upstream=_host(span.attributes),
             )
         )
         last_node[lane] = node
@@ -828,8 +837,9 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         if session in codex_providers and agent.kind:
             # The conversation's configured provider ("OpenAI" for Codex's own), read as a rollout's
             # model_provider is (codex.py): a host running open models itself is not OpenAI's.
-            host = self_hosted_upstream(codex_providers[session], oss=True)  # (no vendor bills it: unpriced)
-            rules = UNKNOWN if host else provider_named_in(codex_providers[session].lower())
+            named = codex_providers[session]
+            rules = UNKNOWN if self_hosted_upstream(named, oss=True) else provider_named_in(named.lower())
+            host = billing_host(named, oss=True)  # (no maker bills it at its list price: unpriced)
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name

@@ -61,6 +61,7 @@ from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
@@ -185,10 +186,12 @@ def _host(message: dict) -> str:
     """The host that served a call where no vendor bills it at its list price, kept as the call's
     ``upstream`` (which leaves it unpriced, whatever the model's name: see
     :meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`): a host running open models
-    itself (pi's ``ollama``, ``lmstudio``...), or Cloudflare's Workers AI, named or behind a
-    gateway (:func:`_workers_ai`), which bills its own price; "" for any other."""
-    host = self_hosted_upstream(str(message.get("provider") or ""))
-    return host or ("workers-ai" if _workers_ai(_served_model(message)) else "")
+    itself (pi's ``ollama``, ``lmstudio``...), Cloudflare's Workers AI, named or behind a
+    gateway (:func:`_workers_ai`), or another third-party host of open models (pi's
+    ``fireworks``, ``groq``, ``cerebras``...: :func:`~prefixbench.simulator.providers.hosts.billing_host`),
+    each billing its own price; "" for any other (a maker's own API, a gateway)."""
+    name = str(message.get("provider") or "")
+    return self_hosted_upstream(name) or ("workers-ai" if _workers_ai(_served_model(message)) else billing_host(name))
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
