@@ -121,7 +121,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import provider_named_in, rules_for
 from prefixbench.simulator.providers.hosts import billing_host
-from prefixbench.simulator.providers.vllm import UNKNOWN
+from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
