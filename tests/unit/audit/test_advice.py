@@ -226,6 +226,25 @@ def test_a_request_body_log_lists_and_prices_its_misses(tmp_path: Path) -> None:
     assert result.recommendations[0].saved_usd and result.recommendations[0].saved_usd > 0
 
 
+def test_a_request_body_log_whose_misses_are_listed_is_not_told_no_miss_could_be_seen(tmp_path: Path, capsys) -> None:
+    """The misses the cache model finds on logged bodies are listed, priced and ranked; the opening
+    and the headline said "lost unknown: no request reports its cache use, so no miss could be
+    seen" under a recommendation naming the miss, and report.html likewise (true of a block-hash
+    trace only, whose audit finds no miss)."""
+    dated = anthropic_body(messages=6, system="Today is 2025-09-04. " + "You are helpful. " * 400)
+    log = write_jsonl(tmp_path / "bodies.jsonl", [anthropic_body(messages=2), anthropic_body(messages=4), dated])
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--quiet", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "no miss could be seen" not in text and "lost unknown" not in text
+    head = text.split(" requests: ")[0]
+    assert "1. static-system:" in head and "recoverable $0.0" in head and "(1 req)" in head
+    headline = next(line for line in text.splitlines() if " requests: " in line)
+    assert "lost to misses $0.0" in headline
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "no miss could be seen" not in page and 'data-loss-class="recoverable"' in page
+
+
 def test_the_fixes_to_resimulate_are_the_same_read_whole_or_a_batch_at_a_time() -> None:
     # The command reads a spilled audit's rows a file at a time; it kept its own ordered set of
     # the fixes across batches beside advise()'s (targeted_fixes, system_changed). One helper now
