@@ -85,7 +85,8 @@ def advice_lines(result: AuditResult) -> list[str]:
     """The opening of the terminal view: recommendations, then the loss split."""
     out: list[str] = []
     recs = result.recommendations
-    unseen = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows)
+    # (Misses the cache model found on logged request bodies are seen: listed, explained and ranked.)
+    unseen = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows) and not result.causes
     if recs is not None:
         out.append(f"what to change: {RANKING}")
         if not recs and unseen:

@@ -467,7 +467,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("recommendations") is not None or record.get("loss_split") is not None:
         from prefixbench.reports.advice import advice_html
 
-        unseen = bool(totals["requests"]) and basis == ratio_basis(0, int(totals["requests"]))
+        unseen = bool(totals["requests"]) and basis == ratio_basis(0, int(totals["requests"])) and not record.get("causes")
         sections.append(("what-to-change", "What to change", advice_html(record, unseen)))
     sections.append(("totals", "Totals", _audit_totals(totals, record, basis)))
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
@@ -502,7 +502,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     counted = f"{len(files) - len(left_out)} file(s)" + (f" ({len(left_out)} left out as bad input)" if left_out else "")
     lost = lost_total_words(fmt_usd(totals['lost_usd'] or 0), not Decimal(str(totals['lost_usd'] or 0)),
                       sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
-                      seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])))
+                      seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])) or bool(record.get('causes')))
     subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {paid}, {lost}, hit ratio {headline_hit(totals['hit_ratio'], basis)}"
     return page("audit", "prefixbench audit", subtitle, sections, data)
 

@@ -19,9 +19,10 @@ The class of a cause is one line of :data:`CAUSE_CLASS`; a cause missing from it
 recoverable where the client picks the TTL; a compaction call that missed for its envelope or
 its messages is recoverable by ``keep-prefix-compaction``.
 
-:func:`split_losses` adds the requests' dollars up per class, rounds once to the cent and gives
-the rounding residue to the largest class (ties: in :data:`LOSS_CLASSES` order), so the three
-cents add up to the total's cents exactly.
+:func:`split_losses` adds the requests' dollars up per class, rounds the total once to the cent
+and splits its cents by largest remainders (each class rounded down, the cents left one each to
+the classes rounding cut most; ties: in :data:`LOSS_CLASSES` order), so the three cents add up to
+the total's cents exactly and each is within a cent of its class's exact sum.
 
 :class:`Recommendation` is the record of one thing to change (made by :mod:`.advice`, held by
 the audit result).
@@ -30,7 +31,7 @@ the audit result).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Protocol
 
 import msgspec
@@ -233,12 +234,14 @@ def split_sums(groups: Mapping[str, tuple[int, Decimal, int]]) -> LossSplit:
         exact[name].append(lost)
     sums = {name: usd_sum(values) for name, values in exact.items()}
     total = cents(usd_sum(sums.values()))
-    parts = {name: cents(value) for name, value in sums.items()}
-    residue = total - usd_sum(parts.values())
-    if residue:
-        # The residue (at most a cent per class) goes to the largest class, first in order on a tie.
-        largest = max(LOSS_CLASSES, key=lambda name: (sums[name], -LOSS_CLASSES.index(name)))
-        parts[largest] += residue
+    # Largest remainders: each part rounded down to the cent, then the cents the total still
+    # holds go one each to the parts that rounding down cut most (first in order on a tie), so
+    # every part is within a cent of its exact sum. (Giving the whole residue to the largest part
+    # could move it by more: $0.0297 shown as $0.04 beside $0.0221 and $0.0038.)
+    parts = {name: value.quantize(CENT, rounding=ROUND_FLOOR) for name, value in sums.items()}
+    left = int((total - usd_sum(parts.values())) / CENT)
+    for name in sorted(LOSS_CLASSES, key=lambda name: (-(sums[name] - parts[name]), LOSS_CLASSES.index(name)))[:left]:
+        parts[name] += CENT
     return LossSplit(
         total, parts["recoverable"], parts["unavoidable"], parts["unknown"],
         counts["recoverable"], counts["unavoidable"], counts["unknown"],
