@@ -1330,6 +1330,8 @@ def _run_audit_command(args) -> int:
             args.junit.write_bytes(junit_xml(result, gate, escape=printable))
         except OSError as exc:
             raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
+        if not args.quiet:  # as --out says where it wrote
+            emit(visible(f"wrote {args.junit}: JUnit XML, a test case per lane and one for the totals"), sys.stderr)
     for line in unjudged(result, gate):  # said even with --quiet: the gate passed on less than the log
         emit(line, sys.stderr)
     failed = violations(result, gate)

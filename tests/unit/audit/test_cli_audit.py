@@ -64,6 +64,22 @@ def test_gate_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert ElementTree.parse(junit).getroot().find("testsuite").get("failures") == "0"
 
 
+def test_a_side_file_is_named_on_stderr_as_out_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --out said "wrote DIR/: ..." on stderr; --junit FILE and compare --markdown FILE were
+    # written without a word. Now one line each (none with --quiet, as --out's).
+    log = _session(tmp_path)
+    junit, out = tmp_path / "j" / "junit.xml", tmp_path / "out"
+    assert main(["audit", str(log), "--junit", str(junit), "--out", str(out), "--format", "json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert f"wrote {out}/: audit.md, audit.csv, audit.json, audit.png, report.html" in err
+    assert f"wrote {junit}: JUnit XML, a test case per lane and one for the totals" in err and junit.is_file()
+    assert main(["audit", str(log), "--junit", str(junit), "--quiet"]) == 0
+    assert "wrote" not in capsys.readouterr().err
+    summary = tmp_path / "pr.md"
+    assert main(["compare", str(out / "audit.json"), str(out / "audit.json"), "--markdown", str(summary)]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"wrote {summary}: the Markdown summary"] and summary.is_file()
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
