@@ -168,13 +168,16 @@ def advice_html(record: dict, unseen: bool = False) -> str:
     if split is not None and unseen:
         parts.append(note(f"Lost unknown: {UNSEEN}."))
     elif split is not None:
+        def usd(value: float | None) -> str:  # null: none of its requests priced
+            return "unknown" if value is None else f"${value:,.2f}"
+
         rows = [({"data-loss-class": name}, [
             name,
-            num(f"{name}_usd", split[f"{name}_usd"], f"${split[f'{name}_usd']:,.2f}"),
+            num(f"{name}_usd", split[f"{name}_usd"], usd(split[f"{name}_usd"])),
             num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"
                 + (f" ({split[f'{name}_unpriced']:,} unpriced)" if split.get(f"{name}_unpriced") else "")),
             CLASS_MEANINGS[name],
         ]) for name in LOSS_CLASSES]
-        rows.append(({"data-loss-class": "total"}, ["lost", num("lost_usd", split["lost_usd"], f"${split['lost_usd']:,.2f}"), "", ""]))
+        rows.append(({"data-loss-class": "total"}, ["lost", num("lost_usd", split["lost_usd"], usd(split["lost_usd"])), "", ""]))
         parts.append(table(["loss", "dollars", "requests", "meaning"], rows))
     return "".join(parts)

@@ -25,7 +25,8 @@ from prefixbench.simulator.pricing import format_usd
 from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
 from prefixbench.workloads.audit.locate import short_where
-from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp
+from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp, Totals
+from prefixbench.workloads.audit.losses import LOSS_CLASSES, LossSplit, Recommendation
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
     CONVERTED_TYPES,
@@ -69,14 +70,14 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
     return {
         "schema": SCHEMA_VERSION,
         # What to change opens the object, as it opens every view.
-        "loss_split": None if result.loss_split is None else section_record(LOSS_SPLIT_FIELDS, result.loss_split),
+        "loss_split": None if result.loss_split is None else _split_record(result.loss_split, result.totals),
         "recommendations": (
             None if result.recommendations is None
-            else [section_record(RECOMMENDATION_FIELDS, rec) for rec in result.recommendations]
+            else [_recommendation_record(rec) for rec in result.recommendations]
         ),
         "requests": [request_record(row) for row in (result.rows if rows is None else rows)],
         "lanes": [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None) for lane in result.lanes],
-        "causes": [section_record(CAUSE_FIELDS, cause) for cause in result.causes],
+        "causes": [_group_record(CAUSE_FIELDS, cause) for cause in result.causes],
         "totals": _group_record(TOTALS_FIELDS, result.totals),
         "models": [_group_record(MODEL_FIELDS, model) for model in result.models],
         "files": [_group_record(FILE_FIELDS, calibration) for calibration in result.files],
@@ -90,16 +91,43 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
 
 
 def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
-    """A group's record (a lane, a model, a file, a session, a day), null where its table row
-    says ``-``: ``lost_usd`` where none of its requests is priced (:func:`none_priced`), and
-    ``lost_tokens`` where no request of it reports its cache use (``unseen``: no miss could be
-    seen), as its ``misses`` is; a 0 there would claim nothing was lost. The totals too (their
-    counts already None where no request reports them: :func:`reported_sum`)."""
+    """A group's record (a lane, a model, a file, a session, a day, a cause), null where its
+    table row says ``-`` or why it has no figure: ``cost_usd`` and ``lost_usd`` where none of its
+    requests is priced (:func:`none_priced`: its *paid* cell says ``no usage``, ``no price``...),
+    and ``lost_tokens`` where no request of it reports its cache use (``unseen``: no miss could be
+    seen), as its ``misses`` is; a 0 there would claim nothing was paid or lost. The totals too
+    (their counts already None where no request reports them: :func:`reported_sum`)."""
     record = section_record(fields, group)
     if none_priced(group.requests, group.unpriced_requests):
         record["lost_usd"] = None
+        if "cost_usd" in record:
+            record["cost_usd"] = None
     if unseen and "lost_tokens" in record:
         record["lost_tokens"] = None
+    return record
+
+
+def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
+    """The loss split's record, null where its dollars are unknown, as a group's are: every
+    dollar figure where the total lost is (none of the requests is priced: the totals'
+    ``lost_usd`` is null), and a class's where none of its requests that lost tokens is priced
+    (its ``*_unpriced`` count is all of them); $0.00 there would claim nothing was lost."""
+    record = section_record(LOSS_SPLIT_FIELDS, split)
+    unknown = none_priced(totals.requests, totals.unpriced_requests)
+    if unknown:
+        record["lost_usd"] = None
+    for name in LOSS_CLASSES:
+        if unknown or none_priced(split.requests(name), split.unpriced(name)):
+            record[f"{name}_usd"] = None
+    return record
+
+
+def _recommendation_record(rec: Recommendation) -> dict[str, object]:
+    """A recommendation's record: ``lost_usd`` null where none of the misses it targets is
+    priced (its *lost to its misses* reads ``unpriced``: :func:`~.advice.lost_words`)."""
+    record = section_record(RECOMMENDATION_FIELDS, rec)
+    if rec.unpriced_requests and not rec.lost_usd:
+        record["lost_usd"] = None
     return record
 
 
@@ -1302,6 +1330,8 @@ def _run_audit_command(args) -> int:
             args.junit.write_bytes(junit_xml(result, gate, escape=printable))
         except OSError as exc:
             raise UserError(f"--junit {args.junit}: cannot write ({exc.strerror or exc})") from None
+        if not args.quiet:  # as --out says where it wrote
+            emit(visible(f"wrote {args.junit}: JUnit XML, a test case per lane and one for the totals"), sys.stderr)
     for line in unjudged(result, gate):  # said even with --quiet: the gate passed on less than the log
         emit(line, sys.stderr)
     failed = violations(result, gate)

@@ -1070,6 +1070,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 args.markdown.write_text(markdown, encoding="utf-8")
             except OSError as exc:
                 raise UserError(f"--markdown {args.markdown}: cannot write ({exc.strerror or exc})") from None
+            from prefixbench.reports.textable import visible
+
+            print(visible(f"wrote {args.markdown}: the Markdown summary"), file=sys.stderr)  # as audit --out says
         match args.format:
             case "json":
                 print(compare_json(comparison))

@@ -37,7 +37,8 @@ def fmt_figure(unit: str, value: float | None) -> str:
 
 def fmt_change(change: Change) -> str:
     """``+12.3%`` relative, ``-0.7pt`` for ratios, ``new`` when the baseline had nothing,
-    ``not comparable`` for a hit ratio predicted on one side only."""
+    ``not comparable`` for a hit ratio predicted on one side only, or dollars unknown on one
+    side only (none of its requests priced there)."""
     if not change.comparable:
         return "not comparable"
     if change.base is None:

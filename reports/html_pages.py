@@ -491,7 +491,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []), many)))
     ranged = int(totals.get("ranged_requests") or 0)
-    paid = paid_total_words(fmt_usd(totals['cost_usd']), int(totals['requests']), *left_out_counts(
+    paid = paid_total_words(fmt_usd(totals['cost_usd'] or 0), int(totals['requests']), *left_out_counts(
         ((f.get("format", ""), int(f.get("unpriced_no_usage") or 0)) for f in record.get("files", [])),
         ((m["model"], int(m.get("unpriced_requests") or 0), int(m.get("unpriced_no_usage") or 0), int(m.get("ranged_requests") or 0))
          for m in record.get("models", []))),
@@ -564,7 +564,8 @@ def _span_text(first: str | None, last: str | None) -> str:
 
 def _paid(group: dict) -> str:
     """A session's, day's, lane's or file's *paid* cell, as the terminal's (:func:`paid_cell`)."""
-    return paid_cell(fmt_usd(group["cost_usd"]), group["requests"], group.get("unpriced_requests", 0),
+    # (null where none of its requests is priced: the cell then says why, not a figure)
+    return paid_cell(fmt_usd(group["cost_usd"] or 0), group["requests"], group.get("unpriced_requests", 0),
                      group.get("unpriced_no_usage", 0), group.get("ranged_requests", 0))
 
 
@@ -602,11 +603,11 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
 def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
     cells = [
         num("requests", totals["requests"], fmt_int(totals["requests"])),
-        # A count no request reports is null ('-'), as lost is where no request is priced.
+        # A count no request reports is null ('-'), as paid and lost are where no request is priced.
         *("-" if totals.get(field, 0) is None else num(field, totals.get(field, 0), fmt_int(totals.get(field, 0)))
           for field in ("input", "cache_read", "cache_write", "cache_write_1h", "output")),
         "-" if totals["hit_ratio"] is None else num("hit_ratio", totals["hit_ratio"], fmt_pct(totals["hit_ratio"]) + basis),
-        num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
+        "-" if totals["cost_usd"] is None else num("cost_usd", totals["cost_usd"], fmt_usd(totals["cost_usd"])),
         "-" if totals["lost_usd"] is None else num("lost_usd", totals["lost_usd"], fmt_usd(totals["lost_usd"])),
     ]
     header = ["requests", "uncached input", "cache read", "cache write", "of it 1 h", "output", "hit ratio", "paid", "lost to misses"]
@@ -633,7 +634,7 @@ def _audit_causes(causes: list[dict], totals: dict, providers: list[str]) -> str
             Cell(c["cause"], tip=cause_meaning(c["cause"], providers), css="cause", colour=cause_colour(c["cause"])),
             num("requests", c["requests"], fmt_int(c["requests"])),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
-            num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"]), c["requests"], c.get("unpriced_requests", 0), count=True)),
+            num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"] or 0), c["requests"], c.get("unpriced_requests", 0), count=True)),
             cause_meaning(c["cause"], providers),
         ]))
     return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)
@@ -643,6 +644,8 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
     from prefixbench.reports.html import Step, waterfall
     from prefixbench.reports.whatif import saved_cell
 
+    if totals["cost_usd"] is None:
+        return note("No waterfall: none of the requests is priced, so what was paid is unknown (the headline says why).")
     paid = float(totals["cost_usd"])
     steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
     lost_total = 0.0

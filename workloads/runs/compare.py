@@ -486,7 +486,8 @@ class Change(msgspec.Struct, frozen=True):
     limit: Limit | None
     regressed: bool
     #: False for a hit ratio predicted on one side and reported on the other (``base`` the
-    #: side's figure, ``figure`` naming which is predicted): listed, never gated.
+    #: side's figure, ``figure`` naming which is predicted), or for dollars unknown on one side
+    #: only (None there: none of the unit's requests priced): listed, never gated.
     comparable: bool = True
 
     @property
@@ -567,6 +568,12 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
             field = figure_field(b.group, name)
             gate = field.gate if field is not None and b.gated else None
             limit = thresholds.limits.get(gate) if gate else None
+            if name in UNPRICED_DOLLARS and (_unpriced(b) or _unpriced(n)):
+                # Dollars of none of its requests are unknown (null, or 0.0 in an audit saved
+                # before it wrote null): listed where one side has them, never a change from 0.
+                bv, nv = (None if _unpriced(b) else bv), (None if _unpriced(n) else nv)
+                changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=bv is None and nv is None))
+                continue
             regressed = bool(
                 limit and field and bv is not None and nv is not None and limit.crossed(bv, nv, field.worse)
             )
@@ -575,6 +582,18 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
     return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike)
+
+
+#: An audit unit's dollar figures over its requests: unknown where none of them is priced.
+UNPRICED_DOLLARS = ("cost_usd", "lost_usd")
+
+
+def _unpriced(unit: Unit) -> bool:
+    """Whether none of an audit unit's requests is priced (its ``unpriced_requests`` are all of
+    them): its :data:`UNPRICED_DOLLARS` are unknown, whether the audit wrote them null or, as one
+    made before it did, 0.0."""
+    requests = unit.figures.get("requests", 0)
+    return unit.group != "run" and requests > 0 and unit.figures.get("unpriced_requests", 0) >= requests
 
 
 def _unlike_hit(base: Mapping[str, float], new: Mapping[str, float]) -> str:

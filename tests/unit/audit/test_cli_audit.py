@@ -64,6 +64,22 @@ def test_gate_and_junit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert ElementTree.parse(junit).getroot().find("testsuite").get("failures") == "0"
 
 
+def test_a_side_file_is_named_on_stderr_as_out_is(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --out said "wrote DIR/: ..." on stderr; --junit FILE and compare --markdown FILE were
+    # written without a word. Now one line each (none with --quiet, as --out's).
+    log = _session(tmp_path)
+    junit, out = tmp_path / "j" / "junit.xml", tmp_path / "out"
+    assert main(["audit", str(log), "--junit", str(junit), "--out", str(out), "--format", "json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert f"wrote {out}/: audit.md, audit.csv, audit.json, audit.png, report.html" in err
+    assert f"wrote {junit}: JUnit XML, a test case per lane and one for the totals" in err and junit.is_file()
+    assert main(["audit", str(log), "--junit", str(junit), "--quiet"]) == 0
+    assert "wrote" not in capsys.readouterr().err
+    summary = tmp_path / "pr.md"
+    assert main(["compare", str(out / "audit.json"), str(out / "audit.json"), "--markdown", str(summary)]) == 0
+    assert capsys.readouterr().err.splitlines() == [f"wrote {summary}: the Markdown summary"] and summary.is_file()
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -794,3 +810,30 @@ def test_the_input_option_is_one_word_in_the_usage_and_its_formats_listed_once(c
     assert all(name in flat for name in formats.input_choices())
     assert main(["audit", "--input", "nosuch", "x.jsonl"]) == 2
     assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+
+
+def test_a_request_body_log_is_gated_on_predicted_losses_as_the_gate_docs_say(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # docs/audit.md's Gate section said how a log without usage is gated on its hit ratio, not
+    # that --fail-on and --max-lost-usd judge a request-body log's predicted misses and losses,
+    # nor where the output says they are predicted: it says so now, in words the output has.
+    import re
+
+    from tests.readme import ROOT
+
+    body = {"model": "claude-sonnet-4-5", "messages": [{"role": "system", "content": "You are a coding agent. " * 400},
+                                                        {"role": "user", "content": "fix the bug " * 50}]}
+    changed = json.loads(json.dumps(body))
+    changed["messages"][0]["content"] = "CHANGED " + changed["messages"][0]["content"]
+    changed["messages"] += [{"role": "assistant", "content": "ok " * 30}, {"role": "user", "content": "next " * 40}]
+    log = write_jsonl(tmp_path / "bodies.jsonl", [body, changed])
+    assert main(["audit", str(log), "--fail-on", "system-changed", "--max-lost-usd", "0"]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL cause system-changed: 1 request(s)" in captured.err and "FAIL lost $" in captured.err
+    gate = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8").split("\n## Gate\n")[1].split("\n## ")[0]
+    said = " ".join(gate.split())
+    assert "request-body log" in said and "predicted losses" in said
+    for quoted in ("(predicted: no request reports its cache use)",
+                   "request(s) of request-body logs report no usage: their reads, writes, dollars and misses are the "
+                   "byte-level cache model's prediction on the logged bodies"):
+        assert quoted in said and quoted in " ".join(captured.out.split()), quoted
+    assert re.search(r"\bpred \d", captured.out)

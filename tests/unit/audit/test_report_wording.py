@@ -658,7 +658,8 @@ def test_a_fix_it_cannot_resimulate_whose_misses_are_unpriced_is_listed_not_drop
     assert "cannot re-simulate: breakpoints can only be moved where the log has Anthropic request bodies" in out
     assert main(["audit", str(tmp_path), "--quiet", "--format", "json"]) == 0
     (rec,) = json.loads(capsys.readouterr().out)["recommendations"]
-    assert (rec["fix"], rec["saved_usd"], rec["lost_usd"], rec["unpriced_requests"]) == ("breakpoints=auto", None, 0, 1)
+    # (lost_usd null, as its "unpriced" says: none of its misses priced, not $0 lost)
+    assert (rec["fix"], rec["saved_usd"], rec["lost_usd"], rec["unpriced_requests"]) == ("breakpoints=auto", None, None, 1)
     assert saves_text(None, 1, 0) == "unknown (unpriced)" and saves_text(None, 1, Decimal("0.5")) == "cannot re-simulate"
 
 

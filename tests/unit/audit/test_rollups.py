@@ -280,6 +280,32 @@ def test_a_group_none_of_whose_requests_is_priced_has_null_lost_in_json(tmp_path
     assert "mooncake.jsonl" in audit_html(result)
 
 
+def test_a_row_none_of_whose_requests_is_priced_has_null_cost_and_split(tmp_path, capsys):
+    """Every row of a block-hash trace (no usage: its *paid* says ``no usage``) said ``cost_usd:
+    0.0`` in the JSON, its totals too, and the loss split $0.00 in each class while the totals'
+    ``lost_usd`` was null: now null, as the table says; a row with priced requests keeps its sum."""
+    trace = tmp_path / "mooncake.jsonl"
+    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
+                             for t in (0, 9)))
+    logs = _two_sessions(tmp_path / "logs")
+    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    for section in ("lanes", "models", "files", "sessions", "days"):
+        unpriced = [r for r in record[section] if r["unpriced_requests"] == r["requests"]]
+        priced = [r for r in record[section] if r not in unpriced]
+        assert unpriced and priced, section
+        assert all(r["cost_usd"] is None for r in unpriced), section
+        assert all(r["cost_usd"] > 0 for r in priced), section
+    assert record["totals"]["cost_usd"] > 0
+    assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["totals"]["cost_usd"] is None and record["totals"]["lost_usd"] is None
+    split = record["loss_split"]
+    assert [split[f"{name}_usd"] for name in ("lost", "recoverable", "unavoidable", "unknown")] == [None] * 4
+    page = audit_html(run_audit([trace]))
+    assert "what was paid is unknown" in page
+
+
 def test_a_roll_up_whose_hit_ratio_is_predicted_says_pred(tmp_path):
     """A block-hash trace's session and day showed its predicted hit ratio ``50.0%`` as if
     reported; now ``pred 50.0%``, with a legend line, and a reported row keeps its bare ratio."""
@@ -318,7 +344,8 @@ def test_totals_of_an_audit_no_request_of_which_reports_usage_are_null(tmp_path,
     assert "usage not reported" in audit_table(result)
     page = audit_html(result)
     totals_row = page.split('data-totals="1"')[1].split("</tr>")[0]
-    assert totals_row.count("<td>-</td>") == 6 and ">0<" not in totals_row
+    # (5 counts, paid and lost: no request is priced)
+    assert totals_row.count("<td>-</td>") == 7 and ">0<" not in totals_row
     # an audit that reports keeps its figures
     logs = _two_sessions(tmp_path / "logs")
     assert main(["audit", str(logs), "--format", "json", "--quiet"]) == 0

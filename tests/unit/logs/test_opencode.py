@@ -72,6 +72,36 @@ def test_detector_names_each_record_shape() -> None:
     assert detect({"role": "user", "content": "hi"}) is None
 
 
+@pytest.mark.parametrize(("dropped", "missing"), [
+    (("projectID", "directory"), "projectID or directory"),
+    (("title",), "title"),
+    (("time", "projectID", "directory"), "time, no projectID or directory"),
+])
+def test_an_export_whose_info_lacks_a_key_names_it(tmp_path: Path, dropped: tuple[str, ...], missing: str) -> None:
+    # An export whose info lacked projectID and directory was refused as "not an OpenCode
+    # session (no record of it among the first lines...)" under --input opencode, and as an
+    # "unknown log format" without it, naming neither key; detection stays as strict.
+    export = _export()
+    for key in dropped:
+        export["info"].pop(key)
+    assert detect(export) is None
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(export))
+    said = f"{path}:1: an OpenCode export whose info has no {missing}: not read as an OpenCode session"
+    with pytest.raises(UserError) as caught:
+        import_file(path, FORMAT, ImportContext())
+    assert str(caught.value).startswith(said), str(caught.value)
+    with pytest.raises(UserError) as caught:
+        detect_format(path)
+    assert str(caught.value).startswith(said), str(caught.value)
+    # its messages another session's: nothing says it is this export, so no such words
+    export["messages"][0]["info"]["sessionID"] = "ses_other"
+    path.write_text(json.dumps(export))
+    with pytest.raises(UserError) as caught:
+        import_file(path, FORMAT, ImportContext())
+    assert "OpenCode export" not in str(caught.value)
+
+
 def test_summary_call_is_its_own_lane_and_the_next_request_a_compaction() -> None:
     result = run_audit([EXPORT])
     assert [(row.lane, row.lane_kind) for row in result.rows] == [

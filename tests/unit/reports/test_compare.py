@@ -406,3 +406,21 @@ def test_with_both_files_wrong_the_line_names_base_first(tmp_path, monkeypatch, 
     assert capsys.readouterr().err.strip() == f"prefixbench: error: {tmp_path / 'base.json'}: no such file"
     assert main(["compare", str(tmp_path / "base.json"), str(tmp_path / "new.json"), "--save", "x"]) == 2
     assert f"{tmp_path / 'base.json'}: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("unknown", [0.0, None], ids=["saved-before-null", "null"])
+def test_dollars_of_no_priced_request_are_not_a_change_from_0(tmp_path, capsys, unknown):
+    # An audit of a block-hash trace: none of its requests priced. Its totals' cost_usd was 0.0
+    # (an audit.json saved then, still read), now null: either way unknown, so a NEW with dollars
+    # is "not comparable", never "+$0.6 (from 0)" gated as a regression.
+    old = json.loads(json.dumps(AUDIT))
+    for group in (*old["lanes"], old["totals"]):
+        group.update(cost_usd=unknown, lost_usd=None, unpriced_requests=group["requests"])
+    base = _write(tmp_path / "base.json", old)
+    assert main(["compare", str(base), str(_write(tmp_path / "new.json", AUDIT))]) == 0
+    out = capsys.readouterr().out
+    assert "(from 0)" not in out
+    rows = [line.split() for line in out.splitlines() if "cost_usd" in line]
+    assert rows and all(row[-3:-1] == ["not", "comparable"] for row in rows), out
+    assert main(["compare", str(base), str(base)]) == 0
+    assert "every shared figure is identical" in capsys.readouterr().out

@@ -295,6 +295,9 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {LEGACY_SESSION}"
         if seen == 1 and isinstance(record.value, dict) and is_cursor_transcript_line(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {CURSOR_TRANSCRIPT}"
+        lacking = opencode.export_lacking(record.value) if seen == 1 and isinstance(record.value, dict) else None
+        if lacking is not None:
+            return None, seen, first_line, f"{path}:{record.line}: {lacking}"
         kiro = kiro_session(record.value) if isinstance(record.value, dict) else None
         if kiro is not None:
             return None, seen, first_line, f"{path}:{record.line}: {kiro}"
@@ -331,11 +334,12 @@ def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[
     files concatenated), bad input, where its reader would have skipped it unseen."""
     own = False
     first_line = 1
+    first: object = None
     seen = 0
     kinds: set[object] = set()
     for record in records:
         if seen == 0:
-            first_line = record.line
+            first_line, first = record.line, record.value
         seen += 1
         value = record.value
         if record.line <= CHECK_LINES:
@@ -345,7 +349,7 @@ def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[
             if not own and isinstance(value, dict):
                 own = other is not None or fmt.detect(value) is not None
         elif not own:
-            _not_of(path, first_line, fmt)
+            _not_of(path, first_line, fmt, first)
         elif type(value) is dict:
             kind = value.get("type")
             if not isinstance(kind, str):
@@ -355,7 +359,7 @@ def _checked(path: Path, records: Iterable[Record], fmt: LogFormat) -> Iterator[
                 _appended(path, record, fmt)
         yield record
     if seen and not own:
-        _not_of(path, first_line, fmt)
+        _not_of(path, first_line, fmt, first)
 
 
 def _appended(path: Path, record: Record, fmt: LogFormat) -> None:
@@ -379,8 +383,12 @@ def _a(name: str) -> str:
     return f"an {name}" if name[:1] in "aeio" or name.startswith("http") else f"a {name}"
 
 
-def _not_of(path: Path, line: int, fmt: LogFormat) -> None:
-    """Refuse a file read as ``fmt`` whose first records are of no format audit reads."""
+def _not_of(path: Path, line: int, fmt: LogFormat, first: object = None) -> None:
+    """Refuse a file read as ``fmt`` whose first records are of no format audit reads (one that
+    is an OpenCode export but for a key of its info, ``first`` its record: naming what it lacks)."""
+    lacking = opencode.export_lacking(first) if isinstance(first, dict) else None
+    if lacking is not None:
+        raise UserError(f"{path}:{line}: {lacking}")
     raise UserError(f"{path}:{line}: not {noun_a(fmt.noun)} (no record of it among the first lines; --input auto detects what it is)")
 
 

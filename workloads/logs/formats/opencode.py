@@ -155,6 +155,26 @@ def _export(value: dict) -> dict | None:
     return None
 
 
+def export_lacking(value: dict) -> str | None:
+    """Why a record shaped as an OpenCode export is not read as one: its ``info`` lacks what
+    :func:`_is_session_info` asks of it (a ``title``, a ``time`` object, a ``projectID`` or a
+    ``directory``), where its first message is plainly that session's (an ``info`` naming the
+    export's id as its ``sessionID``, a role and a time, beside a list of ``parts``); None for
+    any other record, an export read as one included. Detection itself is left as strict."""
+    export = _export(value)
+    if export is None or _is_session_info(export["info"]) or not export["messages"]:
+        return None
+    info, first = export["info"], export["messages"][0]
+    if not (isinstance(first, dict) and isinstance(first.get("info"), dict) and isinstance(first.get("parts"), list)
+            and _is_message(first["info"]) and isinstance(info.get("id"), str) and first["info"]["sessionID"] == info["id"]):
+        return None
+    lacking = [k for k, ok in (("title", "title" in info), ("time", isinstance(info.get("time"), dict)),
+                               ("projectID or directory", "projectID" in info or "directory" in info)) if not ok]
+    return (f"an OpenCode export whose info has no {', no '.join(lacking)}: not read as an OpenCode session "
+            "(audit tells one by its info's id, title, time and a projectID or directory); "
+            "export the session again with opencode export, or add what is missing")
+
+
 def detect(value: dict) -> Evidence | None:
     """An export (``{info, messages}``, bare or under ``data``), one file of the storage (a
     session, message or part), or an event of ``opencode run --format json``."""
