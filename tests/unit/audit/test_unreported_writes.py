@@ -95,3 +95,19 @@ def test_a_row_mixing_writers_sums_the_writes_of_those_that_give_a_count(tmp_pat
     assert result.totals.cache_write == sum(given)
     assert sum(lane.reported_cache_write or 0 for lane in result.lanes) == sum(given)
     assert sum(d.cache_write or 0 for d in result.days) == sum(given)
+
+
+def test_a_what_if_change_of_a_codex_request_says_its_write_is_not_reported(tmp_path: Path) -> None:
+    """The what-if's per-request changes carry the reported write: null for a Codex call that
+    logs none (its 0 is no count), the count for one that logs its writes (GPT-5.6 on)."""
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+    from tests.unit.audit.test_openai_retention import rollout, written_rollout
+
+    requests, summaries = load_trace([rollout(tmp_path / "r.jsonl", "gpt-5.1", "2026-05-20", 20, 0)])
+    (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    (change,) = longer.changes
+    assert change.reported_write is None and change.to_json()["reported_cache_write"] is None  # the base said 0
+    requests, summaries = load_trace([written_rollout(tmp_path / "w.jsonl", "gpt-6.2-sol", 40)])
+    (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
+    assert sorted((c.index, c.reported_write) for c in longer.changes) == [(0, 20_000), (1, 21_000)]
