@@ -111,3 +111,13 @@ def test_a_what_if_change_of_a_codex_request_says_its_write_is_not_reported(tmp_
     requests, summaries = load_trace([written_rollout(tmp_path / "w.jsonl", "gpt-6.2-sol", 40)])
     (longer,) = what_if(list(requests), list(summaries), ["ttl-1h"])
     assert sorted((c.index, c.reported_write) for c in longer.changes) == [(0, 20_000), (1, 21_000)]
+
+
+def test_the_never_read_words_claim_no_write_the_log_did_not_count() -> None:
+    """Where nothing was read, the opening said the requests 'read or wrote' nothing: of an
+    OpenAI-shaped log, whose writes are not reported (None), it says only what it saw."""
+    from prefixbench.reports.advice import never_read_words
+
+    words = never_read_words(2, 0, None, False, 2_000)
+    assert "read anything from it (their writes are not reported)" in words and "wrote" not in words
+    assert "read or wrote anything in it" in never_read_words(2, 0, 0, False, 2_000)  # a write count of 0 is one
