@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, none_priced, PREDICTED_HIT, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, none_priced, PREDICTED_HIT, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -542,6 +542,8 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     ))
     if any(lane.reported_cache_read is None and lane.hit_ratio is not None for lane in result.lanes):
         out.append(PREDICTED_HIT)
+    if any(lane.reported_cache_read is not None and lane.reported_cache_write is None for lane in result.lanes):
+        out.append(WRITES_NOT_REPORTED)
     return out
 
 
@@ -563,7 +565,8 @@ def _model_lines(result: AuditResult) -> list[str]:
             for m in result.models
         ],
         set(range(2, 9)),
-    )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else [])
+    )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else []) + (
+        [WRITES_NOT_REPORTED] if any(m.cache_read is not None and m.cache_write is None for m in result.models) else [])
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from prefixbench.reports.textable import markdown_lines, md_code, text_lines, visible
 from prefixbench.simulator.pricing import format_usd
+from prefixbench.workloads.audit.schema import NOT_REPORTED
 from prefixbench.workloads.runs.compare import Change, Comparison, figure_field
 
 
@@ -41,6 +42,8 @@ def fmt_change(change: Change) -> str:
     side only (none of its requests priced there)."""
     if not change.comparable:
         return "not comparable"
+    if change.unreported:
+        return f"{NOT_REPORTED} in {change.unreported}"
     if change.base is None:
         return "only in NEW"
     if change.new is None:
@@ -69,13 +72,18 @@ def short_labels(comparison: Comparison) -> dict[tuple[str, str], str]:
     return labels
 
 
+def _side(change: Change, side: str, value: float | None) -> str:
+    """One side's figure: ``not reported`` where that audit reports no such count (never 0)."""
+    return NOT_REPORTED if change.unreported == side else fmt_figure(figure_unit(change.group, change.figure), value)
+
+
 def _rows(changes: list[Change], labels: dict[tuple[str, str], str]) -> list[list[str]]:
     return [
         [
             labels.get((c.group, c.key), f"{c.group} {c.key}"),
             c.figure,
-            fmt_figure(figure_unit(c.group, c.figure), c.base),
-            fmt_figure(figure_unit(c.group, c.figure), c.new),
+            _side(c, "BASE", c.base),
+            _side(c, "NEW", c.new),
             fmt_change(c),
             c.limit.text() if c.limit else "-",
         ]
@@ -105,7 +113,8 @@ def verdict(comparison: Comparison) -> str:
 def _changed(comparison: Comparison) -> list[Change]:
     """The figures that changed; not one only NEW has, at 0 (a count an older release did not
     write, such as an audit's unpriced_requests: nothing in it)."""
-    return [c for c in comparison.changes if not c.comparable or (c.base != c.new and not (c.base is None and c.new == 0))]
+    return [c for c in comparison.changes
+            if not c.comparable or c.unreported or (c.base != c.new and not (c.base is None and c.new == 0))]
 
 
 def compare_markdown(comparison: Comparison) -> str:
@@ -200,6 +209,8 @@ def compare_json(comparison: Comparison) -> str:
                     "limit": c.limit.text() if c.limit else None,
                     "regressed": c.regressed,
                     "comparable": c.comparable,
+                    # The side whose audit reports no such count (its value null, never 0).
+                    "not_reported": c.unreported or None,
                 }
                 for c in comparison.changes
             ],

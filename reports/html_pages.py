@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -709,6 +709,14 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
     return "".join(parts)
 
 
+def _written(request: dict) -> str:
+    """A request's written tokens in its bar's tip: ``write not reported`` where its usage gives
+    no write count (null: an OpenAI-shaped usage), never a 0."""
+    if request["reported_cache_write"] is None:
+        return "write not reported"
+    return f"write {request['reported_cache_write']:,} (1 h {request['reported_cache_write_1h'] or 0:,})"
+
+
 def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
     rows = []
     for lane in lanes:
@@ -724,6 +732,8 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
             num("lost_usd", lane["lost_usd"], _lost(lane)),
         ]))
     legend = note(PREDICTED_HIT + ".") if any(lane["reported_cache_read"] is None and lane["hit_ratio"] is not None for lane in lanes) else ""
+    if any(lane["reported_cache_read"] is not None and lane["reported_cache_write"] is None for lane in lanes):
+        legend += note(WRITES_NOT_REPORTED + ".")
     return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
                   "read within 3%", "hit", "paid", "lost"], rows) + legend
 
@@ -790,8 +800,11 @@ def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict
             write = r["reported_cache_write"] or 0
             long_ = r["reported_cache_write_1h"] or 0
             uncached = r["reported_uncached"] or 0
-            attrs = {"data-request": str(i), "data-index": str(r["index"]), "data-read": str(read), "data-write": str(write),
-                     "data-write1h": str(long_), "data-uncached": str(uncached), "data-predicted": str(r["predicted_cache_read"]),
+            # A write the usage gives no count of (null) is no 0: its attributes are empty.
+            unwritten = r["reported_cache_write"] is None
+            attrs = {"data-request": str(i), "data-index": str(r["index"]), "data-read": str(read),
+                     "data-write": "" if unwritten else str(write), "data-write1h": "" if unwritten else str(long_),
+                     "data-uncached": str(uncached), "data-predicted": str(r["predicted_cache_read"]),
                      "data-cause": r["cause"] or ""}
             if reported:
                 segments = (("read", float(read), CACHED), ("write5m", float(write - long_), WRITTEN),
@@ -800,7 +813,7 @@ def _audit_requests(requests: list[dict], many: dict[str, str], lane_sizes: dict
                 segments = (("unreported", float(r["predicted_cache_read"] + r["predicted_cache_write"] + r["predicted_uncached"]), REJECTED),)
             tip = (f"{lane} #{r['index']} (line {r['line']}{' ' + r['path'] if r.get('path') else ''}, "
                    f"{r['timestamp'] or 'no time'}) {r['model']}\n"
-                   + (f"read {read:,} · write {write:,} (1 h {long_:,}) · uncached {uncached:,} · output {r['reported_output'] or 0:,}\n"
+                   + (f"read {read:,} · {_written(r)} · uncached {uncached:,} · output {r['reported_output'] or 0:,}\n"
                       if reported else "the log reports no usage for this call\n")
                    + f"predicted read {r['predicted_cache_read']:,}, write {r['predicted_cache_write']:,}"
                    + (f"\npaid {fmt_usd(r['cost_usd'])}" if r["cost_usd"] is not None else "")

@@ -47,6 +47,10 @@ class Field(msgspec.Struct, frozen=True):
     compared_as: str = ""
     #: The attribute of the in-memory record it is written from (default: the field's name).
     attr: str = ""
+    #: What a null value of the figure says, as ``compare`` shows it (``not reported``: no request
+    #: of the unit reports the count, :func:`~prefixbench.workloads.audit.core.reported_sum`); ""
+    #: for a figure whose null ``compare`` leaves out as no figure.
+    null: str = ""
 
     def __post_init__(self) -> None:
         if self.role != "figure" and (self.gate is not None or self.reduce is not None):

@@ -111,6 +111,8 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     provider: str
     model: str
     reported_cache_read: int | None
+    #: None where the request's usage gives no write count (:func:`writes_reported`: an
+    #: OpenAI-shaped usage's 0), as ``reported_cache_read`` is where it has no cache field.
     reported_cache_write: int | None
     reported_cache_write_1h: int | None
     reported_uncached: int | None
@@ -277,8 +279,9 @@ class Totals(msgspec.Struct, frozen=True):
     ``input`` and ``output`` are None (shown ``-``, null in JSON) when no request reports its
     uncached input, and the cache counts when none reports its cache use (a block-hash trace
     alone): the rule of every group, :func:`reported_sum`. The write counts are None too when no
-    request reports a write count: an OpenAI-shaped usage has none (its 0 is no figure) unless it
-    logs a write, where an Anthropic-shaped one always does."""
+    request gives a write count (:func:`writes_reported`: an OpenAI-shaped usage has none, its 0
+    is no figure, unless it logs a write, where an Anthropic-shaped one always does); where some
+    do, they sum those requests' writes only, as every group's do."""
 
     requests: int
     input: int | None
@@ -318,8 +321,9 @@ class RollUp(msgspec.Struct, frozen=True):
     expiry, a changed prefix). None when no request of it reports its cache use.
 
     ``misses``, ``cache_read`` and ``cache_write`` are None (shown ``-``) when no request of it
-    reports its cache use (a block-hash trace), and ``input`` when none reports its uncached
-    tokens: the log says nothing of them, so a 0 would claim what it never showed."""
+    reports its cache use (a block-hash trace), ``cache_write`` too when none gives a write count
+    (:func:`writes_reported`), and ``input`` when none reports its uncached tokens: the log says
+    nothing of them, so a 0 would claim what it never showed."""
 
     key: str
     first: str | None
@@ -2425,7 +2429,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         cost = cost_total(usage, row)
         lost_usd = _lost_usd(usage, lost, row)
     reported_read = usage.cache_read if usage and usage.cache_reported else None
-    reported_write = usage.cache_write if usage and usage.cache_reported else None
+    writes = usage is not None and writes_reported(r.provider, usage)
+    reported_write = usage.cache_write if writes else None
     reported_uncached = usage.uncached if usage else None
     # Positional, in the order of AuditRow's fields (EXPLAIN_ROW_ORDER): a row a request,
     # and msgspec matches 31 keywords in about 4.5 us where it takes positions in 0.4.
@@ -2440,7 +2445,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         r.model,  # model
         reported_read,  # reported_cache_read
         reported_write,  # reported_cache_write
-        usage.cache_write_1h if usage and usage.cache_reported else None,  # reported_cache_write_1h
+        usage.cache_write_1h if writes else None,  # reported_cache_write_1h
         reported_uncached,  # reported_uncached
         usage.output if usage else None,  # reported_output
         same_int(pred.read, reported_read),  # predicted_cache_read
@@ -2757,7 +2762,7 @@ class _Roll:
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
         self.reported = self.read = self.write = self.uncached = self.write_1h = 0
-        self.writing = 0  # of the reported, those whose usage reports a write count (the totals')
+        self.writing = 0  # the requests whose usage gives a write count (:func:`writes_reported`)
         self.billed = 0  # the requests that report their uncached tokens
         self.outputs = 0  # the requests that report their output tokens (a model's only)
         self.input = self.output = 0  # of the billed (those reporting their uncached tokens)
@@ -2790,6 +2795,7 @@ class _Roll:
             self.all_output += sum(i.reported_output or 0 for i in items)
             self.all_read += sum(i.reported_cache_read or 0 for i in items)
             self.all_write += sum(i.reported_cache_write or 0 for i in items)
+            self.writing += sum(i.reported_cache_write is not None for i in items)
             self.reported += sum(i.reported_cache_read is not None for i in items)
             self.billed += sum(i.reported_uncached is not None for i in items)
             self.outputs += sum(i.reported_output is not None for i in items)
@@ -2801,6 +2807,7 @@ class _Roll:
         self.billed += len(billed)
         self.read += sum(i.reported_cache_read or 0 for i in reported)
         self.write += sum(i.reported_cache_write or 0 for i in reported)
+        self.writing += sum(i.reported_cache_write is not None for i in reported)
         self.uncached += sum(i.reported_uncached or 0 for i in reported)
         self.input += sum(i.reported_uncached or 0 for i in billed)
         blind = [i for i in items if traced(i)]
@@ -2810,10 +2817,6 @@ class _Roll:
             self.predicted_rest += sum(i.predicted_cache_write + i.predicted_uncached for i in blind)
         if what == "totals":
             self.write_1h += sum(i.reported_cache_write_1h or 0 for i in reported)
-            # A subset provider's usage (OpenAI's) has no write count before its writes are
-            # billed: its 0 is none, unless a write is logged (an additive one's always has it).
-            additive = {p for p in {i.provider for i in reported} if rules_for(p).is_additive}
-            self.writing += sum(i.provider in additive or bool(i.reported_cache_write) for i in reported)
             self.output += sum(i.reported_output or 0 for i in billed)
             return
         self.misses += sum(i.cause is not None for i in items)
@@ -2873,7 +2876,7 @@ class _Roll:
             misses=reported_sum(self.misses, self.reported + self.misses),
             input=reported_sum(self.input, self.billed),
             cache_read=reported_sum(self.read, self.reported),
-            cache_write=reported_sum(self.write, self.reported),
+            cache_write=reported_sum(self.write, self.writing),
             hit_ratio=self.hit_ratio,
             cost_usd=usd_sum([self.cost, extra.get(name, Decimal(0))]),
             lost_usd=self.lost,
@@ -3030,7 +3033,7 @@ def _model_summaries(
             reported_sum(roll.all_uncached, roll.billed),
             reported_sum(roll.all_output, roll.outputs),
             reported_sum(roll.all_read, roll.reported),
-            reported_sum(roll.all_write, roll.reported),
+            reported_sum(roll.all_write, roll.writing),
             usd_sum([roll.cost, extra.get(f"{provider}\n{model}", Decimal(0))]),
             roll.lost,
             model not in prices.missing and (roll.priced or (provider, model) in ranged or _in_table(prices, model)),
@@ -3469,6 +3472,17 @@ def _when_early(prices: Prices, model: str) -> str:
     return "at some of its requests" if model in prices.in_force else "at any of its requests"
 
 
+def writes_reported(provider: str, usage: Usage) -> bool:
+    """Whether a request's usage gives a write count: the one rule of a request's written tokens
+    (its row's ``reported_cache_write`` and ``reported_cache_write_1h``, else None) and so of
+    every group's (:func:`reported_sum` over the requests that give one: the totals, a lane, a
+    model, a session, a day). An additive provider's usage (Anthropic-shaped) has a write field;
+    a subset provider's (OpenAI-shaped) has none before its writes are billed, so its 0 is no
+    figure, unless the log gives a write above 0. A usage with no cache field, or whose log has no
+    write field (:attr:`~prefixbench.simulator.usage.Usage.writes_reported` False), gives none."""
+    return usage.cache_reported and usage.writes_reported and (usage.cache_write > 0 or rules_for(provider).is_additive)
+
+
 def reported_sum(total: int, reporting: int) -> int | None:
     """A group's sum of a reported count: ``total`` when ``reporting`` (its requests that report
     that count) is not 0, else None (shown ``-``, null in JSON). The one rule of every group (a
@@ -3519,7 +3533,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         requests=len(items),
         model=",".join(models),
         reported_cache_read=reported_sum(read, reporting),
-        reported_cache_write=reported_sum(write, reporting),
+        reported_cache_write=reported_sum(write, sum(i.reported_cache_write is not None for i in items)),
         reported_uncached=reported_sum(uncached, sum(i.reported_uncached is not None for i in items)),
         reported_output=reported_sum(sum(i.reported_output or 0 for i in items), sum(i.reported_output is not None for i in items)),
         predicted_cache_read=sum(i.predicted_cache_read for i in items),

@@ -17,6 +17,9 @@ from prefixbench.workloads.fields import Field
 
 #: The audit JSON's ``schema``; a reader refuses another.
 SCHEMA_VERSION = 1
+#: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
+#: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
+NOT_REPORTED = "not reported"
 
 
 def _figure(name: str, type_: str = "int", **kwargs: object) -> Field:
@@ -65,10 +68,10 @@ LANE_FIELDS: tuple[Field, ...] = (
     Field("kind", "str"),
     Field("model", "str"),
     _figure("requests"),
-    _figure("reported_cache_read", "int?"),
-    _figure("reported_cache_write", "int?", gate="written"),
-    _figure("reported_uncached", "int?", gate="uncached"),
-    _figure("reported_output", "int?"),
+    _figure("reported_cache_read", "int?", null=NOT_REPORTED),
+    _figure("reported_cache_write", "int?", gate="written", null=NOT_REPORTED),
+    _figure("reported_uncached", "int?", gate="uncached", null=NOT_REPORTED),
+    _figure("reported_output", "int?", null=NOT_REPORTED),
     _figure("predicted_cache_read"),
     _figure("predicted_cache_write"),
     _figure("predicted_uncached"),
@@ -98,11 +101,11 @@ CAUSE_FIELDS: tuple[Field, ...] = (
 #: ``lost_usd`` null where no request is priced, as a group's).
 TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("requests"),
-    _figure("input", "int?", gate="uncached"),
-    _figure("output", "int?"),
-    _figure("cache_read", "int?"),
-    _figure("cache_write", "int?", gate="written"),
-    _figure("cache_write_1h", "int?", gate="written"),
+    _figure("input", "int?", gate="uncached", null=NOT_REPORTED),
+    _figure("output", "int?", null=NOT_REPORTED),
+    _figure("cache_read", "int?", null=NOT_REPORTED),
+    _figure("cache_write", "int?", gate="written", null=NOT_REPORTED),
+    _figure("cache_write_1h", "int?", gate="written", null=NOT_REPORTED),
     _figure("cost_usd", "usd?", gate="usd"),
     _figure("lost_usd", "usd?", gate="usd"),
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),

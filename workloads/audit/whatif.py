@@ -85,6 +85,7 @@ from prefixbench.workloads.audit.core import (
     head_sizes,
     same_int,
     state_slots,
+    writes_reported,
 )
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest
@@ -133,6 +134,12 @@ RECORD_BODIES = (
 )
 
 
+def given_write(provider: str, usage: Usage) -> int | None:
+    """A request's written tokens as its usage gives them: None where it gives no write count
+    (:func:`~prefixbench.workloads.audit.core.writes_reported`), never a 0."""
+    return usage.cache_write if writes_reported(provider, usage) else None
+
+
 class RequestChange(msgspec.Struct, frozen=True):
     """One request the fix changes: reported and counterfactual usage, and the dollars."""
 
@@ -141,7 +148,9 @@ class RequestChange(msgspec.Struct, frozen=True):
     index: int
     line: int
     reported_read: int
-    reported_write: int
+    #: None where the request's usage gives no write count (an OpenAI-shaped usage's 0:
+    #: :func:`~prefixbench.workloads.audit.core.writes_reported`), as its audit row's.
+    reported_write: int | None
     counterfactual_read: int
     counterfactual_write: int
     counterfactual_write_1h: int
@@ -179,14 +188,15 @@ class _Changes(Sequence[RequestChange]):
         self.odd: dict[int, Decimal] = {}
         self.priced = bytearray()
 
-    def add(self, lane: tuple[str, str], index: int, line: int, reported_read: int, reported_write: int, read: int,
+    def add(self, lane: tuple[str, str], index: int, line: int, reported_read: int, reported_write: int | None, read: int,
             write: int, write_1h: int, saved: Decimal, priced: bool = True) -> None:
         n = self.lane_ids.get(lane)
         if n is None:
             n = self.lane_ids[lane] = len(self.lanes)
             self.lanes.append(lane)
         self.of.append(n)
-        self.ints.extend((index, line, reported_read, reported_write, read, write, write_1h))
+        # A write count the usage does not give (None) is held as -1: no count is below 0.
+        self.ints.extend((index, line, reported_read, -1 if reported_write is None else reported_write, read, write, write_1h))
         sign, digits, exponent = saved.as_tuple()
         if type(exponent) is int and -128 <= exponent <= 127 and len(digits) <= 18 and (any(digits) or not sign):
             self.coef.append(int(saved.scaleb(-exponent)))
@@ -210,8 +220,9 @@ class _Changes(Sequence[RequestChange]):
             raise IndexError(i)
         file, lane = self.lanes[self.of[i]]
         k, v = self._FIELDS * i, self.ints
-        return RequestChange(file, lane, v[k], v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5], v[k + 6], self.saved(i),
-                             priced=bool(self.priced[i]))
+        written = v[k + 3]
+        return RequestChange(file, lane, v[k], v[k + 1], v[k + 2], None if written < 0 else written, v[k + 4], v[k + 5], v[k + 6],
+                             self.saved(i), priced=bool(self.priced[i]))
 
     def __len__(self) -> int:
         return len(self.priced)
@@ -1481,8 +1492,8 @@ def _evaluate(
         row = prices.row(priced_as.model, r.sent_ms, r.speed, r.upstream)
         if row is None:
             # No price: the tokens still moved (counted), the dollars are unknown (not $0).
-            changes.add(lane, index, original.line, usage.cache_read, usage.cache_write, read, write, write_1h, Decimal(0),
-                        priced=False)
+            changes.add(lane, index, original.line, usage.cache_read, given_write(original.provider, usage), read, write, write_1h,
+                        Decimal(0), priced=False)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
         # changes nearly every request, and ttl-auto evaluates three), so priced once.
@@ -1494,7 +1505,7 @@ def _evaluate(
                 written_long_tokens=usage.cache_write_1h, output_tokens=usage.output), row)
         counter = _cost(SimpleNamespace(prompt_tokens=read + write + uncached, cached_tokens=read, written_tokens=write,
                                         written_long_tokens=write_1h, output_tokens=usage.output), row)
-        changes.add(lane, index, original.line, usage.cache_read, usage.cache_write, read, write, write_1h,
+        changes.add(lane, index, original.line, usage.cache_read, given_write(original.provider, usage), read, write, write_1h,
                     usd_sum((reported, -counter)))
     for (file, lane), added in keep_alive.items():
         # The keep-alives are charged to their lane as one change of no request (index -1, line 0).

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import msgspec
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.schema import SCHEMA_VERSION, UNIT_FIELDS
+from prefixbench.workloads.audit.schema import NOT_REPORTED, SCHEMA_VERSION, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
 from prefixbench.workloads.logs.reading import json_reason
 from prefixbench.workloads.runs.schema import COST_COLUMNS, KEY_FIELDS, RUN_COLUMNS, RUN_FIGURES
@@ -61,6 +61,9 @@ class Unit(msgspec.Struct, frozen=True):
     #: A run's workload parameters (``steps=40``...): two runs made with different ones do not
     #: compare. Empty when unknown (an audit's units, a baseline saved before runs kept them).
     params: dict[str, str] = msgspec.field(default_factory=dict)
+    #: The figures the audit wrote null where its schema says what a null says (a count no
+    #: request of the unit reports: ``not reported``), in no ``figures``: never read as 0.
+    unreported: tuple[str, ...] = ()
 
     @property
     def gated(self) -> bool:
@@ -81,7 +84,8 @@ class Result(msgspec.Struct, frozen=True):
             "kind": self.kind,
             "source": self.source,
             "units": [
-                {"group": u.group, "key": u.key, "figures": u.figures, **({"params": u.params} if u.params else {})}
+                {"group": u.group, "key": u.key, "figures": u.figures, **({"params": u.params} if u.params else {}),
+                 **({"unreported": list(u.unreported)} if u.unreported else {})}
                 for u in self.units.values()
             ],
         }
@@ -283,9 +287,11 @@ def _audit_from_json(data: dict, source: str) -> Result:
     for i, lane in enumerate(data["lanes"]):
         where = f"{source}: lanes[{i}]"
         key = f"{tails.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
-        _add_unit(units, Unit("lane", key, _predicted_named(_numeric_fields(lane, "lane", where), lane, "reported_cache_read")), where)
+        _add_unit(units, Unit("lane", key, _predicted_named(_numeric_fields(lane, "lane", where), lane, "reported_cache_read"),
+                              unreported=_unreported(lane, "lane")), where)
     totals = _numeric_fields(data["totals"], "totals", f"{source}: totals")
-    units[("totals", "totals")] = Unit("totals", "totals", _predicted_named(totals, data["totals"], "cache_read"))
+    units[("totals", "totals")] = Unit("totals", "totals", _predicted_named(totals, data["totals"], "cache_read"),
+                                       unreported=_unreported(data["totals"], "totals"))
     for i, cause in enumerate(data["causes"]):
         where = f"{source}: causes[{i}]"
         if not isinstance(cause, dict) or "cause" not in cause:
@@ -309,6 +315,14 @@ def _predicted_named(figures: dict[str, float], obj: Mapping[str, object], repor
     if "hit_ratio" not in figures or obj.get(reported, 0) is not None:
         return figures
     return {f"{name}{PREDICTED}" if name == "hit_ratio" else name: value for name, value in figures.items()}
+
+
+def _unreported(obj: Mapping[str, object], unit: str) -> tuple[str, ...]:
+    """The figures of an audit object written null where the schema says such a null is a count
+    no request reports (``not reported``, as an OpenAI-shaped lane's writes): named, never 0."""
+    declared = UNIT_FIGURES[unit]
+    return tuple(key for key, value in obj.items()
+                 if value is None and (field := declared.get(key)) is not None and field.null == NOT_REPORTED)
 
 
 def _file_names(files: list[str]) -> dict[str, str]:
@@ -359,7 +373,8 @@ def _from_baseline(data: dict, source: str) -> Result:
     for i, u in enumerate(data.get("units", [])):
         try:
             params = {str(k): str(v) for k, v in u.get("params", {}).items()}
-            unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()}, params)
+            unreported = tuple(str(name) for name in u.get("unreported", []))
+            unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()}, params, unreported)
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
             raise UserError(f"{source}: units[{i}] is malformed") from None
         _add_unit(units, unit, f"{source}: units[{i}]")
@@ -489,6 +504,9 @@ class Change(msgspec.Struct, frozen=True):
     #: side's figure, ``figure`` naming which is predicted), or for dollars unknown on one side
     #: only (None there: none of the unit's requests priced): listed, never gated.
     comparable: bool = True
+    #: The side whose audit reports no such count (its null: ``BASE`` or ``NEW``; that side's
+    #: value is None), "" where both do: listed, never gated, never read as 0.
+    unreported: str = ""
 
     @property
     def delta(self) -> float | None:
@@ -554,7 +572,7 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
     changes = []
     for key in shared:
         b, n = base.units[key], new.units[key]
-        names = list(dict.fromkeys([*b.figures, *n.figures]))
+        names = list(dict.fromkeys([*b.figures, *n.figures, *b.unreported, *n.unreported]))
         unlike = _unlike_hit(b.figures, n.figures)
         done = False
         for name in names:
@@ -565,6 +583,9 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
                     done = True
                 continue
             bv, nv = b.figures.get(name), n.figures.get(name)
+            unreported = ("BASE" if name in b.unreported else "") + ("NEW" if name in n.unreported else "")
+            if unreported == "BASENEW":
+                continue  # neither reports it: nothing to compare, as a figure neither has
             field = figure_field(b.group, name)
             gate = field.gate if field is not None and b.gated else None
             limit = thresholds.limits.get(gate) if gate else None
@@ -577,7 +598,7 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
             regressed = bool(
                 limit and field and bv is not None and nv is not None and limit.crossed(bv, nv, field.worse)
             )
-            changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed))
+            changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed, unreported=unreported))
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())

@@ -71,7 +71,8 @@ def test_each_call_is_its_provider_s_read_in_its_convention(tmp_path: Path) -> N
     rows = _audit(tmp_path).rows
     assert [r.provider for r in rows] == ["xai"] * 2 + ["gemini"] * 2 + ["moonshot"] * 2 + ["qwen"] * 2 + ["zai"] * 2 + ["xai"] * 2
     # Subset usage: the read is inside prompt_tokens; the rest is uncached (or, Qwen, written).
-    assert [(r.reported_cache_read, r.reported_cache_write, r.reported_uncached) for r in rows[:2]] == [(0, 0, 1_300), (1_280, 0, 30)]
+    # xAI's usage has no write count: its writes are not reported (None), not 0.
+    assert [(r.reported_cache_read, r.reported_cache_write, r.reported_uncached) for r in rows[:2]] == [(0, None, 1_300), (1_280, None, 30)]
     assert (rows[6].reported_cache_write, rows[6].reported_uncached) == (1_200, 100)
     # Kimi's Messages endpoint: input_tokens excludes the read.
     assert (rows[5].reported_cache_read, rows[5].reported_uncached) == (1_300, 10)
@@ -194,8 +195,10 @@ def test_minimax_calls_are_read_on_both_endpoints_and_priced_at_the_m2_row(tmp_p
         line["response"]["timestamp"] += later
     rows = run_audit([write_jsonl(tmp_path / "minimax.jsonl", lines)]).rows
     assert [r.provider for r in rows] == ["minimax"] * 4
+    # MiniMax is a subset provider: a 0 write is no count (None), a write above 0 is one. The
+    # Messages endpoint's 0 reads as None too: the usage keeps no record of the endpoint it came by.
     assert [(r.reported_cache_read, r.reported_cache_write, r.reported_uncached) for r in rows] == [
-        (0, 0, 1_300), (1_280, 0, 30), (0, 1_200, 100), (1_300, 0, 10)]
+        (0, None, 1_300), (1_280, None, 30), (0, 1_200, 100), (1_300, None, 10)]
     # 1,300 x 0.30 + 20 x 1.20; 30 x 0.30 + 1,280 x 0.03 + 20 x 1.20; 100 x 0.30 + 1,200 x 0.375
     # + 5 x 1.20; 10 x 0.30 + 1,300 x 0.03 + 5 x 1.20.
     assert [r.cost_usd for r in rows] == [Decimal("0.000414"), Decimal("0.0000714"), Decimal("0.000486"), Decimal("0.000048")]

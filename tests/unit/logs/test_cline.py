@@ -780,8 +780,8 @@ def test_clines_own_provider_writes_are_its_tokens_in_for_an_anthropic_model(
         assert (first.reported_cache_write, first.reported_uncached) == (20_000, 0)
         assert second.predicted_cache_read == 20_000 and second.read_within
         assert any("tokensIn read as written" in n for n in result.files[0].notes)
-    else:  # xAI writes nothing it reports: its tokensIn stays uncached
-        assert (first.reported_cache_write, first.reported_uncached) == (0, 20_000)
+    else:  # xAI writes nothing it reports: its tokensIn stays uncached, its write not reported (None)
+        assert (first.reported_cache_write, first.reported_uncached) == (None, 20_000)
 
 
 def _history_call(ts: int, handler: str, model: str, prompt: int, cached: int, out: int) -> list[dict]:
@@ -1031,8 +1031,8 @@ def test_a_cline_sdk_session_through_clines_own_provider_reads_its_anthropic_pro
         assert (second.reported_cache_write, second.reported_uncached, second.reported_cache_read) == (1_602, 0, 33_998)
         assert second.read_within
         assert any("inputTokens less the reads read as written" in n for n in result.files[0].notes)
-    else:  # xAI reports no writes and has none: the prompt past the reads stays uncached
-        assert (first.reported_cache_write, first.reported_uncached) == (0, 34_000)
+    else:  # xAI reports no writes and has none: the prompt past the reads stays uncached, its write None
+        assert (first.reported_cache_write, first.reported_uncached) == (None, 34_000)
 
 
 def test_a_history_file_alone_splits_deepseek_hits_from_misses_by_each_calls_own_cost(tmp_path: Path) -> None:
