@@ -342,6 +342,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: github.com/marot/spotter, four of five sessions over three days read 17,842 tokens at their
     #: start, and one of them 0 after idles of 19 min and 4 h).
     lane_starts_read_warm_level: bool = False
+    #: The same for a log with request bodies whose head the bodies leave out (an agent's tools,
+    #: never logged): where the main lanes' first requests of one model agree on one non-zero read
+    #: more than on any other read, 0 included, every such lane start reads at least it (the
+    #: account kept that head warm between runs), though the byte-level model, replaying the
+    #: logged bodies alone, sees no shared prefix there (measured on DeepSeek: see its module).
+    body_starts_read_warm_level: bool = False
     #: Models (patterns) whose request reads nothing when its lane's previous request went to
     #: another model of the provider: neither the head nor the model's own earlier prefix in the
     #: lane (measured on Gemini 2.5's implicit cache); other models read what the chain model says.

@@ -5,6 +5,21 @@ Facts (https://api-docs.deepseek.com/guides/kv_cache):
 hits measured in 128-token units since V4 (64 in the 2024 doc, and in reads before V4); entries live "hours to days", best
 effort, so no TTL is modelled; a miss costs what a write costs. Its Anthropic-compatible
 endpoint reports ``input_tokens`` WITHOUT the read part and ignores ``cache_control``.
+
+**A run's first call reads the head kept warm [M].** mini-swe-agent's trajectories log every
+message but not the tool the agent declares, which DeepSeek renders before them: the byte-level
+model, replaying the logged bodies, sees no prefix shared between runs (the system message and
+the task template's opening, all they share, fill less than one 64-token unit), yet 178 of the 191
+first calls of the five deepseek-chat folders a fork of github.com/SWE-agent/mini-swe-agent kept
+(2026-04, the realdata tests' ``DEEPSEEK_RUNS``) read 320 tokens, 9 read 0 (5 of them in the
+folder run one task at a time) and 4 read more. So where the first calls of one model in a log with bodies
+agree on a read more often than on any other, 0 included, every such first call is predicted to
+read at least it (:attr:`~prefixbench.simulator.providers.base.ProviderRules.body_starts_read_warm_level`).
+Chosen on the 100-run bench's even runs (first calls within 3%: 1 -> 49 of 50), held out on its
+odd runs (1 -> 48 of 49) and the other four folders (bench_dev 2 -> 20 of 23, the rerun 0 -> 20,
+lite 0 -> 23, the one-at-a-time folder 5 -> 18: its five reads of 0 are lost); the reasoner's
+ten first calls agree on no read, and DeepSeek's other body logs (two recordings, 13 first calls:
+7 read 0) are left as they were.
 """
 
 from __future__ import annotations
@@ -82,6 +97,7 @@ RULES = ProviderRules(
     # [O] The 2026 cache guide stores a unit at the end of the user input and one at the end of
     # the model output of every request: a next prompt that sends the response back whole reads both.
     caches_output=True,
+    body_starts_read_warm_level=True,  # [M] see the module doc
     body_model="deepseek",
     body_step_option="interval",
     step_note="measured, not documented: every read of the public DeepSeek traffic measured is whole units, at a "

@@ -721,6 +721,10 @@ class Heads(dict[str, int | None]):
         #: Head key -> the largest read of its lane starts, for a head of no size because another lane
         #: start reported nothing it could have cached (read and wrote nothing): the head fits in none.
         self.capped: dict[str, int] = {}
+        #: Request -> the read the main lanes' first bodies of its model agree on, for each such
+        #: first body of a provider whose rules say ``body_starts_read_warm_level`` (see
+        #: :func:`body_start_levels`): the least it is predicted to read.
+        self.body_starts: dict[Key, int] = {}
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -851,6 +855,7 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
             sizes[head], start_warm[head] = top
     heads = Heads(sizes, warm)
     heads.start_warm = start_warm
+    heads.body_starts = body_start_levels(requests)
     heads.falls = falls
     heads.assumed = frozenset(assumed)
     heads.levels = {head: found for head, reads in cold.items() if head in cap and (found := warm_levels(reads))}
@@ -908,6 +913,32 @@ def _lane_start_reads(requests: Sequence[TraceRequest]) -> dict[str, list[int]]:
                 or r.prefix.parent is not None or not rules_for(r.provider).lane_starts_read_warm_level):
             continue
         found.setdefault(r.prefix.head, []).append(r.usage.cache_read)
+    return found
+
+
+def body_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, int]:
+    """Per first request of a main lane logged with its body, of a provider whose rules say
+    ``body_starts_read_warm_level``: the read the first bodies of its model (and provider) agree
+    on, where more of them read that level (within ``WARM_LEVEL_TOLERANCE``) than read 0 or any
+    other level, and two or more do (the account kept a head warm that the bodies leave out)."""
+    first: dict[tuple[str, str], TraceRequest] = {}
+    for r in requests:
+        known = first.get(lane := (r.file, r.lane))
+        if known is None or r.seq < known.seq:
+            first[lane] = r
+    groups: dict[tuple[str, str], list[TraceRequest]] = {}
+    for _, r in sorted(first.items(), key=lambda item: item[0]):
+        if (r.body is None or r.lane_kind != "main" or r.usage is None or not r.usage.cache_reported
+                or r.explicit_cache is not None or not rules_for(r.provider).body_starts_read_warm_level):
+            continue
+        groups.setdefault((r.provider, r.model), []).append(r)
+    found: dict[Key, int] = {}
+    for starts in groups.values():
+        reads = [r.usage.cache_read for r in starts if r.usage is not None]
+        top = _most_read(warm_levels(reads))
+        if top is None or reads.count(0) >= top[1] or any(count >= top[1] for level, count in _levels_of(reads) if level != top[0]):
+            continue
+        found.update({(r.file, r.lane, r.seq): top[0] for r in starts})
     return found
 
 
@@ -2160,6 +2191,11 @@ class Predictor:
             written = min(total - read, scale.tokens(cached + written) - end) if written else 0
             written_1h = min(written, scale.tokens(cached + written_1h) - end) if written_1h else 0
             prompt = total
+        level = self.heads.body_starts.get((r.file, r.lane, r.seq), 0)
+        if read < level <= prompt - written:
+            # A lane's first body, where the first bodies of its model agree on a read: the head
+            # the bodies leave out, kept warm (``body_starts_read_warm_level``).
+            read = level
         return Prediction(read, written, prompt - read - written, "body", write_1h=written_1h)
 
     def _token_scale(self, r: TraceRequest, prompt: int, read: int, step: int) -> TokenScale | None:
