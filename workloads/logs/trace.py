@@ -41,6 +41,7 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import ClassVar, Literal, TypeAlias
 
 import msgspec
@@ -257,35 +258,50 @@ RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_cal
                "upstream")
 
 
-class PlainRequest(msgspec.Struct, frozen=True, gc=False):
-    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 19
-    slots, not 33: the same fields, properties and values, read the same way (each rare field
-    reads as its default). The audit holds every request of every file to its end, so it holds
-    such a request as this (:func:`plain`; 112 bytes less each), from the moment its file is read
-    (``load_trace(held=True)``: the request's id is kept until the trace is complete, where
-    a later file may give the call's final usage); a ``replace`` of one of its fields keeps it
-    plain (the re-simulations of what to change move or relink requests, never set a rare field
-    on them; a step that sets one makes the request :func:`whole` first). Never made by a reader,
-    never compared with a :class:`TraceRequest` (a struct of another type is not equal)."""
+class Shape(msgspec.Struct, frozen=True, gc=False):
+    """What a :class:`PlainRequest` shares with the requests beside it: the fields a file's requests
+    mostly hold alike (its file, path, reader, agent version, the lane's kind, the provider, model,
+    envelope and events), held once for all of them (:func:`plain` gives requests that hold the
+    same values one shape) and read through the request as its own fields."""
 
     file: str
+    lane_kind: LaneKind
+    provider: Provider
+    model: str
+    envelope: tuple[tuple[str, str], ...]
+    events: tuple[tuple[str, str], ...]
+    agent_version: str | None
+    source_format: str
+    path: str
+
+
+#: The fields of a :class:`TraceRequest` a :class:`PlainRequest` holds in its :class:`Shape`.
+SHAPE_FIELDS = Shape.__struct_fields__
+
+
+class PlainRequest(msgspec.Struct, frozen=True, gc=False):
+    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 11
+    slots, not 33: the same fields, properties and values, read the same way (each rare field
+    reads as its default, each of :data:`SHAPE_FIELDS` as its :class:`Shape`'s, which the requests
+    of a file that hold the same values share). The audit holds every request of every file to its
+    end, so it holds such a request as this (:func:`plain`; 176 bytes less each), from the moment
+    its file is read (``load_trace(held=True)``: the request's id is kept until the trace is
+    complete, where a later file may give the call's final usage); :func:`replace_request` of any
+    of its fields keeps it plain (the re-simulations of what to change move or relink requests,
+    never set a rare field on them; a step that sets one makes the request :func:`whole` first).
+    Never made by a reader, never compared with a :class:`TraceRequest` (a struct of another type
+    is not equal)."""
+
+    shape: Shape
     line: int
     lane: str
-    lane_kind: LaneKind
     seq: int
     sent_ms: int | None
     ready_ms: int | None
-    provider: Provider
-    model: str
-    envelope: tuple[tuple[str, str], ...] = ()
     usage: Usage | None = None
     prefix: Prefix | None = None
-    events: tuple[tuple[str, str], ...] = ()
-    agent_version: str | None = None
-    source_format: str = ""
     done_ms: int | None = None
     messages: tuple[LoggedMessage, ...] | bytes = ()
-    path: str = ""
     request_id: str | None = None
 
     is_compaction_call = TraceRequest.is_compaction_call
@@ -299,7 +315,39 @@ for _name in RARE_FIELDS:
     # Its default as a class attribute, which an instance reads as its own (the struct has no slot
     # of that name): a property made a call of every read, 26 a request in the audit's pass.
     setattr(PlainRequest, _name, _DEFAULTS[_name])
+for _name in SHAPE_FIELDS:
+    # Read through the shape in C (no Python call a read).
+    setattr(PlainRequest, _name, property(attrgetter(f"shape.{_name}")))
 del _name
+
+#: The fields of a :class:`TraceRequest` a :class:`PlainRequest` holds, in its slots or its shape.
+PLAIN_FIELDS = tuple(name for name in TraceRequest.__struct_fields__ if name not in RARE_FIELDS)
+
+#: The shapes made so far, each once (:func:`_shape`); emptied past :data:`SHAPES_KEPT` (a shape
+#: forgotten is made again: only the sharing is lost, never a value).
+_SHAPES: dict[Shape, Shape] = {}
+SHAPES_KEPT = 4096
+_last: list[Shape] = []
+
+
+def _shape(file: str, lane_kind: LaneKind, provider: Provider, model: str, envelope: tuple, events: tuple,
+           agent_version: str | None, source_format: str, path: str) -> Shape:
+    """The one :class:`Shape` of these values (requests in a row of a file mostly hold the same
+    objects: the last shape made is tried first, by identity)."""
+    if _last:
+        last = _last[0]
+        if (last.file is file and last.model is model and last.envelope is envelope and last.events is events
+                and last.lane_kind is lane_kind and last.provider is provider and last.agent_version is agent_version
+                and last.source_format is source_format and last.path is path):
+            return last
+    made = Shape(file, lane_kind, provider, model, envelope, events, agent_version, source_format, path)
+    found = _SHAPES.get(made)
+    if found is None:
+        if len(_SHAPES) >= SHAPES_KEPT:
+            _SHAPES.clear()
+        found = _SHAPES[made] = made
+    _last[:] = [found]
+    return found
 
 
 def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
@@ -319,9 +367,19 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     sent = r.sent_ms
     ready = sent if r.ready_ms == sent else r.ready_ms
     done = sent if r.done_ms == sent else r.done_ms
-    return PlainRequest(r.file, r.line, r.lane, r.lane_kind, r.seq, sent, ready, r.provider, r.model,  # type: ignore[return-value]
-                        r.envelope, held, r.prefix, r.events, r.agent_version, r.source_format, done, r.messages, r.path,
+    shape = _shape(r.file, r.lane_kind, r.provider, r.model, r.envelope, r.events, r.agent_version, r.source_format, r.path)
+    return PlainRequest(shape, r.line, r.lane, r.seq, sent, ready, held, r.prefix, done, r.messages,  # type: ignore[return-value]
                         r.request_id)
+
+
+def replace_request(r: TraceRequest, **changes: object) -> TraceRequest:
+    """``r`` with ``changes`` (any of its fields), as ``msgspec.structs.replace`` makes it: a
+    :class:`PlainRequest` stays plain, its :data:`SHAPE_FIELDS` changed in a shape of its own."""
+    if type(r) is not PlainRequest or not any(name in changes for name in SHAPE_FIELDS):
+        return msgspec.structs.replace(r, **changes)
+    shape = r.shape  # type: ignore[attr-defined]
+    values = [changes.pop(name) if name in changes else getattr(shape, name) for name in SHAPE_FIELDS]
+    return msgspec.structs.replace(r, shape=_shape(*values), **changes)  # type: ignore[arg-type]
 
 
 def whole(r: TraceRequest) -> TraceRequest:
@@ -329,7 +387,7 @@ def whole(r: TraceRequest) -> TraceRequest:
     defaults), for a step that sets a rare field; ``r`` itself where it is one."""
     if type(r) is TraceRequest:
         return r
-    return TraceRequest(**{name: getattr(r, name) for name in PlainRequest.__struct_fields__})
+    return TraceRequest(**{name: getattr(r, name) for name in PLAIN_FIELDS})
 
 
 class ExplicitCache(msgspec.Struct, frozen=True):

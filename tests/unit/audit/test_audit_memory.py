@@ -589,16 +589,18 @@ def _reads_as(held: object, r: object) -> None:
 def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: Path) -> None:
     """:class:`~prefixbench.workloads.logs.trace.PlainRequest`'s fields and the rare ones are a
     trace request's fields (one added to :class:`TraceRequest` must go to one of the two), and the
-    audit holds the requests it reads as plain ones where it can, 112 bytes smaller (104 before
-    the upstream slot)."""
+    audit holds the requests it reads as plain ones where it can, 176 bytes smaller (112 before
+    the fields a file's requests mostly hold alike went to a :class:`Shape` they share, 104
+    before the upstream slot)."""
     import pickle
     import sys
 
     from prefixbench.workloads.audit.core import drop_request_ids, load_trace
     from prefixbench.simulator.usage import RARE_USAGE_FIELDS, PlainUsage, Usage
-    from prefixbench.workloads.logs.trace import RARE_FIELDS, PlainRequest, TraceRequest
+    from prefixbench.workloads.logs.trace import RARE_FIELDS, SHAPE_FIELDS, PlainRequest, TraceRequest, replace_request, whole
 
-    assert sorted(PlainRequest.__struct_fields__ + RARE_FIELDS) == sorted(TraceRequest.__struct_fields__)
+    slots = tuple(name for name in PlainRequest.__struct_fields__ if name != "shape")
+    assert sorted(slots + SHAPE_FIELDS + RARE_FIELDS) == sorted(TraceRequest.__struct_fields__)
     assert sorted(PlainUsage.__struct_fields__ + RARE_USAGE_FIELDS) == sorted(Usage.__struct_fields__)
     requests, _ = load_trace([_long_session(tmp_path, 30)])
     read = list(requests)
@@ -606,12 +608,18 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
     assert all(type(r) is PlainRequest for r in requests)
     for held, r in zip(requests, read):
         _reads_as(held, r if r.request_id is None else msgspec.structs.replace(r, request_id=None))
-    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 112
+    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 176
+    # One shape of each kind the file's requests hold (the first alone has its user turn's event).
+    assert len({id(r.shape) for r in requests}) == len({r.shape for r in requests}) == 2
     assert all(type(r.usage) is PlainUsage for r in requests)  # (no rare usage field in this session)
     assert sys.getsizeof(requests[0].usage) == sys.getsizeof(read[0].usage) - 48
     assert pickle.loads(pickle.dumps(requests[3])) == requests[3]  # (to a spawned worker of --jobs)
     moved = msgspec.structs.replace(requests[3], sent_ms=7, messages=())  # a re-simulation's moved copy
     assert type(moved) is PlainRequest and moved.sent_ms == 7 and moved.body is None
+    pinned = replace_request(requests[3], model="claude-x", events=(), sent_ms=9)  # pin-model's, keep-alive's
+    assert type(pinned) is PlainRequest and (pinned.model, pinned.events, pinned.sent_ms) == ("claude-x", (), 9)
+    assert pinned.file == requests[3].file and requests[3].model != "claude-x" and pinned.shape is not requests[3].shape
+    assert whole(pinned) == msgspec.structs.replace(whole(requests[3]), model="claude-x", events=(), sent_ms=9)
 
 
 _RARE_VALUES = {
