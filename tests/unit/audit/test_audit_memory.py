@@ -589,7 +589,7 @@ def _reads_as(held: object, r: object) -> None:
 def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: Path) -> None:
     """:class:`~prefixbench.workloads.logs.trace.PlainRequest`'s fields and the rare ones are a
     trace request's fields (one added to :class:`TraceRequest` must go to one of the two), and the
-    audit holds the requests it reads as plain ones where it can, 176 bytes smaller (112 before
+    audit holds the requests it reads as plain ones where it can, 168 bytes smaller (112 before
     the fields a file's requests mostly hold alike went to a :class:`Shape` they share, 104
     before the upstream slot)."""
     import pickle
@@ -608,7 +608,7 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
     assert all(type(r) is PlainRequest for r in requests)
     for held, r in zip(requests, read):
         _reads_as(held, r if r.request_id is None else msgspec.structs.replace(r, request_id=None))
-    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 176
+    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 168
     # One shape of each kind the file's requests hold (the first alone has its user turn's event).
     assert len({id(r.shape) for r in requests}) == len({r.shape for r in requests}) == 2
     assert all(type(r.usage) is PlainUsage for r in requests)  # (no rare usage field in this session)
