@@ -601,6 +601,7 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
 
     slots = tuple(name for name in PlainRequest.__struct_fields__ if name != "shape")
     assert sorted(slots + SHAPE_FIELDS + RARE_FIELDS) == sorted(TraceRequest.__struct_fields__)
+    assert all(isinstance(getattr(PlainRequest, name), property) for name in SHAPE_FIELDS)  # (each read through the shape)
     assert sorted(PlainUsage.__struct_fields__ + RARE_USAGE_FIELDS) == sorted(Usage.__struct_fields__)
     requests, _ = load_trace([_long_session(tmp_path, 30)])
     read = list(requests)
