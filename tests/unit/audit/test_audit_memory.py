@@ -261,12 +261,16 @@ def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_in_the_result_and
 #: :class:`~prefixbench.workloads.logs.trace.PlainRequest` with a
 #: :class:`~prefixbench.simulator.usage.PlainUsage`, a response's time the send's int where equal;
 #: 581 since a plain request keeps a slot for its id (None once dropped: the command holds each
-#: file's requests plain as soon as it is read, when the id may still be asked for).
-HELD_TRACE_BYTES_PER_REQUEST = 620
+#: file's requests plain as soon as it is read, when the id may still be asked for); 574 on
+#: b9e7f343, 520 since a plain request holds the fields a file's requests mostly share (lane kind,
+#: provider, model, envelope, events, agent version, reader, path) in one
+#: :class:`~prefixbench.workloads.logs.trace.Shape` they share (12 slots, not 19).
+HELD_TRACE_BYTES_PER_REQUEST = 545
 
 
 def test_bytes_a_request_holds_in_the_trace_as_the_audit_holds_it(tmp_path: Path) -> None:
-    """Fails on the code before (737 bytes a request)."""
+    """Fails on the code before (574 bytes a request with the shared fields in every request's
+    slots; 737 with every request in all 32)."""
     import gc
 
     from prefixbench.workloads.audit.core import drop_request_ids, load_trace
@@ -348,8 +352,11 @@ def test_bytes_a_request_adds_to_the_commands_peak(tmp_path: Path) -> None:
 #: :class:`~prefixbench.workloads.logs.trace.PlainRequest` and its usage as a
 #: :class:`~prefixbench.simulator.usage.PlainUsage`. Measured 6 against 3: 1,122 bytes a request
 #: for both outputs (9f4c19f, and the same since the walk lets go of its maps: a file's own state
-#: is not in this figure); the requests' ids kept (a no-op ``drop_request_ids``): 1,235.
-FOLDER_BYTES_PER_REQUEST = 1_170
+#: is not in this figure); the requests' ids kept (a no-op ``drop_request_ids``): 1,235. Measured
+#: again on b9e7f343: 598-629 and 722; 546-552 and 653 since a plain request's shared fields are
+#: held once in a :class:`~prefixbench.workloads.logs.trace.Shape` (the peak moves by about 30
+#: bytes a request from run to run with where a collection falls).
+FOLDER_BYTES_PER_REQUEST = 760
 
 
 def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_path: Path) -> None:
@@ -380,13 +387,15 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_
 #: request read stayed whole until the trace was complete and the pass's histories and chain
 #: model kept every node to its end; 730 and 245 since each file's requests are held plain once
 #: it is read (``load_trace(held=True)``) and the pass forgets the nodes no later request reaches
-#: (:func:`~prefixbench.workloads.audit.core.node_uses`).
-READING_BYTES_PER_REQUEST = 780
+#: (:func:`~prefixbench.workloads.audit.core.node_uses`); a reading of 735 on b9e7f343, 679 since a
+#: plain request's shared fields are held once in a :class:`~prefixbench.workloads.logs.trace.Shape`.
+READING_BYTES_PER_REQUEST = 710
 FOLDER_PASS_BYTES_PER_REQUEST = 330
 
 
 def test_bytes_a_request_of_a_folders_later_files_adds_to_the_reading_and_the_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fails on the code before (834 and 433 bytes a request)."""
+    """Fails on the code before (735 bytes a request of the reading with the shared fields in
+    every request's slots; 834 and 433 before that)."""
     import gc
 
     from prefixbench.workloads.audit import core
