@@ -40,6 +40,7 @@ the audit, such as the HTML report): fields are only ever added, with defaults.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import ClassVar, Literal, TypeAlias
 
@@ -128,6 +129,32 @@ class LoggedMessage(msgspec.Struct, frozen=True, array_like=True, gc=False):
     marks: tuple[str, ...] = ()
 
 
+
+def packed_offsets(offsets: Sequence[int]) -> bytes:
+    """Where a request's message lines start, as its ``messages`` keep them: native unsigned 32-bit
+    ints and one byte more (an odd length) where every offset is below 4 GiB, else native unsigned
+    64-bit ints (a length of eight bytes a message). (8 bytes a message made a generated request's
+    four offsets a block of 80 bytes, 64 now.)"""
+    if max(offsets) < 1 << 32:
+        return array("I", offsets).tobytes() + b"\0"
+    return array("Q", offsets).tobytes()
+
+
+def unpacked_offsets(data: bytes) -> array[int]:
+    """The offsets :func:`packed_offsets` packed, in their order."""
+    if len(data) & 1:
+        places = array("I")
+        places.frombytes(data[:-1])
+    else:
+        places = array("Q")
+        places.frombytes(data)
+    return places
+
+
+def offsets_count(data: bytes) -> int:
+    """How many offsets :func:`packed_offsets` packed."""
+    return len(data) >> 2 if len(data) & 1 else len(data) >> 3
+
 class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     """One model call of a real log."""
 
@@ -193,7 +220,7 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: (the previous response, tool results, user turns), in prompt order; the audit locates a
     #: break on them. Empty where the log holds no message history (or a body instead). A reader
     #: of a file read as it lies on disk may keep them as where their lines start in ``file``
-    #: instead (bytes: native unsigned 64-bit offsets, 8 bytes a message, no record), their records
+    #: instead (bytes, no record: :func:`packed_offsets`, 4 or 8 bytes a message), their records
     #: made from the lines read again only when a break is located on them (its format's
     #: ``message_of_line``: :func:`~prefixbench.workloads.audit.locate.logged`): making every
     #: message's record as the file was read was a quarter of the reading, for the few requests

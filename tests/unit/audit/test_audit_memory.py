@@ -972,3 +972,17 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_reading_where_line
         assert len(requests) == 150 * files
     per_request = (peaks[1] - peaks[0]) / (150 * 12)
     assert per_request <= MID_STREAM_READING_BYTES_PER_REQUEST, per_request
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.integers(0, 2**33) | st.integers(0, 2**20), min_size=1, max_size=40))
+def test_message_offsets_pack_to_four_bytes_each_below_4_gib(offsets: list[int]) -> None:
+    """Where a request's message lines start reads back as packed, in order, and counts as many
+    messages: 4 bytes each and one more where every offset is below 4 GiB (the common case: a log
+    file smaller than that), 8 each otherwise (8 each always on the code before)."""
+    from prefixbench.workloads.logs.history import message_count
+    from prefixbench.workloads.logs.trace import packed_offsets, unpacked_offsets
+
+    data = packed_offsets(offsets)
+    assert list(unpacked_offsets(data)) == offsets and message_count(data) == len(offsets)
+    assert len(data) == (4 * len(offsets) + 1 if max(offsets) < 2**32 else 8 * len(offsets))
