@@ -264,7 +264,8 @@ def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_in_the_result_and
 #: file's requests plain as soon as it is read, when the id may still be asked for); 574 on
 #: b9e7f343, 520 since a plain request holds the fields a file's requests mostly share (lane kind,
 #: provider, model, envelope, events, agent version, reader, path) in one
-#: :class:`~prefixbench.workloads.logs.trace.Shape` they share (12 slots, not 19).
+#: :class:`~prefixbench.workloads.logs.trace.Shape` they share (12 slots, not 19); 513 with the
+#: messages' offsets packed 4 bytes each (:func:`~prefixbench.workloads.logs.trace.packed_offsets`).
 HELD_TRACE_BYTES_PER_REQUEST = 545
 
 
@@ -354,8 +355,9 @@ def test_bytes_a_request_adds_to_the_commands_peak(tmp_path: Path) -> None:
 #: for both outputs (9f4c19f, and the same since the walk lets go of its maps: a file's own state
 #: is not in this figure); the requests' ids kept (a no-op ``drop_request_ids``): 1,235. Measured
 #: again on b9e7f343: 598-629 and 722; 546-552 and 653 since a plain request's shared fields are
-#: held once in a :class:`~prefixbench.workloads.logs.trace.Shape` (the peak moves by about 30
-#: bytes a request from run to run with where a collection falls).
+#: held once in a :class:`~prefixbench.workloads.logs.trace.Shape`, 554 and 645 with the messages'
+#: offsets packed (the peak moves by about 30 bytes a request from run to run with where a
+#: collection falls).
 FOLDER_BYTES_PER_REQUEST = 760
 
 
@@ -388,7 +390,8 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_
 #: model kept every node to its end; 730 and 245 since each file's requests are held plain once
 #: it is read (``load_trace(held=True)``) and the pass forgets the nodes no later request reaches
 #: (:func:`~prefixbench.workloads.audit.core.node_uses`); a reading of 735 on b9e7f343, 679 since a
-#: plain request's shared fields are held once in a :class:`~prefixbench.workloads.logs.trace.Shape`.
+#: plain request's shared fields are held once in a :class:`~prefixbench.workloads.logs.trace.Shape`,
+#: 672 with the messages' offsets packed.
 READING_BYTES_PER_REQUEST = 710
 FOLDER_PASS_BYTES_PER_REQUEST = 330
 
