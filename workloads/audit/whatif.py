@@ -1324,7 +1324,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
             # seq sits between the two requests, so the lane's order holds.
             prefix = None if prev.prefix is None else replace(prev.prefix, parent=prev.prefix.node, node=f"{prev.prefix.node}#keep-alive-{k}", new_blocks=0)
             added.append(replace_request(prev, seq=prev.seq + k / (len(pings) + 1), sent_ms=tick, ready_ms=tick, done_ms=None,
-                                 prefix=prefix, events=()))  # type: ignore[arg-type]
+                                         prefix=prefix, events=()))  # type: ignore[arg-type]
     if not gaps and not timed:
         raise _CannotApply("no request went on from one whose provider publishes a cache lifetime (an unknown "
                            "provider, or one that names none): there is no TTL for a keep-alive to beat")

@@ -129,7 +129,6 @@ class LoggedMessage(msgspec.Struct, frozen=True, array_like=True, gc=False):
     marks: tuple[str, ...] = ()
 
 
-
 def packed_offsets(offsets: Sequence[int]) -> bytes:
     """Where a request's message lines start, as its ``messages`` keep them: native unsigned 32-bit
     ints and one byte more (an odd length) where every offset is below 4 GiB, else native unsigned
@@ -154,6 +153,7 @@ def unpacked_offsets(data: bytes) -> array[int]:
 def offsets_count(data: bytes) -> int:
     """How many offsets :func:`packed_offsets` packed."""
     return len(data) >> 2 if len(data) & 1 else len(data) >> 3
+
 
 class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     """One model call of a real log."""
@@ -305,19 +305,18 @@ SHAPE_FIELDS = Shape.__struct_fields__
 
 
 class PlainRequest(msgspec.Struct, frozen=True, gc=False):
-    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 11
+    """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 12
     slots, not 33: the same fields, properties and values, read the same way (each rare field
     reads as its default, each of :data:`SHAPE_FIELDS` as its :class:`Shape`'s, which the requests
-    of a file that hold the same values share). The audit holds every request of every file to its
-    end, so it holds such a request as this (:func:`plain`; 168 bytes less each, and the block
-    the allocator gives it is the same as with 11 slots: its file, the most read of the shared
-    fields, keeps a slot of its own), from the moment
-    its file is read (``load_trace(held=True)``: the request's id is kept until the trace is
-    complete, where a later file may give the call's final usage); :func:`replace_request` of any
-    of its fields keeps it plain (the re-simulations of what to change move or relink requests,
-    never set a rare field on them; a step that sets one makes the request :func:`whole` first).
-    Never made by a reader, never compared with a :class:`TraceRequest` (a struct of another type
-    is not equal)."""
+    that hold the same values share). The audit holds every request of every file to its end, so
+    it holds such a request as this (:func:`plain`; 168 bytes less each; its file, the most read of
+    the shared fields, keeps a slot of its own: 12 slots take the allocator's same block as 11),
+    from the moment its file is read (``load_trace(held=True)``: the request's id is kept until
+    the trace is complete, where a later file may give the call's final usage);
+    :func:`replace_request` of any of its fields keeps it plain (the re-simulations of what to
+    change move or relink requests, never set a rare field on them; a step that sets one makes
+    the request :func:`whole` first). Never made by a reader, never compared with a
+    :class:`TraceRequest` (a struct of another type is not equal)."""
 
     file: str
     shape: Shape
@@ -429,7 +428,8 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
 
 def replace_request(r: TraceRequest, **changes: object) -> TraceRequest:
     """``r`` with ``changes`` (any of its fields), as ``msgspec.structs.replace`` makes it: a
-    :class:`PlainRequest` stays plain, its :data:`SHAPE_FIELDS` changed in a shape of its own."""
+    :class:`PlainRequest` stays plain, any of its :data:`SHAPE_FIELDS` changed giving it the shape
+    of its new values."""
     if type(r) is not PlainRequest or not any(name in changes for name in SHAPE_FIELDS):
         return msgspec.structs.replace(r, **changes)
     shape = r.shape  # type: ignore[attr-defined]
