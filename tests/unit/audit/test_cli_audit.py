@@ -867,7 +867,8 @@ def test_a_request_body_log_is_gated_on_predicted_losses_as_the_gate_docs_say(tm
     gate = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8").split("\n## Gate\n")[1].split("\n## ")[0]
     said = " ".join(gate.split())
     assert "request-body log" in said and "predicted losses" in said
-    for quoted in ("FAIL predicted lost $", "(no request reports its cache use) is above --max-lost-usd", "(predicted: no request reports its cache use); first at"):
+    for quoted in ("FAIL predicted lost $", "(no request reports its cache use) is above --max-lost-usd",
+                   "(predicted: no request reports its cache use); first at"):
         assert quoted in said, quoted
     for quoted in ("(predicted: no request reports its cache use)",
                    "request(s) of request-body logs report no usage: their reads, writes, dollars and misses are the "
