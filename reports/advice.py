@@ -49,16 +49,18 @@ def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpri
 def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
     $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds).
-    A class none of whose requests is priced says ``unknown`` (``recoverable unknown (1 req, 1
-    unpriced)``; JSON null), as every figure does where ``all_unpriced`` (no request of the audit
-    is priced: ``lost unknown``): $0.00 would claim nothing was lost."""
-    def usd(value: Decimal, unknown: bool) -> str:
-        return "unknown" if unknown or all_unpriced else f"${value:,.2f}"
+    A class none of whose requests is priced has no dollar figure (``recoverable (1 req, 1
+    unpriced: no dollar figure)``; JSON null), as every class has none where ``all_unpriced`` (no
+    request of the audit is priced: ``lost unknown``): $0.00 would claim nothing was lost."""
+    def part(name: str) -> str:
+        requests, unpriced = split.requests(name), split.unpriced(name)
+        counted = f"{requests:,} req" + (f", {unpriced:,} unpriced" if unpriced else "")
+        if all_unpriced or none_priced(requests, unpriced):
+            return f"{name} ({counted}: no dollar figure)"
+        return f"{name} ${split.usd(name):,.2f} ({counted})"
 
-    parts = " + ".join(f"{name} {usd(split.usd(name), none_priced(split.requests(name), split.unpriced(name)))} "
-                       f"({split.requests(name):,} req" + (f", {split.unpriced(name):,} unpriced" if split.unpriced(name) else "") + ")"
-                       for name in LOSS_CLASSES)
-    return f"lost {usd(split.lost_usd, False)} = {parts}"
+    lost = "unknown" if all_unpriced else f"${split.lost_usd:,.2f}"
+    return f"lost {lost} = " + " + ".join(part(name) for name in LOSS_CLASSES)
 
 
 def never_read_words(reporting: int, read: int, written: int | None, predicted: bool, uncached: int) -> str:

@@ -141,10 +141,11 @@ def headline_hit(ratio: float | None, basis: str) -> str:
 #: The legend line under the roll-ups when some *hit* cell is predicted (:func:`hit_cell`).
 PREDICTED_HIT = "pred: no request of the row reports its cache use; its hit ratio is the cache model's prediction"
 #: Said under a table with a write cell ``-`` in a row that reports its cache use: its usage has no
-#: write count (an OpenAI-shaped one's writes are billed inside its uncached input).
+#: write count (an OpenAI-shaped one's writes are billed inside its uncached input; a log that
+#: leaves the count out, as some exports of Anthropic-shaped usage do, gives none either).
 WRITES_NOT_REPORTED = ("write -: cache write not reported (no request of the row gives a write count: an OpenAI-shaped "
-                       "usage has none, its writes are billed as uncached input); a row where some requests give one "
-                       "sums theirs only")
+                       "usage has none, its writes billed as uncached input, and some logs leave the count out); a row "
+                       "where some requests give one sums theirs only")
 
 
 def none_priced(requests: int, unpriced: int) -> bool:

@@ -595,8 +595,8 @@ def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path
     assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["1", "15,000", "-"]
     # The loss split counted it in "recoverable $0.00 (1 req)" without a word, then as "$0.00 (1
     # req, 1 unpriced)" while the JSON and report.html said unknown (null): it says unknown too.
-    assert "lost unknown = recoverable unknown (1 req, 1 unpriced) + unavoidable unknown" in audit_table(result)
-    assert "lost unknown = recoverable unknown (1 req, 1 unpriced)" in audit_markdown(result)
+    assert "lost unknown = recoverable (1 req, 1 unpriced: no dollar figure) + unavoidable (" in audit_table(result)
+    assert "lost unknown = recoverable (1 req, 1 unpriced: no dollar figure)" in audit_markdown(result)
     assert json.loads(audit_json(result))["loss_split"]["recoverable_usd"] is None
     assert json.loads(audit_json(result))["loss_split"]["recoverable_unpriced"] == 1
     assert next(c for c in json.loads(audit_json(result))["causes"] if c["cause"] == "ttl-expired")["unpriced_requests"] == 1
@@ -622,7 +622,7 @@ def test_a_loss_class_none_of_whose_requests_is_priced_says_unknown_beside_price
     split = json.loads(audit_json(result))["loss_split"]
     assert split["recoverable_usd"] is None and split["lost_usd"] is not None
     for text in (audit_table(result), audit_markdown(result)):
-        assert "recoverable unknown (1 req, 1 unpriced) + unavoidable $" in text
+        assert "recoverable (1 req, 1 unpriced: no dollar figure) + unavoidable $" in text
 
 
 def test_a_fix_whose_misses_are_unpriced_is_not_said_not_to_pay(tmp_path: Path, capsys) -> None:
