@@ -148,3 +148,32 @@ def test_trae_agents_ollama_client_is_a_self_hosted_engine(tmp_path: Path) -> No
     result = run_audit([_trajectory(tmp_path / "trajectory_20250710_140000.json", calls)])
     assert [r.cost_usd for r in result.rows] == [None]
     assert [(m.provider, m.model) for m in result.models] == [("unknown", "deepseek-chat")]
+
+
+def test_a_prefixbench_proxy_record_to_a_hosts_url_is_that_hosts_call(tmp_path: Path) -> None:
+    from prefixbench.reports.proxy_record import capture_record
+
+    lines = []
+    for n in range(2):
+        body = {"model": "kimi-k2.5", "messages": [{"role": "system", "content": "You are careful. " * 300}, {"role": "user", "content": f"t{n}"}]}
+        answer = {"id": f"c{n}", "object": "chat.completion", "model": "kimi-k2.5",
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}],
+                  "usage": {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}}
+        lines.append(json.dumps(capture_record(
+            method="POST", url="https://api.groq.com/openai/v1/chat/completions", request_headers=[("authorization", "Bearer x")],
+            request_body=json.dumps(body).encode(), sent=1_788_000_000.0 + n, status=200,
+            response_headers=[("content-type", "application/json")], response_body=json.dumps(answer).encode(),
+            answered=1_788_000_001.0 + n)))
+    (tmp_path / "proxy.jsonl").write_text("\n".join(lines) + "\n")
+    result = run_audit([tmp_path / "proxy.jsonl"])
+    assert [r.cost_usd for r in result.rows] == [None, None]
+    assert any(" served by groq (the log names it)" in n for n in result.notes), result.notes
+
+
+def test_report_html_says_the_hosts_reason_as_the_terminal_does(tmp_path: Path) -> None:
+    from prefixbench.reports.audit import audit_html
+
+    result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2.5")])
+    page = audit_html(result)
+    assert "served by a host with its own prices: fireworks" in page
+    assert "no price for their model" not in page
