@@ -25,7 +25,9 @@ from the one asked for), else unknown; a Messages-shaped answer of an unknown se
 as the Messages API writes usage (input excludes reads). Such a call, and one whose URL names
 no provider or another than its model's (a local proxy), is marked ``provider_by_model``: the
 audit states the assumption and ``--assume-provider`` corrects it
-(:mod:`prefixbench.workloads.audit.assume_provider`).
+(:mod:`prefixbench.workloads.audit.assume_provider`). A call sent to a third-party host of
+open models (a label of the URL's host name: :func:`~prefixbench.simulator.providers.hosts.host_at`),
+or of a Workers AI model, keeps that host as its ``upstream``: its own prices, so unpriced.
 """
 
 from __future__ import annotations
