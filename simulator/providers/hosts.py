@@ -50,10 +50,12 @@ THIRD_PARTY_HOSTS: dict[str, str] = {
     "lambdaai": "Lambda",
     "friendli": "FriendliAI",
     "ovhcloud": "OVHcloud AI Endpoints",
-    # OpenCode's provider ids (models.dev's provider list) of hosts serving open models at their
-    # own prices: io.net (``io-net``), Scaleway's Generative APIs, Vultr's Serverless Inference,
-    # W&B Inference (``wandb``), Venice, Synthetic; inference.net's id ``inference`` is matched
-    # whole (:data:`_WHOLE_NAMES`).
+    # OpenCode's provider ids (models.dev, github.com/anomalyco/models.dev, each
+    # ``providers/<id>/provider.toml`` naming the host's own API) of hosts serving open models at
+    # their own prices: io.net (``io-net``), Scaleway's Generative APIs, Vultr's Serverless
+    # Inference, W&B Inference (``wandb``), Venice, Synthetic (api.synthetic.new, its own per-model
+    # prices); inference.net's id ``inference`` (api.inference.net) is matched whole
+    # (:data:`_WHOLE_NAMES`).
     "ionet": "io.net",
     "scaleway": "Scaleway",
     "vultr": "Vultr",

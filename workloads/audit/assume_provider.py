@@ -24,7 +24,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
-from prefixbench.simulator.providers.hosts import host_at
+from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 
 _EXAMPLE = "e.g. unknown or http-capture=zai"
@@ -87,7 +87,9 @@ def assume_providers(
             out.append(r)
             continue
         guessed.setdefault(r.source_format, Counter())[(r.provider, r.model)] += 1
-        if r.upstream and host_at(r.endpoint) == r.upstream:
+        # (a Workers AI model's call went to Cloudflare's own endpoint, or through its AI Gateway
+        # to Workers AI: a host's endpoint either way, no gateway naming the host in its answer)
+        if r.upstream and (host_at(r.endpoint) == r.upstream or r.upstream == WORKERS_AI):
             own.setdefault(r.source_format, Counter())[r.upstream] += 1
         elif r.upstream:
             hosts.setdefault(r.source_format, Counter())[r.upstream] += 1
