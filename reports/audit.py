@@ -301,7 +301,7 @@ def audit_table(result: AuditResult, worst: int = WORST, sessions: int | None = 
 
 def _headline(result: AuditResult) -> str:
     t = result.totals
-    no_usage, no_price = _left_out(result)
+    no_usage, no_price, hosts = _left_out(result)
     # A log with no usage at all has no token figures: zeros there would read as measured.
     tokens = ("usage not reported (the logs give no input, output or cache tokens)" if t.requests and sum(no_usage.values()) >= t.requests
               else f"input {_count(t.input)}, output {_count(t.output)}, cache write {_write(t.cache_write)}"
@@ -309,7 +309,7 @@ def _headline(result: AuditResult) -> str:
                    + f", cache read {_count(t.cache_read)}")
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
-        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
+        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
             f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
@@ -329,11 +329,12 @@ def _one_hour(result: AuditResult) -> bool:
     return bool(result.totals.cache_write_1h) or any("1h" in rules_for(m.provider).long_write_ttls for m in result.models)
 
 
-def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int]]:
+def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int], tuple[dict[str, int], dict[str, int]]]:
     """The requests the headline's *not in it* counts (a range aside): with no usage per format,
-    with no price per model."""
+    with no price per model, served by a host of its own prices or a self-hosted engine per host."""
     return left_out_counts(((visible(f.format), f.unpriced_no_usage) for f in result.files),
-                           ((visible(m.model), m.unpriced_requests, m.unpriced_no_usage, m.ranged_requests) for m in result.models))
+                           ((visible(m.model), m.unpriced_requests, m.unpriced_no_usage, m.ranged_requests) for m in result.models),
+                           ((visible(model), visible(host), n) for model, host, n in result.unpriced_hosts))
 
 
 def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
@@ -957,7 +958,7 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
         from prefixbench.reports.whatif import with_change_records
 
         what_if = with_change_records(what_if)
-    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)))
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts)
 
 
 def _text_file(path: Path):

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
+from prefixbench.simulator.providers.vllm import own_host
+
 
 def ratio_basis(reporting: int, total: int) -> str:
     """What a hit ratio is over, when not every one of ``total`` requests reports its cache use
@@ -21,7 +23,8 @@ def ratio_basis(reporting: int, total: int) -> str:
 
 
 def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
-                   ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))) -> str:
+                   ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0)),
+                   hosts: tuple[dict[str, int], dict[str, int]] = ({}, {})) -> str:
     """What a dollar total leaves out, and why, per reason, in one clause: `` (not in it: 12,031
     request(s) with no usage reported by their format: mooncake)``, `` (... with no price for
     their model: glm-9)``, `` (... whose log sums cache reads and writes: $1.4616 to $9.5612)``,
@@ -29,7 +32,10 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
     2 with no price for their model (glm-9))``; a reason naming several counts each (``a 3, b 2``).
     ``no_usage``: requests per log format that reports no usage; ``no_price``: requests with
     usage per model the price table does not price; ``ranged``: the requests whose log sums
-    their cache reads and writes, priced as a range only, and that range; '' when none is left out."""
+    their cache reads and writes, priced as a range only, and that range; ``hosts``: requests with
+    usage per host that served them at a price of its own (``served by a host with its own prices:
+    fireworks``), and per self-hosted engine (``served by a self-hosted engine: ollama``), whatever
+    their model's row (:func:`left_out_counts`); '' when none is left out."""
 
     def names(counts: dict[str, int]) -> str:
         if len(counts) == 1:
@@ -37,7 +43,8 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
         return ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items()))
 
     groups = [(why, sum(kept.values()), names(kept)) for why, counts in
-              (("with no usage reported by their format", no_usage), ("with no price for their model", no_price))
+              (("with no usage reported by their format", no_usage), ("with no price for their model", no_price),
+               ("served by a host with its own prices", hosts[0]), ("served by a self-hosted engine", hosts[1]))
               if (kept := {k: n for k, n in counts.items() if n > 0})]
     count, low, high = ranged
     if count:
@@ -53,12 +60,13 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
 
 
 def paid_total_words(paid: str, requests: int, no_usage: dict[str, int], no_price: dict[str, int],
-               ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0))) -> str:
+               ranged: tuple[int, Decimal, Decimal] = (0, Decimal(0), Decimal(0)),
+               hosts: tuple[dict[str, int], dict[str, int]] = ({}, {})) -> str:
     """The headline's *paid* clause: ``paid $1.2345`` and what it leaves out (:func:`unpriced_words`);
     ``paid unknown (51 request(s) with no price for their model: x)`` when it leaves out every one
     of the ``requests``: a total of none of them is not $0."""
-    words = unpriced_words(no_usage, no_price, ranged)
-    left = sum(no_usage.values()) + sum(no_price.values()) + ranged[0]
+    words = unpriced_words(no_usage, no_price, ranged, hosts)
+    left = sum(no_usage.values()) + sum(no_price.values()) + ranged[0] + sum(hosts[0].values()) + sum(hosts[1].values())
     if requests and left >= requests:
         return "paid unknown" + words.replace(" (not in it: ", " (", 1)
     return f"paid {paid}{words}"
@@ -77,17 +85,27 @@ def lost_total_words(lost: str, lost_zero: bool, unpriced_misses: int, *, seen: 
     return f"lost to misses {lost}{words}"
 
 
-def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str, int, int, int]]) -> tuple[dict[str, int], dict[str, int]]:
-    """The two reasons of :func:`unpriced_words`, counted: requests with no usage per format, from
-    each file's ``(format, no-usage requests)``, and requests of no price per model, from each
-    model's ``(model, unpriced, no-usage, ranged requests)``."""
+def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str, int, int, int]],
+                    hosts: Iterable[tuple[str, str, int]] = ()) -> tuple[dict[str, int], dict[str, int], tuple[dict[str, int], dict[str, int]]]:
+    """The reasons of :func:`unpriced_words`, counted: requests with no usage per format, from
+    each file's ``(format, no-usage requests)``; requests of no price per model, from each
+    model's ``(model, unpriced, no-usage, ranged requests)``, but for those ``hosts`` counts as
+    ``(model, host, requests)`` (:attr:`~prefixbench.workloads.audit.core.AuditResult.unpriced_hosts`),
+    which are counted per host that bills its own price, and per self-hosted engine
+    (:func:`~prefixbench.simulator.providers.vllm.own_host`): no price because of who served them,
+    not of their model."""
     no_usage: Counter[str] = Counter()
     for fmt, n in files:
         no_usage[fmt] += n
     no_price: Counter[str] = Counter()
     for model, unpriced, without_usage, ranged in models:
         no_price[model] += unpriced - without_usage - ranged
-    return dict(no_usage), dict(no_price)
+    billed: Counter[str] = Counter()
+    engines: Counter[str] = Counter()
+    for model, host, n in hosts:
+        no_price[model] -= n
+        (engines if own_host(host) else billed)[host] += n
+    return dict(no_usage), dict(no_price), (dict(billed), dict(engines))
 
 
 def unpriced_misses_words(misses: int) -> str:

@@ -4,7 +4,7 @@ prints with ``--format json`` and draws its tables and charts from that same dat
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -446,10 +446,13 @@ def _lane_label(file: str, lane: str, many_files: dict[str, str]) -> str:
     return f"{_short(file, many_files)} · {lane}" if many_files else lane
 
 
-def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None) -> str:
+def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None,
+               hosts: Iterable[tuple[str, str, int]] = ()) -> str:
     """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
     ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
-    terminal's words), counted from ``record``'s requests when not given."""
+    terminal's words), counted from ``record``'s requests when not given; ``hosts``: the requests
+    left unpriced by the host that served them, as the terminal's headline counts them
+    (:attr:`~prefixbench.workloads.audit.core.AuditResult.unpriced_hosts`; not in ``record``)."""
     from prefixbench.reports.auditwords import ratio_basis
 
     if basis is None:
@@ -491,11 +494,13 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("files"):
         sections.append(("files", "Files and calibration", _audit_files(record["files"], record.get("notes", []), many)))
     ranged = int(totals.get("ranged_requests") or 0)
-    paid = paid_total_words(fmt_usd(totals['cost_usd'] or 0), int(totals['requests']), *left_out_counts(
+    no_usage, no_price, by_host = left_out_counts(
         ((f.get("format", ""), int(f.get("unpriced_no_usage") or 0)) for f in record.get("files", [])),
         ((m["model"], int(m.get("unpriced_requests") or 0), int(m.get("unpriced_no_usage") or 0), int(m.get("ranged_requests") or 0))
-         for m in record.get("models", []))),
-        (ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0))))
+         for m in record.get("models", [])), hosts)
+    paid = paid_total_words(fmt_usd(totals['cost_usd'] or 0), int(totals['requests']), no_usage, no_price,
+                            (ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0))),
+                            by_host)
     # A file left out as bad input is listed under files but was not read: the header counts the
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})

@@ -16,7 +16,7 @@ where it names the upstream that served the call the upstream decides.
 
 from __future__ import annotations
 
-from prefixbench.simulator.providers.vllm import self_hosted_upstream
+from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
 
 #: The hosts, by the start of their name written lower-case with letters and digits only (an
 #: agent's id ``fireworks``, ``fireworks-ai``, litellm's ``fireworks_ai``, OpenRouter's
@@ -36,17 +36,70 @@ THIRD_PARTY_HOSTS: dict[str, str] = {
     "parasail": "Parasail",
     "siliconflow": "SiliconFlow",
     # Cloudflare's Workers AI, as pi names it (``cloudflare-workers-ai``; ``workers-ai`` for a
-    # Workers AI model behind Cloudflare's AI Gateway).
+    # Workers AI model behind Cloudflare's AI Gateway, :func:`workers_ai`).
     "workersai": "Cloudflare Workers AI",
     "cloudflareworkersai": "Cloudflare Workers AI",
+    # litellm's routes to hosts of open models (docs.litellm.ai/docs/providers: featherless_ai,
+    # nvidia_nim, nscale, lambda_ai, friendliai, ovhcloud), each on its own endpoint at its own
+    # per-token prices: api.featherless.ai, integrate.api.nvidia.com (NVIDIA's API catalog of
+    # open models, not a maker's API), inference.api.nscale.com, api.lambda.ai, api.friendli.ai,
+    # oai.endpoints.kepler.ai.cloud.ovh.net.
+    "featherless": "Featherless AI",
+    "nvidianim": "NVIDIA NIM",
+    "nscale": "Nscale",
+    "lambdaai": "Lambda",
+    "friendli": "FriendliAI",
+    "ovhcloud": "OVHcloud AI Endpoints",
+    # OpenCode's provider ids (models.dev, github.com/anomalyco/models.dev, each
+    # ``providers/<id>/provider.toml`` naming the host's own API) of hosts serving open models at
+    # their own prices: io.net (``io-net``), Scaleway's Generative APIs, Vultr's Serverless
+    # Inference, W&B Inference (``wandb``), Venice, Synthetic (api.synthetic.new, its own per-model
+    # prices); inference.net's id ``inference`` (api.inference.net) is matched whole
+    # (:data:`_WHOLE_NAMES`).
+    "ionet": "io.net",
+    "scaleway": "Scaleway",
+    "vultr": "Vultr",
+    "wandb": "W&B Inference",
+    "venice": "Venice",
+    "synthetic": "Synthetic",
 }
+
+#: Hosts whose name is a word other names start with, matched only whole (written as
+#: :data:`THIRD_PARTY_HOSTS` keys are): inference.net, OpenCode's ``inference``.
+_WHOLE_NAMES: dict[str, str] = {"inference": "inference.net", "inferencenet": "inference.net"}
+
+#: The upstream a reader keeps for a call Cloudflare's Workers AI served (:func:`workers_ai`).
+WORKERS_AI = "workers-ai"
 
 
 def third_party_host(name: str) -> str | None:
     """The name of the third-party host of open models ``name`` is (:data:`THIRD_PARTY_HOSTS`,
     any case and spelling), None for any other."""
     key = "".join(c for c in name.lower() if c.isalnum())
-    return next((shown for start, shown in THIRD_PARTY_HOSTS.items() if key.startswith(start)), None) if key else None
+    if not key:
+        return None
+    return _WHOLE_NAMES.get(key) or next((shown for start, shown in THIRD_PARTY_HOSTS.items() if key.startswith(start)), None)
+
+
+def workers_ai(model: str) -> bool:
+    """Whether a model name is one Cloudflare's Workers AI serves on its own hardware: its first
+    segment ``workers-ai`` (pi's and OpenCode's ``cloudflare-ai-gateway`` models, as
+    ``workers-ai/@cf/moonshotai/kimi-k2.6``) or ``cloudflare`` (litellm's Workers AI route,
+    ``cloudflare/@cf/meta/llama-3.1-8b-instruct``), or a ``@cf/`` id. The maker its name holds
+    serves none of it; Cloudflare's AI Gateway passing a call on to another provider is not this."""
+    return model.split("/", 1)[0] in (WORKERS_AI, "cloudflare") or "@cf/" in model
+
+
+def host_at(url: str) -> str:
+    """The third-party host of open models whose own endpoint ``url`` is: the first label of its
+    host name that starts with a :data:`THIRD_PARTY_HOSTS` key (``api.together.xyz`` -> ``together``,
+    ``api.fireworks.ai`` -> ``fireworks``, ``api.groq.com`` -> ``groq``), each label read alone
+    (not :data:`_WHOLE_NAMES`: ``inference`` is a label of many hosts' names); "" for any other
+    server (a maker's API, a gateway, a local proxy)."""
+    netloc = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+    labels = netloc.partition(":")[0].lower().split(".")
+    return next((label for label in labels
+                 if any("".join(c for c in label if c.isalnum()).startswith(start) for start in THIRD_PARTY_HOSTS)), "")
 
 
 def billing_host(name: str, *, oss: bool = False, litellm: bool = False) -> str:
@@ -58,3 +111,13 @@ def billing_host(name: str, *, oss: bool = False, litellm: bool = False) -> str:
     if not name:
         return ""
     return self_hosted_upstream(name, oss=oss, litellm=litellm) or (name if third_party_host(name) is not None else "")
+
+
+def agent_host(name: str, model: str) -> str:
+    """The ``upstream`` of a call an agent's log says provider ``name`` served as ``model`` (pi's
+    and OpenCode's provider id and model): that provider where it runs open models itself,
+    else Cloudflare's Workers AI where the model is one of its own (:func:`workers_ai`: behind
+    Cloudflare's AI Gateway, ``workers-ai/@cf/...``), else :func:`billing_host` of ``name``."""
+    if workers_ai(model) and not self_hosted(name):
+        return WORKERS_AI
+    return billing_host(name)

@@ -24,6 +24,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
+from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest, replace_request
 
 _EXAMPLE = "e.g. unknown or http-capture=zai"
@@ -80,12 +81,17 @@ def assume_providers(
     out: list[TraceRequest] = []
     guessed: dict[str, Counter[tuple[str, str]]] = {}  # format -> (provider, model) -> calls
     hosts: dict[str, Counter[str]] = {}  # format -> the upstream a gateway names -> calls
+    own: dict[str, Counter[str]] = {}  # format -> the third-party host whose own endpoint was called -> calls
     for r in requests:
         if not r.provider_by_model:
             out.append(r)
             continue
         guessed.setdefault(r.source_format, Counter())[(r.provider, r.model)] += 1
-        if r.upstream:
+        # (a Workers AI model's call went to Cloudflare's own endpoint, or through its AI Gateway
+        # to Workers AI: a host's endpoint either way, no gateway naming the host in its answer)
+        if r.upstream and (host_at(r.endpoint) == r.upstream or r.upstream == WORKERS_AI):
+            own.setdefault(r.source_format, Counter())[r.upstream] += 1
+        elif r.upstream:
             hosts.setdefault(r.source_format, Counter())[r.upstream] += 1
         key = r.source_format if r.source_format in providers else "*"
         provider = providers.get(key)
@@ -93,7 +99,7 @@ def assume_providers(
             out.append(r)
         else:
             out.append(replace_request(r, provider=provider, prefix=provider_head(r, provider)))
-    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()))
+    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()), own.get(fmt, Counter()))
              for fmt, taken in sorted(guessed.items())]
     named = {key for key in providers if key == "*" or key in guessed}
     notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
@@ -104,10 +110,12 @@ def assume_providers(
     return out, tuple(notes)
 
 
-def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str]) -> str:
+def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str], own: Counter[str]) -> str:
     """The note of one format's calls whose provider was the model's name's; ``hosts``: the
-    upstreams a gateway named for some of them (OpenRouter's response ``provider``), which the
-    note names rather than saying nothing told who served them."""
+    upstreams a gateway named for some of them (OpenRouter's response ``provider``), ``own``: the
+    third-party hosts of open models whose own endpoint others were sent to (api.together.xyz:
+    :func:`~prefixbench.simulator.providers.hosts.host_at`), which the note names rather than
+    saying nothing told who served them."""
     calls = sum(taken.values())
     by_provider: Counter[str] = Counter()
     for (name, _), n in taken.items():
@@ -115,7 +123,17 @@ def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts
     split = ", ".join(f"{name}: {n:,}" for name, n in sorted(by_provider.items()))
     models = ", ".join(sorted({model for _, model in taken}))
     named = ", ".join(f"{host}: {n:,}" for host, n in sorted(hosts.items()))
-    if sum(hosts.values()) == calls:
+    at = ", ".join(f"{host}: {n:,}" for host, n in sorted(own.items()))
+    if sum(own.values()) == calls:
+        said = (f"{calls:,} {fmt} call(s) sent to the endpoint of a third-party host of open models ({at}), not "
+                f"their model's maker's: their provider, whose cache rules model the host's, was taken from the model's "
+                f"name ({split}; models {models})")
+    elif own:
+        through = (f"{sum(hosts.values()):,} through a gateway that names the host that served them: {named}; " if hosts else "")
+        said = (f"{calls:,} {fmt} call(s) name no provider's own endpoint ({through}{sum(own.values()):,} sent to the "
+                f"endpoint of a third-party host of open models: {at}): their provider was taken from the model's name "
+                f"({split}; models {models})")
+    elif sum(hosts.values()) == calls:
         said = (f"{calls:,} {fmt} call(s) through a gateway that names the host that served them ({named}) name no "
                 f"endpoint of that host's own: their provider, whose cache rules model the host's, was taken from the "
                 f"model's name ({split}; models {models})")

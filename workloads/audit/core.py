@@ -420,6 +420,10 @@ class AuditResult(msgspec.Struct, frozen=True):
     days: tuple[RollUp, ...] = ()
     #: Explicit caches the logs created, priced (:class:`.explicit.ExplicitCacheRow`).
     explicit_caches: tuple[ExplicitCacheRow, ...] = ()
+    #: The requests with usage left unpriced because the host that served them bills its own
+    #: price or none (:func:`host_unpriced`), as ``(model, host, requests)``: the headline gives
+    #: them their own reason. Not in the JSON record (its unpriced counts are per model).
+    unpriced_hosts: tuple[tuple[str, str, int], ...] = ()
 
 
 def _iso(ms: int | None) -> str | None:
@@ -2777,6 +2781,7 @@ def _summarize(
         sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
+        unpriced_hosts=host_unpriced(requests, prices),
     )
 
 
@@ -3410,6 +3415,15 @@ def _notes(
         + early
     )
     return tuple(notes)
+
+
+def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tuple[str, str, int], ...]:
+    """The requests with usage that no dollar figure holds because of the host that served them
+    (:meth:`Prices.at_list_price`: a host running open models itself, a third-party host of
+    them, another host than an open-weight model's maker), as sorted ``(model, host, requests)``."""
+    counted: Counter[tuple[str, str]] = Counter(
+        (r.model, r.upstream) for r in requests if r.usage is not None and r.upstream and not prices.at_list_price(r.model, r.upstream))
+    return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
 
 
 def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, ...]:

@@ -87,7 +87,7 @@ from typing import NamedTuple
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, UNKNOWN, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
-from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.simulator.providers.vllm import litellm_engine
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -509,9 +509,9 @@ def read_file(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
                 events=call.events,
                 request_id=f"{call.run.lane}#{call.line}",
                 source_format=NAME,
-                # (an engine the user runs, else a third-party host of open models, litellm's
-                # ``fireworks_ai/``, ``groq/``...: its own prices)
-                upstream=engine or billing_host(call.model.split("/", 1)[0] if "/" in call.model else ""),
+                # (an engine the user runs, else Workers AI or a third-party host of open models,
+                # litellm's ``cloudflare/``, ``fireworks_ai/``, ``groq/``...: its own prices)
+                upstream=gateway_usage.served_by(call.model, ""),
                 messages=call.messages,
                 # A provider whose cache counted reads in another step before a date (DeepSeek: 64
                 # tokens before V4) counts an untimed call's in the step of its run's start.

@@ -28,7 +28,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.providers.vllm import litellm_engine
-from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.hosts import WORKERS_AI, billing_host, workers_ai
 from prefixbench.simulator.usage import Usage
 
 #: Top-level keys LiteLLM adds to an Anthropic call's OpenAI-shaped usage.
@@ -183,10 +183,26 @@ def upstream_of(response: Mapping[str, object]) -> str:
     return name.strip()[:60] if isinstance(name, str) else ""
 
 
+#: litellm's route through Hugging Face's Inference Providers router, ``huggingface/<host>/<org>/<model>``
+#: (docs.litellm.ai/docs/providers/huggingface): the router bills the host's own price with no
+#: markup of Hugging Face's (huggingface.co/docs/inference-providers/pricing), so the host the
+#: second segment names decides; without one (``huggingface/<org>/<model>``) none is named.
+_HF_ROUTER = "huggingface"
+
+
 def served_by(model: str, upstream: str) -> str:
     """The ``upstream`` of a call LiteLLM routed as ``model``: the engine the route names where the
     user runs it (:func:`~prefixbench.simulator.providers.vllm.litellm_engine`: no vendor bills
     it, so it stays unpriced), else ``upstream`` (what the response names: :func:`upstream_of`),
-    else a third-party host of open models the route names (``fireworks_ai/``, ``groq/``...:
-    :func:`~prefixbench.simulator.providers.hosts.billing_host`; its own prices, so unpriced)."""
-    return litellm_engine(model) or upstream or billing_host(model.split("/", 1)[0] if "/" in model else "")
+    else Cloudflare's Workers AI (litellm's ``cloudflare/@cf/...`` route:
+    :func:`~prefixbench.simulator.providers.hosts.workers_ai`), else a third-party host of open
+    models the route names (``fireworks_ai/``, ``groq/``...; through Hugging Face's router,
+    ``huggingface/novita/...``, the host its second segment names, whose own price Hugging Face
+    passes on without a markup: :func:`~prefixbench.simulator.providers.hosts.billing_host`; its
+    own prices, so unpriced)."""
+    if "/" not in model:
+        return upstream
+    route, _, rest = model.partition("/")
+    if route.lower() == _HF_ROUTER and "/" in rest:
+        route = rest.split("/", 1)[0]
+    return litellm_engine(model) or upstream or (WORKERS_AI if workers_ai(model) else billing_host(route))

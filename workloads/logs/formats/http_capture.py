@@ -25,7 +25,9 @@ from the one asked for), else unknown; a Messages-shaped answer of an unknown se
 as the Messages API writes usage (input excludes reads). Such a call, and one whose URL names
 no provider or another than its model's (a local proxy), is marked ``provider_by_model``: the
 audit states the assumption and ``--assume-provider`` corrects it
-(:mod:`prefixbench.workloads.audit.assume_provider`).
+(:mod:`prefixbench.workloads.audit.assume_provider`). A call sent to a third-party host of
+open models (a label of the URL's host name: :func:`~prefixbench.simulator.providers.hosts.host_at`),
+or of a Workers AI model, keeps that host as its ``upstream``: its own prices, so unpriced.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
+from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, workers_ai
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
@@ -594,7 +597,10 @@ class _Capture:
                 "openrouter" if _endpoint(url).startswith("openrouter.ai/") else "", model),
             reply=reply,  # type: ignore[arg-type]
             endpoint=_endpoint(url),
-            upstream=call.upstream,
+            # The upstream a gateway's answer names, else a third-party host of open models whose
+            # own endpoint the URL is (api.together.xyz, api.fireworks.ai...), else Cloudflare's
+            # Workers AI for one of its own models: each bills its own price (unpriced).
+            upstream=call.upstream or host_at(url) or (WORKERS_AI if workers_ai(model) else ""),
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)

@@ -64,7 +64,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
-from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.hosts import agent_host, workers_ai
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
@@ -320,7 +320,9 @@ def zen_model(provider: str, model: str) -> str:
 def _provider(info: dict) -> Provider:
     """Who served a call, from the message's ``providerID`` and ``modelID``."""
     name = str(info.get("providerID") or "")
-    if self_hosted(name):  # (Ollama, LM Studio: the host's cache, not the model maker's)
+    # (Ollama, LM Studio, Cloudflare's Workers AI behind its AI Gateway: the host's cache, not the
+    # model maker's)
+    if self_hosted(name) or workers_ai(str(info.get("modelID") or "")):
         return UNKNOWN.name
     rules = hosted_provider(name)
     if rules is None:
@@ -611,8 +613,9 @@ class _Session:
                 source_format=NAME,
                 compaction_call=summary,
                 # A host running open models itself bills no vendor, a third-party host of open models
-                # (fireworks-ai, groq, togetherai...) its own prices: unpriced (Prices.at_list_price).
-                upstream=billing_host(host),
+                # (fireworks-ai, groq, togetherai, Workers AI behind cloudflare-ai-gateway...) its
+                # own prices: unpriced (Prices.at_list_price).
+                upstream=agent_host(host, str(info.get("modelID") or "")),
             )
         )
         if summary:

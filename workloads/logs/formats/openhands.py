@@ -81,6 +81,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_at, provider_of_model
+from prefixbench.simulator.providers.hosts import host_at
 from prefixbench.simulator.providers.base import count, given
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -774,7 +775,9 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
                 events=call.events,
                 request_id=call.response_id,
                 source_format=NAME,
-                upstream=gateway_usage.served_by(call.model, call.upstream),
+                # (else a third-party host of open models whose endpoint the run's base_url is:
+                # ``openai/<model>`` sent to api.together.xyz is Together AI's, at its own price)
+                upstream=gateway_usage.served_by(call.model, call.upstream) or host_at(servers.get(call.lane) or ""),
             )
         )
         last_node[call.lane] = node

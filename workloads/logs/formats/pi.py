@@ -61,8 +61,8 @@ from prefixbench.workloads.logs.formats import openclaw_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
-from prefixbench.simulator.providers.hosts import billing_host
-from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
+from prefixbench.simulator.providers.hosts import agent_host, workers_ai
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
 from prefixbench.workloads.logs.formats.opencode import zen_model
@@ -141,13 +141,6 @@ _VENDOR_IDS = {
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
 
 
-def _workers_ai(model: str) -> bool:
-    """Whether a gateway's model runs on Cloudflare's own hardware (Workers AI): its first segment
-    ``workers-ai`` or a ``@cf/`` id, as ``workers-ai/@cf/moonshotai/kimi-k2.6``, the default model
-    of later pi's ``cloudflare-ai-gateway``. The maker its name holds serves none of it."""
-    return model.split("/", 1)[0] == "workers-ai" or "@cf/" in model
-
-
 def _served_model(message: dict) -> str:
     """The model that answered a call: later pi's ``responseModel`` (earendil-works/pi's
     ``AssistantMessage``: set only where it differs from the model asked for, as a router's pick,
@@ -174,7 +167,7 @@ def _provider(message: dict) -> Provider:
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
     if rules is None and name in _GATEWAYS:
         model = _served_model(message)
-        if _workers_ai(model):
+        if workers_ai(model):
             return UNKNOWN.name
         rules = provider_of_model(model.rsplit("/", 1)[-1])
         if rules is None or not rules.reports_usage:
@@ -187,11 +180,11 @@ def _host(message: dict) -> str:
     ``upstream`` (which leaves it unpriced, whatever the model's name: see
     :meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`): a host running open models
     itself (pi's ``ollama``, ``lmstudio``...), Cloudflare's Workers AI, named or behind a
-    gateway (:func:`_workers_ai`), or another third-party host of open models (pi's
+    gateway (:func:`~prefixbench.simulator.providers.hosts.workers_ai`), or another third-party host of open models (pi's
     ``fireworks``, ``groq``, ``cerebras``...: :func:`~prefixbench.simulator.providers.hosts.billing_host`),
     each billing its own price; "" for any other (a maker's own API, a gateway)."""
     name = str(message.get("provider") or "")
-    return self_hosted_upstream(name) or ("workers-ai" if _workers_ai(_served_model(message)) else billing_host(name))
+    return agent_host(name, _served_model(message))
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it

@@ -30,7 +30,9 @@ excludes the reads and writes: additive); ``openai`` (the Responses API's ``inpu
 the cached part inside the input (subset); the OpenAI-compatible clients (``azure``,
 ``openrouter``, ``doubao``) and ``ollama`` pass only the prompt and completion counts, their cache
 fields left 0: cache use not reported. Who served a call is asked of
-:func:`prefixbench.simulator.providers.provider_of_model` with the response's ``model``.
+:func:`prefixbench.simulator.providers.provider_of_model` with the response's ``model``, but for
+the ``ollama`` client's: a host running open models itself, provider unknown and unpriced (its
+``upstream``).
 
 Times: ``timestamp`` is ``datetime.now().isoformat()``, the local time without an offset, when the
 response had come back: read as UTC (the offset is not in the file), a call done then; no send
@@ -52,7 +54,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import counted_provider, rules_for
+from prefixbench.simulator.providers import UNKNOWN, counted_provider, rules_for
+from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -249,7 +253,9 @@ class _Run:
                 sent_ms=done,  # no send time is kept: at the latest when it ended
                 ready_ms=None,
                 done_ms=done,
-                provider=counted_provider(model),
+                # Trae's ``ollama`` client: a host running open models itself, whose cache is its own
+                # and whose calls no vendor bills, whatever the model's name (its upstream, unpriced).
+                provider=UNKNOWN.name if self_hosted(client) else counted_provider(model),
                 model=model,
                 usage=reported,
                 prefix=Prefix(f"{self.head}{model}", node, lane.parent, max(1, len(pending)),
@@ -258,6 +264,7 @@ class _Run:
                 request_id=f"{index}",
                 source_format=NAME,
                 messages=tuple(pending),
+                upstream=billing_host(client),
             )
         )
         lane.parent = node

@@ -35,7 +35,8 @@ keeps the wire's meaning: Anthropic's (and Bedrock's) uncached input (additive);
 cached part inside, and Zed's OpenAI mapper wrote no cache count (zeros), so where no call of a
 thread through a subset provider reports a cache count, its calls are read as cache not
 reported. Who served a call, and its convention, is asked of :mod:`prefixbench.simulator.providers`
-(the model's name, then Zed's provider id as an agent handler); a call of a provider the audit
+(the model's name, then Zed's provider id as an agent handler; a provider id naming a host that
+runs open models itself, ``ollama`` or ``lmstudio``, gives none); a call of a provider the audit
 does not model is read as additive (the fields' Anthropic naming) under provider ``unknown``.
 
 A thread keeps no time per message: its calls are read in order, without times. Each thread is
@@ -54,6 +55,8 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, agent_handler, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
+from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, PROMPT_EXCLUSIVE_BY_PEERS, Usage
 from prefixbench.workloads.logs.formats import opencode_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -120,7 +123,11 @@ def is_zed_db(path: Path) -> bool:
 
 def _rules(provider_id: str, model: str) -> ProviderRules | None:
     """Who served a call: the provider the model's name gives, else the one Zed's provider id
-    names as an agent handler; None for one the audit does not model."""
+    names as an agent handler; None for one the audit does not model, and for a host running open
+    models itself (Zed's ``ollama``, ``lmstudio``: :func:`~prefixbench.simulator.providers.vllm.self_hosted`),
+    whose cache is its own whatever the model's name."""
+    if self_hosted(provider_id):
+        return None
     rules = provider_of_model(model)
     if rules is None:
         handler = agent_handler(provider_id)
@@ -173,6 +180,10 @@ class _Thread:
         #: the thread's calls say so (one read above its input_tokens).
         self.read_exclusive = 0
         self.exclusive = False
+        #: The thread's calls' upstream: its provider where that is a host running open models
+        #: itself or a third-party host of them (a provider Zed's user named ``Together AI``),
+        #: whose price is its own or none, so the calls are left unpriced; "" for any other.
+        self.upstream = ""
 
     def read(self) -> None:
         version = self.value.get("version")
@@ -193,6 +204,7 @@ class _Thread:
         model = model_of.get("model") if isinstance(model_of.get("model"), str) and model_of.get("model") else NO_MODEL
         provider_id = model_of.get("provider") if isinstance(model_of.get("provider"), str) else ""
         rules = _rules(provider_id, model)
+        self.upstream = billing_host(provider_id)
         for key in _KEYS:
             self.zed_total[key] = count(as_dict(self.value.get("cumulative_token_usage")).get(key), self.where, f"cumulative_token_usage.{key}")
         calls: list[tuple[int, dict[str, int]]] = []
@@ -287,6 +299,7 @@ class _Thread:
                         request_id=f"{self.lane}#{index}",
                         source_format=NAME,
                         messages=tuple(pending),
+                        upstream=self.upstream,
                     )
                 )
                 parent, events, pending, blocks = node, [], [], 0
