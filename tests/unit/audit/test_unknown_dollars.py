@@ -71,3 +71,26 @@ def test_usd_unknown_is_decided_by_priced_losses_not_request_counts() -> None:
     # A split made without the priced classes (as before) says unknown only where some are unpriced.
     bare = LossSplit(Decimal(0), Decimal(0), Decimal(0), Decimal(0), 1, 1, 0, 1, 0, 0)
     assert bare.usd_unknown("recoverable") and not bare.usd_unknown("unavoidable")
+
+
+def test_schema_2_and_a_saved_schema_1_audit_compare(tmp_path: Path, capsys) -> None:
+    # Schema 1 wrote 0.0 where a unit's dollars are unknown, schema 2 writes null: the version
+    # says the type changed, and compare reads a baseline saved as 1 beside a new 2, the 0.0 of
+    # a unit none of whose requests is priced read as unknown (not comparable, never gated).
+    _paused(tmp_path / "logs", "s1", UNPRICED, "00:20")
+    assert main(["audit", str(tmp_path / "logs"), "--quiet", "--format", "json"]) == 0
+    new = json.loads(capsys.readouterr().out)
+    assert new["schema"] == 2 and new["totals"]["cost_usd"] is None
+    old = json.loads(json.dumps(new))
+    old["schema"] = 1
+    for unit in (*old["lanes"], old["totals"]):
+        unit.update(cost_usd=0.0, lost_usd=0.0)
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    assert main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json"), "--max-regression", "usd=0%"]) == 0
+    out = capsys.readouterr().out
+    assert "(from 0)" not in out and "every shared figure is identical" in out, out
+    old["schema"] = 3
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    assert main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
+    assert "audit schema 3 is not supported (this prefixbench reads 1, 2)" in capsys.readouterr().err
