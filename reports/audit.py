@@ -24,6 +24,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
+from prefixbench.workloads.audit.explicit import usd_or_unknown
 from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp, Totals
 from prefixbench.workloads.audit.losses import LOSS_CLASSES, LossSplit, Recommendation
@@ -317,7 +318,7 @@ def _headline(result: AuditResult) -> str:
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd))}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
-            f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
+            f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
             if result.explicit_caches else ""
         )
     )

@@ -114,8 +114,8 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("cost_usd", "usd?", gate="usd"),
     _figure("lost_usd", "usd?", gate="usd"),
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
-    _figure("cache_create_usd", "usd"),
-    _figure("storage_usd", "usd"),
+    _figure("cache_create_usd", "usd?"),
+    _figure("storage_usd", "usd?"),
     _figure("unpriced_requests"),
     # Of those, the requests with no usage to price (the rest: a model with no price, or a log
     # that sums cache reads and writes: ranged_requests).

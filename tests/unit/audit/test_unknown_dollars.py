@@ -9,6 +9,7 @@ from pathlib import Path
 
 from prefixbench.reports.audit import audit_json
 from prefixbench.reports.cli import main
+from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.audit.losses import LossSplit, split_sums
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
@@ -94,3 +95,36 @@ def test_schema_2_and_a_saved_schema_1_audit_compare(tmp_path: Path, capsys) -> 
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
     assert "audit schema 3 is not supported (this prefixbench reads 1, 2)" in capsys.readouterr().err
+
+
+def test_explicit_cache_dollars_beside_unpriced_requests_and_unknown_storage(tmp_path: Path) -> None:
+    # The total paid holds the requests' dollars: where none of them is priced (a model with no
+    # price reads a cache made on a priced one) it is unknown, though creating and keeping the
+    # explicit cache is priced; those known parts stay in their own fields and in the headline.
+    from prefixbench.reports.audit import audit_table
+    from tests.unit.logs.test_gemini_wire import API, T0, answer, cache_created, call, gen_body, usage
+    from tests.unit.audit.fixtures import write_jsonl as write
+
+    body = gen_body("q1", cached="cachedContents/abc123")
+    lines = [cache_created("cachedContents/abc123", 100_000, T0),
+             call(f"{API}/models/gemini-nobody-9:generateContent", body, {"body": answer("a", usage(100_010, 100_000, 50))}, T0 + 600)]
+    result = run_audit([write(tmp_path / "a" / "explicit.jsonl", lines)])
+    totals = json.loads(audit_json(result))["totals"]
+    assert totals["cost_usd"] is None and totals["unpriced_requests"] == totals["requests"] == 1
+    assert (totals["cache_create_usd"], totals["storage_usd"]) == (0.03, 0.2)
+    assert "explicit caches (not requests): $0.0300 to create, $0.2000 storage" in audit_table(result)
+    # A cache whose keeping the log does not show: its storage is unknown, not $0 (it said
+    # "$0.0003 to create, $0 storage" and storage_usd 0.0).
+    lines = [cache_created("cachedContents/a", 1000, T0), call(f"{API}/cachedContents/a", {"ttl": "60s"}, {"body": {}}, T0 + 10, method="PATCH"),
+             call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("q", cached="cachedContents/a"), {"body": answer("a", usage(1010, 1000, 5))}, T0 + 20)]
+    del lines[1]["request"]["timestamp"]
+    result = run_audit([write(tmp_path / "b" / "unknown.jsonl", lines)])
+    totals = json.loads(audit_json(result))["totals"]
+    assert (totals["cache_create_usd"], totals["storage_usd"]) == (0.0003, None)
+    table = audit_table(result)
+    create = format_usd(Decimal("0.0003"))
+    assert f"{create} to create, unknown storage" in table and "$0 storage" not in table
+    assert any(f"{create} to create (input price) and unknown storage" in n for n in result.notes)
+    from prefixbench.reports.audit import audit_html
+
+    assert "keeping them unknown of storage" in audit_html(result)
