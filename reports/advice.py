@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from prefixbench.reports.auditwords import usd_cents4
+from prefixbench.reports.auditwords import none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
@@ -46,12 +46,19 @@ def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpri
     return f"{lost_text(lost, causes)} + {unpriced:,} unpriced" if lost else "unpriced"
 
 
-def split_line(split: LossSplit) -> str:
+def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
-    $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds)."""
-    parts = " + ".join(f"{name} ${split.usd(name):,.2f} ({split.requests(name):,} req"
-                       + (f", {split.unpriced(name):,} unpriced" if split.unpriced(name) else "") + ")" for name in LOSS_CLASSES)
-    return f"lost ${split.lost_usd:,.2f} = {parts}"
+    $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds).
+    A class none of whose requests is priced says ``unknown`` (``recoverable unknown (1 req, 1
+    unpriced)``; JSON null), as every figure does where ``all_unpriced`` (no request of the audit
+    is priced: ``lost unknown``): $0.00 would claim nothing was lost."""
+    def usd(value: Decimal, unknown: bool) -> str:
+        return "unknown" if unknown or all_unpriced else f"${value:,.2f}"
+
+    parts = " + ".join(f"{name} {usd(split.usd(name), none_priced(split.requests(name), split.unpriced(name)))} "
+                       f"({split.requests(name):,} req" + (f", {split.unpriced(name):,} unpriced" if split.unpriced(name) else "") + ")"
+                       for name in LOSS_CLASSES)
+    return f"lost {usd(split.lost_usd, False)} = {parts}"
 
 
 def never_read_words(reporting: int, read: int, written: int | None, predicted: bool, uncached: int) -> str:
@@ -123,7 +130,7 @@ def advice_lines(result: AuditResult) -> list[str]:
     if split is not None and unseen:
         out += [f"lost unknown: {UNSEEN}", ""]
     elif split is not None:
-        out.append(split_line(split))
+        out.append(split_line(split, none_priced(result.totals.requests, result.totals.unpriced_requests)))
         out += [f"  {name}: {CLASS_MEANINGS[name]}" for name in LOSS_CLASSES]
         out.append("")
     return out

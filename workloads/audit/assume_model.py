@@ -28,7 +28,7 @@ from prefixbench.simulator.pricing import PRICE_TABLE_WHERE, PriceTable, load_pr
 from prefixbench.simulator.providers import PROVIDERS, provider_of_model
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.workloads.audit.assume_provider import provider_head
-from prefixbench.workloads.logs.trace import NO_MODEL, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, Prefix, TraceRequest, replace_request
 
 #: The longest model name the option takes (importers cut a log's name at 120 characters).
 MAX_NAME = 120
@@ -158,9 +158,9 @@ def assume_models(
             fmt = FORMATS.get(r.source_format)
             provider = _provider(r, model, fmt.provider if fmt is not None else "", models.get("*", ""))
             taken.setdefault(key, Counter())[(r.source_format, provider)] += 1
-            out.append(replace(r, model=model, provider=provider, prefix=_prefix(r, model, provider), events=_events(r, model)))
+            out.append(replace_request(r, model=model, provider=provider, prefix=_prefix(r, model, provider), events=_events(r, model)))
         if model is not None and r.model != NO_MODEL and r.events:
-            out[-1] = replace(out[-1], events=_events(r, model))  # a switch away from the assumed model
+            out[-1] = replace_request(out[-1], events=_events(r, model))  # a switch away from the assumed model
     return out, tuple(_note(name, model, taken.get(name), named[name], table, len(models) > 1) for name, model in sorted(models.items()))
 
 
@@ -266,11 +266,11 @@ def alias_models(requests: Sequence[TraceRequest], aliases: Mapping[str, str]) -
                 prefix = replace(prefix, head=f"{prefix.head[: -len(r.model)]}{model}")
             body = r.body
             named = r.model
-            r = replace(r, model=model, provider=provider, prefix=prefix)
+            r = replace_request(r, model=model, provider=provider, prefix=prefix)
             if body is not None and body.envelope.model == named:  # a plain request has no body: never here
                 r = replace(r, body=replace(body, envelope=replace(body.envelope, model=model)))
         if r.events and any(kind in ("model_change", "model_chosen") for kind, _ in r.events):
-            r = replace(r, events=_aliased_events(r.events, aliases))
+            r = replace_request(r, events=_aliased_events(r.events, aliases))
         out.append(r)
     return out, tuple(_alias_note(alias, model, taken.get(alias)) for alias, model in aliases.items())
 

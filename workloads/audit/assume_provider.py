@@ -24,7 +24,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
-from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import Prefix, TraceRequest, replace_request
 
 _EXAMPLE = "e.g. unknown or http-capture=zai"
 
@@ -92,7 +92,7 @@ def assume_providers(
         if provider is None or provider == r.provider:
             out.append(r)
         else:
-            out.append(replace(r, provider=provider, prefix=provider_head(r, provider)))
+            out.append(replace_request(r, provider=provider, prefix=provider_head(r, provider)))
     notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()))
              for fmt, taken in sorted(guessed.items())]
     named = {key for key in providers if key == "*" or key in guessed}

@@ -9,6 +9,7 @@ from decimal import Decimal, InvalidOperation
 
 import msgspec
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.pricing import usd_sum
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow, LaneSummary
 
@@ -65,8 +66,9 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
         rows = [row for row in result.rows if row.cause == cause]
         if rows:
             first = rows[0]
+            basis = _predicted(result, rows)
             lines.append(
-                f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens for r in rows):,} tokens lost; "
+                f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens for r in rows):,} tokens lost{basis}; "
                 f"first at {first.file}:{first.line} ({first.detail})"
             )
     if gate.min_hit_ratio is not None and result.totals.hit_ratio is None:
@@ -75,13 +77,36 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
         lines.append(f"FAIL no hit ratio (no request reports its cache use) to hold to --min-hit-ratio {gate.min_hit_ratio:.2%}")
     elif gate.min_hit_ratio is not None and result.totals.hit_ratio < gate.min_hit_ratio:
         # With no request reporting its cache use, the ratio gated is the model's (docs/audit.md#gate): said so.
-        predicted = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows)
+        predicted = _all_predicted(result)
         what = "predicted hit ratio" if predicted else "hit ratio"
         why = " (no request reports its cache use)" if predicted else ""
         lines.append(f"FAIL {what} {result.totals.hit_ratio:.2%}{why} is below --min-hit-ratio {gate.min_hit_ratio:.2%}")
     if gate.max_lost_usd is not None and result.totals.lost_usd > gate.max_lost_usd:
-        lines.append(f"FAIL lost ${result.totals.lost_usd:.4f} is above --max-lost-usd ${gate.max_lost_usd}")
+        lost = result.totals.lost_usd
+        predicted = usd_sum(row.lost_usd for row in result.rows if row.reported_cache_read is None and row.lost_usd)
+        if _all_predicted(result):
+            lines.append(f"FAIL predicted lost ${lost:.4f} (no request reports its cache use) is above --max-lost-usd ${gate.max_lost_usd}")
+        else:
+            basis = f" (${predicted:.4f} of it predicted: its requests report no cache use)" if predicted else ""
+            lines.append(f"FAIL lost ${lost:.4f}{basis} is above --max-lost-usd ${gate.max_lost_usd}")
     return lines
+
+
+def _all_predicted(result: AuditResult) -> bool:
+    """Whether no request reports its cache use: every read, miss and loss the gate judges is then
+    the cache model's prediction (docs/audit.md#gate), and its ``FAIL`` lines say so."""
+    return bool(result.rows) and all(row.reported_cache_read is None for row in result.rows)
+
+
+def _predicted(result: AuditResult, rows: list[AuditRow]) -> str:
+    """What a cause's ``FAIL`` line adds when requests of ``rows`` (its misses) report no cache
+    use, so their misses are the model's: "" when every one reports it."""
+    predicted = sum(row.reported_cache_read is None for row in rows)
+    if not predicted:
+        return ""
+    if _all_predicted(result):
+        return " (predicted: no request reports its cache use)"
+    return f" ({'all' if predicted == len(rows) else f'{predicted:,}'} of them predicted: their requests report no cache use)"
 
 
 def unjudged(result: AuditResult, gate: Gate) -> list[str]:
@@ -145,7 +170,8 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     for lane in result.lanes:
         case = ElementTree.SubElement(suite, "testcase", classname=clean(lane.file), name=clean(lane.lane))
         rows = by_lane[(lane.file, lane.lane)]
-        problems = [f"{row.cause} at line {row.line}: {row.detail}" for row in rows if row.cause in gate.fail_on]
+        problems = [f"{row.cause} at line {row.line}{' (predicted)' if row.reported_cache_read is None else ''}: {row.detail}"
+                    for row in rows if row.cause in gate.fail_on]
         if problems:
             failures += 1
             # the message names the problem (a cause and its line, or a threshold); the text holds every detail whole

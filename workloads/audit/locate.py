@@ -30,7 +30,6 @@ records made from the lines read again when a break is located on them).
 from __future__ import annotations
 
 import re
-from array import array
 from functools import lru_cache
 
 import msgspec
@@ -39,7 +38,7 @@ from prefixbench.workloads.logs.formats import FORMATS
 from prefixbench.workloads.logs.history import MARKS, message_count
 from prefixbench.workloads.logs.records import values_at
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest
+from prefixbench.workloads.logs.trace import LoggedMessage, TraceRequest, unpacked_offsets
 
 #: A read this share past the head's estimated end still stopped at the head (a fall back to it).
 AT_HEAD_END = 0.03
@@ -100,9 +99,7 @@ def logged(r: TraceRequest) -> tuple[LoggedMessage, ...]:
 def _read_again(path: str, offsets: bytes, fmt: str) -> tuple[LoggedMessage, ...]:
     record = FORMATS[fmt].message_of_line
     assert record is not None, fmt
-    places = array("Q")
-    places.frombytes(offsets)
-    return tuple(record(value, path) for value in values_at(path, places))
+    return tuple(record(value, path) for value in values_at(path, unpacked_offsets(offsets)))
 
 
 class Location(msgspec.Struct, frozen=True):

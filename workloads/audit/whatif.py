@@ -88,7 +88,7 @@ from prefixbench.workloads.audit.core import (
     writes_reported,
 )
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest, replace_request
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
 Clock = tuple[list[int], list[int], Sequence[int]]
@@ -1188,7 +1188,7 @@ def _plan_keep_prefix(requests: list[TraceRequest], summaries: Sequence[FileSumm
             notes.append(f"{c.lane} at line {c.line} replays the main request at line {prev.line}{where} plus its instruction")
         elif c.body is None and c.prefix is not None and prev.prefix is not None:
             prefix = replace(c.prefix, head=prev.prefix.head, parent=prev.prefix.node, new_blocks=1)
-            out[at] = replace(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
+            out[at] = replace_request(c, prefix=prefix, envelope=prev.envelope, model=prev.model)
             notes.append(f"{c.lane} at line {c.line} extends the main request at line {prev.line}{where} (same head and family)")
         else:
             notes.append(f"{c.lane} at line {c.line}: the log has neither its body nor its prefix chain")
@@ -1284,7 +1284,7 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
             price_effect.append(usd_sum((_cost(usage, now), -_cost(usage, was))))
         else:
             unpriced += 1
-        out.append(replace(r, model=model))
+        out.append(replace_request(r, model=model))
     n = sum(moved.values())
     each = ", ".join(f"{k:,} from {old} to {new}" for (old, new), k in sorted(moved.items(), key=lambda item: (-item[1], item[0])))
     effect = usd_sum(price_effect)
@@ -1334,8 +1334,8 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
             # The previous request again: it reads what that one left cached and refreshes it. Its
             # seq sits between the two requests, so the lane's order holds.
             prefix = None if prev.prefix is None else replace(prev.prefix, parent=prev.prefix.node, node=f"{prev.prefix.node}#keep-alive-{k}", new_blocks=0)
-            added.append(replace(prev, seq=prev.seq + k / (len(pings) + 1), sent_ms=tick, ready_ms=tick, done_ms=None,
-                                 prefix=prefix, events=()))  # type: ignore[arg-type]
+            added.append(replace_request(prev, seq=prev.seq + k / (len(pings) + 1), sent_ms=tick, ready_ms=tick, done_ms=None,
+                                         prefix=prefix, events=()))  # type: ignore[arg-type]
     if not gaps and not timed:
         raise _CannotApply("no request went on from one whose provider publishes a cache lifetime (an unknown "
                            "provider, or one that names none): there is no TTL for a keep-alive to beat")

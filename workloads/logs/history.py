@@ -26,7 +26,7 @@ import re
 import sys
 from collections.abc import Iterable
 
-from prefixbench.workloads.logs.trace import LoggedMessage
+from prefixbench.workloads.logs.trace import LoggedMessage, offsets_count
 
 #: Characters of text kept as a message's excerpt (cut at a word, ending in ``...``: plain
 #: ASCII, so CPython keeps it at one byte a character).
@@ -151,7 +151,7 @@ def _one_text(role: str, text: str) -> LoggedMessage:
 def message_count(messages: tuple[LoggedMessage, ...] | bytes) -> int:
     """How many messages a request's ``messages`` hold, kept as records or as where their lines
     start (:func:`~prefixbench.workloads.audit.locate.logged`)."""
-    return len(messages) if type(messages) is tuple else len(messages) >> 3
+    return len(messages) if type(messages) is tuple else offsets_count(messages)
 
 
 #: Every set of marks met, as one tuple each (there are a handful).

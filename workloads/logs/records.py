@@ -23,7 +23,6 @@ import os
 import stat
 import tempfile
 import zlib
-from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +33,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
 from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
+from prefixbench.workloads.logs.trace import packed_offsets
 
 if TYPE_CHECKING:
     from prefixbench.workloads.logs.trace import LoggedMessage
@@ -789,7 +789,7 @@ class MessagePlaces:
         if not found:
             return ()
         if not self.records_made:
-            return array("Q", found).tobytes()  # type: ignore[arg-type]
+            return packed_offsets(found)  # type: ignore[arg-type]
         if int not in map(type, found):
             return tuple(found)  # type: ignore[arg-type]  (every one a record made here: kept once each already)
         places = [m for m in found if type(m) is int]

@@ -261,12 +261,17 @@ def test_bytes_a_request_holds_in_the_trace_at_the_audits_peak_in_the_result_and
 #: :class:`~prefixbench.workloads.logs.trace.PlainRequest` with a
 #: :class:`~prefixbench.simulator.usage.PlainUsage`, a response's time the send's int where equal;
 #: 581 since a plain request keeps a slot for its id (None once dropped: the command holds each
-#: file's requests plain as soon as it is read, when the id may still be asked for).
-HELD_TRACE_BYTES_PER_REQUEST = 620
+#: file's requests plain as soon as it is read, when the id may still be asked for); 574 on
+#: b9e7f343, 520 since a plain request holds the fields a file's requests mostly share (lane kind,
+#: provider, model, envelope, events, agent version, reader, path) in one
+#: :class:`~prefixbench.workloads.logs.trace.Shape` they share (12 slots, not 19); 513 with the
+#: messages' offsets packed 4 bytes each (:func:`~prefixbench.workloads.logs.trace.packed_offsets`).
+HELD_TRACE_BYTES_PER_REQUEST = 545
 
 
 def test_bytes_a_request_holds_in_the_trace_as_the_audit_holds_it(tmp_path: Path) -> None:
-    """Fails on the code before (737 bytes a request)."""
+    """Fails on the code before (574 bytes a request with the shared fields in every request's
+    slots; 737 with every request in all 32)."""
     import gc
 
     from prefixbench.workloads.audit.core import drop_request_ids, load_trace
@@ -348,8 +353,12 @@ def test_bytes_a_request_adds_to_the_commands_peak(tmp_path: Path) -> None:
 #: :class:`~prefixbench.workloads.logs.trace.PlainRequest` and its usage as a
 #: :class:`~prefixbench.simulator.usage.PlainUsage`. Measured 6 against 3: 1,122 bytes a request
 #: for both outputs (9f4c19f, and the same since the walk lets go of its maps: a file's own state
-#: is not in this figure); the requests' ids kept (a no-op ``drop_request_ids``): 1,235.
-FOLDER_BYTES_PER_REQUEST = 1_170
+#: is not in this figure); the requests' ids kept (a no-op ``drop_request_ids``): 1,235. Measured
+#: again on b9e7f343: 598-629 and 722; 546-552 and 653 since a plain request's shared fields are
+#: held once in a :class:`~prefixbench.workloads.logs.trace.Shape`, 554 and 645 with the messages'
+#: offsets packed (the peak moves by about 30 bytes a request from run to run with where a
+#: collection falls).
+FOLDER_BYTES_PER_REQUEST = 760
 
 
 def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_path: Path) -> None:
@@ -380,13 +389,16 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_
 #: request read stayed whole until the trace was complete and the pass's histories and chain
 #: model kept every node to its end; 730 and 245 since each file's requests are held plain once
 #: it is read (``load_trace(held=True)``) and the pass forgets the nodes no later request reaches
-#: (:func:`~prefixbench.workloads.audit.core.node_uses`).
-READING_BYTES_PER_REQUEST = 780
+#: (:func:`~prefixbench.workloads.audit.core.node_uses`); a reading of 735 on b9e7f343, 679 since a
+#: plain request's shared fields are held once in a :class:`~prefixbench.workloads.logs.trace.Shape`,
+#: 672 with the messages' offsets packed.
+READING_BYTES_PER_REQUEST = 710
 FOLDER_PASS_BYTES_PER_REQUEST = 330
 
 
 def test_bytes_a_request_of_a_folders_later_files_adds_to_the_reading_and_the_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fails on the code before (834 and 433 bytes a request)."""
+    """Fails on the code before (735 bytes a request of the reading with the shared fields in
+    every request's slots; 834 and 433 before that)."""
     import gc
 
     from prefixbench.workloads.audit import core
@@ -589,16 +601,19 @@ def _reads_as(held: object, r: object) -> None:
 def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: Path) -> None:
     """:class:`~prefixbench.workloads.logs.trace.PlainRequest`'s fields and the rare ones are a
     trace request's fields (one added to :class:`TraceRequest` must go to one of the two), and the
-    audit holds the requests it reads as plain ones where it can, 112 bytes smaller (104 before
-    the upstream slot)."""
+    audit holds the requests it reads as plain ones where it can, 168 bytes smaller (112 before
+    the fields a file's requests mostly hold alike went to a :class:`Shape` they share, 104
+    before the upstream slot)."""
     import pickle
     import sys
 
     from prefixbench.workloads.audit.core import drop_request_ids, load_trace
     from prefixbench.simulator.usage import RARE_USAGE_FIELDS, PlainUsage, Usage
-    from prefixbench.workloads.logs.trace import RARE_FIELDS, PlainRequest, TraceRequest
+    from prefixbench.workloads.logs.trace import RARE_FIELDS, SHAPE_FIELDS, PlainRequest, TraceRequest, replace_request, whole
 
-    assert sorted(PlainRequest.__struct_fields__ + RARE_FIELDS) == sorted(TraceRequest.__struct_fields__)
+    slots = tuple(name for name in PlainRequest.__struct_fields__ if name != "shape")
+    assert sorted(slots + SHAPE_FIELDS + RARE_FIELDS) == sorted(TraceRequest.__struct_fields__)
+    assert all(isinstance(getattr(PlainRequest, name), property) for name in SHAPE_FIELDS)  # (each read through the shape)
     assert sorted(PlainUsage.__struct_fields__ + RARE_USAGE_FIELDS) == sorted(Usage.__struct_fields__)
     requests, _ = load_trace([_long_session(tmp_path, 30)])
     read = list(requests)
@@ -606,12 +621,18 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
     assert all(type(r) is PlainRequest for r in requests)
     for held, r in zip(requests, read):
         _reads_as(held, r if r.request_id is None else msgspec.structs.replace(r, request_id=None))
-    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 112
+    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 168
+    # One shape of each kind the file's requests hold (the first alone has its user turn's event).
+    assert len({id(r.shape) for r in requests}) == len({r.shape for r in requests}) == 2
     assert all(type(r.usage) is PlainUsage for r in requests)  # (no rare usage field in this session)
     assert sys.getsizeof(requests[0].usage) == sys.getsizeof(read[0].usage) - 48
     assert pickle.loads(pickle.dumps(requests[3])) == requests[3]  # (to a spawned worker of --jobs)
     moved = msgspec.structs.replace(requests[3], sent_ms=7, messages=())  # a re-simulation's moved copy
     assert type(moved) is PlainRequest and moved.sent_ms == 7 and moved.body is None
+    pinned = replace_request(requests[3], model="claude-x", events=(), sent_ms=9)  # pin-model's, keep-alive's
+    assert type(pinned) is PlainRequest and (pinned.model, pinned.events, pinned.sent_ms) == ("claude-x", (), 9)
+    assert pinned.file == requests[3].file and requests[3].model != "claude-x" and pinned.shape is not requests[3].shape
+    assert whole(pinned) == msgspec.structs.replace(whole(requests[3]), model="claude-x", events=(), sent_ms=9)
 
 
 _RARE_VALUES = {
@@ -954,3 +975,17 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_reading_where_line
         assert len(requests) == 150 * files
     per_request = (peaks[1] - peaks[0]) / (150 * 12)
     assert per_request <= MID_STREAM_READING_BYTES_PER_REQUEST, per_request
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.integers(0, 2**33) | st.integers(0, 2**20), min_size=1, max_size=40))
+def test_message_offsets_pack_to_four_bytes_each_below_4_gib(offsets: list[int]) -> None:
+    """Where a request's message lines start reads back as packed, in order, and counts as many
+    messages: 4 bytes each and one more where every offset is below 4 GiB (the common case: a log
+    file smaller than that), 8 each otherwise (8 each always on the code before)."""
+    from prefixbench.workloads.logs.history import message_count
+    from prefixbench.workloads.logs.trace import packed_offsets, unpacked_offsets
+
+    data = packed_offsets(offsets)
+    assert list(unpacked_offsets(data)) == offsets and message_count(data) == len(offsets)
+    assert len(data) == (4 * len(offsets) + 1 if max(offsets) < 2**32 else 8 * len(offsets))

@@ -812,6 +812,33 @@ def test_the_input_option_is_one_word_in_the_usage_and_its_formats_listed_once(c
     assert "invalid choice: 'nosuch'" in capsys.readouterr().err
 
 
+def test_a_gate_over_reported_and_predicted_misses_says_which_are_predicted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A request-body log (no usage: its misses the model's) audited beside a transcript that
+    # reports its cache use: a cause's FAIL line says how many of its misses are predicted, none
+    # where all are reported, and --max-lost-usd's how much of the dollars lost is predicted.
+    import re
+
+    body = {"model": "claude-sonnet-4-5", "messages": [{"role": "system", "content": "You are a coding agent. " * 400},
+                                                        {"role": "user", "content": "fix the bug " * 50}]}
+    changed = json.loads(json.dumps(body))
+    changed["messages"][0]["content"] = "CHANGED " + changed["messages"][0]["content"]
+    write_jsonl(tmp_path / "bodies.jsonl", [body, changed])
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    t.user("next", "2025-09-03T00:20:00.000Z")
+    t.assistant("r2", "2025-09-03T00:20:03.000Z", [cc_usage(3, 15300, 0, 9)])
+    write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    assert main(["audit", str(tmp_path), "--fail-on", "system-changed,ttl-expired", "--max-lost-usd", "0", "--quiet"]) == 1
+    fails = [line for line in capsys.readouterr().err.splitlines() if line.startswith("FAIL ")]
+    assert len(fails) == 3, fails
+    assert re.match(r"FAIL cause system-changed: 1 request\(s\), [\d,]+ tokens lost \(all of them predicted: their "
+                    r"requests report no cache use\); first at ", fails[0]), fails[0]
+    assert re.match(r"FAIL cause ttl-expired: 1 request\(s\), 15,000 tokens lost; first at ", fails[1]), fails[1]
+    assert re.fullmatch(r"FAIL lost \$\d+\.\d{4} \(\$\d+\.\d{4} of it predicted: its requests report no cache use\) "
+                        r"is above --max-lost-usd \$0", fails[2]), fails[2]
+
+
 def test_a_request_body_log_is_gated_on_predicted_losses_as_the_gate_docs_say(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # docs/audit.md's Gate section said how a log without usage is gated on its hit ratio, not
     # that --fail-on and --max-lost-usd judge a request-body log's predicted misses and losses,
@@ -826,12 +853,23 @@ def test_a_request_body_log_is_gated_on_predicted_losses_as_the_gate_docs_say(tm
     changed["messages"][0]["content"] = "CHANGED " + changed["messages"][0]["content"]
     changed["messages"] += [{"role": "assistant", "content": "ok " * 30}, {"role": "user", "content": "next " * 40}]
     log = write_jsonl(tmp_path / "bodies.jsonl", [body, changed])
-    assert main(["audit", str(log), "--fail-on", "system-changed", "--max-lost-usd", "0"]) == 1
+    junit = tmp_path / "gate.xml"
+    assert main(["audit", str(log), "--fail-on", "system-changed", "--max-lost-usd", "0", "--junit", str(junit)]) == 1
     captured = capsys.readouterr()
-    assert "FAIL cause system-changed: 1 request(s)" in captured.err and "FAIL lost $" in captured.err
+    # Its FAIL lines read as a reported log's did ("FAIL lost $0.0069 is above"): they say the
+    # figures gated are predicted, as --min-hit-ratio's does, and so do the JUnit failures.
+    cause, lost = (line for line in captured.err.splitlines() if line.startswith("FAIL "))
+    assert re.fullmatch(r"FAIL cause system-changed: 1 request\(s\), [\d,]+ tokens lost \(predicted: no request reports "
+                        r"its cache use\); first at .*", cause), cause
+    assert re.fullmatch(r"FAIL predicted lost \$\d+\.\d{4} \(no request reports its cache use\) is above --max-lost-usd \$0", lost), lost
+    failures = [f.get("message") for f in ElementTree.parse(junit).iter("failure")]
+    assert failures == ["system-changed at line 2 (predicted)", lost.removeprefix("FAIL ")]
     gate = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8").split("\n## Gate\n")[1].split("\n## ")[0]
     said = " ".join(gate.split())
     assert "request-body log" in said and "predicted losses" in said
+    for quoted in ("FAIL predicted lost $", "(no request reports its cache use) is above --max-lost-usd",
+                   "(predicted: no request reports its cache use); first at"):
+        assert quoted in said, quoted
     for quoted in ("(predicted: no request reports its cache use)",
                    "request(s) of request-body logs report no usage: their reads, writes, dollars and misses are the "
                    "byte-level cache model's prediction on the logged bodies"):

@@ -593,8 +593,11 @@ def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path
     _expiring(tmp_path, "s1", "claude-nobody-knows-9")
     result = run_audit([tmp_path])
     assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["1", "15,000", "-"]
-    # The loss split counted it in "recoverable $0.00 (1 req)" without a word.
-    assert "recoverable $0.00 (1 req, 1 unpriced) + unavoidable" in audit_table(result)
+    # The loss split counted it in "recoverable $0.00 (1 req)" without a word, then as "$0.00 (1
+    # req, 1 unpriced)" while the JSON and report.html said unknown (null): it says unknown too.
+    assert "lost unknown = recoverable unknown (1 req, 1 unpriced) + unavoidable unknown" in audit_table(result)
+    assert "lost unknown = recoverable unknown (1 req, 1 unpriced)" in audit_markdown(result)
+    assert json.loads(audit_json(result))["loss_split"]["recoverable_usd"] is None
     assert json.loads(audit_json(result))["loss_split"]["recoverable_unpriced"] == 1
     assert next(c for c in json.loads(audit_json(result))["causes"] if c["cause"] == "ttl-expired")["unpriced_requests"] == 1
     # Beside a priced one: its dollars, and the miss they leave out.
@@ -603,6 +606,23 @@ def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path
     assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["2", "30,000", f"{format_usd(result.causes[0].lost_usd)} + 1 unpriced"]
     assert re.search(r"ttl-expired2\s*30,000\s*\$0\.05\d+ \+ 1 unpriced", _text(audit_html(result)))
     assert "2 (1 unpriced)" in _text(audit_html(result))  # the loss split's requests
+    assert re.search(r"recoverable \$0\.0\d \(2 req, 1 unpriced\)", audit_table(result))
+
+
+def test_a_loss_class_none_of_whose_requests_is_priced_says_unknown_beside_priced_ones(tmp_path: Path) -> None:
+    # A priced session that misses nothing beside an unpriced one whose miss is recoverable: the
+    # class's dollars are unknown (JSON null), not "$0.00", while the total is a figure.
+    _expiring(tmp_path, "s1", "claude-nobody-knows-9")
+    t = Transcript("s2")
+    t.n = 200
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("s2r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    write_jsonl(tmp_path / "s2.jsonl", t.lines)
+    result = run_audit([tmp_path])
+    split = json.loads(audit_json(result))["loss_split"]
+    assert split["recoverable_usd"] is None and split["lost_usd"] is not None
+    for text in (audit_table(result), audit_markdown(result)):
+        assert "recoverable unknown (1 req, 1 unpriced) + unavoidable $" in text
 
 
 def test_a_fix_whose_misses_are_unpriced_is_not_said_not_to_pay(tmp_path: Path, capsys) -> None:

@@ -87,6 +87,36 @@ def test_conversations_never_share_blocks(tmp_path: Path) -> None:
     assert [row.predicted_cache_read for row in rows] == [0, 8, 8, 0, 8, 8]
 
 
+def _coarse(block_size: int = 4) -> dict:
+    """A conversation whose ids were hashed over blocks of about 10 tokens, though it declares 4
+    (as kv-cache-tester's traces_neon/: ids over about 85 tokens, declared 64)."""
+    return {"id": "n", "models": ["m"], "block_size": block_size, "hash_id_scope": "global", "tool_tokens": 0,
+            "system_tokens": 0, "requests": [
+                {"t": 0.0, "type": "s", "model": "m", "in": 30, "out": 1, "hash_ids": [1, 2, 3]},
+                {"t": 1.0, "type": "s", "model": "m", "in": 12, "out": 1, "hash_ids": [1, 2, 3]},  # fits 4-token blocks alone
+                {"t": 2.0, "type": "s", "model": "m", "in": 41, "out": 1, "hash_ids": [1, 2, 3, 4]},
+            ]}
+
+
+def test_ids_that_cannot_be_the_prompts_blocks_are_even_shares_of_it(tmp_path: Path) -> None:
+    # 3 ids cannot be 4-token blocks of a 30-token prompt (it has 7 whole blocks): the ids were
+    # hashed over larger blocks, so every request of the conversation reads its prompt spread over
+    # its ids. Read as 4-token blocks, the second request (the first re-sent) read 12 of 12 by
+    # chance and the third 12 of the 30 it re-sent.
+    assert _reads(tmp_path, _coarse()) == [0, 12, 41 * 3 // 4]
+    path = tmp_path / "t.jsonl"
+    notes = run_audit([path]).files[0].notes
+    assert any(n.startswith("3 of 3 request(s) are of a conversation whose hash_ids cannot all be block_size-token blocks")
+               for n in notes)
+    # More ids than the prompt can hold (4 tokens, 3 ids of 4): spread the same way.
+    value = _coarse()
+    value["requests"] = [{"t": 0.0, "type": "s", "model": "m", "in": 4, "out": 1, "hash_ids": [1, 2, 3]},
+                         {"t": 1.0, "type": "s", "model": "m", "in": 9, "out": 1, "hash_ids": [1, 2, 3]}]
+    assert _reads(tmp_path, value) == [0, 9]
+    # Ids that are the prompts' blocks keep block_size (the published traces: the whole blocks only).
+    assert _reads(tmp_path, conversation("local")) == [0, 8, 8]
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

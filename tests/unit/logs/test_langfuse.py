@@ -323,3 +323,39 @@ def test_a_generation_of_an_engine_the_user_runs_is_unknown_and_unpriced(tmp_pat
     requests, _ = read(path)
     assert [(r.provider, r.model, r.upstream) for r in requests] == [("unknown", "deepseek-chat", "ollama")]
     assert run_audit([path]).totals.unpriced_requests == 1
+
+
+def _blob_without(tmp_path: Path, *dropped: str, model: str | None = None, **set_to: str) -> Path:
+    """The blob export's two Claude generations (a 3,000-token write, then its read) with usage
+    keys dropped or set (and ``model`` named instead)."""
+    rows = [json.loads(line) for line in (FIXTURES / "langfuse-blob.jsonl").read_text().splitlines()[:2]]
+    for row in rows:
+        row["provided_model_name"] = model or row["provided_model_name"]
+        for key in dropped:
+            row["usage_details"].pop(key, None)
+        row["usage_details"].update(set_to)
+    path = tmp_path / "blob.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_a_claude_usage_with_no_write_bucket_has_its_writes_not_reported(tmp_path: Path, capsys) -> None:
+    # A Claude generation whose usage_details has reads but no cache-creation key at all: the
+    # totals said "cache write 0 (0 at 1 h)" though the next call read the 3,000 tokens written.
+    path = _blob_without(tmp_path, "cache_creation_input_tokens")
+    requests, summary = read(path)
+    assert [(r.usage.cache_reported, r.usage.writes_reported) for r in requests] == [(True, False)] * 2
+    assert any("what they wrote is not reported, not 0" in note for note in summary.notes)
+    assert run_audit([path]).totals.cache_write is None
+    assert main(["audit", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "cache write not reported" in out and "cache write 0" not in out
+    # A write bucket present, even at 0, is a write count: reported as logged.
+    path = _blob_without(tmp_path, cache_creation_input_tokens="0")
+    requests, summary = read(path)
+    assert [r.usage.writes_reported for r in requests] == [True, True]
+    assert not any("what they wrote is not reported" in note for note in summary.notes)
+    # An OpenAI model's usage has no write bucket to miss (its writes are billed as input).
+    path = _blob_without(tmp_path, "cache_creation_input_tokens", "cache_read_input_tokens", input_cached_tokens="0",
+                         model="gpt-4o")
+    assert [r.usage.writes_reported for r in read(path)[0]] == [True, True]

@@ -310,3 +310,25 @@ def test_a_call_routed_to_a_third_party_host_is_unpriced_not_the_makers_list_pri
     result = run_audit([path])
     assert result.rows[0].cost_usd is None and result.rows[1].cost_usd is not None and result.totals.unpriced_requests == 1
     assert any("served by fireworks_ai (the log names it): Fireworks sets its own" in n for n in result.notes), result.notes
+
+
+def test_a_claude_usage_with_no_write_field_has_its_writes_not_reported(tmp_path: Path) -> None:
+    # A Claude row whose usage has reads but no write field at all (no cache_creation_input_tokens,
+    # no prompt_tokens_details.cache_creation_tokens) was read as writing 0, though the next call
+    # read what the first wrote; a field present at 0 is a 0, and an OpenAI usage has no write field to miss.
+    rows = [
+        row("a", "2025-11-01T10:00:00Z", session_id="s", metadata={"usage_object": {
+            "prompt_tokens": 6009, "completion_tokens": 3, "cache_read_input_tokens": 0}}),
+        row("b", "2025-11-01T10:00:09Z", session_id="s", metadata={"usage_object": {
+            "prompt_tokens": 6012, "completion_tokens": 4, "cache_read_input_tokens": 6000}}),
+        row("c", "2025-11-01T10:00:19Z", session_id="s", metadata={"usage_object": {
+            "prompt_tokens": 6012, "completion_tokens": 4, "cache_read_input_tokens": 6000, "cache_creation_input_tokens": 0}}),
+        row("d", "2025-11-01T10:00:29Z", session_id="t", model="gpt-4o", custom_llm_provider="openai", metadata={"usage_object": {
+            "prompt_tokens": 6012, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": 6000}}}),
+    ]
+    path = tmp_path / "spend_logs.json"
+    path.write_text(json.dumps(rows))
+    requests, summary = read(path)
+    assert [r.usage.writes_reported for r in requests] == [False, False, True, True]
+    assert any(n.startswith("2 call(s) of a provider that bills cache writes apart whose usage has no write field") for n in summary.notes)
+    assert [r.reported_cache_write for r in run_audit([path]).rows] == [None, None, 0, None]  # (OpenAI's: no write count)

@@ -712,3 +712,17 @@ def test_v1_conversations_of_another_system_prompt_have_heads_of_their_own(tmp_p
     requests = import_file(sorted(folder.iterdir())[0], FORMATS["openhands"], ImportContext())[0]
     assert {r.prefix.head for r in requests if r.lane == "main"} == {heads[0]}
     assert {r.prefix.head for r in requests if r.lane != "main"} == {"openhands:anthropic:claude-sonnet-4-5-20250929"}
+
+
+def test_a_token_usage_without_cache_write_tokens_has_its_writes_not_reported(tmp_path: Path) -> None:
+    # A Claude TokenUsage with cache_read_tokens but no cache_write_tokens field was read as
+    # writing 0; a cache_write_tokens of 0 given stays a 0.
+    without = token_usage("r1", 6007, 40, 0, 0)
+    del without["cache_write_tokens"]
+    later = token_usage("r2", 6012, 9, 6000, 0)
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(output_line("django__django-1", [without, later])) + "\n")
+    requests, summary = import_file(path, detect_format(path), ImportContext())
+    assert [(r.provider, r.usage.writes_reported) for r in requests] == [("anthropic", False), ("anthropic", True)]
+    assert any("whose usage has no write field" in n for n in summary.notes)
+    assert [r.reported_cache_write for r in run_audit([path]).rows] == [None, 0]

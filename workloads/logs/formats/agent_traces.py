@@ -8,6 +8,14 @@ A conversation names its ``block_size`` (64 in the published traces), ``hash_id_
 ids are equal prefix blocks; the tail shorter than a block has none), and optional
 ``api_time``, ``think_time`` and ``ttft`` (seconds).
 
+Where a request's ids cannot be its prompt's full blocks (fewer than the whole ``block_size``
+blocks ``in`` holds, or more than it can hold), the conversation's ids were hashed over blocks of
+another size (the traces kv-cache-tester built from its agentic proxy's database,
+``traces_neon/``: ids over about 85 of the prompt's tokens each, against a declared 64); each id
+of every request of that conversation is then read as an even share of its request's ``in``, and
+the file's note counts those requests. Read as ``block_size``
+tokens, a prompt re-sent whole would be predicted to read only part of itself.
+
 ``hash_id_scope`` says which contexts share ids: ``global`` (the v6 set) and ``local`` (the
 v8 set, and the traces NVIDIA's aiperf converts from TraceLab) the parent and its subagents,
 one namespace per conversation (kv-cache-tester's README: "scoped per conversation, with
@@ -73,6 +81,8 @@ class _Conversation(msgspec.Struct):
     #: The namespace of this file and conversation; a context's ids are keyed under it.
     key: str
     out: list[TraceRequest]
+    #: Whether some request's ids cannot be ``block_tokens``-token blocks of its prompt.
+    misfit: bool = False
     #: Raw id to namespaced id, per context: a block repeated by every later request of a lane
     #: is one object, not one per request.
     ids: dict[str, dict[int | str, int | str]] = msgspec.field(default_factory=dict)
@@ -124,6 +134,7 @@ def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s
         raise UserError(f"{where}: model is not a string ({model!r:.40})")
     hashes = _namespaced(conv, lane, value.get("hash_ids"), where)
     length = count(value.get("in"), where, "in")
+    conv.misfit = conv.misfit or not _fits(conv.block_tokens, length, len(hashes))
     sent_ms = round(sent_s * 1000)
     return TraceRequest(
         file=conv.file,
@@ -138,10 +149,22 @@ def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s
         model=model or NO_MODEL,
         envelope=(("input_length", str(length)), ("output_length", str(count(value.get("out"), where, "out")))),
         hash_ids=hashes,
-        block_tokens=(conv.block_tokens,) * len(hashes),
+        block_tokens=(conv.block_tokens,) * len(hashes),  # spread by _conversation where the ids do not fit
         source_format=NAME,
         path=where.rpartition(": ")[2],  # requests[2].requests[0]: every request of the file is on its line
     )
+
+
+def _fits(block: int, length: int, n: int) -> bool:
+    """Whether ``n`` ids can be ``block``-token blocks of a ``length``-token prompt: its whole
+    blocks (with its tail or without), or none."""
+    return not n or length // block <= n <= -(-length // block)
+
+
+def _even(length: int, n: int) -> tuple[int, ...]:
+    """``length`` tokens over ``n`` ids as evenly as whole tokens go: the first ``k`` hold
+    ``length * k // n``."""
+    return tuple(length * (i + 1) // n - length * i // n for i in range(n))
 
 
 def _lane(conv: _Conversation, entries: object, lane: str, kind: LaneKind, base_s: float, where: str) -> None:
@@ -180,8 +203,9 @@ def _shared_ids(value: dict, where: str) -> bool:
     raise UserError(f"{where}: hash_id_scope {scope!r:.40} is none of {known}")
 
 
-def _conversation(name: str, ordinal: int, record: Record, out: list[TraceRequest], lanes: set[str]) -> None:
-    """Read one conversation's requests into ``out``."""
+def _conversation(name: str, ordinal: int, record: Record, out: list[TraceRequest], lanes: set[str]) -> int:
+    """Read one conversation's requests into ``out``; how many of them had their prompt spread
+    over their ids (all of them where some request's ids cannot be its blocks, else none)."""
     where = f"{name}:{record.line}"
     value = record.value
     if not isinstance(value, dict) or detect(value) is None:
@@ -192,7 +216,14 @@ def _conversation(name: str, ordinal: int, record: Record, out: list[TraceReques
         lane = f"{lane}#{ordinal + 1}"
     lanes.add(lane)
     conv = _Conversation(name, record.line, _block_tokens(value, where), _shared_ids(value, where), f"{name}\0{ordinal}", out)
+    start = len(out)
     _lane(conv, value["requests"], lane, "main", 0.0, f"{where}: requests")
+    if not conv.misfit:
+        return 0
+    for n in range(start, len(out)):
+        r = out[n]
+        out[n] = msgspec.structs.replace(r, block_tokens=_even(int(r.envelope_dict["input_length"]), len(r.hash_ids or ())))
+    return len(out) - start
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -200,11 +231,18 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     name = str(path)
     out: list[TraceRequest] = []
     lanes: set[str] = set()
+    spread = 0
     for ordinal, record in enumerate(records):
-        _conversation(name, ordinal, record, out, lanes)
+        spread += _conversation(name, ordinal, record, out, lanes)
     if not out:
         raise UserError(f"{name}:1: no requests in this trace")
-    return out, FileSummary(name, NAME, len(out), (), ("block-hash agent trace: no reported usage, predictions only",))
+    notes = ["block-hash agent trace: no reported usage, predictions only"]
+    if spread:
+        notes.append(
+            f"{spread:,} of {len(out):,} request(s) are of a conversation whose hash_ids cannot all be block_size-token "
+            "blocks of their prompts (fewer than a prompt's whole blocks, or more than it holds): each id is read as an "
+            "even share of its request's prompt")
+    return out, FileSummary(name, NAME, len(out), (), tuple(notes))
 
 
 FORMAT = LogFormat(
@@ -220,6 +258,8 @@ FORMAT = LogFormat(
         "the v6 set (2026-03): hash_id_scope global (subagents share the parent's ids), api_time and think_time, subagent entries",
         "the curated v8 set (2026-04, current to 94f6046 2026-07): hash_id_scope local (ids per conversation, subagents "
         "sharing the parent's), one request per turn, an occasional ttft",
+        "traces_neon/ (2026-04, on the agentx branches): built from a proxy's database of Claude Code requests, "
+        "hash_id_scope global, ids over about 85 tokens each though block_size says 64 (read as even shares of the prompt)",
     ),
     aliases=("agentx",),
 )

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import msgspec
+
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.providers.vllm import litellm_engine
 from prefixbench.simulator.providers.hosts import billing_host
@@ -104,6 +106,29 @@ def read_usage(usage: Mapping[str, object], where: str, *, writes_included: bool
     long_part = min(count(split.get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens"), written)
     output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
     return Usage(read, written - long_part, long_part, uncached, output)
+
+
+def names_writes(usage: Mapping[str, object]) -> bool:
+    """Whether a LiteLLM usage has a field for cache writes at all (given, even as 0):
+    Anthropic's ``cache_creation_input_tokens`` (or its ``cache_creation`` split), newer LiteLLM's
+    ``prompt_tokens_details.cache_creation_tokens``, OpenRouter's ``cache_write_tokens``."""
+    details = mapping(usage.get("prompt_tokens_details"))
+    return (given(usage, "cache_creation_input_tokens") or given(details, "cache_creation_tokens", "cache_write_tokens")
+            or bool(mapping(usage.get("cache_creation"))))
+
+
+def writes_unknown(usage: Usage, raw: Mapping[str, object], provider: str) -> Usage:
+    """``usage`` (read from ``raw``) with its writes not reported where it reports its cache use
+    but ``raw`` has no write field (:func:`names_writes`) and ``provider`` bills writes apart: what
+    the call wrote is unknown, not 0 (a field present at 0 is a 0)."""
+    if usage.cache_reported and usage.writes_reported and not names_writes(raw) and rules_for(provider).is_additive:
+        return msgspec.structs.replace(usage, writes_reported=False)
+    return usage
+
+
+#: The note of a file where :func:`writes_unknown` took some calls' writes as not reported.
+WRITES_UNKNOWN_NOTE = ("{:,} call(s) of a provider that bills cache writes apart whose usage has no write field (no "
+                       "cache_creation_input_tokens or the like): what they wrote is not reported, not 0")
 
 
 def reading_note(anthropic_calls: int, writes_included: bool) -> str:

@@ -50,6 +50,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
@@ -366,7 +367,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped: list[tuple[int, str]] = []
     calls: list[_Call] = []
     seen: set[str] = set()
-    spans = 0
+    spans = writes_unknown = 0
     cost = 0.0
     for record in objects(path, records, " (a Langfuse observation, trace or observations page)"):
         where = f"{name}:{record.line}"
@@ -402,6 +403,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
+            if reading.usage.cache_reported and not any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS) \
+                    and rules_for(provider).is_additive:
+                # A provider that bills writes apart, its usage without a write bucket: what the
+                # call wrote is unknown (inside nothing counted), not 0.
+                reading = msgspec.structs.replace(reading, usage=msgspec.structs.replace(reading.usage, writes_reported=False))
+                writes_unknown += 1
             trace = _get(value, "traceId", "trace_id")
             lane = obs.session or (str(trace) if isinstance(trace, (str, int)) and trace != "" else "main")
             spent = _cost(value)
@@ -454,6 +461,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         )
         last_node[call.lane] = node
     notes = _notes(conventions, cost, len(chained), len(out), spans)
+    if writes_unknown:
+        notes.append(f"{writes_unknown} generation(s) of a provider that bills cache writes apart have no write bucket in usageDetails "
+                     "(no input_cache_creation, cache_creation_input_tokens or the like): what they wrote is not reported, not 0")
     if unnamed:
         notes.append(
             f"{len(unnamed)} generation(s): usageDetails.total is {sum(unnamed):,} tokens above the sum of the buckets, tokens no "

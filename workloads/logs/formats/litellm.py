@@ -249,7 +249,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     rows.sort(key=lambda r: (str(r.value.get("startTime") or ""), r.record.line))
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
-    anthropic_calls = not_reported = with_body = 0
+    anthropic_calls = not_reported = with_body = writes_unknown = 0
     vertex: Counter[tuple[str, str]] = Counter()
     for r in rows:
         row = r.value
@@ -260,6 +260,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         not_reported += not r.reported
         route = f"{row.get('custom_llm_provider') or ''}/{row.get('model') or NO_MODEL}".lstrip("/")
         provider = gateway_usage.provider_of(route, shaped)
+        usage = gateway_usage.writes_unknown(usage, r.usage, provider)
+        writes_unknown += not usage.writes_reported
         model = str(row.get("model") or NO_MODEL).rsplit("/", 1)[-1] or NO_MODEL
         body = _body(row, provider, model, where)
         if provider == ANTHROPIC.name and route.lower().startswith("vertex_ai"):
@@ -300,6 +302,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
     if not_reported:
         notes.append(f"{not_reported} row(s) carry no cache counts (no usage_object, response usage or additional_usage_values): cache use not reported, not zero")
+    if writes_unknown:
+        notes.append(gateway_usage.WRITES_UNKNOWN_NOTE.format(writes_unknown))
     said = _vertex_note(vertex)
     if said is not None:
         notes.append(said)

@@ -81,7 +81,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_at, provider_of_model
-from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers.base import count, given
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, iso_time_us, objects, parse_time_ms
@@ -332,15 +332,20 @@ def _prompt_tag(event: object) -> str | None:
 
 
 def _token_usage(item: dict, where: str) -> dict:
-    """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from)."""
-    usage = {
+    """One ``TokenUsage`` as LiteLLM's usage (the shape it was read from). A ``cache_write_tokens``
+    of 0 is kept (as OpenRouter names it), so one without the field reads as writes not reported
+    (:func:`.gateway_usage.writes_unknown`)."""
+    details = {"cached_tokens": count(item.get("cache_read_tokens"), where, "token_usages.cache_read_tokens")}
+    usage: dict[str, object] = {
         "prompt_tokens": count(item.get("prompt_tokens"), where, "token_usages.prompt_tokens"),
         "completion_tokens": count(item.get("completion_tokens"), where, "token_usages.completion_tokens"),
-        "prompt_tokens_details": {"cached_tokens": count(item.get("cache_read_tokens"), where, "token_usages.cache_read_tokens")},
+        "prompt_tokens_details": details,
     }
     written = count(item.get("cache_write_tokens"), where, "token_usages.cache_write_tokens")
     if written:
         usage["cache_creation_input_tokens"] = written
+    elif given(item, "cache_write_tokens"):
+        details["cache_write_tokens"] = 0
     return usage
 
 
@@ -737,7 +742,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
     included = gateway_usage.writes_in_prompt((c.usage, f"{name}:{c.line}") for c in calls)
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
-    anthropic_calls = 0
+    anthropic_calls = writes_unknown = 0
     elsewhere: set[str] = set()
     for call in calls:
         where = f"{name}:{call.line}"
@@ -745,6 +750,8 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
         shaped = gateway_usage.is_anthropic_shaped(call.usage)
         anthropic_calls += shaped
         provider = _served_by(gateway_usage.provider_of(call.model, shaped), call.model, servers.get(call.lane))
+        usage = gateway_usage.writes_unknown(usage, call.usage, provider)
+        writes_unknown += not usage.writes_reported
         if provider == UNKNOWN.name and call.lane in servers:
             elsewhere.add(servers[call.lane])
         model = call.model.rsplit("/", 1)[-1] or NO_MODEL
@@ -772,6 +779,8 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
         )
         last_node[call.lane] = node
     notes = gateway_usage.reading_notes(len(out), anthropic_calls, included)
+    if writes_unknown:
+        notes.append(gateway_usage.WRITES_UNKNOWN_NOTE.format(writes_unknown))
     notes.append("OpenHands keeps no per-call request (its memory condenses the history): each run is read as a chain")
     for url in sorted(elsewhere):
         notes.append(f"calls routed as openai/... to {url}: an OpenAI-compatible server, not OpenAI (provider unknown, "

@@ -278,7 +278,7 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
         lanes[call.model] = lanes.get(call.model, 0) + 1
     main = max(lanes, key=lambda m: lanes[m]) if lanes else ""
     out: list[TraceRequest] = []
-    anthropic_calls = 0
+    anthropic_calls = writes_unknown = 0
     without_body = 0
     for call, raw in usable:
         where = f"{call.file}:{call.line}"
@@ -286,6 +286,8 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
         anthropic_calls += shaped
         usage = gateway_usage.read_usage(raw, where, writes_included=included)
         provider = gateway_usage.provider_of(call.model, shaped)
+        usage = gateway_usage.writes_unknown(usage, raw, provider)
+        writes_unknown += not usage.writes_reported
         without_body += call.body is None
         lane = "main" if call.model == main else call.model
         out.append(TraceRequest(
@@ -300,6 +302,8 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
     notes = [f"OpenHands completion logs: one call per file, {len(calls)} file(s) read in time order (their timestamp), "
              f"one lane per model ({', '.join(f'{m}: {n}' for m, n in lanes.items()) or 'none'})"]
     notes += gateway_usage.reading_notes(len(out), anthropic_calls, included)
+    if writes_unknown:
+        notes.append(gateway_usage.WRITES_UNKNOWN_NOTE.format(writes_unknown))
     if without_body:
         notes.append(f"{without_body} call(s) whose request could not be rebuilt as a body (read as a chain of their own)")
     cost = sum(c.cost for c in calls)

@@ -370,6 +370,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         anthropic_calls = sum(1 for u, _ in usages if gateway_usage.is_anthropic_shaped(u))
         lane = run.lane or ("main" if len(runs) == 1 else f"run-{run_idx + 1}")
         parent: str | None = None
+        writes_unknown = 0
         kept: list[tuple[int, _Call, Usage | None, str]] = []
         for i, call in enumerate(run.calls):
             usage_raw = as_dict(call.response).get("usage") if call.response is not None else None
@@ -377,10 +378,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 skipped.append((run.line, f"call {i + 1}: {call.no_usage}"))
                 continue
             usage: Usage | None = None
+            shaped = isinstance(usage_raw, dict) and gateway_usage.is_anthropic_shaped(usage_raw)
+            provider = gateway_usage.provider_of(call.model, shaped)
             if isinstance(usage_raw, dict):
                 usage = gateway_usage.read_usage(usage_raw, f"{run.where}: call {i + 1}", writes_included=included)
-            shaped = isinstance(usage_raw, dict) and gateway_usage.is_anthropic_shaped(usage_raw)
-            kept.append((i, call, usage, gateway_usage.provider_of(call.model, shaped)))
+                usage = gateway_usage.writes_unknown(usage, usage_raw, provider)
+                writes_unknown += not usage.writes_reported
+            kept.append((i, call, usage, provider))
         if not run.marks_end and any(u is not None and u.cache_write for _, _, u, _ in kept) and not any(c.markers for _, c, _, _ in kept):
             # Writes need a breakpoint; the run names none (LiteLLM may have injected it): the end one is assumed.
             run.marks_end = True
@@ -422,6 +426,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         notes.extend(run.notes if not run.lane else (f"{run.lane}: {n}" for n in run.notes))
         notes.extend(gateway_usage.reading_notes(len(usages), anthropic_calls, included))
+        if writes_unknown:
+            notes.append(gateway_usage.WRITES_UNKNOWN_NOTE.format(writes_unknown))
         if without_body:
             notes.append(
                 f"{without_body} call(s) sent messages that are not chat completions (Responses API items or media): "
