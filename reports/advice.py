@@ -49,13 +49,14 @@ def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpri
 def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
     $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds).
-    A class none of whose requests is priced says ``unknown`` (``recoverable unknown (1 req, 1
-    unpriced)``; JSON null), as every figure does where ``all_unpriced`` (no request of the audit
-    is priced: ``lost unknown``): $0.00 would claim nothing was lost."""
+    A class whose dollars are unknown (:meth:`~.LossSplit.usd_unknown`: no priced request of it
+    lost anything, some lost tokens no dollar figure holds) says ``unknown`` (``recoverable
+    unknown (1 req, 1 unpriced)``; JSON null), as every figure does where ``all_unpriced`` (no
+    request of the audit is priced: ``lost unknown``): $0.00 would claim nothing was lost."""
     def usd(value: Decimal, unknown: bool) -> str:
         return "unknown" if unknown or all_unpriced else f"${value:,.2f}"
 
-    parts = " + ".join(f"{name} {usd(split.usd(name), none_priced(split.requests(name), split.unpriced(name)))} "
+    parts = " + ".join(f"{name} {usd(split.usd(name), split.usd_unknown(name))} "
                        f"({split.requests(name):,} req" + (f", {split.unpriced(name):,} unpriced" if split.unpriced(name) else "") + ")"
                        for name in LOSS_CLASSES)
     return f"lost {usd(split.lost_usd, False)} = {parts}"

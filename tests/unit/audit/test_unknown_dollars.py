@@ -61,6 +61,11 @@ def test_a_loss_class_with_no_priced_loss_is_null_though_it_holds_a_cold_start(t
     # One predicate decides it for every view (the text's line and the page read it too).
     assert split.usd_unknown("unavoidable") and not split.usd_unknown("recoverable")
     assert not split.usd_unknown("unknown")  # no request of it: $0.00
+    # The text's split line says so too (it said "unavoidable $0.00 (3 req, 1 unpriced)").
+    from prefixbench.reports.audit import audit_table
+
+    line = next(line for line in audit_table(result).splitlines() if line.startswith("lost $"))
+    assert "unavoidable unknown (3 req, 1 unpriced)" in line and "unknown $0.00 (0 req)" in line
 
 
 def test_usd_unknown_is_decided_by_priced_losses_not_request_counts() -> None:
