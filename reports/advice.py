@@ -49,13 +49,15 @@ def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpri
 def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
     $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds).
-    A class none of whose requests is priced has no dollar figure (``recoverable (1 req, 1
-    unpriced: no dollar figure)``; JSON null), as every class has none where ``all_unpriced`` (no
-    request of the audit is priced: ``lost unknown``): $0.00 would claim nothing was lost."""
+    A class whose dollars are unknown (:meth:`~.LossSplit.usd_unknown`: no priced request of it
+    lost anything, some lost tokens no dollar figure holds) has no dollar figure (``recoverable (1
+    req, 1 unpriced: no dollar figure)``; JSON null), as every class has none where
+    ``all_unpriced`` (no request of the audit is priced: ``lost unknown``): $0.00 would claim
+    nothing was lost."""
     def part(name: str) -> str:
         requests, unpriced = split.requests(name), split.unpriced(name)
         counted = f"{requests:,} req" + (f", {unpriced:,} unpriced" if unpriced else "")
-        if all_unpriced or none_priced(requests, unpriced):
+        if all_unpriced or split.usd_unknown(name):
             return f"{name} ({counted}: no dollar figure)"
         return f"{name} ${split.usd(name):,.2f} ({counted})"
 

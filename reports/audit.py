@@ -24,6 +24,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
+from prefixbench.workloads.audit.explicit import usd_or_unknown
 from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp, Totals
 from prefixbench.workloads.audit.losses import LOSS_CLASSES, LossSplit, Recommendation
@@ -110,24 +111,29 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
 def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     """The loss split's record, null where its dollars are unknown, as a group's are: every
     dollar figure where the total lost is (none of the requests is priced: the totals'
-    ``lost_usd`` is null), and a class's where none of its requests that lost tokens is priced
-    (its ``*_unpriced`` count is all of them); $0.00 there would claim nothing was lost."""
+    ``lost_usd`` is null), and a class's where some of its requests lost tokens no dollar figure
+    holds and no priced one lost anything (:meth:`LossSplit.usd_unknown`, which the text and the
+    page decide by too); $0.00 there would claim nothing was lost."""
     record = section_record(LOSS_SPLIT_FIELDS, split)
     unknown = none_priced(totals.requests, totals.unpriced_requests)
     if unknown:
         record["lost_usd"] = None
     for name in LOSS_CLASSES:
-        if unknown or none_priced(split.requests(name), split.unpriced(name)):
+        if unknown or split.usd_unknown(name):
             record[f"{name}_usd"] = None
     return record
 
 
 def _recommendation_record(rec: Recommendation) -> dict[str, object]:
     """A recommendation's record: ``lost_usd`` null where none of the misses it targets is
-    priced (its *lost to its misses* reads ``unpriced``: :func:`~.advice.lost_words`)."""
+    priced (its *lost to its misses* reads ``unpriced``: :func:`~.advice.lost_words`), and
+    ``saved_usd`` where what it saves is unknown for that reason (its *dollars* read ``unknown
+    (unpriced)``: :func:`~.advice.saves_text`), not a 0.0 that reads as "does not pay"."""
     record = section_record(RECOMMENDATION_FIELDS, rec)
-    if rec.unpriced_requests and not rec.lost_usd:
+    if rec.lost_unknown:
         record["lost_usd"] = None
+    if rec.saved_unknown:
+        record["saved_usd"] = None
     return record
 
 
@@ -312,7 +318,7 @@ def _headline(result: AuditResult) -> str:
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
-            f"; explicit caches (not requests): {format_usd(t.cache_create_usd)} to create, {format_usd(t.storage_usd)} storage"
+            f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
             if result.explicit_caches else ""
         )
     )

@@ -743,6 +743,11 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
                   "read within 3%", "hit", "paid", "lost"], rows) + legend
 
 
+def _usd_or_unknown(value: float | None) -> str:
+    """A total of the explicit caches' dollars, ``unknown`` where null (none of them has it)."""
+    return "unknown" if value is None else fmt_usd(value)
+
+
 def _audit_explicit_caches(caches: list[dict], totals: dict, many: dict[str, str]) -> str:
     """The explicit caches (Gemini ``cachedContents``) the logs created: not requests, billed apart.
     A figure the log does not show is 'unknown' (an empty cell would read as nothing paid)."""
@@ -761,8 +766,8 @@ def _audit_explicit_caches(caches: list[dict], totals: dict, many: dict[str, str
         ]))
     return table(["where", "cache", "model", "tokens", "created", "kept", "ended by", "reads", "read tokens", "create",
                   "storage"], rows) + note(
-        f"Not requests (in no lane, hit ratio or loss), but paid: creating them cost {fmt_usd(totals.get('cache_create_usd', 0))} "
-        f"(their tokens at the input price) and keeping them {fmt_usd(totals.get('storage_usd', 0))} of storage "
+        f"Not requests (in no lane, hit ratio or loss), but paid: creating them cost {_usd_or_unknown(totals.get('cache_create_usd', 0))} "
+        f"(their tokens at the input price) and keeping them {_usd_or_unknown(totals.get('storage_usd', 0))} of storage "
         "(tokens x hours kept at the row's storage rate), both inside the paid total above. Reads from them are "
         "requests, priced at the explicit read rate. 'unknown': the log does not show it (a cache read but not "
         "created here, an update or delete without a time, a model with no storage price)."

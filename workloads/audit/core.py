@@ -294,9 +294,10 @@ class Totals(msgspec.Struct, frozen=True):
     #: As a roll-up's (:func:`hit_ratio`): None where nothing reports its cache use or is traced.
     hit_ratio: float | None
     #: Explicit caches the logs created (:mod:`.explicit`), in ``cost_usd`` and in no request:
-    #: their tokens at the input price, and their storage.
-    cache_create_usd: Decimal = Decimal(0)
-    storage_usd: Decimal = Decimal(0)
+    #: their tokens at the input price, and their storage (None: caches were created and none of
+    #: them has the figure: a model with no price row, a log that does not show how long it was kept).
+    cache_create_usd: Decimal | None = Decimal(0)
+    storage_usd: Decimal | None = Decimal(0)
     #: Requests in no dollar figure: with usage of a model the price table does not price, or
     #: with no usage and no body to price them from (a block-hash trace, a trajectory).
     unpriced_requests: int = 0
@@ -3040,8 +3041,8 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
 
 def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
     # Requests whose provider reported no cache fields count in the tokens, not in the hit ratio.
-    create = usd_sum(c.create_usd or Decimal(0) for c in caches)
-    storage = usd_sum(c.storage_usd or Decimal(0) for c in caches)
+    # (None where caches were created and none of them has the figure: unknown, not $0)
+    create, storage = explicit.known_sum(caches, "create_usd"), explicit.known_sum(caches, "storage_usd")
     return Totals(
         requests=total.requests,
         input=reported_sum(total.input, total.billed),
@@ -3049,7 +3050,7 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
         cache_read=reported_sum(total.read, total.reported),
         cache_write=reported_sum(total.write, total.writing),
         cache_write_1h=reported_sum(total.write_1h, total.writing),
-        cost_usd=usd_sum([total.cost, create, storage]),
+        cost_usd=usd_sum([total.cost, create or Decimal(0), storage or Decimal(0)]),
         lost_usd=total.lost,
         hit_ratio=total.hit_ratio,
         cache_create_usd=create,

@@ -110,6 +110,18 @@ def cost_by(caches: Sequence[ExplicitCacheRow], key: Callable[[ExplicitCacheRow]
     return out
 
 
+def known_sum(caches: Sequence[ExplicitCacheRow], field: str) -> Decimal | None:
+    """The caches' ``field`` (``create_usd`` or ``storage_usd``) summed over those whose log and
+    price row give it; None where there are caches and none gives it (unknown, not $0)."""
+    known = [value for value in (getattr(c, field) for c in caches) if value is not None]
+    return None if caches and not known else usd_sum(known)
+
+
+def usd_or_unknown(value: Decimal | None) -> str:
+    """``$0.0300``, or ``unknown`` for None."""
+    return "unknown" if value is None else format_usd(value)
+
+
 def read_detail(r: TraceRequest, created: Container[str]) -> str:
     """What a request that read an explicit cache says about it ("" for any other)."""
     if r.explicit_cache is None or r.usage is None:
@@ -124,12 +136,11 @@ def notes(caches: Sequence[ExplicitCacheRow], requests: Sequence[TraceRequest]) 
     """What the report must say about explicit caches: what they cost, what is unknown."""
     out = []
     if caches:
-        create = usd_sum(c.create_usd or Decimal(0) for c in caches)
-        storage = usd_sum(c.storage_usd or Decimal(0) for c in caches)
+        create, storage = known_sum(caches, "create_usd"), known_sum(caches, "storage_usd")
         hours = sum(c.kept_hours or 0.0 for c in caches)
         out.append(
             f"{len(caches)} explicit cache(s) created in these logs ({sum(c.tokens for c in caches):,} tokens, kept "
-            f"{hours:,.2f} h in all): {format_usd(create)} to create (input price) and {format_usd(storage)} storage, in the totals' "
+            f"{hours:,.2f} h in all): {usd_or_unknown(create)} to create (input price) and {usd_or_unknown(storage)} storage, in the totals' "
             "dollars but in no request, lane or hit ratio"
         )
         unknown = [c.name for c in caches if c.kept_hours is None]

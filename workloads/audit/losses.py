@@ -185,9 +185,19 @@ class LossSplit(msgspec.Struct, frozen=True):
     recoverable_unpriced: int = 0
     unavoidable_unpriced: int = 0
     unknown_unpriced: int = 0
+    #: The classes some priced request of which lost dollars (their exact sum above 0, before
+    #: rounding to the cent): not written, it decides :meth:`usd_unknown`.
+    priced_loss: tuple[str, ...] = ()
 
     def usd(self, name: str) -> Decimal:
         return getattr(self, f"{name}_usd")
+
+    def usd_unknown(self, name: str) -> bool:
+        """Whether the class's dollars are unknown: some request of it lost tokens no dollar
+        figure holds and no priced request of it lost anything, so its $0.00 would claim nothing
+        was lost (a class whose requests all lost nothing, a cold start's, is $0.00, known).
+        Every view decides it here: the JSON's null, the text's and the page's *unknown*."""
+        return self.unpriced(name) > 0 and name not in self.priced_loss
 
     def requests(self, name: str) -> int:
         return getattr(self, f"{name}_requests")
@@ -246,6 +256,7 @@ def split_sums(groups: Mapping[str, tuple[int, Decimal, int]]) -> LossSplit:
         total, parts["recoverable"], parts["unavoidable"], parts["unknown"],
         counts["recoverable"], counts["unavoidable"], counts["unknown"],
         unpriced["recoverable"], unpriced["unavoidable"], unpriced["unknown"],
+        tuple(name for name in LOSS_CLASSES if sums[name] > 0),
     )
 
 
@@ -280,3 +291,15 @@ class Recommendation(msgspec.Struct, frozen=True):
     #: Of the misses it targets, those that lost tokens no dollar figure holds (a model with no
     #: price, a range only): not in ``lost_usd``, and what the fix saves on them is unknown.
     unpriced_requests: int = 0
+
+    @property
+    def lost_unknown(self) -> bool:
+        """Whether what its misses lost is unknown: some lost tokens no dollar figure holds and
+        the priced ones lost nothing (its *lost to its misses* reads ``unpriced``)."""
+        return bool(self.unpriced_requests) and not self.lost_usd
+
+    @property
+    def saved_unknown(self) -> bool:
+        """Whether what it saves is unknown (its *dollars* read ``unknown (unpriced)``): it saves
+        nothing on priced requests, or cannot be re-simulated, and :attr:`lost_unknown`."""
+        return (self.saved_usd is None or self.saved_usd <= 0) and self.lost_unknown

@@ -1,4 +1,4 @@
-"""The audit record: what ``audit --format json`` writes (schema 1), what report.html draws and
+"""The audit record: what ``audit --format json`` writes (schema 2), what report.html draws and
 what ``compare`` reads, declared once.
 
 The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
@@ -15,8 +15,13 @@ from decimal import Decimal
 
 from prefixbench.workloads.fields import Field
 
-#: The audit JSON's ``schema``; a reader refuses another.
-SCHEMA_VERSION = 1
+#: The audit JSON's ``schema``. 2: a dollar figure of a unit none of whose requests is priced is
+#: null (1 wrote 0.0 there), as are a fix's and a loss class's unknown dollars, and a write count
+#: no request gives (1 wrote 0).
+SCHEMA_VERSION = 2
+#: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
+#: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown.
+READ_SCHEMAS = (1, 2)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
 NOT_REPORTED = "not reported"
@@ -109,8 +114,8 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("cost_usd", "usd?", gate="usd"),
     _figure("lost_usd", "usd?", gate="usd"),
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
-    _figure("cache_create_usd", "usd"),
-    _figure("storage_usd", "usd"),
+    _figure("cache_create_usd", "usd?"),
+    _figure("storage_usd", "usd?"),
     _figure("unpriced_requests"),
     # Of those, the requests with no usage to price (the rest: a model with no price, or a log
     # that sums cache reads and writes: ranged_requests).

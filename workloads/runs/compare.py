@@ -33,7 +33,7 @@ from pathlib import Path
 
 import msgspec
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.audit.schema import NOT_REPORTED, SCHEMA_VERSION, UNIT_FIELDS
+from prefixbench.workloads.audit.schema import NOT_REPORTED, READ_SCHEMAS, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
 from prefixbench.workloads.logs.reading import json_reason
 from prefixbench.workloads.runs.schema import COST_COLUMNS, KEY_FIELDS, RUN_COLUMNS, RUN_FIGURES
@@ -272,9 +272,11 @@ def _window_text(value: object) -> str:
 
 def _audit_from_json(data: dict, source: str) -> Result:
     schema = data.get("schema")
-    if schema != SCHEMA_VERSION:
+    # (a bool is an int to Python: true is no schema)
+    if isinstance(schema, bool) or schema not in READ_SCHEMAS:
         raise UserError(
-            f"{source}: key 'schema': audit schema {schema!r} is not supported (this prefixbench reads {SCHEMA_VERSION})"
+            f"{source}: key 'schema': audit schema {schema!r} is not supported "
+            f"(this prefixbench reads {', '.join(map(str, READ_SCHEMAS))})"
         )
     for name, kind in (("lanes", list), ("causes", list), ("totals", dict)):
         if not isinstance(data.get(name), kind):
