@@ -302,10 +302,10 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
             f"{_refused(observations)}"
         )
     if not judged:
-        return Verdict.VACUOUS, f"{len(paybacks):,} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
+        return Verdict.VACUOUS, f"{len(paybacks):,} rewrite{'' if len(paybacks) == 1 else 's'}, the session ended before the break-even of each, so the spec proves nothing"
     slowest = max(judged, key=lambda p: p.needed or 0.0)
     return Verdict.PASS, (
-        f"{len(judged):,} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served:,})"
+        f"{len(judged):,} rewrite{'' if len(judged) == 1 else 's'} paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served:,})"
         + (f"; {len(paybacks) - len(judged):,} cut short by the session's end" if len(judged) < len(paybacks) else "")
         + f" ({source})"
         + _refused(observations)
