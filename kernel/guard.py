@@ -113,8 +113,9 @@ def engine_output() -> Iterator[None]:
     """While a user's engine (or its factory) runs: what it prints goes to standard error, so
     standard output keeps only the command's own result (a debugging ``print`` in an engine
     must not corrupt ``sweep --format json``). In the main thread only: the
-    swap is process-wide, and engines that run in threads (a Dask worker's) print nowhere a
-    command's output goes."""
+    swap is process-wide. Engines that run in threads are a Dask worker's: a remote worker's
+    output is its own, and the workers of ``--scheduler local`` have their standard output sent
+    to standard error when they start (``workloads/runs/execute.py``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -206,7 +206,8 @@ def price_markdown(price: PriceRow) -> str:
 
 
 def cost_chart(run_costs: pd.DataFrame, path: Path, *, title: str | None = None) -> None:
-    """``cost.png``: one bar per (window, preset), stacked by the four parts, total on top."""
+    """``cost.png``: one bar per (window, preset), stacked by the parts of the bill (storage only
+    where a run paid any, as in the table), total on top."""
     from prefixbench.reports.charts import plt, save  # charts.py selects the Agg backend, once
 
     runs = _sorted_runs(run_costs)
@@ -221,7 +222,7 @@ def cost_chart(run_costs: pd.DataFrame, path: Path, *, title: str | None = None)
     positions = np.array(x, dtype=float)
     fig, ax = plt.subplots(figsize=(max(6.0, 0.75 * (slot + 1) + 2.0), 4.5))
     bottom = np.zeros(len(runs))
-    for part in COST_PARTS:
+    for part in _shown_parts(runs):
         values = np.array([float(v) for v in runs[f"{part}_usd"]])
         ax.bar(positions, values, 0.8, bottom=bottom, color=PART_COLOURS[part], label=PART_LABELS[part])
         bottom += values
@@ -318,12 +319,17 @@ def _bar_label(row: pd.Series, runs: pd.DataFrame) -> str:
     return name
 
 
+def _shown_parts(runs: pd.DataFrame) -> list[str]:
+    """The parts of the bill the table and the chart show: storage only where a run paid any
+    (an explicit cache); elsewhere it is always $0."""
+    return [p for p in COST_PARTS if p != "storage" or any(v != 0 for v in runs.get("storage_usd", []))]
+
+
 def _table(run_costs: pd.DataFrame) -> tuple[list[str], list[list[str]], set[int]]:
     runs = _sorted_runs(run_costs)
     keys = _varying(runs)
     has_compaction = "compaction_usd" in runs.columns
-    # Storage is shown where a run paid any (an explicit cache); elsewhere it is always $0.
-    parts = [p for p in COST_PARTS if p != "storage" or any(v != 0 for v in runs.get("storage_usd", []))]
+    parts = _shown_parts(runs)
     header = [*keys, "requests", *(PART_LABELS[p] for p in parts), "total"]
     if has_compaction:
         header.append("summary calls")

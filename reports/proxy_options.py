@@ -4,6 +4,7 @@ the same way)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
@@ -63,3 +64,8 @@ def refuse_out_folder(out: Path) -> None:
     """An --out that is a folder, or sits under a file, is refused before anything starts."""
     if out.is_dir():
         raise UserError(f"--out {out}: is a folder; the proxy appends to a capture file (e.g. {out}/capture.jsonl)")
+    for ancestor in Path(os.path.abspath(out)).parents:  # the nearest that exists must be a folder
+        if ancestor.exists():
+            if not ancestor.is_dir():
+                raise UserError(f"--out {out}: lies under the file {ancestor}, not a folder")
+            return

@@ -190,3 +190,11 @@ def test_counts_of_a_vacuous_rewrite_verdict_have_thousands_separators() -> None
                            error="refused") for i in range(1_200)]
     verdict, figure = judge_rewrites_pay_back(refused)
     assert verdict is Verdict.VACUOUS and figure.startswith("1,200 requests declared a durable rewrite, but 1,200 of 1,200"), figure
+
+
+def test_one_rewrite_is_named_in_the_singular() -> None:
+    # (a run with one judged rewrite read "1 rewrites paid back")
+    verdict, figure = judge_rewrites_pay_back(rolling_summary())
+    assert verdict is Verdict.PASS and figure.startswith("1 rewrite paid back (slowest"), figure
+    verdict, figure = judge_rewrites_pay_back(rolling_summary()[:22])
+    assert verdict is Verdict.VACUOUS and figure.startswith("1 rewrite, the session ended"), figure

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, TypeVar
 
@@ -227,6 +228,16 @@ def require_scheduler(scheduler: str | None) -> None:
         raise UserError("--scheduler: give a scheduler address (tcp://host:8786) or 'local'")
 
 
+def _stdout_to_stderr() -> None:
+    """In a worker process of ``--scheduler local``: what is printed goes to standard error."""
+    sys.stdout.flush()
+    try:
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # C-level writes too
+    except (AttributeError, OSError, ValueError):
+        pass
+    sys.stdout = sys.stderr
+
+
 def _dask(
     fn: Callable[[T], R], items: Sequence[T], jobs: int, scheduler: str,
     on_submit: Callable[[list[int]], None] | None,
@@ -247,6 +258,11 @@ def _dask(
                 silence_logs=logging.CRITICAL,  # a run's error reaches the caller; shutdown chatter does not
             )
             client = Client(cluster)
+            # The workers are this command's own processes, started with its standard output:
+            # an engine's print there would land in it (in ``sweep --format json``). Engines run
+            # in a worker's thread, where engine_output() swaps nothing, so swap the worker's.
+            client.wait_for_workers(jobs)
+            client.run(_stdout_to_stderr)
         else:
             try:
                 client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)

@@ -98,10 +98,10 @@ def refuse_unwritable(path: Path, *, replace: bool = False) -> None:
     Raises:
         UserError: naming ``path`` and why.
     """
+    target = Path(os.path.realpath(path))  # --force writes through a symbolic link, to its target
+    _refuse_special(path, target)  # first: "--force replaces it" would be wrong advice for a device
     if not replace:
         refuse_existing(path)
-    target = Path(os.path.realpath(path))  # --force writes through a symbolic link, to its target
-    _refuse_special(path, target)
     folder = target.parent
     if not folder.exists():
         raise UserError(f"{path}: cannot write (no folder {folder})")

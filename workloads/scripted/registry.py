@@ -263,7 +263,12 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
     known = all_engines()
     for engine, section in data.items():
         if engine not in known and not is_user_engine(engine):
-            raise UserError(f"{path}: unknown engine {engine!r} (known: {', '.join(known)})")
+            installed = sorted(name for name in installed_engines() if name not in known)
+            also = f"; installed: {', '.join(installed)}" if installed else ""
+            raise UserError(
+                f"{path}: unknown engine {engine!r} (known: {', '.join(known)}{also}; "
+                "or a user's engine as given to --engine, package.module:factory)"
+            )
         if not isinstance(section, dict):
             raise UserError(f"{path}: [{engine}] must be a table of settings")
     return data

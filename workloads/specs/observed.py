@@ -77,11 +77,23 @@ def _refused(observations: Sequence[Observation]) -> str:
     return f"; judged on the {len(observations) - refused:,} of {len(observations):,} requests the provider accepted ({refused:,} refused, never cached)"
 
 
+def _where_rewritten(observations: Sequence[Observation], index: int) -> str:
+    """`` (diverged at message 0 @ byte 362: 19,227 tokens uncached from there)``: where the
+    silent rewrite of request ``index`` first departed from what the cache held, and what the
+    request paid from that byte on ("" when the observation does not say)."""
+    found = next((o for o in observations if o.index == index), None)
+    if found is None or found.divergence is None:
+        return ""
+    return f" (diverged at {found.divergence.describe()}: {found.uncached_tokens:,} tokens uncached from there)"
+
+
 def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
     """Every break of the conversation prefix is explained by a declared durable rewrite."""
     index = first_silent_rewrite_in(observations)
     if index is not None:
-        return Verdict.VIOLATED, f"request #{index} rewrote cached history with no durable rewrite"
+        return Verdict.VIOLATED, (
+            f"request #{index} rewrote cached history with no durable rewrite{_where_rewritten(observations, index)}"
+        )
     conversations = _conversations(observations)
     cold = [o.index for o in conversations if o.index > 0 and o.cached_tokens == 0 and not o.is_rejected]
     if cold:
@@ -100,7 +112,7 @@ def judge_summary_bound(observations: Sequence[Observation]) -> Judgement:
     """No silent rewrite, and every compaction call warm: >= 95% hit, <= 2,000 uncached tokens."""
     index = first_silent_rewrite_in(observations)
     if index is not None:
-        return Verdict.VIOLATED, f"request #{index} rewrote cached history silently"
+        return Verdict.VIOLATED, f"request #{index} rewrote cached history silently{_where_rewritten(observations, index)}"
     summaries = _summaries(observations)
     if not summaries:
         return Verdict.VACUOUS, "no summary call, so the spec proves nothing"
@@ -302,10 +314,10 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
             f"{_refused(observations)}"
         )
     if not judged:
-        return Verdict.VACUOUS, f"{len(paybacks):,} rewrite(s), the session ended before the break-even of each, so the spec proves nothing"
+        return Verdict.VACUOUS, f"{len(paybacks):,} rewrite{'' if len(paybacks) == 1 else 's'}, the session ended before the break-even of each, so the spec proves nothing"
     slowest = max(judged, key=lambda p: p.needed or 0.0)
     return Verdict.PASS, (
-        f"{len(judged):,} rewrites paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served:,})"
+        f"{len(judged):,} rewrite{'' if len(judged) == 1 else 's'} paid back (slowest: break-even {slowest.needed:,.1f} requests, served {slowest.served:,})"
         + (f"; {len(paybacks) - len(judged):,} cut short by the session's end" if len(judged) < len(paybacks) else "")
         + f" ({source})"
         + _refused(observations)

@@ -281,6 +281,18 @@ def test_an_unknown_engine_lists_the_installed_engines_too(tmp_path, capsys):
     assert ", sliding-window," in err and err.endswith("; or package.module:factory)") and "\n" not in err
 
 
+def test_an_engine_config_table_for_an_unknown_engine_names_every_name_a_table_may_take(tmp_path, capsys):
+    # On integ53 it named only the three built-in engines, though a table may name an installed
+    # engine or a user's (check --engine my_engine:factory --engine-config, keyed by its import path).
+    path = tmp_path / "engines.toml"
+    path.write_text("[other]\nratio = 0.5\n")
+    assert main(["check", "--engine", "tests.user_engines:declared", "--windows", "32k", "--engine-config", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: {path}: unknown engine 'other' (known: checkpoint, user-tail, ranges; installed: "), err
+    assert ", sliding-window," in err and err.endswith("; or a user's engine as given to --engine, package.module:factory)"), err
+    assert "\n" not in err
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [

@@ -128,3 +128,21 @@ def test_runs_that_differ_only_in_a_workload_option_are_priced_apart(tmp_path, c
             assert r["saving_vs_legacy_usd"] == pytest.approx(legacy["total_usd"] - r["total_usd"], abs=1e-9)
     cost_md = (tmp_path / "out" / "cost.md").read_text()
     assert cost_md.count("pruner=none") == 2 and cost_md.count("pruner=rewrite-only") == 2
+
+
+def test_cost_chart_names_storage_only_where_a_run_paid_it(tmp_path, monkeypatch):
+    # On integ53 cost.png's legend named "explicit-cache storage" on every sweep, a part of the
+    # bill that cost.md leaves out where no run paid any (no explicit cache).
+    import prefixbench.reports.charts as charts
+
+    legends = []
+    real_save = charts.save
+
+    def keep_legend(fig, path):
+        legends.append([t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()])
+        real_save(fig, path)
+
+    monkeypatch.setattr(charts, "save", keep_legend)
+    runs = run_costs(cost_table(make_observations(), get_price("claude-sonnet-4-5")))
+    cost_chart(runs, tmp_path / "cost.png")
+    assert legends == [["uncached input", "cache read", "cache write", "output"]], legends

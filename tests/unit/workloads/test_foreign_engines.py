@@ -169,3 +169,21 @@ def test_an_engine_config_table_named_by_an_unquoted_import_path_says_to_quote_i
     err = capsys.readouterr().err
     assert err.startswith(f"prefixbench: error: {config}: not valid TOML (")
     assert err.endswith(f'; quote a table named by import path: ["{ref("prints")}"]\n') and err.count("\n") == 1
+
+
+def test_an_engine_that_prints_on_a_local_dask_cluster_leaves_standard_output_to_the_command(tmp_path):
+    # Fails on integ53: under --scheduler local the engine runs in a worker process's thread,
+    # where nothing was swapped, and the worker writes to the command's own standard output:
+    # "debug: view" lines came before the JSON array, which no longer parsed.
+    pytest.importorskip("distributed")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    argv = [sys.executable, "-m", "prefixbench", "sweep", "--engine", ref("prints"), "--windows", "32k,64k",
+            "--scheduler", "local", "--jobs", "2", "--out", str(tmp_path / "out"), "--quiet", "--format", "json"]
+    done = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(run["window"] for run in json.loads(done.stdout)) == [32_000, 64_000], done.stdout[:300]
+    assert "debug: view" in done.stderr

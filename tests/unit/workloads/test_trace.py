@@ -477,3 +477,21 @@ def test_record_says_how_many_requests_its_profile_refused(tmp_path, capsys):
                            "replay --profile deepseek-relay name them")
     assert main(["record", str(tmp_path / "p.jsonl"), "--window", "32k"]) == 0
     assert "refused" not in capsys.readouterr().err
+
+
+def test_record_to_a_pipe_or_device_without_force_names_what_it_is(tmp_path, capsys, monkeypatch):
+    """On integ53 `record /dev/null` said "already exists; record --force replaces it", advice
+    that --force then refused: the device is named as what it is, with or without --force."""
+    import os
+
+    import prefixbench.workloads.scripted.record as record_module
+
+    ran = []
+    monkeypatch.setattr(record_module, "record_run", lambda *args, **kwargs: ran.append(args))
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for name in (pipe, "/dev/null"):
+        assert main(["record", str(name), "--steps", "3"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"prefixbench: error: {name}: is not a regular file (a device, pipe or socket); record writes a log file", err
+    assert not ran

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -191,3 +192,13 @@ def test_spec_figures_write_counts_with_thousands_separators() -> None:
     many = [_obs(i, cached=0 if i == 0 else 100) for i in range(1200)]
     assert judge_no_silent_rewrite(many) == (Verdict.PASS, "1,200 conversation requests, every break explained")
     assert judge_window(many)[1] == "1,200 requests, largest prompt 100 tokens, none over the window"
+
+
+def test_a_silent_rewrite_names_where_it_diverged_and_what_it_cost():
+    # On integ53 the figure said only "request #19 rewrote cached history with no durable
+    # rewrite": an engine's author had to replay the run to find which message it changed.
+    results = {r.spec: r for r in run_engine_specs(SILENT, [32_000]) if r.workload == "seed-coding"}
+    for spec in ("no-silent-rewrite", "summary-uncached-bounded"):
+        figure = results[spec].figure
+        assert re.search(r"^request #\d+ rewrote cached history .*\(diverged at message \d+( block \d+)? @ byte \d+: "
+                         r"[\d,]+ tokens uncached from there\)$", figure), figure
