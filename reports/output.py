@@ -75,15 +75,24 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     warn_window_memory(windows)
     presets = parse_list(args.presets, "--presets")
     user_presets: tuple[str, ...] = ()
-    if named and not given(args.presets):
+    if named:
         from prefixbench.workloads.scripted.registry import is_user_engine
 
+        users = [engine for engine in named if is_user_engine(engine)]
         # Presets switch the built-in engines' fixes; a user's engine gets one run per window
-        # (the default preset, as check --engine), unless --presets asks for more.
-        if all(is_user_engine(engine) for engine in named):
-            presets = (USER_ENGINE_PRESET,)
-        elif any(is_user_engine(engine) for engine in named):
-            user_presets = (USER_ENGINE_PRESET,)
+        # (the default preset, as check --engine), or the one preset --presets names. Several
+        # would be the same engine run again, its rows the same and "vs legacy" +0.0%.
+        one = (USER_ENGINE_PRESET,) if not given(args.presets) or USER_ENGINE_PRESET in presets else presets[:1]
+        if users and given(args.presets) and len(presets) > 1 and not getattr(args, "quiet", False):
+            print(
+                f"prefixbench: note: --presets {','.join(presets)} switch the built-in engines' fixes, which a user's engine "
+                f"does not follow: {', '.join(users)} runs once per window, under {one[0]}",
+                file=sys.stderr,
+            )
+        if users and len(users) == len(named):
+            presets = one
+        elif users and one != presets:
+            user_presets = one
     return SweepSpec(
         price=price,
         workload=args.workload,
