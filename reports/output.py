@@ -30,7 +30,7 @@ from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
-from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
+from prefixbench.reports.options import check_price_options, cross_priced_note, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
@@ -69,6 +69,9 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     price = None
     if args.price is not None:
         price = price_row(args.price, args.price_as_of, args.period)
+        crossed = cross_priced_note(args.cache, price)
+        if crossed is not None and not getattr(args, "quiet", False):
+            print(f"prefixbench: {crossed}", file=sys.stderr)
     else:
         check_price_options(args.period, args.price_as_of)
     windows = parse_windows(args.windows)
