@@ -1,11 +1,12 @@
 """The charts of ``prefixbench bench`` (matplotlib, drawn from the leaderboard rows).
 
 ``bench-<workload>.png``: per window, the median cost per task and session hit ratio of each
-strategy on each cache model (listed prices; a hatched bar is a strategy that was rejected or
-sent a prompt over the window). ``bench-discount.png``: each strategy's cost against the
+strategy on each cache model (listed prices); a strategy that was rejected or sent a prompt
+over the window has no bar, only words at its slot saying so (``rejected (3 of 192 requests
+refused)``): its total leaves the refused requests out, so it is no cost to compare. ``bench-discount.png``: each strategy's cost against the
 baseline's, median over workloads, windows and cache models, at each price variant; a strategy
 with no comparable cost (every run rejected or over the window) has no bar and a label saying
-why on its row, never a 0.
+why on its row, never a 0; the baseline's row, whose bars are 0 high, is labelled ``baseline``.
 """
 
 from __future__ import annotations
@@ -53,24 +54,41 @@ def strategy_figure(entries: Sequence[dict[str, object]], *, title: str) -> plt.
         for c, (name, label, scale) in enumerate((("cost_usd", "cost per task (USD)", 1.0), ("hit_ratio", "session hit (%)", 100.0))):
             ax = axes[r][c]
             for k, cache in enumerate(caches):
-                xs, heights, hatches = [], [], []
+                xs, heights = [], []
                 for i, strategy in enumerate(strategies):
                     match = [e for e in rows if int(e["window"]) == window and e["cache"] == cache and e["strategy"] == strategy]  # type: ignore[call-overload]
-                    if match:
-                        xs.append(i - 0.4 + bar * (k + 0.5))
-                        heights.append(float(match[0][name]) * scale)  # type: ignore[arg-type]
-                        hatches.append("" if match[0]["status"] == "ok" else "//")
-                bars = ax.bar(xs, heights, bar, color=SERIES[k % len(SERIES)], label=cache if r == 0 and c == 0 else None)
-                for patch, hatch in zip(bars, hatches):
-                    patch.set_hatch(hatch)
+                    if not match:
+                        continue
+                    x = i - 0.4 + bar * (k + 0.5)
+                    if match[0]["status"] != "ok":
+                        # Its total leaves the refused requests out, so it is no cost (nor hit
+                        # ratio) to read off a bar: no bar, the words at its slot instead.
+                        ax.text(x, 0.02, not_comparable(match[0]), transform=ax.get_xaxis_transform(), rotation=90,
+                                ha="center", va="bottom", fontsize="xx-small", color=TOTAL, gid=f"not-comparable:{strategy}:{cache}")
+                        continue
+                    xs.append(x)
+                    heights.append(float(match[0][name]) * scale)  # type: ignore[arg-type]
+                ax.bar(xs, heights, bar, color=SERIES[k % len(SERIES)], label=cache if r == 0 and c == 0 else None)
+            ax.set_xlim(-0.5, max(1, len(strategies)) - 0.5)  # a slot without a bar keeps its room
             ax.set_title(f"{format_window(window)}: {label}", fontsize="small")
             ax.set_xticks(range(len(strategies)))
             ax.set_xticklabels(strategies if r == len(windows) - 1 else [""] * len(strategies), rotation=40, ha="right", fontsize="x-small")
             ax.tick_params(axis="y", labelsize="x-small")
-    fig.suptitle(f"{title}: median over seeds, listed prices (hatched: rejected or over the window)", fontsize="small", y=1 - 0.12 / height)
+    fig.suptitle(f"{title}: median over seeds, listed prices (no bar: rejected or over the window)", fontsize="small", y=1 - 0.12 / height)
     if caches:
         fig.legend(loc="upper center", bbox_to_anchor=(0.5, 1 - 0.3 / height), ncol=legend_columns(caches, width), fontsize="x-small", frameon=False)
     return fig
+
+
+def not_comparable(entry: dict[str, object]) -> str:
+    """What a leaderboard row with no comparable cost says on the chart: ``rejected (3 of 192
+    requests refused)`` or ``over the window (2 prompts)``."""
+    if entry["status"] == "rejected":
+        sent = int(entry.get("requests") or 0)  # type: ignore[call-overload]
+        of = f" of {sent:,}" if sent else ""
+        return f"rejected ({int(entry['rejected']):,}{of} requests refused)"  # type: ignore[call-overload]
+    over = int(entry["over_window"])  # type: ignore[call-overload]
+    return f"over the window ({over:,} prompt{'' if over == 1 else 's'})"
 
 
 def discount_chart(board: Sequence[dict[str, object]], path: Path, *, baseline: str) -> None:
@@ -121,9 +139,14 @@ def discount_figure(board: Sequence[dict[str, object]], *, baseline: str) -> plt
                label=labels[k])
     for i, strategy in enumerate(strategies):
         note = missing_note(strategy, discounts, ratios, missing)
+        if has_baseline and strategy == baseline and not note:
+            # Its bars are 0 high (its cost against itself): say so, so an empty row is explained.
+            note, gid = "baseline (0% by definition)", f"baseline:{strategy}"
+        else:
+            gid = f"no-cost:{strategy}"
         if note:
             ax.text(i, 0.5, note, transform=ax.get_xaxis_transform(), rotation=90, ha="center", va="center",
-                    fontsize="x-small", color=TOTAL, gid=f"no-cost:{strategy}",
+                    fontsize="x-small", color=TOTAL, gid=gid,
                     bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.85, "pad": 1.5})
     ax.set_xlim(-0.5, max(1, len(strategies)) - 0.5)  # a row without a bar keeps its room
     ax.axhline(0, color=TOTAL, linewidth=0.8)

@@ -943,9 +943,12 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     validator = None if args.profile == "lenient" else make_validator(args.profile)  # (an unknown one is refused here)
     price = None
     if args.price is not None:
-        from prefixbench.reports.options import price_row
+        from prefixbench.reports.options import cross_priced_note, price_row
 
         price = price_row(args.price, args.price_as_of, args.period)
+        crossed = cross_priced_note(args.cache, price)
+        if crossed is not None and not args.quiet:
+            print(f"prefixbench: {crossed}", file=sys.stderr)
     else:
         check_price_options(args.period, args.price_as_of)
     cache = None  # the byte-exact reference, which needs no cache-model machinery

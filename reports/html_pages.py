@@ -27,6 +27,7 @@ from prefixbench.reports.html import (
     stacked_bars,
     table,
 )
+from prefixbench.reports.tables import shows_engine
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
 from prefixbench.workloads.audit.core import BAD_INPUT
@@ -106,7 +107,7 @@ def sweep_page(
     """report.html of a sweep. ``runs`` is exactly what ``sweep --format json`` prints (of the
     one seed drawn when ``seeds`` is given: its section comes first)."""
     varying = tuple(k for k in ("workload", "cache") if len({str(r[k]) for r in runs}) > 1)
-    multi_engine = RunLabels(len({r["engine"] for r in runs}) > 1, varying)
+    multi_engine = RunLabels(shows_engine(r["engine"] for r in runs), varying)
     windows = sorted({int(r["window"]) for r in runs})
     order = {p: i for i, p in enumerate(PRESET_ORDER)}
     runs_sorted = sorted(

@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.windows import MIN_WINDOW
 
 if TYPE_CHECKING:  # annotations only: the command line loads the option structs when a command runs
     from prefixbench.simulator.pricing import PriceRow
@@ -51,6 +52,8 @@ def parse_window(text: str, option: str = "--windows") -> int:
         raise UserError(f"{option}: window must be a positive number of tokens up to 1,000m, got {text!r}")
     if value != int(value):
         raise UserError(f"{option}: window must be a positive whole number of tokens, got {text!r}")
+    if value < MIN_WINDOW:
+        raise UserError(f"{option}: window must be at least {MIN_WINDOW:,} tokens (8k), the smallest prefixbench takes, got {text!r}")
     return int(value)
 
 
@@ -160,6 +163,35 @@ def price_row(
         raise UserError(f"{named}: {row.model}{when} has one price all day, no peak period "
                         "(only DeepSeek rows with a peak_factor have one)")
     return row
+
+
+#: A price row's provider whose cache model has another name (the rest share theirs, or run
+#: through the cache model :data:`~prefixbench.simulator.providers.PROVIDERS` names).
+_PRICED_CACHE = {"google": "gemini"}
+
+
+def cross_priced_note(cache: str, row: PriceRow) -> str | None:
+    """The note for ``--price`` of one provider on ``--cache`` of another (``--price gpt-5.1
+    --cache anthropic``): that cache's reads and writes priced at the other's rates. None when
+    they match, and for a cache that is no provider's (``byte-exact``, ``vllm``, ``radix``) or a
+    row of a gateway that bills other providers' models."""
+    from prefixbench.simulator.models import parse_cache_spec
+    from prefixbench.simulator.providers import PROVIDERS
+
+    name = str(cache).partition(":")[0]
+    try:
+        name = parse_cache_spec(str(cache))[0]
+    except UserError:
+        pass
+    cached = PROVIDERS.get(name) or next((r for r in PROVIDERS.values() if r.body_model == name), None)
+    if cached is None or not cached.reports_usage:  # the reference, or a self-hosted engine
+        return None
+    rules = PROVIDERS.get(row.provider)
+    priced = _PRICED_CACHE.get(row.provider) or (rules.body_model if rules is not None else None)
+    if priced is None or priced == name:
+        return None
+    return (f"note: --price {row.model} is {row.provider}'s price row and --cache {cache} models {name}'s cache: "
+            f"{name}'s cached reads and writes are priced at {row.provider}'s rates")
 
 
 def check_price_options(period: str | None, price_as_of: str | None) -> None:

@@ -30,7 +30,7 @@ from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
-from prefixbench.reports.options import check_price_options, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
+from prefixbench.reports.options import check_price_options, cross_priced_note, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
@@ -69,21 +69,33 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     price = None
     if args.price is not None:
         price = price_row(args.price, args.price_as_of, args.period)
+        crossed = cross_priced_note(args.cache, price)
+        if crossed is not None and not getattr(args, "quiet", False):
+            print(f"prefixbench: {crossed}", file=sys.stderr)
     else:
         check_price_options(args.period, args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
     presets = parse_list(args.presets, "--presets")
     user_presets: tuple[str, ...] = ()
-    if named and not given(args.presets):
+    if named:
         from prefixbench.workloads.scripted.registry import is_user_engine
 
+        users = [engine for engine in named if is_user_engine(engine)]
         # Presets switch the built-in engines' fixes; a user's engine gets one run per window
-        # (the default preset, as check --engine), unless --presets asks for more.
-        if all(is_user_engine(engine) for engine in named):
-            presets = (USER_ENGINE_PRESET,)
-        elif any(is_user_engine(engine) for engine in named):
-            user_presets = (USER_ENGINE_PRESET,)
+        # (the default preset, as check --engine), or the one preset --presets names. Several
+        # would be the same engine run again, its rows the same and "vs legacy" +0.0%.
+        one = (USER_ENGINE_PRESET,) if not given(args.presets) or USER_ENGINE_PRESET in presets else presets[:1]
+        if users and given(args.presets) and len(presets) > 1 and not getattr(args, "quiet", False):
+            print(
+                f"prefixbench: note: --presets {','.join(presets)} switch the built-in engines' fixes, which a user's engine "
+                f"does not follow: {', '.join(users)} runs once per window, under {one[0]}",
+                file=sys.stderr,
+            )
+        if users and len(users) == len(named):
+            presets = one
+        elif users and one != presets:
+            user_presets = one
     return SweepSpec(
         price=price,
         workload=args.workload,

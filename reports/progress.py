@@ -82,6 +82,8 @@ class SweepProgress:
         #: What is running now, named at the end of the line (``check``'s case; "" for none).
         self.running = ""
         self.printed = False
+        #: Runs done as the last printed line said (None before any line).
+        self._printed_done: int | None = None
         self.total = total
         self.skipped = skipped
         self.done = skipped
@@ -128,7 +130,7 @@ class SweepProgress:
         if self._thread is not None:
             self._stop.set()
             self._thread.join()
-            if kind is None and (self.final or self.printed):
+            if kind is None and (self.final or self.printed) and not self._said_all_done():
                 self._print()
 
     def set_running(self, count: int) -> None:
@@ -180,11 +182,20 @@ class SweepProgress:
 
     def _print(self) -> None:
         self.printed = True
+        with self._lock:
+            self._printed_done = self.done
         print(self.line(), file=self.stream, flush=True)
+
+    def _said_all_done(self) -> bool:
+        """Whether a line already said every run is done: the last line needs no repeat (the
+        runs can end well before the command does, e.g. while a local Dask cluster shuts down)."""
+        with self._lock:
+            return self.done == self.total and self._printed_done == self.total
 
     def _ticker(self) -> None:
         while not self._stop.wait(self.interval):
-            self._print()
+            if not self._said_all_done():
+                self._print()
 
 
 #: Seconds between ``ReadProgress``'s plain lines off a terminal, and before the steps after the

@@ -21,7 +21,7 @@ import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import with_change_vs_legacy
-from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, table_rows, text_table
+from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, shows_engine, table_rows, text_table
 from prefixbench.reports.textable import Table, columns_named
 from prefixbench.simulator.windows import format_window
 
@@ -71,7 +71,7 @@ def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the across-seeds table (``params`` shows only the options that vary)."""
     df = with_change_vs_legacy(runs)
     df = df.assign(params=_varying_params(df))
-    shown = [c for c in AXES if c in ("window", "preset") or df[c].nunique() > 1]
+    shown = [c for c in AXES if c in ("window", "preset") or df[c].nunique() > 1 or (c == "engine" and shows_engine(df[c]))]
     header_names = {"params": "options"}
     show_rejected = bool((df["num_rejected"] > 0).any() or (df["profile"] != "lenient").any())
     header = [*(header_names.get(c, c) for c in shown), "seeds", "folds"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 
@@ -60,10 +60,20 @@ def fmt_hits(values: Sequence[float]) -> str:
     return f"{lo * 100:.1f}-{fmt_pct(hi)}"
 
 
+def shows_engine(engines: Iterable[object]) -> bool:
+    """Whether a sweep's tables name the engine: when several ran, or one that is a user's
+    (a table of ``sweep --engine my_pkg:factory`` alone would otherwise never say whose runs
+    they are, which report.md does)."""
+    from prefixbench.workloads.scripted.registry import is_builtin_engine
+
+    names = {str(e) for e in engines}
+    return len(names) > 1 or any(not is_builtin_engine(name) for name in names)
+
+
 def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the sweep table, in window, engine, preset order."""
     df = with_change_vs_legacy(runs)
-    show_engine = df["engine"].nunique() > 1
+    show_engine = shows_engine(df["engine"])
     show_profile = df["profile"].nunique() > 1
     show_rejected = bool((df["num_rejected"] > 0).any() or (df["profile"] != "lenient").any())
     header = ["window"]

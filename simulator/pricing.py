@@ -328,7 +328,7 @@ class PriceTable(msgspec.Struct, frozen=True):
         price, :data:`FREE_VARIANT` at the :data:`FREE_MODEL` row).
 
         Raises:
-            UserError: unknown name; the message lists the known model ids.
+            UserError: unknown name; the message names the closest model ids and where the table is.
         """
         model = self.names.get(name)
         if model is None:
@@ -353,9 +353,12 @@ class PriceTable(msgspec.Struct, frozen=True):
             # A typo's nearest name first, so that it is not lost at the end of the long list.
             import difflib  # (only on this error)
 
-            near = difflib.get_close_matches(name.lower(), self.models(), n=1, cutoff=0.85)
-            did = f" (did you mean {near[0]!r}?)" if near else ""
-            raise UserError(f"unknown price model {name!r}{did} (known: {', '.join(self.models())}; aliases accepted)")
+            # A few close names, and where every one is (the whole table made a line of ~1,700 characters).
+            best = difflib.get_close_matches(name.lower(), self.models(), n=1, cutoff=0.85)
+            near = difflib.get_close_matches(name.lower(), self.models(), n=3, cutoff=0.6)
+            did = f"did you mean {best[0]!r}? " if best else ""
+            closest = f"closest priced: {', '.join(near)}; " if near else "no priced model is close; "
+            raise UserError(f"unknown price model {name!r} ({did}{closest}aliases accepted; every priced model: {PRICE_TABLE_WHERE})")
         return model
 
     def _variant(self, name: str) -> str | None:

@@ -1,5 +1,10 @@
 """How a context window is written in every table, chart and message: as ``--windows`` takes it."""
 
+#: The smallest context window prefixbench takes, in tokens: every scripted workload needs at
+#: least this much (seed-coding a little more), and ``--windows`` refuses less on every command,
+#: ``check --trace`` included (``--windows 10`` is a typo, not a model).
+MIN_WINDOW = 8_000
+
 
 def format_window(window: int) -> str:
     """``32k`` for 32,000, ``10m`` for 10,000,000, ``1500k`` for 1,500,000; the plain number

@@ -311,6 +311,8 @@ def leaderboard(rows: Sequence[dict[str, object]]) -> list[dict[str, object]]:
                 strategy=strategy, seeds=len(runs), cost_usd=cost[0], cost_usd_lo=cost[1], cost_usd_hi=cost[2],
                 cost_exact=statistics.median(sorted(Decimal(r["cost_usd"]) for r in runs)),  # type: ignore[arg-type]
                 rejected=rejected, over_window=over,
+                # Requests sent over the seeds (a chart's "3 of 192 requests refused").
+                requests=sum(int(r.get("requests", 0)) for r in runs),  # type: ignore[call-overload]
                 status="rejected" if rejected else ("over window" if over else "ok"),
             )
             for name in ("hit_ratio", "uncached_tokens", "summary_hit", "rewrites", "rewrite_factor", "context_kept"):

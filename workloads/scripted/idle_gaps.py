@@ -34,6 +34,7 @@ from prefixbench.kernel.session import Header, tool_result_message
 from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
+from prefixbench.simulator.windows import MIN_WINDOW
 from prefixbench.workloads.scripted.base import unwrapped_client
 from prefixbench.workloads.scripted.loop import check_counts, run_single_agent
 from prefixbench.workloads.scripted.prose import prose
@@ -64,8 +65,8 @@ class IdleGapsWorkload(msgspec.Struct, frozen=True):
     name: ClassVar[str] = "idle-gaps"
 
     def __post_init__(self) -> None:
-        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:
-            raise UserError(f"idle-gaps: window must be an integer >= 8000, got {self.window!r}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < MIN_WINDOW:
+            raise UserError(f"idle-gaps: window must be an integer >= {MIN_WINDOW}, got {self.window!r}")
         for key in ("turns", "steps_per_turn"):
             if not is_positive_int(getattr(self, key)):
                 raise UserError(f"idle-gaps: {key} must be a positive integer, got {getattr(self, key)!r}")

@@ -41,6 +41,7 @@ from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
+from prefixbench.simulator.windows import MIN_WINDOW
 from prefixbench.workloads.scripted.base import Run, unwrapped_client
 from prefixbench.workloads.scripted.loop import _Driver, check_counts
 from prefixbench.workloads.scripted.prose import prose
@@ -77,8 +78,8 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
     name: ClassVar[str] = "subagents"
 
     def __post_init__(self) -> None:
-        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:
-            raise UserError(f"subagents: window must be an integer >= 8000, got {self.window!r}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < MIN_WINDOW:
+            raise UserError(f"subagents: window must be an integer >= {MIN_WINDOW}, got {self.window!r}")
         for key in ("subagents", "subagent_steps", "main_steps"):
             if not is_positive_int(getattr(self, key)):
                 raise UserError(f"subagents: {key} must be a positive integer, got {getattr(self, key)!r}")

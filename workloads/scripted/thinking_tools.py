@@ -62,6 +62,7 @@ from prefixbench.simulator.wire import (
     user_text,
 )
 from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.simulator.windows import MIN_WINDOW
 from prefixbench.workloads.scripted.base import Run
 from prefixbench.workloads.scripted.loop import check_counts, run_workload
 from prefixbench.workloads.scripted.prose import prose
@@ -145,8 +146,8 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
     name: ClassVar[str] = "thinking-tools"
 
     def __post_init__(self) -> None:
-        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 8_000:
-            raise UserError(f"thinking-tools: window must be an integer >= 8000, got {self.window!r}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < MIN_WINDOW:
+            raise UserError(f"thinking-tools: window must be an integer >= {MIN_WINDOW}, got {self.window!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise UserError(f"thinking-tools: seed must be an integer >= 0, got {self.seed!r}")
         for key in ("turns", "steps_per_turn"):

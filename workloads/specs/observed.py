@@ -95,7 +95,10 @@ def judge_no_silent_rewrite(observations: Sequence[Observation]) -> Judgement:
             f"request #{index} rewrote cached history with no durable rewrite{_where_rewritten(observations, index)}"
         )
     conversations = _conversations(observations)
-    cold = [o.index for o in conversations if o.index > 0 and o.cached_tokens == 0 and not o.is_rejected]
+    # The first request judged (0 in a run; a later session's first in a log of several) opens
+    # the conversation: it has no head of its own to reuse yet.
+    start = observations[0].index if observations else 0
+    cold = [o.index for o in conversations if o.index > start and o.cached_tokens == 0 and not o.is_rejected]
     if cold:
         return Verdict.VIOLATED, f"request #{cold[0]} reused not even the static head"
     accepted = [o for o in conversations if not o.is_rejected]

@@ -8,6 +8,13 @@ asked for, and judged by the specs of :mod:`prefixbench.workloads.specs.observed
 the summary-call specs only when the log holds a summary call, the acceptance spec only
 under a strict profile.
 
+A log may hold several sessions one after another (an agent's test run records every request
+it sends, usually over several sessions). Each session is judged on its own
+(:func:`session_starts`): a new session opens with a conversation request that holds no
+assistant message (only its opening system and user messages), declares no rewrite and does
+not follow a summary call. Each session is replayed on a fresh provider, as if it had been
+recorded alone, and its requests keep their numbers in the log.
+
 A strict profile remembers what the model emitted to judge replayed reasoning. A log holds
 requests only, so the reply to a conversation request is read from the next conversation
 request that extends it (its first new message, when that is the assistant's).
@@ -54,6 +61,28 @@ def read_trace(
     return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn, progress)]
 
 
+def session_starts(entries: Sequence[TraceEntry]) -> list[int]:
+    """The index of each session's first request in the log (``[0]`` for one session).
+
+    A conversation request opens a new session when it holds no assistant message, declares
+    no durable rewrite, does not follow a summary call (the request after one restarts from
+    its summary) and an earlier conversation request exists: an agent starting over from its
+    opening messages, not a rewrite of the running conversation.
+    """
+    starts = [0] if entries else []
+    seen_conversation = False
+    for index, entry in enumerate(entries):
+        request = entry.request
+        if request.purpose != "conversation":
+            continue
+        opening = not entry.rewrites and all(message.role != "assistant" for message in request.messages)
+        after_summary = index > 0 and entries[index - 1].request.purpose == "compaction"
+        if seen_conversation and opening and not after_summary and index not in starts:
+            starts.append(index)
+        seen_conversation = True
+    return starts
+
+
 def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ...]:
     """The reply to conversation request ``index``, read from the next conversation request
     that extends it (empty when none does)."""
@@ -95,19 +124,38 @@ def run_trace_specs(
     log, before it runs (the command's progress line).
     """
     entries = read_trace(path, input_format, torn, progress)
+    starts = session_starts(entries)
+    bounds = list(zip(starts, [*starts[1:], len(entries)]))
     results = []
     for window in windows:
         for profile in profiles:
             if phase is not None:
                 at = "" if window is None else f" at a {window:,}-token window"
                 phase(f"judging {len(entries):,} requests under the {profile} profile{at}")
-            observations = replay_trace(entries, profile, window)
+            # Each session on a fresh provider, as if recorded alone (so a session's verdicts do
+            # not depend on what another left in the cache); numbered by its line in the log.
+            sessions = [_numbered(replay_trace(entries[first:end], profile, window), first) for first, end in bounds]
             for spec in OBSERVED_SPECS:
                 if not spec.applies(profile):
                     continue
-                if spec.name == "window-respected" and window is None:
-                    verdict, figure = Verdict.VACUOUS, "the log does not say the model's context window (give --windows), so the spec proves nothing"
-                else:
-                    verdict, figure = spec.judge(observations, profile, window)
-                results.append(SpecResult(spec.name, verdict, figure, profile, window, path.name))
+                for number, ((first, end), session) in enumerate(zip(bounds, sessions), 1):
+                    if spec.name == "window-respected" and window is None:
+                        verdict, figure = Verdict.VACUOUS, "the log does not say the model's context window (give --windows), so the spec proves nothing"
+                    else:
+                        verdict, figure = spec.judge(session, profile, window)
+                    results.append(SpecResult(spec.name, verdict, figure, profile, window, _source(path.name, number, first, end, len(bounds))))
     return results
+
+
+def _numbered(observations: list[Observation], first: int) -> list[Observation]:
+    """A session's observations numbered by their place in the whole log (from ``first``)."""
+    if not first:
+        return observations
+    return [msgspec.structs.replace(o, index=o.index + first) for o in observations]
+
+
+def _source(name: str, number: int, first: int, end: int, sessions: int) -> str:
+    """What a result judged: the file, or with several sessions ``two.jsonl session 2 (#64-#127)``."""
+    if sessions == 1:
+        return name
+    return f"{name} session {number} (#{first}-#{end - 1})"

@@ -191,3 +191,37 @@ def test_bench_discount_draws_no_bar_for_a_strategy_without_a_comparable_cost():
     assert_laid_out(fig)
     plt.close(fig)
 
+
+
+def test_bench_strategy_chart_draws_no_cost_for_a_rejected_strategy():
+    """A rejected strategy's total leaves its refused requests out: on main a hatched bar at that
+    total, the lowest of the panel. Now no bar at its slot, and the words saying it was rejected."""
+    from prefixbench.reports.bench_charts import strategy_figure
+    from prefixbench.reports.charts import plt
+    from prefixbench.workloads.runs.bench import leaderboard
+    from tests.unit.reports.test_charts import assert_laid_out
+
+    rows = [{**row, "requests": 64} for row in _bench_rows({("no-compaction", 32_000): 3})]
+    fig = strategy_figure(leaderboard(rows), title="thinking-tools")
+    cost = fig.axes[0]  # 32k, cost per task
+    names = [t.get_text() for t in fig.axes[2].get_xticklabels()]  # the last row names the strategies
+    drawn = sorted(names[round(p.get_x() + p.get_width() / 2)] for p in cost.patches)
+    assert drawn == ["checkpoint", "ranges"], drawn
+    notes = {t.get_gid(): t.get_text() for t in cost.texts if t.get_gid()}
+    assert notes == {"not-comparable:no-compaction:openai": "rejected (3 of 64 requests refused)"}
+    # At 128k nothing was refused: every strategy has its bar.
+    assert len(fig.axes[2].patches) == 3 and not [t for t in fig.axes[2].texts if t.get_gid()]
+    assert_laid_out(fig)
+    plt.close(fig)
+
+
+def test_bench_discount_labels_the_baseline_row():
+    """The baseline's bars are its cost against itself, 0 high: its row says "baseline"."""
+    from prefixbench.reports.bench_charts import discount_figure
+    from prefixbench.reports.charts import plt
+    from prefixbench.workloads.runs.bench import leaderboard
+
+    fig = discount_figure(leaderboard(_bench_rows({})), baseline="no-compaction")
+    notes = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if t.get_gid()}
+    assert notes == {"baseline:no-compaction": "baseline (0% by definition)"}
+    plt.close(fig)

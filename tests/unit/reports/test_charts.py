@@ -193,7 +193,7 @@ def test_runs_that_differ_only_in_cache_model_get_their_own_series():
     plt.close(fig)
 
 
-@pytest.mark.parametrize("window, text", [(32_000, "32k"), (10_000_000, "10m"), (1_500_000, "1500k"), (1234, "1234")])
+@pytest.mark.parametrize("window, text", [(32_000, "32k"), (10_000_000, "10m"), (1_500_000, "1500k"), (12_345, "12345")])
 def test_window_labels_are_spelt_as_the_windows_option_takes_them(window, text):
     from prefixbench.simulator.windows import format_window
     from prefixbench.reports.options import parse_window

@@ -224,10 +224,11 @@ def test_priced_sweep_adds_dollars_everywhere(tmp_path, capsys):
     assert {"uncached_input_usd", "cache_read_usd", "cache_write_usd", "output_usd", "total_usd"} <= set(obs.columns)
 
 
-def test_unknown_price_model_lists_the_known_ones(tmp_path, capsys):
+def test_unknown_price_model_names_close_ones_and_where_the_list_is(tmp_path, capsys):
     assert main([*SMALL, "--out", str(tmp_path), "--price", "gpt-9"]) == 2
     err = capsys.readouterr().err
-    assert "unknown price model 'gpt-9'" in err and "deepseek-v4-flash" in err
+    assert "unknown price model 'gpt-9' (closest priced: gpt-5" in err and "every priced model: prefixbench/simulator/data/prices.csv" in err
+    assert "deepseek-v4-flash" not in err  # not the whole table
     assert not (tmp_path / "runs.csv").exists()
 
 
@@ -239,7 +240,7 @@ def test_an_unknown_price_model_names_the_option(tmp_path, capsys, command):
     argv = [*SMALL, "--out", str(tmp_path / "o")] if command == "sweep" else ["replay", str(log)]
     assert main([*argv, "--price", "claude-sonet-4-5"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("prefixbench: error: --price: unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?) (known: ")
+    assert err.startswith("prefixbench: error: --price: unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'? closest priced: ")
 
 
 def test_cross_engine_sweep_counts_rejections_and_explains_the_winner(tmp_path, capsys):
@@ -541,3 +542,30 @@ def test_help_never_breaks_a_name_at_its_hyphen(capsys, command):
     lines = capsys.readouterr().out.splitlines()
     broken = [line for line in lines if line.rstrip().endswith("-") and line.rstrip()[-2:-1].isalnum()]
     assert not broken, broken
+
+
+@pytest.mark.parametrize("argv", [["check", "--trace", "LOG", "--windows", "10"], ["sweep", "--windows", "32k,7999"], ["record", "OUT", "--window", "5k"]])
+def test_a_window_below_the_smallest_any_command_takes_is_refused(tmp_path, capsys, argv):
+    # check --trace --windows 10 was judged: 64 of 64 requests "over the window".
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    argv = [str(log) if a == "LOG" else str(tmp_path / "out.jsonl") if a == "OUT" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "window must be at least 8,000 tokens (8k)" in err, err
+
+
+def test_a_price_row_of_another_providers_cache_is_noted(tmp_path, capsys):
+    # --price gpt-5.1 --cache anthropic was taken silently: Anthropic's cache at OpenAI's rates.
+    from prefixbench.reports.options import cross_priced_note
+    from prefixbench.simulator.pricing import get_price
+
+    openai = get_price("gpt-5.1")
+    assert cross_priced_note("anthropic:ttl=1h", openai) == (
+        "note: --price gpt-5.1 is openai's price row and --cache anthropic:ttl=1h models anthropic's cache: "
+        "anthropic's cached reads and writes are priced at openai's rates")
+    assert cross_priced_note("openai", openai) is None and cross_priced_note("byte-exact", openai) is None
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    assert main(["replay", str(log), "--price", "gpt-5.1", "--cache", "anthropic"]) == 0
+    assert "note: --price gpt-5.1 is openai's price row and --cache anthropic" in capsys.readouterr().err

@@ -105,6 +105,21 @@ def test_progress_lines_off_a_terminal_come_every_few_seconds():
     assert "ETA" in lines[-1]
 
 
+def test_the_all_done_line_is_printed_once_while_the_command_winds_down():
+    """The runs can end well before the command does (a local Dask cluster shutting down): the
+    ticker printed "2/2 runs done" and the exit printed it again (each tick, once more)."""
+    import time
+
+    stream = io.StringIO()
+    with SweepProgress(2, mode="lines", interval=0.02, stream=stream) as progress:
+        progress.finished("seed-coding 32k checkpoint/legacy")
+        progress.finished("seed-coding 32k checkpoint/patched")
+        time.sleep(0.2)
+    lines = stream.getvalue().strip().splitlines()
+    assert sum("2/2 runs done" in line for line in lines) == 1, lines
+    assert lines[-1].startswith("prefixbench: sweep 2/2 runs done, 0 running")
+
+
 def test_the_bar_names_the_last_finished_run_as_finished():
     stream = io.StringIO()
     progress = SweepProgress(3, mode="bar", stream=stream)

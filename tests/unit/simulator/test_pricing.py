@@ -104,13 +104,18 @@ def test_as_of_before_the_first_row_or_malformed_is_a_user_error():
         get_price("deepseek-v4-flash", as_of="2026-13-01")
 
 
-def test_unknown_model_lists_the_known_ids_sorted():
+def test_unknown_model_names_a_few_close_ids_and_where_the_table_is():
+    # It printed the whole table, every model id, in one line of ~1,700 characters.
     with pytest.raises(UserError) as err:
         get_price("gpt-9")
     message = str(err.value)
-    assert message.startswith("unknown price model 'gpt-9' (known: amazon.nova-2-lite-v1:0, ")
-    listed = message.split("(known: ")[1].split(";")[0].split(", ")
-    assert listed == sorted(listed) == list(load_prices().models())
+    assert message.startswith("unknown price model 'gpt-9' (closest priced: ")
+    closest = message.split("closest priced: ")[1].split(";")[0].split(", ")
+    assert 1 <= len(closest) <= 3 and set(closest) <= set(load_prices().models())
+    assert "every priced model: prefixbench/simulator/data/prices.csv" in message
+    assert len(message) < 400 and "\n" not in message
+    with pytest.raises(UserError, match=r"unknown price model 'nope' \(no priced model is close; "):
+        get_price("nope")
 
 
 def test_unknown_period_is_a_user_error_and_one_price_models_ignore_the_period():
@@ -773,7 +778,7 @@ def test_a_misspelt_model_is_told_its_nearest_name_first():
     # 'claude-sonet-4-5' was answered with the whole table (1,700 characters) and no hint.
     with pytest.raises(UserError) as err:
         get_price("claude-sonet-4-5")
-    assert str(err.value).startswith("unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'?) (known: ")
+    assert str(err.value).startswith("unknown price model 'claude-sonet-4-5' (did you mean 'claude-sonnet-4-5'? closest priced: ")
 
 
 @settings(max_examples=400, deadline=None)

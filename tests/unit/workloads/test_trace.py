@@ -79,6 +79,44 @@ def test_dropping_the_declared_rewrites_is_a_silent_rewrite(recorded, tmp_path):
     assert results["no-silent-rewrite"].figure.startswith("request #")
 
 
+def test_a_log_of_two_sessions_judges_each_as_if_recorded_alone(recorded, tmp_path, capsys):
+    """An agent records every request of a test run, usually several sessions: the second
+    session's opening is no silent rewrite of the first, and each session gets the verdicts
+    its own log gets, its requests named by their line in the whole log."""
+    patched = (recorded / "patched.jsonl").read_text()
+    legacy = (recorded / "legacy.jsonl").read_text()
+    first = len(patched.splitlines())
+    (tmp_path / "two.jsonl").write_text(patched + legacy)
+    capsys.readouterr()
+    assert main(["check", "--trace", str(tmp_path / "two.jsonl"), "--windows", "128k"]) == 1
+    out = capsys.readouterr().out
+    assert "rewrote cached history" not in out
+    one = f"two.jsonl session 1 (#0-#{first - 1})/lenient"
+    two = f"two.jsonl session 2 (#{first}-#{2 * first - 1})/lenient"
+    assert f"PASS  no-silent-rewrite @128k [{one}]" in out and f"PASS  no-silent-rewrite @128k [{two}]" in out
+    assert f"PASS  summary-uncached-bounded @128k [{one}]" in out
+    assert f"FAIL  summary-uncached-bounded @128k [{two}]: summary 1/3 (request #{first + 20}) hit 0.0%" in out
+    # The same 4 rewrites per session as each log alone, not thrown off by the other session.
+    assert f"FAIL  rewrites-pay-back @128k [{two}]: 1 of 4 rewrites never paid back; first at request #{first + 19} (prune" in out
+    alone = {r.spec: r for r in run_trace_specs(recorded / "legacy.jsonl", windows=(128_000,))}
+    split = [r for r in run_trace_specs(tmp_path / "two.jsonl", windows=(128_000,)) if "session 2" in r.engine]
+    assert [r.verdict for r in split] == [alone[r.spec].verdict for r in split]
+
+
+def test_a_single_session_log_has_one_session_and_a_restart_after_a_summary_call_is_none():
+    from prefixbench.workloads.specs.trace import TraceEntry, session_starts
+
+    envelope = Envelope("mock", "mock")
+    opening = Request(envelope, (Message("user", (Text("task"),)),))
+    reply = Request(envelope, (*opening.messages, Message("assistant", (Text("ok"),)), Message("user", (Text("go"),))))
+    summary = Request(envelope, reply.messages, purpose="compaction")
+    restarted = Request(envelope, (Message("user", (Text("summary so far"),)),))
+    entries = [TraceEntry(opening), TraceEntry(reply), TraceEntry(summary), TraceEntry(restarted), TraceEntry(opening), TraceEntry(reply)]
+    assert session_starts(entries) == [0, 4]
+    # A declared rewrite back to the opening is the same session (judged as a rewrite).
+    assert session_starts([TraceEntry(opening), TraceEntry(reply), TraceEntry(opening, ("checkpoint",))]) == [0]
+
+
 def test_strict_profile_on_a_recorded_thinking_session(tmp_path, capsys):
     for engine in ("user-tail", "checkpoint"):
         for preset in ("legacy", "patched"):
