@@ -14,7 +14,7 @@ is taken seed by seed against the legacy run of the same seed, then summarized.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -130,19 +130,19 @@ def footnotes(rows: list[list[str]], header: list[str] | None = None) -> list[st
     return notes
 
 
-def sweep_text_table(runs: pd.DataFrame) -> str:
+def sweep_text_table(runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """The sweep table for the terminal: per run, or per configuration across seeds; a footnote
     under it for each mark it uses."""
     if not needs_aggregate(runs):
-        header, rows = table_rows(runs)
-        return "\n".join([text_table(runs), *footnotes(rows, header)])
+        header, rows = table_rows(runs, same)
+        return "\n".join([text_table(runs, same), *footnotes(rows, header)])
     header, rows = aggregate_rows(runs)
     return "\n".join([Table(header, rows, columns_named(header, NUMERIC)).text(), *footnotes(rows, header)])
 
 
-def sweep_markdown_table(runs: pd.DataFrame) -> str:
+def sweep_markdown_table(runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """The same table in Markdown (report.md)."""
     if not needs_aggregate(runs):
-        return markdown_table(runs)
+        return markdown_table(runs, same)
     header, rows = aggregate_rows(runs)
     return Table(header, rows, columns_named(header, NUMERIC)).markdown()
