@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -179,7 +179,7 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
         staging = make_staging(out)
         runs_df, obs_df, costs, written, drawing, same = _rebuild(staging, plan, store, price, jobs, landed)
         runs_text = runs_json(runs_df, costs)
-        _write_sweep_html(staging, plan, runs_df, obs_df, costs)
+        _write_sweep_html(staging, plan, runs_df, obs_df, costs, same)
         written.add("report.html")
         for _ in drawing:  # the charts, drawn meanwhile
             pass
@@ -266,7 +266,9 @@ def _print_outcome(
         print(cost_text(costs))
 
 
-def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None) -> None:
+def _write_sweep_html(
+    out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None, same: Collection[int] = (),
+) -> None:
     """report.html: the runs as ``--format json`` prints them, with the charts as inline SVG.
 
     Its charts draw one run per configuration: with several seeds the lowest seed's runs, and
@@ -283,7 +285,7 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
 
         seed = int(runs_df["seed"].min())
         shown = shown[shown["seed"] == seed]
-        header, rows = aggregate_rows(runs_df)
+        header, rows = aggregate_rows(runs_df, same)
         across = AcrossSeeds(seed, runs_df["seed"].nunique(), header, rows, footnotes(rows, header))
         notes.append(f"seeds: {runs_df['seed'].nunique()}; the first table gives every configuration across them "
                      f"(median and min..max), the runs, charts and timelines below are those of seed {seed}; "
@@ -315,7 +317,9 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
         shown_costs = costs.merge(shown[[*keys, "params"]].drop_duplicates(), on=[*keys, "params"], how="inner")
     import json
 
-    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None, seeds=across)
+    # runs_json keeps the order of shown: the nth run of the page is shown's nth row.
+    repeats = {n for n, index in enumerate(shown.index) if index in same}
+    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None, seeds=across, same=repeats)
     try:
         write_html(out / "report.html", page)
     except OSError as exc:
