@@ -69,10 +69,14 @@ def same_runs(records: Sequence[dict[str, object]], observations: Sequence[pd.Da
     def key(row: int) -> tuple[str, ...]:
         return (engines[row], *(str(records[row][k]) for k in group))
 
+    prints: dict[int, tuple[str, str]] = {}
+
     def fingerprint(row: int) -> tuple[str, str]:
-        record = {k: v for k, v in records[row].items() if k != "preset"}
-        obs = observations[row].drop(columns=["preset"], errors="ignore")
-        return repr(sorted(record.items())), obs.to_csv(index=False, lineterminator="\n")
+        if row not in prints:
+            record = {k: v for k, v in records[row].items() if k != "preset"}
+            obs = observations[row].drop(columns=["preset"], errors="ignore")
+            prints[row] = (repr(sorted(record.items())), obs.to_csv(index=False, lineterminator="\n"))
+        return prints[row]
 
     users = [row for row in range(len(records)) if is_user_engine(engines[row])]
     legacy = {key(row): row for row in users if records[row]["preset"] == "legacy"}
