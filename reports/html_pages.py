@@ -4,7 +4,7 @@ prints with ``--format json`` and draws its tables and charts from that same dat
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,7 +27,7 @@ from prefixbench.reports.html import (
     stacked_bars,
     table,
 )
-from prefixbench.reports.tables import shows_engine
+from prefixbench.reports.tables import SAME_RUN, shows_engine
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
 from prefixbench.workloads.audit.core import BAD_INPUT
@@ -102,10 +102,11 @@ class AcrossSeeds:
 
 def sweep_page(
     spec_lines: Sequence[str], runs: list[dict], observations: pd.DataFrame, *, priced: bool,
-    seeds: AcrossSeeds | None = None,
+    seeds: AcrossSeeds | None = None, same: Collection[int] = (),
 ) -> str:
     """report.html of a sweep. ``runs`` is exactly what ``sweep --format json`` prints (of the
-    one seed drawn when ``seeds`` is given: its section comes first)."""
+    one seed drawn when ``seeds`` is given: its section comes first); ``same``: the positions in
+    ``runs`` of runs identical to their legacy run (``vs legacy`` reads ``same run``)."""
     varying = tuple(k for k in ("workload", "cache") if len({str(r[k]) for r in runs}) > 1)
     multi_engine = RunLabels(shows_engine(r["engine"] for r in runs), varying)
     windows = sorted({int(r["window"]) for r in runs})
@@ -118,7 +119,7 @@ def sweep_page(
     if seeds is not None:
         sections.append(("seeds", f"Across {seeds.count} seeds", seeds.section()))
         of_seed = f" (seed {seeds.seed})"
-    sections.append(("runs", f"Runs{of_seed}", _runs_table(runs_sorted, multi_engine, priced) + note(
+    sections.append(("runs", f"Runs{of_seed}", _runs_table(runs_sorted, multi_engine, priced, same) + note(
         "summary calls: the uncached tokens each summary (compaction) call paid; summary hit: the range of their hit "
         "rates; session: every accepted request of the run; vs legacy: session uncached against the legacy run of the "
         "same window and engine (* when that legacy run had rejected requests, so its total is not what a working agent "
@@ -169,7 +170,7 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool | RunLabels, priced: bool) -> str:
+def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool | RunLabels, priced: bool, same: Collection[int] = ()) -> str:
     extra = getattr(multi_engine, "extra", ())  # workload, cache: columns when the page shows several
     header = ["window", *extra] + (["engine"] if multi_engine else []) + ["preset", "profile", "folds", "400s",
               "summary calls, uncached tokens", "summary hit", "session prompt", "session cached", "session uncached",
@@ -179,7 +180,7 @@ def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool | RunLab
     rows = []
     for i, r in runs_sorted:
         change = r.get("uncached_change_vs_legacy")
-        change_text = "-" if r["preset"] == "legacy" or change is None else f"{change * 100:+.1f}%" + ("*" if r.get("legacy_rejected") else "")
+        change_text = "-" if r["preset"] == "legacy" else SAME_RUN if i in same else "-" if change is None else f"{change * 100:+.1f}%" + ("*" if r.get("legacy_rejected") else "")
         cells: list[Cell | str] = [format_window(int(r["window"])), *(str(r[k]) for k in extra)]
         if multi_engine:
             cells.append(str(r["engine"]))

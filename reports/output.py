@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -36,6 +36,7 @@ from prefixbench.reports.outdir import (
     probe_writable, write_file,
 )
 from prefixbench.reports.progress import SweepProgress
+from prefixbench.reports.frames import same_runs, same_runs_notes
 from prefixbench.reports.seeds import sweep_text_table
 from prefixbench.workloads.runs.land import Landed, land_missing, load_runs, missing_runs, prepare_out
 from prefixbench.workloads.runs.store import STORE_DIR, TEMP_PREFIX, ResultStore, recompute_notes
@@ -78,24 +79,16 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     warn_window_memory(windows)
     presets = parse_list(args.presets, "--presets")
     user_presets: tuple[str, ...] = ()
-    if named:
+    if named and not given(args.presets):
         from prefixbench.workloads.scripted.registry import is_user_engine
 
-        users = [engine for engine in named if is_user_engine(engine)]
-        # Presets switch the built-in engines' fixes; a user's engine gets one run per window
-        # (the default preset, as check --engine), or the one preset --presets names. Several
-        # would be the same engine run again, its rows the same and "vs legacy" +0.0%.
-        one = (USER_ENGINE_PRESET,) if not given(args.presets) or USER_ENGINE_PRESET in presets else presets[:1]
-        if users and given(args.presets) and len(presets) > 1 and not getattr(args, "quiet", False):
-            print(
-                f"prefixbench: note: --presets {','.join(presets)} switch the built-in engines' fixes, which a user's engine "
-                f"does not follow: {', '.join(users)} runs once per window, under {one[0]}",
-                file=sys.stderr,
-            )
-        if users and len(users) == len(named):
-            presets = one
-        elif users and one != presets:
-            user_presets = one
+        # A user's engine gets one run per window (the default preset, as check --engine) unless
+        # --presets asks for more: then one per preset asked, as its options.preset may switch
+        # its own fix. Runs that come out identical are said so once they finish (same_runs).
+        if all(is_user_engine(engine) for engine in named):
+            presets = (USER_ENGINE_PRESET,)
+        elif any(is_user_engine(engine) for engine in named):
+            user_presets = (USER_ENGINE_PRESET,)
     return SweepSpec(
         price=price,
         workload=args.workload,
@@ -184,9 +177,9 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
         progress = SweepProgress(len(plan.runs), skipped, mode=SweepProgress.mode_for(options.quiet))
         landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=_between_runs)
         staging = make_staging(out)
-        runs_df, obs_df, costs, written, drawing = _rebuild(staging, plan, store, price, jobs, landed)
+        runs_df, obs_df, costs, written, drawing, same = _rebuild(staging, plan, store, price, jobs, landed)
         runs_text = runs_json(runs_df, costs)
-        _write_sweep_html(staging, plan, runs_df, obs_df, costs)
+        _write_sweep_html(staging, plan, runs_df, obs_df, costs, same)
         written.add("report.html")
         for _ in drawing:  # the charts, drawn meanwhile
             pass
@@ -212,7 +205,10 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
             _add_note(exc, f"the sweep stopped; {out}/ is as it was, and {stored} of {len(keys)} runs are in "
                            f"{out / STORE_DIR}: fix the error and re-run (stored runs are skipped)")
         raise
-    _print_outcome(options, runs_text, runs_df, costs, price)
+    _print_outcome(options, runs_text, runs_df, costs, price, same)
+    if not options.quiet:
+        for line in same_runs_notes(runs_df.to_dict("records"), same, [item.engine for item in plan.runs]):
+            print(f"prefixbench: {line}", file=sys.stderr)
     if not options.quiet:
         shown = sorted(f for f in written if "/" not in f)
         print(f"wrote {out}/: {', '.join(shown)}, {STORE_DIR}/ ({len(keys):,} run{'' if len(keys) == 1 else 's'})", file=sys.stderr)
@@ -257,19 +253,22 @@ def _add_note(exc: BaseException, note: str) -> None:
 
 
 def _print_outcome(
-    options: SweepRunOptions, runs_text: str, runs_df: pd.DataFrame, costs: pd.DataFrame | None, price: PriceRow | None
+    options: SweepRunOptions, runs_text: str, runs_df: pd.DataFrame, costs: pd.DataFrame | None, price: PriceRow | None,
+    same: dict[int, int],
 ) -> None:
     """stdout: the runs as JSON, or the sweep table and, when priced, the cost table."""
     if options.format == "json":
         print(runs_text)
         return
-    print(sweep_text_table(runs_df))
+    print(sweep_text_table(runs_df, same))
     if costs is not None and price is not None:
         print(f"\ncost at {price.model} prices (USD):")
         print(cost_text(costs))
 
 
-def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None) -> None:
+def _write_sweep_html(
+    out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df: pd.DataFrame, costs: pd.DataFrame | None, same: Collection[int] = (),
+) -> None:
     """report.html: the runs as ``--format json`` prints them, with the charts as inline SVG.
 
     Its charts draw one run per configuration: with several seeds the lowest seed's runs, and
@@ -286,7 +285,7 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
 
         seed = int(runs_df["seed"].min())
         shown = shown[shown["seed"] == seed]
-        header, rows = aggregate_rows(runs_df)
+        header, rows = aggregate_rows(runs_df, same)
         across = AcrossSeeds(seed, runs_df["seed"].nunique(), header, rows, footnotes(rows, header))
         notes.append(f"seeds: {runs_df['seed'].nunique()}; the first table gives every configuration across them "
                      f"(median and min..max), the runs, charts and timelines below are those of seed {seed}; "
@@ -318,7 +317,9 @@ def _write_sweep_html(out: Path, plan: SweepPlan, runs_df: pd.DataFrame, obs_df:
         shown_costs = costs.merge(shown[[*keys, "params"]].drop_duplicates(), on=[*keys, "params"], how="inner")
     import json
 
-    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None, seeds=across)
+    # runs_json keeps the order of shown: the nth run of the page is shown's nth row.
+    repeats = {n for n, index in enumerate(shown.index) if index in same}
+    page = sweep_page(lines, json.loads(runs_json(shown, shown_costs)), obs, priced=price is not None, seeds=across, same=repeats)
     try:
         write_html(out / "report.html", page)
     except OSError as exc:
@@ -377,13 +378,14 @@ def grid_overrides(args: argparse.Namespace) -> dict[str, object]:
 def _rebuild(
     out: Path, plan: SweepPlan, store: ResultStore, price: PriceRow | None, jobs: int = 1,
     landed: dict[str, Landed] | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str], Iterator[tuple[int, str]]]:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame | None, set[str], Iterator[tuple[int, str]], dict[int, int]]:
     """runs.csv, observations.csv, charts and report.md from the stored runs, in plan order,
     into the folder ``out`` (the sweep's staging folder).
 
     With ``jobs`` > 1 the stored runs are read and the charts drawn in worker processes; the
     files are the same either way. The charts are still being drawn when this returns: iterate
-    the last item returned to wait for them.
+    the fifth item returned to wait for them. The last: the runs of a user's engine identical to
+    its legacy run (rows of the runs frame, see :func:`same_runs`).
     """
     records, frames, priced = [], [], []
     for record, observations in load_runs(plan, store, landed or {}, jobs):
@@ -394,6 +396,7 @@ def _rebuild(
             priced.append(observations.assign(params=record["params"]))
         frames.append(observations)
     runs_df = pd.DataFrame(records, columns=list(RUN_COLUMNS))
+    same = same_runs(records, frames, [item.engine for item in plan.runs])
     obs_df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(OBSERVATION_COLUMNS))
     # Charts are named, not imported: with workers only they load matplotlib.
     charts: list[ChartTask] = [("charts:hit_rate_chart", (runs_df,), {}, out / "hit-rate.png")]
@@ -418,7 +421,7 @@ def _rebuild(
     drawing = map_runs(draw_chart, charts, jobs=pool_size(jobs, len(charts), 2))
     written = {"observations.csv", "runs.csv", "report.md", *(path.name for *_, path in charts)}
     _write_csvs(out, records, priced, obs_df, price)
-    sections = [report_markdown(plan, runs_df)]
+    sections = [report_markdown(plan, runs_df, same)]
     if several_engines:
         from prefixbench.reports.engines import comparison_markdown
 
@@ -431,7 +434,7 @@ def _rebuild(
         sections.append(section)
         written.add("cost.md")
     write_file(out / "report.md", "\n".join(sections).encode())
-    return runs_df, obs_df, costs, written, drawing
+    return runs_df, obs_df, costs, written, drawing, same
 
 
 #: A chart to draw: ``"module:function"`` in prefixbench.reports, its leading arguments,

@@ -14,14 +14,14 @@ is taken seed by seed against the legacy run of the same seed, then summarized.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
 
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.reports.frames import with_change_vs_legacy
-from prefixbench.reports.tables import fmt_change, fmt_int, fmt_pct, markdown_table, shows_engine, table_rows, text_table
+from prefixbench.reports.tables import SAME_RUN, fmt_change, fmt_int, fmt_pct, markdown_table, shows_engine, table_rows, text_table
 from prefixbench.reports.textable import Table, columns_named
 from prefixbench.simulator.windows import format_window
 
@@ -67,8 +67,10 @@ def _varying_params(runs: pd.DataFrame) -> list[str]:
     ]
 
 
-def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the across-seeds table (``params`` shows only the options that vary)."""
+def aggregate_rows(runs: pd.DataFrame, same: Collection[int] = ()) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the across-seeds table (``params`` shows only the options that vary).
+    A configuration whose every seed's run is in ``same`` (identical to its legacy run) reads
+    ``same run`` in ``vs legacy``."""
     df = with_change_vs_legacy(runs)
     df = df.assign(params=_varying_params(df))
     shown = [c for c in AXES if c in ("window", "preset") or df[c].nunique() > 1 or (c == "engine" and shows_engine(df[c]))]
@@ -99,7 +101,7 @@ def aggregate_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
             _spread(list(group["_summary"]), fmt_int) if hits else "-",
             _spread(hits, fmt_pct) if hits else "-",
             _spread(list(group["session_uncached_tokens"]), fmt_int),
-            "-" if first["preset"] == "legacy" else _spread(list(group["uncached_change_vs_legacy"]), fmt_change)
+            "-" if first["preset"] == "legacy" else SAME_RUN if all(index in same for index in group.index) else _spread(list(group["uncached_change_vs_legacy"]), fmt_change)
             + ("*" if group["legacy_rejected"].any() else ""),
         ]
         rows.append(row)
@@ -130,19 +132,19 @@ def footnotes(rows: list[list[str]], header: list[str] | None = None) -> list[st
     return notes
 
 
-def sweep_text_table(runs: pd.DataFrame) -> str:
+def sweep_text_table(runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """The sweep table for the terminal: per run, or per configuration across seeds; a footnote
     under it for each mark it uses."""
     if not needs_aggregate(runs):
-        header, rows = table_rows(runs)
-        return "\n".join([text_table(runs), *footnotes(rows, header)])
-    header, rows = aggregate_rows(runs)
+        header, rows = table_rows(runs, same)
+        return "\n".join([text_table(runs, same), *footnotes(rows, header)])
+    header, rows = aggregate_rows(runs, same)
     return "\n".join([Table(header, rows, columns_named(header, NUMERIC)).text(), *footnotes(rows, header)])
 
 
-def sweep_markdown_table(runs: pd.DataFrame) -> str:
+def sweep_markdown_table(runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """The same table in Markdown (report.md)."""
     if not needs_aggregate(runs):
-        return markdown_table(runs)
-    header, rows = aggregate_rows(runs)
+        return markdown_table(runs, same)
+    header, rows = aggregate_rows(runs, same)
     return Table(header, rows, columns_named(header, NUMERIC)).markdown()

@@ -15,6 +15,7 @@ Planning lives in :mod:`prefixbench.workloads.runs.sweep`.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from decimal import Decimal
 
 import pandas as pd
@@ -61,8 +62,9 @@ def _scalar(value: object) -> object:
     return value
 
 
-def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
-    """report.md: what ran, the sweep table (medians and ranges when several seeds ran) and how to read it."""
+def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame, same: Collection[int] = ()) -> str:
+    """report.md: what ran, the sweep table (medians and ranges when several seeds ran) and how to
+    read it. ``same``: the rows of runs identical to their legacy run (``same run``)."""
     specs = plan.all_specs() if isinstance(plan, SweepPlan) else (plan,)
     spec = specs[0]
 
@@ -96,7 +98,7 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame) -> str:
             "",
             *(f"- {line}" for line in assumed),
         ]
-    table = sweep_markdown_table(runs)
+    table = sweep_markdown_table(runs, same)
     lines += [
         "",
         "## Summary calls and session totals",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 import pandas as pd
 
@@ -60,6 +60,11 @@ def fmt_hits(values: Sequence[float]) -> str:
     return f"{lo * 100:.1f}-{fmt_pct(hi)}"
 
 
+#: The ``vs legacy`` cell of a run identical to its legacy run (a user's engine that does not
+#: read ``options.preset``): not a change of +0.0%, the same run again.
+SAME_RUN = "same run"
+
+
 def shows_engine(engines: Iterable[object]) -> bool:
     """Whether a sweep's tables name the engine: when several ran, or one that is a user's
     (a table of ``sweep --engine my_pkg:factory`` alone would otherwise never say whose runs
@@ -70,8 +75,9 @@ def shows_engine(engines: Iterable[object]) -> bool:
     return len(names) > 1 or any(not is_builtin_engine(name) for name in names)
 
 
-def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of the sweep table, in window, engine, preset order."""
+def table_rows(runs: pd.DataFrame, same: Collection[int] = ()) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of the sweep table, in window, engine, preset order. ``same``: the rows
+    (of ``runs``) of runs identical to their legacy run, whose ``vs legacy`` reads ``same run``."""
     df = with_change_vs_legacy(runs)
     show_engine = shows_engine(df["engine"])
     show_profile = df["profile"].nunique() > 1
@@ -89,7 +95,7 @@ def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
     df = df.assign(_rank=df["preset"].map(lambda p: rank.get(p, len(rank))))
     df = df.sort_values(["window", "engine", "profile", "_rank", "preset"], kind="stable")
     rows = []
-    for _, r in df.iterrows():
+    for index, r in df.iterrows():
         row = [format_window(int(r["window"]))]
         if show_engine:
             row.append(str(r["engine"]))
@@ -102,19 +108,19 @@ def table_rows(runs: pd.DataFrame) -> tuple[list[str], list[list[str]]]:
             fmt_calls(r["summary_uncached_tokens"]),
             fmt_hits(r["summary_hit_ratio"]),
             fmt_int(r["session_uncached_tokens"]),
-            "-" if r["preset"] == "legacy" else fmt_change(r["uncached_change_vs_legacy"]) + ("*" if r["legacy_rejected"] else ""),
+            "-" if r["preset"] == "legacy" else SAME_RUN if index in same else fmt_change(r["uncached_change_vs_legacy"]) + ("*" if r["legacy_rejected"] else ""),
         ]
         rows.append(row)
     return header, rows
 
 
-def text_table(runs: pd.DataFrame) -> str:
+def text_table(runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """The sweep table as aligned plain text."""
-    header, rows = table_rows(runs)
+    header, rows = table_rows(runs, same)
     return Table(header, rows, columns_named(header, NUMERIC)).text()
 
 
-def markdown_table(runs: pd.DataFrame) -> str:
+def markdown_table(runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """The sweep table as a Markdown table."""
-    header, rows = table_rows(runs)
+    header, rows = table_rows(runs, same)
     return Table(header, rows, columns_named(header, NUMERIC)).markdown()

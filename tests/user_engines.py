@@ -166,3 +166,13 @@ class MasksEveryStep(EngineBase):
 
 def masks_every_step(window: int, options: EngineOptions) -> MasksEveryStep:
     return MasksEveryStep()
+
+
+def preset_switched(window: int, options: EngineOptions) -> Truncating:
+    """Reads ``options.preset`` as its own before/after switch: under ``legacy`` it truncates
+    at a fifth of the window, under any other preset at 80% (so the two runs differ)."""
+    engine = Truncating(window, declare=True)
+    if options.preset.name == "legacy":
+        engine.window = window // 4  # 80% of a quarter: a fifth of the real window
+    engine.name = "preset-switched"
+    return engine

@@ -10,8 +10,8 @@ def _table(monkeypatch, last: str) -> str:
     header = ["window", "preset", "vs legacy"]
     rows = [["32k", "legacy", "-"], ["32k", "patched", last]]
     monkeypatch.setattr(seeds, "needs_aggregate", lambda runs: False)
-    monkeypatch.setattr(seeds, "table_rows", lambda runs: (header, rows))
-    monkeypatch.setattr(seeds, "text_table", lambda runs: "\n".join("  ".join(row) for row in [header, *rows]))
+    monkeypatch.setattr(seeds, "table_rows", lambda runs, same=(): (header, rows))
+    monkeypatch.setattr(seeds, "text_table", lambda runs, same=(): "\n".join("  ".join(row) for row in [header, *rows]))
     return sweep_text_table(None)
 
 

@@ -144,22 +144,47 @@ def test_bad_engine_config_on_check_is_one_line(tmp_path, capsys, table, message
     assert err.count("\n") == 0 and message in err, err
 
 
-def test_sweep_of_a_user_engine_runs_one_preset_whatever_presets_are_asked(tmp_path, capsys):
-    """Presets switch the built-in engines' fixes: --presets legacy,patched ran a user's engine
-    twice, two identical rows and a "vs legacy" of +0.0%. It runs once, and a note says why."""
+def test_sweep_of_a_user_engine_runs_one_preset_unless_presets_are_asked(tmp_path, capsys):
     import json
 
-    base = ["sweep", "--engine", DECLARED, "--windows", "32k", "--steps", "12", "--format", "json"]
-    assert main([*base, "--quiet", "--out", str(tmp_path / "one")]) == 0
+    base = ["sweep", "--engine", DECLARED, "--windows", "32k", "--steps", "12", "--quiet", "--format", "json"]
+    assert main([*base, "--out", str(tmp_path / "one")]) == 0
     assert [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)] == [("declared-truncating", "patched")]
-    assert main([*base, "--presets", "legacy,patched", "--out", str(tmp_path / "two")]) == 0
-    out, err = capsys.readouterr()
-    assert [r["preset"] for r in json.loads(out)] == ["patched"]
-    assert (f"note: --presets legacy,patched switch the built-in engines' fixes, which a user's engine does not follow: "
-            f"{DECLARED} runs once per window, under patched") in err
-    # One preset asked is the one it runs under.
-    assert main([*base, "--quiet", "--presets", "legacy", "--out", str(tmp_path / "legacy")]) == 0
+    assert main([*base, "--presets", "legacy", "--out", str(tmp_path / "legacy")]) == 0
     assert [r["preset"] for r in json.loads(capsys.readouterr().out)] == ["legacy"]
+
+
+def test_a_user_engine_that_reads_the_preset_gets_a_row_per_preset_asked(tmp_path, capsys):
+    """options.preset is the engine's to read (its own before/after switch): --presets
+    legacy,patched ran it once, under patched, and dropped the legacy row asked for."""
+    import json
+
+    engine = "tests.user_engines:preset_switched"
+    args = ["sweep", "--engine", engine, "--windows", "32k", "--steps", "12", "--presets", "legacy,patched"]
+    assert main([*args, "--format", "json", "--out", str(tmp_path / "json")]) == 0
+    out, err = capsys.readouterr()
+    rows = {r["preset"]: r for r in json.loads(out)}
+    assert sorted(rows) == ["legacy", "patched"]
+    assert rows["legacy"]["session_uncached_tokens"] != rows["patched"]["session_uncached_tokens"]
+    assert "identical" not in err and "same run" not in err
+    assert main([*args, "--quiet", "--out", str(tmp_path / "text")]) == 0
+    patched = [line for line in capsys.readouterr().out.splitlines() if " patched " in line]
+    assert len(patched) == 1 and patched[0].split()[-1].endswith("%"), patched
+
+
+def test_a_user_engine_that_ignores_the_preset_is_said_to_run_identically(tmp_path, capsys):
+    """Two presets of an engine that does not read options.preset are the same run: the table
+    says "same run" (not "+0.0%"), and one note says so, from the finished runs compared."""
+    args = ["sweep", "--engine", DECLARED, "--windows", "32k", "--steps", "12", "--presets", "legacy,patched", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    rows = [line.split() for line in out.splitlines() if line.startswith("32k")]
+    assert [row[2] for row in rows] == ["legacy", "patched"] and rows[1][-2:] == ["same", "run"], out
+    assert "+0.0%" not in out
+    notes = [line for line in err.splitlines() if "identically" in line]
+    assert notes == [f"prefixbench: note: {DECLARED} ran identically under legacy and patched (every request the same): "
+                     "it does not read options.preset, so its rows repeat one run ('vs legacy' says 'same run')"], err
+    assert "| same run |" in (tmp_path / "report.md").read_text() and "same run" in (tmp_path / "report.html").read_text()
 
 
 def test_the_sweep_table_names_a_users_engine_even_alone(tmp_path, capsys):
@@ -178,7 +203,7 @@ def test_a_mixed_sweep_runs_the_presets_for_the_built_in_engine_and_one_row_for_
     assert sorted(rows) == sorted([("checkpoint", p) for p in ("legacy", "envelope-fix", "prune-fix", "patched")] + [("declared-truncating", "patched")])
     assert main([*base, "--presets", "legacy,patched", "--out", str(tmp_path / "asked")]) == 0
     rows = [(r["engine"], r["preset"]) for r in json.loads(capsys.readouterr().out)]
-    assert sorted(rows) == sorted([("checkpoint", "legacy"), ("checkpoint", "patched"), ("declared-truncating", "patched")])
+    assert sorted(rows) == sorted((e, p) for e in ("checkpoint", "declared-truncating") for p in ("legacy", "patched"))
 
 
 @pytest.mark.parametrize("command", [["check"], ["sweep", "--steps", "20", "--quiet"]])
