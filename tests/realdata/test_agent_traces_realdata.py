@@ -15,8 +15,19 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.core import AuditResult, run_audit
 from tests.realdata.mirrors import file_at
+
+
+def per_file_recount(result: AuditResult) -> dict[str, tuple[int, int, int]]:
+    """(requests, predicted hit tokens, prompt tokens) the audit gives each file it read, in the
+    shape of the tests' recounts."""
+    found: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for row in result.rows:
+        found[row.file][0] += 1
+        found[row.file][1] += row.predicted_cache_read
+        found[row.file][2] += row.predicted_cache_read + row.predicted_uncached
+    return {f: tuple(v) for f, v in found.items()}
 
 
 def test_per_conversation_hit_matches_the_recount(realdata: Path) -> None:
@@ -89,12 +100,7 @@ def test_more_public_traces_match_the_recount(tmp_path: Path) -> None:
         assert expected[str(path)][2] == doc["totals"]["combined_tokens"]["input"]
     result = run_audit([tmp_path])
     assert {f.format for f in result.files} == {"agent-traces"}
-    found: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for row in result.rows:
-        found[row.file][0] += 1
-        found[row.file][1] += row.predicted_cache_read
-        found[row.file][2] += row.predicted_cache_read + row.predicted_uncached
-    assert {f: tuple(v) for f, v in found.items()} == expected
+    assert per_file_recount(result) == expected
     rates = sorted(hit / prompt for _, hit, prompt in expected.values())
     assert (len(rates), result.totals.requests) == (71, 4_975)
     figures = [round(100 * x, 1) for x in (rates[0], statistics.quantiles(rates, n=4)[0], statistics.median(rates), statistics.mean(rates), rates[-1])]

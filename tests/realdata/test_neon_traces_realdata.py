@@ -25,11 +25,11 @@ import json
 import os
 import re
 import statistics
-from collections import defaultdict
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at, git
+from tests.realdata.test_agent_traces_realdata import per_file_recount
 
 KV_CACHE_TESTER = Path(os.environ.get("PREFIXBENCH_KV_CACHE_TESTER_REPO", "/work/.mirror/callanjfox+kv-cache-tester/repo"))
 NEON_COMMIT = "0880f6d695d7c31bdbcfda34eeedba8c9b55539d"
@@ -81,12 +81,7 @@ def test_proxy_built_traces_read_their_prompts_spread_over_their_ids(tmp_path: P
     assert result.totals.requests == sum(r for r, _, _ in expected.values()) == 6_051
     assert all(any(n.startswith(f"{f.requests:,} of {f.requests:,} request(s) are of a conversation whose hash_ids")
                    for n in f.notes) for f in result.files)
-    found: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for row in result.rows:
-        found[row.file][0] += 1
-        found[row.file][1] += row.predicted_cache_read
-        found[row.file][2] += row.predicted_cache_read + row.predicted_uncached
-    assert {f: tuple(v) for f, v in found.items()} == expected
+    assert per_file_recount(result) == expected
     # The repository's own figure per trace (how it was computed is not published; it follows
     # the share of ids seen before): the hit read this way is within 3 points of it for 49 of the
     # 61 traces (median 1.0 point off); read as 64-token blocks it fell short of 59 of them, by a

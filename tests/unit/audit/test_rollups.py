@@ -205,12 +205,25 @@ def test_audit_png_cuts_a_long_idle_gap_out_of_the_clock(tmp_path):
     assert [a.get_xlabel() for a in audit_figure(run_audit([_two_sessions(tmp_path / "logs")])).get_axes()][0].startswith("time (UTC)")
 
 
+def _mooncake(path: Path, second: list[int]) -> Path:
+    """Two requests of 2,048 tokens in 512-token blocks: the second's hashes ``second``."""
+    path.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": ids}) + "\n"
+                            for t, ids in ((0, [1, 2, 3, 4]), (9, second))))
+    return path
+
+
+def _mooncake_beside_logs_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, dict]:
+    """A block-hash trace (no usage) beside two reporting sessions, and their audit.json."""
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
+    logs = _two_sessions(tmp_path / "logs")
+    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
+    return trace, logs, json.loads(capsys.readouterr().out)
+
+
 def test_a_roll_up_of_requests_that_report_no_cache_use_shows_no_miss_count(tmp_path, capsys):
     """A block-hash trace reports no cache use: its session and day rows said "misses 0" (and the
     JSON ``cache_read: 0``), a count the log never gave; now ``-`` and null, as "lost unknown"."""
-    trace = tmp_path / "mooncake.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
-                             for t in (0, 9)))
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
     logs = _two_sessions(tmp_path / "logs")
     result = run_audit([trace, logs])
     (unseen, *seen), days = result.sessions, result.days
@@ -235,9 +248,7 @@ def test_a_lane_or_model_of_requests_that_report_no_usage_shows_no_count(tmp_pat
     """A block-hash trace reports no usage: its model row said "input 0, output 0, cache read 0,
     cache write 0" and its lane's JSON ``reported_cache_read: 0``, counts the log never gave; now
     ``-`` and null, by the roll-ups' rule (:func:`reported_sum`). A lane that reports keeps its counts."""
-    trace = tmp_path / "mooncake.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
-                             for t in (0, 9)))
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
     logs = _two_sessions(tmp_path / "logs")
     result = run_audit([trace, logs])
     unseen = next(lane for lane in result.lanes if lane.file.endswith("mooncake.jsonl"))
@@ -262,12 +273,7 @@ def test_a_lane_or_model_of_requests_that_report_no_usage_shows_no_count(tmp_pat
 def test_a_group_none_of_whose_requests_is_priced_has_null_lost_in_json(tmp_path, capsys):
     """Its table's *lost* says ``-`` (nothing could be priced); the JSON said ``lost_usd: 0`` and,
     where no request reports its cache use, ``lost_tokens: 0``: now null, as the table."""
-    trace = tmp_path / "mooncake.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
-                             for t in (0, 9)))
-    logs = _two_sessions(tmp_path / "logs")
-    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
-    record = json.loads(capsys.readouterr().out)
+    trace, logs, record = _mooncake_beside_logs_json(tmp_path, capsys)
     for section in ("lanes", "models", "files", "sessions", "days"):
         unseen = [r for r in record[section] if "mooncake" in str(r.get("file", r.get("model", r.get("key"))))
                   or r.get("key") == NO_DAY]
@@ -284,12 +290,7 @@ def test_a_row_none_of_whose_requests_is_priced_has_null_cost_and_split(tmp_path
     """Every row of a block-hash trace (no usage: its *paid* says ``no usage``) said ``cost_usd:
     0.0`` in the JSON, its totals too, and the loss split $0.00 in each class while the totals'
     ``lost_usd`` was null: now null, as the table says; a row with priced requests keeps its sum."""
-    trace = tmp_path / "mooncake.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
-                             for t in (0, 9)))
-    logs = _two_sessions(tmp_path / "logs")
-    assert main(["audit", str(trace), str(logs), "--format", "json", "--quiet"]) == 0
-    record = json.loads(capsys.readouterr().out)
+    trace, logs, record = _mooncake_beside_logs_json(tmp_path, capsys)
     for section in ("lanes", "models", "files", "sessions", "days"):
         unpriced = [r for r in record[section] if r["unpriced_requests"] == r["requests"]]
         priced = [r for r in record[section] if r not in unpriced]
@@ -309,9 +310,7 @@ def test_a_row_none_of_whose_requests_is_priced_has_null_cost_and_split(tmp_path
 def test_a_roll_up_whose_hit_ratio_is_predicted_says_pred(tmp_path):
     """A block-hash trace's session and day showed its predicted hit ratio ``50.0%`` as if
     reported; now ``pred 50.0%``, with a legend line, and a reported row keeps its bare ratio."""
-    trace = tmp_path / "mooncake.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
-                             for t in (0, 9)))
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
     logs = _two_sessions(tmp_path / "logs")
     result = run_audit([trace, logs])
     table = audit_table(result)
@@ -333,9 +332,7 @@ def test_totals_of_an_audit_no_request_of_which_reports_usage_are_null(tmp_path,
     JSON totals ``input: 0, cache_read: 0, cache_write: 0, cache_write_1h: 0, lost_usd: 0.0``,
     counts and dollars the log never gave; now null (report.html ``-``), by the groups' rules,
     and compare reads such an audit beside itself and beside one that reports."""
-    trace = tmp_path / "mooncake.jsonl"
-    trace.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": [1, 2, 3, 4]}) + "\n"
-                             for t in (0, 9)))
+    trace = _mooncake(tmp_path / "mooncake.jsonl", [1, 2, 3, 4])
     assert main(["audit", str(trace), "--format", "json", "--quiet"]) == 0
     blind = json.loads(capsys.readouterr().out)["totals"]
     assert [blind[k] for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "lost_usd")] == [None] * 6
@@ -359,13 +356,6 @@ def test_totals_of_an_audit_no_request_of_which_reports_usage_are_null(tmp_path,
     assert main(["compare", str(tmp_path / "blind.json"), str(tmp_path / "blind.json")]) == 0
     assert main(["compare", str(tmp_path / "blind.json"), str(tmp_path / "seen.json")]) in (0, 1)
     assert "Traceback" not in capsys.readouterr().err
-
-
-def _mooncake(path: Path, second: list[int]) -> Path:
-    """Two requests of 2,048 tokens in 512-token blocks: the second's hashes ``second``."""
-    path.write_text("".join(json.dumps({"timestamp": t, "input_length": 2048, "output_length": 1, "hash_ids": ids}) + "\n"
-                            for t, ids in ((0, [1, 2, 3, 4]), (9, second))))
-    return path
 
 
 def test_a_lane_that_reports_no_cache_use_has_the_predicted_hit_ratio(tmp_path, capsys):

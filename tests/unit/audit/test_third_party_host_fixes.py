@@ -81,15 +81,29 @@ def test_workers_ai_behind_cloudflares_gateway_is_unpriced_in_opencode(tmp_path:
     assert None not in [r.cost_usd for r in run_audit([tmp_path / "ds.json"]).rows]
 
 
-def test_litellm_routes_to_workers_ai_and_through_hugging_face() -> None:
-    assert served_by("cloudflare/@cf/moonshotai/kimi-k2.5", "") == "workers-ai"
-    assert served_by("huggingface/novita/moonshotai/Kimi-K2.5", "") == "novita"
-    assert served_by("huggingface/together/deepseek-ai/DeepSeek-V3", "") == "together"
+@pytest.mark.parametrize(("route", "shown", "upstream"), [
+    ("fireworks_ai/accounts/fireworks/models/deepseek-v4-pro", "", "fireworks_ai"),
+    ("groq/moonshotai/kimi-k2-instruct", "", "groq"),
+    ("hosted_vllm/Qwen/Qwen3-8B", "", "hosted_vllm"),
+    ("openrouter/deepseek/deepseek-chat", "DeepInfra", "DeepInfra"),
+    ("deepseek/deepseek-chat", "", ""),
+    ("deepseek-chat", "", ""),
+    ("cloudflare/@cf/moonshotai/kimi-k2.5", "", "workers-ai"),
+    ("huggingface/novita/moonshotai/Kimi-K2.5", "", "novita"),
+    ("huggingface/together/deepseek-ai/DeepSeek-V3", "", "together"),
     # Hugging Face's router left to pick (no host named), or its own hf-inference: no host's price known.
-    assert served_by("huggingface/moonshotai/Kimi-K2.5", "") == ""
-    assert served_by("huggingface/hf-inference/meta-llama/Llama-3.1-8B", "") == ""
-    assert served_by("featherless_ai/Qwen/Qwen3-32B", "") == "featherless_ai"
-    assert served_by("nvidia_nim/deepseek-ai/deepseek-r1", "") == "nvidia_nim"
+    ("huggingface/moonshotai/Kimi-K2.5", "", ""),
+    ("huggingface/hf-inference/meta-llama/Llama-3.1-8B", "", ""),
+    ("featherless_ai/Qwen/Qwen3-32B", "", "featherless_ai"),
+    ("nvidia_nim/deepseek-ai/deepseek-r1", "", "nvidia_nim"),
+])
+def test_a_litellm_route_to_a_third_party_host_is_its_upstream_in_every_litellm_reader(route: str, shown: str,
+                                                                                      upstream: str) -> None:
+    """LiteLLM spend logs, Langfuse, OpenHands, SWE-agent and aider share ``served_by``: a route
+    through a third-party host of open models (``fireworks_ai/``, ``groq/``, Workers AI, a host
+    Hugging Face's router names) keeps the host as the call's upstream (its own prices: unpriced),
+    an engine the user runs keeps the engine, and what the response names wins over the route's host."""
+    assert served_by(route, shown) == upstream
 
 
 def test_aider_reads_workers_ai_through_served_by(tmp_path: Path) -> None:

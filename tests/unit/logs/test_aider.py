@@ -401,6 +401,16 @@ def test_a_model_on_a_self_hosted_engine_is_provider_unknown(tmp_path: Path, mod
     assert [(r.model, r.provider) for r in requests] == [(model, provider)]
 
 
+def _one_call_audit(tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str) -> tuple[list[str], dict]:
+    """One call of ``model`` in an aider log: the upstreams its reader gives, and its audit.json."""
+    log = tmp_path / "h.md"
+    log.write_text(_run(f"> Model: {model} with whole edit format  \n\n#### hi  \n\nHello.\n\n"
+                        "> Tokens: 2,000 sent, 9 received.  \n"))
+    requests, _ = read(log)
+    assert main(["audit", str(log), "--quiet", "--format", "json"]) in (0, 1)
+    return [r.upstream for r in requests], json.loads(capsys.readouterr().out)
+
+
 @pytest.mark.parametrize(("model", "engine"), [
     ("ollama/deepseek-chat", "ollama"),  # main: $0.00056378 at DeepSeek's list price
     ("ollama_chat/gpt-4o", "ollama_chat"),  # main: $0.00509 at OpenAI's
@@ -416,13 +426,8 @@ def test_a_model_on_a_self_hosted_engine_is_unpriced_whatever_its_name(tmp_path:
                                                                         model: str, engine: str) -> None:
     """No vendor bills a call an engine of the user's own ran: its engine is the call's upstream,
     which leaves it unpriced, as the other readers' self-hosted calls are."""
-    log = tmp_path / "h.md"
-    log.write_text(_run(f"> Model: {model} with whole edit format  \n\n#### hi  \n\nHello.\n\n"
-                        "> Tokens: 2,000 sent, 9 received.  \n"))
-    requests, _ = read(log)
-    assert [r.upstream for r in requests] == [engine]
-    assert main(["audit", str(log), "--quiet", "--format", "json"]) in (0, 1)
-    out = json.loads(capsys.readouterr().out)
+    upstreams, out = _one_call_audit(tmp_path, capsys, model)
+    assert upstreams == [engine]
     totals = out["totals"]
     assert any(f"served by {engine}, a host running open models itself" in note for note in out["notes"]), out["notes"]
     assert totals["unpriced_requests"] == 1 and totals["cost_usd"] in (None, 0, "0", "0.00", "0.000000"), totals
@@ -435,12 +440,7 @@ def test_a_model_on_a_self_hosted_engine_is_unpriced_whatever_its_name(tmp_path:
 def test_a_model_on_a_third_party_host_is_unpriced(tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, host: str) -> None:
     """A litellm route to a host serving other makers' open models at its own prices: the host is
     the call's upstream, which leaves it unpriced (the table holds none of that host's prices)."""
-    log = tmp_path / "h.md"
-    log.write_text(_run(f"> Model: {model} with whole edit format  \n\n#### hi  \n\nHello.\n\n"
-                        "> Tokens: 2,000 sent, 9 received.  \n"))
-    requests, _ = read(log)
-    assert [r.upstream for r in requests] == [host]
-    assert main(["audit", str(log), "--quiet", "--format", "json"]) in (0, 1)
-    out = json.loads(capsys.readouterr().out)
+    upstreams, out = _one_call_audit(tmp_path, capsys, model)
+    assert upstreams == [host]
     assert any(f"served by {host} (the log names it)" in note for note in out["notes"]), out["notes"]
     assert out["totals"]["unpriced_requests"] == 1

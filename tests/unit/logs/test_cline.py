@@ -784,6 +784,13 @@ def test_clines_own_provider_writes_are_its_tokens_in_for_an_anthropic_model(
         assert (first.reported_cache_write, first.reported_uncached) == (None, 20_000)
 
 
+def _history_file(tmp_path: Path, messages: list[dict]) -> Path:
+    """An api_conversation_history.json of ``messages``, alone in ``tmp_path``."""
+    path = tmp_path / "api_conversation_history.json"
+    path.write_text(json.dumps(messages))
+    return path
+
+
 def _history_call(ts: int, handler: str, model: str, prompt: int, cached: int, out: int) -> list[dict]:
     """A user message and the assistant answer that ends one call, as Cline 3.x writes them into
     api_conversation_history.json since early 2026 (``metrics.tokens``, ``modelInfo``)."""
@@ -842,9 +849,7 @@ def _history_without_cost(tmp_path: Path, messages: list[dict]) -> Path:
     Anthropic handler, which streams no total cost, writes it)."""
     for message in messages:
         message.get("metrics", {}).pop("cost", None)
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
-    return path
+    return _history_file(tmp_path, messages)
 
 
 def test_a_history_file_alone_on_the_anthropic_handler_is_priced_as_a_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -913,8 +918,7 @@ def test_a_history_file_alone_through_clines_gateway_reads_tokens_in_as_written(
     messages = [*_history_call(base, "cline", "anthropic/claude-sonnet-4.5", 20_000, 0, 100),
                 *_history_call(base + 30_000, "cline", "anthropic/claude-sonnet-4.5", 600, 20_000, 100),
                 *_history_call(base + 60_000, "cline", "x-ai/grok-code-fast-1", 700, 19_000, 100)]
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [(u.uncached, u.cache_read, u.cache_write) for u in (r.usage for r in requests) if u] == [
         (0, 0, 20_000), (0, 20_000, 600), (700, 19_000, 0)]
@@ -928,8 +932,7 @@ def test_a_history_file_alone_through_clines_gateway_splits_its_uncached_tail_by
     base = 1_767_600_000_000
     messages = _history_call(base, "cline", "anthropic/claude-sonnet-4.5", 20_000, 0, 100)
     messages[1]["metrics"]["cost"] = (19_990 * 3.75 + 10 * 3 + 100 * 15) / 1e6
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [(u.uncached, u.cache_read, u.cache_write) for u in (r.usage for r in requests) if u] == [(10, 0, 19_990)]
 
@@ -937,8 +940,7 @@ def test_a_history_file_alone_through_clines_gateway_splits_its_uncached_tail_by
 def test_a_history_file_alone_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     messages = _history_call(1_777_000_000_000, "openai", "gpt-5.2", 100, 40, 3)
     messages[1]["metrics"]["tokens"]["completion"] = -1
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     assert main(["audit", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"prefixbench: error: {path}:1: messages[1]: metrics.tokens.completion is not a non-negative integer (-1)"
@@ -995,8 +997,7 @@ def test_a_history_file_alone_splits_reads_from_writes_by_each_calls_own_cost(tm
                 *_history_call(base + 30_000, "openrouter", "anthropic/claude-sonnet-4.5", 50, 14_000, 100)]
     messages[1]["metrics"]["cost"] = (40 * 3 + 10_000 * 0.30 + 3_000 * 3.75 + 100 * 15) / 1e6  # 10,000 read, 3,000 written
     messages[3]["metrics"]["cost"] = 0.02  # priced otherwise: no whole split
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     requests, summary = import_file(path, CLINE, ImportContext())
     assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
         (40, 10_000, 3_000, True), (50, 0, 0, False)]
@@ -1043,8 +1044,7 @@ def test_a_history_file_alone_splits_deepseek_hits_from_misses_by_each_calls_own
                 *_history_call(base + 30_000, "deepseek", "deepseek-chat", 0, 15_000, 70)]
     messages[1]["metrics"]["cost"] = (2_000 * 0.28 + 12_000 * 0.028 + 70 * 0.42) / 1e6  # 12,000 hits, 2,000 misses
     messages[3]["metrics"]["cost"] = 0.5  # priced otherwise: the hits and misses stay unsplit
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     requests, summary = import_file(path, CLINE, ImportContext())
     assert [(u.uncached, u.cache_read, u.cache_write, u.cache_reported) for u in (r.usage for r in requests) if u] == [
         (2_000, 12_000, 0, True), (0, 0, 0, False)]
@@ -1343,8 +1343,7 @@ def test_a_history_file_alone_through_litellm_to_deepseek_never_reads_a_miss_as_
     # deepseek-chat per million: input 0.28, hit 0.028, output 0.42; the second call 12,000 hits, 3,000 misses.
     messages[3]["metrics"]["cost"] = (12_000 * 0.028 + 3_000 * 0.28 + 70 * 0.42) / 1e6
     messages[1]["metrics"].pop("cost")
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     requests, summary = import_file(path, CLINE, ImportContext())
     got = [(u.uncached, u.cache_read, u.cache_write, u.cache_reported, u.cache_unsplit) for u in (r.usage for r in requests)]
     assert got == [(0, 0, 0, False, 14_000), (3_000, 12_000, 0, True, 0)]
@@ -1374,8 +1373,7 @@ def test_a_call_on_a_third_party_hosts_handler_is_unpriced_not_the_makers_list_p
     base = 1_777_000_000_000
     messages = [*_history_call(base, "fireworks", "accounts/fireworks/models/deepseek-v4-pro", 12_000, 0, 300),
                 *_history_call(base + 60_000, "deepseek", "deepseek-v4-pro", 12_500, 0, 300)]
-    path = tmp_path / "api_conversation_history.json"
-    path.write_text(json.dumps(messages))
+    path = _history_file(tmp_path, messages)
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [r.upstream for r in requests] == ["fireworks", ""]
     result = run_audit([path])

@@ -1435,6 +1435,18 @@ def test_codex_exec_json_from_0_44_is_still_refused_and_rollouts_still_read(tmp_
     assert not summaries[0].notes[0].startswith("codex exec")
 
 
+def _one_call_rollout(tmp_path: Path, model_provider: str, model: str) -> Path:
+    """A Codex 0.121.0 rollout of one call of ``model`` through ``model_provider``."""
+    meta = {"id": "s", "cli_version": "0.121.0", "model_provider": model_provider}
+    return write_jsonl(tmp_path / "rollout-x.jsonl", [
+        {"timestamp": "2026-04-19T22:05:00.000Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-04-19T22:05:01.000Z", "type": "turn_context", "payload": {"model": model}},
+        {"timestamp": "2026-04-19T22:05:02.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}},
+        {"timestamp": "2026-04-19T22:05:05.000Z", "type": "event_msg", "payload": _tc(9000, 0, 40, 9000, 0, 40)},
+    ])
+
+
 @pytest.mark.parametrize(("model_provider", "provider"), [
     ("ollama-launch", "unknown"), ("ollama", "unknown"), ("lmstudio", "unknown"), ("oss", "unknown"),
     ("openai", "openai"), ("", "openai"),
@@ -1443,14 +1455,7 @@ def test_codex_calls_through_a_self_hosting_model_provider_are_not_openais(tmp_p
                                                                             provider: str) -> None:
     # `ollama launch codex` writes model_provider "ollama-launch" (LAF-US/IDAHO-VAULT, Codex 0.121.0,
     # kimi-k2.5:cloud): Ollama's cache, no read reported; read as OpenAI's, every call was a miss.
-    meta = {"id": "s", "cli_version": "0.121.0", "model_provider": model_provider}
-    path = write_jsonl(tmp_path / "rollout-x.jsonl", [
-        {"timestamp": "2026-04-19T22:05:00.000Z", "type": "session_meta", "payload": meta},
-        {"timestamp": "2026-04-19T22:05:01.000Z", "type": "turn_context", "payload": {"model": "kimi-k2.5:cloud"}},
-        {"timestamp": "2026-04-19T22:05:02.000Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}},
-        {"timestamp": "2026-04-19T22:05:05.000Z", "type": "event_msg", "payload": _tc(9000, 0, 40, 9000, 0, 40)},
-    ])
+    path = _one_call_rollout(tmp_path, model_provider, "kimi-k2.5:cloud")
     requests, _ = load_trace([path])
     assert [r.provider for r in requests] == [provider]
     # The self-hosting host is the call's upstream: no vendor bills it, so it is unpriced.
@@ -1627,14 +1632,7 @@ def test_codex_calls_through_a_third_party_host_are_unpriced(tmp_path: Path) -> 
     # the table does not hold. Main priced the call at Moonshot's list price for kimi-k2.5.
     from prefixbench.workloads.audit.core import run_audit
 
-    meta = {"id": "s", "cli_version": "0.121.0", "model_provider": "groq"}
-    path = write_jsonl(tmp_path / "rollout-x.jsonl", [
-        {"timestamp": "2026-04-19T22:05:00.000Z", "type": "session_meta", "payload": meta},
-        {"timestamp": "2026-04-19T22:05:01.000Z", "type": "turn_context", "payload": {"model": "moonshotai/kimi-k2.5"}},
-        {"timestamp": "2026-04-19T22:05:02.000Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}},
-        {"timestamp": "2026-04-19T22:05:05.000Z", "type": "event_msg", "payload": _tc(9000, 0, 40, 9000, 0, 40)},
-    ])
+    path = _one_call_rollout(tmp_path, "groq", "moonshotai/kimi-k2.5")
     requests, _ = load_trace([path])
     assert [r.upstream for r in requests] == ["groq"]
     result = run_audit([path])
