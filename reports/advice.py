@@ -51,13 +51,13 @@ def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds).
     A class whose dollars are unknown (:meth:`~.LossSplit.usd_unknown`: no priced request of it
     lost anything, some lost tokens no dollar figure holds) has no dollar figure (``recoverable (1
-    req, 1 unpriced: no dollar figure)``; JSON null), as every class has none where
+    req, 1 unpriced: no dollar figure)``; JSON null), as every class with a request has none where
     ``all_unpriced`` (no request of the audit is priced: ``lost unknown``): $0.00 would claim
-    nothing was lost."""
+    nothing was lost. A class with no request lost a known $0.00."""
     def part(name: str) -> str:
         requests, unpriced = split.requests(name), split.unpriced(name)
         counted = f"{requests:,} req" + (f", {unpriced:,} unpriced" if unpriced else "")
-        if all_unpriced or split.usd_unknown(name):
+        if split.usd_unknown(name, all_unpriced):
             return f"{name} ({counted}: no dollar figure)"
         return f"{name} ${split.usd(name):,.2f} ({counted})"
 

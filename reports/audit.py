@@ -110,8 +110,8 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
 
 def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     """The loss split's record, null where its dollars are unknown, as a group's are: every
-    dollar figure where the total lost is (none of the requests is priced: the totals'
-    ``lost_usd`` is null), and a class's where some of its requests lost tokens no dollar figure
+    dollar figure of a class with requests where the total lost is (none of the requests is
+    priced: the totals' ``lost_usd`` is null; a class with none lost a known $0), and a class's where some of its requests lost tokens no dollar figure
     holds and no priced one lost anything (:meth:`LossSplit.usd_unknown`, which the text and the
     page decide by too); $0.00 there would claim nothing was lost."""
     record = section_record(LOSS_SPLIT_FIELDS, split)
@@ -119,7 +119,7 @@ def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     if unknown:
         record["lost_usd"] = None
     for name in LOSS_CLASSES:
-        if unknown or split.usd_unknown(name):
+        if split.usd_unknown(name, unknown):
             record[f"{name}_usd"] = None
     return record
 

@@ -91,12 +91,23 @@ __all__ = [
     "provider_of_request",
     "read_usage",
     "rules_for",
+    "writes_unreported",
 ]
 
 
 def rules_for(name: str) -> ProviderRules:
     """The rules of provider ``name``; :data:`UNKNOWN`'s for a name the table does not hold."""
     return PROVIDERS.get(name, UNKNOWN)
+
+
+def writes_unreported(names_writes: bool, provider: str) -> bool:
+    """Whether a call's cache writes are not reported (unknown, not 0): its usage has no field for
+    them (``names_writes`` False: each log format says which fields count) and ``provider`` bills
+    writes apart from other input (:attr:`~.base.ProviderRules.is_additive`). A field present at
+    0 is a 0; a provider that bills no writes apart reports none to leave out. The one rule every
+    reader of a usage without a write field applies (LiteLLM's, Langfuse's, OpenTelemetry's,
+    Copilot CLI's)."""
+    return not names_writes and rules_for(provider).is_additive
 
 
 def hosted_provider(name: str) -> ProviderRules | None:

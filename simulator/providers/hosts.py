@@ -65,8 +65,21 @@ THIRD_PARTY_HOSTS: dict[str, str] = {
 }
 
 #: Hosts whose name is a word other names start with, matched only whole (written as
-#: :data:`THIRD_PARTY_HOSTS` keys are): inference.net, OpenCode's ``inference``.
-_WHOLE_NAMES: dict[str, str] = {"inference": "inference.net", "inferencenet": "inference.net"}
+#: :data:`THIRD_PARTY_HOSTS` keys are): inference.net, OpenCode's ``inference``; OpenCode's
+#: (models.dev's) ``nvidia``, whose ``api`` is NVIDIA's API catalog at integrate.api.nvidia.com
+#: (serving Kimi, GLM, Qwen, MiniMax, gpt-oss and NVIDIA's own Nemotron at NVIDIA's prices, none
+#: of them in the price table: unpriced whichever maker it is).
+_WHOLE_NAMES: dict[str, str] = {"inference": "inference.net", "inferencenet": "inference.net", "nvidia": "NVIDIA NIM"}
+
+#: Endpoint host names of :data:`THIRD_PARTY_HOSTS` whose labels, read one at a time, start with
+#: no key of theirs, by the end of the host name (the endpoints litellm's provider pages give,
+#: docs.litellm.ai/docs/providers/nvidia_nim, /lambda_ai, /ovhcloud), with the key :func:`host_at`
+#: returns for them.
+HOST_SUFFIXES: dict[str, str] = {
+    "integrate.api.nvidia.com": "nvidianim",
+    "api.lambda.ai": "lambdaai",
+    "endpoints.kepler.ai.cloud.ovh.net": "ovhcloud",
+}
 
 #: The upstream a reader keeps for a call Cloudflare's Workers AI served (:func:`workers_ai`).
 WORKERS_AI = "workers-ai"
@@ -95,9 +108,15 @@ def host_at(url: str) -> str:
     host name that starts with a :data:`THIRD_PARTY_HOSTS` key (``api.together.xyz`` -> ``together``,
     ``api.fireworks.ai`` -> ``fireworks``, ``api.groq.com`` -> ``groq``), each label read alone
     (not :data:`_WHOLE_NAMES`: ``inference`` is a label of many hosts' names); "" for any other
-    server (a maker's API, a gateway, a local proxy)."""
+    server (a maker's API, a gateway, a local proxy). A host name ending in a
+    :data:`HOST_SUFFIXES` entry (``integrate.api.nvidia.com`` -> ``nvidianim``) gives that
+    entry's key."""
     netloc = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
-    labels = netloc.partition(":")[0].lower().split(".")
+    hostname = netloc.partition(":")[0].lower().rstrip(".")
+    suffix = next((key for end, key in HOST_SUFFIXES.items() if hostname == end or hostname.endswith("." + end)), "")
+    if suffix:
+        return suffix
+    labels = hostname.split(".")
     return next((label for label in labels
                  if any("".join(c for c in label if c.isalnum()).startswith(start) for start in THIRD_PARTY_HOSTS)), "")
 

@@ -40,17 +40,21 @@ LEFT_OUT_BYTES = 4 << 20
 
 def _recount(doc: dict) -> tuple[int, int, int]:
     """(requests, hit tokens, prompt tokens): one id namespace per conversation, an unbounded
-    prefix cache, each id an even share of its request's prompt."""
-    seen: set[int] = set()
+    prefix cache, each id one size throughout: its even share of what the request that first sent
+    it held past its ids sent before (``n`` new ids of ``rest`` tokens: the ``j``-th of them
+    ``rest * (j + 1) // n - rest * j // n``), a read capped at the request's prompt."""
+    size: dict[int, int] = {}
     requests = hit = prompt = 0
     for request in doc["requests"]:
         ids, k = request["hash_ids"], 0
-        while k < len(ids) and ids[k] in seen:
+        while k < len(ids) and ids[k] in size:
             k += 1
         requests += 1
-        hit += request["in"] * k // len(ids) if ids else 0
+        hit += min(request["in"], sum(size[i] for i in ids[:k]))
         prompt += request["in"]
-        seen.update(ids)
+        new = [i for i in dict.fromkeys(ids) if i not in size]
+        rest = max(request["in"] - sum(size[i] for i in ids if i in size), 0)
+        size.update((i, rest * (j + 1) // len(new) - rest * j // len(new)) for j, i in enumerate(new))
     return requests, hit, prompt
 
 
@@ -84,8 +88,9 @@ def test_proxy_built_traces_read_their_prompts_spread_over_their_ids(tmp_path: P
     assert per_file_recount(result) == expected
     # The repository's own figure per trace (how it was computed is not published; it follows
     # the share of ids seen before): the hit read this way is within 3 points of it for 49 of the
-    # 61 traces (median 1.0 point off); read as 64-token blocks it fell short of 59 of them, by a
-    # median 11.7 points, 1 within 3.
+    # 61 traces (median 1.1 points off; 1.0 with a share of each request's own prompt, which could
+    # read more than was cached); read as 64-token blocks it fell short of 59 of them, by a median
+    # 11.7 points, 1 within 3.
     published = {}
     for line in file_at(KV_CACHE_TESTER, NEON_COMMIT, "traces_neon/cache_hit_rates.txt", URL, ENV).decode().splitlines():
         m = re.match(r"(trace_\d{4})\s+\S+\s+(\d+)\s+[\d.]+%\s+([\d.]+)%", line)
@@ -96,5 +101,5 @@ def test_proxy_built_traces_read_their_prompts_spread_over_their_ids(tmp_path: P
         count, cumulative = published[Path(path).stem]
         assert count == requests
         gaps.append(abs(100 * hit / prompt - cumulative))
-    assert round(statistics.median(gaps), 1) == 1.0
+    assert round(statistics.median(gaps), 1) == 1.1
     assert sum(g <= 3 for g in gaps) == 49

@@ -92,7 +92,7 @@ from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, PlainRequest, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -3148,7 +3148,7 @@ def drop_request_ids(requests: list[TraceRequest]) -> None:
     :class:`~prefixbench.workloads.logs.trace.PlainRequest` (:func:`~prefixbench.workloads.logs.trace.plain`:
     104 bytes less), its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be."""
     for i, r in enumerate(requests):
-        if type(r) is PlainRequest:  # (read held: its usage was left as read)
+        if type(r) in PLAIN_TYPES:  # (read held: its usage was left as read)
             usage = None if r.usage is None else plain_usage(r.usage)
             if r.request_id is not None or usage is not r.usage:
                 requests[i] = replace(r, request_id=None, usage=usage)

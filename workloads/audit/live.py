@@ -65,7 +65,9 @@ class LiveAudit:
             return self.capture.skipped[skipped][1] if len(self.capture.skipped) > skipped else "not audited"
         r = self.capture.out[-1]
         self.requests.append(r)
-        if r.prefix is not None:  # a call without a parsed body: the chain model needs the head sizes
+        # A call with a parsed prefix: the chain model needs the head sizes; one with a body: the
+        # first bodies' warm level (``body_starts``) counts it.
+        if r.prefix is not None or r.body is not None:
             self._update_heads()
         base = r.sent_ms if r.sent_ms is not None else self.last_tick.get(r.lane, 0) + 1
         tick = max(base, self.last_tick.get(r.lane, base))  # the audit's clock never runs backwards in a lane
@@ -86,9 +88,9 @@ class LiveAudit:
         fresh = head_sizes(self.requests)
         self.heads.clear()
         self.heads.update(fresh)
-        self.heads.warm = fresh.warm
-        self.heads.assumed = fresh.assumed
-        self.heads.levels = fresh.levels
-        self.heads.start_warm = fresh.start_warm
+        # Everything head_sizes decides (as the batch audit's Heads holds it); token_scales and
+        # last_sizes are the predictor's own, learned request by request, and stay.
+        for name in ("warm", "falls", "assumed", "levels", "start_warm", "capped", "body_starts"):
+            setattr(self.heads, name, getattr(fresh, name))
         self.predictor.warm = frozenset(fresh.warm)
         self.predictor.start_warm = frozenset(fresh.start_warm)

@@ -5,7 +5,7 @@ when a request reads less than its lane left cached, the audit can still say *wh
 prefix ended: inside which logged message, at about which token. Readers keep, per message, a
 :class:`~prefixbench.workloads.logs.trace.LoggedMessage`: its role, a token estimate, a short
 excerpt and the *marks* below (never its full text), so the history costs a few dozen bytes a
-message; or (Claude Code, a file read as it lies on disk) only where its line starts, 8 bytes, the
+message; or (Claude Code, a file read as it lies on disk) only where its line starts, 4 bytes (8 in a file past 4 GiB), the
 record made from the line read again when a break is located on it
 (:func:`~prefixbench.workloads.audit.locate.logged`).
 

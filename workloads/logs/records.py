@@ -783,7 +783,8 @@ class MessagePlaces:
         return self.made(self.of_line(record.value, self.path))
 
     def messages(self, found: list[LoggedMessage | int]) -> tuple[LoggedMessage, ...] | bytes:
-        """A request's messages as it keeps them: where their lines start (8 bytes each), or, once a
+        """A request's messages as it keeps them: where their lines start (4 bytes each, 8 where one starts past 4 GiB:
+        :func:`~prefixbench.workloads.logs.trace.packed_offsets`), or, once a
         record was made here, their records (the lines of any message placed before that read
         again now)."""
         if not found:

@@ -286,9 +286,11 @@ RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_cal
 
 class Shape(msgspec.Struct, frozen=True, gc=False):
     """What a :class:`PlainRequest` shares with the requests beside it: the fields a file's requests
-    mostly hold alike (its path, reader, agent version, the lane's kind, the provider, model,
-    envelope and events), held once for all of them (:func:`plain` gives requests that hold the
-    same values one shape) and read through the request as its own fields."""
+    mostly hold alike (its reader, agent version, the lane's kind, the provider, model, envelope
+    and events), held once for all of them (:func:`plain` gives requests that hold the same values
+    one shape) and read through the request as its own fields. Not the request's ``path`` inside
+    its record: a file of one record (an OpenTelemetry export's ``spans[k]``, a Zed thread's
+    ``messages[i]``) gives each request a path of its own, and a shape each with it."""
 
     lane_kind: LaneKind
     provider: Provider
@@ -297,7 +299,6 @@ class Shape(msgspec.Struct, frozen=True, gc=False):
     events: tuple[tuple[str, str], ...]
     agent_version: str | None
     source_format: str
-    path: str
 
 
 #: The fields of a :class:`TraceRequest` a :class:`PlainRequest` holds in its :class:`Shape`.
@@ -310,7 +311,8 @@ class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     reads as its default, each of :data:`SHAPE_FIELDS` as its :class:`Shape`'s, which the requests
     that hold the same values share). The audit holds every request of every file to its end, so
     it holds such a request as this (:func:`plain`; 168 bytes less each; its file, the most read of
-    the shared fields, keeps a slot of its own: 12 slots take the allocator's same block as 11),
+    the shared fields, keeps a slot of its own: 12 slots take the allocator's same block as 11;
+    its ``path`` is "", a request with one being a :class:`PathRequest`),
     from the moment its file is read (``load_trace(held=True)``: the request's id is kept until
     the trace is complete, where a later file may give the call's final usage);
     :func:`replace_request` of any of its fields keeps it plain (the re-simulations of what to
@@ -372,10 +374,6 @@ class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     def source_format(self) -> str:
         return self.shape.source_format
 
-    @property
-    def path(self) -> str:
-        return self.shape.path
-
 
 _DEFAULTS = dict(zip(TraceRequest.__struct_fields__[-len(TraceRequest.__struct_defaults__):], TraceRequest.__struct_defaults__))
 for _name in RARE_FIELDS:
@@ -383,6 +381,22 @@ for _name in RARE_FIELDS:
     # of that name): a property made a call of every read, 26 a request in the audit's pass.
     setattr(PlainRequest, _name, _DEFAULTS[_name])
 del _name
+#: (a :class:`PathRequest`'s is its slot's)
+PlainRequest.path = ""  # type: ignore[misc]
+
+
+class PathRequest(PlainRequest, frozen=True, gc=False):
+    """A :class:`PlainRequest` of a request with a ``path`` (:attr:`TraceRequest.path`: where in
+    its line's record it is), held in a 13th slot of its own: a file of one record (an
+    OpenTelemetry export's ``spans[k]``, a Zed thread's ``messages[i]``) gives each request its
+    own path, and a path in the :class:`Shape` gave each of them a shape of its own (192 bytes a
+    request, not 168 less than a trace request)."""
+
+    path: str = ""
+
+
+#: The types :func:`plain` makes.
+PLAIN_TYPES = (PlainRequest, PathRequest)
 
 #: The fields of a :class:`TraceRequest` a :class:`PlainRequest` holds, in its slots or its shape.
 PLAIN_FIELDS = tuple(name for name in TraceRequest.__struct_fields__ if name not in RARE_FIELDS)
@@ -421,7 +435,10 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     sent = r.sent_ms
     ready = sent if r.ready_ms == sent else r.ready_ms
     done = sent if r.done_ms == sent else r.done_ms
-    shape = _shape(r.lane_kind, r.provider, r.model, r.envelope, r.events, r.agent_version, r.source_format, r.path)
+    shape = _shape(r.lane_kind, r.provider, r.model, r.envelope, r.events, r.agent_version, r.source_format)
+    if r.path:
+        return PathRequest(r.file, shape, r.line, r.lane, r.seq, sent, ready, held, r.prefix, done, r.messages,  # type: ignore[return-value]
+                           r.request_id, r.path)
     return PlainRequest(r.file, shape, r.line, r.lane, r.seq, sent, ready, held, r.prefix, done, r.messages,  # type: ignore[return-value]
                         r.request_id)
 
@@ -430,7 +447,11 @@ def replace_request(r: TraceRequest, **changes: object) -> TraceRequest:
     """``r`` with ``changes`` (any of its fields), as ``msgspec.structs.replace`` makes it: a
     :class:`PlainRequest` stays plain, any of its :data:`SHAPE_FIELDS` changed giving it the shape
     of its new values."""
-    if type(r) is not PlainRequest or not any(name in changes for name in SHAPE_FIELDS):
+    if type(r) not in PLAIN_TYPES:
+        return msgspec.structs.replace(r, **changes)
+    if "path" in changes and type(r) is PlainRequest:  # (no slot for it: made again, a PathRequest)
+        return plain(msgspec.structs.replace(whole(r), **changes), usage=False)
+    if not any(name in changes for name in SHAPE_FIELDS):
         return msgspec.structs.replace(r, **changes)
     shape = r.shape  # type: ignore[attr-defined]
     values = [changes.pop(name) if name in changes else getattr(shape, name) for name in SHAPE_FIELDS]

@@ -37,6 +37,8 @@ R = TypeVar("R")
 FEW_RUNS = 4
 #: Seconds to wait for a ``--scheduler ADDRESS`` to answer.
 CONNECT_TIMEOUT_S = 10
+#: Seconds to wait for ``--scheduler local``'s workers to start.
+WORKER_START_TIMEOUT_S = 120
 
 
 class _Failed(NamedTuple):
@@ -55,6 +57,13 @@ def _call_catching(fn: Callable[[T], R], item: T) -> R | _Failed:
 def _in_worker(fn: Callable[[T], R]) -> Callable[[T], R | _Failed]:
     """``fn`` as a worker runs it: a UserError comes back as a value (picklable: a partial)."""
     return functools.partial(_call_catching, fn)
+
+
+def _call_on_local_worker(fn: Callable[[T], R], item: T) -> R | _Failed:
+    """:func:`_call_catching` in a worker process of ``--scheduler local``, its output swapped
+    first (:func:`_stdout_to_stderr`: per task, so a worker the cluster restarted is swapped too)."""
+    _stdout_to_stderr()
+    return _call_catching(fn, item)
 
 
 def _raised(result: R | _Failed) -> R:
@@ -229,7 +238,10 @@ def require_scheduler(scheduler: str | None) -> None:
 
 
 def _stdout_to_stderr() -> None:
-    """In a worker process of ``--scheduler local``: what is printed goes to standard error."""
+    """In a worker process of ``--scheduler local``: what is printed goes to standard error (once:
+    again, nothing)."""
+    if sys.stdout is sys.stderr:
+        return
     sys.stdout.flush()
     try:
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # C-level writes too
@@ -260,9 +272,13 @@ def _dask(
             client = Client(cluster)
             # The workers are this command's own processes, started with its standard output:
             # an engine's print there would land in it (in ``sweep --format json``). Engines run
-            # in a worker's thread, where engine_output() swaps nothing, so swap the worker's.
-            client.wait_for_workers(jobs)
-            client.run(_stdout_to_stderr)
+            # in a worker's thread, where engine_output() swaps nothing, so each task swaps its
+            # worker's (_call_on_local_worker).
+            try:
+                client.wait_for_workers(jobs, timeout=WORKER_START_TIMEOUT_S)
+            except (TimeoutError, OSError):
+                client.close()
+                raise UserError(f"--scheduler local: {jobs} Dask worker(s) did not start within {WORKER_START_TIMEOUT_S} s") from None
         else:
             try:
                 client = Client(scheduler, timeout=CONNECT_TIMEOUT_S)
@@ -270,7 +286,7 @@ def _dask(
                 raise UserError(f"--scheduler {scheduler}: cannot reach a Dask scheduler there ({exc})") from None
         with client:
             futures = {}
-            in_worker = _in_worker(fn)
+            in_worker = functools.partial(_call_on_local_worker, fn) if cluster is not None else _in_worker(fn)
             for rank, (index, item) in enumerate(enumerate(items)):
                 # Higher priority first: keep the order we were given (longest first).
                 future = client.submit(in_worker, item, pure=False, priority=len(items) - rank)

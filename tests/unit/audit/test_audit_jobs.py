@@ -80,7 +80,7 @@ def test_a_worker_sends_back_the_requests_as_the_audit_holds_them(tmp_path: Path
     import pickle
 
     from prefixbench.workloads.audit.reading import FileTask
-    from prefixbench.workloads.logs.trace import PlainRequest, TraceRequest
+    from prefixbench.workloads.logs.trace import PLAIN_TYPES, PlainRequest, TraceRequest
 
     folder = _folder(tmp_path)
     sent: list[FileRead] = []
@@ -94,7 +94,7 @@ def test_a_worker_sends_back_the_requests_as_the_audit_holds_them(tmp_path: Path
     parallel = load_trace([folder], map_files=in_turn, held=True)
     assert parallel == inline
     plain = [r for read in sent for r in read.requests if type(r) is PlainRequest]
-    assert plain and all(type(r) in (PlainRequest, TraceRequest) for read in sent for r in read.requests)
+    assert plain and all(type(r) in (*PLAIN_TYPES, TraceRequest) for read in sent for r in read.requests)
     assert {type(r) for r in inline[0]} == {type(r) for read in sent for r in read.requests}
     whole = read_log_file(FileTask(str(folder / "cc" / "b.jsonl"), "auto"))
     assert {type(r) for r in whole.requests} == {TraceRequest}  # read for another caller: whole

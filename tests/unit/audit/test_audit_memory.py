@@ -609,9 +609,9 @@ def test_a_plain_request_holds_every_field_or_reads_it_as_its_default(tmp_path: 
 
     from prefixbench.workloads.audit.core import drop_request_ids, load_trace
     from prefixbench.simulator.usage import RARE_USAGE_FIELDS, PlainUsage, Usage
-    from prefixbench.workloads.logs.trace import RARE_FIELDS, SHAPE_FIELDS, PlainRequest, TraceRequest, replace_request, whole
+    from prefixbench.workloads.logs.trace import RARE_FIELDS, SHAPE_FIELDS, PathRequest, PlainRequest, TraceRequest, replace_request, whole
 
-    slots = tuple(name for name in PlainRequest.__struct_fields__ if name != "shape")
+    slots = tuple(name for name in PathRequest.__struct_fields__ if name != "shape")  # (PlainRequest's and the path)
     assert sorted(slots + SHAPE_FIELDS + RARE_FIELDS) == sorted(TraceRequest.__struct_fields__)
     assert all(isinstance(getattr(PlainRequest, name), property) for name in SHAPE_FIELDS)  # (each read through the shape)
     assert sorted(PlainUsage.__struct_fields__ + RARE_USAGE_FIELDS) == sorted(Usage.__struct_fields__)
@@ -652,7 +652,7 @@ def test_plain_reads_as_the_request_it_was(rare: dict, kind: str, sent: int | No
     the request itself. (``body`` and ``reply``, the two left out here, hold a wire request: set,
     they keep a request whole as any rare field does.)"""
     from prefixbench.simulator.usage import PlainUsage, Usage
-    from prefixbench.workloads.logs.trace import PlainRequest, Prefix, TraceRequest, plain, whole
+    from prefixbench.workloads.logs.trace import PLAIN_TYPES, Prefix, TraceRequest, plain, whole
 
     usages = (None, Usage(1, 2, 3, 4, 5), Usage(1, 2, 3, 4, 5, speed="fast"), Usage(0, 0, 0, 9, 1, cache_reported=False, cache_unsplit=7))
 
@@ -660,13 +660,13 @@ def test_plain_reads_as_the_request_it_was(rare: dict, kind: str, sent: int | No
                      envelope=(("effort", "high"),), usage=usages[usage],
                      prefix=Prefix("h", "n", "p"), done_ms=sent, path="messages[1]", request_id=request_id, **rare)
     held = plain(r)
-    assert (type(held) is PlainRequest) == (not rare)
+    assert (type(held) in PLAIN_TYPES) == (not rare)  # (a PathRequest: it has a path)
     assert held is r or not rare
     assert (type(held.usage) is PlainUsage) == (not rare and usage == 1)
     _reads_as(held, r)
     assert plain(held) is held
     as_read = plain(r, usage=False)  # (a file's requests as the command reads them: the usage as read)
-    assert as_read.usage is r.usage and (type(as_read) is PlainRequest) == (not rare)
+    assert as_read.usage is r.usage and (type(as_read) in PLAIN_TYPES) == (not rare)
     _reads_as(as_read, r)
     assert whole(as_read) == r and whole(r) is r  # (made whole again to set a rare field)
     if not rare and sent is not None:  # a time equal to the send's is the send's int, not one of its own
@@ -989,3 +989,28 @@ def test_message_offsets_pack_to_four_bytes_each_below_4_gib(offsets: list[int])
     data = packed_offsets(offsets)
     assert list(unpacked_offsets(data)) == offsets and message_count(data) == len(offsets)
     assert len(data) == (4 * len(offsets) + 1 if max(offsets) < 2**32 else 8 * len(offsets))
+
+
+@pytest.mark.parametrize("name", ["zed.json", "otel_claude_code_traces.json", "otel_codex.json"])
+def test_requests_of_one_record_share_shapes_though_their_paths_differ(name: str) -> None:
+    """A one-record file (a Zed thread's ``messages[i]``, an OpenTelemetry export's ``spans[k]``)
+    gives each request its own path. The path was a field of the shape, so each such request got
+    a shape of its own (192 bytes a request, not 168 less than a trace request): it has a slot of
+    its own now."""
+    import sys
+
+    from prefixbench.workloads.audit.core import drop_request_ids, load_trace
+    from prefixbench.workloads.logs.trace import SHAPE_FIELDS, PathRequest, replace_request
+
+    requests, _ = load_trace([Path(__file__).resolve().parents[1] / "logs" / "fixtures" / name])
+    read = list(requests)
+    drop_request_ids(requests)
+    assert "path" not in SHAPE_FIELDS
+    assert len({r.path for r in requests}) == len(requests) > 1
+    assert all(type(r) is PathRequest for r in requests)
+    shapes = {id(r.shape) for r in requests}  # type: ignore[attr-defined]
+    assert len(shapes) == len({tuple(getattr(r, f) for f in SHAPE_FIELDS) for r in requests}) < len(requests)
+    assert [r.path for r in requests] == [r.path for r in read]
+    assert sys.getsizeof(requests[0]) == sys.getsizeof(read[0]) - 160  # the 13th slot: 8 bytes
+    moved = replace_request(requests[0], path="x[0]")
+    assert type(moved) is PathRequest and moved.path == "x[0]" and moved.shape is requests[0].shape  # type: ignore[attr-defined]

@@ -51,3 +51,37 @@ def test_live_rows_match_on_a_conversation_with_a_change_and_an_expiry(tmp_path:
     key = lambda row: (row.line, row.cause, row.evidence, row.lost_tokens, row.expected_cache_read, row.predicted_cache_read, row.lost_usd)  # noqa: E731
     assert [key(row) for row in mine] == [key(row) for row in whole]  # type: ignore[arg-type]
     assert [row.cause for row in whole] == ["cold-start", None, "system-changed", None, "ttl-expired"]
+
+
+def _deepseek_starts(tmp_path: Path) -> Path:
+    """Four DeepSeek conversations (a lane each, by their cache keys), one call each, every first
+    call reading the same 320 tokens."""
+    lines = []
+    for n in range(4):
+        body = {"model": "deepseek-chat", "prompt_cache_key": f"conv{n}", "messages": [{"role": "system", "content": "You are a helpful assistant."},
+                                                       {"role": "user", "content": f"Solve issue {n}: " + "abcd"[n] * 3000}]}
+        usage = {"prompt_tokens": 2000, "completion_tokens": 5, "total_tokens": 2005, "prompt_cache_hit_tokens": 320,
+                 "prompt_cache_miss_tokens": 1680, "prompt_tokens_details": {"cached_tokens": 320}}
+        sent = 1764633600.0 + 600 * n
+        lines.append(json.dumps({"request": {"timestamp": sent, "url": "https://api.deepseek.com/chat/completions", "body": body},
+                                 "response": {"timestamp": sent + 0.5, "status_code": 200, "body": {"usage": usage}}}))
+    path = tmp_path / "deepseek.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_live_heads_hold_everything_the_batch_audits_do(tmp_path: Path) -> None:
+    # The live audit copied warm/assumed/levels/start_warm but not body_starts (DeepSeek's
+    # body_starts_read_warm_level), falls or capped, so it predicted these first calls cold.
+    from prefixbench.workloads.audit.core import head_sizes
+
+    path = _deepseek_starts(tmp_path)
+    live = LiveAudit(path)
+    mine = [live.add(json.loads(line)) for line in path.read_text().splitlines()]
+    whole = run_audit([path]).rows
+    fresh = head_sizes(live.requests)
+    assert fresh.body_starts  # the capture exercises the rule
+    for name in ("warm", "falls", "assumed", "levels", "start_warm", "capped", "body_starts"):
+        assert getattr(live.heads, name) == getattr(fresh, name), name
+    # The last call is predicted as the batch audit predicts it (earlier ones saw fewer lane starts).
+    assert mine[-1].predicted_cache_read == whole[-1].predicted_cache_read == 320  # type: ignore[union-attr]

@@ -123,7 +123,7 @@ def test_more_hosts_agents_name(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["openrouter", "opencode", "vercel-ai-gateway", "cloudflare-ai-gateway", "huggingface", "deepseek",
-                                  "moonshotai", "anthropic", "openai", "nvidia", "zai", "inference-profile", "lambda", "requesty"])
+                                  "moonshotai", "anthropic", "openai", "zai", "inference-profile", "lambda", "requesty"])
 def test_no_maker_or_pass_through_gateway_is_a_host(name: str) -> None:
     assert third_party_host(name) is None
     assert all(not name.replace("-", "").startswith(key) for key in THIRD_PARTY_HOSTS)
@@ -191,3 +191,14 @@ def test_report_html_says_the_hosts_reason_as_the_terminal_does(tmp_path: Path) 
     page = audit_html(result)
     assert "served by a host with its own prices: fireworks" in page
     assert "no price for their model" not in page
+
+
+def test_host_at_knows_endpoints_no_one_label_names() -> None:
+    # Main read each label alone, so these hosts' own endpoints gave "".
+    assert [host_at(u) for u in ("https://integrate.api.nvidia.com/v1", "https://api.lambda.ai/v1",
+                                 "https://oai.endpoints.kepler.ai.cloud.ovh.net/v1")] == ["nvidianim", "lambdaai", "ovhcloud"]
+    assert all(third_party_host(host_at(u)) for u in ("https://integrate.api.nvidia.com/v1", "https://api.lambda.ai/v1"))
+    # A suffix matches whole labels only; NVIDIA's and Lambda's other sites are no such endpoint.
+    assert [host_at(u) for u in ("https://notapi.lambda.ai/v1", "https://www.nvidia.com", "https://xapi.lambda.ai")] == ["", "", ""]
+    # OpenCode's (models.dev's) provider id for NVIDIA's API catalog.
+    assert third_party_host("nvidia") == "NVIDIA NIM" and third_party_host("nvidia-foo") is None

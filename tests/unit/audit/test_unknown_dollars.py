@@ -133,3 +133,20 @@ def test_explicit_cache_dollars_beside_unpriced_requests_and_unknown_storage(tmp
     from prefixbench.reports.audit import audit_html
 
     assert "keeping them unknown of storage" in audit_html(result)
+
+
+def test_with_nothing_priced_a_class_with_no_requests_lost_a_known_zero(tmp_path: Path) -> None:
+    # Only an unpriced session: every class was "no dollar figure" (JSON null), the empty ones too.
+    _paused(tmp_path, "s1", UNPRICED, "02:00")
+    result = run_audit([tmp_path])
+    split = result.loss_split
+    assert split.unavoidable_requests and not split.recoverable_requests and not split.unknown_requests
+    record = json.loads(audit_json(result))["loss_split"]
+    assert record["lost_usd"] is None and record["unavoidable_usd"] is None
+    assert record["recoverable_usd"] == 0 and record["unknown_usd"] == 0
+    from prefixbench.reports.audit import audit_table
+
+    line = next(line for line in audit_table(result).splitlines() if line.startswith("lost unknown"))
+    assert "recoverable $0.00 (0 req)" in line and "unknown $0.00 (0 req)" in line
+    assert "unavoidable (" in line and "no dollar figure" in line
+    assert split.usd_unknown("unavoidable", True) and not split.usd_unknown("recoverable", True)

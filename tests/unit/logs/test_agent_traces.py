@@ -108,13 +108,30 @@ def test_ids_that_cannot_be_the_prompts_blocks_are_even_shares_of_it(tmp_path: P
     notes = run_audit([path]).files[0].notes
     assert any(n.startswith("3 of 3 request(s) are of a conversation whose hash_ids cannot all be block_size-token blocks")
                for n in notes)
-    # More ids than the prompt can hold (4 tokens, 3 ids of 4): spread the same way.
+    # More ids than the prompt can hold (4 tokens, 3 ids of 4): spread the same way, and the 4
+    # tokens cached under them are all a re-send of them can read (9 was predicted before).
     value = _coarse()
     value["requests"] = [{"t": 0.0, "type": "s", "model": "m", "in": 4, "out": 1, "hash_ids": [1, 2, 3]},
                          {"t": 1.0, "type": "s", "model": "m", "in": 9, "out": 1, "hash_ids": [1, 2, 3]}]
-    assert _reads(tmp_path, value) == [0, 9]
+    assert _reads(tmp_path, value) == [0, 4]
     # Ids that are the prompts' blocks keep block_size (the published traces: the whole blocks only).
     assert _reads(tmp_path, conversation("local")) == [0, 8, 8]
+
+
+def test_an_id_keeps_one_size_so_no_read_exceeds_what_was_cached(tmp_path: Path) -> None:
+    # 3 tokens over 8 ids, then 500 over those 8 and one more: an even share of each request's own
+    # prompt made the 8 ids 444 tokens in the second, predicted read, of the 3 ever cached.
+    value = _coarse()
+    value["requests"] = [{"t": 0.0, "type": "s", "model": "m", "in": 3, "out": 1, "hash_ids": list(range(1, 9))},
+                         {"t": 1.0, "type": "s", "model": "m", "in": 500, "out": 1, "hash_ids": list(range(1, 10))},
+                         {"t": 2.0, "type": "s", "model": "m", "in": 600, "out": 1, "hash_ids": list(range(1, 11))}]
+    # The third reads what the first two cached under its first 9 ids: 3 + 497.
+    assert _reads(tmp_path, value) == [0, 3, 500]
+    requests, _ = load_trace([tmp_path / "t.jsonl"])
+    sizes: dict = {}
+    for r in requests:  # one size per id, wherever it is sent
+        for i, size in zip(r.hash_ids, r.block_tokens):
+            assert sizes.setdefault(i, size) == size
 
 
 @pytest.mark.parametrize(

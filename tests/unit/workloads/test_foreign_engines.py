@@ -187,3 +187,53 @@ def test_an_engine_that_prints_on_a_local_dask_cluster_leaves_standard_output_to
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(run["window"] for run in json.loads(done.stdout)) == [32_000, 64_000], done.stdout[:300]
     assert "debug: view" in done.stderr
+
+
+def test_a_local_workers_task_swaps_its_output_itself_every_time(tmp_path):
+    # Fails on integ53: the swap ran once, on the workers alive at the start (client.run), so a
+    # worker the cluster restarted printed into the command's standard output again. Each task
+    # swaps its own worker's now, a second swap doing nothing.
+    import subprocess
+    import sys
+
+    code = ("import functools, sys\n"
+            "from prefixbench.workloads.runs.execute import _call_on_local_worker\n"
+            "task = functools.partial(_call_on_local_worker, lambda x: print('engine says', x) or x)\n"
+            "assert task(1) == 1 and task(2) == 2 and sys.stdout is sys.stderr\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "" and done.stderr == "engine says 1\nengine says 2\n"
+
+
+def test_local_workers_that_never_start_are_one_line_not_a_hang(monkeypatch):
+    # Fails on integ53: wait_for_workers had no timeout, so a worker that never started hung the
+    # command for good.
+    distributed = pytest.importorskip("distributed")
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.workloads.runs import execute
+
+    class Cluster:
+        def __init__(self, **kwargs):
+            pass
+
+        def close(self):
+            pass
+
+    class Client:
+        def __init__(self, cluster):
+            pass
+
+        def wait_for_workers(self, n, timeout=None):
+            if timeout is None:
+                raise AssertionError("waited for the workers with no timeout: a hang")
+            raise TimeoutError(f"Only 0/{n} workers arrived after {timeout}")
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(distributed, "LocalCluster", Cluster)
+    monkeypatch.setattr(distributed, "Client", Client)
+    with pytest.raises(UserError) as raised:
+        list(execute.map_runs(str, ["a", "b"], jobs=2, scheduler="local"))
+    message = str(raised.value)
+    assert message == f"--scheduler local: 2 Dask worker(s) did not start within {execute.WORKER_START_TIMEOUT_S} s"

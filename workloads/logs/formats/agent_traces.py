@@ -12,7 +12,8 @@ Where a request's ids cannot be its prompt's full blocks (fewer than the whole `
 blocks ``in`` holds, or more than it can hold), the conversation's ids were hashed over blocks of
 another size (the traces kv-cache-tester built from its agentic proxy's database,
 ``traces_neon/``: ids over about 85 of the prompt's tokens each, against a declared 64); each id
-of every request of that conversation is then read as an even share of its request's ``in``, and
+of that conversation is then read as one size wherever it is sent: its even share of what the
+request that first sent it held past its ids sent before (what the cache holds under it), and
 the file's note counts those requests. Read as ``block_size``
 tokens, a prompt re-sent whole would be predicted to read only part of itself.
 
@@ -163,7 +164,7 @@ def _fits(block: int, length: int, n: int) -> bool:
 
 def _even(length: int, n: int) -> tuple[int, ...]:
     """``length`` tokens over ``n`` ids as evenly as whole tokens go: the first ``k`` hold
-    ``length * k // n``."""
+    ``length * k // n`` (none where ``n`` is 0)."""
     return tuple(length * (i + 1) // n - length * i // n for i in range(n))
 
 
@@ -220,10 +221,25 @@ def _conversation(name: str, ordinal: int, record: Record, out: list[TraceReques
     _lane(conv, value["requests"], lane, "main", 0.0, f"{where}: requests")
     if not conv.misfit:
         return 0
+    _spread(out, start)
+    return len(out) - start
+
+
+def _spread(out: list[TraceRequest], start: int) -> None:
+    """Give each id of the requests from ``start`` on one size for the whole conversation: the
+    share it had in the request that first sent it (what the cache holds under it), the tokens of
+    that request's prompt past its ids sent before spread evenly over its new ids. An even share
+    of each request's own ``in`` gave an id another size in each request, so a request could be
+    predicted to read more than was ever cached under its ids (3 tokens over 8 ids, then 500 over
+    those 8 and one more: 444 predicted of the 3 cached)."""
+    sizes: dict[int | str, int] = {}
     for n in range(start, len(out)):
         r = out[n]
-        out[n] = msgspec.structs.replace(r, block_tokens=_even(int(r.envelope_dict["input_length"]), len(r.hash_ids or ())))
-    return len(out) - start
+        ids = r.hash_ids or ()
+        new = [i for i in dict.fromkeys(ids) if i not in sizes]
+        sent_before = sum(sizes[i] for i in ids if i in sizes)
+        sizes.update(zip(new, _even(max(int(r.envelope_dict["input_length"]) - sent_before, 0), len(new))))
+        out[n] = msgspec.structs.replace(r, block_tokens=tuple(sizes[i] for i in ids))
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -240,8 +256,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if spread:
         notes.append(
             f"{spread:,} of {len(out):,} request(s) are of a conversation whose hash_ids cannot all be block_size-token "
-            "blocks of their prompts (fewer than a prompt's whole blocks, or more than it holds): each id is read as an "
-            "even share of its request's prompt")
+            "blocks of their prompts (fewer than a prompt's whole blocks, or more than it holds): each id is read as its "
+            "even share of the new tokens of the request that first sent it")
     return out, FileSummary(name, NAME, len(out), (), tuple(notes))
 
 
@@ -259,7 +275,7 @@ FORMAT = LogFormat(
         "the curated v8 set (2026-04, current to 94f6046 2026-07): hash_id_scope local (ids per conversation, subagents "
         "sharing the parent's), one request per turn, an occasional ttft",
         "traces_neon/ (2026-04, on the agentx branches): built from a proxy's database of Claude Code requests, "
-        "hash_id_scope global, ids over about 85 tokens each though block_size says 64 (read as even shares of the prompt)",
+        "hash_id_scope global, ids over about 85 tokens each though block_size says 64 (read as even shares of the new tokens of the request that first sent each)",
     ),
     aliases=("agentx",),
 )

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import counted_provider, rules_for
+from prefixbench.simulator.providers import counted_provider, writes_unreported
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -103,7 +103,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         lane.send_to(model)
         provider = counted_provider(model)
         uncached = inp if additive else inp - read - written
-        writes_reported = row.get("cache_write_tokens") is not None or not rules_for(provider).is_additive
+        writes_reported = not writes_unreported(row.get("cache_write_tokens") is not None, provider)
         cache_reported = row.get("cache_read_tokens") is not None or row.get("cache_write_tokens") is not None
         not_reported += not cache_reported
         writes_unknown += not writes_reported

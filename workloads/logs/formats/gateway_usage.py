@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for, writes_unreported
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.providers.vllm import litellm_engine
 from prefixbench.simulator.providers.hosts import WORKERS_AI, billing_host, workers_ai
@@ -121,7 +121,7 @@ def writes_unknown(usage: Usage, raw: Mapping[str, object], provider: str) -> Us
     """``usage`` (read from ``raw``) with its writes not reported where it reports its cache use
     but ``raw`` has no write field (:func:`names_writes`) and ``provider`` bills writes apart: what
     the call wrote is unknown, not 0 (a field present at 0 is a 0)."""
-    if usage.cache_reported and usage.writes_reported and not names_writes(raw) and rules_for(provider).is_additive:
+    if usage.cache_reported and usage.writes_reported and writes_unreported(names_writes(raw), provider):
         return msgspec.structs.replace(usage, writes_reported=False)
     return usage
 

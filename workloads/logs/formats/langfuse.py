@@ -50,7 +50,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import rules_for
+from prefixbench.simulator.providers import writes_unreported
 from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
@@ -403,8 +403,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
-            if reading.usage.cache_reported and not any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS) \
-                    and rules_for(provider).is_additive:
+            if reading.usage.cache_reported and writes_unreported(any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS), provider):
                 # A provider that bills writes apart, its usage without a write bucket: what the
                 # call wrote is unknown (inside nothing counted), not 0.
                 reading = msgspec.structs.replace(reading, usage=msgspec.structs.replace(reading.usage, writes_reported=False))

@@ -80,7 +80,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_total, format_usd
-from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for
+from prefixbench.simulator.providers import UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for, writes_unreported
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.hosts import billing_host
 from prefixbench.simulator.providers.vllm import self_hosted_upstream
@@ -574,8 +574,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             model = _named_up(span, MODEL_KEYS_ABOVE, by_id, models_above) or NO_MODEL
             (model_above if model != NO_MODEL else no_model).append(span.name)
         provider = _provider(span.attributes, model)
-        writes_reported = written_ is not None or not rules_for(provider).is_additive or span.service in names_writes
-        if written_ is None and rules_for(provider).is_additive:
+        writes_reported = not writes_unreported(written_ is not None or span.service in names_writes, provider)
+        if writes_unreported(written_ is not None, provider):
             (writes_zero if writes_reported else writes_unknown).add(span.service)
         # Its conversation (the span's or an ancestor's, else its resource's), else its trace; a log
         # record outside a trace has its resource's session and model as its trace (_log_span).
@@ -844,7 +844,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
         reported = read_ is not None or written_ is not None
-        writes_reported = written_ is not None or not rules_for(provider).is_additive
+        writes_reported = not writes_unreported(written_ is not None, provider)
         if agent.convention == "additive":
             usage = Usage(cache_read=read_ or 0, cache_write_5m=written_ or 0, uncached=(input_ or 0) + extra_in, output=(output or 0) + extra_out,
                           cache_reported=reported, writes_reported=writes_reported,
