@@ -31,14 +31,20 @@ def _conversation(tmp_path: Path) -> Path:
     reply = {"role": "assistant", "content": "Reading it."}
     plan = [(system, [user], 0, 3264), (system, [user, reply, user], 3264, 34), (system + " Today is Monday.", [user, reply, user], 0, 3303),
             (system + " Today is Monday.", [user, reply, user, reply, user], 3303, 34), (system + " Today is Monday.", [user, reply, user, reply, user, reply, user], 0, 3371)]
-    lines = []
+    calls = []
     for n, (text, messages, read, written) in enumerate(plan):
         body = {"model": "claude-sonnet-4-20250514", "max_tokens": 100, "system": [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}], "messages": messages}
         usage = {"input_tokens": 3, "cache_read_input_tokens": read, "cache_creation_input_tokens": written, "output_tokens": 5}
-        sent = 1764633600.0 + n + (400 if n == 4 else 0)
-        lines.append(json.dumps({"request": {"timestamp": sent, "url": "https://api.anthropic.com/v1/messages", "body": body},
-                                 "response": {"timestamp": sent + 0.5, "status_code": 200, "body": {"usage": usage}}}))
-    path = tmp_path / "capture.jsonl"
+        calls.append((1764633600.0 + n + (400 if n == 4 else 0), body, usage))
+    return _capture(tmp_path / "capture.jsonl", "https://api.anthropic.com/v1/messages", calls)
+
+
+def _capture(path: Path, url: str, calls: list[tuple[float, dict, dict]]) -> Path:
+    """A capture at ``path`` of ``calls`` (sent at, request body, response usage) to ``url``, each
+    answered half a second after it was sent."""
+    lines = [json.dumps({"request": {"timestamp": sent, "url": url, "body": body},
+                         "response": {"timestamp": sent + 0.5, "status_code": 200, "body": {"usage": usage}}})
+             for sent, body, usage in calls]
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -56,18 +62,13 @@ def test_live_rows_match_on_a_conversation_with_a_change_and_an_expiry(tmp_path:
 def _deepseek_starts(tmp_path: Path) -> Path:
     """Four DeepSeek conversations (a lane each, by their cache keys), one call each, every first
     call reading the same 320 tokens."""
-    lines = []
-    for n in range(4):
-        body = {"model": "deepseek-chat", "prompt_cache_key": f"conv{n}", "messages": [{"role": "system", "content": "You are a helpful assistant."},
-                                                       {"role": "user", "content": f"Solve issue {n}: " + "abcd"[n] * 3000}]}
-        usage = {"prompt_tokens": 2000, "completion_tokens": 5, "total_tokens": 2005, "prompt_cache_hit_tokens": 320,
-                 "prompt_cache_miss_tokens": 1680, "prompt_tokens_details": {"cached_tokens": 320}}
-        sent = 1764633600.0 + 600 * n
-        lines.append(json.dumps({"request": {"timestamp": sent, "url": "https://api.deepseek.com/chat/completions", "body": body},
-                                 "response": {"timestamp": sent + 0.5, "status_code": 200, "body": {"usage": usage}}}))
-    path = tmp_path / "deepseek.jsonl"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    usage = {"prompt_tokens": 2000, "completion_tokens": 5, "total_tokens": 2005, "prompt_cache_hit_tokens": 320,
+             "prompt_cache_miss_tokens": 1680, "prompt_tokens_details": {"cached_tokens": 320}}
+    calls = [(1764633600.0 + 600 * n,
+              {"model": "deepseek-chat", "prompt_cache_key": f"conv{n}", "messages": [{"role": "system", "content": "You are a helpful assistant."},
+                                                                                   {"role": "user", "content": f"Solve issue {n}: " + "abcd"[n] * 3000}]},
+              usage) for n in range(4)]
+    return _capture(tmp_path / "deepseek.jsonl", "https://api.deepseek.com/chat/completions", calls)
 
 
 def test_live_heads_hold_everything_the_batch_audits_do(tmp_path: Path) -> None:
