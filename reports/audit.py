@@ -111,15 +111,19 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
 def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     """The loss split's record, null where its dollars are unknown, as a group's are: every
     dollar figure of a class with requests where the total lost is (none of the requests is
-    priced: the totals' ``lost_usd`` is null; a class with none lost a known $0), and a class's where some of its requests lost tokens no dollar figure
+    priced: the totals' ``lost_usd`` is null; a class with none lost a known $0, unless no miss
+    could be seen at all, a block-hash trace's), and a class's where some of its requests lost tokens no dollar figure
     holds and no priced one lost anything (:meth:`LossSplit.usd_unknown`, which the text and the
     page decide by too); $0.00 there would claim nothing was lost."""
     record = section_record(LOSS_SPLIT_FIELDS, split)
     unknown = none_priced(totals.requests, totals.unpriced_requests)
     if unknown:
         record["lost_usd"] = None
+    # Where no request reports its cache use and no miss was classed (a block-hash trace alone),
+    # no miss could be seen: an empty class is not a known $0 either.
+    unseen = totals.cache_read is None and not any(split.requests(name) for name in LOSS_CLASSES)
     for name in LOSS_CLASSES:
-        if split.usd_unknown(name, unknown):
+        if (unknown and unseen) or split.usd_unknown(name, unknown):
             record[f"{name}_usd"] = None
     return record
 
