@@ -100,8 +100,8 @@ def same_runs_notes(records: Sequence[dict[str, object]], same: dict[int, int], 
         named = " and ".join(presets) if len(presets) == 2 else ", ".join(presets)
         if all(row in same or records[row]["preset"] == "legacy" for row in rows):
             lines.append(
-                f"note: {engine} ran identically under {named} (every request the same): it does not read "
-                "options.preset, so its rows repeat one run ('vs legacy' says 'same run')"
+                f"note: {engine} ran identically under {named} (every request the same): on "
+                "this workload it does not act on options.preset, so its rows repeat one run ('vs legacy' says 'same run')"
             )
         else:
             count = len([row for row in same if engines[row] == engine])

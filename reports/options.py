@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.windows import MIN_WINDOW
+from prefixbench.simulator.windows import MIN_WINDOW, format_window
 
 if TYPE_CHECKING:  # annotations only: the command line loads the option structs when a command runs
     from prefixbench.simulator.pricing import PriceRow
@@ -35,9 +35,10 @@ def given(value: object) -> bool:
     return value is not None and not isinstance(value, Default)
 
 
-def parse_window(text: str, option: str = "--windows") -> int:
+def parse_window(text: str, option: str = "--windows", minimum: int = MIN_WINDOW) -> int:
     """``32k`` -> 32,000; ``1m`` -> 1,000,000; ``128000`` -> 128,000 (k = 1,000, as in seed 001).
-    ``option`` is the option an error names (``--window`` on record, ``--prefixbench-windows``)."""
+    ``option`` is the option an error names (``--window`` on record, ``--prefixbench-windows``);
+    ``minimum`` the smallest window taken (:data:`MIN_WINDOW`, a scripted workload's)."""
     raw = text.strip().lower().replace("_", "").replace(",", "")
     scale = 1
     if raw.endswith("k"):
@@ -52,8 +53,9 @@ def parse_window(text: str, option: str = "--windows") -> int:
         raise UserError(f"{option}: window must be a positive number of tokens up to 1,000m, got {text!r}")
     if value != int(value):
         raise UserError(f"{option}: window must be a positive whole number of tokens, got {text!r}")
-    if value < MIN_WINDOW:
-        raise UserError(f"{option}: window must be at least {MIN_WINDOW:,} tokens (8k), the smallest prefixbench takes, got {text!r}")
+    if value < minimum:
+        what = "the smallest a scripted workload runs at" if minimum == MIN_WINDOW else "the smallest a log is judged at"
+        raise UserError(f"{option}: window must be at least {minimum:,} tokens ({format_window(minimum)}), {what}, got {text!r}")
     return int(value)
 
 
@@ -94,9 +96,10 @@ def parse_seeds(text: str, option: str = "--seeds") -> tuple[int, ...]:
     return tuple(seeds)
 
 
-def parse_windows(text: str, option: str = "--windows") -> tuple[int, ...]:
-    """``--windows``: distinct windows (``32k,32000`` is one window given twice)."""
-    windows = tuple(parse_window(w, option) for w in parse_list(text, option))
+def parse_windows(text: str, option: str = "--windows", minimum: int = MIN_WINDOW) -> tuple[int, ...]:
+    """``--windows``: distinct windows (``32k,32000`` is one window given twice), each at least
+    ``minimum`` tokens."""
+    windows = tuple(parse_window(w, option, minimum) for w in parse_list(text, option))
     for idx, window in enumerate(windows):
         if window in windows[:idx]:
             raise UserError(f"{option}: {window:,} tokens given twice in {text!r} (each would run again)")

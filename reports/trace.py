@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
 from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.windows import MIN_TRACE_WINDOW
 
 if TYPE_CHECKING:  # annotations only: the CLI builds the record parser without loading the specs
     from prefixbench.workloads.runs.options import CheckOptions, RecordOptions
@@ -95,7 +96,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
             raise UserError("--trace judges a recorded log: --engine, --engines and --engine-config do not apply")
         from prefixbench.workloads.specs.trace import run_trace_specs
 
-        windows = parse_windows(options.windows) if options.windows is not None else (None,)
+        windows = parse_windows(options.windows, minimum=MIN_TRACE_WINDOW) if options.windows is not None else (None,)
         torn: list[int] = []
         from prefixbench.reports.progress import ReadProgress
 

@@ -544,15 +544,27 @@ def test_help_never_breaks_a_name_at_its_hyphen(capsys, command):
     assert not broken, broken
 
 
-@pytest.mark.parametrize("argv", [["check", "--trace", "LOG", "--windows", "10"], ["sweep", "--windows", "32k,7999"], ["record", "OUT", "--window", "5k"]])
-def test_a_window_below_the_smallest_any_command_takes_is_refused(tmp_path, capsys, argv):
+@pytest.mark.parametrize(("argv", "smallest"), [
+    (["check", "--trace", "LOG", "--windows", "10"], "1,000 tokens (1k), the smallest a log is judged at"),
+    (["sweep", "--windows", "32k,7999"], "8,000 tokens (8k), the smallest a scripted workload runs at"),
+    (["record", "OUT", "--window", "5k"], "8,000 tokens (8k), the smallest a scripted workload runs at"),
+])
+def test_a_window_below_the_smallest_a_command_takes_is_refused(tmp_path, capsys, argv, smallest):
     # check --trace --windows 10 was judged: 64 of 64 requests "over the window".
     log = tmp_path / "r.jsonl"
     log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
     argv = [str(log) if a == "LOG" else str(tmp_path / "out.jsonl") if a == "OUT" else a for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "window must be at least 8,000 tokens (8k)" in err, err
+    assert err.count("\n") == 1 and f"window must be at least {smallest}" in err, err
+
+
+def test_check_trace_judges_a_log_of_a_4k_model(tmp_path, capsys):
+    # A recorded log of a 4k-context model is real: the scripted workloads' 8k floor refused it.
+    log = tmp_path / "r.jsonl"
+    log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
+    assert main(["check", "--trace", str(log), "--windows", "4096"]) in (0, 1)
+    assert "window must be at least" not in capsys.readouterr().err
 
 
 def test_a_price_row_of_another_providers_cache_is_noted(tmp_path, capsys):

@@ -183,7 +183,7 @@ def test_a_user_engine_that_ignores_the_preset_is_said_to_run_identically(tmp_pa
     assert "+0.0%" not in out
     notes = [line for line in err.splitlines() if "identically" in line]
     assert notes == [f"prefixbench: note: {DECLARED} ran identically under legacy and patched (every request the same): "
-                     "it does not read options.preset, so its rows repeat one run ('vs legacy' says 'same run')"], err
+                     "on this workload it does not act on options.preset, so its rows repeat one run ('vs legacy' says 'same run')"], err
     assert "| same run |" in (tmp_path / "report.md").read_text() and "same run" in (tmp_path / "report.html").read_text()
 
 
