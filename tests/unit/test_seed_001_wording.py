@@ -66,3 +66,14 @@ def test_the_readmes_within_claims_hold_for_the_guides_table() -> None:
     ours, theirs = (int(worst.group(i).replace(",", "")) for i in (1, 2))
     assert f"{abs(ours - theirs) / theirs * 100:.1f}" == worst.group(3)
     assert abs(abs(ours - theirs) / theirs * 100 - session_gap) < 1e-9
+
+
+def test_the_readmes_named_summary_call_gap_is_the_largest() -> None:
+    # The bound on summary calls was checked; the pair the README names as its example was not.
+    _, call_gap = _table_gaps()
+    named = re.search(r"summary calls within \d+% \(([\d,]+) against ([\d,]+) at \d+k, (\d+\.\d)% (lower|higher)\)", flat("README.md"))
+    assert named, "README names no summary-call pair"
+    ours, theirs = (int(named.group(i).replace(",", "")) for i in (1, 2))
+    assert f"{abs(ours - theirs) / theirs * 100:.1f}" == named.group(3)
+    assert abs(abs(ours - theirs) / theirs * 100 - call_gap) < 1e-9
+    assert named.group(4) == ("lower" if ours < theirs else "higher")
