@@ -59,7 +59,7 @@ class SimulatedProvider:
 
     def previous_in_lane(self, request: Request) -> Request | None:
         """The latest request of the conversation ``request`` continues (before it is sent), if any."""
-        found = self._lanes.get(_lane_key(request.envelope, render_request(request)))
+        found = self._lanes.get(lane_key(request.envelope, render_request(request)))
         return None if found is None else found[1]
 
     def _latest(self, lane: tuple[object, ...]) -> RenderedRequest | None:
@@ -95,7 +95,7 @@ class SimulatedProvider:
                 cached_tokens=0,
                 written_tokens=0,
                 divergence=None,
-                extends_previous_conversation=_extends(self._latest(_lane_key(request.envelope, rendered)), rendered),
+                extends_previous_conversation=extends(self._latest(lane_key(request.envelope, rendered)), rendered),
                 rewrites_since_previous=rewrites,
                 tick=tick,
                 status=400,
@@ -110,7 +110,7 @@ class SimulatedProvider:
             divergence = self.reference.match(rendered, request.envelope).divergence
             self.reference.store(rendered, request.envelope)
             verdict = self.cache.observe(rendered, request.envelope, tick, ready_tick=ready_tick)
-        lane = _lane_key(request.envelope, rendered)
+        lane = lane_key(request.envelope, rendered)
         latest = self._latest(lane)
         observation = Observation(
             index=len(self.observations),
@@ -125,7 +125,7 @@ class SimulatedProvider:
             stored_token_ms=verdict.stored_token_ms,
             created_tokens=verdict.created_tokens,
             divergence=divergence,
-            extends_previous_conversation=_extends(latest, rendered),
+            extends_previous_conversation=extends(latest, rendered),
             rewrites_since_previous=rewrites,
             tick=tick,
         )
@@ -202,12 +202,13 @@ def is_too_long(error: str | None) -> bool:
     return error is not None and error.startswith(TOO_LONG)
 
 
-def _lane_key(envelope: Envelope, rendered: RenderedRequest) -> tuple[object, ...]:
-    """What opens a conversation: the family, tools and system units, and the first message."""
+def lane_key(envelope: Envelope, rendered: RenderedRequest) -> tuple[object, ...]:
+    """What opens a conversation: the family, tools and system units, and the first message
+    (the lane ``replay`` and ``check --trace`` group a log's requests by)."""
     return (envelope, *(unit.data for unit in rendered.units[: rendered.first_message_unit + 1]))
 
 
-def _extends(latest: RenderedRequest | None, rendered: RenderedRequest) -> bool:
+def extends(latest: RenderedRequest | None, rendered: RenderedRequest) -> bool:
     """Whether the request repeats its lane's latest request unit for unit, then adds to it."""
     if latest is None:
         return False

@@ -8,12 +8,11 @@ asked for, and judged by the specs of :mod:`prefixbench.workloads.specs.observed
 the summary-call specs only when the log holds a summary call, the acceptance spec only
 under a strict profile.
 
-A log may hold several sessions one after another (an agent's test run records every request
-it sends, usually over several sessions). Each session is judged on its own
-(:func:`session_starts`): a new session opens with a conversation request that holds no
-assistant message (only its opening system and user messages), declares no rewrite and does
-not follow a summary call. Each session is replayed on a fresh provider, as if it had been
-recorded alone, and its requests keep their numbers in the log.
+A log may hold several sessions, one after another or interleaved (an agent's test run records
+every request it sends, usually over several sessions; subagents run beside their main agent).
+Each conversation is judged on its own (:func:`conversations`, grouped by replay's lane): each
+is replayed on a fresh provider, as if it had been recorded alone, and its requests keep their
+numbers in the log.
 
 A strict profile remembers what the model emitted to judge replayed reasoning. A log holds
 requests only, so the reply to a conversation request is read from the next conversation
@@ -28,7 +27,8 @@ from pathlib import Path
 import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.observe import Observation
-from prefixbench.simulator.provider import SimulatedProvider
+from prefixbench.simulator.provider import SimulatedProvider, extends, lane_key
+from prefixbench.simulator.render import RenderedRequest, render_request
 from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.simulator.wire import Block, Request
 from prefixbench.workloads.logs.chat_completions import read_recorded
@@ -61,26 +61,64 @@ def read_trace(
     return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn, progress)]
 
 
-def session_starts(entries: Sequence[TraceEntry]) -> list[int]:
-    """The index of each session's first request in the log (``[0]`` for one session).
+def conversations(entries: Sequence[TraceEntry]) -> list[list[int]]:
+    """The requests of each conversation in the log, by index, in order of their first request
+    (``[[0, 1, ..., n - 1]]`` for one conversation).
 
-    A conversation request opens a new session when it holds no assistant message, declares
-    no durable rewrite, does not follow a summary call (the request after one restarts from
-    its summary) and an earlier conversation request exists: an agent starting over from its
-    opening messages, not a rewrite of the running conversation.
+    Requests are grouped by replay's conversation lane (:func:`~prefixbench.simulator.provider.lane_key`:
+    family, tools, system and first message), so interleaved sessions each get their own. A lane
+    holds several conversations when requests that share an opening do not continue each other.
+    A request that continues the latest request of one of them (repeats it, then adds to it)
+    joins the one it adds to furthest, else one it repeats (a retry). Otherwise:
+
+    - a conversation request that holds no assistant message, declares no rewrite and does not
+      follow a summary call opens a new conversation (another session, or a parallel subagent);
+    - the request after a summary call (the restart from its summary), a summary call, and any
+      request of a new lane that is no opening (one that rewrites its first message) belong to
+      the conversation of the line before;
+    - any other, a rewrite, joins its lane's most recent conversation, where it is judged.
     """
-    starts = [0] if entries else []
-    seen_conversation = False
+    groups: list[list[int]] = []
+    #: Per lane: its conversations (group number, rendered latest request), most recent last.
+    lanes: dict[tuple[object, ...], list[tuple[int, RenderedRequest]]] = {}
+    line_group: list[int] = []
+    lane_of: dict[int, tuple[object, ...]] = {}
     for index, entry in enumerate(entries):
         request = entry.request
-        if request.purpose != "conversation":
-            continue
-        opening = not entry.rewrites and all(message.role != "assistant" for message in request.messages)
+        rendered = render_request(request)
+        key = lane_key(request.envelope, rendered)
+        held = lanes.get(key, [])
         after_summary = index > 0 and entries[index - 1].request.purpose == "compaction"
-        if seen_conversation and opening and not after_summary and index not in starts:
-            starts.append(index)
-        seen_conversation = True
-    return starts
+        opening = (
+            request.purpose == "conversation" and not entry.rewrites and not after_summary
+            and all(message.role != "assistant" for message in request.messages)
+        )
+        # The conversation it adds to furthest, then one it repeats (a retry), the most recent of
+        # equals: of two sessions that opened alike, a request continues both its own latest and
+        # the other's opening; of two identical ones, it repeats the first's latest.
+        continued = [
+            (len(latest.units) < len(rendered.units), len(latest.units), k)
+            for k, (_, latest) in enumerate(held) if extends(latest, rendered)
+        ]
+        if continued:
+            group = held[max(continued)[2]][0]
+        elif opening or not line_group:
+            group = len(groups)
+            groups.append([])
+        elif held and request.purpose == "conversation" and not after_summary:
+            group = held[-1][0]
+        else:
+            group = line_group[-1]
+        groups[group].append(index)
+        line_group.append(group)
+        if request.purpose == "conversation":
+            # A conversation's latest request is in one lane: the one it moved to last.
+            before = lanes.get(lane_of.get(group, key), [])
+            before[:] = [(number, latest) for number, latest in before if number != group]
+            held.append((group, rendered))
+            lanes[key] = held
+            lane_of[group] = key
+    return groups
 
 
 def inferred_reply(entries: Sequence[TraceEntry], index: int) -> tuple[Block, ...]:
@@ -124,38 +162,38 @@ def run_trace_specs(
     log, before it runs (the command's progress line).
     """
     entries = read_trace(path, input_format, torn, progress)
-    starts = session_starts(entries)
-    bounds = list(zip(starts, [*starts[1:], len(entries)]))
+    groups = conversations(entries)
     results = []
     for window in windows:
         for profile in profiles:
             if phase is not None:
                 at = "" if window is None else f" at a {window:,}-token window"
                 phase(f"judging {len(entries):,} requests under the {profile} profile{at}")
-            # Each session on a fresh provider, as if recorded alone (so a session's verdicts do
-            # not depend on what another left in the cache); numbered by its line in the log.
-            sessions = [_numbered(replay_trace(entries[first:end], profile, window), first) for first, end in bounds]
+            # Each conversation on a fresh provider, as if recorded alone (so its verdicts do not
+            # depend on what another left in the cache); numbered by its line in the log.
+            judged = [_numbered(replay_trace([entries[i] for i in group], profile, window), group) for group in groups]
             for spec in OBSERVED_SPECS:
                 if not spec.applies(profile):
                     continue
-                for number, ((first, end), session) in enumerate(zip(bounds, sessions), 1):
+                for number, (group, observations) in enumerate(zip(groups, judged), 1):
                     if spec.name == "window-respected" and window is None:
                         verdict, figure = Verdict.VACUOUS, "the log does not say the model's context window (give --windows), so the spec proves nothing"
                     else:
-                        verdict, figure = spec.judge(session, profile, window)
-                    results.append(SpecResult(spec.name, verdict, figure, profile, window, _source(path.name, number, first, end, len(bounds))))
+                        verdict, figure = spec.judge(observations, profile, window)
+                    results.append(SpecResult(spec.name, verdict, figure, profile, window, _source(path.name, number, group, len(groups))))
     return results
 
 
-def _numbered(observations: list[Observation], first: int) -> list[Observation]:
-    """A session's observations numbered by their place in the whole log (from ``first``)."""
-    if not first:
+def _numbered(observations: list[Observation], group: list[int]) -> list[Observation]:
+    """A conversation's observations numbered by their line in the whole log (``group``)."""
+    if group == list(range(len(group))):
         return observations
-    return [msgspec.structs.replace(o, index=o.index + first) for o in observations]
+    return [msgspec.structs.replace(o, index=group[o.index]) for o in observations]
 
 
-def _source(name: str, number: int, first: int, end: int, sessions: int) -> str:
-    """What a result judged: the file, or with several sessions ``two.jsonl session 2 (#64-#127)``."""
-    if sessions == 1:
+def _source(name: str, number: int, group: list[int], count: int) -> str:
+    """What a result judged: the file, or with several conversations
+    ``two.jsonl lane 2 (64 requests from #64)``."""
+    if count == 1:
         return name
-    return f"{name} session {number} (#{first}-#{end - 1})"
+    return f"{name} lane {number} ({len(group):,} request{'' if len(group) == 1 else 's'} from #{group[0]})"

@@ -91,20 +91,20 @@ def test_a_log_of_two_sessions_judges_each_as_if_recorded_alone(recorded, tmp_pa
     assert main(["check", "--trace", str(tmp_path / "two.jsonl"), "--windows", "128k"]) == 1
     out = capsys.readouterr().out
     assert "rewrote cached history" not in out
-    one = f"two.jsonl session 1 (#0-#{first - 1})/lenient"
-    two = f"two.jsonl session 2 (#{first}-#{2 * first - 1})/lenient"
+    one = f"two.jsonl lane 1 ({first} requests from #0)/lenient"
+    two = f"two.jsonl lane 2 ({first} requests from #{first})/lenient"
     assert f"PASS  no-silent-rewrite @128k [{one}]" in out and f"PASS  no-silent-rewrite @128k [{two}]" in out
     assert f"PASS  summary-uncached-bounded @128k [{one}]" in out
     assert f"FAIL  summary-uncached-bounded @128k [{two}]: summary 1/3 (request #{first + 20}) hit 0.0%" in out
     # The same 4 rewrites per session as each log alone, not thrown off by the other session.
     assert f"FAIL  rewrites-pay-back @128k [{two}]: 1 of 4 rewrites never paid back; first at request #{first + 19} (prune" in out
     alone = {r.spec: r for r in run_trace_specs(recorded / "legacy.jsonl", windows=(128_000,))}
-    split = [r for r in run_trace_specs(tmp_path / "two.jsonl", windows=(128_000,)) if "session 2" in r.engine]
+    split = [r for r in run_trace_specs(tmp_path / "two.jsonl", windows=(128_000,)) if "lane 2" in r.engine]
     assert [r.verdict for r in split] == [alone[r.spec].verdict for r in split]
 
 
-def test_a_single_session_log_has_one_session_and_a_restart_after_a_summary_call_is_none():
-    from prefixbench.workloads.specs.trace import TraceEntry, session_starts
+def test_a_single_session_log_has_one_conversation_and_a_restart_after_a_summary_call_is_none():
+    from prefixbench.workloads.specs.trace import TraceEntry, conversations
 
     envelope = Envelope("mock", "mock")
     opening = Request(envelope, (Message("user", (Text("task"),)),))
@@ -112,9 +112,68 @@ def test_a_single_session_log_has_one_session_and_a_restart_after_a_summary_call
     summary = Request(envelope, reply.messages, purpose="compaction")
     restarted = Request(envelope, (Message("user", (Text("summary so far"),)),))
     entries = [TraceEntry(opening), TraceEntry(reply), TraceEntry(summary), TraceEntry(restarted), TraceEntry(opening), TraceEntry(reply)]
-    assert session_starts(entries) == [0, 4]
-    # A declared rewrite back to the opening is the same session (judged as a rewrite).
-    assert session_starts([TraceEntry(opening), TraceEntry(reply), TraceEntry(opening, ("checkpoint",))]) == [0]
+    assert conversations(entries) == [[0, 1, 2, 3], [4, 5]]
+    # A declared rewrite back to the opening is the same conversation (judged as a rewrite).
+    assert conversations([TraceEntry(opening), TraceEntry(reply), TraceEntry(opening, ("checkpoint",))]) == [[0, 1, 2]]
+    # A second user message before any reply continues the opening.
+    second = Request(envelope, (*opening.messages, Message("user", (Text("and tests"),))))
+    assert conversations([TraceEntry(opening), TraceEntry(second), TraceEntry(reply)]) == [[0, 1, 2]]
+
+
+@pytest.fixture(scope="module")
+def short(tmp_path_factory):
+    """A 13-request seed-coding recording (no summary call), as its lines."""
+    path = tmp_path_factory.mktemp("short") / "short.jsonl"
+    assert main(["record", str(path), "--steps", "12", "--window", "128k"]) == 0
+    return path.read_text().splitlines(keepends=True)
+
+
+def _check(tmp_path, capsys, name, lines, window="128k"):
+    (tmp_path / name).write_text("".join(lines))
+    capsys.readouterr()
+    code = main(["check", "--trace", str(tmp_path / name), "--windows", window])
+    return code, capsys.readouterr().out
+
+
+def test_a_retried_opening_request_stays_in_its_conversation(short, tmp_path, capsys):
+    """An agent that resends its first request (a timeout, a retry) records it twice: one
+    conversation, printed as a log of one (it was split into a one-request session)."""
+    code, retried = _check(tmp_path, capsys, "retry.jsonl", [short[0], *short])
+    assert code == 0
+    assert "[retry.jsonl/lenient]" in retried and "lane" not in retried
+    assert "PASS  no-silent-rewrite @128k [retry.jsonl/lenient]: 14 conversation requests, every break explained" in retried
+
+
+def test_two_interleaved_recordings_are_judged_each_on_its_own(short, tmp_path, capsys):
+    """Two sessions of the same agent sent at once: their lines alternate, and each request
+    continues its own session's latest, not the line before (the second session's requests
+    were judged as silent rewrites of the first's)."""
+    other = short[:9]
+    lines = [*short[:4], other[0]]
+    for mine, theirs in zip(short[4:], other[1:]):
+        lines += [mine, theirs]
+    lines += short[4 + len(other) - 1 :]
+    code, out = _check(tmp_path, capsys, "inter.jsonl", lines)
+    assert code == 0, out
+    assert "PASS  no-silent-rewrite @128k [inter.jsonl lane 1 (13 requests from #0)/lenient]" in out
+    assert "PASS  no-silent-rewrite @128k [inter.jsonl lane 2 (9 requests from #4)/lenient]" in out
+    assert "rewrote cached history" not in out
+
+
+def test_subagents_are_conversations_of_their_own_and_the_main_agent_one(tmp_path, capsys):
+    """A subagents recording: the main agent's requests around its subagents' stay one
+    conversation (its last request was judged in a subagent's session, a silent rewrite), and
+    each subagent is judged alone."""
+    path = tmp_path / "sub.jsonl"
+    assert main(["record", str(path), "--workload", "subagents", "--window", "32k"]) == 0
+    lines = path.read_text().splitlines(keepends=True)
+    code, out = _check(tmp_path, capsys, "sub.jsonl", lines, "32k")
+    assert code == 0, out
+    assert "rewrote cached history" not in out
+    assert "PASS  no-silent-rewrite @32k [sub.jsonl lane 1 (6 requests from #0)/lenient]" in out
+    for lane, first in ((2, 5), (3, 6), (4, 7), (5, 8)):
+        assert f"PASS  no-silent-rewrite @32k [sub.jsonl lane {lane} (7 requests from #{first})/lenient]" in out
+    assert "lane 6" not in out
 
 
 def test_strict_profile_on_a_recorded_thinking_session(tmp_path, capsys):
