@@ -16,6 +16,8 @@ where it names the upstream that served the call the upstream decides.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
 
 #: The hosts, by the start of their name written lower-case with letters and digits only (an
@@ -85,13 +87,19 @@ HOST_SUFFIXES: dict[str, str] = {
 WORKERS_AI = "workers-ai"
 
 
+def _by_start(name: str) -> str | None:
+    """The :data:`THIRD_PARTY_HOSTS` name whose key ``name`` starts with, written lower-case with
+    letters and digits only; None for none."""
+    key = "".join(c for c in name.lower() if c.isalnum())
+    return next((shown for start, shown in THIRD_PARTY_HOSTS.items() if key.startswith(start)), None) if key else None
+
+
+@lru_cache(maxsize=1024)
 def third_party_host(name: str) -> str | None:
     """The name of the third-party host of open models ``name`` is (:data:`THIRD_PARTY_HOSTS`,
-    any case and spelling), None for any other."""
-    key = "".join(c for c in name.lower() if c.isalnum())
-    if not key:
-        return None
-    return _WHOLE_NAMES.get(key) or next((shown for start, shown in THIRD_PARTY_HOSTS.items() if key.startswith(start)), None)
+    any case and spelling, or one of :data:`_WHOLE_NAMES` whole), None for any other. (Asked once
+    a call by the readers; a log names a handful of providers, hence the cache.)"""
+    return _WHOLE_NAMES.get("".join(c for c in name.lower() if c.isalnum())) or _by_start(name)
 
 
 def workers_ai(model: str) -> bool:
@@ -116,9 +124,7 @@ def host_at(url: str) -> str:
     suffix = next((key for end, key in HOST_SUFFIXES.items() if hostname == end or hostname.endswith("." + end)), "")
     if suffix:
         return suffix
-    labels = hostname.split(".")
-    return next((label for label in labels
-                 if any("".join(c for c in label if c.isalnum()).startswith(start) for start in THIRD_PARTY_HOSTS)), "")
+    return next((label for label in hostname.split(".") if _by_start(label) is not None), "")
 
 
 def billing_host(name: str, *, oss: bool = False, litellm: bool = False) -> str:
