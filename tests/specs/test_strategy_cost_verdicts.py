@@ -28,6 +28,8 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("claude-code-idle-compact", "window-respected"): PASS,
     ("codex-compact", "rewrites-pay-back"): PASS,
     ("codex-compact", "window-respected"): PASS,
+    ("gemini-cli-compress", "rewrites-pay-back"): {"32k/seed-coding": VACUOUS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VACUOUS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": VIOLATED, "512k/thinking-tools": VIOLATED},
+    ("gemini-cli-compress", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
     ("no-compaction", "rewrites-pay-back"): VACUOUS,
     ("no-compaction", "window-respected"): VIOLATED,
     ("openai-server-compaction", "rewrites-pay-back"): PASS,
@@ -70,13 +72,14 @@ def test_strategy_cost_verdicts(engine: str, window: int) -> None:
 
 def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_fit() -> None:
     """The strategies whose agent keeps the window (by summary, cut, or OpenHands' controller
-    cutting the history under its maskers) keep it everywhere. Three do not: no-compaction; the
+    cutting the history under its maskers) keep it everywhere. Four do not: no-compaction; the
     API's tool-result clearing alone (an API user gets the 400); SWE-agent, which ends the run
-    (exit_context) where the workload goes on."""
+    (exit_context) where the workload goes on; Gemini CLI, which finds no point to split a single
+    long turn at (it stops the turn before an overflowing request, where the workload goes on)."""
     fitting = {"claude-code-autocompact", "claude-code-idle-compact", "codex-compact", "openai-server-compaction",
                "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
                "sliding-window", "openhands-observation-masking", "openhands-recent-events"}
     assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
-    not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations"}
+    not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress"}
     assert fitting | not_fitting == set(ENGINES)
     assert EXPECTED[("no-compaction", "window-respected")] is VIOLATED

@@ -1,5 +1,5 @@
 """The verdicts of every spec on the agent strategies of kernel/strategies/ (codex, pi, opencode,
-OpenHands, SWE-agent), driven by their installed names through the public runner at 32k, 128k and
+Gemini CLI, OpenHands, SWE-agent), driven by their installed names through the public runner at 32k, 128k and
 512k, on each workload and provider profile. docs/strategies_agents.md explains each failure."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from prefixbench.workloads.specs.engine import run_engine_specs
 P, V, VAC = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
 WINDOWS = (32_000, 128_000, 512_000)
 PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
-SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing")
+SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing", "gemini-cli-compress")
 NO_SUMMARY = (
     "openhands-observation-masking",
     "openhands-amortized-forgetting",
@@ -29,6 +29,8 @@ def expected(engine: str, spec: str, workload: str, window: int) -> Verdict:
         return P  # every rewrite declared; reasoning rows left as the workload wrote them
     if engine in NO_SUMMARY:
         return VAC
+    if engine == "gemini-cli-compress" and workload == "seed-coding":
+        return VAC  # one user turn: no point to split at, so no summary call at any window
     if spec == "summary-envelope-routed":
         # pi sends its history summary at effort "high": another family where the route says "max".
         return V if engine == "pi-compaction" and workload == "seed-coding" else P
