@@ -46,6 +46,8 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("openhands-recent-events", "window-respected"): PASS,
     ("pi-compaction", "rewrites-pay-back"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
     ("pi-compaction", "window-respected"): PASS,
+    ("qwen-code-compress", "rewrites-pay-back"): PASS,
+    ("qwen-code-compress", "window-respected"): PASS,
     ("sliding-window", "rewrites-pay-back"): VIOLATED,
     ("sliding-window", "window-respected"): PASS,
     ("swe-agent-last-n-observations", "rewrites-pay-back"): VIOLATED,
@@ -78,7 +80,7 @@ def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_
     long turn at (it stops the turn before an overflowing request, where the workload goes on)."""
     fitting = {"claude-code-autocompact", "claude-code-idle-compact", "codex-compact", "openai-server-compaction",
                "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
-               "sliding-window", "openhands-observation-masking", "openhands-recent-events"}
+               "sliding-window", "openhands-observation-masking", "openhands-recent-events", "qwen-code-compress"}
     assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
     not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress"}
     assert fitting | not_fitting == set(ENGINES)

@@ -1,6 +1,7 @@
 """The verdicts of every spec on the agent strategies of kernel/strategies/ (codex, pi, opencode,
-Gemini CLI, OpenHands, SWE-agent), driven by their installed names through the public runner at 32k, 128k and
-512k, on each workload and provider profile. docs/strategies_agents.md explains each failure."""
+Gemini CLI, Qwen Code, OpenHands, SWE-agent), driven by their installed names through the public
+runner at 32k, 128k and 512k, on each workload and provider profile. docs/strategies_agents.md
+explains each failure."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from prefixbench.workloads.specs.engine import run_engine_specs
 P, V, VAC = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
 WINDOWS = (32_000, 128_000, 512_000)
 PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
-SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing", "gemini-cli-compress")
+SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing", "gemini-cli-compress",
+               "qwen-code-compress")
 NO_SUMMARY = (
     "openhands-observation-masking",
     "openhands-amortized-forgetting",
