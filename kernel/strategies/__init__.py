@@ -16,6 +16,9 @@ run a user's engine::
     codex-compact                Codex's local compact: a warm compaction turn, user messages kept
     pi-compaction                pi's compaction: a text summary before the kept recent turns
     opencode-summary             OpenCode's tool-output prune and its summary
+    gemini-cli-compress          Gemini CLI's compression: a cold snapshot of the oldest 70%, and
+                                 its masking of old tool outputs
+    qwen-code-compress           Qwen Code's compression: a cold summary of the whole history
     openhands-*                  OpenHands' condensers: observation masking, LLM summarizing,
                                  amortized forgetting, recent events
     swe-agent-last-n-observations  SWE-agent's last-N observations history processor

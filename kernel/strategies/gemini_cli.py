@@ -21,8 +21,8 @@ Before every request (Gemini CLI runs its compression check at the start of each
    prefix, so cold; then a verification call replays the same and the summary as a model
    message, and asks for a corrected snapshot (it extends the first call: warm);
 5. the new history is a user message holding the snapshot, a model acknowledgement, then the
-   kept history (with the truncations of step 2) and the pending messages; when it counts more
-   than the last prompt, it is dropped and later triggers only truncate (step 2) without a
+   kept history (with the truncations of step 2) and the pending messages; when its messages
+   count more than the last prompt (Gemini CLI counts the new contents only), it is dropped and later triggers only truncate (step 2) without a
    summary call, as Gemini CLI's ``hasFailedCompressionAttempt`` does;
 6. then, every request, tool output masking: past the newest ``masking_protection_tokens``
    (50,000) of tool output (the latest message left out), older outputs are replaced by a short
