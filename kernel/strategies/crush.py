@@ -80,7 +80,10 @@ class CrushSummarize(EngineBase):
         tokens = ctx.usage_tokens(view[: replied[-1] + 1])
         if self.window - tokens > self.threshold:
             return
-        reply = ctx.client(self.request(ctx, view))
+        request = self.request(ctx, view)
+        if request is None:
+            return
+        reply = ctx.client(request)
         if reply.error is not None or not reply.text().strip():
             warn(ctx.session, f"crush-summarize: summary call failed: {reply.error or 'no text'}")
             return
@@ -97,14 +100,15 @@ class CrushSummarize(EngineBase):
         self.folded.land(head, cut)
         ctx.declare_rewrite("checkpoint")
 
-    def request(self, ctx: StepContext, view: tuple[Message, ...]) -> Request:
-        """The summary call: the session as it stands, the ask, the summary system prompt, no tools."""
+    def request(self, ctx: StepContext, view: tuple[Message, ...]) -> Request | None:
+        """The summary call: the session as it stands, the ask, the summary system prompt, no tools
+        (None before the routed header is known)."""
         header = ctx.routed or ctx.header()
+        if header is None:
+            return None
         messages = view
         if messages and messages[-1].role == "user" and len(messages) > 1:
             messages = messages[:-1]  # the new user message comes after the summary
-        if header is None:
-            return ctx.summary_request((*messages, user_text(SUMMARY_ASK)))
         info = ctx.catalog(header.envelope.provider, header.envelope.model)
         return Request(
             info.wire_envelope(header.envelope),
@@ -114,7 +118,6 @@ class CrushSummarize(EngineBase):
             info.default_max_tokens,
             "compaction",
         )
-
 
 def factory(window: int, options: EngineOptions) -> CrushSummarize:
     """``crush-summarize``; ``--engine-config``: ``threshold`` (tokens of the window left that trigger it)."""
