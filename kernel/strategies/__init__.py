@@ -22,6 +22,9 @@ run a user's engine::
     openhands-*                  OpenHands' condensers: observation masking, LLM summarizing,
                                  amortized forgetting, recent events
     swe-agent-last-n-observations  SWE-agent's last-N observations history processor
+    aider-chat-summary           aider's ChatSummary: finished messages summarized past a small budget
+    crush-summarize              Crush's auto-summarize: a cold summary replaces the whole session
+    kimi-cli-compact             Kimi CLI's SimpleCompaction: all but the newest two messages summarized
 
 What each models, from which public source, and what it simplifies: docs/strategies.md
 (providers and Claude Code) and docs/strategies_agents.md (the other agents).

@@ -20,6 +20,8 @@ PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
 SPECS = ("window-respected", "rewrites-pay-back")
 
 EXPECTED: dict[tuple[str, str], object] = {
+    ("aider-chat-summary", "rewrites-pay-back"): VIOLATED,
+    ("aider-chat-summary", "window-respected"): PASS,
     ("anthropic-context-editing", "rewrites-pay-back"): VIOLATED,
     ("anthropic-context-editing", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
     ("claude-code-autocompact", "rewrites-pay-back"): PASS,
@@ -27,6 +29,10 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("claude-code-idle-compact", "rewrites-pay-back"): PASS,
     ("claude-code-idle-compact", "window-respected"): PASS,
     ("codex-compact", "rewrites-pay-back"): PASS,
+    ("crush-summarize", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": PASS, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": VACUOUS, "512k/thinking-tools": PASS},
+    ("crush-summarize", "window-respected"): {"32k/seed-coding": PASS, "32k/thinking-tools": PASS, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
+    ("kimi-cli-compact", "rewrites-pay-back"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
+    ("kimi-cli-compact", "window-respected"): PASS,
     ("codex-compact", "window-respected"): PASS,
     ("gemini-cli-compress", "rewrites-pay-back"): {"32k/seed-coding": VACUOUS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VACUOUS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": VIOLATED, "512k/thinking-tools": VIOLATED},
     ("gemini-cli-compress", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
@@ -77,11 +83,15 @@ def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_
     cutting the history under its maskers) keep it everywhere. Four do not: no-compaction; the
     API's tool-result clearing alone (an API user gets the 400); SWE-agent, which ends the run
     (exit_context) where the workload goes on; Gemini CLI, which finds no point to split a single
-    long turn at (it stops the turn before an overflowing request, where the workload goes on)."""
+    long turn at (it stops the turn before an overflowing request, where the workload goes on).
+    Crush keeps it but where its own summary call, the whole session replayed, is over the window
+    (512k, seed-coding)."""
     fitting = {"claude-code-autocompact", "claude-code-idle-compact", "codex-compact", "openai-server-compaction",
                "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
-               "sliding-window", "openhands-observation-masking", "openhands-recent-events", "qwen-code-compress"}
+               "sliding-window", "openhands-observation-masking", "openhands-recent-events", "qwen-code-compress",
+               "aider-chat-summary", "kimi-cli-compact"}
     assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
-    not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress"}
+    not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress",
+                   "crush-summarize"}
     assert fitting | not_fitting == set(ENGINES)
     assert EXPECTED[("no-compaction", "window-respected")] is VIOLATED

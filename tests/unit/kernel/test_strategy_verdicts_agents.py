@@ -1,7 +1,7 @@
 """The verdicts of every spec on the agent strategies of kernel/strategies/ (codex, pi, opencode,
-Gemini CLI, Qwen Code, OpenHands, SWE-agent), driven by their installed names through the public
-runner at 32k, 128k and 512k, on each workload and provider profile. docs/strategies_agents.md
-explains each failure."""
+Gemini CLI, Qwen Code, OpenHands, SWE-agent, aider, Crush, Kimi CLI), driven by their installed names
+through the public runner at 32k, 128k and 512k, on each workload and provider profile.
+docs/strategies_agents.md explains each failure."""
 
 from __future__ import annotations
 
@@ -13,8 +13,17 @@ from prefixbench.workloads.specs.engine import run_engine_specs
 P, V, VAC = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
 WINDOWS = (32_000, 128_000, 512_000)
 PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
-SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing", "gemini-cli-compress",
-               "qwen-code-compress")
+SUMMARIZING = (
+    "codex-compact",
+    "pi-compaction",
+    "opencode-summary",
+    "openhands-llm-summarizing",
+    "gemini-cli-compress",
+    "qwen-code-compress",
+    "aider-chat-summary",
+    "crush-summarize",
+    "kimi-cli-compact",
+)
 NO_SUMMARY = (
     "openhands-observation-masking",
     "openhands-amortized-forgetting",
@@ -36,7 +45,8 @@ def expected(engine: str, spec: str, workload: str, window: int) -> Verdict:
     if spec == "summary-envelope-routed":
         # pi sends its history summary at effort "high": another family where the route says "max".
         return V if engine == "pi-compaction" and workload == "seed-coding" else P
-    # summary-uncached-bounded: the cold summaries miss from byte 0; Codex's warm turn also
+    # summary-uncached-bounded: the cold summaries (aider's, Crush's and Kimi CLI's too) miss
+    # from their system prompt on; Codex's warm turn also
     # carries the step's new tool results, over 2,000 tokens except at 32k.
     return P if engine == "codex-compact" and window == 32_000 else V
 
