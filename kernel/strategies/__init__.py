@@ -19,6 +19,9 @@ run a user's engine::
     openhands-*                  OpenHands' condensers: observation masking, LLM summarizing,
                                  amortized forgetting, recent events
     swe-agent-last-n-observations  SWE-agent's last-N observations history processor
+    cline-truncate               Cline's default: half the history after the first pair deleted
+    cline-condense               Cline's auto-condense: a warm summarize turn after the first pair
+    roo-condense                 Roo Code's cold fresh-start condense, sliding window as fallback
 
 What each models, from which public source, and what it simplifies: docs/strategies.md
 (providers and Claude Code) and docs/strategies_agents.md (the other agents).
