@@ -1,5 +1,5 @@
 """The verdicts of every spec on the agent strategies of kernel/strategies/ (codex, pi, opencode,
-OpenHands, SWE-agent), driven by their installed names through the public runner at 32k, 128k and
+OpenHands, SWE-agent, Cline, Roo Code), driven by their installed names through the public runner at 32k, 128k and
 512k, on each workload and provider profile. docs/strategies_agents.md explains each failure."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from prefixbench.workloads.specs.engine import run_engine_specs
 P, V, VAC = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
 WINDOWS = (32_000, 128_000, 512_000)
 PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
-SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing")
+SUMMARIZING = ("codex-compact", "pi-compaction", "opencode-summary", "openhands-llm-summarizing",
+               "cline-condense", "roo-condense")
 NO_SUMMARY = (
     "openhands-observation-masking",
     "openhands-amortized-forgetting",
     "openhands-recent-events",
     "swe-agent-last-n-observations",
+    "cline-truncate",
 )
 #: The specs this table judges (specs added later are judged where they are added).
 JUDGED = ("no-silent-rewrite", "summary-uncached-bounded", "summary-envelope-routed", "strict-profile-accepts")
@@ -34,6 +36,10 @@ def expected(engine: str, spec: str, workload: str, window: int) -> Verdict:
         return V if engine == "pi-compaction" and workload == "seed-coding" else P
     # summary-uncached-bounded: the cold summaries miss from byte 0; Codex's warm turn also
     # carries the step's new tool results, over 2,000 tokens except at 32k.
+    if engine == "cline-condense":
+        # Cline's warm summarize turn: under 95% on seed-coding's short prefix at 32k, over
+        # 2,000 uncached tokens at 128k and 512k.
+        return P if window == 32_000 and workload == "thinking-tools" else V
     return P if engine == "codex-compact" and window == 32_000 else V
 
 
