@@ -110,6 +110,15 @@ def test_a_failed_summary_falls_back_to_the_sliding_window():
     engine.before_step(context(session, WINDOW, client))
     assert len(client.sent) == 1 and engine.summary is None
     assert rewrites(session) == ["truncate"] and engine.hidden > 0
+    # The next condense reads the stored history (hidden messages and the marker too) and starts
+    # afresh: no marker, nothing hidden.
+    grow(session, 40)
+    client.text = "SUMMARY OF THE WORK"
+    engine.before_step(context(session, WINDOW, client))
+    request = client.sent[-1]
+    assert len(request.messages) == len(session.derive_messages()) + 2  # the marker, the instruction
+    assert request.messages[1].role == "assistant" and request.messages[1].text().startswith("step 0")
+    assert engine.view(session) == (user_text(SUMMARY_HEADING + "SUMMARY OF THE WORK"),)
 
 
 def test_the_factory_reads_its_settings():
