@@ -25,6 +25,9 @@ run a user's engine::
     aider-chat-summary           aider's ChatSummary: finished messages summarized past a small budget
     crush-summarize              Crush's auto-summarize: a cold summary replaces the whole session
     kimi-cli-compact             Kimi CLI's SimpleCompaction: all but the newest two messages summarized
+    cline-truncate               Cline's default: half the history after the first pair deleted
+    cline-condense               Cline's auto-condense: a warm summarize turn after the first pair
+    roo-condense                 Roo Code's cold fresh-start condense, sliding window as fallback
 
 What each models, from which public source, and what it simplifies: docs/strategies.md
 (providers and Claude Code) and docs/strategies_agents.md (the other agents).

@@ -28,6 +28,10 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("claude-code-autocompact", "window-respected"): PASS,
     ("claude-code-idle-compact", "rewrites-pay-back"): PASS,
     ("claude-code-idle-compact", "window-respected"): PASS,
+    ("cline-condense", "rewrites-pay-back"): PASS,
+    ("cline-condense", "window-respected"): PASS,
+    ("cline-truncate", "rewrites-pay-back"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VIOLATED, "128k/thinking-tools": VIOLATED, "512k/seed-coding": PASS, "512k/thinking-tools": VIOLATED},
+    ("cline-truncate", "window-respected"): PASS,
     ("codex-compact", "rewrites-pay-back"): PASS,
     ("crush-summarize", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": PASS, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": VACUOUS, "512k/thinking-tools": PASS},
     ("crush-summarize", "window-respected"): {"32k/seed-coding": PASS, "32k/thinking-tools": PASS, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
@@ -54,6 +58,8 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("pi-compaction", "window-respected"): PASS,
     ("qwen-code-compress", "rewrites-pay-back"): PASS,
     ("qwen-code-compress", "window-respected"): PASS,
+    ("roo-condense", "rewrites-pay-back"): PASS,
+    ("roo-condense", "window-respected"): PASS,
     ("sliding-window", "rewrites-pay-back"): VIOLATED,
     ("sliding-window", "window-respected"): PASS,
     ("swe-agent-last-n-observations", "rewrites-pay-back"): VIOLATED,
@@ -89,7 +95,8 @@ def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_
     fitting = {"claude-code-autocompact", "claude-code-idle-compact", "codex-compact", "openai-server-compaction",
                "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
                "sliding-window", "openhands-observation-masking", "openhands-recent-events", "qwen-code-compress",
-               "aider-chat-summary", "kimi-cli-compact"}
+               "aider-chat-summary", "kimi-cli-compact",
+               "cline-truncate", "cline-condense", "roo-condense"}
     assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
     not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress",
                    "crush-summarize"}

@@ -1,7 +1,7 @@
 """The verdicts of every spec on the agent strategies of kernel/strategies/ (codex, pi, opencode,
-Gemini CLI, Qwen Code, OpenHands, SWE-agent, aider, Crush, Kimi CLI), driven by their installed names
-through the public runner at 32k, 128k and 512k, on each workload and provider profile.
-docs/strategies_agents.md explains each failure."""
+Gemini CLI, Qwen Code, OpenHands, SWE-agent, aider, Crush, Kimi CLI, Cline, Roo Code), driven by
+their installed names through the public runner at 32k, 128k and 512k, on each workload and provider
+profile. docs/strategies_agents.md explains each failure."""
 
 from __future__ import annotations
 
@@ -23,12 +23,15 @@ SUMMARIZING = (
     "aider-chat-summary",
     "crush-summarize",
     "kimi-cli-compact",
+    "cline-condense",
+    "roo-condense",
 )
 NO_SUMMARY = (
     "openhands-observation-masking",
     "openhands-amortized-forgetting",
     "openhands-recent-events",
     "swe-agent-last-n-observations",
+    "cline-truncate",
 )
 #: The specs this table judges (specs added later are judged where they are added).
 JUDGED = ("no-silent-rewrite", "summary-uncached-bounded", "summary-envelope-routed", "strict-profile-accepts")
@@ -48,6 +51,10 @@ def expected(engine: str, spec: str, workload: str, window: int) -> Verdict:
     # summary-uncached-bounded: the cold summaries (aider's, Crush's and Kimi CLI's too) miss
     # from their system prompt on; Codex's warm turn also
     # carries the step's new tool results, over 2,000 tokens except at 32k.
+    if engine == "cline-condense":
+        # Cline's warm summarize turn: under 95% on seed-coding's short prefix at 32k, over
+        # 2,000 uncached tokens at 128k and 512k.
+        return P if window == 32_000 and workload == "thinking-tools" else V
     return P if engine == "codex-compact" and window == 32_000 else V
 
 

@@ -1,0 +1,215 @@
+"""``roo-condense``: Roo Code's context management (RooCodeInc/Roo-Code,
+``src/core/context-management/index.ts``, ``src/core/condense/index.ts``, the calls in
+``src/core/task/Task.ts``, the output cap of ``src/shared/api.ts``).
+
+* Trigger, before each request: the last request's context tokens plus the pending message
+  (``ctx.usage_tokens`` of the view) reach ``condense_percent`` of the window (default 100) or
+  exceed ``allowed = window * (1 - 0.1) - reserved``, where ``reserved`` is the model's output
+  cap clamped to 20% of the window (``max_tokens`` overrides it).
+* Condense (``auto_condense``, on by default): the messages since the last summary (the summary
+  included), every tool call and result turned into text, and the condense instruction as one
+  more user message, are sent with a summarizer system prompt of its own and the routed tools:
+  a prefix the conversation never sent, so cold. The view becomes one user message, the
+  summary under ``## Conversation Summary``, and whatever comes after it (a fresh start: the
+  first message goes too).
+* Fallback, when condensing is off or fails and the prompt exceeds ``allowed``: the sliding
+  window keeps the first visible message and hides half of the others (an even number, so the
+  first kept one is an assistant message and tool calls keep their results), and a user marker
+  naming how many were hidden goes where they were; markers of earlier truncations stay.
+* Over the window (Roo learns of it from the provider's error): up to 3 forced condenses
+  (truncation when a condense fails), here before the request.
+
+Roo counts messages as Anthropic does: one assistant message is one, a run of user and tool
+messages between two assistant messages is one. Each change is a declared rewrite.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+from prefixbench.kernel import (
+    EngineBase,
+    EngineOptions,
+    Message,
+    Request,
+    Session,
+    StepContext,
+    Text,
+    ToolCall,
+    ToolResult,
+    user_text,
+    warn,
+)
+
+from prefixbench.kernel.strategies.cline import units
+from prefixbench.kernel.strategies.settings import read_settings
+
+#: Share of the window kept free besides the output cap.
+TOKEN_BUFFER_PERCENTAGE = 0.1
+#: Share of the visible messages (after the first) the sliding window hides.
+TRUNCATE_FRACTION = 0.5
+#: Forced condenses on a context-window error.
+MAX_CONTEXT_WINDOW_RETRIES = 3
+SUMMARY_SYSTEM = (
+    "You summarize conversations. This is a summarization request only: call no tool, answer "
+    "with text. The request is an operation of the system, not a message of the user: the "
+    "user's latest request and the next step are what the user was doing before it."
+)
+CONDENSE_PROMPT = (
+    "This summarization request comes from the system, not from the user. Write a detailed "
+    "summary of the conversation so far for the work to go on without it: the user's requests "
+    "and intent, key technical concepts, files and code sections (with the snippets that "
+    "matter), problems solved, pending tasks, the current work, and an optional next step "
+    "quoting the latest request."
+)
+SUMMARY_HEADING = "## Conversation Summary\n"
+MARKER = "[Sliding window truncation: {n} messages hidden to reduce context]"
+
+DEFAULTS: dict[str, object] = {"auto_condense": True, "condense_percent": 100, "max_tokens": None}
+
+
+class RooCondense(EngineBase):
+    """Cold fresh-start condense near the window's end; half-the-history sliding window as fallback."""
+
+    name = "roo-condense"
+
+    def __init__(self, window: int, auto_condense: bool = True, condense_percent: int = 100, max_tokens: int | None = None) -> None:
+        if not 5 <= condense_percent <= 100:
+            raise ValueError(f"roo-condense: condense_percent must be between 5 and 100, got {condense_percent}")
+        self.window = window
+        self.auto_condense = auto_condense
+        self.condense_percent = condense_percent
+        self.max_tokens = max_tokens
+        #: The last summary message, and the session index the messages after it start at.
+        self.summary: Message | None = None
+        self.cut = 0
+        #: Visible units hidden after the first one, and the markers left (since the last summary).
+        self.hidden = 0
+        self.markers: list[tuple[int, Message]] = []
+
+    def visible(self, session: Session) -> list[tuple[Message, ...]]:
+        """Roo's effective history as units before the sliding window: the summary (if any), then
+        every message after it."""
+        live = session.derive_messages()[self.cut :]
+        head = [(self.summary,)] if self.summary is not None else []
+        spans = units(live)
+        if head and spans and live[spans[0][0]].role != "assistant":
+            # A run of user and tool messages right after the summary joins its unit.
+            first, *spans = spans
+            head = [(self.summary, *live[first[0] : first[1]])]
+        return [*head, *(tuple(live[s:e]) for s, e in spans)]
+
+    def view(self, session: Session) -> tuple[Message, ...]:
+        """The first visible unit, the truncation markers, then the units not hidden."""
+        shown = self.visible(session)
+        if not shown:
+            return ()
+        markers = [marker for _, marker in self.markers]
+        return (*shown[0], *markers, *(m for unit in shown[1 + self.hidden :] for m in unit))
+
+    def stored(self, session: Session) -> tuple[Message, ...]:
+        """Everything Roo stores since the last summary (the summary included): hidden messages
+        too, each marker before the unit that was the first kept when it was written."""
+        out: list[Message] = []
+        for index, unit in enumerate(self.visible(session)):
+            out += [marker for at, marker in self.markers if at == index]
+            out += unit
+        return tuple(out)
+
+    def reserved(self, ctx: StepContext) -> int:
+        """Tokens kept for the reply: the setting, else the output cap clamped to 20% of the window."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        header = ctx.routed or ctx.header()
+        cap = 8_192 if header is None else ctx.catalog(header.envelope.provider, header.envelope.model).default_max_tokens
+        return min(cap, math.ceil(self.window * 0.2))
+
+    def allowed(self, ctx: StepContext) -> float:
+        """``window * 0.9 - reserved``: past it, Roo condenses or truncates."""
+        return self.window * (1 - TOKEN_BUFFER_PERCENTAGE) - self.reserved(ctx)
+
+    def before_step(self, ctx: StepContext) -> None:
+        """Condense at the threshold, else truncate past ``allowed``; then keep the window."""
+        tokens = ctx.usage_tokens(self.view(ctx.session))
+        allowed = self.allowed(ctx)
+        over = tokens > allowed
+        if self.auto_condense and (100 * tokens / self.window >= self.condense_percent or over):
+            if self.condense(ctx):
+                over = False
+        if over:
+            self.truncate(ctx)
+        for _ in range(MAX_CONTEXT_WINDOW_RETRIES):
+            if ctx.usage_tokens(self.view(ctx.session)) <= self.window:
+                return
+            # Roo's context-window error path condenses (at 75%) even with auto-condense off.
+            if not self.condense(ctx):
+                self.truncate(ctx)
+        if ctx.usage_tokens(self.view(ctx.session)) > self.window:
+            warn(ctx.session, f"roo-condense: still over the window after {MAX_CONTEXT_WINDOW_RETRIES} retries")
+
+    def condense(self, ctx: StepContext) -> bool:
+        """Summarize the messages since the last summary; True when the summary landed."""
+        header = ctx.routed or ctx.header()
+        if header is None:
+            return False
+        since = self.stored(ctx.session)
+        if len(since) <= 1 or (self.summary is not None and len(since) <= 2):
+            warn(ctx.session, "roo-condense: too few messages since the last condense")
+            return False
+        messages = (*(as_text(m) for m in since), user_text(CONDENSE_PROMPT))
+        info = ctx.catalog(header.envelope.provider, header.envelope.model)
+        request = Request(info.wire_envelope(header.envelope), messages, SUMMARY_SYSTEM, header.tools, info.default_max_tokens, "compaction")
+        reply = ctx.client(request)
+        text = reply.text().strip() if reply.error is None else ""
+        if not text:
+            warn(ctx.session, f"roo-condense: summary call failed: {reply.error or 'no text'}")
+            return False
+        self.summary = user_text(SUMMARY_HEADING + text)
+        self.cut = len(ctx.session.derive_messages())
+        self.hidden, self.markers = 0, []
+        ctx.declare_rewrite("checkpoint")
+        return True
+
+    def truncate(self, ctx: StepContext) -> None:
+        """Hide half of the visible units after the first (an even number) behind a marker."""
+        count = len(self.visible(ctx.session)) - self.hidden
+        remove = int((count - 1) * TRUNCATE_FRACTION)
+        remove -= remove % 2
+        if remove <= 0:
+            return
+        self.hidden += remove
+        self.markers.append((1 + self.hidden, user_text(MARKER.format(n=remove))))
+        ctx.declare_rewrite("truncate", hidden=remove)
+
+
+def as_text(message: Message) -> Message:
+    """The message with its tool calls and results written as text (a tool message becomes a user
+    message), as Roo sends the history to its summary call; reasoning stays."""
+    if not message.tool_calls and not message.tool_results:
+        return message
+    blocks = tuple(_block_text(block) for block in message.blocks)
+    return Message("user" if message.role == "tool" else message.role, blocks)
+
+
+def _block_text(block: object) -> object:
+    if isinstance(block, ToolCall):
+        try:
+            parsed = json.loads(block.arguments)
+        except ValueError:
+            parsed = block.arguments
+        if isinstance(parsed, dict):
+            body = "\n".join(f"{k}: {json.dumps(v, indent=2) if isinstance(v, (dict, list)) else v}" for k, v in parsed.items())
+        else:
+            body = str(parsed)
+        return Text(f"[Tool Use: {block.name}]\n{body}")
+    if isinstance(block, ToolResult):
+        suffix = " (Error)" if block.is_error else ""
+        return Text(f"[Tool Result{suffix}]\n" + "\n".join(item.text for item in block.content))
+    return block
+
+
+def factory(window: int, options: EngineOptions) -> RooCondense:
+    """``roo-condense``; ``--engine-config``: ``auto_condense``, ``condense_percent``, ``max_tokens``."""
+    config = read_settings("roo-condense", options.config, DEFAULTS)
+    return RooCondense(window, config["auto_condense"], config["condense_percent"], config["max_tokens"])
