@@ -294,6 +294,10 @@ ROUTE_STEPS: tuple[tuple[str, str, int], ...] = (("openrouter", r"google/gemini-
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
 UPSTREAM_GRIDS: tuple[tuple[str, str, int, int], ...] = (("google ai studio", r"gemini-3-flash(?!-lite)", 8000, 16000),)
+#: How far gemini-3-flash's reads trail the lane's previous prompt, read to the token, when a
+#: gateway names Vertex AI (Kilo Code's and OpenRouter's upstream ``Google``) as the upstream that
+#: served it [M] (see the module doc, "Through Vertex AI"): (upstream, model pattern, lag, after).
+UPSTREAM_READ_LAGS: tuple[tuple[str, str, int, int], ...] = (("google", r"gemini-3-flash(?!-lite)", 1250, 0),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000
@@ -434,6 +438,7 @@ RULES = ProviderRules(
     block_tokens=1,
     block_tokens_by_model=CHECKPOINTS,
     upstream_grids=UPSTREAM_GRIDS,
+    upstream_read_lags=UPSTREAM_READ_LAGS,
     route_steps=ROUTE_STEPS,
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
