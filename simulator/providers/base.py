@@ -210,6 +210,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: case): ``first + k x step`` tokens, none below ``first`` (gemini-3-flash through Google AI
     #: Studio: measured).
     upstream_grids: tuple[tuple[str, str, int, int], ...] = ()
+    #: ``(upstream, model regex, lag, after)``: a model whose reads, when a gateway names that
+    #: upstream as the one that served it (any case), count to the token (the model's own step set
+    #: aside) and trail the lane's previous prompt as :attr:`read_lag_by_model` says, which this
+    #: wins over (gemini-3-flash through Vertex AI, Kilo's upstream ``Google``: measured).
+    upstream_read_lags: tuple[tuple[str, str, int, int], ...] = ()
     #: ``(route, model regex, step)``: the step a model's reads count in when sent through that
     #: route (a gateway: ``openrouter``), and through it only (google/gemini-2.5-pro through
     #: OpenRouter: measured; the same name on Vertex AI's own endpoint reads to the token).
@@ -601,6 +606,16 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         name = upstream.strip().lower()
         return next(((step, first) for served, pattern, step, first in self.upstream_grids
                      if served == name and _pattern(pattern).search(model)), (0, 0))
+
+    def upstream_read_lag(self, upstream: object, model: str) -> tuple[int, int] | None:
+        """The ``(lag, after)`` ``model``'s reads trail the previous prompt by when the gateway names
+        ``upstream`` as the one that served it (:attr:`upstream_read_lags`); None where none is
+        measured."""
+        if not isinstance(upstream, str):
+            return None
+        name = upstream.strip().lower()
+        return next(((lag, after) for served, pattern, lag, after in self.upstream_read_lags
+                     if served == name and _pattern(pattern).search(model)), None)
 
     def route_step(self, route: str, model: str) -> int:
         """The step ``model``'s reads count in when sent through ``route`` (:attr:`route_steps`);

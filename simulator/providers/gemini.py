@@ -44,7 +44,14 @@ reads; within 3% first day 2 -> 4 of 10, second day 4 -> 6 of 10. Nine of the ot
 calls read 0 in the middle of the task (the first call and two after 37 minutes and 12 hours idle
 read 0 as predicted), after 7 s to 7 minutes idle, after a read of 0 or not alike, yet a later
 call read what a call that read 0 had sent (28,548 inside its 28,884): best effort, nothing in
-the log tells them.
+the log tells them. Of the 14 calls that could read (a read before them, no resume, under 10
+minutes idle), the 6 that read 0 were sent 7 s to 7 min after the previous call (the 8 that read,
+5 s to 4.7 min), at prompts of 20.3K to 36.1K (the reads 17.0K to 38.9K); the model never changes;
+the log names no upstream (Roo Code's entries of 2025-08 have no ``inferenceProvider``), so a
+Vertex AI against AI Studio difference cannot be looked for; no request failed or was retried among
+them; and each call's ``cost`` is its counts at 2.5 Pro's prices (1.25, 0.31 read, 10 per 1M
+tokens) times 1.05, the zeros billed as misses. A read of 0 followed a read in 4 of 6 cases, a 0
+in 2 of 8: too few calls to make a rule of.
 
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
@@ -112,8 +119,27 @@ AI Studio's calls within 3% go from 119 to 277 of 335 (steps of 7,800 to 8,050 f
 271 to 281, 8,192 from 16,384 fits 242, 8,000 from 8,000 248). A long lane's checkpoints fall
 behind those points (76,650, 84,788, 92,941 ...: ~8,150 apart), so once a lane read one, a read
 moves up by whole steps from it as far as the previous prompt holds: 277 -> 313. The 116 calls Vertex AI
-(``Google``) served read on no such grid (10,175, 10,771, 16,187, 20,729, 23,831 ...: short of the
-previous prompt by a varying amount, often falling back) and keep the model's 3,924.
+(``Google``) served read on no such grid (below).
+
+**Through Vertex AI: to the token, 1,250 behind the previous prompt [M].** The 116 calls of the
+same sample that Kilo's gateway names Vertex AI (``Google``) for read on no grid (10,175, 10,771,
+16,187, 20,729, 23,831 ...). Of the 105 that extended the lane's previous Vertex call within ten
+minutes, 18 read 0, 52 read 0 to 4,000 tokens short of the previous prompt (quartiles 974, 2,024 and
+3,087 short), 34 fell further back and 1 read past it. So such a call is read to the token (the
+model's 3,924 set aside) and, following the lane's last read, predicted to read at least the
+previous prompt less 1,250 (:data:`UPSTREAM_READ_LAGS`,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.upstream_read_lags`): within 3% 39 -> 46
+of the 116 (12 gained, 5 lost). Chosen on the even ones of the tasks with Vertex calls, in name
+order (12 of 31 on the grid; lags of 1,000, 1,200, 1,250 and 1,300 fit 13, 1,100 and 1,400 12, 750
+11; 1,250 taken from the tie), held out on the odd ones: 27 -> 33 of 85 (the other tied lags: 29,
+32, 33); no other sample names that upstream. What is left:
+the reads of 0 and the falls, and the second calls of four tasks, which read 10,142 to 10,349
+tokens of first prompts of 12,323 to 12,545 (missed before and after: the whole prompt is
+predicted). Those reads are not one size: the two tasks in Kilo's debug mode sent the longer first
+prompts (12,468, 12,545) with the shorter first messages (8.1K-8.3K characters, against 8.7K-8.8K
+in ask mode) yet read the less (10,142, 10,175, against 10,209 to 10,349), so they do not stop where
+the system prompt and tools end in both modes; the log holds neither, and no grid puts them on one
+point.
 
 **A session start reads no head it was not kept warm [M].** In two Gemini CLI homes committed to
 public repositories, most sessions' first calls read nothing of the head (system prompt and
@@ -294,6 +320,10 @@ ROUTE_STEPS: tuple[tuple[str, str, int], ...] = (("openrouter", r"google/gemini-
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
 UPSTREAM_GRIDS: tuple[tuple[str, str, int, int], ...] = (("google ai studio", r"gemini-3-flash(?!-lite)", 8000, 16000),)
+#: How far gemini-3-flash's reads trail the lane's previous prompt, read to the token, when a
+#: gateway names Vertex AI (Kilo Code's and OpenRouter's upstream ``Google``) as the upstream that
+#: served it [M] (see the module doc, "Through Vertex AI"): (upstream, model pattern, lag, after).
+UPSTREAM_READ_LAGS: tuple[tuple[str, str, int, int], ...] = (("google", r"gemini-3-flash(?!-lite)", 1250, 0),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000
@@ -406,7 +436,7 @@ OPTIONS = (
                 source="O", help="which per-model minimum table (the audit: the page's table on the day a request was sent)"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
-    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 1 (2.5 Pro; 3.1 Pro)",
+    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 1 (2.5 Pro; 3.1 Pro; 3 Flash through Vertex AI behind Kilo's gateway, 116 calls)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
                                  "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro through OpenRouter, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
@@ -434,6 +464,7 @@ RULES = ProviderRules(
     block_tokens=1,
     block_tokens_by_model=CHECKPOINTS,
     upstream_grids=UPSTREAM_GRIDS,
+    upstream_read_lags=UPSTREAM_READ_LAGS,
     route_steps=ROUTE_STEPS,
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,

@@ -1993,7 +1993,8 @@ class Predictor:
             read = head if head <= before else 0
         if read <= 0:
             return pred
-        lag = None if gridded else rules.read_lag(r.model)
+        # (An upstream's own lag wins over the model's: gemini-3-flash through Vertex AI, measured.)
+        lag = None if gridded else (rules.upstream_read_lag(r.upstream, r.model) or rules.read_lag(r.model))
         if gridded and r.read_offset and read >= r.read_offset:
             # On the grid an upstream reads on (gemini-3-flash through Google AI Studio, measured:
             # upstream_grids), the newer checkpoints lie whole steps past the one the lane read, as
@@ -2005,7 +2006,8 @@ class Predictor:
             # past the one it read (Gemini, measured: new_checkpoint_min).
             followed = max(pred.read, read) if before - read >= rules.new_checkpoint_min else read
         elif lag is not None:
-            # A model whose reads trail the previous prompt (Gemini 2.5, measured: read_lag_by_model):
+            # A model whose reads trail the previous prompt (Gemini 2.5, measured: read_lag_by_model;
+            # gemini-3-flash through Vertex AI: upstream_read_lags):
             # once the previous request left enough uncached past its read, the higher of the
             # last read and that prompt less the lag.
             trail, after = lag

@@ -485,9 +485,9 @@ def test_gemini_3_flash_through_google_ai_studio_reads_on_8000_token_checkpoints
     # inside it, a whole step past the one the lane read (measured, gao51-qw/n8nworkflow.com): 0
     # after a 12,000-token prompt (main: 11,772, the 3,924 grid), 16,000 after 17,000, 16,250 +
     # 8,000 after 25,000 (main: 23,544, over 3% short of 24,300). Vertex AI (upstream "Google")
-    # reads on no such grid: the model's step stays.
+    # reads on no such grid: to the token (the model's 3,924 set aside: see the Vertex test below).
     calls = [(12_000, 0), (17_000, 0), (25_000, 16_250), (27_000, 24_300), (30_000, 24_280)]
-    for upstream, step in (("Google AI Studio", (8_000, 16_000)), ("Google", (0, 0))):
+    for upstream, step in (("Google AI Studio", (8_000, 16_000)), ("Google", (1, 0))):
         folder = tmp_path / upstream.replace(" ", "-")
         folder.mkdir()
         start = 1_768_000_000_000
@@ -502,7 +502,38 @@ def test_gemini_3_flash_through_google_ai_studio_reads_on_8000_token_checkpoints
     assert all(r.read_within for r in result.rows)
     assert any("8,000-token grid from 16,000 (5 request(s))" in note for note in result.notes)
     vertex = run_audit([tmp_path / "Google"]).rows
-    assert [r.predicted_cache_read for r in vertex][:3] == [0, 11_772, 15_696]
+    assert [r.predicted_cache_read for r in vertex][:3] == [0, 12_000, 17_000]
+
+
+def test_gemini_3_flash_through_vertex_reads_to_the_token_trailing_the_previous_prompt(tmp_path: Path) -> None:
+    # Through Vertex AI (Kilo's upstream "Google") gemini-3-flash reads on no grid, short of the
+    # previous prompt by a varying amount (measured, gao51-qw/n8nworkflow.com: 116 calls): a read
+    # follows the lane's last one and moves up to the previous prompt less 1,250. Here 40,750 after
+    # a 42,000-token prompt (main: the newest 3,924-token checkpoint, 39,240, over 3% short of
+    # 40,800); AI Studio keeps its grid.
+    calls = [(40_000, 0), (42_000, 38_700), (44_000, 40_800)]
+    start = 1_768_000_000_000
+    ui = [_gateway_call(start + 10_000 * k, prompt, read, "Google") for k, (prompt, read) in enumerate(calls)]
+    history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert {(r.read_step, r.read_offset, r.upstream) for r in requests} == {(1, 0, "Google")}
+    result = run_audit([tmp_path])
+    assert [r.predicted_cache_read for r in result.rows] == [0, 40_000, 40_750]
+    assert [r.read_within for r in result.rows] == [True, False, True]
+    assert any(note.startswith("gemini reads of google/gemini-3-flash-preview through the upstream Google predicted to the "
+                               "token (3 request(s))") and "previous prompt less 1,250 tokens" in note for note in result.notes)
+
+
+def test_only_vertex_s_gemini_3_flash_reads_trail_the_previous_prompt() -> None:
+    # The upstream as the gateway names it, any case; not AI Studio (its grid), not Flash-Lite
+    # (unmeasured), not a log that names no upstream.
+    from prefixbench.simulator.providers.gemini import RULES
+    assert RULES.upstream_read_lag(" GOOGLE ", "google/gemini-3-flash-preview") == (1250, 0)
+    assert RULES.upstream_read_lag("Google AI Studio", "google/gemini-3-flash-preview") is None
+    assert RULES.upstream_read_lag("Google", "google/gemini-3.1-flash-lite-preview") is None
+    assert RULES.upstream_read_lag(None, "google/gemini-3-flash-preview") is None
 
 
 def test_an_ai_studio_read_moves_up_whole_steps_from_the_checkpoint_the_lane_read(tmp_path: Path) -> None:
@@ -525,9 +556,9 @@ def test_each_upstream_the_gateway_names_is_a_cache_of_its_own(tmp_path: Path) -
     # Kilo's gateway sends one model to Vertex AI (upstream "Google") then to Google AI Studio: AI
     # Studio holds nothing Vertex cached, so its first call reads 0 (as gao51-qw/n8nworkflow.com's
     # do), its miss the gateway's routing; before, the lane's chain was read across upstreams
-    # (predicted 19,620 here, and 23,544 back on Vertex). Back on Vertex, the lane reads what Vertex itself cached: the
-    # second call's prompt on the model's 3,924-token steps, not the third's.
-    calls = [(20_000, 0, "Google"), (22_000, 19_620, "Google"), (24_000, 0, "Google AI Studio"), (26_000, 19_620, "Google")]
+    # (predicted 20,000 here, and 24,000 back on Vertex). Back on Vertex, the lane reads what Vertex itself cached: the
+    # second call's prompt (Vertex reads to the token), not the third's.
+    calls = [(20_000, 0, "Google"), (22_000, 19_620, "Google"), (24_000, 0, "Google AI Studio"), (26_000, 21_800, "Google")]
     start = 1_768_000_000_000
     ui = [_gateway_call(start + 10_000 * k, prompt, read, upstream) for k, (prompt, read, upstream) in enumerate(calls)]
     history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
@@ -539,7 +570,7 @@ def test_each_upstream_the_gateway_names_is_a_cache_of_its_own(tmp_path: Path) -
     switched = rows[2]
     assert (switched.predicted_cache_read, switched.read_within, switched.cause) == (0, True, "provider-best-effort")
     assert "routed this request to Google AI Studio, the lane's previous one to Google" in switched.detail
-    assert [(r.predicted_cache_read, r.read_within) for r in rows[1::2]] == [(19_620, True), (19_620, True)]
+    assert [(r.predicted_cache_read, r.read_within) for r in rows[1::2]] == [(20_000, True), (22_000, True)]
 
 
 def _gemini_then_grok(tmp_path: Path) -> None:

@@ -1189,6 +1189,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         grid = (0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
         if rules is not None and grid == (0, 0):
             grid = (rules.route_step(_route(handler, model, protocol), model), 0)
+        if rules is not None and grid == (0, 0) and rules.upstream_read_lag(info.get("inferenceProvider"), model) is not None:
+            grid = (1, 0)  # (an upstream whose reads trail the previous prompt to the token: upstream_read_lags)
         # Roo Code and Kilo Code save a call's user message before its reply's first entry, and the
         # reply after it: the messages between the previous call's reply and this one's tell whether
         # that call's response thought and whether this call starts a user turn.
