@@ -95,6 +95,7 @@ HOST_SUFFIXES: dict[str, str] = {
 HOST_PRICES: dict[str, str] = {
     "fireworks": "host-fireworks.csv",
     "groq": "host-groq.csv",
+    "together": "host-together.csv",
 }
 
 #: The upstream a reader keeps for a call Cloudflare's Workers AI served (:func:`workers_ai`).

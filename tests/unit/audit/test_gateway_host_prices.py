@@ -164,11 +164,12 @@ def _pi_session(path: Path, provider: str, model: str) -> Path:
 
 
 @pytest.mark.parametrize(("provider", "model", "maker", "shown"), [
-    # (Models Fireworks' own table does not list: it prices deepseek-v4-pro and minimax-m3.)
+    # (Models the hosts' own tables do not list: Fireworks' and Together's price deepseek-v4-pro,
+    # Fireworks' minimax-m3.)
     ("fireworks", "accounts/fireworks/models/deepseek-v4-flash", "deepseek", "Fireworks"),
     ("fireworks", "accounts/fireworks/models/minimax-m2", "minimax", "Fireworks"),
     ("groq", "moonshotai/kimi-k2.5", "moonshotai", "Groq"),
-    ("together", "deepseek-ai/DeepSeek-V4-Pro", "deepseek", "Together AI"),
+    ("together", "deepseek-ai/DeepSeek-V4-Flash", "deepseek", "Together AI"),
 ])
 def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path, provider: str, model: str, maker: str,
                                                                  shown: str) -> None:
@@ -192,6 +193,7 @@ def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path,
     ("fireworks", "accounts/fireworks/models/minimax-m3", "minimax-m3"),
     ("fireworks", "accounts/fireworks/models/deepseek-v4-pro", "deepseek-v4-pro"),
     ("groq", "openai/gpt-oss-120b", "gpt-oss-120b"),
+    ("together", "moonshotai/Kimi-K2.6", "kimi-k2.6"),
 ])
 def test_a_pi_call_a_host_with_its_own_row_served_is_priced_at_that_row(tmp_path: Path, provider: str, model: str,
                                                                        row: str) -> None:

@@ -101,7 +101,7 @@ def test_a_litellm_route_to_a_third_party_host_is_its_upstream_in_every_litellm_
                                                                                       upstream: str) -> None:
     """LiteLLM spend logs, Langfuse, OpenHands, SWE-agent and aider share ``served_by``: a route
     through a third-party host of open models (``fireworks_ai/``, ``groq/``, Workers AI, a host
-    Hugging Face's router names) keeps the host as the call's upstream (its own prices: unpriced),
+    Hugging Face's router names) keeps the host as the call's upstream (its own prices: its row or unpriced),
     an engine the user runs keeps the engine, and what the response names wins over the route's host."""
     assert served_by(route, shown) == upstream
 

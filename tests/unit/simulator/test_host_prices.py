@@ -48,13 +48,16 @@ def test_every_host_table_is_a_known_host_s_and_every_row_cites_a_source() -> No
     ("fireworks", "accounts/fireworks/models/gpt-oss-120b", "gpt-oss-120b", ("0.15", "0.015", "0.60")),
     ("groq", "openai/gpt-oss-120b", "gpt-oss-120b", ("0.15", "0.075", "0.60")),
     ("Groq", "qwen/qwen3-32b", "qwen3-32b", ("0.29", "0.29", "0.59")),
+    # Zed's provider name, OpenCode's id; Together's own mixed-case model ids.
+    ("Together AI", "moonshotai/Kimi-K2.6", "kimi-k2.6", ("1.20", "0.20", "4.50")),
+    ("togetherai", "zai-org/GLM-5.2", "glm-5.2", ("1.40", "0.26", "4.40")),
 ])
 def test_a_call_a_host_served_resolves_to_the_hosts_own_row(upstream: str, model: str, row: str,
                                                             rates: tuple[str, str, str]) -> None:
     prices = Prices(None)
     found = prices.row(model, SENT, upstream=upstream)
     assert found is not None and found.model == row
-    assert found.provider == ("fireworks" if "fire" in upstream.lower() else "groq")
+    assert found.provider == next(key for key in HOST_PRICES if upstream.lower().startswith(key))
     assert (found.rates.input, found.rates.cache_read, found.rates.output) == tuple(map(D, rates))
     assert prices.priced_by_host(model, upstream) and not prices.at_list_price(model, upstream)
     assert not prices.missing
@@ -80,8 +83,12 @@ def test_the_cache_rule_each_host_documents() -> None:
     ("accounts/fireworks/models/deepseek-v4-flash", "fireworks"),
     ("minimax-m2", "fireworks"),
     ("moonshotai/kimi-k2.5", "groq"),
+    # Together bills cached input at a discount on select models, unnamed: a model whose cached
+    # rate no source gives is left out of its table (Kimi K2.5, GLM-5.1), not guessed.
+    ("moonshotai/Kimi-K2.5", "together"),
+    ("zai-org/GLM-5.1", "togetherai"),
     # A host prefixbench holds no prices of, for a model another host's table has.
-    ("minimax-m3", "together"),
+    ("minimax-m3", "deepinfra"),
     ("openai/gpt-oss-120b", "Cerebras"),
     # A host running open models itself.
     ("gpt-oss-120b", "ollama"),
@@ -97,7 +104,8 @@ def test_an_unknown_model_on_a_host_stays_unpriced_never_at_the_makers_price(mod
 def test_the_host_price_file_is_found_by_any_spelling_of_the_host() -> None:
     assert {host_price_file(n) for n in ("fireworks", "fireworks_ai", "fireworks-ai", "Fireworks")} == {"host-fireworks.csv"}
     assert host_price_file("groq") == "host-groq.csv"
-    assert [host_price_file(n) for n in ("together", "deepinfra", "inference", "openrouter", "")] == [None] * 5
+    assert {host_price_file(n) for n in ("together", "togetherai", "Together AI", "together_ai")} == {"host-together.csv"}
+    assert [host_price_file(n) for n in ("deepinfra", "cerebras", "inference", "openrouter", "")] == [None] * 5
 
 
 def test_price_as_of_reaches_a_hosts_rows_too() -> None:
