@@ -7,9 +7,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.pricing import PriceRow, PriceTable, deepseek_period, load_prices
+from prefixbench.simulator.pricing import PriceRow, PriceTable, deepseek_period, load_host_prices, load_prices
 from prefixbench.simulator.providers import provider_of_model
-from prefixbench.simulator.providers.hosts import third_party_host
+from prefixbench.simulator.providers.hosts import host_price_file, third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 
 
@@ -48,6 +48,10 @@ class Prices:
         self._fast: dict[str, str | None] = {}
         #: Whether a (model, upstream a gateway named) bills the model's list price (:meth:`at_list_price`).
         self._hosts: dict[tuple[str, str], bool] = {}
+        #: The rows third-party hosts' own tables give, by (host's price file, model, minute).
+        self._host_rows: dict[tuple[str, str, str | None], PriceRow | None] = {}
+        #: Whether a host's own table has a row of a model, by (model, upstream) (:meth:`priced_by_host`).
+        self._by_host: dict[tuple[str, str], bool] = {}
         if as_of is not None:
             from prefixbench.simulator.pricing import parse_when
 
@@ -60,9 +64,10 @@ class Prices:
 
         ``upstream``: the host a gateway says served the call (:attr:`TraceRequest.upstream`).
         An open-weight model served by a host other than its maker is billed at that host's
-        price, which the table does not hold: no row (:meth:`at_list_price`)."""
+        price (:meth:`at_list_price`): the host's own row where prefixbench holds one
+        (:meth:`host_row`), else no row, never the maker's."""
         if upstream and not self.at_list_price(model, upstream):
-            return None
+            return self.host_row(model, sent_ms, upstream)
         if speed == "fast":
             if model not in self._fast:  # (once a model: a model without a fast row raises inside)
                 try:
@@ -96,13 +101,64 @@ class Prices:
         no vendor bills that call, whatever its model's name; nor where a third-party host of open
         models served it (Fireworks, Groq, Together AI...:
         :func:`~prefixbench.simulator.providers.hosts.third_party_host`), whatever its model's
-        name: that host bills its own prices, of which the table holds none."""
+        name: that host bills its own prices (:meth:`host_row`), never the maker's."""
         key = (model, upstream)
         if key not in self._hosts:
             rules = provider_of_model(self._resolved(model))
             self._hosts[key] = (not own_host(upstream) and third_party_host(upstream) is None
                                 and (rules is None or rules.bills_list_price_at(upstream)))
         return self._hosts[key]
+
+    def host_table(self, upstream: str) -> PriceTable | None:
+        """The own price table of the third-party host ``upstream`` is
+        (:data:`~prefixbench.simulator.providers.hosts.HOST_PRICES`); None for a host whose
+        prices prefixbench does not hold, a host running open models itself, any other name."""
+        if not upstream or own_host(upstream):
+            return None
+        name = host_price_file(upstream)
+        return None if name is None else load_host_prices(name)
+
+    def host_row(self, model: str, sent_ms: int | None, upstream: str) -> PriceRow | None:
+        """The row of ``upstream``'s own table (:meth:`host_table`) in force for ``model`` when the
+        call was sent (``--price-as-of`` if given; a time before the model's first row: that row);
+        None where the host has no table or its table no row of the model (the call is unpriced,
+        with the note naming the host: never listed among the models the maker's table lacks)."""
+        table = self.host_table(upstream)
+        if table is None or not self.priced_by_host(model, upstream):
+            return None
+        when = self.as_of
+        if when is None and sent_ms is not None and sent_ms > 1e11:
+            when = datetime.fromtimestamp(sent_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%MZ")
+        key = (table.path, model, when)
+        if key not in self._host_rows:
+            if len(self._host_rows) >= PRICE_MINUTES:
+                self._host_rows.clear()
+            try:
+                row: PriceRow | None = table.get(model, as_of=when)
+            except UserError:
+                try:
+                    row = table.history(model)[0]
+                except UserError:
+                    row = None
+            self._host_rows[key] = row
+        return self._host_rows[key]
+
+    def priced_by_host(self, model: str, upstream: str) -> bool:
+        """Whether a call of ``model`` that ``upstream`` served, off the maker's list price
+        (:meth:`at_list_price`), has a row in that host's own table (:meth:`host_row`)."""
+        key = (model, upstream)
+        if key not in self._by_host:  # (once a model and host: a name a table lacks is slow to refuse)
+            table = self.host_table(upstream)
+            self._by_host[key] = table is not None and self._resolves(table, model)
+        return self._by_host[key]
+
+    @staticmethod
+    def _resolves(table: PriceTable, model: str) -> bool:
+        try:
+            table.resolve(model)
+        except UserError:
+            return False
+        return True
 
     def open_weight(self, model: str) -> bool:
         """Whether hosts other than ``model``'s maker serve it at prices of their own (its

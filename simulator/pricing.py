@@ -469,6 +469,25 @@ def load_prices(path: Path | str | None = None) -> PriceTable:
     return _read_table(Path(path))
 
 
+@functools.cache
+def load_host_prices(name: str) -> PriceTable:
+    """The price file ``name`` shipped beside the maker's table (a third-party host's own prices,
+    :data:`~prefixbench.simulator.providers.hosts.HOST_PRICES`), read and checked as
+    :func:`load_prices` reads a table (read once).
+
+    Raises:
+        UserError: an unreadable file or a bad row, naming ``file:line`` and the column.
+    """
+    path = Path(__file__).parent / "data" / name
+    if path.is_file():
+        return _read_table(path)
+    from importlib import resources
+
+    ref = resources.files("prefixbench.simulator").joinpath("data", name)
+    with resources.as_file(ref) as found:
+        return _read_table(found)
+
+
 def get_price(
     model: str,
     *,

@@ -3,11 +3,14 @@
 Fireworks, Groq, Together AI, DeepInfra and the like run open-weight models (DeepSeek, Kimi, Qwen,
 GLM, MiniMax, Llama, gpt-oss) on their own hardware and bill their own per-token price, with a
 cache discount of their own or none: a call they served is not billed at the maker's list price
-the price table holds, and the table holds none of theirs. A reader that finds such a host named
-as the one that served a call (pi's and OpenCode's provider id, Cline's ``providerId``, a litellm
-model prefix, a gateway's upstream) keeps it as the call's ``upstream``
+the price table holds. A reader that finds such a host named as the one that served a call (pi's
+and OpenCode's provider id, Cline's ``providerId``, a litellm model prefix, a gateway's upstream)
+keeps it as the call's ``upstream``
 (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`, :func:`billing_host`), and the
-price lookup leaves the call unpriced (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`).
+price lookup prices the call at that host's own row (:data:`HOST_PRICES`,
+:meth:`~prefixbench.simulator.price_lookup.Prices.host_row`) or, where prefixbench holds none for
+that host and model, leaves it unpriced, never at the maker's list price
+(:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`).
 
 A gateway that passes a call on at the maker's price (OpenRouter, OpenCode Zen, Vercel's AI
 Gateway, Cloudflare's AI Gateway) is none of these: it names the model's maker's price, and
@@ -83,6 +86,18 @@ HOST_SUFFIXES: dict[str, str] = {
     "endpoints.kepler.ai.cloud.ovh.net": "ovhcloud",
 }
 
+#: The hosts of :data:`THIRD_PARTY_HOSTS` whose own per-token prices prefixbench holds, by key: each
+#: a price file of its own in ``prefixbench/simulator/data/`` (the columns of ``prices.csv``, its
+#: ``provider`` the key, its model ids the host's own, as its API names them), holding the cache
+#: rule the host documents (a cached read at the host's own price, or at the input price where the
+#: host gives no discount for the model). A model a host's file does not list is unpriced on that
+#: host, as is every model of a host not here. To add a host: its file and one line here.
+HOST_PRICES: dict[str, str] = {
+    "fireworks": "host-fireworks.csv",
+    "groq": "host-groq.csv",
+    "together": "host-together.csv",
+}
+
 #: The upstream a reader keeps for a call Cloudflare's Workers AI served (:func:`workers_ai`).
 WORKERS_AI = "workers-ai"
 
@@ -90,8 +105,25 @@ WORKERS_AI = "workers-ai"
 def _by_start(name: str) -> str | None:
     """The :data:`THIRD_PARTY_HOSTS` name whose key ``name`` starts with, written lower-case with
     letters and digits only; None for none."""
+    start = _key_by_start(name)
+    return None if start is None else THIRD_PARTY_HOSTS[start]
+
+
+def _key_by_start(name: str) -> str | None:
+    """The :data:`THIRD_PARTY_HOSTS` key ``name`` starts with (see :func:`_by_start`); None for none."""
     key = "".join(c for c in name.lower() if c.isalnum())
-    return next((shown for start, shown in THIRD_PARTY_HOSTS.items() if key.startswith(start)), None) if key else None
+    return next((start for start in THIRD_PARTY_HOSTS if key.startswith(start)), None) if key else None
+
+
+@lru_cache(maxsize=1024)
+def host_price_file(name: str) -> str | None:
+    """The file of :data:`HOST_PRICES` holding the own prices of the third-party host ``name`` is
+    (any case and spelling, as :func:`third_party_host` reads it); None for a host whose prices
+    prefixbench does not hold, and for any other name."""
+    if "".join(c for c in name.lower() if c.isalnum()) in _WHOLE_NAMES:
+        return None
+    key = _key_by_start(name)
+    return None if key is None else HOST_PRICES.get(key)
 
 
 @lru_cache(maxsize=1024)

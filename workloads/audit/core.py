@@ -3423,9 +3423,11 @@ def _notes(
 def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tuple[str, str, int], ...]:
     """The requests with usage that no dollar figure holds because of the host that served them
     (:meth:`Prices.at_list_price`: a host running open models itself, a third-party host of
-    them, another host than an open-weight model's maker), as sorted ``(model, host, requests)``."""
+    them whose own table has no row of the model, :meth:`Prices.priced_by_host`, another host
+    than an open-weight model's maker), as sorted ``(model, host, requests)``."""
     counted: Counter[tuple[str, str]] = Counter(
-        (r.model, r.upstream) for r in requests if r.usage is not None and r.upstream and not prices.at_list_price(r.model, r.upstream))
+        (r.model, r.upstream) for r in requests if r.usage is not None and r.upstream and not prices.at_list_price(r.model, r.upstream)
+        and not prices.priced_by_host(r.model, r.upstream))
     return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
 
 
@@ -3434,12 +3436,15 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
     those calls a gateway says another host than the model's maker served, or the log names a
     third-party host of open models as their provider (Fireworks, Groq...:
     :func:`~prefixbench.simulator.providers.hosts.third_party_host`), left unpriced (that host
-    bills its own price, which the table does not hold), by model and host; and the models
+    bills its own price, which the table does not hold), by model and host, or priced at the
+    host's own row where prefixbench holds it (:meth:`Prices.host_row`, said so by model and
+    host); and the models
     named by a gateway's id (``vendor/model``) whose calls name no upstream, priced at the maker's
     list price though the gateway may have sent them to hosts of other prices (said once). A
     call went through a gateway where its model keeps a gateway's id (``vendor/model``) or where
     other calls of its model name their upstream (the logs' gateway names them)."""
     elsewhere: Counter[tuple[str, str]] = Counter()
+    by_host: Counter[tuple[str, str]] = Counter()
     named: set[str] = set()
     unnamed: set[str] = set()
     for r in requests:
@@ -3448,7 +3453,7 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
         if r.upstream:
             named.add(r.model)
             if not prices.at_list_price(r.model, r.upstream):
-                elsewhere[(r.model, r.upstream)] += 1
+                (by_host if prices.priced_by_host(r.model, r.upstream) else elsewhere)[(r.model, r.upstream)] += 1
         else:
             unnamed.add(r.model)
     # (each model tested once, not each call)
@@ -3462,10 +3467,25 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
              f"no price for {calls:,} request(s) of {model} served by {host} (the gateway names it): an open-weight model "
              f"served by another host than its maker bills that host's price, which the table does not hold; counted unpriced"
              for (model, host), calls in sorted(elsewhere.items())]
+    notes += [_host_priced_note(model, host, calls, prices) for (model, host), calls in sorted(by_host.items())]
     if unnamed:
         notes.append(f"{', '.join(sorted(unnamed))}: an open-weight model through a gateway that names no upstream per call, "
                      "priced at its maker's list price; the gateway may have routed calls to hosts that bill other prices")
     return tuple(notes)
+
+
+def _host_priced_note(model: str, host: str, calls: int, prices: Prices) -> str:
+    """The note on calls a third-party host of open models served that its own price row bills
+    (:meth:`Prices.host_row`): the host, the row and its source, and where the host's table is."""
+    table = prices.host_table(host)
+    row = table.history(model)[-1] if table is not None else None
+    shown = third_party_host(host) or host
+    shown += "'" if shown.endswith("s") else "'s"
+    if row is None:  # (not reached: asked only of calls the host's table prices)
+        return f"{calls:,} request(s) of {model} served by {host} priced at {shown} own prices"
+    where = f"prefixbench/simulator/data/{Path(table.path).name}" if table is not None else ""
+    return (f"{calls:,} request(s) of {model} served by {host} (the log names it) priced at {shown} own price for "
+            f"{row.model}, not its maker's list price ({row.evidence}: {row.source}; {shown} table: {where})")
 
 
 def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:

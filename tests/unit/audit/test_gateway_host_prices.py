@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -135,8 +136,10 @@ def test_a_third_party_host_of_open_models_is_no_makers_bill_whatever_the_model(
     from prefixbench.simulator.providers.hosts import billing_host, third_party_host
 
     prices = Prices(None)
-    for model, upstream in (("deepseek-v4-pro", "fireworks"), ("deepseek-v4-pro", "fireworks_ai"), ("kimi-k2.5", "groq"),
-                            ("glm-4.6", "Together"), ("minimax-m3", "fireworks-ai"), ("qwen3-coder-plus", "togetherai"),
+    # (Models the hosts' own tables, simulator/data/host-*.csv, do not list: those they list are
+    # priced at the host's row, tests/unit/simulator/test_host_prices.py.)
+    for model, upstream in (("deepseek-v4-flash", "fireworks"), ("deepseek-v4-flash", "fireworks_ai"), ("kimi-k2.5", "groq"),
+                            ("glm-4.6", "Together"), ("minimax-m2", "fireworks-ai"), ("qwen3-coder-plus", "togetherai"),
                             ("gpt-4o", "groq"), ("gpt-4o", "Cerebras")):
         assert prices.row(model, None, upstream=upstream) is None, (model, upstream)
     assert prices.row("deepseek-v4-pro", None, upstream="DeepSeek") is not None
@@ -161,10 +164,12 @@ def _pi_session(path: Path, provider: str, model: str) -> Path:
 
 
 @pytest.mark.parametrize(("provider", "model", "maker", "shown"), [
-    ("fireworks", "accounts/fireworks/models/deepseek-v4-pro", "deepseek", "Fireworks"),
-    ("fireworks", "accounts/fireworks/models/minimax-m3", "minimax", "Fireworks"),
+    # (Models the hosts' own tables do not list: Fireworks' and Together's price deepseek-v4-pro,
+    # Fireworks' minimax-m3.)
+    ("fireworks", "accounts/fireworks/models/deepseek-v4-flash", "deepseek", "Fireworks"),
+    ("fireworks", "accounts/fireworks/models/minimax-m2", "minimax", "Fireworks"),
     ("groq", "moonshotai/kimi-k2.5", "moonshotai", "Groq"),
-    ("together", "deepseek-ai/DeepSeek-V4-Pro", "deepseek", "Together AI"),
+    ("together", "deepseek-ai/DeepSeek-V4-Flash", "deepseek", "Together AI"),
 ])
 def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path, provider: str, model: str, maker: str,
                                                                  shown: str) -> None:
@@ -182,3 +187,28 @@ def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path,
     # The same model through the maker's own API keeps the maker's list price.
     own = run_audit([_pi_session(tmp_path / "own.jsonl", maker, model)])
     assert None not in [row.cost_usd for row in own.rows] and own.totals.unpriced_requests == 0
+
+
+@pytest.mark.parametrize(("provider", "model", "row"), [
+    ("fireworks", "accounts/fireworks/models/minimax-m3", "minimax-m3"),
+    ("fireworks", "accounts/fireworks/models/deepseek-v4-pro", "deepseek-v4-pro"),
+    ("groq", "openai/gpt-oss-120b", "gpt-oss-120b"),
+    ("together", "moonshotai/Kimi-K2.6", "kimi-k2.6"),
+])
+def test_a_pi_call_a_host_with_its_own_row_served_is_priced_at_that_row(tmp_path: Path, provider: str, model: str,
+                                                                       row: str) -> None:
+    # A host whose own prices prefixbench holds (simulator/data/host-*.csv): its calls are priced
+    # at its row, said so in a note naming the host, the row and its source; none is unpriced.
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.simulator.pricing import cost_of
+
+    hosted = run_audit([_pi_session(tmp_path / "hosted.jsonl", provider, model)])
+    assert None not in [r.cost_usd for r in hosted.rows] and hosted.totals.unpriced_requests == 0
+    assert hosted.unpriced_hosts == ()
+    (note,) = [n for n in hosted.notes if " served by " in n]
+    assert note.startswith(f"2 request(s) of {model} served by {provider} (the log names it) priced at "), note
+    assert f"own price for {row}, not its maker's list price" in note and "https://" in note
+    found = Prices(None).row(model, None, upstream=provider)
+    usage = SimpleNamespace(prompt_tokens=9000, cached_tokens=0, written_tokens=0, written_long_tokens=0, output_tokens=40)
+    follow = SimpleNamespace(prompt_tokens=9460, cached_tokens=8960, written_tokens=0, written_long_tokens=0, output_tokens=40)
+    assert sum(r.cost_usd for r in hosted.rows) == cost_of(usage, found).total + cost_of(follow, found).total

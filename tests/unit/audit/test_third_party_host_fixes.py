@@ -101,7 +101,7 @@ def test_a_litellm_route_to_a_third_party_host_is_its_upstream_in_every_litellm_
                                                                                       upstream: str) -> None:
     """LiteLLM spend logs, Langfuse, OpenHands, SWE-agent and aider share ``served_by``: a route
     through a third-party host of open models (``fireworks_ai/``, ``groq/``, Workers AI, a host
-    Hugging Face's router names) keeps the host as the call's upstream (its own prices: unpriced),
+    Hugging Face's router names) keeps the host as the call's upstream (its own prices: its row or unpriced),
     an engine the user runs keeps the engine, and what the response names wins over the route's host."""
     assert served_by(route, shown) == upstream
 
@@ -130,8 +130,9 @@ def test_no_maker_or_pass_through_gateway_is_a_host(name: str) -> None:
 
 
 def test_the_headline_says_a_host_left_the_calls_unpriced_not_their_model(tmp_path: Path) -> None:
-    # kimi-k2.5 has a price row: main said "with no price for their model: kimi-k2.5".
-    result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2.5")])
+    # kimi-k2-thinking has a price row (Moonshot's; Fireworks' own table lists no such id): main said
+    # "with no price for their model".
+    result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2-thinking")])
     table = audit_table(result)
     assert "paid unknown (2 request(s) served by a host with its own prices: fireworks)" in table, table.splitlines()[0]
     assert "no price for their model" not in table
@@ -187,7 +188,7 @@ def test_a_prefixbench_proxy_record_to_a_hosts_url_is_that_hosts_call(tmp_path: 
 def test_report_html_says_the_hosts_reason_as_the_terminal_does(tmp_path: Path) -> None:
     from prefixbench.reports.audit import audit_html
 
-    result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2.5")])
+    result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2-thinking")])
     page = audit_html(result)
     assert "served by a host with its own prices: fireworks" in page
     assert "no price for their model" not in page

@@ -1367,11 +1367,11 @@ def test_a_content_block_whose_type_is_not_text_is_no_kind(tmp_path: Path) -> No
 
 
 def test_a_call_on_a_third_party_hosts_handler_is_unpriced_not_the_makers_list_price(tmp_path: Path) -> None:
-    # Cline's fireworks handler: Fireworks serves DeepSeek's model at its own prices, which the
-    # table does not hold. Main priced the call at DeepSeek's list price; the deepseek handler's
-    # call keeps it.
+    # Cline's fireworks handler: Fireworks serves DeepSeek's model at its own prices, which its
+    # table does not hold for deepseek-v4-flash (it lists v4-pro). Main priced the call at
+    # DeepSeek's list price; the deepseek handler's call keeps it.
     base = 1_777_000_000_000
-    messages = [*_history_call(base, "fireworks", "accounts/fireworks/models/deepseek-v4-pro", 12_000, 0, 300),
+    messages = [*_history_call(base, "fireworks", "accounts/fireworks/models/deepseek-v4-flash", 12_000, 0, 300),
                 *_history_call(base + 60_000, "deepseek", "deepseek-v4-pro", 12_500, 0, 300)]
     path = _history_file(tmp_path, messages)
     requests, _ = import_file(path, CLINE, ImportContext())

@@ -298,9 +298,10 @@ def test_a_row_routed_to_an_engine_the_user_runs_is_unknown_and_unpriced(tmp_pat
 
 def test_a_call_routed_to_a_third_party_host_is_unpriced_not_the_makers_list_price(tmp_path: Path) -> None:
     # LiteLLM's fireworks_ai route: Fireworks serves DeepSeek's model at its own prices. The row's
-    # model keeps its last part (deepseek-v4-pro), which main priced at DeepSeek's list price.
+    # model keeps its last part (deepseek-v4-flash, which Fireworks' own table does not list),
+    # which main priced at DeepSeek's list price.
     usage = {"prompt_tokens": 3000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
-    rows = [row(rid, f"2026-08-01T10:0{n}:00Z", model="accounts/fireworks/models/deepseek-v4-pro", custom_llm_provider=provider,
+    rows = [row(rid, f"2026-08-01T10:0{n}:00Z", model="accounts/fireworks/models/deepseek-v4-flash", custom_llm_provider=provider,
                 prompt_tokens=3000, completion_tokens=5, metadata={"usage_object": usage})
             for n, (rid, provider) in enumerate((("a", "fireworks_ai"), ("b", "deepseek")))]
     path = tmp_path / "spend.jsonl"

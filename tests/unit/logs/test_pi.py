@@ -379,7 +379,8 @@ def test_pi_provider_ids_name_who_served_the_call(tmp_path: Path, pi_provider: s
     requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), entry])])
     assert [r.provider for r in requests] == [served_by]
     # Workers AI, Fireworks and Groq bill their own prices, not the maker's list: their calls'
-    # upstream, unpriced (main: "" for Fireworks and Groq, priced at the maker's list price).
+    # upstream, priced at the host's own row or unpriced (main: "" for Fireworks and Groq, priced
+    # at the maker's list price).
     host = "workers-ai" if "@cf/" in model else pi_provider if pi_provider in ("fireworks", "groq") else ""
     assert [r.upstream for r in requests] == [host]
 

@@ -183,7 +183,7 @@ def test_bench_discount_draws_no_bar_for_a_strategy_without_a_comparable_cost():
     bars = sorted((names[round(p.get_x() + p.get_width() / 2)], round(float(p.get_height()), 3)) for p in ax.patches)
     # no-compaction has no bar at either price
     assert bars == [("checkpoint", 0.0), ("checkpoint", 0.0), ("ranges", 33.333), ("ranges", 33.333)], bars
-    notes = {t.get_gid(): t.get_text() for t in ax.texts if t.get_gid()}
+    notes = {t.get_gid(): " ".join(t.get_text().split()) for t in ax.texts if t.get_gid()}  # (wrapped to the slot)
     assert notes == {
         "no-cost:no-compaction": "rejected: no comparable cost",
         "no-cost:ranges": "1 of 2 runs: the rest rejected",
@@ -207,7 +207,7 @@ def test_bench_strategy_chart_draws_no_cost_for_a_rejected_strategy():
     names = [t.get_text() for t in fig.axes[2].get_xticklabels()]  # the last row names the strategies
     drawn = sorted(names[round(p.get_x() + p.get_width() / 2)] for p in cost.patches)
     assert drawn == ["checkpoint", "ranges"], drawn
-    notes = {t.get_gid(): t.get_text() for t in cost.texts if t.get_gid()}
+    notes = {t.get_gid(): " ".join(t.get_text().split()) for t in cost.texts if t.get_gid()}  # (wrapped to the slot)
     assert notes == {"not-comparable:no-compaction:openai": "rejected (3 of 64 requests refused)"}
     # At 128k nothing was refused: every strategy has its bar.
     assert len(fig.axes[2].patches) == 3 and not [t for t in fig.axes[2].texts if t.get_gid()]
@@ -225,3 +225,59 @@ def test_bench_discount_labels_the_baseline_row():
     notes = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if t.get_gid()}
     assert notes == {"baseline:no-compaction": "baseline (0% by definition)"}
     plt.close(fig)
+
+
+#: The strategies of a default bench on seed-coding, in its chart's order: a long first name, and
+#: no-compaction rejected on both cache models (its slot's words instead of a bar).
+BENCH_ORDER = ["claude-code-autocompact", "claude-code-idle-compact", "openai-server-compaction", "codex-compact",
+               "openhands-amortized-forgetting", "openhands-observation-masking", "openhands-recent-events", "opencode-summary",
+               "checkpoint", "openhands-llm-summarizing", "anthropic-context-editing", "sliding-window",
+               "swe-agent-last-n-observations", "pi-compaction", "no-compaction"]
+
+
+@pytest.mark.parametrize("strategies", [BENCH_ORDER, BENCH_ORDER[:4] + ["no-compaction"], ["swe-agent-last-n-observations", "no-compaction"]])
+def test_bench_chart_labels_lie_inside_the_figure_and_slot_notes_read_across(strategies):
+    """Every text of both bench charts, measured as drawn, lies inside the figure: on integ54 the
+    first strategy's name (rotated, ending at its tick) reached past the left edge, cut off. A
+    rejected strategy's words at its slot are written across, at the tick labels' size, within
+    the room between its neighbours' bars: they were rotated and the smallest text of the chart."""
+    from decimal import Decimal
+
+    from matplotlib.text import Text
+
+    from prefixbench.reports.bench_charts import discount_figure, strategy_figure
+    from prefixbench.reports.charts import plt
+    from prefixbench.workloads.runs.bench import leaderboard
+
+    rows = []
+    for window in (32_000, 128_000):
+        for cache in ("openai", "anthropic-5m"):
+            for pricing in ("listed", "read price x0.5"):
+                for i, name in enumerate(strategies):
+                    rows.append({
+                        "workload": "seed-coding", "window": window, "cache": cache, "pricing": pricing, "strategy": name,
+                        "seed": 0, "cost_usd": Decimal(i + 1) / 7, "rejected": 2 if name == "no-compaction" else 0, "requests": 25,
+                        "over_window": False, "hit_ratio": 0.9, "uncached_tokens": 100, "summary_hit": None, "rewrites": 2,
+                        "rewrite_factor": 1.5, "paid_back": 1, "context_kept": 0.5,
+                    })
+    board = leaderboard(rows)
+    for fig in (strategy_figure(board, title="seed-coding"), discount_figure(board, baseline="no-compaction")):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        page = fig.bbox
+        texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+        assert texts
+        for text in texts:
+            box = text.get_window_extent(renderer)
+            assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, (text.get_text(), box, page)
+        notes = [t for ax in fig.axes for t in ax.texts if t.get_gid()]
+        assert notes
+        for ax in fig.axes:
+            ticks = [t for t in ax.get_xticklabels() if t.get_text()] or [t for a in fig.axes for t in a.get_xticklabels() if t.get_text()]
+            slot = ax.bbox.width / len(strategies)
+            for note in (t for t in ax.texts if t.get_gid()):
+                assert note.get_rotation() == 0 and note.get_fontsize() >= ticks[0].get_fontsize(), note.get_gid()
+                # Inside its slot and the room either side up to the neighbours' bars (0.2 of a slot).
+                assert note.get_window_extent(renderer).width <= 1.2 * slot, (note.get_gid(), note.get_text())
+        plt.close(fig)
+

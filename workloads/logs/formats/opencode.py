@@ -614,7 +614,8 @@ class _Session:
                 compaction_call=summary,
                 # A host running open models itself bills no vendor, a third-party host of open models
                 # (fireworks-ai, groq, togetherai, Workers AI behind cloudflare-ai-gateway...) its
-                # own prices: unpriced (Prices.at_list_price).
+                # own prices: at its own row where prefixbench holds one, else unpriced
+                # (Prices.at_list_price, Prices.host_row).
                 upstream=agent_host(host, str(info.get("modelID") or "")),
             )
         )

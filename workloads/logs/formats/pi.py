@@ -177,7 +177,8 @@ def _provider(message: dict) -> Provider:
 
 def _host(message: dict) -> str:
     """The host that served a call where no vendor bills it at its list price, kept as the call's
-    ``upstream`` (which leaves it unpriced, whatever the model's name: see
+    ``upstream`` (which leaves it unpriced or at the host's own row, never at the maker's list
+    price, whatever the model's name: see
     :meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`): a host running open models
     itself (pi's ``ollama``, ``lmstudio``...), Cloudflare's Workers AI, named or behind a
     gateway (:func:`~prefixbench.simulator.providers.hosts.workers_ai`), or another third-party host of open models (pi's
