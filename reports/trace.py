@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
+from prefixbench.reports.options import check_engine_refs, parse_list, parse_window, parse_windows, warn_window_memory
 from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.windows import MIN_TRACE_WINDOW
@@ -125,6 +125,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
         listing = ", ".join(known_engines()) + (f"; installed: {', '.join(sorted(installed))}" if installed else "")
         raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {listing})")
+    check_engine_refs(options.engine)
     user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *options.engine]
     if not user:
         if options.profile != "lenient":
@@ -144,8 +145,13 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
 
         configs = dict(read_engine_config(options.engine_config))
         unused = [name for name in configs if name not in user]
-        if unused:
+        if unused and is_builtin_engine(unused[0]):
             raise UserError(f"{options.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
+        if unused:  # a user's engine, but not as --engine named it: the table would be ignored
+            raise UserError(
+                f"{options.engine_config}: [{unused[0]}] is set but check runs only {', '.join(user)}; "
+                "name the table as --engine names the engine, or remove it"
+            )
     results = run_specs(options.preset, windows, builtin) if builtin else []
     from prefixbench.reports.progress import SweepProgress
     from prefixbench.workloads.specs.engine import engine_cases

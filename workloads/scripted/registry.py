@@ -212,6 +212,12 @@ def make_engine(workload: Workload, engine: str, preset: Preset, config: Mapping
         return workload.engine(engine, preset)
     options = EngineOptions(workload=workload.name, preset=preset, params=workload.params(), config=dict(config or {}))
     built = load_engine(engine).build(workload.window, options)
+    if built.name in all_engines():
+        # Its runs would be filed, shown and compared as the built-in engine's (one key, one row).
+        raise UserError(
+            f"engine {engine}: its name {built.name!r} is a built-in engine's, so its runs would be taken for "
+            f"{built.name}'s: give the engine another name"
+        )
     # The workload's client behaviour (e.g. a relay's reasoning placeholder) applies to every engine.
     return workload.wrap_client(built)
 
