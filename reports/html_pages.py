@@ -373,7 +373,7 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
 # --- check ---------------------------------------------------------------------------------
 
 
-def check_page(preset: str, records: list[dict]) -> str:
+def check_page(preset: str | None, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
     from prefixbench.reports.frames import ordered
 
@@ -386,8 +386,11 @@ def check_page(preset: str, records: list[dict]) -> str:
     def case(r: dict) -> list[str]:
         return [r.get("workload") or "-", r.get("profile") or "-"] if cases else []
 
+    # check --trace files each profile's verdicts under "preset": they too are apart.
+    profiles = not cases and len({r["preset"] for r in records}) > 1
+
     def label(r: dict) -> str:
-        return f"{r['spec']} [{'/'.join([r['engine'], *case(r)])}]"
+        return f"{r['spec']} [{'/'.join([r['engine'], *case(r), *([r['preset']] if profiles else [])])}]"
 
     rows = []
     for i, r in enumerate(records):
@@ -416,7 +419,8 @@ def check_page(preset: str, records: list[dict]) -> str:
                 "as in the pytest plugin and check --trace (check --vacuous fail fails it).")),
         ("grid", "Grid", grid),
     ]
-    return page("check", f"prefixbench check: {preset}", summary, sections, {"kind": "check", "preset": preset, "results": records})
+    title = f"prefixbench check: {preset}" if preset is not None else "prefixbench check: a recorded log (--trace)"
+    return page("check", title, summary, sections, {"kind": "check", "preset": preset, "results": records})
 
 
 # --- audit ---------------------------------------------------------------------------------
