@@ -141,16 +141,17 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}
     if options.engine_config is not None:
-        from prefixbench.workloads.scripted.registry import read_engine_config
+        from prefixbench.workloads.scripted.registry import read_engine_config, renamed_table
 
         configs = dict(read_engine_config(options.engine_config))
         unused = [name for name in configs if name not in user]
         if unused and is_builtin_engine(unused[0]):
             raise UserError(f"{options.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
         if unused:  # a user's engine, but not as --engine named it: the table would be ignored
+            renamed_table(unused[0], user, str(options.engine_config))
             raise UserError(
                 f"{options.engine_config}: [{unused[0]}] is set but check runs only {', '.join(user)}; "
-                "name the table as --engine names the engine, or remove it"
+                f"add --engine {unused[0]} or remove the table"
             )
     results = run_specs(options.preset, windows, builtin) if builtin else []
     from prefixbench.reports.progress import SweepProgress

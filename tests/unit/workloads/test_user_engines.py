@@ -283,4 +283,24 @@ def test_check_engine_config_for_a_user_engine_not_under_test_names_the_engines_
     assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (f"prefixbench: error: {config}: [{DECLARED}] is set but check runs only {CONFIGURABLE}; "
-                   "name the table as --engine names the engine, or remove it"), err
+                   f"add --engine {DECLARED} or remove the table"), err
+
+
+@pytest.mark.parametrize("command", ["check", "sweep"])
+def test_a_table_naming_the_engine_under_test_another_way_says_which_name_to_give(tmp_path, capsys, monkeypatch, command):
+    """trial54: a table keyed by the import path of an engine given by its installed name (or the
+    reverse) was 'not a user engine' on check, and on sweep the advice to add it to --engines led to
+    running one engine twice."""
+    from importlib.metadata import EntryPoint
+
+    from prefixbench.kernel import loading
+
+    entry = EntryPoint("declared-here", DECLARED, "prefixbench.engines")
+    monkeypatch.setattr(loading, "_installed_engines", lambda: (("declared-here", entry),))
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{DECLARED}"]\nx = 1\n')
+    out = ["--out", str(tmp_path / "out")] if command == "sweep" else []
+    assert main([command, "--engine", "declared-here", "--windows", "32k", "--engine-config", str(config), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"prefixbench: error: {config}: [{DECLARED}] is declared-here named another way: "
+                   "name its table as --engine names the engine, [declared-here]"), err
