@@ -153,9 +153,16 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
                 f"{options.engine_config}: [{unused[0]}] is set but check runs only {', '.join(user)}; "
                 f"add --engine {unused[0]} or remove the table"
             )
-    results = run_specs(options.preset, windows, builtin) if builtin else []
     from prefixbench.reports.progress import SweepProgress
-    from prefixbench.workloads.specs.engine import engine_cases
+    from prefixbench.workloads.specs.engine import engine_cases, validate_engine
+
+    built_by: dict[str, str] = {}  # each spec line names the engine by its name: two engines need two
+    for ref in user:
+        name = validate_engine(ref, engine_cases(windows, profiles)[0], options.preset, configs.get(ref))
+        if built_by.setdefault(name, ref) != ref:
+            raise UserError(f"engines {built_by[name]} and {ref} both build an engine named {name!r}, so their spec lines "
+                            "would read alike: check one of them, or give the engines different names")
+    results = run_specs(options.preset, windows, builtin) if builtin else []
 
     # A slow engine runs for minutes: a line every few seconds says which case it is on (none
     # for a check that ends sooner), on stderr, so the spec lines stay the output.

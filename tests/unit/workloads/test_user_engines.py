@@ -260,6 +260,8 @@ NAMED_CHECKPOINT = "tests.user_engines:named_checkpoint"
         # Two references to engines of one name: two rows of one name, one key in runs.csv.
         (["sweep", "--engine", DECLARED, "--engine", "tests.user_engines:declared_again"],
          f"engines {DECLARED} and tests.user_engines:declared_again both build an engine named 'declared-truncating'"),
+        (["check", "--engine", DECLARED, "--engine", "tests.user_engines:declared_again"],
+         f"engines {DECLARED} and tests.user_engines:declared_again both build an engine named 'declared-truncating'"),
         # One reference twice ran twice, two identical rows.
         (["sweep", "--engine", DECLARED, "--engine", DECLARED], f"--engine: {DECLARED!r} given twice"),
         (["check", "--engine", DECLARED, "--engine", DECLARED], f"--engine: {DECLARED!r} given twice"),
