@@ -332,6 +332,10 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
     if getattr(args, "grid", None) is not None:
         from prefixbench.reports.grid import read_grid
 
+        if getattr(args, "engine", None):  # was dropped without a word: the grid's own engines ran alone
+            raise UserError(f"--engine {args.engine[0]}: does not apply to --grid, whose sweeps run the built-in engines they "
+                            "name (engines = [...]); sweep a user's engine without --grid")
+
         specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
         warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))
         return specs
