@@ -362,8 +362,8 @@ class EngineOptions(msgspec.Struct, frozen=True):
         workload: the workload the engine will run (``seed-coding``, ``thinking-tools``).
         preset: the fix switches of the run (built-in engines read them; others may ignore).
         params: the workload's parameters (``steps``, ``effort``...), as reports show them.
-        config: the engine's table of ``--engine-config`` (keyed by the name or import path
-            the user gave), empty when none.
+        config: the keys of the engine's own table of ``--engine-config`` (the file names
+            that table by the name or import path the user gave), empty when none.
     """
 
     workload: str = ""

@@ -18,6 +18,7 @@ one line too (:class:`~prefixbench.kernel.api.EngineError`).
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import os
@@ -120,6 +121,15 @@ def _not_importable(ref: str, module_name: str, attr: str, exc: BaseException) -
     return None
 
 
+def unknown_engine(ref: str) -> str:
+    """The line for an engine name no package installed: the closest installed name, then all of them."""
+    installed = installed_engines()
+    close = difflib.get_close_matches(ref, list(installed), n=1)
+    hint = f": did you mean {close[0]!r}?" if close else ""
+    known = ", ".join(installed) or "none installed"
+    return f"unknown engine {ref!r}{hint} (installed engines: {known}; or give package.module:factory)"
+
+
 def load_engine(ref: str) -> LoadedEngine:
     """Resolve ``package.module:factory`` or an installed engine's name to its factory."""
     if is_import_path(ref):
@@ -146,8 +156,7 @@ def load_engine(ref: str) -> LoadedEngine:
     else:
         installed = installed_engines()
         if ref not in installed:
-            known = ", ".join(installed) or "none installed"
-            raise UserError(f"unknown engine {ref!r} (installed engines: {known}; or give package.module:factory)")
+            raise UserError(unknown_engine(ref))
         try:
             with engine_output():
                 target = installed[ref].load()

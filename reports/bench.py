@@ -98,9 +98,12 @@ def parse_factors(text: str, option: str, top: int) -> tuple[Decimal, ...]:
 
 def bench_spec(args: argparse.Namespace) -> BenchSpec:
     """The :class:`~prefixbench.workloads.runs.bench.BenchSpec` the flags ask for."""
-    from prefixbench.reports.options import check_price_date, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options
+    from prefixbench.reports.options import (
+        check_engine_refs, check_price_date, parse_list, parse_seeds, parse_windows, warn_window_memory, workload_options,
+    )
     from prefixbench.workloads.runs.bench import BENCH_CACHES, LISTED, BenchSpec, PriceVariant
 
+    check_engine_refs(args.engine or ())
     named = parse_list(args.strategies, "--strategies") if args.strategies is not None else ()
     if args.engine and not named:
         # --engine alone adds to the default strategies (the seed engines and the installed ones).

@@ -42,8 +42,8 @@ def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False) ->
     return records
 
 
-def write_check(out: Path, preset: str, results: Sequence[SpecResult], vacuous_fails: bool = False) -> None:
-    """Write check.json and report.html into ``out``."""
+def write_check(out: Path, preset: str | None, results: Sequence[SpecResult], vacuous_fails: bool = False) -> None:
+    """Write check.json and report.html into ``out`` (``preset`` None: a ``--trace``, which has none)."""
     from prefixbench.reports.html_pages import check_page, write_html
 
     out.mkdir(parents=True, exist_ok=True)

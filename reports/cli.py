@@ -909,7 +909,7 @@ def run_check(options: CheckOptions) -> int:
     if options.out is not None:
         from prefixbench.reports.check_report import write_check
 
-        write_check(options.out, options.preset, results, options.vacuous_fails)
+        write_check(options.out, None if options.trace is not None else options.preset, results, options.vacuous_fails)
         from prefixbench.reports.textable import visible
 
         if not options.quiet:

@@ -485,7 +485,8 @@ def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int
 
 def matrix(rows: Sequence[str], cols: Sequence[str], cells: dict[tuple[str, str], tuple[bool | None, str]], *, title: str) -> str:
     """A pass/fail grid (e.g. spec x window); None is a skipped (vacuous) cell, a missing cell is blank."""
-    cw, rh, left, top_pad = 90, 22, 260, 40
+    cw, rh, top_pad = 90, 22, 40
+    left = max(260, round(6.5 * max((len(r) for r in rows), default=0)) + 12)  # room for the longest row name
     width, height = left + cw * len(cols) + 10, top_pad + rh * len(rows) + 10
     parts = [f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{escape(title)}">']
     parts.append(f'<text x="4" y="14" font-weight="600">{escape(title)}</text>')

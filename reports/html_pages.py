@@ -373,24 +373,37 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
 # --- check ---------------------------------------------------------------------------------
 
 
-def check_page(preset: str, records: list[dict]) -> str:
+def check_page(preset: str | None, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
     from prefixbench.reports.frames import ordered
 
     failed = [r for r in records if r["status"] == "FAIL"]
     skipped = [r for r in records if r["status"] == "SKIP"]
+    # A user engine's specs run once per workload and profile: each case is its own row and grid
+    # line, as check prints it ([engine/workload/profile]), never one case's verdict for another's.
+    cases = any(r.get("workload") is not None for r in records)
+
+    def case(r: dict) -> list[str]:
+        return [r.get("workload") or "-", r.get("profile") or "-"] if cases else []
+
+    # check --trace files each profile's verdicts under "preset": they too are apart.
+    profiles = not cases and len({r["preset"] for r in records}) > 1
+
+    def label(r: dict) -> str:
+        return f"{r['spec']} [{'/'.join([r['engine'], *case(r), *([r['preset']] if profiles else [])])}]"
+
     rows = []
     for i, r in enumerate(records):
         rows.append(({"data-result": str(i), "class": r["status"].lower()}, [
-            r["spec"], r["engine"], r["preset"],
+            r["spec"], r["engine"], *case(r), r["preset"],
             Cell("-" if r["window"] is None else format_window(int(r["window"])), "window", r["window"]),
             Cell(r["status"] + (" (vacuous)" if r["verdict"] == "vacuous" else ""), "verdict", r["verdict"], css="v"),
             Cell(r["figure"], "figure", r["figure"]),
         ]))
     cols = ordered(["-" if r["window"] is None else format_window(int(r["window"])) for r in records], ["-"])
-    names = list(dict.fromkeys(f"{r['spec']} [{r['engine']}]" for r in records))
+    names = list(dict.fromkeys(label(r) for r in records))
     cells = {
-        (f"{r['spec']} [{r['engine']}]", "-" if r["window"] is None else format_window(int(r["window"]))): (
+        (label(r), "-" if r["window"] is None else format_window(int(r["window"]))): (
             None if r["status"] == "SKIP" else r["status"] == "PASS", r["figure"])
         for r in records
     }
@@ -400,12 +413,14 @@ def check_page(preset: str, records: list[dict]) -> str:
                + (f": {', '.join(sorted({r['spec'] for r in failed}))}" if failed else ""))
     sections = [
         ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{passed}" data-skipped="{len(skipped)}" data-failed="{len(failed)}">'
-         f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", "preset", "window", "verdict", "figure that decided it"], rows)
+         f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", *(["workload", "profile"] if cases else []), "preset", "window", "verdict",
+                                              "figure that decided it"], rows)
          + note("A vacuous result (the run never exercised what the spec judges) proves nothing: it is skipped, "
                 "as in the pytest plugin and check --trace (check --vacuous fail fails it).")),
         ("grid", "Grid", grid),
     ]
-    return page("check", f"prefixbench check: {preset}", summary, sections, {"kind": "check", "preset": preset, "results": records})
+    title = f"prefixbench check: {preset}" if preset is not None else "prefixbench check: a recorded log (--trace)"
+    return page("check", title, summary, sections, {"kind": "check", "preset": preset, "results": records})
 
 
 # --- audit ---------------------------------------------------------------------------------

@@ -59,6 +59,18 @@ def parse_window(text: str, option: str = "--windows", minimum: int = MIN_WINDOW
     return int(value)
 
 
+def check_engine_refs(refs: tuple[str, ...] | list[str]) -> None:
+    """Refuse an ``--engine`` that names no engine (naming ``--engine``, not the list it joins), or one given twice."""
+    from prefixbench.kernel.loading import unknown_engine
+    from prefixbench.workloads.scripted.registry import is_builtin_engine, is_user_engine
+
+    for idx, ref in enumerate(refs):
+        if not is_builtin_engine(ref) and not is_user_engine(ref):
+            raise UserError(f"--engine: {unknown_engine(ref)}")
+        if ref in refs[:idx]:
+            raise UserError(f"--engine: {ref!r} given twice (each would run again)")
+
+
 def parse_list(text: str, option: str) -> tuple[str, ...]:
     """A comma-separated option value; empty items are an error."""
     items = tuple(item.strip() for item in text.split(","))

@@ -30,7 +30,7 @@ from prefixbench.reports.cost import cost_table, cost_text
 from prefixbench.workloads.runs.schema import COST_COLUMNS, OBSERVATION_COLUMNS, RUN_COLUMNS
 from prefixbench.workloads.runs.manifest import MANIFEST, UNFINISHED, Manifest
 from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
-from prefixbench.reports.options import check_price_options, cross_priced_note, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
+from prefixbench.reports.options import check_engine_refs, check_price_options, cross_priced_note, given, parse_list, parse_seeds, parse_windows, price_row, warn_window_memory, workload_options
 from prefixbench.reports.outdir import (
     JOURNAL, LOCK, OutLock, check_out_dir, complete_landing, drop_staging, land_staged, landing_entries, landing_point, make_staging,
     probe_writable, write_file,
@@ -57,6 +57,7 @@ USER_ENGINE_PRESET = "patched"
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     """The sweep an argument namespace asks for (workload options only when given)."""
     options = workload_options(args)
+    check_engine_refs(getattr(args, "engine", None) or ())
     named = (*(parse_list(args.engines, "--engines") if args.engines is not None else ()), *(getattr(args, "engine", None) or ()))
     engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
@@ -330,6 +331,10 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
     """The sweep(s) the arguments ask for: a grid file's cartesian product, or the flags."""
     if getattr(args, "grid", None) is not None:
         from prefixbench.reports.grid import read_grid
+
+        if getattr(args, "engine", None):  # was dropped without a word: the grid's own engines ran alone
+            raise UserError(f"--engine {args.engine[0]}: does not apply to --grid, whose sweeps run the built-in engines they "
+                            "name (engines = [...]); sweep a user's engine without --grid")
 
         specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
         warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))

@@ -203,11 +203,12 @@ def engine_config(path: str | None, engine: str) -> dict[str, Any]:
     from pathlib import Path
 
     from prefixbench.simulator.errors import UserError
-    from prefixbench.workloads.scripted.registry import read_engine_config
+    from prefixbench.workloads.scripted.registry import read_engine_config, renamed_table
 
     tables = read_engine_config(Path(path))
     unused = [name for name in tables if name != engine]
     if unused:
+        renamed_table(unused[0], [engine], path)
         raise UserError(
             f"{path}: --prefixbench-engine-config sets the engine under test ({engine}) only, not {unused[0]!r}"
         )

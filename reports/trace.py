@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prefixbench.reports.options import parse_list, parse_window, parse_windows, warn_window_memory
+from prefixbench.reports.options import check_engine_refs, parse_list, parse_window, parse_windows, warn_window_memory
 from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.windows import MIN_TRACE_WINDOW
@@ -125,6 +125,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
         listing = ", ".join(known_engines()) + (f"; installed: {', '.join(sorted(installed))}" if installed else "")
         raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {listing})")
+    check_engine_refs(options.engine)
     user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *options.engine]
     if not user:
         if options.profile != "lenient":
@@ -140,15 +141,28 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     builtin = [e for e in named if e not in user]
     configs: dict[str, Any] = {}
     if options.engine_config is not None:
-        from prefixbench.workloads.scripted.registry import read_engine_config
+        from prefixbench.workloads.scripted.registry import read_engine_config, renamed_table
 
         configs = dict(read_engine_config(options.engine_config))
         unused = [name for name in configs if name not in user]
-        if unused:
+        if unused and is_builtin_engine(unused[0]):
             raise UserError(f"{options.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")
-    results = run_specs(options.preset, windows, builtin) if builtin else []
+        if unused:  # a user's engine, but not as --engine named it: the table would be ignored
+            renamed_table(unused[0], user, str(options.engine_config))
+            raise UserError(
+                f"{options.engine_config}: [{unused[0]}] is set but check runs only {', '.join(user)}; "
+                f"add --engine {unused[0]} or remove the table"
+            )
     from prefixbench.reports.progress import SweepProgress
-    from prefixbench.workloads.specs.engine import engine_cases
+    from prefixbench.workloads.specs.engine import engine_cases, validate_engine
+
+    built_by: dict[str, str] = {}  # each spec line names the engine by its name: two engines need two
+    for ref in user:
+        name = validate_engine(ref, engine_cases(windows, profiles)[0], options.preset, configs.get(ref))
+        if built_by.setdefault(name, ref) != ref:
+            raise UserError(f"engines {built_by[name]} and {ref} both build an engine named {name!r}, so their spec lines "
+                            "would read alike: check one of them, or give the engines different names")
+    results = run_specs(options.preset, windows, builtin) if builtin else []
 
     # A slow engine runs for minutes: a line every few seconds says which case it is on (none
     # for a check that ends sooner), on stderr, so the spec lines stay the output.

@@ -176,3 +176,15 @@ def preset_switched(window: int, options: EngineOptions) -> Truncating:
         engine.window = window // 4  # 80% of a quarter: a fifth of the real window
     engine.name = "preset-switched"
     return engine
+
+
+def named_checkpoint(window: int, options: EngineOptions) -> Truncating:
+    """Declared truncation under a built-in engine's name: its runs would be taken for checkpoint's."""
+    engine = Truncating(window, declare=True)
+    engine.name = "checkpoint"
+    return engine
+
+
+def declared_again(window: int, options: EngineOptions) -> Truncating:
+    """Another factory whose engine has ``declared``'s name: the two runs would share one row."""
+    return declared(window, options)

@@ -144,6 +144,9 @@ def result_from_json(data: object, source: str) -> Result:
             return _from_baseline(data, source)
         if "schema" in data or "lanes" in data:
             return _audit_from_json(data, source)
+        if "results" in data and "preset" in data:  # check --out's check.json: spec verdicts, no figures to compare
+            raise UserError(f"{source}: a check result (its 'results' of spec verdicts); compare reads sweep and audit "
+                            "results (runs.csv, sweep --format json, audit --format json): check's exit status is its gate")
         raise UserError(f"{source}: a JSON object that is neither an audit result (no 'schema' key) nor a baseline")
     raise UserError(f"{source}: JSON {type(data).__name__} is neither a sweep (a list of runs) nor an audit (an object)")
 

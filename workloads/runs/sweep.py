@@ -280,6 +280,7 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     if len(set(spec.seeds)) != len(spec.seeds):
         raise UserError(f"--seeds: {', '.join(str(s) for s in spec.seeds)} names a seed twice")
     planned = []
+    built_by: dict[str, str] = {}  # a user engine's name -> the reference that built it
     for window in spec.windows:
         for seed in spec.seeds:
             options = dict(spec.options)
@@ -290,7 +291,13 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
                 config = spec.engine_configs.get(engine)
                 # Building the engine validates its configuration for this window.
                 presets = spec.presets_of(engine)
-                make_engine(workload, engine, get_preset(presets[0]), config)
+                name = make_engine(workload, engine, get_preset(presets[0]), config).name
+                if is_user_engine(engine) and built_by.setdefault(name, engine) != engine:
+                    # Runs are filed and shown by the engine's name: two would share one key and one row.
+                    raise UserError(
+                        f"engines {built_by[name]} and {engine} both build an engine named {name!r}, so their runs "
+                        "would share one name in every table: run one of them, or give the engines different names"
+                    )
                 for preset in presets:
                     planned.append(
                         PlannedRun(

@@ -212,6 +212,12 @@ def make_engine(workload: Workload, engine: str, preset: Preset, config: Mapping
         return workload.engine(engine, preset)
     options = EngineOptions(workload=workload.name, preset=preset, params=workload.params(), config=dict(config or {}))
     built = load_engine(engine).build(workload.window, options)
+    if built.name in all_engines():
+        # Its runs would be filed, shown and compared as the built-in engine's (one key, one row).
+        raise UserError(
+            f"engine {engine}: its name {built.name!r} is a built-in engine's, so its runs would be taken for "
+            f"{built.name}'s: give the engine another name"
+        )
     # The workload's client behaviour (e.g. a relay's reasoning placeholder) applies to every engine.
     return workload.wrap_client(built)
 
@@ -274,10 +280,31 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
     return data
 
 
+def other_name_of(table: str, engines: tuple[str, ...] | list[str]) -> str | None:
+    """The engine of ``engines`` that ``table`` names by another reference (its installed name
+    for its import path, or the reverse): the same factory. None when there is none."""
+    if not is_user_engine(table):
+        return None
+    try:
+        factory = load_engine(table).factory
+        return next((e for e in engines if is_user_engine(e) and load_engine(e).factory is factory), None)
+    except UserError:
+        return None
+
+
+def renamed_table(table: str, engines: tuple[str, ...] | list[str], where: str) -> None:
+    """Refuse a table that names an engine under test by another reference, saying which name to give it."""
+    same = other_name_of(table, engines)
+    if same is not None:
+        header = f'["{same}"]' if is_import_path(same) else f"[{same}]"
+        raise UserError(f"{where}: [{table}] is {same} named another way: name its table as --engine names the engine, {header}")
+
+
 def check_sections_run(sections: Mapping[str, object], engines: tuple[str, ...], where: str) -> None:
     """Refuse a config table for an engine the sweep does not run: it would be silently ignored."""
     for engine in sections:
         if engine not in engines:
+            renamed_table(engine, engines, where)
             raise UserError(
                 f"{where}: [{engine}] is set but the sweep runs only {', '.join(engines)}; "
                 f"add --engines {','.join((*engines, engine))} or remove the table"

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 import msgspec
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.windows import format_window
 from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
 from prefixbench.kernel.meter import CHARS_PER_TOKEN
@@ -81,7 +82,8 @@ class SeedCodingWorkload(msgspec.Struct, frozen=True):
         if self.pruner == "rewrite-only" and self.rewrite_threshold - 1000 < 0:
             minimum = next(w for w in range(1000, 100_000, 1000) if SeedCodingWorkload._threshold_for(w) >= 1000)
             raise UserError(
-                f"window {self.window} is too small for seed-coding's rewrite-only pruner (minimum {minimum})"
+                f"window {format_window(self.window)} is too small for seed-coding's rewrite-only pruner: "
+                f"it runs at {format_window(minimum)} ({minimum:,} tokens) or more"
             )
         # Fail before anything runs when the budgets cannot work for this window.
         self.compaction_config().budgets(self.window)

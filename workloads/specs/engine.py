@@ -93,10 +93,10 @@ def judge_case(spec: ObservedSpec, run: Run, case: EngineCase, preset: str = "pa
     return SpecResult(spec.name, verdict, figure, preset, case.window, run.engine, case.workload, case.profile)
 
 
-def validate_engine(engine: str, case: EngineCase, preset: str = "patched", config: Mapping[str, Any] | None = None) -> None:
-    """Load and build the engine for a case before anything runs (UserError if it cannot)."""
+def validate_engine(engine: str, case: EngineCase, preset: str = "patched", config: Mapping[str, Any] | None = None) -> str:
+    """Load and build the engine for a case before anything runs (UserError if it cannot); its name."""
     workload = make_workload(case.workload, case.window, **profile_options(case.workload, case.profile))
-    make_engine(workload, engine, get_preset(preset), config)
+    return make_engine(workload, engine, get_preset(preset), config).name
 
 
 def run_engine_specs(

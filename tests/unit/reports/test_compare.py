@@ -240,6 +240,9 @@ def test_default_thresholds_parse():
         # an audit's --out folder holds audit.csv beside audit.json: the CSV read as a damaged runs.csv
         ("file,lane,lane_kind,index,line,timestamp,provider,model\na.jsonl,main,main,0,1,,anthropic,m\n",
          ":1: an audit's per-request CSV .*audit.json"),
+        # trial54: check --out's check.json was "neither an audit result (no 'schema' key) nor a baseline"
+        ('{"preset": "patched", "results": [{"spec": "no-silent-rewrite", "verdict": "pass"}]}',
+         ": a check result .*check's exit status is its gate"),
     ],
 )
 def test_bad_files_name_file_and_place(tmp_path, content, where):

@@ -210,3 +210,17 @@ def test_runs_handed_to_workers_in_batches_are_not_all_running(monkeypatch):
     land.land_missing(plan, list(range(64)), store=None, progress=progress, jobs=2, scheduler=None)
     assert seen == [2]
     assert progress.line().startswith("prefixbench: bench 0/64 runs done, 2 running, ")
+
+
+def test_engine_with_a_grid_is_refused_not_dropped(tmp_path, capsys):
+    """trial54: --grid FILE --engine pkg:factory ran the grid's built-in engines alone, exit 0,
+    without a word about the user's engine (a grid names built-in engines only)."""
+    grid = tmp_path / "g.toml"
+    grid.write_text('[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\npresets = ["patched"]\n')
+    out = tmp_path / "o"
+    assert main(["sweep", "--grid", str(grid), "--engine", "tests.user_engines:declared", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "prefixbench: error: --engine tests.user_engines:declared: does not apply to --grid, whose sweeps run the built-in "
+        "engines they name (engines = [...]); sweep a user's engine without --grid"
+    ]
+    assert not out.exists()

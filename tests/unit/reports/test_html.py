@@ -68,3 +68,20 @@ def test_runs_of_two_cache_models_are_two_rows_and_two_bars_the_page_tells_apart
     assert header[:3] == ["window", "cache", "preset"], header
     assert re.search(r">byte-exact<", table) and re.search(r">deepseek<", table)
     assert "patched (byte-exact)" in text and "patched (deepseek)" in text
+
+
+def test_check_page_keeps_each_case_of_a_user_engine_apart():
+    """trial54: the grid keyed a cell by spec, engine and window only, so the case judged last
+    (thinking-tools) overwrote seed-coding's: a FAIL there was drawn as PASS, and the verdicts
+    table showed two rows alike but for their verdict."""
+    from prefixbench.reports.html_pages import check_page
+
+    base = {"spec": "rewrites-pay-back", "engine": "mine", "preset": "patched", "window": 32_000, "profile": "lenient"}
+    records = [
+        {**base, "workload": "seed-coding", "verdict": "violated", "passed": False, "status": "FAIL", "figure": "1 of 2 never paid back"},
+        {**base, "workload": "thinking-tools", "verdict": "pass", "passed": True, "status": "PASS", "figure": "3 paid back"},
+    ]
+    page = check_page("patched", records)
+    assert page.count('<rect class="fail"') == 1 and page.count('<rect class="pass"') == 1
+    assert "rewrites-pay-back [mine/seed-coding/lenient]" in page and "rewrites-pay-back [mine/thinking-tools/lenient]" in page
+    assert "<th>workload</th><th>profile</th>" in page

@@ -50,6 +50,8 @@ def test_runs_are_deterministic():
     [
         ({"window": 0}, "window must be a positive integer"),
         ({"window": 4000}, "too small for seed-coding"),
+        # Said "window 8500 ... (minimum 9000)": raw numbers, beside a --windows minimum of 8k.
+        ({"window": 8500}, r"window 8500 is too small for seed-coding.s rewrite-only pruner: it runs at 9k \(9,000 tokens\) or more"),
         ({"window": 32_000, "effort": "ultra"}, "unknown effort"),
         ({"window": 32_000, "retain_tokens": 26_000}, "must be below the threshold"),
     ],

@@ -367,6 +367,24 @@ def test_check_out_says_where_it_wrote(recorded, tmp_path, capsys):
     assert sorted(p.name for p in out.iterdir()) == ["check.json", "report.html"]
 
 
+def test_check_trace_out_keeps_each_profile_apart_and_names_no_preset(recorded, tmp_path, capsys):
+    """trial54: report.html's grid keyed a cell by spec, log and window, so deepseek-official's
+    verdicts (judged last) were drawn for lenient's too (rewrites-pay-back FAIL shown as SKIP); and
+    check.json and the page said preset 'patched' of a log, which --preset does not apply to."""
+    import json
+
+    out = tmp_path / "out"
+    argv = ["check", "--trace", str(recorded / "legacy.jsonl"), "--windows", "32k", "--profile", "lenient,deepseek-official"]
+    assert main([*argv, "--out", str(out), "--quiet"]) == 1
+    capsys.readouterr()
+    data = json.loads((out / "check.json").read_text())
+    assert data["preset"] is None and {r["preset"] for r in data["results"]} == {"lenient", "deepseek-official"}
+    page = (out / "report.html").read_text()
+    assert page.count('<rect class="fail"') == sum(r["status"] == "FAIL" for r in data["results"])
+    assert page.count('<rect class="skip"') == sum(r["status"] == "SKIP" for r in data["results"])
+    assert "rewrites-pay-back [legacy.jsonl/lenient]" in page and "<title>prefixbench check: a recorded log (--trace)</title>" in page
+
+
 def test_record_refuses_an_existing_file_before_the_run(tmp_path, capsys, monkeypatch):
     """On main the log was written over silently."""
     import prefixbench.workloads.scripted.record as record_module

@@ -242,3 +242,67 @@ def test_a_silent_rewrite_names_where_it_diverged_and_what_it_cost():
         figure = results[spec].figure
         assert re.search(r"^request #\d+ rewrote cached history .*\(diverged at message \d+( block \d+)? @ byte \d+: "
                          r"[\d,]+ tokens uncached from there\)$", figure), figure
+
+
+NAMED_CHECKPOINT = "tests.user_engines:named_checkpoint"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        # Were run and filed as the built-in checkpoint's runs: one row of runs.csv twice (which
+        # compare then refused), one leaderboard row pooling both engines as if they were seeds.
+        (["sweep", "--engine", NAMED_CHECKPOINT, "--engines", "checkpoint", "--presets", "patched"],
+         f"engine {NAMED_CHECKPOINT}: its name 'checkpoint' is a built-in engine's"),
+        (["check", "--engine", NAMED_CHECKPOINT], "its name 'checkpoint' is a built-in engine's"),
+        (["bench", "--engine", NAMED_CHECKPOINT, "--strategies", "checkpoint", "--workloads", "seed-coding"],
+         "its name 'checkpoint' is a built-in engine's"),
+        # Two references to engines of one name: two rows of one name, one key in runs.csv.
+        (["sweep", "--engine", DECLARED, "--engine", "tests.user_engines:declared_again"],
+         f"engines {DECLARED} and tests.user_engines:declared_again both build an engine named 'declared-truncating'"),
+        (["check", "--engine", DECLARED, "--engine", "tests.user_engines:declared_again"],
+         f"engines {DECLARED} and tests.user_engines:declared_again both build an engine named 'declared-truncating'"),
+        # One reference twice ran twice, two identical rows.
+        (["sweep", "--engine", DECLARED, "--engine", DECLARED], f"--engine: {DECLARED!r} given twice"),
+        (["check", "--engine", DECLARED, "--engine", DECLARED], f"--engine: {DECLARED!r} given twice"),
+        # A misspelt --engine was blamed on --engines (sweep) or --strategies (bench), with no hint.
+        (["sweep", "--engine", "sliding-windw"], "--engine: unknown engine 'sliding-windw': did you mean 'sliding-window'?"),
+        (["bench", "--engine", "sliding-windw"], "--engine: unknown engine 'sliding-windw': did you mean 'sliding-window'?"),
+        (["check", "--engine", "sliding-windw"], "--engine: unknown engine 'sliding-windw': did you mean 'sliding-window'?"),
+    ],
+)
+def test_engines_that_would_share_a_name_or_do_not_exist_are_refused(tmp_path, capsys, argv, message):
+    out = [] if argv[0] == "check" else ["--out", str(tmp_path / "out"), "--seeds", "0"] if argv[0] == "bench" else ["--out", str(tmp_path / "out")]
+    assert main([*argv, "--windows", "32k", *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and message in err, err
+
+
+def test_check_engine_config_for_a_user_engine_not_under_test_names_the_engines_run(tmp_path, capsys):
+    """It said 'sets user engines only, not ...' of a user's engine, as if it were a built-in one."""
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{DECLARED}"]\nx = 1\n')
+    assert main(["check", "--engine", CONFIGURABLE, "--windows", "32k", "--engine-config", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"prefixbench: error: {config}: [{DECLARED}] is set but check runs only {CONFIGURABLE}; "
+                   f"add --engine {DECLARED} or remove the table"), err
+
+
+@pytest.mark.parametrize("command", ["check", "sweep"])
+def test_a_table_naming_the_engine_under_test_another_way_says_which_name_to_give(tmp_path, capsys, monkeypatch, command):
+    """trial54: a table keyed by the import path of an engine given by its installed name (or the
+    reverse) was 'not a user engine' on check, and on sweep the advice to add it to --engines led to
+    running one engine twice."""
+    from importlib.metadata import EntryPoint
+
+    from prefixbench.kernel import loading
+
+    entry = EntryPoint("declared-here", DECLARED, "prefixbench.engines")
+    monkeypatch.setattr(loading, "_installed_engines", lambda: (("declared-here", entry),))
+    config = tmp_path / "engines.toml"
+    config.write_text(f'["{DECLARED}"]\nx = 1\n')
+    out = ["--out", str(tmp_path / "out")] if command == "sweep" else []
+    assert main([command, "--engine", "declared-here", "--windows", "32k", "--engine-config", str(config), *out]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"prefixbench: error: {config}: [{DECLARED}] is declared-here named another way: "
+                   "name its table as --engine names the engine, [declared-here]"), err
