@@ -8,8 +8,8 @@
   session's token count, the last response's usage (prompt + output), is over ``threshold`` of
   the window (``GOOSE_AUTO_COMPACT_THRESHOLD``, default 0.8; 0 or 1 turns it off). Within a
   turn nothing is checked: only a request the provider refuses as too long compacts (Goose's
-  ``ContextLengthExceeded`` recovery, at most ``max_recovery`` = 2 times in a row). Here that
-  runs before a request over the window.
+  ``ContextLengthExceeded`` recovery: one compaction, ``max_recovery`` = 1; a second refusal in
+  a row ends Goose's turn). Here that runs before a request over the window.
 * Summary: every visible message, written as text (``[user]: ...``, ``tool_request(name):
   args``, ``tool_response: text``; reasoning left out), goes inside the system prompt, and one
   user message asks for the summary; no tools: cold. When that call is refused as too long,
@@ -67,7 +67,7 @@ CONTINUE_TOOLS = (
 #: Shares of the tool results dropped, from the middle out, on each retry of a refused summary call.
 REMOVAL_PERCENTAGES = (0, 10, 20, 50, 100)
 
-DEFAULTS: dict[str, object] = {"threshold": 0.8, "max_recovery": 2}
+DEFAULTS: dict[str, object] = {"threshold": 0.8, "max_recovery": 1}
 
 
 def goose_line(message: Message) -> str:
@@ -134,7 +134,7 @@ class GooseAutoCompact(EngineBase):
 
     name = "goose-auto-compact"
 
-    def __init__(self, window: int, threshold: float = 0.8, max_recovery: int = 2) -> None:
+    def __init__(self, window: int, threshold: float = 0.8, max_recovery: int = 1) -> None:
         self.window = window
         self.threshold = threshold
         self.max_recovery = max_recovery
@@ -226,6 +226,7 @@ def continuation(view: tuple[Message, ...], note: str) -> Message:
 
 def factory(window: int, options: EngineOptions) -> GooseAutoCompact:
     """``goose-auto-compact``; ``--engine-config``: ``threshold`` (share of the window, Goose's
-    ``GOOSE_AUTO_COMPACT_THRESHOLD``), ``max_recovery`` (compactions in a row on a refused request)."""
+    ``GOOSE_AUTO_COMPACT_THRESHOLD``), ``max_recovery`` (compactions in a row for requests over
+    the window; Goose gives up at the second refusal in a row, so 1)."""
     config = read_settings("goose-auto-compact", options.config, DEFAULTS)
     return GooseAutoCompact(window, float(config["threshold"]), config["max_recovery"])  # type: ignore[arg-type]

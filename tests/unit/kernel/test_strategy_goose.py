@@ -72,6 +72,14 @@ def test_a_request_over_the_window_mid_turn_compacts_with_the_tool_loop_note():
     assert rewrites(session) == ["checkpoint"]
 
 
+def test_without_recovery_a_request_over_the_window_goes_out_as_it_is():
+    session = session_with([("fix the bug", 80)])
+    client = Recorder()
+    engine = GooseAutoCompact(WINDOW, max_recovery=0)
+    engine.before_step(context(session, WINDOW, client))
+    assert client.sent == [] and engine.view(session) == session.derive_messages()
+
+
 def test_a_summary_call_refused_for_length_is_sent_again_without_tool_results_from_the_middle():
     class RefuseTwice(Recorder):
         def __call__(self, request: Request) -> Reply:
@@ -118,8 +126,9 @@ def test_a_message_is_written_as_goose_writes_it():
 
 
 def test_the_factory_reads_its_settings_and_a_threshold_of_one_turns_it_off():
-    assert factory(WINDOW, EngineOptions(config={"threshold": 0.5, "max_recovery": 1})).threshold == 0.5
-    assert factory(WINDOW, EngineOptions()).threshold == 0.8
+    assert factory(WINDOW, EngineOptions(config={"threshold": 0.5, "max_recovery": 0})).threshold == 0.5
+    default = factory(WINDOW, EngineOptions())
+    assert (default.threshold, default.max_recovery) == (0.8, 1)
     with pytest.raises(ValueError, match="goose-auto-compact: unknown setting"):
         factory(WINDOW, EngineOptions(config={"ratio": 0.2}))
     with pytest.raises(ValueError, match="goose-auto-compact: threshold must be a number"):
