@@ -28,6 +28,9 @@ run a user's engine::
     cline-truncate               Cline's default: half the history after the first pair deleted
     cline-condense               Cline's auto-condense: a warm summarize turn after the first pair
     roo-condense                 Roo Code's cold fresh-start condense, sliding window as fallback
+    goose-auto-compact           Goose's auto-compaction: a cold summary replaces everything, at a
+                                 new user message past 80% or a request over the window
+    continue-cli-compact         Continue's cn: a warm summary turn replaces the whole history
 
 What each models, from which public source, and what it simplifies: docs/strategies.md
 (providers and Claude Code) and docs/strategies_agents.md (the other agents).

@@ -38,6 +38,10 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("kimi-cli-compact", "rewrites-pay-back"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
     ("kimi-cli-compact", "window-respected"): PASS,
     ("codex-compact", "window-respected"): PASS,
+    ("goose-auto-compact", "rewrites-pay-back"): PASS,
+    ("goose-auto-compact", "window-respected"): {"32k/seed-coding": PASS, "32k/thinking-tools": PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
+    ("continue-cli-compact", "rewrites-pay-back"): PASS,
+    ("continue-cli-compact", "window-respected"): PASS,
     ("gemini-cli-compress", "rewrites-pay-back"): {"32k/seed-coding": VACUOUS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VACUOUS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": VIOLATED, "512k/thinking-tools": VIOLATED},
     ("gemini-cli-compress", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
     ("no-compaction", "rewrites-pay-back"): VACUOUS,
@@ -91,14 +95,16 @@ def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_
     (exit_context) where the workload goes on; Gemini CLI, which finds no point to split a single
     long turn at (it stops the turn before an overflowing request, where the workload goes on).
     Crush keeps it but where its own summary call, the whole session replayed, is over the window
-    (512k, seed-coding)."""
+    (512k, seed-coding). Goose's recovery summary, the whole history written into its system
+    prompt at the window's edge, is itself over the window and refused before a retry with fewer
+    tool results fits (128k and 512k, seed-coding)."""
     fitting = {"claude-code-autocompact", "claude-code-idle-compact", "codex-compact", "openai-server-compaction",
                "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
                "sliding-window", "openhands-observation-masking", "openhands-recent-events", "qwen-code-compress",
                "aider-chat-summary", "kimi-cli-compact",
-               "cline-truncate", "cline-condense", "roo-condense"}
+               "cline-truncate", "cline-condense", "roo-condense", "continue-cli-compact"}
     assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
     not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress",
-                   "crush-summarize"}
+                   "crush-summarize", "goose-auto-compact"}
     assert fitting | not_fitting == set(ENGINES)
     assert EXPECTED[("no-compaction", "window-respected")] is VIOLATED
