@@ -97,8 +97,13 @@ class KimiCliCompact(EngineBase):
         reserved_context_size: int = 50_000,
         max_preserved_messages: int = 2,
     ) -> None:
-        if not 0 < compaction_trigger_ratio <= 1:
-            raise ValueError(f"kimi-cli-compact: compaction_trigger_ratio must be in (0, 1], got {compaction_trigger_ratio!r}")
+        # Kimi CLI's own bounds (its config.py rejects anything else).
+        if not 0.5 <= compaction_trigger_ratio <= 0.99:
+            raise ValueError(
+                f"kimi-cli-compact: compaction_trigger_ratio must be between 0.5 and 0.99, got {compaction_trigger_ratio!r}"
+            )
+        if reserved_context_size < 1000:
+            raise ValueError(f"kimi-cli-compact: reserved_context_size must be at least 1000, got {reserved_context_size!r}")
         self.window = window
         self.ratio = compaction_trigger_ratio
         self.reserved = reserved_context_size
