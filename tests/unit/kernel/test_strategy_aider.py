@@ -11,9 +11,6 @@ from prefixbench.kernel.strategies.aider import (
     SUMMARIZE_PROMPT,
     SUMMARY_PREFIX,
     AiderChatSummary,
-    INPUT_RESERVE,
-    MAX_DEPTH,
-    MIN_SPLIT,
     factory,
     history_budget,
     split_index,
@@ -170,17 +167,15 @@ def test_a_head_of_at_most_four_messages_is_not_split_off():
     client = Recorder("short")
     engine.summarize(context(session_with([("x", 0)]), WINDOW, client), chat("uaua", [900] * 4))
     assert len(client.sent) == 1 and len(sections(client.sent[0])) == 4
-    assert MIN_SPLIT == 4
 
 
 def test_past_the_third_level_of_recursion_everything_is_summarized():
     engine = AiderChatSummary(WINDOW)
     messages = chat("uauaaua", [700, 700, 700, 700, 700, 450, 450])
-    for depth, kept in ((MAX_DEPTH, messages[5:]), (MAX_DEPTH + 1, [])):
+    for depth, kept in ((3, messages[5:]), (4, [])):  # aider stops recursing past depth 3
         client = Recorder("short")
         result = engine.summarize(context(session_with([("x", 0)]), WINDOW, client), messages, depth)
         assert result[1:] == kept, depth
-    assert MAX_DEPTH == 3
 
 
 def test_the_head_goes_to_the_summary_call_as_far_as_the_window_less_512_tokens():
@@ -191,4 +186,3 @@ def test_the_head_goes_to_the_summary_call_as_far_as_the_window_less_512_tokens(
         client = Recorder("short")
         engine.summarize(context(session_with([("x", 0)]), window, client), messages)
         assert sections(client.sent[0]) == [f"m{i}" for i in range(first)], window
-    assert INPUT_RESERVE == 512
