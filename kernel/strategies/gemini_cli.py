@@ -4,9 +4,10 @@
 Before every request (Gemini CLI runs its compression check at the start of each
 ``sendMessageStream``, tool-result continuations included):
 
-1. trigger: the last request's prompt tokens (the provider's count, without its reply and
-   without what the step adds: the pending tool results or user message) reach
-   ``compression_threshold`` (0.5) of the window;
+1. trigger: the last request's prompt tokens (Gemini CLI's ``getLastPromptTokenCount()``:
+   without its reply and without what the step adds, the pending tool results or user message)
+   reach ``compression_threshold`` (0.5, in (0, 1]) of the window; here approximately: the
+   provider's prompt + output count of the last request less the meter's estimate of its reply;
 2. tool outputs past a budget: walking back from the newest, function responses add up their
    ``ceil(chars/4)`` estimate; once past ``function_response_budget`` (50,000 tokens), each older
    one is cut to its first and last characters (``truncate_tool_output_threshold`` characters in
@@ -149,6 +150,8 @@ class GeminiCliCompress(EngineBase):
         if not history:
             return
         cut = len(ctx.session.derive_messages()) - pending
+        # Approximately Gemini CLI's last prompt count: the provider's prompt + output, less the
+        # meter's estimate of the reply.
         last_prompt = ctx.usage_tokens(history) - (tokens_of(history[-1:]) if history[-1].role == "assistant" else 0)
         if last_prompt >= self.threshold * self.window:
             history = self._compress(ctx, history, cut, last_prompt)

@@ -17,6 +17,8 @@ the start of every step from ``src/kimi_cli/soul/kimisoul.py``; defaults in
 * The view becomes one user message, a ``<system>`` note that the context was compacted and
   the reply's text (its reasoning dropped), then the preserved messages. The rewrite is
   declared (``checkpoint``).
+* A failed compaction call: Kimi CLI raises the error again and the turn ends; here a warning,
+  and the run goes on uncompacted.
 """
 
 from __future__ import annotations
