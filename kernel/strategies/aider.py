@@ -16,7 +16,8 @@ result replaces the done list before the next request is formatted. Here:
   does not open on a tool result, so a call and its result stay together); a head of at most
   four messages, or a fourth level of recursion, summarizes everything instead; the head, as
   far as ``window - 512`` tokens reach, goes to one cold call (its own system prompt, one user
-  message holding the user and assistant text, no tools); ``summary + tail`` is kept when it
+  message holding the user and assistant text, each tool result as user text: the reflected
+  output aider sends back as a user message; no tools); ``summary + tail`` is kept when it
   fits the budget, otherwise summarized again one level deeper;
 * the summary is one user message opening with aider's summary prefix; an assistant ``Ok.``
   follows when the kept list does not end on an assistant message. The rewrite is declared
@@ -158,12 +159,14 @@ class AiderChatSummary(EngineBase):
         return self.summarize(ctx, [summary, *tail], depth + 1)
 
     def summarize_all(self, ctx: StepContext, messages: list[Message]) -> Message:
-        """One cold call on the user and assistant text of ``messages``; the summary as a user message."""
+        """One cold call on the text of ``messages``; the summary as a user message. A tool result
+        stands for the lint or test output aider sends back as a user message, so it is a
+        ``# USER`` section like the user's own."""
         content = "".join(
-            f"# {message.role.upper()}\n{text}{'' if text.endswith(chr(10)) else chr(10)}"
+            f"# {label}\n{text}{'' if not text or text.endswith(chr(10)) else chr(10)}"
             for message in messages
-            if message.role in ("user", "assistant")
-            for text in (message.text(),)
+            if message.role in ("user", "assistant", "tool")
+            for label, text in ((section_role(message), section_text(message)),)
         )
         header = ctx.routed or ctx.header()
         if header is None:
@@ -177,6 +180,18 @@ class AiderChatSummary(EngineBase):
         if reply.error is not None or not reply.text().strip():
             raise SummaryFailed(str(reply.error or "no text"))
         return user_text(SUMMARY_PREFIX + reply.text().strip())
+
+
+def section_role(message: Message) -> str:
+    """The role a message is written under in the summary input (a tool result is the user's)."""
+    return "ASSISTANT" if message.role == "assistant" else "USER"
+
+
+def section_text(message: Message) -> str:
+    """A message's text in the summary input: its text blocks, or a tool message's results."""
+    if message.role == "tool":
+        return "".join(item.text for result in message.tool_results for item in result.content)
+    return message.text()
 
 
 def split_index(messages: list[Message], sizes: list[int], half: int) -> int:

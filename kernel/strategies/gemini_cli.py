@@ -4,9 +4,10 @@
 Before every request (Gemini CLI runs its compression check at the start of each
 ``sendMessageStream``, tool-result continuations included):
 
-1. trigger: the last request's prompt tokens (the provider's count, without its reply and
-   without what the step adds: the pending tool results or user message) reach
-   ``compression_threshold`` (0.5) of the window;
+1. trigger: the last request's prompt tokens (Gemini CLI's ``getLastPromptTokenCount()``:
+   without its reply and without what the step adds, the pending tool results or user message)
+   reach ``compression_threshold`` (0.5, in (0, 1]) of the window; here approximately: the
+   provider's prompt + output count of the last request less the meter's estimate of its reply;
 2. tool outputs past a budget: walking back from the newest, function responses add up their
    ``ceil(chars/4)`` estimate; once past ``function_response_budget`` (50,000 tokens), each older
    one is cut to its first and last characters (``truncate_tool_output_threshold`` characters in
@@ -54,7 +55,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded, tokens_of
-from prefixbench.kernel.strategies.history import tool_names
+from prefixbench.kernel.strategies.history import pending_count, tool_names
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPRESSION_SYSTEM = (
@@ -116,6 +117,10 @@ class GeminiCliCompress(EngineBase):
         masking_min_prunable_tokens: int = 30_000,
         masking_protect_latest_turn: bool = True,
     ) -> None:
+        if not 0 < compression_threshold <= 1:
+            raise ValueError(
+                f"gemini-cli-compress: compression_threshold must be in (0, 1], got {compression_threshold!r}"
+            )
         if not 0 < preserve_fraction < 1:
             raise ValueError(f"gemini-cli-compress: preserve_fraction must be between 0 and 1, got {preserve_fraction!r}")
         self.window = window
@@ -145,6 +150,8 @@ class GeminiCliCompress(EngineBase):
         if not history:
             return
         cut = len(ctx.session.derive_messages()) - pending
+        # Approximately Gemini CLI's last prompt count: the provider's prompt + output, less the
+        # meter's estimate of the reply.
         last_prompt = ctx.usage_tokens(history) - (tokens_of(history[-1:]) if history[-1].role == "assistant" else 0)
         if last_prompt >= self.threshold * self.window:
             history = self._compress(ctx, history, cut, last_prompt)
@@ -191,7 +198,7 @@ class GeminiCliCompress(EngineBase):
             return None
         info = ctx.catalog(header.envelope.provider, header.envelope.model)
         envelope = info.wire_envelope(header.envelope)
-        previous = any("<state_snapshot>" in m.text() for m in messages if m.role == "user")
+        previous = any("<state_snapshot>" in m.text() for m in messages)  # every content, as Gemini CLI checks
         ask = user_text(f"{MERGE_SNAPSHOT if previous else NEW_SNAPSHOT}\n\n{THEN_SNAPSHOT}")
         first = ctx.client(Request(envelope, (*messages, ask), COMPRESSION_SYSTEM, (), info.default_max_tokens, "compaction"))
         summary = "" if first.error is not None else first.text().strip()
@@ -203,16 +210,6 @@ class GeminiCliCompress(EngineBase):
             warn(ctx.session, f"gemini-cli-compress: empty summary{f' ({first.error})' if first.error else ''}")
             return None
         return summary
-
-
-def pending_count(view: Sequence[Message]) -> int:
-    """How many messages at the end of ``view`` came after the last model reply: what the next
-    request adds (tool results, or the user's new message), which Gemini CLI's history does not
-    hold yet when it compresses."""
-    for index in range(len(view) - 1, -1, -1):
-        if view[index].role == "assistant":
-            return len(view) - 1 - index
-    return len(view)
 
 
 def serialized_chars(message: Message) -> int:

@@ -30,6 +30,16 @@ def pair_safe_start(messages: Sequence[Message], index: int) -> int:
     return min(index, last)
 
 
+def pending_count(view: Sequence[Message]) -> int:
+    """How many messages at the end of ``view`` came after the last model reply: what the next
+    request adds (tool results, or the user's new message), which Gemini CLI's and Qwen Code's
+    histories do not hold yet when they compress."""
+    for index in range(len(view) - 1, -1, -1):
+        if view[index].role == "assistant":
+            return len(view) - 1 - index
+    return len(view)
+
+
 def user_turn_starts(messages: Sequence[Message]) -> list[int]:
     """Indexes of the user messages: each opens a turn (the assistant's steps and tool results follow)."""
     return [index for index, message in enumerate(messages) if message.role == "user"]

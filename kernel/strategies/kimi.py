@@ -17,6 +17,8 @@ the start of every step from ``src/kimi_cli/soul/kimisoul.py``; defaults in
 * The view becomes one user message, a ``<system>`` note that the context was compacted and
   the reply's text (its reasoning dropped), then the preserved messages. The rewrite is
   declared (``checkpoint``).
+* A failed compaction call: Kimi CLI raises the error again and the turn ends; here a warning,
+  and the run goes on uncompacted.
 """
 
 from __future__ import annotations
@@ -97,8 +99,13 @@ class KimiCliCompact(EngineBase):
         reserved_context_size: int = 50_000,
         max_preserved_messages: int = 2,
     ) -> None:
-        if not 0 < compaction_trigger_ratio <= 1:
-            raise ValueError(f"kimi-cli-compact: compaction_trigger_ratio must be in (0, 1], got {compaction_trigger_ratio!r}")
+        # Kimi CLI's own bounds (its config.py rejects anything else).
+        if not 0.5 <= compaction_trigger_ratio <= 0.99:
+            raise ValueError(
+                f"kimi-cli-compact: compaction_trigger_ratio must be between 0.5 and 0.99, got {compaction_trigger_ratio!r}"
+            )
+        if reserved_context_size < 1000:
+            raise ValueError(f"kimi-cli-compact: reserved_context_size must be at least 1000, got {reserved_context_size!r}")
         self.window = window
         self.ratio = compaction_trigger_ratio
         self.reserved = reserved_context_size

@@ -39,7 +39,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.gemini_cli import pending_count
+from prefixbench.kernel.strategies.history import pending_count
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPRESSION_SYSTEM = (
@@ -74,6 +74,8 @@ class QwenCodeCompress(EngineBase):
     name = "qwen-code-compress"
 
     def __init__(self, window: int, auto_compact_pct: float = 0.85, summary_model: str = "", max_failures: int = 3) -> None:
+        if max_failures < 1:
+            raise ValueError(f"qwen-code-compress: max_failures must be at least 1, got {max_failures!r}")
         self.window = window
         self.auto = auto_threshold(window, auto_compact_pct)
         self.summary_model = summary_model

@@ -33,6 +33,17 @@ def test_nothing_happens_while_more_than_the_threshold_is_left():
     assert client.sent == [] and rewrites(session) == []
 
 
+def test_exactly_the_threshold_left_triggers():
+    """Crush stops the loop when what is left is at most the threshold (``remaining <= threshold``)."""
+    session = session_with([("fix the bug", 40)])
+    ctx = context(session, WINDOW, Recorder())
+    left = WINDOW - ctx.usage_tokens(session.derive_messages()[:-1])
+    CrushSummarize(WINDOW, threshold=left - 1).before_step(ctx)
+    assert ctx.client.sent == []
+    CrushSummarize(WINDOW, threshold=left).before_step(ctx)
+    assert len(ctx.client.sent) == 1 and rewrites(session) == ["checkpoint"]
+
+
 def test_the_tool_results_after_the_last_reply_are_not_counted():
     session = session_with([("fix the bug", 55)])
     messages = session.derive_messages()

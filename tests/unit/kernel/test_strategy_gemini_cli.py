@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from prefixbench.kernel import EngineOptions, Message, Text, ToolResult, count_tokens, user_text
+from prefixbench.kernel import EngineOptions, Message, Session, Text, ToolResult, count_tokens, user_text
 from prefixbench.kernel.strategies.gemini_cli import (
     ACKNOWLEDGEMENT,
     COMPRESSION_SYSTEM,
@@ -19,10 +19,11 @@ from prefixbench.kernel.strategies.gemini_cli import (
     factory,
     find_split_point,
     mask_tool_outputs,
-    pending_count,
+    masked_output,
     truncate_to_budget,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from prefixbench.kernel.strategies.history import pending_count
+from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, rewrites, session_with
 
 TURNS = [("first task", 12), ("second task", 12), ("third task", 4)]
 
@@ -226,3 +227,68 @@ def test_every_view_pairs_each_result_with_a_call_before_it(turns, steps):
                 if isinstance(block, ToolResult):
                     assert block.call_id in called
         grow(session, 2, chars=3_000)
+
+
+def test_the_threshold_must_be_a_share_of_the_window():
+    # Gemini CLI treats 0 as unset (its default then applies); here 0 or above 1 is refused.
+    for bad in (0, 1.5):
+        with pytest.raises(ValueError, match=r"compression_threshold must be in \(0, 1\]"):
+            factory(32_000, EngineOptions(config={"compression_threshold": bad}))
+    assert factory(32_000, EngineOptions(config={"compression_threshold": 1})).threshold == 1
+
+
+def test_a_snapshot_in_any_message_makes_the_ask_a_merge():
+    """Gemini CLI looks for ``<state_snapshot>`` in every content's text, the model's too."""
+    session = Session("s")
+    session.log_header(ROUTED)
+    session.append("user/message", user_text("first task"))
+    session.append("assistant/message", Message("assistant", (Text("I keep a <state_snapshot> of my own"),)))
+    grow(session, 10)
+    session.append("user/message", user_text("second task"))
+    grow(session, 10)
+    session.append("user/message", user_text("third task"))
+    grow(session, 3)
+    window = last_prompt(session.derive_messages()) * 2
+    client = Recorder()
+    GeminiCliCompress(window).before_step(context(session, window, client))
+    assert client.sent and client.sent[0].messages[-1].text().startswith(MERGE_SNAPSHOT)
+
+
+def test_a_user_message_exactly_at_the_share_is_the_split():
+    a, b = user_text("x" * 100), Message("assistant", (Text("y" * 100),))
+    # The first half ends exactly at the second user message: it is the split (at or past the share).
+    assert find_split_point((a, b, a, b), 0.5) == 2
+
+
+def test_the_snapshot_call_replays_the_untruncated_history_when_it_fits_the_window():
+    session = session_with(TURNS, chars=1_000)
+    window = last_prompt(session.derive_messages()) * 2
+    client = Recorder()
+    engine = GeminiCliCompress(window, function_response_budget=100, truncate_tool_output_threshold=100)
+    engine.before_step(context(session, window, client))
+    history = session.derive_messages()[:-1]
+    split = find_split_point(truncate_to_budget(history, 100, 100), 0.7)
+    assert client.sent[0].messages[:-1] == history[:split]  # as it was, not the cut outputs
+    assert not any("characters left out" in str(m) for m in client.sent[0].messages)
+    # The view after it carries the cut outputs.
+    assert any("characters left out" in str(m) for m in engine.view(session))
+
+
+def test_a_masked_preview_keeps_250_characters_at_each_end():
+    body = "".join(chr(65 + i % 26) for i in range(2_000))
+    text = masked_output("read", body, 500)
+    assert f"{body[:250]}\n... [cut] ...\n{body[-250:]}" in text
+    assert body[:251] not in text and body[-251:] not in text
+    assert body[:500] in masked_output("read", body[:500], 125)  # 500 characters: whole
+
+
+def test_masking_leaves_the_latest_message_out_of_the_count():
+    messages = session_with([("task", 8)], chars=4_000).derive_messages()  # ends on a tool result
+    assert messages[-1].role == "tool"
+    masked = mask_tool_outputs(messages, 3_000, 4_000, True)
+    assert masked is not None
+    tools = [a == b for a, b in zip(messages, masked, strict=True) if a.role.startswith("tool")]
+    # The latest result is left out; the three before it are protected; the older four are masked.
+    assert tools == [False, False, False, False, True, True, True, True]
+    unprotected = mask_tool_outputs(messages, 3_000, 4_000, False)
+    assert [a == b for a, b in zip(messages, unprotected, strict=True) if a.role == "tool"] == [False] * 5 + [True] * 3

@@ -87,5 +87,35 @@ def test_the_factory_reads_its_settings():
     assert (engine.ratio, engine.reserved, engine.keep) == (0.5, 1_000, 4)
     with pytest.raises(ValueError, match="kimi-cli-compact: unknown setting"):
         factory(WINDOW, EngineOptions(config={"ratio": 0.5}))
-    with pytest.raises(ValueError, match="compaction_trigger_ratio must be in"):
-        factory(WINDOW, EngineOptions(config={"compaction_trigger_ratio": 1.5}))
+    # Kimi CLI's config accepts a ratio of 0.5-0.99 and a reserve of 1,000 or more; so does the engine.
+    for bad in (0.49, 1.0, 1.5):
+        with pytest.raises(ValueError, match="compaction_trigger_ratio must be between 0.5 and 0.99"):
+            factory(WINDOW, EngineOptions(config={"compaction_trigger_ratio": bad}))
+    with pytest.raises(ValueError, match="reserved_context_size must be at least 1000, got 999"):
+        factory(WINDOW, EngineOptions(config={"reserved_context_size": 999}))
+    assert factory(WINDOW, EngineOptions(config={"compaction_trigger_ratio": 0.99})).ratio == 0.99
+
+
+def test_the_factory_defaults_are_kimi_clis():
+    """No settings: ratio 0.85, reserve 50,000, the newest two messages kept, seen in what it does."""
+    engine = factory(512_000, EngineOptions())
+    session = session_with([("fix the bug", 4)])
+    client = Recorder()
+    engine.before_step(context(session, 512_000, client))
+    assert client.sent == []  # far below both conditions
+    # At 512k the ratio fires first (435,200 tokens); the reserve alone would wait for 462,000.
+    assert engine.ratio * 512_000 == 435_200 and 512_000 - engine.reserved == 462_000
+    big = session_with([("fix the bug", 560)], chars=3_000)
+    ctx = context(big, 512_000, client)
+    tokens = ctx.usage_tokens(big.derive_messages())
+    assert 435_200 <= tokens < 462_000
+    engine.before_step(ctx)
+    assert len(client.sent) == 1
+    assert engine.view(big)[1:] == big.derive_messages()[-4:]  # two assistant messages and their results
+    # At 128k the reserve fires first: 78,000 tokens, under 0.85 x 128,000.
+    engine = factory(WINDOW, EngineOptions())
+    mid = session_with([("fix the bug", 150)])
+    ctx = context(mid, WINDOW, client)
+    assert 78_000 <= ctx.usage_tokens(mid.derive_messages()) < 108_800
+    engine.before_step(ctx)
+    assert len(client.sent) == 2

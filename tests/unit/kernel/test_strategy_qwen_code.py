@@ -103,9 +103,27 @@ def test_strip_analysis():
 def test_the_factory_reads_its_settings():
     engine = factory(128_000, EngineOptions())
     assert (engine.auto, engine.summary_model, engine.max_failures) == (95_000, "", 3)
+    # The default share (0.85) decides where the ceiling is higher: 32k and 512k.
+    assert (factory(32_000, EngineOptions()).auto, factory(512_000, EngineOptions()).auto) == (27_200, 435_200)
     engine = factory(128_000, EngineOptions(config={"auto_compact_pct": 0.5, "summary_model": "fast", "max_failures": 1}))
     assert (engine.auto, engine.summary_model, engine.max_failures) == (64_000, "fast", 1)
     with pytest.raises(ValueError, match="qwen-code-compress: unknown setting"):
         factory(128_000, EngineOptions(config={"pct": 0.5}))
     with pytest.raises(ValueError, match="auto_compact_pct must be in"):
         factory(128_000, EngineOptions(config={"auto_compact_pct": 0}))
+    # A breaker of 0 would stop compression before the first try: refused, not silently off.
+    with pytest.raises(ValueError, match="qwen-code-compress: max_failures must be at least 1, got 0"):
+        factory(128_000, EngineOptions(config={"max_failures": 0}))
+
+
+def test_qwen_code_imports_no_other_engine():
+    """Shared helpers live in kernel/strategies/history.py, not in another engine's module."""
+    import ast
+    from pathlib import Path
+
+    import prefixbench.kernel.strategies.qwen_code as module
+
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+    engines = {m for m in imported if m.startswith("prefixbench.kernel.strategies.")}
+    assert engines <= {f"prefixbench.kernel.strategies.{m}" for m in ("history", "foldview", "settings")}, engines
