@@ -141,3 +141,9 @@ def test_condense_percent_names_its_range_5_to_100():
         with pytest.raises(ValueError, match=message.replace("(", "\\(") + repr(value).replace(".", "\\.")):
             factory(WINDOW, EngineOptions(config={"condense_percent": value}))
     assert factory(WINDOW, EngineOptions(config={"condense_percent": 5})).condense_percent == 5
+
+
+def test_a_model_without_an_output_cap_reserves_8192_unclamped():
+    # Roo: ``maxTokens || ANTHROPIC_DEFAULT_MAX_TOKENS``; the 20% clamp is for a cap the model has.
+    session = session_with([("fix", 1)])
+    assert RooCondense(WINDOW).allowed(context(session, WINDOW, max_tokens=0)) == 36_000 - 8_192
