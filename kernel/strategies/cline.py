@@ -11,12 +11,15 @@ messages is one (a tool result travels in the next user message).
   output tokens reach ``maxAllowedSize`` (the window less a margin that depends on the model's
   window: 27,000 at 64k, 30,000 at 128k, 40,000 at 200k, else the larger of ``window - 40,000``
   and 80% of the window), it first rewrites older reads of a file read again later to a notice
-  (kept instead of truncating when that saves 30% of the characters after the deleted range),
+  (kept instead of truncating when that saves 30% of the characters of the first pair and the
+  messages after the deleted range, earlier rewrites counted at their current length),
   then deletes a range: the first user-assistant pair always stays, and of the messages after
   the last deleted range half (``keep = "half"``) or, when the previous request was over twice
   the limit, three quarters (``"quarter"``) go, an even number ending on an assistant message.
-  The first assistant message's opening text becomes a truncation notice. The first message
-  kept after the range loses its tool results (their calls are gone) and the first assistant
+  The first assistant message's opening text becomes a truncation notice (even when the range
+  deletes nothing). The first message kept after the range loses its tool results (their calls
+  are gone; when that empties it and the first assistant message made no calls, a stand-in user
+  message stays, as Cline's also carries environment details, so roles still alternate) and the first assistant
   message's calls get ``result missing`` results, so calls and results stay paired.
 * ``cline-condense`` (Cline's opt-in auto-condense, ``useAutoCondense``): at the same threshold,
   the summarize instruction is sent as the conversation's next request (warm), and the reply
@@ -25,7 +28,9 @@ messages is one (a tool result travels in the next user message).
   one user message carrying the continuation prompt and the summary.
 
 Both answer a prompt over the window (Cline learns of it from the provider's context-window
-error and retries once) with one ``"quarter"`` truncation; here it runs before the request.
+error and retries once) with one ``"quarter"`` truncation that also replaces the first user
+message's opening text (the task) with the continue note, so the cache breaks at message 0;
+here it runs before the request.
 Each change is a declared rewrite (``prune``, ``truncate``, ``checkpoint``).
 """
 
@@ -53,14 +58,20 @@ DUPLICATE_READ_NOTICE = (
     "[NOTE] This older read of the file was removed to save context space; the latest read "
     "of the same file has its current content.]"
 )
-#: What replaces the first assistant message's opening text once history is deleted.
+#: What replaces the first assistant message's opening text once history is deleted. It says the
+#: task is kept, as Cline's notice does, even after the context-window error path replaced the
+#: task with :data:`CONTINUE_NOTE`.
 TRUNCATION_NOTICE = (
     "[NOTE] Part of the earlier conversation was removed to keep the context window in bounds. "
     "The original task is still here; the messages in between are gone, so weigh the user's "
     "latest messages most."
 )
-#: What replaces the first user message's opening text after a condense.
+#: What replaces the first user message's opening text after a condense or the context-window
+#: error's truncation.
 CONTINUE_NOTE = "[Go on helping the user.]"
+#: What stands for the user message Cline keeps after the range when all it held was tool
+#: results (Cline's also carries environment details, which are not modelled).
+ENVIRONMENT_STANDIN = "<environment_details></environment_details>"
 #: The result a kept call gets when its result was deleted with the range.
 RESULT_MISSING = "result missing"
 SUMMARIZE_PROMPT = (
@@ -77,8 +88,8 @@ CONTINUATION = (
     "{summary}\n\nContinue from where it stopped without asking the user anything: go on with "
     "the last task, giving the user's most recent message more weight than the original task."
 )
-#: Share of the characters after the deleted range that the duplicate-read rewrite must save
-#: to stand in for a truncation.
+#: Share of the characters in range (the first pair and the messages after the deleted range)
+#: that the duplicate-read rewrite must save to stand in for a truncation.
 DEDUP_ENOUGH = 0.3
 #: Cline's margins by context window: ``maxAllowedSize = window - margin``.
 MARGINS = {64_000: 27_000, 128_000: 30_000, 200_000: 40_000}
@@ -135,7 +146,7 @@ class ClineTruncate(EngineBase):
         self.deleted_end: int | None = None
         #: Whether the first assistant message carries the truncation notice.
         self.noticed = False
-        #: Whether the first user message's text was replaced (condense only).
+        #: Whether the first user message's text was replaced (condense, context-window error).
         self.first_replaced = False
         #: Call ids of file reads replaced by the duplicate-read notice.
         self.deduped: set[str] = set()
@@ -157,11 +168,12 @@ class ClineTruncate(EngineBase):
     def view(self, session: Session) -> tuple[Message, ...]:
         """The first pair (altered once history is deleted), then the units after the range."""
         history = self.history(session)
+        head = [self._first_user(m) for m in history[0]] if history else []
+        first_assistant = [self._noticed(m) for m in history[1]] if len(history) > 1 else []
         if self.deleted_end is None or self.deleted_end < 2 or len(history) <= 2:
-            kept = [m for unit in history for m in unit]
+            # Nothing deleted; the notices (Cline sets them whatever the range) still show.
+            kept = [*head, *first_assistant, *(m for unit in history[2:] for m in unit)]
             return tuple(self._dedup(m) for m in kept) if self.deduped else tuple(kept)
-        head = [self._first_user(m) for m in history[0]]
-        first_assistant = [self._noticed(m) for m in history[1]]
         rest = history[self.deleted_end + 1 :]
         calls = [c.call_id for m in first_assistant for c in m.tool_calls]
         bridge: list[Message] = []
@@ -169,10 +181,12 @@ class ClineTruncate(EngineBase):
             bridge.append(Message("tool", tuple(ToolResult(c, (Text(RESULT_MISSING),)) for c in calls)))
         if rest:
             # The first unit after the range loses its tool results: their calls were deleted.
-            for message in rest[0]:
-                if message.role == "tool":
-                    continue
-                bridge.append(message)
+            # Cline's user message stays (it also carries environment details): a unit of tool
+            # results only leaves an empty user message, so two assistant messages never meet.
+            first = [message for message in rest[0] if message.role != "tool"]
+            if not first and not calls and rest[0][0].role != "assistant":
+                first = [user_text(ENVIRONMENT_STANDIN)]
+            bridge += first
             rest = rest[1:]
         kept = [*head, *first_assistant, *bridge, *(m for unit in rest for m in unit)]
         return tuple(self._dedup(m) for m in kept)
@@ -219,29 +233,36 @@ class ClineTruncate(EngineBase):
         self.truncate(ctx, "quarter" if total / 2 > self.max_allowed else "half")
 
     def fit(self, ctx: StepContext) -> None:
-        """Over the window: the one ``quarter`` truncation of Cline's context-window error retry."""
+        """Over the window: the one ``quarter`` truncation of Cline's context-window error retry,
+        which also replaces the first user message's opening text (the task) with the continue
+        note (``triggerApplyStandardContextTruncationNoticeChange``)."""
         tokens = ctx.usage_tokens(self.view(ctx.session))
         if tokens > self.window:
-            self.truncate(ctx, "quarter")
+            self.truncate(ctx, "quarter", replace_first=True)
             if ctx.usage_tokens(self.view(ctx.session)) > self.window:
                 warn(ctx.session, f"{self.name}: still over the window after the error's truncation")
 
-    def truncate(self, ctx: StepContext, keep: str) -> None:
-        """Delete the next range and put the notice on the first assistant message."""
+    def truncate(self, ctx: StepContext, keep: str, replace_first: bool = False) -> None:
+        """Delete the next range and put the notice on the first assistant message (and, on the
+        context-window error's path, the continue note on the first user message). Declared when
+        the view changes."""
+        before = self.view(ctx.session)
         history = self.history(ctx.session)
         roles = ["assistant" if unit[0].role == "assistant" else "user" for unit in history]
         _, end = next_truncation_range(len(history), self.deleted_end, keep, roles)
-        changed = not self.noticed
         self.noticed = True
+        if replace_first:
+            self.first_replaced = True
         if end >= 2 and end > (self.deleted_end or 1):
             self.deleted_end = end
-            changed = True
-        if changed:
+        if self.view(ctx.session) != before:
             ctx.declare_rewrite("truncate", deleted_end=end, keep=keep)
 
     def dedup_enough(self, ctx: StepContext) -> bool:
         """Replace earlier reads of a file read again after the deleted range; True when that saved
-        at least 30% of the characters there (then Cline does not truncate)."""
+        at least 30% of the characters in range (then Cline does not truncate): the first pair and
+        the messages after the deleted range, a result rewritten earlier counted at its current
+        length (``calculateContextOptimizationMetrics``)."""
         if not self.file_read_dedup:
             return False
         history = self.history(ctx.session)
@@ -258,10 +279,12 @@ class ClineTruncate(EngineBase):
         new = {call for calls in reads.values() for call in calls[:-1]} - self.deduped
         if not new:
             return False
-        total = sum(chars(m) for m in live)
-        before = sum(chars(self._dedup(m)) for m in live)
+        head = [*(self._first_user(m) for m in history[0]), *(self._noticed(m) for m in history[1])] if len(history) > 1 else []
+        in_range = [*head, *live]
+        before = sum(chars(self._dedup(m)) for m in in_range)
         self.deduped |= new
-        after = sum(chars(self._dedup(m)) for m in live)
+        after = sum(chars(self._dedup(m)) for m in in_range)
+        total = before
         ctx.declare_rewrite("prune", deduplicated=len(new))
         return total > 0 and (before - after) / total >= DEDUP_ENOUGH
 
@@ -313,13 +336,21 @@ def chars(message: Message) -> int:
 DEFAULTS: dict[str, object] = {"max_allowed": None, "file_read_dedup": True}
 
 
+def _settings(engine: str, window: int, options: EngineOptions) -> dict[str, object]:
+    config = read_settings(engine, options.config, DEFAULTS)
+    limit = config["max_allowed"]
+    if limit is not None and not 1 <= limit <= window:
+        raise ValueError(f"{engine}: max_allowed must be from 1 to the window ({window:,}), got {limit}")
+    return config
+
+
 def truncate(window: int, options: EngineOptions) -> ClineTruncate:
-    """``cline-truncate``; ``--engine-config``: ``max_allowed`` (tokens), ``file_read_dedup``."""
-    config = read_settings("cline-truncate", options.config, DEFAULTS)
+    """``cline-truncate``; ``--engine-config``: ``max_allowed`` (tokens, 1 to the window), ``file_read_dedup``."""
+    config = _settings("cline-truncate", window, options)
     return ClineTruncate(window, config["max_allowed"], config["file_read_dedup"])
 
 
 def condense(window: int, options: EngineOptions) -> ClineCondense:
-    """``cline-condense``; ``--engine-config``: ``max_allowed`` (tokens), ``file_read_dedup``."""
-    config = read_settings("cline-condense", options.config, DEFAULTS)
+    """``cline-condense``; ``--engine-config``: ``max_allowed`` (tokens, 1 to the window), ``file_read_dedup``."""
+    config = _settings("cline-condense", window, options)
     return ClineCondense(window, config["max_allowed"], config["file_read_dedup"])

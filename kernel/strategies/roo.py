@@ -5,7 +5,7 @@
 * Trigger, before each request: the last request's context tokens plus the pending message
   (``ctx.usage_tokens`` of the view) reach ``condense_percent`` of the window (default 100) or
   exceed ``allowed = window * (1 - 0.1) - reserved``, where ``reserved`` is the model's output
-  cap clamped to 20% of the window (``max_tokens`` overrides it).
+  cap clamped to 20% of the window, 8,192 without one (``max_tokens`` overrides it; 0 is unset).
 * Condense (``auto_condense``, on by default): the messages since the last summary (the summary
   included), every tool call and result turned into text, and the condense instruction as one
   more user message, are sent with a summarizer system prompt of its own and the routed tools:
@@ -18,6 +18,12 @@
   naming how many were hidden goes where they were; markers of earlier truncations stay.
 * Over the window (Roo learns of it from the provider's error): up to 3 forced condenses
   (truncation when a condense fails), here before the request.
+
+Simplified: after a summary, Roo's sliding window counts the whole stored history (the messages
+before the summary too) and drops a marker that lands before the summary; here it counts and hides
+the messages since the summary only. Roo's reserve differs for Claude hybrid-reasoning models
+(8,192), a reasoning budget (``modelMaxTokens``) and GPT-5 (the full cap); here every model's cap
+is clamped to 20% of the window.
 
 Roo counts messages as Anthropic does: one assistant message is one, a run of user and tool
 messages between two assistant messages is one. Each change is a declared rewrite.
@@ -75,12 +81,13 @@ class RooCondense(EngineBase):
     name = "roo-condense"
 
     def __init__(self, window: int, auto_condense: bool = True, condense_percent: int = 100, max_tokens: int | None = None) -> None:
-        if not 5 <= condense_percent <= 100:
-            raise ValueError(f"roo-condense: condense_percent must be between 5 and 100, got {condense_percent}")
+        if isinstance(condense_percent, bool) or not isinstance(condense_percent, int) or not 5 <= condense_percent <= 100:
+            raise ValueError(f"roo-condense: condense_percent must be an integer from 5 to 100, got {condense_percent!r}")
         self.window = window
         self.auto_condense = auto_condense
         self.condense_percent = condense_percent
-        self.max_tokens = max_tokens
+        #: The reply reserve; 0 means unset, as Roo's ``maxTokens || ...`` reads it.
+        self.max_tokens = max_tokens or None
         #: The last summary message, and the session index the messages after it start at.
         self.summary: Message | None = None
         self.cut = 0
@@ -122,7 +129,11 @@ class RooCondense(EngineBase):
         if self.max_tokens is not None:
             return self.max_tokens
         header = ctx.routed or ctx.header()
-        cap = 8_192 if header is None else ctx.catalog(header.envelope.provider, header.envelope.model).default_max_tokens
+        cap = None if header is None else ctx.catalog(header.envelope.provider, header.envelope.model).default_max_tokens
+        if not cap:
+            # Roo reserves ``maxTokens || ANTHROPIC_DEFAULT_MAX_TOKENS``: 8,192 for a model without a
+            # cap, unclamped.
+            return 8_192
         return min(cap, math.ceil(self.window * 0.2))
 
     def allowed(self, ctx: StepContext) -> float:
@@ -210,6 +221,11 @@ def _block_text(block: object) -> object:
 
 
 def factory(window: int, options: EngineOptions) -> RooCondense:
-    """``roo-condense``; ``--engine-config``: ``auto_condense``, ``condense_percent``, ``max_tokens``."""
-    config = read_settings("roo-condense", options.config, DEFAULTS)
+    """``roo-condense``; ``--engine-config``: ``auto_condense``, ``condense_percent`` (an integer
+    from 5 to 100), ``max_tokens`` (0 or absent: the model's output cap)."""
+    table = dict(options.config)
+    # Checked here, so that a fraction or a value out of range gets the one message naming 5-100.
+    percent = table.pop("condense_percent", DEFAULTS["condense_percent"])
+    config = read_settings("roo-condense", table, DEFAULTS)
+    config["condense_percent"] = percent
     return RooCondense(window, config["auto_condense"], config["condense_percent"], config["max_tokens"])

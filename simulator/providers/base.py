@@ -210,11 +210,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: case): ``first + k x step`` tokens, none below ``first`` (gemini-3-flash through Google AI
     #: Studio: measured).
     upstream_grids: tuple[tuple[str, str, int, int], ...] = ()
-    #: ``(upstream, model regex, lag, after)``: a model whose reads, when a gateway names that
-    #: upstream as the one that served it (any case), count to the token (the model's own step set
-    #: aside) and trail the lane's previous prompt as :attr:`read_lag_by_model` says, which this
-    #: wins over (gemini-3-flash through Vertex AI, Kilo's upstream ``Google``: measured).
-    upstream_read_lags: tuple[tuple[str, str, int, int], ...] = ()
+    #: ``(upstream, model regex, lag)``: a model whose reads, when a gateway names that upstream as
+    #: the one that served it (any case), count to the token (the model's own step set aside) and,
+    #: followed from the lane's last read, move up to the previous prompt less ``lag`` tokens,
+    #: which wins over :attr:`read_lag_by_model` (gemini-3-flash through the upstream Kilo Code's
+    #: gateway names ``Google``, Vertex AI: measured). :meth:`upstream_grid` gives it.
+    upstream_read_lags: tuple[tuple[str, str, int], ...] = ()
     #: ``(route, model regex, step)``: the step a model's reads count in when sent through that
     #: route (a gateway: ``openrouter``), and through it only (google/gemini-2.5-pro through
     #: OpenRouter: measured; the same name on Vertex AI's own endpoint reads to the token).
@@ -598,24 +599,21 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         name = "".join(c for c in upstream.lower() if c.isalnum())
         return name == self.name or name in self.own_hosts
 
-    def upstream_grid(self, upstream: object, model: str) -> tuple[int, int]:
-        """The ``(step, first)`` grid ``model``'s reads lie on when the gateway names ``upstream``
-        as the one that served it (:attr:`upstream_grids`); ``(0, 0)`` where the model decides it."""
+    def upstream_grid(self, upstream: object, model: str) -> tuple[int, int, int]:
+        """The ``(step, first, lag)`` ``model``'s reads follow when the gateway names ``upstream``
+        as the one that served it: the grid they lie on (:attr:`upstream_grids`), or step 1 and the
+        tokens a followed read trails the previous prompt by (:attr:`upstream_read_lags`);
+        ``(0, 0, 0)`` where the model decides it. The one lookup: a reader that names the upstream
+        sets all three on its requests (:attr:`TraceRequest.read_lag`)."""
         if not isinstance(upstream, str):
-            return 0, 0
+            return 0, 0, 0
         name = upstream.strip().lower()
-        return next(((step, first) for served, pattern, step, first in self.upstream_grids
-                     if served == name and _pattern(pattern).search(model)), (0, 0))
-
-    def upstream_read_lag(self, upstream: object, model: str) -> tuple[int, int] | None:
-        """The ``(lag, after)`` ``model``'s reads trail the previous prompt by when the gateway names
-        ``upstream`` as the one that served it (:attr:`upstream_read_lags`); None where none is
-        measured."""
-        if not isinstance(upstream, str):
-            return None
-        name = upstream.strip().lower()
-        return next(((lag, after) for served, pattern, lag, after in self.upstream_read_lags
+        grid = next(((step, first, 0) for served, pattern, step, first in self.upstream_grids
                      if served == name and _pattern(pattern).search(model)), None)
+        if grid is not None:
+            return grid
+        return next(((1, 0, lag) for served, pattern, lag in self.upstream_read_lags
+                     if served == name and _pattern(pattern).search(model)), (0, 0, 0))
 
     def route_step(self, route: str, model: str) -> int:
         """The step ``model``'s reads count in when sent through ``route`` (:attr:`route_steps`);

@@ -121,18 +121,23 @@ behind those points (76,650, 84,788, 92,941 ...: ~8,150 apart), so once a lane r
 moves up by whole steps from it as far as the previous prompt holds: 277 -> 313. The 116 calls Vertex AI
 (``Google``) served read on no such grid (below).
 
-**Through Vertex AI: to the token, 1,250 behind the previous prompt [M].** The 116 calls of the
-same sample that Kilo's gateway names Vertex AI (``Google``) for read on no grid (10,175, 10,771,
+**Through Kilo's gateway's Vertex AI upstream: to the token, 1,000 behind the previous prompt
+[M].** The 116 calls of the same sample that Kilo's gateway names Vertex AI (``Google``) for read
+on no grid (10,175, 10,771,
 16,187, 20,729, 23,831 ...). Of the 105 that extended the lane's previous Vertex call within ten
 minutes, 18 read 0, 52 read 0 to 4,000 tokens short of the previous prompt (quartiles 974, 2,024 and
 3,087 short), 34 fell further back and 1 read past it. So such a call is read to the token (the
 model's 3,924 set aside) and, following the lane's last read, predicted to read at least the
-previous prompt less 1,250 (:data:`UPSTREAM_READ_LAGS`,
-:attr:`~prefixbench.simulator.providers.base.ProviderRules.upstream_read_lags`): within 3% 39 -> 46
-of the 116 (12 gained, 5 lost). Chosen on the even ones of the tasks with Vertex calls, in name
-order (12 of 31 on the grid; lags of 1,000, 1,200, 1,250 and 1,300 fit 13, 1,100 and 1,400 12, 750
-11; 1,250 taken from the tie), held out on the odd ones: 27 -> 33 of 85 (the other tied lags: 29,
-32, 33); no other sample names that upstream. What is left:
+previous prompt less 1,000 (:data:`UPSTREAM_READ_LAGS`,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.upstream_read_lags`, which
+:meth:`~prefixbench.simulator.providers.base.ProviderRules.upstream_grid` gives a reader with the
+step): within 3% 39 -> 42 of the 116 (11 gained, 8 lost). Chosen on the even ones of the tasks with
+Vertex calls, in name order (12 of 31 on the grid; lags of 1,000, 1,200, 1,250 and 1,300 fit 13,
+1,100, 1,400 and 1,500 12, 750 and 2,000 to 3,000 11), the tie broken by a rule fixed in advance:
+the smallest tied lag. Held out on the odd ones: 27 -> 29 of 85 (1,200 to 1,300 would give 32 or
+33, but picking them took the held-out half's help). Any lag from 1,000 to 3,000 gains overall
+(41 to 46 of 116) and on the odd half (29 to 34); on the even half only the tied four gain. No
+other sample names that upstream. What is left:
 the reads of 0 and the falls, and the second calls of four tasks, which read 10,142 to 10,349
 tokens of first prompts of 12,323 to 12,545 (missed before and after: the whole prompt is
 predicted). Those reads are not one size: the two tasks in Kilo's debug mode sent the longer first
@@ -320,10 +325,10 @@ ROUTE_STEPS: tuple[tuple[str, str, int], ...] = (("openrouter", r"google/gemini-
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
 UPSTREAM_GRIDS: tuple[tuple[str, str, int, int], ...] = (("google ai studio", r"gemini-3-flash(?!-lite)", 8000, 16000),)
-#: How far gemini-3-flash's reads trail the lane's previous prompt, read to the token, when a
-#: gateway names Vertex AI (Kilo Code's and OpenRouter's upstream ``Google``) as the upstream that
-#: served it [M] (see the module doc, "Through Vertex AI"): (upstream, model pattern, lag, after).
-UPSTREAM_READ_LAGS: tuple[tuple[str, str, int, int], ...] = (("google", r"gemini-3-flash(?!-lite)", 1250, 0),)
+#: How far gemini-3-flash's followed reads trail the lane's previous prompt, read to the token,
+#: when Kilo Code's gateway names ``Google`` (Vertex AI) as the upstream that served it [M] (see
+#: the module doc, "Through Vertex AI"): (upstream, model pattern, lag).
+UPSTREAM_READ_LAGS: tuple[tuple[str, str, int], ...] = (("google", r"gemini-3-flash(?!-lite)", 1000),)
 #: The fewest tokens past the checkpoint a request read that it must leave uncached before the next
 #: request of its lane reads a newer one [M] (see the module doc, "A new checkpoint").
 NEW_CHECKPOINT_MIN = 3000

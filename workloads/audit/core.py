@@ -1112,14 +1112,17 @@ def audit_requests(
         passed = _pass(inputs, range(len(positions)), frozenset(), preds, buckets)
         compactions = [c for _, c in passed.compactions]
         followed = passed.followed
+        lagged = passed.lagged
         done = None
     else:
         passes, done = _parts_in_workers(inputs, parts, preds, buckets, lane_heads, of_file)
         found: list[tuple[int, CompactionSummary]] = []
         followed = Counter()
+        lagged = Counter()
         for passed in passes:  # (in the parts' order: every figure merged below is summed or a part's own)
             found += passed.compactions
             followed.update(passed.followed)
+            lagged.update(passed.lagged)
             heads.token_scales.update(passed.token_scales)
             heads.last_sizes.update(passed.last_sizes)
             prices.missing |= passed.missing
@@ -1132,6 +1135,8 @@ def audit_requests(
     result = _summarize(buckets, summaries, heads, requests, prices, caches, done, lane_heads)
     if followed:
         result = replace(result, notes=result.notes + (follow_note(followed),))
+    if lagged:
+        result = replace(result, notes=result.notes + lag_notes(lagged))
     unlinked = _unlinked_starts(requests, origins)
     if unlinked:
         result = replace(result, notes=result.notes + (unlinked,))
@@ -1167,6 +1172,7 @@ class _Passed(msgspec.Struct):
 
     compactions: list[tuple[int, CompactionSummary]]
     followed: Counter[str]
+    lagged: Counter[tuple[str, str, str, int]]
     token_scales: dict[Key, TokenScale]
     last_sizes: dict[tuple[str, str], tuple[int, int]]
     missing: set[str]
@@ -1263,7 +1269,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         lane_index[lane_key] += 1
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
-    return _Passed(compactions, predictor.followed, heads.token_scales, heads.last_sizes, prices.missing, prices.fast_missing)
+    return _Passed(compactions, predictor.followed, predictor.lagged, heads.token_scales, heads.last_sizes, prices.missing, prices.fast_missing)
 
 
 #: :func:`node_uses`'s count of a node kept to the pass's end (its name is another request's
@@ -1868,6 +1874,9 @@ class Predictor:
         self.lanes_read: set[tuple[str, str]] = set()
         #: Per provider, the requests :meth:`_follow` predicted otherwise than the chain model.
         self.followed: Counter[str] = Counter()
+        #: The predictions an upstream's lag changed (:attr:`TraceRequest.read_lag`), by
+        #: (provider, model, upstream, lag).
+        self.lagged: Counter[tuple[str, str, str, int]] = Counter()
         self.warm = frozenset(heads.warm)
         #: Heads read at lane starts only (:attr:`Heads.start_warm`).
         self.start_warm = frozenset(heads.start_warm)
@@ -1993,8 +2002,9 @@ class Predictor:
             read = head if head <= before else 0
         if read <= 0:
             return pred
-        # (An upstream's own lag wins over the model's: gemini-3-flash through Vertex AI, measured.)
-        lag = None if gridded else (rules.upstream_read_lag(r.upstream, r.model) or rules.read_lag(r.model))
+        # (An upstream's own lag wins over the model's: gemini-3-flash through the upstream Kilo's
+        # gateway names Google, Vertex AI, measured; the reader set it with the step: read_lag.)
+        lag = None if gridded else ((r.read_lag, 0) if r.read_lag else rules.read_lag(r.model))
         if gridded and r.read_offset and read >= r.read_offset:
             # On the grid an upstream reads on (gemini-3-flash through Google AI Studio, measured:
             # upstream_grids), the newer checkpoints lie whole steps past the one the lane read, as
@@ -2007,11 +2017,14 @@ class Predictor:
             followed = max(pred.read, read) if before - read >= rules.new_checkpoint_min else read
         elif lag is not None:
             # A model whose reads trail the previous prompt (Gemini 2.5, measured: read_lag_by_model;
-            # gemini-3-flash through Vertex AI: upstream_read_lags):
+            # gemini-3-flash through Kilo's gateway's Vertex AI upstream: upstream_read_lags):
             # once the previous request left enough uncached past its read, the higher of the
             # last read and that prompt less the lag.
             trail, after = lag
             followed = max(read, min(pred.read, before - trail)) if before - read >= after else read
+            if r.read_lag and followed != read and followed != pred.read:
+                # (The predictions the upstream's lag changed, for its note.)
+                self.lagged[(r.provider, r.model, r.upstream, r.read_lag)] += 1
         else:
             followed = read
         if followed == pred.read:
@@ -2227,6 +2240,17 @@ class Predictor:
         self.blocks.update(r.hash_ids[known:])
         read = min(length, shared)
         return Prediction(read, 0, length - read, "blocks")
+
+
+def lag_notes(lagged: Mapping[tuple[str, str, str, int], int]) -> tuple[str, ...]:
+    """One note per upstream whose lag (:attr:`TraceRequest.read_lag`) changed predictions: how
+    many, and what the lag is."""
+    return tuple(
+        f"{provider} reads of {model} through the upstream {upstream} predicted to the token ({n:,} prediction(s) "
+        f"its lag moved): the reads that upstream served lie on no grid, short of the previous prompt by a "
+        f"varying amount (measured), so a read followed from the lane's last one moves up to the previous "
+        f"prompt less {trail:,} tokens, not onto the model's {rules_for(provider).read_step(model):,}-token steps"
+        for (provider, model, upstream, trail), n in sorted(lagged.items()))
 
 
 def follow_note(followed: Mapping[str, int]) -> str:
@@ -3199,10 +3223,12 @@ def no_follow_unused_note(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
 
 def assume_read_steps(requests: list[TraceRequest], steps: Mapping[str, int]) -> list[TraceRequest]:
     """The requests with the read step ``steps`` gives their provider (``--read-step``): it wins
-    over the step the rules, the request's date or its endpoint gave it."""
+    over the step the rules, the request's date or its endpoint gave it, and over the lag an
+    upstream gave (:attr:`TraceRequest.read_lag`)."""
     if not steps:
         return requests
-    return [replace(whole(r), read_step=steps[r.provider], read_offset=0) if r.provider in steps else r for r in requests]
+    return [replace(whole(r), read_step=steps[r.provider], read_offset=0, read_lag=0) if r.provider in steps else r
+            for r in requests]
 
 
 def assume_codex_heads(requests: list[TraceRequest], heads: Mapping[str, int]) -> list[TraceRequest]:

@@ -164,14 +164,4 @@ def notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
                 f"on read {model} on (measured), with no response kept"
             )
         out.append(head + why + f", not the documented {rules_for(provider).read_step(model):,}-token steps")
-    lagged: dict[tuple[str, str, str, int], int] = defaultdict(int)
-    for r in requests:
-        if r.read_step == 1 and not r.read_offset and (lag := rules_for(r.provider).upstream_read_lag(r.upstream, r.model)):
-            lagged[(r.provider, r.model, r.upstream, lag[0])] += 1
-    for (provider, model, upstream, trail), n in sorted(lagged.items()):
-        out.append(
-            f"{provider} reads of {model} through the upstream {upstream} predicted to the token ({n:,} request(s)): "
-            f"the reads that upstream served lie on no grid, short of the previous prompt by a varying amount "
-            f"(measured), so a read followed from the lane's last one moves up to the previous prompt less "
-            f"{trail:,} tokens, not onto the model's {rules_for(provider).read_step(model):,}-token steps")
     return tuple(out)

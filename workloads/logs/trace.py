@@ -207,6 +207,11 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: but where the audit learned a coarser grid from the log's own reads
     #: (:mod:`prefixbench.workloads.audit.grid`).
     read_offset: int = 0
+    #: Tokens a read followed from the lane's last one trails the previous prompt by, where the
+    #: upstream a gateway names gave the request read step 1 and this lag
+    #: (:meth:`~prefixbench.simulator.providers.base.ProviderRules.upstream_grid`); 0: none.
+    #: ``--read-step`` clears it.
+    read_lag: int = 0
     #: Tokens of its head the account is assumed to keep warm outside the log (``--codex-warm-head``:
     #: read at a lane start and after an expiry where the log's own cold points show no warm head);
     #: 0: none assumed.
@@ -280,7 +285,7 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
 #: The fields most requests of a log leave at their default (a body, block hashes, an endpoint, the
 #: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
 RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_call", "read_step",
-               "read_offset", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model",
+               "read_offset", "read_lag", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model",
                "upstream")
 
 
@@ -307,10 +312,10 @@ SHAPE_FIELDS = Shape.__struct_fields__
 
 class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 12
-    slots, not 33: the same fields, properties and values, read the same way (each rare field
+    slots, not 34: the same fields, properties and values, read the same way (each rare field
     reads as its default, each of :data:`SHAPE_FIELDS` as its :class:`Shape`'s, which the requests
     that hold the same values share). The audit holds every request of every file to its end, so
-    it holds such a request as this (:func:`plain`; 168 bytes less each; its file, the most read of
+    it holds such a request as this (:func:`plain`; 176 bytes less each; its file, the most read of
     the shared fields, keeps a slot of its own: 12 slots take the allocator's same block as 11;
     its ``path`` is "", a request with one being a :class:`PathRequest`),
     from the moment its file is read (``load_trace(held=True)``: the request's id is kept until
@@ -426,7 +431,7 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     # (each field tested, no tuple of them made: the audit asks this of every request)
     if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None
             or r.hash_ids is not None or r.block_tokens is not None or r.compaction_call or r.read_step or r.read_offset
-            or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
+            or r.read_lag or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
             or r.provider_by_model or r.upstream):
         return r
     held = r.usage if r.usage is None or not usage else plain_usage(r.usage)

@@ -181,3 +181,77 @@ def test_the_factories_read_their_settings():
         truncate(WINDOW, EngineOptions(config={"keep": "half"}))
     with pytest.raises(ValueError, match="cline-condense: file_read_dedup must be true or false"):
         condense(WINDOW, EngineOptions(config={"file_read_dedup": 1}))
+
+
+def test_the_context_window_error_truncation_also_replaces_the_task():
+    # Cline's error path (triggerApplyStandardContextTruncationNoticeChange) puts the continue
+    # note on the first user message too, so the cache breaks at message 0.
+    session = session_with([("fix the bug", 80)])
+    engine = ClineTruncate(WINDOW, max_allowed=10**9)
+    engine.before_step(context(session, WINDOW))
+    view = engine.view(session)
+    assert view[0].text() == CONTINUE_NOTE and view[1].blocks[0] == Text(TRUNCATION_NOTICE)
+    # The threshold's truncation keeps the task.
+    session2 = session_with([("fix the bug", 70)])
+    other = ClineTruncate(WINDOW)
+    other.before_step(context(session2, WINDOW))
+    assert other.view(session2)[0].text() == "fix the bug"
+
+
+def test_the_duplicate_read_share_counts_the_first_pair_and_earlier_rewrites_at_their_length():
+    # Two reads of a.py after a long first pair: the rewrite saves 10,000 of ~20,000 characters
+    # after the pair (50%), but under 30% once the pair's ~30,000 count too.
+    session = Session("s")
+    session.log_header(ROUTED)
+    session.append("user/message", user_text("task " + "t" * 30_000))
+    for index in range(2):
+        call = ToolCall(f"r{index}", "read_file", json.dumps({"path": "a.py"}))
+        session.append("assistant/message", Message("assistant", (Text("read"), call)))
+        session.append("tool/result", Message("tool", (ToolResult(f"r{index}", (Text("y" * 10_000),)),)))
+    engine = ClineTruncate(WINDOW)
+    assert engine.dedup_enough(context(session, WINDOW)) is False
+    # An earlier rewrite counts at its current (notice) length: r0 already rewritten, r1 now
+    # rewritten saves 10,000 of ~10,000 + notice (not of 20,000 + notice).
+    session = reads(["a.py", "a.py", "a.py"], 10_000)
+    engine = ClineTruncate(WINDOW)
+    engine.deduped = {"r0"}
+    assert engine.dedup_enough(context(session, WINDOW)) is True
+
+
+def test_a_kept_unit_of_tool_results_only_leaves_a_user_message_between_two_assistants():
+    session = Session("s")
+    session.log_header(ROUTED)
+    session.append("user/message", user_text("task"))
+    session.append("assistant/message", Message("assistant", (Text("let me look"),)))  # no calls
+    session.append("user/message", user_text("go on"))
+    for index in range(8):
+        call = ToolCall(f"c{index}", "read", "{}")
+        session.append("assistant/message", Message("assistant", (Text(f"step {index}"), call)))
+        session.append("tool/result", Message("tool", (ToolResult(f"c{index}", (Text("x" * 100),)),)))
+    engine = ClineTruncate(WINDOW)
+    ctx = context(session, WINDOW)
+    engine.truncate(ctx, "half")
+    view = engine.view(session)
+    roles = [m.role for m in view]
+    assert all(not (a == b == "assistant") for a, b in zip(roles, roles[1:])), roles
+    assert view[2].role == "user" and paired(view)
+
+
+def test_a_truncation_that_deletes_nothing_still_shows_the_notice_it_declares():
+    # Four units: the range would end below 2, yet Cline sets the notice; the view shows it.
+    session = session_with([("fix the bug", 1)])
+    session.append("user/message", user_text("more"))
+    engine = ClineTruncate(WINDOW)
+    ctx = context(session, WINDOW)
+    engine.truncate(ctx, "half")
+    assert engine.deleted_end is None
+    assert rewrites(session) == ["truncate"] and engine.view(session)[1].blocks[0] == Text(TRUNCATION_NOTICE)
+    engine.truncate(ctx, "half")  # nothing changes: nothing declared
+    assert rewrites(session) == ["truncate"]
+
+
+def test_max_allowed_must_be_inside_the_window():
+    for value in (0, WINDOW + 1):
+        with pytest.raises(ValueError, match=f"cline-truncate: max_allowed must be from 1 to the window \\({WINDOW:,}\\), got {value}"):
+            truncate(WINDOW, EngineOptions(config={"max_allowed": value}))
+    assert truncate(WINDOW, EngineOptions(config={"max_allowed": WINDOW})).max_allowed == WINDOW

@@ -76,7 +76,7 @@ def test_condense_percent_condenses_earlier():
     assert 0.5 * WINDOW <= ctx.usage_tokens(session.derive_messages()) <= 34_000
     RooCondense(WINDOW, condense_percent=50).before_step(ctx)
     assert len(client.sent) == 1
-    with pytest.raises(ValueError, match="between 5 and 100"):
+    with pytest.raises(ValueError, match="an integer from 5 to 100"):
         RooCondense(WINDOW, condense_percent=4)
 
 
@@ -126,3 +126,24 @@ def test_the_factory_reads_its_settings():
     assert (engine.auto_condense, engine.condense_percent, engine.max_tokens) == (False, 75, 4_096)
     with pytest.raises(ValueError, match="roo-condense: unknown setting"):
         factory(WINDOW, EngineOptions(config={"percent": 75}))
+
+
+def test_max_tokens_zero_means_unset():
+    # Roo reads the reserve as ``maxTokens || ANTHROPIC_DEFAULT_MAX_TOKENS``: 0 is no setting.
+    session = session_with([("fix", 1)])
+    engine = factory(WINDOW, EngineOptions(config={"max_tokens": 0}))
+    assert engine.allowed(context(session, WINDOW)) == 34_000  # the model's cap (2,000), not 0
+
+
+def test_condense_percent_names_its_range_5_to_100():
+    message = "roo-condense: condense_percent must be an integer from 5 to 100, got "
+    for value in (75.5, 4, 101, True):
+        with pytest.raises(ValueError, match=message.replace("(", "\\(") + repr(value).replace(".", "\\.")):
+            factory(WINDOW, EngineOptions(config={"condense_percent": value}))
+    assert factory(WINDOW, EngineOptions(config={"condense_percent": 5})).condense_percent == 5
+
+
+def test_a_model_without_an_output_cap_reserves_8192_unclamped():
+    # Roo: ``maxTokens || ANTHROPIC_DEFAULT_MAX_TOKENS``; the 20% clamp is for a cap the model has.
+    session = session_with([("fix", 1)])
+    assert RooCondense(WINDOW).allowed(context(session, WINDOW, max_tokens=0)) == 36_000 - 8_192

@@ -24,6 +24,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import load_trace, run_audit
@@ -506,10 +507,10 @@ def test_gemini_3_flash_through_google_ai_studio_reads_on_8000_token_checkpoints
 
 
 def test_gemini_3_flash_through_vertex_reads_to_the_token_trailing_the_previous_prompt(tmp_path: Path) -> None:
-    # Through Vertex AI (Kilo's upstream "Google") gemini-3-flash reads on no grid, short of the
-    # previous prompt by a varying amount (measured, gao51-qw/n8nworkflow.com: 116 calls): a read
-    # follows the lane's last one and moves up to the previous prompt less 1,250. Here 40,750 after
-    # a 42,000-token prompt (main: the newest 3,924-token checkpoint, 39,240, over 3% short of
+    # Through Vertex AI (Kilo's gateway's upstream "Google") gemini-3-flash reads on no grid, short
+    # of the previous prompt by a varying amount (measured, gao51-qw/n8nworkflow.com: 116 calls): a
+    # read follows the lane's last one and moves up to the previous prompt less 1,000. Here 41,000
+    # after a 42,000-token prompt (the newest 3,924-token checkpoint, 39,240, is over 3% short of
     # 40,800); AI Studio keeps its grid.
     calls = [(40_000, 0), (42_000, 38_700), (44_000, 40_800)]
     start = 1_768_000_000_000
@@ -518,22 +519,51 @@ def test_gemini_3_flash_through_vertex_reads_to_the_token_trailing_the_previous_
     (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
     (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
     requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
-    assert {(r.read_step, r.read_offset, r.upstream) for r in requests} == {(1, 0, "Google")}
+    assert {(r.read_step, r.read_offset, r.read_lag, r.upstream) for r in requests} == {(1, 0, 1_000, "Google")}
     result = run_audit([tmp_path])
-    assert [r.predicted_cache_read for r in result.rows] == [0, 40_000, 40_750]
+    assert [r.predicted_cache_read for r in result.rows] == [0, 40_000, 41_000]
     assert [r.read_within for r in result.rows] == [True, False, True]
+    # The note counts the predictions the lag moved (the third), not every call through Vertex.
     assert any(note.startswith("gemini reads of google/gemini-3-flash-preview through the upstream Google predicted to the "
-                               "token (3 request(s))") and "previous prompt less 1,250 tokens" in note for note in result.notes)
+                               "token (1 prediction(s) its lag moved)") and "previous prompt less 1,000 tokens" in note
+               for note in result.notes)
+    # --no-follow-reads: the lag never ran, so no note claims it.
+    unfollowed = run_audit([tmp_path], follow_reads=False)
+    assert [r.predicted_cache_read for r in unfollowed.rows] == [0, 40_000, 42_000]
+    assert not any("its lag moved" in note or "less 1,000 tokens" in note for note in unfollowed.notes)
+
+
+def test_read_step_one_alone_does_not_turn_the_vertex_lag_on(tmp_path: Path) -> None:
+    # --read-step sets plain steps: it clears the lag an upstream gave, and a request whose reader
+    # set no lag gets none from the step alone.
+    from prefixbench.workloads.audit.core import assume_read_steps
+    calls = [(40_000, 0), (42_000, 38_700), (44_000, 40_800)]
+    start = 1_768_000_000_000
+    ui = [_gateway_call(start + 10_000 * k, prompt, read, "Google") for k, (prompt, read) in enumerate(calls)]
+    history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
+    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
+    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
+    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    for unset in (False, True):  # the Kilo reader's requests, then as from a reader that sets no step
+        given = [msgspec.structs.replace(r, read_step=0, read_lag=0) for r in requests] if unset else requests
+        stepped = assume_read_steps(list(given), {"gemini": 1})
+        result = run_audit([tmp_path], trace=(stepped, [summary]))
+        # The third call follows the lane's last read (38,700) and moves up no further.
+        assert [r.predicted_cache_read for r in result.rows] == [0, 40_000, 38_700]
+        assert not any("previous prompt less" in note for note in result.notes)
+        assert {(r.read_step, r.read_lag) for r in stepped} == {(1, 0)}
 
 
 def test_only_vertex_s_gemini_3_flash_reads_trail_the_previous_prompt() -> None:
     # The upstream as the gateway names it, any case; not AI Studio (its grid), not Flash-Lite
     # (unmeasured), not a log that names no upstream.
     from prefixbench.simulator.providers.gemini import RULES
-    assert RULES.upstream_read_lag(" GOOGLE ", "google/gemini-3-flash-preview") == (1250, 0)
-    assert RULES.upstream_read_lag("Google AI Studio", "google/gemini-3-flash-preview") is None
-    assert RULES.upstream_read_lag("Google", "google/gemini-3.1-flash-lite-preview") is None
-    assert RULES.upstream_read_lag(None, "google/gemini-3-flash-preview") is None
+    # One lookup gives the step and the lag: step 1, trailing by 1,000 (the smallest lag of the
+    # even half's tie, chosen in advance).
+    assert RULES.upstream_grid(" GOOGLE ", "google/gemini-3-flash-preview") == (1, 0, 1_000)
+    assert RULES.upstream_grid("Google AI Studio", "google/gemini-3-flash-preview") == (8_000, 16_000, 0)
+    assert RULES.upstream_grid("Google", "google/gemini-3.1-flash-lite-preview") == (0, 0, 0)
+    assert RULES.upstream_grid(None, "google/gemini-3-flash-preview") == (0, 0, 0)
 
 
 def test_an_ai_studio_read_moves_up_whole_steps_from_the_checkpoint_the_lane_read(tmp_path: Path) -> None:

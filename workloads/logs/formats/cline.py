@@ -1016,12 +1016,12 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
 
 def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, rules: ProviderRules | None, model: str,
           usage: Usage, chain: tuple[str, str, str | None, int], events: list[tuple[str, str]], *, lane: str = "main",
-          lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int] = (0, 0), upstream: str = "",
+          lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int, int] = (0, 0, 0), upstream: str = "",
           path: str = "", shared: int | None = None) -> TraceRequest:
     """One call of any of Cline's files: its provider from ``rules`` (unknown without); ``chain``:
     its prefix's (key, node, parent, new blocks), replaying the previous answer where that
-    provider's cache keeps output; ``grid``: the ``(step, first)`` its reads lie on where the
-    upstream a gateway names decides it (else ``(0, 0)``); ``upstream``: the server that gateway
+    provider's cache keeps output; ``grid``: the ``(step, first, lag)`` its reads follow where
+    the upstream a gateway names or the route decides it (else ``(0, 0, 0)``); ``upstream``: the server that gateway
     names as the one that served it (``inferenceProvider``), "" where none; ``path``: where in
     its line it is (``[57]``, ``messages[3]``: :attr:`TraceRequest.path`), "" where it has the
     line to itself; ``shared``: of the parent's prompt, what this one keeps (:attr:`Prefix.shared`)."""
@@ -1032,7 +1032,8 @@ def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, ru
         seq=seq, sent_ms=sent, ready_ms=None, done_ms=done, provider=provider, model=model, usage=usage,
         prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT, shared=shared),
         events=tuple(events),
-        request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], upstream=upstream, path=path,
+        request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], read_lag=grid[2], upstream=upstream,
+        path=path,
     )
 
 
@@ -1186,11 +1187,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         # Named by the call's place, not its line: a task file written as one line gives every
         # entry line 1.
         node = f"{NAME}:{task.name}#{len(out)}"
-        grid = (0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
-        if rules is not None and grid == (0, 0):
-            grid = (rules.route_step(_route(handler, model, protocol), model), 0)
-        if rules is not None and grid == (0, 0) and rules.upstream_read_lag(info.get("inferenceProvider"), model) is not None:
-            grid = (1, 0)  # (an upstream whose reads trail the previous prompt to the token: upstream_read_lags)
+        grid = (0, 0, 0) if rules is None else rules.upstream_grid(info.get("inferenceProvider"), model)
+        if rules is not None and grid == (0, 0, 0):
+            grid = (rules.route_step(_route(handler, model, protocol), model), 0, 0)
         # Roo Code and Kilo Code save a call's user message before its reply's first entry, and the
         # reply after it: the messages between the previous call's reply and this one's tell whether
         # that call's response thought and whether this call starts a user turn.
