@@ -569,3 +569,34 @@ def test_a_span_a_third_party_host_served_is_unpriced(tmp_path: Path) -> None:
     result = run_audit([path])
     assert [row.cost_usd is None for row in result.rows] == [True, False] and result.totals.unpriced_requests == 1
     assert any("served by groq (the log names it): Groq sets its own" in n for n in result.notes), result.notes
+
+
+def test_an_agent_span_beside_its_calls_under_one_parent_sums_them(tmp_path: Path) -> None:
+    """Microsoft Agent Framework (Python) opens its ``invoke_agent`` span beside its ``chat`` spans,
+    all under the workflow's executor span, not above them, and gives it their summed usage (a real
+    export: github.com/Josh-Weston/microsoft-agent-framework-samples, 22 such agent spans over 34
+    calls). Before, each agent span was counted as one more call: the prompt and output twice over.
+    An agent span with no call beside it in its time window is still a call."""
+    model = {"gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-5-mini"}
+    chat = model | {"gen_ai.operation.name": "chat"}
+    agent = model | {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Weather agent"}
+    spans = [
+        span("e1", {}, 0, parent="w"),
+        span("a1", agent | {"gen_ai.usage.input_tokens": 346, "gen_ai.usage.output_tokens": 82}, 0, parent="e1"),
+        span("c1", chat | {"gen_ai.usage.input_tokens": 145, "gen_ai.usage.output_tokens": 51}, 0.1, parent="e1"),
+        span("x1", {"gen_ai.operation.name": "execute_tool"}, 0.4, parent="e1"),
+        span("c2", chat | {"gen_ai.usage.input_tokens": 201, "gen_ai.usage.output_tokens": 31}, 0.5, parent="e1"),
+        span("e2", {}, 3, parent="w"),
+        span("a2", agent | {"gen_ai.usage.input_tokens": 289, "gen_ai.usage.output_tokens": 94}, 3, parent="e2"),
+        span("c3", chat | {"gen_ai.usage.input_tokens": 289, "gen_ai.usage.output_tokens": 94}, 3.2, parent="e2"),
+        # Another trace: an agent span alone (its calls not exported) is the only count there is.
+        span("a3", agent | {"gen_ai.usage.input_tokens": 500, "gen_ai.usage.output_tokens": 9}, 9, trace="t2", parent="e3"),
+    ]
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(otlp(spans)) + "\n")
+    requests, summary = read(path)
+    assert [(r.lane, r.usage.uncached, r.usage.output) for r in requests] == [("t1", 145, 51), ("t1", 201, 31), ("t1", 289, 94), ("t2", 500, 9)]
+    assert [why.split(":")[0] for _, why in summary.skipped] == ["span a1", "span a2"]
+    assert all("sums the usage of the" in why and "beside it" in why for _, why in summary.skipped)
+    totals = run_audit([path]).totals
+    assert (totals.requests, totals.input, totals.output) == (4, 145 + 201 + 289 + 500, 51 + 31 + 94 + 9)

@@ -53,7 +53,9 @@ beside them).
 The conventions say ``input_tokens`` SHOULD include reads and writes; instrumentations that copy
 Anthropic's ``input_tokens`` do not. A file is read one way, decided from its own numbers (an
 input below its reads plus writes cannot include them) and stated in the notes. A span whose
-descendants carry usage too (an ``invoke_agent`` span summing its calls) is not counted again.
+descendants carry usage too (an ``invoke_agent`` span summing its calls) is not counted again, nor
+is an ``invoke_agent`` span beside calls with usage of its parent that start within its time
+(Microsoft Agent Framework's, which sums them).
 A call span that names no model runs the one the nearest span above it names (those names, then
 Codex's plain ``model``: its ``handle_responses`` spans carry the usage only, its ``turn`` and
 sampling-request spans above them the model), else ``unknown``, said in a note.
@@ -71,6 +73,7 @@ Coding agents' own per-call events (Claude Code's ``claude_code.api_request``, C
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -424,6 +427,33 @@ def _has_usage(span: Span) -> bool:
     return any(span.attributes.get(key) is not None for key in INPUT_KEYS + OUTPUT_KEYS)
 
 
+#: The conventions' operation of a span that runs an agent (its calls are spans of their own).
+AGENT_OPERATION = "invoke_agent"
+
+
+def _agents_beside_calls(spans: list[Span]) -> list[tuple[Span, int]]:
+    """The ``invoke_agent`` spans with usage that sum the calls beside them, each with how many:
+    Microsoft Agent Framework (Python) opens its agent span as a sibling of its ``chat`` spans
+    (both under the workflow's executor span) and gives it their summed usage. An agent span is
+    such a sum where another span with usage of its trace and parent, not an agent's, starts
+    within its time; one with no such call is counted (its calls were not exported)."""
+    starts: dict[tuple[str, str], list[int]] = {}
+    for span in spans:
+        if span.parent_id and span.start_ms is not None and span.attributes.get("gen_ai.operation.name") != AGENT_OPERATION:
+            starts.setdefault((span.trace_id, span.parent_id), []).append(span.start_ms)
+    for found in starts.values():
+        found.sort()
+    beside: list[tuple[Span, int]] = []
+    for span in spans:
+        if span.attributes.get("gen_ai.operation.name") != AGENT_OPERATION or span.start_ms is None or span.end_ms is None:
+            continue
+        found = starts.get((span.trace_id, span.parent_id), [])
+        n = bisect_right(found, span.end_ms) - bisect_left(found, span.start_ms)
+        if n:
+            beside.append((span, n))
+    return beside
+
+
 #: The model a call ran, current names first, then the ``llm.*`` names of instrumentations older
 #: than the GenAI conventions (OpenLLMetry's early releases, promptflow's tracing), which name
 #: their usage ``llm.usage.*`` too, then OpenInference's ``llm.model_name``.
@@ -536,6 +566,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             parent = parent_of.get((span.trace_id, parent), "")
     skipped += [(s.line, f"span {s.span_id}: sums the usage of the calls under it") for s in with_usage if (s.trace_id, s.span_id) in aggregates]
     calls = [s for s in with_usage if (s.trace_id, s.span_id) not in aggregates]
+    beside = _agents_beside_calls(calls)
+    skipped += [(s.line, f"span {s.span_id}: an {AGENT_OPERATION} span that sums the usage of the {n} call span(s) beside it "
+                         "(same parent, within its time)") for s, n in beside]
+    calls = [s for s in calls if id(s) not in {id(a) for a, _ in beside}]
     parts = [
         (s, *(_count(s.attributes, keys, f"{name}:{s.line}: span {s.span_id}") for keys in (INPUT_KEYS, OUTPUT_KEYS, READ_KEYS, WRITE_KEYS)))
         for s in calls
