@@ -31,6 +31,10 @@ run a user's engine::
     goose-auto-compact           Goose's auto-compaction: a cold summary replaces everything, at a
                                  new user message past 80% or a request over the window
     continue-cli-compact         Continue's cn: a warm summary turn replaces the whole history
+    hermes-compress              Hermes Agent's compressor: head and recent tail kept, the middle
+                                 summarized cold, old tool results pruned first
+    openclaw-compaction          OpenClaw's: pi's compaction at a 20,000-token reserve, a memory-flush
+                                 turn before it, cache-ttl pruning of old tool results (opt-in)
 
 What each models, from which public source, and what it simplifies: docs/strategies.md
 (providers and Claude Code) and docs/strategies_agents.md (the other agents).

@@ -41,6 +41,10 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("goose-auto-compact", "rewrites-pay-back"): PASS,
     ("goose-auto-compact", "window-respected"): {"32k/seed-coding": PASS, "32k/thinking-tools": PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
     ("continue-cli-compact", "rewrites-pay-back"): PASS,
+    ("hermes-compress", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": PASS, "512k/thinking-tools": VIOLATED},
+    ("hermes-compress", "window-respected"): PASS,
+    ("openclaw-compaction", "rewrites-pay-back"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
+    ("openclaw-compaction", "window-respected"): PASS,
     ("continue-cli-compact", "window-respected"): PASS,
     ("gemini-cli-compress", "rewrites-pay-back"): {"32k/seed-coding": VACUOUS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VACUOUS, "128k/thinking-tools": VIOLATED, "512k/seed-coding": VIOLATED, "512k/thinking-tools": VIOLATED},
     ("gemini-cli-compress", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": PASS, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
@@ -102,7 +106,8 @@ def test_window_respected_passes_every_strategy_that_summarizes_or_truncates_to_
                "opencode-summary", "openhands-amortized-forgetting", "openhands-llm-summarizing", "pi-compaction",
                "sliding-window", "openhands-observation-masking", "openhands-recent-events", "qwen-code-compress",
                "aider-chat-summary", "kimi-cli-compact",
-               "cline-truncate", "cline-condense", "roo-condense", "continue-cli-compact"}
+               "cline-truncate", "cline-condense", "roo-condense", "continue-cli-compact", "hermes-compress",
+               "openclaw-compaction"}
     assert all(EXPECTED[(engine, "window-respected")] is PASS for engine in fitting)
     not_fitting = {"no-compaction", "anthropic-context-editing", "swe-agent-last-n-observations", "gemini-cli-compress",
                    "crush-summarize", "goose-auto-compact"}

@@ -1,6 +1,6 @@
 """The verdicts of every spec on the agent strategies of kernel/strategies/ (codex, pi, opencode,
 Gemini CLI, Qwen Code, OpenHands, SWE-agent, aider, Crush, Kimi CLI, Cline, Roo Code, Goose,
-Continue's cn), driven by their installed names through the public runner at 32k, 128k and 512k,
+Continue's cn, Hermes Agent, OpenClaw), driven by their installed names through the public runner at 32k, 128k and 512k,
 on each workload and provider profile. docs/strategies_agents.md explains each failure."""
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ SUMMARIZING = (
     "roo-condense",
     "goose-auto-compact",
     "continue-cli-compact",
+    "hermes-compress",
+    "openclaw-compaction",
 )
 NO_SUMMARY = (
     "openhands-observation-masking",
@@ -48,8 +50,9 @@ def expected(engine: str, spec: str, workload: str, window: int) -> Verdict:
     if engine == "gemini-cli-compress" and workload == "seed-coding":
         return VAC  # one user turn: no point to split at, so no summary call at any window
     if spec == "summary-envelope-routed":
-        # pi sends its history summary at effort "high": another family where the route says "max".
-        return V if engine == "pi-compaction" and workload == "seed-coding" else P
+        # pi sends its history summary at effort "high": another family where the route says "max"
+        # (OpenClaw's compaction is pi's).
+        return V if engine in ("pi-compaction", "openclaw-compaction") and workload == "seed-coding" else P
     # summary-uncached-bounded: the cold summaries (aider's, Crush's, Kimi CLI's and Goose's too)
     # miss from their system prompt on; cn's warm compaction turn carries the step's new tool
     # results (under 95% at 32k, over 2,000 tokens above); Codex's warm turn also

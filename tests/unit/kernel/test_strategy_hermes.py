@@ -1,0 +1,128 @@
+"""hermes-compress (kernel/strategies/hermes.py): the trigger, the head and token-budget tail, the
+pruned results, the cold summary call, where the summary lands, and the tool-pair sanitizer."""
+
+from __future__ import annotations
+
+import pytest
+
+from prefixbench.kernel import EngineOptions, Message, Text, ToolCall, ToolResult, user_text
+from prefixbench.kernel.strategies.hermes import (
+    STUB_RESULT,
+    SUMMARY_PREFIX,
+    HermesCompress,
+    factory,
+    sanitize,
+    threshold_tokens,
+)
+from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+
+WINDOW = 40_000  # under 512k: 75% floors at 64,000, which is over the window, so 85%: 34,000
+
+
+def test_the_trigger_is_hermes_threshold_with_its_floors():
+    assert threshold_tokens(WINDOW, 0.5) == 34_000
+    assert threshold_tokens(32_000, 0.5) == 27_200
+    assert threshold_tokens(128_000, 0.5) == 96_000  # raised to 75% under 512k
+    assert threshold_tokens(512_000, 0.5) == 256_000  # 50% from 512k on
+    assert threshold_tokens(200_000, 0.9) == 180_000  # a higher setting wins
+
+
+def test_under_the_threshold_nothing_happens():
+    session = session_with([("fix the bug", 40)])
+    client = Recorder()
+    ctx = context(session, WINDOW, client)
+    assert ctx.usage_tokens(session.derive_messages()) < 34_000
+    HermesCompress(WINDOW).before_step(ctx)
+    assert client.sent == [] and rewrites(session) == []
+
+
+def test_over_the_threshold_the_middle_is_summarized_cold_between_head_and_tail():
+    session = session_with([("fix the bug", 70)])
+    messages = session.derive_messages()
+    client = Recorder()
+    ctx = context(session, WINDOW, client)
+    assert ctx.usage_tokens(messages) >= 34_000
+    engine = HermesCompress(WINDOW)
+    engine.before_step(ctx)
+    (request,) = client.sent
+    # One user message with the turns as text; no system prompt, no tools: it shares no prefix.
+    assert (request.system, request.tools, request.purpose) == ("", (), "compaction")
+    (prompt,) = request.messages
+    assert "TURNS TO SUMMARIZE:" in prompt.text() and "[ASSISTANT]: step 1\n[Tool calls:\n  read({\"n\":1})\n]" in prompt.text()
+    # Results outside the protected tail were pruned first: the summarizer reads the one-line note.
+    assert "[TOOL RESULT c1]: [read] n=1 (2,000 chars result)" in prompt.text()
+    view = engine.view(session)
+    # Head: the task and the first call with its result (Hermes' first 3 with its system message);
+    # that result is old, so it was pruned too.
+    assert view[:2] == messages[:2]
+    assert view[2].tool_results[0].content[0].text == "[read] n=0 (2,000 chars result)"
+    assert view[3].role == "user" and view[3].text() == f"{SUMMARY_PREFIX}\nSUMMARY OF THE WORK"
+    # Tail: the newest messages, as sent, opening on an assistant message (no split pair).
+    tail = view[4:]
+    assert tail == messages[len(messages) - len(tail) :] and tail[0].role == "assistant"
+    # Once the old results are pruned, all that is left fits the tail budget; Hermes then cuts
+    # right after its 3-message minimum, pulled back to the call of the newest result.
+    assert len(tail) == 4
+    assert rewrites(session) == ["checkpoint"]
+    grow(session, 1)
+    assert engine.view(session)[4:] == session.derive_messages()[len(messages) - len(tail) :]
+
+
+def test_the_newest_user_message_stays_in_the_tail():
+    session = session_with([("fix the bug", 40), ("now the tests", 30)])
+    engine = HermesCompress(WINDOW)
+    engine.before_step(context(session, WINDOW, Recorder()))
+    view = engine.view(session)
+    assert view[4] == user_text("now the tests")
+
+
+def test_a_summary_that_would_break_alternation_is_merged_into_the_first_tail_message():
+    session = session_with([("fix the bug", 70)])
+    engine = HermesCompress(WINDOW, protect_first_n=2)  # head: the task alone (a user message)
+    engine.before_step(context(session, WINDOW, Recorder()))
+    view = engine.view(session)
+    # After a user head an assistant summary, but the tail opens on an assistant message too.
+    assert view[0] == user_text("fix the bug") and view[1].role == "assistant"
+    assert view[1].text().startswith(SUMMARY_PREFIX) and view[1].tool_calls
+    assert view[2].role == "tool" and view[2].tool_results[0].call_id == view[1].tool_calls[0].call_id
+
+
+def test_a_second_compression_updates_the_previous_summary():
+    session = session_with([("fix the bug", 70)])
+    client = Recorder()
+    engine = HermesCompress(WINDOW)
+    engine.before_step(context(session, WINDOW, client))
+    grow(session, 70)
+    engine.before_step(context(session, WINDOW, client))
+    assert len(client.sent) == 2
+    assert "PREVIOUS SUMMARY:\nSUMMARY OF THE WORK" in client.sent[1].messages[0].text()
+    assert rewrites(session) == ["checkpoint", "checkpoint"]
+
+
+def test_the_sanitizer_drops_orphan_results_and_stubs_missing_ones():
+    call = Message("assistant", (Text("x"), ToolCall("a", "read", "{}")))
+    orphan = Message("tool", (ToolResult("gone", (Text("old"),)),))
+    out = sanitize([user_text("t"), call, orphan, user_text("next")])
+    assert [m.role for m in out] == ["user", "assistant", "tool", "user"]
+    assert out[2].tool_results[0].call_id == "a" and out[2].tool_results[0].content[0].text == STUB_RESULT
+
+
+def test_the_summary_goes_to_the_auxiliary_model_when_one_is_set():
+    session = session_with([("fix the bug", 70)])
+    client = Recorder()
+    HermesCompress(WINDOW, summary_model="cheap").before_step(context(session, WINDOW, client))
+    assert client.sent[0].envelope.model == "cheap"
+
+
+def test_the_factory_pins_hermes_defaults_and_refuses_bad_settings():
+    engine = factory(32_000, EngineOptions())
+    assert (engine.threshold, engine.tail_budget, engine.head_n, engine.protect_last_n) == (27_200, 5_440, 2, 20)
+    assert engine.summary_model == ""
+    assert factory(128_000, EngineOptions()).tail_budget == 19_200
+    assert factory(512_000, EngineOptions(config={"threshold_percent": 0.6})).threshold == 307_200
+    with pytest.raises(ValueError, match="hermes-compress: unknown setting 'ratio'"):
+        factory(WINDOW, EngineOptions(config={"ratio": 0.2}))
+    with pytest.raises(ValueError, match="hermes-compress: protect_last_n must be an integer"):
+        factory(WINDOW, EngineOptions(config={"protect_last_n": "many"}))
+    with pytest.raises(ValueError, match="hermes-compress: threshold_percent must be in"):
+        factory(WINDOW, EngineOptions(config={"threshold_percent": 0}))
