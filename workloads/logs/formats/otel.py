@@ -569,7 +569,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     beside = _agents_beside_calls(calls)
     skipped += [(s.line, f"span {s.span_id}: an {AGENT_OPERATION} span that sums the usage of the {n} call span(s) beside it "
                          "(same parent, within its time)") for s, n in beside]
-    calls = [s for s in calls if id(s) not in {id(a) for a, _ in beside}]
+    summed = {id(a) for a, _ in beside}
+    calls = [s for s in calls if id(s) not in summed]
     parts = [
         (s, *(_count(s.attributes, keys, f"{name}:{s.line}: span {s.span_id}") for keys in (INPUT_KEYS, OUTPUT_KEYS, READ_KEYS, WRITE_KEYS)))
         for s in calls
