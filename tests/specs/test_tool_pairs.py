@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from prefixbench.reports.cli import main
-from prefixbench.simulator.validate import MISSING_RESULT, ORPHAN_RESULT, is_pairing_refusal, make_validator
+from prefixbench.simulator.validate import MISSING_RESULT, ORPHAN_RESULT, make_validator
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolResult
 from prefixbench.workloads.scripted.record import record_run, write_recorded
 from prefixbench.workloads.specs.base import Verdict
@@ -37,6 +37,8 @@ RESULT = Message("tool", (ToolResult("c1", (Text("body"),)),))
 
 def test_the_lenient_profile_refuses_a_broken_pair_and_accepts_any_reasoning():
     # Fails on the base: lenient never refused anything.
+    from prefixbench.simulator.validate import is_pairing_refusal
+
     lenient = make_validator("lenient")
     assert lenient.check(_request(CALL, RESULT)) is None
     orphan = lenient.check(_request(RESULT))
