@@ -7,15 +7,18 @@ reasoning_content in the thinking mode must be passed back to the API.". The pro
     profile            field read               empty ""   non-empty value
     deepseek-official  reasoning_content        accepted   byte-identical to what the model emitted
     deepseek-relay     one, configurable        rejected   accepted (a relay checks presence only)
-    lenient            -                        -          never rejects (Anthropic, Responses)
+    lenient            -                        -          any reasoning accepted (Anthropic, Responses)
+
+Every profile, ``lenient`` included, refuses a request whose tool calls and results do not pair
+up (below): no provider takes one, whatever it does with reasoning.
 
 A request is in thinking mode when its effort is set and is not ``none``; the rules apply only
 when it also carries tools. A relay checks presence and non-emptiness, so the documented
 placeholder ``[reasoning not retained for this turn]`` passes it; the official endpoint concatenates
 replayed reasoning into the model's context, so the simulated one holds it to what it emitted.
 
-Both DeepSeek profiles also hold a request to the chat-completions pairing of tool calls and
-results, which the endpoint checks on every request, thinking or not (the 400s users of DeepSeek's
+Every profile holds a request to the pairing of tool calls and results, which every provider
+checks on every request, thinking or not. On chat completions (the 400s users of DeepSeek's
 official API quote: github.com/qwersyk/Newelle/issues/425, github.com/itmisx/deepx-code/issues/94
 after a compaction cut, github.com/BigPizzaV3/CodexPlusPlus/issues/308):
 a tool result must answer a call of the assistant row right before it (``Messages with role
@@ -24,6 +27,21 @@ tool calls must be followed by a result for each call before any other row (``An
 message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'.
 (insufficient tool messages following tool_calls message)``). An engine that drops the assistant
 row of a tool call, reorders a call and its result, or cuts between them is refused.
+
+Anthropic's Messages API holds a request to the same rule: each ``tool_use`` block must be
+answered by a ``tool_result`` block in the next message (platform.claude.com/docs/en/agents-and-tools/tool-use/overview).
+Its 400s read ``messages.N: `tool_use` ids were found without `tool_result` blocks immediately
+after: ID. Each `tool_use` block must have a corresponding `tool_result` block in the next
+message.`` (github.com/anthropics/claude-code/issues/5060) and ``messages.N.content.0: unexpected
+`tool_use_id` found in `tool_result` blocks: ID. Each `tool_result` block must have a
+corresponding `tool_use` block in the previous message.`` (github.com/anthropics/claude-code/issues/13460).
+OpenAI's Responses API refuses a ``function_call`` input item with no ``function_call_output``
+for its ``call_id`` ("No tool output found for function call ID.",
+github.com/bytedance/trae-agent/issues/358) and an output whose call is missing ("No tool call
+found for function call output with call_id ID.", github.com/leookun/cursor-byok/issues/307); it
+does not ask for the output right after its call, so the rule here is the stricter wires'
+(Anthropic's, chat completions'): a request that passes it passes every provider. The simulated
+refusal quotes the chat-completions text whatever the profile: one rule, one wording.
 
 The official provider remembers, per emitted assistant turn, the reasoning it produced. It
 knows a turn by its non-reasoning content (text and tool calls), so a row that was rebuilt or
@@ -75,6 +93,11 @@ MISSING_RESULT = (
 )
 
 
+def is_pairing_refusal(error: str | None) -> bool:
+    """Whether a provider's refusal text is :func:`pairing_problem`'s (a call or result unpaired)."""
+    return error is not None and error.startswith((ORPHAN_RESULT, MISSING_RESULT))
+
+
 def pairing_problem(messages: tuple[Message, ...]) -> str | None:
     """The 400 text for the first row that breaks the pairing of tool calls and results, or None.
 
@@ -119,13 +142,14 @@ def _first_difference(a: str, b: str) -> int:
 
 
 class LenientValidator(msgspec.Struct):
-    """Never rejects (Anthropic-like, Responses-like endpoints ignore or accept any reasoning)."""
+    """Accepts any reasoning (Anthropic-like, Responses-like endpoints ignore or accept it), and
+    refuses only what every provider refuses: tool calls and results that do not pair up."""
 
     profile: str = "lenient"
 
     def check(self, request: Request) -> str | None:
-        """Always None."""
-        return None
+        """The 400 reason for the first broken pairing of tool calls and results, or None."""
+        return pairing_problem(request.messages)
 
     def accepted(self, request: Request, reply_blocks: tuple[Block, ...]) -> None:
         """Nothing to remember."""

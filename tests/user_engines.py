@@ -188,3 +188,26 @@ def named_checkpoint(window: int, options: EngineOptions) -> Truncating:
 def declared_again(window: int, options: EngineOptions) -> Truncating:
     """Another factory whose engine has ``declared``'s name: the two runs would share one row."""
     return declared(window, options)
+
+
+class SplitsPair(Truncating):
+    """Truncates like ``declared`` (and declares it), but cuts between a tool call and its
+    result: the kept messages open on a tool result whose call was dropped. Every strict
+    provider refuses that request; tool-pairs-intact must fail under every profile."""
+
+    name = "split-pair"
+
+    def before_step(self, ctx: StepContext) -> None:
+        messages = ctx.messages()
+        if count_tokens(messages[self.dropped :], ctx.routed) < 0.8 * self.window:
+            return
+        while self.dropped < len(messages) - 1 and (
+            count_tokens(messages[self.dropped :], ctx.routed) > 0.5 * self.window or messages[self.dropped].role != "tool"
+        ):
+            self.dropped += 1
+        ctx.declare_rewrite("truncate")
+
+
+def split_pair(window: int, options: EngineOptions) -> SplitsPair:
+    """Cuts between a tool call and its result (``declared`` is the same engine fixed)."""
+    return SplitsPair(window, declare=True)

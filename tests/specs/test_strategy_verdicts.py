@@ -16,16 +16,16 @@ from prefixbench.workloads.specs.engine import run_engine_specs
 PASS, VIOLATED, VACUOUS = Verdict.PASS, Verdict.VIOLATED, Verdict.VACUOUS
 WINDOWS = (32_000, 128_000, 512_000)
 PROFILES = ("lenient", "deepseek-official", "deepseek-relay")
-SPECS = ("no-silent-rewrite", "summary-uncached-bounded", "summary-envelope-routed", "strict-profile-accepts")
+SPECS = ("no-silent-rewrite", "summary-uncached-bounded", "summary-envelope-routed", "tool-pairs-intact", "strict-profile-accepts")
 
 #: Per engine, each spec's verdict on every case, unless an exception below names the case.
 #: The summary specs are vacuous for an engine that sends no summary call.
 NO_SUMMARY = {"no-silent-rewrite": PASS, "summary-uncached-bounded": VACUOUS, "summary-envelope-routed": VACUOUS,
-              "strict-profile-accepts": PASS}
+              "tool-pairs-intact": PASS, "strict-profile-accepts": PASS}
 #: A summary call replaying the whole conversation pays the newest step (the last reply and
 #: its tool results, never sent before) at full price: over 5% of the call, or over 2,000 tokens.
 WHOLE_REPLAY = {"no-silent-rewrite": PASS, "summary-uncached-bounded": VIOLATED, "summary-envelope-routed": PASS,
-                "strict-profile-accepts": PASS}
+                "tool-pairs-intact": PASS, "strict-profile-accepts": PASS}
 EXPECTED: dict[str, dict[str, Verdict]] = {
     "no-compaction": NO_SUMMARY,
     "sliding-window": NO_SUMMARY,
@@ -51,7 +51,7 @@ def expected(engine: str, spec: str, window: int, workload: str) -> Verdict:
 @pytest.mark.parametrize("engine", list(EXPECTED))
 def test_strategy_verdicts(engine: str, window: int) -> None:
     results = [r for r in run_engine_specs(engine, [window], PROFILES) if r.spec in SPECS]
-    assert len(results) == 3 + 4 + 4 + 3  # seed-coding (lenient), thinking-tools x 3 profiles
+    assert len(results) == 4 + 5 + 5 + 4  # seed-coding (lenient), thinking-tools x 3 profiles
     got = {(r.spec, r.workload, r.profile): r.verdict for r in results}
     want = {(r.spec, r.workload, r.profile): expected(engine, r.spec, window, r.workload) for r in results}
     assert got == want, [r.line() for r in results if r.verdict is not want[(r.spec, r.workload, r.profile)]]

@@ -69,24 +69,26 @@ def read_chat_completions(
 
 
 def read_recorded(
-    path: Path, torn: list[int] | None = None, progress: Callable[[int], None] | None = None
+    path: Path, torn: list[int] | None = None, progress: Callable[[int], None] | None = None, *, pairs_checked: bool = True
 ) -> Iterator[tuple[Request, tuple[str, ...]]]:
     """Yield each line's Request and the durable rewrites it declares (``rewrites``, a
     prefixbench extension: what the agent rewrote since the previous request; default none).
 
     ``torn``: when given, a torn last line (a log still being written) ends the requests and its
     number is appended here, as audit reads it (:func:`~.jsonlines.iter_lines`); ``progress``
-    is told the bytes read so far, as there."""
+    is told the bytes read so far, as there. ``pairs_checked=False`` reads a tool result that
+    answers no earlier call as it stands, for the provider to refuse (``check --trace``'s
+    ``tool-pairs-intact`` names it); else the line is bad input."""
     memo = MessageMemo()
     count = 0
     for number, line in iter_lines(path, torn=torn, progress=progress):
         where = f"{path}:{number}"
         try:
             try:
-                recorded = parse_line(line, memo)
+                recorded = parse_line(line, memo, pairs_checked=pairs_checked)
             except BadJson:  # read it the plain way: it says exactly what is wrong
                 body = loads(decode_line(line, path, number), where)
-                recorded = parse_request(body), parse_rewrites(body)
+                recorded = parse_request(body, pairs_checked=pairs_checked), parse_rewrites(body)
         except LineError as exc:
             raise UserError(f"{where}: {exc}") from None
         yield recorded
@@ -151,7 +153,7 @@ def _parse_message(raw: Any, idx: int) -> _Parsed:
     return role, _message(raw, idx), system
 
 
-def parse_line(line: bytes, memo: MessageMemo) -> tuple[Request, tuple[str, ...]]:
+def parse_line(line: bytes, memo: MessageMemo, *, pairs_checked: bool = True) -> tuple[Request, tuple[str, ...]]:
     """One request line and its declared rewrites; messages seen before (same bytes) come from
     ``memo`` unparsed.
 
@@ -162,13 +164,13 @@ def parse_line(line: bytes, memo: MessageMemo) -> tuple[Request, tuple[str, ...]
         raw_messages = _RAW_LIST.decode(top["messages"]) if "messages" in top else None
     except msgspec.ValidationError:  # not an object, or messages not a list: say what, below
         body = _checked(line, 0)
-        return parse_request(body), parse_rewrites(body)
+        return parse_request(body, pairs_checked=pairs_checked), parse_rewrites(body)
     except (msgspec.DecodeError, RecursionError):
         raise BadJson("not JSON msgspec reads") from None
     body = {key: _checked(value, 1) for key, value in top.items() if key != "messages"}
     if raw_messages is not None:
         body["messages"] = [bytes(raw) for raw in raw_messages]
-    return parse_request(body, memo), parse_rewrites(body)
+    return parse_request(body, memo, pairs_checked=pairs_checked), parse_rewrites(body)
 
 
 def _json_kind(value: object) -> str:
@@ -180,10 +182,11 @@ def _json_kind(value: object) -> str:
     return "a string" if isinstance(value, str) else "an array" if isinstance(value, list) else type(value).__name__
 
 
-def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
+def parse_request(body: Any, memo: MessageMemo | None = None, *, pairs_checked: bool = True) -> Request:
     """One chat-completions request body as a wire Request (LineError when malformed).
 
-    With ``memo``, ``body["messages"]`` holds each message's raw JSON bytes (see :func:`parse_line`).
+    With ``memo``, ``body["messages"]`` holds each message's raw JSON bytes (see :func:`parse_line`);
+    ``pairs_checked``: as :func:`read_recorded`'s.
     """
     if not isinstance(body, dict):
         raise LineError(f"expected a JSON object, got {_json_kind(body)}")
@@ -202,7 +205,8 @@ def parse_request(body: Any, memo: MessageMemo | None = None) -> Request:
             system_parts.append(system)
             continue
         messages.append(message)
-    _check_tool_results(messages, raw_messages)
+    if pairs_checked:
+        _check_tool_results(messages, raw_messages)
     return Request(
         _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body),
         retention=_retention(body),

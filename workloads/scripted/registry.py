@@ -349,10 +349,9 @@ def profile_options(workload_name: str, profile: str) -> dict[str, object]:
     return {} if entry.bind_profile is None else entry.bind_profile(profile)
 
 
-def validator_for(workload: Workload, profile: str) -> Validator | None:
-    """A fresh validator for ``profile`` reading the workload's reasoning field (None for lenient)."""
-    if profile == "lenient":
-        return None  # never rejects; no validator keeps the first slice's runs as fast as before
+def validator_for(workload: Workload, profile: str) -> Validator:
+    """A fresh validator for ``profile`` reading the workload's reasoning field (``lenient``
+    refuses only tool calls and results that do not pair up, as every provider does)."""
     field = workload.reasoning_field if profile == "deepseek-relay" else None
     return make_validator(profile, field)
 

@@ -16,6 +16,9 @@ workload; :mod:`prefixbench.workloads.specs.trace` on a recorded request log.
     summary-envelope-routed    every compaction call is sent in the routed          always (vacuous
                                request family (provider, model, effort,             without a call)
                                temperature, stop)
+    tool-pairs-intact          every request's tool calls and results pair up:     always
+                               each result right after the row of its call, no
+                               call left unanswered (every provider refuses it)
     strict-profile-accepts     the strict profile answers no request with 400      strict profiles
                                (a protocol refusal; the window is the next spec's)
     window-respected           no prompt over the model's context window: the      always (vacuous
@@ -45,6 +48,7 @@ from functools import lru_cache
 import msgspec
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.provider import is_too_long
+from prefixbench.simulator.validate import is_pairing_refusal
 from prefixbench.simulator.wire import Envelope
 from prefixbench.workloads.specs.base import Verdict, first_silent_rewrite_in, hit_pct
 
@@ -164,6 +168,20 @@ def judge_summary_envelope(observations: Sequence[Observation]) -> Judgement:
         if difference is not None:
             return Verdict.VIOLATED, f"request #{observation.index}: summary call {difference}"
     return Verdict.PASS, f"{_calls(len(summaries))} in the routed family ({summaries[0].envelope.label()})"
+
+
+def judge_tool_pairs(observations: Sequence[Observation]) -> Judgement:
+    """Every request's tool calls and results pair up as the wire requires (the rule of
+    :func:`~prefixbench.simulator.validate.pairing_problem`): the provider, under every
+    profile, refuses a request that breaks it, so a refusal with its text is the evidence."""
+    broken = [o for o in observations if o.is_rejected and is_pairing_refusal(o.error)]
+    if broken:
+        first = broken[0]
+        return Verdict.VIOLATED, (
+            f"{len(broken):,} of {len(observations):,} requests break the pairing of tool calls and results "
+            f"(refused, as Anthropic and chat-completions endpoints refuse them); first request #{first.index} ({first.purpose}): HTTP {first.status} {first.error}"
+        )
+    return Verdict.PASS, f"{len(observations):,} requests, every tool call followed by its result"
 
 
 def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgement:
@@ -350,6 +368,8 @@ OBSERVED_SPECS: tuple[ObservedSpec, ...] = (
                  lambda obs, profile, window: judge_summary_bound(obs)),
     ObservedSpec("summary-envelope-routed", "every summary call is sent in the routed request family",
                  lambda obs, profile, window: judge_summary_envelope(obs)),
+    ObservedSpec("tool-pairs-intact", "every tool call is followed by its result, every result answers the call before it",
+                 lambda obs, profile, window: judge_tool_pairs(obs)),
     ObservedSpec("strict-profile-accepts", "the strict provider profile answers no request with 400",
                  lambda obs, profile, window: judge_accepts(obs, profile), strict_only=True),
     ObservedSpec("window-respected", "no prompt over the context window (the provider's 400 'prompt is too long')",

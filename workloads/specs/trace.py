@@ -58,7 +58,9 @@ def read_trace(
     told the bytes read so far, as :func:`~prefixbench.workloads.logs.jsonlines.iter_lines` tells)."""
     if input_format not in TRACE_FORMATS:
         raise UserError(f"--input {input_format!r}: check --trace reads {', '.join(TRACE_FORMATS)}")
-    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn, progress)]
+    # A tool result that answers no call is the agent's error, not the log's: the provider
+    # refuses that request, and tool-pairs-intact names it.
+    return [TraceEntry(request, rewrites) for request, rewrites in read_recorded(path, torn, progress, pairs_checked=False)]
 
 
 def conversations(entries: Sequence[TraceEntry]) -> list[list[int]]:
@@ -135,13 +137,14 @@ def replay_trace(entries: Sequence[TraceEntry], profile: str = "lenient", window
     ``window`` tokens, when given); one observation each."""
     if profile not in PROFILES:
         raise UserError(f"unknown profile {profile!r} (known: {', '.join(PROFILES)})")
-    validator = None if profile == "lenient" else make_validator(profile)
-    provider = SimulatedProvider(validator=validator, window=window)
+    # Every profile refuses tool calls and results that do not pair up; only a strict one
+    # remembers what the model emitted.
+    provider = SimulatedProvider(validator=make_validator(profile), window=window)
     for tick, entry in enumerate(entries):
         for kind in entry.rewrites:
             provider.note_rewrite(kind)
         observation = provider.send(entry.request, tick)
-        if validator is not None:
+        if profile != "lenient":
             # As in a run: the validator learns what the model emitted, even after a refusal.
             reply = inferred_reply(entries, tick) if entry.request.purpose == "conversation" else ()
             provider.record_output(observation, entry.request, reply, 0)

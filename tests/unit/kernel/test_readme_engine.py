@@ -28,7 +28,7 @@ def test_the_readme_engine_passes_every_spec(readme_engine):
     from prefixbench.workloads.specs.engine import run_engine_specs
 
     results = list(run_engine_specs(readme_engine, [32_000], ["lenient", "deepseek-official", "deepseek-relay"]))
-    assert len(results) == 5 + 5 + 6 + 6
+    assert len(results) == 6 + 6 + 7 + 7
     assert [r.line() for r in results if not r.passed] == []
     assert {r.engine for r in results} == {"rolling-summary"}
 
@@ -53,3 +53,20 @@ def test_the_readme_engine_measures_what_it_sends_and_declares_its_drop(tmp_path
     assert verdicts[("window-respected", "seed-coding")] is Verdict.PASS
     assert verdicts[("rewrites-pay-back", "seed-coding")] is Verdict.PASS  # it drops enough to pay back
     assert {v for (spec, _), v in verdicts.items() if spec.startswith("summary-")} == {Verdict.VACUOUS}
+
+
+def test_the_readme_engine_never_cuts_a_tool_call_from_its_result(tmp_path, monkeypatch):
+    # Fails on integ54: its cut at 3/4 of the view could open the request on a tool result
+    # whose call it dropped, a request every provider refuses (4 of 6 cases, e.g. 124 of 164
+    # requests refused on thinking-tools at 32k), and no spec under the default profile said so.
+    from prefixbench.workloads.specs.base import Verdict
+    from prefixbench.workloads.specs.engine import run_engine_specs
+
+    (tmp_path / "my_engine.py").write_text(README_ENGINE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        results = [r for r in run_engine_specs("my_engine:factory", [32_000, 128_000, 512_000]) if r.spec == "tool-pairs-intact"]
+    finally:
+        sys.modules.pop("my_engine", None)
+    assert len(results) == 6
+    assert [r.line() for r in results if r.verdict is not Verdict.PASS] == []

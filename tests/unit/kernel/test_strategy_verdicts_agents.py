@@ -38,13 +38,13 @@ NO_SUMMARY = (
     "cline-truncate",
 )
 #: The specs this table judges (specs added later are judged where they are added).
-JUDGED = ("no-silent-rewrite", "summary-uncached-bounded", "summary-envelope-routed", "strict-profile-accepts")
+JUDGED = ("no-silent-rewrite", "summary-uncached-bounded", "summary-envelope-routed", "tool-pairs-intact", "strict-profile-accepts")
 
 
 def expected(engine: str, spec: str, workload: str, window: int) -> Verdict:
     """What is true of ``engine`` (see docs/strategies_agents.md, "Verdicts")."""
-    if spec in ("no-silent-rewrite", "strict-profile-accepts"):
-        return P  # every rewrite declared; reasoning rows left as the workload wrote them
+    if spec in ("no-silent-rewrite", "strict-profile-accepts", "tool-pairs-intact"):
+        return P  # every rewrite declared; reasoning rows left as written; no tool call cut from its result
     if engine in NO_SUMMARY:
         return VAC
     if engine == "gemini-cli-compress" and workload == "seed-coding":
@@ -74,7 +74,7 @@ def test_each_strategy_gets_its_recorded_verdict_on_every_spec(engine, window):
     assert got == want
     # Every case was judged: seed-coding (lenient) and thinking-tools under each profile.
     assert {(w, p) for _, w, p in got} == {("seed-coding", "lenient"), *(("thinking-tools", p) for p in PROFILES)}
-    assert len(got) == 3 + 3 * 3 + 2
+    assert len(got) == 4 + 3 * 4 + 2
 
 
 def test_each_strategy_is_an_installed_entry_point_of_prefixbench_itself():

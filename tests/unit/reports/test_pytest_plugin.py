@@ -95,7 +95,7 @@ def test_the_readme_engine_and_fixture_spec_pass(tmp_path):
     code, outcomes, output = run_pytest(tmp_path, "--prefixbench-engine", "readme_engine:factory", "--prefixbench-windows", "32k")
     assert code == 0, output
     assert outcomes["test_team::test_every_fold_is_declared"] == ("passed", "")
-    assert sum(outcome == "passed" for outcome, _ in outcomes.values()) == 11  # 5 specs x 2 cases, and the team's test
+    assert sum(outcome == "passed" for outcome, _ in outcomes.values()) == 13  # 6 specs x 2 cases, and the team's test
 
 
 def test_a_bad_engine_is_a_usage_error(tmp_path):
@@ -116,7 +116,7 @@ def test_the_engine_config_reaches_the_factory(tmp_path):
     )
     code, outcomes, output = run_pytest(
         tmp_path, "--prefixbench-engine", "tests.user_engines:configurable", "--prefixbench-windows", "32k",
-        "--prefixbench-engine-config", "engines.toml", "-m", "not summary_envelope_routed and not summary_uncached_bounded and not rewrites_pay_back and not window_respected",
+        "--prefixbench-engine-config", "engines.toml", "-m", "not summary_envelope_routed and not summary_uncached_bounded and not rewrites_pay_back and not window_respected and not tool_pairs_intact",
     )
     assert code == 0, output
     assert sorted(outcomes) == [

@@ -35,9 +35,13 @@ def test_a_strict_profile_refuses_a_tool_result_that_answers_no_call_before_it(e
     assert f"first request #25 (conversation): {ORPHAN} (message 1: tool result " in figure
 
 
-def test_the_reordering_engine_is_cache_honest_so_only_the_strict_profile_catches_it():
-    lenient = {r.spec: r.verdict for r in run_engine_specs(ref("swaps_first_pair"), [32_000]) if r.workload == "thinking-tools"}
-    assert lenient["no-silent-rewrite"] is Verdict.PASS
+def test_the_reordering_engine_is_cache_honest_and_the_default_profile_catches_it_too():
+    # Fails on integ54: under lenient the reordered pair was accepted and cached, and only a
+    # strict profile refused it; every provider refuses it, so the default profile does too.
+    lenient = {r.spec: r for r in run_engine_specs(ref("swaps_first_pair"), [32_000]) if r.workload == "thinking-tools"}
+    assert lenient["no-silent-rewrite"].verdict is Verdict.PASS
+    assert lenient["tool-pairs-intact"].verdict is Verdict.VIOLATED
+    assert f"first request #25 (conversation): {ORPHAN} (message 1: tool result " in lenient["tool-pairs-intact"].figure
 
 
 def test_prompts_over_the_window_fail_window_respected_though_refused_first_for_reasoning():

@@ -35,7 +35,7 @@ def test_legacy_recording_fails_and_patched_passes_the_integrity_specs(recorded,
     # one request before the checkpoint rewrites the whole prefix anyway (docs/check.md).
     assert main(["check", "--trace", str(recorded / "patched.jsonl")]) == 1
     patched = capsys.readouterr().out
-    assert patched.strip().splitlines()[-1] == "3 passed, 1 skipped (vacuous: proves nothing), 1 failed: rewrites-pay-back"
+    assert patched.strip().splitlines()[-1] == "4 passed, 1 skipped (vacuous: proves nothing), 1 failed: rewrites-pay-back"
     assert "FAIL  rewrites-pay-back [patched.jsonl/lenient]: 1 of 4 rewrites never paid back; first at request #19 (prune" in patched
     assert "SKIP  window-respected [patched.jsonl/lenient]: the log does not say the model's context window" in patched
     assert main(["check", "--trace", str(recorded / "patched.jsonl"), "--windows", "32k"]) == 1
@@ -190,7 +190,7 @@ def test_strict_profile_on_a_recorded_thinking_session(tmp_path, capsys):
     assert main(["check", "--trace", str(tmp_path / "user-tail-patched.jsonl"), "--profile", "deepseek-relay"]) == 1
     assert "PASS  strict-profile-accepts [user-tail-patched.jsonl/deepseek-relay]" in capsys.readouterr().out
     assert main(["check", "--trace", str(tmp_path / "checkpoint-patched.jsonl"), "--profile", "deepseek-relay"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1] == "5 passed, 1 skipped (vacuous: proves nothing), 0 failed"
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "6 passed, 1 skipped (vacuous: proves nothing), 0 failed"
     # Here the routed effort is the adapter's default (high), so even legacy's summary call stays in the family.
     assert main(["check", "--trace", str(tmp_path / "checkpoint-legacy.jsonl"), "--profile", "deepseek-relay"]) == 0
 
@@ -201,7 +201,7 @@ def test_a_log_without_summary_calls_gets_the_summary_specs_as_vacuous(tmp_path)
     verdicts = {r.spec: r.verdict for r in run_trace_specs(tmp_path / "t.jsonl")}
     assert verdicts == {
         "no-silent-rewrite": Verdict.PASS, "summary-uncached-bounded": Verdict.VACUOUS, "summary-envelope-routed": Verdict.VACUOUS,
-        "window-respected": Verdict.VACUOUS, "rewrites-pay-back": Verdict.VACUOUS,
+        "tool-pairs-intact": Verdict.PASS, "window-respected": Verdict.VACUOUS, "rewrites-pay-back": Verdict.VACUOUS,
     }
 
 
