@@ -188,3 +188,16 @@ def named_checkpoint(window: int, options: EngineOptions) -> Truncating:
 def declared_again(window: int, options: EngineOptions) -> Truncating:
     """Another factory whose engine has ``declared``'s name: the two runs would share one row."""
     return declared(window, options)
+
+
+#: Engines ``drifting`` has built so far, in this process: state that outlives a run.
+_DRIFTING_BUILDS = [0]
+
+
+def drifting(window: int, options: EngineOptions) -> Truncating:
+    """Declared truncation whose threshold moves with each engine the factory builds (a counter
+    kept across runs, as an unseeded random choice would be): two runs of one case differ."""
+    _DRIFTING_BUILDS[0] += 1
+    engine = Truncating(window * (20 - _DRIFTING_BUILDS[0] % 4) // 20, declare=True)
+    engine.name = "drifting"
+    return engine
