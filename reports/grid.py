@@ -41,7 +41,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.scripted.registry import (
     WORKLOADS, is_builtin_engine, is_user_engine, option_value, read_engine_config, renamed_table, split_engine_config,
 )
-from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepSpec, make_cache_model, plan_sweep
+from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, USER_ENGINE_PRESET, SweepSpec, make_cache_model, plan_sweep
 
 KEYS = (
     "workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds",
@@ -255,10 +255,9 @@ def _workload_specs(
         except UserError as exc:
             problems.add(f"{prefix}.engine_config", str(exc))
             return []
-    presets, user_presets = tuple(axes.presets), ()
+    presets: tuple[str, ...] = tuple(axes.presets)
+    user_presets: tuple[str, ...] = ()
     if "presets" not in values and any(is_user_engine(e) for e in own_engines):
-        from prefixbench.reports.output import USER_ENGINE_PRESET
-
         # As sweep --engine: a user's engine runs once a window under patched unless presets are named.
         if all(is_user_engine(e) for e in own_engines):
             presets = (USER_ENGINE_PRESET,)

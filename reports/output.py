@@ -47,11 +47,9 @@ from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.runs.execute import check_jobs, default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
-from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
+from prefixbench.workloads.runs.sweep import USER_ENGINE_PRESET, SweepPlan, SweepSpec, plan_sweep, plan_sweeps
 from prefixbench.simulator.windows import format_window
 
-#: The one preset a sweep of user engines alone runs when --presets is not given.
-USER_ENGINE_PRESET = "patched"
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
