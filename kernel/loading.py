@@ -111,8 +111,12 @@ def _not_importable(ref: str, module_name: str, attr: str, exc: BaseException) -
     if _is_file_path(module_name):
         # (importlib's own words, about relative imports and packages, said nothing of this)
         folder, _, file = module_name.replace("\\", "/").rpartition("/")
+        module = file.removesuffix(".py")
+        if module == "__init__":  # a package's own file: the package is the module, imported from the folder above it
+            package = folder if folder not in ("", ".") else os.getcwd()
+            folder, _, module = package.rstrip("/").rpartition("/")
         where = f"run from {folder or '/'}/ (or with it on PYTHONPATH)" if folder and folder != "." else "run from its folder"
-        return f"--engine {ref}: {module_name!r} is a file path, not a module name: give {file.removesuffix('.py')}:{attr}, {where}"
+        return f"--engine {ref}: {module_name!r} is a file path, not a module name: give {module}:{attr}, {where}"
     missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
     if missing and (module_name == missing or module_name.startswith(missing + ".")):
         holding = f"{module_name}.py" if "." not in module_name else f"{module_name.partition('.')[0]}/"

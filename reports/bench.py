@@ -70,6 +70,9 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     bench.add_argument("--read-price", default="0.5", metavar="F,...", help="also price with the cache-read price times these factors: 0.5 = reads cost half; none for no such variant (default: 0.5)")
     bench.add_argument("--price-as-of", default=None, metavar="DATE", help="prices in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: the latest rows)")
     add_workload_options(bench)
+    bench.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: "
+                       "{engine: {key: value}}, as sweep takes them; one table per strategy the bench runs, given to every "
+                       "workload that runs it")
     bench.add_argument("--out", type=path_argument, default=DEFAULT_BENCH_OUT, help=f"output folder (default: {DEFAULT_BENCH_OUT}/)")
     bench.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     bench.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes, at most 4 x the cores without a remote --scheduler (default: the cores when more than 4 runs are to be computed, else 1)")
@@ -119,6 +122,11 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
     check_price_date(args.price_as_of)
     windows = parse_windows(args.windows)
     warn_window_memory(windows)
+    tables: dict[str, dict[str, object]] = {}
+    if args.engine_config is not None:  # as sweep reads it; plan_bench checks each table is run
+        from prefixbench.workloads.scripted.registry import read_engine_config
+
+        tables = {name: dict(section) for name, section in read_engine_config(args.engine_config).items()}
     return BenchSpec(
         workloads=parse_list(args.workloads, "--workloads"), strategies=strategies, caches=caches, windows=windows,
         seeds=parse_seeds(args.seeds), preset=args.preset, profile=args.profile,
@@ -128,6 +136,7 @@ def bench_spec(args: argparse.Namespace) -> BenchSpec:
             *(PriceVariant("read", f) for f in parse_factors(args.read_price, "--read-price", 10)),
         ))),
         price_as_of=args.price_as_of, options=workload_options(args),
+        engine_config=tables, engine_config_file=str(args.engine_config) if args.engine_config is not None else "--engine-config",
     )
 
 
@@ -162,7 +171,7 @@ OUTPUTS = ("leaderboard.csv", "bench-runs.csv", "report.md", "report.html", "ben
 def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     """Plan, land what the store lacks, rebuild every output from the store, print the leaderboard."""
     from prefixbench.reports.interrupt import keep_note, raise_if_interrupted
-    from prefixbench.reports.output import kept_runs
+    from prefixbench.reports.output import add_note, kept_runs
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
     from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
@@ -199,6 +208,11 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
             landed = land_missing(plan, todo, store, progress, jobs=jobs, scheduler=options.scheduler, between_batches=raise_if_interrupted)
         except KeyboardInterrupt:
             keep_note(kept_runs(store, keys, out))
+            raise
+        except Exception as exc:  # an engine that failed, say: what the folder kept, as sweep says it
+            stored = sum(store.has(k) for k in keys)
+            add_note(exc, f"the bench stopped; {out}/ is as it was, and {stored} of {len(keys)} runs are in "
+                          f"{out / STORE_DIR}: fix the error and re-run (stored runs are skipped)")
             raise
         rows: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):

@@ -6,7 +6,8 @@
     workloads = ["seed-coding"]         # every key takes a list or one value
     windows = ["32k", "128k"]           # "32k", "1m" or a plain integer
     presets = ["legacy", "patched"]
-    engines = ["checkpoint"]            # per workload, the engines it mounts (default: its own)
+    engines = ["checkpoint"]            # per workload, the engines it mounts (default: its own),
+                                        # and users' engines: installed names, "pkg.module:factory"
     profiles = ["lenient"]
     caches = ["byte-exact", { model = "vllm", capacity_blocks = 4096 }]
     tokenizer = "heuristic"
@@ -18,7 +19,9 @@
     pruner = ["rewrite-only", "none"]
 
 The runs are the product of workloads x profiles x caches x option values x windows x seeds x
-engines x presets. Every problem in the file is reported before the first run, one line each,
+engines x presets. A user's engine runs on every workload of its sweep (as ``--engines`` names
+it), under ``patched`` alone unless the sweep names ``presets``; its ``engine_config`` table is
+its factory's ``options.config``. Every problem in the file is reported before the first run, one line each,
 naming ``file:sweep.NAME.key``. Flags given on the command line override the file's values for
 every sweep it names (``--seeds 0-3`` replaces ``seeds``).
 """
@@ -35,8 +38,10 @@ import msgspec
 
 from prefixbench.reports.options import parse_seeds, parse_window
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.scripted.registry import WORKLOADS, engine_config_options, option_value, read_engine_config
-from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepSpec, make_cache_model, plan_sweep
+from prefixbench.workloads.scripted.registry import (
+    WORKLOADS, is_builtin_engine, is_user_engine, option_value, read_engine_config, renamed_table, split_engine_config,
+)
+from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, USER_ENGINE_PRESET, SweepSpec, make_cache_model, plan_sweep
 
 KEYS = (
     "workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds",
@@ -196,7 +201,13 @@ def _known_workloads(
             problems.add(f"{prefix}.workloads", f"unknown workload {workload!r} (known: {', '.join(WORKLOADS)})")
     known = [w for w in workloads if w in WORKLOADS]
     for engine in engines:
-        if not any(engine in WORKLOADS[w].engines for w in known):
+        if is_user_engine(engine):
+            continue  # a user's engine runs on every workload, as --engines runs it
+        if not is_builtin_engine(engine):  # neither built in nor installed: say what is, and the import-path form
+            from prefixbench.kernel.loading import unknown_engine
+
+            problems.add(f"{prefix}.engines", f"{unknown_engine(engine)}; built-in: {', '.join(sorted({e for w in WORKLOADS.values() for e in w.engines}))}")
+        elif not any(engine in WORKLOADS[w].engines for w in known):
             problems.add(f"{prefix}.engines", f"no workload of this sweep mounts engine {engine!r}")
     for option in options_table:
         if not any(option in WORKLOADS[w].option_names() for w in known):
@@ -225,18 +236,33 @@ def _workload_specs(
     """One workload's specs: every profile, cache and combination of its options, each planned
     once so a bad combination is a problem before anything runs."""
     entry = WORKLOADS[workload]
-    own_engines = tuple(e for e in axes.engines if e in entry.engines)
+    own_engines = tuple(e for e in axes.engines if e in entry.engines or is_user_engine(e))
     if axes.engines and not own_engines:
-        problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
+        if any(is_builtin_engine(e) for e in axes.engines):  # (an unknown name is its own problem, said once)
+            problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
         return []
     own = {k: _as_list(v) for k, v in options_table.items() if k in entry.option_names()}
     base: dict[str, object] = {}
+    engine_configs: dict[str, dict[str, object]] = {}
     if engine_sections is not None:
+        where = str(values["engine_config"])
         try:
-            base = engine_config_options(workload, engine_sections, str(values["engine_config"]))
+            base, engine_configs = split_engine_config(workload, engine_sections, where)
+            for name in engine_configs:  # a table no engine of the sweep reads would be ignored
+                if name not in axes.engines:
+                    renamed_table(name, axes.engines, where)
+                    raise UserError(f"{where}: [{name}] is set but the sweep does not run it; add it to engines or remove the table")
         except UserError as exc:
             problems.add(f"{prefix}.engine_config", str(exc))
             return []
+    presets: tuple[str, ...] = tuple(axes.presets)
+    user_presets: tuple[str, ...] = ()
+    if "presets" not in values and any(is_user_engine(e) for e in own_engines):
+        # As sweep --engine: a user's engine runs once a window under patched unless presets are named.
+        if all(is_user_engine(e) for e in own_engines):
+            presets = (USER_ENGINE_PRESET,)
+        else:
+            user_presets = (USER_ENGINE_PRESET,)
     specs = []
     for profile, cache in itertools.product(axes.profiles, axes.caches):
         for combo in itertools.product(*own.values()) if own else [()]:
@@ -244,9 +270,9 @@ def _workload_specs(
             for key, value in zip(own, combo):
                 options[key] = option_value(key, value)
             spec = SweepSpec(
-                workload=workload, windows=tuple(axes.windows), presets=tuple(axes.presets), engines=own_engines,
+                workload=workload, windows=tuple(axes.windows), presets=presets, engines=own_engines,
                 profile=profile, cache=cache, tokenizer=axes.tokenizer, options=options, price=axes.price,
-                seeds=tuple(axes.seeds),
+                seeds=tuple(axes.seeds), engine_configs=engine_configs, user_engine_presets=user_presets,
             )
             try:
                 plan_sweep(spec)

@@ -47,11 +47,9 @@ from prefixbench.simulator.pricing import PriceRow, usd_sum
 from prefixbench.workloads.runs.execute import check_jobs, default_jobs, map_runs, pool_size, require_scheduler
 from prefixbench.workloads.runs.options import SweepRunOptions
 from prefixbench.workloads.scripted.registry import option_names
-from prefixbench.workloads.runs.sweep import SweepPlan, SweepSpec, plan_sweep, plan_sweeps
+from prefixbench.workloads.runs.sweep import USER_ENGINE_PRESET, SweepPlan, SweepSpec, plan_sweep, plan_sweeps
 from prefixbench.simulator.windows import format_window
 
-#: The one preset a sweep of user engines alone runs when --presets is not given.
-USER_ENGINE_PRESET = "patched"
 
 
 def sweep_spec(args: argparse.Namespace) -> SweepSpec:
@@ -61,13 +59,13 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     named = (*(parse_list(args.engines, "--engines") if args.engines is not None else ()), *(getattr(args, "engine", None) or ()))
     engine_configs: dict[str, dict[str, object]] = {}
     if args.engine_config is not None:
-        from prefixbench.workloads.scripted.registry import check_sections_run, engine_config_options, get_workload, is_user_engine, read_engine_config
+        from prefixbench.workloads.scripted.registry import check_sections_run, get_workload, read_engine_config, split_engine_config
 
         sections = read_engine_config(args.engine_config)
         engines = named or (get_workload(args.workload).default_engine,)
-        options.update(engine_config_options(args.workload, sections, str(args.engine_config)))
+        tables, engine_configs = split_engine_config(args.workload, sections, str(args.engine_config))
+        options.update(tables)
         check_sections_run(sections, engines, str(args.engine_config))
-        engine_configs = {name: dict(section) for name, section in sections.items() if is_user_engine(name)}
     price = None
     if args.price is not None:
         price = price_row(args.price, args.price_as_of, args.period)
@@ -203,7 +201,7 @@ def _run_and_land(plan: SweepPlan, options: SweepRunOptions, out: Path, manifest
             mark.write_bytes(earlier_mark)
         if isinstance(exc, Exception):
             stored = sum(store.has(k) for k in keys)
-            _add_note(exc, f"the sweep stopped; {out}/ is as it was, and {stored} of {len(keys)} runs are in "
+            add_note(exc, f"the sweep stopped; {out}/ is as it was, and {stored} of {len(keys)} runs are in "
                            f"{out / STORE_DIR}: fix the error and re-run (stored runs are skipped)")
         raise
     _print_outcome(options, runs_text, runs_df, costs, price, same)
@@ -244,8 +242,8 @@ def _drop(out: Path, staging: Path | None) -> None:
                 Path(root, name).unlink(missing_ok=True)
 
 
-def _add_note(exc: BaseException, note: str) -> None:
-    """Say what a stopped sweep kept: in the one line of a UserError, as a note on anything else."""
+def add_note(exc: BaseException, note: str) -> None:
+    """Say what a stopped sweep or bench kept: in the one line of a UserError, as a note on anything else."""
     text = str(exc)
     if isinstance(exc, UserError) and not getattr(exc, "lines", None) and exc.args == (text,):
         exc.args = (f"{text} ({note})",)
@@ -333,8 +331,8 @@ def sweep_specs(args: argparse.Namespace) -> list[SweepSpec]:
         from prefixbench.reports.grid import read_grid
 
         if getattr(args, "engine", None):  # was dropped without a word: the grid's own engines ran alone
-            raise UserError(f"--engine {args.engine[0]}: does not apply to --grid, whose sweeps run the built-in engines they "
-                            "name (engines = [...]); sweep a user's engine without --grid")
+            raise UserError(f"--engine {args.engine[0]}: does not apply to --grid: name it in the grid's engines = [...] "
+                            "(an installed name or package.module:factory), or give --engines to run it in every sweep of the grid")
 
         specs = read_grid(args.grid, args.sweep_name, overrides=grid_overrides(args))
         warn_window_memory(tuple(sorted({w for spec in specs for w in spec.windows})))

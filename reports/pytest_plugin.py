@@ -7,7 +7,9 @@ Installed with prefixbench (entry point ``pytest11``) and off unless asked::
 
 With ``--prefixbench-engine`` it adds one item per applicable spec and case, named
 ``spec[window-workload-profile]`` (e.g. ``no-silent-rewrite[32k-seed-coding-lenient]``),
-marked ``prefixbench`` and with the spec's name in underscores (``-m no_silent_rewrite``).
+marked ``prefixbench`` and with the spec's name in underscores (``-m no_silent_rewrite``),
+and a ``deterministic`` item on each workload's first case: that case runs again and the
+requests of the two runs must be byte-identical, as ``check --engine`` says.
 A violated spec fails with the spec's line (the request and the figure that decided it); a
 vacuous one (the run never exercised what it judges) is skipped with its figure, as ``check``
 and ``check --trace`` skip it (``--prefixbench-vacuous fail`` fails it, as ``check --vacuous fail``). An engine that
@@ -31,7 +33,7 @@ import pytest
 
 if TYPE_CHECKING:
     from prefixbench.workloads.scripted.base import Run
-    from prefixbench.workloads.specs.engine import EngineCase
+    from prefixbench.workloads.specs.engine import EngineCase, EngineSpec
     from prefixbench.workloads.specs.observed import ObservedSpec
 
 ENGINE_OPTION = "--prefixbench-engine"
@@ -73,10 +75,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the markers (only when the plugin is on)."""
     if config.getoption("prefixbench_engine", None) is None:
         return
+    from prefixbench.workloads.specs.engine import DETERMINISTIC
     from prefixbench.workloads.specs.observed import OBSERVED_SPECS
 
     config.addinivalue_line("markers", "prefixbench: an integrity spec run on the --prefixbench-engine engine")
-    for spec in OBSERVED_SPECS:
+    for spec in (*OBSERVED_SPECS, DETERMINISTIC):
         config.addinivalue_line("markers", f"{_marker(spec.name)}: the {spec.name} spec ({spec.description})")
 
 
@@ -97,7 +100,7 @@ def engine_error_text(exc: BaseException) -> str:
 class SpecItem(pytest.Item):
     """One spec on one case of the engine."""
 
-    def __init__(self, *, spec: ObservedSpec, case: EngineCase, engine: str, engine_config: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, *, spec: ObservedSpec | EngineSpec, case: EngineCase, engine: str, engine_config: dict[str, Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.case = case
@@ -129,7 +132,12 @@ class SpecItem(pytest.Item):
         from prefixbench.workloads.specs.base import Verdict
         from prefixbench.workloads.specs.engine import judge_case, run_case
 
-        result = judge_case(self.spec, run_case(self.engine, self.case, config=self.engine_config), self.case)
+        from prefixbench.workloads.specs.engine import EngineSpec, judge_determinism
+
+        if isinstance(self.spec, EngineSpec):  # deterministic: the case runs again, its requests compared
+            result = judge_determinism(self.engine, self.case, config=self.engine_config)
+        else:
+            result = judge_case(self.spec, run_case(self.engine, self.case, config=self.engine_config), self.case)
         if result.verdict is Verdict.VACUOUS and not self.config.getoption("prefixbench_vacuous", "skip") == "fail":
             pytest.skip(f"vacuous: {result.figure}")
         if not result.passed:
@@ -154,7 +162,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     from prefixbench.reports.options import parse_list, parse_windows
     from prefixbench.simulator.errors import UserError
-    from prefixbench.workloads.specs.engine import applicable, engine_cases, validate_engine
+    from prefixbench.workloads.specs.engine import DETERMINISTIC, applicable, determinism_cases, engine_cases, validate_engine
 
     try:
         # 32k,32000 is one window twice: refused, as check refuses it, not two items of one id
@@ -172,7 +180,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             spec=spec, case=case, engine=engine, engine_config=table,
         )
         for case in cases
-        for spec in applicable(case)
+        for spec in (*applicable(case), *((DETERMINISTIC,) if case in determinism_cases(cases) else ()))
     ]
     # tryfirst: pytest's own -m/-k selection runs after this hook, over these items too.
     items.extend(added)
@@ -180,9 +188,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def plugin_option_names(message: str) -> str:
     """A loader's line names the command line's ``--engine``; under pytest the option is
-    ``--prefixbench-engine``."""
+    ``--prefixbench-engine``, and a line that names no option (an unknown engine's) gets it."""
     if message.startswith("--engine "):
         return "--prefixbench-engine " + message.removeprefix("--engine ")
+    if message.startswith("unknown engine "):
+        return f"--prefixbench-engine: {message}"
     return message
 
 

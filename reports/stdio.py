@@ -57,7 +57,10 @@ _REFUSED: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("out", "--out", f"{_FOLDER} (the spec lines are printed there already)"),
         ("engine_config", "--engine-config", "settings are read from a file, not standard input"),
     ),
-    "bench": (("out", "--out", f"{_FOLDER} (the leaderboard is printed there already)"),),
+    "bench": (
+        ("out", "--out", f"{_FOLDER} (the leaderboard is printed there already)"),
+        ("engine_config", "--engine-config", "settings are read from a file, not standard input"),
+    ),
     "audit": (
         ("out", "--out", f"{_FOLDER} (--format json or md prints the audit there)"),
         ("junit", "--junit", "writes a file, not standard output (the audit is printed there)"),

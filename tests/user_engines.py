@@ -211,3 +211,16 @@ class SplitsPair(Truncating):
 def split_pair(window: int, options: EngineOptions) -> SplitsPair:
     """Cuts between a tool call and its result (``declared`` is the same engine fixed)."""
     return SplitsPair(window, declare=True)
+
+
+#: Engines ``drifting`` has built so far, in this process: state that outlives a run.
+_DRIFTING_BUILDS = [0]
+
+
+def drifting(window: int, options: EngineOptions) -> Truncating:
+    """Declared truncation whose threshold moves with each engine the factory builds (a counter
+    kept across runs, as an unseeded random choice would be): two runs of one case differ."""
+    _DRIFTING_BUILDS[0] += 1
+    engine = Truncating(window * (20 - _DRIFTING_BUILDS[0] % 4) // 20, declare=True)
+    engine.name = "drifting"
+    return engine

@@ -144,8 +144,8 @@ def plugin_outcomes(tmp_path: Path, engine: str) -> dict[str, str]:
     outcomes = {}
     for case in ET.parse(report).iter("testcase"):
         name = case.get("name", "")
-        if not name.endswith("[32k-seed-coding-lenient]"):
-            continue
+        if not name.endswith("[32k-seed-coding-lenient]") or name.startswith("deterministic["):
+            continue  # (deterministic reruns a live engine: no verdict of a recorded log to match)
         outcome = "failed" if case.find("failure") is not None else "skipped" if case.find("skipped") is not None else "passed"
         outcomes[name.split("[")[0]] = outcome
     return outcomes

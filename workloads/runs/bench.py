@@ -28,7 +28,9 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.models import parse_cache_spec
 from prefixbench.simulator.pricing import LongTier, PriceRow, Rates, cost_of, get_price, usd_sum
 from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepPlan, SweepSpec, plan_sweeps
-from prefixbench.workloads.scripted.registry import WORKLOADS, all_engines, get_workload, is_user_engine
+from prefixbench.workloads.scripted.registry import (
+    WORKLOADS, all_engines, check_sections_run, get_workload, is_user_engine, split_engine_config,
+)
 
 
 class BenchCache(msgspec.Struct, frozen=True):
@@ -110,6 +112,10 @@ class BenchSpec(msgspec.Struct, frozen=True):
     price_as_of: str | None = None
     #: Workload options, given to every workload that takes them.
     options: dict[str, object] = msgspec.field(default_factory=dict)
+    #: ``--engine-config``: its tables by engine, as read (each workload gets those of the
+    #: engines it runs), and the file, to name in errors.
+    engine_config: dict[str, dict[str, object]] = msgspec.field(default_factory=dict)
+    engine_config_file: str = "--engine-config"
 
 
 def strategies_of(spec: BenchSpec, workload: str) -> tuple[str, ...]:
@@ -150,15 +156,22 @@ def plan_bench(spec: BenchSpec) -> SweepPlan:
         if not any(name in {option.name for option in WORKLOADS[w].options} for w in spec.workloads):
             takes = "; ".join(f"{w}: {', '.join(o.flag for o in WORKLOADS[w].options)}" for w in spec.workloads)
             raise UserError(f"--{name.replace('_', '-')} applies to no workload of this bench ({takes})")
+    where = spec.engine_config_file
+    # A table for an engine no workload of the bench runs would be silently ignored: refused.
+    check_sections_run(spec.engine_config, tuple(dict.fromkeys(e for w in spec.workloads for e in strategies_of(spec, w))),
+                       where, command="bench", option="--strategies")
     specs = []
     for workload in spec.workloads:
         known = {option.name for option in WORKLOADS[workload].options}
         options = {k: v for k, v in spec.options.items() if k in known}
+        engines = strategies_of(spec, workload)
+        tables, engine_configs = split_engine_config(workload, {k: v for k, v in spec.engine_config.items() if k in engines}, where)
+        options.update(tables)
         for entry in caches:
             specs.append(
                 SweepSpec(
-                    workload=workload, windows=spec.windows, presets=(spec.preset,), engines=strategies_of(spec, workload),
-                    profile=spec.profile, cache=entry.cache, options=options, seeds=spec.seeds,
+                    workload=workload, windows=spec.windows, presets=(spec.preset,), engines=engines,
+                    profile=spec.profile, cache=entry.cache, options=options, seeds=spec.seeds, engine_configs=engine_configs,
                 )
             )
     return plan_sweeps(specs)

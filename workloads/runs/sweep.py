@@ -40,6 +40,8 @@ from prefixbench.workloads.scripted.registry import (
 )
 
 DEFAULT_WINDOWS = (32_000, 128_000, 512_000)
+#: The one preset a user's engine runs under when a sweep (its flags or a grid) names no presets.
+USER_ENGINE_PRESET = "patched"
 
 
 class SweepSpec(msgspec.Struct, frozen=True):

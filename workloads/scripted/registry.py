@@ -300,15 +300,26 @@ def renamed_table(table: str, engines: tuple[str, ...] | list[str], where: str) 
         raise UserError(f"{where}: [{table}] is {same} named another way: name its table as --engine names the engine, {header}")
 
 
-def check_sections_run(sections: Mapping[str, object], engines: tuple[str, ...], where: str) -> None:
-    """Refuse a config table for an engine the sweep does not run: it would be silently ignored."""
+def check_sections_run(
+    sections: Mapping[str, object], engines: tuple[str, ...], where: str, command: str = "sweep", option: str = "--engines"
+) -> None:
+    """Refuse a config table for an engine the command does not run: it would be silently ignored."""
     for engine in sections:
         if engine not in engines:
             renamed_table(engine, engines, where)
             raise UserError(
-                f"{where}: [{engine}] is set but the sweep runs only {', '.join(engines)}; "
-                f"add --engines {','.join((*engines, engine))} or remove the table"
+                f"{where}: [{engine}] is set but the {command} runs only {', '.join(engines)}; "
+                f"add {option} {','.join((*engines, engine))} or remove the table"
             )
+
+
+def split_engine_config(
+    workload_name: str, sections: Mapping[str, Mapping[str, Any]], where: str
+) -> tuple[dict[str, object], dict[str, dict[str, object]]]:
+    """An ``--engine-config`` file's tables for one workload: the workload options its built-in
+    engines' tables set, and the user engines' tables (each factory's ``options.config``)."""
+    options = engine_config_options(workload_name, sections, where)
+    return options, {name: dict(section) for name, section in sections.items() if is_user_engine(name)}
 
 
 def engine_config_options(workload_name: str, sections: Mapping[str, Mapping[str, Any]], where: str) -> dict[str, object]:

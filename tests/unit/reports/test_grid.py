@@ -214,13 +214,13 @@ def test_runs_handed_to_workers_in_batches_are_not_all_running(monkeypatch):
 
 def test_engine_with_a_grid_is_refused_not_dropped(tmp_path, capsys):
     """trial54: --grid FILE --engine pkg:factory ran the grid's built-in engines alone, exit 0,
-    without a word about the user's engine (a grid names built-in engines only)."""
+    without a word about the user's engine (the grid's engines = [...] names it)."""
     grid = tmp_path / "g.toml"
     grid.write_text('[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\npresets = ["patched"]\n')
     out = tmp_path / "o"
     assert main(["sweep", "--grid", str(grid), "--engine", "tests.user_engines:declared", "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "prefixbench: error: --engine tests.user_engines:declared: does not apply to --grid, whose sweeps run the built-in "
-        "engines they name (engines = [...]); sweep a user's engine without --grid"
+        "prefixbench: error: --engine tests.user_engines:declared: does not apply to --grid: name it in the grid's engines = [...] "
+        "(an installed name or package.module:factory), or give --engines to run it in every sweep of the grid"
     ]
     assert not out.exists()

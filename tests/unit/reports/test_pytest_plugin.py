@@ -95,7 +95,7 @@ def test_the_readme_engine_and_fixture_spec_pass(tmp_path):
     code, outcomes, output = run_pytest(tmp_path, "--prefixbench-engine", "readme_engine:factory", "--prefixbench-windows", "32k")
     assert code == 0, output
     assert outcomes["test_team::test_every_fold_is_declared"] == ("passed", "")
-    assert sum(outcome == "passed" for outcome, _ in outcomes.values()) == 13  # 6 specs x 2 cases, and the team's test
+    assert sum(outcome == "passed" for outcome, _ in outcomes.values()) == 15  # 6 specs x 2 cases, deterministic x 2, the team's test
 
 
 def test_a_bad_engine_is_a_usage_error(tmp_path):
@@ -120,6 +120,8 @@ def test_the_engine_config_reaches_the_factory(tmp_path):
     )
     assert code == 0, output
     assert sorted(outcomes) == [
+        "prefixbench::deterministic[32k-seed-coding-lenient]",
+        "prefixbench::deterministic[32k-thinking-tools-lenient]",
         "prefixbench::no-silent-rewrite[32k-seed-coding-lenient]",
         "prefixbench::no-silent-rewrite[32k-thinking-tools-lenient]",
         "test_own::test_declared",
@@ -208,6 +210,8 @@ def test_a_table_for_an_engine_that_is_not_running_is_refused(tmp_path):
         # one window twice would add every item twice under one id, as check refuses it
         (["--prefixbench-engine", "checkpoint", "--prefixbench-windows", "32k,32000"], "prefixbench: --prefixbench-windows: 32,000 tokens given twice"),
         (["--prefixbench-engine", "nosuch_module_pb:factory"], "prefixbench: --prefixbench-engine nosuch_module_pb:factory: no module 'nosuch_module_pb'"),
+        # a name no package installed: the line names the option, as check's names --engine
+        (["--prefixbench-engine", "no-such-engine-pb"], "prefixbench: --prefixbench-engine: unknown engine 'no-such-engine-pb'"),
     ],
 )
 def test_a_bad_plugin_option_is_a_usage_error_naming_it(tmp_path, args, says):
@@ -220,3 +224,14 @@ def test_a_bad_plugin_option_is_a_usage_error_naming_it(tmp_path, args, says):
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert says in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_engine_that_differs_between_runs_fails_its_deterministic_items(tmp_path):
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:drifting", "--prefixbench-windows", "32k", "-m", "deterministic",
+    )
+    assert code == 1, output
+    assert sorted(outcomes) == ["prefixbench::deterministic[32k-seed-coding-lenient]", "prefixbench::deterministic[32k-thinking-tools-lenient]"]
+    outcome, message = outcomes["prefixbench::deterministic[32k-seed-coding-lenient]"]
+    assert outcome == "failed"
+    assert message.startswith("FAIL  deterministic @32k [drifting/seed-coding/lenient]: a second run of the same case sent a different request #")

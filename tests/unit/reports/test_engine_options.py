@@ -1,0 +1,106 @@
+"""User engines on every command that runs them: bench --engine-config, grid files naming user
+engines, the loader's hint for a package's __init__.py, and what a stopped bench kept."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from prefixbench.reports.entry import main
+
+#: A small bench: one workload, window, seed and cache, no price variants.
+SMALL_BENCH = ["--workloads", "seed-coding", "--windows", "32k", "--seeds", "0", "--caches", "anthropic-5m",
+               "--read-discount", "none", "--read-price", "none", "--quiet"]
+
+
+def _strategies(out) -> list[str]:
+    with open(out / "leaderboard.csv", newline="") as handle:
+        return [row["strategy"] for row in csv.DictReader(handle)]
+
+
+def test_bench_engine_config_reaches_the_factory(tmp_path, capsys):
+    config = tmp_path / "engines.toml"
+    config.write_text('["tests.user_engines:configurable"]\ndeclare = true\n')
+    code = main(["bench", "--strategies", "tests.user_engines:configurable", *SMALL_BENCH,
+                 "--engine-config", str(config), "--out", str(tmp_path / "out")])
+    assert code == 0, capsys.readouterr().err
+    assert _strategies(tmp_path / "out") == ["configurable-declared"]  # without the table: configurable-silent
+
+
+def test_bench_refuses_a_table_for_a_strategy_it_does_not_run(tmp_path, capsys):
+    config = tmp_path / "engines.toml"
+    config.write_text('["tests.user_engines:configurable"]\ndeclare = true\n')
+    code = main(["bench", "--strategies", "sliding-window", *SMALL_BENCH, "--engine-config", str(config), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"prefixbench: error: {config}: [tests.user_engines:configurable] is set but the bench runs only "
+                   "sliding-window; add --strategies sliding-window,tests.user_engines:configurable or remove the table\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_says_what_the_store_kept_when_an_engine_fails(tmp_path, capsys):
+    out = tmp_path / "out"
+    code = main(["bench", "--strategies", "tests.user_engines:raise_at_5", *SMALL_BENCH, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("prefixbench: error: engine ")
+    assert err.rstrip().endswith(f"(the bench stopped; {out}/ is as it was, and 0 of 1 runs are in {out}/store: "
+                                 "fix the error and re-run (stored runs are skipped))")
+
+
+def _grid(tmp_path, body: str):
+    path = tmp_path / "grid.toml"
+    path.write_text('[sweep.mine]\nworkloads = ["seed-coding", "thinking-tools"]\nwindows = ["32k"]\n' + body)
+    return path
+
+
+def test_a_grid_runs_installed_and_imported_user_engines_with_their_tables(tmp_path, capsys):
+    (tmp_path / "engines.toml").write_text('["tests.user_engines:configurable"]\ndeclare = true\n')
+    grid = _grid(tmp_path, 'engines = ["sliding-window", "tests.user_engines:configurable"]\nengine_config = "engines.toml"\n')
+    code = main(["sweep", "--grid", str(grid), "--out", str(tmp_path / "out"), "--quiet", "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    import json
+
+    runs = {(r["workload"], r["engine"], r["preset"]) for r in json.loads(captured.out)}
+    assert runs == {  # every workload of the sweep, once under patched (no presets named), the table applied
+        (w, e, "patched") for w in ("seed-coding", "thinking-tools") for e in ("sliding-window", "configurable-declared")
+    }
+
+
+def test_a_grid_names_an_unknown_engine_in_one_line(tmp_path, capsys):
+    grid = _grid(tmp_path, 'engines = ["sliding-windoe"]\n')
+    assert main(["sweep", "--grid", str(grid), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1, err
+    assert err[0].startswith(f"prefixbench: error: {grid}:sweep.mine.engines: unknown engine 'sliding-windoe': did you mean 'sliding-window'?")
+    assert "or give package.module:factory" in err[0]
+
+
+def test_a_grid_refuses_a_user_table_for_an_engine_it_does_not_run(tmp_path, capsys):
+    (tmp_path / "engines.toml").write_text('["tests.user_engines:configurable"]\ndeclare = true\n')
+    grid = _grid(tmp_path, 'engines = ["sliding-window"]\nengine_config = "engines.toml"\n')
+    assert main(["sweep", "--grid", str(grid), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "[tests.user_engines:configurable] is set but the sweep does not run it; add it to engines or remove the table" in err
+
+
+def test_engine_with_a_grid_says_where_to_name_it(tmp_path, capsys):
+    grid = _grid(tmp_path, "")
+    assert main(["sweep", "--grid", str(grid), "--engine", "sliding-window", "--out", str(tmp_path / "out")]) == 2
+    assert "name it in the grid's engines = [...]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ("./src/my_pkg/__init__.py:factory", "give my_pkg:factory, run from ./src/ (or with it on PYTHONPATH)"),
+        ("/abs/src/my_pkg/__init__.py:factory", "give my_pkg:factory, run from /abs/src/ (or with it on PYTHONPATH)"),
+        ("src/my_engine.py:factory", "give my_engine:factory, run from src/ (or with it on PYTHONPATH)"),
+    ],
+)
+def test_a_file_path_engine_names_the_module_to_give(tmp_path, monkeypatch, capsys, ref, says):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--engine", ref, "--windows", "32k"]) == 2
+    assert says in capsys.readouterr().err
