@@ -70,3 +70,21 @@ def test_the_readme_engine_never_cuts_a_tool_call_from_its_result(tmp_path, monk
         sys.modules.pop("my_engine", None)
     assert len(results) == 6
     assert [r.line() for r in results if r.verdict is not Verdict.PASS] == []
+
+
+def test_the_readme_says_what_check_prints_for_its_engine(tmp_path, monkeypatch, capsys):
+    # (the README kept "24 passed" after two specs were added to every check)
+    import re
+
+    from prefixbench.reports.cli import main
+    from tests.readme import README
+
+    (tmp_path / "my_engine.py").write_text(README_ENGINE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert main(["check", "--engine", "my_engine:factory"]) == 0
+    finally:
+        sys.modules.pop("my_engine", None)
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    said = re.search(r"It ends\s+`([^`]+)`", README.read_text()).group(1)
+    assert said == last
