@@ -15,7 +15,6 @@ import pytest
 
 from prefixbench.reports.audit import audit_json, audit_table
 from prefixbench.simulator.price_lookup import Prices
-from prefixbench.simulator.providers.hosts import agent_host
 from prefixbench.simulator.providers import hosts
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import gateway_usage
@@ -95,7 +94,7 @@ def test_an_opencode_custom_provider_of_a_fireworks_id_is_priced_at_fireworks_ro
 @pytest.mark.parametrize("model", ["accounts/fireworks/models/kimi-k2p6", "ACCOUNTS/FIREWORKS/MODELS/KIMI-K2P6"])
 def test_a_fireworks_id_names_fireworks_for_every_reader(model: str) -> None:
     assert hosts.named_host(model) == "fireworks"
-    assert agent_host("my-fw", model) == "fireworks"
+    assert hosts.agent_host("my-fw", model) == "fireworks"
     assert gateway_usage.served_by(f"openai/{model}", "") == "fireworks"
     # With no upstream given at all, the price lookup reads the same id the same way.
     row = Prices(None).row(model, SENT)
