@@ -63,7 +63,7 @@ from prefixbench.simulator.pricing import (
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
-from prefixbench.simulator.providers.hosts import host_model, host_price_file, third_party_host
+from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
@@ -3429,8 +3429,8 @@ def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tup
     them whose own table has no row of the model, :meth:`Prices.priced_by_host`, another host
     than an open-weight model's maker), as sorted ``(model, host, requests)``."""
     counted: Counter[tuple[str, str]] = Counter(
-        (r.model, r.upstream) for r in requests if r.usage is not None and r.upstream and not prices.free_variant(r.model)
-        and not prices.at_list_price(r.model, r.upstream) and not prices.priced_by_host(r.model, r.upstream))
+        (r.model, host) for r in requests if r.usage is not None and (host := _served_by(r)) and not prices.free_variant(r.model)
+        and not prices.at_list_price(r.model, host) and not prices.priced_by_host(r.model, host))
     return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
 
 
@@ -3454,19 +3454,19 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
     for r in requests:
         if r.usage is None:
             continue
-        if r.upstream:
+        if host := _served_by(r):
             named.add(r.model)
             if prices.free_variant(r.model):
                 continue
-            if not prices.at_list_price(r.model, r.upstream):
-                if prices.priced_by_host(r.model, r.upstream):
-                    by_host[(r.model, r.upstream)] += 1
-                    row = prices.host_row(r.model, r.sent_ms, r.upstream)
+            if not prices.at_list_price(r.model, host):
+                if prices.priced_by_host(r.model, host):
+                    by_host[(r.model, host)] += 1
+                    row = prices.host_row(r.model, r.sent_ms, host)
                     if row is not None:  # (the row each call was priced at, not the model's latest)
-                        used = rows.setdefault((r.model, r.upstream), {})
+                        used = rows.setdefault((r.model, host), {})
                         used[row] = used.get(row, 0) + 1
                 else:
-                    elsewhere[(r.model, r.upstream)] += 1
+                    elsewhere[(r.model, host)] += 1
         else:
             unnamed.add(r.model)
     # (each model tested once, not each call)
@@ -3485,6 +3485,12 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
         notes.append(f"{', '.join(sorted(unnamed))}: an open-weight model through a gateway that names no upstream per call, "
                      "priced at its maker's list price; the gateway may have routed calls to hosts that bill other prices")
     return tuple(notes)
+
+
+def _served_by(r: TraceRequest) -> str:
+    """The host a call was served by as :meth:`Prices.row` prices it: the reader's ``upstream``,
+    else the host the model's own id names (:func:`~prefixbench.simulator.providers.hosts.named_host`)."""
+    return r.upstream or named_host(r.model)
 
 
 def _host_lacks(model: str, host: str) -> str:

@@ -240,3 +240,25 @@ def test_the_headline_counts_a_host_once_whatever_its_spelling(tmp_path: Path) -
     table = audit_table(run_audit(paths))
     (headline,) = [line for line in table.splitlines() if "paid unknown" in line]
     assert "(6 request(s) served by a host whose price for the model prefixbench lacks: Fireworks 2, Together AI 4)" in headline, headline
+
+
+def test_a_reader_that_names_no_host_is_noted_as_the_price_lookup_priced_it() -> None:
+    # A reader that keeps no upstream (an OpenAI-compatible handler pointed at Fireworks): the
+    # price lookup reads Fireworks from the id; the notes said the same call was priced at its
+    # maker's list price "through a gateway that names no upstream".
+    from prefixbench.simulator.usage import Usage
+    from prefixbench.workloads.audit.core import host_notes, host_unpriced
+    from prefixbench.workloads.logs.trace import TraceRequest
+
+    def call(model: str) -> TraceRequest:
+        return TraceRequest(file="f", line=1, lane="main", lane_kind="main", seq=0, sent_ms=SENT, ready_ms=None,
+                            provider="deepseek", model=model, usage=Usage(uncached=1000, output=5))
+
+    prices = Prices(None)
+    priced, unpriced = call("accounts/fireworks/models/deepseek-v4-pro"), call("accounts/fireworks/models/deepseek-v4-flash")
+    assert prices.row(priced.model, SENT) is not None and prices.row(unpriced.model, SENT) is None
+    notes = host_notes([priced, unpriced], prices)
+    assert any("of accounts/fireworks/models/deepseek-v4-pro served by fireworks (the log names it) priced at Fireworks'" in n
+               for n in notes), notes
+    assert not any("names no upstream" in n for n in notes), notes
+    assert host_unpriced([priced, unpriced], prices) == (("accounts/fireworks/models/deepseek-v4-flash", "fireworks", 1),)
