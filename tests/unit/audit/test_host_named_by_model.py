@@ -262,3 +262,26 @@ def test_a_reader_that_names_no_host_is_noted_as_the_price_lookup_priced_it() ->
                for n in notes), notes
     assert not any("names no upstream" in n for n in notes), notes
     assert host_unpriced([priced, unpriced], prices) == (("accounts/fireworks/models/deepseek-v4-flash", "fireworks", 1),)
+
+
+def test_a_priority_call_to_fireworks_is_said_to_be_priced_at_standard(tmp_path: Path) -> None:
+    # Fireworks' Priority tier bills more than the Standard row prefixbench holds: main priced the
+    # call at Standard and said nothing.
+    lines = []
+    for n, tier in enumerate(("priority", None, "priority")):
+        body = {"model": "accounts/fireworks/models/kimi-k2p6", "messages": [{"role": "user", "content": f"task {n}"}]}
+        if tier:
+            body["service_tier"] = tier
+        answer = {"id": f"c{n}", "object": "chat.completion", "model": body["model"],
+                  "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}],
+                  "usage": {"prompt_tokens": 2000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 0}}}
+        lines.append(json.dumps({"request": {"timestamp": 1_788_000_000 + n, "method": "POST",
+                                             "url": "https://api.fireworks.ai/inference/v1/chat/completions", "headers": {}, "body": body},
+                                 "response": {"timestamp": 1_788_000_001 + n, "status_code": 200, "headers": {}, "body": answer}}))
+    path = tmp_path / "cap.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = run_audit([path])
+    assert result.totals.unpriced_requests == 0
+    (capture,) = result.files
+    assert any("2 call(s) asked Fireworks for its Priority tier" in n and "undercounted" in n for n in capture.notes), capture.notes
+    assert "asked Fireworks for its Priority tier" in audit_table(result)
