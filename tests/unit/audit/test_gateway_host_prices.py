@@ -208,7 +208,8 @@ def test_a_pi_call_a_host_with_its_own_row_served_is_priced_at_that_row(tmp_path
     assert hosted.unpriced_hosts == ()
     (note,) = [n for n in hosted.notes if " served by " in n]
     assert note.startswith(f"2 request(s) of {model} served by {provider} (the log names it) priced at "), note
-    assert f"own price for {row}, not its maker's list price" in note and "https://" in note
+    # (a dated row is named with its date: Groq's gpt-oss rows)
+    assert f"own price for {row}" in note and "not its maker's list price" in note and "https://" in note
     found = Prices(None).row(model, None, upstream=provider)
     usage = SimpleNamespace(prompt_tokens=9000, cached_tokens=0, written_tokens=0, written_long_tokens=0, output_tokens=40)
     follow = SimpleNamespace(prompt_tokens=9460, cached_tokens=8960, written_tokens=0, written_long_tokens=0, output_tokens=40)
