@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
+from prefixbench.simulator.providers.hosts import third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 
 
@@ -33,8 +34,8 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
     ``no_usage``: requests per log format that reports no usage; ``no_price``: requests with
     usage per model the price table does not price; ``ranged``: the requests whose log sums
     their cache reads and writes, priced as a range only, and that range; ``hosts``: requests with
-    usage per host that served them at a price of its own (``served by a host with its own prices:
-    fireworks``), and per self-hosted engine (``served by a self-hosted engine: ollama``), whatever
+    usage per host that served them at a price of its own that prefixbench lacks for the model
+    (``served by a host whose price for the model prefixbench lacks: Fireworks``), and per self-hosted engine (``served by a self-hosted engine: ollama``), whatever
     their model's row (:func:`left_out_counts`); '' when none is left out."""
 
     def names(counts: dict[str, int]) -> str:
@@ -44,7 +45,7 @@ def unpriced_words(no_usage: dict[str, int], no_price: dict[str, int],
 
     groups = [(why, sum(kept.values()), names(kept)) for why, counts in
               (("with no usage reported by their format", no_usage), ("with no price for their model", no_price),
-               ("served by a host with its own prices", hosts[0]), ("served by a self-hosted engine", hosts[1]))
+               ("served by a host whose price for the model prefixbench lacks", hosts[0]), ("served by a self-hosted engine", hosts[1]))
               if (kept := {k: n for k, n in counts.items() if n > 0})]
     count, low, high = ranged
     if count:
@@ -91,7 +92,8 @@ def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str
     each file's ``(format, no-usage requests)``; requests of no price per model, from each
     model's ``(model, unpriced, no-usage, ranged requests)``, but for those ``hosts`` counts as
     ``(model, host, requests)`` (:attr:`~prefixbench.workloads.audit.core.AuditResult.unpriced_hosts`),
-    which are counted per host that bills its own price, and per self-hosted engine
+    which are counted per host that bills its own price (by its one name,
+    :func:`~prefixbench.simulator.providers.hosts.third_party_host`, where it is a third-party host), and per self-hosted engine
     (:func:`~prefixbench.simulator.providers.vllm.own_host`): no price because of who served them,
     not of their model."""
     no_usage: Counter[str] = Counter()
@@ -104,7 +106,10 @@ def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str
     engines: Counter[str] = Counter()
     for model, host, n in hosts:
         no_price[model] -= n
-        (engines if own_host(host) else billed)[host] += n
+        if own_host(host):
+            engines[host] += n
+        else:  # (one spelling a host: fireworks, fireworks-ai and Fireworks are one)
+            billed[third_party_host(host) or host] += n
     return dict(no_usage), dict(no_price), (dict(billed), dict(engines))
 
 

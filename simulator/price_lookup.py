@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import PriceRow, PriceTable, deepseek_period, load_host_prices, load_prices
 from prefixbench.simulator.providers import provider_of_model
-from prefixbench.simulator.providers.hosts import host_price_file, third_party_host
+from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 
 
@@ -65,7 +65,15 @@ class Prices:
         ``upstream``: the host a gateway says served the call (:attr:`TraceRequest.upstream`).
         An open-weight model served by a host other than its maker is billed at that host's
         price (:meth:`at_list_price`): the host's own row where prefixbench holds one
-        (:meth:`host_row`), else no row, never the maker's."""
+        (:meth:`host_row`), else no row, never the maker's. A model whose own id names its host
+        (:func:`~prefixbench.simulator.providers.hosts.named_host`: Fireworks' namespace, a
+        router's ``:<host>`` suffix) is that host's call where no upstream is given. A free
+        variant (OpenRouter's ``vendor/model:free``) bills nothing whoever served it: its $0 row
+        comes first."""
+        if upstream and self.free_variant(model):
+            upstream = ""
+        elif not upstream:
+            upstream = named_host(model)
         if upstream and not self.at_list_price(model, upstream):
             return self.host_row(model, sent_ms, upstream)
         if speed == "fast":
@@ -109,6 +117,12 @@ class Prices:
                                 and (rules is None or rules.bills_list_price_at(upstream)))
         return self._hosts[key]
 
+    def free_variant(self, model: str) -> bool:
+        """Whether ``model`` resolves to the table's free row (OpenRouter's ``:free`` variant)."""
+        from prefixbench.simulator.pricing import FREE_MODEL, FREE_VARIANT
+
+        return model.lower().endswith(FREE_VARIANT) and self._resolved(model) == FREE_MODEL
+
     def host_table(self, upstream: str) -> PriceTable | None:
         """The own price table of the third-party host ``upstream`` is
         (:data:`~prefixbench.simulator.providers.hosts.HOST_PRICES`); None for a host whose
@@ -126,6 +140,7 @@ class Prices:
         table = self.host_table(upstream)
         if table is None or not self.priced_by_host(model, upstream):
             return None
+        model = host_model(model)[0]
         when = self.as_of
         if when is None and sent_ms is not None and sent_ms > 1e11:
             when = datetime.fromtimestamp(sent_ms / 1000, UTC).strftime("%Y-%m-%dT%H:%MZ")
@@ -149,8 +164,10 @@ class Prices:
         key = (model, upstream)
         if key not in self._by_host:  # (once a model and host: a name a table lacks is slow to refuse)
             table = self.host_table(upstream)
-            self._by_host[key] = table is not None and self._resolves(table, model)
+            name = host_model(model)[0]
+            self._by_host[key] = table is not None and bool(name) and self._resolves(table, name)
         return self._by_host[key]
+
 
     @staticmethod
     def _resolves(table: PriceTable, model: str) -> bool:

@@ -174,7 +174,64 @@ def agent_host(name: str, model: str) -> str:
     """The ``upstream`` of a call an agent's log says provider ``name`` served as ``model`` (pi's
     and OpenCode's provider id and model): that provider where it runs open models itself,
     else Cloudflare's Workers AI where the model is one of its own (:func:`workers_ai`: behind
-    Cloudflare's AI Gateway, ``workers-ai/@cf/...``), else :func:`billing_host` of ``name``."""
+    Cloudflare's AI Gateway, ``workers-ai/@cf/...``), else :func:`billing_host` of ``name``, else
+    the host the model's own id names (:func:`named_host`: a custom provider's
+    ``accounts/fireworks/models/...``, Hugging Face's router's ``vendor/model:groq``)."""
     if workers_ai(model) and not self_hosted(name):
         return WORKERS_AI
-    return billing_host(name)
+    return billing_host(name) or named_host(model)
+
+
+#: The start of a model id in Fireworks' own namespace (``accounts/fireworks/models/<id>``,
+#: ``accounts/fireworks/routers/<id>``): only Fireworks serves such an id, whoever the provider
+#: entry that sent it is named (an OpenCode or pi custom provider, litellm's ``openai/`` route).
+FIREWORKS_NAMESPACE = "accounts/fireworks/"
+
+#: Suffixes after a ``:`` that OpenRouter gives its variants of a model (``:free``, ``:nitro``,
+#: ``:floor``, ``:exacto``, ``:thinking``, ``:beta``, ``:online``, ``:extended``): routing or
+#: billing choices, never a host, whatever a host's name may start with.
+_NOT_HOST_SUFFIXES = frozenset({"free", "nitro", "floor", "exacto", "thinking", "beta", "online", "extended"})
+
+
+def host_suffix(model: str) -> tuple[str, str]:
+    """``model`` split at a trailing ``:<host>`` naming a third-party host of open models
+    (:func:`third_party_host`): Hugging Face's Inference Providers router takes
+    ``vendor/model:fireworks-ai``, ``:groq``, ``:together``... to send a call to that host, which
+    bills its own price (huggingface.co/docs/inference-providers/pricing). ``(model without it,
+    the suffix)``; ``(model, "")`` where the suffix names no host (OpenRouter's ``:free``,
+    ``:nitro``..., Ollama's ``:8b`` tags, Bedrock's ``-v1:0``) or there is none."""
+    base, colon, suffix = model.rpartition(":")
+    if not colon or not base or "/" in suffix or suffix.lower() in _NOT_HOST_SUFFIXES:
+        return model, ""
+    return (base, suffix) if third_party_host(suffix) is not None else (model, "")
+
+
+def named_host(model: str) -> str:
+    """The third-party host a model's own id names as the one serving it: ``fireworks`` for an id
+    in Fireworks' own namespace (:data:`FIREWORKS_NAMESPACE`, any case), else a trailing
+    ``:<host>`` (:func:`host_suffix`); "" for any other id."""
+    if model.lower().startswith(FIREWORKS_NAMESPACE):
+        return "fireworks"
+    return host_suffix(model)[1]
+
+
+def host_model(model: str) -> tuple[str, str]:
+    """The name to look ``model`` up by in a host's own price table, and why none where there is
+    none: ``(name, "")``, the name without a :func:`host_suffix`; ``("", why)`` for a Fireworks
+    path that is not a serverless model of Fireworks' own: a dedicated deployment
+    (``accounts/<account>/deployments/<id>``, ``accounts/<account>/deployedModels/<id>``), billed
+    by the GPU-hour, not per token, or another account's model (a fine-tune, billed as that
+    account's deployment or LoRA). Only ``accounts/fireworks/models/<id>``,
+    ``accounts/fireworks/routers/<id>`` (its Fast variants), a bare id or an alias of the table
+    match a row."""
+    name = host_suffix(model)[0]
+    parts = name.split("/")
+    lowered = [p.lower() for p in parts]
+    if "accounts" in lowered[:-1]:
+        at = lowered.index("accounts")
+        kind = lowered[at + 2] if len(lowered) > at + 2 else ""
+        if kind in ("deployments", "deployedmodels"):
+            return "", "a dedicated deployment, which Fireworks bills by the GPU-hour, not per token"
+        if lowered[at + 1] != "fireworks" or kind not in ("models", "routers") or len(lowered) != at + 4:
+            return "", "not one of Fireworks' own serverless models (accounts/fireworks/models/<id>)"
+    return name, ""

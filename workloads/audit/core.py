@@ -63,7 +63,7 @@ from prefixbench.simulator.pricing import (
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import chain_rules, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
-from prefixbench.simulator.providers.hosts import third_party_host
+from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
@@ -3104,7 +3104,10 @@ def _model_summaries(
             reported_sum(roll.all_write, roll.writing),
             usd_sum([roll.cost, extra.get(f"{provider}\n{model}", Decimal(0))]),
             roll.lost,
-            model not in prices.missing and (roll.priced or (provider, model) in ranged or _in_table(prices, model)),
+            # (a model none of whose requests with usage was priced, a host's calls left unpriced, is not
+            # priced because the maker's table knows it: only one whose requests carry no usage is)
+            model not in prices.missing and (roll.priced or (provider, model) in ranged
+                                             or (roll.unpriced == roll.unpriced_no_usage and _in_table(prices, model))),
             roll.unpriced,
             roll.unpriced_no_usage,
         )
@@ -3452,8 +3455,8 @@ def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tup
     them whose own table has no row of the model, :meth:`Prices.priced_by_host`, another host
     than an open-weight model's maker), as sorted ``(model, host, requests)``."""
     counted: Counter[tuple[str, str]] = Counter(
-        (r.model, r.upstream) for r in requests if r.usage is not None and r.upstream and not prices.at_list_price(r.model, r.upstream)
-        and not prices.priced_by_host(r.model, r.upstream))
+        (r.model, host) for r in requests if r.usage is not None and (host := _served_by(r)) and not prices.free_variant(r.model)
+        and not prices.at_list_price(r.model, host) and not prices.priced_by_host(r.model, host))
     return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
 
 
@@ -3473,13 +3476,23 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
     by_host: Counter[tuple[str, str]] = Counter()
     named: set[str] = set()
     unnamed: set[str] = set()
+    rows: dict[tuple[str, str], dict[PriceRow, int]] = {}
     for r in requests:
         if r.usage is None:
             continue
-        if r.upstream:
+        if host := _served_by(r):
             named.add(r.model)
-            if not prices.at_list_price(r.model, r.upstream):
-                (by_host if prices.priced_by_host(r.model, r.upstream) else elsewhere)[(r.model, r.upstream)] += 1
+            if prices.free_variant(r.model):
+                continue
+            if not prices.at_list_price(r.model, host):
+                if prices.priced_by_host(r.model, host):
+                    by_host[(r.model, host)] += 1
+                    row = prices.host_row(r.model, r.sent_ms, host)
+                    if row is not None:  # (the row each call was priced at, not the model's latest)
+                        used = rows.setdefault((r.model, host), {})
+                        used[row] = used.get(row, 0) + 1
+                else:
+                    elsewhere[(r.model, host)] += 1
         else:
             unnamed.add(r.model)
     # (each model tested once, not each call)
@@ -3489,29 +3502,53 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
              f"bills its calls, whatever the model's name; counted unpriced" if own_host(host) else
              f"no price for {calls:,} request(s) of {model} served by {host} (the log names it): {shown} sets its own "
              "per-token prices and cache discount (or none) for the open models it serves, not their maker's list price, "
-             "and prefixbench has no price row for it; counted unpriced" if (shown := third_party_host(host)) else
+             f"and {_host_lacks(model, host)}; counted unpriced" if (shown := third_party_host(host)) else
              f"no price for {calls:,} request(s) of {model} served by {host} (the gateway names it): an open-weight model "
              f"served by another host than its maker bills that host's price, which the table does not hold; counted unpriced"
              for (model, host), calls in sorted(elsewhere.items())]
-    notes += [_host_priced_note(model, host, calls, prices) for (model, host), calls in sorted(by_host.items())]
+    notes += [_host_priced_note(model, host, used, prices) for (model, host), used in sorted(rows.items())]
     if unnamed:
         notes.append(f"{', '.join(sorted(unnamed))}: an open-weight model through a gateway that names no upstream per call, "
                      "priced at its maker's list price; the gateway may have routed calls to hosts that bill other prices")
     return tuple(notes)
 
 
-def _host_priced_note(model: str, host: str, calls: int, prices: Prices) -> str:
-    """The note on calls a third-party host of open models served that its own price row bills
-    (:meth:`Prices.host_row`): the host, the row and its source, and where the host's table is."""
+def _served_by(r: TraceRequest) -> str:
+    """The host a call was served by as :meth:`Prices.row` prices it: the reader's ``upstream``,
+    else the host the model's own id names (:func:`~prefixbench.simulator.providers.hosts.named_host`)."""
+    return r.upstream or named_host(r.model)
+
+
+def _host_lacks(model: str, host: str) -> str:
+    """Why a third-party host's call of ``model`` has no price: a Fireworks path that is no
+    serverless model of its own (:func:`~prefixbench.simulator.providers.hosts.host_model`: a
+    dedicated deployment billed by the GPU-hour), the host's own file lacking the model (named),
+    or no file of the host's prices at all."""
+    name, why = host_model(model)
+    if not name:
+        return f"{model} is {why}, which no per-token row prices"
+    where = host_price_file(host)
+    return f"{where} has no row for it" if where else "prefixbench has no price row for it"
+
+
+def _host_priced_note(model: str, host: str, used: Mapping[PriceRow, int], prices: Prices) -> str:
+    """The note on calls a third-party host of open models served that its own price rows billed
+    (:meth:`Prices.host_row`, ``used``: each row and its calls): the host, the rows that priced
+    them and their sources, and where the host's table is."""
     table = prices.host_table(host)
-    row = table.history(model)[-1] if table is not None else None
     shown = third_party_host(host) or host
     shown += "'" if shown.endswith("s") else "'s"
-    if row is None:  # (not reached: asked only of calls the host's table prices)
-        return f"{calls:,} request(s) of {model} served by {host} priced at {shown} own prices"
+    calls = sum(used.values())
     where = f"prefixbench/simulator/data/{Path(table.path).name}" if table is not None else ""
-    return (f"{calls:,} request(s) of {model} served by {host} (the log names it) priced at {shown} own price for "
-            f"{row.model}, not its maker's list price ({row.evidence}: {row.source}; {shown} table: {where})")
+    if len(used) == 1:
+        ((row, _),) = used.items()
+        dated = f" (effective {row.effective})" if row.effective else ""
+        return (f"{calls:,} request(s) of {model} served by {host} (the log names it) priced at {shown} own price for "
+                f"{row.model}{dated}, not its maker's list price ({row.evidence}: {row.source}; {shown} table: {where})")
+    each = "; ".join(f"{n:,} at {row.model} effective {row.effective or 'since its launch'} ({row.evidence}: {row.source})"
+                     for row, n in sorted(used.items(), key=lambda item: str(item[0].effective or "")))
+    return (f"{calls:,} request(s) of {model} served by {host} (the log names it) priced at {shown} own prices, not its "
+            f"maker's list price: {each} ({shown} table: {where})")
 
 
 def free_notes(models: Iterable[str], prices: Prices) -> tuple[str, ...]:

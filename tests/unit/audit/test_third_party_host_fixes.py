@@ -48,7 +48,7 @@ def test_a_capture_sent_to_a_third_party_hosts_url_is_that_hosts_call(tmp_path: 
     (assumed,) = assume_providers(requests, {})[1]
     assert f"sent to the endpoint of a third-party host of open models ({host}: 2)" in assumed, assumed
     assert "name no endpoint that tells" not in assumed
-    assert f"paid unknown (2 request(s) served by a host with its own prices: {host})" in audit_table(result)
+    assert f"paid unknown (2 request(s) served by a host whose price for the model prefixbench lacks: {third_party_host(host)})" in audit_table(result)
 
 
 def test_a_capture_to_the_makers_own_api_keeps_its_list_price(tmp_path: Path) -> None:
@@ -134,9 +134,9 @@ def test_the_headline_says_a_host_left_the_calls_unpriced_not_their_model(tmp_pa
     # "with no price for their model".
     result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2-thinking")])
     table = audit_table(result)
-    assert "paid unknown (2 request(s) served by a host with its own prices: fireworks)" in table, table.splitlines()[0]
+    assert "paid unknown (2 request(s) served by a host whose price for the model prefixbench lacks: Fireworks)" in table, table.splitlines()[0]
     assert "no price for their model" not in table
-    assert "served by a host with its own prices: fireworks" in audit_markdown(result)
+    assert "served by a host whose price for the model prefixbench lacks: Fireworks" in audit_markdown(result)
 
 
 def test_the_headline_names_a_self_hosted_engine(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_report_html_says_the_hosts_reason_as_the_terminal_does(tmp_path: Path) 
 
     result = run_audit([_pi_session(tmp_path / "fw.jsonl", "fireworks", "kimi-k2-thinking")])
     page = audit_html(result)
-    assert "served by a host with its own prices: fireworks" in page
+    assert "served by a host whose price for the model prefixbench lacks: Fireworks" in page
     assert "no price for their model" not in page
 
 

@@ -301,9 +301,11 @@ def test_a_call_routed_to_a_third_party_host_is_unpriced_not_the_makers_list_pri
     # model keeps its last part (deepseek-v4-flash, which Fireworks' own table does not list),
     # which main priced at DeepSeek's list price.
     usage = {"prompt_tokens": 3000, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0}}
-    rows = [row(rid, f"2026-08-01T10:0{n}:00Z", model="accounts/fireworks/models/deepseek-v4-flash", custom_llm_provider=provider,
+    # (DeepSeek's own API names the model deepseek-v4-flash: an accounts/fireworks/ id is Fireworks' alone.)
+    rows = [row(rid, f"2026-08-01T10:0{n}:00Z", model=model, custom_llm_provider=provider,
                 prompt_tokens=3000, completion_tokens=5, metadata={"usage_object": usage})
-            for n, (rid, provider) in enumerate((("a", "fireworks_ai"), ("b", "deepseek")))]
+            for n, (rid, provider, model) in enumerate((("a", "fireworks_ai", "accounts/fireworks/models/deepseek-v4-flash"),
+                                                        ("b", "deepseek", "deepseek-v4-flash")))]
     path = tmp_path / "spend.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     requests, _ = read(path)

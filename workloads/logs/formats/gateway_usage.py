@@ -28,7 +28,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for, writes_unreported
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.providers.vllm import litellm_engine
-from prefixbench.simulator.providers.hosts import WORKERS_AI, billing_host, workers_ai
+from prefixbench.simulator.providers.hosts import WORKERS_AI, billing_host, host_at, named_host, workers_ai
 from prefixbench.simulator.usage import Usage
 
 #: Top-level keys LiteLLM adds to an Anthropic call's OpenAI-shaped usage.
@@ -190,7 +190,7 @@ def upstream_of(response: Mapping[str, object]) -> str:
 _HF_ROUTER = "huggingface"
 
 
-def served_by(model: str, upstream: str) -> str:
+def served_by(model: str, upstream: str, api_base: str = "") -> str:
     """The ``upstream`` of a call LiteLLM routed as ``model``: the engine the route names where the
     user runs it (:func:`~prefixbench.simulator.providers.vllm.litellm_engine`: no vendor bills
     it, so it stays unpriced), else ``upstream`` (what the response names: :func:`upstream_of`),
@@ -198,11 +198,15 @@ def served_by(model: str, upstream: str) -> str:
     :func:`~prefixbench.simulator.providers.hosts.workers_ai`), else a third-party host of open
     models the route names (``fireworks_ai/``, ``groq/``...; through Hugging Face's router,
     ``huggingface/novita/...``, the host its second segment names, whose own price Hugging Face
-    passes on without a markup: :func:`~prefixbench.simulator.providers.hosts.billing_host`; its
-    own prices, so unpriced)."""
+    passes on without a markup: :func:`~prefixbench.simulator.providers.hosts.billing_host`),
+    else the host whose endpoint ``api_base`` is (an ``openai/`` route pointed at
+    api.fireworks.ai: :func:`~prefixbench.simulator.providers.hosts.host_at`), else the host the
+    model's own id names (``accounts/fireworks/...``, a router's ``:groq``:
+    :func:`~prefixbench.simulator.providers.hosts.named_host`)."""
     if "/" not in model:
-        return upstream
+        return upstream or host_at(api_base) or named_host(model)
     route, _, rest = model.partition("/")
     if route.lower() == _HF_ROUTER and "/" in rest:
         route = rest.split("/", 1)[0]
-    return litellm_engine(model) or upstream or (WORKERS_AI if workers_ai(model) else billing_host(route))
+    return (litellm_engine(model) or upstream or (WORKERS_AI if workers_ai(model) else billing_host(route))
+            or host_at(api_base) or named_host(rest))

@@ -33,6 +33,7 @@ or of a Workers AI model, keeps that host as its ``upstream``: its own prices, s
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
@@ -54,7 +55,7 @@ from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.gemini import NativeRoute, native_route
-from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, workers_ai
+from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, host_price_file, third_party_host, workers_ai
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
@@ -461,6 +462,9 @@ class _Capture:
         #: The upstream errors of the calls the proxy recorded unanswered, and how many records were read.
         self.unanswered: list[str] = []
         self.records = 0
+        #: Calls asking a host whose Standard rows prefixbench holds for its Priority tier
+        #: (``service_tier: "priority"``), by the host's name: priced at Standard (:func:`_priority_note`).
+        self.priority: Counter[str] = Counter()
 
     def line(self, record: Record) -> None:
         """Add one captured call, or say why it is skipped."""
@@ -604,6 +608,8 @@ class _Capture:
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)
+        if body.get("service_tier") == "priority" and request.upstream and host_price_file(request.upstream):
+            self.priority[third_party_host(request.upstream) or request.upstream] += 1
         sent_as = request
         if call.iterations.compacted:
             request = self._server_compactions(record, request, call.iterations, parent)
@@ -647,6 +653,14 @@ class _Capture:
             self.last_node[lane] = node
 
 
+def _priority_note(host: str, calls: int) -> str:
+    """What the audit says of calls that asked a host for its Priority tier: the host's file holds
+    its Standard rows only (simulator/data/host-*.csv), so they are priced below what they billed."""
+    return (f"{calls:,} call(s) asked {host} for its Priority tier (service_tier \"priority\"): priced at {host}'s "
+            "Standard row, which prefixbench holds; the Priority price they billed is higher and not held, so their "
+            "dollars are undercounted")
+
+
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
     """A capture's model calls; see the module doc."""
     capture = _Capture(path)
@@ -658,6 +672,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         raise UserError(f"{capture.name}:1: empty file, no captured calls")
     everyone = not capture.out and capture.unanswered and len(capture.unanswered) == capture.records
     notes = (_unanswered_note(capture.unanswered),) if everyone else ()
+    notes += tuple(_priority_note(host, calls) for host, calls in sorted(capture.priority.items()))
     summary = FileSummary(capture.name, NAME, len(capture.out), tuple(capture.skipped), notes, explicit_caches=capture.caches.caches())
     return capture.out, summary
 

@@ -289,7 +289,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
                 request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
-                upstream=gateway_usage.served_by(route, _upstream(row, where)),
+                upstream=gateway_usage.served_by(route, _upstream(row, where), base if isinstance(base := row.get("api_base"), str) else ""),
             )
         )
         last_node[lane] = node
