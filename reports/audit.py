@@ -17,7 +17,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, none_priced, PREDICTED_HIT, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -95,14 +95,19 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
     """A group's record (a lane, a model, a file, a session, a day, a cause), null where its
     table row says ``-`` or why it has no figure: ``cost_usd`` and ``lost_usd`` where none of its
     requests is priced (:func:`none_priced`: its *paid* cell says ``no usage``, ``no price``...),
-    and ``lost_tokens`` where no request of it reports its cache use (``unseen``: no miss could be
-    seen), as its ``misses`` is; a 0 there would claim nothing was paid or lost. The totals too
-    (their counts already None where no request reports them: :func:`reported_sum`)."""
+    ``lost_usd`` and ``lost_tokens`` where nothing tells the loss of any of its requests
+    (:func:`none_seen`: its *lost* cell says ``-``), and ``lost_tokens`` where no request of it
+    reports its cache use (``unseen``: no miss could be seen), as its ``misses`` is; a 0 there
+    would claim nothing was paid or lost. The totals too (their counts already None where no
+    request reports them: :func:`reported_sum`)."""
     record = section_record(fields, group)
     if none_priced(group.requests, group.unpriced_requests):
         record["lost_usd"] = None
         if "cost_usd" in record:
             record["cost_usd"] = None
+    if "unseen_requests" in record and none_seen(group.requests, group.unseen_requests):
+        record["lost_usd"] = None
+        unseen = True
     if unseen and "lost_tokens" in record:
         record["lost_tokens"] = None
     return record
@@ -117,13 +122,15 @@ def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     page decide by too); $0.00 there would claim nothing was lost."""
     record = section_record(LOSS_SPLIT_FIELDS, split)
     unknown = none_priced(totals.requests, totals.unpriced_requests)
-    if unknown:
+    # (No request's loss told at all, priced or not: nothing was seen, no class is a known $0.)
+    blind = none_seen(totals.requests, totals.unseen_requests)
+    if unknown or blind:
         record["lost_usd"] = None
     # Where no request reports its cache use and no miss was classed (a block-hash trace alone),
     # no miss could be seen: an empty class is not a known $0 either.
     unseen = totals.cache_read is None and not any(split.requests(name) for name in LOSS_CLASSES)
     for name in LOSS_CLASSES:
-        if (unknown and unseen) or split.usd_unknown(name, unknown):
+        if (unknown and unseen) or blind or split.usd_unknown(name, unknown):
             record[f"{name}_usd"] = None
     return record
 
@@ -354,8 +361,14 @@ def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
 
 
 def _lost(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
-    """A group's *lost* cell: ``-`` where none of its requests is priced (:func:`lost_cell`)."""
-    return lost_cell(format_usd(group.lost_usd), group.requests, group.unpriced_requests)
+    """A group's *lost* cell: ``-`` where none of its requests is priced or reports its cache use
+    (:func:`lost_cell`)."""
+    return lost_cell(format_usd(group.lost_usd), group.requests, group.unpriced_requests, unseen=group.unseen_requests)
+
+
+def _loss_legend(groups: Iterable[RollUp | LaneSummary | ModelSummary | FileCalibration]) -> list[str]:
+    """The legend of a *lost* cell some request of its row leaves untold (:func:`loss_legend`)."""
+    return loss_legend((g.requests, g.unpriced_requests, g.unseen_requests) for g in groups)
 
 
 def _ratio_basis(result: AuditResult) -> str:
@@ -475,7 +488,7 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
     if any(r.cache_read is None and r.hit_ratio is not None for r in (*rolls, *result.days)):
         out.append(PREDICTED_HIT)
-    return out
+    return out + _loss_legend((*rolls, *result.days))
 
 
 def _readable_unknown(c) -> bool:
@@ -555,7 +568,7 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
         out.append(PREDICTED_HIT)
     if any(lane.reported_cache_read is not None and lane.reported_cache_write is None for lane in result.lanes):
         out.append(WRITES_NOT_REPORTED)
-    return out
+    return out + _loss_legend(result.lanes)
 
 
 #: Said under the models table when a row's provider is ``engine`` (a block-hash trace's).
@@ -577,7 +590,8 @@ def _model_lines(result: AuditResult) -> list[str]:
         ],
         set(range(2, 9)),
     )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else []) + (
-        [WRITES_NOT_REPORTED] if any(m.cache_read is not None and m.cache_write is None for m in result.models) else [])
+        [WRITES_NOT_REPORTED] if any(m.cache_read is not None and m.cache_write is None for m in result.models) else []) + (
+        _loss_legend(result.models))
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:
@@ -624,6 +638,7 @@ def _calibration_lines(result: AuditResult, reported_files: set[str]) -> list[st
         {2, 3, 4, 5, 6, 7, 8},
     ))
     out += [
+        *_loss_legend(result.files),
         "within 3%: requests whose predicted read is within 3% of the reported one (a reported read of 0 counts "
         "only if 0 was predicted)",
         "read > 0: requests that reported a read above 0; mean |error| (|predicted - reported| / reported) is over "

@@ -171,17 +171,38 @@ WRITES_NOT_REPORTED = ("write -: cache write not reported (no request of the row
                        "where some requests give one sums theirs only")
 
 
+def loss_legend(groups: Iterable[tuple[int, int, int]]) -> list[str]:
+    """:data:`LOSS_NOT_SEEN` where a table's rows (each ``(requests, unpriced, unseen)``) hold one
+    whose loss some request leaves untold, and no want of a price already makes its cell ``-``."""
+    return [LOSS_NOT_SEEN] if any(unseen and not none_priced(requests, unpriced) for requests, unpriced, unseen in groups) else []
+
+
 def none_priced(requests: int, unpriced: int) -> bool:
     """Whether none of a group's ``requests`` is priced (``unpriced`` of them are not): its *lost*
     cell says ``-`` and its JSON ``lost_usd`` is null, as $0 would claim none was lost."""
     return bool(requests) and unpriced >= requests
 
 
-def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = False) -> str:
+def none_seen(requests: int, unseen: int) -> bool:
+    """Whether nothing tells the loss of any of a group's ``requests`` (``unseen`` of them:
+    :func:`~prefixbench.workloads.audit.core.loss_seen` False): no request of it reports its
+    cache use and none is a request-body log's predicted one, so no miss could be seen; its
+    *lost* cell says ``-`` and its JSON ``lost_usd`` is null, as $0 would claim none was lost."""
+    return bool(requests) and unseen >= requests
+
+
+#: Said under a table with a *lost* cell that is ``-`` for want of reported cache use, or that
+#: sums some of its requests only (:func:`none_seen`).
+LOSS_NOT_SEEN = ("lost -: unknown, no request of the row reports its cache use, so no miss could be seen (a request-body "
+                 "log's predicted loss is a figure); a row where only some requests report it sums theirs only")
+
+
+def lost_cell(lost: str, requests: int, unpriced: int = 0, *, count: bool = False, unseen: int = 0) -> str:
     """A group's *lost* cell: ``-`` when none of its ``requests`` is priced (nothing could be
-    priced, so $0 would claim none was lost), else ``lost`` (its dollars formatted); ``count``:
+    priced, so $0 would claim none was lost) or when nothing tells the loss of any (``unseen``:
+    :func:`none_seen`), else ``lost`` (its dollars formatted); ``count``:
     ``$1.2345 + 2 unpriced`` when some are not (a cause's, which has no *paid* cell to say so)."""
-    if none_priced(requests, unpriced):
+    if none_priced(requests, unpriced) or none_seen(requests, unseen):
         return "-"
     return plus_unpriced(lost, unpriced) if count else lost
 

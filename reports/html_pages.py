@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -592,8 +592,8 @@ def _paid(group: dict) -> str:
 
 
 def _lost(group: dict) -> str:
-    """Its *lost* cell: ``-`` where none of its requests is priced (:func:`lost_cell`)."""
-    if group["lost_usd"] is None:  # none of its requests is priced (:func:`none_priced`)
+    """Its *lost* cell: ``-`` where none of its requests is priced or reports its cache use (:func:`lost_cell`)."""
+    if group["lost_usd"] is None:  # none of its requests is priced or seen (:func:`none_priced`, :func:`none_seen`)
         return "-"
     return lost_cell(fmt_usd(group["lost_usd"]), group["requests"], group.get("unpriced_requests", 0))
 
@@ -619,7 +619,13 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
     legend = note(PREDICTED_HIT + ".") if any(r.get("cache_read", 0) is None and r["hit_ratio"] is not None for r in rolls) else ""
-    return table(header, rows, css=f"rollup {what}s") + legend
+    return table(header, rows, css=f"rollup {what}s") + legend + _loss_legend(rolls)
+
+
+def _loss_legend(groups: list[dict]) -> str:
+    """The legend of a *lost* cell some request of its row leaves untold (:func:`loss_legend`)."""
+    return "".join(note(line + ".") for line in loss_legend(
+        (g["requests"], g.get("unpriced_requests", 0), g.get("unseen_requests", 0)) for g in groups))
 
 
 def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
@@ -757,7 +763,7 @@ def _audit_lanes(lanes: list[dict], many: dict[str, str]) -> str:
     if any(lane["reported_cache_read"] is not None and lane["reported_cache_write"] is None for lane in lanes):
         legend += note(WRITES_NOT_REPORTED + ".")
     return table(["lane", "kind", "model", "requests", "read", "predicted", "write", "predicted", "uncached", "predicted",
-                  "read within 3%", "hit", "paid", "lost"], rows) + legend
+                  "read within 3%", "hit", "paid", "lost"], rows) + legend + _loss_legend(lanes)
 
 
 def _usd_or_unknown(value: float | None) -> str:

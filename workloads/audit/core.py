@@ -214,6 +214,10 @@ class LaneSummary(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
+    #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
+    #: (``-``, null in JSON) where that is all of them.
+    unseen_requests: int = 0
 
 
 class ModelSummary(msgspec.Struct, frozen=True):
@@ -236,6 +240,10 @@ class ModelSummary(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
+    #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
+    #: (``-``, null in JSON) where that is all of them.
+    unseen_requests: int = 0
 
 
 class CauseSummary(msgspec.Struct, frozen=True):
@@ -271,6 +279,10 @@ class FileCalibration(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
+    #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
+    #: (``-``, null in JSON) where that is all of them.
+    unseen_requests: int = 0
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -309,6 +321,10 @@ class Totals(msgspec.Struct, frozen=True):
     ranged_requests: int = 0
     ranged_low_usd: Decimal = Decimal(0)
     ranged_high_usd: Decimal = Decimal(0)
+    #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
+    #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
+    #: (``-``, null in JSON) where that is all of them.
+    unseen_requests: int = 0
 
 
 class RollUp(msgspec.Struct, frozen=True):
@@ -348,6 +364,10 @@ class RollUp(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
+    #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
+    #: (``-``, null in JSON) where that is all of them.
+    unseen_requests: int = 0
 
 
 #: The day of requests with no absolute timestamp (per-day roll-up).
@@ -2494,7 +2514,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
                   f"${low:.4f} if all read to ${high:.4f} if all written, in no dollar figure")
     elif usage is not None and row is not None:
         cost = cost_total(usage, row)
-        lost_usd = _lost_usd(usage, lost, row)
+        # (None where its usage has no cache field: no miss could be seen, so $0 would claim none)
+        lost_usd = _lost_usd(usage, lost, row) if usage.cache_reported else None
     reported_read = usage.cache_read if usage and usage.cache_reported else None
     writes = usage is not None and writes_reported(r.provider, usage)
     reported_write = usage.cache_write if writes else None
@@ -2826,6 +2847,7 @@ class _Roll:
 
     def __init__(self) -> None:
         self.requests = self.misses = self.lost_tokens = self.unpriced = self.unpriced_no_usage = 0
+        self.unseen = 0  # the requests whose loss nothing tells (:func:`loss_seen`)
         self.first: str | None = None
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
@@ -2852,6 +2874,7 @@ class _Roll:
         self.requests += len(items)
         self.lost_tokens += sum(i.lost_tokens for i in items)
         self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
+        self.unseen += sum(not loss_seen(i) for i in items)
         if what == "losses":
             self.unpriced += sum(i.lost_usd is None and i.lost_tokens > 0 for i in items)
             return
@@ -2907,7 +2930,7 @@ class _Roll:
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "reported", "traced", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
+        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "unseen", "reported", "traced", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -2953,6 +2976,7 @@ class _Roll:
             rewrite_factor=(self.write + self.uncached) / context if context else None,
             unpriced_requests=self.unpriced,
             unpriced_no_usage=self.unpriced_no_usage,
+            unseen_requests=self.unseen,
         )
 
 
@@ -3023,10 +3047,10 @@ def _cause_summaries(causes: Mapping[str, _Roll]) -> tuple[CauseSummary, ...]:
     )
 
 
-def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float | None, Decimal, Decimal, int, int]:
+def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float | None, Decimal, Decimal, int, int, int]:
     """One file's rows summed for its :class:`FileCalibration`: requests, reads within tolerance, the
-    mean absolute read error, dollars paid (``extra``: billed outside any request) and lost, and
-    the requests in neither (unpriced) and of those with no usage."""
+    mean absolute read error, dollars paid (``extra``: billed outside any request) and lost, the
+    requests in neither (unpriced) and of those with no usage, and those whose loss nothing tells."""
     errors = [abs(e) for row in items if (e := row.read_error) is not None and row.reported_cache_read]
     return (
         len(items),
@@ -3036,6 +3060,7 @@ def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float |
         usd_sum(row.lost_usd or Decimal(0) for row in items),
         sum(row.cost_usd is None for row in items),
         sum(row.cost_usd is None and row.reported_uncached is None for row in items),
+        sum(not loss_seen(row) for row in items),
     )
 
 
@@ -3044,7 +3069,7 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
     of the files with rows), and what was skipped (``extra``: its dollars billed outside any request)."""
     files = []
     for summary in summaries:
-        requests, within, error, cost, lost, unpriced, no_usage = (
+        requests, within, error, cost, lost, unpriced, no_usage, unseen = (
             sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0))))
         files.append(
             FileCalibration(
@@ -3060,6 +3085,7 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
                 unpriced,
                 no_usage,
+                unseen_requests=unseen,
             )
         )
     return tuple(files)
@@ -3083,6 +3109,7 @@ def _totals(total: _Roll, caches: Sequence[ExplicitCacheRow] = ()) -> Totals:
         storage_usd=storage,
         unpriced_requests=total.unpriced,
         unpriced_no_usage=total.unpriced_no_usage,
+        unseen_requests=total.unseen,
     )
 
 
@@ -3110,6 +3137,7 @@ def _model_summaries(
                                              or (roll.unpriced == roll.unpriced_no_usage and _in_table(prices, model))),
             roll.unpriced,
             roll.unpriced_no_usage,
+            unseen_requests=roll.unseen,
         )
         for (provider, model), roll in sorted(models.items())
     )
@@ -3651,6 +3679,16 @@ def traced(row: AuditRow) -> bool:
     return row.reported_cache_read is None and row.reported_uncached is None
 
 
+def loss_seen(row: AuditRow) -> bool:
+    """Whether anything tells ``row``'s loss: its request reports its cache use (its reported
+    cache read, set from :attr:`~prefixbench.simulator.usage.Usage.cache_reported`), or it is a
+    request-body log's request with no usage, whose loss is the cache model's prediction (a known
+    figure, labelled predicted). Else (usage with no cache field; no usage and no body: a block-hash
+    trace's) no miss could be seen, and a group none of whose requests is seen lost an unknown
+    amount, never $0: the tables' ``-``, null in JSON (:func:`~prefixbench.reports.auditwords.none_seen`)."""
+    return row.reported_cache_read is not None or (row.reported_uncached is None and row.predicted_by == "body")
+
+
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
@@ -3685,5 +3723,6 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
         head_tokens=head,
         unpriced_requests=sum(i.cost_usd is None for i in items),
         unpriced_no_usage=sum(i.cost_usd is None and i.reported_uncached is None for i in items),
+        unseen_requests=sum(not loss_seen(i) for i in items),
     )
 

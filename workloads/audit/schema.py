@@ -1,4 +1,4 @@
-"""The audit record: what ``audit --format json`` writes (schema 2), what report.html draws and
+"""The audit record: what ``audit --format json`` writes (schema 3), what report.html draws and
 what ``compare`` reads, declared once.
 
 The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
@@ -17,11 +17,15 @@ from prefixbench.workloads.fields import Field
 
 #: The audit JSON's ``schema``. 2: a dollar figure of a unit none of whose requests is priced is
 #: null (1 wrote 0.0 there), as are a fix's and a loss class's unknown dollars, and a write count
-#: no request gives (1 wrote 0).
-SCHEMA_VERSION = 2
+#: no request gives (1 wrote 0). 3: the lost dollars of a unit none of whose requests reports its
+#: cache use (and none is a request-body log's predicted one) are null (2 wrote 0.0 there), and a
+#: unit counts those requests (``unseen_requests``: a unit with some sums the others' loss only).
+SCHEMA_VERSION = 3
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
-#: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown.
-READ_SCHEMAS = (1, 2)
+#: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
+#: saved before 3, whose 0.0 lost dollars of a lane (or the totals) with no reported cache read
+#: and no lost tokens are read as not reported.
+READ_SCHEMAS = (1, 2, 3)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
 NOT_REPORTED = "not reported"
@@ -84,12 +88,15 @@ LANE_FIELDS: tuple[Field, ...] = (
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
     _figure("lost_tokens", "int?"),
     _figure("cost_usd", "usd?", gate="usd"),
-    _figure("lost_usd", "usd?", gate="usd"),
+    _figure("lost_usd", "usd?", gate="usd", null=NOT_REPORTED),
     _figure("head_tokens", "int?"),
     # Requests in none of its dollars, as the totals count them (shown by compare, never gated).
     _figure("unpriced_requests"),
     _figure("unpriced_no_usage"),
     _figure("ranged_requests"),
+    # Requests whose loss nothing tells (no cache use reported, no prediction from a logged body):
+    # all of them, and ``lost_usd`` is null (not reported); some, and it sums the others only.
+    _figure("unseen_requests"),
 )
 
 #: One cause of misses: shown by compare, never gated (``unpriced_requests``: its misses that
@@ -103,7 +110,7 @@ CAUSE_FIELDS: tuple[Field, ...] = (
 )
 
 #: The whole audit (``input`` is the uncached input; a count null where no request reports it,
-#: ``lost_usd`` null where no request is priced, as a group's).
+#: ``lost_usd`` null where no request is priced or none reports its cache use, as a group's).
 TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("requests"),
     _figure("input", "int?", gate="uncached", null=NOT_REPORTED),
@@ -112,7 +119,7 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("cache_write", "int?", gate="written", null=NOT_REPORTED),
     _figure("cache_write_1h", "int?", gate="written", null=NOT_REPORTED),
     _figure("cost_usd", "usd?", gate="usd"),
-    _figure("lost_usd", "usd?", gate="usd"),
+    _figure("lost_usd", "usd?", gate="usd", null=NOT_REPORTED),
     _figure("hit_ratio", "ratio", gate="hit", worse="drop"),
     _figure("cache_create_usd", "usd?"),
     _figure("storage_usd", "usd?"),
@@ -124,6 +131,9 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     _figure("ranged_requests"),
     _figure("ranged_low_usd", "usd"),
     _figure("ranged_high_usd", "usd"),
+    # Requests whose loss nothing tells (no cache use reported, no prediction from a logged body):
+    # all of them, and ``lost_usd`` is null (not reported); some, and it sums the others only.
+    _figure("unseen_requests"),
 )
 
 #: One model: tokens and dollars (``priced``: whether the price table has a row for it; its
@@ -142,6 +152,7 @@ MODEL_FIELDS: tuple[Field, ...] = (
     Field("unpriced_requests", "int"),
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
+    Field("unseen_requests", "int"),
 )
 
 #: One log file: its format and how well the model predicted its reads.
@@ -157,6 +168,7 @@ FILE_FIELDS: tuple[Field, ...] = (
     Field("unpriced_requests", "int"),
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
+    Field("unseen_requests", "int"),
     Field("notes", "texts"),
 )
 
@@ -244,6 +256,7 @@ ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("unpriced_requests", "int"),
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
+    Field("unseen_requests", "int"),
 )
 
 #: One explicit cache the logs created (Gemini ``cachedContents``), priced: its tokens once at the

@@ -4,7 +4,7 @@ Two kinds of result compare:
 
 - **sweep**: ``runs.csv`` or the ``sweep --format json`` output. One *unit* per run, keyed by
   the run schema's keys (workload, window, engine, preset, profile, cache, seed).
-- **audit**: the ``audit --format json`` object (``{"schema": 2, "requests", "lanes",
+- **audit**: the ``audit --format json`` object (``{"schema": 3, "requests", "lanes",
   "causes", "totals"}``). One unit per lane (keyed by file and lane), one for the totals, and
   one per cause (shown, never gated: a cause's share moves whenever another one does).
 
@@ -291,12 +291,14 @@ def _audit_from_json(data: dict, source: str) -> Result:
     tails = _file_names([str(lane.get("file", "")) for lane in data["lanes"]])
     for i, lane in enumerate(data["lanes"]):
         where = f"{source}: lanes[{i}]"
+        lane = _lost_unseen(lane, schema, "reported_cache_read")
         key = f"{tails.get(str(lane.get('file', '')), '')} {lane['lane']}".strip()
         _add_unit(units, Unit("lane", key, _predicted_named(_numeric_fields(lane, "lane", where), lane, "reported_cache_read"),
                               unreported=_unreported(lane, "lane")), where)
-    totals = _numeric_fields(data["totals"], "totals", f"{source}: totals")
-    units[("totals", "totals")] = Unit("totals", "totals", _predicted_named(totals, data["totals"], "cache_read"),
-                                       unreported=_unreported(data["totals"], "totals"))
+    whole = _lost_unseen(data["totals"], schema, "cache_read")
+    totals = _numeric_fields(whole, "totals", f"{source}: totals")
+    units[("totals", "totals")] = Unit("totals", "totals", _predicted_named(totals, whole, "cache_read"),
+                                       unreported=_unreported(whole, "totals"))
     for i, cause in enumerate(data["causes"]):
         where = f"{source}: causes[{i}]"
         if not isinstance(cause, dict) or "cause" not in cause:
@@ -322,12 +324,28 @@ def _predicted_named(figures: dict[str, float], obj: Mapping[str, object], repor
     return {f"{name}{PREDICTED}" if name == "hit_ratio" else name: value for name, value in figures.items()}
 
 
+def _lost_unseen(obj: dict, schema: int, reported: str) -> dict:
+    """``obj`` (a lane's or the totals' record) with ``lost_usd`` null where an audit saved before
+    schema 3 wrote 0.0 for a loss nothing told: its ``reported`` cache read null and its lost
+    tokens null or 0 (no request reports its cache use; a request-body log's predicted loss of 0
+    is read so too, the one figure the old record cannot tell apart). Schema 3 writes that null."""
+    if schema >= 3 or obj.get(reported, 0) is not None or obj.get("lost_usd") != 0 or obj.get("lost_tokens"):
+        return obj
+    return {**obj, "lost_usd": None}
+
+
 def _unreported(obj: Mapping[str, object], unit: str) -> tuple[str, ...]:
     """The figures of an audit object written null where the schema says such a null is a count
-    no request reports (``not reported``, as an OpenAI-shaped lane's writes): named, never 0."""
+    no request reports (``not reported``, as an OpenAI-shaped lane's writes, or the lost dollars
+    of one none of whose requests reports its cache use): named, never 0. (Dollars null because
+    none of its requests is priced are unknown for that reason instead: :func:`_unpriced`.)"""
     declared = UNIT_FIGURES[unit]
+    requests = obj.get("requests", 0)
+    left = obj.get("unpriced_requests", 0)
+    unpriced = (type(requests) is int and type(left) is int and requests > 0 and left >= requests)
     return tuple(key for key, value in obj.items()
-                 if value is None and (field := declared.get(key)) is not None and field.null == NOT_REPORTED)
+                 if value is None and (field := declared.get(key)) is not None and field.null == NOT_REPORTED
+                 and not (unpriced and key in UNPRICED_DOLLARS))
 
 
 def _file_names(files: list[str]) -> dict[str, str]:
