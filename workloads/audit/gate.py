@@ -11,7 +11,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import usd_sum
 from prefixbench.workloads.audit.causes import CAUSES
-from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow, LaneSummary
+from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow, LaneSummary, loss_seen
 
 #: Characters XML 1.0 cannot carry at all.
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -112,12 +112,21 @@ def _predicted(result: AuditResult, rows: list[AuditRow]) -> str:
 def unjudged(result: AuditResult, gate: Gate) -> list[str]:
     """What a threshold could not judge, one warning line each (empty: it judged every request):
     ``--max-lost-usd`` sums the priced requests' losses only, so a log of unpriced requests (a
-    block-hash trace, an unknown model) passes it whatever its misses, unless this says so."""
+    block-hash trace, an unknown model) passes it whatever its misses, unless this says so; nor
+    can it judge requests whose usage has no cache field (:func:`~.core.loss_seen`: no miss seen)."""
     t = result.totals
-    if gate.max_lost_usd is None or not t.unpriced_requests:
+    if gate.max_lost_usd is None:
         return []
-    return [f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
-            f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown"]
+    lines = []
+    if t.unpriced_requests:
+        lines.append(f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
+                     f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown")
+    # (usage with no cache field: priced, but no miss could be seen; those with no usage are said above)
+    unseen = sum(not loss_seen(row) and row.reported_uncached is not None for row in result.rows) if t.unseen_requests else 0
+    if unseen:
+        lines.append(f"prefixbench: warning: --max-lost-usd judged the requests that report their cache use only: {unseen:,} of "
+                     f"{t.requests:,} request(s) report none (their usage has no cache field), so no miss of theirs could be seen")
+    return lines
 
 
 def _dollars(usd: Decimal, requests: int, unpriced: int, left_out: int | None = None) -> str:

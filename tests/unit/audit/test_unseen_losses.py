@@ -145,3 +145,13 @@ def test_compare_reads_an_unknown_loss_as_not_reported_never_gated() -> None:
     # A reported 0.0 of schema 2 stays a figure.
     reported = result_from_json(_audit(2, _lane(0.0, 1_000, 0)), "old")
     assert reported.units[("lane", "plain.jsonl main")].figures["lost_usd"] == 0.0
+
+
+def test_the_lost_dollars_gate_warns_it_could_not_judge_them(tmp_path: Path, capsys) -> None:
+    """``--max-lost-usd`` passes a log whose requests report no cache use (a $0 it never saw):
+    it says so, as it does for unpriced requests."""
+    from prefixbench.reports.cli import main
+
+    assert main(["audit", str(_unseen_log(tmp_path)), "--quiet", "--max-lost-usd", "0"]) == 0
+    assert ("--max-lost-usd judged the requests that report their cache use only: 3 of 3 request(s) report none"
+            in capsys.readouterr().err)
