@@ -7,8 +7,8 @@
   floor reaches the window, 85% of the window instead (27,200 at 32k, 96,000 at 128k, 256,000 at
   512k).
 * Old tool results outside the protected tail (the newest ``tail_token_budget`` =
-  ``summary_target_ratio`` (0.20) x threshold tokens, at least ``protect_last_n`` (20) messages)
-  longer than 200 characters become a one-line note (``prune``).
+  ``summary_target_ratio`` (0.20) x threshold tokens, or ``protect_last_n`` (20) messages capped
+  at 8 when that is more) longer than 200 characters become a one-line note (``prune``).
 * Split: the first ``protect_first_n`` (3, Hermes counts its system message) messages are the
   head; the tail is walked back from the newest message up to 1.5 x the tail budget (at least 3
   messages), pulled back so a tool call keeps its results and so the newest user message stays
@@ -62,6 +62,8 @@ MIN_TRIGGER_TOKENS = 64_000
 MIN_CTX_TRIGGER_RATIO = 0.85
 CHARS_PER_TOKEN = 4
 PRUNE_MIN_CHARS = 200
+#: The floor of messages the pruning never touches is protect_last_n capped at this.
+PRUNE_PROTECT_CAP = 8
 CONTENT_MAX, CONTENT_HEAD, CONTENT_TAIL = 6_000, 4_000, 1_500
 ARGS_MAX, ARGS_HEAD = 1_500, 1_200
 
@@ -159,6 +161,12 @@ def is_user_turn(message: Message) -> bool:
     return message.role == "user" and SUMMARY_PREFIX not in message.text()
 
 
+def without_summary(message: Message) -> Message:
+    """The message without the text blocks of an earlier compaction summary."""
+    blocks = tuple(b for b in message.blocks if not (isinstance(b, Text) and b.text.startswith(SUMMARY_PREFIX)))
+    return message if len(blocks) == len(message.blocks) else Message(message.role, blocks)
+
+
 def align_forward(messages: tuple[Message, ...], index: int) -> int:
     while index < len(messages) and messages[index].role == "tool":
         index += 1
@@ -202,7 +210,7 @@ def tail_cut(messages: tuple[Message, ...], head_end: int, budget: int) -> int:
 def prune_boundary(messages: tuple[Message, ...], protect_count: int, budget: int) -> int:
     """``_prune_old_tool_results``' boundary: results before it may be pruned."""
     n = len(messages)
-    min_protect = min(protect_count, n - 1)
+    min_protect = min(protect_count, n, PRUNE_PROTECT_CAP)
     accumulated, boundary = 0, n
     for index in range(n - 1, -1, -1):
         tokens = estimate(messages[index])
@@ -211,7 +219,8 @@ def prune_boundary(messages: tuple[Message, ...], protect_count: int, budget: in
             break
         accumulated += tokens
         boundary = index
-    return max(boundary, n - min_protect)
+    # Hermes protects the larger of the budget walk's count and the floor.
+    return n - max(n - boundary, min_protect)
 
 
 def prune(messages: tuple[Message, ...], boundary: int) -> tuple[tuple[Message, ...], int]:
@@ -316,7 +325,8 @@ class HermesCompress(EngineBase):
                 self.land(ctx, view, list(messages), "prune")
                 return True
             return False
-        middle = messages[start:end]
+        # An earlier summary goes in as PREVIOUS SUMMARY, not again among the new turns.
+        middle = tuple(m for m in map(without_summary, messages[start:end]) if m.blocks)
         summary = self.summarize(ctx, middle)
         if summary is None:
             summary = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from prefixbench.kernel import EngineOptions, Message, user_text
+from prefixbench.kernel import EngineOptions, Message, Session, Text, ToolCall, ToolResult, user_text
 from prefixbench.kernel.strategies.continue_cli import (
     COMPACTION_PROMPT,
     ContinueCliCompact,
@@ -81,6 +81,29 @@ def test_prune_last_drops_a_call_with_its_result():
     assert prune_last((user_text("a"),)) == ()
     reply = Message("assistant", user_text("done").blocks)
     assert prune_last((*messages[:3], reply)) == messages[:3]
+
+
+def test_prune_last_drops_a_parallel_batch_whole():
+    task = user_text("task")
+    calls = Message("assistant", (Text("go"), ToolCall("a", "read", "{}"), ToolCall("b", "read", "{}")))
+    results = [Message("tool", (ToolResult(cid, (Text("out"),)),)) for cid in "ab"]
+    assert prune_last((task, calls, *results)) == (task,)
+    assert prune_last((task, calls, results[0])) == (task,)
+
+
+def test_a_pruned_compaction_turn_leaves_no_call_unanswered():
+    session = Session("s")
+    session.log_header(ROUTED)
+    session.append("user/message", user_text("task"))
+    session.append("assistant/message", Message("assistant", (Text("go"), ToolCall("a", "read", "{}"), ToolCall("b", "read", "{}"))))
+    for cid in "ab":
+        session.append("tool/result", Message("tool", (ToolResult(cid, (Text("word " * 12_000),)),)))
+    client = Recorder()
+    ContinueCliCompact(32_000).before_step(context(session, 32_000, client))
+    (request,) = client.sent
+    called = {c.call_id for m in request.messages for c in m.tool_calls}
+    answered = {r.call_id for m in request.messages for r in m.tool_results}
+    assert called == answered
 
 
 def test_the_factory_reads_max_tokens():

@@ -10,7 +10,9 @@ from prefixbench.kernel.strategies.hermes import (
     STUB_RESULT,
     SUMMARY_PREFIX,
     HermesCompress,
+    estimate,
     factory,
+    prune_boundary,
     sanitize,
     threshold_tokens,
 )
@@ -97,6 +99,30 @@ def test_a_second_compression_updates_the_previous_summary():
     assert len(client.sent) == 2
     assert "PREVIOUS SUMMARY:\nSUMMARY OF THE WORK" in client.sent[1].messages[0].text()
     assert rewrites(session) == ["checkpoint", "checkpoint"]
+
+
+def test_the_second_compression_sends_the_previous_summary_once():
+    session = session_with([("fix the bug", 70)])
+    client = Recorder()
+    engine = HermesCompress(WINDOW)
+    engine.before_step(context(session, WINDOW, client))
+    grow(session, 70)
+    engine.before_step(context(session, WINDOW, client))
+    prompt = client.sent[1].messages[0].text()
+    # As PREVIOUS SUMMARY only: the summary message in the middle is not serialized again.
+    assert prompt.count("SUMMARY OF THE WORK") == 1 and SUMMARY_PREFIX not in prompt
+
+
+def test_the_pruning_protects_the_larger_of_the_budget_walk_and_the_floor():
+    messages = session_with([("fix the bug", 70)], chars=200).derive_messages()
+    n = len(messages)
+    # A small budget: the floor, protect_last_n capped at 8, decides.
+    assert prune_boundary(messages, 20, 100) == n - 8
+    assert prune_boundary(messages, 3, 100) == n - 3
+    # A larger budget protects every message it covers and the one it stopped at, beyond the floor.
+    budget = sum(estimate(m) for m in messages[-30:])
+    assert prune_boundary(messages, 20, budget) == n - 31
+    assert prune_boundary(messages, 20, 10**9) == 0
 
 
 def test_the_sanitizer_drops_orphan_results_and_stubs_missing_ones():
