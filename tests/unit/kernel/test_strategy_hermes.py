@@ -7,13 +7,17 @@ import pytest
 
 from prefixbench.kernel import EngineOptions, Message, Text, ToolCall, ToolResult, user_text
 from prefixbench.kernel.strategies.hermes import (
-    STUB_RESULT,
+    CALL_REMOVED,
+    END_MARKER,
+    MERGED_HEADER,
     SUMMARY_PREFIX,
     HermesCompress,
     estimate,
     factory,
+    prune,
     prune_boundary,
     sanitize,
+    tail_cut,
     threshold_tokens,
 )
 from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
@@ -53,40 +57,75 @@ def test_over_the_threshold_the_middle_is_summarized_cold_between_head_and_tail(
     assert "TURNS TO SUMMARIZE:" in prompt.text() and "[ASSISTANT]: step 1\n[Tool calls:\n  read({\"n\":1})\n]" in prompt.text()
     # Results outside the protected tail were pruned first: the summarizer reads the one-line note.
     assert "[TOOL RESULT c1]: [read] n=1 (2,000 chars result)" in prompt.text()
+    assert request.max_tokens is None  # Hermes sends the summary call without an output cap
     view = engine.view(session)
-    # Head: the task and the first call with its result (Hermes' first 3 with its system message);
-    # that result is old, so it was pruned too.
+    # Head: protect_first_n = 3 messages after the system prompt: the task and the first call with
+    # its result; that result is old, so it was pruned too.
     assert view[:2] == messages[:2]
     assert view[2].tool_results[0].content[0].text == "[read] n=0 (2,000 chars result)"
-    assert view[3].role == "user" and view[3].text() == f"{SUMMARY_PREFIX}\nSUMMARY OF THE WORK"
+    assert view[3] == user_text(f"{SUMMARY_PREFIX}\nSUMMARY OF THE WORK\n\n{END_MARKER}")
     # Tail: the newest messages, as sent, opening on an assistant message (no split pair).
     tail = view[4:]
     assert tail == messages[len(messages) - len(tail) :] and tail[0].role == "assistant"
-    # Once the old results are pruned, all that is left fits the tail budget; Hermes then cuts
-    # right after its 3-message minimum, pulled back to the call of the newest result.
-    assert len(tail) == 4
+    # Once the old results are pruned, all that is left fits 1.5 x the tail budget; Hermes then
+    # walks again with the budget itself (6,800 tokens): the tail is what it covers, plus the
+    # message it stopped at, pulled back to that result's call.
+    pruned, _ = prune(messages, prune_boundary(messages, 20, engine.tail_budget))
+    kept = pruned[len(pruned) - len(tail) :]
+    assert len(tail) == 28 and sum(map(estimate, kept[2:])) <= engine.tail_budget < sum(map(estimate, kept[1:]))
     assert rewrites(session) == ["checkpoint"]
     grow(session, 1)
     assert engine.view(session)[4:] == session.derive_messages()[len(messages) - len(tail) :]
 
 
-def test_the_newest_user_message_stays_in_the_tail():
+def test_the_newest_user_message_stays_in_the_tail_behind_the_call_before_it():
     session = session_with([("fix the bug", 40), ("now the tests", 30)])
+    messages = session.derive_messages()
     engine = HermesCompress(WINDOW)
     engine.before_step(context(session, WINDOW, Recorder()))
     view = engine.view(session)
-    assert view[4] == user_text("now the tests")
+    # The cut would open the tail on the user message, where a merged summary would land: Hermes
+    # keeps the call and result before it as a bridge.
+    assert view[4] == messages[79] and view[5].tool_results[0].call_id == "c39"
+    assert view[6] == user_text("now the tests")
 
 
-def test_a_summary_that_would_break_alternation_is_merged_into_the_first_tail_message():
+def test_a_summary_that_would_break_alternation_is_merged_after_the_first_tail_message():
     session = session_with([("fix the bug", 70)])
-    engine = HermesCompress(WINDOW, protect_first_n=2)  # head: the task alone (a user message)
+    engine = HermesCompress(WINDOW, protect_first_n=1)  # head: the task alone (a user message)
     engine.before_step(context(session, WINDOW, Recorder()))
     view = engine.view(session)
-    # After a user head an assistant summary, but the tail opens on an assistant message too.
-    assert view[0] == user_text("fix the bug") and view[1].role == "assistant"
-    assert view[1].text().startswith(SUMMARY_PREFIX) and view[1].tool_calls
+    # After a user head an assistant summary, but the tail opens on an assistant message too: the
+    # summary goes into that message, after its own text, which is marked as earlier context.
+    assert view[0] == user_text("fix the bug") and view[1].role == "assistant" and view[1].tool_calls
+    assert view[1].blocks[0] == Text(MERGED_HEADER) and view[1].blocks[1] == Text("step 56")
+    assert view[1].blocks[-1].text.endswith(f"SUMMARY OF THE WORK\n\n{END_MARKER}")
     assert view[2].role == "tool" and view[2].tool_results[0].call_id == view[1].tool_calls[0].call_id
+
+
+def test_the_head_decays_and_the_tail_keeps_the_last_assistant_reply():
+    session = session_with([("fix the bug", 70)])
+    client = Recorder()
+    engine = HermesCompress(WINDOW)
+    engine.before_step(context(session, WINDOW, client))
+    assert engine.head_size() == 0  # after the first compression the summary holds the head's turns
+    grow(session, 70)
+    engine.before_step(context(session, WINDOW, client))
+    view = engine.view(session)
+    # No head: the summary leads, as a user message; the task went into the summary.
+    assert view[0].role == "user" and view[0].text().startswith(SUMMARY_PREFIX)
+    assert all(m.text() != "fix the bug" for m in view)
+
+
+def test_the_tail_floor_is_protect_last_n_capped_at_8():
+    messages = session_with([("fix the bug", 30)], chars=40_000).derive_messages()
+    # Each result is over the whole budget: only the floor is kept, then pulled back to the call
+    # whose results end right before it (Hermes' backward alignment does that at a whole pair too).
+    assert len(messages) - tail_cut(messages, 3, 100, protect_last_n=20) == 10
+    assert len(messages) - tail_cut(messages, 3, 100, protect_last_n=8) == 10
+    assert len(messages) - tail_cut(messages, 3, 100, protect_last_n=7) == 8
+    assert len(messages) - tail_cut(messages, 3, 100, protect_last_n=5) == 6
+    assert len(messages) - tail_cut(messages, 3, 100, protect_last_n=1) == 4
 
 
 def test_a_second_compression_updates_the_previous_summary():
@@ -125,12 +164,16 @@ def test_the_pruning_protects_the_larger_of_the_budget_walk_and_the_floor():
     assert prune_boundary(messages, 20, 10**9) == 0
 
 
-def test_the_sanitizer_drops_orphan_results_and_stubs_missing_ones():
-    call = Message("assistant", (Text("x"), ToolCall("a", "read", "{}")))
+def test_the_sanitizer_drops_orphan_results_and_strips_unanswered_calls():
+    call = Message("assistant", (Text("x"), ToolCall("a", "read", "{}"), ToolCall("b", "read", "{}")))
+    answered = Message("tool", (ToolResult("b", (Text("out"),)),))
     orphan = Message("tool", (ToolResult("gone", (Text("old"),)),))
-    out = sanitize([user_text("t"), call, orphan, user_text("next")])
-    assert [m.role for m in out] == ["user", "assistant", "tool", "user"]
-    assert out[2].tool_results[0].call_id == "a" and out[2].tool_results[0].content[0].text == STUB_RESULT
+    bare = Message("assistant", (ToolCall("c", "read", "{}"),))
+    out = sanitize([user_text("t"), call, answered, orphan, bare, user_text("next")])
+    assert [m.role for m in out] == ["user", "assistant", "tool", "assistant", "user"]
+    # No stub result: the call without a result goes, the answered one stays.
+    assert [c.call_id for c in out[1].tool_calls] == ["b"] and out[2] is answered
+    assert out[3] == Message("assistant", (Text(CALL_REMOVED),))
 
 
 def test_the_summary_goes_to_the_auxiliary_model_when_one_is_set():
@@ -142,7 +185,7 @@ def test_the_summary_goes_to_the_auxiliary_model_when_one_is_set():
 
 def test_the_factory_pins_hermes_defaults_and_refuses_bad_settings():
     engine = factory(32_000, EngineOptions())
-    assert (engine.threshold, engine.tail_budget, engine.head_n, engine.protect_last_n) == (27_200, 5_440, 2, 20)
+    assert (engine.threshold, engine.tail_budget, engine.head_n, engine.protect_last_n) == (27_200, 5_440, 3, 20)
     assert engine.summary_model == ""
     assert factory(128_000, EngineOptions()).tail_budget == 19_200
     assert factory(512_000, EngineOptions(config={"threshold_percent": 0.6})).threshold == 307_200
