@@ -14,6 +14,7 @@ from prefixbench.kernel.strategies.hermes import (
     HermesCompress,
     estimate,
     factory,
+    cut_middle,
     prune,
     prune_boundary,
     sanitize,
@@ -31,6 +32,10 @@ def test_the_trigger_is_hermes_threshold_with_its_floors():
     assert threshold_tokens(128_000, 0.5) == 96_000  # raised to 75% under 512k
     assert threshold_tokens(512_000, 0.5) == 256_000  # 50% from 512k on
     assert threshold_tokens(200_000, 0.9) == 180_000  # a higher setting wins
+    assert threshold_tokens(300_000, 0.5) == 225_000  # 75% up to 512k
+    assert threshold_tokens(511_999, 0.5) == 383_999
+    assert threshold_tokens(80_000, 0.5) == 64_000  # 75% is 60,000: floored at 64,000
+    assert threshold_tokens(64_000, 0.5) == 54_400  # the floor reaches the window: 85%
 
 
 def test_under_the_threshold_nothing_happens():
@@ -195,3 +200,35 @@ def test_the_factory_pins_hermes_defaults_and_refuses_bad_settings():
         factory(WINDOW, EngineOptions(config={"protect_last_n": "many"}))
     with pytest.raises(ValueError, match="hermes-compress: threshold_percent must be in"):
         factory(WINDOW, EngineOptions(config={"threshold_percent": 0}))
+
+
+def test_only_results_over_200_characters_are_pruned():
+    messages = session_with([("t", 3)]).derive_messages()
+    sized = [m if m.role != "tool" else Message("tool", (ToolResult(m.tool_results[0].call_id, (Text("y" * n),)),))
+             for m, n in zip(messages, (0, 0, 150, 0, 200, 0, 201))]
+    out, count = prune(tuple(sized), len(sized))
+    assert count == 1 and [len(m.tool_results[0].content[0].text) for m in out if m.role == "tool"][:2] == [150, 200]
+    assert out[6].tool_results[0].content[0].text == "[read] n=2 (201 chars result)"
+
+
+def test_the_summarizer_reads_messages_over_6000_characters_cut():
+    assert cut_middle("x" * 6_000) == "x" * 6_000
+    cut = cut_middle("a" * 4_000 + "b" * 1_000 + "c" * 1_500)
+    assert cut == "a" * 4_000 + "\n...[truncated]...\n" + "c" * 1_500
+
+
+def test_the_tail_keeps_at_least_3_and_at_most_8_messages_when_the_budget_is_spent():
+    messages = (user_text("t"), *(Message("assistant", (Text(f"{i} " + "z" * 4_000),)) for i in range(20)))
+    n = len(messages)
+    assert [n - tail_cut(messages, 3, 10, protect_last_n=k) for k in (1, 3, 5, 8, 20)] == [3, 3, 5, 8, 8]
+
+
+def test_the_tail_keeps_the_newest_assistant_reply_before_a_run_of_bare_calls():
+    def bare_call(cid: str) -> tuple[Message, Message]:
+        return Message("assistant", (ToolCall(cid, "read", "{}"),)), Message("tool", (ToolResult(cid, (Text("w" * 8_000),)),))
+
+    reply = Message("assistant", (Text("done with the first part"),))
+    messages = (user_text("t"), reply, user_text("next"), *bare_call("a"), *bare_call("b"))
+    # The budget keeps the last call; the newest user message pulls the cut back to it, and the
+    # newest assistant reply with text (the calls after it have none) pulls it back once more.
+    assert tail_cut(messages, 0, 10, protect_last_n=1) == 1
