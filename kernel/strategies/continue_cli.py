@@ -14,7 +14,8 @@ the token budget in ``extensions/cli/src/util/tokenizer.ts``).
 * Compaction request: the history as it stands, then one user message asking for a summary,
   sent as a normal turn (``streamChatResponse`` with the same system message and tools): it
   extends the previous request, so it is warm. When it would not fit ``window - max_tokens -
-  150``, messages are pruned from its end (a call and its result together).
+  150``, messages are pruned from its end: a trailing tool result goes with its calling
+  assistant message and every result of that batch, so no call is left unanswered.
 * The history becomes the system message and one assistant message holding the summary;
   nothing else is kept, not even the task or the turn's pending tool results. The rewrite is
   declared (``checkpoint``).
@@ -74,9 +75,17 @@ def compaction_threshold(window: int, max_tokens: int | None) -> int:
 
 def prune_last(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     """cn's ``pruneLastMessage``: drop the last message, or the last two when the one before it is
-    a user message or an assistant message with tool calls (so no call loses its result)."""
+    a user message or an assistant message with tool calls. A tool result goes back to and with
+    the assistant message that called it, so no call of a parallel batch is left unanswered."""
     if len(messages) <= 1:
         return ()
+    if messages[-1].role == "tool":
+        index = len(messages) - 1
+        while index > 0 and messages[index].role == "tool":
+            index -= 1
+        if messages[index].role == "assistant" and messages[index].tool_calls:
+            return messages[:index]
+        return messages[: index + 1]
     before = messages[-2]
     if before.role == "user" or (before.role == "assistant" and before.tool_calls):
         return messages[:-2]
@@ -117,7 +126,7 @@ class ContinueCliCompact(EngineBase):
         reply = ctx.client(ctx.summary_request((*history, user_text(COMPACTION_PROMPT))))
         text = reply.text() if reply.error is None else ""
         if not text.strip():
-            # cn warns and goes on without compaction.
+            # cn goes on without compaction (it warns only when the call throws).
             warn(ctx.session, f"continue-cli-compact: compaction failed: {reply.error or 'no text'}")
             return
         self.folded.land((summary_message(view, text),), len(ctx.session.derive_messages()))

@@ -2,7 +2,8 @@
 ``crates/goose/src/context_mgmt/mod.rs``: ``check_if_compaction_needed``, ``compact_messages``,
 ``do_compact``, ``filter_tool_responses``, ``format_message_for_compacting``; the calls in
 ``crates/goose/src/agents/agent.rs``: ``reply`` and the context-length recovery of
-``reply_internal``; the prompt in ``crates/goose/src/prompts/compaction.md``).
+``reply_internal``, read at commit 0086ae6, older than the 0036b81 read for ``mod.rs``; the prompt
+in ``crates/goose/src/prompts/compaction.md``).
 
 * Trigger, once per user message (Goose checks in ``reply`` before the turn's loop starts): the
   session's token count, the last response's usage (prompt + output), is over ``threshold`` of

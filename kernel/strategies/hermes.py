@@ -7,20 +7,22 @@
   floor reaches the window, 85% of the window instead (27,200 at 32k, 96,000 at 128k, 256,000 at
   512k).
 * Old tool results outside the protected tail (the newest ``tail_token_budget`` =
-  ``summary_target_ratio`` (0.20) x threshold tokens, at least ``protect_last_n`` (20) messages)
-  longer than 200 characters become a one-line note (``prune``).
-* Split: the first ``protect_first_n`` (3, Hermes counts its system message) messages are the
-  head; the tail is walked back from the newest message up to 1.5 x the tail budget (at least 3
-  messages), pulled back so a tool call keeps its results and so the newest user message stays
-  in it. What lies between is summarized.
+  ``summary_target_ratio`` (0.20) x threshold tokens, or ``protect_last_n`` (20) messages capped
+  at 8 when that is more) longer than 200 characters become a one-line note (``prune``).
+* Split: the first ``protect_first_n`` (3) messages after the system prompt are the head, none
+  after the first compression; the tail is walked back from the newest message up to 1.5 x the
+  tail budget (at least max(3, min(protect_last_n, 8)) messages; when all fits, again with the
+  budget itself), pulled back so a tool call keeps its results and so the newest user message
+  and the newest assistant reply stay in it. What lies between is summarized, less any earlier
+  summary (it goes in as the previous summary).
 * Summary: one user message holding a structured-summary instruction and the middle turns as
   text (each message cut to 4,000 + 1,500 characters past 6,000), the previous summary when
-  there is one; no system prompt, no tools: cold. It goes to the auxiliary model
+  there is one; no system prompt, no tools, no output cap: cold. It goes to the auxiliary model
   (``summary_model``; empty: the routed model).
-* The view becomes the head, the summary (a user or an assistant message, whichever keeps the
-  roles alternating; merged into the first tail message when neither does), then the tail;
-  tool results whose call went are dropped and calls whose result went get a stub result
-  (``checkpoint``).
+* The view becomes the head, the summary with an end marker (a user or an assistant message,
+  whichever keeps the roles alternating, a user message when there is no head; merged into the
+  first tail message when neither fits), then the tail; tool results whose call went are dropped
+  and calls whose result went are taken out of their message (``checkpoint``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,11 @@ MIN_TRIGGER_TOKENS = 64_000
 MIN_CTX_TRIGGER_RATIO = 0.85
 CHARS_PER_TOKEN = 4
 PRUNE_MIN_CHARS = 200
+#: The floor of messages the pruning never touches is protect_last_n capped at this.
+PRUNE_PROTECT_CAP = 8
+#: The tail keeps at least max(MIN_TAIL, min(protect_last_n, TAIL_FLOOR_CAP)) messages.
+MIN_TAIL = 3
+TAIL_FLOOR_CAP = 8
 CONTENT_MAX, CONTENT_HEAD, CONTENT_TAIL = 6_000, 4_000, 1_500
 ARGS_MAX, ARGS_HEAD = 1_500, 1_200
 
@@ -84,7 +91,11 @@ UPDATE_PROMPT = (
     "Constraints and preferences; Progress; Key decisions; Relevant files; Next steps; Critical "
     "context; Tools and patterns. Write the summary body only."
 )
-STUB_RESULT = "[Result from earlier in the conversation: see the context summary above]"
+END_MARKER = "--- END OF THE CONTEXT SUMMARY: answer the message below, not the summary above ---"
+#: The wrapping of a tail message the summary is merged into: its own text first, then the summary.
+MERGED_HEADER = "[EARLIER CONTEXT, for reference only, not a new message]\n"
+MERGED_DELIMITER = "\n\n[END OF EARLIER CONTEXT; THE COMPACTION SUMMARY FOLLOWS]"
+CALL_REMOVED = "(tool call removed)"
 
 
 def threshold_tokens(window: int, threshold_percent: float) -> int:
@@ -154,9 +165,28 @@ def serialize(turns: tuple[Message, ...]) -> str:
     return "\n\n".join(parts)
 
 
+def is_summary(message: Message) -> bool:
+    """A compaction summary, on its own or merged into a tail message (Hermes marks its summaries)."""
+    return SUMMARY_PREFIX in message.text()
+
+
 def is_user_turn(message: Message) -> bool:
-    """A user message the user wrote: not a compaction summary (Hermes marks its summaries)."""
-    return message.role == "user" and SUMMARY_PREFIX not in message.text()
+    """A user message the user wrote: not a compaction summary."""
+    return message.role == "user" and not is_summary(message) and bool(message.text().strip())
+
+
+def is_summary_block(block: object) -> bool:
+    """A text block the compressor added: the summary, the end marker or the merge wrapping."""
+    return isinstance(block, Text) and (
+        block.text.startswith(SUMMARY_PREFIX) or block.text == MERGED_HEADER or block.text.startswith(MERGED_DELIMITER)
+    )
+
+
+def without_summary(message: Message) -> Message:
+    """``_strip_context_summary_handoff_message``: the message without an earlier summary's blocks
+    (a standalone summary is left with none; a merged one keeps the tail message it was merged into)."""
+    blocks = tuple(b for b in message.blocks if not is_summary_block(b))
+    return message if len(blocks) == len(message.blocks) else Message(message.role, blocks)
 
 
 def align_forward(messages: tuple[Message, ...], index: int) -> int:
@@ -177,10 +207,42 @@ def align_backward(messages: tuple[Message, ...], index: int) -> int:
     return index
 
 
-def tail_cut(messages: tuple[Message, ...], head_end: int, budget: int) -> int:
+def last_user_index(messages: tuple[Message, ...], head_end: int) -> int:
+    return next((i for i in range(len(messages) - 1, head_end - 1, -1) if is_user_turn(messages[i])), -1)
+
+
+def last_assistant_index(messages: tuple[Message, ...], head_end: int) -> int:
+    """``_find_last_assistant_message_idx``: the newest assistant reply with text, else the newest
+    assistant message; summaries do not count."""
+    last_any = -1
+    for index in range(len(messages) - 1, head_end - 1, -1):
+        message = messages[index]
+        if message.role != "assistant" or is_summary(message):
+            continue
+        if last_any < 0:
+            last_any = index
+        if message.text().strip():
+            return index
+    return last_any
+
+
+def turn_pair_end(messages: tuple[Message, ...], user: int) -> int:
+    """The index after the user message, its assistant reply and that reply's tool results."""
+    index = user + 1
+    if index >= len(messages) or messages[index].role != "assistant":
+        return index
+    index += 1
+    while index < len(messages) and messages[index].role == "tool":
+        index += 1
+    return index
+
+
+def tail_cut(messages: tuple[Message, ...], head_end: int, budget: int, protect_last_n: int = 20) -> int:
     """``_find_tail_cut_by_tokens``: the first index of the protected tail."""
     n = len(messages)
-    min_tail = min(3, n - head_end - 1) if n - head_end > 1 else 0
+    available = max(0, n - head_end - 1)
+    floor = max(MIN_TAIL, min(protect_last_n, TAIL_FLOOR_CAP))
+    min_tail = min(floor, max(MIN_TAIL, available - 2), available) if available > 1 else 0
     ceiling = int(budget * 1.5)
     accumulated, cut = 0, n
     for index in range(n - 1, head_end - 1, -1):
@@ -189,20 +251,35 @@ def tail_cut(messages: tuple[Message, ...], head_end: int, budget: int) -> int:
             break
         accumulated += tokens
         cut = index
+    if cut <= head_end and 0 < accumulated <= ceiling:
+        # Everything fits the 1.5x ceiling: walk again with the budget itself.
+        walked = 0
+        for index in range(n - 1, head_end - 1, -1):
+            tokens = estimate(messages[index])
+            if walked + tokens > budget and n - index >= min_tail:
+                cut = index
+                break
+            walked += tokens
+            cut = index
     cut = min(cut, n - min_tail)
     if cut <= head_end:
         cut = max(n - min_tail, head_end + 1)
     cut = align_backward(messages, cut)
-    last_user = next((i for i in range(n - 1, head_end - 1, -1) if is_user_turn(messages[i])), -1)
+    last_user = last_user_index(messages, head_end)
     if 0 <= last_user < cut:
         cut = max(last_user, head_end + 1)
-    return max(cut, head_end + 1)
+        if cut > last_user:
+            cut = max(turn_pair_end(messages, last_user), head_end + 1)
+    last_assistant = last_assistant_index(messages, head_end)
+    if 0 <= last_assistant < cut:
+        cut = max(align_backward(messages, last_assistant), head_end + 1)
+    return align_forward(messages, max(cut, head_end + 1))
 
 
 def prune_boundary(messages: tuple[Message, ...], protect_count: int, budget: int) -> int:
     """``_prune_old_tool_results``' boundary: results before it may be pruned."""
     n = len(messages)
-    min_protect = min(protect_count, n - 1)
+    min_protect = min(protect_count, n, PRUNE_PROTECT_CAP)
     accumulated, boundary = 0, n
     for index in range(n - 1, -1, -1):
         tokens = estimate(messages[index])
@@ -211,7 +288,8 @@ def prune_boundary(messages: tuple[Message, ...], protect_count: int, budget: in
             break
         accumulated += tokens
         boundary = index
-    return max(boundary, n - min_protect)
+    # Hermes protects the larger of the budget walk's count and the floor.
+    return n - max(n - boundary, min_protect)
 
 
 def prune(messages: tuple[Message, ...], boundary: int) -> tuple[tuple[Message, ...], int]:
@@ -240,7 +318,8 @@ def prune(messages: tuple[Message, ...], boundary: int) -> tuple[tuple[Message, 
 
 
 def sanitize(messages: list[Message]) -> list[Message]:
-    """``_sanitize_tool_pairs``: drop results whose call is gone, add stubs for calls whose result is gone."""
+    """``_sanitize_tool_pairs``: drop results whose call is gone and strip calls whose result is gone
+    (an assistant message left with no call and no text says so)."""
     calls = {c.call_id for m in messages if m.role == "assistant" for c in m.tool_calls}
     results = {r.call_id for m in messages for r in m.tool_results}
     out: list[Message] = []
@@ -250,11 +329,14 @@ def sanitize(messages: list[Message]) -> list[Message]:
             if kept:
                 out.append(Message("tool", kept) if kept != message.blocks else message)
             continue
+        if message.role == "assistant" and any(c.call_id not in results for c in message.tool_calls):
+            blocks = tuple(b for b in message.blocks if not (isinstance(b, ToolCall) and b.call_id not in results))
+            if not any(isinstance(b, ToolCall) for b in blocks) and not "".join(
+                b.text for b in blocks if isinstance(b, Text)
+            ).strip():
+                blocks = (*blocks, Text(CALL_REMOVED))
+            message = Message("assistant", blocks)
         out.append(message)
-        if message.role == "assistant":
-            missing = [c.call_id for c in message.tool_calls if c.call_id not in results]
-            if missing:
-                out.append(Message("tool", tuple(ToolResult(cid, (Text(STUB_RESULT),)) for cid in missing)))
     return out
 
 
@@ -285,12 +367,18 @@ class HermesCompress(EngineBase):
         self.threshold = threshold_tokens(window, threshold_percent)
         ratio = max(0.10, min(summary_target_ratio, 0.80))
         self.tail_budget = int(self.threshold * ratio)
-        #: Hermes counts its system message among the first N; here the system prompt is apart.
-        self.head_n = max(0, protect_first_n - 1)
+        #: The first N messages after the system prompt (``_protect_head_size``).
+        self.head_n = protect_first_n
         self.protect_last_n = protect_last_n
         self.summary_model = summary_model
         self.folded = Folded()
         self.previous: str | None = None
+        self.compressions = 0
+
+    def head_size(self) -> int:
+        """``_effective_protect_first_n``: the head decays to nothing after the first compression
+        (the summary holds those turns by then)."""
+        return 0 if self.compressions >= 1 or self.previous is not None else self.head_n
 
     def view(self, session: Session) -> tuple[Message, ...]:
         """The compressed messages, then every message since the last compression."""
@@ -305,42 +393,66 @@ class HermesCompress(EngineBase):
 
     def compress(self, ctx: StepContext, view: tuple[Message, ...]) -> bool:
         """Prune, split, summarize and land; True when the view changed."""
-        if len(view) <= self.head_n + 3 + 1:
+        if len(view) <= self.head_size() + 3 + 1:
             warn(ctx.session, f"hermes-compress: only {len(view)} messages, nothing to compress")
             return False
         messages, pruned = prune(view, prune_boundary(view, self.protect_last_n, self.tail_budget))
-        start = align_forward(messages, self.head_n)
-        end = tail_cut(messages, start, self.tail_budget)
+        start = align_forward(messages, self.head_size())
+        end = tail_cut(messages, start, self.tail_budget, self.protect_last_n)
+        latest_user = last_user_index(messages, 0)
+        if end == latest_user:
+            # Keep the user message out of the slot a merged summary would take: cut before the
+            # assistant (and its results) just before it, when there is one.
+            bridge = latest_user - 1
+            if bridge >= 0 and messages[bridge].role == "tool":
+                bridge = align_backward(messages, latest_user)
+            elif bridge < 0 or messages[bridge].role != "assistant":
+                bridge = -1
+            if bridge > start:
+                end = bridge
         if start >= end:
             if pruned:
                 self.land(ctx, view, list(messages), "prune")
                 return True
             return False
-        middle = messages[start:end]
+        # An earlier summary is in PREVIOUS SUMMARY already: its blocks leave the head, the middle
+        # and the tail (a merged one leaves the tail message it was merged into).
+        head = [m for m in map(without_summary, messages[:start]) if m.blocks]
+        middle = tuple(m for m in map(without_summary, messages[start:end]) if m.blocks)
+        tail = [m for m in map(without_summary, messages[end:]) if m.blocks]
+        if not middle:
+            warn(ctx.session, "hermes-compress: only the previous summary between head and tail, nothing to compress")
+            return False
         summary = self.summarize(ctx, middle)
         if summary is None:
             summary = (
                 f"{SUMMARY_PREFIX}\nSummary generation was unavailable: {len(middle)} earlier messages were "
                 "removed without a summary. Go on from the messages below and the current state of the files."
             )
-        new = list(messages[:start])
-        last_head = messages[start - 1].role if start > 0 else "user"
-        first_tail = messages[end].role if end < len(messages) else "user"
-        role = "user" if last_head in ("assistant", "tool") else "assistant"
+        last_head = head[-1].role if head else "user"
+        first_tail = tail[0].role if tail else None
+        # No head (the system prompt is apart) or no user message left: the summary leads as a user message.
+        force_user = start == 0 or not any(m.role == "user" for m in (*head, *tail))
+        role = "user" if last_head in ("assistant", "tool") or force_user else "assistant"
         merge = False
-        if role == first_tail:
+        if first_tail is not None and role == first_tail:
             flipped = "assistant" if role == "user" else "user"
-            if flipped != last_head:
+            if flipped != last_head and not force_user:
                 role = flipped
             else:
                 merge = True
-        tail = list(messages[end:])
-        if merge:
-            first = tail[0]
-            tail[0] = Message(first.role, (Text(summary + "\n\n"), *first.blocks))
+        if not merge:
+            text = f"{summary}\n\n{END_MARKER}"
+            head.append(assistant_summary(messages, text) if role == "assistant" else user_text(text))
+        elif force_user and role == "user":
+            tail[0] = Message(tail[0].role, (Text(f"{summary}\n\n{END_MARKER}\n\n"), *tail[0].blocks))
         else:
-            new.append(assistant_summary(messages, summary) if role == "assistant" else user_text(summary))
-        self.land(ctx, view, sanitize(new + tail), "checkpoint")
+            tail[0] = Message(
+                tail[0].role,
+                (Text(MERGED_HEADER), *tail[0].blocks, Text(f"{MERGED_DELIMITER}\n\n{summary}\n\n{END_MARKER}")),
+            )
+        self.compressions += 1
+        self.land(ctx, view, sanitize(head + tail), "checkpoint")
         return True
 
     def land(self, ctx: StepContext, view: tuple[Message, ...], new: list[Message], kind: str) -> None:
@@ -368,10 +480,11 @@ class HermesCompress(EngineBase):
         else:
             prompt = FIRST_PROMPT.format(turns=turns)
         envelope = header.envelope
+        # No output cap: Hermes leaves max_tokens off the summary call.
         if self.summary_model:
             envelope = msgspec.structs.replace(envelope, model=self.summary_model)
         info = ctx.catalog(envelope.provider, envelope.model)
-        reply = ctx.client(Request(info.wire_envelope(envelope), (user_text(prompt),), "", (), info.default_max_tokens, "compaction"))
+        reply = ctx.client(Request(info.wire_envelope(envelope), (user_text(prompt),), "", (), None, "compaction"))
         if reply.error is not None or not reply.text().strip():
             warn(ctx.session, f"hermes-compress: summary call failed: {reply.error or 'no text'}")
             return None

@@ -10,19 +10,23 @@ agent's core, so its compaction is pi's (``pi-compaction``), with three addition
   flush instruction is appended to the system prompt and sent as a user message after the
   history. The model answers ``NO_REPLY``; here that turn is not kept in the view.
 * Session pruning (``contextPruning``, mode ``cache-ttl``; off unless set, OpenClaw's smart
-  defaults turn it on for Anthropic profiles): when the last call is older than ``ttl`` (5
-  minutes), the request's old tool results (before the newest ``keep_last_assistants`` = 3
-  assistant messages) are soft-trimmed (head and tail of those over 4,000 characters) once the
-  context is 30% of the window (in characters, four a token), and hard-cleared oldest first while
-  it is over 50% and the prunable results hold 50,000 characters or more. It is transient: only
-  that request is pruned (``prune`` declared, and again when the next request goes back).
+  defaults turn it on, with a 1-hour ``ttl``, for Anthropic profiles): when the last call is older
+  than ``ttl`` (5 minutes when the mode is set without one), the request's old tool results (before
+  the newest ``keep_last_assistants`` = 3 assistant messages; 0: all) are soft-trimmed (head and
+  tail of those over 4,000 characters) once the context is 30% of the window (in characters, four
+  a token, thinking included), and hard-cleared oldest first while it is over 50% and the
+  prunable results hold 50,000 characters or more. It is transient: only that request is pruned
+  (``prune`` declared, and again when the next request goes back).
+
+OpenClaw's effective default compaction mode is ``safeguard`` (chunked summaries); the summary
+calls here are pi's default mode. The class extends ``PiCompaction``, pi's extension point.
 """
 
 from __future__ import annotations
 
 import msgspec
 
-from prefixbench.kernel import EngineOptions, Message, Session, StepContext, Text, ToolResult, user_text, warn
+from prefixbench.kernel import EngineOptions, Message, Reasoning, Session, StepContext, Text, ToolResult, user_text, warn
 
 from prefixbench.kernel.strategies.pi import PiCompaction
 from prefixbench.kernel.strategies.settings import read_settings
@@ -55,7 +59,9 @@ def result_chars(message: Message) -> int:
 
 
 def message_chars(message: Message) -> int:
-    return len(message.text()) + result_chars(message) + sum(len(c.arguments) for c in message.tool_calls)
+    """OpenClaw's ``estimateMessageChars``: text, thinking, tool results and call arguments."""
+    thinking = sum(len(b.text) for b in message.blocks if isinstance(b, Reasoning))
+    return len(message.text()) + thinking + result_chars(message) + sum(len(c.arguments) for c in message.tool_calls)
 
 
 def with_results(message: Message, text_of: dict[str, str]) -> Message:
@@ -77,9 +83,12 @@ def prune_context(
     """OpenClaw's soft-trim and hard-clear of old tool results (the messages unchanged when
     nothing applies)."""
     assistants = [i for i, m in enumerate(messages) if m.role == "assistant"]
-    if len(assistants) < keep_last_assistants or keep_last_assistants == 0:
+    if keep_last_assistants <= 0:
+        cutoff = len(messages)  # ``findAssistantCutoffIndex``: nothing is protected
+    elif len(assistants) < keep_last_assistants:
         return messages
-    cutoff = assistants[-keep_last_assistants]
+    else:
+        cutoff = assistants[-keep_last_assistants]
     char_window = window * 4
     out = list(messages)
     total = sum(message_chars(m) for m in out)
@@ -176,4 +185,19 @@ def factory(window: int, options: EngineOptions) -> OpenClawCompaction:
     config = read_settings("openclaw-compaction", options.config, DEFAULTS)
     if config["context_pruning"] not in ("off", "cache-ttl"):
         raise ValueError(f"openclaw-compaction: context_pruning must be 'off' or 'cache-ttl', got {config['context_pruning']!r}")
+    floor, soft = int(config["reserve_tokens_floor"]), int(config["soft_threshold_tokens"])  # type: ignore[call-overload]
+    if max(PI_RESERVE_TOKENS, floor) + soft >= window:
+        raise ValueError(
+            f"openclaw-compaction: reserve_tokens_floor {floor} and soft_threshold_tokens {soft} leave no room "
+            f"in a window of {window}"
+        )
+    if int(config["keep_recent_tokens"]) <= 0:  # type: ignore[call-overload]
+        raise ValueError(f"openclaw-compaction: keep_recent_tokens must be positive, got {config['keep_recent_tokens']!r}")
+    soft_ratio, hard_ratio = float(config["soft_trim_ratio"]), float(config["hard_clear_ratio"])  # type: ignore[arg-type]
+    if not 0.0 < soft_ratio <= 1.0:
+        raise ValueError(f"openclaw-compaction: soft_trim_ratio must be in (0, 1], got {config['soft_trim_ratio']!r}")
+    if hard_ratio < soft_ratio:
+        raise ValueError(
+            f"openclaw-compaction: hard_clear_ratio {hard_ratio} must not be under soft_trim_ratio {soft_ratio}"
+        )
     return OpenClawCompaction(window, config)

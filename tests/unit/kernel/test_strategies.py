@@ -19,14 +19,25 @@ from prefixbench.kernel import EngineOptions, Header, Message, Reasoning, Reply,
 from prefixbench.kernel.loading import installed_engines, load_engine
 from prefixbench.kernel.model import ModelInfo
 from prefixbench.kernel.session import tool_result_message
-from prefixbench.kernel.strategies import claude_code, context_editing, no_compaction, openai_compaction, sliding_window
+from prefixbench.kernel.strategies import (
+    claude_code,
+    context_editing,
+    continue_cli,
+    goose,
+    hermes,
+    no_compaction,
+    openai_compaction,
+    openclaw,
+    sliding_window,
+)
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, ToolSchema
 
 ROOT = Path(__file__).resolve().parents[3]
 ENGINES = (
     "no-compaction", "sliding-window", "claude-code-autocompact", "claude-code-idle-compact",
-    "anthropic-context-editing", "openai-server-compaction",
+    "anthropic-context-editing", "openai-server-compaction", "goose-auto-compact", "continue-cli-compact",
+    "hermes-compress", "openclaw-compaction",
 )
 HEADER = Header(Envelope("acme", "m1", "high"), "sys", (ToolSchema.make("read_file", "Read a file.", {"type": "object"}),))
 
@@ -75,7 +86,7 @@ def test_every_strategy_is_an_installed_entry_point_of_prefixbench():
     for name in ENGINES:
         assert name in installed
         assert installed[name].value.startswith("prefixbench.kernel.strategies.")
-        assert load_engine(name).build(10_000, EngineOptions()).name == name
+        assert load_engine(name).build(32_000, EngineOptions()).name == name
 
 
 def test_strategies_import_only_the_public_engine_api():
@@ -387,8 +398,8 @@ def test_module_factories_match_their_entry_points():
 # --- settings are parsed input: fuzzed
 
 KEYS = sorted(
-    {*claude_code.DEFAULTS, *context_editing.DEFAULTS, "budget_tokens", "low_water_tokens", "compact_threshold",
-     "item_max_tokens", "bogus"}
+    {*claude_code.DEFAULTS, *context_editing.DEFAULTS, *goose.DEFAULTS, *continue_cli.DEFAULTS, *hermes.DEFAULTS,
+     *openclaw.DEFAULTS, "budget_tokens", "low_water_tokens", "compact_threshold", "item_max_tokens", "bogus"}
 )
 VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(-10, 10**12), st.floats(allow_nan=True), st.text(max_size=8),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from prefixbench.kernel import EngineOptions, Message, user_text
+from prefixbench.kernel import EngineOptions, Message, Session, Text, ToolCall, ToolResult, user_text
 from prefixbench.kernel.strategies.continue_cli import (
     COMPACTION_PROMPT,
     ContinueCliCompact,
@@ -83,6 +83,29 @@ def test_prune_last_drops_a_call_with_its_result():
     assert prune_last((*messages[:3], reply)) == messages[:3]
 
 
+def test_prune_last_drops_a_parallel_batch_whole():
+    task = user_text("task")
+    calls = Message("assistant", (Text("go"), ToolCall("a", "read", "{}"), ToolCall("b", "read", "{}")))
+    results = [Message("tool", (ToolResult(cid, (Text("out"),)),)) for cid in "ab"]
+    assert prune_last((task, calls, *results)) == (task,)
+    assert prune_last((task, calls, results[0])) == (task,)
+
+
+def test_a_pruned_compaction_turn_leaves_no_call_unanswered():
+    session = Session("s")
+    session.log_header(ROUTED)
+    session.append("user/message", user_text("task"))
+    session.append("assistant/message", Message("assistant", (Text("go"), ToolCall("a", "read", "{}"), ToolCall("b", "read", "{}"))))
+    for cid in "ab":
+        session.append("tool/result", Message("tool", (ToolResult(cid, (Text("word " * 12_000),)),)))
+    client = Recorder()
+    ContinueCliCompact(32_000).before_step(context(session, 32_000, client))
+    (request,) = client.sent
+    called = {c.call_id for m in request.messages for c in m.tool_calls}
+    answered = {r.call_id for m in request.messages for r in m.tool_results}
+    assert called == answered
+
+
 def test_the_factory_reads_max_tokens():
     assert factory(WINDOW, EngineOptions(config={"max_tokens": 2_000})).threshold == 30_400
     assert factory(WINDOW, EngineOptions()).threshold == 12_000
@@ -92,3 +115,31 @@ def test_the_factory_reads_max_tokens():
         factory(WINDOW, EngineOptions(config={"max_tokens": "big"}))
     with pytest.raises(ValueError, match="leaves no room"):
         factory(WINDOW, EngineOptions(config={"max_tokens": 40_000}))
+
+
+def test_at_exactly_the_threshold_it_compacts():
+    session = session_with([("fix the bug", 25)])
+    used = context(session, WINDOW).measure(session.derive_messages()).total_tokens
+    # A window whose threshold (with a 2,000-token output cap) is exactly what the history uses.
+    window = next(w for w in range(used, 2 * used + 20_000) if compaction_threshold(w, 2_000) == used)
+    client = Recorder()
+    ContinueCliCompact(window, 2_000).before_step(context(session, window, client))
+    assert len(client.sent) == 1
+    one_under = Recorder()
+    ContinueCliCompact(window + 1, 2_000).before_step(context(session, window + 1, one_under))
+    assert compaction_threshold(window + 1, 2_000) > used and one_under.sent == []
+
+
+def test_the_compaction_turn_keeps_150_tokens_for_the_prompt():
+    session = session_with([("fix the bug", 25)])
+    messages = session.derive_messages()
+    asked = context(session, WINDOW).measure((*messages, user_text(COMPACTION_PROMPT))).total_tokens
+    # The whole turn fits window - max_tokens, but not window - max_tokens - 150: it is pruned.
+    window = asked + 2_000 + 100
+    client = Recorder()
+    ContinueCliCompact(window, 2_000).before_step(context(session, window, client))
+    (request,) = client.sent
+    assert len(request.messages) < len(messages) + 1
+    roomy = Recorder()
+    ContinueCliCompact(window + 50, 2_000).before_step(context(session, window + 50, roomy))
+    assert roomy.sent[0].messages == (*messages, user_text(COMPACTION_PROMPT))

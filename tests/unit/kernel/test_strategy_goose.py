@@ -138,3 +138,23 @@ def test_the_factory_reads_its_settings_and_a_threshold_of_one_turns_it_off():
     client = Recorder()
     GooseAutoCompact(WINDOW, threshold=1.0).before_step(context(session, WINDOW, client))
     assert client.sent == []
+
+
+def test_the_threshold_must_be_passed_not_reached():
+    session = session_with([("fix the bug", 65)])
+    session.append("user/message", user_text("now the tests"))
+    view = session.derive_messages()
+    last_reply = max(i for i, m in enumerate(view) if m.role == "assistant")
+    used = context(session, WINDOW).usage_tokens(view[: last_reply + 1])
+    at = Recorder()
+    GooseAutoCompact(WINDOW, threshold=used / WINDOW).before_step(context(session, WINDOW, at))
+    assert at.sent == []  # exactly at the threshold: not over it
+    over = Recorder()
+    GooseAutoCompact(WINDOW, threshold=(used - 1) / WINDOW).before_step(context(session, WINDOW, over))
+    assert len(over.sent) == 1
+
+
+def test_a_threshold_of_one_or_more_or_zero_or_less_turns_it_off():
+    assert [GooseAutoCompact(WINDOW, threshold=t).enabled() for t in (0.0, 0.01, 0.99, 1.0, 1.5)] == [
+        False, True, True, False, False
+    ]

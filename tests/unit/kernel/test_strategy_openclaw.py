@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from prefixbench.kernel import EngineOptions, ModelInfo, StepContext, user_text
+from prefixbench.kernel import EngineOptions, Message, ModelInfo, Reasoning, StepContext, Text, user_text
 from prefixbench.kernel.strategies.openclaw import (
     CLEARED,
     FLUSH_PROMPT,
@@ -13,6 +13,7 @@ from prefixbench.kernel.strategies.openclaw import (
     DEFAULTS,
     OpenClawCompaction,
     factory,
+    message_chars,
     prune_context,
 )
 from prefixbench.kernel.strategies.pi import TURN_PREFIX_PROMPT
@@ -115,3 +116,40 @@ def test_pruning_skips_a_context_under_the_soft_trim_ratio():
     messages = session_with([("t", 4)]).derive_messages()
     assert prune_context(messages, WINDOW, 3, 0.3, 0.5, 50_000) == messages
     assert DEFAULTS["min_prunable_tool_chars"] == 50_000
+
+
+def test_results_over_4000_characters_are_trimmed_from_30_percent_of_the_window():
+    # 30 results of 4,500 characters: 34% of a 100k window at four characters a token.
+    messages = session_with([("t", 30)], chars=4_500).derive_messages()
+    keep, soft, hard, floor = (DEFAULTS[k] for k in ("keep_last_assistants", "soft_trim_ratio", "hard_clear_ratio", "min_prunable_tool_chars"))
+    pruned = prune_context(messages, 100_000, keep, soft, hard, floor)  # type: ignore[arg-type]
+    texts = [m.tool_results[0].content[0].text for m in pruned if m.role == "tool"]
+    assert all("[Tool result trimmed" in t for t in texts[:-3]) and [len(t) for t in texts[-3:]] == [4_500] * 3
+    # 25 of them are 28% of the window (four characters a token): under the ratio, nothing changes.
+    fewer = session_with([("t", 25)], chars=4_500).derive_messages()
+    assert prune_context(fewer, 100_000, keep, soft, hard, floor) == fewer  # type: ignore[arg-type]
+
+
+def test_keeping_no_assistant_message_prunes_every_result():
+    messages = session_with([("t", 30)], chars=6_000).derive_messages()
+    pruned = prune_context(messages, 100_000, 0, 0.3, 0.5, 50_000)
+    texts = [m.tool_results[0].content[0].text for m in pruned if m.role == "tool"]
+    assert all("[Tool result trimmed" in t for t in texts)
+
+
+def test_the_context_size_counts_thinking():
+    message = Message("assistant", (Reasoning("r" * 100, "reasoning_content"), Text("hi")))
+    assert message_chars(message) == 102
+
+
+def test_the_factory_refuses_settings_that_leave_no_room():
+    with pytest.raises(ValueError, match="reserve_tokens_floor 28000 and soft_threshold_tokens 4000 leave no room"):
+        factory(32_000, EngineOptions(config={"reserve_tokens_floor": 28_000}))
+    with pytest.raises(ValueError, match="keep_recent_tokens must be positive"):
+        factory(WINDOW, EngineOptions(config={"keep_recent_tokens": 0}))
+    for ratio in (0, 1.5):
+        with pytest.raises(ValueError, match="soft_trim_ratio must be in"):
+            factory(WINDOW, EngineOptions(config={"soft_trim_ratio": ratio, "hard_clear_ratio": 2.0}))
+    with pytest.raises(ValueError, match="hard_clear_ratio 0.2 must not be under soft_trim_ratio 0.3"):
+        factory(WINDOW, EngineOptions(config={"hard_clear_ratio": 0.2}))
+    assert factory(32_000, EngineOptions(config={"reserve_tokens_floor": 27_999})).reserve == 27_999
