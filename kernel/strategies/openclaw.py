@@ -186,7 +186,10 @@ def factory(window: int, options: EngineOptions) -> OpenClawCompaction:
     if config["context_pruning"] not in ("off", "cache-ttl"):
         raise ValueError(f"openclaw-compaction: context_pruning must be 'off' or 'cache-ttl', got {config['context_pruning']!r}")
     floor, soft = int(config["reserve_tokens_floor"]), int(config["soft_threshold_tokens"])  # type: ignore[call-overload]
-    if max(PI_RESERVE_TOKENS, floor) + soft >= window:
+    chosen = options.config or {}
+    # (the defaults run at any window, as OpenClaw does with a small model: it then compacts and
+    # flushes before every turn; only a user's own figures that leave no room are a mistake)
+    if ("reserve_tokens_floor" in chosen or "soft_threshold_tokens" in chosen) and max(PI_RESERVE_TOKENS, floor) + soft >= window:
         raise ValueError(
             f"openclaw-compaction: reserve_tokens_floor {floor} and soft_threshold_tokens {soft} leave no room "
             f"in a window of {window}"
