@@ -32,16 +32,15 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Reasoning,
     Request,
     Session,
     StepContext,
-    Text,
     user_text,
     warn,
 )
 
 from prefixbench.kernel.strategies.foldview import tokens_of
+from prefixbench.kernel.strategies.history import assistant_note
 from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARIZE_PROMPT = (
@@ -129,7 +128,7 @@ class AiderChatSummary(EngineBase):
             warn(ctx.session, f"aider-chat-summary: summary call failed: {error}")
             return
         if summarized and summarized[-1].role != "assistant":
-            summarized.append(ack(messages))
+            summarized.append(assistant_note(messages, ACK))
         self.done, self.cut = tuple(summarized), boundary
         ctx.declare_rewrite("checkpoint")
 
@@ -210,14 +209,6 @@ def split_index(messages: list[Message], sizes: list[int], half: int) -> int:
     ):
         split -= 1
     return split
-
-
-def ack(messages: tuple[Message, ...]) -> Message:
-    """aider's ``Ok.`` reply. Where the conversation's assistant rows carry a reasoning field, an
-    empty one stands in (a DeepSeek thinking endpoint refuses an assistant row without it)."""
-    fields = [b.field for m in messages if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-    thinking = (Reasoning("", fields[-1]),) if fields else ()
-    return Message("assistant", (*thinking, Text(ACK)))
 
 
 def factory(window: int, options: EngineOptions) -> AiderChatSummary:

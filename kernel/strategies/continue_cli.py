@@ -29,15 +29,14 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Reasoning,
     Session,
     StepContext,
-    Text,
     user_text,
     warn,
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
+from prefixbench.kernel.strategies.history import assistant_note
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPACTION_PROMPT = (
@@ -129,17 +128,8 @@ class ContinueCliCompact(EngineBase):
             # cn goes on without compaction (it warns only when the call throws).
             warn(ctx.session, f"continue-cli-compact: compaction failed: {reply.error or 'no text'}")
             return
-        self.folded.land((summary_message(view, text),), len(ctx.session.derive_messages()))
+        self.folded.land((assistant_note(view, text),), len(ctx.session.derive_messages()))
         ctx.declare_rewrite("checkpoint")
-
-
-def summary_message(view: tuple[Message, ...], text: str) -> Message:
-    """The assistant message holding the summary. Where the conversation's assistant rows carry a
-    reasoning field, an empty one stands in (a DeepSeek thinking endpoint refuses an assistant row
-    without it)."""
-    fields = [b.field for m in view if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-    thinking = (Reasoning("", fields[-1]),) if fields else ()
-    return Message("assistant", (*thinking, Text(text)))
 
 
 def factory(window: int, options: EngineOptions) -> ContinueCliCompact:

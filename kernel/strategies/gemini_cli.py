@@ -44,7 +44,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Reasoning,
     Request,
     Session,
     StepContext,
@@ -55,7 +54,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded, tokens_of
-from prefixbench.kernel.strategies.history import pending_count, tool_names
+from prefixbench.kernel.strategies.history import pending_count, reasoning_stand_in, tool_names
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPRESSION_SYSTEM = (
@@ -180,8 +179,7 @@ class GeminiCliCompress(EngineBase):
         summary = self._summarize(ctx, summarized)
         if summary is None:
             return history
-        fields = [b.field for m in history if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-        thinking = (Reasoning("", fields[-1]),) if fields else ()
+        thinking = reasoning_stand_in(history)
         rebuilt = (user_text(summary), Message("assistant", (*thinking, Text(ACKNOWLEDGEMENT))), *truncated[split:])
         if ctx.measure(rebuilt).surface_tokens > last_prompt:  # Gemini CLI counts the new contents only
             warn(ctx.session, "gemini-cli-compress: the compressed history is larger than the last prompt; truncation only from now on")

@@ -31,7 +31,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Reasoning,
     Request,
     Session,
     StepContext,
@@ -43,6 +42,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
+from prefixbench.kernel.strategies.history import assistant_note
 from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARY_SYSTEM = (
@@ -179,7 +179,7 @@ class GooseAutoCompact(EngineBase):
         kept = preserved_user(view)
         at_turn_start = kept is not None and kept[0] == len(view) - 1
         note = CONTINUE_TURN if at_turn_start else CONTINUE_TOOLS
-        head = [user_text(reply_text), continuation(view, note)]
+        head = [user_text(reply_text), assistant_note(view, note)]
         if kept is not None:
             head.append(user_text(kept[1].text()))
         self.folded.land(head, len(ctx.session.derive_messages()))
@@ -215,14 +215,6 @@ class GooseAutoCompact(EngineBase):
                 break  # Goose retries only a refusal for length
         warn(ctx.session, f"goose-auto-compact: summary call failed: {error}")
         return None
-
-
-def continuation(view: tuple[Message, ...], note: str) -> Message:
-    """The assistant's continuation note. Where the conversation's assistant rows carry a reasoning
-    field, an empty one stands in (a DeepSeek thinking endpoint refuses an assistant row without it)."""
-    fields = [b.field for m in view if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-    thinking = (Reasoning("", fields[-1]),) if fields else ()
-    return Message("assistant", (*thinking, Text(note)))
 
 
 def factory(window: int, options: EngineOptions) -> GooseAutoCompact:

@@ -47,6 +47,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
+from prefixbench.kernel.strategies.history import assistant_note
 from prefixbench.kernel.strategies.settings import read_settings
 
 DEFAULTS: dict[str, object] = {
@@ -340,15 +341,6 @@ def sanitize(messages: list[Message]) -> list[Message]:
     return out
 
 
-def assistant_summary(messages: tuple[Message, ...], summary: str) -> Message:
-    """The summary as an assistant message. Where the conversation's assistant rows carry a
-    reasoning field, an empty one stands in (a DeepSeek thinking endpoint refuses an assistant row
-    without it)."""
-    fields = [b.field for m in messages if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-    thinking = (Reasoning("", fields[-1]),) if fields else ()
-    return Message("assistant", (*thinking, Text(summary)))
-
-
 class HermesCompress(EngineBase):
     """Head and token-budget tail kept, the middle summarized cold, old tool results pruned first."""
 
@@ -443,7 +435,7 @@ class HermesCompress(EngineBase):
                 merge = True
         if not merge:
             text = f"{summary}\n\n{END_MARKER}"
-            head.append(assistant_summary(messages, text) if role == "assistant" else user_text(text))
+            head.append(assistant_note(messages, text) if role == "assistant" else user_text(text))
         elif force_user and role == "user":
             tail[0] = Message(tail[0].role, (Text(f"{summary}\n\n{END_MARKER}\n\n"), *tail[0].blocks))
         else:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefixbench.kernel import Message, Text, ToolCall, ToolResult
+from prefixbench.kernel import Message, Reasoning, Request, StepContext, Text, ToolCall, ToolResult
 
 
 def tool_names(messages: Sequence[Message]) -> dict[str, str]:
@@ -66,3 +66,26 @@ def clear_inputs(message: Message, call_ids: frozenset[str]) -> Message:
     )
     return Message(message.role, blocks)
 
+
+def reasoning_stand_in(messages: Sequence[Message]) -> tuple[Reasoning, ...]:
+    """An empty reasoning block for a message an engine writes in the assistant's name, in the field
+    the conversation's last reasoning used (a DeepSeek thinking endpoint refuses an assistant row
+    without one); empty when no assistant row carries reasoning."""
+    fields = [b.field for m in messages if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
+    return (Reasoning("", fields[-1]),) if fields else ()
+
+
+def cold_request(ctx: StepContext, messages: tuple[Message, ...], system: str) -> Request | None:
+    """A ``compaction`` request to the routed model with the engine's own system prompt, no tools and
+    the model's default output cap; None before the routed header is known."""
+    header = ctx.routed or ctx.header()
+    if header is None:
+        return None
+    info = ctx.catalog(header.envelope.provider, header.envelope.model)
+    return Request(info.wire_envelope(header.envelope), messages, system, (), info.default_max_tokens, "compaction")
+
+
+def assistant_note(messages: Sequence[Message], text: str) -> Message:
+    """``text`` as an assistant message an engine writes (a summary, an acknowledgement), with the
+    empty reasoning stand-in where the conversation's assistant rows carry reasoning."""
+    return Message("assistant", (*reasoning_stand_in(messages), Text(text)))

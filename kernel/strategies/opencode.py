@@ -44,6 +44,7 @@ from prefixbench.kernel.strategies.foldview import (
     tool_text,
     transcript,
 )
+from prefixbench.kernel.strategies.history import reasoning_stand_in
 from prefixbench.kernel.strategies.settings import read_settings
 
 CLEARED = "[Old tool result content cleared]"
@@ -163,8 +164,7 @@ class OpenCodeSummary(EngineBase):
         if not thinking:
             # The scripted summary reply carries none; where the conversation's assistant rows carry
             # a reasoning field, an empty one in the same field stands in for the real reply's.
-            fields = [b.field for m in live if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-            thinking = (Reasoning("", fields[-1]),) if fields else ()
+            thinking = reasoning_stand_in(live)
         exchange = (user_text(ASK), Message("assistant", (*thinking, Text(self.summary))))
         self.folded.land(exchange, self.folded.cut + (keep if keep else len(live)))
         ctx.declare_rewrite("checkpoint")

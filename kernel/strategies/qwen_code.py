@@ -29,7 +29,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Reasoning,
     Request,
     Session,
     StepContext,
@@ -39,7 +38,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.history import pending_count
+from prefixbench.kernel.strategies.history import pending_count, reasoning_stand_in
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPRESSION_SYSTEM = (
@@ -107,8 +106,7 @@ class QwenCodeCompress(EngineBase):
             self.failures += 1
             return
         calls = history[-1].tool_calls if tool_loop and history[-1].role == "assistant" else ()
-        fields = [b.field for m in history if m.role == "assistant" for b in m.blocks if isinstance(b, Reasoning)]
-        thinking = (Reasoning("", fields[-1]),) if fields else ()
+        thinking = reasoning_stand_in(history)
         head = (user_text(summary), Message("assistant", (*thinking, Text(ACKNOWLEDGEMENT), *calls)))
         if ctx.measure(head).surface_tokens >= ctx.measure(history).surface_tokens:
             warn(ctx.session, "qwen-code-compress: the summary would not shrink the history")
