@@ -31,6 +31,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
+from prefixbench.kernel.strategies.history import cold_request
 from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARY_SYSTEM = (
@@ -103,21 +104,10 @@ class CrushSummarize(EngineBase):
     def request(self, ctx: StepContext, view: tuple[Message, ...]) -> Request | None:
         """The summary call: the session as it stands, the ask, the summary system prompt, no tools
         (None before the routed header is known)."""
-        header = ctx.routed or ctx.header()
-        if header is None:
-            return None
         messages = view
         if messages and messages[-1].role == "user" and len(messages) > 1:
             messages = messages[:-1]  # the new user message comes after the summary
-        info = ctx.catalog(header.envelope.provider, header.envelope.model)
-        return Request(
-            info.wire_envelope(header.envelope),
-            (*messages, user_text(SUMMARY_ASK)),
-            SUMMARY_SYSTEM,
-            (),
-            info.default_max_tokens,
-            "compaction",
-        )
+        return cold_request(ctx, (*messages, user_text(SUMMARY_ASK)), SUMMARY_SYSTEM)
 
 def factory(window: int, options: EngineOptions) -> CrushSummarize:
     """``crush-summarize``; ``--engine-config``: ``threshold`` (tokens of the window left that trigger it)."""

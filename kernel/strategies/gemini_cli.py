@@ -44,7 +44,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Request,
     Session,
     StepContext,
     Text,
@@ -54,7 +53,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded, tokens_of
-from prefixbench.kernel.strategies.history import pending_count, reasoning_stand_in, tool_names
+from prefixbench.kernel.strategies.history import cold_request, pending_count, reasoning_stand_in, tool_names
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPRESSION_SYSTEM = (
@@ -191,18 +190,16 @@ class GeminiCliCompress(EngineBase):
 
     def _summarize(self, ctx: StepContext, messages: tuple[Message, ...]) -> str | None:
         """The snapshot call, then (``verify``) the verification call; None when it failed."""
-        header = ctx.routed or ctx.header()
-        if header is None:
-            return None
-        info = ctx.catalog(header.envelope.provider, header.envelope.model)
-        envelope = info.wire_envelope(header.envelope)
         previous = any("<state_snapshot>" in m.text() for m in messages)  # every content, as Gemini CLI checks
         ask = user_text(f"{MERGE_SNAPSHOT if previous else NEW_SNAPSHOT}\n\n{THEN_SNAPSHOT}")
-        first = ctx.client(Request(envelope, (*messages, ask), COMPRESSION_SYSTEM, (), info.default_max_tokens, "compaction"))
+        request = cold_request(ctx, (*messages, ask), COMPRESSION_SYSTEM)
+        if request is None:
+            return None
+        first = ctx.client(request)
         summary = "" if first.error is not None else first.text().strip()
         if self.verify:
             check = (*messages, Message("assistant", (Text(summary),)), user_text(VERIFY_PROMPT))
-            second = ctx.client(Request(envelope, check, COMPRESSION_SYSTEM, (), info.default_max_tokens, "compaction"))
+            second = ctx.client(msgspec.structs.replace(request, messages=check))
             summary = (("" if second.error is not None else second.text().strip()) or summary).strip()
         if not summary:
             warn(ctx.session, f"gemini-cli-compress: empty summary{f' ({first.error})' if first.error else ''}")

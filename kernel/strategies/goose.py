@@ -31,7 +31,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Request,
     Session,
     StepContext,
     Text,
@@ -42,7 +41,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.history import assistant_note
+from prefixbench.kernel.strategies.history import assistant_note, cold_request
 from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARY_SYSTEM = (
@@ -188,21 +187,12 @@ class GooseAutoCompact(EngineBase):
 
     def summarize(self, ctx: StepContext, view: tuple[Message, ...]) -> str | None:
         """The summary call, retried with fewer tool results while it is refused (None: it failed)."""
-        header = ctx.routed or ctx.header()
-        if header is None:
-            return None
-        info = ctx.catalog(header.envelope.provider, header.envelope.model)
         error = "no text"
         for percent in REMOVAL_PERCENTAGES:
             text = "\n".join(goose_line(m) for m in drop_tool_results(view, percent))
-            request = Request(
-                info.wire_envelope(header.envelope),
-                (user_text(SUMMARY_ASK),),
-                SUMMARY_SYSTEM.format(messages=text),
-                (),
-                info.default_max_tokens,
-                "compaction",
-            )
+            request = cold_request(ctx, (user_text(SUMMARY_ASK),), SUMMARY_SYSTEM.format(messages=text))
+            if request is None:
+                return None
             reply = ctx.client(request)
             if reply.error is None:
                 summary = reply.text().strip()

@@ -27,7 +27,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Request,
     Session,
     StepContext,
     Text,
@@ -37,6 +36,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
+from prefixbench.kernel.strategies.history import cold_request
 from prefixbench.kernel.strategies.settings import read_settings
 
 SYSTEM_PROMPT = "You compact the context of a conversation."
@@ -130,18 +130,9 @@ class KimiCliCompact(EngineBase):
             f"## Message {number}\nRole: {message.role}\nContent:\n{message_text(message)}"
             for number, message in enumerate(compact, 1)
         )
-        header = ctx.routed or ctx.header()
-        if header is None:
+        request = cold_request(ctx, (user_text(f"{text}\n{COMPACT_PROMPT}"),), SYSTEM_PROMPT)
+        if request is None:
             return
-        info = ctx.catalog(header.envelope.provider, header.envelope.model)
-        request = Request(
-            info.wire_envelope(header.envelope),
-            (user_text(f"{text}\n{COMPACT_PROMPT}"),),
-            SYSTEM_PROMPT,
-            (),
-            info.default_max_tokens,
-            "compaction",
-        )
         reply = ctx.client(request)
         if reply.error is not None or not reply.text().strip():
             warn(ctx.session, f"kimi-cli-compact: compaction call failed: {reply.error or 'no text'}")

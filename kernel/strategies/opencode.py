@@ -28,7 +28,6 @@ from prefixbench.kernel import (
     EngineOptions,
     Message,
     Reasoning,
-    Request,
     Session,
     StepContext,
     Text,
@@ -44,7 +43,7 @@ from prefixbench.kernel.strategies.foldview import (
     tool_text,
     transcript,
 )
-from prefixbench.kernel.strategies.history import reasoning_stand_in
+from prefixbench.kernel.strategies.history import cold_request, reasoning_stand_in
 from prefixbench.kernel.strategies.settings import read_settings
 
 CLEARED = "[Old tool result content cleared]"
@@ -147,13 +146,10 @@ class OpenCodeSummary(EngineBase):
         if self.summary is not None:
             text += f"\n\n<previous-summary>\n{self.summary}\n</previous-summary>"
         text += "\n\n" + transcript(head, TOOL_OUTPUT_MAX_CHARS)
-        header = ctx.routed or ctx.header()
-        if header is None:
+        request = cold_request(ctx, (user_text(text),), "")
+        if request is None:
             return
-        info = ctx.catalog(header.envelope.provider, header.envelope.model)
-        reply = ctx.client(
-            Request(info.wire_envelope(header.envelope), (user_text(text),), "", (), info.default_max_tokens, "compaction")
-        )
+        reply = ctx.client(request)
         if reply.error is not None or not reply.text().strip():
             warn(ctx.session, f"opencode-summary: summary call failed: {reply.error or 'no text'}")
             return
