@@ -176,10 +176,9 @@ def judge_tool_pairs(observations: Sequence[Observation]) -> Judgement:
     profile, refuses a request that breaks it, so a refusal with its text is the evidence."""
     broken = [o for o in observations if o.is_rejected and is_pairing_refusal(o.error)]
     if broken:
-        first = broken[0]
         return Verdict.VIOLATED, (
             f"{len(broken):,} of {len(observations):,} requests break the pairing of tool calls and results "
-            f"(refused, as Anthropic and chat-completions endpoints refuse them); first request #{first.index} ({first.purpose}): HTTP {first.status} {first.error}"
+            f"(refused, as Anthropic and chat-completions endpoints refuse them); {_first_refused(broken)}"
         )
     return Verdict.PASS, f"{len(observations):,} requests, every tool call followed by its result"
 
@@ -189,12 +188,16 @@ def judge_accepts(observations: Sequence[Observation], profile: str) -> Judgemen
     is ``window-respected``'s to judge)."""
     rejected = [o for o in observations if o.is_rejected and not is_too_long(o.error)]
     if rejected:
-        first = rejected[0]
         return Verdict.VIOLATED, (
-            f"{len(rejected):,} of {len(observations):,} requests refused under {profile}; "
-            f"first request #{first.index} ({first.purpose}): HTTP {first.status} {first.error}"
+            f"{len(rejected):,} of {len(observations):,} requests refused under {profile}; {_first_refused(rejected)}"
         )
     return Verdict.PASS, f"{len(observations):,} requests under {profile}, none refused"
+
+
+def _first_refused(refused: Sequence[Observation]) -> str:
+    """The first refused request: its number, purpose and the provider's status and text."""
+    first = refused[0]
+    return f"first request #{first.index} ({first.purpose}): HTTP {first.status} {first.error}"
 
 
 def judge_window(observations: Sequence[Observation], window: int | None = None) -> Judgement:
