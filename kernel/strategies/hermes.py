@@ -238,6 +238,21 @@ def turn_pair_end(messages: tuple[Message, ...], user: int) -> int:
     return index
 
 
+def walk_back(messages: tuple[Message, ...], stop: int, budget: int, min_keep: int) -> tuple[int, int]:
+    """Hermes' backward token walk: from the newest message back to ``stop``, each message kept
+    while it fits ``budget`` (or fewer than ``min_keep`` are kept). The first kept index
+    (``len(messages)``: none) and the tokens kept."""
+    n = len(messages)
+    accumulated, cut = 0, n
+    for index in range(n - 1, stop - 1, -1):
+        tokens = estimate(messages[index])
+        if accumulated + tokens > budget and n - index >= min_keep:
+            break
+        accumulated += tokens
+        cut = index
+    return cut, accumulated
+
+
 def tail_cut(messages: tuple[Message, ...], head_end: int, budget: int, protect_last_n: int = 20) -> int:
     """``_find_tail_cut_by_tokens``: the first index of the protected tail."""
     n = len(messages)
@@ -245,23 +260,11 @@ def tail_cut(messages: tuple[Message, ...], head_end: int, budget: int, protect_
     floor = max(MIN_TAIL, min(protect_last_n, TAIL_FLOOR_CAP))
     min_tail = min(floor, max(MIN_TAIL, available - 2), available) if available > 1 else 0
     ceiling = int(budget * 1.5)
-    accumulated, cut = 0, n
-    for index in range(n - 1, head_end - 1, -1):
-        tokens = estimate(messages[index])
-        if accumulated + tokens > ceiling and n - index >= min_tail:
-            break
-        accumulated += tokens
-        cut = index
+    cut, accumulated = walk_back(messages, head_end, ceiling, min_tail)
     if cut <= head_end and 0 < accumulated <= ceiling:
-        # Everything fits the 1.5x ceiling: walk again with the budget itself.
-        walked = 0
-        for index in range(n - 1, head_end - 1, -1):
-            tokens = estimate(messages[index])
-            if walked + tokens > budget and n - index >= min_tail:
-                cut = index
-                break
-            walked += tokens
-            cut = index
+        # Everything fits the 1.5x ceiling: walk again with the budget itself, the message that
+        # passes it kept too.
+        cut = max(walk_back(messages, head_end, budget, min_tail)[0] - 1, head_end)
     cut = min(cut, n - min_tail)
     if cut <= head_end:
         cut = max(n - min_tail, head_end + 1)
@@ -281,14 +284,8 @@ def prune_boundary(messages: tuple[Message, ...], protect_count: int, budget: in
     """``_prune_old_tool_results``' boundary: results before it may be pruned."""
     n = len(messages)
     min_protect = min(protect_count, n, PRUNE_PROTECT_CAP)
-    accumulated, boundary = 0, n
-    for index in range(n - 1, -1, -1):
-        tokens = estimate(messages[index])
-        if accumulated + tokens > budget and n - index >= min_protect:
-            boundary = index
-            break
-        accumulated += tokens
-        boundary = index
+    # The message that passes the budget is protected too.
+    boundary = max(walk_back(messages, 0, budget, min_protect)[0] - 1, 0)
     # Hermes protects the larger of the budget walk's count and the floor.
     return n - max(n - boundary, min_protect)
 
