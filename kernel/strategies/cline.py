@@ -51,6 +51,7 @@ from prefixbench.kernel import (
     warn,
 )
 
+from prefixbench.kernel.strategies.history import summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 #: What replaces an earlier read of a file read again later.
@@ -303,11 +304,11 @@ class ClineCondense(ClineTruncate):
         if self.dedup_enough(ctx):
             return
         view = self.view(ctx.session)
-        reply = ctx.client(ctx.summary_request([*view, user_text(SUMMARIZE_PROMPT)]))
-        summary = reply.text().strip() if reply.error is None else ""
-        if not summary:
-            warn(ctx.session, f"cline-condense: the summarize turn failed: {reply.error or 'no text'}")
+        request = ctx.summary_request([*view, user_text(SUMMARIZE_PROMPT)])
+        reply = summary_reply(ctx, request, "cline-condense: the summarize turn failed")
+        if reply is None:
             return
+        summary = reply.text().strip()
         count = len(units(ctx.session.derive_messages()))
         self.inserted.append((count, user_text(CONTINUATION.format(summary=summary))))
         # Everything from the third unit to the one before the continuation message goes.

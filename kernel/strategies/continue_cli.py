@@ -32,11 +32,10 @@ from prefixbench.kernel import (
     Session,
     StepContext,
     user_text,
-    warn,
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.history import assistant_note
+from prefixbench.kernel.strategies.history import assistant_note, summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 COMPACTION_PROMPT = (
@@ -122,13 +121,12 @@ class ContinueCliCompact(EngineBase):
             if len(pruned) == len(history):
                 break
             history = pruned
-        reply = ctx.client(ctx.summary_request((*history, user_text(COMPACTION_PROMPT))))
-        text = reply.text() if reply.error is None else ""
-        if not text.strip():
-            # cn goes on without compaction (it warns only when the call throws).
-            warn(ctx.session, f"continue-cli-compact: compaction failed: {reply.error or 'no text'}")
+        # cn goes on without compaction (it warns only when the call throws).
+        request = ctx.summary_request((*history, user_text(COMPACTION_PROMPT)))
+        reply = summary_reply(ctx, request, "continue-cli-compact: compaction failed")
+        if reply is None:
             return
-        self.folded.land((assistant_note(view, text),), len(ctx.session.derive_messages()))
+        self.folded.land((assistant_note(view, reply.text()),), len(ctx.session.derive_messages()))
         ctx.declare_rewrite("checkpoint")
 
 

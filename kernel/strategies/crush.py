@@ -27,11 +27,10 @@ from prefixbench.kernel import (
     Session,
     StepContext,
     user_text,
-    warn,
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.history import cold_request
+from prefixbench.kernel.strategies.history import cold_request, summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARY_SYSTEM = (
@@ -81,12 +80,8 @@ class CrushSummarize(EngineBase):
         tokens = ctx.usage_tokens(view[: replied[-1] + 1])
         if self.window - tokens > self.threshold:
             return
-        request = self.request(ctx, view)
-        if request is None:
-            return
-        reply = ctx.client(request)
-        if reply.error is not None or not reply.text().strip():
-            warn(ctx.session, f"crush-summarize: summary call failed: {reply.error or 'no text'}")
+        reply = summary_reply(ctx, self.request(ctx, view), "crush-summarize: summary call failed")
+        if reply is None:
             return
         messages = ctx.session.derive_messages()
         head: tuple[Message, ...] = (user_text(reply.text().strip()),)

@@ -47,7 +47,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.history import assistant_note
+from prefixbench.kernel.strategies.history import assistant_note, summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 DEFAULTS: dict[str, object] = {
@@ -473,9 +473,9 @@ class HermesCompress(EngineBase):
         if self.summary_model:
             envelope = msgspec.structs.replace(envelope, model=self.summary_model)
         info = ctx.catalog(envelope.provider, envelope.model)
-        reply = ctx.client(Request(info.wire_envelope(envelope), (user_text(prompt),), "", (), None, "compaction"))
-        if reply.error is not None or not reply.text().strip():
-            warn(ctx.session, f"hermes-compress: summary call failed: {reply.error or 'no text'}")
+        request = Request(info.wire_envelope(envelope), (user_text(prompt),), "", (), None, "compaction")
+        reply = summary_reply(ctx, request, "hermes-compress: summary call failed")
+        if reply is None:
             return None
         self.previous = reply.text().strip()
         return f"{SUMMARY_PREFIX}\n{self.previous}"

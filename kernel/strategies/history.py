@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from prefixbench.kernel import Message, Reasoning, Request, StepContext, Text, ToolCall, ToolResult
+from prefixbench.kernel import Message, Reasoning, Reply, Request, StepContext, Text, ToolCall, ToolResult, warn
 
 
 def tool_names(messages: Sequence[Message]) -> dict[str, str]:
@@ -89,3 +89,16 @@ def assistant_note(messages: Sequence[Message], text: str) -> Message:
     """``text`` as an assistant message an engine writes (a summary, an acknowledgement), with the
     empty reasoning stand-in where the conversation's assistant rows carry reasoning."""
     return Message("assistant", (*reasoning_stand_in(messages), Text(text)))
+
+
+def summary_reply(ctx: StepContext, request: Request | None, failure: str) -> Reply | None:
+    """Send a summary request: the reply when it carries text; else None, after the warning
+    ``failure: <error or 'no text'>``. None without a call or a warning when there is no request
+    (no routed header yet)."""
+    if request is None:
+        return None
+    reply = ctx.client(request)
+    if reply.error is not None or not reply.text().strip():
+        warn(ctx.session, f"{failure}: {reply.error or 'no text'}")
+        return None
+    return reply

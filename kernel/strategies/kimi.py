@@ -32,11 +32,10 @@ from prefixbench.kernel import (
     Text,
     ToolResult,
     user_text,
-    warn,
 )
 
 from prefixbench.kernel.strategies.foldview import Folded
-from prefixbench.kernel.strategies.history import cold_request
+from prefixbench.kernel.strategies.history import cold_request, summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 SYSTEM_PROMPT = "You compact the context of a conversation."
@@ -131,11 +130,8 @@ class KimiCliCompact(EngineBase):
             for number, message in enumerate(compact, 1)
         )
         request = cold_request(ctx, (user_text(f"{text}\n{COMPACT_PROMPT}"),), SYSTEM_PROMPT)
-        if request is None:
-            return
-        reply = ctx.client(request)
-        if reply.error is not None or not reply.text().strip():
-            warn(ctx.session, f"kimi-cli-compact: compaction call failed: {reply.error or 'no text'}")
+        reply = summary_reply(ctx, request, "kimi-cli-compact: compaction call failed")
+        if reply is None:
             return
         summary = Message("user", (Text(OUTPUT_PREFIX), Text(reply.text())))
         # Preserved messages from the head (an earlier summary) stay in the head.

@@ -43,7 +43,7 @@ from prefixbench.kernel.strategies.foldview import (
     tool_text,
     transcript,
 )
-from prefixbench.kernel.strategies.history import cold_request, reasoning_stand_in
+from prefixbench.kernel.strategies.history import cold_request, reasoning_stand_in, summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 CLEARED = "[Old tool result content cleared]"
@@ -146,12 +146,8 @@ class OpenCodeSummary(EngineBase):
         if self.summary is not None:
             text += f"\n\n<previous-summary>\n{self.summary}\n</previous-summary>"
         text += "\n\n" + transcript(head, TOOL_OUTPUT_MAX_CHARS)
-        request = cold_request(ctx, (user_text(text),), "")
-        if request is None:
-            return
-        reply = ctx.client(request)
-        if reply.error is not None or not reply.text().strip():
-            warn(ctx.session, f"opencode-summary: summary call failed: {reply.error or 'no text'}")
+        reply = summary_reply(ctx, cold_request(ctx, (user_text(text),), ""), "opencode-summary: summary call failed")
+        if reply is None:
             return
         self.summary = reply.text().strip()
         # The summary message keeps the reply's reasoning, as OpenCode stores the reasoning part of

@@ -36,7 +36,6 @@ from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
     Message,
-    Request,
     Session,
     StepContext,
     ToolCall,
@@ -46,6 +45,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import replace_results, transcript
+from prefixbench.kernel.strategies.history import cold_request, summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 MASKED = "<MASKED>"
@@ -250,9 +250,6 @@ class LLMSummarizing(AmortizedForgetting):
         self.summary_text = ""
 
     def land(self, ctx: StepContext, messages: Sequence[Message], forget: list[int]) -> bool:
-        header = ctx.routed or ctx.header()
-        if header is None:
-            return False
         events = "\n".join(
             f"<EVENT id={i}>\n{transcript([messages[i]])[: self.max_event_length]}\n</EVENT>" for i in forget
         )
@@ -260,12 +257,8 @@ class LLMSummarizing(AmortizedForgetting):
             f"{SUMMARY_PROMPT}\n\n<PREVIOUS SUMMARY>\n{self.summary_text[: self.max_event_length]}\n"
             f"</PREVIOUS SUMMARY>\n\n{events}\nNow write the summary."
         )
-        info = ctx.catalog(header.envelope.provider, header.envelope.model)
-        reply = ctx.client(
-            Request(info.wire_envelope(header.envelope), (user_text(text),), "", (), info.default_max_tokens, "compaction")
-        )
-        if reply.error is not None or not reply.text().strip():
-            warn(ctx.session, f"{self.name}: summary call failed: {reply.error or 'no text'}")
+        reply = summary_reply(ctx, cold_request(ctx, (user_text(text),), ""), f"{self.name}: summary call failed")
+        if reply is None:
             return False
         self.summary_text = reply.text().strip()
         self.summary = user_text(self.summary_text)

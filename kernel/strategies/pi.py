@@ -35,6 +35,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.foldview import Folded, tokens_of, transcript
+from prefixbench.kernel.strategies.history import summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 SUMMARIZER_SYSTEM = (
@@ -122,11 +123,9 @@ class PiCompaction(EngineBase):
             return None
         info = ctx.catalog(header.envelope.provider, header.envelope.model)
         envelope = info.wire_envelope(msgspec.structs.replace(header.envelope, reasoning_effort=effort))
-        reply = ctx.client(Request(envelope, messages, system, (), max_tokens, "compaction"))
-        if reply.error is not None or not reply.text().strip():
-            warn(ctx.session, f"pi-compaction: summary call failed: {reply.error or 'no text'}")
-            return None
-        return reply.text().strip()
+        request = Request(envelope, messages, system, (), max_tokens, "compaction")
+        reply = summary_reply(ctx, request, "pi-compaction: summary call failed")
+        return None if reply is None else reply.text().strip()
 
 
 def find_cut(live: tuple[Message, ...], keep_recent: int) -> int:

@@ -49,6 +49,7 @@ from prefixbench.kernel import (
 )
 
 from prefixbench.kernel.strategies.cline import units
+from prefixbench.kernel.strategies.history import summary_reply
 from prefixbench.kernel.strategies.settings import read_settings
 
 #: Share of the window kept free besides the output cap.
@@ -171,11 +172,10 @@ class RooCondense(EngineBase):
         messages = (*(as_text(m) for m in since), user_text(CONDENSE_PROMPT))
         info = ctx.catalog(header.envelope.provider, header.envelope.model)
         request = Request(info.wire_envelope(header.envelope), messages, SUMMARY_SYSTEM, header.tools, info.default_max_tokens, "compaction")
-        reply = ctx.client(request)
-        text = reply.text().strip() if reply.error is None else ""
-        if not text:
-            warn(ctx.session, f"roo-condense: summary call failed: {reply.error or 'no text'}")
+        reply = summary_reply(ctx, request, "roo-condense: summary call failed")
+        if reply is None:
             return False
+        text = reply.text().strip()
         self.summary = user_text(SUMMARY_HEADING + text)
         self.cut = len(ctx.session.derive_messages())
         self.hidden, self.markers = 0, []
