@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prefixbench.kernel import (
+    EngineBase,
     Envelope,
     Header,
     Message,
@@ -72,3 +73,21 @@ def context(session: Session, window: int, client: Recorder | None = None, max_t
 def rewrites(session: Session) -> list[str]:
     """The kinds of the rewrites declared on ``session``."""
     return [e.rewrite_kind for e in session.events if e.kind == "compaction/rewrite"]
+
+
+def left_alone(engine: EngineBase, session: Session, window: int) -> bool:
+    """Whether ``engine``, run before a step of ``session`` at ``window``, sent no call and declared no rewrite."""
+    client = Recorder()
+    engine.before_step(context(session, window, client))
+    return client.sent == [] and rewrites(session) == []
+
+
+def compact_twice(engine: EngineBase, steps: int, window: int) -> tuple[Session, Recorder]:
+    """``engine`` run before a step of a one-turn session of ``steps`` tool steps, then again after
+    ``steps`` more: the session and the client that recorded both rounds' calls."""
+    session = session_with([("fix the bug", steps)])
+    client = Recorder()
+    engine.before_step(context(session, window, client))
+    grow(session, steps)
+    engine.before_step(context(session, window, client))
+    return session, client

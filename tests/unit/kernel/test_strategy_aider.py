@@ -15,7 +15,7 @@ from prefixbench.kernel.strategies.aider import (
     history_budget,
     split_index,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with, tool_step
+from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with, tool_step
 
 WINDOW = 32_000  # budget min(max(32,000 / 16, 1,024), 8,192) = 2,000 tokens
 
@@ -27,10 +27,8 @@ def test_the_budget_is_a_sixteenth_of_the_input_limit_between_1024_and_8192():
 
 def test_nothing_is_summarized_while_the_done_messages_fit_the_budget():
     session = session_with([("fix the bug", 2)], chars=400)
-    client = Recorder()
     engine = AiderChatSummary(WINDOW)
-    engine.before_step(context(session, WINDOW, client))
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(engine, session, WINDOW)
     assert engine.view(session) == session.derive_messages()
 
 

@@ -6,17 +6,15 @@ import pytest
 
 from prefixbench.kernel import EngineOptions, Message, Text, user_text
 from prefixbench.kernel.strategies.codex import COMPACT_PROMPT, SUMMARY_PREFIX, CodexCompact, factory, select_user_messages
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with
 
 
 def test_nothing_happens_below_ninety_percent_of_the_window():
     session = session_with([("fix the bug", 16)])
-    client = Recorder()
     engine = CodexCompact(10_000)
-    ctx = context(session, 10_000, client)
+    ctx = context(session, 10_000)
     assert ctx.measure(engine.view(session)).total_tokens < 9_000
-    engine.before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(engine, session, 10_000)
     assert engine.view(session) == session.derive_messages()
 
 

@@ -14,7 +14,7 @@ from prefixbench.kernel.strategies.continue_cli import (
     output_reserve,
     prune_last,
 )
-from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 40_000  # output reserve 14,000; buffer min(max(14,000, 5,200), 15,000): compact at 12,000
 
@@ -29,11 +29,9 @@ def test_the_threshold_reserves_the_output_and_a_capped_buffer():
 
 def test_under_the_threshold_nothing_happens():
     session = session_with([("fix the bug", 10)])
-    client = Recorder()
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert ctx.measure(session.derive_messages()).total_tokens < 12_000
-    ContinueCliCompact(WINDOW).before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(ContinueCliCompact(WINDOW), session, WINDOW)
 
 
 def test_at_the_threshold_a_warm_turn_summarizes_and_only_the_summary_is_left():

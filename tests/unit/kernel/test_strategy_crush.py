@@ -14,7 +14,7 @@ from prefixbench.kernel.strategies.crush import (
     factory,
     threshold_for,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, compact_twice, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 40_000  # threshold 20% = 8,000: summarize once 32,000 tokens are used
 
@@ -25,12 +25,10 @@ def test_the_threshold_is_a_fifth_of_the_window_up_to_200k_then_20k():
 
 def test_nothing_happens_while_more_than_the_threshold_is_left():
     session = session_with([("fix the bug", 40)])
-    client = Recorder()
     engine = CrushSummarize(WINDOW)
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert WINDOW - ctx.usage_tokens(session.derive_messages()[:-1]) > 8_000
-    engine.before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(engine, session, WINDOW)
 
 
 def test_exactly_the_threshold_left_triggers():
@@ -83,12 +81,7 @@ def test_at_a_new_turn_the_summary_goes_before_the_new_message_and_nothing_is_qu
 
 
 def test_the_next_summary_replays_the_previous_one():
-    session = session_with([("fix the bug", 65)])
-    client = Recorder()
-    engine = CrushSummarize(WINDOW)
-    engine.before_step(context(session, WINDOW, client))
-    grow(session, 65)
-    engine.before_step(context(session, WINDOW, client))
+    session, client = compact_twice(CrushSummarize(WINDOW), 65, WINDOW)
     assert len(client.sent) == 2 and client.sent[1].messages[0] == user_text("SUMMARY OF THE WORK")
 
 

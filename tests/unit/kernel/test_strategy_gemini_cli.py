@@ -23,7 +23,7 @@ from prefixbench.kernel.strategies.gemini_cli import (
     truncate_to_budget,
 )
 from prefixbench.kernel.strategies.history import pending_count
-from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, left_alone, rewrites, session_with
 
 TURNS = [("first task", 12), ("second task", 12), ("third task", 4)]
 
@@ -42,9 +42,8 @@ def test_the_trigger_is_the_last_prompt_reaching_the_threshold_of_the_window():
     session = session_with(TURNS)
     tokens = last_prompt(session.derive_messages())
     below, at = tokens * 2 + 2, tokens * 2  # 0.5 * window just above the prompt, then equal to it
+    assert left_alone(GeminiCliCompress(below), session, below)
     client = Recorder()
-    GeminiCliCompress(below).before_step(context(session, below, client))
-    assert client.sent == [] and rewrites(session) == []
     GeminiCliCompress(at).before_step(context(session, at, client))
     assert len(client.sent) == 2 and rewrites(session) == ["checkpoint"]
     # A configured threshold moves it.
@@ -88,9 +87,7 @@ def test_one_long_turn_has_no_point_to_split_at_unless_it_ended():
 
 def test_a_single_turn_session_never_compresses():
     session = session_with([("only task", 30)])
-    client = Recorder()
-    GeminiCliCompress(10_000).before_step(context(session, 10_000, client))
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(GeminiCliCompress(10_000), session, 10_000)
 
 
 def test_the_rebuilt_history_is_the_snapshot_an_acknowledgement_then_the_kept_part():

@@ -15,7 +15,7 @@ from prefixbench.kernel.strategies.goose import (
     factory,
     goose_line,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 40_000  # threshold 0.8: compact at a new user message once the last request used 32,000
 
@@ -23,19 +23,15 @@ WINDOW = 40_000  # threshold 0.8: compact at a new user message once the last re
 def test_mid_turn_over_the_threshold_nothing_happens():
     """Goose checks the threshold only when a user message starts a turn."""
     session = session_with([("fix the bug", 65)])
-    client = Recorder()
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert 0.8 * WINDOW < ctx.usage_tokens(session.derive_messages()) <= WINDOW
-    GooseAutoCompact(WINDOW).before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(GooseAutoCompact(WINDOW), session, WINDOW)
 
 
 def test_a_new_user_message_under_the_threshold_changes_nothing():
     session = session_with([("fix the bug", 20)])
     session.append("user/message", user_text("now the tests"))
-    client = Recorder()
-    GooseAutoCompact(WINDOW).before_step(context(session, WINDOW, client))
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(GooseAutoCompact(WINDOW), session, WINDOW)
 
 
 def test_at_a_new_user_message_over_the_threshold_a_cold_summary_replaces_everything():

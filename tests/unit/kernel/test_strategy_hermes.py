@@ -21,7 +21,7 @@ from prefixbench.kernel.strategies.hermes import (
     tail_cut,
     threshold_tokens,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, compact_twice, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 40_000  # under 512k: 75% floors at 64,000, which is over the window, so 85%: 34,000
 
@@ -40,11 +40,9 @@ def test_the_trigger_is_hermes_threshold_with_its_floors():
 
 def test_under_the_threshold_nothing_happens():
     session = session_with([("fix the bug", 40)])
-    client = Recorder()
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert ctx.usage_tokens(session.derive_messages()) < 34_000
-    HermesCompress(WINDOW).before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(HermesCompress(WINDOW), session, WINDOW)
 
 
 def test_over_the_threshold_the_middle_is_summarized_cold_between_head_and_tail():
@@ -134,24 +132,14 @@ def test_the_tail_floor_is_protect_last_n_capped_at_8():
 
 
 def test_a_second_compression_updates_the_previous_summary():
-    session = session_with([("fix the bug", 70)])
-    client = Recorder()
-    engine = HermesCompress(WINDOW)
-    engine.before_step(context(session, WINDOW, client))
-    grow(session, 70)
-    engine.before_step(context(session, WINDOW, client))
+    session, client = compact_twice(HermesCompress(WINDOW), 70, WINDOW)
     assert len(client.sent) == 2
     assert "PREVIOUS SUMMARY:\nSUMMARY OF THE WORK" in client.sent[1].messages[0].text()
     assert rewrites(session) == ["checkpoint", "checkpoint"]
 
 
 def test_the_second_compression_sends_the_previous_summary_once():
-    session = session_with([("fix the bug", 70)])
-    client = Recorder()
-    engine = HermesCompress(WINDOW)
-    engine.before_step(context(session, WINDOW, client))
-    grow(session, 70)
-    engine.before_step(context(session, WINDOW, client))
+    session, client = compact_twice(HermesCompress(WINDOW), 70, WINDOW)
     prompt = client.sent[1].messages[0].text()
     # As PREVIOUS SUMMARY only: the summary message in the middle is not serialized again.
     assert prompt.count("SUMMARY OF THE WORK") == 1 and SUMMARY_PREFIX not in prompt

@@ -15,7 +15,7 @@ from prefixbench.kernel.strategies.kimi import (
     preserve_start,
     should_compact,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 128_000  # reserved 50,000 fires first: at 78,000 tokens (0.85 x 128,000 = 108,800)
 
@@ -35,9 +35,7 @@ def test_the_newest_two_user_or_assistant_messages_are_preserved_with_what_follo
 
 def test_nothing_happens_below_the_trigger():
     session = session_with([("fix the bug", 20)])
-    client = Recorder()
-    KimiCliCompact(WINDOW).before_step(context(session, WINDOW, client))
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(KimiCliCompact(WINDOW), session, WINDOW)
 
 
 def test_over_the_trigger_the_rest_goes_as_one_text_message_to_a_cold_call():

@@ -7,7 +7,7 @@ import pytest
 from prefixbench.kernel import EngineOptions, count_tokens, user_text
 from prefixbench.kernel.strategies.foldview import tool_text
 from prefixbench.kernel.strategies.opencode import ASK, CLEARED, OpenCodeSummary, factory, tail_start
-from tests.unit.kernel.agent_sessions import Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 20_000  # output cap 2,000: usable = 20,000 - 2,000 - 2,000 = 16,000
 
@@ -21,12 +21,10 @@ def test_usable_is_the_window_less_the_output_cap_and_the_reserve():
 
 def test_below_usable_nothing_happens():
     session = session_with([("fix the bug", 28)])
-    client = Recorder()
     engine = OpenCodeSummary(WINDOW)
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert ctx.measure(engine.view(session)).total_tokens < 16_000
-    engine.before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(engine, session, WINDOW)
 
 
 def test_on_overflow_the_head_is_summarized_as_text_and_a_recent_tail_kept():

@@ -12,19 +12,17 @@ from prefixbench.kernel.strategies.pi import (
     factory,
     find_cut,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, context, left_alone, rewrites, session_with
 
 WINDOW = 40_000  # threshold 40,000 - 16,384 = 23,616 tokens
 
 
 def test_nothing_happens_at_or_below_window_minus_reserve():
     session = session_with([("fix the bug", 40)])
-    client = Recorder()
     engine = PiCompaction(WINDOW)
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert ctx.measure(engine.view(session)).total_tokens <= WINDOW - 16_384
-    engine.before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(engine, session, WINDOW)
 
 
 def test_the_cut_keeps_the_newest_keep_recent_tokens_and_never_opens_on_a_tool_result():

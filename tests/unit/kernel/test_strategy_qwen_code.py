@@ -15,7 +15,7 @@ from prefixbench.kernel.strategies.qwen_code import (
     factory,
     strip_analysis,
 )
-from tests.unit.kernel.agent_sessions import Recorder, context, rewrites, session_with
+from tests.unit.kernel.agent_sessions import Recorder, context, left_alone, rewrites, session_with
 
 
 def test_the_auto_tier_is_a_share_of_the_window_capped_by_the_reserve_and_buffer():
@@ -27,9 +27,8 @@ def test_the_auto_tier_is_a_share_of_the_window_capped_by_the_reserve_and_buffer
 
 def test_nothing_happens_below_the_auto_tier():
     session = session_with([("task", 12)])  # 6,367 tokens
+    assert left_alone(QwenCodeCompress(7_500), session, 7_500)  # auto tier 6,375
     client = Recorder()
-    QwenCodeCompress(7_500).before_step(context(session, 7_500, client))  # auto tier 6,375
-    assert client.sent == [] and rewrites(session) == []
     QwenCodeCompress(7_490).before_step(context(session, 7_490, client))  # auto tier 6,366.5
     assert len(client.sent) == 1 and rewrites(session) == ["checkpoint"]
 

@@ -13,7 +13,7 @@ from prefixbench.kernel.strategies.roo import (
     RooCondense,
     factory,
 )
-from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, rewrites, session_with
+from tests.unit.kernel.agent_sessions import ROUTED, Recorder, context, grow, left_alone, rewrites, session_with
 
 WINDOW = 40_000  # output cap 2,000 (under 20% of the window): allowed = 36,000 - 2,000 = 34,000
 
@@ -34,12 +34,10 @@ def test_allowed_is_ninety_percent_of_the_window_less_the_clamped_output_cap():
 
 def test_below_allowed_nothing_happens():
     session = session_with([("fix the bug", 60)])
-    client = Recorder()
     engine = RooCondense(WINDOW)
-    ctx = context(session, WINDOW, client)
+    ctx = context(session, WINDOW)
     assert ctx.usage_tokens(engine.view(session)) <= 34_000
-    engine.before_step(ctx)
-    assert client.sent == [] and rewrites(session) == []
+    assert left_alone(engine, session, WINDOW)
 
 
 def test_past_allowed_a_cold_summary_replaces_everything_with_one_user_message():
