@@ -82,7 +82,8 @@ def cold_request(ctx: StepContext, messages: tuple[Message, ...], system: str) -
     if header is None:
         return None
     info = ctx.catalog(header.envelope.provider, header.envelope.model)
-    return Request(info.wire_envelope(header.envelope), messages, system, (), info.default_max_tokens, "compaction")
+    envelope = info.wire_envelope(header.envelope)
+    return Request(envelope, messages, system, (), info.default_max_tokens, "compaction")
 
 
 def assistant_note(messages: Sequence[Message], text: str) -> Message:
