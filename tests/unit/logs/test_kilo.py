@@ -506,19 +506,25 @@ def test_gemini_3_flash_through_google_ai_studio_reads_on_8000_token_checkpoints
     assert [r.predicted_cache_read for r in vertex][:3] == [0, 12_000, 17_000]
 
 
-def test_gemini_3_flash_through_vertex_reads_to_the_token_trailing_the_previous_prompt(tmp_path: Path) -> None:
-    # Through Vertex AI (Kilo's gateway's upstream "Google") gemini-3-flash reads on no grid, short
-    # of the previous prompt by a varying amount (measured, gao51-qw/n8nworkflow.com: 116 calls): a
-    # read follows the lane's last one and moves up to the previous prompt less 1,000. Here 41,000
-    # after a 42,000-token prompt (the newest 3,924-token checkpoint, 39,240, is over 3% short of
-    # 40,800); AI Studio keeps its grid.
+def _vertex_flash_task(tmp_path: Path) -> tuple[list, object]:
+    """A Kilo task of three gemini-3-flash calls through Vertex AI (upstream "Google"): 40,000,
+    42,000 and 44,000-token prompts reading 0, 38,700 and 40,800; the task's import."""
     calls = [(40_000, 0), (42_000, 38_700), (44_000, 40_800)]
     start = 1_768_000_000_000
     ui = [_gateway_call(start + 10_000 * k, prompt, read, "Google") for k, (prompt, read) in enumerate(calls)]
     history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
     (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
     (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
-    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    return import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+
+
+def test_gemini_3_flash_through_vertex_reads_to_the_token_trailing_the_previous_prompt(tmp_path: Path) -> None:
+    # Through Vertex AI (Kilo's gateway's upstream "Google") gemini-3-flash reads on no grid, short
+    # of the previous prompt by a varying amount (measured, gao51-qw/n8nworkflow.com: 116 calls): a
+    # read follows the lane's last one and moves up to the previous prompt less 1,000. Here 41,000
+    # after a 42,000-token prompt (the newest 3,924-token checkpoint, 39,240, is over 3% short of
+    # 40,800); AI Studio keeps its grid.
+    requests, _ = _vertex_flash_task(tmp_path)
     assert {(r.read_step, r.read_offset, r.read_lag, r.upstream) for r in requests} == {(1, 0, 1_000, "Google")}
     result = run_audit([tmp_path])
     assert [r.predicted_cache_read for r in result.rows] == [0, 40_000, 41_000]
@@ -537,13 +543,7 @@ def test_read_step_one_alone_does_not_turn_the_vertex_lag_on(tmp_path: Path) -> 
     # --read-step sets plain steps: it clears the lag an upstream gave, and a request whose reader
     # set no lag gets none from the step alone.
     from prefixbench.workloads.audit.core import assume_read_steps
-    calls = [(40_000, 0), (42_000, 38_700), (44_000, 40_800)]
-    start = 1_768_000_000_000
-    ui = [_gateway_call(start + 10_000 * k, prompt, read, "Google") for k, (prompt, read) in enumerate(calls)]
-    history = [_env_message(start + 10_000 * k + 700, "google/gemini-3-flash-preview") for k in range(len(calls))]
-    (tmp_path / "ui_messages.json").write_text(json.dumps(ui))
-    (tmp_path / "api_conversation_history.json").write_text(json.dumps(history))
-    requests, summary = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    requests, summary = _vertex_flash_task(tmp_path)
     for unset in (False, True):  # the Kilo reader's requests, then as from a reader that sets no step
         given = [msgspec.structs.replace(r, read_step=0, read_lag=0) for r in requests] if unset else requests
         stepped = assume_read_steps(list(given), {"gemini": 1})
