@@ -15,6 +15,20 @@ def write_jsonl(path: Path, records: list[dict]) -> Path:
 
 
 
+def pi_session(path: Path, provider: str, model: str, t0: int = 1_788_000_000_000) -> Path:
+    """A pi session of two calls on openai-completions (a cold one, then one reading 8,960 cached
+    tokens), each message naming ``provider`` and ``model``."""
+    entries: list[dict] = [{"type": "session", "id": "p1", "timestamp": "2026-08-29T10:00:00.000Z", "cwd": "/x"},
+                           {"type": "message", "message": {"role": "user", "content": [], "timestamp": t0}}]
+    for n, (uncached, read) in enumerate(((9000, 0), (500, 8960))):
+        usage = {"input": uncached, "output": 40, "cacheRead": read, "cacheWrite": 0, "cost": {}}
+        entries.append({"type": "message", "message": {
+            "role": "assistant", "content": [], "timestamp": t0 + 10 + 5000 * n, "provider": provider, "model": model,
+            "api": "openai-completions", "usage": usage, "stopReason": "stop"}})
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    return path
+
+
 def gemini_session(path: Path, model: str, calls: list[tuple[int, int]], *, session: str = "s", at: str = "2026-03-17T22:00",
                    step: int = 3, output: int = 20, thoughts: int = 5) -> Path:
     """A Gemini CLI JSONL session started at minute ``at``: one user turn, then a model message per

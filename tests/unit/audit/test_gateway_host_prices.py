@@ -15,6 +15,7 @@ import pytest
 
 from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, MINIMAX, MOONSHOT, QWEN, ZAI
 from prefixbench.workloads.audit.core import run_audit
+from tests.unit.audit.fixtures import pi_session
 
 SYSTEM = {"role": "system", "content": "You are a careful agent. " * 200}
 
@@ -149,20 +150,6 @@ def test_a_third_party_host_of_open_models_is_no_makers_bill_whatever_the_model(
     assert [billing_host(n) for n in ("groq", "ollama", "openrouter", "deepseek")] == ["groq", "ollama", "", ""]
 
 
-def _pi_session(path: Path, provider: str, model: str) -> Path:
-    """A pi session of two calls on openai-completions, each message naming ``provider`` and ``model``."""
-    t0 = 1_788_000_000_000
-    entries: list[dict] = [{"type": "session", "id": "p1", "timestamp": "2026-08-29T10:00:00.000Z", "cwd": "/x"},
-                           {"type": "message", "message": {"role": "user", "content": [], "timestamp": t0}}]
-    for n, (uncached, read) in enumerate(((9000, 0), (500, 8960))):
-        usage = {"input": uncached, "output": 40, "cacheRead": read, "cacheWrite": 0, "cost": {}}
-        entries.append({"type": "message", "message": {
-            "role": "assistant", "content": [], "timestamp": t0 + 10 + 5000 * n, "provider": provider, "model": model,
-            "api": "openai-completions", "usage": usage, "stopReason": "stop"}})
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    return path
-
-
 @pytest.mark.parametrize(("provider", "model", "maker", "shown"), [
     # (Models the hosts' own tables do not list: Fireworks' and Together's price deepseek-v4-pro,
     # Fireworks' minimax-m3.)
@@ -176,7 +163,7 @@ def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path,
     # pi names the host it sent the call to as the message's provider. Main priced Fireworks' and
     # Groq's calls at DeepSeek's, MiniMax's and Moonshot's own list prices, which are not what
     # those hosts bill: now unpriced, counted apart, and a note names the host and why.
-    hosted = run_audit([_pi_session(tmp_path / "hosted.jsonl", provider, model)])
+    hosted = run_audit([pi_session(tmp_path / "hosted.jsonl", provider, model)])
     assert [row.cost_usd for row in hosted.rows] == [None, None] and hosted.totals.unpriced_requests == 2
     (note,) = [note for note in hosted.notes if " served by " in note]
     assert note.startswith(f"no price for 2 request(s) of {model} served by {provider} (the log names it): {shown} sets its own "
@@ -186,7 +173,7 @@ def test_a_pi_call_a_third_party_host_served_is_unpriced_said_so(tmp_path: Path,
     assert not any("--model-alias" in n or "may have routed" in n for n in hosted.notes), hosted.notes
     # The same model through the maker's own API keeps the maker's list price (under the maker's
     # name for it: an accounts/fireworks/ id is Fireworks' alone, whichever provider sent it).
-    own = run_audit([_pi_session(tmp_path / "own.jsonl", maker, model.removeprefix("accounts/fireworks/models/"))])
+    own = run_audit([pi_session(tmp_path / "own.jsonl", maker, model.removeprefix("accounts/fireworks/models/"))])
     assert None not in [row.cost_usd for row in own.rows] and own.totals.unpriced_requests == 0
 
 
@@ -203,7 +190,7 @@ def test_a_pi_call_a_host_with_its_own_row_served_is_priced_at_that_row(tmp_path
     from prefixbench.simulator.price_lookup import Prices
     from prefixbench.simulator.pricing import cost_of
 
-    hosted = run_audit([_pi_session(tmp_path / "hosted.jsonl", provider, model)])
+    hosted = run_audit([pi_session(tmp_path / "hosted.jsonl", provider, model)])
     assert None not in [r.cost_usd for r in hosted.rows] and hosted.totals.unpriced_requests == 0
     assert hosted.unpriced_hosts == ()
     (note,) = [n for n in hosted.notes if " served by " in n]

@@ -18,25 +18,13 @@ from prefixbench.simulator.price_lookup import Prices
 from prefixbench.simulator.providers import hosts
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import gateway_usage
+from tests.unit.audit.fixtures import pi_session
 
 
 def result_requests(path: Path):
     return load_trace([path])[0]
 
 SENT = 1_785_312_000_000  # 2026-07-29
-
-
-def _pi(path: Path, provider: str, model: str, t0: int = 1_788_000_000_000) -> Path:
-    """A pi session of two calls (a cold one, then one reading 8,960 cached tokens)."""
-    entries: list[dict] = [{"type": "session", "id": "p1", "timestamp": "2026-08-29T10:00:00.000Z", "cwd": "/x"},
-                           {"type": "message", "message": {"role": "user", "content": [], "timestamp": t0}}]
-    for n, (uncached, read) in enumerate(((9000, 0), (500, 8960))):
-        usage = {"input": uncached, "output": 40, "cacheRead": read, "cacheWrite": 0, "cost": {}}
-        entries.append({"type": "message", "message": {
-            "role": "assistant", "content": [], "timestamp": t0 + 10 + 5000 * n, "provider": provider, "model": model,
-            "api": "openai-completions", "usage": usage, "stopReason": "stop"}})
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
-    return path
 
 
 def _opencode(path: Path, provider: str, model: str) -> Path:
@@ -142,10 +130,10 @@ def test_a_trailing_host_suffix_is_the_upstream_and_openrouters_variants_are_not
 def test_a_router_suffix_call_is_priced_at_the_hosts_row_or_unpriced_naming_it(tmp_path: Path) -> None:
     # pi through Hugging Face's router: main put both among "no price for their model" and
     # offered --model-alias, which would price them at Moonshot's list price.
-    fw = run_audit([_pi(tmp_path / "fw.jsonl", "huggingface", "moonshotai/Kimi-K2.6:fireworks-ai")])
-    own = run_audit([_pi(tmp_path / "own.jsonl", "fireworks", "accounts/fireworks/models/kimi-k2p6")])
+    fw = run_audit([pi_session(tmp_path / "fw.jsonl", "huggingface", "moonshotai/Kimi-K2.6:fireworks-ai")])
+    own = run_audit([pi_session(tmp_path / "own.jsonl", "fireworks", "accounts/fireworks/models/kimi-k2p6")])
     assert fw.totals.cost_usd == own.totals.cost_usd is not None and fw.totals.unpriced_requests == 0
-    groq = run_audit([_pi(tmp_path / "groq.jsonl", "huggingface", "moonshotai/Kimi-K2.6:groq")])
+    groq = run_audit([pi_session(tmp_path / "groq.jsonl", "huggingface", "moonshotai/Kimi-K2.6:groq")])
     assert groq.totals.unpriced_requests == 2
     assert any("served by groq (the log names it): Groq sets its own" in n and "host-groq.csv has no row for it" in n
                for n in groq.notes), groq.notes
@@ -166,10 +154,10 @@ def test_groqs_gpt_oss_is_priced_at_the_row_in_force(when: int, rates: tuple[str
 
 def test_the_priced_note_names_the_row_that_priced_the_call(tmp_path: Path) -> None:
     # A 2025 Groq call: the note named the newest row (no date), not the launch row that priced it.
-    result = run_audit([_pi(tmp_path / "old.jsonl", "groq", "openai/gpt-oss-20b", t0=1_760_000_000_000)])
+    result = run_audit([pi_session(tmp_path / "old.jsonl", "groq", "openai/gpt-oss-20b", t0=1_760_000_000_000)])
     (note,) = [n for n in result.notes if "served by groq" in n]
     assert "e779044e7ee8767e96010a4731606362d1f3c6c9" in note and "effective 2026-05-27" not in note, note
-    new = run_audit([_pi(tmp_path / "new.jsonl", "groq", "openai/gpt-oss-20b")])
+    new = run_audit([pi_session(tmp_path / "new.jsonl", "groq", "openai/gpt-oss-20b")])
     (note,) = [n for n in new.notes if "served by groq" in n]
     assert "gpt-oss-20b (effective 2026-05-27)" in note, note
 
@@ -182,7 +170,7 @@ def test_the_priced_note_names_the_row_that_priced_the_call(tmp_path: Path) -> N
 def test_a_fireworks_deployment_is_not_priced_at_the_serverless_row(tmp_path: Path, model: str) -> None:
     assert hosts.host_model(model)[0] == ""
     assert Prices(None).row(model, SENT, upstream="fireworks") is None
-    result = run_audit([_pi(tmp_path / "dep.jsonl", "fireworks", model)])
+    result = run_audit([pi_session(tmp_path / "dep.jsonl", "fireworks", model)])
     assert result.totals.unpriced_requests == 2
     (note,) = [n for n in result.notes if " served by fireworks" in n]
     if "deploy" in model:
@@ -201,7 +189,7 @@ def test_fireworks_fast_rows(model: str, rates: tuple[str, str, str]) -> None:
 # 7. models[] says priced only where a call was.
 
 def test_a_model_whose_every_call_a_host_left_unpriced_is_not_priced_in_the_json(tmp_path: Path) -> None:
-    result = run_audit([_pi(tmp_path / "kt.jsonl", "fireworks", "accounts/fireworks/models/kimi-k2-thinking")])
+    result = run_audit([pi_session(tmp_path / "kt.jsonl", "fireworks", "accounts/fireworks/models/kimi-k2-thinking")])
     (model,) = json.loads(audit_json(result))["models"]
     assert (model["priced"], model["cost_usd"], model["unpriced_requests"]) == (False, None, 2), model
 
@@ -234,9 +222,9 @@ def test_a_free_variant_a_named_host_served_is_free(tmp_path: Path, upstream: st
 # 9. The headline: one name a host, and what is missing said so.
 
 def test_the_headline_counts_a_host_once_whatever_its_spelling(tmp_path: Path) -> None:
-    paths = [_pi(tmp_path / "a.jsonl", "together", "moonshotai/Kimi-K2.5"),
-             _pi(tmp_path / "b.jsonl", "togetherai", "deepseek-ai/DeepSeek-V3.1-Terminus"),
-             _pi(tmp_path / "c.jsonl", "fireworks", "accounts/fireworks/models/kimi-k2-thinking")]
+    paths = [pi_session(tmp_path / "a.jsonl", "together", "moonshotai/Kimi-K2.5"),
+             pi_session(tmp_path / "b.jsonl", "togetherai", "deepseek-ai/DeepSeek-V3.1-Terminus"),
+             pi_session(tmp_path / "c.jsonl", "fireworks", "accounts/fireworks/models/kimi-k2-thinking")]
     table = audit_table(run_audit(paths))
     (headline,) = [line for line in table.splitlines() if "paid unknown" in line]
     assert "(6 request(s) served by a host whose price for the model prefixbench lacks: Fireworks 2, Together AI 4)" in headline, headline
