@@ -15,7 +15,7 @@ from prefixbench.simulator.providers.hosts import THIRD_PARTY_HOSTS, host_at, th
 from prefixbench.workloads.audit.assume_provider import assume_providers
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats.gateway_usage import served_by
-from tests.unit.audit.test_gateway_host_prices import _pi_session
+from tests.unit.audit.fixtures import pi_session as _pi_session
 
 
 def _capture(path: Path, url: str, model: str, calls: int = 2) -> Path:
