@@ -18,7 +18,6 @@ one line too (:class:`~prefixbench.kernel.api.EngineError`).
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import os
@@ -28,7 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 import msgspec
 from prefixbench.kernel.api import Engine, EngineError, EngineFactory, EngineOptions
 from prefixbench.kernel.guard import ENGINE_FAILURES, engine_frames, engine_output, failure_detail, guard, raised_in
-from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.errors import UserError, did_you_mean
 
 ENTRY_POINT_GROUP = "prefixbench.engines"
 _METHODS = ("before_step", "view", "run_tool")
@@ -128,10 +127,28 @@ def _not_importable(ref: str, module_name: str, attr: str, exc: BaseException) -
 def unknown_engine(ref: str) -> str:
     """The line for an engine name no package installed: the closest installed name, then all of them."""
     installed = installed_engines()
-    close = difflib.get_close_matches(ref, list(installed), n=1)
-    hint = f": did you mean {close[0]!r}?" if close else ""
+    if os.path.isfile(f"{ref}.py") and ref.isidentifier():
+        # (a module beside the run, named without its factory)
+        return (f"unknown engine {ref!r}: {ref}.py is a module in {os.getcwd()}: give {ref}:{_factory_in(f'{ref}.py')} "
+                "(module:factory)")
+    hint = did_you_mean(ref, installed)
     known = ", ".join(installed) or "none installed"
-    return f"unknown engine {ref!r}{hint} (installed engines: {known}; or give package.module:factory)"
+    return f"unknown engine {ref!r}{': ' + hint if hint else ''} (installed engines: {known}; or give package.module:factory)"
+
+
+def _factory_in(path: str) -> str:
+    """The name of a module file's factory as ``--engine`` wants it: its top-level function
+    ``factory`` or its only top-level function, else ``FACTORY`` (the user's to fill in)."""
+    import ast
+
+    try:
+        tree = ast.parse(open(path, encoding="utf-8").read())
+    except (OSError, SyntaxError, ValueError):
+        return "FACTORY"
+    functions = [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")]
+    if "factory" in functions:
+        return "factory"
+    return functions[0] if len(functions) == 1 else "FACTORY"
 
 
 def load_engine(ref: str) -> LoadedEngine:
@@ -156,7 +173,9 @@ def load_engine(ref: str) -> LoadedEngine:
             try:
                 target = getattr(target, part)
             except AttributeError:
-                raise UserError(f"--engine {ref}: module {module_name!r} has no attribute {attr!r}") from None
+                hint = did_you_mean(part, [name for name in dir(target) if not name.startswith("_")])
+                raise UserError(f"--engine {ref}: module {module_name!r} has no attribute {attr!r}"
+                                + (f": {hint}" if hint else "")) from None
     else:
         installed = installed_engines()
         if ref not in installed:

@@ -21,9 +21,10 @@ def tally(results: Sequence[SpecResult], vacuous_fails: bool = False) -> tuple[l
     return failed, line
 
 
-def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False) -> list[dict[str, object]]:
+def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False, trace: bool = False) -> list[dict[str, object]]:
     """One record a spec result: spec, engine, preset, window (or null), verdict, passed,
-    status (PASS, SKIP or FAIL, as printed), figure (and workload, profile for a user engine's spec)."""
+    status (PASS, SKIP or FAIL, as printed), figure (and workload, profile for a user engine's
+    spec; profile for a ``--trace``'s, whose ``preset`` holds the profile too, as it always has)."""
     records: list[dict[str, object]] = []
     for r in results:
         record: dict[str, object] = {
@@ -38,6 +39,8 @@ def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False) ->
         }
         if r.workload is not None:  # a user engine's spec: the case it judged
             record.update(workload=r.workload, profile=r.profile)
+        elif trace:  # (a log's preset is the recording's: the key kept the profile, which "profile" names)
+            record["profile"] = r.preset
         records.append(record)
     return records
 
@@ -47,6 +50,6 @@ def write_check(out: Path, preset: str | None, results: Sequence[SpecResult], va
     from prefixbench.reports.html_pages import check_page, write_html
 
     out.mkdir(parents=True, exist_ok=True)
-    records = check_records(results, vacuous_fails)
+    records = check_records(results, vacuous_fails, trace=preset is None)
     (out / "check.json").write_text(json.dumps({"preset": preset, "results": records}, indent=2) + "\n", encoding="utf-8")
     write_html(out / "report.html", check_page(preset, records))

@@ -958,10 +958,11 @@ def _replay_bodies(args: argparse.Namespace) -> int:
         cache = make_cache_model(args.cache, args.tokenizer)
     # Streamed: each line is parsed, replayed, labelled and dropped; observations and labels stay.
     torn: list[int] = []
+    unpaired: list[int] = []  # (lenient only: replayed as the endpoint accepted them)
     with readable_file(args.file, "replay") as path:
         progress = _read_progress(path, "replay", args.quiet)
         try:
-            observations, labels = replay_labelled(read_chat_completions(path, torn, progress), cache, validator)
+            observations, labels = replay_labelled(read_chat_completions(path, torn, progress), cache, validator, unpaired)
         except UserError as exc:
             from prefixbench.reports.trace import with_the_format_found
 
@@ -973,6 +974,10 @@ def _replay_bodies(args: argparse.Namespace) -> int:
     from prefixbench.reports.trace import warn_torn
 
     warn_torn(STDIN_NAME if is_dash(args.file) else args.file, torn)
+    if unpaired:
+        more = f" (and {len(unpaired) - 1:,} more request(s))" if len(unpaired) > 1 else ""
+        print(f"prefixbench: request #{unpaired[0]}: tool calls and results do not pair up{more}; replayed as the "
+              "endpoint accepted it, but check --trace refuses it under every profile", file=sys.stderr)
     if args.format == "json":
         print(replay_json(observations, price, labels))
     else:

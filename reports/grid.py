@@ -219,6 +219,11 @@ def _engine_sections(path: Path, values: dict[str, Any], prefix: str, problems: 
     """The sweep's ``engine_config`` file read (relative to the grid file), or None."""
     if "engine_config" not in values:
         return None
+    if not isinstance(values["engine_config"], str):
+        # (an inline table, [sweep.NAME.engine_config."..."]: read as a file name, it said "cannot read")
+        problems.add(f"{prefix}.engine_config", "engine_config is a file path (a TOML file of tables), not a "
+                     f"{'table' if isinstance(values['engine_config'], dict) else type(values['engine_config']).__name__}")
+        return None
     config_path = Path(str(values["engine_config"]))
     if not config_path.is_absolute():
         config_path = path.parent / config_path

@@ -490,7 +490,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
         unseen = bool(totals["requests"]) and basis == ratio_basis(0, int(totals["requests"])) and not record.get("causes")
         sections.append(("what-to-change", "What to change", advice_html(record, unseen)))
     sections.append(("totals", "Totals", _audit_totals(totals, record, basis)))
-    sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many)))
+    sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many, totals)))
     sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session", many)))
     sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
     sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals, [m["provider"] for m in record.get("models", [])])))
@@ -535,10 +535,11 @@ WORST_ON_PAGE = 10
 DETAIL_CHARS = 140
 
 
-def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
+def _audit_worst(requests: list[dict], many: dict[str, str], totals: dict | None = None) -> str:
     """The misses that lost the most dollars (then tokens), each with its cause and detail; a long
     detail is cut at a word boundary, its whole text one hover (and one click: the cell's
-    ``<details>``) away."""
+    ``<details>``) away. With none, a page whose requests (``totals``) report no cache use says no
+    miss could be seen, not that none lost anything."""
     from prefixbench.reports.auditwords import request_where, usd_cents4
     from prefixbench.reports.textable import ellipsize
     from prefixbench.workloads.audit.causes import cause_meaning
@@ -548,6 +549,12 @@ def _audit_worst(requests: list[dict], many: dict[str, str]) -> str:
         key=lambda item: (-(item[1]["lost_usd"] or 0), -item[1]["lost_tokens"], item[1]["file"], item[1]["line"]),
     )[:WORST_ON_PAGE]
     if not ranked:
+        unseen = int((totals or {}).get("unseen_requests") or 0)
+        if unseen and unseen >= int((totals or {}).get("requests") or 0):
+            return note("Lost unknown: no request reports its cache use, so no miss could be seen.")
+        if unseen:
+            return note(f"No request that reports its cache use lost anything; {unseen:,} request(s) report none, "
+                        "so a miss of theirs could not be seen.")
         return note("No request lost anything: every miss was a first write or read what it could.")
     rows = []
     for i, r in ranked:
@@ -674,6 +681,11 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
     if totals["cost_usd"] is None:
         return note("No waterfall: none of the requests is priced, so what was paid is unknown (the headline says why).")
+    unseen = int(totals.get("unseen_requests") or 0)
+    if totals.get("lost_usd") is None:
+        why = ("no request reports its cache use, so no miss could be seen" if unseen and unseen >= totals["requests"]
+               else "the headline says why")
+        return note(f"No waterfall: lost unknown ({why}).")
     paid = float(totals["cost_usd"])
     steps = [Step("paid", paid, "total", f"paid: {fmt_usd(paid)} for {totals['requests']:,} requests")]
     lost_total = 0.0
@@ -691,9 +703,11 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
                           f"{w['fix']} alone, from what was paid: {saved_cell(saved, w.get('unpriced_requests'))}"
                           f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
+    seen_only = (f" The lost steps sum the {totals['requests'] - unseen:,} request(s) that report their cache use "
+                 f"only: {unseen:,} report none, so a miss of theirs could not be seen." if unseen else "")
     return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
         "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
-        "at what was paid: each fix is re-simulated alone, so fixes do not add up."
+        "at what was paid: each fix is re-simulated alone, so fixes do not add up." + seen_only
     )
 
 

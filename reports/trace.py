@@ -124,7 +124,9 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     unknown = [e for e in named if e not in installed and e not in known_engines()]
     if unknown:  # --engines takes an installed engine too: the line lists them, as --help does
         listing = ", ".join(known_engines()) + (f"; installed: {', '.join(sorted(installed))}" if installed else "")
-        raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {listing})")
+        from prefixbench.workloads.specs.registry import unknown_names
+
+        raise UserError(f"--engines: no specs for {unknown_names(unknown, (*known_engines(), *installed))} (known: {listing})")
     check_engine_refs(options.engine)
     user = [*(e for e in named if e in installed and not is_builtin_engine(e)), *options.engine]
     if not user:

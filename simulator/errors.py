@@ -5,6 +5,16 @@ line, an out-of-range ratio). The CLI turns it into one line on stderr and exit 
 anything else is a bug and keeps its traceback.
 """
 
+import difflib
+from collections.abc import Iterable
+
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``did you mean 'x'?`` for the choice closest to a misspelt ``name``; "" when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return f"did you mean {close[0]!r}?" if close else ""
+
 
 class UserError(ValueError):
     """Bad input from the user: a config value, a command-line option or a file line.

@@ -24,7 +24,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
-from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at
+from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, named_host
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest, replace_request
 
 _EXAMPLE = "e.g. unknown or http-capture=zai"
@@ -82,6 +82,7 @@ def assume_providers(
     guessed: dict[str, Counter[tuple[str, str]]] = {}  # format -> (provider, model) -> calls
     hosts: dict[str, Counter[str]] = {}  # format -> the upstream a gateway names -> calls
     own: dict[str, Counter[str]] = {}  # format -> the third-party host whose own endpoint was called -> calls
+    by_id: dict[str, Counter[str]] = {}  # format -> the host the model's own id names (no upstream named) -> calls
     for r in requests:
         if not r.provider_by_model:
             out.append(r)
@@ -93,13 +94,16 @@ def assume_providers(
             own.setdefault(r.source_format, Counter())[r.upstream] += 1
         elif r.upstream:
             hosts.setdefault(r.source_format, Counter())[r.upstream] += 1
+        elif host := named_host(r.model):
+            by_id.setdefault(r.source_format, Counter())[host] += 1
         key = r.source_format if r.source_format in providers else "*"
         provider = providers.get(key)
         if provider is None or provider == r.provider:
             out.append(r)
         else:
             out.append(replace_request(r, provider=provider, prefix=provider_head(r, provider)))
-    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()), own.get(fmt, Counter()))
+    notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()), own.get(fmt, Counter()),
+                   by_id.get(fmt, Counter()))
              for fmt, taken in sorted(guessed.items())]
     named = {key for key in providers if key == "*" or key in guessed}
     notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
@@ -110,12 +114,15 @@ def assume_providers(
     return out, tuple(notes)
 
 
-def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str], own: Counter[str]) -> str:
+def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str], own: Counter[str],
+          by_id: Counter[str] | None = None) -> str:
     """The note of one format's calls whose provider was the model's name's; ``hosts``: the
     upstreams a gateway named for some of them (OpenRouter's response ``provider``), ``own``: the
     third-party hosts of open models whose own endpoint others were sent to (api.together.xyz:
     :func:`~prefixbench.simulator.providers.hosts.host_at`), which the note names rather than
-    saying nothing told who served them."""
+    saying nothing told who served them; ``by_id``: the hosts the model's own id names
+    (``accounts/fireworks/...``, a ``:groq`` router suffix), which the note names likewise."""
+    by_id = by_id or Counter()
     calls = sum(taken.values())
     by_provider: Counter[str] = Counter()
     for (name, _), n in taken.items():
@@ -133,12 +140,20 @@ def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts
         said = (f"{calls:,} {fmt} call(s) name no provider's own endpoint ({through}{sum(own.values()):,} sent to the "
                 f"endpoint of a third-party host of open models: {at}): their provider was taken from the model's name "
                 f"({split}; models {models})")
+    elif sum(by_id.values()) == calls:
+        ids = ", ".join(f"{host}: {n:,}" for host, n in sorted(by_id.items()))
+        said = (f"{calls:,} {fmt} call(s) whose model id names the host that served them ({ids}) name no endpoint of "
+                f"that host's own: their provider, whose cache rules model the host's, was taken from the model's name "
+                f"({split}; models {models})")
     elif sum(hosts.values()) == calls:
         said = (f"{calls:,} {fmt} call(s) through a gateway that names the host that served them ({named}) name no "
                 f"endpoint of that host's own: their provider, whose cache rules model the host's, was taken from the "
                 f"model's name ({split}; models {models})")
     else:
-        through = f" ({sum(hosts.values()):,} of them through a gateway that names the host that served them: {named})" if hosts else ""
+        told = ([f"{sum(hosts.values()):,} of them through a gateway that names the host that served them: {named}"] if hosts else [])
+        told += ([f"{sum(by_id.values()):,} whose model id names it: "
+                  + ", ".join(f"{host}: {n:,}" for host, n in sorted(by_id.items()))] if by_id else [])
+        through = f" ({'; '.join(told)})" if told else ""
         said = (f"{calls:,} {fmt} call(s) name no endpoint that tells who served them{through}: their provider was taken "
                 f"from the model's name ({split}; models {models})")
     if provider is None:

@@ -3503,6 +3503,7 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
     elsewhere: Counter[tuple[str, str]] = Counter()
     by_host: Counter[tuple[str, str]] = Counter()
     named: set[str] = set()
+    logged: set[str] = set()  # the models some call of which the log's upstream names the host of
     unnamed: set[str] = set()
     rows: dict[tuple[str, str], dict[PriceRow, int]] = {}
     for r in requests:
@@ -3510,6 +3511,8 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
             continue
         if host := _served_by(r):
             named.add(r.model)
+            if r.upstream:
+                logged.add(r.model)
             if prices.free_variant(r.model):
                 continue
             if not prices.at_list_price(r.model, host):
@@ -3528,17 +3531,25 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
                if ("/" in model or model in named) and model not in prices.missing and prices.open_weight(model)}
     notes = [f"no price for {calls:,} request(s) of {model} served by {host}, a host running open models itself: no vendor "
              f"bills its calls, whatever the model's name; counted unpriced" if own_host(host) else
-             f"no price for {calls:,} request(s) of {model} served by {host} (the log names it): {shown} sets its own "
+             f"no price for {calls:,} request(s) of {model} served by {host} ({_told(model, logged)}): {shown} sets its own "
              "per-token prices and cache discount (or none) for the open models it serves, not their maker's list price, "
              f"and {_host_lacks(model, host)}; counted unpriced" if (shown := third_party_host(host)) else
              f"no price for {calls:,} request(s) of {model} served by {host} (the gateway names it): an open-weight model "
              f"served by another host than its maker bills that host's price, which the table does not hold; counted unpriced"
              for (model, host), calls in sorted(elsewhere.items())]
-    notes += [_host_priced_note(model, host, used, prices) for (model, host), used in sorted(rows.items())]
+    notes += [_host_priced_note(model, host, used, prices, by_id=model not in logged)
+              for (model, host), used in sorted(rows.items())]
     if unnamed:
         notes.append(f"{', '.join(sorted(unnamed))}: an open-weight model through a gateway that names no upstream per call, "
                      "priced at its maker's list price; the gateway may have routed calls to hosts that bill other prices")
     return tuple(notes)
+
+
+def _told(model: str, logged: Collection[str]) -> str:
+    """What named the host that served ``model``'s calls: ``the log names it`` (a reader's
+    upstream, for a model in ``logged``), or ``its model id names it`` (``accounts/fireworks/...``,
+    a ``:groq`` suffix)."""
+    return "the log names it" if model in logged else "its model id names it"
 
 
 def _served_by(r: TraceRequest) -> str:
@@ -3559,11 +3570,13 @@ def _host_lacks(model: str, host: str) -> str:
     return f"{where} has no row for it" if where else "prefixbench has no price row for it"
 
 
-def _host_priced_note(model: str, host: str, used: Mapping[PriceRow, int], prices: Prices) -> str:
+def _host_priced_note(model: str, host: str, used: Mapping[PriceRow, int], prices: Prices, *, by_id: bool = False) -> str:
     """The note on calls a third-party host of open models served that its own price rows billed
     (:meth:`Prices.host_row`, ``used``: each row and its calls): the host, the rows that priced
-    them and their sources, and where the host's table is."""
+    them and their sources, and where the host's table is; ``by_id``: the model's own id named the
+    host (``accounts/fireworks/...``, a ``:groq`` suffix), not the log's upstream."""
     table = prices.host_table(host)
+    told = "its model id names it" if by_id else "the log names it"
     shown = third_party_host(host) or host
     shown += "'" if shown.endswith("s") else "'s"
     calls = sum(used.values())
@@ -3571,11 +3584,11 @@ def _host_priced_note(model: str, host: str, used: Mapping[PriceRow, int], price
     if len(used) == 1:
         ((row, _),) = used.items()
         dated = f" (effective {row.effective})" if row.effective else ""
-        return (f"{calls:,} request(s) of {model} served by {host} (the log names it) priced at {shown} own price for "
+        return (f"{calls:,} request(s) of {model} served by {host} ({told}) priced at {shown} own price for "
                 f"{row.model}{dated}, not its maker's list price ({row.evidence}: {row.source}; {shown} table: {where})")
     each = "; ".join(f"{n:,} at {row.model} effective {row.effective or 'since its launch'} ({row.evidence}: {row.source})"
                      for row, n in sorted(used.items(), key=lambda item: str(item[0].effective or "")))
-    return (f"{calls:,} request(s) of {model} served by {host} (the log names it) priced at {shown} own prices, not its "
+    return (f"{calls:,} request(s) of {model} served by {host} ({told}) priced at {shown} own prices, not its "
             f"maker's list price: {each} ({shown} table: {where})")
 
 

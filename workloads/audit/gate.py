@@ -81,7 +81,12 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
         what = "predicted hit ratio" if predicted else "hit ratio"
         why = " (no request reports its cache use)" if predicted else ""
         lines.append(f"FAIL {what} {result.totals.hit_ratio:.2%}{why} is below --min-hit-ratio {gate.min_hit_ratio:.2%}")
-    if gate.max_lost_usd is not None and result.totals.lost_usd > gate.max_lost_usd:
+    if gate.max_lost_usd is not None and _none_seen(result):
+        # Usage with no cache field on every request: no miss could be seen, so the loss is
+        # unknown, not $0; the gate cannot vouch for the log, as --min-hit-ratio cannot.
+        lines.append(f"FAIL no loss (no request reports its cache use, so no miss could be seen) to hold to "
+                     f"--max-lost-usd ${gate.max_lost_usd}")
+    elif gate.max_lost_usd is not None and result.totals.lost_usd > gate.max_lost_usd:
         lost = result.totals.lost_usd
         predicted = usd_sum(row.lost_usd for row in result.rows if row.reported_cache_read is None and row.lost_usd)
         if _all_predicted(result):
@@ -90,6 +95,17 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
             basis = f" (${predicted:.4f} of it predicted: its requests report no cache use)" if predicted else ""
             lines.append(f"FAIL lost ${lost:.4f}{basis} is above --max-lost-usd ${gate.max_lost_usd}")
     return lines
+
+
+def _unseen(row: AuditRow) -> bool:
+    """Whether ``row``'s usage has no cache field, so no miss of its could be seen (a request with
+    no usage at all is unpriced, said apart)."""
+    return not loss_seen(row) and row.reported_uncached is not None
+
+
+def _none_seen(result: AuditResult) -> bool:
+    """Whether every request's usage has no cache field: the loss cannot be judged at all."""
+    return bool(result.rows) and all(_unseen(row) for row in result.rows)
 
 
 def _all_predicted(result: AuditResult) -> bool:
@@ -122,8 +138,8 @@ def unjudged(result: AuditResult, gate: Gate) -> list[str]:
         lines.append(f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
                      f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown")
     # (usage with no cache field: priced, but no miss could be seen; those with no usage are said above)
-    unseen = sum(not loss_seen(row) and row.reported_uncached is not None for row in result.rows) if t.unseen_requests else 0
-    if unseen:
+    unseen = sum(_unseen(row) for row in result.rows) if t.unseen_requests else 0
+    if unseen and unseen < len(result.rows):  # (every one: the gate fails, saying why)
         lines.append(f"prefixbench: warning: --max-lost-usd judged the requests that report their cache use only: {unseen:,} of "
                      f"{t.requests:,} request(s) report none (their usage has no cache field), so no miss of theirs could be seen")
     return lines

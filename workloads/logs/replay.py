@@ -53,7 +53,8 @@ def _replies_learned(requests: Iterable[Request], validator: Validator) -> Itera
 
 
 def replay_labelled(
-    requests: Iterable[Request], cache: CacheModel | None = None, validator: Validator | None = None
+    requests: Iterable[Request], cache: CacheModel | None = None, validator: Validator | None = None,
+    unpaired: list[int] | None = None,
 ) -> tuple[list[Observation], list[tuple[str, str] | None]]:
     """:func:`replay` and :func:`divergence_labels` in one streamed pass (no request is kept).
 
@@ -64,8 +65,12 @@ def replay_labelled(
 
     ``validator`` (a strict provider profile, :func:`prefixbench.simulator.validate.make_validator`)
     refuses requests as ``check --trace --profile`` does: a refused request's observation has
-    status 400 and its reason, never cached tokens.
+    status 400 and its reason, never cached tokens. Without one, every request is replayed as
+    the endpoint accepted it; ``unpaired``, when given, collects the index of each request whose
+    tool calls and results do not pair up, which ``check --trace`` refuses under every profile.
     """
+    from prefixbench.simulator.validate import pairing_problem
+
     provider = SimulatedProvider(cache=cache, validator=validator)
     labels: list[tuple[str, str] | None] = []
     previous: Request | None = None
@@ -74,6 +79,8 @@ def replay_labelled(
     for tick, request in sending:
         in_lane = provider.previous_in_lane(request)
         before = in_lane or previous
+        if validator is None and unpaired is not None and pairing_problem(request.messages) is not None:
+            unpaired.append(tick)
         observation = provider.send(request, tick)
         label = None
         if before is not None and observation.divergence is not None:

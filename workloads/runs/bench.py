@@ -24,7 +24,7 @@ from msgspec.structs import replace
 
 from prefixbench.kernel.loading import installed_engines
 from prefixbench.kernel.presets import get_preset
-from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.errors import UserError, did_you_mean
 from prefixbench.simulator.models import parse_cache_spec
 from prefixbench.simulator.pricing import LongTier, PriceRow, Rates, cost_of, get_price, usd_sum
 from prefixbench.workloads.runs.sweep import DEFAULT_WINDOWS, SweepPlan, SweepSpec, plan_sweeps
@@ -142,7 +142,9 @@ def plan_bench(spec: BenchSpec) -> SweepPlan:
     for strategy in spec.strategies:
         if strategy not in all_engines() and not is_user_engine(strategy):
             known = ", ".join((*all_engines(), *installed_engines()))
-            raise UserError(f"--strategies: unknown strategy {strategy!r} (known: {known}; or package.module:factory)")
+            hint = did_you_mean(strategy, (*all_engines(), *installed_engines()))
+            raise UserError(f"--strategies: unknown strategy {strategy!r}{': ' + hint if hint else ''} "
+                            f"(known: {known}; or package.module:factory)")
         if not is_user_engine(strategy) and not any(strategy in get_workload(w).engines for w in spec.workloads):
             raise UserError(f"--strategies: no workload of this bench mounts {strategy!r}")
     for variant in spec.pricing:

@@ -24,7 +24,7 @@ import msgspec
 
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
-from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.errors import UserError, did_you_mean
 from prefixbench.simulator.windows import format_window
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
@@ -268,8 +268,9 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
         if engine not in supported and not is_user_engine(engine):
             # (an installed engine runs on every workload: listed, as --help lists them)
             installed = "".join(f", {name}" for name in installed_engines())
+            hint = did_you_mean(engine, (*supported, *installed_engines()))
             raise UserError(
-                f"--engines: workload {spec.workload!r} has no engine {engine!r} "
+                f"--engines: workload {spec.workload!r} has no engine {engine!r}{': ' + hint if hint else ''} "
                 f"(known: {', '.join(supported)}{installed}; or package.module:factory)"
             )
     # A user's engine: fail on loading before anything runs, and digest its sources.

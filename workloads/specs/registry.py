@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.errors import UserError, did_you_mean
 from prefixbench.kernel.presets import get_preset
 from prefixbench.simulator.windows import format_window
 from prefixbench.workloads.specs import cache_integrity, reasoning
@@ -16,6 +16,12 @@ from prefixbench.workloads.specs.base import Spec, SpecResult
 def all_specs() -> tuple[Spec, ...]:
     """All registered specs, in report order."""
     return (*cache_integrity.SPECS, *reasoning.SPECS)
+
+
+def unknown_names(unknown: Sequence[str], known: Iterable[str]) -> str:
+    """``--engines``' unknown names as its line lists them, each with the closest known name."""
+    known = tuple(known)
+    return ", ".join(f"{name} ({hint})" if (hint := did_you_mean(name, known)) else name for name in unknown)
 
 
 def known_engines() -> tuple[str, ...]:
@@ -54,7 +60,7 @@ def run_specs(
     if engines is not None:
         unknown = [e for e in engines if e not in known_engines()]
         if unknown:
-            raise UserError(f"--engines: no specs for {', '.join(unknown)} (known: {', '.join(known_engines())})")
+            raise UserError(f"--engines: no specs for {unknown_names(unknown, known_engines())} (known: {', '.join(known_engines())})")
     results = []
     for label, check in spec_cases(preset, windows, engines):
         if on_case is not None:

@@ -469,3 +469,46 @@ def test_breakpoint_placements_meaning_covers_a_request_with_no_cache_control() 
 
     meaning = cause_meaning("breakpoint-placement")
     assert "no cache_control" in meaning and "20-block lookback" in meaning
+
+
+def _chat_log(path: Path, cached: list[int | None]) -> Path:
+    """A chat-completions log of one growing conversation; ``cached`` each response's
+    ``cached_tokens`` (None: its usage has no cache field)."""
+    lines = []
+    for i, hit in enumerate(cached):
+        messages = [{"role": "system", "content": "You are a coding agent. " * 200}]
+        messages += [{"role": "user", "content": f"step {n}"} for n in range(i + 1)]
+        usage = {"prompt_tokens": 1300 + 10 * i, "completion_tokens": 20}
+        if hit is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": hit}
+        lines.append({"request": {"timestamp": 1767225600 + 60 * i, "method": "POST", "url": "https://api.openai.com/v1/chat/completions",
+                                  "headers": {}, "body": {"model": "gpt-4o", "messages": messages}},
+                      "response": {"timestamp": 1767225602 + 60 * i, "status_code": 200, "headers": {},
+                                   "body": {"id": f"c{i}", "object": "chat.completion", "model": "gpt-4o",
+                                            "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}],
+                                            "usage": usage}}})
+    return write_jsonl(path, lines)
+
+
+def test_report_html_does_not_claim_a_zero_loss_when_no_miss_could_be_seen(tmp_path: Path, capsys) -> None:
+    """Usage with no cache field: the terminal and audit.md said "lost unknown", but report.html's
+    worst requests said "No request lost anything" and its waterfall drew paid -> without the
+    misses as equal, a $0 loss."""
+    out = tmp_path / "out"
+    assert main(["audit", str(_chat_log(tmp_path / "plain.jsonl", [None, None, None])), "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    worst = page.split('<section id="worst">')[1].split("</section>")[0]
+    assert "No request lost anything" not in worst and "no miss could be seen" in worst
+    fall = page.split('<section id="waterfall">')[1].split("</section>")[0]
+    assert "No waterfall: lost unknown" in fall and "without the misses" not in fall
+
+
+def test_report_html_waterfall_says_it_sums_the_seen_requests_only(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    assert main(["audit", str(_chat_log(tmp_path / "mixed.jsonl", [None, 0, 0])), "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    page = (out / "report.html").read_text(encoding="utf-8")
+    fall = page.split('<section id="waterfall">')[1].split("</section>")[0]
+    assert "sum the 2 request(s) that report their cache use only: 1 report none" in fall
+    assert "No request lost anything" not in page.split('<section id="worst">')[1].split("</section>")[0]

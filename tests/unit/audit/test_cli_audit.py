@@ -717,7 +717,8 @@ def test_max_lost_usd_names_a_range_among_what_it_could_not_judge(tmp_path: Path
                       "metrics": {"tokens": {"prompt": prompt, "completion": 50, "cached": cached}}}]
     history = tmp_path / "api_conversation_history.json"
     history.write_text(json.dumps(messages))
-    assert main(["audit", str(history), "--quiet", "--max-lost-usd", "0"]) == 0
+    # (exit 1: no request reports its cache use, so the gate cannot judge the loss at all)
+    assert main(["audit", str(history), "--quiet", "--max-lost-usd", "0"]) == 1
     assert "2 of 2 request(s) are in no dollar figure (no price, no usage to price, or priced as a range only)" in capsys.readouterr().err
 
 

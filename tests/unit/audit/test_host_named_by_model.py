@@ -246,7 +246,7 @@ def test_a_reader_that_names_no_host_is_noted_as_the_price_lookup_priced_it() ->
     priced, unpriced = call("accounts/fireworks/models/deepseek-v4-pro"), call("accounts/fireworks/models/deepseek-v4-flash")
     assert prices.row(priced.model, SENT) is not None and prices.row(unpriced.model, SENT) is None
     notes = host_notes([priced, unpriced], prices)
-    assert any("of accounts/fireworks/models/deepseek-v4-pro served by fireworks (the log names it) priced at Fireworks'" in n
+    assert any("of accounts/fireworks/models/deepseek-v4-pro served by fireworks (its model id names it) priced at Fireworks'" in n
                for n in notes), notes
     assert not any("names no upstream" in n for n in notes), notes
     assert host_unpriced([priced, unpriced], prices) == (("accounts/fireworks/models/deepseek-v4-flash", "fireworks", 1),)

@@ -147,11 +147,21 @@ def test_compare_reads_an_unknown_loss_as_not_reported_never_gated() -> None:
     assert reported.units[("lane", "plain.jsonl main")].figures["lost_usd"] == 0.0
 
 
-def test_the_lost_dollars_gate_warns_it_could_not_judge_them(tmp_path: Path, capsys) -> None:
-    """``--max-lost-usd`` passes a log whose requests report no cache use (a $0 it never saw):
-    it says so, as it does for unpriced requests."""
+def test_the_lost_dollars_gate_fails_a_log_none_of_whose_misses_could_be_seen(tmp_path: Path, capsys) -> None:
+    """``--max-lost-usd`` passed a log whose requests report no cache use (a $0 it never saw),
+    with a warning, while ``--min-hit-ratio`` failed the same log: both fail it now, saying why."""
     from prefixbench.reports.cli import main
 
-    assert main(["audit", str(_unseen_log(tmp_path)), "--quiet", "--max-lost-usd", "0"]) == 0
-    assert ("--max-lost-usd judged the requests that report their cache use only: 3 of 3 request(s) report none"
-            in capsys.readouterr().err)
+    assert main(["audit", str(_unseen_log(tmp_path)), "--quiet", "--max-lost-usd", "0"]) == 1
+    out, err = capsys.readouterr()
+    assert "FAIL no loss (no request reports its cache use, so no miss could be seen) to hold to --max-lost-usd $0" in out + err
+    assert "warning" not in err
+
+
+def test_the_lost_dollars_gate_warns_on_a_mixed_log(tmp_path: Path, capsys) -> None:
+    from prefixbench.reports.cli import main
+
+    main(["audit", str(_mixed_log(tmp_path)), "--quiet", "--max-lost-usd", "100"])
+    out, err = capsys.readouterr()
+    assert "--max-lost-usd judged the requests that report their cache use only:" in err
+    assert "FAIL no loss" not in out + err

@@ -278,7 +278,7 @@ def test_an_unknown_engine_lists_the_installed_engines_too(tmp_path, capsys):
     # (--help lists them), were left out of the line.
     assert main(["sweep", "--windows", "32k", "--out", str(tmp_path), "--engines", "sliding-windw"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("prefixbench: error: --engines: workload 'seed-coding' has no engine 'sliding-windw' (known: checkpoint, ")
+    assert err.startswith("prefixbench: error: --engines: workload 'seed-coding' has no engine 'sliding-windw': did you mean 'sliding-window'? (known: checkpoint, ")
     assert ", sliding-window," in err and err.endswith("; or package.module:factory)") and "\n" not in err
 
 

@@ -224,3 +224,15 @@ def test_engine_with_a_grid_is_refused_not_dropped(tmp_path, capsys):
         "(an installed name or package.module:factory), or give --engines to run it in every sweep of the grid"
     ]
     assert not out.exists()
+
+
+def test_an_inline_engine_config_table_is_named_a_table_not_a_file(tmp_path: Path) -> None:
+    # It said "...engine_config: {'my_engine:factory': {'x': 1}}: cannot read (No such file or directory)".
+    from prefixbench.simulator.errors import UserError
+
+    grid = tmp_path / "grid.toml"
+    grid.write_text('[sweep.u]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\nengines = ["checkpoint"]\n'
+                    '[sweep.u.engine_config."my_engine:factory"]\nx = 1\n')
+    with pytest.raises(UserError) as caught:
+        read_grid(grid)
+    assert str(caught.value).endswith("grid.toml:sweep.u.engine_config: engine_config is a file path (a TOML file of tables), not a table")

@@ -104,3 +104,20 @@ def test_a_recorded_run_is_refused_as_the_run_was(tmp_path, capsys):
 def test_a_profile_replay_cannot_apply_is_one_line(edited, capsys, argv, said):
     assert main(["replay", str(edited), *argv]) == 2
     assert capsys.readouterr().err == f"prefixbench: error: {said}\n"
+
+
+def test_lenient_replay_keeps_an_unpaired_request_but_says_check_trace_refuses_it(tmp_path, capsys):
+    # Before, replay showed a request with an unpaired tool call as cached, silently, while
+    # check --trace refused it under every profile, lenient included.
+    call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+    unpaired = [USER, {"role": "assistant", "content": "", "reasoning_content": "r", "tool_calls": [call]},
+                {"role": "user", "content": "go on"}]
+    path = _log(tmp_path, {"messages": [USER]}, {"messages": unpaired}, {"messages": [*unpaired, {"role": "user", "content": "more"}]})
+    capsys.readouterr()
+    assert main(["replay", str(path), "--format", "json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert [r["status"] for r in json.loads(out)] == [200, 200, 200]  # replayed as the endpoint accepted it
+    assert [o.index for o in replay_trace(read_trace(path), "lenient") if o.is_rejected] == [1, 2]
+    assert err.count("\n") == 1
+    assert "request #1: tool calls and results do not pair up (and 1 more request(s))" in err
+    assert "check --trace refuses it under every profile" in err

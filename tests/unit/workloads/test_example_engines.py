@@ -39,3 +39,17 @@ def test_truncate_oldest_fails_on_its_silent_rewrite():
         assert verdicts[("no-silent-rewrite", workload)] is Verdict.VIOLATED
         assert verdicts[("summary-uncached-bounded", workload)] is Verdict.VIOLATED
         assert verdicts[("summary-envelope-routed", workload)] is Verdict.VACUOUS
+
+
+def test_engine_api_shows_what_check_prints_for_truncate_oldest(capsys):
+    # docs/engine-api.md kept "4 passed" and no deterministic line after that spec was added.
+    from prefixbench.reports.cli import main
+
+    lines = (EXAMPLE.parents[1] / "docs" / "engine-api.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("$ prefixbench check --engine truncate-oldest --windows 32k")
+    shown = lines[start + 1 : next(i for i in range(start, len(lines)) if lines[i] == "```")]
+    assert main(["check", "--engine", "prefixbench_example_engines:truncate_oldest", "--windows", "32k"]) == 1
+    printed = capsys.readouterr().out.strip().splitlines()
+    cut = shown.index("...")
+    assert shown[:cut] == printed[:cut]
+    assert shown[-1] == printed[-1]
