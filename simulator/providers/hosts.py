@@ -193,6 +193,7 @@ FIREWORKS_NAMESPACE = "accounts/fireworks/"
 _NOT_HOST_SUFFIXES = frozenset({"free", "nitro", "floor", "exacto", "thinking", "beta", "online", "extended"})
 
 
+@lru_cache(maxsize=1024)
 def host_suffix(model: str) -> tuple[str, str]:
     """``model`` split at a trailing ``:<host>`` naming a third-party host of open models
     (:func:`third_party_host`): Hugging Face's Inference Providers router takes
@@ -206,6 +207,7 @@ def host_suffix(model: str) -> tuple[str, str]:
     return (base, suffix) if third_party_host(suffix) is not None else (model, "")
 
 
+@lru_cache(maxsize=1024)
 def named_host(model: str) -> str:
     """The third-party host a model's own id names as the one serving it: ``fireworks`` for an id
     in Fireworks' own namespace (:data:`FIREWORKS_NAMESPACE`, any case), else a trailing
