@@ -399,13 +399,17 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     ``expected_cache_read`` (what it could have read) is None where the log does not tell it: a
     cold compaction with no cached prefix known (its ``warm_cost_usd`` then None too, and an
     ``after`` or ``shrink`` one's ``lost_usd``, which would price that unknown prefix as 0).
+    A compaction whose request reports no cache use (its usage has no cache field, or the log
+    has no usage for it) is ``unknown``: what it read is not told, so neither is whether it was
+    warm, what it lost or what it would have cost warm (``lost_usd`` and ``warm_cost_usd`` None).
     """
 
     file: str
     lane: str
     line: int
     kind: str
-    #: ``warm`` (read what was cached before it, nothing lost) or ``cold``.
+    #: ``warm`` (read what was cached before it, nothing lost), ``cold``, or ``unknown`` (its
+    #: cache use is not reported: nothing to judge it by).
     verdict: str
     cache_read: int | None
     expected_cache_read: int | None
@@ -434,7 +438,7 @@ class AuditResult(msgspec.Struct, frozen=True):
     loss_split: LossSplit | None = None
     #: What to change, best first (:func:`.advice.advise`); None: not computed.
     recommendations: tuple[Recommendation, ...] | None = None
-    #: Every compaction the log shows, judged warm or cold (:class:`CompactionSummary`).
+    #: Every compaction the log shows, judged warm, cold or unknown (:class:`CompactionSummary`).
     compactions: tuple[CompactionSummary, ...] = ()
     #: Per session (log file), in file order; per UTC day, in date order (:class:`RollUp`).
     sessions: tuple[RollUp, ...] = ()
@@ -1542,7 +1546,8 @@ def _compaction_kind(r: TraceRequest, row: AuditRow) -> str | None:
 
 
 def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Prediction, prices: Prices) -> CompactionSummary:
-    """One compaction, judged warm or cold (see :class:`CompactionSummary`).
+    """One compaction, judged warm or cold, or unknown where its cache use is not reported (see
+    :class:`CompactionSummary`).
 
     A ``call`` is judged against what the main request it summarizes left cached (the row's
     expected read). An ``after`` or ``shrink`` request starts a new context: what it could read
@@ -1556,7 +1561,16 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         could = min(could, usage.prompt)
     reported = usage is not None and usage.cache_reported
     read = usage.cache_read if usage is not None and reported else None
-    short = max(0, could - read) if read is not None else 0
+    if read is None:
+        # No cache use reported (a usage with no cache field, or none logged): what it read is
+        # not told, so it is neither warm nor cold, and its loss is unknown, not $0.
+        why = "its usage has no cache field" if usage is not None else "the log has no usage for it"
+        return CompactionSummary(
+            file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=None,
+            expected_cache_read=could, prompt=usage.prompt if usage is not None else None, cost_usd=row.cost_usd,
+            lost_usd=None, warm_cost_usd=None, cause=row.cause, detail=f"no cache use reported ({why}): warm or cold, and its loss, unknown",
+        )
+    short = max(0, could - read)
     price = prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
     # A request that read nothing of a prompt is cold even where nothing could be told readable.
     warm = short <= READ_TOLERANCE * could and not (read == 0 and usage is not None and usage.prompt > 0)
@@ -1569,13 +1583,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     cost = row.cost_usd
     # Cold with nothing known readable: the log does not tell what it could have read, so that
     # figure and what it would have cost warm are unknown (None), not 0 and its own price.
-    unknown = not warm and read is not None and could == 0
-    if unknown and kind != "call":
+    readable_unknown = not warm and could == 0
+    if readable_unknown and kind != "call":
         lost = None
     if kind == "call" and row.cause is not None:
         detail = row.detail
-    elif read is None or usage is None:
-        detail = "no reported cache usage: nothing to judge"
     elif could == 0:
         detail = f"read {read:,} of its {usage.prompt:,} tokens; the log does not tell what it could have read (no cached prefix known)"
     else:
@@ -1589,11 +1601,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         kind=kind,
         verdict="warm" if warm else "cold",
         cache_read=read,
-        expected_cache_read=None if unknown else could,
+        expected_cache_read=None if readable_unknown else could,
         prompt=usage.prompt if usage is not None else None,
         cost_usd=cost,
         lost_usd=lost,
-        warm_cost_usd=None if cost is None or unknown else usd_sum((cost, -(lost or Decimal(0)))),
+        warm_cost_usd=None if cost is None or readable_unknown else usd_sum((cost, -(lost or Decimal(0)))),
         cause=row.cause,
         detail=detail,
     )

@@ -1,4 +1,4 @@
-"""The audit record: what ``audit --format json`` writes (schema 3), what report.html draws and
+"""The audit record: what ``audit --format json`` writes (schema 4), what report.html draws and
 what ``compare`` reads, declared once.
 
 The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
@@ -20,12 +20,15 @@ from prefixbench.workloads.fields import Field
 #: no request gives (1 wrote 0). 3: the lost dollars of a unit none of whose requests reports its
 #: cache use (and none is a request-body log's predicted one) are null (2 wrote 0.0 there), and a
 #: unit counts those requests (``unseen_requests``: a unit with some sums the others' loss only).
-SCHEMA_VERSION = 3
+#: 4: a compaction whose request reports no cache use is ``unknown`` (3 judged it ``warm``), its
+#: ``lost_usd`` and ``warm_cost_usd`` null (3 wrote 0.0 and its cost there).
+SCHEMA_VERSION = 4
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
 #: saved before 3, whose 0.0 lost dollars of a lane (or the totals) with no reported cache read
-#: and no lost tokens are read as not reported.
-READ_SCHEMAS = (1, 2, 3)
+#: and no lost tokens are read as not reported. 4 changes the compactions only, which compare
+#: does not read.
+READ_SCHEMAS = (1, 2, 3, 4)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
 NOT_REPORTED = "not reported"
@@ -216,8 +219,9 @@ RECOMMENDATION_FIELDS: tuple[Field, ...] = (
     Field("unpriced_requests", "int"),
 )
 
-#: One compaction the log shows, judged warm or cold (``kind``: call, after or shrink; ``warm_cost_usd``:
-#: what it would have cost had it read what was cached before it).
+#: One compaction the log shows, judged warm, cold or unknown (its cache use not reported;
+#: ``kind``: call, after or shrink; ``warm_cost_usd``: what it would have cost had it read what
+#: was cached before it).
 COMPACTION_FIELDS: tuple[Field, ...] = (
     Field("file", "str", "key"),
     Field("lane", "str", "key"),
