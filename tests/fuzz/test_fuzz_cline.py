@@ -60,6 +60,15 @@ LEGACY_RESUME = [
     {"id": "l3", "role": "user", "content": [{"type": "text", "text": "Warning: this is a legacy conversation, which means tool names may have changed."}]},
 ]
 
+#: A turn retried after empty replies (Cline SDK, 2026-08 on): two attempts' usage summed on one
+#: message, its prompt more than the next call's.
+RETRIED = [
+    {"id": "r1", "role": "assistant", "content": [{"type": "text", "text": "a"}], "modelInfo": {"id": "m", "provider": "anthropic"},
+     "metrics": {"inputTokens": 20600, "outputTokens": 80, "cacheReadTokens": 19980, "cacheWriteTokens": 300}},
+    {"id": "r2", "role": "assistant", "content": [{"type": "text", "text": "b"}], "modelInfo": {"id": "m", "provider": "anthropic"},
+     "metrics": {"inputTokens": 10600, "outputTokens": 30, "cacheReadTokens": 10290, "cacheWriteTokens": 300}},
+]
+
 
 def test_mutated_cline_sdk_sessions_end_cleanly(importer_examples):
     """A Cline 4.x session folder (<id>.messages.json beside its manifest and a subagent's file),
@@ -76,7 +85,7 @@ def test_mutated_cline_sdk_sessions_end_cleanly(importer_examples):
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(SDK_SESSION, folder)
         if edit:
-            messages = data.draw(st.lists(edited(st.sampled_from(seed["messages"] + LEGACY_RESUME)), min_size=1, max_size=6))
+            messages = data.draw(st.lists(edited(st.sampled_from(seed["messages"] + LEGACY_RESUME + RETRIED)), min_size=1, max_size=6))
             raw = json.dumps({**seed, "messages": messages})
         else:
             raw = data.draw(mutated(seed_bytes))

@@ -1379,3 +1379,46 @@ def test_a_call_on_a_third_party_hosts_handler_is_unpriced_not_the_makers_list_p
     result = run_audit([path])
     assert result.rows[0].cost_usd is None and result.rows[1].cost_usd is not None and result.totals.unpriced_requests == 1
     assert any("served by fireworks (the log names it): Fireworks sets its own" in n for n in result.notes), result.notes
+
+
+def test_a_cline_sdk_turn_retried_after_empty_replies_is_named_as_summed_attempts(tmp_path: Path) -> None:
+    # cline/cline #12927 (2026-08-04): an empty reply is retried and the discarded attempts' usage
+    # is added to the accepted one's, on the one assistant message. Prompts 10,000, 10,300 and
+    # 10,600; the middle turn took two attempts of its 10,300-token prompt: 20,600 on the message,
+    # more than the next call's 10,600, and half of it (10,300) between its neighbours' prompts.
+    calls = [(10_000, 50, 0, 9_990), (20_600, 80, 19_980, 300), (10_600, 30, 10_290, 300)]
+    doc = {"version": 1, "updated_at": "2026-08-10T10:00:00Z", "agent": "lead", "sessionId": "1786000000000_ab12c",
+           "messages": _sdk_run("r", 1_786_000_000_000, calls, None)}
+    path = tmp_path / "1786000000000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["ra0", "ra1", "ra2"]  # counted: the tokens were billed
+    # The summed message's counts as logged: 300 uncached = 20,600 - 19,980 read - 300 written.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write) for r in requests if r.usage] == [
+        (10, 0, 9_990), (320, 19_980, 300), (10, 10_290, 300)]
+    [note] = [n for n in summary.notes if "retries summed" in n]
+    assert note.startswith("1 call(s)") and "messages[3] (inputTokens 20,600, the next call's 10,600: 2 attempts)" in note
+    # Written before the retries shipped: no such note (a prompt that shrinks is an unseen compaction).
+    doc["updated_at"] = "2026-07-20T10:00:00Z"
+    path.write_text(json.dumps(doc))
+    _, summary = import_file(path, CLINE, ImportContext())
+    assert not any("retries summed" in n for n in summary.notes)
+    # A compaction between them (the state beside the file): the drop is the compaction's, not a retry.
+    doc["updated_at"] = "2026-08-10T10:00:00Z"
+    path.write_text(json.dumps(doc))
+    (tmp_path / "1786000000000_ab12c.compaction.json").write_text(json.dumps({"source_message_count": 5}))
+    _, summary = import_file(path, CLINE, ImportContext())
+    assert not any("retries summed" in n for n in summary.notes)
+
+
+def test_a_cline_sdk_prompt_that_falls_after_an_unseen_compaction_is_no_retry(tmp_path: Path) -> None:
+    # Only the latest compaction is kept beside the file: an earlier one shows as a prompt that
+    # falls. 60,000 then 12,000: 60,000 / 2 or 3 is no prompt between 40,000 (the one before) and
+    # 12,000, so it is not read as retried attempts.
+    calls = [(40_000, 50, 39_000, 900), (60_000, 50, 40_000, 19_900), (12_000, 30, 0, 11_990)]
+    doc = {"version": 1, "updated_at": "2026-08-10T10:00:00Z", "agent": "lead", "sessionId": "1786000000000_cd34e",
+           "messages": _sdk_run("c", 1_786_000_000_000, calls, None)}
+    path = tmp_path / "1786000000000_cd34e.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert len(requests) == 3 and not any("retries summed" in n for n in summary.notes)

@@ -44,6 +44,9 @@ converted, the old task's summed usage on the last converted assistant message, 
 message warning of a legacy conversation; that sum is skipped (the old task folder has the calls).
 Earlier SDK releases also put a run's summed usage on its last assistant message (alone before
 2026-04-22; beside per-turn metrics until cline/cline#10689): skipped too (:func:`_sdk_run_totals`).
+From August 2026 (cline/cline#12927) a turn retried after empty replies carries its attempts'
+usage summed: counted as one call, named in a note where its neighbours' prompts show it
+(:func:`_sdk_retried`). Session files compared with cline/cline 21cb8d25 (2026-08-22).
 
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
@@ -1339,6 +1342,38 @@ def _sdk_run_totals(messages: list, legacy_end: int, updated_at: object) -> dict
     return found
 
 
+#: From cline/cline cf710d76bf (2026-08-01, Ollama) and d1462cf919 (#12927, 2026-08-04, every
+#: provider) the Cline SDK retries a model turn that came back empty (no text, reasoning or tool
+#: call), up to 3 attempts, and adds the discarded attempts' usage to the accepted one's
+#: (``retry-empty-response.ts``): one assistant message's metrics are then several requests of the
+#: same prompt, summed, and nothing in the file says so. A session last written before cannot hold
+#: one.
+_SDK_EMPTY_RETRY_FROM = "2026-08-01"
+_SDK_EMPTY_RETRY_ATTEMPTS = (2, 3)
+
+
+def _sdk_retried(prompts: list[tuple[int, int]], compacted_at: int | None, updated_at: object) -> list[str]:
+    """The counted calls of a Cline SDK session (``(message index, inputTokens)`` in order) whose
+    prompt reads as 2 or 3 attempts of one prompt summed (see :data:`_SDK_EMPTY_RETRY_FROM`): more
+    than the next call's, with no compaction between, and a whole share of it between the previous
+    call's prompt and the next's, as a prompt that only grows would be. Said, not split: the file
+    does not say how many attempts there were."""
+    if not (isinstance(updated_at, str) and updated_at[:10] >= _SDK_EMPTY_RETRY_FROM):
+        return []
+    found: list[str] = []
+    for n in range(len(prompts) - 1):
+        index, prompt = prompts[n]
+        after_index, after = prompts[n + 1]
+        before = prompts[n - 1][1] if n and not (compacted_at is not None and prompts[n - 1][0] < compacted_at <= index) else 0
+        if prompt <= after or (compacted_at is not None and index < compacted_at <= after_index):
+            continue
+        shares = [k for k in _SDK_EMPTY_RETRY_ATTEMPTS if before <= prompt / k <= after]
+        if shares:
+            found.append(f"messages[{index}] (inputTokens {prompt:,}, the next call's {after:,}: "
+                         f"{' or '.join(map(str, shares))} attempts)")
+    return found
+
+
 def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSummary]:
     """A Cline SDK session: one call per assistant message carrying ``metrics``."""
     name = str(path)
@@ -1355,6 +1390,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     events: list[tuple[str, str]] = []
     blocks = 0
     sent: int | None = None
+    prompts: list[tuple[int, int]] = []
     legacy_end = _legacy_end(value["messages"])
     run_totals = _sdk_run_totals(value["messages"], legacy_end, value.get("updated_at"))
     for index, message in enumerate(value["messages"]):
@@ -1409,6 +1445,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         else:  # a count the SDK did not fold in: read as additive, saying so
             usage = Usage(cache_read=reads, cache_write_5m=writes, uncached=tokens_in, output=output)
             readings[label] = "additive"
+        prompts.append((index, tokens_in if tokens_in >= reads + writes else tokens_in + reads + writes))  # the whole prompt
         cost += logged_cost(metrics.get("cost"))
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
@@ -1429,6 +1466,11 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         "a Cline SDK session keeps its system prompt but not its tools: the head is an opaque prefix",
         *_reading_notes(readings),
     ]
+    retried = _sdk_retried(prompts, compacted_at, value.get("updated_at"))
+    if retried:
+        notes.append(f"{len(retried)} call(s) whose prompt reads as an empty reply's retries summed on one message (Cline "
+                     "SDK from 2026-08, cline/cline#12927: the discarded attempts' usage added to the accepted one's), "
+                     "each counted as one call of the summed tokens: " + "; ".join(retried))
     if compacted_at is not None:
         notes.append(f"compaction state beside it: the context was compacted after message {compacted_at} (only the latest compaction is kept)")
     if cost:
@@ -1714,6 +1756,8 @@ FORMAT = LogFormat(
         "resumed pre-4.0 tasks (their summed usage skipped)",
         "Cline SDK sessions before per-turn metrics (written before 2026-04-23: a run's summed usage on its last message "
         "only) and until cline/cline#10689 (May 2026: the run's sum again on an empty terminal message): the sums skipped",
+        "Cline SDK sessions from August 2026 (cline/cline#12927): a turn retried after empty replies carries its attempts' "
+        "usage summed (counted as one call; named in a note where the neighbouring prompts show it)",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
     read_with=ui_file_of,

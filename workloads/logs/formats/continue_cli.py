@@ -1,6 +1,7 @@
 """Continue sessions (continue.dev): the ``cn`` CLI's, with each call's usage.
 
-Continue keeps each session as one JSON object, ``~/.continue/sessions/<sessionId>.json``
+Written from Continue's source of June 2026 (continuedev/continue, checked at d0a3c0b6,
+2026-06-18). Continue keeps each session as one JSON object, ``~/.continue/sessions/<sessionId>.json``
 (``core/util/history.ts``), rewritten whole as the session grows: ``{sessionId, title,
 workspaceDirectory, history, mode?, chatModelTitle?, usage?}``, beside ``sessions.json`` (the
 list of sessions, no message).

@@ -5,7 +5,8 @@ dir>/<session id>/``: ``context.jsonl`` (the messages, with ``_checkpoint`` and 
 markers) and, since November 2025, ``wire.jsonl``, every message of its wire protocol one a
 line: ``{timestamp: <epoch seconds>, message: {type, payload}}`` (``kimi_cli/wire/file.py``).
 Since January 2026 (wire protocol 1.1) the file opens with ``{type: "metadata",
-protocol_version}``.
+protocol_version}``. Read up to protocol 1.10 (MoonshotAI/kimi-cli 3749c831, May 2026; unchanged
+at 4a550eff, 1.49.0, 2026-07-16).
 
 After each model call (a *step*) the agent sends ``StatusUpdate {token_usage, message_id,
 context_usage, ...}``; ``token_usage`` is kosong's ``TokenUsage {input_other, output,
