@@ -344,3 +344,46 @@ def test_openclaw_compacts_at_the_window_less_its_reserve_floor_or_on_overflow(t
     # prompt and tools survive). The summary call is not in the session file.
     assert sorted(size for _, _, size, _ in found) == [20_745, 23_601, 23_659, 35_623, 58_741]
     assert sorted(read for _, _, _, read in found) == [18_112, 21_696, 21_952, 21_952, 22_016]
+
+
+# --- Roo Code and Kilo Code (roo-condense) ------------------------------------------------------
+
+#: Task folders with a ``condense_context`` message: Roo Code fixtures of jsboige/jsboige-mcp-servers
+#: (claude-sonnet-4 on Anthropic, 2025-09; anthropic/claude-sonnet-4 on OpenRouter, 2025-09-25) and
+#: a Kilo Code task of gao51-qw/n8nworkflow.com (Kilo's gateway, 2026-01-12).
+_ROO_FIXTURES = "servers/roo-state-manager/tests/fixtures/"
+CONDENSE_TASKS = (
+    ("jsboige/jsboige-mcp-servers", "8b9ac085876ae7701538652c6f216e7798412f7f",
+     f"{_ROO_FIXTURES}real-tasks/ac8aa7b4-319c-4925-a139-4f4adca81921/ui_messages.json"),
+    ("jsboige/jsboige-mcp-servers", "8b9ac085876ae7701538652c6f216e7798412f7f",
+     f"{_ROO_FIXTURES}controlled-hierarchy/e73ea764-4971-4adb-9197-52c2f8ede8ef/ui_messages.json"),
+    ("gao51-qw/n8nworkflow.com", "44161b318c9ba9a1fc15196d0cdea24868163706",
+     "exports/kilo_tasks/3c1ae0e4-74ea-46a0-98e9-b9a020fb28fd/ui_messages.json"),
+)
+
+
+def _condenses(path: Path) -> list[tuple[int, int, float, int | None]]:
+    """Each condense: (prevContextTokens, newContextTokens, its cost, tokensIn of the last request before it)."""
+    messages = json.loads(path.read_text(encoding="utf-8"))
+    found, last = [], None
+    for message in messages:
+        if message.get("say") == "api_req_started":
+            last = json.loads(message.get("text") or "{}")
+        condense = message.get("contextCondense")
+        if condense:
+            before = None if last is None else last.get("tokensIn", 0) + (
+                last.get("cacheReads", 0) + last.get("cacheWrites", 0) if last.get("apiProtocol") == "anthropic" else 0)
+            found.append((condense["prevContextTokens"], condense["newContextTokens"], condense["cost"], before))
+    return found
+
+
+def test_roo_and_kilo_condenses_are_logged_but_their_counts_do_not_decide_the_trigger(tmp_path: Path) -> None:
+    found = [c for repo, commit, path in CONDENSE_TASKS for c in _condenses(_show(repo, commit, path, tmp_path))]
+    assert [(prev, new) for prev, new, _, _ in found] == [(151_255, 73_723), (168_575, 114_453), (146_958, 76_206), (36_181, 5_795)]
+    # The context Roo logs before each condense is 1.7-2.3 times the prompt of the last request
+    # logged before it (71,331, 97,412 and 62,927 tokens): the log does not say what that count
+    # covers, so no threshold is read from it. Kilo's (36,181) matches its last request (35,601).
+    assert [before for _, _, _, before in found] == [71_331, 97_412, 62_927, 35_601]
+    # The summary calls are billed ($0.12-0.14 on Roo, 0 on Kilo's free route) but not logged as
+    # requests, so warm or cold cannot be told from them.
+    assert [round(cost, 3) for _, _, cost, _ in found] == [0.134, 0.122, 0.143, 0]
