@@ -1,0 +1,389 @@
+"""The shipped compaction strategies (kernel/strategies/) checked against real sessions of their
+agents compacting, read where they live: public repositories, at one commit each, out of the
+workplace's git mirrors (``PREFIXBENCH_MIRROR_ROOT``, default ``/work/.mirror``, one
+``owner+name/repo`` copy per repository; a test skips, naming the repository, where its copy or
+commit is absent). Nothing is copied into the project.
+
+Per agent, what the logs show against what the engine does:
+
+* the trigger: the context size the agent itself logged when it compacted (Claude Code's
+  ``compactMetadata.preTokens``, pi's ``tokensBefore``, Codex's last ``token_count``), against the
+  engine's threshold on the window the log was written under (each constant says how that window
+  is known);
+* the summary call: warm or cold, and its read/prompt ratio, where the log keeps the call (Claude
+  Code's ``agent-acompact-*`` subagent transcripts, OpenCode's exported summary messages), as the
+  audit judges it, against the engine's simulated summary calls (``run_case`` at 128k);
+* the size of the first request after the compaction.
+
+docs/strategies_agents.md ("Checked against real sessions") gives the tables and verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from prefixbench.kernel.strategies.claude_code import autocompact_threshold
+from prefixbench.kernel.strategies.codex import CodexCompact
+from prefixbench.kernel.strategies.openclaw import DEFAULTS as OPENCLAW_DEFAULTS, OpenClawCompaction
+from prefixbench.kernel.strategies.pi import PiCompaction
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.specs.engine import EngineCase, run_case
+from tests.realdata.mirrors import file_at
+
+MIRRORS = Path(os.environ.get("PREFIXBENCH_MIRROR_ROOT", "/work/.mirror"))
+
+
+def _show(repo: str, commit: str, path: str, tmp_path: Path) -> Path:
+    """``path`` of github.com/``repo`` at ``commit``, written under ``tmp_path`` (the audit reads files)."""
+    data = file_at(MIRRORS / repo.replace("/", "+", 1) / "repo", commit, path, f"github.com/{repo}", "PREFIXBENCH_MIRROR_ROOT")
+    out = tmp_path / repo.replace("/", "+") / commit[:12] / path
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    return out
+
+
+def _records(path: Path) -> list[dict]:
+    """A JSONL file's records (a line that is not one JSON object, e.g. two records run together, is left out)."""
+    records = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return records
+
+
+def _simulated(engine: str) -> list[tuple[float, int, int]]:
+    """The engine's summary calls at 128k on both engine workloads: (hit ratio, prompt of the
+    conversation request before, prompt of the first conversation request after)."""
+    calls = []
+    for workload in ("seed-coding", "thinking-tools"):
+        observations = run_case(engine, EngineCase(128_000, workload, "lenient")).observations
+        for i, o in enumerate(observations):
+            if o.purpose != "compaction":
+                continue
+            after = [p.prompt_tokens for p in observations[i + 1:] if p.purpose == "conversation"]
+            before = [p.prompt_tokens for p in observations[:i] if p.purpose == "conversation"]
+            calls.append((o.cached_tokens / o.prompt_tokens, before[-1], after[0] if after else 0))
+    return calls
+
+
+# --- Claude Code (claude-code-autocompact) --------------------------------------------------------
+
+#: Claude Code transcripts with automatic compactions, on models Claude Code runs with a 200k
+#: window unless the 1M beta is on (no ``[1m]`` model id; every logged ``preTokens`` is under
+#: 200,000): (repository, commit, path, Claude Code version(s) in the file).
+CLAUDE_CODE_SESSIONS = (
+    ("fabien-lessirard/dotfiles", "f965d955f1b56882838b4744ca50c03fba039315",
+     ".claude/projects/C--Users-acodu-dev-dashboard-mictlan/cbcb3021-e5fd-488d-9518-8b8ac8502ccb.jsonl"),
+    ("fabien-lessirard/dotfiles", "f965d955f1b56882838b4744ca50c03fba039315",
+     ".claude/projects/C--Users-acodu-dev-dashboard-mictlan/e739b244-acba-4c61-bb7c-897bf3a86747.jsonl"),
+    ("LAF-US/IDAHO-VAULT", "c1c3fe9b6f274081e0ffbb32e541a9bf32f08892",
+     ".claude/projects/c--Users-loganf-Documents-IDAHO-VAULT/05541cb5-fe43-41c9-87ef-2a6d89bba271.jsonl"),
+    ("akshatairan47-dot/pv-case-review", "569d46c8bdc6c04650bb6ac25f3b426378a42ab7", "claude-code-session.jsonl"),
+    ("AlexandreVassard/will-it-rain", "91d63b508d087fe2ff16aca958434960fc4d75ec", "claude.jsonl"),
+    ("allym-4/test", "cf475d46db3b154091c59dc7eecf6a6e270313ef", "session-transcript.jsonl"),
+    ("marot/spotter", "8cc42b0bd39d04e71e509d7d58e6782ab435329f", "test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d.jsonl"),
+    ("marot/spotter", "8cc42b0bd39d04e71e509d7d58e6782ab435329f", "test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569.jsonl"),
+    ("leolin84200704/posthog-impact-dashboard", "3adbaa8f38f78e94c7e1824e587ec03f6fd4db46", "claude-session.jsonl"),
+)
+_IDAHO = ".claude/projects/c--Users-loganf-Documents-IDAHO-VAULT/05541cb5-fe43-41c9-87ef-2a6d89bba271/subagents/"
+#: Subagent transcripts (claude-haiku-4-5) of the same IDAHO-VAULT session, compacting on their own.
+CLAUDE_CODE_SUBAGENTS = tuple(
+    ("LAF-US/IDAHO-VAULT", "c1c3fe9b6f274081e0ffbb32e541a9bf32f08892", f"{_IDAHO}agent-{name}.jsonl")
+    for name in ("a3144f31772d15038", "a6e0641177278d14c", "a6f4214ad9ef22a7f", "aaf9eed0c454c6cf1")
+)
+#: The transcripts of Claude Code's compaction call itself (its ``acompact`` subagent), beside
+#: the sessions above: (repository, commit, path).
+CLAUDE_CODE_SUMMARY_CALLS = (
+    ("fabien-lessirard/dotfiles", "f965d955f1b56882838b4744ca50c03fba039315",
+     ".claude/projects/C--Users-acodu-dev-dashboard-mictlan/e739b244-acba-4c61-bb7c-897bf3a86747/subagents/agent-acompact-870cd0c7b9931190.jsonl"),
+    ("marot/spotter", "8cc42b0bd39d04e71e509d7d58e6782ab435329f",
+     "test/fixtures/transcripts/258c7280-ae70-4798-800f-63464d01a85d/subagents/agent-acompact-fffbd0.jsonl"),
+    ("marot/spotter", "8cc42b0bd39d04e71e509d7d58e6782ab435329f",
+     "test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569/subagents/agent-acompact-e1f845.jsonl"),
+)
+#: The window those models run with in Claude Code, and their output cap (>= 20,000 for every
+#: one of them, so the reserve is the full 20,000).
+CLAUDE_WINDOW, CLAUDE_CAP = 200_000, 64_000
+
+
+def _usage_total(usage: dict) -> int:
+    return usage.get("input_tokens", 0) + usage.get("cache_read_input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+
+
+def _claude_compactions(path: Path) -> list[tuple[str, int, int | None, int | None, str | None]]:
+    """Each compact boundary: (trigger, preTokens, prompt and cache read of the first request
+    after, the model of the last request before). The first request after is the first main-chain
+    response (not a sidechain's) logged later than the boundary with a usage over 0."""
+    records = _records(path)
+    found, model = [], None
+    for i, record in enumerate(records):
+        message = record.get("message") or {}
+        if record.get("type") == "assistant" and not record.get("isSidechain") and message.get("model", "<synthetic>") != "<synthetic>":
+            model = message["model"]
+        if record.get("subtype") != "compact_boundary":
+            continue
+        meta, at = record["compactMetadata"], record["timestamp"]
+        after = next((r["message"]["usage"] for r in records[i + 1:]
+                      if r.get("type") == "assistant" and not r.get("isSidechain") and r.get("timestamp", "") > at
+                      and _usage_total(r["message"].get("usage") or {}) > 0), None)
+        found.append((meta["trigger"], meta["preTokens"],
+                      _usage_total(after) if after else None, after.get("cache_read_input_tokens") if after else None, model))
+    return found
+
+
+def _claude(sessions, tmp_path: Path) -> list[tuple[str, int, int | None, int | None, str | None]]:
+    return [c for repo, commit, path in sessions for c in _claude_compactions(_show(repo, commit, path, tmp_path))]
+
+
+def test_claude_code_auto_compactions_fire_where_the_engine_threshold_says(tmp_path: Path) -> None:
+    threshold = autocompact_threshold(CLAUDE_WINDOW, CLAUDE_CAP)
+    assert threshold == 167_000
+    main = sorted(pre for trigger, pre, _, _, _ in _claude(CLAUDE_CODE_SESSIONS, tmp_path) if trigger == "auto")
+    # 17 automatic compactions in 9 main-session transcripts (Claude Code 2.1.22 to 2.1.185):
+    # every one at or over the engine's threshold and under the window, 12 of them within 3,000
+    # tokens of it (preTokens counts what the compacted request would have sent, so one step's
+    # new tool results can overshoot: at most 8,199 here).
+    assert len(main) == 17
+    assert main[0] >= threshold and main[-1] < CLAUDE_WINDOW
+    assert (main[0], main[-1]) == (167_094, 175_199)
+    assert sum(pre - threshold < 3_000 for pre in main) == 12
+    # Subagent transcripts (claude-haiku-4-5, Claude Code 2.1.92): 9 boundaries, all over the
+    # threshold too, by 10,860 to 24,997 tokens; no request is logged after any of them, so what
+    # they kept is not known and they are left out of the verdict.
+    sub = _claude(CLAUDE_CODE_SUBAGENTS, tmp_path)
+    pre = sorted(p for trigger, p, _, _, _ in sub if trigger == "auto")
+    assert len(pre) == 9 and pre[0] - threshold == 10_860 and pre[-1] - threshold == 24_997
+    assert all(after is None for _, _, after, _, _ in sub)
+
+
+def test_claude_code_summary_call_is_warm_as_the_engine_simulates(tmp_path: Path) -> None:
+    calls = []
+    for repo, commit, path in CLAUDE_CODE_SUMMARY_CALLS:
+        audit = run_audit([_show(repo, commit, path, tmp_path)])
+        calls += [(c.verdict, c.cache_read, c.prompt) for c in audit.compactions if c.kind == "call"]
+    # The audit judges each logged compaction call warm: it replayed the session's cached prefix.
+    assert [v for v, _, _ in calls] == ["warm"] * 3
+    ratios = sorted(round(read / prompt, 4) for _, read, prompt in calls)
+    assert ratios == [0.95, 0.9626, 0.9853]  # 164,830 of 173,514 (94.996%), 163,062 of 169,397, 166,758 of 169,248
+    simulated = _simulated("claude-code-autocompact")
+    assert simulated and min(hit for hit, _, _ in simulated) >= 0.95
+
+
+def test_claude_code_keeps_more_after_a_compaction_than_the_engine_does(tmp_path: Path) -> None:
+    found = _claude(CLAUDE_CODE_SESSIONS, tmp_path)
+    after = [(prompt, read, model) for trigger, _, prompt, read, model in found if trigger == "auto" and prompt]
+    # 16 of the 17 have a request after. In 3 (IDAHO-VAULT, claude-haiku-4-5, within two minutes)
+    # the context did not shrink: the next request is 167,185-168,155 tokens, 159,262 read.
+    stuck = sorted(prompt for prompt, read, model in after if prompt > 150_000)
+    assert stuck == [167_185, 167_796, 168_155]
+    assert {model for prompt, _, model in after if prompt > 150_000} == {"claude-haiku-4-5-20251001"}
+    # The other 13: 29,644 to 72,022 tokens, 0 to 70,762 of them read from cache (the system
+    # prompt and tools, 11-35k, and where a boundary opened a resumed file, more).
+    shrunk = sorted(prompt for prompt, _, _ in after if prompt <= 150_000)
+    assert len(shrunk) == 13 and (shrunk[0], shrunk[-1]) == (29_644, 72_022)
+    # The engine restarts from the summary alone: its first request after is at most 2,255
+    # tokens (the workloads' system prompt is small); the real first requests carry 1,260 to
+    # 42,072 tokens beyond what they read from cache (10,393 or more in 12 of the 13).
+    assert max(size for _, _, size in _simulated("claude-code-autocompact")) == 2_255
+    beyond = sorted(prompt - read for prompt, read, _ in after if prompt <= 150_000)
+    assert (beyond[0], beyond[-1]) == (1_260, 42_072) and sum(b >= 10_000 for b in beyond) == 12
+    # What Claude Code itself logged of the context after (6 boundaries give postTokens), and the
+    # recent messages 2.1.185 keeps as they were (``preservedMessages``, 3 boundaries).
+    metas = [r["compactMetadata"] for repo, commit, path in CLAUDE_CODE_SESSIONS
+             for r in _records(_show(repo, commit, path, tmp_path)) if r.get("subtype") == "compact_boundary"]
+    assert sorted(m["postTokens"] for m in metas if "postTokens" in m) == [6_591, 6_977, 7_918, 8_526, 13_546, 14_097]
+    assert sorted(len(m["preservedMessages"]["uuids"]) for m in metas if "preservedMessages" in m) == [19, 27, 29]
+
+
+# --- pi (pi-compaction) -------------------------------------------------------------------------
+
+#: pi sessions of pi's author on claude-opus-4-5, whose window pi's own model registry gives as
+#: 200,000 (``packages/ai/src/models.generated.ts`` at the session's commit ``705ba5d``).
+PI_OPUS_45 = (
+    ("badlogic/pi-mono", "705ba5d4f2637fb66b6ab933438a8b68eaa8e0e9", "compact.jsonl"),
+    ("f5-sales-demo/xcsh", "a3dc8b7e4636fa49f5d3601e266db10b51f9983d", "session.jsonl"),
+)
+
+
+def _pi_compactions(path: Path) -> list[tuple[int, int, int | None, int | None]]:
+    """Each compaction entry: (tokensBefore, the last response's total, the first request after and its cache read)."""
+    records = _records(path)
+    found, last = [], None
+    for i, record in enumerate(records):
+        message = record.get("message") or {}
+        if message.get("role") == "assistant" and message.get("usage"):
+            last = message["usage"]
+        if record.get("type") != "compaction":
+            continue
+        after = next((r["message"]["usage"] for r in records[i + 1:]
+                      if (r.get("message") or {}).get("role") == "assistant" and r["message"].get("usage")), None)
+        found.append((record["tokensBefore"], last["totalTokens"],
+                      after["input"] + after["cacheRead"] + after["cacheWrite"] if after else None,
+                      after["cacheRead"] if after else None))
+    return found
+
+
+def test_pi_compacts_over_window_less_reserve_as_the_engine_does(tmp_path: Path) -> None:
+    engine = PiCompaction(200_000)
+    threshold = engine.window - engine.reserve
+    found = [c for repo, commit, path in PI_OPUS_45 for c in _pi_compactions(_show(repo, commit, path, tmp_path))]
+    # Two compactions readable (the second one of compact.jsonl shares its line with the last
+    # reply and is left out): tokensBefore is the last response's total, over 183,616 by 909 and 2,429.
+    assert [(before, total) for before, total, _, _ in found] == [(184_525, 184_525), (186_045, 186_045)]
+    assert all(before > threshold for before, _, _, _ in found)
+    assert [before - threshold for before, _, _, _ in found] == [909, 2_429]
+    # The first request after (one of the two has one): 32,562 tokens, none read from cache,
+    # against the engine's keep_recent_tokens (20,000) plus summary; the engine's first request
+    # after sends 20,978-25,713 tokens at 128k.
+    assert [(size, read) for _, _, size, read in found if size] == [(32_562, 0)]
+    assert engine.keep_recent == 20_000
+    # pi's summary call is not in its session file; the engine's is cold (a text transcript under
+    # its own system prompt), which the cold first request after does not contradict.
+    assert max(hit for hit, _, _ in _simulated("pi-compaction")) < 0.01
+
+
+# --- Codex (codex-compact) ----------------------------------------------------------------------
+
+#: A Codex 0.122.0 session (gpt-5.4, 2026-04-21) with one automatic compaction; its
+#: ``token_count`` events give ``model_context_window`` = 258,400.
+CODEX_SESSION = ("swarnasn29/soulpass", "12c056d3476363d4c491ccb52716328467ff5f66", "codex-session.jsonl")
+
+
+def test_codex_compaction_is_remote_and_fires_over_ninety_percent_of_the_logged_window(tmp_path: Path) -> None:
+    records = _records(_show(*CODEX_SESSION, tmp_path))
+    counts = [(i, r["payload"]) for i, r in enumerate(records)
+              if r.get("type") == "event_msg" and r["payload"].get("type") == "token_count" and r["payload"].get("info")]
+    (at,) = [i for i, r in enumerate(records) if r.get("type") == "compacted"]
+    before = [p for i, p in counts if i < at][-1]["info"]
+    after = [p for i, p in counts if i > at and p["info"]["last_token_usage"]["input_tokens"]][0]["info"]
+    window = before["model_context_window"]
+    assert window == 258_400
+    limit = CodexCompact(window).limit
+    assert limit == 232_560
+    # The last request before: 234,537 prompt + 218 output = 234,755 tokens, 2,195 over the engine's limit.
+    assert before["last_token_usage"]["total_tokens"] == 234_755 >= limit
+    # The compaction is Codex's remote one (no local summary message: an empty ``message`` and
+    # the server's ``replacement_history``), which the engine does not model: the engine's
+    # summary call is a local warm turn.
+    compacted = records[at]["payload"]
+    assert compacted["message"] == "" and compacted["replacement_history"]
+    # The first request after: 22,361 tokens (11,136 read from cache).
+    assert (after["last_token_usage"]["input_tokens"], after["last_token_usage"]["cached_input_tokens"]) == (22_361, 11_136)
+
+
+# --- OpenCode (opencode-summary) ----------------------------------------------------------------
+
+#: OpenCode sessions their authors exported, with summary calls in them.
+OPENCODE_SESSIONS = (
+    ("salmankalam/uicomponents", "2451fa76828e6fbccdd17b882dc55a0ea54728a8", "session-export.json"),
+    ("klan1/k1.lib-bootstrap", "555fdb426fa81f5a5befd6b417cf3a594e9232e1", "session-export.json"),
+)
+
+
+def test_opencode_summary_calls_are_cold_as_the_engine_simulates(tmp_path: Path) -> None:
+    calls = []
+    for repo, commit, path in OPENCODE_SESSIONS:
+        audit = run_audit([_show(repo, commit, path, tmp_path)])
+        calls += [(c.verdict, c.cache_read, c.expected_cache_read, c.prompt) for c in audit.compactions if c.kind == "call"]
+    # Three summary calls, each reading nothing of the 104,832-121,984 tokens the session had cached.
+    assert calls == [
+        ("cold", 0, 104_832, 104_846),
+        ("cold", 0, 106_496, 106_516),
+        ("cold", 0, 121_984, 122_063),
+    ]
+    assert max(hit for hit, _, _ in _simulated("opencode-summary")) < 0.01
+
+
+# --- OpenClaw (openclaw-compaction) -------------------------------------------------------------
+
+#: An OpenClaw home (2026-03-05/06, deepseek-chat through DeepSeek's OpenAI-compatible API) whose
+#: ``openclaw.json`` at the same commit declares the model's ``contextWindow`` = 128,000 and
+#: compaction mode ``safeguard``.
+OPENCLAW_HOME = ("Musk-fanX/openclaw-backup", "bd51e967f196b87f1e006258a276a4f18397d395")
+OPENCLAW_SESSIONS = ("agents/main/sessions/676ff86e-7673-4625-92e4-a7b5a6454395.jsonl",
+                     "agents/main/sessions/d27ecd5a-45f9-41a3-bad1-ddef6a3c79fc.jsonl")
+
+
+def test_openclaw_compacts_at_the_window_less_its_reserve_floor_or_on_overflow(tmp_path: Path) -> None:
+    repo, commit = OPENCLAW_HOME
+    config = json.loads(_show(repo, commit, "openclaw.json", tmp_path).read_text(encoding="utf-8"))
+    (window,) = {m["contextWindow"] for p in config["models"]["providers"].values() for m in p["models"]}
+    assert window == 128_000
+    engine = OpenClawCompaction(window, dict(OPENCLAW_DEFAULTS))
+    threshold = engine.window - engine.reserve
+    assert threshold == 108_000
+    found = []
+    for path in OPENCLAW_SESSIONS:
+        records = _records(_show(repo, commit, path, tmp_path))
+        last = None
+        for i, record in enumerate(records):
+            message = record.get("message") or {}
+            if message.get("role") == "assistant" and message.get("usage"):
+                last = message
+            if record.get("type") == "compaction":
+                after = next(r["message"]["usage"] for r in records[i + 1:]
+                             if (r.get("message") or {}).get("role") == "assistant" and r["message"].get("usage"))
+                found.append((record["tokensBefore"], last.get("stopReason"), after["input"] + after["cacheRead"], after["cacheRead"]))
+    # Five compactions. Two after a normal reply, at 110,305 and 108,889 tokens: over the engine's
+    # threshold (window - reserve floor 20,000) by 2,305 and 889.
+    normal = [(before, size) for before, reason, size, _ in found if reason == "stop"]
+    assert normal == [(110_305, 35_623), (108_889, 58_741)]
+    assert all(before > threshold for before, _ in normal)
+    # Three after an errored response, at 129,738-167,334 tokens: over the window itself, so
+    # compactions on overflow, which pi (and so OpenClaw) runs and the engine, checking before
+    # each step, never needs.
+    overflow = sorted(before for before, reason, _, _ in found if reason == "error")
+    assert overflow == [129_738, 146_145, 167_334] and overflow[0] > window
+    # The first request after: 20,745-58,741 tokens, 18,112-22,016 read from cache (the system
+    # prompt and tools survive). The summary call is not in the session file.
+    assert sorted(size for _, _, size, _ in found) == [20_745, 23_601, 23_659, 35_623, 58_741]
+    assert sorted(read for _, _, _, read in found) == [18_112, 21_696, 21_952, 21_952, 22_016]
+
+
+# --- Roo Code and Kilo Code (roo-condense) ------------------------------------------------------
+
+#: Task folders with a ``condense_context`` message: Roo Code fixtures of jsboige/jsboige-mcp-servers
+#: (claude-sonnet-4 on Anthropic, 2025-09; anthropic/claude-sonnet-4 on OpenRouter, 2025-09-25) and
+#: a Kilo Code task of gao51-qw/n8nworkflow.com (Kilo's gateway, 2026-01-12).
+_ROO_FIXTURES = "servers/roo-state-manager/tests/fixtures/"
+CONDENSE_TASKS = (
+    ("jsboige/jsboige-mcp-servers", "8b9ac085876ae7701538652c6f216e7798412f7f",
+     f"{_ROO_FIXTURES}real-tasks/ac8aa7b4-319c-4925-a139-4f4adca81921/ui_messages.json"),
+    ("jsboige/jsboige-mcp-servers", "8b9ac085876ae7701538652c6f216e7798412f7f",
+     f"{_ROO_FIXTURES}controlled-hierarchy/e73ea764-4971-4adb-9197-52c2f8ede8ef/ui_messages.json"),
+    ("gao51-qw/n8nworkflow.com", "44161b318c9ba9a1fc15196d0cdea24868163706",
+     "exports/kilo_tasks/3c1ae0e4-74ea-46a0-98e9-b9a020fb28fd/ui_messages.json"),
+)
+
+
+def _condenses(path: Path) -> list[tuple[int, int, float, int | None]]:
+    """Each condense: (prevContextTokens, newContextTokens, its cost, tokensIn of the last request before it)."""
+    messages = json.loads(path.read_text(encoding="utf-8"))
+    found, last = [], None
+    for message in messages:
+        if message.get("say") == "api_req_started":
+            last = json.loads(message.get("text") or "{}")
+        condense = message.get("contextCondense")
+        if condense:
+            before = None if last is None else last.get("tokensIn", 0) + (
+                last.get("cacheReads", 0) + last.get("cacheWrites", 0) if last.get("apiProtocol") == "anthropic" else 0)
+            found.append((condense["prevContextTokens"], condense["newContextTokens"], condense["cost"], before))
+    return found
+
+
+def test_roo_and_kilo_condenses_are_logged_but_their_counts_do_not_decide_the_trigger(tmp_path: Path) -> None:
+    found = [c for repo, commit, path in CONDENSE_TASKS for c in _condenses(_show(repo, commit, path, tmp_path))]
+    assert [(prev, new) for prev, new, _, _ in found] == [(151_255, 73_723), (168_575, 114_453), (146_958, 76_206), (36_181, 5_795)]
+    # The context Roo logs before each condense is 1.7-2.3 times the prompt of the last request
+    # logged before it (71,331, 97,412 and 62,927 tokens): the log does not say what that count
+    # covers, so no threshold is read from it. Kilo's (36,181) matches its last request (35,601).
+    assert [before for _, _, _, before in found] == [71_331, 97_412, 62_927, 35_601]
+    # The summary calls are billed ($0.12-0.14 on Roo, 0 on Kilo's free route) but not logged as
+    # requests, so warm or cold cannot be told from them.
+    assert [round(cost, 3) for _, _, cost, _ in found] == [0.134, 0.122, 0.143, 0]
