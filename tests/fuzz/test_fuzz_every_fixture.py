@@ -230,12 +230,14 @@ def test_odd_entries_in_a_walked_folder_end_cleanly(importer_examples):
 def _databases(root: Path) -> dict[str, Path]:
     """A small database of each agent that keeps one, in ``root``."""
     from tests.fuzz.test_fuzz_zed import SEEDS, _db
-    from tests.unit.logs import test_opencode_db, test_openclaw_db
+    from tests.unit.logs import test_opencode_db, test_openclaw_db, test_pi_db
 
     zstd = zstandard.ZstdCompressor(level=3)
     return {
         "opencode": test_opencode_db.write_db(root / "opencode.db", test_opencode_db._exports()),
         "openclaw": test_openclaw_db.write_db(root / "openclaw.sqlite"),
+        "pi": test_pi_db.write_db(root / "sessions.sqlite"),
+        "pi-later": test_pi_db.write_db(root / "later" / "sessions.sqlite", later=True),
         "zed": _db(root / "threads.db", [(f"t{n}", "zstd", zstd.compress(json.dumps(doc).encode())) for n, doc in enumerate(SEEDS)]),
     }
 

@@ -925,6 +925,22 @@ def test_the_newest_rollout_record_kinds_leave_the_counts_as_they_are(tmp_path: 
     assert summaries[0].requests == 2
 
 
+def test_a_rollout_s_timer_sidecar_is_skipped_by_a_folder_walk(tmp_path: Path) -> None:
+    """Later Codex (openai/codex codex-rs/core timers, rollout/src/timer_sidecar.rs) keeps a
+    thread's timers beside its rollout, ``<rollout>.jsonl.timers.json``: a pretty-printed JSON
+    array of ``{timer: {id, trigger, prompt, delivery, created_at, next_run_at, last_run_at},
+    pending_run}``. A folder walk skips it as metadata; the rollout's two calls are counted."""
+    rollout = _paginated(tmp_path / "rollout-t.jsonl", PARENT_LINES)
+    timers = [{"timer": {"id": "tm-1", "trigger": {"type": "delay", "seconds": 600}, "prompt": "check the build",
+                         "delivery": "after-turn", "created_at": 1795000000, "next_run_at": 1795000600, "last_run_at": None},
+               "pending_run": False}]
+    (tmp_path / "rollout-t.jsonl.timers.json").write_text(json.dumps(timers, indent=2))
+    requests, summaries = load_trace([tmp_path])
+    assert {r.file for r in requests} == {str(rollout)} and len(requests) == 2
+    assert [(Path(s.file).name, s.requests) for s in summaries] == [("rollout-t.jsonl", 2), ("rollout-t.jsonl.timers.json", 0)]
+    assert "metadata or another tool's file beside the logs" in " ".join(summaries[1].notes)
+
+
 def _rollout(path: Path, turns: list[list[tuple[int, int, int]]], rollbacks: dict[int, object],
              context: dict[int, str] | None = None) -> Path:
     """A rollout of user turns, each a list of calls ``(prompt, cached, output)`` (a tool output

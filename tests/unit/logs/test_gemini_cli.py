@@ -1288,3 +1288,23 @@ def test_a_qwen_code_fork_of_the_last_turns_is_measured_from_its_head(tmp_path: 
     assert session.call_aliases == ((f"qwen-fork:{_FORK_SESSION}#call_fork1", ""),)
     assert any(note.startswith("1 call(s) spawning a Qwen Code fork of the last turns alone (fork_turns)") for note in session.notes)
     assert not any("not in this audit" in note for note in run_audit([tmp_path]).notes)
+
+
+def test_a_qwen_code_realtime_conversation_is_listed_as_such_not_as_a_call(tmp_path: Path) -> None:
+    # Later Qwen Code (late 2026) records a realtime (voice) conversation's text as user and
+    # assistant records of subtype realtime_message, the assistant's naming its model and no
+    # usage: no call of the chat's chain. It was listed as "assistant record without usageMetadata".
+    def realtime(uuid: str, parent: str, at: str, role: str) -> dict:
+        record = {"uuid": uuid, "parentUuid": parent, "sessionId": "6c1e9b7a-qwen", "cwd": "/w", "version": "0.31.0",
+                  "timestamp": at, "type": role, "subtype": "realtime_message",
+                  "message": {"role": "user" if role == "user" else "model", "parts": [{"text": f"spoken {uuid}"}]}}
+        return dict(record, model="qwen3-omni-flash-realtime") if role == "assistant" else record
+
+    records = [realtime("r1", "q8", "2026-03-10T12:11:00.000Z", "user"), realtime("r2", "r1", "2026-03-10T12:11:02.000Z", "assistant")]
+    path = write(tmp_path / "realtime.jsonl", QWEN.read_text() + "".join(json.dumps(r) + "\n" for r in records))
+    # The session's four calls, the same sums by hand as the session alone (11,900 read, 16,800 uncached, 205 out).
+    assert _sums(path) == _sums(QWEN) == (4, 11900, 16800, 0, 205)
+    skipped = _read(path)[1].skipped
+    assert (10, "realtime conversation reply (subtype realtime_message): the transcript of a realtime (voice) session, "
+                "whose usage Qwen Code does not record: not a counted call") in skipped
+    assert not any("without usageMetadata" in reason for _, reason in skipped)

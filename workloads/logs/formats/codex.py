@@ -83,6 +83,10 @@ item it puts in the history: read as that item, a turn (its rollback counts the 
 
 A record without ``ordinal`` is numbered by its place in the file (0-based).
 
+Checked against openai/codex's ``codex-rs/history/src/rollout_payload.rs`` at commit 5ef96ab2
+(the rollout line kinds) and ``codex-rs/rollout`` (``.jsonl.zst`` archives, the timers sidecar
+``<rollout>.jsonl.timers.json``, which a folder walk skips as metadata): nothing else to read.
+
 **``codex exec --json`` before 0.44** printed Codex's own events (``Event {id, msg}``, ``msg``
 tagged by ``type``), one a line, after a config summary (``{"model", "provider", ...}``) and
 ``{"prompt"}``; every ``token_count`` is one model response's usage, sent when the response

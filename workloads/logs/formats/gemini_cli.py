@@ -59,7 +59,12 @@ opens with an ``agent_bootstrap`` record (``kind: "fork"``): its first call, whi
 extends the parent's call whose reply spawned the fork (:data:`FORK_TYPE`). Where no event pairs with any record (telemetry counted another way), the
 events are not counted and the notes say so.  Its managed engine writes
 ``managed_session_{header,event,commit}_v1`` system records instead, whose messages and usage
-are resources outside the file: its calls are listed as skipped, not counted.
+are resources outside the file: its calls are listed as skipped, not counted. Later Qwen Code
+(checked against QwenLM/qwen-code's ``chatRecordingService.ts`` at commit 015346f1, late 2026) also
+writes a realtime (voice) conversation's text as ``user`` and ``assistant`` records of subtype
+``realtime_message``, the assistant's naming its model and no usage: listed as such
+(:data:`REALTIME_REPLY`), no call; its other new records (``session_model``, ``turn_result``,
+``agent_retry``, ``goal_state``, ``branch_checkpoint``...) hold no usage either.
 
 Qwen Code's headless output (``qwen -p --output-format stream-json``, or ``json``: the same
 messages as one array; QwenLM/qwen-code ``packages/cli/src/nonInteractive/io/``) copies Claude
@@ -133,6 +138,13 @@ _QWEN_TYPES = ("user", "assistant", "tool_result", "system")
 #: The subtypes of Qwen Code's managed-engine records (``managed_session_header_v1``, ``_event_v1``,
 #: ``_commit_v1``): a journal of events whose contents and usage are resources kept elsewhere.
 _MANAGED_PREFIX = "managed_session_"
+#: The subtype of the records Qwen Code writes of a realtime (voice) conversation
+#: (``recordRealtimeConversation`` in packages/core/src/services/chatRecordingService.ts of
+#: QwenLM/qwen-code, late 2026): each side's text as a ``user`` or ``assistant`` record, the
+#: assistant's with ``model`` and no ``usageMetadata``: the realtime session's usage is not kept.
+REALTIME_SUBTYPE = "realtime_message"
+REALTIME_REPLY = ("realtime conversation reply (subtype realtime_message): the transcript of a realtime (voice) "
+                  "session, whose usage Qwen Code does not record: not a counted call")
 #: Why a call already counted from another file of its session is skipped: a .jsonl a resumed
 #: .json was rewritten into, or a .json that Gemini CLI's move to project-named folders copied.
 SEEN_JSONL = "call already counted from another file of this session (a .json session migrated to .jsonl on resume)"
@@ -678,7 +690,9 @@ class _Session:
             usage = value.get("usageMetadata")
             model = value.get("model") if isinstance(value.get("model"), str) and value.get("model") else lane.model
             origin = self._qwen_origin(value)
-            if not isinstance(usage, dict):
+            if not isinstance(usage, dict) and subtype == REALTIME_SUBTYPE:
+                self.skipped.append((record.line, REALTIME_REPLY))
+            elif not isinstance(usage, dict):
                 self.skipped.append((record.line, "assistant record without usageMetadata"))
             elif origin in self.seen and not self.seen[origin].startswith(f"{self.agent}:{self.name}#"):
                 # /branch copies a session's records verbatim (same uuid, forkedFrom) into a new one.
@@ -1166,6 +1180,8 @@ FORMAT = LogFormat(
         "Qwen Code 0.4 and later ui_telemetry records (qwen-code.api_response, api_error): the calls no record holds "
         "(a retried reply, 0.14 subagents by prompt_id, side calls) counted from their events, failed calls listed",
         "Qwen Code's managed engine (managed_session_*_v1 records): usage kept outside the file (usageRef), its calls listed as skipped",
+        "Qwen Code's realtime conversation records (subtype realtime_message, late 2026): the assistant's without usage, "
+        "listed as a realtime reply, no call",
         "saved chats (/chat save checkpoints) and /chat share JSON exports: contents only, no usage",
         "qwen -p --output-format stream-json / json output: Claude Code's SDK message shapes with Gemini's usage "
         "(input_tokens includes cache_read_input_tokens); a response split by block type carries its usage on the last part",

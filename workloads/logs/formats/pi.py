@@ -29,6 +29,11 @@ and else that they are the same calls as that file's (a source read after its fo
 of one source). A header naming a parent is a fork only when the entries after it are a copy,
 written before it (see :meth:`_Session._fork_or_fresh`); else the session started afresh.
 
+Later pi (earendil-works/pi, late 2026; checked against its ``packages/coding-agent`` and
+``packages/session-backends/sqlite-node`` at commit 02cd1cff) can keep its sessions in a SQLite
+store, ``sessions.sqlite``, instead of files: each session's ``entries`` rows are its entries, read
+as a session file's are (:mod:`.pi_db`).
+
 OpenClaw (formerly Clawdbot and Moltbot) writes pi sessions, with assistant messages that are no
 call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the file's notes.
 
@@ -57,7 +62,7 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import openclaw_db
+from prefixbench.workloads.logs.formats import openclaw_db, pi_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
@@ -862,14 +867,21 @@ def _tool_usage_notes(counts: Iterable[_ToolCounts]) -> tuple[str, ...]:
     return notes
 
 
+def _is_db(path: Path) -> bool:
+    """Whether ``path`` is a database of pi sessions: OpenClaw's agent database, or pi's own store."""
+    return openclaw_db.is_openclaw_db(path) or pi_db.is_pi_db(path)
+
+
 def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
-    """The requests of every session in an OpenClaw agent database (:mod:`.openclaw_db`), each
-    read as its session file is, a lane of its own named by its id (a row's ``seq`` its line)."""
+    """The requests of every session in an OpenClaw agent database (:mod:`.openclaw_db`) or a pi
+    session store (:mod:`.pi_db`), each read as its session file is, a lane of its own named by
+    its id (a row's ``seq`` its line)."""
+    openclaw = openclaw_db.is_openclaw_db(path)
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     num_skipped: dict[str, int] = {}
     tools: list[_ToolCounts] = []  # (each session's counts only: a session is let go once read)
-    for session_id, entries in openclaw_db.sessions(path):
+    for session_id, entries in (openclaw_db.sessions(path) if openclaw else pi_db.sessions(path)):
         session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
         for seq, value in entries:
             session.entry(Record(seq, value))
@@ -885,7 +897,10 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     out, unknown = writes_left_as_logged(out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
-    notes += (f"an OpenClaw agent database: {len(tools):,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
+    if openclaw:
+        notes += (f"an OpenClaw agent database: {len(tools):,} session(s) read from its {openclaw_db.TABLE} (opened read-only)",)
+    else:
+        notes += (f"a pi session store: {len(tools):,} session(s) read from its {pi_db.TABLE} (opened read-only)",)
     return out, FileSummary(str(path), NAME, len(out), tuple(sorted(skipped)), notes)
 
 
@@ -894,10 +909,10 @@ FORMAT = LogFormat(
     noun="pi session",
     nouns="pi sessions",
     description="pi coding-agent session files (a session header, then message and event entries), pi --mode json output, "
-    "and OpenClaw's agent database (openclaw-agent.sqlite: its transcript_events)",
+    "OpenClaw's agent database (openclaw-agent.sqlite: its transcript_events) and pi's own session store (sessions.sqlite: its entries)",
     detect=detect,
     read=read,
-    detect_file=openclaw_db.is_openclaw_db,
+    detect_file=_is_db,
     read_file=read_db,
     file_suffixes=openclaw_db.SUFFIXES,
     usage="additive",
@@ -921,6 +936,9 @@ FORMAT = LogFormat(
         "compaction's summary wrapped likewise (2025-12-04 on)",
         "later OpenClaw's agent database (agents/<agentId>/agent/openclaw-agent.sqlite): transcript_events rows, "
         "each session's entries as its file held them",
+        "later pi's SQLite session store (earendil-works/pi, late 2026: sessions.sqlite): each session's entries rows "
+        "(payload plus its id, parent_id, type and timestamp columns) read as its file's entries, after a header from its "
+        "sessions row (a fork naming the session it was forked from)",
         "OpenClaw (formerly Clawdbot, Moltbot) transcripts: a CLI backend's turn (api cli: the CLI's calls summed), "
         "a delivery mirror and a gateway injection (models delivery-mirror, gateway-injected) are no calls; its "
         "context pruning's openclaw.cache-ttl marker, a tool result newly pruned, is a compaction (its full list, "
