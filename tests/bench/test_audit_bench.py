@@ -100,12 +100,18 @@ def write_real_shaped_transcripts(folder: Path, source: Path, megabytes: int, co
     ``-c<k>`` and its times moved ``k`` days later, so the copies are sequential sessions of their
     own with the real files' shape (tool results, file reads, ``toolUseResult`` beside them).
     ``copies``: that many copies of every file instead of ``megabytes``. Written under ``folder``
-    (a temporary folder), never in the project. Returns (bytes, requests)."""
+    (a temporary folder), never in the project. Returns (bytes, requests). Raises ValueError
+    when ``source`` holds no transcript with a line (such as ../shared/realdata itself, whose
+    transcripts are in its subfolders)."""
     from datetime import datetime, timedelta
 
     folder.mkdir(parents=True, exist_ok=True)
     originals = [(path.stem, [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()])
                  for path in sorted(source.glob("*.jsonl"))]
+    if not any(entries for _, entries in originals):
+        # (copies of nothing would never reach the size asked for)
+        raise ValueError(f"{source}: no Claude Code transcript (*.jsonl with a line) to copy; "
+                         "it needs a folder of them, such as ../shared/realdata/claude-code-viewer")
     per_copy = sum(len({e.get("requestId") for e in entries if e.get("type") == "assistant" and e.get("requestId")})
                    for _, entries in originals)
     written = 0

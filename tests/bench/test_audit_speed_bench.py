@@ -6,7 +6,8 @@ usage reporter there is beside it (pytest-benchmark; run with
 The folder is generated (tests/bench/test_audit_bench.py's :func:`write_big_transcripts`: many
 sessions of about 1.7 MB each, short lines): PREFIXBENCH_AUDIT_SPEED_MB megabytes (default 150).
 PREFIXBENCH_AUDIT_CORPUS=real makes it of copies of ../shared/realdata's Claude Code transcripts
-instead (:func:`write_real_shaped_transcripts`: real lines, tool results and file reads). Peak memory is
+instead (:func:`write_real_shaped_transcripts`: real lines, tool results and file reads), those of
+its ``claude-code-viewer`` folder (PREFIXBENCH_REALDATA names ../shared/realdata elsewhere). Peak memory is
 also measured on 600 MB when PREFIXBENCH_AUDIT_600=1 (a few minutes). Every figure is a whole
 process (``ru_maxrss``, wall and CPU seconds); the machine's load average is recorded beside it,
 since ``--jobs`` can only go as fast as the free cores let it. Nothing here asserts a time: the

@@ -630,3 +630,21 @@ def test_another_log_appended_past_the_first_lines_is_refused(
     assert capsys.readouterr().err.strip() == (
         f"prefixbench: error: {log}:{line}: a {then} record in a file read as {first}: another log appended to this one? "
         "(a file is one log; split it, or audit each part)")
+
+
+@pytest.mark.parametrize("at", [4, 150, formats.CHECK_LINES])
+def test_each_of_the_first_lines_is_checked_on_its_own(tmp_path: Path, at: int) -> None:
+    """Every one of a file's first ``CHECK_LINES`` lines is classified on its own, not only until
+    its first lines settle its format: a Qwen Code entry (Claude Code's keys and ``type``, a Gemini
+    ``parts`` message) after a Claude Code transcript's own entries is refused wherever it falls
+    among those lines. (The check past them classifies each new kind of record once, and this one's
+    kind, a ``user`` entry, is the transcript's own: deciding the format early from the first lines
+    and leaving the rest to that check would read this file as a transcript.)"""
+    head = fixture("claude-code").read_text()
+    qwen = ('{"parentUuid": "u2", "isSidechain": false, "sessionId": "s1", "type": "user", "uuid": "q1", '
+            '"timestamp": "2025-09-03T00:00:05.000Z", "message": {"role": "user", "parts": [{"text": "hi"}]}}\n')
+    log = tmp_path / "mixed.jsonl"
+    log.write_text(head + "\n" * (at - 1 - head.count("\n")) + qwen + head)
+    with pytest.raises(UserError) as caught:
+        import_file(log, FORMATS["claude-code"], ImportContext())
+    assert str(caught.value) == f"{log}:{at}: a gemini-cli record in a file read as claude-code (--input gemini-cli reads it)"
