@@ -143,7 +143,7 @@ def test_big_transcripts_rss(benchmark, tmp_path: Path) -> None:
     script = (
         "import resource, sys\n"
         "from prefixbench.reports.cli import main\n"
-        "code = main(['audit', sys.argv[1], '--format', 'json', '--quiet'])\n"
+        "code = main(['audit', sys.argv[1], '--format', 'json', '--quiet', '--jobs', '1'])\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
         "sys.exit(code)\n"
     )

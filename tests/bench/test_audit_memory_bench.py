@@ -45,7 +45,7 @@ REALDATA = Path(os.environ.get("PREFIXBENCH_REALDATA") or Path(__file__).resolve
 SCRIPT = (
     "import resource, sys\n"
     "from prefixbench.reports.cli import main\n"
-    "code = main(['audit', *sys.argv[1:], '--quiet'])\n"
+    "code = main(['audit', *sys.argv[1:], *([] if '--jobs' in sys.argv else ['--jobs', '1']), '--quiet'])\n"
     "try:\n"
     "    peak = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM:'))\n"
     "except (OSError, StopIteration):\n"
@@ -59,7 +59,7 @@ TRACED_SCRIPT = (
     "import sys, tracemalloc\n"
     "from prefixbench.reports.cli import main\n"
     "tracemalloc.start()\n"
-    "code = main(['audit', *sys.argv[1:], '--quiet'])\n"
+    "code = main(['audit', *sys.argv[1:], *([] if '--jobs' in sys.argv else ['--jobs', '1']), '--quiet'])\n"
     "print(tracemalloc.get_traced_memory()[1], file=sys.stderr)\n"
     "sys.exit(code)\n"
 )

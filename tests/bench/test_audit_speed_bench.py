@@ -8,7 +8,8 @@ sessions of about 1.7 MB each, short lines): PREFIXBENCH_AUDIT_SPEED_MB megabyte
 PREFIXBENCH_AUDIT_CORPUS=real makes it of copies of ../shared/realdata's Claude Code transcripts
 instead (:func:`write_real_shaped_transcripts`: real lines, tool results and file reads), those of
 its ``claude-code-viewer`` folder (PREFIXBENCH_REALDATA names ../shared/realdata elsewhere). Peak memory is
-also measured on 600 MB when PREFIXBENCH_AUDIT_600=1 (a few minutes). Every figure is a whole
+also measured on 600 MB when PREFIXBENCH_AUDIT_600=1 (a few minutes). An audit runs with ``--jobs 1``
+where no ``--jobs`` is named (the default would start workers on a big folder). Every figure is a whole
 process (``ru_maxrss``, wall and CPU seconds); the machine's load average is recorded beside it,
 since ``--jobs`` can only go as fast as the free cores let it. Nothing here asserts a time: the
 numbers go into ``benchmark.extra_info`` and are printed.
@@ -61,7 +62,7 @@ AUDIT = (
     "args = sys.argv[1:]\n"
     "table = '--table' in args\n"
     "args = [a for a in args if a != '--table']\n"
-    "code = main(['audit', *args, *([] if table else ['--format', 'json']), '--quiet'])\n"
+    "code = main(['audit', *args, *([] if table else ['--format', 'json']), *([] if '--jobs' in args else ['--jobs', '1']), '--quiet'])\n"
     "wall = time.perf_counter() - start\n"
     "me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
     "print(wall, me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, me.ru_maxrss, kids.ru_maxrss, file=sys.stderr)\n"

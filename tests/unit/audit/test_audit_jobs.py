@@ -234,3 +234,46 @@ def test_the_reading_context_refuses_what_its_books_cannot_note(tmp_path: Path) 
                     lambda: bool(ctx.gemini_calls), lambda: ctx.kimi_calls.pop("x", None)):
         with pytest.raises(TypeError, match="only answers whether a key was counted"):
             attempt()
+
+
+def test_without_jobs_a_small_audit_reads_in_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``--jobs``: under AUTO_JOBS_BYTES, or one file, no worker is started."""
+    from prefixbench.reports import audit as audit_report
+
+    files = [(tmp_path / "a.jsonl", None), (tmp_path / "b.jsonl", None)]
+    monkeypatch.setattr(audit_report, "usable_cores", lambda: 6)
+    assert audit_report.auto_jobs(files, audit_report.AUTO_JOBS_BYTES - 1) == 1
+    assert audit_report.auto_jobs(files[:1], 10 * audit_report.AUTO_JOBS_BYTES) == 1
+    # A skipped copy or an unreadable folder is not a file to read.
+    assert audit_report.auto_jobs([files[0], (tmp_path / "c", "unreadable: Permission denied")], 10 * audit_report.AUTO_JOBS_BYTES) == 1
+    assert audit_report.auto_jobs(files, audit_report.AUTO_JOBS_BYTES) == 2  # at most one a file
+    many = [(tmp_path / f"{n}.jsonl", None) for n in range(20)]
+    assert audit_report.auto_jobs(many, audit_report.AUTO_JOBS_BYTES) == 6  # the usable cores
+    monkeypatch.setattr(audit_report, "usable_cores", lambda: 64)
+    assert audit_report.auto_jobs(many, audit_report.AUTO_JOBS_BYTES) == audit_report.AUTO_JOBS_MAX
+
+
+def test_without_jobs_a_big_folder_is_read_by_workers_with_the_same_output(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past AUTO_JOBS_BYTES (lowered here) the audit given no --jobs reads in workers, one per
+    usable core, and prints what ``--jobs 1`` prints."""
+    from prefixbench.reports import audit as audit_report
+    from prefixbench.workloads.runs import execute
+
+    folder = _folder(tmp_path)
+    code, one, _ = _audit(folder, capfd, "--jobs", "1")
+    assert code == 0
+    monkeypatch.setattr(audit_report, "AUTO_JOBS_BYTES", 1)
+    monkeypatch.setattr(audit_report, "usable_cores", lambda: 2)
+    used: list[int] = []
+    real = execute.map_runs
+
+    def spy(*args, jobs=1, **kwargs):
+        used.append(jobs)
+        return real(*args, jobs=jobs, **kwargs)
+
+    monkeypatch.setattr(execute, "map_runs", spy)
+    code, auto, _ = _audit(folder, capfd)
+    assert code == 0 and auto == one
+    assert used and set(used) == {2}
