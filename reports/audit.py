@@ -408,8 +408,8 @@ DETAIL_WIDTH = 100
 def _worst_rows(result: AuditResult, worst: int) -> list[AuditRow]:
     """The requests that lost most, by dollars then tokens."""
     return sorted(
-        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
-        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
+        (row for row in result.rows if row.cause is not None and (row.lost_tokens or 0) > 0),
+        key=lambda row: (-(row.lost_usd or Decimal(0)), -(row.lost_tokens or 0), row.file, row.line),
     )[:worst]
 
 
@@ -966,7 +966,7 @@ def page_rows(result: AuditResult, cap: int = PAGE_REQUESTS) -> tuple[AuditRow, 
     rows = result.rows
     picked = heapq.nsmallest(
         cap, range(len(rows)),
-        key=lambda i: (rows[i].cause is None, -(rows[i].lost_usd or Decimal(0)), -rows[i].lost_tokens, i),
+        key=lambda i: (rows[i].cause is None, -(rows[i].lost_usd or Decimal(0)), -(rows[i].lost_tokens or 0), i),
     )
     return tuple(rows[i] for i in sorted(picked))
 

@@ -121,7 +121,9 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     predicted_cache_write: int
     predicted_uncached: int
     expected_cache_read: int
-    lost_tokens: int
+    #: None where nothing tells the request's loss (:func:`loss_seen` False: its usage has no
+    #: cache field, or it has no usage and no logged body, a block-hash trace's), not 0.
+    lost_tokens: int | None
     #: A cause from ``CAUSES`` for a miss, None for a hit.
     cause: str | None
     #: ``diagnostic``, ``body-diff``, ``log`` or ``none`` (None for a hit).
@@ -2487,7 +2489,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     r, pred, usage = step.r, step.pred, step.r.usage
     expected = _expected(step, shared)
     read = usage.cache_read if usage is not None else pred.read
-    lost = max(0, expected - read) if usage is not None and usage.cache_reported else 0
+    seen = usage is not None and usage.cache_reported
+    lost = max(0, expected - read) if seen else 0
     slack = _within_step_slack(r, lost)
     if slack:
         lost = 0
@@ -2552,7 +2555,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         same_int(pred.write, reported_write),  # predicted_cache_write
         same_int(pred.uncached, reported_uncached),  # predicted_uncached
         same_int(expected, reported_read),  # expected_cache_read
-        lost,  # lost_tokens
+        # None where nothing tells the loss (no cache use reported: a usage with no cache field, a
+        # block-hash trace's request with no usage): 0 would claim nothing was lost.
+        lost if seen else None,  # lost_tokens
         cause,  # cause
         evidence,  # evidence
         detail,  # detail
@@ -2884,11 +2889,11 @@ class _Roll:
         """``items`` summed in: every figure for a ``roll-up`` (a day, a session) or the
         ``totals``; a ``model``'s; a cause's or a loss class's ``losses`` only."""
         self.requests += len(items)
-        self.lost_tokens += sum(i.lost_tokens for i in items)
+        self.lost_tokens += sum(i.lost_tokens or 0 for i in items)
         self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
         self.unseen += sum(not loss_seen(i) for i in items)
         if what == "losses":
-            self.unpriced += sum(i.lost_usd is None and i.lost_tokens > 0 for i in items)
+            self.unpriced += sum(i.lost_usd is None and (i.lost_tokens or 0) > 0 for i in items)
             return
         self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
         self.unpriced += sum(i.cost_usd is None for i in items)
@@ -2932,7 +2937,7 @@ class _Roll:
         for i in items:
             if i.cause is not None:
                 self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
-                self.tokens_by_cause[i.cause] += i.lost_tokens
+                self.tokens_by_cause[i.cause] += i.lost_tokens or 0
         for i in reported:
             prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
             self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
@@ -3744,7 +3749,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
                             sum(i.predicted_cache_read + i.predicted_cache_write + i.predicted_uncached for i in blind)),
         cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
         lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
-        lost_tokens=sum(i.lost_tokens for i in items),
+        lost_tokens=sum(i.lost_tokens or 0 for i in items),
         head_tokens=head,
         unpriced_requests=sum(i.cost_usd is None for i in items),
         unpriced_no_usage=sum(i.cost_usd is None and i.reported_uncached is None for i in items),
