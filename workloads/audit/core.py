@@ -87,6 +87,7 @@ from prefixbench.workloads.audit.reading import (
     Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
 )
 from prefixbench.workloads.logs import endpoints
+from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
@@ -421,6 +422,11 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     warm_cost_usd: Decimal | None
     cause: str | None
     detail: str
+    #: Its ``cache_read`` is the cache model's prediction, not a reported read (a request-body
+    #: log's request with no usage): a ``call`` is judged on that prediction against what the main
+    #: request left cached; an ``after`` or ``shrink`` one, whose readable prefix is the same
+    #: prediction, is ``unknown``.
+    predicted: bool = False
 
 
 class AuditResult(msgspec.Struct, frozen=True):
@@ -1282,9 +1288,11 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
-        kind = _compaction_kind(r, row)
+        kind, shown = _compaction_kind(r, row), ""
+        if kind is None and row.lost_tokens is None:
+            kind, shown = _unseen_compaction(step, shared.compaction_at)
         if kind is not None:
-            compactions.append((k, _judge_compaction(kind, r, row, pred, prices)))
+            compactions.append((k, _judge_compaction(kind, r, row, pred, prices, shown, predicted_only)))
         here = Previous(r, tick, ready, end_tick(r, ready))
         if key in needed:
             previous[key] = here
@@ -1547,7 +1555,30 @@ def _compaction_kind(r: TraceRequest, row: AuditRow) -> str | None:
     return None
 
 
-def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Prediction, prices: Prices) -> CompactionSummary:
+def _unseen_compaction(step: _Step, compaction_at: Mapping[str, int]) -> tuple[str | None, str]:
+    """The compaction a request whose cache use is not reported still shows (no cause was looked
+    for, so :func:`_compaction_kind` finds none from its row): ``after`` where its body differs
+    from the lane's previous one in its messages past a compaction call logged between them, or
+    ``shrink`` where its reported prompt fell below half of the lane's previous one; with what
+    showed it. ``(None, "")`` otherwise."""
+    r, prev = step.r, step.prev.request if step.prev is not None else None
+    if r.usage is None or prev is None or prev.usage is None or r.is_compaction_call or (prev.file, prev.lane) != (r.file, r.lane):
+        return None, ""
+    if any(kind == "rewind" for kind, _ in r.events):
+        return None, ""
+    comp = compaction_at.get(r.file)
+    if comp is not None and comp > prev.line and r.body is not None and prev.body is not None:
+        diff = body_diff(prev.body, r.body)
+        if diff is not None and diff.cause == "messages-changed":
+            return "after", f"after the compaction call at line {comp} (body-diff: {diff.detail})"
+    before, now = prev.usage.prompt, r.usage.prompt
+    if now < before / 2:
+        return "shrink", f"the prompt fell from {before:,} to {now:,} tokens with no compaction logged (log: its usage's prompt)"
+    return None, ""
+
+
+def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Prediction, prices: Prices, shown: str = "",
+                      predicted: bool = False) -> CompactionSummary:
     """One compaction, judged warm or cold, or unknown where its cache use is not reported (see
     :class:`CompactionSummary`).
 
@@ -1570,7 +1601,19 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         return CompactionSummary(
             file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=None,
             expected_cache_read=could, prompt=usage.prompt if usage is not None else None, cost_usd=row.cost_usd,
-            lost_usd=None, warm_cost_usd=None, cause=row.cause, detail=f"no cache use reported ({why}): warm or cold, and its loss, unknown",
+            lost_usd=None, warm_cost_usd=None, cause=row.cause,
+            detail=(f"{shown}; " if shown else "") + f"no cache use reported ({why}): warm or cold, and its loss, unknown",
+        )
+    if predicted and kind != "call":
+        # A request-body log's request with no usage: its read is the cache model's prediction,
+        # and what it could read is that same prediction, so "warm" would be the model agreeing
+        # with itself. Not judged: the predicted read is kept, marked so.
+        return CompactionSummary(
+            file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=read,
+            expected_cache_read=could, prompt=usage.prompt, cost_usd=row.cost_usd, lost_usd=None, warm_cost_usd=None,
+            cause=row.cause, predicted=True,
+            detail=(f"predicted read {read:,} of its {usage.prompt:,} tokens (the cache model on the logged body: the log "
+                    "reports no usage); what it could read is that same prediction, so warm or cold is not told"),
         )
     short = max(0, could - read)
     price = prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
@@ -1596,6 +1639,9 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         detail = f"read {read:,} of the {could:,} tokens it could have read" + (
             " (the prefix the new context shares with what was cached)" if kind != "call" else ""
         )
+    if predicted:
+        detail = ("predicted (the cache model on the logged bodies: the log reports no usage): "
+                  + detail.replace("read ", "predicted to read ", 1) if detail.startswith("read ") else detail)
     return CompactionSummary(
         file=row.file,
         lane=row.lane,
@@ -1610,6 +1656,7 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         warm_cost_usd=None if cost is None or readable_unknown else usd_sum((cost, -(lost or Decimal(0)))),
         cause=row.cause,
         detail=detail,
+        predicted=predicted,
     )
 
 

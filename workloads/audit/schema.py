@@ -23,13 +23,15 @@ from prefixbench.workloads.fields import Field
 #: 4: a compaction whose request reports no cache use is ``unknown`` (3 judged it ``warm``), its
 #: ``lost_usd`` and ``warm_cost_usd`` null (3 wrote 0.0 and its cost there). 5: a request's
 #: ``lost_tokens`` is null where nothing tells its loss (``unseen_requests``: 4 wrote 0 there, as
-#: its ``lost_usd`` was already null).
+#: its ``lost_usd`` was already null); a compaction's ``predicted`` says its ``cache_read`` is the
+#: cache model's prediction (4 gave it as if reported), and one the log shows only by a prompt
+#: that shrank is listed where the request reports no cache use (``unknown``).
 SCHEMA_VERSION = 5
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
 #: saved before 3, whose 0.0 lost dollars of a lane (or the totals) with no reported cache read
-#: and no lost tokens are read as not reported. 4 changes the compactions only and 5 the
-#: requests' rows only, neither of which compare reads.
+#: and no lost tokens are read as not reported. 4 changes the compactions only, and 5 the
+#: requests' rows and the compactions only: compare reads neither.
 READ_SCHEMAS = (1, 2, 3, 4, 5)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
@@ -238,6 +240,8 @@ COMPACTION_FIELDS: tuple[Field, ...] = (
     Field("warm_cost_usd", "usd?"),
     Field("cause", "str?"),
     Field("detail", "str"),
+    # Its cache_read is the cache model's prediction (a request-body log with no usage), not reported.
+    Field("predicted", "bool"),
 )
 
 #: One session (a log file) or one UTC day of requests, summed (``key``: the file, or the day
