@@ -27,8 +27,8 @@ Definitions:
   Codex subagent's parent at the spawn, a fork's source at the fork point, a Claude Code fork
   subagent's spawning call:
   :func:`chain_origins`), else the shared head when an earlier request had sent it, else 0.
-* ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
-  that should have been reads; ``lost_usd`` is that difference in dollars.
+* ``lost_tokens = max(0, expected - reported read)`` (None where the request reports no read:
+  unknown, not 0): tokens paid at the write or input price that should have been reads; ``lost_usd`` is that difference in dollars.
 * A request is a miss when it lost tokens, or read nothing on a cold or concurrent start.
 * ``identity``: inside one chain, whether ``read(k) == read(k-1) + write(k-1)`` held (Anthropic).
 """
