@@ -409,8 +409,8 @@ DETAIL_WIDTH = 100
 def _worst_rows(result: AuditResult, worst: int) -> list[AuditRow]:
     """The requests that lost most, by dollars then tokens."""
     return sorted(
-        (row for row in result.rows if row.cause is not None and row.lost_tokens > 0),
-        key=lambda row: (-(row.lost_usd or Decimal(0)), -row.lost_tokens, row.file, row.line),
+        (row for row in result.rows if row.cause is not None and (row.lost_tokens or 0) > 0),
+        key=lambda row: (-(row.lost_usd or Decimal(0)), -(row.lost_tokens or 0), row.file, row.line),
     )[:worst]
 
 
@@ -501,20 +501,24 @@ def _readable_unknown(c) -> bool:
 def _compaction_lines(result: AuditResult) -> list[str]:
     """Every compaction the log shows, judged warm, cold or unknown, and what the cold ones would
     have cost warm. One whose readable prefix is unknown shows ``?`` and stays out of the cold
-    sums; an unknown one (its cache use not reported) shows ``?`` for its warm cost, counted apart."""
+    sums; an unknown one (its cache use not reported) shows ``?`` for its warm cost, counted apart.
+    A read the cache model predicted (a request-body log with no usage) shows ``pred N``, and a
+    line under the table says so."""
     found = result.compactions
     if not found:
         return []
     cold = [c for c in found if c.verdict == "cold"]
-    unseen = sum(c.verdict == "unknown" for c in found)
+    unseen = sum(c.verdict == "unknown" and not c.predicted for c in found)
+    untold = sum(c.verdict == "unknown" and c.predicted for c in found)
     judged = [c for c in cold if not _readable_unknown(c)]
     unknown = len(cold) - len(judged)
     short = _namer(result)
     paid = sum((c.cost_usd or Decimal(0) for c in judged), Decimal(0))
     warm = sum((c.warm_cost_usd or Decimal(0) for c in judged), Decimal(0))
     head = (
-        f"compactions ({len(found)}: {len(found) - len(cold) - unseen} warm, {len(cold)} cold"
+        f"compactions ({len(found)}: {len(found) - len(cold) - unseen - untold} warm, {len(cold)} cold"
         + (f", {unseen} unknown (no cache use reported: warm or cold not told, loss unknown)" if unseen else "")
+        + (f", {untold} unknown (read predicted only: the prediction cannot judge itself)" if untold else "")
         + (f"; the cold ones paid {format_usd(paid)}, warm they would have cost {format_usd(warm)}" if judged else "")
         + (f"; {unknown} whose readable prefix the log does not tell (?): not in these sums" if unknown else "")
         + ")"
@@ -524,7 +528,7 @@ def _compaction_lines(result: AuditResult) -> list[str]:
         [
             [
                 f"{short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
-                "-" if c.cache_read is None else f"{c.cache_read:,}",
+                "-" if c.cache_read is None else f"pred {c.cache_read:,}" if c.predicted else f"{c.cache_read:,}",
                 "?" if _readable_unknown(c) else f"{c.expected_cache_read:,}",
                 _usd(c.cost_usd), "?" if _readable_unknown(c) or c.verdict == "unknown" else _usd(c.warm_cost_usd),
                 c.cause or "", ellipsize(visible(c.detail), DETAIL_WIDTH),
@@ -532,7 +536,8 @@ def _compaction_lines(result: AuditResult) -> list[str]:
             for c in found
         ],
         {4, 5, 6, 7},
-    )]
+    ), *(["read pred: the cache model's prediction on the logged body (a request-body log reports no usage), "
+          "not a reported read; its verdict is the model's"] if any(c.predicted for c in found) else [])]
 
 
 def _count(value: int | None) -> str:
@@ -967,7 +972,7 @@ def page_rows(result: AuditResult, cap: int = PAGE_REQUESTS) -> tuple[AuditRow, 
     rows = result.rows
     picked = heapq.nsmallest(
         cap, range(len(rows)),
-        key=lambda i: (rows[i].cause is None, -(rows[i].lost_usd or Decimal(0)), -rows[i].lost_tokens, i),
+        key=lambda i: (rows[i].cause is None, -(rows[i].lost_usd or Decimal(0)), -(rows[i].lost_tokens or 0), i),
     )
     return tuple(rows[i] for i in sorted(picked))
 

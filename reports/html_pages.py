@@ -545,8 +545,8 @@ def _audit_worst(requests: list[dict], many: dict[str, str], totals: dict | None
     from prefixbench.workloads.audit.causes import cause_meaning
 
     ranked = sorted(
-        ((i, r) for i, r in enumerate(requests) if r["cause"] and r["lost_tokens"] > 0),
-        key=lambda item: (-(item[1]["lost_usd"] or 0), -item[1]["lost_tokens"], item[1]["file"], item[1]["line"]),
+        ((i, r) for i, r in enumerate(requests) if r["cause"] and (r["lost_tokens"] or 0) > 0),
+        key=lambda item: (-(item[1]["lost_usd"] or 0), -(item[1]["lost_tokens"] or 0), item[1]["file"], item[1]["line"]),
     )[:WORST_ON_PAGE]
     if not ranked:
         unseen = int((totals or {}).get("unseen_requests") or 0)

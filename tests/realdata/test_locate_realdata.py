@@ -15,7 +15,7 @@ from prefixbench.workloads.audit.core import AuditResult, run_audit
 
 
 def _covered(result: AuditResult) -> tuple[int, int]:
-    breaks = [row for row in result.rows if row.lost_tokens > 0]
+    breaks = [row for row in result.rows if (row.lost_tokens or 0) > 0]
     return sum(row.cause != "unexplained" or row.location != "" for row in breaks), len(breaks)
 
 

@@ -329,7 +329,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
     for fix, w in found.done.items():
         rows = wanted.get(fix, [])
         lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
-        unpriced = sum(row.lost_usd is None and row.lost_tokens > 0 for row in rows)
+        unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
         if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
@@ -340,7 +340,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 # among the requests it changes are still its misses, not "no miss".
                 rows = _misses_changed(w, by_key)
                 lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
-                unpriced = sum(row.lost_usd is None and row.lost_tokens > 0 for row in rows)
+                unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
             if w.saved_usd <= 0:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
                 detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
@@ -383,7 +383,7 @@ def _knobs_by_agent(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str,
 def _misses_changed(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> list[AuditRow]:
     """The misses (a cause, tokens lost) among the requests ``w`` changes, in the audit's order."""
     keys = {(c.file, c.lane, c.index) for c in w.changes if c.index >= 0}
-    return [row for key, row in by_key.items() if key in keys and row.cause is not None and row.lost_tokens > 0]
+    return [row for key, row in by_key.items() if key in keys and row.cause is not None and (row.lost_tokens or 0) > 0]
 
 
 def _causes_text(rows: Sequence[AuditRow]) -> str:

@@ -27,8 +27,8 @@ Definitions:
   Codex subagent's parent at the spawn, a fork's source at the fork point, a Claude Code fork
   subagent's spawning call:
   :func:`chain_origins`), else the shared head when an earlier request had sent it, else 0.
-* ``lost_tokens = max(0, expected - reported read)``: tokens paid at the write or input price
-  that should have been reads; ``lost_usd`` is that difference in dollars.
+* ``lost_tokens = max(0, expected - reported read)`` (None where the request reports no read:
+  unknown, not 0): tokens paid at the write or input price that should have been reads; ``lost_usd`` is that difference in dollars.
 * A request is a miss when it lost tokens, or read nothing on a cold or concurrent start.
 * ``identity``: inside one chain, whether ``read(k) == read(k-1) + write(k-1)`` held (Anthropic).
 """
@@ -87,6 +87,7 @@ from prefixbench.workloads.audit.reading import (
     Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
 )
 from prefixbench.workloads.logs import endpoints
+from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
@@ -121,7 +122,9 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     predicted_cache_write: int
     predicted_uncached: int
     expected_cache_read: int
-    lost_tokens: int
+    #: None where nothing tells the request's loss (:func:`loss_seen` False: its usage has no
+    #: cache field, or it has no usage and no logged body, a block-hash trace's), not 0.
+    lost_tokens: int | None
     #: A cause from ``CAUSES`` for a miss, None for a hit.
     cause: str | None
     #: ``diagnostic``, ``body-diff``, ``log`` or ``none`` (None for a hit).
@@ -419,6 +422,11 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     warm_cost_usd: Decimal | None
     cause: str | None
     detail: str
+    #: Its ``cache_read`` is the cache model's prediction, not a reported read (a request-body
+    #: log's request with no usage): a ``call`` is judged on that prediction against what the main
+    #: request left cached; an ``after`` or ``shrink`` one, whose readable prefix is the same
+    #: prediction, is ``unknown``.
+    predicted: bool = False
 
 
 class AuditResult(msgspec.Struct, frozen=True):
@@ -1280,9 +1288,11 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
-        kind = _compaction_kind(r, row)
+        kind, shown = _compaction_kind(r, row), ""
+        if kind is None and row.lost_tokens is None:
+            kind, shown = _unseen_compaction(step, shared.compaction_at)
         if kind is not None:
-            compactions.append((k, _judge_compaction(kind, r, row, pred, prices)))
+            compactions.append((k, _judge_compaction(kind, r, row, pred, prices, shown, predicted_only)))
         here = Previous(r, tick, ready, end_tick(r, ready))
         if key in needed:
             previous[key] = here
@@ -1545,7 +1555,30 @@ def _compaction_kind(r: TraceRequest, row: AuditRow) -> str | None:
     return None
 
 
-def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Prediction, prices: Prices) -> CompactionSummary:
+def _unseen_compaction(step: _Step, compaction_at: Mapping[str, int]) -> tuple[str | None, str]:
+    """The compaction a request whose cache use is not reported still shows (no cause was looked
+    for, so :func:`_compaction_kind` finds none from its row): ``after`` where its body differs
+    from the lane's previous one in its messages past a compaction call logged between them, or
+    ``shrink`` where its reported prompt fell below half of the lane's previous one; with what
+    showed it. ``(None, "")`` otherwise."""
+    r, prev = step.r, step.prev.request if step.prev is not None else None
+    if r.usage is None or prev is None or prev.usage is None or r.is_compaction_call or (prev.file, prev.lane) != (r.file, r.lane):
+        return None, ""
+    if any(kind == "rewind" for kind, _ in r.events):
+        return None, ""
+    comp = compaction_at.get(r.file)
+    if comp is not None and comp > prev.line and r.body is not None and prev.body is not None:
+        diff = body_diff(prev.body, r.body)
+        if diff is not None and diff.cause == "messages-changed":
+            return "after", f"after the compaction call at line {comp} (body-diff: {diff.detail})"
+    before, now = prev.usage.prompt, r.usage.prompt
+    if now < before / 2:
+        return "shrink", f"the prompt fell from {before:,} to {now:,} tokens with no compaction logged (log: its usage's prompt)"
+    return None, ""
+
+
+def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Prediction, prices: Prices, shown: str = "",
+                      predicted: bool = False) -> CompactionSummary:
     """One compaction, judged warm or cold, or unknown where its cache use is not reported (see
     :class:`CompactionSummary`).
 
@@ -1568,7 +1601,19 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         return CompactionSummary(
             file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=None,
             expected_cache_read=could, prompt=usage.prompt if usage is not None else None, cost_usd=row.cost_usd,
-            lost_usd=None, warm_cost_usd=None, cause=row.cause, detail=f"no cache use reported ({why}): warm or cold, and its loss, unknown",
+            lost_usd=None, warm_cost_usd=None, cause=row.cause,
+            detail=(f"{shown}; " if shown else "") + f"no cache use reported ({why}): warm or cold, and its loss, unknown",
+        )
+    if predicted and kind != "call":
+        # A request-body log's request with no usage: its read is the cache model's prediction,
+        # and what it could read is that same prediction, so "warm" would be the model agreeing
+        # with itself. Not judged: the predicted read is kept, marked so.
+        return CompactionSummary(
+            file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=read,
+            expected_cache_read=could, prompt=usage.prompt, cost_usd=row.cost_usd, lost_usd=None, warm_cost_usd=None,
+            cause=row.cause, predicted=True,
+            detail=(f"predicted read {read:,} of its {usage.prompt:,} tokens (the cache model on the logged body: the log "
+                    "reports no usage); what it could read is that same prediction, so warm or cold is not told"),
         )
     short = max(0, could - read)
     price = prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
@@ -1594,6 +1639,9 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         detail = f"read {read:,} of the {could:,} tokens it could have read" + (
             " (the prefix the new context shares with what was cached)" if kind != "call" else ""
         )
+    if predicted:
+        detail = ("predicted (the cache model on the logged bodies: the log reports no usage): "
+                  + detail.replace("read ", "predicted to read ", 1) if detail.startswith("read ") else detail)
     return CompactionSummary(
         file=row.file,
         lane=row.lane,
@@ -1608,6 +1656,7 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         warm_cost_usd=None if cost is None or readable_unknown else usd_sum((cost, -(lost or Decimal(0)))),
         cause=row.cause,
         detail=detail,
+        predicted=predicted,
     )
 
 
@@ -2487,7 +2536,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     r, pred, usage = step.r, step.pred, step.r.usage
     expected = _expected(step, shared)
     read = usage.cache_read if usage is not None else pred.read
-    lost = max(0, expected - read) if usage is not None and usage.cache_reported else 0
+    seen = usage is not None and usage.cache_reported
+    lost = max(0, expected - read) if seen else 0
     slack = _within_step_slack(r, lost)
     if slack:
         lost = 0
@@ -2552,7 +2602,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         same_int(pred.write, reported_write),  # predicted_cache_write
         same_int(pred.uncached, reported_uncached),  # predicted_uncached
         same_int(expected, reported_read),  # expected_cache_read
-        lost,  # lost_tokens
+        # None where nothing tells the loss (no cache use reported: a usage with no cache field, a
+        # block-hash trace's request with no usage): 0 would claim nothing was lost.
+        lost if seen else None,  # lost_tokens
         cause,  # cause
         evidence,  # evidence
         detail,  # detail
@@ -2884,11 +2936,11 @@ class _Roll:
         """``items`` summed in: every figure for a ``roll-up`` (a day, a session) or the
         ``totals``; a ``model``'s; a cause's or a loss class's ``losses`` only."""
         self.requests += len(items)
-        self.lost_tokens += sum(i.lost_tokens for i in items)
+        self.lost_tokens += sum(i.lost_tokens or 0 for i in items)
         self.lost = usd_sum([self.lost, *(i.lost_usd or Decimal(0) for i in items)])
         self.unseen += sum(not loss_seen(i) for i in items)
         if what == "losses":
-            self.unpriced += sum(i.lost_usd is None and i.lost_tokens > 0 for i in items)
+            self.unpriced += sum(i.lost_usd is None and (i.lost_tokens or 0) > 0 for i in items)
             return
         self.cost = usd_sum([self.cost, *(i.cost_usd or Decimal(0) for i in items)])
         self.unpriced += sum(i.cost_usd is None for i in items)
@@ -2932,7 +2984,7 @@ class _Roll:
         for i in items:
             if i.cause is not None:
                 self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
-                self.tokens_by_cause[i.cause] += i.lost_tokens
+                self.tokens_by_cause[i.cause] += i.lost_tokens or 0
         for i in reported:
             prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
             self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
@@ -3744,7 +3796,7 @@ def _lane(file: str, lane: str, items: list[AuditRow], head: int | None) -> Lane
                             sum(i.predicted_cache_read + i.predicted_cache_write + i.predicted_uncached for i in blind)),
         cost_usd=usd_sum(i.cost_usd or Decimal(0) for i in items),
         lost_usd=usd_sum(i.lost_usd or Decimal(0) for i in items),
-        lost_tokens=sum(i.lost_tokens for i in items),
+        lost_tokens=sum(i.lost_tokens or 0 for i in items),
         head_tokens=head,
         unpriced_requests=sum(i.cost_usd is None for i in items),
         unpriced_no_usage=sum(i.cost_usd is None and i.reported_uncached is None for i in items),

@@ -68,7 +68,7 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
             first = rows[0]
             basis = _predicted(result, rows)
             lines.append(
-                f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens for r in rows):,} tokens lost{basis}; "
+                f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens or 0 for r in rows):,} tokens lost{basis}; "
                 f"first at {first.file}:{first.line} ({first.detail})"
             )
     if gate.min_hit_ratio is not None and result.totals.hit_ratio is None:

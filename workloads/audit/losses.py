@@ -220,7 +220,7 @@ def cents(amount: Decimal) -> Decimal:
 
 class _Priced(_Row, Protocol):
     lost_usd: Decimal | None
-    lost_tokens: int
+    lost_tokens: int | None
     loss_class: str | None
 
 
@@ -231,7 +231,7 @@ def split_losses(rows: Iterable[_Priced]) -> LossSplit:
         if row.loss_class is not None:
             n, lost, unpriced = groups.get(row.loss_class, (0, Decimal(0), 0))
             groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0))),
-                                      unpriced + (row.lost_usd is None and row.lost_tokens > 0))
+                                      unpriced + (row.lost_usd is None and (row.lost_tokens or 0) > 0))
     return split_sums(groups)
 
 

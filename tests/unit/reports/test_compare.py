@@ -231,7 +231,7 @@ def test_default_thresholds_parse():
     [
         ("", "empty file"),
         ("[1, 2]", r"run \[0\]"),
-        ('{"schema": 5, "lanes": []}', "schema"),
+        ('{"schema": 6, "lanes": []}', "schema"),
         ('{"schema": 1, "lanes": {}, "causes": [], "totals": {}}', "'lanes'"),
         ("[{\"workload\": \"x\"", ":1: not valid JSON"),
         ("a,b\n1,2\n", ":1: not runs.csv"),
