@@ -1,4 +1,4 @@
-"""The audit record: what ``audit --format json`` writes (schema 5), what report.html draws and
+"""The audit record: what ``audit --format json`` writes (schema 4), what report.html draws and
 what ``compare`` reads, declared once.
 
 The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
@@ -21,18 +21,18 @@ from prefixbench.workloads.fields import Field
 #: cache use (and none is a request-body log's predicted one) are null (2 wrote 0.0 there), and a
 #: unit counts those requests (``unseen_requests``: a unit with some sums the others' loss only).
 #: 4: a compaction whose request reports no cache use is ``unknown`` (3 judged it ``warm``), its
-#: ``lost_usd`` and ``warm_cost_usd`` null (3 wrote 0.0 and its cost there). 5: a request's
-#: ``lost_tokens`` is null where nothing tells its loss (``unseen_requests``: 4 wrote 0 there, as
+#: ``lost_usd`` and ``warm_cost_usd`` null (3 wrote 0.0 and its cost there); a request's
+#: ``lost_tokens`` is null where nothing tells its loss (``unseen_requests``: 3 wrote 0 there, as
 #: its ``lost_usd`` was already null); a compaction's ``predicted`` says its ``cache_read`` is the
-#: cache model's prediction (4 gave it as if reported), and one the log shows only by a prompt
+#: cache model's prediction (3 gave it as if reported), and one the log shows only by a prompt
 #: that shrank is listed where the request reports no cache use (``unknown``).
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 4
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
 #: saved before 3, whose 0.0 lost dollars of a lane (or the totals) with no reported cache read
-#: and no lost tokens are read as not reported. 4 changes the compactions only, and 5 the
-#: requests' rows and the compactions only: compare reads neither.
-READ_SCHEMAS = (1, 2, 3, 4, 5)
+#: and no lost tokens are read as not reported. 4 changes the requests' rows and the
+#: compactions only: compare reads neither.
+READ_SCHEMAS = (1, 2, 3, 4)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
 NOT_REPORTED = "not reported"

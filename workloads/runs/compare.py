@@ -4,7 +4,7 @@ Two kinds of result compare:
 
 - **sweep**: ``runs.csv`` or the ``sweep --format json`` output. One *unit* per run, keyed by
   the run schema's keys (workload, window, engine, preset, profile, cache, seed).
-- **audit**: the ``audit --format json`` object (``{"schema": 5, "requests", "lanes",
+- **audit**: the ``audit --format json`` object (``{"schema": 4, "requests", "lanes",
   "causes", "totals"}``). One unit per lane (keyed by file and lane), one for the totals, and
   one per cause (shown, never gated: a cause's share moves whenever another one does).
 

@@ -2,7 +2,7 @@
 
 - A request whose loss nothing tells (its usage has no cache field; a block-hash trace's request
   with no usage) writes ``lost_tokens`` null in ``--format json`` and empty in audit.csv, as its
-  ``lost_usd`` already was; the base wrote 0. Schema 5; compare reads 1 to 5.
+  ``lost_usd`` already was; the base wrote 0. Schema 4; compare reads 1 to 4.
 - A compaction such a log still shows by its prompts (the prompt fell below half of the lane's
   previous one; a body past a compaction call that rewrote the messages) is listed, ``unknown``,
   with what showed it; the base listed none, its shrink and after detection hanging on a cause.
@@ -53,7 +53,7 @@ def test_cli_json_writes_an_unseen_requests_lost_tokens_null_not_0(tmp_path: Pat
     log = _capture(tmp_path / "plain.jsonl", cached=False)
     assert main(["audit", str(log), "--format", "json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == SCHEMA_VERSION == 5
+    assert data["schema"] == SCHEMA_VERSION == 4
     assert [r["lost_tokens"] for r in data["requests"]] == [None] * 4
     assert [r["lost_usd"] for r in data["requests"]] == [None] * 4
     assert data["totals"]["unseen_requests"] == 4
@@ -74,13 +74,13 @@ def test_a_mixed_log_keeps_the_reported_requests_figures_and_sums_theirs_only(tm
     assert all(r["lost_tokens"] != "" for k, r in enumerate(rows) if k != 1)
 
 
-def test_compare_reads_schema_5_against_4_whose_0_was_written_for_an_unknown_loss(tmp_path: Path) -> None:
+def test_compare_reads_schema_4_against_3_whose_0_was_written_for_an_unknown_loss(tmp_path: Path) -> None:
     new = json.loads(audit_json(run_audit([_capture(tmp_path / "plain.jsonl", cached=False)])))
     old = json.loads(json.dumps(new))
-    old["schema"] = 4
+    old["schema"] = 3
     for request in old["requests"]:
         request["lost_tokens"] = 0
-    assert READ_SCHEMAS == (1, 2, 3, 4, 5)
+    assert READ_SCHEMAS == (1, 2, 3, 4)
     comparison = compare(result_from_json(old, "base"), result_from_json(new, "new"), Thresholds.parse("usd=0%"))
     assert not comparison.failed
     assert not [c for c in comparison.changes if c.base != c.new or c.regressed]
