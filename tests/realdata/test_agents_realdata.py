@@ -479,6 +479,10 @@ def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path:
     assert (t.input, t.output, t.cache_read, t.cache_write) == (1_568, 46_995, 25_283_499, 982_512)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(r.read_within for r in result.rows) == 212
+    # The file ends with a compaction (no call after it, no summary call logged): a note counts it.
+    assert [n for n in result.files[0].notes if "compaction" in n] == [
+        "1 compaction(s) logged after their session's last call, with no summary call logged "
+        "(line 463, 186,045 tokens before): not in the compaction table, no request of theirs to judge"]
 
 
 def test_pi_session_of_format_1_with_two_compactions_counts_what_the_log_sums(tmp_path: Path) -> None:
@@ -507,7 +511,14 @@ def test_pi_session_of_format_1_with_two_compactions_counts_what_the_log_sums(tm
     assert sum(r.read_within for r in result.rows) == 495
     off = [r for r in result.rows if not r.read_within]
     assert [(r.reported_cache_read, r.cause) for r in off] == [(0, "system-changed")] * 3
-    assert [r.cause for r in result.rows].count("compaction") == 1  # the second is the last line's
+    # The second compaction is on the last line, run together with the last reply (a newline lost:
+    # pi's writer ends every entry with one): read, no call after it and no summary call logged
+    # (format 1), so the table judges the first alone and a note counts the second.
+    assert [r.cause for r in result.rows].count("compaction") == 1
+    assert [(c.line, c.kind) for c in result.compactions] == [(672, "after")]
+    assert [n for n in result.files[0].notes if "compaction" in n] == [
+        "1 compaction(s) logged after their session's last call, with no summary call logged "
+        "(line 1013, 131,140 tokens before): not in the compaction table, no request of theirs to judge"]
 
 
 @pytest.mark.parametrize("where", sorted(GJC_SESSIONS[2]))
