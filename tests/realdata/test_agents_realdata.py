@@ -662,6 +662,12 @@ def test_pi_session_over_four_providers_counts_what_the_log_sums(tmp_path: Path)
     # 582 while a longer warm level was never the head off OpenAI: on glm-5.1 four cold points read
     # 8,128 tokens, one after 371 min idle, the smallest (128) after 53 min at most.
     assert sum(r.read_within for r in result.rows) == 585
+    # Three compactions. pi's new context opens with the summary right after the head, so the
+    # cache model predicts it shares the head (8,128, what the first read) with what was cached;
+    # after the second, Z.AI reported 52,160 read: said as more than predicted, not "52,160 of 8,128".
+    assert [(c.line, c.verdict, c.cache_read, c.expected_cache_read) for c in result.compactions] == [
+        (263, "warm", 8_128, 8_128), (524, "warm", 52_160, 8_128), (1_044, "cold", 0, None)]
+    assert result.compactions[1].detail == "read 52,160: more than the 8,128 the cache model predicted it shares with what was cached"
 
 
 def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:
