@@ -479,6 +479,10 @@ def test_pi_session_with_records_run_together_counts_what_the_log_sums(tmp_path:
     assert (t.input, t.output, t.cache_read, t.cache_write) == (1_568, 46_995, 25_283_499, 982_512)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(r.read_within for r in result.rows) == 212
+    # The file ends with a compaction (no call after it, no summary call logged): a note counts it.
+    assert [n for n in result.files[0].notes if "compaction" in n] == [
+        "1 compaction(s) logged after their session's last call, with no summary call logged "
+        "(line 463, 186,045 tokens before): not in the compaction table, no request of theirs to judge"]
 
 
 def test_pi_session_of_format_1_with_two_compactions_counts_what_the_log_sums(tmp_path: Path) -> None:
@@ -507,7 +511,14 @@ def test_pi_session_of_format_1_with_two_compactions_counts_what_the_log_sums(tm
     assert sum(r.read_within for r in result.rows) == 495
     off = [r for r in result.rows if not r.read_within]
     assert [(r.reported_cache_read, r.cause) for r in off] == [(0, "system-changed")] * 3
-    assert [r.cause for r in result.rows].count("compaction") == 1  # the second is the last line's
+    # The second compaction is on the last line, run together with the last reply (a newline lost:
+    # pi's writer ends every entry with one): read, no call after it and no summary call logged
+    # (format 1), so the table judges the first alone and a note counts the second.
+    assert [r.cause for r in result.rows].count("compaction") == 1
+    assert [(c.line, c.kind) for c in result.compactions] == [(672, "after")]
+    assert [n for n in result.files[0].notes if "compaction" in n] == [
+        "1 compaction(s) logged after their session's last call, with no summary call logged "
+        "(line 1013, 131,140 tokens before): not in the compaction table, no request of theirs to judge"]
 
 
 @pytest.mark.parametrize("where", sorted(GJC_SESSIONS[2]))
@@ -651,6 +662,12 @@ def test_pi_session_over_four_providers_counts_what_the_log_sums(tmp_path: Path)
     # 582 while a longer warm level was never the head off OpenAI: on glm-5.1 four cold points read
     # 8,128 tokens, one after 371 min idle, the smallest (128) after 53 min at most.
     assert sum(r.read_within for r in result.rows) == 585
+    # Three compactions. pi's new context opens with the summary right after the head, so the
+    # cache model predicts it shares the head (8,128, what the first read) with what was cached;
+    # after the second, Z.AI reported 52,160 read: said as more than predicted, not "52,160 of 8,128".
+    assert [(c.line, c.verdict, c.cache_read, c.expected_cache_read) for c in result.compactions] == [
+        (263, "warm", 8_128, 8_128), (524, "warm", 52_160, 8_128), (1_044, "cold", 0, None)]
+    assert result.compactions[1].detail == "read 52,160: more than the 8,128 the cache model predicted it shares with what was cached"
 
 
 def test_mini_swe_agent_run_on_grok_counts_what_the_log_sums_and_shows_xai_reads_to_the_token(tmp_path: Path) -> None:

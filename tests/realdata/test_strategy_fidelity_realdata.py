@@ -47,13 +47,18 @@ def _show(repo: str, commit: str, path: str, tmp_path: Path) -> Path:
 
 
 def _records(path: Path) -> list[dict]:
-    """A JSONL file's records (a line that is not one JSON object, e.g. two records run together, is left out)."""
-    records = []
+    """A JSONL file's records, two records run together on one line (a lost newline) read as two; a
+    line that is not JSON (a record cut short) is left out."""
+    decoder, records = json.JSONDecoder(), []
     for line in path.read_text(encoding="utf-8").splitlines():
+        text, at, values = line.strip(), 0, []
         try:
-            records.append(json.loads(line))
+            while at < len(text):
+                value, at = decoder.raw_decode(text, at)
+                values.append(value)
         except json.JSONDecodeError:
             continue
+        records += values
     return records
 
 
@@ -211,8 +216,10 @@ PI_OPUS_45 = (
 )
 
 
-def _pi_compactions(path: Path) -> list[tuple[int, int, int | None, int | None]]:
-    """Each compaction entry: (tokensBefore, the last response's total, the first request after and its cache read)."""
+def _pi_compactions(path: Path) -> list[tuple[int, int, bool, int | None, int | None]]:
+    """Each compaction entry: (tokensBefore, the last response's total, whether it keeps nothing
+    (session format 1: its ``firstKeptEntryIndex`` is its own index or past it), the first request
+    after and its cache read)."""
     records = _records(path)
     found, last = [], None
     for i, record in enumerate(records):
@@ -223,7 +230,7 @@ def _pi_compactions(path: Path) -> list[tuple[int, int, int | None, int | None]]
             continue
         after = next((r["message"]["usage"] for r in records[i + 1:]
                       if (r.get("message") or {}).get("role") == "assistant" and r["message"].get("usage")), None)
-        found.append((record["tokensBefore"], last["totalTokens"],
+        found.append((record["tokensBefore"], last["totalTokens"], record.get("firstKeptEntryIndex", -1) >= i,
                       after["input"] + after["cacheRead"] + after["cacheWrite"] if after else None,
                       after["cacheRead"] if after else None))
     return found
@@ -233,15 +240,21 @@ def test_pi_compacts_over_window_less_reserve_as_the_engine_does(tmp_path: Path)
     engine = PiCompaction(200_000)
     threshold = engine.window - engine.reserve
     found = [c for repo, commit, path in PI_OPUS_45 for c in _pi_compactions(_show(repo, commit, path, tmp_path))]
-    # Two compactions readable (the second one of compact.jsonl shares its line with the last
-    # reply and is left out): tokensBefore is the last response's total, over 183,616 by 909 and 2,429.
-    assert [(before, total) for before, total, _, _ in found] == [(184_525, 184_525), (186_045, 186_045)]
-    assert all(before > threshold for before, _, _, _ in found)
-    assert [before - threshold for before, _, _, _ in found] == [909, 2_429]
-    # The first request after (one of the two has one): 32,562 tokens, none read from cache,
-    # against the engine's keep_recent_tokens (20,000) plus summary; the engine's first request
-    # after sends 20,978-25,713 tokens at 128k.
-    assert [(size, read) for _, _, size, read in found if size] == [(32_562, 0)]
+    # Three compactions (the second of compact.jsonl on its last line, run together with the last
+    # reply: a newline lost). tokensBefore is the last response's total each time.
+    assert [(before, total, nothing) for before, total, nothing, _, _ in found] == [
+        (184_525, 184_525, False), (131_140, 131_140, True), (186_045, 186_045, False)]
+    # Two are over 183,616, by 909 and 2,429: pi's automatic trigger (shouldCompact). The third is
+    # 52,476 under it, so pi's trigger did not fire it: it was run by hand (/compact), and keeps
+    # nothing (firstKeptEntryIndex past every entry), as the custom-compaction.ts hook example at
+    # that commit does; it is left out of the trigger's check.
+    automatic = [before for before, _, nothing, _, _ in found if before > threshold]
+    assert [before - threshold for before in automatic] == [909, 2_429]
+    assert [threshold - before for before, _, nothing, _, _ in found if nothing] == [52_476]
+    # The first request after (one of the three has one: the other two end their files): 32,562
+    # tokens, none read from cache, against the engine's keep_recent_tokens (20,000) plus summary;
+    # the engine's first request after sends 20,978-25,713 tokens at 128k.
+    assert [(size, read) for _, _, _, size, read in found if size] == [(32_562, 0)]
     assert engine.keep_recent == 20_000
     # pi's summary call is not in its session file; the engine's is cold (a text transcript under
     # its own system prompt), which the cold first request after does not contradict.

@@ -1635,6 +1635,10 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         detail = row.detail
     elif could == 0:
         detail = f"read {read:,} of its {usage.prompt:,} tokens; the log does not tell what it could have read (no cached prefix known)"
+    elif read > could:
+        # The cache served more than predicted: "of" would say it read more than it could.
+        detail = f"read {read:,}: more than the {could:,} the cache model predicted " + (
+            "it shares with what was cached" if kind != "call" else "it could replay of what was cached")
     else:
         detail = f"read {read:,} of the {could:,} tokens it could have read" + (
             " (the prefix the new context shares with what was cached)" if kind != "call" else ""

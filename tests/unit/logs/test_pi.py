@@ -89,6 +89,38 @@ def test_pi_compaction_starts_a_new_chain(tmp_path: Path) -> None:
     assert result.rows[1].cause == "compaction"
 
 
+def test_a_compaction_after_the_last_call_on_its_line_is_counted_in_a_note(tmp_path: Path) -> None:
+    # The shape of pi-mono's committed compact.jsonl (format 1): an automatic compaction with a
+    # call after it, then a last reply and a compaction (a hook's, keeping nothing:
+    # firstKeptEntryIndex past every entry) run together on the last line, a newline lost. Both
+    # records of that line are read; the second compaction has no call after it and logs no
+    # summary call, so the compaction table has nothing of it to judge: a note counts it.
+    t0 = 1765233665294
+    entries = [
+        _pi_msg("user", t0),
+        _pi_msg("assistant", t0 + 10, _u(10, 0, 40000)),
+        {"type": "compaction", "timestamp": "x", "summary": "s", "firstKeptEntryIndex": 1, "tokensBefore": 40010},
+        _pi_msg("user", t0 + 20000),
+        _pi_msg("assistant", t0 + 20010, _u(10, 0, 5000)),
+        _pi_msg("assistant", t0 + 30010, _u(10, 5010, 20)),
+        {"type": "compaction", "timestamp": "2025-12-08T22:42:00.000Z", "summary": "all", "firstKeptEntryIndex": 7, "tokensBefore": 5040},
+    ]
+    path = _pi(tmp_path / "pi.jsonl", entries)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join([*lines[:6], lines[6] + lines[7]]) + "\n")
+    result = run_audit([path])
+    assert [(c.line, c.kind) for c in result.compactions] == [(6, "after")]
+    notes = [n for n in result.files[0].notes if "compaction" in n]
+    assert notes == ["1 compaction(s) logged after their session's last call, with no summary call logged "
+                     "(line 7, 5,040 tokens before): not in the compaction table, no request of theirs to judge"]
+    # A call after it, or its summary call logged, and there is no such note.
+    summary = {**entries[-1], "usage": _u(5040, 0, 0, 300), "provider": "anthropic", "model": "claude-opus-4-5"}
+    for tail in ([entries[-1], _pi_msg("user", t0 + 40000), _pi_msg("assistant", t0 + 40010, _u(10, 0, 900))], [summary]):
+        other = run_audit([_pi(tmp_path / "other.jsonl", [*entries[:-1], *tail])])
+        assert not [n for n in other.files[0].notes if "compaction" in n]
+        assert len(other.compactions) == 2
+
+
 def test_pi_tree_sessions_follow_parent_ids(tmp_path: Path) -> None:
     t0 = 1765233665294
     header = {"type": "session", "version": 3, "id": "p", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"}

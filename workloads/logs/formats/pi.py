@@ -17,7 +17,10 @@ the latest request as it was sent, with a one-token output cap, before its cache
 so it extends that request's prompt by nothing; any other kind is a call of its own chain. The
 ``usage`` of a ``compaction`` or ``branch_summary`` entry is the call that wrote the summary (a
 prompt of its own: the conversation serialized under a summarization prompt), on the model of
-the request before it.
+the request before it. A ``compaction`` entry with no call after it in its session and no
+summary call logged (format 1 logs none) leaves the audit no request to judge: the file's notes
+count it, with its line (pi-mono's committed ``compact.jsonl`` ends so, its last reply and a
+hook's compaction run together on one line).
 
 A fork (``/fork``: ``createBranchedSession``; ``pi --fork``: ``SessionManager.forkFrom``) copies its
 source's entries into a new session file as they are: a call another file of the audit counted
@@ -323,6 +326,11 @@ class _Session:
         #: those whose usage held a malformed count: neither summed.
         self.tool_usage_copied = 0
         self.tool_usage_bad = 0
+        #: Compaction entries no call of their session follows and none reports its summary's
+        #: call, as (line, tokensBefore): no request to judge (see :func:`_unjudged_note`). The
+        #: latest ones wait in ``compacted`` until a call follows them.
+        self.compacted: list[tuple[int, object]] = []
+        self.unjudged: list[tuple[int, object]] = []
 
     def entry(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -344,6 +352,8 @@ class _Session:
                     # Another session's header: pi --mode json runs appended to one file (a
                     # session file has one). Its calls are no continuation of the one before.
                     self.chain_parent, self.pending = None, []
+                    self.unjudged += self.compacted
+                    self.compacted = []
                 self.headers += 1
                 self.session_id = session_id
                 if isinstance(value.get("thinkingLevel"), str):
@@ -358,7 +368,10 @@ class _Session:
                 self.events.append(("thinking_change", f"{self.thinking} -> {level}"))
                 self.thinking = level
             case "compaction":
+                calls = len(self.out)
                 self._side_call(record, value, "summary")
+                if len(self.out) == calls:  # no summary call counted: only a call after it shows it
+                    self.compacted.append((record.line, value.get("tokensBefore")))
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
                 # The new context opens with the summary, wrapped (pi's compactionSummary message).
@@ -671,6 +684,7 @@ class _Session:
         self.chain_parent = node
         self.events = []
         self.blocks = 0
+        self.compacted = []
         return node
 
 
@@ -832,10 +846,23 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     notes += _tool_usage_notes([_tool_counts(session)])
+    notes += _unjudged_note([(f"line {line}", before) for line, before in session.unjudged + session.compacted])
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
     return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes)
+
+
+def _unjudged_note(compactions: list[tuple[str, object]]) -> tuple[str, ...]:
+    """The note on compactions after their session's last call that log no summary call, as
+    ``(where, tokensBefore)``: the file records them, yet the audit has no request of theirs to
+    judge (the compaction table lists a compaction by its summary call or the call after it)."""
+    if not compactions:
+        return ()
+    places = "; ".join(where + (f", {before:,} tokens before" if isinstance(before, int) and not isinstance(before, bool) else "")
+                       for where, before in compactions)
+    return (f"{len(compactions)} compaction(s) logged after their session's last call, with no summary call logged "
+            f"({places}): not in the compaction table, no request of theirs to judge",)
 
 
 #: What a session read of its tool results' own usage: :attr:`_Session.tool_usage`, then how many
@@ -881,6 +908,7 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     skipped: list[tuple[int, str]] = []
     num_skipped: dict[str, int] = {}
     tools: list[_ToolCounts] = []  # (each session's counts only: a session is let go once read)
+    unjudged: list[tuple[str, object]] = []
     for session_id, entries in (openclaw_db.sessions(path) if openclaw else pi_db.sessions(path)):
         session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
         for seq, value in entries:
@@ -892,8 +920,10 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
         for kind, num in session.openclaw.items():
             num_skipped[kind] = num_skipped.get(kind, 0) + num
         tools.append(_tool_counts(session))
+        unjudged += [(f"session {session_id} entry {seq}", before) for seq, before in session.unjudged + session.compacted]
     notes = tuple(f"{num} {_OPENCLAW_NOTES[kind]}" for kind, num in sorted(num_skipped.items()))
     notes += _tool_usage_notes(tools)
+    notes += _unjudged_note(unjudged)
     out, unknown = writes_left_as_logged(out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
