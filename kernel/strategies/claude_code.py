@@ -5,18 +5,42 @@ Auto-compact. Claude Code compacts when the conversation reaches its threshold::
     effective = window - min(output cap, 20,000)      room left for the summary's output
     threshold = effective - 13,000                    167,000 tokens on a 200k window (83.5%)
 
-It then sends the whole conversation followed by a summary instruction, in the conversation's
-own request family, so the call replays the prefix the last request cached and pays only what
-is new since (the last step's reply and tool results) and the instruction; the summary's output
-is capped at 20,000 tokens. The conversation then restarts from one user message carrying the
-summary, and the rewrite is declared (``checkpoint``).
+The summary call sends the conversation followed by a summary instruction, in the conversation's
+own request family, so it replays the prefix the last request cached and pays only what is new
+since and the instruction; the summary's output is capped at 20,000 tokens. The conversation then
+restarts from one user message carrying the summary, and the rewrite is declared (``checkpoint``).
+
+What is kept after the summary (checked against Claude Code's transcripts and npm packages, see
+docs/strategies_agents.md):
+
+* The newest API rounds, verbatim (``preserve_recent``, 1). A round is one model reply and the
+  tool results or user messages after it, so a kept round never splits a call from its result.
+  The summary call then sends the conversation without those rounds. Claude Code 2.1.185 logs
+  these as the boundary's ``preservedSegment``; its versions up to 2.1.152 keep the summary
+  alone (``preserve_recent = 0``).
+* Precomputed compaction (``precompute_buffer``, 0.15). 2.1.185 makes the summary call early,
+  once the context reaches ``effective - round(effective x precompute_buffer)`` (153,000 tokens
+  on a 200k window), and applies it at the threshold: the summary, then the round it left out
+  and every message since. ``precompute_buffer = 0`` summarizes at the threshold. The package
+  falls back to 0.2 where its remote configuration gives no figure; the transcripts' first
+  precomputes fire between 152,943 and 153,223 tokens, which 0.15 fits (a later one, after a
+  dropped precompute, is not modelled).
+* Files re-read after the summary (``restore_files`` 5, ``restore_file_tokens`` 5,000,
+  ``restore_tokens`` 50,000): the newest files the conversation read through a tool named in
+  ``restore_tools`` (the call's arguments name the file), each re-added as a user message with
+  the last content read, newest first, while the total stays within ``restore_tokens``. A file
+  over ``restore_file_tokens`` is left out (Claude Code's re-read fails over that limit and it
+  adds a one-line reference instead), as is a file a kept round read. The list restarts from
+  the restored files at each compaction, as Claude Code clears its read-file state.
+  ``restore_files = 0`` turns it off.
 
 Clearing old tool results (time-based micro-compaction). When the user comes back after the
 cache's lifetime (``cache_ttl_s``, 1 h: the cache Claude Code writes on subscription traffic),
 the cached prefix is gone anyway, so Claude Code clears the content of every tool result but the
 5 newest before the next request ("[Old tool result content cleared]"); the cleared results stay
-cleared. (Its other micro-compaction, deleting results through the cache-edit API without
-invalidating the cache, has no counterpart in prefixbench's caches and is left out.)
+cleared. A precomputed summary not yet applied is dropped then. (Its other micro-compaction,
+deleting results through the cache-edit API without invalidating the cache, has no counterpart
+in prefixbench's caches and is left out.)
 
 Idle compaction (``claude-code-idle-compact``). From about version 2.1.286, after ~55 minutes
 idle on a context of 200k tokens or more with the 1 h cache, Claude Code compacts on its own,
@@ -24,15 +48,19 @@ while the cache is still warm, so the first request after the user returns write
 rather than the whole context again. prefixbench's loop gives an engine control only when the
 user returns, so the compaction runs then: a return before the cache expired (between 55 and
 60 minutes) is the case Claude Code is built for; a later return finds the cache expired and
-pays a cold summary call, which Claude Code avoids by compacting at minute 55.
+pays a cold summary call, which Claude Code avoids by compacting at minute 55. It summarizes at
+once (no precomputed summary) and keeps the same rounds and files.
 
 Idle time is read from the run's logical clock (``ctx.now_ms()``): the time since the previous
 step began, which is the idle gap plus one step's model and tool latency (seconds).
 
 Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold_tokens``
-(default: the formula above), ``summary_max_tokens`` (20,000), ``microcompact`` (true),
-``microcompact_keep`` (5), ``cache_ttl_s`` (3,600), ``idle_compact`` (false; true for
-``claude-code-idle-compact``), ``idle_after_s`` (3,300), ``idle_min_tokens`` (200,000).
+(default: the formula above), ``summary_max_tokens`` (20,000), ``preserve_recent`` (1),
+``precompute_buffer`` (0.15, under 1), ``restore_files`` (5), ``restore_file_tokens`` (5,000),
+``restore_tokens`` (50,000), ``restore_tools`` (``["read_file", "Read"]``), ``microcompact``
+(true), ``microcompact_keep`` (5), ``cache_ttl_s`` (3,600), ``idle_compact`` (false; true for
+``claude-code-idle-compact``), ``idle_after_s`` (3,300), ``idle_min_tokens`` (200,000). Claude
+Code before 2.1.185 as logged: ``preserve_recent = 0`` and ``precompute_buffer = 0``.
 """
 
 from __future__ import annotations
@@ -57,10 +85,18 @@ INSTRUCTION = user_text(
 )
 #: How the summary opens the continued conversation.
 CONTINUED = "This session continues an earlier conversation that ran out of context. Its summary:\n\n"
+#: How a file re-read after the summary is introduced.
+RESTORED = "A file read earlier in this session, as it reads now:\n\n"
 
 DEFAULTS: dict[str, object] = {
     "threshold_tokens": None,
     "summary_max_tokens": SUMMARY_OUTPUT_TOKENS,
+    "preserve_recent": 1,
+    "precompute_buffer": 0.15,
+    "restore_files": 5,
+    "restore_file_tokens": 5_000,
+    "restore_tokens": 50_000,
+    "restore_tools": ["read_file", "Read"],
     "microcompact": True,
     "microcompact_keep": 5,
     "cache_ttl_s": 3_600,
@@ -76,33 +112,75 @@ def autocompact_threshold(window: int, cap: int) -> int:
     return max(0, effective - AUTOCOMPACT_BUFFER_TOKENS)
 
 
+def precompute_point(window: int, cap: int, buffer: float, threshold: int) -> int:
+    """Where 2.1.185 starts its summary early: ``buffer`` of the effective window before its
+    end, never later than ``threshold``."""
+    effective = window - min(cap, SUMMARY_OUTPUT_TOKENS)
+    return min(effective - round(effective * buffer), threshold)
+
+
+def round_starts(messages: tuple[Message, ...]) -> list[int]:
+    """Indexes of the model replies: each opens an API round (its tool results, or the user's
+    next message, follow it up to the next reply)."""
+    return [index for index, message in enumerate(messages) if message.role == "assistant"]
+
+
+def kept_start(view: tuple[Message, ...], rounds: int) -> int:
+    """Where the newest ``rounds`` API rounds of ``view`` begin (``len(view)``: none kept). At
+    least one round is left to summarize, or nothing is kept."""
+    starts = round_starts(view)
+    if rounds <= 0 or len(starts) < 2:
+        return len(view)
+    return starts[-min(rounds, len(starts) - 1)]
+
+
 class ClaudeCodeCompact(EngineBase):
-    """Auto-compact near the window's end, micro-compaction after the cache expired, and
-    (when ``idle_compact``) a compaction after a long idle gap on a large context."""
+    """Auto-compact near the window's end (the summary, the newest rounds and re-read files),
+    micro-compaction after the cache expired, and (when ``idle_compact``) a compaction after a
+    long idle gap on a large context."""
 
     name = "claude-code-autocompact"
 
     def __init__(self, window: int, settings: dict[str, object]) -> None:
+        if not float(settings["precompute_buffer"]) < 1:  # type: ignore[arg-type]
+            raise ValueError(f"{self.name}: precompute_buffer must be under 1, got {settings['precompute_buffer']!r}")
         self.window = window
         self.settings = settings
         if settings["idle_compact"]:
             self.name = "claude-code-idle-compact"
-        #: The latest summary message (None before the first compaction).
-        self.summary: Message | None = None
-        #: Session messages before this index are replaced by ``summary``.
+        #: What the view opens with after a compaction: the summary, the kept rounds and the
+        #: re-read files (empty before the first compaction).
+        self.head: tuple[Message, ...] = ()
+        #: Session messages before this index are replaced by ``head``.
         self.cut = 0
         #: Call ids whose results micro-compaction cleared.
         self.cleared: frozenset[str] = frozenset()
         #: The logical time the previous step began (None before the first step).
         self.last_ms: int | None = None
-        #: How many compactions of each kind landed (``auto``, ``idle``, ``microcompact``).
-        self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0}
+        #: A precomputed compaction not yet applied: (summary message, the rounds it left out,
+        #: the session's length when it was made).
+        self.pending: tuple[Message, tuple[Message, ...], int] | None = None
+        #: Files read since the last compaction (or re-read by it): (tool, arguments) -> the
+        #: content last read, in reading order.
+        self.files: dict[tuple[str, str], str] = {}
+        #: Session messages before this index were scanned for file reads.
+        self.scanned = 0
+        #: How many compactions of each kind landed (``auto``, ``idle``, ``microcompact``), and
+        #: how many auto-compactions applied a precomputed summary (``precomputed``).
+        self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0, "precomputed": 0}
+
+    @property
+    def summary(self) -> Message | None:
+        """The latest summary message (None before the first compaction)."""
+        return self.head[0] if self.head else None
 
     def view(self, session: Session) -> tuple[Message, ...]:
-        """The summary, then the messages since, with micro-compacted results cleared."""
-        head = (self.summary,) if self.summary is not None else ()
+        """The head (summary, kept rounds, re-read files), then the messages since, with
+        micro-compacted results cleared."""
         tail = session.derive_messages()[self.cut :]
+        head = self.head
         if self.cleared:
+            head = tuple(clear_result(m, self.cleared, CLEARED) if m.role == "tool" else m for m in head)
             tail = tuple(clear_result(m, self.cleared, CLEARED) if m.role == "tool" else m for m in tail)
         return (*head, *tail)
 
@@ -112,47 +190,135 @@ class ClaudeCodeCompact(EngineBase):
         return int(given) if given is not None else autocompact_threshold(self.window, output_cap(ctx))
 
     def before_step(self, ctx: StepContext) -> None:
-        """Idle compaction or micro-compaction after a long gap, then auto-compact if full."""
+        """Idle compaction or micro-compaction after a long gap, then a precomputed summary once
+        the context nears the threshold, and auto-compact at it."""
         now = ctx.now_ms()
         idle_ms = 0 if self.last_ms is None else now - self.last_ms
         self.last_ms = now
+        self.scan(ctx)
         tokens = ctx.usage_tokens(self.view(ctx.session))
         settings = self.settings
         if settings["idle_compact"] and idle_ms >= int(settings["idle_after_s"]) * 1000 and tokens >= int(settings["idle_min_tokens"]):
             if self.compact(ctx, "idle"):
                 return
         if settings["microcompact"] and idle_ms >= int(settings["cache_ttl_s"]) * 1000:
-            self.microcompact(ctx)
-            tokens = ctx.usage_tokens(self.view(ctx.session))
-        if tokens >= self.threshold(ctx):
-            self.compact(ctx, "auto")
+            if self.microcompact(ctx):
+                self.pending = None
+                tokens = ctx.usage_tokens(self.view(ctx.session))
+        threshold = self.threshold(ctx)
+        if tokens >= threshold:
+            if not self.apply_pending(ctx):
+                self.compact(ctx, "auto")
+        elif self.pending is None and float(settings["precompute_buffer"]) > 0:  # type: ignore[arg-type]
+            point = precompute_point(self.window, output_cap(ctx), float(settings["precompute_buffer"]), threshold)  # type: ignore[arg-type]
+            if tokens >= point:
+                self.precompute(ctx)
 
-    def microcompact(self, ctx: StepContext) -> None:
-        """Clear every tool result of the view but the newest ``microcompact_keep``."""
-        live = ctx.messages()[self.cut :]
+    def scan(self, ctx: StepContext) -> None:
+        """Note the files the messages since the last scan read (the last read of a file wins)."""
+        messages = ctx.messages()
+        tools = set(self.settings["restore_tools"])  # type: ignore[call-overload]
+        calls = {c.call_id: (c.name, c.arguments) for m in messages for c in m.tool_calls if c.name in tools}
+        for message in messages[self.scanned :]:
+            for result in message.tool_results:
+                if result.call_id in calls and not result.is_error:
+                    text = "".join(block.text for block in result.content)
+                    self.files.pop(calls[result.call_id], None)
+                    self.files[calls[result.call_id]] = text
+        self.scanned = len(messages)
+
+    def microcompact(self, ctx: StepContext) -> bool:
+        """Clear every tool result of the view but the newest ``microcompact_keep``; False when
+        there was nothing new to clear."""
+        live = self.view(ctx.session)
         ids = [r.call_id for m in live for r in m.tool_results]
         keep = int(self.settings["microcompact_keep"])
         older = frozenset(ids[: max(0, len(ids) - keep)])
         if older <= self.cleared:
-            return
+            return False
         self.cleared = self.cleared | older
         self.counts["microcompact"] += 1
         ctx.declare_rewrite("microcompact", cleared=len(older))
+        return True
 
-    def compact(self, ctx: StepContext, why: str) -> bool:
-        """Summarize the view through a call that replays it; False when the call failed."""
-        view = self.view(ctx.session)
+    def summarize(self, ctx: StepContext, view: tuple[Message, ...]) -> Message | None:
+        """The summary message of ``view`` through a call that replays it (None when it failed)."""
         cap = min(int(self.settings["summary_max_tokens"]), output_cap(ctx) or int(self.settings["summary_max_tokens"]))
         reply = ctx.client(ctx.summary_request([*view, INSTRUCTION], max_tokens=max(1, cap)))
         text = reply.text().strip()
         if reply.error is not None or not text:
+            return None
+        return Message("user", (Text(CONTINUED + text),))
+
+    def precompute(self, ctx: StepContext) -> None:
+        """Summarize now all but the newest ``preserve_recent`` rounds; applied at the threshold."""
+        view = self.view(ctx.session)
+        start = kept_start(view, int(self.settings["preserve_recent"]))
+        if start == len(view):
+            return
+        summary = self.summarize(ctx, view[:start])
+        if summary is not None:
+            self.pending = (summary, view[start:], len(ctx.messages()))
+
+    def apply_pending(self, ctx: StepContext) -> bool:
+        """Restart from the precomputed summary, the rounds it left out and every message since."""
+        if self.pending is None:
             return False
-        self.summary = Message("user", (Text(CONTINUED + text),))
-        self.cut = len(ctx.messages())
-        self.cleared = frozenset()
-        self.counts[why] += 1
-        ctx.declare_rewrite("checkpoint", trigger=why)
+        summary, kept, made_at = self.pending
+        self.pending = None
+        view = self.view(ctx.session)
+        new = len(ctx.messages()) - made_at  # the view ends with the session's messages since
+        kept = (*kept, *view[len(view) - new :]) if new > 0 else kept
+        if ctx.usage_tokens((summary, *kept)) >= self.threshold(ctx):
+            return False  # what it keeps would not fit: a fresh summary instead
+        self.restart(ctx, summary, kept)
+        self.counts["precomputed"] += 1
+        self.counts["auto"] += 1
+        ctx.declare_rewrite("checkpoint", trigger="auto", precomputed=True, preserved=len(kept))
         return True
+
+    def compact(self, ctx: StepContext, why: str) -> bool:
+        """Summarize the view but its newest rounds, now; False when the call failed."""
+        view = self.view(ctx.session)
+        start = kept_start(view, int(self.settings["preserve_recent"]))
+        if start < len(view) and ctx.usage_tokens(view[start:]) >= self.threshold(ctx):
+            start = len(view)  # the newest rounds alone would not fit: keep none
+        summary = self.summarize(ctx, view[:start])
+        if summary is None:
+            return False
+        self.pending = None
+        self.restart(ctx, summary, view[start:])
+        self.counts[why] += 1
+        ctx.declare_rewrite("checkpoint", trigger=why, preserved=len(view) - start)
+        return True
+
+    def restart(self, ctx: StepContext, summary: Message, kept: tuple[Message, ...]) -> None:
+        """The view becomes the summary, ``kept`` and the re-read files; the read-file list
+        restarts from those files."""
+        restored = self.restore(ctx, kept)
+        self.head = (summary, *kept, *(message for _, message in restored))
+        self.files = {key: self.files[key] for key, _ in reversed(restored)}
+        self.cut = len(ctx.messages())
+        self.scanned = self.cut
+        self.cleared = frozenset()
+
+    def restore(self, ctx: StepContext, kept: tuple[Message, ...]) -> list[tuple[tuple[str, str], Message]]:
+        """The newest files read (none a kept round read), each under ``restore_file_tokens``,
+        within ``restore_tokens`` in all: (file, its user message), newest first."""
+        limit, budget = int(self.settings["restore_files"]), int(self.settings["restore_tokens"])
+        if limit <= 0:
+            return []
+        tools = set(self.settings["restore_tools"])  # type: ignore[call-overload]
+        in_kept = {(c.name, c.arguments) for m in kept for c in m.tool_calls if c.name in tools}
+        chosen, total = [], 0
+        for key in [k for k in reversed(self.files) if k not in in_kept][:limit]:
+            message = user_text(RESTORED + self.files[key])
+            tokens = ctx.measure([message]).nodes[0].tokens
+            if tokens > int(self.settings["restore_file_tokens"]) or total + tokens > budget:
+                continue
+            total += tokens
+            chosen.append((key, message))
+        return chosen
 
 
 def autocompact(window: int, options: EngineOptions) -> ClaudeCodeCompact:

@@ -180,7 +180,16 @@ def test_claude_code_summary_call_is_warm_as_the_engine_simulates(tmp_path: Path
     assert simulated and min(hit for hit, _, _ in simulated) >= 0.95
 
 
-def test_claude_code_keeps_more_after_a_compaction_than_the_engine_does(tmp_path: Path) -> None:
+def _first_after_rewrite(engine: str, window: int) -> list[tuple[int, int]]:
+    """The engine's first conversation request after each checkpoint it landed, on both engine
+    workloads at ``window``: (prompt, read from cache)."""
+    return [(o.prompt_tokens, o.cached_tokens)
+            for workload in ("seed-coding", "thinking-tools")
+            for o in run_case(engine, EngineCase(window, workload, "lenient")).observations
+            if o.purpose == "conversation" and "checkpoint" in o.rewrites_since_previous]
+
+
+def test_claude_code_keeps_what_the_real_sessions_keep_after_a_compaction(tmp_path: Path) -> None:
     found = _claude(CLAUDE_CODE_SESSIONS, tmp_path)
     after = [(prompt, read, model) for trigger, _, prompt, read, model in found if trigger == "auto" and prompt]
     # 16 of the 17 have a request after. In 3 (IDAHO-VAULT, claude-haiku-4-5, within two minutes)
@@ -192,18 +201,40 @@ def test_claude_code_keeps_more_after_a_compaction_than_the_engine_does(tmp_path
     # prompt and tools, 11-35k, and where a boundary opened a resumed file, more).
     shrunk = sorted(prompt for prompt, _, _ in after if prompt <= 150_000)
     assert len(shrunk) == 13 and (shrunk[0], shrunk[-1]) == (29_644, 72_022)
-    # The engine restarts from the summary alone: its first request after is at most 2,255
-    # tokens (the workloads' system prompt is small); the real first requests carry 1,260 to
-    # 42,072 tokens beyond what they read from cache (10,393 or more in 12 of the 13).
-    assert max(size for _, _, size in _simulated("claude-code-autocompact")) == 2_255
+    # Beyond what they read from cache they carry 1,260 to 42,072 tokens (10,393 or more in 12 of
+    # the 13): the summary, the files re-read and, from 2.1.185, the newest messages kept.
     beyond = sorted(prompt - read for prompt, read, _ in after if prompt <= 150_000)
     assert (beyond[0], beyond[-1]) == (1_260, 42_072) and sum(b >= 10_000 for b in beyond) == 12
+    # The engine at the real sessions' 200k window: the summary, the round its precomputed call
+    # left out and every message since, and the files re-read: 34,200 to 39,993 tokens, within
+    # the real range (the summary alone, before this model, was at most 2,255 at 128k).
+    engine = _first_after_rewrite("claude-code-autocompact", CLAUDE_WINDOW)
+    assert min(p for p, _ in engine) == 34_200 and max(p for p, _ in engine) == 39_993
+    assert beyond[0] < min(p - read for p, read in engine) and max(p - read for p, read in engine) < beyond[-1]
     # What Claude Code itself logged of the context after (6 boundaries give postTokens), and the
     # recent messages 2.1.185 keeps as they were (``preservedMessages``, 3 boundaries).
-    metas = [r["compactMetadata"] for repo, commit, path in CLAUDE_CODE_SESSIONS
-             for r in _records(_show(repo, commit, path, tmp_path)) if r.get("subtype") == "compact_boundary"]
+    records = [(r, _records(_show(repo, commit, path, tmp_path))) for repo, commit, path in CLAUDE_CODE_SESSIONS
+               for r in _records(_show(repo, commit, path, tmp_path)) if r.get("subtype") == "compact_boundary"]
+    metas = [r["compactMetadata"] for r, _ in records]
     assert sorted(m["postTokens"] for m in metas if "postTokens" in m) == [6_591, 6_977, 7_918, 8_526, 13_546, 14_097]
     assert sorted(len(m["preservedMessages"]["uuids"]) for m in metas if "preservedMessages" in m) == [19, 27, 29]
+    # Each 2.1.185 segment opens on a model reply (an API round: the engine's unit of
+    # preserve_recent). The context before that reply was 150,538, 152,943 and 158,219 tokens, and
+    # with it 160,595, 153,223 and 158,700: the engine's precompute point, 153,000 (85% of
+    # 180,000), falls within the first two; the third segment opens later, which a dropped and
+    # re-armed precompute would explain (not modelled).
+    heads = []
+    for boundary, session in records:
+        segment = boundary["compactMetadata"].get("preservedSegment")
+        if segment is None:
+            continue
+        at = next(i for i, r in enumerate(session) if r.get("uuid") == segment["headUuid"])
+        assert session[at]["type"] == "assistant"
+        before = [r for r in session[:at] if r.get("type") == "assistant" and not r.get("isSidechain")
+                  and _usage_total(r["message"].get("usage") or {}) > 0]
+        usage = before[-1]["message"]["usage"]
+        heads.append(_usage_total(usage) + usage.get("output_tokens", 0))
+    assert len(heads) == 3 and sorted(heads)[:2] == [150_538, 152_943]
 
 
 # --- pi (pi-compaction) -------------------------------------------------------------------------

@@ -24,9 +24,11 @@ EXPECTED: dict[tuple[str, str], object] = {
     ("aider-chat-summary", "window-respected"): PASS,
     ("anthropic-context-editing", "rewrites-pay-back"): VIOLATED,
     ("anthropic-context-editing", "window-respected"): {"32k/seed-coding": VIOLATED, "32k/thinking-tools": VIOLATED, "128k/seed-coding": VIOLATED, "128k/thinking-tools": PASS, "512k/seed-coding": VIOLATED, "512k/thinking-tools": PASS},
-    ("claude-code-autocompact", "rewrites-pay-back"): PASS,
+    # 32k/thinking-tools: the kept round and the re-read files refill the small window within 9
+    # requests, before a rewrite pays back (docs/strategies.md).
+    ("claude-code-autocompact", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
     ("claude-code-autocompact", "window-respected"): PASS,
-    ("claude-code-idle-compact", "rewrites-pay-back"): PASS,
+    ("claude-code-idle-compact", "rewrites-pay-back"): {"32k/seed-coding": PASS, "32k/thinking-tools": VIOLATED, "128k/seed-coding": PASS, "128k/thinking-tools": PASS, "512k/seed-coding": PASS, "512k/thinking-tools": PASS},
     ("claude-code-idle-compact", "window-respected"): PASS,
     ("cline-condense", "rewrites-pay-back"): PASS,
     ("cline-condense", "window-respected"): PASS,

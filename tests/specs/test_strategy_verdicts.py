@@ -29,8 +29,10 @@ WHOLE_REPLAY = {"no-silent-rewrite": PASS, "summary-uncached-bounded": VIOLATED,
 EXPECTED: dict[str, dict[str, Verdict]] = {
     "no-compaction": NO_SUMMARY,
     "sliding-window": NO_SUMMARY,
-    "claude-code-autocompact": WHOLE_REPLAY,
-    "claude-code-idle-compact": WHOLE_REPLAY,
+    # Claude Code summarizes all but the newest round (kept as it was): every token of its call
+    # but the instruction was in the last request, so it reads from cache (99.0%-100%).
+    "claude-code-autocompact": {**WHOLE_REPLAY, "summary-uncached-bounded": PASS},
+    "claude-code-idle-compact": {**WHOLE_REPLAY, "summary-uncached-bounded": PASS},
     # clear_thinking drops the reasoning of earlier turns, which DeepSeek's strict endpoints refuse.
     "anthropic-context-editing": {**NO_SUMMARY, "strict-profile-accepts": VIOLATED},
     "openai-server-compaction": WHOLE_REPLAY,

@@ -110,6 +110,7 @@ def test_strategies_import_only_the_public_engine_api():
         ("sliding-window", {"budget": 3}, "sliding-window: unknown setting 'budget' (known: budget_tokens, low_water_tokens)"),
         ("sliding-window", {"budget_tokens": -1}, "sliding-window: budget_tokens must be an integer >= 0, got -1"),
         ("claude-code-autocompact", {"microcompact": "yes"}, "claude-code-autocompact: microcompact must be true or false, got 'yes'"),
+        ("claude-code-autocompact", {"precompute_buffer": 1}, "claude-code-autocompact: precompute_buffer must be under 1, got 1"),
         ("anthropic-context-editing", {"exclude_tools": "bash"}, "anthropic-context-editing: exclude_tools must be a list of strings, got 'bash'"),
         ("anthropic-context-editing", {"thinking_keep": "some"}, 'thinking_keep must be an integer >= 0 or "all"'),
         ("anthropic-context-editing", {"thinking_keep": "\u00b2"}, 'thinking_keep must be an integer >= 0 or "all"'),
@@ -187,9 +188,13 @@ def test_claude_code_threshold_is_the_window_less_the_summary_room_and_buffer():
     assert claude_code.autocompact_threshold(10_000, 500) == 0  # a window under the buffer compacts always
 
 
+#: Claude Code up to 2.1.152 as its transcripts show it: the summary alone, made at the threshold.
+SUMMARY_ALONE = {"preserve_recent": 0, "precompute_buffer": 0, "restore_files": 0}
+
+
 def test_claude_code_autocompact_replays_the_view_and_restarts_from_the_summary():
     h = Harness(window=40_000, cap=2_000)  # threshold 40,000 - 2,000 - 13,000 = 25,000
-    engine = build("claude-code-autocompact", 40_000)
+    engine = build("claude-code-autocompact", 40_000, **SUMMARY_ALONE)
     h.user()
     n = 0
     while True:
@@ -210,6 +215,118 @@ def test_claude_code_autocompact_replays_the_view_and_restarts_from_the_summary(
     assert h.rewrites() == ["checkpoint"] and engine.counts["auto"] == 1
     h.step(n)
     assert engine.view(h.session)[1:] == h.ctx.messages()[-2:]
+
+
+def _run_to(h: Harness, engine, until, chars: int = 4_000, first: int = 0) -> int:
+    """A user message, then steps (one read_file call each, numbered from ``first``) until
+    ``until()``; the number of steps taken."""
+    h.user()
+    n = 0
+    while not until():
+        h.step(first + n, chars=chars)
+        engine.before_step(h.ctx)
+        n += 1
+        assert n < 500
+    return n
+
+
+def test_claude_code_precomputes_the_summary_and_keeps_the_rounds_since():
+    # 2.1.185 on a 200k window: the summary call at 153,000 tokens (180,000 less 15%), the
+    # compaction at 167,000, keeping the round the call left out and every message since.
+    h = Harness(window=200_000, cap=64_000)
+    engine = build("claude-code-autocompact", 200_000, restore_files=0)
+    sizes: list[int] = []
+    _run_to(h, engine, lambda: sizes.append(h.tokens(engine)) or bool(h.sent))
+    (call,) = h.sent
+    assert sizes[-2] < 153_000 <= sizes[-1] and h.rewrites() == []
+    view = engine.view(h.session)
+    assert view == h.ctx.messages()  # nothing rewritten yet
+    # The call sends the view but its newest round (the last reply and its result).
+    assert call.messages == (*view[:-2], claude_code.INSTRUCTION) and view[-2].role == "assistant"
+    arm_round = view[-2:]
+    n = _run_to(h, engine, lambda: bool(h.rewrites()), first=1_000)
+    assert len(h.sent) == 1 and engine.counts == {"auto": 1, "idle": 0, "microcompact": 0, "precomputed": 1}
+    messages = h.ctx.messages()
+    since = messages[messages.index(arm_round[1]) + 1 :]
+    assert len(since) == 2 * n + 1  # the new user message of _run_to and the steps since
+    assert engine.view(h.session) == (Message("user", (Text(claude_code.CONTINUED + "summary 1"),)), *arm_round, *since)
+    assert h.tokens(engine) < 167_000 - 153_000 + 10_000
+
+
+def test_claude_code_compacts_at_once_keeping_the_newest_round_without_precompute():
+    h = Harness(window=40_000, cap=2_000)
+    engine = build("claude-code-autocompact", 40_000, precompute_buffer=0, restore_files=0)
+    h.user()
+    n = 0
+    while not h.sent:
+        h.step(n)
+        n += 1
+        last = engine.view(h.session)
+        engine.before_step(h.ctx)
+    (call,) = h.sent
+    assert call.messages == (*last[:-2], claude_code.INSTRUCTION)
+    assert engine.view(h.session) == (Message("user", (Text(claude_code.CONTINUED + "summary 1"),)), *last[-2:])
+    assert h.rewrites() == ["checkpoint"]
+    # Every kept tool result has its call in the view (tool-pairs-intact).
+    view = engine.view(h.session)
+    calls = {c.call_id for m in view for c in m.tool_calls}
+    assert all(r.call_id in calls for m in view for r in m.tool_results)
+
+
+def test_claude_code_keeps_no_round_that_alone_would_not_fit():
+    h = Harness(window=40_000, cap=2_000)
+    engine = build("claude-code-autocompact", 40_000, precompute_buffer=0, restore_files=0)
+    h.user()
+    h.step(0)
+    h.step(1, chars=120_000)  # one result over the 25,000-token threshold
+    engine.before_step(h.ctx)
+    assert engine.view(h.session) == (Message("user", (Text(claude_code.CONTINUED + "summary 1"),)),)
+
+
+def test_claude_code_re_reads_the_newest_files_after_a_compaction():
+    h = Harness(window=40_000, cap=2_000)
+    engine = build("claude-code-autocompact", 40_000, precompute_buffer=0, restore_file_tokens=1_500)
+    h.user()
+    for n in range(20):
+        h.step(n, chars=4_000 if n != 17 else 8_000)  # about 1,000 tokens each; file 17 over 1,500
+        engine.before_step(h.ctx)
+    assert h.sent == []
+    h.step(20, chars=4_000)
+    h.step(0, chars=4_000)  # file 0 read again: now the newest, with this content
+    h.step(21, chars=60_000)
+    engine.before_step(h.ctx)
+    view = engine.view(h.session)
+    # The summary, the kept round (file 21's read), then of the five newest other files (0, 20,
+    # 19, 18, 17) all but 17, over restore_file_tokens, newest first.
+    restored = [m.blocks[0].text for m in view[3:]]
+    assert view[1].tool_calls[0].arguments == '{"n":21}'
+    assert [t.startswith(claude_code.RESTORED) for t in restored] == [True] * 4
+    assert [t[len(claude_code.RESTORED)] for t in restored] == ["a", "u", "t", "s"]
+    assert len(h.sent) == 1
+
+
+def test_claude_code_restore_keeps_within_its_total_and_can_be_off():
+    h = Harness(window=40_000, cap=2_000)
+    engine = build("claude-code-autocompact", 40_000, precompute_buffer=0, restore_tokens=2_500)
+    off = build("claude-code-autocompact", 40_000, precompute_buffer=0, restore_files=0)
+    for n in range(8):
+        h.step(n, chars=4_000)
+    h.step(8, chars=120_000)
+    engine.before_step(h.ctx)
+    off.before_step(h.ctx)
+    assert len(engine.view(h.session)) == 1 + 2  # the summary and two files within 2,500 tokens
+    assert len(off.view(h.session)) == 1
+
+
+def test_claude_code_drops_a_precomputed_summary_when_it_clears_old_results():
+    h = Harness(window=200_000, cap=64_000)
+    engine = build("claude-code-autocompact", 200_000, restore_files=0)
+    _run_to(h, engine, lambda: bool(h.sent))
+    assert engine.pending is not None
+    h.now += 3_600_000
+    h.step(999)
+    engine.before_step(h.ctx)
+    assert engine.pending is None and h.rewrites() == ["microcompact"]
 
 
 def test_claude_code_clears_old_tool_results_after_the_cache_expired():
@@ -250,7 +367,7 @@ def test_claude_code_does_not_clear_within_the_cache_lifetime():
 ])
 def test_idle_compaction_after_55_minutes_on_a_large_context(name, idle_s, compacts):
     h = Harness(window=1_000_000, cap=8_000)
-    engine = build(name, 1_000_000, idle_min_tokens=1_000)
+    engine = build(name, 1_000_000, idle_min_tokens=1_000, **SUMMARY_ALONE)
     h.user()
     for n in range(10):
         h.step(n)

@@ -41,8 +41,9 @@ def test_idle_compaction_fires_after_each_gap_of_55_minutes_or_more():
     # Back at minute 62 it has expired: the call pays the context in full (Claude Code compacts
     # at minute 55 instead; prefixbench's loop gives the engine control only on return).
     assert summaries[22].cached_tokens == 0
-    # Each compaction restarts the conversation from the summary.
-    assert run.observations[15].prompt_tokens < 300
+    # Each compaction restarts the conversation from the summary, the newest round kept as it
+    # was and the files re-read: 13,038 tokens after a 61,092-token request.
+    assert run.observations[15].prompt_tokens < run.observations[13].prompt_tokens // 4
 
 
 def test_without_idle_compaction_old_results_are_cleared_after_the_cache_expired():
