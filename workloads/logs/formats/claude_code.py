@@ -11,7 +11,11 @@ with a ``fork-context-ref`` entry and the parent's message that spawned it, rest
 the fork's; its first call extends that parent call (:data:`_RESTATED`). A forked session's file
 (``/branch``, the Agent SDK's ``forkSession()``) opens with its source session's history copied, each
 entry marked ``forkedFrom``: those calls are the source's, counted in its transcript, never here,
-and the fork's first call extends the last of them (:data:`_COPIED`). Order is file order (timestamps tie or go
+and the fork's first call extends the last of them (:data:`_COPIED`); from 2.1.326 an assistant entry
+copied from another session (``--fork-session`` too) names that session in ``requestSessionId``, and
+is that session's call the same way (:data:`_REQUESTED_ELSEWHERE`). Checked against the npm
+package's binary of 2.1.332 (November 2026): its other new entry types (request-replay rows
+``api-request*``, ``session-owner``, ``derived-from``, ``tools-used``...) are no messages, read past. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or ``--fork-session`` session
 copies, unmarked) is counted once; where that file's last line of it was written mid-stream (``stop_reason``
@@ -1229,6 +1233,9 @@ FORMAT = LogFormat(
         "Agent message restated (not counted); the fork's first call extends that parent call",
         "forked sessions (/branch, the Agent SDK's forkSession()): a new <session>.jsonl opening with the source's "
         "entries marked forkedFrom (not counted); the fork's first call extends the last copied call",
+        "2.1.326 on: an assistant entry copied from another session names it in requestSessionId (not counted here, "
+        "as a forkedFrom copy); 2.1.3xx bookkeeping entries (api-request*, session-owner, derived-from, tools-used...) "
+        "are no calls",
         "the chat.json form: the same entries as one JSON array",
         "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
         "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",
