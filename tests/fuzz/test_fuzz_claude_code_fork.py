@@ -2,7 +2,9 @@
 a ``fork-context-ref`` entry of any fields, anywhere among the lines, before a restated parent
 message whose request id is any JSON value (or none), in a session folder with or without the
 parent's transcript: ``audit`` ends in exit 0 or one line of exit 2, never an exception; the
-restated message is counted once at most, never in the fork's file when the ref opens it."""
+restated message is counted once at most, never in the fork's file when the ref opens it. And a
+``--fork-session`` copy (2.1.326 on) whose assistant entries carry any ``requestSessionId``: each
+call is counted once where its source's file is read, at most once where it is not."""
 
 from __future__ import annotations
 
@@ -68,6 +70,54 @@ def test_any_fork_context_ref_reads_and_the_parent_call_counts_once(importer_exa
             assert [r.request_id for r in requests if "agent-afork1" in r.file] == ["f1"]
         if parent and request_id in ("r1", "absent"):
             assert ids.count("r1") == 1
+
+    case()
+    tally.report()
+
+
+def _resumed_copy(root: Path, marks: list[object], source: bool, fork_name: str) -> None:
+    """A session ``s1`` of two calls and a fork of it (``--fork-session``, 2.1.326 on) whose copies
+    of ``s1``'s assistant entries carry ``requestSessionId`` values from ``marks`` (a missing one:
+    none written)."""
+    main = Transcript("s1", version="2.1.329")
+    main.user("go", "2026-11-20T10:00:00.000Z", root=True)
+    main.assistant("r1", "2026-11-20T10:00:05.000Z", [cc_usage(3, 20000, 0, 300)])
+    main.user("out", "2026-11-20T10:00:06.000Z", tool=True)
+    main.assistant("r2", "2026-11-20T10:00:09.000Z", [cc_usage(3, 500, 20000, 60)])
+    if source:
+        write_jsonl(root / "s1.jsonl", main.lines)
+    copies, n = [], 0
+    for line in main.lines:
+        copy = dict(line, sessionId=fork_name)
+        if line["type"] == "assistant" and n < len(marks):
+            if marks[n] != "absent":
+                copy["requestSessionId"] = marks[n]
+            n += 1
+        copies.append(copy)
+    fork = Transcript(fork_name, version="2.1.329")
+    fork.last, fork.n = copies[-1]["uuid"], 20
+    fork.user("again", "2026-11-20T10:01:00.000Z")
+    fork.assistant("f1", "2026-11-20T10:01:04.000Z", [cc_usage(3, 400, 20500, 40)])
+    write_jsonl(root / f"{fork_name}.jsonl", copies + fork.lines)
+
+
+def test_any_request_session_id_reads_and_each_call_counts_once(importer_examples):
+    tally = Tally("claude-code requestSessionId", bound_s=20)
+    mark = st.one_of(st.just("s1"), st.just("absent"), st.sampled_from(["f0", "zz-fork", ""]), JSON)
+
+    @fuzz_settings(importer_examples)
+    @given(marks=st.lists(mark, max_size=2), source=st.booleans(), fork_name=st.sampled_from(["f0", "zz-fork"]))
+    def case(marks, source, fork_name) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            _resumed_copy(root, marks, source, fork_name)
+            tally.check(["audit", "--quiet", "--format", "json", str(root)])
+            requests, _ = load_trace([root])
+        ids = [r.request_id for r in requests]
+        assert ids.count("f1") == 1
+        for key in ("r1", "r2"):
+            # The source's calls: once where its file is read, at most once where it is not.
+            assert ids.count(key) == 1 if source else ids.count(key) <= 1
 
     case()
     tally.report()

@@ -16,7 +16,8 @@ COUNTS = st.one_of(st.integers(0, 10**7), st.integers(-2, -1), st.none(), st.sam
 NAMES = st.sampled_from(["claude_code.api_request", "api_request", "claude_code.api_error", "codex.sse_event", "codex.conversation_starts",
                          "gemini_cli.api_response", "api_response", "qwen-code.api_response", "gemini_cli.api_error", ""])
 KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "input_token_count", "output_token_count",
-        "cached_token_count", "cache_write_token_count", "cached_content_token_count", "thoughts_token_count", "tool_token_count", "duration_ms")
+        "cached_token_count", "cache_write_token_count", "cached_content_token_count", "thoughts_token_count", "tool_token_count", "duration_ms",
+        "cache_creation_5m_tokens", "cache_creation_1h_tokens")
 ATTRIBUTES = st.fixed_dictionaries(
     {"event.name": NAMES},
     optional={**{key: COUNTS for key in KEYS},

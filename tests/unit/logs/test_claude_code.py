@@ -1180,6 +1180,11 @@ def _forked_session(root: Path, how: str, *, parent: bool = True, fork_name: str
       mapped to them, ``forkedFrom.messageUuid`` the original's) and a ``custom-title`` entry;
     * ``resume``: ``claude --resume <id> --fork-session`` writes the entries again, uuids kept,
       ``sessionId`` the fork's, no ``forkedFrom``, after a ``mode`` entry of the fork's own.
+    * ``requested``: the same as Claude Code 2.1.329 writes it (read from the npm package's
+      binary): each copied assistant entry also names the session whose request it was
+      (``requestSessionId``), and the fork's file holds the bookkeeping entries that release
+      writes (``session-owner``, ``derived-from``, ``tools-used``, the request-replay rows
+      ``api-request-shape``, ``api-request-blob``, ``api-request``): none a call.
 
     ``parent``: the source's file is written too."""
     source = Transcript("a1c9-source", version="2.1.219")
@@ -1189,13 +1194,17 @@ def _forked_session(root: Path, how: str, *, parent: bool = True, fork_name: str
     source.assistant("req_s2", "2026-08-20T10:00:09.000Z", [cc_usage(3, 1500, 20000, 200)])
     if parent:
         write_jsonl(root / "a1c9-source.jsonl", source.lines)
-    copied: list[dict] = [{"type": "mode", "mode": "normal", "sessionId": fork_name}] if how == "resume" else []
+    copied: list[dict] = [{"type": "mode", "mode": "normal", "sessionId": fork_name}] if how in ("resume", "requested") else []
+    if how == "requested":
+        copied += _bookkeeping_2_1_329(fork_name, source="a1c9-source")
     renamed = {line["uuid"]: (f"9e{n:02d}-{line['uuid']}" if how == "sdk" else line["uuid"]) for n, line in enumerate(source.lines)}
     previous = None
     for line in source.lines:
         copy = dict(line, sessionId=fork_name, uuid=renamed[line["uuid"]], parentUuid=previous)
-        if how != "resume":
+        if how in ("branch", "sdk"):
             copy["forkedFrom"] = {"sessionId": "a1c9-source", "messageUuid": line["uuid"]}
+        if how == "requested" and line["type"] == "assistant":
+            copy["requestSessionId"] = "a1c9-source"
         copied.append(copy)
         previous = copy["uuid"]
     if how == "sdk":
@@ -1203,6 +1212,8 @@ def _forked_session(root: Path, how: str, *, parent: bool = True, fork_name: str
     fork = Transcript(fork_name, version="2.1.219")
     fork.last, fork.n = previous, 20
     fork.user("try another way", "2026-08-20T10:00:50.000Z")
+    if how == "requested":
+        fork.lines += _request_replay_2_1_329(fork_name, "2026-08-20T10:00:50.500Z")
     fork.assistant("req_f1", "2026-08-20T10:00:54.000Z", [cc_usage(3, 600, 21500, 150)])
     fork.user("out", "2026-08-20T10:00:55.000Z", tool=True)
     fork.assistant("req_f2", "2026-08-20T10:00:58.000Z", [cc_usage(3, 400, 22100, 90)])
@@ -1210,7 +1221,37 @@ def _forked_session(root: Path, how: str, *, parent: bool = True, fork_name: str
     return root
 
 
-@pytest.mark.parametrize("how", ["branch", "sdk", "resume"])
+def _bookkeeping_2_1_329(session: str, source: str | None = None) -> list[dict]:
+    """Entries Claude Code 2.1.3xx writes beside the messages that are no message (their shapes
+    read from the 2.1.332 binary's writers; the values made up)."""
+    rows: list[dict] = [
+        {"type": "session-owner", "accountUuid": "acc-1", "organizationUuid": "org-1", "sessionId": session},
+        {"type": "tools-used", "tools": ["Read", "Bash"], "sessionId": session},
+        {"type": "data-flow-records", "v": 1, "sessionId": session, "records": []},
+        {"type": "resume-head-vouch", "sessionId": session, "sum": "9f2c"},
+    ]
+    if source is not None:
+        rows.append({"type": "derived-from", "v": 1, "sessionId": session,
+                     "sessions": [{"type": "claude_code_session", "id": source, "via": "resume"}]})
+    return rows
+
+
+def _request_replay_2_1_329(session: str, when: str) -> list[dict]:
+    """The request-replay rows 2.1.3xx writes as a request is sent: the system prompt and tools
+    once per shape, each new message once (a blob: the message as sent, role and content, no
+    usage), and the request naming its shape, the request it extends and the messages kept."""
+    return [
+        {"type": "api-request-shape", "sessionId": session, "shapeHash": "s1", "timestamp": when, "version": "2.1.329",
+         "shape": {"system": [{"type": "text", "text": "You are Claude Code."}], "tools": []}},
+        {"type": "api-request-blob", "sessionId": session, "hash": "m9",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "earlier reply"}]}},
+        {"type": "api-request", "sessionId": session, "id": "q1", "timestamp": when, "version": "2.1.329",
+         "querySource": "repl_main_thread", "shapeHash": "s1", "params": {"model": "claude-sonnet-4-5-20250929", "max_tokens": 32000},
+         "base": "q0", "keep": 4, "tail": ["m9"], "cacheControl": [], "requestDigest": "d1"},
+    ]
+
+
+@pytest.mark.parametrize("how", ["branch", "sdk", "resume", "requested"])
 @pytest.mark.parametrize("fork_name", ["0d31-fork", "f4e2-fork"])  # read before the source's file, and after
 def test_claude_code_forked_session_extends_the_last_call_it_copied(tmp_path: Path, how: str, fork_name: str) -> None:
     # The fork's first call reads what the source's last call left cached (21,500). Before, a fork
@@ -1248,6 +1289,57 @@ def test_claude_code_forked_session_alone_counts_no_call_of_its_source(tmp_path:
                for note in result.notes)
     # Read in workers (audit --jobs), the same.
     assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
+
+
+def test_claude_code_copies_marked_with_request_session_id_are_the_sources_calls(tmp_path: Path) -> None:
+    # Claude Code 2.1.326 on names the session whose request a copied assistant entry was
+    # (requestSessionId): read without the source's transcript, a --fork-session fork's copies are
+    # listed, not counted as its own (before: counted, 4 calls with the source's 20,000 written
+    # and 20,000 read), and its first call extends the last of them.
+    project = _forked_session(tmp_path, "requested", parent=False)
+    requests, summaries = load_trace([project])
+    assert [r.request_id for r in requests] == ["req_f1", "req_f2"]
+    fork = next(s for s in summaries if s.format == "claude-code")
+    assert [why for _, why in fork.skipped] == [
+        "another session's call this transcript copies (requestSessionId, Claude Code 2.1.326 on): counted in that "
+        "session's transcript"] * 2
+    assert fork.call_parents == ("req_s2",)
+    assert requests[0].prefix.parent is not None and "req_s2" in requests[0].prefix.parent
+    assert any(note.startswith("a transcript copying another session's history (requestSessionId: a forked or resumed "
+                               "session) copying 2 call(s) of session a1c9-source") for note in fork.notes)
+    # Hand sums of the fork's own two calls: input 3 + 3, writes 600 + 400, reads 21,500 + 22,100, output 150 + 90.
+    t = run_audit([project]).totals
+    assert (t.requests, t.input, t.cache_write, t.cache_read, t.output) == (2, 6, 1_000, 43_600, 240)
+    # An entry naming its own session (the source's own calls, as 2.1.329 writes none) is counted.
+    own = [dict(line, requestSessionId=line["sessionId"]) if line.get("type") == "assistant" else line
+           for line in map(json.loads, (project / "b7f0-fork.jsonl").read_text().splitlines())]
+    own = [dict(line, requestSessionId="b7f0-fork") if line.get("requestSessionId") == "a1c9-source" else line for line in own]
+    requests, _ = load_trace([write_jsonl(tmp_path / "own" / "b7f0-fork.jsonl", own)])
+    assert [r.request_id for r in requests] == ["req_s1", "req_s2", "req_f1", "req_f2"]
+
+
+def test_claude_code_2_1_329_bookkeeping_entries_are_no_calls(tmp_path: Path) -> None:
+    """A 2.1.329 session: the new bookkeeping entries (session-owner, tools-used, data-flow-records,
+    resume-head-vouch) and the request-replay rows before each call (api-request-shape,
+    api-request-blob whose message is an assistant message as sent, api-request) are detected as
+    the transcript's, counted as no call and break no chain."""
+    t = Transcript("c3d4-new", version="2.1.329")
+    t.lines += _bookkeeping_2_1_329("c3d4-new")
+    t.user("go", "2026-11-20T10:00:00.000Z", root=True)
+    t.lines += _request_replay_2_1_329("c3d4-new", "2026-11-20T10:00:00.100Z")
+    t.assistant("req_1", "2026-11-20T10:00:03.000Z", [cc_usage(3, 12_000, 0, 200)])
+    t.user("out", "2026-11-20T10:00:04.000Z", tool=True)
+    t.lines += _request_replay_2_1_329("c3d4-new", "2026-11-20T10:00:04.100Z")
+    t.assistant("req_2", "2026-11-20T10:00:07.000Z", [cc_usage(3, 900, 12_000, 60)])
+    path = write_jsonl(tmp_path / "c3d4-new.jsonl", t.lines)
+    assert detect_format(path).name == "claude-code"
+    requests, summaries = load_trace([path])
+    assert [r.request_id for r in requests] == ["req_1", "req_2"]
+    assert requests[1].prefix.parent == requests[0].prefix.node  # the second call extends the first
+    result = run_audit([path])
+    t2 = result.totals
+    assert (t2.requests, t2.input, t2.cache_write, t2.cache_read, t2.output) == (2, 6, 12_900, 12_000, 260)
+    assert abs(result.rows[1].expected_cache_read - 12_000) <= 0.03 * 12_000
 
 
 def _turn_after_thinking(model: str, thought: bool = True) -> list[dict]:

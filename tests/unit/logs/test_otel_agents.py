@@ -552,3 +552,32 @@ def test_codex_traces_without_the_spans_naming_the_model_say_so(tmp_path: Path) 
     assert [r.model for r in requests] == ["unknown", "unknown"]
     (note,) = [n for n in summary.notes if "name no model" in n]
     assert "handle_responses" in note and "2 call span(s)" in note, note
+
+
+def _claude_with_write_split(tmp_path: Path, five: int, hour: int) -> Path:
+    """The Claude Code export with its first api_request (18,230 written) given the split of its
+    writes by lifetime that 2.1.3xx adds to the event (cache_creation_5m_tokens,
+    cache_creation_1h_tokens: usage.cache_creation's, read from the npm package's binary)."""
+    lines = CLAUDE.read_text().splitlines()
+    first = json.loads(lines[0])
+    record = first["resourceLogs"][0]["scopeLogs"][0]["logRecords"][0]
+    record["attributes"] += [{"key": "cache_creation_5m_tokens", "value": {"intValue": str(five)}},
+                             {"key": "cache_creation_1h_tokens", "value": {"intValue": str(hour)}}]
+    path = tmp_path / "split.jsonl"
+    path.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    return path
+
+
+def test_claude_codes_one_hour_writes_are_priced_as_such(tmp_path: Path) -> None:
+    """Before, every write of the event was read as a 5 m write (18,230 of them here): the 1 h
+    part (18,000) was priced at the 5 m rate. The other calls, which name no split, keep theirs."""
+    requests, _ = read(_claude_with_write_split(tmp_path, 230, 18_000))
+    split = sorted((r.usage.cache_write_5m, r.usage.cache_write_1h) for r in requests if r.usage.cache_write)
+    assert split == [(230, 18_000), (880, 0), (1_544, 0), (15_000, 0), (24_012, 0)]
+    totals = run_audit([tmp_path / "split.jsonl"]).totals
+    assert totals.cache_write == 18230 + 1544 + 24012 + 880 + 15000  # the total is unchanged
+
+
+def test_claude_code_one_hour_writes_over_the_total_are_refused_in_a_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"cache_creation_1h_tokens \(18231\) exceeds cache_creation_tokens \(18230\)"):
+        read(_claude_with_write_split(tmp_path, 0, 18_231))

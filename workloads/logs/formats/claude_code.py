@@ -11,7 +11,11 @@ with a ``fork-context-ref`` entry and the parent's message that spawned it, rest
 the fork's; its first call extends that parent call (:data:`_RESTATED`). A forked session's file
 (``/branch``, the Agent SDK's ``forkSession()``) opens with its source session's history copied, each
 entry marked ``forkedFrom``: those calls are the source's, counted in its transcript, never here,
-and the fork's first call extends the last of them (:data:`_COPIED`). Order is file order (timestamps tie or go
+and the fork's first call extends the last of them (:data:`_COPIED`); from 2.1.326 an assistant entry
+copied from another session (``--fork-session`` too) names that session in ``requestSessionId``, and
+is that session's call the same way (:data:`_REQUESTED_ELSEWHERE`). Checked against the npm
+package's binary of 2.1.332 (November 2026): its other new entry types (request-replay rows
+``api-request*``, ``session-owner``, ``derived-from``, ``tools-used``...) are no messages, read past. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or ``--fork-session`` session
 copies, unmarked) is counted once; where that file's last line of it was written mid-stream (``stop_reason``
@@ -258,6 +262,8 @@ class _Walk:
         #: copied entries: :data:`_COPIED`), never counted here, and the sessions they name.
         self.copied: set[str] = set()
         self.copied_from: set[str] = set()
+        #: Those of them marked by ``requestSessionId`` alone (:data:`_REQUESTED_ELSEWHERE`).
+        self.requested_elsewhere: set[str] = set()
         #: The calls of another transcript a request of this one extends, named by their ids
         #: alone (:func:`~prefixbench.workloads.logs.trace.call_parent`): restated or copied ones.
         self.linked: set[str] = set()
@@ -610,6 +616,10 @@ class _Walk:
             elif isinstance(forked := value.get("forkedFrom"), dict) and isinstance(source := forked.get("sessionId"), str):
                 self.copied.add(key)
                 self.copied_from.add(source)
+            elif _requested_elsewhere(value):
+                self.copied.add(key)
+                self.copied_from.add(value["requestSessionId"])
+                self.requested_elsewhere.add(key)
         else:
             known.last_line = record.line
             known.last_path = record.path
@@ -880,6 +890,21 @@ _RESTATED = "the parent's call a fork subagent's transcript restates (fork-conte
 #: first, their uuids linking the fork's first call.
 _COPIED = ("the source session's call a forked session's transcript copies (forkedFrom): counted in that session's "
            "transcript")
+#: Why an assistant entry whose ``requestSessionId`` names another session is no call of this
+#: transcript. From 2.1.326 (the npm package's linux-x64 binary: 2.1.325 has no such field)
+#: Claude Code writes ``requestSessionId`` on an assistant entry it copies from another session's
+#: transcript (``--resume --fork-session``, a resumed session's history, ``/branch`` beside
+#: ``forkedFrom``): the session whose request it was, kept through copies of copies. The entries
+#: of a session's own calls carry none. Such a copy is the source's call, as a ``forkedFrom`` one is.
+_REQUESTED_ELSEWHERE = ("another session's call this transcript copies (requestSessionId, Claude Code 2.1.326 on): counted "
+                        "in that session's transcript")
+
+
+def _requested_elsewhere(value: dict) -> bool:
+    """Whether an assistant entry names (``requestSessionId``) a session other than its own as
+    the one that sent its request: a copy of that session's call (:data:`_REQUESTED_ELSEWHERE`)."""
+    source = value.get("requestSessionId")
+    return isinstance(source, str) and bool(source) and source != value.get("sessionId")
 
 
 def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
@@ -890,7 +915,8 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
     for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
         if req.key in walk.restated or req.key in walk.copied:
             # Asked of no earlier file, added to none: the parent's transcript counts it, before or after.
-            walk.skipped.append((req.last_line, _RESTATED if req.key in walk.restated else _COPIED))
+            walk.skipped.append((req.last_line, _RESTATED if req.key in walk.restated
+                                 else _REQUESTED_ELSEWHERE if req.key in walk.requested_elsewhere else _COPIED))
         elif req.key not in seen_requests:
             fresh.append(req)
         elif req.key not in walk.mid_stream and (_MID_STREAM, req.key) in seen_requests:
@@ -1173,9 +1199,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                   "it (the restated message's request id), measured against what that call left cached where its log "
                   "is in the audit (else the head's)",)
     if walk.copied:
-        notes += (f"a forked session's transcript (forkedFrom: /branch, or the Agent SDK's forkSession) copying "
-                  f"{len(walk.copied):,} call(s) of session {', '.join(sorted(walk.copied_from))}: counted in that "
-                  "session's transcript, not here; the fork's first call extends the last call it copied (by its "
+        if not walk.requested_elsewhere:
+            what, first = "a forked session's transcript (forkedFrom: /branch, or the Agent SDK's forkSession)", "the fork's"
+        elif walk.copied <= walk.requested_elsewhere:
+            what, first = "a transcript copying another session's history (requestSessionId: a forked or resumed session)", "its"
+        else:
+            what, first = "a forked or resumed session's transcript (forkedFrom, requestSessionId)", "its"
+        notes += (f"{what} copying {len(walk.copied):,} call(s) of session {', '.join(sorted(walk.copied_from))}: counted "
+                  f"in that session's transcript, not here; {first} first call extends the last call it copied (by its "
                   "request id), measured against what that call left cached where its log is in the audit (else the "
                   "head's)",)
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
@@ -1202,6 +1233,9 @@ FORMAT = LogFormat(
         "Agent message restated (not counted); the fork's first call extends that parent call",
         "forked sessions (/branch, the Agent SDK's forkSession()): a new <session>.jsonl opening with the source's "
         "entries marked forkedFrom (not counted); the fork's first call extends the last copied call",
+        "2.1.326 on: an assistant entry copied from another session names it in requestSessionId (not counted here, "
+        "as a forkedFrom copy); 2.1.3xx bookkeeping entries (api-request*, session-owner, derived-from, tools-used...) "
+        "are no calls",
         "the chat.json form: the same entries as one JSON array",
         "claude -p --output-format stream-json: no parentUuid and no timestamps (1.0.x: no uuid either); a thread's "
         "messages in the order they are printed, a subagent's (parent_tool_use_id) a lane of its own",

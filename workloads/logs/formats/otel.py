@@ -881,7 +881,10 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         reported = read_ is not None or written_ is not None
         writes_reported = not writes_unreported(written_ is not None, provider)
         if agent.convention == "additive":
-            usage = Usage(cache_read=read_ or 0, cache_write_5m=written_ or 0, uncached=(input_ or 0) + extra_in, output=(output or 0) + extra_out,
+            long = _agent_count(span, agent.write_1h, where) or 0
+            if long > (written_ or 0):
+                raise UserError(f"{where}: {agent.write_1h} ({long}) exceeds {agent.write} ({written_ or 0})")
+            usage = Usage(cache_read=read_ or 0, cache_write_5m=(written_ or 0) - long, cache_write_1h=long, uncached=(input_ or 0) + extra_in, output=(output or 0) + extra_out,
                           cache_reported=reported, writes_reported=writes_reported,
                           speed="fast" if agent.speed and span.attributes.get(agent.speed) == "fast" else "")
         else:

@@ -10,6 +10,8 @@ Claude Code                  ``claude_code.api_request`` (the record's body; ``e
                              ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_creation_tokens``,
                              ``model``, ``duration_ms``, ``cost_usd``, ``session.id``, ``prompt.id``, ``event.timestamp``.
                              Anthropic's usage as it is: input EXCLUDES reads and writes (additive).
+                             From 2.1.300 also ``cache_creation_5m_tokens`` and ``cache_creation_1h_tokens``
+                             (``usage.cache_creation``'s split of the writes): the 1 h part is priced as such.
                              ``cost_usd`` is the call priced by Claude Code's own table: summed, and
                              checked against the counts at the price table's row, in a note.
                              Its traces (beta, 2.1.x): a ``claude_code.llm_request`` span, the same counts as
@@ -83,6 +85,8 @@ class AgentEvent(msgspec.Struct, frozen=True):
     span_names: tuple[str, ...] = ()
     #: The attribute naming the call's speed (``fast`` is billed at the model's fast price; "" for none).
     speed: str = ""
+    #: The part of the written count written with a 1 h lifetime ("" for none: all of it 5 m).
+    write_1h: str = ""
 
     def reading(self) -> str:
         if self.convention == "additive":
@@ -97,7 +101,8 @@ class AgentEvent(msgspec.Struct, frozen=True):
 AGENTS: tuple[AgentEvent, ...] = (
     AgentEvent("Claude Code", ("claude_code.api_request",), ("api_request",), ("claude-code",), "input_tokens", "output_tokens",
                "cache_read_tokens", "cache_creation_tokens", "additive", ("session.id",), default=ANTHROPIC,
-               errors=("claude_code.api_error",), cost="cost_usd", span_names=("claude_code.llm_request",), speed="speed"),
+               errors=("claude_code.api_error",), cost="cost_usd", span_names=("claude_code.llm_request",), speed="speed",
+               write_1h="cache_creation_1h_tokens"),
     AgentEvent("Codex", ("codex.sse_event",), (), (), "input_token_count", "output_token_count", "cached_token_count", "cache_write_token_count", "subset",
                ("conversation.id",), default=OPENAI, kind="response.completed"),
     AgentEvent("Gemini CLI", ("gemini_cli.api_response",), ("api_response",), ("gemini-cli",), "input_token_count", "output_token_count",
