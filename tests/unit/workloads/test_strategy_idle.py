@@ -59,3 +59,13 @@ def test_without_idle_compaction_old_results_are_cleared_after_the_cache_expired
 ])
 def test_compacting_around_idle_gaps_pays_fewer_uncached_tokens(better, worse):
     assert uncached(idle_run(better)) < uncached(idle_run(worse))
+
+
+def test_without_compaction_the_session_outgrows_the_window():
+    """docs/strategies.md's figures for no-compaction on this run."""
+    run = idle_run("no-compaction")
+    over = [o for o in run.observations if o.prompt_tokens > WINDOW]
+    assert (len(run.observations), len(over), over[0].index) == (42, 12, 30)
+    assert uncached(run) == 2_231_147
+    assert sum(o.prompt_tokens - o.cached_tokens for o in run.observations if o.prompt_tokens <= WINDOW) == 341_448
+    assert (uncached(idle_run("claude-code-idle-compact")), uncached(idle_run("claude-code-autocompact"))) == (309_145, 335_993)
