@@ -21,7 +21,13 @@ message the upgrade copied in keeps its summed tokens: one call here). The upgra
 1.x messages into ``session_message`` (ids kept), so a database is read from one generation
 only: the 2.x tables once ``session_message`` holds a row, else the 1.x ones. (Late 1.x versions
 already write ``session_message`` beside their own tables, without ``session_v2`` and without the
-compaction summary calls: such a database is read from its 1.x tables.) A 2.x message is
+compaction summary calls: such a database is read from its 1.x tables, but for a session with no
+1.x message and rows in ``session_message``, which are read as a 2.x session's. Checked against
+OpenCode 1.18.33 (npm, 2026-09-28: migrations to ``20260622202450_simplify_session_input``,
+``step-finish`` parts still written, ``session_message.seq`` added after the table's first
+version) and the Kilo CLI 7.7.9 (``kilo.db``, ``session_message.seq`` nullable), and the
+mainline's ``packages/core/src/session/sql.ts`` (02ce4a33: ``session`` with ``fork_session_id``
+beside ``session_message``) and ``message.ts`` (08e3e1f9).) A 2.x message is
 put into the 1.x export's shape (its tokens a ``step-finish`` part, a ``compaction`` message a
 user message with a ``compaction`` part and, where it carries its request's ``tokens``, the
 summary call) and read as one; so is a 2.x export, whose messages have the same shape.
@@ -219,6 +225,9 @@ def exports(path: Path) -> Iterator[dict]:
         if not v2 and not v1:
             raise UserError(f"{path}: a SQLite database without OpenCode's session, message and part tables "
                             "(1.x) or session_v2 and session_message (2.x)")
+        # A 1.x database's ``session_message`` (1.14 on): a session holding no 1.x message but rows
+        # there (written by the event-sourced writer alone) is read from them.
+        side = None if v2 else _side_order(db)
         sessions = db.execute(
             "SELECT id, project_id, parent_id, directory, title, version, time_created, time_updated "
             f"FROM {'session_v2' if v2 else 'session'} ORDER BY time_created, id LIMIT ?",
@@ -235,8 +244,10 @@ def exports(path: Path) -> Iterator[dict]:
             }
             if parent:
                 info["parentID"] = str(parent)
-            messages = _messages_v2(db, path, sid) if v2 else _messages(db, path, sid)
-            yield {"info": info, "messages": list(messages)}
+            messages = list(_messages_v2(db, path, sid) if v2 else _messages(db, path, sid))
+            if not messages and side is not None:
+                messages = list(_side_messages(db, path, sid, side))
+            yield {"info": info, "messages": messages}
     except sqlite3.Error as exc:
         raise failure(path, exc, "OpenCode") from None
     finally:
@@ -258,6 +269,22 @@ def _messages(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]
         info = _data(path, "message", mid, raw)
         info.update(id=str(mid), sessionID=str(sid))
         yield {"info": info, "parts": parts.pop(str(mid), [])}
+
+
+def _side_order(db: sqlite3.Connection) -> str | None:
+    """The order to read a 1.x database's ``session_message`` rows in (``seq``, nullable in Kilo's
+    databases and absent in the table's first version, then their time), or None without one."""
+    have = columns(db, "session_message")
+    if not {"id", "session_id", "type", "data", "time_created"} <= have:
+        return None
+    return "seq IS NULL, seq, time_created, id" if "seq" in have else "time_created, id"
+
+
+def _side_messages(db: sqlite3.Connection, path: Path, sid: object, order: str) -> Iterator[dict]:
+    """A 1.x database's session that has no 1.x message: its ``session_message`` rows, read as a
+    2.x session's (a session written only there; never both, which would count a call twice)."""
+    rows = db.execute(f"SELECT id, type, data FROM session_message WHERE session_id = ? ORDER BY {order} LIMIT ?", (sid, MAX_ROWS))
+    yield from v2_messages(str(sid), ((str(mid), kind, _data(path, "session_message", mid, raw)) for mid, kind, raw in rows))
 
 
 def _messages_v2(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]:
