@@ -352,3 +352,35 @@ def test_garbage_in_a_1x_databases_session_message_ends_cleanly(tmp_path: Path) 
     case()
     tally.report()
     assert tally.outcomes["crash"] == 0
+
+
+@pytest.mark.parametrize("table", ["session_v2", "session"])
+def test_a_renamed_fork_is_known_by_its_fork_session_id(tmp_path: Path, table: str) -> None:
+    # A fork copies its source's rows under new ids (``<event>_<seq>``: no id of a time) keeping
+    # their times; renamed, its title no longer says "(fork #n)": fork_session_id does.
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    if table == "session_v2":
+        db.executescript(V2_TABLES)
+    else:  # the mainline's 1.x session table, with fork_session_id, and session_message beside it
+        db.executescript(V1_TABLES + SESSION_MESSAGE + "ALTER TABLE session ADD fork_session_id text;")
+    source = [("msg_01", "user", {"text": "go", "files": [], "agents": [], "references": [], "time": {"created": T0 + 1000}}),
+              ("msg_02", "assistant", assistant(2000, SONNET, tokens(12, 300, 40, 0, 9000)))]
+    copies = [(f"evt_f_{seq}", kind, data) for seq, (_, kind, data) in enumerate(source)]
+    own = [("evt_g_2", "assistant", assistant(30_000, SONNET, tokens(25, 70, 0, 9000, 500)))]
+    for sid, forked, title, created, rows in (("ses_0a", None, "fix it", T0, source),
+                                              ("ses_0f", "ses_0a", "renamed", T0 + 20_000, copies + own)):
+        db.execute(f"INSERT INTO {table} (id, project_id, parent_id, fork_session_id, slug, directory, title, version,"
+                   " time_created, time_updated) VALUES (?, 'prj', NULL, ?, 'calm', '/w', ?, '1.18.33', ?, ?)",
+                   (sid, forked, title, created, created))
+        for seq, (mid, kind, data) in enumerate(rows):
+            at = data["time"]["created"]
+            db.execute("INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?, ?)", (mid, sid, kind, seq, at, at, json.dumps(data)))
+    db.commit()
+    db.close()
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    assert [(r.lane, r.sent_ms, r.usage) for r in requests] == [
+        ("ses_0a", T0 + 2000, Usage(cache_write_5m=9000, uncached=12, output=340)),
+        ("ses_0f", T0 + 30_000, Usage(cache_read=9000, cache_write_5m=500, uncached=25, output=70)),
+    ]
+    assert any(kind == "fork" for kind, _ in requests[1].events)

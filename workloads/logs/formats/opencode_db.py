@@ -63,6 +63,9 @@ TABLES_V2 = {
     "session_v2": ("id", "parent_id", "title", "version", "directory", "project_id", "time_created", "time_updated"),
     "session_message": ("id", "session_id", "type", "seq", "data"),
 }
+#: The key under which a session's ``fork_session_id`` is put into its export's ``info`` (no key of
+#: OpenCode's own export: :mod:`.opencode` reads it as the mark of a fork, whatever its title).
+FORKED_FROM = "forkedFromSessionID"
 #: The database file name OpenCode writes, and the suffix a folder walk offers to the detector.
 FILE_NAME = "opencode.db"
 SUFFIXES = (".db",)
@@ -225,15 +228,18 @@ def exports(path: Path) -> Iterator[dict]:
         if not v2 and not v1:
             raise UserError(f"{path}: a SQLite database without OpenCode's session, message and part tables "
                             "(1.x) or session_v2 and session_message (2.x)")
-        # A 1.x database's ``session_message`` (1.14 on): a session holding no 1.x message but rows
-        # there (written by the event-sourced writer alone) is read from them.
+        # A 1.x database's ``session_message`` (migrated in from April 2026): a session holding no
+        # 1.x message but rows there (written by the event-sourced writer alone) is read from them.
         side = None if v2 else _side_order(db)
+        table = "session_v2" if v2 else "session"
+        # The session a fork was made from (``fork_session_id``, a column of later schemas).
+        fork = "fork_session_id" if "fork_session_id" in columns(db, table) else "NULL"
         sessions = db.execute(
-            "SELECT id, project_id, parent_id, directory, title, version, time_created, time_updated "
-            f"FROM {'session_v2' if v2 else 'session'} ORDER BY time_created, id LIMIT ?",
+            f"SELECT id, project_id, parent_id, directory, title, version, time_created, time_updated, {fork} "
+            f"FROM {table} ORDER BY time_created, id LIMIT ?",
             (MAX_ROWS,),
         ).fetchall()
-        for sid, project, parent, directory, title, version, created, updated in sessions:
+        for sid, project, parent, directory, title, version, created, updated, forked_from in sessions:
             info: dict = {
                 "id": str(sid),
                 "projectID": _text(project),
@@ -244,6 +250,8 @@ def exports(path: Path) -> Iterator[dict]:
             }
             if parent:
                 info["parentID"] = str(parent)
+            if forked_from:
+                info[FORKED_FROM] = str(forked_from)
             messages = list(_messages_v2(db, path, sid) if v2 else _messages(db, path, sid))
             if not messages and side is not None:
                 messages = list(_side_messages(db, path, sid, side))
