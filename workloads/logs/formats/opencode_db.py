@@ -102,6 +102,21 @@ def _pending_wal(path: Path) -> bool:
 AGENT_BY_FILE_NAME = {FILE_NAME: "OpenCode", "kilo.db": "Kilo Code", "threads.db": "Zed",
                       "session-store.db": "GitHub Copilot CLI"}
 KILO_CHANNEL_DB = re.compile(r"kilo-[^/]+\.db\Z")
+#: OpenCode's database for a build of another channel than latest, beta or prod (1.18:
+#: ``opencode-<channel>.db``); Kilo keeps one such file of an earlier build in its own folder
+#: (``~/.local/share/kilo``), where it is Kilo Code's.
+OPENCODE_CHANNEL_DB = re.compile(r"opencode-[^/]+\.db\Z")
+
+
+def agent_of_file(path: Path) -> str | None:
+    """Whose database a file of this name is (None: no agent's that the name tells)."""
+    if path.name in AGENT_BY_FILE_NAME:
+        return AGENT_BY_FILE_NAME[path.name]
+    if KILO_CHANNEL_DB.match(path.name):
+        return "Kilo Code"
+    if OPENCODE_CHANNEL_DB.match(path.name):
+        return "Kilo Code" if path.parent.name == "kilo" else "OpenCode"
+    return None
 
 
 def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserError:
@@ -109,7 +124,7 @@ def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserErr
     agent its file name says, if any), or damaged."""
     text = str(exc) or type(exc).__name__
     if _locked(exc):
-        agent = agent or AGENT_BY_FILE_NAME.get(path.name) or ("Kilo Code" if KILO_CHANNEL_DB.match(path.name) else None)
+        agent = agent or agent_of_file(path)
         if agent is None:
             return UserError(f"{path}: the database is locked ({text}); audit it when the agent writing it is not, or a copy of it")
         return UserError(f"{path}: the {agent} database is locked ({text}); audit it when {agent} is not writing, or a copy of it")
