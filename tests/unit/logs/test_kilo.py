@@ -700,3 +700,13 @@ def test_gemini_2_5_pro_through_openrouter_reads_on_4080_token_checkpoints(tmp_p
     rows = run_audit([tmp_path]).rows
     assert [r.predicted_cache_read for r in rows][2::2] == [16_320, 16_324]
     assert [r.read_within for r in rows][2::2] == [True, True]
+
+
+@pytest.mark.parametrize(("folder", "agent"), [("kilo", "Kilo Code"), ("opencode", "OpenCode")])
+def test_a_locked_opencode_channel_db_names_its_agent(folder: str, agent: str) -> None:
+    # OpenCode 1.18 names a build of another channel's database opencode-<channel>.db; Kilo 7.7
+    # keeps reading such a file an earlier build left in its own folder (~/.local/share/kilo).
+    from prefixbench.workloads.logs.formats.opencode_db import failure
+
+    line = str(failure(Path("/home/u/.local/share") / folder / "opencode-dev.db", sqlite3.OperationalError("database is locked")))
+    assert f"the {agent} database is locked" in line, line

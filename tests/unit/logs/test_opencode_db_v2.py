@@ -261,3 +261,126 @@ def test_a_data_envelope_without_an_export_is_no_opencode_log(tmp_path: Path) ->
     path.write_text(json.dumps({"data": {"info": {"id": "x"}, "items": []}}))
     with pytest.raises(UserError, match="unknown log format"):
         detect_format(path)
+
+
+#: ``session_message`` as OpenCode 1.18 and Kilo 7.7 create it beside the 1.x tables: ``seq`` added
+#: later (absent in the table's first version), nullable in Kilo's (its legacy-writer migration).
+SIDE_TABLES = {
+    "seq": SESSION_MESSAGE,
+    "nullable-seq": SESSION_MESSAGE.replace("seq integer NOT NULL", "seq integer"),
+    "no-seq": SESSION_MESSAGE.replace(" seq integer NOT NULL,", ""),
+}
+
+
+def write_side_only(path: Path, layout: str) -> Path:
+    """A 1.x database (no session_v2) holding one session written the 1.x way (its rows mirrored
+    into session_message, as 1.18 does) and one written only to session_message."""
+    db = sqlite3.connect(path)
+    db.executescript(V1_TABLES + SIDE_TABLES[layout])
+    if layout == "nullable-seq":  # Kilo 7.7's own columns and tables beside OpenCode's
+        db.executescript("ALTER TABLE session ADD current_state text; ALTER TABLE session ADD recent_progress text;"
+                         "CREATE TABLE kilo_board (id text PRIMARY KEY, root_session_id text NOT NULL);")
+    version = "7.7.9" if layout == "nullable-seq" else "1.18.33"
+    for sid, at in (("ses_00", T0), ("ses_01", T0 + 50_000)):
+        db.execute("INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated)"
+                   " VALUES (?, 'prj', NULL, 'calm', '/w', 'a task', ?, ?, ?)", (sid, version, at, at))
+    info = {"role": "assistant", "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "time": {"created": T0}}
+    db.execute("INSERT INTO message VALUES ('msg_00', 'ses_00', ?, ?, ?)", (T0, T0, json.dumps(info)))
+    db.execute("INSERT INTO part VALUES ('prt_00', 'msg_00', 'ses_00', ?, ?, ?)",
+               (T0, T0, json.dumps({"type": "step-finish", "tokens": tokens(7, 30, 0, 1000, 0)})))
+    rows = [("evt_0", "ses_00", "assistant", assistant(0, SONNET, tokens(7, 30, 0, 1000, 0))),
+            ("evt_1", "ses_01", "user", {"text": "go", "files": [], "agents": [], "references": [], "time": {"created": T0 + 60_000}}),
+            ("evt_2", "ses_01", "assistant", assistant(61_000, SONNET, tokens(15, 200, 10, 0, 6000))),
+            ("evt_3", "ses_01", "assistant", assistant(65_000, SONNET, tokens(4, 80, 0, 6000, 300)))]
+    for seq, (mid, sid, kind, data) in enumerate(rows):
+        at = data["time"]["created"]
+        if layout == "no-seq":
+            db.execute("INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?)", (mid, sid, kind, at, at, json.dumps(data)))
+        else:
+            db.execute("INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (mid, sid, kind, None if layout == "nullable-seq" else seq, at, at, json.dumps(data)))
+    db.commit()
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize("layout", sorted(SIDE_TABLES))
+def test_a_1x_session_written_only_to_session_message_is_read_from_it(tmp_path: Path, layout: str) -> None:
+    # ses_00 is read once, from its 1.x step (its session_message mirror is not counted again);
+    # ses_01, with no 1.x message, was no call before (its two calls invisible).
+    path = write_side_only(tmp_path / ("kilo.db" if layout == "nullable-seq" else "opencode.db"), layout)
+    assert is_opencode_db(path)
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    assert [(r.lane, r.sent_ms, r.usage) for r in requests] == [
+        ("ses_00", T0, Usage(cache_read=1000, uncached=7, output=30)),
+        ("ses_01", T0 + 61_000, Usage(cache_write_5m=6000, uncached=15, output=210)),
+        ("ses_01", T0 + 65_000, Usage(cache_read=6000, cache_write_5m=300, uncached=4, output=80)),
+    ]
+    t = run_audit([path]).totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (
+        3, 7 + 15 + 4, 1000 + 0 + 6000, 0 + 6000 + 300, 30 + (200 + 10) + 80)
+
+
+def test_garbage_in_a_1x_databases_session_message_ends_cleanly(tmp_path: Path) -> None:
+    """The rows of a session written only to a 1.x database's ``session_message``, edited or
+    broken (and ``type`` changed): one line and exit 2, or a reading; never a traceback."""
+    pristine = write_side_only(tmp_path / "pristine.db", "nullable-seq")
+    con = sqlite3.connect(pristine)
+    rows = [(mid, json.loads(data)) for mid, data in con.execute("SELECT id, data FROM session_message WHERE session_id = 'ses_01'")]
+    con.close()
+    tally = Tally("opencode 1.x session_message", bound_s=20)
+    garbage = st.one_of(
+        st.sampled_from(rows).flatmap(lambda row: edited(st.just(row[1]), max_edits=3).map(to_json_line)),
+        json_values.map(to_json_line),
+        st.sampled_from(NASTY_TOKENS),
+    )
+    kinds = st.sampled_from(["user", "assistant", "compaction", "shell", ""])
+
+    @fuzz_settings(15)
+    @given(edits=st.lists(st.tuples(st.sampled_from(rows), garbage, kinds), min_size=1, max_size=3))
+    def case(edits: list) -> None:
+        path = tmp_path / "opencode.db"
+        path.write_bytes(pristine.read_bytes())
+        con = sqlite3.connect(path)
+        for (mid, _), raw, kind in edits:
+            value = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+            con.execute("UPDATE session_message SET data = ?, type = ? WHERE id = ?", (value, kind, mid))
+        con.commit()
+        con.close()
+        tally.check(["audit", str(path), "--quiet"])
+
+    case()
+    tally.report()
+    assert tally.outcomes["crash"] == 0
+
+
+@pytest.mark.parametrize("table", ["session_v2", "session"])
+def test_a_renamed_fork_is_known_by_its_fork_session_id(tmp_path: Path, table: str) -> None:
+    # A fork copies its source's rows under new ids (``<event>_<seq>``: no id of a time) keeping
+    # their times; renamed, its title no longer says "(fork #n)": fork_session_id does.
+    path = tmp_path / "opencode.db"
+    db = sqlite3.connect(path)
+    if table == "session_v2":
+        db.executescript(V2_TABLES)
+    else:  # the mainline's 1.x session table, with fork_session_id, and session_message beside it
+        db.executescript(V1_TABLES + SESSION_MESSAGE + "ALTER TABLE session ADD fork_session_id text;")
+    source = [("msg_01", "user", {"text": "go", "files": [], "agents": [], "references": [], "time": {"created": T0 + 1000}}),
+              ("msg_02", "assistant", assistant(2000, SONNET, tokens(12, 300, 40, 0, 9000)))]
+    copies = [(f"evt_f_{seq}", kind, data) for seq, (_, kind, data) in enumerate(source)]
+    own = [("evt_g_2", "assistant", assistant(30_000, SONNET, tokens(25, 70, 0, 9000, 500)))]
+    for sid, forked, title, created, rows in (("ses_0a", None, "fix it", T0, source),
+                                              ("ses_0f", "ses_0a", "renamed", T0 + 20_000, copies + own)):
+        db.execute(f"INSERT INTO {table} (id, project_id, parent_id, fork_session_id, slug, directory, title, version,"
+                   " time_created, time_updated) VALUES (?, 'prj', NULL, ?, 'calm', '/w', ?, '1.18.33', ?, ?)",
+                   (sid, forked, title, created, created))
+        for seq, (mid, kind, data) in enumerate(rows):
+            at = data["time"]["created"]
+            db.execute("INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?, ?)", (mid, sid, kind, seq, at, at, json.dumps(data)))
+    db.commit()
+    db.close()
+    requests = import_file(path, detect_format(path), ImportContext())[0]
+    assert [(r.lane, r.sent_ms, r.usage) for r in requests] == [
+        ("ses_0a", T0 + 2000, Usage(cache_write_5m=9000, uncached=12, output=340)),
+        ("ses_0f", T0 + 30_000, Usage(cache_read=9000, cache_write_5m=500, uncached=25, output=70)),
+    ]
+    assert any(kind == "fork" for kind, _ in requests[1].events)

@@ -43,7 +43,8 @@ first call of its own is a ``fork`` event starting a new chain. A fork is known 
 not its title (a rename changes that, and ``Session.fork`` sets no parent): messages dated before
 the session was created whose ids were minted after (an OpenCode id holds its minting time); a
 session whose messages kept their ids (an upgrade's copy) is none. Where the ids are of no such
-shape, the title "(fork #n)" decides.
+shape, the title "(fork #n)" decides, or a database row's ``fork_session_id`` (2.x forks copy
+their source's rows under ids ``<event>_<seq>``: ``SessionProjector.projectFork``).
 
 Who served a call: ``providerID`` when it names a provider the audit models, else the provider
 whose model names ``modelID`` (its part after the last ``/``) takes, but for a provider that
@@ -369,7 +370,9 @@ class _Session:
         #: from: dated before the fork was created, under ids minted at the fork (:func:`_copied`).
         #: OpenCode titles a fork "<title> (fork #n)", which a rename changes: the title is asked
         #: only where a message's id tells nothing.
-        self.titled_fork = isinstance(info.get("title"), str) and _FORK_TITLE.search(info["title"]) is not None
+        #: A database row's ``fork_session_id`` says it whatever the title (:data:`.opencode_db.FORKED_FROM`).
+        self.titled_fork = (isinstance(info.get("title"), str) and _FORK_TITLE.search(info["title"]) is not None
+                            or isinstance(info.get(opencode_db.FORKED_FROM), str))
         self.copied_messages = 0
         self.copied_calls = 0
         self.cost = 0.0

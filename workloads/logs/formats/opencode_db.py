@@ -21,7 +21,13 @@ message the upgrade copied in keeps its summed tokens: one call here). The upgra
 1.x messages into ``session_message`` (ids kept), so a database is read from one generation
 only: the 2.x tables once ``session_message`` holds a row, else the 1.x ones. (Late 1.x versions
 already write ``session_message`` beside their own tables, without ``session_v2`` and without the
-compaction summary calls: such a database is read from its 1.x tables.) A 2.x message is
+compaction summary calls: such a database is read from its 1.x tables, but for a session with no
+1.x message and rows in ``session_message``, which are read as a 2.x session's. Checked against
+OpenCode 1.18.33 (npm, 2026-09-28: migrations to ``20260622202450_simplify_session_input``,
+``step-finish`` parts still written, ``session_message.seq`` added after the table's first
+version) and the Kilo CLI 7.7.9 (``kilo.db``, ``session_message.seq`` nullable), and the
+mainline's ``packages/core/src/session/sql.ts`` (02ce4a33: ``session`` with ``fork_session_id``
+beside ``session_message``) and ``message.ts`` (08e3e1f9).) A 2.x message is
 put into the 1.x export's shape (its tokens a ``step-finish`` part, a ``compaction`` message a
 user message with a ``compaction`` part and, where it carries its request's ``tokens``, the
 summary call) and read as one; so is a 2.x export, whose messages have the same shape.
@@ -57,6 +63,9 @@ TABLES_V2 = {
     "session_v2": ("id", "parent_id", "title", "version", "directory", "project_id", "time_created", "time_updated"),
     "session_message": ("id", "session_id", "type", "seq", "data"),
 }
+#: The key under which a session's ``fork_session_id`` is put into its export's ``info`` (no key of
+#: OpenCode's own export: :mod:`.opencode` reads it as the mark of a fork, whatever its title).
+FORKED_FROM = "forkedFromSessionID"
 #: The database file name OpenCode writes, and the suffix a folder walk offers to the detector.
 FILE_NAME = "opencode.db"
 SUFFIXES = (".db",)
@@ -93,6 +102,21 @@ def _pending_wal(path: Path) -> bool:
 AGENT_BY_FILE_NAME = {FILE_NAME: "OpenCode", "kilo.db": "Kilo Code", "threads.db": "Zed",
                       "session-store.db": "GitHub Copilot CLI"}
 KILO_CHANNEL_DB = re.compile(r"kilo-[^/]+\.db\Z")
+#: OpenCode's database for a build of another channel than latest, beta or prod (1.18:
+#: ``opencode-<channel>.db``); Kilo keeps one such file of an earlier build in its own folder
+#: (``~/.local/share/kilo``), where it is Kilo Code's.
+OPENCODE_CHANNEL_DB = re.compile(r"opencode-[^/]+\.db\Z")
+
+
+def agent_of_file(path: Path) -> str | None:
+    """Whose database a file of this name is (None: no agent's that the name tells)."""
+    if path.name in AGENT_BY_FILE_NAME:
+        return AGENT_BY_FILE_NAME[path.name]
+    if KILO_CHANNEL_DB.match(path.name):
+        return "Kilo Code"
+    if OPENCODE_CHANNEL_DB.match(path.name):
+        return "Kilo Code" if path.parent.name == "kilo" else "OpenCode"
+    return None
 
 
 def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserError:
@@ -100,7 +124,7 @@ def failure(path: Path, exc: sqlite3.Error, agent: str | None = None) -> UserErr
     agent its file name says, if any), or damaged."""
     text = str(exc) or type(exc).__name__
     if _locked(exc):
-        agent = agent or AGENT_BY_FILE_NAME.get(path.name) or ("Kilo Code" if KILO_CHANNEL_DB.match(path.name) else None)
+        agent = agent or agent_of_file(path)
         if agent is None:
             return UserError(f"{path}: the database is locked ({text}); audit it when the agent writing it is not, or a copy of it")
         return UserError(f"{path}: the {agent} database is locked ({text}); audit it when {agent} is not writing, or a copy of it")
@@ -219,12 +243,18 @@ def exports(path: Path) -> Iterator[dict]:
         if not v2 and not v1:
             raise UserError(f"{path}: a SQLite database without OpenCode's session, message and part tables "
                             "(1.x) or session_v2 and session_message (2.x)")
+        # A 1.x database's ``session_message`` (migrated in from April 2026): a session holding no
+        # 1.x message but rows there (written by the event-sourced writer alone) is read from them.
+        side = None if v2 else _side_order(db)
+        table = "session_v2" if v2 else "session"
+        # The session a fork was made from (``fork_session_id``, a column of later schemas).
+        fork = "fork_session_id" if "fork_session_id" in columns(db, table) else "NULL"
         sessions = db.execute(
-            "SELECT id, project_id, parent_id, directory, title, version, time_created, time_updated "
-            f"FROM {'session_v2' if v2 else 'session'} ORDER BY time_created, id LIMIT ?",
+            f"SELECT id, project_id, parent_id, directory, title, version, time_created, time_updated, {fork} "
+            f"FROM {table} ORDER BY time_created, id LIMIT ?",
             (MAX_ROWS,),
         ).fetchall()
-        for sid, project, parent, directory, title, version, created, updated in sessions:
+        for sid, project, parent, directory, title, version, created, updated, forked_from in sessions:
             info: dict = {
                 "id": str(sid),
                 "projectID": _text(project),
@@ -235,8 +265,12 @@ def exports(path: Path) -> Iterator[dict]:
             }
             if parent:
                 info["parentID"] = str(parent)
-            messages = _messages_v2(db, path, sid) if v2 else _messages(db, path, sid)
-            yield {"info": info, "messages": list(messages)}
+            if forked_from:
+                info[FORKED_FROM] = str(forked_from)
+            messages = list(_messages_v2(db, path, sid) if v2 else _messages(db, path, sid))
+            if not messages and side is not None:
+                messages = list(_side_messages(db, path, sid, side))
+            yield {"info": info, "messages": messages}
     except sqlite3.Error as exc:
         raise failure(path, exc, "OpenCode") from None
     finally:
@@ -258,6 +292,22 @@ def _messages(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]
         info = _data(path, "message", mid, raw)
         info.update(id=str(mid), sessionID=str(sid))
         yield {"info": info, "parts": parts.pop(str(mid), [])}
+
+
+def _side_order(db: sqlite3.Connection) -> str | None:
+    """The order to read a 1.x database's ``session_message`` rows in (``seq``, nullable in Kilo's
+    databases and absent in the table's first version, then their time), or None without one."""
+    have = columns(db, "session_message")
+    if not {"id", "session_id", "type", "data", "time_created"} <= have:
+        return None
+    return "seq IS NULL, seq, time_created, id" if "seq" in have else "time_created, id"
+
+
+def _side_messages(db: sqlite3.Connection, path: Path, sid: object, order: str) -> Iterator[dict]:
+    """A 1.x database's session that has no 1.x message: its ``session_message`` rows, read as a
+    2.x session's (a session written only there; never both, which would count a call twice)."""
+    rows = db.execute(f"SELECT id, type, data FROM session_message WHERE session_id = ? ORDER BY {order} LIMIT ?", (sid, MAX_ROWS))
+    yield from v2_messages(str(sid), ((str(mid), kind, _data(path, "session_message", mid, raw)) for mid, kind, raw in rows))
 
 
 def _messages_v2(db: sqlite3.Connection, path: Path, sid: object) -> Iterator[dict]:
