@@ -1074,17 +1074,19 @@ def total_bytes(files: list[tuple[Path, str | None]]) -> int:
                if not is_unreadable(reason) and not (reason or "").startswith(COPY_OF))
 
 
-#: ``audit`` without ``--jobs`` reads in one process below this many bytes of logs: a worker's
-#: start and the results sent back cost more than they save on a small folder (on 40 MB of
-#: Claude Code transcripts two workers took 0.75-0.87 s against 1.0 s; on 0.6 MB the same).
+#: ``audit`` without ``--jobs`` reads in one process below this many bytes of logs. Below it the
+#: gain is small and depends on the machine being idle (40 MB of Claude Code transcripts: two
+#: workers 0.75-0.87 s against 1.0 s for one; 80 MB at load 2, 1.78-2.01 s against 1.65-1.78 s),
+#: and each worker is a forked process of its own memory; on 0.6 MB the same time either way.
 AUTO_JOBS_BYTES = 64 * 2**20
 #: ... and with at most this many workers (the cores this process may use, the files, this).
 AUTO_JOBS_MAX = 8
 
 
 def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the system tells it, as in a
-    container limited to some cores), else the machine's."""
+    """The cores this process may run on (its CPU affinity where the system tells it, as with
+    ``taskset`` or a container pinned to some cores; a CPU quota such as ``docker --cpus`` is not
+    seen), else the machine's."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # macOS and Windows have no affinity call
@@ -1250,7 +1252,7 @@ def _run_audit_command(args) -> int:
 
         parse_fixes(args.what_if)  # a bad fix name is an error before any log is read
     jobs, scheduler = getattr(args, "jobs", 1), getattr(args, "scheduler", None)
-    file_map(jobs or 1, scheduler)  # a bad --jobs or a missing Dask is an error before the walk
+    file_map(1 if jobs is None else jobs, scheduler)  # a bad --jobs or a missing Dask is an error before the walk
     from prefixbench.workloads.logs.sources import find_log_files
 
     files = find_log_files(list(args.paths))  # walked once: the progress bar's total, then the read

@@ -586,7 +586,7 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "lane's previous request reported reading (measured: Gemini's reads keep to one checkpoint for several calls, then "
         "jump; a MiniMax tool loop reads only the system prompt's entry; see docs/providers.md) (default: follow the last read)",
     )
-    audit.add_argument("--jobs", type=int, default=None, metavar="N", help="read the log files in N worker processes, largest first, replay and sum up the parts of the log that share nothing in N forked processes, then re-simulate the fixes of what to change in N forked processes; at most 4 x the cores without a remote --scheduler (default: 1 for less than 64 MiB of logs or one file, else one per core, at most 8; 1 with --scheduler; the output is the same)")
+    audit.add_argument("--jobs", type=int, default=None, metavar="N", help="read the log files in N worker processes, largest first, replay and sum up the parts of the log that share nothing in N forked processes, then re-simulate the fixes of what to change in N forked processes; at most 4 x the cores without a remote --scheduler (default: 1 for less than 64 MiB of logs or one file, else one per usable core, at most one per file and 8; 1 with --scheduler; the output is the same)")
     audit.add_argument("--scheduler", default=None, metavar="ADDRESS|local", help="read the log files on Dask distributed: a scheduler address (tcp://host:8786), whose workers see the files at the same paths, or 'local' for a LocalCluster of --jobs workers (needs the dask extra)")
     audit.add_argument(
         "--what-if",

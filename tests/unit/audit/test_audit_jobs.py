@@ -277,3 +277,8 @@ def test_without_jobs_a_big_folder_is_read_by_workers_with_the_same_output(
     code, auto, _ = _audit(folder, capfd)
     assert code == 0 and auto == one
     assert used and set(used) == {2}
+
+
+def test_jobs_0_is_refused_before_the_paths_are_walked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", str(tmp_path / "missing"), "--jobs", "0"]) == 2
+    assert "--jobs must be >= 1, got 0" in capsys.readouterr().err
