@@ -8,6 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from prefixbench.reports.auditwords import none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
+from prefixbench.reports.whatif import up_to
 from prefixbench.workloads.audit.advice import RECOVERS_NONE
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
@@ -25,7 +26,8 @@ def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float =
     ``unknown (unpriced)`` for None or 0 or less when every miss it targets is in no dollar figure
     (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves;
     ``recovers none`` for 0 or less where the re-simulation changed none of its misses (its
-    ``detail`` opens with :data:`~.advice.RECOVERS_NONE`): not a verdict on the prices."""
+    ``detail`` opens with :data:`~.advice.RECOVERS_NONE`): not a verdict on the prices; ``saves
+    up to $0.0067`` where requests it adds are not charged (:func:`~.whatif.up_to`)."""
     if (saved is None or saved <= 0) and unpriced and not lost:
         return "unknown (unpriced)"
     if saved is not None and saved <= 0 and detail.startswith(RECOVERS_NONE):
@@ -34,10 +36,11 @@ def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float =
         return "cannot re-simulate"
     if saved <= 0:
         return "does not pay" if saved == 0 else f"costs {usd_cents4(-saved)} more"
-    return f"saves {usd_cents4(saved)}"
+    return up_to(f"saves {usd_cents4(saved)}", saved, detail)
 
 
-def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float | None, unpriced: int = 0) -> str:
+def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float | None, unpriced: int = 0,
+                detail: str | None = "") -> str:
     """What the top fix saves as a share of what the log paid: ``the top fix, static-system,
     saves 22.4% of the $76.5648 paid`` (at the dollars column's precision), adding the requests
     the paid figure leaves out (``unpriced``: no price or no usage); '' where it saves nothing or
@@ -49,7 +52,7 @@ def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float |
         return ""
     share = saved / paid * 100
     pct = "<0.1%" if share < Decimal("0.05") else f"{share.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
-    out = f"the top fix, {fix}, saves {pct} of the {usd_cents4(paid)} paid"
+    out = f"the top fix, {fix}, {up_to('saves ' + pct, saved, detail)} of the {usd_cents4(paid)} paid"
     if unpriced:
         out += f" (by the priced requests: the {unpriced:,} request(s) in no dollar figure are not in it)"
     return out
@@ -143,7 +146,7 @@ def advice_lines(result: AuditResult) -> list[str]:
                 {0, 3, 4, 5, 6, 7},
             )
             top, t = recs[0], result.totals
-            if words := share_words(top.fix, top.saved_usd, t.cost_usd, t.unpriced_requests):
+            if words := share_words(top.fix, top.saved_usd, t.cost_usd, t.unpriced_requests, top.detail):
                 out.append(f"  {words}")
             for rec in recs:
                 out.append(visible(f"{rec.rank}. {rec.fix}: {rec.change}"))
@@ -207,7 +210,7 @@ def advice_html(record: dict, unseen: bool = False) -> str:
                 parts.append('<p class="note">' + "; ".join(f"{escape(fix)}: {escape(src)}" for fix, src in sources) + "</p>")
             totals = record.get("totals") or {}
             if words := share_words(recs[0]["fix"], recs[0]["saved_usd"], totals.get("cost_usd"),
-                                    int(totals.get("unpriced_requests") or 0)):
+                                    int(totals.get("unpriced_requests") or 0), recs[0]["detail"]):
                 parts.append(note(words[0].upper() + words[1:] + "."))
             parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
     split = record.get("loss_split")

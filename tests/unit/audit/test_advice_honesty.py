@@ -106,3 +106,50 @@ def test_the_top_fix_saving_is_a_share_of_the_spend_in_the_table_and_report(tmp_
     assert main(["audit", str(path), "--quiet", "--out", str(out)]) == 0
     text = re.sub(r"<[^>]+>", "", (out / "report.html").read_text())
     assert want[0].upper() + want[1:] + "." in text
+
+
+def _uncharged_keep_alives(folder: Path) -> list[Path]:
+    """Two sessions idle 20 minutes: one of a priced model, one of a model with no price row,
+    whose keep-alives the keep-alive figure cannot charge."""
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    paths = []
+    for name, model in (("priced", "claude-sonnet-4-5"), ("unpriced", "claude-unpriced-test-9")):
+        t = Transcript(name)
+        t.user(f"hello from {name}", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"{name}-r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model=model)
+        t.user(f"{name} after a pause", "2025-09-03T00:20:00.000Z")
+        t.assistant(f"{name}-r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 40)], model=model)
+        paths.append(write_jsonl(folder / f"{name}.jsonl", t.lines))
+    return paths
+
+
+def test_a_saving_that_leaves_uncharged_keep_alives_out_is_an_upper_bound(tmp_path: Path, capsys) -> None:
+    """A real OpenClaw home's keep-alive read "saves $0.0067" (what-if: "saves $0.006722") while
+    8 of its 44 keep-alives went to a model with no price row, charged nothing in the figure:
+    their cost can only take from it, so the figure is what it saves at most."""
+    from prefixbench.reports.whatif import saved_cell
+    from prefixbench.workloads.audit.whatif import UNCHARGED
+
+    detail = f"44 keep-alive request(s); 8 of them to a model with no price row, {UNCHARGED}"
+    assert views.saves_text(Decimal("0.0067"), 0, Decimal("0.2"), detail) == "saves up to $0.0067"
+    assert saved_cell(Decimal("0.0067"), 0, detail) == "saves up to $0.0067"
+    assert saved_cell(Decimal("0.02"), 3, detail) == "saves up to $0.0200 + 3 unpriced"
+    assert saved_cell(Decimal("-0.01"), 0, detail) == "costs $0.0100 more"  # (a cost is at least the figure: said as is)
+    assert views.share_words("keep-alive", 1, 4, 0, detail) == "the top fix, keep-alive, saves up to 25.0% of the $4.0000 paid"
+    paths = [str(p) for p in _uncharged_keep_alives(tmp_path)]
+    assert main(["audit", *paths, "--quiet", "--what-if", "keep-alive"]) == 0
+    out = capsys.readouterr().out
+    assert UNCHARGED in out
+    (row,) = [line for line in out.splitlines() if re.match(r"1\s+keep-alive ", line)]
+    assert "saves up to $" in row
+    (row,) = [line for line in out.splitlines() if re.match(r"keep-alive\s+yes ", line)]
+    assert "saves up to $" in row
+
+
+def test_the_what_if_dollars_column_has_one_precision() -> None:
+    """A real OpenClaw home's what-if table: ``saves $0.006722`` above ``saves $0.0224 + 3 unpriced``."""
+    from prefixbench.reports.whatif import saved_cell, saved_words
+
+    assert saved_words(Decimal("0.006722")) == "saves $0.0067" and saved_words(Decimal("0.0224")) == "saves $0.0224"
+    assert saved_words(Decimal("-0.0012345")) == "costs $0.0012 more" and saved_cell(0.006722, 2) == "saves $0.0067 + 2 unpriced"
