@@ -18,6 +18,7 @@ re-simulate, by the dollars the audit lost to their causes.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
@@ -46,7 +47,9 @@ AGENTS: dict[str, str] = {
     "claude-code": "Claude Code",
     "codex": "Codex CLI",
     "pi": "pi",
-    "cline": "Cline",
+    # One reader for the three task-folder agents, which the folder does not tell apart.
+    "cline": "Cline, Roo Code or Kilo Code",
+    "openclaw": "OpenClaw",
     "opencode": "OpenCode",
     "gemini-cli": "Gemini CLI",
     "openhands": "OpenHands",
@@ -66,6 +69,9 @@ _PI_AI = "pi-mono packages/ai: PI_CACHE_RETENTION=long asks Anthropic for the 1 
 _PI_SYSTEM = ("pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131: the system prompt keeps only the date, "
               "so prefixes stay cacheable across reloads and resumed sessions); src/core/system-prompt.ts and "
               "resource-loader.ts put AGENTS.md / CLAUDE.md in the system prompt")
+_OPENCLAW_CACHING = ("OpenClaw docs, the Prompt caching page at https://docs.openclaw.ai (cacheRetention none / short / long on "
+                     "agents.defaults.models[\"provider/model\"].params or agents.list[].params; heartbeat keep-warm: "
+                     "agents.defaults.heartbeat.every, agents.list[].heartbeat)")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
 _CODEX_MODEL = ("https://developers.openai.com/codex/config-basic/ (Default model: model in ~/.codex/config.toml; "
                 "precedence: CLI flags such as --model, then a --profile's values, then config.toml)")
@@ -104,6 +110,16 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("pi", "keep-prefix-compaction"): AgentSetting(
         "compact less often and keep more recent context, so fewer compaction calls re-send the window",
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),
+    ("openclaw", "ttl-1h"): AgentSetting(
+        "ask for long cache retention (the 1 h TTL on Anthropic)", "cacheRetention: \"long\" in the model's or the "
+        "agent's params (openclaw.json)", _OPENCLAW_CACHING),
+    ("openclaw", "ttl-auto"): AgentSetting(
+        "ask for long cache retention (the 1 h TTL on Anthropic) for the agents whose sessions idle 5 m-1 h",
+        "cacheRetention: \"long\" in those agents' params (agents.list[].params, openclaw.json)", _OPENCLAW_CACHING),
+    ("openclaw", "keep-alive"): AgentSetting(
+        "keep the cache warm through idle gaps with a heartbeat a little shorter than the cache TTL (a heartbeat runs "
+        "an agent turn, which costs more than the 1-token keep-alive the figure charges)",
+        "heartbeat.every (agents.defaults.heartbeat, or agents.list[].heartbeat for one agent)", _OPENCLAW_CACHING),
     ("codex", "keep-prefix-compaction"): AgentSetting(
         "move the auto-compaction threshold so compactions happen at task boundaries",
         "model_auto_compact_token_limit (~/.codex/config.toml)", _CODEX_CONFIG),
@@ -268,6 +284,9 @@ def resimulate(
             done[w.fix] = w
     formats = {f.file: f.format for f in files}
     formats.update(_captured_agents(requests, formats))
+    # OpenClaw writes pi's session format, in agents/<agentId>/sessions/ (pi's own: agent/sessions/):
+    # its settings, not pi's, are the ones to name.
+    formats.update({file: "openclaw" for file, fmt in formats.items() if fmt == "pi" and OPENCLAW_SESSIONS.search(file)})
     # An OpenTelemetry export names its agent (service.name): that agent, not "otel".
     formats.update({s.file: s.agent for s in summaries if s.agent and s.file in formats})
     return Resimulated(done, formats)
@@ -468,6 +487,10 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
         parts.append(f"it saves {format_usd(more)} more than its misses lost: the loss counts only the tokens the lane's "
                      f"previous request left readable, and the fix also changes what the rest of each prompt paid to write")
     return "; ".join(parts)
+
+
+#: Where OpenClaw keeps a pi-format session (``agents/<agentId>/sessions/<id>.jsonl``).
+OPENCLAW_SESSIONS = re.compile(r"(?:^|[/\\])agents[/\\][^/\\]+[/\\]sessions[/\\]")
 
 
 #: A capture's system prompt naming its agent (the first text that matches decides), to the

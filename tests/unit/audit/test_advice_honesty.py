@@ -153,3 +153,16 @@ def test_the_what_if_dollars_column_has_one_precision() -> None:
 
     assert saved_words(Decimal("0.006722")) == "saves $0.0067" and saved_words(Decimal("0.0224")) == "saves $0.0224"
     assert saved_words(Decimal("-0.0012345")) == "costs $0.0012 more" and saved_cell(0.006722, 2) == "saves $0.0067 + 2 unpriced"
+
+
+def test_an_openclaw_session_is_named_openclaw_with_openclaws_settings(tmp_path: Path) -> None:
+    """OpenClaw homes (agents/<id>/sessions/*.jsonl, pi's format) were told "agent: pi", with
+    pi's PI_CACHE_RETENTION; a Kilo Code task folder "agent: Cline"."""
+    for where, agent in (("home/.openclaw/agents/main/sessions", "OpenClaw"), ("home/.pi/agent/sessions/--repo--", "pi")):
+        file = str(tmp_path / where / "s.jsonl")
+        found = advice.resimulate([], [], [], set(), [SimpleNamespace(file=file, format="pi")])
+        assert advice.AGENTS[found.formats[file]] == agent, where
+    keep = advice.AGENT_SETTINGS[("openclaw", "keep-alive")]
+    assert "heartbeat.every" in (keep.setting or "") and "docs.openclaw.ai" in (keep.source or "")
+    assert 'cacheRetention: "long"' in (advice.AGENT_SETTINGS[("openclaw", "ttl-auto")].setting or "")
+    assert advice.AGENTS["cline"] == "Cline, Roo Code or Kilo Code"
