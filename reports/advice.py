@@ -58,6 +58,11 @@ def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float |
     return out
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 lane``, ``2 lanes``, ``0 requests`` (report.html's evidence cell read ``1 lanes``)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str:
     """What a fix's misses lost; ``no miss`` when no miss of the audit points at the fix (it saves
     on what the requests it changes paid, not on a miss)."""
@@ -201,7 +206,8 @@ def advice_html(record: dict, unseen: bool = False) -> str:
                                                        rec.get("unpriced_requests", 0), rec["lost_usd"],
                                                        rec["detail"] or "")),
                     num("lost_usd", rec["lost_usd"], lost_words(rec["lost_usd"], rec["causes"], rec.get("unpriced_requests", 0))),
-                    f"{rec['requests']:,} requests, {rec['lanes']:,} lanes, {rec['sessions']:,} sessions: {rec['pattern']}",
+                    f"{counted(rec['requests'], 'request')}, {counted(rec['lanes'], 'lane')}, "
+                    f"{counted(rec['sessions'], 'session')}: {rec['pattern']}",
                     rec["assumption"] + (f" ({rec['detail']})" if rec["detail"] else ""),
                 ]))
             parts.append(table(["#", "fix", "what to change", "dollars", "lost to its misses", "evidence", "assumption"], rows))

@@ -166,3 +166,12 @@ def test_an_openclaw_session_is_named_openclaw_with_openclaws_settings(tmp_path:
     assert "heartbeat.every" in (keep.setting or "") and "docs.openclaw.ai" in (keep.source or "")
     assert 'cacheRetention: "long"' in (advice.AGENT_SETTINGS[("openclaw", "ttl-auto")].setting or "")
     assert advice.AGENTS["cline"] == "Cline, Roo Code or Kilo Code"
+
+
+def test_report_html_evidence_counts_agree_in_number(tmp_path: Path) -> None:
+    """report.html's evidence cell read "1 requests, 1 lanes, 1 sessions"."""
+    out = tmp_path / "out"
+    assert main(["audit", str(_paused(tmp_path)), "--quiet", "--out", str(out)]) == 0
+    text = re.sub(r"<[^>]+>", "", (out / "report.html").read_text())
+    assert "1 request, 1 lane, 1 session: ttl-expired x1" in text and "1 lanes" not in text
+    assert views.counted(0, "request") == "0 requests" and views.counted(1_200, "lane") == "1,200 lanes"
