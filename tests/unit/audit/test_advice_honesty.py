@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -99,7 +99,7 @@ def test_the_top_fix_saving_is_a_share_of_the_spend_in_the_table_and_report(tmp_
     record = json.loads(capsys.readouterr().out)
     top, paid = record["recommendations"][0], record["totals"]["cost_usd"]
     share = Decimal(str(top["saved_usd"])) / Decimal(str(paid)) * 100
-    want = f"the top fix, {top['fix']}, saves {share.quantize(Decimal('0.1'))}% of the ${Decimal(str(paid)):.4f} paid"
+    want = f"the top fix, {top['fix']}, saves {share.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}% of the ${Decimal(str(paid)):.4f} paid"
     assert main(["audit", str(path), "--quiet"]) == 0
     assert f"  {want}\n" in capsys.readouterr().out
     out = tmp_path / "out"
