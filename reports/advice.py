@@ -4,10 +4,12 @@ computed in :mod:`prefixbench.workloads.audit.advice`; nothing here recomputes t
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 from prefixbench.reports.auditwords import none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
+from prefixbench.reports.whatif import up_to
+from prefixbench.workloads.audit.advice import RECOVERS_NONE
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
 
@@ -18,18 +20,47 @@ RANKING = (
 )
 
 
-def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float = 0) -> str:
+def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float = 0, detail: str = "") -> str:
     """``saves $0.0331`` (at the column's one precision, :func:`usd_cents4`, as the worst
     requests' *lost*); ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
     ``unknown (unpriced)`` for None or 0 or less when every miss it targets is in no dollar figure
-    (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves."""
+    (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves;
+    ``recovers none`` for 0 or less where the re-simulation changed none of its misses (its
+    ``detail`` opens with :data:`~.advice.RECOVERS_NONE`): not a verdict on the prices; ``saves
+    up to $0.0067`` where requests it adds are not charged (:func:`~.whatif.up_to`)."""
     if (saved is None or saved <= 0) and unpriced and not lost:
         return "unknown (unpriced)"
+    if saved is not None and saved <= 0 and detail.startswith(RECOVERS_NONE):
+        return "recovers none"
     if saved is None:
         return "cannot re-simulate"
     if saved <= 0:
         return "does not pay" if saved == 0 else f"costs {usd_cents4(-saved)} more"
-    return f"saves {usd_cents4(saved)}"
+    return up_to(f"saves {usd_cents4(saved)}", saved, detail)
+
+
+def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float | None, unpriced: int = 0,
+                detail: str | None = "") -> str:
+    """What the top fix saves as a share of what the log paid: ``the top fix, static-system,
+    saves 22.4% of the $76.5648 paid`` (at the dollars column's precision), adding the requests
+    the paid figure leaves out (``unpriced``: no price or no usage); '' where it saves nothing or
+    nothing was paid, since a share of either would mean nothing."""
+    if saved is None or paid is None:
+        return ""
+    saved, paid = Decimal(str(saved)), Decimal(str(paid))
+    if saved <= 0 or paid <= 0:
+        return ""
+    share = saved / paid * 100
+    pct = "<0.1%" if share < Decimal("0.05") else f"{share.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
+    out = f"the top fix, {fix}, {up_to('saves ' + pct, saved, detail)} of the {usd_cents4(paid)} paid"
+    if unpriced:
+        out += f" (by the priced requests: the {unpriced:,} request(s) in no dollar figure are not in it)"
+    return out
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 lane``, ``2 lanes``, ``0 requests`` (report.html's evidence cell read ``1 lanes``)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str:
@@ -112,13 +143,16 @@ def advice_lines(result: AuditResult) -> list[str]:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
                 [
-                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd),
+                    [str(rec.rank), rec.fix, rec.agent, saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail),
                      lost_words(rec.lost_usd, rec.causes, rec.unpriced_requests),
                      f"{rec.requests:,}", f"{rec.lanes:,}", f"{rec.sessions:,}"]
                     for rec in recs
                 ],
                 {0, 3, 4, 5, 6, 7},
             )
+            top, t = recs[0], result.totals
+            if words := share_words(top.fix, top.saved_usd, t.cost_usd, t.unpriced_requests, top.detail):
+                out.append(f"  {words}")
             for rec in recs:
                 out.append(visible(f"{rec.rank}. {rec.fix}: {rec.change}"))
                 if rec.setting:
@@ -169,15 +203,21 @@ def advice_html(record: dict, unseen: bool = False) -> str:
                     rec["fix"],
                     rec["change"] + (f"; setting: {rec['setting']}" if rec["setting"] else ""),
                     num("saved_usd", saved, saves_text(None if saved is None else Decimal(str(saved)),
-                                                       rec.get("unpriced_requests", 0), rec["lost_usd"])),
+                                                       rec.get("unpriced_requests", 0), rec["lost_usd"],
+                                                       rec["detail"] or "")),
                     num("lost_usd", rec["lost_usd"], lost_words(rec["lost_usd"], rec["causes"], rec.get("unpriced_requests", 0))),
-                    f"{rec['requests']:,} requests, {rec['lanes']:,} lanes, {rec['sessions']:,} sessions: {rec['pattern']}",
+                    f"{counted(rec['requests'], 'request')}, {counted(rec['lanes'], 'lane')}, "
+                    f"{counted(rec['sessions'], 'session')}: {rec['pattern']}",
                     rec["assumption"] + (f" ({rec['detail']})" if rec["detail"] else ""),
                 ]))
             parts.append(table(["#", "fix", "what to change", "dollars", "lost to its misses", "evidence", "assumption"], rows))
             sources = [(rec["fix"], rec["source"]) for rec in recs if rec["source"]]
             if sources:
                 parts.append('<p class="note">' + "; ".join(f"{escape(fix)}: {escape(src)}" for fix, src in sources) + "</p>")
+            totals = record.get("totals") or {}
+            if words := share_words(recs[0]["fix"], recs[0]["saved_usd"], totals.get("cost_usd"),
+                                    int(totals.get("unpriced_requests") or 0), recs[0]["detail"]):
+                parts.append(note(words[0].upper() + words[1:] + "."))
             parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
     split = record.get("loss_split")
     if split is not None and unseen:

@@ -701,7 +701,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
             continue
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
-                          f"{w['fix']} alone, from what was paid: {saved_cell(saved, w.get('unpriced_requests'))}"
+                          f"{w['fix']} alone, from what was paid: {saved_cell(saved, w.get('unpriced_requests'), w.get('detail'))}"
                           f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
     seen_only = (f" The lost steps sum the {totals['requests'] - unseen:,} request(s) that report their cache use "
                  f"only: {unseen:,} report none, so a miss of theirs could not be seen." if unseen else "")
@@ -723,7 +723,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if not applies else saved_cell(saved, w.get("unpriced_requests"))),
+            num("saved_usd", saved, "cannot apply" if not applies else saved_cell(saved, w.get("unpriced_requests"), w.get("detail"))),
             w["assumption"],
             w.get("detail", ""),
         ]))

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from prefixbench.reports.auditwords import plus_unpriced
+from prefixbench.reports.auditwords import plus_unpriced, usd_cents4
 from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.whatif import RequestChange, WhatIf
+from prefixbench.workloads.audit.whatif import UNCHARGED, RequestChange, WhatIf
 
 
 def what_if_records(results: Sequence[WhatIf], changes: bool = True) -> list[dict[str, object]]:
@@ -32,33 +32,45 @@ def with_change_records(what_if: list[dict[str, object]]) -> list[dict[str, obje
 
 
 def saved_text(w: WhatIf) -> str:
-    return saved_cell(w.saved_usd, w.unpriced_requests)
+    return saved_cell(w.saved_usd, w.unpriced_requests, w.detail)
 
 
-def saved_cell(saved: Decimal | float | None, unpriced: int | None) -> str:
+def saved_cell(saved: Decimal | float | None, unpriced: int | None, detail: str | None = "") -> str:
     """:func:`saved_words`, and the changed requests no price row prices: ``unknown (unpriced)``
     when none of the dollars moved (``saved`` 0, or None: the JSON's null of a fix none of whose
     changed requests is priced), else ``saves $0.0331 + 2 unpriced``
-    (:func:`~prefixbench.reports.auditwords.plus_unpriced`)."""
+    (:func:`~prefixbench.reports.auditwords.plus_unpriced`); ``saves up to $0.0067`` where the
+    fix's ``detail`` says requests it adds are not charged (:data:`~.whatif.UNCHARGED`)."""
     if not unpriced:
-        return saved_words(saved)
+        return up_to(saved_words(saved), saved, detail)
     if saved is None:
         return "unknown (unpriced)"
     value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
-    return "unknown (unpriced)" if value == 0 else plus_unpriced(saved_words(value), unpriced)
+    return "unknown (unpriced)" if value == 0 else plus_unpriced(up_to(saved_words(value), value, detail), unpriced)
+
+
+def up_to(words: str, saved: Decimal | float | None, detail: str | None) -> str:
+    """``saves $X`` as ``saves up to $X`` where the fix adds requests its figure does not charge
+    (keep-alives to a model with no price row: ``detail`` holds :data:`~.whatif.UNCHARGED`):
+    their cost, unknown, can only take from the saving."""
+    if saved is None or not detail or UNCHARGED not in detail or not words.startswith("saves "):
+        return words
+    return "saves up to " + words[len("saves "):]
 
 
 def saved_words(saved: Decimal | float | None) -> str:
     """Dollars a fix saves in the one sign convention (docs/audit.md): ``saves $0.0331``,
-    ``costs $0.1026 more``, ``$0``; ``-`` for None. The terminal's table and report.html's."""
+    ``costs $0.1026 more``, ``$0``; ``-`` for None. The terminal's table and report.html's, at
+    one precision for the column (:func:`~.auditwords.usd_cents4`, as what to change's
+    *dollars*): 4 significant digits below a cent put ``saves $0.006722`` beside ``saves $0.0224``."""
     if saved is None:
         return "-"
     value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
     if value == 0:
         return "$0"
     if value < 0:
-        return f"costs {format_usd(-value)} more"
-    return f"saves {format_usd(value)}"
+        return f"costs {usd_cents4(-value)} more"
+    return f"saves {usd_cents4(value)}"
 
 
 def what_if_table(results: Sequence[WhatIf]) -> str:

@@ -18,6 +18,7 @@ re-simulate, by the dollars the audit lost to their causes.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
@@ -46,7 +47,9 @@ AGENTS: dict[str, str] = {
     "claude-code": "Claude Code",
     "codex": "Codex CLI",
     "pi": "pi",
-    "cline": "Cline",
+    # One reader for the three task-folder agents, which the folder does not tell apart.
+    "cline": "Cline, Roo Code or Kilo Code",
+    "openclaw": "OpenClaw",
     "opencode": "OpenCode",
     "gemini-cli": "Gemini CLI",
     "openhands": "OpenHands",
@@ -66,6 +69,9 @@ _PI_AI = "pi-mono packages/ai: PI_CACHE_RETENTION=long asks Anthropic for the 1 
 _PI_SYSTEM = ("pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131: the system prompt keeps only the date, "
               "so prefixes stay cacheable across reloads and resumed sessions); src/core/system-prompt.ts and "
               "resource-loader.ts put AGENTS.md / CLAUDE.md in the system prompt")
+_OPENCLAW_CACHING = ("OpenClaw docs, the Prompt caching page at https://docs.openclaw.ai (cacheRetention none / short / long on "
+                     "agents.defaults.models[\"provider/model\"].params or agents.list[].params; heartbeat keep-warm: "
+                     "agents.defaults.heartbeat.every, agents.list[].heartbeat)")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
 _CODEX_MODEL = ("https://developers.openai.com/codex/config-basic/ (Default model: model in ~/.codex/config.toml; "
                 "precedence: CLI flags such as --model, then a --profile's values, then config.toml)")
@@ -104,6 +110,16 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("pi", "keep-prefix-compaction"): AgentSetting(
         "compact less often and keep more recent context, so fewer compaction calls re-send the window",
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),
+    ("openclaw", "ttl-1h"): AgentSetting(
+        "ask for long cache retention (the 1 h TTL on Anthropic)", "cacheRetention: \"long\" in the model's or the "
+        "agent's params (openclaw.json)", _OPENCLAW_CACHING),
+    ("openclaw", "ttl-auto"): AgentSetting(
+        "ask for long cache retention (the 1 h TTL on Anthropic) for the agents whose sessions idle 5 m-1 h",
+        "cacheRetention: \"long\" in those agents' params (agents.list[].params, openclaw.json)", _OPENCLAW_CACHING),
+    ("openclaw", "keep-alive"): AgentSetting(
+        "keep the cache warm through idle gaps with a heartbeat a little shorter than the cache TTL (a heartbeat runs "
+        "an agent turn, which costs more than the 1-token keep-alive the figure charges)",
+        "heartbeat.every (agents.defaults.heartbeat, or agents.list[].heartbeat for one agent)", _OPENCLAW_CACHING),
     ("codex", "keep-prefix-compaction"): AgentSetting(
         "move the auto-compaction threshold so compactions happen at task boundaries",
         "model_auto_compact_token_limit (~/.codex/config.toml)", _CODEX_CONFIG),
@@ -268,6 +284,9 @@ def resimulate(
             done[w.fix] = w
     formats = {f.file: f.format for f in files}
     formats.update(_captured_agents(requests, formats))
+    # OpenClaw writes pi's session format, in agents/<agentId>/sessions/ (pi's own: agent/sessions/):
+    # its settings, not pi's, are the ones to name.
+    formats.update({file: "openclaw" for file, fmt in formats.items() if fmt == "pi" and OPENCLAW_SESSIONS.search(file)})
     # An OpenTelemetry export names its agent (service.name): that agent, not "otel".
     formats.update({s.file: s.agent for s in summaries if s.agent and s.file in formats})
     return Resimulated(done, formats)
@@ -341,18 +360,34 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 rows = _misses_changed(w, by_key)
                 lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
+            recovers_none = _recovers_none(fix, w, rows)
             if w.saved_usd <= 0:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
-                detail = (f"does not pay: re-simulated, it {said} net of its write premiums, against the "
+                net = _net_of(fix)
+                detail = (f"does not pay: re-simulated, it {said}{net}, against the "
                           f"{format_usd(lost)} its misses lost" + (f"; {w.detail}" if w.detail else ""))
                 if unpriced:
                     detail = (f"{'unknown' if not lost else 'does not pay on the priced requests'}: re-simulated, "
-                              f"it {said} net of its write premiums on the requests it could price, against the "
+                              f"it {said}{net} on the requests it could price, against the "
                               f"{format_usd(lost)} its priced misses lost; {unpriced:,} of its misses are in no dollar "
                               "figure (no price, or a range only), so what it saves on them is unknown"
                               + (f"; {w.detail}" if w.detail else ""))
+                if recovers_none:
+                    # Not a price verdict: the re-simulation left every request its misses are on
+                    # as it was, so the fix would not have recovered them (whatever it costs).
+                    elsewhere = ("" if w.saved_usd == 0 else
+                                 f"; on the other requests it changes it {said}{net}")
+                    detail = (f"{RECOVERS_NONE}: re-simulated, it leaves the {len(rows):,} request(s) they are "
+                              f"on as logged, so it would not have saved the {format_usd(lost)} they lost{elsewhere}"
+                              + (f"; {w.detail}" if w.detail else ""))
+            elif unpriced:
+                # A saving on the priced requests only: say what the figure leaves out.
+                detail = ((f"{w.detail}; " if w.detail else "") + f"the saving is the priced requests' only: {unpriced:,} "
+                          "of its misses are in no dollar figure (no price, or a range only), so what it saves on them "
+                          "is unknown")
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
-                                  unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats))
+                                  unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
+                                  recovers_none=recovers_none and w.saved_usd <= 0)
             recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
@@ -362,6 +397,34 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats)))
     recommendations.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
+
+
+#: How the detail of a fix whose re-simulation changed none of its misses opens (and its
+#: *dollars* cell reads, :func:`~prefixbench.reports.advice.saves_text`): not "does not pay".
+RECOVERS_NONE = "recovers none of its misses"
+
+
+def _net_of(fix: str) -> str:
+    """What a fix's net saving is net of, in the words of what it adds: a TTL fix's write
+    premiums (a 1 h write at 2x the input price), keep-alive's charged requests; the other
+    fixes add neither, and "net of its write premiums" was said of them too (pin-model)."""
+    name = _fix_name(fix)
+    if name.startswith("ttl-"):
+        return " net of its write premiums"
+    if name == "keep-alive":
+        return " net of the keep-alive requests it sends"
+    return ""
+
+
+def _recovers_none(fix: str, w: WhatIf, rows: Sequence[AuditRow]) -> bool:
+    """Whether the re-simulation of ``fix`` left every request of its misses (``rows``) as
+    logged: it would not have recovered them, which is not "not worth it at these prices".
+    ``ttl-auto`` is left out: it changes nothing where it picked the logged TTL for every lane
+    because the other did not pay, a verdict on the prices."""
+    if not rows or _fix_name(fix) == "ttl-auto":
+        return False
+    changed = {(c.file, c.lane, c.index) for c in w.changes}
+    return not any((row.file, row.lane, row.index) in changed for row in rows)
 
 
 def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow],
@@ -426,6 +489,10 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
     return "; ".join(parts)
 
 
+#: Where OpenClaw keeps a pi-format session (``agents/<agentId>/sessions/<id>.jsonl``).
+OPENCLAW_SESSIONS = re.compile(r"(?:^|[/\\])agents[/\\][^/\\]+[/\\]sessions[/\\]")
+
+
 #: A capture's system prompt naming its agent (the first text that matches decides), to the
 #: format whose settings apply.
 CAPTURED_AGENTS: tuple[tuple[str, str], ...] = (("You are Claude Code", "claude-code"),)
@@ -466,6 +533,8 @@ def _recommendation(
     unpriced: int = 0,
     knobs: Lifetimes = (True, frozenset()),
     agent_knobs: Callable[[str], Lifetimes] | None = None,
+    *,
+    recovers_none: bool = False,
 ) -> Recommendation:
     causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
@@ -475,7 +544,9 @@ def _recommendation(
     fmts = [f for f, _ in sorted(fmt_counts.items(), key=lambda item: (-item[1], item[0]))] or [""]
     name = _fix_name(fix)
     agent, change, setting, source = _agent_advice(name, fmts, knobs, agent_knobs)
-    if saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
+    if recovers_none:  # (the re-simulation changed none of its misses: no price verdict)
+        change = f"would not have recovered these misses, re-simulated (leave it as it is): {change}"
+    elif saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
         change = f"not worth it at these prices (leave it as it is): {change}"
     pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
     if lost > 0:

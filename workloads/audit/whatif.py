@@ -283,6 +283,11 @@ class LaneEffect(msgspec.Struct, frozen=True):
     priced: bool = True
 
 
+#: How a fix's detail says requests it adds (keep-alives to a model with no price row) are left
+#: out of its figure: what it saves is then at most the figure (the views say ``saves up to``).
+UNCHARGED = "not charged in the figure (their cost is unknown)"
+
+
 class WhatIf(msgspec.Struct, frozen=True):
     """One fix over the whole log."""
 
@@ -1767,7 +1772,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
             unpriced = sum(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is None for r in plan.added)
             if unpriced:  # charged nothing in the figure: said, not hidden in it
                 plan = replace(plan, detail=f"{plan.detail}; {unpriced:,} of them to a model with no price row, "
-                               "not charged in the figure (their cost is unknown)")
+                               f"{UNCHARGED}")
         elif name == "pin-model":
             plan = _plan_pin_model(requests, prices)
         else:

@@ -1,0 +1,177 @@
+"""What to change, read as a user reads it: a fix whose re-simulation changed none of its misses
+is not "not worth it at these prices", a fix is said to be net only of what it adds, a saving
+that leaves unpriced misses out says so, and the top fix's saving is given as a share of the
+spend, the same in the table and report.html."""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
+from types import SimpleNamespace
+
+from msgspec.structs import replace
+
+import prefixbench.reports.advice as views
+import prefixbench.workloads.audit.advice as advice
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.advice import Resimulated, rank
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.whatif import WhatIf
+from tests.unit.audit.test_advice import _paused
+
+
+def _ran(fix: str, saved: str, changes: tuple = ()) -> WhatIf:
+    return WhatIf(fix=fix, applies=True, requests_changed=len(changes), tokens_to_read=0, saved_usd=Decimal(saved),
+                  assumption="assumed", detail="what drove it", changes=changes)
+
+
+def _change(row, saved: str) -> SimpleNamespace:
+    return SimpleNamespace(file=row.file, lane=row.lane, index=row.index, saved_usd=Decimal(saved), priced=True)
+
+
+def _audit_and_miss(tmp_path: Path):
+    path = _paused(tmp_path)
+    result = run_audit([path], trace=load_trace([path]))
+    (miss,) = [row for row in result.rows if row.cause == "ttl-expired"]
+    return result, miss
+
+
+def _one(result, fix: str, w: WhatIf):
+    (rec,) = [rec for rec in rank(result, Resimulated({fix: w}, {})) if rec.fix == fix]
+    return rec
+
+
+def test_a_fix_that_leaves_its_misses_as_logged_recovers_none_and_is_no_price_verdict(tmp_path: Path) -> None:
+    """A Codex rollout's pin-model changed 0 of its 1 miss and read "does not pay ... net of its
+    write premiums" and "not worth it at these prices (leave it as it is)": pinning recovered
+    nothing, it was not a matter of the prices (and pin-model adds no write premium)."""
+    result, miss = _audit_and_miss(tmp_path)
+    rec = _one(result, "keep-alive", _ran("keep-alive", "0"))
+    assert rec.detail.startswith(advice.RECOVERS_NONE) and "1 request(s) they are on as logged" in rec.detail
+    assert "not worth it" not in rec.change and rec.change.startswith("would not have recovered these misses")
+    assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "recovers none"
+    # Costing more on other requests: said of those requests, net of what the fix adds.
+    elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("-0.01"), priced=True)
+    rec = _one(result, "keep-alive", _ran("keep-alive", "-0.01", (elsewhere,)))
+    assert rec.detail.startswith(advice.RECOVERS_NONE)
+    assert "on the other requests it changes it costs $0.0100 more net of the keep-alive requests it sends" in rec.detail
+    # ttl-auto leaves every lane's TTL as logged where the other one does not pay: a price verdict.
+    rec = _one(result, "ttl-auto", _ran("ttl-auto", "0"))
+    assert rec.detail.startswith("does not pay: re-simulated, it saves nothing net of its write premiums")
+    assert rec.change.startswith("not worth it at these prices")
+    assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "does not pay"
+
+
+def test_a_fix_that_does_not_pay_is_net_only_of_what_it_adds(tmp_path: Path) -> None:
+    """Every "does not pay" read "net of its write premiums", keep-alive's and pin-model's too."""
+    result, miss = _audit_and_miss(tmp_path)
+    rec = _one(result, "keep-alive", _ran("keep-alive", "0", (_change(miss, "0"),)))
+    assert "it saves nothing net of the keep-alive requests it sends, against" in rec.detail
+    assert "write premiums" not in rec.detail and rec.change.startswith("not worth it at these prices")
+
+
+def test_a_saving_that_leaves_unpriced_misses_out_says_so(tmp_path: Path) -> None:
+    """A proxy log's static-system read "saves $0.0096" beside "$0.0099 + 43 unpriced" with no word
+    that the 43 misses' saving is not in the figure."""
+    result, miss = _audit_and_miss(tmp_path)
+    unpriced = replace(miss, lost_usd=None)
+    result = replace(result, rows=tuple(unpriced if row is miss else row for row in result.rows))
+    rec = _one(result, "keep-alive", _ran("keep-alive", "0.02", (_change(miss, "0.02"),)))
+    assert rec.unpriced_requests == 1 and rec.saved_usd == Decimal("0.02")
+    assert rec.detail == ("what drove it; the saving is the priced requests' only: 1 of its misses are in no dollar "
+                          "figure (no price, or a range only), so what it saves on them is unknown")
+
+
+def test_share_words() -> None:
+    assert views.share_words("static-system", Decimal("17.1855"), Decimal("72.9261")) == (
+        "the top fix, static-system, saves 23.6% of the $72.9261 paid")
+    assert views.share_words("x", Decimal("0.0001"), Decimal("100")) == "the top fix, x, saves <0.1% of the $100.0000 paid"
+    assert views.share_words("x", 1.0, 4.0, 3).endswith("(by the priced requests: the 3 request(s) in no dollar figure are not in it)")
+    assert views.share_words("x", Decimal(0), Decimal(5)) == views.share_words("x", None, Decimal(5)) == views.share_words("x", 1, 0) == ""
+
+
+def test_the_top_fix_saving_is_a_share_of_the_spend_in_the_table_and_report(tmp_path: Path, capsys) -> None:
+    """The user's first question, what share of the bill the top fix saves, was in no view."""
+    path = _paused(tmp_path)
+    assert main(["audit", str(path), "--quiet", "--format", "json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    top, paid = record["recommendations"][0], record["totals"]["cost_usd"]
+    share = Decimal(str(top["saved_usd"])) / Decimal(str(paid)) * 100
+    want = f"the top fix, {top['fix']}, saves {share.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}% of the ${Decimal(str(paid)):.4f} paid"
+    assert main(["audit", str(path), "--quiet"]) == 0
+    assert f"  {want}\n" in capsys.readouterr().out
+    out = tmp_path / "out"
+    assert main(["audit", str(path), "--quiet", "--out", str(out)]) == 0
+    text = re.sub(r"<[^>]+>", "", (out / "report.html").read_text())
+    assert want[0].upper() + want[1:] + "." in text
+
+
+def _uncharged_keep_alives(folder: Path) -> list[Path]:
+    """Two sessions idle 20 minutes: one of a priced model, one of a model with no price row,
+    whose keep-alives the keep-alive figure cannot charge."""
+    from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+
+    paths = []
+    for name, model in (("priced", "claude-sonnet-4-5"), ("unpriced", "claude-unpriced-test-9")):
+        t = Transcript(name)
+        t.user(f"hello from {name}", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"{name}-r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 20_000, 0, 40)], model=model)
+        t.user(f"{name} after a pause", "2025-09-03T00:20:00.000Z")
+        t.assistant(f"{name}-r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 40)], model=model)
+        paths.append(write_jsonl(folder / f"{name}.jsonl", t.lines))
+    return paths
+
+
+def test_a_saving_that_leaves_uncharged_keep_alives_out_is_an_upper_bound(tmp_path: Path, capsys) -> None:
+    """A real OpenClaw home's keep-alive read "saves $0.0067" (what-if: "saves $0.006722") while
+    8 of its 44 keep-alives went to a model with no price row, charged nothing in the figure:
+    their cost can only take from it, so the figure is what it saves at most."""
+    from prefixbench.reports.whatif import saved_cell
+    from prefixbench.workloads.audit.whatif import UNCHARGED
+
+    detail = f"44 keep-alive request(s); 8 of them to a model with no price row, {UNCHARGED}"
+    assert views.saves_text(Decimal("0.0067"), 0, Decimal("0.2"), detail) == "saves up to $0.0067"
+    assert saved_cell(Decimal("0.0067"), 0, detail) == "saves up to $0.0067"
+    assert saved_cell(Decimal("0.02"), 3, detail) == "saves up to $0.0200 + 3 unpriced"
+    assert saved_cell(Decimal("-0.01"), 0, detail) == "costs $0.0100 more"  # (a cost is at least the figure: said as is)
+    assert views.share_words("keep-alive", 1, 4, 0, detail) == "the top fix, keep-alive, saves up to 25.0% of the $4.0000 paid"
+    paths = [str(p) for p in _uncharged_keep_alives(tmp_path)]
+    assert main(["audit", *paths, "--quiet", "--what-if", "keep-alive"]) == 0
+    out = capsys.readouterr().out
+    assert UNCHARGED in out
+    (row,) = [line for line in out.splitlines() if re.match(r"1\s+keep-alive ", line)]
+    assert "saves up to $" in row
+    (row,) = [line for line in out.splitlines() if re.match(r"keep-alive\s+yes ", line)]
+    assert "saves up to $" in row
+
+
+def test_the_what_if_dollars_column_has_one_precision() -> None:
+    """A real OpenClaw home's what-if table: ``saves $0.006722`` above ``saves $0.0224 + 3 unpriced``."""
+    from prefixbench.reports.whatif import saved_cell, saved_words
+
+    assert saved_words(Decimal("0.006722")) == "saves $0.0067" and saved_words(Decimal("0.0224")) == "saves $0.0224"
+    assert saved_words(Decimal("-0.0012345")) == "costs $0.0012 more" and saved_cell(0.006722, 2) == "saves $0.0067 + 2 unpriced"
+
+
+def test_an_openclaw_session_is_named_openclaw_with_openclaws_settings(tmp_path: Path) -> None:
+    """OpenClaw homes (agents/<id>/sessions/*.jsonl, pi's format) were told "agent: pi", with
+    pi's PI_CACHE_RETENTION; a Kilo Code task folder "agent: Cline"."""
+    for where, agent in (("home/.openclaw/agents/main/sessions", "OpenClaw"), ("home/.pi/agent/sessions/--repo--", "pi")):
+        file = str(tmp_path / where / "s.jsonl")
+        found = advice.resimulate([], [], [], set(), [SimpleNamespace(file=file, format="pi")])
+        assert advice.AGENTS[found.formats[file]] == agent, where
+    keep = advice.AGENT_SETTINGS[("openclaw", "keep-alive")]
+    assert "heartbeat.every" in (keep.setting or "") and "docs.openclaw.ai" in (keep.source or "")
+    assert 'cacheRetention: "long"' in (advice.AGENT_SETTINGS[("openclaw", "ttl-auto")].setting or "")
+    assert advice.AGENTS["cline"] == "Cline, Roo Code or Kilo Code"
+
+
+def test_report_html_evidence_counts_agree_in_number(tmp_path: Path) -> None:
+    """report.html's evidence cell read "1 requests, 1 lanes, 1 sessions"."""
+    out = tmp_path / "out"
+    assert main(["audit", str(_paused(tmp_path)), "--quiet", "--out", str(out)]) == 0
+    text = re.sub(r"<[^>]+>", "", (out / "report.html").read_text())
+    assert "1 request, 1 lane, 1 session: ttl-expired x1" in text and "1 lanes" not in text
+    assert views.counted(0, "request") == "0 requests" and views.counted(1_200, "lane") == "1,200 lanes"
