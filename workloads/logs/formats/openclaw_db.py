@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats.opencode_db import columns, connect, failure, has_header, json_object
+from prefixbench.workloads.logs.formats.opencode_db import columns, connect, failure, is_agent_store, json_object
 
 #: Whose database a locked one is said to be.
 AGENT = "OpenClaw"
@@ -43,20 +43,7 @@ def is_openclaw_db(path: Path) -> bool:
     Raises:
         UserError: an ``openclaw-agent.sqlite`` that cannot be read (locked, corrupt).
     """
-    if not has_header(path):
-        return False
-    try:
-        db = connect(path, AGENT)
-    except UserError:
-        if path.name == FILE_NAME:
-            raise
-        return False  # (another tool's database, locked or damaged: its own detector, if any, says so)
-    try:
-        return _has_table(db)
-    except sqlite3.Error as exc:
-        raise failure(path, exc, AGENT) from None
-    finally:
-        db.close()
+    return is_agent_store(path, AGENT, FILE_NAME, _has_table)
 
 
 def sessions(path: Path) -> Iterator[tuple[str, list[tuple[int, dict]]]]:

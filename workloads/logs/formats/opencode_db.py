@@ -44,7 +44,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -189,6 +189,31 @@ def is_opencode_db(path: Path) -> bool:
         return has_tables(db, TABLES) or has_tables(db, TABLES_V2)
     except sqlite3.Error as exc:
         raise failure(path, exc) from None
+    finally:
+        db.close()
+
+
+def is_agent_store(path: Path, agent: str, file_name: str, holds: Callable[[sqlite3.Connection], bool]) -> bool:
+    """Whether ``path`` is an agent's SQLite store: the SQLite header, and ``holds`` (its tables)
+    true of the open database. Another tool's database that cannot be opened is not one (its own
+    detector, if any, says why); a file named ``file_name`` that cannot be opened is an error.
+
+    Raises:
+        UserError: a ``file_name`` file, or a database ``holds`` cannot read, that cannot be read
+            (locked, corrupt), naming ``agent``.
+    """
+    if not has_header(path):
+        return False
+    try:
+        db = connect(path, agent)
+    except UserError:
+        if path.name == file_name:
+            raise
+        return False
+    try:
+        return holds(db)
+    except sqlite3.Error as exc:
+        raise failure(path, exc, agent) from None
     finally:
         db.close()
 
