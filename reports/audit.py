@@ -493,8 +493,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
 
 
 def _readable_unknown(c) -> bool:
-    """A cold compaction whose readable prefix the log does not tell (no cached prefix known, e.g.
-    the head it shares is unlogged): null in audit.json, as its warm cost is."""
+    """A cold or unknown compaction whose readable prefix the log does not tell (no cached prefix
+    known, e.g. the head it shares is unlogged): null in audit.json, as its warm cost is."""
     return c.expected_cache_read is None
 
 

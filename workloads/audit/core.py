@@ -400,8 +400,9 @@ class CompactionSummary(msgspec.Struct, frozen=True):
     ``shrink`` (a prompt that fell below half of the lane's previous one with nothing logged).
     ``warm_cost_usd`` is what it would have cost warm: its cost less the dollars it lost.
     ``expected_cache_read`` (what it could have read) is None where the log does not tell it: a
-    cold compaction with no cached prefix known (its ``warm_cost_usd`` then None too, and an
-    ``after`` or ``shrink`` one's ``lost_usd``, which would price that unknown prefix as 0).
+    cold or unknown compaction with no cached prefix known (a cold one's ``warm_cost_usd`` then
+    None too, and an ``after`` or ``shrink`` one's ``lost_usd``, which would price that unknown
+    prefix as 0).
     A compaction whose request reports no cache use (its usage has no cache field, or the log
     has no usage for it) is ``unknown``: what it read is not told, so neither is whether it was
     warm, what it lost or what it would have cost warm (``lost_usd`` and ``warm_cost_usd`` None).
@@ -1598,9 +1599,11 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         # No cache use reported (a usage with no cache field, or none logged): what it read is
         # not told, so it is neither warm nor cold, and its loss is unknown, not $0.
         why = "its usage has no cache field" if usage is not None else "the log has no usage for it"
+        # What it could have read is as unknown as a cold one's where no cached prefix is known
+        # (could 0): null and `?`, not 0.
         return CompactionSummary(
             file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=None,
-            expected_cache_read=could, prompt=usage.prompt if usage is not None else None, cost_usd=row.cost_usd,
+            expected_cache_read=could or None, prompt=usage.prompt if usage is not None else None, cost_usd=row.cost_usd,
             lost_usd=None, warm_cost_usd=None, cause=row.cause,
             detail=(f"{shown}; " if shown else "") + f"no cache use reported ({why}): warm or cold, and its loss, unknown",
         )
@@ -1610,7 +1613,7 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         # with itself. Not judged: the predicted read is kept, marked so.
         return CompactionSummary(
             file=row.file, lane=row.lane, line=row.line, kind=kind, verdict="unknown", cache_read=read,
-            expected_cache_read=could, prompt=usage.prompt, cost_usd=row.cost_usd, lost_usd=None, warm_cost_usd=None,
+            expected_cache_read=could or None, prompt=usage.prompt, cost_usd=row.cost_usd, lost_usd=None, warm_cost_usd=None,
             cause=row.cause, predicted=True,
             detail=(f"predicted read {read:,} of its {usage.prompt:,} tokens (the cache model on the logged body: the log "
                     "reports no usage); what it could read is that same prediction, so warm or cold is not told"),
@@ -1644,8 +1647,10 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
             " (the prefix the new context shares with what was cached)" if kind != "call" else ""
         )
     if predicted:
-        detail = ("predicted (the cache model on the logged bodies: the log reports no usage): "
-                  + detail.replace("read ", "predicted to read ", 1) if detail.startswith("read ") else detail)
+        # Every detail of a predicted read says so, a cold call's (its row's own text, "the
+        # compaction call read 0 of ...") as much as one this function words.
+        detail = "predicted (the cache model on the logged bodies: the log reports no usage): " + (
+            detail.replace("read ", "predicted to read ", 1) if detail.startswith("read ") else detail)
     return CompactionSummary(
         file=row.file,
         lane=row.lane,

@@ -101,6 +101,23 @@ def test_a_shrink_with_no_cache_field_is_listed_unknown_with_its_evidence(tmp_pa
     assert head.startswith("compactions (1: 0 warm, 0 cold, 1 unknown (no cache use reported")
 
 
+def test_an_unknown_compaction_with_no_cached_prefix_known_shows_it_unknown_not_0(tmp_path: Path) -> None:
+    # Nothing of the shrink's new context is predicted readable (could 0): as a cold one's, what
+    # it could have read is not told (null, `?`), where the base wrote 0 beside a cold one's `?`.
+    bodies = [[_turn("user", 0)], [_turn("user", 0), _turn("assistant", 0), _turn("user", 1)],
+              [{"role": "user", "content": "Summary so far."}, _turn("user", 2)]]
+    result = run_audit([_chat(tmp_path / "plain.jsonl", (1_600, 2_200, 900), cached=False, bodies=bodies)])
+    (shrink,) = result.compactions
+    assert (shrink.verdict, shrink.expected_cache_read) == ("unknown", None)
+    assert json.loads(audit_json(result))["compactions"][0]["expected_cache_read"] is None
+    lines = audit_table(result).splitlines()
+    head = next(k for k, line in enumerate(lines) if line.startswith("compactions ("))
+    assert "readable prefix the log does not tell" not in lines[head]  # (a count of cold ones only)
+    assert lines[head + 1].split()[4:9] == ["read", "cached", "before", "paid", "warm"]
+    cells = next(line for line in lines[head:] if line.startswith("plain.jsonl:3 ")).split()
+    assert [cells[4], cells[5], cells[7]] == ["-", "?", "?"]  # read, cached before, warm cost
+
+
 def test_a_prompt_that_shrank_a_little_is_no_compaction(tmp_path: Path) -> None:
     bodies = [[_turn("user", 0)], [_turn("user", 0), _turn("assistant", 0), _turn("user", 1)], [_turn("user", 5)]]
     assert not run_audit([_chat(tmp_path / "plain.jsonl", (1_600, 2_200, 1_500), cached=False, bodies=bodies)]).compactions
@@ -148,6 +165,27 @@ def test_a_request_body_logs_compactions_say_their_read_is_predicted(tmp_path: P
     assert any(line.startswith("read pred: the cache model's prediction") for line in lines)
     records = json.loads(audit_json(result))["compactions"]
     assert [r["predicted"] for r in records] == [True, True]
+
+
+def test_a_cold_predicted_compaction_calls_detail_says_predicted(tmp_path: Path) -> None:
+    # The compaction call sends another system prompt: predicted to read none of what the main
+    # request left cached, cold. Its detail is its row's own ("the compaction call read 0 of
+    # ..."), which the base showed as it is, a prediction reading as a reported read.
+    conversation = [_turn("user", 0), _turn("assistant", 0), _turn("user", 1), _turn("assistant", 1), _turn("user", 2)]
+    system = {"role": "system", "content": SYSTEM}
+    other = {"role": "system", "content": "You summarize conversations. " * 40}
+    log = write_jsonl(tmp_path / "bodies.jsonl", [
+        {"model": "gpt-4o", "messages": [system, *conversation[:3]]},
+        {"model": "gpt-4o", "messages": [system, *conversation]},
+        {"model": "gpt-4o", "purpose": "compaction",
+         "messages": [other, *conversation, {"role": "user", "content": "Write a detailed summary of the conversation so far."}]},
+    ])
+    result = run_audit([log], fmt="chat-completions")
+    (call,) = result.compactions
+    assert (call.kind, call.verdict, call.cache_read, call.predicted, call.cause) == ("call", "cold", 0, True, "compaction-miss")
+    assert call.detail.startswith("predicted (the cache model on the logged bodies: the log reports no usage): the compaction call read 0")
+    row = next(line for line in audit_table(result).splitlines() if line.startswith("bodies.jsonl:3  main  call"))
+    assert "pred 0" in row and "predicted (the cache model" in row
 
 
 def test_a_reported_compaction_is_not_marked_predicted(tmp_path: Path) -> None:

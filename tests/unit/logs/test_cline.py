@@ -1411,6 +1411,20 @@ def test_a_cline_sdk_turn_retried_after_empty_replies_is_named_as_summed_attempt
     assert not any("retries summed" in n for n in summary.notes)
 
 
+def test_a_cline_sdk_first_call_larger_than_the_next_is_no_retry(tmp_path: Path) -> None:
+    # The first call has no call before it to bound its prompt from below: any prompt more than
+    # the next call's and at most 3 times it passed (30,000 then 12,000: 15,000 or 10,000 per
+    # "attempt" fitted under 12,000 with a lower bound of 0), and the base named it retried.
+    calls = [(30_000, 50, 0, 29_990), (12_000, 30, 0, 11_990), (12_400, 30, 11_990, 400)]
+    doc = {"version": 1, "updated_at": "2026-08-10T10:00:00Z", "agent": "lead", "sessionId": "1786000000000_ef56a",
+           "messages": _sdk_run("f", 1_786_000_000_000, calls, None)}
+    path = tmp_path / "1786000000000_ef56a.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert len(requests) == 3
+    assert not any("retries summed" in n for n in summary.notes), summary.notes
+
+
 def test_a_cline_sdk_prompt_that_falls_after_an_unseen_compaction_is_no_retry(tmp_path: Path) -> None:
     # Only the latest compaction is kept beside the file: an earlier one shows as a prompt that
     # falls. 60,000 then 12,000: 60,000 / 2 or 3 is no prompt between 40,000 (the one before) and

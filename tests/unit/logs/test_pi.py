@@ -182,6 +182,35 @@ def test_a_fork_counts_its_sources_copied_calls_once(tmp_path: Path) -> None:
     assert len(alone) == 3
 
 
+def test_a_forks_copy_of_a_compaction_whose_summary_call_is_counted_in_its_source_is_no_unjudged_one(tmp_path: Path) -> None:
+    """A fork made right after a compaction copies the compaction entry, its summary call's usage
+    with it. That call is the source's (skipped as a copy), so the fork holds no call after the
+    compaction: the base noted it as one "with no summary call logged" (it has one) and counted
+    the source's compaction a second time."""
+    t0 = 1773500000000
+    header = {"type": "session", "version": 3, "id": "src", "timestamp": "2026-03-14T10:00:00.000Z", "cwd": "/x"}
+
+    def entry(entry_id: str, parent: str | None, role: str, ts: int, usage: dict | None = None) -> dict:
+        return {**_pi_msg(role, ts, usage), "id": entry_id, "parentId": parent}
+
+    compaction = {"type": "compaction", "id": "c1", "parentId": "e2", "timestamp": "2026-03-14T10:05:00.000Z",
+                  "summary": "s", "firstKeptEntryIndex": 3, "tokensBefore": 40010,
+                  "usage": _u(40010, 0, 0, 300), "provider": "anthropic", "model": "claude-opus-4-5"}
+    source = [entry("e1", None, "user", t0), entry("e2", "e1", "assistant", t0 + 10, _u(10, 0, 40000)), compaction]
+    src = write_jsonl(tmp_path / "2026-03-14T10-00-00-000Z_src.jsonl", [
+        header, *source, entry("e3", "c1", "user", t0 + 600_000), entry("e4", "e3", "assistant", t0 + 600_010, _u(900, 0, 400))])
+    fork = write_jsonl(tmp_path / "2026-03-14T11-00-00-000Z_fork.jsonl", [
+        {**header, "id": "fork", "timestamp": "2026-03-14T11:00:00.000Z", "parentSession": str(src)}, *source])
+    result = run_audit([tmp_path])
+    # The source's compaction, listed once, from the source: its summary call and the call after it.
+    assert [(Path(c.file).name, c.kind) for c in result.compactions] == [(src.name, "call"), (src.name, "after")]
+    by_file = {Path(s.file).name: s for s in result.files}
+    assert not [n for n in by_file[fork.name].notes if "no summary call logged" in n], by_file[fork.name].notes
+    _, summaries = load_trace([tmp_path])
+    skipped = [why for s in summaries if Path(s.file).name == fork.name for _, why in s.skipped]
+    assert skipped == ["call copied from the session this one was forked from: counted in that session's file"] * 2
+
+
 def test_a_source_read_after_its_fork_is_not_said_to_be_the_fork(tmp_path: Path) -> None:
     """A fork whose file sorts before its source's: the fork is read first and counts the calls
     they share; the source lists its own as the same calls as the fork's. int38b's note said the

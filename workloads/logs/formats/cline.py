@@ -1356,15 +1356,19 @@ def _sdk_retried(prompts: list[tuple[int, int]], compacted_at: int | None, updat
     """The counted calls of a Cline SDK session (``(message index, inputTokens)`` in order) whose
     prompt reads as 2 or 3 attempts of one prompt summed (see :data:`_SDK_EMPTY_RETRY_FROM`): more
     than the next call's, with no compaction between, and a whole share of it between the previous
-    call's prompt and the next's, as a prompt that only grows would be. Said, not split: the file
-    does not say how many attempts there were."""
+    call's prompt and the next's, as a prompt that only grows would be. A call with no previous
+    one to bound it from below (the first, or the first after the compaction) is never named: any
+    prompt up to 3 times the next would pass. Said, not split: the file does not say how many
+    attempts there were."""
     if not (isinstance(updated_at, str) and updated_at[:10] >= _SDK_EMPTY_RETRY_FROM):
         return []
     found: list[str] = []
     for n in range(len(prompts) - 1):
         index, prompt = prompts[n]
         after_index, after = prompts[n + 1]
-        before = prompts[n - 1][1] if n and not (compacted_at is not None and prompts[n - 1][0] < compacted_at <= index) else 0
+        if not n or (compacted_at is not None and prompts[n - 1][0] < compacted_at <= index):
+            continue  # no lower bound
+        before = prompts[n - 1][1]
         if prompt <= after or (compacted_at is not None and index < compacted_at <= after_index):
             continue
         shares = [k for k in _SDK_EMPTY_RETRY_ATTEMPTS if before <= prompt / k <= after]

@@ -369,8 +369,10 @@ class _Session:
                 self.thinking = level
             case "compaction":
                 calls = len(self.out)
-                self._side_call(record, value, "summary")
-                if len(self.out) == calls:  # no summary call counted: only a call after it shows it
+                copied = self._side_call(record, value, "summary")
+                # No summary call counted: only a call after it shows it. One whose summary call
+                # is a copy (a fork's of its source's) is the source's compaction, judged there.
+                if len(self.out) == calls and not copied:
                     self.compacted.append((record.line, value.get("tokensBefore")))
                 self.events.append(("compaction", f"{value.get('tokensBefore', '?')} tokens before"))
                 self.chain_parent = None
@@ -469,12 +471,13 @@ class _Session:
             self.events.append(("compaction", f"OpenClaw pruned {len(new)} tool result(s) in place (context pruning, cache-ttl)"))
             self.chain_parent = None
 
-    def _side_call(self, record: Record, value: dict, kind: str) -> None:
+    def _side_call(self, record: Record, value: dict, kind: str) -> bool:
         """The call an entry that is no message of the conversation reports in its ``usage``
-        (see the module doc); nothing when it has none."""
+        (see the module doc); nothing when it has none. True where the entry's call is a copy of
+        one counted already (:meth:`_copied`): it is logged, yet not counted here."""
         usage = value.get("usage")
         if not isinstance(usage, dict):
-            return
+            return False
         where = f"{self.name}:{record.line}"
         call = {**self.last_call, **{k: value[k] for k in ("provider", "model") if isinstance(value.get(k), str)}}
         # The API decides what a cacheWrite of 0 says, as on the main calls (:data:`_NO_WRITE_COUNT`):
@@ -487,12 +490,12 @@ class _Session:
         if reported.is_empty:
             self.cost += spent
             self.skipped.append((record.line, f"{kind} call with no usage"))
-            return
+            return False
         sent = parse_time_ms(value.get("timestamp"), where)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
         key = _call_key(kind, value.get("timestamp"), value, usage)
         if self._copied(record, key, link=False, entry=isinstance(value.get("id"), str) and value.get("timestamp") is not None):  # (a side call is no step of the conversation)
-            return
+            return True
         self.cost += spent
         self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
@@ -521,6 +524,7 @@ class _Session:
                 compaction_call=summary,
             )
         )
+        return False
 
     def _copied(self, record: Record, key: str, link: bool = True, entry: bool = False) -> bool:
         """Whether the call is one another file of the audit counted: a fork (``/fork``,
