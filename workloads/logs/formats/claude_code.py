@@ -449,7 +449,7 @@ class _Walk:
         if not isinstance(uuid, str):
             if value.get("type") == "fork-context-ref" and not self.requests:
                 self.restating = True  # (the fork's own entries follow the parent's message)
-            elif value.get("type") in _REQUEST_ROWS:
+            elif isinstance(kind := value.get("type"), str) and kind in _REQUEST_ROWS:
                 self.request_row(value)
             return  # summary, file-history-snapshot, queue-operation...: not part of a chain
         parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
