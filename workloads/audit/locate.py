@@ -307,10 +307,41 @@ SNAPSHOT_SAME = ("the logged prompt snapshot is identical to the lane's previous
                  "head is not what changed")
 
 
+#: The change a location names when ``r``'s api-request row shows the head the same as the
+#: request it extends (Claude Code 2.1.282 on), by what it shows of the messages.
+REQUEST_SAME = ("the logged api-request row has the same system prompt and tools hash as the request it extends, so "
+                "the head is not what changed")
+
+
+def _request_rows(r: TraceRequest) -> tuple[str, str] | None:
+    """What ``r``'s api-request row (Claude Code 2.1.282 on) shows against the row it extends, as a
+    location's kind and change (the kinds :func:`_snapshot` gives): tools changed, system prompt
+    changed, or the head the same (then with the first changed message, if any); None without
+    the rows' events."""
+    found = dict(r.events)
+    tools, system = found.get("request_tools_change"), found.get("request_system_change")
+    messages = found.get("request_messages_change")
+    then = f"; {messages}" if messages is not None else ""
+    if tools is not None:
+        also = f"; its system prompt changed too ({system})" if system is not None else ""
+        return "tools-snapshot", f"the logged api-request rows show the tools changed: {tools}{also}{then}"
+    if system is not None:
+        return "system-snapshot", f"the logged api-request rows show the system prompt changed: {system}{then}"
+    if messages is not None:
+        return "snapshot-same", f"{REQUEST_SAME}; the rows show {messages}"
+    if "request_same" in found:
+        return "snapshot-same", REQUEST_SAME
+    return None
+
+
 def _snapshot(r: TraceRequest) -> tuple[str, str] | None:
     """What the prompt snapshots logged on ``r``'s path show of the head, as a location's kind and
     change: the tools changed (they come first in the prefix, so named first), the system prompt
-    changed, or both compared equal to the lane's previous snapshot; None without a snapshot."""
+    changed, or both compared equal to the lane's previous snapshot; None without a snapshot.
+    ``r``'s api-request rows, when they show it, decide first (:func:`_request_rows`): they are
+    the request's own, a snapshot the last one on its path."""
+    if r.events and (rows := _request_rows(r)) is not None:
+        return rows
     found = dict(r.events)
     tools, system = found.get("snapshot_tools_change"), found.get("snapshot_system_change")
     if tools is not None:

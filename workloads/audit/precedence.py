@@ -541,8 +541,9 @@ _SNAPSHOT_CAUSES: dict[str, str] = {"tools-snapshot": "tools-changed", "system-s
 
 def _snapshot_changed(ev: Evidence) -> Finding | None:
     """A read that fell at or before the head's end, where the log holds the system prompt and
-    tools the call went out with (Claude Code 2.1.263's ``prompt_snapshot``) and they differ from
-    the lane's previous snapshot: the log decides the head changed, and which part, not the
+    tools the call went out with (Claude Code 2.1.263's ``prompt_snapshot``, or the call's own
+    ``api-request`` row from 2.1.282) and they differ from the lane's previous snapshot (or the row
+    the call extends): the log decides the head changed, and which part, not the
     head's size estimated from reads."""
     loc = ev.location
     if loc is None or loc.message != 0 or loc.kind not in _SNAPSHOT_CAUSES or out_of_order(ev):

@@ -463,3 +463,71 @@ def test_a_snapshot_change_wins_over_a_prompt_that_shrank(tmp_path: Path) -> Non
     row = _snapshots_around_a_fall(6_000, 5_000, _SYSTEM, [_tool("Bash"), _tool("Read"), _tool("WebFetch")]).audit(tmp_path)[-1]
     assert (row.cause, row.evidence) == ("tools-changed", "log")
     assert row.detail.startswith("the logged prompt snapshot's tools changed: +WebFetch; ")
+
+
+def _wire_tool(name: str, about: str = "") -> dict:
+    return {"name": name, "description": about or f"The {name} tool.", "input_schema": {"type": "object", "properties": {}}}
+
+
+def _request_rows(log: _Log, ident: str, base: str | None, keep: int, tail: list[str], shape: str,
+                  system: list[str], tools: list[dict]) -> None:
+    """The request-replay rows Claude Code 2.1.332 writes as a call is sent (layout read from its
+    binary; hashes made up): the shape row when the file lacks it, then the ``api-request`` row."""
+    if not any(line.get("shapeHash") == shape and line["type"] == "api-request-shape" for line in log.lines):
+        log.lines.append({"type": "api-request-shape", "sessionId": "s1", "shapeHash": shape, "version": "2.1.332",
+                          "timestamp": "2025-09-03T10:00:00.000Z",
+                          "shape": {"system": [{"type": "text", "text": text} for text in system], "tools": tools}})
+    row: dict = {"type": "api-request", "sessionId": "s1", "id": ident, "version": "2.1.332",
+                 "timestamp": "2025-09-03T10:00:00.000Z", "querySource": "repl_main_thread", "shapeHash": shape,
+                 "params": {"model": MODEL, "max_tokens": 32000}, "keep": keep, "tail": tail, "cacheControl": [],
+                 "requestDigest": f"d-{ident}"}
+    if base is not None:
+        row["base"] = base
+    log.lines.append(row)
+
+
+def _rows_around_a_fall(read: int, write: int, system: list[str], tools: list[dict], shape: str) -> _Log:
+    """:func:`_snapshots_around_a_fall`'s calls with api-request rows (and ``requestRef`` on each
+    response) instead of snapshots: r3's row extends r2's, keeping its 3 messages, with ``system``
+    and ``tools`` (shape ``shape``; ``"A"`` is r1's and r2's)."""
+    log = _Log()
+    head = (_SYSTEM, [_wire_tool("Bash"), _wire_tool("Read")])
+    log.user("fix the failing test in parser.py")
+    _request_rows(log, "q1", None, 0, ["m1"], "A", *head)
+    log.assistant("r1", 9_990, 2_010)
+    log.lines[-1]["requestRef"] = "q1"
+    log.tool_result("all good " * 100)
+    _request_rows(log, "q2", "q1", 1, ["m2", "m3"], "A", *head)
+    log.assistant("r2", 12_000, 1_000)
+    log.lines[-1]["requestRef"] = "q2"
+    log.user("and the other file")
+    _request_rows(log, "q3", "q2", 3, ["m4", "m5"], shape, system, tools)
+    log.assistant("r3", read, write)
+    log.lines[-1]["requestRef"] = "q3"
+    return log
+
+
+def test_a_fall_to_the_head_after_the_request_rows_tools_changed_is_tools_changed_by_the_log(tmp_path: Path) -> None:
+    # As test_a_fall_to_the_head_after_the_snapshots_tools_changed_is_tools_changed_by_the_log, the
+    # change told by the call's own api-request row (Claude Code 2.1.282 on): on the base, the rows
+    # were read past and the cause was system-changed by the head's estimated end (position).
+    tools = [_wire_tool("Bash", "Run a shell command, now with a timeout."), _wire_tool("Read"), _wire_tool("mcp__db__query")]
+    row = _rows_around_a_fall(10_083, 3_100, _SYSTEM, tools, "B").audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("tools-changed", "log")
+    assert row.detail.startswith("the logged api-request rows show the tools changed: +mcp__db__query ~Bash; ")
+
+
+def test_a_read_inside_the_head_after_the_request_rows_system_changed_is_system_changed_by_the_log(tmp_path: Path) -> None:
+    system = [_SYSTEM[0], "# Environment\n - Shell: bash"]
+    row = _rows_around_a_fall(6_000, 7_100, system, [_wire_tool("Bash"), _wire_tool("Read")], "C").audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("system-changed", "log")
+    # Hand sums: the blocks are 78 + 27 characters before, 78 + 28 after: ~26 tokens both (4 a token).
+    assert row.detail.startswith("the logged api-request rows show the system prompt changed: 1 of 2 blocks differ, "
+                                 "~26 -> ~26 tokens; ")
+
+
+def test_a_fall_to_the_heads_end_with_the_request_rows_the_same_is_not_the_head(tmp_path: Path) -> None:
+    # The row names r2's shape (the same hash) and keeps r2's 3 messages: the head did not change.
+    row = _rows_around_a_fall(10_083, 3_100, _SYSTEM, [_wire_tool("Bash"), _wire_tool("Read")], "A").audit(tmp_path)[-1]
+    assert (row.cause, row.evidence) == ("messages-changed", "position")
+    assert "the logged api-request row has the same system prompt and tools hash as the request it extends" in row.detail

@@ -1342,6 +1342,122 @@ def test_claude_code_2_1_329_bookkeeping_entries_are_no_calls(tmp_path: Path) ->
     assert abs(result.rows[1].expected_cache_read - 12_000) <= 0.03 * 12_000
 
 
+_HEAD_1 = ["You are Claude Code, Anthropic's CLI.", "# Env\nShell: zsh"]
+_HEAD_3 = ["You are Claude Code, Anthropic's CLI.", "# Env\nShell: bash"]
+
+
+def _wire_tool(name: str) -> dict:
+    return {"name": name, "description": f"The {name} tool.", "input_schema": {"type": "object", "properties": {}}}
+
+
+#: The shapes of :func:`_session_2_1_332`: system blocks and tools (S2 adds Read, S3 changes the environment block).
+_SHAPES = {"S1": (_HEAD_1, ["Bash"]), "S2": (_HEAD_1, ["Bash", "Read"]), "S3": (_HEAD_3, ["Bash", "Read"])}
+
+
+def _session_2_1_332() -> Transcript:
+    """A 2.1.332-shaped main-thread session with request-replay rows (their layout read from the
+    binary's writer: ``api-request`` id/base/keep/tail/shapeHash, ``api-request-shape`` once a hash,
+    ``api-request-blob`` once a message; ``requestRef`` on each response naming its row; hashes
+    made up). Calls: r1 the chain's first (no base); r2 adds the Read tool; r3 changes a system
+    block; r4 the same head, all 5 messages kept; r5 rewrites message 5 (a tool result cleared);
+    a compaction, then r6 (keeps nothing: no base); r7 whose messages were cut (``cut``); r8 whose
+    base is r5's row, not r7's (the chain's parent)."""
+    t = Transcript("e5f6-new", version="2.1.332")
+    shapes_written: set[str] = set()
+
+    def rows(ident: str, base: str | None, keep: int, tail: list[str], shape: str, *, cut: bool = False,
+             blobs: dict[str, dict] | None = None) -> None:
+        if shape not in shapes_written:
+            shapes_written.add(shape)
+            system, tools = _SHAPES[shape]
+            t.lines.append({"type": "api-request-shape", "sessionId": "e5f6-new", "shapeHash": shape,
+                            "timestamp": "2026-11-25T09:00:00.000Z", "version": "2.1.332",
+                            "shape": {"system": [{"type": "text", "text": text} for text in system],
+                                      "tools": [_wire_tool(name) for name in tools]}})
+        for digest, message in (blobs or {}).items():
+            t.lines.append({"type": "api-request-blob", "sessionId": "e5f6-new", "hash": digest, "message": message})
+        row: dict = {"type": "api-request", "sessionId": "e5f6-new", "id": ident, "timestamp": "2026-11-25T09:00:00.000Z",
+                     "version": "2.1.332", "querySource": "repl_main_thread", "shapeHash": shape,
+                     "params": {"model": "claude-sonnet-4-5-20250929", "max_tokens": 32000}, "echoWireToolInputs": False,
+                     "keep": keep, "tail": tail, "cacheControl": []}
+        if base is not None:
+            row["base"] = base
+        row.update({"cut": {"kind": "tool-mark-address", "cuts": 1}, "cutRequestDigest": "cd"} if cut else {"requestDigest": "d"})
+        t.lines.append(row)
+
+    def call(key: str, ref: str, when: str, usage: dict) -> None:
+        t.assistant(key, when, [usage], model="claude-sonnet-4-5-20250929")
+        t.lines[-1]["requestRef"] = ref
+
+    def result(text: str) -> dict:
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": text}]}
+
+    t.user("go", "2026-11-25T09:00:00.000Z", root=True)
+    rows("q1", None, 0, ["h1"], "S1")
+    call("r1", "q1", "2026-11-25T09:00:03.000Z", cc_usage(3, 10_000, 0, 50))
+    t.user("out 2", "2026-11-25T09:00:04.000Z", tool=True)
+    rows("q2", "q1", 1, ["a1", "h2"], "S2")
+    call("r2", "q2", "2026-11-25T09:00:07.000Z", cc_usage(3, 10_100, 0, 50))
+    t.user("out 3", "2026-11-25T09:00:08.000Z", tool=True)
+    rows("q3", "q2", 3, ["a2", "h3"], "S3", blobs={"h3": result("out 3")})
+    call("r3", "q3", "2026-11-25T09:00:11.000Z", cc_usage(3, 10_200, 0, 50))
+    t.user("out 4", "2026-11-25T09:00:12.000Z", tool=True)
+    rows("q4", "q3", 5, ["a3", "h4"], "S3")
+    call("r4", "q4", "2026-11-25T09:00:15.000Z", cc_usage(3, 100, 10_200, 50))
+    t.user("out 5", "2026-11-25T09:00:16.000Z", tool=True)
+    rows("q5", "q4", 4, ["h3x", "a3", "h4", "a4", "h5"], "S3", blobs={"h3x": result("[cleared]")})
+    call("r5", "q5", "2026-11-25T09:00:19.000Z", cc_usage(3, 300, 10_000, 50))
+    t.compact_boundary("2026-11-25T09:01:00.000Z")
+    t.user("This session is being continued: a summary.", "2026-11-25T09:01:00.100Z")
+    rows("q6", None, 0, ["h6"], "S3")
+    call("r6", "q6", "2026-11-25T09:01:03.000Z", cc_usage(3, 2_000, 9_000, 50))
+    t.user("out 7", "2026-11-25T09:01:04.000Z", tool=True)
+    rows("q7", "q6", 1, ["a6", "h7"], "S3", cut=True)
+    call("r7", "q7", "2026-11-25T09:01:07.000Z", cc_usage(3, 100, 11_000, 50))
+    t.user("out 8", "2026-11-25T09:01:08.000Z", tool=True)
+    rows("q8", "q5", 7, ["a5", "h8"], "S2")
+    call("r8", "q8", "2026-11-25T09:01:11.000Z", cc_usage(3, 100, 11_100, 50))
+    return t
+
+
+def test_claude_code_2_1_332_request_rows_say_what_changed_since_the_call_extended(tmp_path: Path) -> None:
+    # Before: the rows were read past, and no call's events said what its row shows.
+    path = write_jsonl(tmp_path / "e5f6-new.jsonl", _session_2_1_332().lines)
+    requests, summaries = load_trace([path])
+    assert [r.request_id for r in requests] == [f"r{i}" for i in range(1, 9)]
+    rows = [[e for e in r.events if e[0].startswith("request_")] for r in requests]
+    # Hand sums: the system blocks are 37 + 16 characters (S1, S2) and 37 + 17 (S3): ~13 tokens both.
+    assert rows == [
+        [],  # the chain's first row: no base
+        [("request_tools_change", "+Read")],
+        [("request_system_change", "1 of 2 blocks differ, ~13 -> ~13 tokens")],
+        [("request_same", "kept all 5 messages, added 2")],
+        # kept 4 of r4's 1 + 2 + 2 + 2 = 7; message 5 is r3's tool result, cleared: its one block differs
+        [("request_messages_change", "message 5 of the 7 the previous request sent differs, from its block 1")],
+        [],  # after the compaction: kept nothing, so no base
+        [],  # messages cut: the head is the same, the messages recorded are not the ones sent
+        [],  # its base (q5) is not the row of the call the chain says it extends (r7's q7)
+    ]
+    assert ("compaction", "") in requests[5].events
+    # r2, r3, r4, r5 and r7 had their row compared with their parent's.
+    assert any(note.startswith("5 call(s) whose api-request row and the one it extends are both in the file")
+               for note in summaries[0].notes)
+    # The calls are counted as before: input 8 x 3, writes and reads as given, output 8 x 50.
+    t = run_audit([path]).totals
+    assert (t.requests, t.input, t.cache_write, t.cache_read, t.output) == (
+        8, 24, 10_000 + 10_100 + 10_200 + 100 + 300 + 2_000 + 100 + 100, 10_200 + 10_000 + 9_000 + 11_000 + 11_100, 400)
+
+
+def test_claude_code_request_rows_without_references_change_nothing(tmp_path: Path) -> None:
+    # The same session with no requestRef on the responses (as a row-writing build whose responses
+    # name no row would be): its calls carry none of the rows' events, and the audit is the same
+    # as with them, but for the rows' events and note.
+    lines = [{k: v for k, v in line.items() if k != "requestRef"} for line in _session_2_1_332().lines]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "e5f6-new.jsonl", lines)])
+    assert not any(e[0].startswith("request_") for r in requests for e in r.events)
+    assert not any("api-request row" in note for note in summaries[0].notes)
+
+
 def _turn_after_thinking(model: str, thought: bool = True) -> list[dict]:
     """A turn whose first call thinks before a tool call (20,003 tokens of prompt), whose second
     call ends it (1,000 more), then the next user turn, which read the first call's prompt."""

@@ -14,8 +14,14 @@ entry marked ``forkedFrom``: those calls are the source's, counted in its transc
 and the fork's first call extends the last of them (:data:`_COPIED`); from 2.1.326 an assistant entry
 copied from another session (``--fork-session`` too) names that session in ``requestSessionId``, and
 is that session's call the same way (:data:`_REQUESTED_ELSEWHERE`). Checked against the npm
-package's binary of 2.1.332 (November 2026): its other new entry types (request-replay rows
-``api-request*``, ``session-owner``, ``derived-from``, ``tools-used``...) are no messages, read past. Order is file order (timestamps tie or go
+package's binary of 2.1.332 (November 2026): its request-replay rows (``api-request``,
+``api-request-shape``, ``api-request-blob``) are no messages, but say what a call sent: an
+assistant entry's ``requestRef`` names its ``api-request`` row, which names the one it extends
+(``base``), how many of its messages it kept (``keep``) and the hashes of the rest (``tail``); the
+call's system prompt and tools are the ``api-request-shape`` row its ``shapeHash`` names. A call
+whose row and its base's are both in the file gets what changed since (:meth:`_Walk.request_events`).
+Its other new entry types (``api-request-resumed``, ``session-owner``, ``derived-from``,
+``tools-used``...) are read past. Order is file order (timestamps tie or go
 backwards in resumed histories); the clock is the timestamps, never allowed to run backwards.
 A request id already counted in an earlier file (history a resumed or ``--fork-session`` session
 copies, unmarked) is counted once; where that file's last line of it was written mid-stream (``stop_reason``
@@ -179,6 +185,23 @@ class _Request(msgspec.Struct):
     ended_turn: bool = False
 
 
+class _RequestRow(msgspec.Struct, frozen=True):
+    """An ``api-request`` row (Claude Code 2.1.282 on): the row it extends (``base``; None for a
+    chain's first), how many of that row's messages it kept, the hashes of its messages after them,
+    its system+tools hash, and whether Claude Code cut its messages before recording them (``cut``:
+    the messages recorded are not the ones sent)."""
+
+    base: str | None
+    keep: int
+    tail: tuple[str, ...]
+    shape: str
+    cut: bool
+
+
+#: The request-replay rows the reader keeps (:meth:`_Walk.request_row`).
+_REQUEST_ROWS = frozenset({"api-request", "api-request-shape", "api-request-blob"})
+
+
 class _Walk:
     """The chains of one transcript file, entry by entry.
 
@@ -269,6 +292,16 @@ class _Walk:
         self.linked: set[str] = set()
         #: The requests whose response holds a thinking block (a set: many calls think none).
         self.thought: set[str] = set()
+        #: Request-replay rows (2.1.282 on, :meth:`request_row`): ``api-request`` rows by id, the
+        #: system blocks and tools of ``api-request-shape`` rows by hash (as :func:`_snapshot_parts`
+        #: gives a snapshot's), the blocks of ``api-request-blob`` messages by hash (as JSON text).
+        self.request_rows: dict[str, _RequestRow] = {}
+        self.request_shapes: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {}
+        self.request_blobs: dict[str, tuple[str, ...]] = {}
+        #: Per request, the ``api-request`` row its response names (``requestRef``).
+        self.request_refs: dict[str, str] = {}
+        #: How many requests had their ``api-request`` row compared with the one it extends.
+        self.request_rows_read = 0
 
     def offer(self, record: Record) -> None:
         """Place ``record`` (see :meth:`entry`), after its parent when the file gives the parent
@@ -381,7 +414,8 @@ class _Walk:
         for held in (self.lane_of, self.depth, self.time_of, self.anchor, self.boundary, self.parent_of, self.message_of,
                      self.places.same, self.tool_changes, self.snapshot_system, self.snapshot_tools, self.snapshot_events,
                      self.waiting, self.held, self.stream_last, self.stream_parent, self.stream_logical, self.progress,
-                     self.last_said, self.session_lanes, self.streaming, self.zero_held, self.zero_lines):
+                     self.last_said, self.session_lanes, self.streaming, self.zero_held, self.zero_lines,
+                     self.request_rows, self.request_shapes, self.request_blobs, self.request_refs):
             held.clear()
 
     def _enter(self, ready: list[Record]) -> None:
@@ -415,6 +449,8 @@ class _Walk:
         if not isinstance(uuid, str):
             if value.get("type") == "fork-context-ref" and not self.requests:
                 self.restating = True  # (the fork's own entries follow the parent's message)
+            elif isinstance(kind := value.get("type"), str) and kind in _REQUEST_ROWS:
+                self.request_row(value)
             return  # summary, file-history-snapshot, queue-operation...: not part of a chain
         parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
         if parent is not None and not isinstance(parent, str):
@@ -631,6 +667,93 @@ class _Walk:
         self.anchor[uuid] = key
         self.boundary.pop(uuid, None)
 
+    def request_row(self, value: dict) -> None:
+        """Keep a request-replay row (2.1.282 on; checked against 2.1.332's binary). ``api-request``:
+        ``id``, ``base`` (the id of the row it extends, absent on a chain's first), ``keep`` (how
+        many of the base's messages come first, unchanged), ``tail`` (the sha256 of each message
+        after them), ``shapeHash`` (of its system prompt and tools), ``cut`` when its messages were
+        cut before recording. ``api-request-shape``: ``shapeHash`` and ``shape`` (``system``, the
+        blocks sent less the billing header, and ``tools``, each without ``cache_control``), once a
+        hash per file (again after a compaction). ``api-request-blob``: ``hash`` and ``message`` (a
+        message as sent, without ``cache_control``), once a hash the same way. A row not so
+        shaped is read past, as before."""
+        kind = value["type"]
+        if kind == "api-request":
+            ident, base, keep, tail, shape = (value.get(k) for k in ("id", "base", "keep", "tail", "shapeHash"))
+            if (isinstance(ident, str) and (base is None or isinstance(base, str)) and type(keep) is int and keep >= 0
+                    and isinstance(tail, list) and all(isinstance(h, str) for h in tail) and isinstance(shape, str)):
+                self.request_rows[ident] = _RequestRow(base, keep, tuple(tail), shape, "cut" in value)
+        elif kind == "api-request-shape":
+            shape, found = value.get("shapeHash"), value.get("shape")
+            if isinstance(shape, str) and isinstance(found, dict):
+                blocks = found.get("system")
+                system = (blocks,) if isinstance(blocks, str) else tuple(
+                    b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _json_text(b)
+                    for b in (blocks if isinstance(blocks, list) else ()))
+                listed = found.get("tools")
+                tools = {str(as_dict(tool).get("name") or f"#{i + 1}"): _json_text(tool)
+                         for i, tool in enumerate(listed if isinstance(listed, list) else ())}
+                self.request_shapes[shape] = (system, tools)
+        else:
+            digest, message = value.get("hash"), value.get("message")
+            if isinstance(digest, str) and isinstance(message, dict):
+                content = message.get("content")
+                self.request_blobs[digest] = (
+                    (_json_text({"type": "text", "text": content}),) if isinstance(content, str)
+                    else tuple(_json_text(b) for b in content) if isinstance(content, list) else (_json_text(content),))
+
+    def _hash_at(self, ident: str, index: int) -> str | None:
+        """The hash of message ``index`` (0-based) of the request row ``ident``, following its
+        bases; None where a row on the way is not in the file."""
+        for _ in range(len(self.request_rows) + 1):
+            row = self.request_rows.get(ident)
+            if row is None:
+                return None
+            if index >= row.keep:
+                return row.tail[index - row.keep] if index - row.keep < len(row.tail) else None
+            if row.base is None:
+                return None
+            ident = row.base
+        return None
+
+    def request_events(self, ref: str, extended: str) -> list[tuple[str, str]]:
+        """What the ``api-request`` row ``ref`` (an assistant entry's ``requestRef``) shows against
+        the row it extends, both in the file, when that row is ``extended`` (the row of the request
+        the chain says this one extends: Claude Code names as ``base`` the last row it wrote for the
+        lane, which after a rewind or a resume need not be that one; and no ``base`` at all when it
+        kept no message, as after a compaction): ``request_tools_change`` and
+        ``request_system_change`` (as :func:`snapshot_diff` says them) when the system+tools hash
+        differs and both shape rows are in the file; ``request_messages_change`` when it kept fewer
+        messages than the base sent (the first changed message and, when both blobs are in the
+        file, its first changed block); ``request_same`` when the hash is the base's and every
+        message of the base was kept. A row with no base (a process's first call in a chain), a
+        base not in the file, or messages cut (``cut``) on either: nothing of what they do not show."""
+        row = self.request_rows.get(ref)
+        base = self.request_rows.get(extended) if row is not None and row.base == extended else None
+        if row is None or base is None:
+            return []
+        self.request_rows_read += 1
+        events: list[tuple[str, str]] = []
+        if row.shape != base.shape and base.shape in self.request_shapes and row.shape in self.request_shapes:
+            diff = snapshot_diff(*self.request_shapes[base.shape], *self.request_shapes[row.shape])
+            events += [("request" + kind[len("snapshot"):], detail) for kind, detail in diff if kind != "snapshot_same"]
+        if row.cut or base.cut:
+            return events
+        sent = base.keep + len(base.tail)
+        if row.keep < sent:
+            detail = f"message {row.keep + 1} of the {sent} the previous request sent differs"
+            if not row.tail:
+                detail = f"messages {row.keep + 1}-{sent} of the {sent} the previous request sent were dropped"
+            else:
+                before, now = self.request_blobs.get(self._hash_at(row.base, row.keep) or ""), self.request_blobs.get(row.tail[0])
+                if before is not None and now is not None:
+                    block = next((i for i, (a, b) in enumerate(zip(before, now)) if a != b), min(len(before), len(now)))
+                    detail += f", from its block {block + 1}"
+            events.append(("request_messages_change", detail))
+        elif row.shape == base.shape:
+            events.append(("request_same", f"kept all {sent} messages, added {len(row.tail)}"))
+        return events
+
     def _new_request(
         self, key: str, record: Record, value: dict, message: dict, uuid: str, parent: str | None, when: int | None
     ) -> _Request:
@@ -646,6 +769,10 @@ class _Walk:
         events = [(pending, "")] if pending else []
         events += [("tools_change", what) for what in tools]
         events += snapshots
+        if self.request_rows and isinstance(ref := value.get("requestRef"), str):
+            self.request_refs[key] = ref
+            if prev_req is not None and (extended := self.request_refs.get(prev_req)) is not None:
+                events += self.request_events(ref, extended)
         request = _Request(
             key=key,
             first_seq=len(self.requests),
@@ -1187,6 +1314,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         f"reported reads; its {walk.snapshot_rows:,} prompt_snapshot row(s), which hold them, are compared row to row "
         "to tell a change of the head, not to size it",
     )
+    if walk.request_rows_read:
+        notes += (f"{walk.request_rows_read:,} call(s) whose api-request row and the one it extends are both in the file: "
+                  "what changed since (system prompt, tools, the first changed message) is read from the rows, not "
+                  "inferred; the head is still sized from reported reads",)
     written = sum(r.prefix is not None and r.prefix.output_written for r in out)
     if written:
         # An assumption the predictions rest on: said, as the audit says every one.
