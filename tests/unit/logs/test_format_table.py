@@ -258,6 +258,33 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="gen-4", source_format=name, done_ms=1761991261000, path="data[4]",
                 ),
             ]
+        case "langsmith":
+            # A runs query answer: a chain run (not a call); two Anthropic llm runs of one thread in
+            # start order, a chain, one with LangSmith's own prompt_tokens, one with only the
+            # message's usage_metadata (both include the cache buckets: uncached = prompt - read -
+            # written); a failed one (error) skipped; an OpenAI run with only llm_output's raw usage.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"langsmith:anthropic:{claude}", f"langsmith:{file}#thread-a:llm-1"
+            return [
+                TraceRequest(
+                    file, 1, "thread-a", "main", 0, 1761991200100, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
+                    prefix=Prefix(head, first), request_id="llm-1", source_format=name, done_ms=1761991202000,
+                    path="runs[2]",
+                ),
+                TraceRequest(
+                    file, 1, "trace-b", "main", 1, 1761991203000, None, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=464, output=40),  # 2000 - 1536 cached
+                    prefix=Prefix("langsmith:openai:gpt-4o-2024-08-06", f"langsmith:{file}#trace-b:llm-4"),
+                    request_id="llm-4", source_format=name, done_ms=1761991204000, path="runs[4]",
+                ),
+                TraceRequest(
+                    file, 1, "thread-a", "main", 2, 1761991205000, None, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=80, uncached=20, output=30),  # 4100 - 4000 - 80
+                    prefix=Prefix(head, f"langsmith:{file}#thread-a:llm-2", first), request_id="llm-2",
+                    source_format=name, done_ms=1761991206000, path="runs[1]",
+                ),
+            ]
         case "openhands":
             # A saved trajectory: two action events, each with the raw response of its call;
             # sent at the previous event's time, ready at the action's.
@@ -565,7 +592,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
-        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, LangSmith run export, OpenHands event stream, "
+                "Cline task folder, "
             "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
         "aider chat history, Continue session or Trae Agent trajectory); "
         "audit reads only these"
