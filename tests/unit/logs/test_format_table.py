@@ -285,6 +285,33 @@ def expected(name: str) -> list[TraceRequest]:
                     source_format=name, done_ms=1761991206000, path="runs[1]",
                 ),
             ]
+        case "openrouter":
+            # Generation answers one a line ({data}) and a bare generation: native counts, the
+            # prompt including the cached and written parts; a failed one (finish_reason error)
+            # skipped; a session is a lane, the rest one lane; done at created_at + latency.
+            claude = "claude-sonnet-4.5"
+            head, first = f"openrouter:anthropic:{claude}", f"openrouter:{file}#s1:gen-1"
+            return [
+                TraceRequest(
+                    file, 1, "s1", "main", 0, 1761991200000, None, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
+                    prefix=Prefix(head, first), request_id="gen-1", source_format=name, done_ms=1761991202000,
+                    path="data", upstream="Anthropic",
+                ),
+                TraceRequest(
+                    file, 4, "main", "main", 1, 1761991203000, None, "deepseek", "deepseek-chat-v3.1",
+                    usage=Usage(cache_read=1536, uncached=464, output=40),  # 2000 - 1536
+                    prefix=Prefix("openrouter:deepseek:deepseek-chat-v3.1", f"openrouter:{file}#main:gen-4"),
+                    request_id="gen-4", source_format=name, done_ms=1761991204500, upstream="DeepInfra",
+                    read_step=64,  # DeepSeek's reads through OpenRouter's route (the provider rules' route step)
+                ),
+                TraceRequest(
+                    file, 2, "s1", "main", 2, 1761991205000, None, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=80, uncached=20, output=30),  # 4100 - 4000 - 80
+                    prefix=Prefix(head, f"openrouter:{file}#s1:gen-2", first), request_id="gen-2", source_format=name,
+                    done_ms=1761991206000, path="data", upstream="Anthropic",
+                ),
+            ]
         case "openhands":
             # A saved trajectory: two action events, each with the raw response of its call;
             # sent at the previous event's time, ready at the action's.
@@ -592,7 +619,8 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
-        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, LangSmith run export, OpenHands event stream, "
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, LangSmith run export, "
+                "OpenRouter generation export, OpenHands event stream, "
                 "Cline task folder, "
             "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
         "aider chat history, Continue session or Trae Agent trajectory); "
