@@ -312,6 +312,31 @@ def expected(name: str) -> list[TraceRequest]:
                     done_ms=1761991206000, path="data", upstream="Anthropic",
                 ),
             ]
+        case "helicone":
+            # A request query answer: disjoint columns (uncached = prompt_tokens); a session is a
+            # lane, a user another; a failed request (status 529) skipped; ready at
+            # time_to_first_token, done at response_created_at, else delay_ms after it was sent.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"helicone:anthropic:{claude}", f"helicone:{file}#s1:h1"
+            return [
+                TraceRequest(
+                    file, 1, "s1", "main", 0, 1761991200000, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),
+                    prefix=Prefix(head, first), request_id="h1", source_format=name, done_ms=1761991202000, path="data[0]",
+                ),
+                TraceRequest(
+                    file, 1, "u2", "main", 1, 1761991203000, 1761991203300, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=464, output=40),
+                    prefix=Prefix("helicone:openai:gpt-4o-2024-08-06", f"helicone:{file}#u2:h4"),
+                    request_id="h4", source_format=name, done_ms=1761991204000, path="data[3]",
+                ),
+                TraceRequest(
+                    file, 1, "s1", "main", 2, 1761991205000, None, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=80, uncached=20, output=30),
+                    prefix=Prefix(head, f"helicone:{file}#s1:h2", first), request_id="h2", source_format=name,
+                    done_ms=1761991206000, path="data[1]",
+                ),
+            ]
         case "openhands":
             # A saved trajectory: two action events, each with the raw response of its call;
             # sent at the previous event's time, ready at the action's.
@@ -620,7 +645,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
         "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, LangSmith run export, "
-                "OpenRouter generation export, OpenHands event stream, "
+                "OpenRouter generation export, Helicone request export, OpenHands event stream, "
                 "Cline task folder, "
             "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
         "aider chat history, Continue session or Trae Agent trajectory); "
