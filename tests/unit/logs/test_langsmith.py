@@ -11,6 +11,7 @@ and LangChain's ``UsageMetadata`` (``input_tokens`` the sum of all input types, 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,32 @@ def test_audit_input_langsmith_on_the_command_line(capsys: pytest.CaptureFixture
     assert main(["audit", str(fixtures / "langsmith.json"), "--input", "langfuse", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "--input langsmith reads it" in err[1]
+
+
+def test_a_bulk_export_parquet_file_reads_as_its_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A bulk export's Parquet file: JSON text columns, timestamps without zone (UTC), a 16-byte id.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {"id": bytes(range(16)), "run_type": "llm", "trace_id": "t", "start_time": datetime(2025, 11, 1, 10, 0, 0),
+         "extra": json.dumps({"metadata": CLAUDE}), "error": None, "prompt_tokens": 5000, "completion_tokens": 10,
+         "prompt_token_details": json.dumps({"cache_read": 4000, "cache_creation": 900})},
+        {"id": bytes(16), "run_type": "chain", "trace_id": "t", "start_time": datetime(2025, 11, 1, 10, 0, 0),
+         "extra": None, "error": None, "prompt_tokens": None, "completion_tokens": None, "prompt_token_details": None},
+    ]
+    folder = tmp_path / "export"
+    folder.mkdir()
+    pq.write_table(pa.Table.from_pylist(rows), folder / "part-0.parquet")
+    pq.write_table(pa.Table.from_pylist([{"sweep": 1}]), folder / "store.parquet")  # no run columns: not a log
+    path = folder / "part-0.parquet"
+    requests, summary = read(path)
+    assert [(r.request_id, r.line, r.sent_ms, r.provider) for r in requests] == [
+        ("00010203-0405-0607-0809-0a0b0c0d0e0f", 1, 1761991200000, "anthropic")]
+    assert requests[0].usage == Usage(cache_read=4000, cache_write_5m=900, uncached=100, output=10)
+    assert main(["audit", str(folder), "--quiet"]) == 0  # the folder walk offers *.parquet files
+    assert "1 request" in capsys.readouterr().out
+    (folder / "bad.parquet").write_bytes(b"PAR1 cut short")
+    assert main(["audit", str(folder / "bad.parquet"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "bad.parquet: a Parquet file that cannot be read" in err[0]

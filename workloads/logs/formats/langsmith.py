@@ -42,15 +42,24 @@ Who served a call comes from the model LangChain names (``extra.metadata.ls_mode
 ``thread_id``, ``session_id`` or ``conversation_id`` metadata LangSmith's threads view groups by)
 or else each trace is a lane, its calls in start order (``dotted_order`` breaks ties); the lane is
 a chain of calls (the messages LangChain serializes are not read as request bodies). LangSmith's
-own ``total_cost`` is kept only as a check on the dollars. Parquet bulk exports are not read:
-convert them to JSON lines first.
+own ``total_cost`` is kept only as a check on the dollars.
+
+A bulk export's Parquet files (pyarrow, a base dependency, reads them) are read row by row as the
+same runs: a file that starts with Parquet's magic bytes and has ``id`` and ``run_type`` columns.
+Columns holding JSON text (``inputs``, ``outputs``, ``extra``, the token details) are decoded,
+timestamps written as ISO 8601 (a time without zone is UTC), 16-byte ids as UUIDs; a row's place
+is its number (from 1) where a JSON file's is its line.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 
 import msgspec
@@ -66,6 +75,10 @@ from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
 NAME = "langsmith"
+#: The first bytes of a Parquet file.
+PARQUET_MAGIC = b"PAR1"
+#: Parquet columns of a bulk export that may hold JSON text.
+_JSON_COLUMNS = frozenset(("inputs", "outputs", "extra", "prompt_token_details", "completion_token_details", "events", "child_runs"))
 #: The run types of LangSmith's Run schema.
 RUN_TYPES = frozenset(("llm", "chain", "tool", "retriever", "embedding", "prompt", "parser"))
 #: ``ls_provider`` values whose LiteLLM route has another name (the route decides the host).
@@ -333,6 +346,64 @@ SOURCES = {
 }
 
 
+def _parquet_failure(path: Path, exc: Exception) -> UserError:
+    return UserError(f"{path}: a Parquet file that cannot be read ({type(exc).__name__}: {str(exc)[:120]})")
+
+
+def is_parquet_runs(path: Path) -> bool:
+    """Whether ``path`` is a Parquet file of LangSmith runs (its magic bytes, ``id`` and ``run_type``
+    columns).
+
+    Raises:
+        UserError: a file with Parquet's magic bytes pyarrow cannot read.
+    """
+    try:
+        with path.open("rb") as f:
+            if f.read(4) != PARQUET_MAGIC:
+                return False
+    except OSError:
+        return False
+    import pyarrow.parquet as pq  # (only for a Parquet file: the audit does not load pyarrow otherwise)
+
+    try:
+        names = set(pq.read_schema(path).names)
+    except Exception as exc:  # pyarrow raises its own errors and OSError for a damaged file
+        raise _parquet_failure(path, exc) from None
+    return {"id", "run_type"} <= names
+
+
+def _plain(key: str, value: object) -> object:
+    """A Parquet cell as the JSON value a run's field holds."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return str(uuid.UUID(bytes=value)) if len(value) == 16 else value.hex()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, str) and key in _JSON_COLUMNS and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+    if isinstance(value, dict):
+        return {str(k): _plain(str(k), v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(key, v) for v in value]
+    return value
+
+
+def read_parquet(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """The llm runs of a bulk export's Parquet file: each row a run (see the module doc)."""
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as exc:
+        raise _parquet_failure(path, exc) from None
+    records = (Record(i, {str(k): _plain(str(k), v) for k, v in row.items()}) for i, row in enumerate(rows, 1))
+    return read(path, records, ctx)
+
+
 FORMAT = LogFormat(
     name=NAME,
     noun="LangSmith run export",
@@ -346,5 +417,9 @@ FORMAT = LogFormat(
         "older runs with usage only in the message's usage_metadata (input_tokens includes input_token_details' cache buckets)",
         "runs of integrations that pass on only the provider's usage in outputs.llm_output.token_usage",
         "POST /runs/query answers {runs, cursors}, JSON arrays and JSON lines, runs holding child_runs",
+        "bulk exports' Parquet files (JSON text columns decoded)",
     ),
+    detect_file=is_parquet_runs,
+    read_file=read_parquet,
+    file_suffixes=(".parquet",),
 )
