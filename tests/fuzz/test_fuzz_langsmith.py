@@ -47,3 +47,35 @@ def test_mutated_langsmith_exports_end_cleanly(importer_examples):
 
     case()
     tally.report()
+
+
+def _parquet_seed() -> bytes:
+    """The fixture's runs as a bulk export's Parquet file (nested fields as JSON text)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    runs = json.loads(FIXTURE.read_bytes())["runs"]
+    keys = sorted({k for run in runs for k in run})
+    rows = [{k: json.dumps(run[k]) if isinstance(run.get(k), (dict, list)) else run.get(k) for k in keys} for run in runs]
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), out)
+    return out.getvalue()
+
+
+def test_mutated_langsmith_parquet_files_end_cleanly(importer_examples):
+    tally = Tally("audit langsmith parquet", bound_s=20)
+    path = Path(tempfile.mkdtemp(prefix="fuzz-langsmith-")) / "part-0.parquet"
+    seed = _parquet_seed()
+
+    @fuzz_settings(importer_examples)
+    @given(raw=mutated(seed), explicit=st.booleans())
+    def case(raw: bytes, explicit: bool) -> None:
+        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
+        if explicit:
+            argv += ["--input", "langsmith"]
+        tally.check(argv)
+
+    case()
+    tally.report()
