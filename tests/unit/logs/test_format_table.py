@@ -258,6 +258,85 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="gen-4", source_format=name, done_ms=1761991261000, path="data[4]",
                 ),
             ]
+        case "langsmith":
+            # A runs query answer: a chain run (not a call); two Anthropic llm runs of one thread in
+            # start order, a chain, one with LangSmith's own prompt_tokens, one with only the
+            # message's usage_metadata (both include the cache buckets: uncached = prompt - read -
+            # written); a failed one (error) skipped; an OpenAI run with only llm_output's raw usage.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"langsmith:anthropic:{claude}", f"langsmith:{file}#thread-a:llm-1"
+            return [
+                TraceRequest(
+                    file, 1, "thread-a", "main", 0, 1761991200100, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
+                    prefix=Prefix(head, first), request_id="llm-1", source_format=name, done_ms=1761991202000,
+                    path="runs[2]",
+                ),
+                TraceRequest(
+                    file, 1, "trace-b", "main", 1, 1761991203000, None, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=464, output=40),  # 2000 - 1536 cached
+                    prefix=Prefix("langsmith:openai:gpt-4o-2024-08-06", f"langsmith:{file}#trace-b:llm-4"),
+                    request_id="llm-4", source_format=name, done_ms=1761991204000, path="runs[4]",
+                ),
+                TraceRequest(
+                    file, 1, "thread-a", "main", 2, 1761991205000, None, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=80, uncached=20, output=30),  # 4100 - 4000 - 80
+                    prefix=Prefix(head, f"langsmith:{file}#thread-a:llm-2", first), request_id="llm-2",
+                    source_format=name, done_ms=1761991206000, path="runs[1]",
+                ),
+            ]
+        case "openrouter":
+            # Generation answers one a line ({data}) and a bare generation: native counts, the
+            # prompt including the cached and written parts; a failed one (finish_reason error)
+            # skipped; a session is a lane, the rest one lane; done at created_at + latency.
+            claude = "claude-sonnet-4.5"
+            head, first = f"openrouter:anthropic:{claude}", f"openrouter:{file}#s1:gen-1"
+            return [
+                TraceRequest(
+                    file, 1, "s1", "main", 0, 1761991200000, None, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),  # 4020 - 0 - 4000
+                    prefix=Prefix(head, first), request_id="gen-1", source_format=name, done_ms=1761991202000,
+                    path="data", upstream="Anthropic",
+                ),
+                TraceRequest(
+                    file, 4, "main", "main", 1, 1761991203000, None, "deepseek", "deepseek-chat-v3.1",
+                    usage=Usage(cache_read=1536, uncached=464, output=40),  # 2000 - 1536
+                    prefix=Prefix("openrouter:deepseek:deepseek-chat-v3.1", f"openrouter:{file}#main:gen-4"),
+                    request_id="gen-4", source_format=name, done_ms=1761991204500, upstream="DeepInfra",
+                    read_step=64,  # DeepSeek's reads through OpenRouter's route (the provider rules' route step)
+                ),
+                TraceRequest(
+                    file, 2, "s1", "main", 2, 1761991205000, None, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=80, uncached=20, output=30),  # 4100 - 4000 - 80
+                    prefix=Prefix(head, f"openrouter:{file}#s1:gen-2", first), request_id="gen-2", source_format=name,
+                    done_ms=1761991206000, path="data", upstream="Anthropic",
+                ),
+            ]
+        case "helicone":
+            # A request query answer: disjoint columns (uncached = prompt_tokens); a session is a
+            # lane, a user another; a failed request (status 529) skipped; ready at
+            # time_to_first_token, done at response_created_at, else delay_ms after it was sent.
+            claude = "claude-sonnet-4-5-20250929"
+            head, first = f"helicone:anthropic:{claude}", f"helicone:{file}#s1:h1"
+            return [
+                TraceRequest(
+                    file, 1, "s1", "main", 0, 1761991200000, 1761991201200, "anthropic", claude,
+                    usage=Usage(cache_write_5m=4000, uncached=20, output=50),
+                    prefix=Prefix(head, first), request_id="h1", source_format=name, done_ms=1761991202000, path="data[0]",
+                ),
+                TraceRequest(
+                    file, 1, "u2", "main", 1, 1761991203000, 1761991203300, "openai", "gpt-4o-2024-08-06",
+                    usage=Usage(cache_read=1536, uncached=464, output=40),
+                    prefix=Prefix("helicone:openai:gpt-4o-2024-08-06", f"helicone:{file}#u2:h4"),
+                    request_id="h4", source_format=name, done_ms=1761991204000, path="data[3]",
+                ),
+                TraceRequest(
+                    file, 1, "s1", "main", 2, 1761991205000, None, "anthropic", claude,
+                    usage=Usage(cache_read=4000, cache_write_5m=80, uncached=20, output=30),
+                    prefix=Prefix(head, f"helicone:{file}#s1:h2", first), request_id="h2", source_format=name,
+                    done_ms=1761991206000, path="data[1]",
+                ),
+            ]
         case "openhands":
             # A saved trajectory: two action events, each with the raw response of its call;
             # sent at the previous event's time, ready at the action's.
@@ -565,7 +644,9 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
     assert str(caught.value) == (
         f"{log}:1: unknown log format (not a Claude Code transcript, HTTP capture, Codex rollout, "
         "pi session, request-body log, Mooncake trace, block-hash agent trace, OpenCode session, Gemini CLI session, "
-        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, OpenHands event stream, Cline task folder, "
+        "SWE-agent trajectory, OpenTelemetry span export, LiteLLM spend log, Langfuse observation export, LangSmith run export, "
+                "OpenRouter generation export, Helicone request export, OpenHands event stream, "
+                "Cline task folder, "
             "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
         "aider chat history, Continue session or Trae Agent trajectory); "
         "audit reads only these"
