@@ -25,13 +25,14 @@ def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float =
     requests' *lost*); ``does not pay`` for 0 or less; ``cannot re-simulate`` for None;
     ``unknown (unpriced)`` for None or 0 or less when every miss it targets is in no dollar figure
     (``unpriced`` of them, none priced: ``lost`` 0), since nothing could price what it saves;
-    ``recovers none`` for 0 or less where the re-simulation changed none of its misses (its
-    ``detail`` opens with :data:`~.advice.RECOVERS_NONE`): not a verdict on the prices; ``saves
+    ``recovers none`` for 0 where the re-simulation changed none of its misses (its
+    ``detail`` opens with :data:`~.advice.RECOVERS_NONE`): not a verdict on the prices, and
+    ``recovers none; costs $0.0012 more`` below 0 (what the fix adds, as keep-alive requests); ``saves
     up to $0.0067`` where requests it adds are not charged (:func:`~.whatif.up_to`)."""
     if (saved is None or saved <= 0) and unpriced and not lost:
         return "unknown (unpriced)"
     if saved is not None and saved <= 0 and detail.startswith(RECOVERS_NONE):
-        return "recovers none"
+        return "recovers none" if saved == 0 else f"recovers none; costs {usd_cents4(-saved)} more"
     if saved is None:
         return "cannot re-simulate"
     if saved <= 0:

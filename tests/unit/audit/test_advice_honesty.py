@@ -57,6 +57,8 @@ def test_a_fix_that_leaves_its_misses_as_logged_recovers_none_and_is_no_price_ve
     rec = _one(result, "keep-alive", _ran("keep-alive", "-0.01", (elsewhere,)))
     assert rec.detail.startswith(advice.RECOVERS_NONE)
     assert "on the other requests it changes it costs $0.0100 more net of the keep-alive requests it sends" in rec.detail
+    # ... and the dollars cell says so too, not "recovers none" alone.
+    assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "recovers none; costs $0.0100 more"
     # ttl-auto leaves every lane's TTL as logged where the other one does not pay: a price verdict.
     rec = _one(result, "ttl-auto", _ran("ttl-auto", "0"))
     assert rec.detail.startswith("does not pay: re-simulated, it saves nothing net of its write premiums")
