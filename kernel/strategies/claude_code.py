@@ -165,6 +165,10 @@ class ClaudeCodeCompact(EngineBase):
         self.files: dict[tuple[str, str], str] = {}
         #: Session messages before this index were scanned for file reads.
         self.scanned = 0
+        #: The read calls of those messages: call id -> (tool, arguments).
+        self.calls: dict[str, tuple[str, str]] = {}
+        #: Session messages before this index had their read calls noted in ``calls``.
+        self.called = 0
         #: How many compactions of each kind landed (``auto``, ``idle``, ``microcompact``), and
         #: how many auto-compactions applied a precomputed summary (``precomputed``).
         self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0, "precomputed": 0}
@@ -218,7 +222,12 @@ class ClaudeCodeCompact(EngineBase):
         """Note the files the messages since the last scan read (the last read of a file wins)."""
         messages = ctx.messages()
         tools = set(self.settings["restore_tools"])  # type: ignore[call-overload]
-        calls = {c.call_id: (c.name, c.arguments) for m in messages for c in m.tool_calls if c.name in tools}
+        calls = self.calls  # kept across steps: the session's messages are only appended to
+        for message in messages[self.called :]:
+            for call in message.tool_calls:
+                if call.name in tools:
+                    calls[call.call_id] = (call.name, call.arguments)
+        self.called = len(messages)
         for message in messages[self.scanned :]:
             for result in message.tool_results:
                 if result.call_id in calls and not result.is_error:

@@ -318,6 +318,21 @@ def test_claude_code_restore_keeps_within_its_total_and_can_be_off():
     assert len(off.view(h.session)) == 1
 
 
+def test_claude_code_notes_each_read_call_once(monkeypatch):
+    # The read-file scan reads each message's calls once, not the whole session every step.
+    reads = []
+    calls = Message.tool_calls
+    monkeypatch.setattr(Message, "tool_calls", property(lambda m: reads.append(m) or calls.fget(m)))
+    h = Harness(window=1_000_000)
+    engine = build("claude-code-autocompact", 1_000_000)
+    h.user()
+    for n in range(200):
+        h.step(n, chars=40)
+        engine.scan(h.ctx)
+    assert len(reads) <= 2 * len(h.ctx.messages())
+    assert list(engine.files) == [("read_file", f'{{"n":{n}}}') for n in range(200)]
+
+
 def test_claude_code_drops_a_precomputed_summary_when_it_clears_old_results():
     h = Harness(window=200_000, cap=64_000)
     engine = build("claude-code-autocompact", 200_000, restore_files=0)
