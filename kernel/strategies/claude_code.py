@@ -33,6 +33,12 @@ docs/strategies_agents.md):
   adds a one-line reference instead), as is a file a kept round read. The list restarts from
   the restored files at each compaction, as Claude Code clears its read-file state.
   ``restore_files = 0`` turns it off.
+* Room left (prefixbench's choice, not Claude Code's): a file is re-read only while the summary,
+  the kept rounds and the files before it stay under the threshold, and the newest rounds are
+  kept only when they fit there with the longest summary the call may write. 2.1.185 restores
+  within its fixed budgets whatever the window, logs whether the restarted context is over the
+  threshold, and stops after 3 refills in a row; the engine has no such stop, so it never
+  restarts from a view that would compact again at once.
 
 Clearing old tool results (time-based micro-compaction). When the user comes back after the
 cache's lifetime (``cache_ttl_s``, 1 h: the cache Claude Code writes on subscription traffic),
@@ -165,6 +171,10 @@ class ClaudeCodeCompact(EngineBase):
         self.files: dict[tuple[str, str], str] = {}
         #: Session messages before this index were scanned for file reads.
         self.scanned = 0
+        #: The read calls of those messages: call id -> (tool, arguments).
+        self.calls: dict[str, tuple[str, str]] = {}
+        #: Session messages before this index had their read calls noted in ``calls``.
+        self.called = 0
         #: How many compactions of each kind landed (``auto``, ``idle``, ``microcompact``), and
         #: how many auto-compactions applied a precomputed summary (``precomputed``).
         self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0, "precomputed": 0}
@@ -218,7 +228,12 @@ class ClaudeCodeCompact(EngineBase):
         """Note the files the messages since the last scan read (the last read of a file wins)."""
         messages = ctx.messages()
         tools = set(self.settings["restore_tools"])  # type: ignore[call-overload]
-        calls = {c.call_id: (c.name, c.arguments) for m in messages for c in m.tool_calls if c.name in tools}
+        calls = self.calls  # kept across steps: the session's messages are only appended to
+        for message in messages[self.called :]:
+            for call in message.tool_calls:
+                if call.name in tools:
+                    calls[call.call_id] = (call.name, call.arguments)
+        self.called = len(messages)
         for message in messages[self.scanned :]:
             for result in message.tool_results:
                 if result.call_id in calls and not result.is_error:
@@ -241,10 +256,14 @@ class ClaudeCodeCompact(EngineBase):
         ctx.declare_rewrite("microcompact", cleared=len(older))
         return True
 
+    def summary_cap(self, ctx: StepContext) -> int:
+        """The most output tokens the summary call may write."""
+        cap = min(int(self.settings["summary_max_tokens"]), output_cap(ctx) or int(self.settings["summary_max_tokens"]))
+        return max(1, cap)
+
     def summarize(self, ctx: StepContext, view: tuple[Message, ...]) -> Message | None:
         """The summary message of ``view`` through a call that replays it (None when it failed)."""
-        cap = min(int(self.settings["summary_max_tokens"]), output_cap(ctx) or int(self.settings["summary_max_tokens"]))
-        reply = ctx.client(ctx.summary_request([*view, INSTRUCTION], max_tokens=max(1, cap)))
+        reply = ctx.client(ctx.summary_request([*view, INSTRUCTION], max_tokens=self.summary_cap(ctx)))
         text = reply.text().strip()
         if reply.error is not None or not text:
             return None
@@ -281,8 +300,11 @@ class ClaudeCodeCompact(EngineBase):
         """Summarize the view but its newest rounds, now; False when the call failed."""
         view = self.view(ctx.session)
         start = kept_start(view, int(self.settings["preserve_recent"]))
-        if start < len(view) and ctx.usage_tokens(view[start:]) >= self.threshold(ctx):
-            start = len(view)  # the newest rounds alone would not fit: keep none
+        # The newest rounds with the longest summary the call may write must fit under the
+        # threshold, or none is kept (the summary then covers them too).
+        opening = Message("user", (Text(CONTINUED),))
+        if start < len(view) and ctx.usage_tokens((opening, *view[start:])) + self.summary_cap(ctx) >= self.threshold(ctx):
+            start = len(view)
         summary = self.summarize(ctx, view[:start])
         if summary is None:
             return False
@@ -295,19 +317,21 @@ class ClaudeCodeCompact(EngineBase):
     def restart(self, ctx: StepContext, summary: Message, kept: tuple[Message, ...]) -> None:
         """The view becomes the summary, ``kept`` and the re-read files; the read-file list
         restarts from those files."""
-        restored = self.restore(ctx, kept)
+        restored = self.restore(ctx, summary, kept)
         self.head = (summary, *kept, *(message for _, message in restored))
         self.files = {key: self.files[key] for key, _ in reversed(restored)}
         self.cut = len(ctx.messages())
         self.scanned = self.cut
         self.cleared = frozenset()
 
-    def restore(self, ctx: StepContext, kept: tuple[Message, ...]) -> list[tuple[tuple[str, str], Message]]:
+    def restore(self, ctx: StepContext, summary: Message, kept: tuple[Message, ...]) -> list[tuple[tuple[str, str], Message]]:
         """The newest files read (none a kept round read), each under ``restore_file_tokens``,
-        within ``restore_tokens`` in all: (file, its user message), newest first."""
+        within ``restore_tokens`` in all and within the room the summary and ``kept`` leave
+        under the threshold: (file, its user message), newest first."""
         limit, budget = int(self.settings["restore_files"]), int(self.settings["restore_tokens"])
         if limit <= 0:
             return []
+        threshold = self.threshold(ctx)
         tools = set(self.settings["restore_tools"])  # type: ignore[call-overload]
         in_kept = {(c.name, c.arguments) for m in kept for c in m.tool_calls if c.name in tools}
         chosen, total = [], 0
@@ -316,6 +340,8 @@ class ClaudeCodeCompact(EngineBase):
             tokens = ctx.measure([message]).nodes[0].tokens
             if tokens > int(self.settings["restore_file_tokens"]) or total + tokens > budget:
                 continue
+            if ctx.usage_tokens((summary, *kept, *(m for _, m in chosen), message)) >= threshold:
+                continue  # no room left for it: the restarted view would compact again at once
             total += tokens
             chosen.append((key, message))
         return chosen

@@ -318,6 +318,46 @@ def test_claude_code_restore_keeps_within_its_total_and_can_be_off():
     assert len(off.view(h.session)) == 1
 
 
+@pytest.mark.parametrize("precompute_buffer", [0, 0.5])
+def test_claude_code_re_reads_only_the_files_that_fit_after_a_large_kept_round(precompute_buffer):
+    # A small window (threshold 25,000), five file reads of ~4,000 tokens, then a kept round of
+    # ~15,000: the summary, the kept rounds and every file not kept would come to ~35,000 tokens,
+    # so the restarted view would compact again at once. Only the files that fit are re-read.
+    h = Harness(window=40_000, cap=2_000)
+    engine = build("claude-code-autocompact", 40_000, precompute_buffer=precompute_buffer)
+    h.user()
+    for n in range(5):
+        h.step(n, chars=16_000)
+        engine.before_step(h.ctx)
+    assert h.rewrites() == []
+    h.step(5, chars=60_000)
+    engine.before_step(h.ctx)
+    assert h.rewrites() == ["checkpoint"] and len(h.sent) == 1
+    assert engine.counts["precomputed"] == (1 if precompute_buffer else 0)
+    view = engine.view(h.session)
+    assert h.ctx.usage_tokens(view) < 25_000  # the first request after the compaction fits
+    h.step(6)
+    engine.before_step(h.ctx)
+    assert h.rewrites() == ["checkpoint"] and engine.counts["auto"] == 1  # and does not compact again
+    restored = [m for m in view if m.role == "user" and m.blocks[0].text.startswith(claude_code.RESTORED)]
+    assert len(restored) >= 1  # the files that fit are still re-read
+
+
+def test_claude_code_notes_each_read_call_once(monkeypatch):
+    # The read-file scan reads each message's calls once, not the whole session every step.
+    reads = []
+    calls = Message.tool_calls
+    monkeypatch.setattr(Message, "tool_calls", property(lambda m: reads.append(m) or calls.fget(m)))
+    h = Harness(window=1_000_000)
+    engine = build("claude-code-autocompact", 1_000_000)
+    h.user()
+    for n in range(200):
+        h.step(n, chars=40)
+        engine.scan(h.ctx)
+    assert len(reads) <= 2 * len(h.ctx.messages())
+    assert list(engine.files) == [("read_file", f'{{"n":{n}}}') for n in range(200)]
+
+
 def test_claude_code_drops_a_precomputed_summary_when_it_clears_old_results():
     h = Harness(window=200_000, cap=64_000)
     engine = build("claude-code-autocompact", 200_000, restore_files=0)
