@@ -23,20 +23,22 @@ JSON = st.one_of(st.none(), st.booleans(), st.integers(-2, 9), st.text(max_size=
                                  st.one_of(st.text(max_size=3), st.lists(st.text(max_size=3), max_size=2)), max_size=3))
 FIELDS = {"api-request": ["id", "base", "keep", "tail", "shapeHash", "cut"], "api-request-shape": ["shapeHash", "shape"],
           "api-request-blob": ["hash", "message"]}
-#: Shapes by name: system block texts and tool names.
-SHAPES = {"A": (("sys", "env zsh"), ("Bash",)), "B": (("sys", "env zsh"), ("Bash", "Read")), "C": (("sys", "env bash"), ("Bash",))}
+#: Shapes by name: system block texts and tool names ("D" reads as "A" does, under another hash).
+SHAPES = {"A": (("sys", "env zsh"), ("Bash",)), "B": (("sys", "env zsh"), ("Bash", "Read")), "C": (("sys", "env bash"), ("Bash",)),
+          "D": (("sys", "env zsh"), ("Bash",))}
 
 
-def _session(calls: list[tuple[str, tuple[int, ...]]]) -> list[dict]:
+def _session(calls: list[tuple[str, tuple[int, ...]]], missing: frozenset[str] = frozenset()) -> list[dict]:
     """One main thread: per call, its shape and its messages (as numbers: equal numbers, equal
-    messages), with the rows Claude Code writes before it and ``requestRef`` on its response."""
+    messages), with the rows Claude Code writes before it and ``requestRef`` on its response; but
+    no shape row for the shapes ``missing`` (written in an earlier file of a resumed session)."""
     t = Transcript("sess", version="2.1.332")
     t.user("go", "2026-11-25T09:00:00.000Z", root=True)
     shapes: set[str] = set()
     blobs: set[int] = set()
     before: tuple[int, ...] = ()
     for n, (shape, messages) in enumerate(calls, 1):
-        if shape not in shapes:
+        if shape not in shapes and shape not in missing:
             shapes.add(shape)
             system, tools = SHAPES[shape]
             t.lines.append({"type": "api-request-shape", "sessionId": "sess", "shapeHash": shape, "shape": {
@@ -60,20 +62,25 @@ def _session(calls: list[tuple[str, tuple[int, ...]]]) -> list[dict]:
     return t.lines
 
 
-def _expected(calls: list[tuple[str, tuple[int, ...]]]) -> list[set[str]]:
+def _expected(calls: list[tuple[str, tuple[int, ...]]], missing: frozenset[str] = frozenset()) -> list[set[str]]:
     """Per call, the kinds of the rows' events: nothing for the first call or one that shares no
-    message with the previous (no ``base``); else the head's changes by part, the messages' change
-    when it kept fewer than the previous sent, the same when neither changed."""
+    message with the previous (no ``base``); else the head's changes by part (both shape rows in
+    the file), or that the hash changed when they do not show a part (a shape row ``missing``, or
+    both read the same), the messages' change when it kept fewer than the previous sent, the same
+    when neither changed (the same hash)."""
     out: list[set[str]] = [set()]
     for (shape0, before), (shape, now) in zip(calls, calls[1:]):
         keep = next((i for i, (a, b) in enumerate(zip(before, now)) if a != b), min(len(before), len(now)))
         kinds: set[str] = set()
         if keep > 0:
             (system0, tools0), (system, tools) = SHAPES[shape0], SHAPES[shape]
-            if system0 != system:
-                kinds.add("request_system_change")
-            if tools0 != tools:
-                kinds.add("request_tools_change")
+            if shape0 not in missing and shape not in missing:
+                if system0 != system:
+                    kinds.add("request_system_change")
+                if tools0 != tools:
+                    kinds.add("request_tools_change")
+            if shape0 != shape and not kinds:
+                kinds.add("request_shape_change")
             if keep < len(before):
                 kinds.add("request_messages_change")
             elif shape0 == shape:
@@ -88,11 +95,11 @@ CALLS = st.lists(st.tuples(st.sampled_from(sorted(SHAPES)), st.lists(st.integers
 
 def test_rows_written_as_claude_code_writes_them_give_the_expected_events(importer_examples):
     @fuzz_settings(importer_examples)
-    @given(calls=CALLS)
-    def case(calls) -> None:
+    @given(calls=CALLS, missing=st.frozensets(st.sampled_from(sorted(SHAPES))))
+    def case(calls, missing) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            requests, _ = load_trace([write_jsonl(Path(tmp) / "sess.jsonl", _session(calls))])
-        assert [{kind for kind, _ in r.events if kind.startswith("request_")} for r in requests] == _expected(calls)
+            requests, _ = load_trace([write_jsonl(Path(tmp) / "sess.jsonl", _session(calls, missing))])
+        assert [{kind for kind, _ in r.events if kind.startswith("request_")} for r in requests] == _expected(calls, missing)
 
     case()
 

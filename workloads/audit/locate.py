@@ -316,17 +316,22 @@ REQUEST_SAME = ("the logged api-request row has the same system prompt and tools
 def _request_rows(r: TraceRequest) -> tuple[str, str] | None:
     """What ``r``'s api-request row (Claude Code 2.1.282 on) shows against the row it extends, as a
     location's kind and change (the kinds :func:`_snapshot` gives): tools changed, system prompt
-    changed, or the head the same (then with the first changed message, if any); None without
-    the rows' events."""
+    changed, the head changed but the rows do not show which part (kind ``head``, as
+    :func:`_head`'s), or the head the same (then with the first changed message, if any); None
+    without the rows' events. The head is said the same only when the rows' hashes were equal:
+    Claude Code's reader (``_Walk.request_events``) gives a change
+    event (tools, system prompt, or ``request_shape_change``) whenever they differ."""
     found = dict(r.events)
     tools, system = found.get("request_tools_change"), found.get("request_system_change")
-    messages = found.get("request_messages_change")
+    messages, shape = found.get("request_messages_change"), found.get("request_shape_change")
     then = f"; {messages}" if messages is not None else ""
     if tools is not None:
         also = f"; its system prompt changed too ({system})" if system is not None else ""
         return "tools-snapshot", f"the logged api-request rows show the tools changed: {tools}{also}{then}"
     if system is not None:
         return "system-snapshot", f"the logged api-request rows show the system prompt changed: {system}{then}"
+    if shape is not None:
+        return "head", f"the logged api-request rows show {shape}{then}"
     if messages is not None:
         return "snapshot-same", f"{REQUEST_SAME}; the rows show {messages}"
     if "request_same" in found:

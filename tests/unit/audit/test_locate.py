@@ -526,6 +526,22 @@ def test_a_read_inside_the_head_after_the_request_rows_system_changed_is_system_
                                  "~26 -> ~26 tokens; ")
 
 
+def test_request_rows_whose_hash_changed_without_their_shape_rows_do_not_say_the_head_the_same(tmp_path: Path) -> None:
+    # The shape hash differs from r2's, but the shape rows were written in an earlier file (a
+    # resumed session), and r3 kept 2 of r2's 3 messages: on the base only the messages' change
+    # was an event, so the rows were said to show "the same system prompt and tools hash" (false)
+    # and the fall, inside the head yet "not the head", was unexplained.
+    tools = [_wire_tool("Bash", "Run a shell command, now with a timeout."), _wire_tool("Read")]
+    log = _rows_around_a_fall(10_083, 3_100, _SYSTEM, tools, "B")
+    log.lines = [line for line in log.lines if line.get("type") != "api-request-shape"]
+    next(line for line in log.lines if line.get("type") == "api-request" and line["id"] == "q3")["keep"] = 2
+    row = log.audit(tmp_path)[-1]
+    assert "same system prompt and tools hash" not in row.detail
+    assert (row.cause, row.evidence) == ("system-changed", "position")
+    assert ("the logged api-request rows show the system prompt or tools changed (their hash did; the shape rows are "
+            "not in this file); message 3 of the 3 the previous request sent differs") in row.detail
+
+
 def test_a_fall_to_the_heads_end_with_the_request_rows_the_same_is_not_the_head(tmp_path: Path) -> None:
     # The row names r2's shape (the same hash) and keeps r2's 3 messages: the head did not change.
     row = _rows_around_a_fall(10_083, 3_100, _SYSTEM, [_wire_tool("Bash"), _wire_tool("Read")], "A").audit(tmp_path)[-1]

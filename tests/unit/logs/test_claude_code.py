@@ -1448,6 +1448,21 @@ def test_claude_code_2_1_332_request_rows_say_what_changed_since_the_call_extend
         8, 24, 10_000 + 10_100 + 10_200 + 100 + 300 + 2_000 + 100 + 100, 10_200 + 10_000 + 9_000 + 11_000 + 11_100, 400)
 
 
+def test_claude_code_request_rows_whose_hash_changed_without_their_shape_rows_say_the_head_changed(tmp_path: Path) -> None:
+    # The session with its shape rows left out (written in an earlier file, as when a session is
+    # resumed): on the base r2 and r3, whose hash differs from their base's, got no event for it,
+    # and r5 (shape S3 as r4) none either; now r2 and r3 say the hash changed, r4 and r5 as before.
+    lines = [line for line in _session_2_1_332().lines if line.get("type") != "api-request-shape"]
+    requests, _ = load_trace([write_jsonl(tmp_path / "e5f6-new.jsonl", lines)])
+    changed = ("request_shape_change", "the system prompt or tools changed (their hash did; the shape rows are not in this file)")
+    assert [[e for e in r.events if e[0].startswith("request_")] for r in requests[1:5]] == [
+        [changed],
+        [changed],
+        [("request_same", "kept all 5 messages, added 2")],
+        [("request_messages_change", "message 5 of the 7 the previous request sent differs, from its block 1")],
+    ]
+
+
 def test_claude_code_request_rows_without_references_change_nothing(tmp_path: Path) -> None:
     # The same session with no requestRef on the responses (as a row-writing build whose responses
     # name no row would be): its calls carry none of the rows' events, and the audit is the same

@@ -723,7 +723,9 @@ class _Walk:
         lane, which after a rewind or a resume need not be that one; and no ``base`` at all when it
         kept no message, as after a compaction): ``request_tools_change`` and
         ``request_system_change`` (as :func:`snapshot_diff` says them) when the system+tools hash
-        differs and both shape rows are in the file; ``request_messages_change`` when it kept fewer
+        differs and both shape rows are in the file; ``request_shape_change`` when the hash differs
+        but they do not show which part (a shape row not in the file, as when written in an earlier
+        file of a resumed session, or both compare equal as read); ``request_messages_change`` when it kept fewer
         messages than the base sent (the first changed message and, when both blobs are in the
         file, its first changed block); ``request_same`` when the hash is the base's and every
         message of the base was kept. A row with no base (a process's first call in a chain), a
@@ -734,9 +736,15 @@ class _Walk:
             return []
         self.request_rows_read += 1
         events: list[tuple[str, str]] = []
-        if row.shape != base.shape and base.shape in self.request_shapes and row.shape in self.request_shapes:
-            diff = snapshot_diff(*self.request_shapes[base.shape], *self.request_shapes[row.shape])
-            events += [("request" + kind[len("snapshot"):], detail) for kind, detail in diff if kind != "snapshot_same"]
+        if row.shape != base.shape:
+            if base.shape in self.request_shapes and row.shape in self.request_shapes:
+                diff = snapshot_diff(*self.request_shapes[base.shape], *self.request_shapes[row.shape])
+                events += [("request" + kind[len("snapshot"):], detail) for kind, detail in diff if kind != "snapshot_same"]
+                why = "the shape rows compare equal as read"
+            else:
+                why = "the shape rows are not in this file"
+            if not events:  # the hash says the head changed; the shape rows do not show which part
+                events.append(("request_shape_change", f"the system prompt or tools changed (their hash did; {why})"))
         if row.cut or base.cut:
             return events
         sent = base.keep + len(base.tail)
