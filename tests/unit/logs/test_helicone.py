@@ -33,6 +33,24 @@ def read(path: Path):
     return import_file(path, fmt, ImportContext())
 
 
+def test_requests_without_a_session_or_user_are_not_chained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Rows naming no session and no user: two unrelated calls on two models are each a lane of
+    # their own, so no model switch is read between them.
+    claude = row("r1", "2025-11-01T10:00:00Z", properties={}, prompt_tokens=20, completion_tokens=10,
+                 prompt_cache_read_tokens=3000, prompt_cache_write_tokens=0)
+    gpt = row("r2", "2025-11-01T10:01:00Z", properties={}, provider="OPENAI", model="gpt-4o", prompt_tokens=464,
+              completion_tokens=10, prompt_cache_read_tokens=1536)
+    path = tmp_path / "requests.json"
+    path.write_text(json.dumps({"data": [claude, gpt], "error": None}))
+    requests, summary = read(path)
+    assert [r.lane for r in requests] == ["r1", "r2"]
+    assert [r.prefix.parent for r in requests] == [None, None]
+    assert any("a lane of its own" in n for n in summary.notes)
+    assert main(["audit", str(path), "--format", "json", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "model-changed" not in out and "pin-model" not in out
+
+
 def test_the_detector_tells_a_row_and_an_answer() -> None:
     one = row("r", "2025-11-01T10:00:00Z", prompt_tokens=1)
     assert detect(one) is Evidence.SHAPE

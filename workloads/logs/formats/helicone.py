@@ -29,7 +29,8 @@ Who served it: the model decides the provider and its cache rules
 is (:func:`.gateway_usage.served_by`). Sent at ``request_created_at``, its first token
 ``time_to_first_token`` ms later, ended at ``response_created_at`` (else ``delay_ms`` after it
 was sent). Each session (``Helicone-Session-Id``), else each user (``helicone_user``,
-``request_user_id``), is a lane read as a chain in time order; a file naming neither is one lane.
+``request_user_id``), is a lane read as a chain in time order; a request naming neither is a lane
+of its own (named by its id): nothing else in a row links one call to another.
 The request and response bodies Helicone may include are not read. ``cost`` is kept only as a
 check on the dollars.
 """
@@ -176,7 +177,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 done = sent + delay
             properties = as_dict(value.get("properties")) or as_dict(value.get("request_properties"))
             lane = (_text(properties.get(SESSION)) or _text(value.get("helicone_user")) or _text(value.get("request_user_id"))
-                    or "main")
+                    or rid)
             calls.append(_Call(record.line, place, rid, usage, model, route, sent,
                                sent + first if sent is not None and first is not None else None, done, lane))
     if not calls:
@@ -198,7 +199,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         last_node[call.lane] = node
     notes = [
         "Helicone's columns are disjoint: uncached = prompt_tokens, reads = prompt_cache_read_tokens, writes = prompt_cache_write_tokens",
-        "requests are read as chains: one per Helicone-Session-Id, else per user, else one for the file, in time order",
+        "requests are read as chains: one per Helicone-Session-Id, else per user, in time order; "
+        "a request naming neither is a lane of its own (nothing links it to another call)",
     ]
     if writes_unknown:
         notes.append(f"{writes_unknown} request(s) of a provider that bills cache writes apart have no prompt_cache_write_tokens: "
