@@ -162,3 +162,9 @@ def test_a_bulk_export_parquet_file_reads_as_its_runs(tmp_path: Path, capsys: py
     assert main(["audit", str(folder / "bad.parquet"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.parquet: a Parquet file that cannot be read" in err[0]
+    # Named directly, a valid Parquet file without the runs' columns is named for what it is (not
+    # "binary file"), with or without --input langsmith.
+    for extra in ([], ["--input", "langsmith"]):
+        assert main(["audit", str(folder / "store.parquet"), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "store.parquet:1: a Parquet file without LangSmith's run columns (id, run_type)" in err[0]
