@@ -85,6 +85,17 @@ def test_rows_one_a_line_sum_field_by_field(tmp_path: Path) -> None:
     assert any("bills cache writes apart" in n for n in summary.notes)
 
 
+def test_an_answer_with_no_requests_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The API's answer to a query that matched nothing: one line saying so (exit 2, as for other
+    # empty exports), not "unknown log format", with or without --input helicone.
+    path = tmp_path / "requests.json"
+    path.write_text(json.dumps({"data": [], "error": None}))
+    for extra in ([], ["--input", "helicone"]):
+        assert main(["audit", str(path), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "requests.json:1: an answer" in err[0] and "with no requests (Helicone's" in err[0]
+
+
 def test_bad_rows_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(row("b1", "2025-11-01T10:00:00Z", prompt_tokens=-3)) + "\n")

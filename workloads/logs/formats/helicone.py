@@ -6,6 +6,9 @@ Shapes read (one JSON value a record, pretty-printed or one a line):
 * the API's answer, ``{"data": [...], "error": null}``;
 * the requests as a JSON array, or one a line.
 
+An answer with no requests (``{"data": [], "error": null}``) is bad input said as such (exit 2),
+as other empty exports are.
+
 A request is a ``HeliconeRequest`` (``packages/llm-mapper/types.ts`` in ``Helicone/helicone``):
 ``request_id``, ``request_created_at``, ``response_created_at``, ``response_status``, ``model``
 (else ``response_model``, ``request_model``), ``provider`` (Helicone's name of the API it proxied:
@@ -70,6 +73,16 @@ def _is_answer(value: dict) -> bool:
     return isinstance(data, list) and "error" in value and any(is_request(r) for r in data[:5])
 
 
+#: What an answer with no requests is said to be (it names no format by its shape alone:
+#: ``{data, error}`` is a common envelope, so it is told apart only where nothing claims it).
+EMPTY_ANSWER = "an answer {\"data\": [], \"error\": ...} with no requests (Helicone's request query shape): nothing to audit"
+
+
+def is_empty_answer(value: object) -> bool:
+    """A request query answer holding no request: ``{"data": [], "error": null}``."""
+    return isinstance(value, dict) and set(value) == {"data", "error"} and value["data"] == []
+
+
 def detect(value: dict) -> Evidence | None:
     """A request query answer, or one request row."""
     if "data" in value and _is_answer(value):
@@ -82,6 +95,8 @@ def _requests(record: Record, where: str) -> Iterator[tuple[dict, str]]:
     if is_request(value):
         yield value, record.path
         return
+    if is_empty_answer(value):
+        raise UserError(f"{where}: {EMPTY_ANSWER}")
     if not _is_answer(value):
         raise UserError(f"{where}: neither a Helicone request (request_id, request_created_at, token counts) nor a request query answer")
     at = f"{record.path}." if record.path else ""
