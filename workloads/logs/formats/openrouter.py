@@ -143,8 +143,8 @@ def read_counts(value: dict, where: str) -> _Reading:
     cached = _number(value, "native_tokens_cached", where)
     written = _number(value, "native_tokens_cache_creation", where)
     if (cached or 0) + (written or 0) > prompt:
-        raise UserError(f"{where}: native_tokens_cached ({cached or 0}) and native_tokens_cache_creation ({written or 0}) "
-                        f"exceed native_tokens_prompt ({prompt})")
+        given = [f"{key} ({n})" for key, n in (("native_tokens_cached", cached), ("native_tokens_cache_creation", written)) if n is not None]
+        raise UserError(f"{where}: {' and '.join(given)} exceed{'s' if len(given) == 1 else ''} native_tokens_prompt ({prompt})")
     reported = cached is not None or written is not None
     usage = Usage(cached or 0, written or 0, 0, prompt - (cached or 0) - (written or 0), output, cache_reported=reported)
     return _Reading(usage, True, written is not None)
