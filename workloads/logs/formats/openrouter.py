@@ -143,7 +143,8 @@ def read_counts(value: dict, where: str) -> _Reading:
     cached = _number(value, "native_tokens_cached", where)
     written = _number(value, "native_tokens_cache_creation", where)
     if (cached or 0) + (written or 0) > prompt:
-        given = [f"{key} ({n})" for key, n in (("native_tokens_cached", cached), ("native_tokens_cache_creation", written)) if n is not None]
+        fields = (("native_tokens_cached", cached), ("native_tokens_cache_creation", written))
+        given = [f"{key} ({n})" for key, n in fields if n is not None]
         raise UserError(f"{where}: {' and '.join(given)} exceed{'s' if len(given) == 1 else ''} native_tokens_prompt ({prompt})")
     reported = cached is not None or written is not None
     usage = Usage(cached or 0, written or 0, 0, prompt - (cached or 0) - (written or 0), output, cache_reported=reported)
