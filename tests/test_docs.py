@@ -171,6 +171,20 @@ def test_the_audit_synopsis_offers_every_format():
     assert listed.group(1).split("|") == ["auto", *FORMATS]
 
 
+def test_audit_help_and_page_name_every_file_the_folder_walk_offers(capsys):
+    # fixobs: the walk offered *.parquet (LangSmith's bulk export) but audit --help's PATH did not say so.
+    from prefixbench.reports.cli import main
+    from prefixbench.workloads.logs.formats import FORMATS
+
+    suffixes = {suffix for fmt in FORMATS.values() for suffix in fmt.file_suffixes}
+    with pytest.raises(SystemExit):
+        main(["audit", "--help"])
+    usage = " ".join(capsys.readouterr().out.split())
+    page = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8").split("## Input", 1)[1].split("\n## ", 1)[0]
+    assert not {s for s in suffixes if f"*{s}" not in usage}
+    assert not {s for s in suffixes if f"`*{s}`" not in page}
+
+
 def test_a_format_added_to_the_table_makes_the_page_stale(monkeypatch, tmp_path):
     import msgspec
 

@@ -384,6 +384,13 @@ def _iter_handle(
         kind = database_of(path)
         why = f" ({kind.refusal()})" if kind is not None else ""
         raise UserError(f"{path}:1: a SQLite database with none of the tables the audit reads (OpenCode's, Zed's threads, a GitHub Copilot CLI store's usage events, an OpenClaw agent's transcript events): not a log the audit reads{why}")
+    if head.startswith(b"PAR1"):
+        # A Parquet file (its magic bytes) that reached the text reader: LangSmith's reader
+        # (detect_file) takes only one on disk with the runs' columns.
+        if at is not None:
+            raise UserError(f"{path}:1: a compressed Parquet file: the audit reads LangSmith's Parquet runs as they lie on disk; "
+                            "decompress it and give the .parquet file")
+        raise UserError(f"{path}:1: a Parquet file without LangSmith's run columns (id, run_type): not a log the audit reads")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)

@@ -288,7 +288,7 @@ def expected(name: str) -> list[TraceRequest]:
         case "openrouter":
             # Generation answers one a line ({data}) and a bare generation: native counts, the
             # prompt including the cached and written parts; a failed one (finish_reason error)
-            # skipped; a session is a lane, the rest one lane; done at created_at + latency.
+            # skipped; a session is a lane, a generation naming none a lane of its own; done at created_at + latency.
             claude = "claude-sonnet-4.5"
             head, first = f"openrouter:anthropic:{claude}", f"openrouter:{file}#s1:gen-1"
             return [
@@ -299,9 +299,9 @@ def expected(name: str) -> list[TraceRequest]:
                     path="data", upstream="Anthropic",
                 ),
                 TraceRequest(
-                    file, 4, "main", "main", 1, 1761991203000, None, "deepseek", "deepseek-chat-v3.1",
+                    file, 4, "gen-4", "main", 1, 1761991203000, None, "deepseek", "deepseek-chat-v3.1",
                     usage=Usage(cache_read=1536, uncached=464, output=40),  # 2000 - 1536
-                    prefix=Prefix("openrouter:deepseek:deepseek-chat-v3.1", f"openrouter:{file}#main:gen-4"),
+                    prefix=Prefix("openrouter:deepseek:deepseek-chat-v3.1", f"openrouter:{file}#gen-4:gen-4"),
                     request_id="gen-4", source_format=name, done_ms=1761991204500, upstream="DeepInfra",
                     read_step=64,  # DeepSeek's reads through OpenRouter's route (the provider rules' route step)
                 ),

@@ -33,6 +33,24 @@ def read(path: Path):
     return import_file(path, fmt, ImportContext())
 
 
+def test_requests_without_a_session_or_user_are_not_chained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Rows naming no session and no user: two unrelated calls on two models are each a lane of
+    # their own, so no model switch is read between them.
+    claude = row("r1", "2025-11-01T10:00:00Z", properties={}, prompt_tokens=20, completion_tokens=10,
+                 prompt_cache_read_tokens=3000, prompt_cache_write_tokens=0)
+    gpt = row("r2", "2025-11-01T10:01:00Z", properties={}, provider="OPENAI", model="gpt-4o", prompt_tokens=464,
+              completion_tokens=10, prompt_cache_read_tokens=1536)
+    path = tmp_path / "requests.json"
+    path.write_text(json.dumps({"data": [claude, gpt], "error": None}))
+    requests, summary = read(path)
+    assert [r.lane for r in requests] == ["r1", "r2"]
+    assert [r.prefix.parent for r in requests] == [None, None]
+    assert any("a lane of its own" in n for n in summary.notes)
+    assert main(["audit", str(path), "--format", "json", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "model-changed" not in out and "pin-model" not in out
+
+
 def test_the_detector_tells_a_row_and_an_answer() -> None:
     one = row("r", "2025-11-01T10:00:00Z", prompt_tokens=1)
     assert detect(one) is Evidence.SHAPE
@@ -65,6 +83,17 @@ def test_rows_one_a_line_sum_field_by_field(tmp_path: Path) -> None:
     assert total == [5000 + 5900 + 2000, 300, 600, 30 + 700 + 12 + 100, 60 + 7 + 3 + 9]
     assert [why for _, why in summary.skipped] == ["request r1 repeated: counted once"]
     assert any("bills cache writes apart" in n for n in summary.notes)
+
+
+def test_an_answer_with_no_requests_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The API's answer to a query that matched nothing: one line saying so (exit 2, as for other
+    # empty exports), not "unknown log format", with or without --input helicone.
+    path = tmp_path / "requests.json"
+    path.write_text(json.dumps({"data": [], "error": None}))
+    for extra in ([], ["--input", "helicone"]):
+        assert main(["audit", str(path), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "requests.json:1: an answer" in err[0] and "with no requests (Helicone's" in err[0]
 
 
 def test_bad_rows_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

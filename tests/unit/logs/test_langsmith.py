@@ -96,6 +96,22 @@ def test_raw_provider_usage_and_missing_cache_fields(tmp_path: Path) -> None:
     assert any("bills cache writes apart" in n for n in summary.notes)
 
 
+def test_ttl_split_writes_with_cache_creation_zero_are_writes(tmp_path: Path) -> None:
+    # langchain-anthropic's _create_usage_metadata moves the writes into the TTL keys and sets
+    # cache_creation to 0 (so the total is not counted twice): on the message's usage_metadata
+    # and on the run's prompt_token_details LangSmith fills from it, the split is the writes.
+    split = {"cache_read": 3000, "cache_creation": 0, "ephemeral_5m_input_tokens": 40, "ephemeral_1h_input_tokens": 500}
+    message = {"message": {"kwargs": {"usage_metadata": {"input_tokens": 3560, "output_tokens": 10, "input_token_details": split}}}}
+    on_message = run("s1", "2025-11-01T10:00:00Z", extra={"metadata": CLAUDE}, outputs={"generations": [[message]]})
+    on_run = run("s2", "2025-11-01T10:00:01Z", extra={"metadata": CLAUDE}, prompt_tokens=3560, completion_tokens=10,
+                 prompt_token_details=split)
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps([on_message, on_run]))
+    requests, _ = read(path)
+    want = Usage(cache_read=3000, cache_write_5m=40, cache_write_1h=500, uncached=20, output=10)
+    assert [r.usage for r in requests] == [want, want]
+
+
 def test_bad_runs_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     over = run("b1", "2025-11-01T10:00:00Z", extra={"metadata": CLAUDE}, prompt_tokens=10, completion_tokens=1,
                prompt_token_details={"cache_read": 20})
@@ -146,3 +162,9 @@ def test_a_bulk_export_parquet_file_reads_as_its_runs(tmp_path: Path, capsys: py
     assert main(["audit", str(folder / "bad.parquet"), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.parquet: a Parquet file that cannot be read" in err[0]
+    # Named directly, a valid Parquet file without the runs' columns is named for what it is (not
+    # "binary file"), with or without --input langsmith.
+    for extra in ([], ["--input", "langsmith"]):
+        assert main(["audit", str(folder / "store.parquet"), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "store.parquet:1: a Parquet file without LangSmith's run columns (id, run_type)" in err[0]

@@ -32,6 +32,23 @@ def read(path: Path):
     return import_file(path, fmt, ImportContext())
 
 
+def test_generations_without_a_session_are_not_chained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The generation endpoint's answers seldom name a session or user: two unrelated calls of
+    # one file, on two models, are each a lane of its own, so no model switch is read between them.
+    claude = gen("g1", "2025-11-01T10:00:00Z", native_tokens_prompt=3520, native_tokens_completion=10, native_tokens_cached=3000)
+    gpt = gen("g2", "2025-11-01T10:01:00Z", model="openai/gpt-4o", provider_name="OpenAI", native_tokens_prompt=2000,
+              native_tokens_completion=10, native_tokens_cached=1536)
+    path = tmp_path / "generations.jsonl"
+    path.write_text("\n".join(json.dumps({"data": g}) for g in (claude, gpt)) + "\n")
+    requests, summary = read(path)
+    assert [r.lane for r in requests] == ["g1", "g2"]
+    assert [r.prefix.parent for r in requests] == [None, None]
+    assert any("a lane of its own" in n for n in summary.notes)
+    assert main(["audit", str(path), "--format", "json", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "model-changed" not in out and "pin-model" not in out
+
+
 def test_the_detector_tells_a_generation_and_an_answer() -> None:
     one = gen("g", "2025-11-01T10:00:00Z", native_tokens_prompt=10, native_tokens_completion=2)
     assert detect(one) is Evidence.SHAPE
@@ -56,7 +73,7 @@ def test_an_array_of_answers_and_camel_case_sum_field_by_field(tmp_path: Path) -
     path.write_text(json.dumps([{"data": first}, {"data": camel}, {"data": plain}, {"data": reads_only}, {"data": first}]))
     requests, summary = read(path)
     assert [r.request_id for r in requests] == ["g1", "g2", "g3", "g4"]
-    assert [r.lane for r in requests] == ["u1", "main", "u1", "u1"]
+    assert [r.lane for r in requests] == ["u1", "g2", "u1", "u1"]
     assert [r.path for r in requests] == ["[0].data", "[1].data", "[2].data", "[3].data"]
     assert [r.upstream for r in requests] == ["Google Vertex", "OpenAI", "Google Vertex", "Google Vertex"]
     # By hand: 9000 - 8192 - 700 = 108; 3000 - 2048 = 952; 8300 - 8192 = 108.
@@ -74,7 +91,12 @@ def test_an_array_of_answers_and_camel_case_sum_field_by_field(tmp_path: Path) -
 def test_bad_generations_are_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(gen("b1", "2025-11-01T10:00:00Z", native_tokens_prompt=10, native_tokens_cached=20)) + "\n")
-    with pytest.raises(UserError, match=r"bad.jsonl:1: generation b1: native_tokens_cached \(20\) .* exceed native_tokens_prompt \(10\)"):
+    # Only the fields the generation has are named (no cache-creation field: no "(0)" for it).
+    with pytest.raises(UserError, match=r"bad.jsonl:1: generation b1: native_tokens_cached \(20\) exceeds native_tokens_prompt \(10\)$"):
+        read(path)
+    path.write_text(json.dumps(gen("b3", "2025-11-01T10:00:00Z", native_tokens_prompt=10, native_tokens_cached=8,
+                                   native_tokens_cache_creation=5)) + "\n")
+    with pytest.raises(UserError, match=r"generation b3: native_tokens_cached \(8\) and native_tokens_cache_creation \(5\) exceed "):
         read(path)
     path.write_text(json.dumps({"data": gen("b2", "2025-11-01T10:00:00Z", native_tokens_prompt=10, finish_reason="error")}) + "\n")
     assert main(["audit", "--quiet", str(path)]) == 2

@@ -312,6 +312,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {refused}"
         if seen == 1 and isinstance(record.value, dict) and is_augment_session(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {AUGMENT_SESSION}"
+        if seen == 1 and helicone.is_empty_answer(record.value):
+            return None, seen, first_line, f"{path}:{record.line}: {helicone.EMPTY_ANSWER}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:

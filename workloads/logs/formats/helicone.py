@@ -6,6 +6,9 @@ Shapes read (one JSON value a record, pretty-printed or one a line):
 * the API's answer, ``{"data": [...], "error": null}``;
 * the requests as a JSON array, or one a line.
 
+An answer with no requests (``{"data": [], "error": null}``) is bad input said as such (exit 2),
+as other empty exports are.
+
 A request is a ``HeliconeRequest`` (``packages/llm-mapper/types.ts`` in ``Helicone/helicone``):
 ``request_id``, ``request_created_at``, ``response_created_at``, ``response_status``, ``model``
 (else ``response_model``, ``request_model``), ``provider`` (Helicone's name of the API it proxied:
@@ -29,7 +32,8 @@ Who served it: the model decides the provider and its cache rules
 is (:func:`.gateway_usage.served_by`). Sent at ``request_created_at``, its first token
 ``time_to_first_token`` ms later, ended at ``response_created_at`` (else ``delay_ms`` after it
 was sent). Each session (``Helicone-Session-Id``), else each user (``helicone_user``,
-``request_user_id``), is a lane read as a chain in time order; a file naming neither is one lane.
+``request_user_id``), is a lane read as a chain in time order; a request naming neither is a lane
+of its own (named by its id): nothing else in a row links one call to another.
 The request and response bodies Helicone may include are not read. ``cost`` is kept only as a
 check on the dollars.
 """
@@ -69,6 +73,16 @@ def _is_answer(value: dict) -> bool:
     return isinstance(data, list) and "error" in value and any(is_request(r) for r in data[:5])
 
 
+#: What an answer with no requests is said to be (it names no format by its shape alone:
+#: ``{data, error}`` is a common envelope, so it is told apart only where nothing claims it).
+EMPTY_ANSWER = "an answer {\"data\": [], \"error\": ...} with no requests (Helicone's request query shape): nothing to audit"
+
+
+def is_empty_answer(value: object) -> bool:
+    """A request query answer holding no request: ``{"data": [], "error": null}``."""
+    return isinstance(value, dict) and set(value) == {"data", "error"} and value["data"] == []
+
+
 def detect(value: dict) -> Evidence | None:
     """A request query answer, or one request row."""
     if "data" in value and _is_answer(value):
@@ -81,6 +95,8 @@ def _requests(record: Record, where: str) -> Iterator[tuple[dict, str]]:
     if is_request(value):
         yield value, record.path
         return
+    if is_empty_answer(value):
+        raise UserError(f"{where}: {EMPTY_ANSWER}")
     if not _is_answer(value):
         raise UserError(f"{where}: neither a Helicone request (request_id, request_created_at, token counts) nor a request query answer")
     at = f"{record.path}." if record.path else ""
@@ -176,7 +192,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 done = sent + delay
             properties = as_dict(value.get("properties")) or as_dict(value.get("request_properties"))
             lane = (_text(properties.get(SESSION)) or _text(value.get("helicone_user")) or _text(value.get("request_user_id"))
-                    or "main")
+                    or rid)
             calls.append(_Call(record.line, place, rid, usage, model, route, sent,
                                sent + first if sent is not None and first is not None else None, done, lane))
     if not calls:
@@ -198,7 +214,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         last_node[call.lane] = node
     notes = [
         "Helicone's columns are disjoint: uncached = prompt_tokens, reads = prompt_cache_read_tokens, writes = prompt_cache_write_tokens",
-        "requests are read as chains: one per Helicone-Session-Id, else per user, else one for the file, in time order",
+        "requests are read as chains: one per Helicone-Session-Id, else per user, in time order; "
+        "a request naming neither is a lane of its own (nothing links it to another call)",
     ]
     if writes_unknown:
         notes.append(f"{writes_unknown} request(s) of a provider that bills cache writes apart have no prompt_cache_write_tokens: "

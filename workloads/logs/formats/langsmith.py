@@ -28,6 +28,8 @@ Usage, first present of:
    the sum of all input token types (python.langchain.com/api_reference/core/messages/langchain_core.messages.ai.UsageMetadata.html),
    and its Anthropic integration adds the cache reads and writes into it, so for every provider
    the prompt count includes the cache buckets: uncached = input - cache_read - cache_creation.
+   Where it splits the writes by TTL (``ephemeral_5m_input_tokens``, ``ephemeral_1h_input_tokens``)
+   it sets ``cache_creation`` to 0 so they are not counted twice; the split's sum is then the writes.
    The output count includes reasoning. A usage with no ``input_token_details`` cache key reports
    no cache use (not zero);
 3. the provider's own usage the integration passes on in ``outputs.llm_output.token_usage`` (or
@@ -175,8 +177,11 @@ def _inclusive(prompt: int, output: int, details: dict, where: str, source: str)
     read = _number(details.get("cache_read"), where, "cache_read") or 0
     long = _number(details.get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens") or 0
     written = _number(details.get("cache_creation"), where, "cache_creation")
-    if written is None and ("ephemeral_5m_input_tokens" in details or "ephemeral_1h_input_tokens" in details):
-        written = (_number(details.get("ephemeral_5m_input_tokens"), where, "ephemeral_5m_input_tokens") or 0) + long
+    if "ephemeral_5m_input_tokens" in details or "ephemeral_1h_input_tokens" in details:
+        # langchain-anthropic moves the writes into the TTL keys and sets cache_creation to 0 so
+        # they are not counted twice: the breakdown's sum is the writes whenever it is larger.
+        split = (_number(details.get("ephemeral_5m_input_tokens"), where, "ephemeral_5m_input_tokens") or 0) + long
+        written = max(written or 0, split)
     names = written is not None
     written = written or 0
     if read + written > prompt:

@@ -29,8 +29,10 @@ OpenRouter's response ``provider`` (:func:`.gateway_usage.upstream_of`). ``creat
 the call was sent and ``latency`` (total latency in milliseconds) when it ended. A generation
 with ``finish_reason`` ``error`` is a failed call, counted apart; a ``cancelled`` one ran and is
 counted. Each ``session_id`` (where the answer names one), else each ``external_user``, is a lane
-read as a chain in time order; a file naming neither is one lane. ``total_cost`` (or ``usage``)
-is kept only as a check on the dollars.
+read as a chain in time order; a generation naming neither is a lane of its own (named by its id):
+the endpoint's answers seldom name a session, and nothing else in them links one call to another,
+so calls of one file are not assumed to extend each other. ``total_cost`` (or ``usage``) is kept
+only as a check on the dollars.
 """
 
 from __future__ import annotations
@@ -141,8 +143,9 @@ def read_counts(value: dict, where: str) -> _Reading:
     cached = _number(value, "native_tokens_cached", where)
     written = _number(value, "native_tokens_cache_creation", where)
     if (cached or 0) + (written or 0) > prompt:
-        raise UserError(f"{where}: native_tokens_cached ({cached or 0}) and native_tokens_cache_creation ({written or 0}) "
-                        f"exceed native_tokens_prompt ({prompt})")
+        fields = (("native_tokens_cached", cached), ("native_tokens_cache_creation", written))
+        given = [f"{key} ({n})" for key, n in fields if n is not None]
+        raise UserError(f"{where}: {' and '.join(given)} exceed{'s' if len(given) == 1 else ''} native_tokens_prompt ({prompt})")
     reported = cached is not None or written is not None
     usage = Usage(cached or 0, written or 0, 0, prompt - (cached or 0) - (written or 0), output, cache_reported=reported)
     return _Reading(usage, True, written is not None)
@@ -203,7 +206,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             cost += _cost(value) or 0.0
             sent = parse_time_ms(_get(value, "created_at"), here)
             latency = _millis(value, "latency")
-            lane = _text(_get(value, "session_id")) or _text(_get(value, "external_user")) or "main"
+            lane = _text(_get(value, "session_id")) or _text(_get(value, "external_user")) or gid
             upstream = gateway_usage.upstream_of({"provider": _get(value, "provider_name")})
             calls.append(_Call(record.line, place, gid, reading, slug, sent,
                                sent + latency if sent is not None and latency is not None else None, lane,
@@ -232,7 +235,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                      "and native_tokens_cache_creation (uncached = prompt - cached - written)")
     if normalized:
         notes.append(f"{normalized} generation(s) without native counts: tokens_prompt / tokens_completion read, cache not reported")
-    notes.append("generations are read as chains: one per session_id, else per external_user, else one for the file, in time order")
+    notes.append("generations are read as chains: one per session_id, else per external_user, in time order; "
+                 "a generation naming neither is a lane of its own (nothing links it to another call)")
     if writes_unknown:
         notes.append(f"{writes_unknown} generation(s) of a provider that bills cache writes apart have no native_tokens_cache_creation: "
                      "what they wrote is not reported, not 0")
