@@ -201,6 +201,26 @@ def to_json_line(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=True, allow_nan=True).encode()
 
 
+def array_or_lines(docs: list, shape: str) -> bytes:
+    """``docs`` as one pretty-printed JSON array where ``shape`` is ``"array"``, else as JSON lines."""
+    return json.dumps(docs, indent=2).encode() if shape == "array" else b"\n".join(map(to_json_line, docs))
+
+
+def seed_or_edited(seed: bytes, docs: list, written: Callable[[list], bytes]) -> st.SearchStrategy:
+    """A file for an export reader: ``seed`` mutated byte-wise, or 1 to 4 of ``docs`` (the seed's
+    records), each edited, written out by ``written``."""
+    return st.one_of(mutated(seed), st.lists(edited(st.sampled_from(docs)), min_size=1, max_size=4).map(written))
+
+
+def check_audit(tally: Tally, path: Path, raw: bytes, reader: str, explicit: bool) -> None:
+    """Write ``raw`` to ``path`` and audit it (quiet, JSON out), naming the reader with
+    ``--input reader`` where ``explicit`` (else it is detected); ``tally`` checks the outcome."""
+    argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
+    if explicit:
+        argv += ["--input", reader]
+    tally.check(argv)
+
+
 # --- mutation ------------------------------------------------------------------------------
 
 

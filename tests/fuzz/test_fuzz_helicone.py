@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
+from tests.fuzz.harness import Tally, array_or_lines, check_audit, fuzz_settings, seed_or_edited
 
 FIXTURE = Path(__file__).parents[1] / "unit" / "logs" / "fixtures" / "helicone.json"
 
@@ -29,18 +29,9 @@ def test_mutated_helicone_exports_end_cleanly(importer_examples):
         def written(docs: list) -> bytes:
             if shape == "page":
                 return json.dumps({"data": docs, "error": None}, indent=2).encode()
-            return json.dumps(docs, indent=2).encode() if shape == "array" else b"\n".join(map(to_json_line, docs))
+            return array_or_lines(docs, shape)
 
-        raw = data.draw(
-            st.one_of(
-                mutated(seed),
-                st.lists(edited(st.sampled_from(rows)), min_size=1, max_size=4).map(written),
-            )
-        )
-        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
-        if explicit:
-            argv += ["--input", "helicone"]
-        tally.check(argv)
+        check_audit(tally, path, data.draw(seed_or_edited(seed, rows, written)), "helicone", explicit)
 
     case()
     tally.report()

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prefixbench.workloads.logs.formats.langfuse import read_details
 
-from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
+from tests.fuzz.harness import Tally, array_or_lines, check_audit, edited, fuzz_settings, mutated
 from tests.fuzz.test_fuzz_audit import SEEDS
 
 FIXTURES = Path(__file__).parents[1] / "unit" / "logs" / "fixtures"
@@ -40,7 +40,7 @@ def test_mutated_langfuse_exports_end_cleanly(importer_examples):
         def written(docs: list) -> bytes:
             if shape == "page":
                 return json.dumps({"data": docs, "meta": {"page": 1}}, indent=2).encode()
-            return json.dumps(docs, indent=2).encode() if shape == "array" else b"\n".join(map(to_json_line, docs))
+            return array_or_lines(docs, shape)
 
         raw = data.draw(
             st.one_of(
@@ -49,10 +49,7 @@ def test_mutated_langfuse_exports_end_cleanly(importer_examples):
                 edited(st.sampled_from(SEEDS["langfuse"])).map(lambda doc: json.dumps(doc, indent=2).encode()),
             )
         )
-        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
-        if explicit:
-            argv += ["--input", "langfuse"]
-        tally.check(argv)
+        check_audit(tally, path, raw, "langfuse", explicit)
 
     case()
     tally.report()

@@ -13,7 +13,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
+from tests.fuzz.harness import Tally, array_or_lines, check_audit, fuzz_settings, mutated, seed_or_edited, to_json_line
 
 FIXTURE = Path(__file__).parents[1] / "unit" / "logs" / "fixtures" / "langsmith.json"
 
@@ -32,18 +32,9 @@ def test_mutated_langsmith_exports_end_cleanly(importer_examples):
                 return json.dumps({"runs": docs, "cursors": {"next": None}}, indent=2).encode()
             if shape == "children" and isinstance(docs[0], dict):
                 return to_json_line({**docs[0], "child_runs": docs[1:]})
-            return json.dumps(docs, indent=2).encode() if shape == "array" else b"\n".join(map(to_json_line, docs))
+            return array_or_lines(docs, shape)
 
-        raw = data.draw(
-            st.one_of(
-                mutated(seed),
-                st.lists(edited(st.sampled_from(runs)), min_size=1, max_size=4).map(written),
-            )
-        )
-        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
-        if explicit:
-            argv += ["--input", "langsmith"]
-        tally.check(argv)
+        check_audit(tally, path, data.draw(seed_or_edited(seed, runs, written)), "langsmith", explicit)
 
     case()
     tally.report()
@@ -72,10 +63,7 @@ def test_mutated_langsmith_parquet_files_end_cleanly(importer_examples):
     @fuzz_settings(importer_examples)
     @given(raw=mutated(seed), explicit=st.booleans())
     def case(raw: bytes, explicit: bool) -> None:
-        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
-        if explicit:
-            argv += ["--input", "langsmith"]
-        tally.check(argv)
+        check_audit(tally, path, raw, "langsmith", explicit)
 
     case()
     tally.report()

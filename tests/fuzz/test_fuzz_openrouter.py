@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import Tally, edited, fuzz_settings, mutated, to_json_line, write
+from tests.fuzz.harness import Tally, array_or_lines, check_audit, fuzz_settings, seed_or_edited, to_json_line
 
 FIXTURE = Path(__file__).parents[1] / "unit" / "logs" / "fixtures" / "openrouter.jsonl"
 
@@ -31,18 +31,9 @@ def test_mutated_openrouter_exports_end_cleanly(importer_examples):
                 return json.dumps({"data": docs}, indent=2).encode()
             if shape == "answers":
                 return b"\n".join(to_json_line({"data": doc}) for doc in docs)
-            return json.dumps(docs, indent=2).encode() if shape == "array" else b"\n".join(map(to_json_line, docs))
+            return array_or_lines(docs, shape)
 
-        raw = data.draw(
-            st.one_of(
-                mutated(seed),
-                st.lists(edited(st.sampled_from(runs)), min_size=1, max_size=4).map(written),
-            )
-        )
-        argv = ["audit", str(write(path, raw)), "--quiet", "--format", "json"]
-        if explicit:
-            argv += ["--input", "openrouter"]
-        tally.check(argv)
+        check_audit(tally, path, data.draw(seed_or_edited(seed, runs, written)), "openrouter", explicit)
 
     case()
     tally.report()

@@ -14,7 +14,7 @@ from typing import TypeVar
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.wire import canonical_json
 from prefixbench.workloads.logs.reading import check_tree
 from prefixbench.workloads.logs.records import Record
@@ -83,6 +83,46 @@ def logged_dollars(value: object) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < MAX_LOGGED_COST:
         return float(value)
     return None
+
+
+def logged_dollars_of(values: Iterable[object], *, text: bool = False) -> float | None:
+    """The first of ``values`` (a log's cost fields, most trusted first) that
+    :func:`logged_dollars` reads, else None; with ``text``, a number written as a string
+    (``"0.0123"``) is read as that number, text that is no number skipped."""
+    for value in values:
+        if text and isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                continue
+        dollars = logged_dollars(value)
+        if dollars is not None:
+            return dollars
+    return None
+
+
+def logged_count(value: object, where: str, key: str) -> int | None:
+    """A token count a log gives under ``key``: None when absent (null), a whole float (``12.0``,
+    as JSON from a dynamic language may write it) as its integer, else checked by
+    :func:`~prefixbench.simulator.providers.base.count` (a bad one is a one-line error at ``where``)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    return count(value, where, key)
+
+
+def clipped_text(value: object, limit: int = 200) -> str:
+    """``value`` stripped and cut to ``limit`` characters when it is a string, else "" (a name,
+    lane or reason a log gives, kept short in ids and notes)."""
+    return value.strip()[:limit] if isinstance(value, str) else ""
+
+
+def logged_millis(value: object) -> int | None:
+    """A duration or delay a log gives in milliseconds, rounded to a whole one: a number from 0
+    below 1e10 (NaN, the infinities and booleans fail), else None."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e10
+    return round(value) if ok else None  # type: ignore[arg-type]
 
 
 def logged_cost(value: object) -> float:

@@ -121,7 +121,14 @@ def writes_unknown(usage: Usage, raw: Mapping[str, object], provider: str) -> Us
     """``usage`` (read from ``raw``) with its writes not reported where it reports its cache use
     but ``raw`` has no write field (:func:`names_writes`) and ``provider`` bills writes apart: what
     the call wrote is unknown, not 0 (a field present at 0 is a 0)."""
-    if usage.cache_reported and usage.writes_reported and writes_unreported(names_writes(raw), provider):
+    return writes_unknown_unless_named(usage, names_writes(raw), provider)
+
+
+def writes_unknown_unless_named(usage: Usage, named: bool, provider: str) -> Usage:
+    """``usage`` with its writes not reported where it reports its cache use, its log has no
+    cache-write field (``named`` False; each reader knows its own fields) and ``provider`` bills
+    writes apart: what the call wrote is unknown, not 0. Otherwise ``usage`` as it is."""
+    if usage.cache_reported and usage.writes_reported and writes_unreported(named, provider):
         return msgspec.structs.replace(usage, writes_reported=False)
     return usage
 

@@ -40,19 +40,17 @@ check on the dollars.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import writes_unreported
-from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, logged_millis, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import clipped_text as _text
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -107,12 +105,7 @@ def _requests(record: Record, where: str) -> Iterator[tuple[dict, str]]:
 
 
 def _number(value: dict, key: str, where: str) -> int | None:
-    raw = value.get(key)
-    if raw is None:
-        return None
-    if isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
-        raw = int(raw)
-    return count(raw, where, key)
+    return logged_count(value.get(key), where, key)
 
 
 def read_counts(value: dict, where: str) -> tuple[Usage, bool]:
@@ -125,21 +118,8 @@ def read_counts(value: dict, where: str) -> tuple[Usage, bool]:
     return usage, written is not None
 
 
-def _text(value: object, limit: int = 200) -> str:
-    return value.strip()[:limit] if isinstance(value, str) else ""
-
-
-def _millis(value: object) -> int | None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 1e10  # (NaN fails too)
-    return round(value) if ok else None  # type: ignore[arg-type]
-
-
 def _cost(value: dict) -> float | None:
-    for key in ("costUSD", "cost"):
-        raw = value.get(key)
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e9:
-            return float(raw)
-    return None
+    return logged_dollars_of(value.get(key) for key in ("costUSD", "cost"))
 
 
 class _Call(msgspec.Struct):
@@ -181,13 +161,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             helicone = _text(value.get("provider"), 60).lower()
             route = f"{helicone}/{model}" if helicone else model
             provider = gateway_usage.provider_of(route, False)
-            if usage.cache_reported and writes_unreported(names_writes, provider):
-                usage = msgspec.structs.replace(usage, writes_reported=False)
+            marked = gateway_usage.writes_unknown_unless_named(usage, names_writes, provider)
+            if marked is not usage:
+                usage = marked
                 writes_unknown += 1
             cost += _cost(value) or 0.0
             sent = parse_time_ms(value.get("request_created_at"), here)
             done = parse_time_ms(value.get("response_created_at"), here)
-            delay, first = _millis(value.get("delay_ms")), _millis(value.get("time_to_first_token"))
+            delay, first = logged_millis(value.get("delay_ms")), logged_millis(value.get("time_to_first_token"))
             if done is None and sent is not None and delay is not None:
                 done = sent + delay
             properties = as_dict(value.get("properties")) or as_dict(value.get("request_properties"))

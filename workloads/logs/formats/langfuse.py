@@ -43,21 +43,18 @@ as a check on the dollars.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import writes_unreported
-from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import REASONING_EFFORTS, LineError, parse_request
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, objects, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.jsonlines import BadJson
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
@@ -188,9 +185,7 @@ def _number(value: object, where: str, key: str) -> int | None:
         return None
     if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:  # ("²" is a digit to isdigit, no int)
         value = int(value)
-    elif isinstance(value, float) and math.isfinite(value) and value.is_integer() and not isinstance(value, bool):
-        value = int(value)
-    return count(value, where, key)
+    return logged_count(value, where, key)
 
 
 def _details(value: dict, where: str) -> dict[str, int]:
@@ -325,15 +320,7 @@ def _body(value: dict, provider: str, model: str, effort: str | None, where: str
 def _cost(value: dict) -> float | None:
     """Langfuse's own total cost of the observation, where it has one."""
     details = as_dict(_get(value, "costDetails", "cost_details"))
-    for raw in (details.get("total"), value.get("calculatedTotalCost"), _get(value, "totalCost", "total_cost")):
-        if isinstance(raw, str):
-            try:
-                raw = float(raw)
-            except ValueError:
-                continue
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e9:  # NaN and infinities fail too
-            return float(raw)
-    return None
+    return logged_dollars_of((details.get("total"), value.get("calculatedTotalCost"), _get(value, "totalCost", "total_cost")), text=True)
 
 
 class _Call(msgspec.Struct):
@@ -403,10 +390,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
-            if reading.usage.cache_reported and writes_unreported(any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS), provider):
-                # A provider that bills writes apart, its usage without a write bucket: what the
-                # call wrote is unknown (inside nothing counted), not 0.
-                reading = msgspec.structs.replace(reading, usage=msgspec.structs.replace(reading.usage, writes_reported=False))
+            # A provider that bills writes apart, its usage without a write bucket: what the
+            # call wrote is unknown (inside nothing counted), not 0.
+            named = any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+            usage = gateway_usage.writes_unknown_unless_named(reading.usage, named, provider)
+            if usage is not reading.usage:
+                reading = msgspec.structs.replace(reading, usage=usage)
                 writes_unknown += 1
             trace = _get(value, "traceId", "trace_id")
             lane = obs.session or (str(trace) if isinstance(trace, (str, int)) and trace != "" else "main")

@@ -56,7 +56,6 @@ is its number (from 1) where a JSON file's is its line.
 from __future__ import annotations
 
 import json
-import math
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -67,12 +66,10 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import writes_unreported
-from prefixbench.simulator.providers.base import count
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -138,14 +135,6 @@ def _runs(record: Record, where: str) -> Iterator[_Run]:
                          for j, child in enumerate(children) if is_run(child))
 
 
-def _number(value: object, where: str, key: str) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        value = int(value)
-    return count(value, where, key)
-
-
 def _usage_metadata(run: dict) -> dict | None:
     """The ``usage_metadata`` of the run's message (LangChain), or its outputs' (``@traceable``)."""
     outputs = as_dict(run.get("outputs"))
@@ -174,13 +163,13 @@ class _Reading(msgspec.Struct, frozen=True):
 
 def _inclusive(prompt: int, output: int, details: dict, where: str, source: str) -> _Reading:
     """A LangChain-normalized usage: the prompt count includes the cache buckets."""
-    read = _number(details.get("cache_read"), where, "cache_read") or 0
-    long = _number(details.get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens") or 0
-    written = _number(details.get("cache_creation"), where, "cache_creation")
+    read = logged_count(details.get("cache_read"), where, "cache_read") or 0
+    long = logged_count(details.get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens") or 0
+    written = logged_count(details.get("cache_creation"), where, "cache_creation")
     if "ephemeral_5m_input_tokens" in details or "ephemeral_1h_input_tokens" in details:
         # langchain-anthropic moves the writes into the TTL keys and sets cache_creation to 0 so
         # they are not counted twice: the breakdown's sum is the writes whenever it is larger.
-        split = (_number(details.get("ephemeral_5m_input_tokens"), where, "ephemeral_5m_input_tokens") or 0) + long
+        split = (logged_count(details.get("ephemeral_5m_input_tokens"), where, "ephemeral_5m_input_tokens") or 0) + long
         written = max(written or 0, split)
     names = written is not None
     written = written or 0
@@ -193,16 +182,16 @@ def _inclusive(prompt: int, output: int, details: dict, where: str, source: str)
 
 def read_run_usage(run: dict, where: str) -> _Reading | None:
     """One llm run's usage (see the module doc); None where the run carries none."""
-    prompt = _number(run.get("prompt_tokens"), where, "prompt_tokens")
-    output = _number(run.get("completion_tokens"), where, "completion_tokens")
+    prompt = logged_count(run.get("prompt_tokens"), where, "prompt_tokens")
+    output = logged_count(run.get("completion_tokens"), where, "completion_tokens")
     metadata = _usage_metadata(run)
     if prompt is not None or output is not None:
         details = as_dict(run.get("prompt_token_details")) or as_dict(as_dict(metadata).get("input_token_details"))
         return _inclusive(prompt or 0, output or 0, details, where, "run")
     if metadata is not None and ("input_tokens" in metadata or "output_tokens" in metadata):
         return _inclusive(
-            _number(metadata.get("input_tokens"), where, "usage_metadata.input_tokens") or 0,
-            _number(metadata.get("output_tokens"), where, "usage_metadata.output_tokens") or 0,
+            logged_count(metadata.get("input_tokens"), where, "usage_metadata.input_tokens") or 0,
+            logged_count(metadata.get("output_tokens"), where, "usage_metadata.output_tokens") or 0,
             as_dict(metadata.get("input_token_details")), where, "usage_metadata",
         )
     llm_output = as_dict(as_dict(run.get("outputs")).get("llm_output"))
@@ -211,11 +200,11 @@ def read_run_usage(run: dict, where: str) -> _Reading | None:
         shaped = gateway_usage.is_anthropic_shaped(raw)
         if shaped and "prompt_tokens" not in raw:
             # Anthropic's own usage: input_tokens is the uncached part, beside the cache buckets.
-            read = _number(raw.get("cache_read_input_tokens"), where, "cache_read_input_tokens") or 0
-            written = _number(raw.get("cache_creation_input_tokens"), where, "cache_creation_input_tokens") or 0
-            long = min(_number(as_dict(raw.get("cache_creation")).get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens") or 0, written)
-            usage = Usage(read, written - long, long, _number(raw.get("input_tokens"), where, "input_tokens") or 0,
-                          _number(raw.get("output_tokens"), where, "output_tokens") or 0)
+            read = logged_count(raw.get("cache_read_input_tokens"), where, "cache_read_input_tokens") or 0
+            written = logged_count(raw.get("cache_creation_input_tokens"), where, "cache_creation_input_tokens") or 0
+            long = min(logged_count(as_dict(raw.get("cache_creation")).get("ephemeral_1h_input_tokens"), where, "ephemeral_1h_input_tokens") or 0, written)
+            usage = Usage(read, written - long, long, logged_count(raw.get("input_tokens"), where, "input_tokens") or 0,
+                          logged_count(raw.get("output_tokens"), where, "output_tokens") or 0)
             return _Reading(usage, "provider", "cache_creation_input_tokens" in raw, True)
         if "prompt_tokens" in raw or "completion_tokens" in raw:
             return _Reading(gateway_usage.read_usage(raw, where), "provider", gateway_usage.names_writes(raw), shaped)
@@ -246,13 +235,7 @@ def _lane(run: dict) -> str:
 
 
 def _cost(run: dict) -> float | None:
-    raw = run.get("total_cost")
-    if isinstance(raw, str):
-        try:
-            raw = float(raw)
-        except ValueError:
-            return None
-    return float(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e9 else None
+    return logged_dollars_of((run.get("total_cost"),), text=True)
 
 
 class _Call(msgspec.Struct):
@@ -301,8 +284,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             model, named = _model(value)
             route = f"{_ROUTES.get(named, named)}/{model}" if named and model else model
             provider = gateway_usage.provider_of(route, reading.anthropic_shaped)
-            if reading.usage.cache_reported and writes_unreported(reading.names_writes, provider):
-                reading = msgspec.structs.replace(reading, usage=msgspec.structs.replace(reading.usage, writes_reported=False))
+            usage = gateway_usage.writes_unknown_unless_named(reading.usage, reading.names_writes, provider)
+            if usage is not reading.usage:
+                reading = msgspec.structs.replace(reading, usage=usage)
                 writes_unknown += 1
             spent = _cost(value)
             cost += spent or 0.0

@@ -37,19 +37,18 @@ only as a check on the dollars.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import rules_for, writes_unreported
-from prefixbench.simulator.providers.base import count
+from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import clipped_text as _text
+from prefixbench.workloads.logs.formats.common import logged_count, logged_dollars_of, logged_millis, objects, parse_time_ms
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -107,18 +106,7 @@ def _generations(record: Record, where: str) -> Iterator[tuple[dict, str]]:
 
 
 def _number(value: dict, key: str, where: str) -> int | None:
-    raw = _get(value, key)
-    if raw is None:
-        return None
-    if isinstance(raw, float) and math.isfinite(raw) and raw.is_integer():
-        raw = int(raw)
-    return count(raw, where, key)
-
-
-def _millis(value: dict, key: str) -> int | None:
-    raw = _get(value, key)
-    ok = isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e10  # (NaN fails too)
-    return round(raw) if ok else None  # type: ignore[arg-type]
+    return logged_count(_get(value, key), where, key)
 
 
 class _Reading(msgspec.Struct, frozen=True):
@@ -151,16 +139,8 @@ def read_counts(value: dict, where: str) -> _Reading:
     return _Reading(usage, True, written is not None)
 
 
-def _text(value: object, limit: int = 200) -> str:
-    return value.strip()[:limit] if isinstance(value, str) else ""
-
-
 def _cost(value: dict) -> float | None:
-    for key in ("total_cost", "usage"):
-        raw = _get(value, key)
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 <= raw < 1e9:
-            return float(raw)
-    return None
+    return logged_dollars_of(_get(value, key) for key in ("total_cost", "usage"))
 
 
 class _Call(msgspec.Struct):
@@ -198,14 +178,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             reading = read_counts(value, here)
             slug = _text(value.get("model")) or NO_MODEL
             provider = gateway_usage.provider_of(slug, False)
-            if reading.usage.cache_reported and writes_unreported(reading.names_writes, provider):
-                reading = msgspec.structs.replace(reading, usage=msgspec.structs.replace(reading.usage, writes_reported=False))
+            usage = gateway_usage.writes_unknown_unless_named(reading.usage, reading.names_writes, provider)
+            if usage is not reading.usage:
+                reading = msgspec.structs.replace(reading, usage=usage)
                 writes_unknown += 1
             normalized += not reading.native
             cancelled += _get(value, "cancelled") is True
             cost += _cost(value) or 0.0
             sent = parse_time_ms(_get(value, "created_at"), here)
-            latency = _millis(value, "latency")
+            latency = logged_millis(_get(value, "latency"))
             lane = _text(_get(value, "session_id")) or _text(_get(value, "external_user")) or gid
             upstream = gateway_usage.upstream_of({"provider": _get(value, "provider_name")})
             calls.append(_Call(record.line, place, gid, reading, slug, sent,
