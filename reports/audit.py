@@ -1097,9 +1097,9 @@ def auto_jobs(files: list[tuple[Path, str | None]], size: int) -> int:
     """Worker processes for an ``audit`` given no ``--jobs``: 1 for less than
     :data:`AUTO_JOBS_BYTES` of logs or a single file to read, else one per usable core, at most
     one per file and :data:`AUTO_JOBS_MAX`. The output is the same whatever the number."""
-    from prefixbench.workloads.logs.sources import COPY_OF, is_unreadable
+    from prefixbench.workloads.logs.sources import logs_of
 
-    readable = sum(not is_unreadable(reason) and not (reason or "").startswith(COPY_OF) for _, reason in files)
+    readable = len(logs_of(files))
     if size < AUTO_JOBS_BYTES or readable < 2:
         return 1
     return max(1, min(usable_cores(), readable, AUTO_JOBS_MAX))

@@ -31,8 +31,28 @@ def _turn(role: str, n: int) -> dict:
     return {"role": role, "content": f"{role} turn {n} " + "word " * 300}
 
 
+def chat_capture(path: Path, prompts: tuple[int, ...], bodies: list[list[dict]], cached: list[int | None]) -> Path:
+    """An http capture of chat-completions calls to gpt-4o, one per body, with these prompt sizes;
+    each usage gives ``prompt_tokens_details.cached_tokens`` where ``cached`` has a count for it,
+    else no cache field."""
+    records = []
+    for n, (messages, prompt, read) in enumerate(zip(bodies, prompts, cached)):
+        usage: dict = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
+        if read is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": read}
+        sent = T0 + 60 * n
+        body = {"model": "gpt-4o", "messages": [{"role": "system", "content": SYSTEM}, *messages]}
+        response = {"id": f"c{n}", "object": "chat.completion", "model": "gpt-4o",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}], "usage": usage}
+        records.append({
+            "request": {"timestamp": sent, "method": "POST", "url": "https://api.openai.com/v1/chat/completions", "headers": {}, "body": body},
+            "response": {"timestamp": sent + 2, "status_code": 200, "headers": {}, "body": response},
+        })
+    return write_jsonl(path, records)
+
+
 def _capture(path: Path, cached: bool, plain: tuple[int, ...] = ()) -> Path:
-    """An http capture of four chat-completions calls to gpt-4o: two turns, a summary call that
+    """Four chat-completions calls to gpt-4o (:func:`chat_capture`): two turns, a summary call that
     replays the conversation plus its instruction (a compaction call), then one on the new context.
     ``cached``: each usage gives ``prompt_tokens_details.cached_tokens`` (but the calls numbered in
     ``plain``); else no cache field."""
@@ -43,20 +63,9 @@ def _capture(path: Path, cached: bool, plain: tuple[int, ...] = ()) -> Path:
         [*conversation, {"role": "user", "content": "Write a detailed summary of the conversation so far."}],
         [{"role": "user", "content": "Summary: steps 0 to 2 are done."}, _turn("assistant", 9), _turn("user", 3)],
     ]
-    records = []
-    for n, (messages, prompt) in enumerate(zip(bodies, (1_600, 2_200, 2_220, 1_500))):
-        usage: dict = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
-        if cached and n not in plain:
-            usage["prompt_tokens_details"] = {"cached_tokens": prompt * 8 // 10}
-        sent = T0 + 60 * n
-        body = {"model": "gpt-4o", "messages": [{"role": "system", "content": SYSTEM}, *messages]}
-        response = {"id": f"c{n}", "object": "chat.completion", "model": "gpt-4o",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}], "usage": usage}
-        records.append({
-            "request": {"timestamp": sent, "method": "POST", "url": "https://api.openai.com/v1/chat/completions", "headers": {}, "body": body},
-            "response": {"timestamp": sent + 2, "status_code": 200, "headers": {}, "body": response},
-        })
-    return write_jsonl(path, records)
+    prompts = (1_600, 2_200, 2_220, 1_500)
+    return chat_capture(path, prompts, bodies, [prompt * 8 // 10 if cached and n not in plain else None
+                                                 for n, prompt in enumerate(prompts)])
 
 
 def _judge(kind: str, usage: Usage | None):

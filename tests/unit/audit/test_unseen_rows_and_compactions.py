@@ -25,25 +25,13 @@ from prefixbench.workloads.audit.schema import READ_SCHEMAS, SCHEMA_VERSION
 from prefixbench.workloads.runs.compare import Thresholds, compare, result_from_json
 
 from .fixtures import write_jsonl
-from .test_compaction_unreported import SYSTEM, T0, _capture, _turn
+from .test_compaction_unreported import SYSTEM, _capture, _turn, chat_capture
 
 
 def _chat(path: Path, prompts: tuple[int, ...], cached: bool, bodies: list[list[dict]]) -> Path:
-    """An http capture of chat-completions calls to gpt-4o, one per body, with these prompt sizes."""
-    records = []
-    for n, (messages, prompt) in enumerate(zip(bodies, prompts)):
-        usage: dict = {"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20}
-        if cached:
-            usage["prompt_tokens_details"] = {"cached_tokens": 1_024}
-        sent = T0 + 60 * n
-        body = {"model": "gpt-4o", "messages": [{"role": "system", "content": SYSTEM}, *messages]}
-        response = {"id": f"c{n}", "object": "chat.completion", "model": "gpt-4o",
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}}], "usage": usage}
-        records.append({
-            "request": {"timestamp": sent, "method": "POST", "url": "https://api.openai.com/v1/chat/completions", "headers": {}, "body": body},
-            "response": {"timestamp": sent + 2, "status_code": 200, "headers": {}, "body": response},
-        })
-    return write_jsonl(path, records)
+    """An http capture of chat-completions calls to gpt-4o, one per body, with these prompt sizes
+    (each reading 1,024 cached tokens where ``cached``, else no cache field)."""
+    return chat_capture(path, prompts, bodies, [1_024 if cached else None] * len(prompts))
 
 
 # --- 1. a request's unknown loss is null, not 0 -------------------------------------------------
