@@ -23,16 +23,25 @@ from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, Step
 from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_results, tokens_of
 from prefixbench.kernel.strategies.settings import read_settings
 
+#: Paraphrases ``templates/compact/prompt.md`` at commit ``928a707`` (about its length): the
+#: summary is for the one task still in progress, in a fixed outline.
 COMPACT_PROMPT = (
-    "Context checkpoint: write a handoff summary so that another model can resume this task. "
-    "Cover the user's goal, the progress made and the decisions taken, the constraints and "
-    "preferences that matter, what is left to do, and the exact data or references needed to "
-    "continue. Keep it short and structured."
+    "Context checkpoint: you are compacting this conversation. Write a handoff summary that lets "
+    "another model pick up the one task still under way (the latest user request not yet done).\n\n"
+    "Rules:\n- Cover that task only; do not go back over tasks already finished.\n"
+    "- Suggest no reviews or re-checks the user did not ask for.\n"
+    "- Mention earlier finished tasks in one short line at most.\n\n"
+    "Outline:\n- Task under way:\n- Done so far:\n- Next steps (this task only):\n"
+    "- Context, constraints and preferences that still hold:\n- Finished tasks (optional, short):\n\n"
+    "Keep it brief and structured so the next model can go on without retracing its steps."
 )
-#: Marks the summary message (so the next compaction does not keep it as a user message).
+#: Marks the summary message (so the next compaction does not keep it as a user message);
+#: paraphrases ``templates/compact/summary_prefix.md`` at ``928a707``.
 SUMMARY_PREFIX = (
-    "A previous model worked on this task and left the summary below; the tools it used are in "
-    "the state it left them. Build on its work rather than repeating it."
+    "You are picking up a task in progress after the context was compacted. A previous model wrote "
+    "the handoff summary below; take it as the record of what is done. Go on from its next steps "
+    "for the task under way; do not reopen finished tasks or review earlier work unless the user "
+    "asked for it. The tools it used are in the state it left them. The summary:"
 )
 
 DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000}

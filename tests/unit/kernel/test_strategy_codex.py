@@ -96,3 +96,12 @@ def test_a_summary_message_is_recognised_by_its_prefix_only():
 
     assert is_summary(user_text(f"{SUMMARY_PREFIX}\nanything"))
     assert not is_summary(Message("user", (Text("Another model said"),)))
+
+
+def test_the_local_prompt_and_summary_prefix_follow_the_templates_at_928a707():
+    # Since that commit the compact prompt asks for the one task still under way in a fixed outline
+    # and the summary prefix tells the next model to go on from the next steps (paraphrased here,
+    # at about the templates' lengths: 692 and 419 characters).
+    assert "Next steps" in COMPACT_PROMPT and "Task under way" in COMPACT_PROMPT
+    assert 550 <= len(COMPACT_PROMPT) <= 800 and 350 <= len(SUMMARY_PREFIX) <= 480
+    assert "next steps" in SUMMARY_PREFIX and "do not reopen finished tasks" in SUMMARY_PREFIX
