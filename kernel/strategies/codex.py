@@ -14,13 +14,29 @@ configured ``limit``):
 3. the rewrite is declared (``checkpoint``).
 
 The system prompt and tools (Codex's initial context) stay as they are.
+
+``mode = "remote"`` models Codex's remote compaction instead (``compact_remote.rs``, chosen in
+Codex when the provider is OpenAI; the engine's default stays ``local``):
+
+1. the compaction request is the current view under the routed system prompt with no tools and
+   no prompt of Codex's own (the server holds the instruction), sent to ``/responses/compact``
+   as a ``compaction`` request; while it would not fit the window, the trailing tool calls and
+   results are dropped (Codex trims the newest agent-made items before a remote compaction);
+2. the new history is the user messages of the view (earlier compaction items excluded),
+   newest first within ``retained_budget`` tokens (64,000, the server's retained-message
+   default Codex mirrors in ``compact_remote_v2.rs``), back in chronological order, then the
+   compaction item (the reply as an opaque blob, as ``openai-server-compaction`` writes it);
+3. the rewrite is declared (``compaction``).
 """
 
 from __future__ import annotations
 
+import msgspec
+
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, user_text, warn
 
 from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_results, tokens_of
+from prefixbench.kernel.strategies.openai_compaction import compaction_item
 from prefixbench.kernel.strategies.settings import read_settings
 
 #: Paraphrases ``templates/compact/prompt.md`` at commit ``928a707`` (about its length): the
@@ -44,7 +60,10 @@ SUMMARY_PREFIX = (
     "asked for it. The tools it used are in the state it left them. The summary:"
 )
 
-DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000}
+#: The start of a compaction item's text (``openai_compaction.compaction_item``).
+ITEM_MARK = "[compaction encrypted_content="
+MODES = ("local", "remote")
+DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000, "mode": "local", "retained_budget": 64_000}
 
 
 class CodexCompact(EngineBase):
@@ -52,11 +71,18 @@ class CodexCompact(EngineBase):
 
     name = "codex-compact"
 
-    def __init__(self, window: int, limit: int | None = None, user_budget: int = 20_000) -> None:
+    def __init__(
+        self, window: int, limit: int | None = None, user_budget: int = 20_000, mode: str = "local",
+        retained_budget: int = 64_000,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"codex-compact: mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.window = window
         ninety = window * 9 // 10
         self.limit = ninety if limit is None else min(limit, ninety)
         self.user_budget = user_budget
+        self.mode = mode
+        self.retained_budget = retained_budget
         self.folded = Folded()
 
     def view(self, session: Session) -> tuple[Message, ...]:
@@ -73,6 +99,9 @@ class CodexCompact(EngineBase):
         if all(m.role == "user" for m in live):
             warn(ctx.session, f"codex-compact: {tokens} tokens >= limit {self.limit} with nothing to compact")
             return
+        if self.mode == "remote":
+            self._remote(ctx, view)
+            return
         prompt = user_text(COMPACT_PROMPT)
         sent = list(view)
         while len(sent) > 1 and ctx.measure([*sent, prompt]).total_tokens > self.window:
@@ -86,6 +115,27 @@ class CodexCompact(EngineBase):
         head = (*select_user_messages(users, self.user_budget), summary)
         self.folded.land(head, len(ctx.session.derive_messages()))
         ctx.declare_rewrite("checkpoint")
+
+    def _remote(self, ctx: StepContext, view: tuple[Message, ...]) -> None:
+        """The view to the compact endpoint without tools; kept user messages and the item come back."""
+        sent = list(view)
+        while len(sent) > 1 and sent[-1].role in ("tool", "assistant") and ctx.measure(sent).total_tokens > self.window:
+            sent.pop()  # the newest agent-made item: Codex trims those before a remote compaction
+        request = msgspec.structs.replace(ctx.summary_request(sent), tools=())
+        reply = ctx.client(request)
+        text = reply.text().strip()
+        if reply.error is not None or not text:
+            warn(ctx.session, f"codex-compact: the remote compaction failed: {reply.error or 'no compaction item'}")
+            return
+        users = [m for m in sent if m.role == "user" and not is_item(m)]  # Codex keeps summary messages here
+        head = (*select_user_messages(users, self.retained_budget), compaction_item(text))
+        self.folded.land(head, len(ctx.session.derive_messages()))
+        ctx.declare_rewrite("compaction")
+
+
+def is_item(message: Message) -> bool:
+    """Whether a user message is a compaction item this engine wrote in remote mode."""
+    return message.text().startswith(ITEM_MARK)
 
 
 def is_summary(message: Message) -> bool:
@@ -113,6 +163,10 @@ def select_user_messages(users: list[Message], budget: int) -> tuple[Message, ..
 
 
 def factory(window: int, options: EngineOptions) -> CodexCompact:
-    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``."""
+    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``,
+    ``mode`` (``local`` or ``remote``), ``retained_budget`` (remote mode)."""
     config = read_settings("codex-compact", options.config, DEFAULTS)
-    return CodexCompact(window, limit=config["limit"], user_budget=config["user_budget"])  # type: ignore[arg-type]
+    return CodexCompact(
+        window, limit=config["limit"], user_budget=config["user_budget"],  # type: ignore[arg-type]
+        mode=config["mode"], retained_budget=config["retained_budget"],  # type: ignore[arg-type]
+    )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from prefixbench.kernel import EngineOptions, Message, Text, user_text
-from prefixbench.kernel.strategies.codex import COMPACT_PROMPT, SUMMARY_PREFIX, CodexCompact, factory, select_user_messages
+from prefixbench.kernel.strategies.codex import COMPACT_PROMPT, SUMMARY_PREFIX, CodexCompact, factory, is_item, select_user_messages
+from prefixbench.kernel.strategies.foldview import tokens_of
+from prefixbench.kernel.strategies.openai_compaction import compaction_item
 from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with
 
 
@@ -98,6 +100,84 @@ def test_a_summary_message_is_recognised_by_its_prefix_only():
     assert not is_summary(Message("user", (Text("Another model said"),)))
 
 
+# --- remote mode (compact_remote.rs) -----------------------------------------------------------
+
+
+def test_remote_mode_sends_the_view_without_tools_and_keeps_users_then_the_item():
+    session = session_with([("fix the bug", 18)])
+    client = Recorder()
+    engine = CodexCompact(10_000, mode="remote")
+    ctx = context(session, 10_000, client)
+    before = engine.view(session)
+    engine.before_step(ctx)
+    (request,) = client.sent
+    # The history as it stands, no compact prompt of Codex's own, the routed system, no tools.
+    assert request.purpose == "compaction" and request.messages == before
+    assert request.system == "You are a coding agent." and request.tools == ()
+    view = engine.view(session)
+    assert view[0] == user_text("fix the bug") and len(view) == 2
+    assert view[1] == compaction_item("SUMMARY OF THE WORK") and is_item(view[1])
+    assert rewrites(session) == ["compaction"]
+
+
+def test_remote_mode_keeps_user_messages_within_its_own_budget_not_the_local_one():
+    session = session_with([("a" * 240_000, 0), ("b" * 40_000, 18)])
+    engine = CodexCompact(200_000, limit=20_000, mode="remote")
+    engine.before_step(context(session, 200_000))
+    kept = [m for m in engine.view(session) if not is_item(m)]
+    # 64,000 tokens by default: all of the newer (about 10,000) and the older (about 60,000) cut to
+    # fit; the local mode's 20,000 keeps the newer one and about 10,000 of the older.
+    assert [m.text()[0] for m in kept] == ["a", "b"] and kept[1] == user_text("b" * 40_000)
+    assert 60_000 < tokens_of(kept) <= 64_000 + 16  # the cut marker is priced about the budget
+    other = session_with([("a" * 240_000, 0), ("b" * 40_000, 18)])
+    local = CodexCompact(200_000, limit=20_000)
+    local.before_step(context(other, 200_000))
+    assert tokens_of(local.view(other)[:-1]) <= 20_000 + 16
+
+
+def test_a_second_remote_compaction_replaces_the_item_and_keeps_the_users():
+    session = session_with([("fix the bug", 18)])
+    engine = CodexCompact(10_000, mode="remote")
+    client = Recorder()
+    engine.before_step(context(session, 10_000, client))
+    session.append("user/message", user_text("now add a test"))
+    grow(session, 18)
+    engine.before_step(context(session, 10_000, client))
+    # The second request replays the first item: the server reads its own state back.
+    assert is_item(client.sent[1].messages[1])
+    view = engine.view(session)
+    assert [m.text() for m in view[:2]] == ["fix the bug", "now add a test"]
+    assert len(view) == 3 and is_item(view[2]) and not any(is_item(m) for m in view[:2])
+    assert rewrites(session) == ["compaction", "compaction"]
+
+
+def test_a_remote_request_that_would_not_fit_loses_its_newest_agent_items_not_its_oldest():
+    session = session_with([("fix the bug", 30)])
+    client = Recorder()
+    engine = CodexCompact(10_000, mode="remote")
+    ctx = context(session, 10_000, client)
+    engine.before_step(ctx)
+    (request,) = client.sent
+    assert ctx.measure(request.messages).total_tokens <= 10_000
+    assert request.messages[0] == user_text("fix the bug")
+    assert request.messages == session.derive_messages()[: len(request.messages)]
+
+
+def test_a_failed_remote_compaction_warns_and_leaves_the_view():
+    session = session_with([("fix the bug", 18)])
+    engine = CodexCompact(10_000, mode="remote")
+    before = engine.view(session)
+    engine.before_step(context(session, 10_000, Recorder(text="")))
+    assert engine.view(session) == before and rewrites(session) == []
+
+
+def test_the_mode_setting_is_checked():
+    assert factory(10_000, EngineOptions(config={"mode": "remote"})).mode == "remote"
+    assert factory(10_000, EngineOptions()).mode == "local"
+    with pytest.raises(ValueError, match="mode must be one of local, remote"):
+        factory(10_000, EngineOptions(config={"mode": "v2"}))
+
+
 def test_the_local_prompt_and_summary_prefix_follow_the_templates_at_928a707():
     # Since that commit the compact prompt asks for the one task still under way in a fixed outline
     # and the summary prefix tells the next model to go on from the next steps (paraphrased here,
@@ -105,3 +185,29 @@ def test_the_local_prompt_and_summary_prefix_follow_the_templates_at_928a707():
     assert "Next steps" in COMPACT_PROMPT and "Task under way" in COMPACT_PROMPT
     assert 550 <= len(COMPACT_PROMPT) <= 800 and 350 <= len(SUMMARY_PREFIX) <= 480
     assert "next steps" in SUMMARY_PREFIX and "do not reopen finished tasks" in SUMMARY_PREFIX
+
+
+def test_on_thinking_tools_at_32k_the_remote_call_is_cold_and_the_request_after_reads_the_old_head():
+    from prefixbench.workloads.specs.engine import EngineCase, run_case
+
+    case = EngineCase(32_000, "thinking-tools", "lenient")
+    local = run_case("codex-compact", case, "patched", {"mode": "local"}).observations
+    remote = run_case("codex-compact", case, "patched", {"mode": "remote"}).observations
+
+    def calls(observations):
+        """(hit ratio of each compaction call, cached tokens of the conversation request after it)."""
+        found = []
+        for i, o in enumerate(observations):
+            if o.purpose == "compaction":
+                after = next(p for p in observations[i + 1:] if p.purpose == "conversation")
+                found.append((o.cached_tokens / o.prompt_tokens, after.cached_tokens))
+        return found
+
+    # The local turn replays the cached conversation (warm); the compact request carries no
+    # tools, so it shares no prefix with it (cold, under 4%: later ones read the earlier compact
+    # requests' user messages).
+    assert len(calls(local)) == len(calls(remote)) == 4
+    assert min(hit for hit, _ in calls(local)) > 0.96 and max(hit for hit, _ in calls(remote)) < 0.04
+    # Either way the first request after reads the same head: the system, tools and the kept
+    # user messages up to where the old history went on differently.
+    assert [read for _, read in calls(remote)][:3] == [read for _, read in calls(local)][:3]
