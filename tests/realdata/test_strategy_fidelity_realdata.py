@@ -313,12 +313,36 @@ def test_codex_compaction_is_remote_and_fires_over_ninety_percent_of_the_logged_
     # The last request before: 234,537 prompt + 218 output = 234,755 tokens, 2,195 over the engine's limit.
     assert before["last_token_usage"]["total_tokens"] == 234_755 >= limit
     # The compaction is Codex's remote one (no local summary message: an empty ``message`` and
-    # the server's ``replacement_history``), which the engine does not model: the engine's
-    # summary call is a local warm turn.
+    # the server's ``replacement_history``), the engine's ``mode = "remote"``.
     compacted = records[at]["payload"]
     assert compacted["message"] == "" and compacted["replacement_history"]
-    # The first request after: 22,361 tokens (11,136 read from cache).
+    # The call itself is not in the log: the running totals are the same after it as before, so
+    # its tokens (and whether any were read from cache) cannot be checked.
+    assert [p for i, p in counts if i > at][0]["info"]["total_token_usage"] == before["total_token_usage"]
+    # The replacement history: the 8 earlier user messages, Codex's initial context (developer
+    # message, environment context) put back before the last user message, that message, and the
+    # compaction item last. The engine's remote mode keeps the same order (user messages, then
+    # the item), its initial context being the routed system prompt and tools, which stay.
+    history = compacted["replacement_history"]
+    shape = [item.get("role", item["type"]) for item in history]
+    assert shape == ["user"] * 8 + ["developer", "user", "user", "compaction"]
+    assert history[9]["content"][0]["text"].startswith("<environment_context>")
+    # Every real user message of the session is kept (9, about 1,000 tokens at 4 characters a
+    # token): under both the local 20,000 and the remote 64,000 budget, so the budget is not
+    # decided by this session.
+    users = [r["payload"] for r in records[:at] if r.get("type") == "response_item"
+             and r["payload"].get("role") == "user"
+             and not r["payload"]["content"][0]["text"].startswith(("<environment_context>", "<turn_aborted>"))]
+    kept = [item for i, item in enumerate(history) if item.get("role") == "user" and i != 9]
+    assert [u["content"] for u in users] == [k["content"] for k in kept]
+    assert sum(len(u["content"][0]["text"]) for u in users) // 4 < 20_000 < 64_000
+    # The first request after: 22,361 tokens (11,136 read from cache, under half): the history
+    # now opens on an old user message where the cached one had the developer message, so only
+    # the instructions and tools can match (the session's first request, on the same head,
+    # read 11,648 of 18,405).
     assert (after["last_token_usage"]["input_tokens"], after["last_token_usage"]["cached_input_tokens"]) == (22_361, 11_136)
+    first = [p for i, p in counts if p["info"]["last_token_usage"]["input_tokens"]][0]["info"]["last_token_usage"]
+    assert (first["input_tokens"], first["cached_input_tokens"]) == (18_405, 11_648)
 
 
 # --- OpenCode (opencode-summary) ----------------------------------------------------------------
