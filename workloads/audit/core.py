@@ -91,7 +91,7 @@ from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import COPY_OF, HEADLESS, UNREADABLE, find_log_files, is_unreadable
+from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
@@ -587,6 +587,9 @@ def load_trace(
             continue
         if skip is not None and skip.startswith(HEADLESS):
             summaries.append(FileSummary(str(path), "headless", 0, (), (f"skipped: {skip[len(HEADLESS):]}",)))
+            continue
+        if skip is not None and skip.startswith(EMPTY_EXPORT):
+            summaries.append(FileSummary(str(path), "empty", 0, (), (f"skipped: {skip[len(EMPTY_EXPORT):]} (found by the folder walk)",)))
             continue
         if skip is not None:
             note = (

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, continue_cli, no_records_why
+from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, continue_cli, empty_export, no_records_why
 from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
@@ -88,6 +88,11 @@ UNREADABLE = "unreadable: "
 HEADLESS = "headless: "
 
 
+#: The skip reason of an API answer of a known export that holds nothing
+#: (:func:`~prefixbench.workloads.logs.formats.empty_export`): ``empty export: <what it is>``.
+EMPTY_EXPORT = "empty export: "
+
+
 def is_unreadable(reason: str | None) -> bool:
     """Whether a walk's skip reason is a subfolder it could not list."""
     return reason is not None and reason.startswith(UNREADABLE)
@@ -117,7 +122,7 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                     )
                 if marked:
                     # The file that says most: one that names the agent it is from and why it holds no call.
-                    item, reason = next(((i, r) for i, r in marked if (r or "").startswith(HEADLESS)), marked[0])
+                    item, reason = next(((i, r) for i, r in marked if (r or "").startswith((HEADLESS, EMPTY_EXPORT))), marked[0])
                     # A database the walk offered (an agent's database of totals) is named among them.
                     names = [*LOG_SUFFIXES, *(x for x in dict.fromkeys(_FILE_SUFFIXES) if any(i.name.endswith(x) for i, _ in marked))]
                     raise UserError(
@@ -278,6 +283,8 @@ def _why_not(reason: str | None, path: Path) -> str:
         return f"no log records, {why}" if why else "empty"
     if reason is not None and reason.startswith(HEADLESS):
         return reason[len(HEADLESS):]
+    if reason is not None and reason.startswith(EMPTY_EXPORT):
+        return reason[len(EMPTY_EXPORT):]
     return "no record of a format audit reads"
 
 
@@ -404,6 +411,9 @@ def _one_object_reason(path: Path) -> str | None:
         if owner is not None and isinstance(value, dict) and owner(path, value) is not None:
             return "read-with"
         return None
+    said = empty_export(values[0])
+    if said is not None:
+        return EMPTY_EXPORT + said
     if any(isinstance(value, dict) and is_copilot_cli_event(value) for value in values) and not any(
             headless_output(value) is COPILOT_JSON for value in values):
         return HEADLESS + COPILOT_CLI  # (its refusal too, as audit says it of the file alone)

@@ -227,7 +227,7 @@ def expected(name: str) -> list[TraceRequest]:
                     prefix=Prefix(head, f"litellm:{file}#2:chatcmpl-2", first), request_id="chatcmpl-2", source_format=name, done_ms=1761991206000,
                 ),
                 TraceRequest(
-                    file, 4, "calls", "main", 2, 1761991260000, 1761991260400, "openai", "gpt-4o-2024-08-06",
+                    file, 4, "chatcmpl-4", "main", 2, 1761991260000, 1761991260400, "openai", "gpt-4o-2024-08-06",
                     usage=Usage(cache_read=1536, uncached=264, output=9),  # 1800 includes the 1536 cached
                     prefix=Prefix("litellm:openai:gpt-4o-2024-08-06", f"litellm:{file}#4:chatcmpl-4"), request_id="chatcmpl-4", source_format=name, done_ms=1761991261000,
                 ),

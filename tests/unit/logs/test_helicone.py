@@ -11,6 +11,7 @@ tokens, reads and writes priced apart).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,25 @@ def test_audit_input_helicone_on_the_command_line(capsys: pytest.CaptureFixture[
     assert "3 requests" in capsys.readouterr().out
     assert main(["audit", str(fixtures / "openrouter.jsonl"), "--input", "helicone", "--quiet"]) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("name", "answer", "said"), [
+    ("helicone.json", {"data": [], "error": None}, "with no requests (Helicone's"),
+    ("langfuse.json", {"data": [], "meta": {"page": 1, "limit": 50, "totalItems": 0, "totalPages": 0}}, "with no observations (Langfuse's"),
+    ("langsmith.json", {"runs": [], "cursors": {"next": None}}, "with no runs (LangSmith's"),
+])
+def test_a_folder_walk_skips_an_empty_answer_saying_what_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              name: str, answer: dict, said: str) -> None:
+    # Issue 19: a walk skipped an empty answer as "metadata or another tool's file"; it is listed
+    # as empty, saying what it is, and the other files are read. A folder of it alone says it.
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / name).write_text(json.dumps(answer))
+    assert main(["audit", str(tmp_path / "logs"), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no log to audit" in err[0] and said in err[0]
+    shutil.copy(Path(__file__).parent / "fixtures" / "helicone.json", tmp_path / "logs" / "requests.json")
+    assert main(["audit", str(tmp_path / "logs"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "3 requests" in out
+    assert any(f"note ({name}): skipped: an answer" in line and said in line and "(found by the folder walk)" in line
+               for line in out.splitlines())

@@ -359,3 +359,21 @@ def test_a_claude_usage_with_no_write_bucket_has_its_writes_not_reported(tmp_pat
     path = _blob_without(tmp_path, "cache_creation_input_tokens", "cache_read_input_tokens", input_cached_tokens="0",
                          model="gpt-4o")
     assert [r.usage.writes_reported for r in read(path)[0]] == [True, True]
+
+
+def test_an_empty_api_page_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 19: a page of no observation (a query that matched nothing) said "unknown log format";
+    # it is named in one line (exit 2), as Helicone's empty answer is, with or without --input.
+    path = tmp_path / "observations.json"
+    path.write_text(json.dumps({"data": [], "meta": {"page": 1, "limit": 50, "totalItems": 0, "totalPages": 0}}))
+    for extra in ([], ["--input", "langfuse"]):
+        assert main(["audit", str(path), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "observations.json:1: an answer" in err[0] and "with no observations (Langfuse's" in err[0]
+    # Only Langfuse's page counts name it: {data: [], meta: {}} is no one's.
+    path.write_text(json.dumps({"data": [], "meta": {}}))
+    assert main(["audit", str(path), "--quiet"]) == 2
+    assert "unknown log format" in capsys.readouterr().err
+    # A saved series of pages whose first is empty reads the pages after it.
+    path.write_text(json.dumps({"data": [], "meta": {"page": 3, "limit": 50, "totalItems": 1, "totalPages": 1}}) + "\n" + page(gen()) + "\n")
+    assert len(read(path)[0]) == 1

@@ -168,3 +168,18 @@ def test_a_bulk_export_parquet_file_reads_as_its_runs(tmp_path: Path, capsys: py
         assert main(["audit", str(folder / "store.parquet"), "--quiet", *extra]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "store.parquet:1: a Parquet file without LangSmith's run columns (id, run_type)" in err[0]
+
+
+def test_an_empty_runs_query_answer_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 19: a runs query answer of no run said "unknown log format"; it is named in one line
+    # (exit 2), as Helicone's empty answer is, with or without --input.
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps({"runs": [], "cursors": {"next": None}}))
+    for extra in ([], ["--input", "langsmith"]):
+        assert main(["audit", str(path), "--quiet", *extra]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "runs.json:1: an answer" in err[0] and "with no runs (LangSmith's" in err[0]
+    # A bare empty array names no one.
+    path.write_text("[]")
+    assert main(["audit", str(path), "--quiet"]) == 2
+    assert "LangSmith" not in capsys.readouterr().err

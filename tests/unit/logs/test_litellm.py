@@ -69,7 +69,7 @@ def test_rows_without_cache_counts_say_so(tmp_path: Path) -> None:
     path.write_text(json.dumps(row("a", "2025-01-01 10:00:00", model="gpt-4o", custom_llm_provider="openai", prompt_tokens=900,
                                    completion_tokens=3, metadata={"user_api_key": "x"})) + "\n")
     requests, summary = read(path)
-    assert [(r.provider, r.usage, r.lane) for r in requests] == [("openai", Usage(uncached=900, output=3, cache_reported=False), "calls")]
+    assert [(r.provider, r.usage, r.lane) for r in requests] == [("openai", Usage(uncached=900, output=3, cache_reported=False), "a")]
     assert any("not reported, not zero" in n for n in summary.notes)
 
 
@@ -335,3 +335,28 @@ def test_a_claude_usage_with_no_write_field_has_its_writes_not_reported(tmp_path
     assert [r.usage.writes_reported for r in requests] == [False, False, True, True]
     assert any(n.startswith("2 call(s) of a provider that bills cache writes apart whose usage has no write field") for n in summary.notes)
     assert [r.reported_cache_write for r in run_audit([path]).rows] == [None, None, 0, None]  # (OpenAI's: no write count)
+
+
+def test_sessionless_rows_are_each_a_lane_of_their_own(tmp_path: Path) -> None:
+    # Issue 19: rows naming no session shared one lane ("calls"), so the body of one unrelated
+    # call was diffed against the next and a model change between them named model-changed.
+    # Each is a lane of its own now (as OpenRouter's and Helicone's sessionless calls are); rows
+    # of one session keep theirs, and a switch inside it is still named.
+    system = "You answer questions about the build. " * 400
+
+    def called(rid: str, start: str, model: str, **extra: object) -> dict:
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": f"question {rid}"}]
+        usage = {"additional_usage_values": {"cache_creation_input_tokens": 3200, "cache_read_input_tokens": 0}}
+        return row(rid, start, model=model, prompt_tokens=3300, completion_tokens=3, metadata=usage,
+                   proxy_server_request=json.dumps({"model": model, "messages": messages}), **extra)
+
+    sonnet, opus = "claude-sonnet-4-5-20250929", "claude-opus-4-5"
+    path = tmp_path / "spend.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (
+        called("a", "2025-11-01T10:00:00Z", sonnet), called("b", "2025-11-01T10:00:05Z", opus),
+        called("c", "2025-11-01T10:00:10Z", sonnet, session_id="s1"), called("d", "2025-11-01T10:00:15Z", opus, session_id="s1"))))
+    requests, _ = read(path)
+    assert [r.lane for r in requests] == ["a", "b", "s1", "s1"]
+    rows = run_audit([path]).rows
+    assert [(r.lane, r.index, r.cause) for r in rows] == [
+        ("a", 0, "cold-start"), ("b", 0, "cold-start"), ("s1", 0, "cold-start"), ("s1", 1, "model-changed")]

@@ -197,6 +197,23 @@ def classify_record(value: object) -> str | None:
     return best
 
 
+#: The empty answers of the gateways' and tracers' APIs, each told by what its envelope names
+#: (a bare ``[]`` or ``{"data": []}`` names no one): the test, and what such a file is said to be.
+_EMPTY_EXPORTS = (
+    (helicone.is_empty_answer, helicone.EMPTY_ANSWER),
+    (langfuse.is_empty_page, langfuse.EMPTY_PAGE),
+    (langsmith.is_empty_answer, langsmith.EMPTY_ANSWER),
+)
+
+
+def empty_export(value: object) -> str | None:
+    """What a record is when it is an API answer of a known export that holds nothing (Helicone's
+    ``{"data": [], "error": null}``, a Langfuse page of no observation, a LangSmith runs query of
+    no run), said after ``file:line: ``; None for any other. Asked of a file's first record only
+    where no record claims the file (a page of a saved series may be empty after full ones)."""
+    return next((said for test, said in _EMPTY_EXPORTS if test(value)), None)
+
+
 def file_format(path: Path) -> LogFormat | None:
     """The format of a log kept in a binary file (a database), from its bytes; None: not one.
 
@@ -280,6 +297,7 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
     copilot_line: int | None = None
     goose_line: int | None = None
     headless: tuple[int, Headless, dict] | None = None
+    empty: str | None = None
     for record in iter_records(path, torn=[]):
         if seen == 0:
             first_line = record.line
@@ -312,14 +330,16 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {refused}"
         if seen == 1 and isinstance(record.value, dict) and is_augment_session(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {AUGMENT_SESSION}"
-        if seen == 1 and helicone.is_empty_answer(record.value):
-            return None, seen, first_line, f"{path}:{record.line}: {helicone.EMPTY_ANSWER}"
+        if seen == 1 and (said := empty_export(record.value)) is not None:
+            empty = f"{path}:{record.line}: {said}"
         if headless is None:
             found = headless_output(record.value)
             if found is not None:
                 headless = (record.line, found, record.value)  # type: ignore[assignment]
         if seen >= DETECT_RECORDS:
             break
+    if empty is not None:
+        return None, seen, first_line, empty
     # (Copilot CLI's -p JSON output is named as such even where its events are its events.jsonl's too.)
     if copilot_line is not None and (headless is None or headless[1] is not COPILOT_JSON):
         return None, seen, first_line, f"{path}:{copilot_line}: {COPILOT_CLI}"

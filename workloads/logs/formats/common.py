@@ -118,6 +118,13 @@ def clipped_text(value: object, limit: int = 200) -> str:
     return value.strip()[:limit] if isinstance(value, str) else ""
 
 
+def own_lane(named: str, call_id: str) -> str:
+    """The lane of a gateway's call: the session (or user) it names, else a lane of its own named
+    by ``call_id`` (its id): nothing in a call that names neither links it to another, so it
+    follows no call and no other call follows it (no model switch is seen across two of them)."""
+    return named or call_id
+
+
 def logged_millis(value: object) -> int | None:
     """A duration or delay a log gives in milliseconds, rounded to a whole one: a number from 0
     below 1e10 (NaN, the infinities and booleans fail), else None."""

@@ -49,7 +49,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, logged_millis, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, logged_millis, objects, own_lane, parse_time_ms
 from prefixbench.workloads.logs.formats.common import clipped_text as _text
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
@@ -172,8 +172,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if done is None and sent is not None and delay is not None:
                 done = sent + delay
             properties = as_dict(value.get("properties")) or as_dict(value.get("request_properties"))
-            lane = (_text(properties.get(SESSION)) or _text(value.get("helicone_user")) or _text(value.get("request_user_id"))
-                    or rid)
+            lane = own_lane(_text(properties.get(SESSION)) or _text(value.get("helicone_user")) or _text(value.get("request_user_id")), rid)
             calls.append(_Call(record.line, place, rid, usage, model, route, sent,
                                sent + first if sent is not None and first is not None else None, done, lane))
     if not calls:

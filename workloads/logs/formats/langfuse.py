@@ -38,6 +38,10 @@ request body, so a miss is located on them (the v2 API returns ``input`` as its 
 read the same); else the lane is a chain of calls. Who served a call
 comes from its model name (:func:`.gateway_usage.provider_of`). ``costDetails.total`` is kept only
 as a check on the dollars.
+
+An API page with no observation (``{"data": [], "meta": {...}}`` with Langfuse's page counts) is
+bad input said as such (exit 2), as Helicone's empty answer is; in a file of saved pages it adds
+nothing.
 """
 
 from __future__ import annotations
@@ -118,6 +122,20 @@ def _is_keyed(value: dict) -> bool:
 def _is_page(value: dict) -> bool:
     data = value.get("data")
     return isinstance(data, list) and isinstance(value.get("meta"), dict) and any(_is_observation(o) or (isinstance(o, dict) and _is_trace(o)) for o in data[:5])
+
+
+#: What an API page with no observation is said to be. ``{data, meta}`` is a common envelope: it
+#: is told apart by the page counts Langfuse's ``meta`` gives (``page``, ``limit``,
+#: ``totalItems``, ``totalPages``), and only where nothing claims the file.
+EMPTY_PAGE = ("an answer {\"data\": [], \"meta\": {\"totalItems\": ...}} with no observations (Langfuse's API page shape): "
+              "nothing to audit")
+_PAGE_COUNTS = frozenset(("page", "limit", "totalItems", "totalPages"))
+
+
+def is_empty_page(value: object) -> bool:
+    """A public API page holding nothing: ``{"data": [], "meta": {"page", "limit", "totalItems", "totalPages"}}``."""
+    return (isinstance(value, dict) and set(value) == {"data", "meta"} and value["data"] == []
+            and isinstance(value["meta"], dict) and _PAGE_COUNTS <= value["meta"].keys())
 
 
 def detect(value: dict) -> Evidence | None:
@@ -358,6 +376,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     cost = 0.0
     for record in objects(path, records, " (a Langfuse observation, trace or observations page)"):
         where = f"{name}:{record.line}"
+        if is_empty_page(record.value):
+            continue  # (a page of a saved series with nothing on it; a file of only such pages is said empty)
         if detect(record.value) is None:  # type: ignore[arg-type]
             raise UserError(f"{where}: neither a Langfuse observation (id, type, traceId, startTime) nor a trace or page of them")
         for obs in _observations(record, where):

@@ -14,6 +14,8 @@ A run has an ``id``, a ``run_type`` (``llm``, ``chain``, ``tool``, ``retriever``
 ``python/langsmith/schemas.py``) and a ``start_time``, ``trace_id`` or ``dotted_order``. One call =
 one run of type ``llm``; other runs are not model calls. A run with an ``error`` (or ``status``
 ``error``) is a failed call, counted apart.
+An answer with no run (``{"runs": [], "cursors": {...}}``) is bad input said as such (exit 2),
+as Helicone's empty answer is.
 
 Usage, first present of:
 
@@ -96,6 +98,17 @@ def is_run(value: object) -> bool:
 def _is_page(value: dict) -> bool:
     runs = value.get("runs")
     return isinstance(runs, list) and any(is_run(r) for r in runs[:5])
+
+
+#: What a runs query answer with no run is said to be (told apart by ``runs`` beside
+#: ``cursors``, and only where nothing claims the file).
+EMPTY_ANSWER = "an answer {\"runs\": [], \"cursors\": ...} with no runs (LangSmith's runs query shape): nothing to audit"
+
+
+def is_empty_answer(value: object) -> bool:
+    """A ``POST /api/v1/runs/query`` answer holding no run: ``{"runs": [], "cursors": {...}}``."""
+    return (isinstance(value, dict) and value.get("runs") == [] and isinstance(value.get("cursors"), dict)
+            and set(value) <= {"runs", "cursors", "parsed_query"})
 
 
 def detect(value: dict) -> Evidence | None:

@@ -19,8 +19,9 @@ The usage is LiteLLM's (:mod:`.gateway_usage`), read per file the same way as a 
 A row served from LiteLLM's own response cache (``cache_hit``) never reached a provider, and a
 failed row was not served: both are skipped and listed. With ``store_prompts_in_spend_logs`` the
 row keeps the messages sent (``proxy_server_request`` or ``messages``): they become the body.
-Rows of one ``session_id`` are a lane and a chain; rows without one each start a chain of their
-own (a proxy mixes conversations, and nothing in the row links it to another). A row routed to an
+Rows of one ``session_id`` are a lane and a chain; a row without one is a lane and a chain of its
+own, named by its request id (a proxy mixes conversations, and nothing in the row links it to
+another: no model switch is seen between two such rows). A row routed to an
 engine the user runs (``hosted_vllm``, ``ollama_chat``...: :func:`.gateway_usage.served_by`) is
 provider unknown and unpriced, the engine its upstream.
 
@@ -46,7 +47,7 @@ from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, objects, parse_time_ms, refuse_lone_surrogates
+from prefixbench.workloads.logs.formats.common import as_dict, objects, own_lane, parse_time_ms, refuse_lone_surrogates
 from prefixbench.workloads.logs.reading import loads
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
@@ -268,8 +269,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             vertex[(model, _vertex_location(row))] += 1
         with_body += body is not None
         session = row.get("session_id") or as_dict(_json_field(row.get("metadata"), where, "metadata")).get("session_id") or row.get("trace_id")
-        lane = str(session) if isinstance(session, str) and session else "calls"
         rid = row.get("request_id", row.get("id"))
+        own = rid if isinstance(rid, str) and rid else f"line {r.record.line}" + (f" {r.path}" if r.path else "")
+        lane = own_lane(session if isinstance(session, str) else "", own)
         node = f"litellm:{name}#{r.record.line}:{rid}"
         out.append(
             TraceRequest(
@@ -286,7 +288,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 model=model,
                 usage=usage,
                 body=body,
-                prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane) if lane != "calls" else None),
+                prefix=None if body is not None else Prefix(f"litellm:{provider}:{model}", node, last_node.get(lane)),
                 request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
                 upstream=gateway_usage.served_by(route, _upstream(row, where), base if isinstance(base := row.get("api_base"), str) else ""),
@@ -308,7 +310,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if said is not None:
         notes.append(said)
     if with_body < len(out):
-        notes.append("rows without stored messages are read as chains: one per session_id, each row its own without one")
+        notes.append("rows without stored messages are read as chains: one per session_id; a row without one is a lane of its own (nothing links it to another call)")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 

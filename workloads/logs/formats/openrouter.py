@@ -48,7 +48,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import clipped_text as _text
-from prefixbench.workloads.logs.formats.common import logged_count, logged_dollars_of, logged_millis, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import logged_count, logged_dollars_of, logged_millis, objects, own_lane, parse_time_ms
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -187,7 +187,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             cost += _cost(value) or 0.0
             sent = parse_time_ms(_get(value, "created_at"), here)
             latency = logged_millis(_get(value, "latency"))
-            lane = _text(_get(value, "session_id")) or _text(_get(value, "external_user")) or gid
+            lane = own_lane(_text(_get(value, "session_id")) or _text(_get(value, "external_user")), gid)
             upstream = gateway_usage.upstream_of({"provider": _get(value, "provider_name")})
             calls.append(_Call(record.line, place, gid, reading, slug, sent,
                                sent + latency if sent is not None and latency is not None else None, lane,
