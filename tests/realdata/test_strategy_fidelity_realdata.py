@@ -537,3 +537,19 @@ def test_roo_and_kilo_condenses_read_by_roo_3_28_s_rules(tmp_path: Path) -> None
     # of 62,927 on OpenRouter; 0 after the 17-minute pause): what follows it (the task message,
     # then the new summary) is sent for the first time.
     assert [before[-1][3] for *_, before, _ in roo] == [32_273, 0, 54_211]
+
+
+def test_roo_condense_release_3_28_at_128k_sends_the_first_message_the_summary_and_the_last_3() -> None:
+    """The engine's side of the Roo table: ``release = "3.28"`` on both engine workloads at 128k."""
+    calls, after = [], []
+    for workload in ("seed-coding", "thinking-tools"):
+        observations = run_case("roo-condense", EngineCase(128_000, workload, "lenient"), config={"release": "3.28"}).observations
+        for i, o in enumerate(observations):
+            if o.purpose == "compaction":
+                calls.append((o.cached_tokens / o.prompt_tokens, o.prompt_tokens - o.cached_tokens))
+                after.append(next(p.prompt_tokens for p in observations[i + 1:] if p.purpose == "conversation"))
+    # 3 cold summary calls a workload (0.0-0.6% read), then 6,114-8,791 tokens: the first message,
+    # the summary and the last 3 messages (3.52's fresh start sends 219 and 2,239).
+    assert len(calls) == 6 and max(hit for hit, _ in calls) < 0.007
+    assert (min(u for _, u in calls), max(u for _, u in calls)) == (99_829, 103_125)
+    assert (min(after), max(after)) == (6_114, 8_791)
