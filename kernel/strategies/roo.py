@@ -27,6 +27,20 @@ is clamped to 20% of the window.
 
 Roo counts messages as Anthropic does: one assistant message is one, a run of user and tool
 messages between two assistant messages is one. Each change is a declared rewrite.
+
+``release = "3.28"`` is Roo Code 3.28 (September 2025, ``src/core/condense/index.ts`` and
+``src/core/sliding-window/index.ts`` at tag ``v3.28.8``), the release the public Roo task folders
+were written by. The trigger is the same; the condense and the fallback differ:
+
+* Condense: the stored messages but the last 3 (since the last summary, the first message put
+  back in front of it), tool calls and results as text (3.28 wrote them as XML text), and a short
+  closing request, go out under a summarizer system prompt and no tools: cold. The history
+  becomes the first message, the summary as an assistant message, and the last 3 messages kept
+  as they were (the first kept one's tool results as text: their calls went into the summary).
+  Nothing is done when only the first message would be summarized, when the last 3 hold the
+  summary, or when the context would not shrink (Roo's ``condense_context_grew``).
+* Fallback: the sliding window keeps the first message and drops half of the others (an even
+  number) outright, no marker; the summary can go with them.
 """
 
 from __future__ import annotations
@@ -37,6 +51,7 @@ import math
 from prefixbench.kernel import (
     EngineBase,
     EngineOptions,
+    Header,
     Message,
     Request,
     Session,
@@ -72,8 +87,20 @@ CONDENSE_PROMPT = (
 )
 SUMMARY_HEADING = "## Conversation Summary\n"
 MARKER = "[Sliding window truncation: {n} messages hidden to reduce context]"
+#: Roo 3.28: the messages kept after the summary, its summarizer prompt and closing request.
+N_MESSAGES_TO_KEEP = 3
+SUMMARY_SYSTEM_328 = (
+    "Write a detailed summary of the conversation so far for the work to go on without it, "
+    "minding the user's explicit requests and your own actions: the conversation's course, the "
+    "current work, key technical concepts, files and code (with the snippets that matter), "
+    "problems solved, and pending tasks with next steps quoting the latest messages. Answer with "
+    "the summary only."
+)
+CLOSING_328 = "Summarize the conversation so far as the instructions say."
+#: The releases the engine models: 3.52 (the source at commit cb83656, April 2026) and 3.28.
+RELEASES = ("3.52", "3.28")
 
-DEFAULTS: dict[str, object] = {"auto_condense": True, "condense_percent": 100, "max_tokens": None}
+DEFAULTS: dict[str, object] = {"auto_condense": True, "condense_percent": 100, "max_tokens": None, "release": "3.52"}
 
 
 class RooCondense(EngineBase):
@@ -81,9 +108,13 @@ class RooCondense(EngineBase):
 
     name = "roo-condense"
 
-    def __init__(self, window: int, auto_condense: bool = True, condense_percent: int = 100, max_tokens: int | None = None) -> None:
+    def __init__(self, window: int, auto_condense: bool = True, condense_percent: int = 100, max_tokens: int | None = None,
+                 release: str = "3.52") -> None:
         if isinstance(condense_percent, bool) or not isinstance(condense_percent, int) or not 5 <= condense_percent <= 100:
             raise ValueError(f"roo-condense: condense_percent must be an integer from 5 to 100, got {condense_percent!r}")
+        if release not in RELEASES:
+            raise ValueError(f"roo-condense: release must be one of {', '.join(map(repr, RELEASES))}, got {release!r}")
+        self.release = release
         self.window = window
         self.auto_condense = auto_condense
         self.condense_percent = condense_percent
@@ -95,6 +126,15 @@ class RooCondense(EngineBase):
         #: Visible units hidden after the first one, and the markers left (since the last summary).
         self.hidden = 0
         self.markers: list[tuple[int, Message]] = []
+        #: Release 3.28: the stored history standing for the session's messages before ``cut``,
+        #: and where the summary sits in it (None: no summary, or a truncation dropped it).
+        self.history: tuple[Message, ...] = ()
+        self.summary_at: int | None = None
+
+    def stored_328(self, session: Session) -> tuple[Message, ...]:
+        """Release 3.28: the stored history, which is also what is sent (the messages since the
+        summary with the first message in front are all of it: the summary follows the first)."""
+        return (*self.history, *session.derive_messages()[self.cut :])
 
     def visible(self, session: Session) -> list[tuple[Message, ...]]:
         """Roo's effective history as units before the sliding window: the summary (if any), then
@@ -110,6 +150,8 @@ class RooCondense(EngineBase):
 
     def view(self, session: Session) -> tuple[Message, ...]:
         """The first visible unit, the truncation markers, then the units not hidden."""
+        if self.release == "3.28":
+            return self.stored_328(session)
         shown = self.visible(session)
         if not shown:
             return ()
@@ -165,6 +207,8 @@ class RooCondense(EngineBase):
         header = ctx.routed or ctx.header()
         if header is None:
             return False
+        if self.release == "3.28":
+            return self.condense_328(ctx, header)
         since = self.stored(ctx.session)
         if len(since) <= 1 or (self.summary is not None and len(since) <= 2):
             warn(ctx.session, "roo-condense: too few messages since the last condense")
@@ -182,8 +226,54 @@ class RooCondense(EngineBase):
         ctx.declare_rewrite("checkpoint")
         return True
 
+    def condense_328(self, ctx: StepContext, header: Header) -> bool:
+        """Roo 3.28's ``summarizeConversation``: the first message, the summary (an assistant
+        message), the last 3 messages; True when the summary landed and the context shrank."""
+        session = ctx.session
+        stored = self.stored_328(session)
+        spans = units(stored)
+        if len(spans) <= N_MESSAGES_TO_KEEP + 1:
+            warn(session, "roo-condense: not enough messages to condense")
+            return False
+        keep_from = spans[-N_MESSAGES_TO_KEEP][0]
+        if self.summary_at is not None and self.summary_at >= keep_from:
+            warn(session, "roo-condense: condensed too recently (the summary is among the last 3 messages)")
+            return False
+        first = stored[: spans[0][1]]
+        if self.summary_at is None:
+            since = stored[:keep_from]
+        else:
+            # Since the summary, the first message put back in front of it (Bedrock wants a user first).
+            since = (*first, *stored[self.summary_at : keep_from])
+        if len(units(since)) <= 1:
+            warn(session, "roo-condense: too few messages since the last condense")
+            return False
+        before = ctx.usage_tokens(self.view(session))
+        info = ctx.catalog(header.envelope.provider, header.envelope.model)
+        messages = (*(as_text(m) for m in since), user_text(CLOSING_328))
+        request = Request(info.wire_envelope(header.envelope), messages, SUMMARY_SYSTEM_328, (), info.default_max_tokens, "compaction")
+        reply = summary_reply(ctx, request, "roo-condense: summary call failed")
+        if reply is None:
+            return False
+        kept = stored[keep_from:]
+        opening = units(kept)[0]
+        # The first kept message's tool results answer calls now in the summary: text, as 3.28 had them.
+        kept = (*(as_text(m) for m in kept[: opening[1]]), *kept[opening[1] :])
+        summary = Message("assistant", (Text(reply.text().strip()),))
+        saved = (self.history, self.cut, self.summary_at)
+        self.history, self.cut, self.summary_at = (*first, summary, *kept), len(session.derive_messages()), len(first)
+        if ctx.usage_tokens(self.view(session)) >= before:
+            self.history, self.cut, self.summary_at = saved
+            warn(session, "roo-condense: the condensed context would not be smaller")
+            return False
+        ctx.declare_rewrite("checkpoint")
+        return True
+
     def truncate(self, ctx: StepContext) -> None:
         """Hide half of the visible units after the first (an even number) behind a marker."""
+        if self.release == "3.28":
+            self.truncate_328(ctx)
+            return
         count = len(self.visible(ctx.session)) - self.hidden
         remove = int((count - 1) * TRUNCATE_FRACTION)
         remove -= remove % 2
@@ -191,6 +281,22 @@ class RooCondense(EngineBase):
             return
         self.hidden += remove
         self.markers.append((1 + self.hidden, user_text(MARKER.format(n=remove))))
+        ctx.declare_rewrite("truncate", hidden=remove)
+
+    def truncate_328(self, ctx: StepContext) -> None:
+        """Roo 3.28's ``truncateConversation``: keep the first message, drop half of the others
+        (an even number) outright."""
+        stored = self.stored_328(ctx.session)
+        spans = units(stored)
+        remove = int((len(spans) - 1) * TRUNCATE_FRACTION)
+        remove -= remove % 2
+        if remove <= 0:
+            return
+        self.history = (*stored[: spans[0][1]], *stored[spans[1 + remove][0] :])
+        self.cut = len(ctx.session.derive_messages())
+        if self.summary_at is not None:
+            # The summary follows the first message: any truncation drops it.
+            self.summary_at = None
         ctx.declare_rewrite("truncate", hidden=remove)
 
 
@@ -222,10 +328,11 @@ def _block_text(block: object) -> object:
 
 def factory(window: int, options: EngineOptions) -> RooCondense:
     """``roo-condense``; ``--engine-config``: ``auto_condense``, ``condense_percent`` (an integer
-    from 5 to 100), ``max_tokens`` (0 or absent: the model's output cap)."""
+    from 5 to 100), ``max_tokens`` (0 or absent: the model's output cap), ``release`` (``"3.52"``,
+    the default, or ``"3.28"``)."""
     table = dict(options.config)
     # Checked here, so that a fraction or a value out of range gets the one message naming 5-100.
     percent = table.pop("condense_percent", DEFAULTS["condense_percent"])
     config = read_settings("roo-condense", table, DEFAULTS)
     config["condense_percent"] = percent
-    return RooCondense(window, config["auto_condense"], config["condense_percent"], config["max_tokens"])
+    return RooCondense(window, config["auto_condense"], config["condense_percent"], config["max_tokens"], config["release"])

@@ -132,7 +132,10 @@ def test_a_roo_task_on_openrouter_counts_its_reads_inside_the_prompt(tmp_path: P
     # Each call costs what its own cost field says, less OpenRouter's 5% fee.
     assert all(abs(float(row.cost_usd) * 1.05 - c["cost"]) <= 1e-4 for c, row in zip(used, result.rows))
     assert t.unpriced_requests == 0
-    assert sum(r.read_within for r in result.rows) == 18
+    # 17: the call after each condense is the one whose api_req_started precedes the condense entry
+    # (Roo condenses for it after saying it); the call after that one (105,441 tokens, read 0,
+    # 66 s later) is then no longer put down to the condense but left unexplained (18 before).
+    assert sum(r.read_within for r in result.rows) == 17
 
 
 #: The same ``controlled-hierarchy/`` a day later (commit of 2025-09-26, before its subtasks were
@@ -176,4 +179,6 @@ def test_a_roo_task_and_its_subtasks_on_openrouter_count_what_their_logs_sum(tmp
         found[row.model] = found.get(row.model, 0) + 1
     assert found == {"anthropic/claude-opus-4.1": 25, "anthropic/claude-sonnet-4": 28}
     assert abs(float(t.cost_usd) * 1.05 - sum(c["cost"] for c in used)) < 0.01
-    assert sum(r.read_within for r in result.rows) == 32
+    # 31: the same task's call read 0 66 s after the first call after a condense (32 when the
+    # condense was put on it).
+    assert sum(r.read_within for r in result.rows) == 31

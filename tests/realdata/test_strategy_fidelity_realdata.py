@@ -489,3 +489,125 @@ def test_roo_and_kilo_condenses_are_logged_but_their_counts_do_not_decide_the_tr
     # The summary calls are billed ($0.12-0.14 on Roo, 0 on Kilo's free route) but not logged as
     # requests, so warm or cold cannot be told from them.
     assert [round(cost, 3) for _, _, cost, _ in found] == [0.134, 0.122, 0.143, 0]
+
+
+def _roo_calls(ui: list[dict]) -> list[tuple[int, int, int, int, int, str]]:
+    """Every api_req_started entry that carries a count: (its index in the file, prompt, output,
+    read, Roo's own context count of it, the request text). Roo's count (``getApiMetrics``,
+    3.28) is tokensIn + tokensOut, plus the reads and writes on the ``anthropic`` protocol (whose
+    tokensIn leaves them out)."""
+    calls = []
+    for index, entry in enumerate(ui):
+        if entry.get("say") != "api_req_started":
+            continue
+        info = json.loads(entry.get("text") or "{}")
+        if not any(info.get(k) for k in ("tokensIn", "tokensOut", "cacheReads", "cacheWrites")):
+            continue
+        cached = info.get("cacheReads", 0) + info.get("cacheWrites", 0) if info.get("apiProtocol") == "anthropic" else 0
+        prompt = info.get("tokensIn", 0) + cached
+        calls.append((index, prompt, info.get("tokensOut", 0), info.get("cacheReads", 0), prompt + info.get("tokensOut", 0),
+                      info.get("request", "")))
+    return calls
+
+
+def _roo_text(message: dict) -> str:
+    """A history message's text: its string content, or its text blocks joined as Roo's request text joins them."""
+    content = message["content"]
+    return content if isinstance(content, str) else "\n\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def test_roo_and_kilo_condenses_read_by_roo_3_28_s_rules(tmp_path: Path) -> None:
+    """Roo Code 3.28 (September 2025, the release these Roo tasks ran) read against its logs: what
+    the logged counts are, what was kept, and what the trigger can and cannot be."""
+    found = []  # (task, condense's index, prev, new, calls before it, calls after it)
+    uis, histories = {}, {}
+    for repo, commit, path in CONDENSE_TASKS:
+        ui = json.loads(_show(repo, commit, path, tmp_path).read_text(encoding="utf-8"))
+        task = path.split("/")[-2][:8]
+        uis[task] = ui
+        histories[task] = json.loads(_show(repo, commit, path.replace("ui_messages", "api_conversation_history"), tmp_path)
+                                     .read_text(encoding="utf-8"))
+        calls = _roo_calls(ui)
+        for index, entry in enumerate(ui):
+            condense = entry.get("contextCondense")
+            if condense:
+                found.append((task, index, condense["prevContextTokens"], condense["newContextTokens"],
+                              [c for c in calls if c[0] < index], [c for c in calls if c[0] > index]))
+    assert [(task, prev) for task, _, prev, _, _, _ in found] == [
+        ("ac8aa7b4", 151_255), ("e73ea764", 168_575), ("e73ea764", 146_958), ("3c1ae0e4", 36_181)]
+
+    # Roo writes a call's api_req_started (a placeholder, counted when the reply ends) before it
+    # condenses for that call: the entry just before each of Roo's condenses is the first call
+    # AFTER it (prompt 71,331, 97,412, 62,927 tokens, near newContextTokens), and Roo's count
+    # (``prevContextTokens``) is the call before that one's prompt + output, plus its handler's
+    # count of the message pending: 36,352 (Anthropic's token count of a 101,320-character MCP
+    # result), 16,044 and 2,637 on OpenRouter. (OpenRouter's is Roo's ``tiktoken``: o200k_base
+    # tokens of the request text times 1.5, rounded up: 10,695 and 1,757 tokens, 16,043 and 2,636,
+    # so both counts are reproduced to one token; checked with tiktoken, not a dependency here.)
+    roo = [f for f in found if f[0] != "3c1ae0e4"]
+    assert [before[-1][1] for *_, before, _ in roo] == [71_331, 97_412, 62_927]  # the placeholder, filled later
+    assert [new for _, _, _, new, _, _ in roo] == [73_723, 114_453, 76_206]
+    assert [prev - before[-2][4] for _, _, prev, _, before, _ in roo] == [36_352, 16_044, 2_637]
+    assert [len(before[-1][5]) for *_, before, _ in roo] == [101_320, 34_041, 6_485]
+    # Kilo's is the last call's prompt + output exactly (35,601 + 580): nothing pending. It came
+    # 2.6 minutes after the task's completion, before the user's next message and with no call
+    # started: Roo's manual condense (the button, ``condenseContext``), not the automatic one.
+    (_, index, prev, _, before, after), = [f for f in found if f[0] == "3c1ae0e4"]
+    assert prev == before[-1][4] == 35_601 + 580
+    kilo = uis["3c1ae0e4"]
+    assert kilo[index - 1].get("ask") == "completion_result" and kilo[index + 1].get("say") == "user_feedback"
+    assert (kilo[index]["ts"] - kilo[index - 1]["ts"]) // 1000 == 158
+
+    # What was kept: the history beside each task is [the task, the summary (an assistant
+    # message, isSummary, time-stamped as the first kept message), the last 3 messages]: Roo
+    # 3.28's N_MESSAGES_TO_KEEP, not the fresh start of later releases. The last kept one is the
+    # message pending at the condense (the request text of the call after it). Kilo (2026-01)
+    # keeps the same (the condensed messages stay, tagged ``condenseParent``).
+    for task in ("ac8aa7b4", "e73ea764"):
+        history, last = histories[task], [f for f in found if f[0] == task][-1]
+        assert history[0]["role"] == "user" and _roo_text(history[0]).startswith("<task>")
+        assert history[1]["role"] == "assistant" and history[1].get("isSummary")
+        assert _roo_text(history[1]).strip() == uis[task][last[1]]["contextCondense"]["summary"].strip()
+        assert history[1]["ts"] == history[2]["ts"] and [m["role"] for m in history[2:5]] == ["user", "assistant", "user"]
+        assert _roo_text(history[4]) == last[4][-1][5]
+    kept = [m for m in histories["3c1ae0e4"] if "condenseParent" not in m]
+    assert [m["role"] for m in kept[:5]] == ["user", "assistant", "assistant", "user", "assistant"]
+    assert kept[1].get("isSummary") and len(histories["3c1ae0e4"]) - len(kept) == 10
+
+    # The trigger. At a 200k window (claude-sonnet-4 without the 1M beta: the window is not in
+    # the folders), Roo 3.28 condenses past allowed = 180,000 - 16,384 (the default reserve with
+    # the thinking budget on, as the tasks' reasoning shows) = 163,616, or at
+    # autoCondenseContextPercent (default 100). Only
+    # 168,575 is past it; 151,255 and 146,958 need a threshold under 100% (75.6% and 73.5% of
+    # 200k), so the user had set one. But e73ea764 sent 152,261 tokens (Roo's count before it,
+    # rebuilt as above: 119,994 + 35,454 = 155,448) without condensing, 17 minutes before
+    # condensing at 168,575 and then at 146,958: one fixed threshold and window do not fit the
+    # whole task (a setting, profile or window changed at the pause). After the pause it fits
+    # anything in (144,011, 146,958]: the largest count that did not condense is 127,459 + 287 +
+    # 16,265 (before call 281). So the percent is not decided; the count it is compared with is.
+    e73 = _roo_calls(uis["e73ea764"])
+    first_condense = [f for f in found if f[0] == "e73ea764"][0][1]
+    assert max(c[1] for c in e73 if c[0] < first_condense) == 152_261 > 146_958
+    assert [(c[1], c[2]) for c in e73 if c[0] in (212, 225, 275)] == [(119_628, 366), (152_261, 270), (127_459, 287)]
+    assert 146_958 < 163_616 and 151_255 < 163_616 < 168_575
+
+    # The first call after reads the system prompt only (32,273 of 71,331 on Anthropic, 54,211
+    # of 62,927 on OpenRouter; 0 after the 17-minute pause): what follows it (the task message,
+    # then the new summary) is sent for the first time.
+    assert [before[-1][3] for *_, before, _ in roo] == [32_273, 0, 54_211]
+
+
+def test_roo_condense_release_3_28_at_128k_sends_the_first_message_the_summary_and_the_last_3() -> None:
+    """The engine's side of the Roo table: ``release = "3.28"`` on both engine workloads at 128k."""
+    calls, after = [], []
+    for workload in ("seed-coding", "thinking-tools"):
+        observations = run_case("roo-condense", EngineCase(128_000, workload, "lenient"), config={"release": "3.28"}).observations
+        for i, o in enumerate(observations):
+            if o.purpose == "compaction":
+                calls.append((o.cached_tokens / o.prompt_tokens, o.prompt_tokens - o.cached_tokens))
+                after.append(next(p.prompt_tokens for p in observations[i + 1:] if p.purpose == "conversation"))
+    # 3 cold summary calls a workload (0.0-0.6% read), then 6,114-8,791 tokens: the first message,
+    # the summary and the last 3 messages (3.52's fresh start sends 219 and 2,239).
+    assert len(calls) == 6 and max(hit for hit, _ in calls) < 0.007
+    assert (min(u for _, u in calls), max(u for _, u in calls)) == (99_829, 103_125)
+    assert (min(after), max(after)) == (6_114, 8_791)

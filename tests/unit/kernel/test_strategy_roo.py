@@ -145,3 +145,75 @@ def test_a_model_without_an_output_cap_reserves_8192_unclamped():
     # Roo: ``maxTokens || ANTHROPIC_DEFAULT_MAX_TOKENS``; the 20% clamp is for a cap the model has.
     session = session_with([("fix", 1)])
     assert RooCondense(WINDOW).allowed(context(session, WINDOW, max_tokens=0)) == 36_000 - 8_192
+
+
+# --- release 3.28 (Roo Code 3.28.x, September 2025: the release the public task folders were written by)
+
+
+def test_release_3_28_keeps_the_first_message_the_summary_and_the_last_3_messages():
+    from prefixbench.kernel.strategies.roo import CLOSING_328, SUMMARY_SYSTEM_328, as_text
+
+    session = session_with([("fix the bug", 70)])
+    client = Recorder()
+    engine = RooCondense(WINDOW, release="3.28")
+    messages = session.derive_messages()
+    engine.before_step(context(session, WINDOW, client))
+    (request,) = client.sent
+    # Cold: a summarizer system prompt of its own, no tools; everything but the last 3 messages,
+    # calls and results as text, then the closing request.
+    assert (request.system, request.tools, request.purpose) == (SUMMARY_SYSTEM_328, (), "compaction")
+    assert request.messages == (*(as_text(m) for m in messages[:-3]), user_text(CLOSING_328))
+    view = engine.view(session)
+    assert view[0] == messages[0]
+    assert view[1].role == "assistant" and view[1].text() == "SUMMARY OF THE WORK"
+    # The last 3 kept as they were, but the first one's result (its call is in the summary) as text.
+    assert view[2:] == (as_text(messages[-3]), *messages[-2:])
+    assert view[2].role == "user" and not view[2].tool_results and paired(view)
+    assert rewrites(session) == ["checkpoint"]
+    # The next condense summarizes from the summary on, with the first message in front of it.
+    grow(session, 70)
+    engine.before_step(context(session, WINDOW, client))
+    second = client.sent[1].messages
+    assert second[0] == messages[0] and second[1] == view[1] and second[2] == view[2]
+    assert engine.view(session)[1].text() == "SUMMARY OF THE WORK" and len(engine.view(session)) == 5
+
+
+def test_release_3_28_truncates_without_a_marker_and_the_summary_can_go():
+    session = session_with([("fix the bug", 70)])
+    messages = session.derive_messages()
+    engine = RooCondense(WINDOW, auto_condense=False, release="3.28")
+    engine.before_step(context(session, WINDOW))
+    hidden = (len(messages) - 1) // 2 // 2 * 2
+    assert engine.view(session) == (messages[0], *messages[1 + hidden :]) and rewrites(session) == ["truncate"]
+    assert not any("Sliding window" in m.text() for m in engine.view(session) if m.role == "user")
+    # After a condense, a truncation keeps the first message and drops the summary with the others.
+    session = session_with([("fix the bug", 70)])
+    engine = RooCondense(WINDOW, release="3.28")
+    engine.before_step(context(session, WINDOW, Recorder()))
+    grow(session, 70)
+    engine.before_step(context(session, WINDOW, Recorder(text="")))  # the summary call fails
+    view = engine.view(session)
+    assert rewrites(session) == ["checkpoint", "truncate"] and engine.summary_at is None
+    assert view[0] == session.derive_messages()[0] and view[1].role == "assistant" and view[1].text().startswith("step ")
+
+
+def test_release_3_28_keeps_the_context_when_a_condense_would_not_shrink_it():
+    session = session_with([("fix the bug", 70)])
+    client = Recorder()
+    engine = RooCondense(WINDOW, release="3.28")
+    assert engine.condense(context(session, WINDOW, client))
+    # Right after, the first message and the summary are summarized again: the call is made (and
+    # paid), but the new context is no smaller (Roo's condense_context_grew), so nothing changes.
+    before = engine.view(session)
+    assert not engine.condense(context(session, WINDOW, client))
+    assert client.sent[1].messages[:2] == before[:2] and len(client.sent[1].messages) == 3
+    assert engine.view(session) == before and rewrites(session) == ["checkpoint"]
+    assert "roo-condense: the condensed context would not be smaller" in [
+        e.info.get("text") for e in session.events if e.kind == "compaction/warning"]
+
+
+def test_the_release_setting_names_its_choices():
+    assert factory(WINDOW, EngineOptions(config={"release": "3.28"})).release == "3.28"
+    assert factory(WINDOW, EngineOptions(config={})).release == "3.52"
+    with pytest.raises(ValueError, match="roo-condense: release must be one of '3.52', '3.28', got '3.29'"):
+        factory(WINDOW, EngineOptions(config={"release": "3.29"}))

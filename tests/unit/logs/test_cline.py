@@ -1436,3 +1436,35 @@ def test_a_cline_sdk_prompt_that_falls_after_an_unseen_compaction_is_no_retry(tm
     path.write_text(json.dumps(doc))
     requests, summary = import_file(path, CLINE, ImportContext())
     assert len(requests) == 3 and not any("retries summed" in n for n in summary.notes)
+
+
+def test_a_roo_condense_right_after_a_call_s_start_is_that_call_s(tmp_path: Path) -> None:
+    # Roo Code says a call's api_req_started (filled with its counts when the reply ends), then
+    # condenses for that call, then streams the reply: the first call whose prompt fell is the one
+    # before the condense entry, not the one after. A manual condense (the button, after a reply)
+    # is the next call's.
+    def call(ts: int, tokens_in: int, reads: int) -> dict:
+        info = {"request": "r", "apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": 50,
+                "cacheWrites": 0, "cacheReads": reads, "cost": 0.01}
+        return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(info)}
+
+    condense = {"type": "say", "say": "condense_context",
+                "contextCondense": {"summary": "s", "cost": 0.1, "prevContextTokens": 150_000, "newContextTokens": 60_000}}
+    entries = [
+        {"ts": 1_000, "type": "say", "say": "text", "text": "task"},
+        call(2_000, 140_000, 0),
+        {"ts": 3_000, "type": "say", "say": "text", "text": "reply 1"},
+        call(4_000, 62_000, 54_000),  # the condense below was made for this call
+        {**condense, "ts": 30_000},
+        {"ts": 31_000, "type": "say", "say": "text", "text": "reply 2"},
+        call(32_000, 63_000, 62_000),
+        {"ts": 33_000, "type": "say", "say": "completion_result", "text": "done"},
+        {**condense, "ts": 40_000},  # manual, between calls: the next call's
+        {"ts": 41_000, "type": "say", "say": "user_feedback", "text": "more"},
+        call(42_000, 61_000, 0),
+    ]
+    (tmp_path / "ui_messages.json").write_text("[\n" + ",\n".join(json.dumps(e) for e in entries) + "\n]\n")
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    compacted = [r.line for r in requests if ("compaction", "context condensed") in r.events]
+    assert [r.line for r in requests] == [3, 5, 8, 12]
+    assert compacted == [5, 12]

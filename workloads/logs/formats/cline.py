@@ -13,6 +13,9 @@ A task folder holds three files, each read here whatever its name:
   ``conversationHistoryDeletedRange`` (Cline's truncation, saved with the entries after the
   api_req_started of the call it truncated: that call's when its prompt fell), ``condense_context`` and
   ``sliding_window_truncation`` (Roo Code, Kilo Code) and ``compaction`` entries are compactions.
+  Roo Code condenses for a call after saying its api_req_started (a placeholder, counted when the
+  reply ends), so a condense or truncation entry right after one, before its reply, is read as
+  the truncation range is: that call's when its prompt fell.
 * ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
   tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
   previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). A folder
@@ -485,6 +488,9 @@ class _Task:
         if kind not in ("say", "ask"):
             raise UserError(f"{self.name}:{record.line}: expected a say or ask entry of ui_messages (type {kind!r:.40})")
         pending = self.last_started
+        #: No entry since the last call's api_req_started: Roo Code and Kilo Code condense (or
+        #: truncate) for a call after saying its api_req_started, before its reply.
+        unreplied = pending is not None and pending.replied is None
         if pending is not None and pending.replied is None and value.get("say") != "api_req_started":
             ts = value.get("ts")
             if isinstance(ts, int) and not isinstance(ts, bool):
@@ -515,7 +521,11 @@ class _Task:
         elif say in _COMPACTIONS:
             status = as_dict(_info(value.get("text"))).get("status")
             if status in (None, "completed"):
-                self.events.append(("compaction", _COMPACTIONS[say]))
+                # Right after a call's start, it may be that call's (Roo's automatic condense, made
+                # after the api_req_started it is for): decided by that call's prompt, as a
+                # truncation range seen there is; after a reply, the next call's (a manual condense).
+                (pending.late if pending is not None and unreplied and say != "compaction" else self.events).append(
+                    ("compaction", _COMPACTIONS[say]))
         elif say == "deleted_api_reqs":
             # A checkpoint restore deleted the calls after it and left their summed usage here.
             self.deleted_usage.append((record.line, as_dict(_info(value.get("text")))))
