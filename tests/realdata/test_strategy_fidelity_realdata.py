@@ -479,12 +479,13 @@ def _condenses(path: Path) -> list[tuple[int, int, float, int | None]]:
     return found
 
 
-def test_roo_and_kilo_condenses_are_logged_but_their_counts_do_not_decide_the_trigger(tmp_path: Path) -> None:
+def test_roo_and_kilo_condenses_are_logged_with_the_call_they_were_made_for(tmp_path: Path) -> None:
     found = [c for repo, commit, path in CONDENSE_TASKS for c in _condenses(_show(repo, commit, path, tmp_path))]
     assert [(prev, new) for prev, new, _, _ in found] == [(151_255, 73_723), (168_575, 114_453), (146_958, 76_206), (36_181, 5_795)]
-    # The context Roo logs before each condense is 1.7-2.3 times the prompt of the last request
-    # logged before it (71,331, 97,412 and 62,927 tokens): the log does not say what that count
-    # covers, so no threshold is read from it. Kilo's (36,181) matches its last request (35,601).
+    # The api_req_started entry just before each Roo condense (71,331, 97,412 and 62,927 tokens)
+    # is the call the condense was made for, logged before it ran: the first call AFTER the
+    # condense, not the last before it (the next test reads the counts by Roo 3.28's rules).
+    # Kilo's (36,181) follows its last request (35,601): a manual condense, nothing pending.
     assert [before for _, _, _, before in found] == [71_331, 97_412, 62_927, 35_601]
     # The summary calls are billed ($0.12-0.14 on Roo, 0 on Kilo's free route) but not logged as
     # requests, so warm or cold cannot be told from them.
