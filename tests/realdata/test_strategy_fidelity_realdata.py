@@ -222,8 +222,9 @@ def test_claude_code_keeps_what_the_real_sessions_keep_after_a_compaction(tmp_pa
     # Each 2.1.185 segment opens on a model reply (an API round: the engine's unit of
     # preserve_recent). The context before that reply was 150,538, 152,943 and 158,219 tokens, and
     # with it 160,595, 153,223 and 158,700: the engine's precompute point, 153,000 (85% of
-    # 180,000), falls within the first two; the third segment opens later, which a dropped and
-    # re-armed precompute would explain (not modelled).
+    # 180,000), falls within the first two; the third segment opens later, on a turn's last
+    # reply, six requests after the context passed 153,000, which the re-arm rule of the
+    # binaries (and the engine) does not explain; a failed first call would.
     heads = []
     for boundary, session in records:
         segment = boundary["compactMetadata"].get("preservedSegment")
