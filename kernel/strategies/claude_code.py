@@ -23,8 +23,10 @@ docs/strategies_agents.md):
   on a 200k window), and applies it at the threshold: the summary, then the round it left out
   and every message since. ``precompute_buffer = 0`` summarizes at the threshold. The package
   falls back to 0.2 where its remote configuration gives no figure; the transcripts' first
-  precomputes fire between 152,943 and 153,223 tokens, which 0.15 fits (a later one, after a
-  dropped precompute, is not modelled).
+  precomputes fire between 152,943 and 153,223 tokens, which 0.15 fits. It re-arms (2.1.185 and
+  2.1.337 alike) on any later request at the point, but the one a compaction was made for and
+  while one is pending, so after a compaction the next call comes once the context has grown
+  back to the point; after ``precompute_failures`` (3) failed calls in a row it arms no more.
 * Files re-read after the summary (``restore_files`` 5, ``restore_file_tokens`` 5,000,
   ``restore_tokens`` 50,000): the newest files the conversation read through a tool named in
   ``restore_tools`` (the call's arguments name the file), each re-added as a user message with
@@ -33,12 +35,18 @@ docs/strategies_agents.md):
   adds a one-line reference instead), as is a file a kept round read. The list restarts from
   the restored files at each compaction, as Claude Code clears its read-file state.
   ``restore_files = 0`` turns it off.
-* Room left (prefixbench's choice, not Claude Code's): a file is re-read only while the summary,
-  the kept rounds and the files before it stay under the threshold, and the newest rounds are
-  kept only when they fit there with the longest summary the call may write. 2.1.185 restores
-  within its fixed budgets whatever the window, logs whether the restarted context is over the
-  threshold, and stops after 3 refills in a row; the engine has no such stop, so it never
-  restarts from a view that would compact again at once.
+* Room left: Claude Code re-reads files within its fixed budgets whatever the window, so on a
+  small one the restarted context can be over the threshold and the next request compacts again
+  (a refill). ``restore_fit`` (false; prefixbench's former default) re-reads a file only while the
+  summary, the kept rounds and the files before it stay under the threshold. The newest rounds
+  are kept only when they fit there with the longest summary the call may write (prefixbench's
+  choice, not Claude Code's).
+* The thrash stop (2.1.92 to 2.1.337; not in 2.1.22): a compaction within ``thrash_turns`` (3)
+  requests of the previous one in the same user turn is a rapid refill; at ``thrash_refills``
+  (3) in a row Claude Code compacts no more, ends the turn with "Autocompact is thrashing" and
+  sends nothing; the user's next prompt starts the count over. prefixbench's scripted turns go
+  on, so the engine logs the stop as a warning, counts it (``thrash``) and compacts as the next
+  turn's first compaction would, the count started over. ``thrash_refills = 0``: no stop.
 
 Clearing old tool results (time-based micro-compaction). When the user comes back after the
 cache's lifetime (``cache_ttl_s``, 1 h: the cache Claude Code writes on subscription traffic),
@@ -62,16 +70,18 @@ step began, which is the idle gap plus one step's model and tool latency (second
 
 Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold_tokens``
 (default: the formula above), ``summary_max_tokens`` (20,000), ``preserve_recent`` (1),
-``precompute_buffer`` (0.15, under 1), ``restore_files`` (5), ``restore_file_tokens`` (5,000),
-``restore_tokens`` (50,000), ``restore_tools`` (``["read_file", "Read"]``), ``microcompact``
-(true), ``microcompact_keep`` (5), ``cache_ttl_s`` (3,600), ``idle_compact`` (false; true for
-``claude-code-idle-compact``), ``idle_after_s`` (3,300), ``idle_min_tokens`` (200,000). Claude
-Code before 2.1.185 as logged: ``preserve_recent = 0`` and ``precompute_buffer = 0``.
+``precompute_buffer`` (0.15, under 1), ``precompute_failures`` (3), ``restore_files`` (5),
+``restore_file_tokens`` (5,000), ``restore_tokens`` (50,000), ``restore_tools`` (``["read_file",
+"Read"]``), ``restore_fit`` (false), ``thrash_refills`` (3), ``thrash_turns`` (3),
+``microcompact`` (true), ``microcompact_keep`` (5), ``cache_ttl_s`` (3,600), ``idle_compact``
+(false; true for ``claude-code-idle-compact``), ``idle_after_s`` (3,300), ``idle_min_tokens``
+(200,000). Claude Code before 2.1.185 as logged: ``preserve_recent = 0`` and
+``precompute_buffer = 0``; 2.1.22, with no thrash stop: also ``thrash_refills = 0``.
 """
 
 from __future__ import annotations
 
-from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text
+from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text, warn
 
 from prefixbench.kernel.strategies.history import clear_result
 from prefixbench.kernel.strategies.settings import read_settings
@@ -99,10 +109,14 @@ DEFAULTS: dict[str, object] = {
     "summary_max_tokens": SUMMARY_OUTPUT_TOKENS,
     "preserve_recent": 1,
     "precompute_buffer": 0.15,
+    "precompute_failures": 3,
     "restore_files": 5,
     "restore_file_tokens": 5_000,
     "restore_tokens": 50_000,
     "restore_tools": ["read_file", "Read"],
+    "restore_fit": False,
+    "thrash_refills": 3,
+    "thrash_turns": 3,
     "microcompact": True,
     "microcompact_keep": 5,
     "cache_ttl_s": 3_600,
@@ -177,7 +191,13 @@ class ClaudeCodeCompact(EngineBase):
         self.called = 0
         #: How many compactions of each kind landed (``auto``, ``idle``, ``microcompact``), and
         #: how many auto-compactions applied a precomputed summary (``precomputed``).
-        self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0, "precomputed": 0}
+        self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0, "precomputed": 0, "thrash": 0}
+        #: Requests since the last auto-compaction of the current user turn (None: none this
+        #: turn), and how many rapid refills in a row led to it (Claude Code's compact tracking).
+        self.since: int | None = None
+        self.refills = 0
+        #: Precomputed summary calls that failed in a row (a success starts the count over).
+        self.precompute_failed = 0
 
     @property
     def summary(self) -> Message | None:
@@ -206,6 +226,7 @@ class ClaudeCodeCompact(EngineBase):
         idle_ms = 0 if self.last_ms is None else now - self.last_ms
         self.last_ms = now
         self.scan(ctx)
+        self.count_turns(ctx)
         tokens = ctx.usage_tokens(self.view(ctx.session))
         settings = self.settings
         if settings["idle_compact"] and idle_ms >= int(settings["idle_after_s"]) * 1000 and tokens >= int(settings["idle_min_tokens"]):
@@ -217,12 +238,45 @@ class ClaudeCodeCompact(EngineBase):
                 tokens = ctx.usage_tokens(self.view(ctx.session))
         threshold = self.threshold(ctx)
         if tokens >= threshold:
-            if not self.apply_pending(ctx):
-                self.compact(ctx, "auto")
-        elif self.pending is None and float(settings["precompute_buffer"]) > 0:  # type: ignore[arg-type]
+            refills = self.refill(ctx, tokens)
+            if self.apply_pending(ctx) or self.compact(ctx, "auto"):
+                self.since, self.refills = 0, refills
+        elif self.pending is None and float(settings["precompute_buffer"]) > 0 and self.may_precompute():  # type: ignore[arg-type]
             point = precompute_point(self.window, output_cap(ctx), float(settings["precompute_buffer"]), threshold)  # type: ignore[arg-type]
             if tokens >= point:
                 self.precompute(ctx)
+
+    def may_precompute(self) -> bool:
+        """False once ``precompute_failures`` precomputed summary calls failed in a row (0: no
+        limit): Claude Code stops re-arming its precompute then."""
+        limit = int(self.settings["precompute_failures"])
+        return limit <= 0 or self.precompute_failed < limit
+
+    def count_turns(self, ctx: StepContext) -> None:
+        """A user message last starts a new turn, with no compaction counted yet; any other step
+        is one request more since the last compaction."""
+        messages = ctx.messages()
+        if messages and messages[-1].role == "user" and not messages[-1].tool_results:
+            self.since, self.refills = None, 0
+        elif self.since is not None:
+            self.since += 1
+
+    def refill(self, ctx: StepContext, tokens: int) -> int:
+        """The rapid refills in a row this compaction makes: one more than the last one's when it
+        comes within ``thrash_turns`` requests of it in the same turn, else 0. At
+        ``thrash_refills`` Claude Code stops (it ends the turn with an error and sends nothing);
+        here the stop is logged and counted, and the compaction goes ahead as the first of the
+        next turn would, with the count started over."""
+        turns, limit = int(self.settings["thrash_turns"]), int(self.settings["thrash_refills"])
+        refills = self.refills + 1 if self.since is not None and self.since < turns else 0
+        if limit <= 0 or refills < limit:
+            return refills
+        self.counts["thrash"] += 1
+        warn(ctx.session, f"{self.name}: autocompact is thrashing: the context ({tokens:,} tokens) refilled to the "
+                          f"threshold within {turns} requests of the previous compaction {refills} times in a row; "
+                          "Claude Code ends the turn here with an error, the engine compacts as its next turn would")
+        self.since, self.refills = None, 0
+        return 0
 
     def scan(self, ctx: StepContext) -> None:
         """Note the files the messages since the last scan read (the last read of a file wins)."""
@@ -276,8 +330,11 @@ class ClaudeCodeCompact(EngineBase):
         if start == len(view):
             return
         summary = self.summarize(ctx, view[:start])
-        if summary is not None:
-            self.pending = (summary, view[start:], len(ctx.messages()))
+        if summary is None:
+            self.precompute_failed += 1
+            return
+        self.precompute_failed = 0
+        self.pending = (summary, view[start:], len(ctx.messages()))
 
     def apply_pending(self, ctx: StepContext) -> bool:
         """Restart from the precomputed summary, the rounds it left out and every message since."""
@@ -326,8 +383,8 @@ class ClaudeCodeCompact(EngineBase):
 
     def restore(self, ctx: StepContext, summary: Message, kept: tuple[Message, ...]) -> list[tuple[tuple[str, str], Message]]:
         """The newest files read (none a kept round read), each under ``restore_file_tokens``,
-        within ``restore_tokens`` in all and within the room the summary and ``kept`` leave
-        under the threshold: (file, its user message), newest first."""
+        within ``restore_tokens`` in all (and, with ``restore_fit``, within the room the summary
+        and ``kept`` leave under the threshold): (file, its user message), newest first."""
         limit, budget = int(self.settings["restore_files"]), int(self.settings["restore_tokens"])
         if limit <= 0:
             return []
@@ -340,7 +397,7 @@ class ClaudeCodeCompact(EngineBase):
             tokens = ctx.measure([message]).nodes[0].tokens
             if tokens > int(self.settings["restore_file_tokens"]) or total + tokens > budget:
                 continue
-            if ctx.usage_tokens((summary, *kept, *(m for _, m in chosen), message)) >= threshold:
+            if self.settings["restore_fit"] and ctx.usage_tokens((summary, *kept, *(m for _, m in chosen), message)) >= threshold:
                 continue  # no room left for it: the restarted view would compact again at once
             total += tokens
             chosen.append((key, message))

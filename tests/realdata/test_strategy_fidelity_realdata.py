@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from prefixbench.kernel.strategies import claude_code
 from prefixbench.kernel.strategies.claude_code import autocompact_threshold
 from prefixbench.kernel.strategies.codex import CodexCompact
 from prefixbench.kernel.strategies.openclaw import DEFAULTS as OPENCLAW_DEFAULTS, OpenClawCompaction
@@ -250,8 +251,9 @@ def test_claude_code_keeps_what_the_real_sessions_keep_after_a_compaction(tmp_pa
     # Each 2.1.185 segment opens on a model reply (an API round: the engine's unit of
     # preserve_recent). The context before that reply was 150,538, 152,943 and 158,219 tokens, and
     # with it 160,595, 153,223 and 158,700: the engine's precompute point, 153,000 (85% of
-    # 180,000), falls within the first two; the third segment opens later, which a dropped and
-    # re-armed precompute would explain (not modelled).
+    # 180,000), falls within the first two; the third segment opens later, on a turn's last
+    # reply, six requests after the context passed 153,000, which the re-arm rule of the
+    # binaries (and the engine) does not explain; a failed first call would.
     heads = []
     for boundary, session in records:
         segment = boundary["compactMetadata"].get("preservedSegment")
@@ -264,6 +266,58 @@ def test_claude_code_keeps_what_the_real_sessions_keep_after_a_compaction(tmp_pa
         usage = before[-1]["message"]["usage"]
         heads.append(_usage_total(usage) + usage.get("output_tokens", 0))
     assert len(heads) == 3 and sorted(heads)[:2] == [150_538, 152_943]
+
+
+def _claude_turn_events(path: Path, sidechain: bool) -> list[tuple[str, int]]:
+    """A transcript as the thrash stop counts it: ``("boundary", preTokens)``, ``("request",
+    prompt)`` once per response (its records share a message id), ``("stop", 0)`` for Claude
+    Code's own "Autocompact is thrashing" message (no request sent), ``("prompt", 0)`` for a
+    message the user typed; main-chain records only, or with ``sidechain`` a subagent's."""
+    events, seen = [], set()
+    for record in _records(path):
+        message = record.get("message") or {}
+        if bool(record.get("isSidechain")) is not sidechain:
+            continue
+        if record.get("subtype") == "compact_boundary":
+            events.append(("boundary", record["compactMetadata"]["preTokens"]))
+        elif record.get("type") == "assistant" and message.get("id") not in seen:
+            seen.add(message.get("id"))
+            text = "".join(b.get("text", "") for b in message.get("content") or [] if isinstance(b, dict))
+            if message.get("model") == "<synthetic>" and text.startswith("Autocompact is thrashing"):
+                events.append(("stop", _usage_total(message.get("usage") or {})))
+            elif _usage_total(message.get("usage") or {}) > 0:
+                events.append(("request", _usage_total(message["usage"])))
+        elif (record.get("type") == "user" and isinstance(message.get("content"), str) and not record.get("isMeta")
+              and not record.get("isCompactSummary") and not message["content"].startswith("<")):
+            events.append(("prompt", 0))
+    return events
+
+
+def test_claude_code_stops_after_three_rapid_refills_in_a_turn_as_the_engine_counts(tmp_path: Path) -> None:
+    # Claude Code 2.1.92's subagents in the IDAHO-VAULT session (claude-haiku-4-5): after every
+    # compaction the very next request is over the threshold again (a rapid refill). The one
+    # that compacts three times stops at its 4th trigger with Claude Code's own error message,
+    # no request sent: 3 refills within 3 requests of the previous compaction, in one turn.
+    subs = {path.rsplit("-", 1)[-1]: _claude_turn_events(_show(repo, commit, path, tmp_path), sidechain=True)
+            for repo, commit, path in CLAUDE_CODE_SUBAGENTS}
+    kinds = {name: [kind for kind, _ in events] for name, events in subs.items()}
+    assert kinds["a6f4214ad9ef22a7f.jsonl"] == ["prompt", "request", "boundary", "request", "boundary", "request",
+                                                "boundary", "request", "stop"]
+    assert [v for k, v in subs["a6f4214ad9ef22a7f.jsonl"] if k == "stop"] == [0]
+    # The other three end after two compactions (their task ended); none stops.
+    assert sorted(k.count("boundary") for k in kinds.values()) == [2, 2, 2, 3]
+    refills = [events[i + 1][1] for events in subs.values() for i, (k, _) in enumerate(events) if k == "boundary"]
+    assert len(refills) == 9 and min(refills) >= 178_506 > 167_000
+    defaults = claude_code.DEFAULTS
+    assert (defaults["thrash_refills"], defaults["thrash_turns"]) == (3, 3)
+    # The main session (2.1.92, claude-haiku-4-5): two rapid refills in one turn, then the user's
+    # next prompt, and a 4th compaction in a row without a stop: the count starts over each turn.
+    idaho = next(session for session in CLAUDE_CODE_SESSIONS if session[0] == "LAF-US/IDAHO-VAULT")
+    main = _claude_turn_events(_show(*idaho, tmp_path), sidechain=False)
+    first = next(i for i, (kind, _) in enumerate(main) if kind == "boundary")
+    assert [kind for kind, _ in main[first:first + 8]] == ["boundary", "request", "boundary", "request", "boundary",
+                                                          "request", "prompt", "boundary"]
+    assert "stop" not in [kind for kind, _ in main]
 
 
 # --- pi (pi-compaction) -------------------------------------------------------------------------

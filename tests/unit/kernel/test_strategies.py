@@ -245,7 +245,7 @@ def test_claude_code_precomputes_the_summary_and_keeps_the_rounds_since():
     assert call.messages == (*view[:-2], claude_code.INSTRUCTION) and view[-2].role == "assistant"
     arm_round = view[-2:]
     n = _run_to(h, engine, lambda: bool(h.rewrites()), first=1_000)
-    assert len(h.sent) == 1 and engine.counts == {"auto": 1, "idle": 0, "microcompact": 0, "precomputed": 1}
+    assert len(h.sent) == 1 and engine.counts == {"auto": 1, "idle": 0, "microcompact": 0, "precomputed": 1, "thrash": 0}
     messages = h.ctx.messages()
     since = messages[messages.index(arm_round[1]) + 1 :]
     assert len(since) == 2 * n + 1  # the new user message of _run_to and the steps since
@@ -322,9 +322,10 @@ def test_claude_code_restore_keeps_within_its_total_and_can_be_off():
 def test_claude_code_re_reads_only_the_files_that_fit_after_a_large_kept_round(precompute_buffer):
     # A small window (threshold 25,000), five file reads of ~4,000 tokens, then a kept round of
     # ~15,000: the summary, the kept rounds and every file not kept would come to ~35,000 tokens,
-    # so the restarted view would compact again at once. Only the files that fit are re-read.
+    # so the restarted view would compact again at once. With restore_fit (prefixbench's former
+    # default; Claude Code has no such check) only the files that fit are re-read.
     h = Harness(window=40_000, cap=2_000)
-    engine = build("claude-code-autocompact", 40_000, precompute_buffer=precompute_buffer)
+    engine = build("claude-code-autocompact", 40_000, precompute_buffer=precompute_buffer, restore_fit=True)
     h.user()
     for n in range(5):
         h.step(n, chars=16_000)
@@ -341,6 +342,129 @@ def test_claude_code_re_reads_only_the_files_that_fit_after_a_large_kept_round(p
     assert h.rewrites() == ["checkpoint"] and engine.counts["auto"] == 1  # and does not compact again
     restored = [m for m in view if m.role == "user" and m.blocks[0].text.startswith(claude_code.RESTORED)]
     assert len(restored) >= 1  # the files that fit are still re-read
+
+
+def test_claude_code_re_arms_its_precompute_once_the_context_reaches_the_point_again():
+    # 2.1.185 and 2.1.337 arm a precompute on any request whose context is at the point, but the
+    # one a compaction was made for, and while none is pending: after a compaction, the next
+    # summary call comes once the context has grown back to 153,000 tokens.
+    h = Harness(window=200_000, cap=64_000)
+    engine = build("claude-code-autocompact", 200_000, restore_files=0)
+    _run_to(h, engine, lambda: bool(h.rewrites()))
+    assert len(h.sent) == 1 and engine.pending is None
+    sizes: list[int] = []
+    _run_to(h, engine, lambda: sizes.append(h.tokens(engine)) or len(h.sent) == 2, first=1_000)
+    assert sizes[-2] < 153_000 <= sizes[-1] and h.rewrites() == ["checkpoint"]
+    _run_to(h, engine, lambda: len(h.rewrites()) == 2, first=2_000)
+    assert engine.counts["precomputed"] == 2 and len(h.sent) == 2
+
+
+class RefusingHarness(Harness):
+    """A harness whose summary calls all fail."""
+
+    def client(self, request):
+        self.sent.append(request)
+        return Reply(error="HTTP 529: overloaded")
+
+
+@pytest.mark.parametrize(("failures", "calls"), [(3, 3), (0, 5)])
+def test_claude_code_stops_re_arming_after_three_failed_precomputes(failures, calls):
+    # Each failed precompute re-arms at the next request, until 3 failed in a row (2.1.185:
+    # tengu_precomputed_compact_rearm_capped); precompute_failures = 0 retries at every request.
+    h = RefusingHarness(window=200_000, cap=64_000)
+    engine = build("claude-code-autocompact", 200_000, restore_files=0, precompute_failures=failures)
+    _run_to(h, engine, lambda: bool(h.sent))
+    for n in range(4):
+        h.step(1_000 + n, chars=400)
+        engine.before_step(h.ctx)
+    assert h.tokens(engine) < 167_000 and len(h.sent) == calls and engine.pending is None
+
+
+def _refill(h: Harness, engine, steps: int, first: int = 100) -> None:
+    """``steps`` steps, each reading a new ~500-token file, with the engine before each next one."""
+    for n in range(first, first + steps):
+        h.step(n, chars=2_000)
+        engine.before_step(h.ctx)
+
+
+#: Five ~6,000-token files re-read after each summary put a 40k window's restart (threshold
+#: 25,000) over its threshold: every compaction is refilled at the next request.
+THRASH = {"precompute_buffer": 0, "restore_file_tokens": 10_000}
+
+
+def _thrashing(**config):
+    h = Harness(window=40_000, cap=2_000)
+    engine = build("claude-code-autocompact", 40_000, **THRASH, **config)
+    h.user()
+    for n in range(5):
+        h.step(n, chars=24_000)
+        engine.before_step(h.ctx)
+    assert engine.counts["auto"] == 1 and h.ctx.usage_tokens(engine.view(h.session)) >= 25_000
+    return h, engine
+
+
+def test_claude_code_restores_within_its_budgets_whatever_the_window():
+    # Claude Code re-reads up to 5 files within its fixed budgets and does not check the room
+    # left: the restarted view is over the threshold, so the next request compacts again.
+    h, engine = _thrashing()
+    restored = [m for m in engine.view(h.session) if m.role == "user" and m.blocks[0].text.startswith(claude_code.RESTORED)]
+    assert len(restored) == 4  # the five newest files but the one the kept round read
+    _refill(h, engine, 1)
+    assert engine.counts["auto"] == 2 and engine.refills == 1
+
+
+def test_claude_code_stops_after_three_rapid_refills_in_a_turn():
+    # 2.1.92-2.1.337: the 4th compaction within 3 requests of the previous one (3 refills in a
+    # row) trips the breaker: Claude Code ends the turn with "Autocompact is thrashing" and sends
+    # nothing. The scripted turn goes on here, so the stop is logged and counted and the
+    # compaction made as the next turn's first would be (the count starts over).
+    h, engine = _thrashing()
+    _refill(h, engine, 2)
+    assert engine.counts["auto"] == 3 and engine.refills == 2 and engine.counts["thrash"] == 0
+    _refill(h, engine, 1, first=200)
+    assert engine.counts["thrash"] == 1 and engine.counts["auto"] == 4 and engine.refills == 0
+    (warning,) = [e for e in h.session.events if e.kind == "compaction/warning"]
+    assert "autocompact is thrashing" in warning.info["text"] and "3 times in a row" in warning.info["text"]
+    _refill(h, engine, 3, first=300)  # the next three refills count again from the new start
+    assert engine.counts["thrash"] == 2 and engine.counts["auto"] == 7
+
+
+def test_claude_code_thrash_count_restarts_with_each_user_turn_and_after_three_requests():
+    h, engine = _thrashing()
+    _refill(h, engine, 2)
+    assert engine.refills == 2
+    h.user("next")  # a new prompt: Claude Code's compact tracking starts over
+    engine.before_step(h.ctx)
+    _refill(h, engine, 1)  # the first compaction of this turn, no refill
+    assert engine.counts["auto"] == 4 and engine.refills == 0 and engine.counts["thrash"] == 0
+    # A compaction thrash_turns or more requests after the previous one is no rapid refill
+    # (here thrash_turns = 1: each refill comes 1 request after the compaction before it).
+    slow = build("claude-code-autocompact", 40_000, **THRASH, thrash_turns=1)
+    h2 = Harness(window=40_000, cap=2_000)
+    h2.user()
+    for n in range(5):
+        h2.step(n, chars=24_000)
+        slow.before_step(h2.ctx)
+    _refill(h2, slow, 6)
+    assert slow.counts["auto"] == 7 and slow.refills == 0 and slow.counts["thrash"] == 0
+
+
+def test_claude_code_thrash_stop_off_and_restore_fit_give_the_former_behaviours():
+    # thrash_refills = 0: no stop (2.1.22 has none); every refill compacts again.
+    h, engine = _thrashing(thrash_refills=0)
+    _refill(h, engine, 6)
+    assert engine.counts["auto"] == 7 and engine.counts["thrash"] == 0
+    assert not [e for e in h.session.events if e.kind == "compaction/warning"]
+    # restore_fit: only the files that fit are re-read, so the restart stays under the threshold.
+    h = Harness(window=40_000, cap=2_000)
+    fit = build("claude-code-autocompact", 40_000, **THRASH, restore_fit=True)
+    h.user()
+    for n in range(5):
+        h.step(n, chars=24_000)
+        fit.before_step(h.ctx)
+    assert fit.counts["auto"] == 1 and h.ctx.usage_tokens(fit.view(h.session)) < 25_000
+    _refill(h, fit, 1)
+    assert fit.counts["auto"] == 1
 
 
 def test_claude_code_notes_each_read_call_once(monkeypatch):
