@@ -220,6 +220,8 @@ class _Walk:
         self.anchor: dict[str, str | None] = {}
         self.boundary: dict[str, str] = {}
         self.requests: dict[str, _Request] = {}
+        #: Per request key: the ``message.id`` of its lines, where they name one (:meth:`_assistant`).
+        self.message_of: dict[str, str] = {}
         self.skipped: list[tuple[int, str]] = []
         self.sidechains = 0
         #: Per entry: its parent; per message entry (user and assistant lines), where its line
@@ -642,6 +644,13 @@ class _Walk:
             key = message.get("id")
             if not (isinstance(key, str) and key):
                 key = uuid
+        ident = message.get("id")
+        if isinstance(ident, str) and ident:
+            if self.message_of.setdefault(key, ident) != ident:
+                # A second response logged under the same requestId (2.1.78-2.1.96 seen: a stream
+                # cut off after its first blocks, then a response of another message id that read
+                # what the first wrote, seconds or an hour later): two calls, each billed.
+                key = f"{key}#{ident}"
         # Whether its last line so far was written before the response ended (a set: few are).
         (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
         known = self.requests.get(key)
