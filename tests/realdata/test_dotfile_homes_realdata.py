@@ -1,0 +1,104 @@
+"""Two agent homes committed to public dotfiles repositories, audited out of sample (neither was
+used while the readers were written), read where they live (a local git copy; never copied into
+this project, each test skips without it):
+
+* github.com/Xu-Wentao/dotfile (``936f6d7fb2f4815c3f581ce89844ca1712b7bc1d``, 2026-05-06): a
+  ``.claude/projects/`` of Claude Code 2.1.78 to 2.1.96 (the CLI, the VS Code extension and Claude
+  Desktop), 175 transcripts (41 of them subagents'), claude-sonnet-4-6, -opus-4-6 and -haiku-4-5
+  on Anthropic, a few calls of glm-5.1 / glm-5-turbo and of longcat-flash-thinking-2601-platform
+  through Anthropic-compatible endpoints. Two of its transcripts log a second response (another
+  message id) under the requestId of a response cut off after its first block; the second read
+  what the first wrote, so both were calls. From ``PREFIXBENCH_XU_DOTFILE_REPO``.
+* github.com/blubber/dotfiles (``6b09a1c39b9728bd0ef2ce1ff8e7ba5c0631d4ca``, 2026-03-09, the
+  last commit before the sessions were removed): a ``.codex/sessions/`` of 61 rollouts, 2026-02,
+  Codex CLI 0.98.0 and a source build that calls itself 0.0.0, gpt-5.3-codex on OpenAI. From
+  ``PREFIXBENCH_BLUBBER_DOTFILES_REPO``.
+
+What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
+and how many reads are predicted within 3%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, files_at
+
+XU = Path(os.environ.get("PREFIXBENCH_XU_DOTFILE_REPO", "/work/.mirror/Xu-Wentao+dotfile/repo"))
+XU_COMMIT = "936f6d7fb2f4815c3f581ce89844ca1712b7bc1d"
+XU_URL, XU_ENV = "github.com/Xu-Wentao/dotfile", "PREFIXBENCH_XU_DOTFILE_REPO"
+
+BLUBBER = Path(os.environ.get("PREFIXBENCH_BLUBBER_DOTFILES_REPO", "/work/.mirror/blubber+dotfiles/repo"))
+BLUBBER_COMMIT = "6b09a1c39b9728bd0ef2ce1ff8e7ba5c0631d4ca"
+BLUBBER_URL, BLUBBER_ENV = "github.com/blubber/dotfiles", "PREFIXBENCH_BLUBBER_DOTFILES_REPO"
+
+
+def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
+    written = []
+    for name in files_at(repo, commit, url, env):
+        if name.startswith(prefix):
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(repo, commit, name, url, env))
+            written.append(target)
+    return written
+
+
+def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int, int]:
+    """Calls, uncached input, output, reads, writes and 1 h writes of Claude Code transcripts: one
+    call per (requestId, message id), its last line's usage; ``<synthetic>`` lines are no call."""
+    last: dict[tuple, dict] = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            message = entry.get("message") or {}
+            if entry.get("type") == "assistant" and message.get("usage") and message.get("model") != "<synthetic>":
+                last[(entry.get("requestId"), message.get("id"))] = message["usage"]
+    usages = list(last.values())
+    return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in (
+        "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")),
+        sum((u.get("cache_creation") or {}).get("ephemeral_1h_input_tokens", 0) for u in usages))
+
+
+def test_a_claude_code_home_of_2_1_78_to_2_1_96_totals_its_lines(tmp_path: Path) -> None:
+    paths = [p for p in _copy(XU, XU_COMMIT, XU_URL, XU_ENV, ".claude/projects/", tmp_path) if p.suffix == ".jsonl"]
+    assert len(paths) == 175
+    calls, uncached, output, read, write, write_1h = _claude_sums(paths)
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == (
+        calls, uncached, output, read, write, write_1h) == (1_028, 1_977_556, 479_562, 43_211_899, 3_644_346, 2_105_507)
+    # Two calls were logged under the requestId of the response before them (a different message
+    # id); before they were counted, 1,026 calls and 7,653 tokens of writes fewer.
+    assert sum(f.read_within for f in result.files) == 969  # 968 of 1,026 before
+    assert {r.provider for r in result.rows} == {"anthropic", "zai"}
+
+
+def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _copy(BLUBBER, BLUBBER_COMMIT, BLUBBER_URL, BLUBBER_ENV, ".codex/sessions/", tmp_path)
+    assert len(paths) == 61
+    calls = uncached = read = output = 0
+    for path in paths:
+        previous = None
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            payload = entry.get("payload") or {}
+            if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+                total, last = payload["info"]["total_token_usage"], payload["info"]["last_token_usage"]
+                if total == previous:  # the same count repeated: no new call
+                    continue
+                previous = total
+                calls += 1
+                uncached += last["input_tokens"] - last["cached_input_tokens"]
+                read += last["cached_input_tokens"]
+                output += last["output_tokens"]
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == (calls, uncached, read, output) == (385, 1_173_167, 12_996_352, 108_956)
+    assert t.cache_write is None
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.3-codex")}
+    # 32 of the 38 off are OpenAI's best effort (a read below the previous prompt, nothing changed).
+    assert sum(f.read_within for f in result.files) == 347
