@@ -1,4 +1,4 @@
-"""Two agent homes committed to public dotfiles repositories, audited out of sample (neither was
+"""Agent homes committed to public dotfiles repositories, audited out of sample (neither was
 used while the readers were written), read where they live (a local git copy; never copied into
 this project, each test skips without it):
 
@@ -13,6 +13,14 @@ this project, each test skips without it):
   last commit before the sessions were removed): a ``.codex/sessions/`` of 61 rollouts, 2026-02,
   Codex CLI 0.98.0 and a source build that calls itself 0.0.0, gpt-5.3-codex on OpenAI. From
   ``PREFIXBENCH_BLUBBER_DOTFILES_REPO``.
+
+* github.com/InvictusAutomation/oc-admin-home-shared (``1ea89dff2f7899e5f05138f941097e8834575353``,
+  2026-03-23): an OpenClaw host's ``.claude/projects/``, 89 transcripts of Claude Code 2.1.68 to
+  2.1.73 on MiniMax-M2.1 (MiniMax's Anthropic-compatible API). From ``PREFIXBENCH_INVICTUS_REPO``.
+* github.com/4thehalibit/omarchy-backup (``41bb7a1ab482a67e4302082008caaff403d36544``,
+  2026-04-29): a ``.claude/projects/`` of 29 transcripts (18 of them subagents') of Claude Code
+  2.1.81 and 2.1.97, claude-sonnet-4-6 and claude-haiku-4-5 on Anthropic. From
+  ``PREFIXBENCH_OMARCHY_REPO``.
 
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
@@ -34,6 +42,14 @@ XU_URL, XU_ENV = "github.com/Xu-Wentao/dotfile", "PREFIXBENCH_XU_DOTFILE_REPO"
 BLUBBER = Path(os.environ.get("PREFIXBENCH_BLUBBER_DOTFILES_REPO", "/work/.mirror/blubber+dotfiles/repo"))
 BLUBBER_COMMIT = "6b09a1c39b9728bd0ef2ce1ff8e7ba5c0631d4ca"
 BLUBBER_URL, BLUBBER_ENV = "github.com/blubber/dotfiles", "PREFIXBENCH_BLUBBER_DOTFILES_REPO"
+
+INVICTUS = Path(os.environ.get("PREFIXBENCH_INVICTUS_REPO", "/work/.mirror/InvictusAutomation+oc-admin-home-shared/repo"))
+INVICTUS_COMMIT = "1ea89dff2f7899e5f05138f941097e8834575353"
+INVICTUS_URL, INVICTUS_ENV = "github.com/InvictusAutomation/oc-admin-home-shared", "PREFIXBENCH_INVICTUS_REPO"
+
+OMARCHY = Path(os.environ.get("PREFIXBENCH_OMARCHY_REPO", "/work/.mirror/4thehalibit+omarchy-backup/repo"))
+OMARCHY_COMMIT = "41bb7a1ab482a67e4302082008caaff403d36544"
+OMARCHY_URL, OMARCHY_ENV = "github.com/4thehalibit/omarchy-backup", "PREFIXBENCH_OMARCHY_REPO"
 
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
@@ -102,3 +118,27 @@ def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.3-codex")}
     # 32 of the 38 off are OpenAI's best effort (a read below the previous prompt, nothing changed).
     assert sum(f.read_within for f in result.files) == 347
+
+
+def test_a_claude_code_home_on_minimax_totals_its_lines(tmp_path: Path) -> None:
+    paths = [p for p in _copy(INVICTUS, INVICTUS_COMMIT, INVICTUS_URL, INVICTUS_ENV, ".claude/projects/", tmp_path)
+             if p.suffix == ".jsonl"]
+    assert len(paths) == 89
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == (
+        90, 153_251, 23_199, 1_475_539, 162_363, 0)
+    assert {(r.provider, r.model) for r in result.rows} == {("minimax", "MiniMax-M2.1")}
+    assert sum(f.read_within for f in result.files) == 64
+
+
+def test_a_claude_code_home_of_2_1_97_totals_its_lines(tmp_path: Path) -> None:
+    paths = [p for p in _copy(OMARCHY, OMARCHY_COMMIT, OMARCHY_URL, OMARCHY_ENV, ".claude/projects/", tmp_path)
+             if p.suffix == ".jsonl"]
+    assert len(paths) == 29
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == (
+        718, 4_040, 280_830, 35_465_642, 969_398, 661_707)
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert sum(f.read_within for f in result.files) == 704
