@@ -1,4 +1,4 @@
-"""Agent homes committed to public dotfiles repositories, audited out of sample (neither was
+"""Agent homes committed to public repositories, audited out of sample (none was
 used while the readers were written), read where they live (a local git copy; never copied into
 this project, each test skips without it):
 
