@@ -22,6 +22,11 @@ this project, each test skips without it):
   2.1.81 and 2.1.97, claude-sonnet-4-6 and claude-haiku-4-5 on Anthropic. From
   ``PREFIXBENCH_OMARCHY_REPO``.
 
+* github.com/bradymholt/dotfiles (``45d7e4b3270155adf58720f0a6cdfeab42f5dc39``, 2026-01-13, the
+  last commit before the transcripts were removed): a ``.claude/projects/`` of 52 transcripts of
+  Claude Code 2.0.2 to 2.1.1 (2025-12 to 2026-01), claude-sonnet-4-5, claude-opus-4-1 and -4-5,
+  claude-haiku-4-5 on Anthropic. From ``PREFIXBENCH_BRADYMHOLT_REPO``.
+
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
 """
@@ -50,6 +55,10 @@ INVICTUS_URL, INVICTUS_ENV = "github.com/InvictusAutomation/oc-admin-home-shared
 OMARCHY = Path(os.environ.get("PREFIXBENCH_OMARCHY_REPO", "/work/.mirror/4thehalibit+omarchy-backup/repo"))
 OMARCHY_COMMIT = "41bb7a1ab482a67e4302082008caaff403d36544"
 OMARCHY_URL, OMARCHY_ENV = "github.com/4thehalibit/omarchy-backup", "PREFIXBENCH_OMARCHY_REPO"
+
+BRADY = Path(os.environ.get("PREFIXBENCH_BRADYMHOLT_REPO", "/work/.mirror/bradymholt+dotfiles/repo"))
+BRADY_COMMIT = "45d7e4b3270155adf58720f0a6cdfeab42f5dc39"
+BRADY_URL, BRADY_ENV = "github.com/bradymholt/dotfiles", "PREFIXBENCH_BRADYMHOLT_REPO"
 
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
@@ -142,3 +151,14 @@ def test_a_claude_code_home_of_2_1_97_totals_its_lines(tmp_path: Path) -> None:
         718, 4_040, 280_830, 35_465_642, 969_398, 661_707)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(f.read_within for f in result.files) == 704
+
+
+def test_a_claude_code_home_of_2_0_to_2_1_1_totals_its_lines(tmp_path: Path) -> None:
+    paths = [p for p in _copy(BRADY, BRADY_COMMIT, BRADY_URL, BRADY_ENV, ".claude/projects/", tmp_path) if p.suffix == ".jsonl"]
+    assert len(paths) == 52
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == (
+        1_038, 57_778, 94_484, 52_067_392, 5_728_348, 0)
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert sum(f.read_within for f in result.files) == 979  # 53 of the 59 off: messages changed
