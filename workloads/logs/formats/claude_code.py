@@ -126,7 +126,10 @@ def _transcript_rules(model: str) -> tuple[Provider, ProviderRules]:
     """Who served a transcript's call of ``model`` and whose rules read its usage
     (:func:`_provider_usage`)."""
     rules = provider_of_model(model)
-    if rules is None and _other_vendor(model):
+    if rules is None and (_other_vendor(model) or not ANTHROPIC.names_model(model)):
+        # A gateway's id of another vendor's model, or a name no provider the audit models
+        # answers to (longcat-flash-thinking-2601-platform through an Anthropic-compatible
+        # endpoint): not Anthropic's call.
         return UNKNOWN.name, ANTHROPIC
     if rules is None or not rules.speaks_messages:
         rules = ANTHROPIC
@@ -141,7 +144,7 @@ def _served_by_model(model: str) -> bool:
     another vendor's. Anthropic's models are the agent's own endpoint's, Bedrock's ids its own."""
     rules = provider_of_model(model)
     if rules is None:
-        return _other_vendor(model)
+        return _other_vendor(model) or not ANTHROPIC.names_model(model)
     return rules.speaks_messages and rules not in (ANTHROPIC, BEDROCK)
 
 
