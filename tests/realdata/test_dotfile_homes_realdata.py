@@ -27,6 +27,16 @@ this project, each test skips without it):
   Claude Code 2.0.2 to 2.1.1 (2025-12 to 2026-01), claude-sonnet-4-5, claude-opus-4-1 and -4-5,
   claude-haiku-4-5 on Anthropic. From ``PREFIXBENCH_BRADYMHOLT_REPO``.
 
+* github.com/SudarshanVK/dotfiles (``c47592c89a024a6e7a9fb50ea13eb64cda7e3a03``, 2026-05-09): a
+  ``.claude/projects/`` of 31 transcripts (6 subagents') of Claude Code 2.1.39 to 2.1.132 (CLI,
+  VS Code, the Agent SDK), Claude on Anthropic and, on 2.1.121 to 2.1.132, unsloth/Qwen3-Coder-Next
+  through an Anthropic-compatible endpoint (132 calls, read with Qwen's rules by its name). From
+  ``PREFIXBENCH_SUDARSHAN_REPO``.
+* github.com/JamesTiberiusKirk/dotsv2 (``c4267e011b9fefb19bcf4f50e7a3e1281b354495``, 2026-06-04,
+  the last commit before the transcripts were removed): a ``.claude/projects/`` of 72 transcripts
+  (43 subagents') of Claude Code 2.1.145 and 2.1.150, claude-sonnet-4-6, -haiku-4-5 and -opus-4-7
+  on Anthropic. From ``PREFIXBENCH_DOTSV2_REPO``.
+
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
 """
@@ -59,6 +69,14 @@ OMARCHY_URL, OMARCHY_ENV = "github.com/4thehalibit/omarchy-backup", "PREFIXBENCH
 BRADY = Path(os.environ.get("PREFIXBENCH_BRADYMHOLT_REPO", "/work/.mirror/bradymholt+dotfiles/repo"))
 BRADY_COMMIT = "45d7e4b3270155adf58720f0a6cdfeab42f5dc39"
 BRADY_URL, BRADY_ENV = "github.com/bradymholt/dotfiles", "PREFIXBENCH_BRADYMHOLT_REPO"
+
+SUDARSHAN = Path(os.environ.get("PREFIXBENCH_SUDARSHAN_REPO", "/work/.mirror/SudarshanVK+dotfiles/repo"))
+SUDARSHAN_COMMIT = "c47592c89a024a6e7a9fb50ea13eb64cda7e3a03"
+SUDARSHAN_URL, SUDARSHAN_ENV = "github.com/SudarshanVK/dotfiles", "PREFIXBENCH_SUDARSHAN_REPO"
+
+DOTSV2 = Path(os.environ.get("PREFIXBENCH_DOTSV2_REPO", "/work/.mirror/JamesTiberiusKirk+dotsv2/repo"))
+DOTSV2_COMMIT = "c4267e011b9fefb19bcf4f50e7a3e1281b354495"
+DOTSV2_URL, DOTSV2_ENV = "github.com/JamesTiberiusKirk/dotsv2", "PREFIXBENCH_DOTSV2_REPO"
 
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
@@ -99,7 +117,10 @@ def test_a_claude_code_home_of_2_1_78_to_2_1_96_totals_its_lines(tmp_path: Path)
     # Two calls were logged under the requestId of the response before them (a different message
     # id); before they were counted, 1,026 calls and 7,653 tokens of writes fewer.
     assert sum(f.read_within for f in result.files) == 969  # 968 of 1,026 before
-    assert {r.provider for r in result.rows} == {"anthropic", "zai"}
+    # longcat-flash-thinking-2601-platform (48 calls) is no modelled provider's model: unknown,
+    # not Anthropic (it was Anthropic's before).
+    assert {r.provider for r in result.rows} == {"anthropic", "zai", "unknown"}
+    assert {r.model for r in result.rows if r.provider == "unknown"} == {"longcat-flash-thinking-2601-platform"}
 
 
 def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
@@ -162,3 +183,27 @@ def test_a_claude_code_home_of_2_0_to_2_1_1_totals_its_lines(tmp_path: Path) -> 
         1_038, 57_778, 94_484, 52_067_392, 5_728_348, 0)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(f.read_within for f in result.files) == 979  # 53 of the 59 off: messages changed
+
+
+def test_a_claude_code_home_with_a_local_qwen_model_totals_its_lines(tmp_path: Path) -> None:
+    paths = [p for p in _copy(SUDARSHAN, SUDARSHAN_COMMIT, SUDARSHAN_URL, SUDARSHAN_ENV, ".claude/projects/", tmp_path)
+             if p.suffix == ".jsonl"]
+    assert len(paths) == 31
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == (
+        212, 303_193, 52_132, 7_963_939, 411_717, 0)
+    assert sum(r.model == "unsloth/Qwen3-Coder-Next" for r in result.rows) == t.unpriced_requests == 132
+    assert sum(f.read_within for f in result.files) == 206
+
+
+def test_a_claude_code_home_of_2_1_150_totals_its_lines(tmp_path: Path) -> None:
+    paths = [p for p in _copy(DOTSV2, DOTSV2_COMMIT, DOTSV2_URL, DOTSV2_ENV, ".claude/projects/", tmp_path)
+             if p.suffix == ".jsonl"]
+    assert len(paths) == 72
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == (
+        1_926, 13_534, 649_236, 117_689_133, 4_493_616, 2_963_352)
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert sum(f.read_within for f in result.files) == 1_888
