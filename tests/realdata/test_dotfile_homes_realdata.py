@@ -37,6 +37,13 @@ this project, each test skips without it):
   (43 subagents') of Claude Code 2.1.145 and 2.1.150, claude-sonnet-4-6, -haiku-4-5 and -opus-4-7
   on Anthropic. From ``PREFIXBENCH_DOTSV2_REPO``.
 
+* github.com/deder01/config_files (``20624dfb9e17592bb2aa2bcbe4d7e484aa334fe5``, 2026-03-25): a
+  ``.claude/projects/`` of 33 transcripts (27 subagents') of Claude Code 2.1.2 to 2.1.81 (2026-01
+  and 03), claude-opus-4-5 most of them, on Anthropic. From ``PREFIXBENCH_DEDER_REPO``.
+* github.com/LuisUma92/dotfiles (``21e6253a2e2b2c98f3813a54d7a16e227fcb1b78``, 2026-03-09): a
+  ``.claude/projects/`` of 6 transcripts (3 subagents') of Claude Code 2.1.56, claude-opus-4-6,
+  -haiku-4-5 and -sonnet-4-6 on Anthropic. From ``PREFIXBENCH_LUISUMA_REPO``.
+
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
 """
@@ -47,6 +54,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
@@ -77,6 +85,14 @@ SUDARSHAN_URL, SUDARSHAN_ENV = "github.com/SudarshanVK/dotfiles", "PREFIXBENCH_S
 DOTSV2 = Path(os.environ.get("PREFIXBENCH_DOTSV2_REPO", "/work/.mirror/JamesTiberiusKirk+dotsv2/repo"))
 DOTSV2_COMMIT = "c4267e011b9fefb19bcf4f50e7a3e1281b354495"
 DOTSV2_URL, DOTSV2_ENV = "github.com/JamesTiberiusKirk/dotsv2", "PREFIXBENCH_DOTSV2_REPO"
+
+DEDER = Path(os.environ.get("PREFIXBENCH_DEDER_REPO", "/work/.mirror/deder01+config_files/repo"))
+DEDER_COMMIT = "20624dfb9e17592bb2aa2bcbe4d7e484aa334fe5"
+DEDER_URL, DEDER_ENV = "github.com/deder01/config_files", "PREFIXBENCH_DEDER_REPO"
+
+LUIS = Path(os.environ.get("PREFIXBENCH_LUISUMA_REPO", "/work/.mirror/LuisUma92+dotfiles/repo"))
+LUIS_COMMIT = "21e6253a2e2b2c98f3813a54d7a16e227fcb1b78"
+LUIS_URL, LUIS_ENV = "github.com/LuisUma92/dotfiles", "PREFIXBENCH_LUISUMA_REPO"
 
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
@@ -207,3 +223,17 @@ def test_a_claude_code_home_of_2_1_150_totals_its_lines(tmp_path: Path) -> None:
         1_926, 13_534, 649_236, 117_689_133, 4_493_616, 2_963_352)
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(f.read_within for f in result.files) == 1_888
+
+
+@pytest.mark.parametrize(("home", "files", "sums", "within"), [
+    ((DEDER, DEDER_COMMIT, DEDER_URL, DEDER_ENV), 33, (2_865, 16_988, 114_289, 227_698_642, 859_099, 90_323), 2_855),
+    ((LUIS, LUIS_COMMIT, LUIS_URL, LUIS_ENV), 6, (131, 384, 57_892, 6_367_781, 363_890, 195_822), 129),
+])
+def test_more_claude_code_homes_total_their_lines(tmp_path: Path, home: tuple, files: int, sums: tuple, within: int) -> None:
+    paths = [p for p in _copy(*home, ".claude/projects/", tmp_path) if p.suffix == ".jsonl"]
+    assert len(paths) == files
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == sums
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert sum(f.read_within for f in result.files) == within
