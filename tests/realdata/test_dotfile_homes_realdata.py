@@ -139,9 +139,9 @@ def test_a_claude_code_home_of_2_1_78_to_2_1_96_totals_its_lines(tmp_path: Path)
     assert {r.model for r in result.rows if r.provider == "unknown"} == {"longcat-flash-thinking-2601-platform"}
 
 
-def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
-    paths = _copy(BLUBBER, BLUBBER_COMMIT, BLUBBER_URL, BLUBBER_ENV, ".codex/sessions/", tmp_path)
-    assert len(paths) == 61
+def _codex_sums(paths: list[Path]) -> tuple[int, int, int, int]:
+    """Calls, uncached input, reads and output of Codex rollouts: one call per ``token_count``
+    event whose running total moved, its ``last_token_usage``."""
     calls = uncached = read = output = 0
     for path in paths:
         previous = None
@@ -157,9 +157,15 @@ def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
                 uncached += last["input_tokens"] - last["cached_input_tokens"]
                 read += last["cached_input_tokens"]
                 output += last["output_tokens"]
+    return calls, uncached, read, output
+
+
+def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _copy(BLUBBER, BLUBBER_COMMIT, BLUBBER_URL, BLUBBER_ENV, ".codex/sessions/", tmp_path)
+    assert len(paths) == 61
     result = run_audit([tmp_path / ".codex" / "sessions"])
     t = result.totals
-    assert (t.requests, t.input, t.cache_read, t.output) == (calls, uncached, read, output) == (385, 1_173_167, 12_996_352, 108_956)
+    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (385, 1_173_167, 12_996_352, 108_956)
     assert t.cache_write is None
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.3-codex")}
     # 32 of the 38 off are OpenAI's best effort (a read below the previous prompt, nothing changed).
@@ -237,3 +243,15 @@ def test_more_claude_code_homes_total_their_lines(tmp_path: Path, home: tuple, f
     assert (t.requests, t.input, t.output, t.cache_read, t.cache_write, t.cache_write_1h) == _claude_sums(paths) == sums
     assert {r.provider for r in result.rows} == {"anthropic"}
     assert sum(f.read_within for f in result.files) == within
+
+
+def test_a_codex_home_of_0_118_totals_its_token_counts(tmp_path: Path) -> None:
+    # The same Xu-Wentao/dotfile, at an earlier commit (ca45010, 2026-04-09) that still held
+    # ``.codex/sessions/``: 5 rollouts of Codex 0.118.0 (codex-tui), gpt-5.4 on OpenAI.
+    paths = _copy(XU, "ca45010dff1f1858fb6ba45b92beb34632fb3d9c", XU_URL, XU_ENV, ".codex/sessions/", tmp_path)
+    assert len(paths) == 5
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (42, 323_949, 1_755_008, 14_545)
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
+    assert sum(f.read_within for f in result.files) == 35  # 4 of the 7 off: OpenAI's best effort
