@@ -30,6 +30,36 @@ def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
     assert requests[0].sent_ms < requests[0].ready_ms
 
 
+def test_claude_code_counts_two_responses_logged_under_one_request_id(tmp_path: Path) -> None:
+    # Seen in public 2.1.78-2.1.96 transcripts: a response cut off after its first block, then a
+    # response of another message id under the same requestId that read what the first wrote.
+    t = Transcript(version="2.1.87")
+    t.user("hello", "2026-03-30T02:23:20.000Z", root=True)
+    t.assistant("req_1", "2026-03-30T02:23:23.000Z", [cc_usage(3, 6000, 11000, 1, write_1h=6000)])
+    t.assistant("req_1", "2026-03-30T02:24:09.000Z", [cc_usage(3, 0, 17000, 400)])
+    t.lines[-1]["message"]["id"] = "msg_retried"
+    t.lines[-1]["message"]["stop_reason"] = "tool_use"
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert [(r.usage.cache_write_1h, r.usage.cache_read, r.usage.output) for r in requests] == [(6000, 11000, 1), (0, 17000, 400)]
+    totals = run_audit([path]).totals
+    assert (totals.requests, totals.cache_write, totals.cache_read) == (2, 6000, 28000)
+
+
+def test_claude_code_a_model_no_modelled_provider_names_is_not_anthropic_s(tmp_path: Path) -> None:
+    # A public 2.1.88 home pointed Claude Code at an Anthropic-compatible endpoint serving
+    # longcat-flash-thinking-2601-platform: no Claude model, so no Anthropic call.
+    t = Transcript(version="2.1.88")
+    t.user("hello", "2026-03-30T02:23:20.000Z", root=True)
+    t.assistant("req_1", "2026-03-30T02:23:23.000Z", [cc_usage(3000, 0, 0, 9)], model="longcat-flash-thinking-2601-platform")
+    t.user("again", "2026-03-30T02:24:20.000Z", tool=True)
+    t.assistant("req_2", "2026-03-30T02:24:23.000Z", [cc_usage(3, 100, 3000, 9)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    rows = run_audit([path]).rows
+    assert [(r.provider, r.model) for r in rows] == [
+        ("unknown", "longcat-flash-thinking-2601-platform"), ("anthropic", "claude-sonnet-4-20250514")]
+
+
 def test_claude_code_skips_synthetic_and_splits_1h_writes(tmp_path: Path) -> None:
     t = Transcript()
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)

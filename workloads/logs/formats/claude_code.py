@@ -126,7 +126,10 @@ def _transcript_rules(model: str) -> tuple[Provider, ProviderRules]:
     """Who served a transcript's call of ``model`` and whose rules read its usage
     (:func:`_provider_usage`)."""
     rules = provider_of_model(model)
-    if rules is None and _other_vendor(model):
+    if rules is None and (_other_vendor(model) or not ANTHROPIC.names_model(model)):
+        # A gateway's id of another vendor's model, or a name no provider the audit models
+        # answers to (longcat-flash-thinking-2601-platform through an Anthropic-compatible
+        # endpoint): not Anthropic's call.
         return UNKNOWN.name, ANTHROPIC
     if rules is None or not rules.speaks_messages:
         rules = ANTHROPIC
@@ -141,7 +144,7 @@ def _served_by_model(model: str) -> bool:
     another vendor's. Anthropic's models are the agent's own endpoint's, Bedrock's ids its own."""
     rules = provider_of_model(model)
     if rules is None:
-        return _other_vendor(model)
+        return _other_vendor(model) or not ANTHROPIC.names_model(model)
     return rules.speaks_messages and rules not in (ANTHROPIC, BEDROCK)
 
 
@@ -220,6 +223,8 @@ class _Walk:
         self.anchor: dict[str, str | None] = {}
         self.boundary: dict[str, str] = {}
         self.requests: dict[str, _Request] = {}
+        #: Per request key: the ``message.id`` of its lines, where they name one (:meth:`_assistant`).
+        self.message_of: dict[str, str] = {}
         self.skipped: list[tuple[int, str]] = []
         self.sidechains = 0
         #: Per entry: its parent; per message entry (user and assistant lines), where its line
@@ -642,6 +647,13 @@ class _Walk:
             key = message.get("id")
             if not (isinstance(key, str) and key):
                 key = uuid
+        ident = message.get("id")
+        if isinstance(ident, str) and ident:
+            if self.message_of.setdefault(key, ident) != ident:
+                # A second response logged under the same requestId (2.1.78-2.1.96 seen: a stream
+                # cut off after its first blocks, then a response of another message id that read
+                # what the first wrote, seconds or an hour later): two calls, each billed.
+                key = f"{key}#{ident}"
         # Whether its last line so far was written before the response ended (a set: few are).
         (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
         known = self.requests.get(key)
