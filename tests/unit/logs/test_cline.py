@@ -1468,3 +1468,65 @@ def test_a_roo_condense_right_after_a_call_s_start_is_that_call_s(tmp_path: Path
     compacted = [r.line for r in requests if ("compaction", "context condensed") in r.events]
     assert [r.line for r in requests] == [3, 5, 8, 12]
     assert compacted == [5, 12]
+
+
+def _roo_call(ts: int, tokens_in: int, reads: int) -> dict:
+    info = {"request": "r", "apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": 50,
+            "cacheWrites": 0, "cacheReads": reads, "cost": 0.01}
+    return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(info)}
+
+
+_CONDENSE = {"type": "say", "say": "condense_context",
+             "contextCondense": {"summary": "s", "cost": 0.1, "prevContextTokens": 150_000, "newContextTokens": 60_000}}
+_TRUNCATION = {"type": "say", "say": "sliding_window_truncation",
+               "contextTruncation": {"truncationId": "t", "messagesRemoved": 4, "prevContextTokens": 150_000,
+                                     "newContextTokens": 70_000}}
+
+
+def _roo_events(tmp_path: Path, between: list[dict]) -> list[tuple[tuple[str, str], ...]]:
+    """The events of four calls, the second's prompt fallen, ``between`` right after its api_req_started."""
+    entries = [
+        {"ts": 1_000, "type": "say", "say": "text", "text": "task"},
+        _roo_call(2_000, 140_000, 0),
+        {"ts": 3_000, "type": "say", "say": "text", "text": "reply 1"},
+        _roo_call(4_000, 62_000, 54_000),
+        *between,
+        {"ts": 31_000, "type": "say", "say": "text", "text": "reply 2"},
+        _roo_call(32_000, 63_000, 62_000),
+        {"ts": 33_000, "type": "say", "say": "text", "text": "reply 3"},
+        _roo_call(34_000, 64_000, 63_000),
+    ]
+    (tmp_path / "ui_messages.json").write_text("[\n" + ",\n".join(json.dumps(e) for e in entries) + "\n]\n")
+    requests, _ = import_file(tmp_path / "ui_messages.json", CLINE, ImportContext())
+    assert len(requests) == 4
+    return [r.events for r in requests]
+
+
+@pytest.mark.parametrize("between, expected", [
+    # A failed condense, then the sliding-window fallback (Roo's order).
+    ([{"ts": 30_000, "type": "say", "say": "condense_context_error", "text": "Context size increased during condensing"},
+      {**_TRUNCATION, "ts": 30_001}], (("compaction", "sliding-window truncation"),)),
+    # Two condenses in a row (a forced one after a context-window error): both this call's.
+    ([{**_CONDENSE, "ts": 30_000}, {**_CONDENSE, "ts": 30_500}], (("compaction", "context condensed"),) * 2),
+    # The rate limit's countdown (partial) before the condense.
+    ([{"ts": 4_100, "type": "say", "say": "api_req_retry_delayed", "text": "Rate limiting for 1 seconds...", "partial": True},
+      {**_CONDENSE, "ts": 30_000}], (("compaction", "context condensed"),)),
+    # A retry's countdown and the failed request's retry prompt before it.
+    ([{"ts": 4_100, "type": "ask", "ask": "api_req_failed", "text": "500"},
+      {"ts": 4_200, "type": "say", "say": "api_req_retried"}, {**_CONDENSE, "ts": 30_000}], (("compaction", "context condensed"),)),
+])
+def test_entries_before_a_roo_calls_reply_leave_its_compaction_on_it(tmp_path: Path, between: list[dict],
+                                                                     expected: tuple[tuple[str, str], ...]) -> None:
+    # Only a reply's entry ends the span in which Roo condenses or truncates for the call it has
+    # announced: what comes after the call whose prompt fell is no compaction's.
+    assert _roo_events(tmp_path, between) == [(), expected, (), ()]
+
+
+@pytest.mark.parametrize("entry", [
+    {**_CONDENSE, "ts": 30_000, "partial": True},  # a condense still running when the task stopped
+    {"ts": 30_000, "type": "say", "say": "condense_context", "partial": True},
+    {"ts": 30_000, "type": "say", "say": "condense_context", "partial": False},  # neither contextCondense nor contextTruncation
+    {"ts": 30_000, "type": "say", "say": "sliding_window_truncation"},
+])
+def test_an_interrupted_roo_condense_is_no_compaction(tmp_path: Path, entry: dict) -> None:
+    assert _roo_events(tmp_path, [entry]) == [(), (), (), ()]

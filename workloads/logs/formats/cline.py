@@ -14,8 +14,12 @@ A task folder holds three files, each read here whatever its name:
   api_req_started of the call it truncated: that call's when its prompt fell), ``condense_context`` and
   ``sliding_window_truncation`` (Roo Code, Kilo Code) and ``compaction`` entries are compactions.
   Roo Code condenses for a call after saying its api_req_started (a placeholder, counted when the
-  reply ends), so a condense or truncation entry right after one, before its reply, is read as
-  the truncation range is: that call's when its prompt fell.
+  reply ends), so a condense or truncation entry after one and before its reply's first entry (a
+  failed condense, a retry's or rate limit's countdown may come between: :data:`_BEFORE_REPLY`)
+  is read as the truncation range is: that call's when its prompt fell below the previous call's
+  or it read less than the previous call left cached, else the next call's. A condense entry
+  still partial, or carrying neither ``contextCondense`` nor ``contextTruncation``, was
+  interrupted: no compaction.
 * ``api_conversation_history.json``: the messages sent (Anthropic-shaped, no system prompt, no
   tools). Read with the ``ui_messages.json`` beside it: the content blocks a call added since the
   previous one (the entry's ``conversationHistoryIndex`` says where its prompt ends). A folder
@@ -131,6 +135,14 @@ _COMPACTIONS = {
     "compaction": "context compacted",
 }
 _USER_TURNS = ("task", "user_feedback")
+#: The ``say`` and ``ask`` types Roo Code and Kilo Code write between a call's api_req_started and
+#: its reply (RooCodeInc/Roo-Code ``packages/types/src/message.ts``, ``Task.attemptApiRequest``):
+#: the compaction made for the call, a failed condense, a rate limit's or a retry's countdown, a
+#: failed request's retry prompt. Any other entry is the reply's (text, reasoning, a tool ask...).
+_BEFORE_REPLY = frozenset({
+    "api_req_started", "api_req_retry_delayed", "api_req_rate_limited", "api_req_retried", "api_req_failed",
+    "condense_context", "condense_context_error", "sliding_window_truncation", "compaction",
+})
 #: Providers whose calls Cline sends back whole in the next call, so that a provider that caches
 #: output serves the next call past this prompt: DeepSeek (its thinking mode wants
 #: ``reasoning_content`` back with tool calls). On a real task (DeepSeek's handler, 60 calls)
@@ -461,6 +473,9 @@ class _Pending:
         #: The ``ts`` of the first entry after this one that is not a call's start (the reply's
         #: first words, most often): Roo Code saves the call's user message before it.
         self.replied: int | None = None
+        #: Whether an entry of the reply came yet (one not in :data:`_BEFORE_REPLY`): until then a
+        #: compaction entry may be this call's.
+        self.answered = False
 
 
 class _Task:
@@ -488,13 +503,16 @@ class _Task:
         if kind not in ("say", "ask"):
             raise UserError(f"{self.name}:{record.line}: expected a say or ask entry of ui_messages (type {kind!r:.40})")
         pending = self.last_started
-        #: No entry since the last call's api_req_started: Roo Code and Kilo Code condense (or
-        #: truncate) for a call after saying its api_req_started, before its reply.
-        unreplied = pending is not None and pending.replied is None
+        #: No reply entry since the last call's api_req_started: Roo Code and Kilo Code condense (or
+        #: truncate) for a call after saying its api_req_started, before its reply; a failed condense,
+        #: a retry's or the rate limit's countdown may come first (:data:`_BEFORE_REPLY`).
+        unreplied = pending is not None and not pending.answered
         if pending is not None and pending.replied is None and value.get("say") != "api_req_started":
             ts = value.get("ts")
             if isinstance(ts, int) and not isinstance(ts, bool):
                 pending.replied = ts
+        if pending is not None and _text(value.get(kind)) not in _BEFORE_REPLY:
+            pending.answered = True
         deleted = value.get("conversationHistoryDeletedRange")
         if deleted is not None and deleted != self.deleted:
             if isinstance(deleted, list) and len(deleted) == 2:
@@ -520,7 +538,11 @@ class _Task:
             self.events.append(("resume", "task resumed"))
         elif say in _COMPACTIONS:
             status = as_dict(_info(value.get("text"))).get("status")
-            if status in (None, "completed"):
+            # Roo Code and Kilo Code say a condense while it runs (partial, no contextCondense) and
+            # again when it lands; an entry left so was interrupted: no compaction happened.
+            landed = say == "compaction" or (value.get("partial") is not True and (
+                "contextCondense" in value or "contextTruncation" in value))
+            if status in (None, "completed") and landed:
                 # Right after a call's start, it may be that call's (Roo's automatic condense, made
                 # after the api_req_started it is for): decided by that call's prompt, as a
                 # truncation range seen there is; after a reply, the next call's (a manual condense).
