@@ -238,9 +238,11 @@ class ClaudeCodeCompact(EngineBase):
                 tokens = ctx.usage_tokens(self.view(ctx.session))
         threshold = self.threshold(ctx)
         if tokens >= threshold:
-            refills = self.refill(ctx, tokens)
+            refills = self.refill()
             if self.apply_pending(ctx) or self.compact(ctx, "auto"):
-                self.since, self.refills = 0, refills
+                if refills is None:
+                    self.thrashed(ctx, tokens)
+                self.since, self.refills = 0, refills or 0
         elif self.pending is None and float(settings["precompute_buffer"]) > 0 and self.may_precompute():  # type: ignore[arg-type]
             point = precompute_point(self.window, output_cap(ctx), float(settings["precompute_buffer"]), threshold)  # type: ignore[arg-type]
             if tokens >= point:
@@ -261,22 +263,23 @@ class ClaudeCodeCompact(EngineBase):
         elif self.since is not None:
             self.since += 1
 
-    def refill(self, ctx: StepContext, tokens: int) -> int:
-        """The rapid refills in a row this compaction makes: one more than the last one's when it
-        comes within ``thrash_turns`` requests of it in the same turn, else 0. At
-        ``thrash_refills`` Claude Code stops (it ends the turn with an error and sends nothing);
-        here the stop is logged and counted, and the compaction goes ahead as the first of the
-        next turn would, with the count started over."""
+    def refill(self) -> int | None:
+        """The rapid refills in a row a compaction now would make: one more than the last one's
+        when it comes within ``thrash_turns`` requests of it in the same turn, else 0; None at
+        ``thrash_refills``, where Claude Code stops (it ends the turn with an error and sends
+        nothing). Here that compaction goes ahead as the first of the next turn would, the count
+        started over; the stop is counted and logged once it has landed (:meth:`thrashed`)."""
         turns, limit = int(self.settings["thrash_turns"]), int(self.settings["thrash_refills"])
         refills = self.refills + 1 if self.since is not None and self.since < turns else 0
-        if limit <= 0 or refills < limit:
-            return refills
+        return refills if limit <= 0 or refills < limit else None
+
+    def thrashed(self, ctx: StepContext, tokens: int) -> None:
+        """Count and log the stop Claude Code would have made at a compaction that landed."""
+        turns, limit = int(self.settings["thrash_turns"]), int(self.settings["thrash_refills"])
         self.counts["thrash"] += 1
         warn(ctx.session, f"{self.name}: autocompact is thrashing: the context ({tokens:,} tokens) refilled to the "
-                          f"threshold within {turns} requests of the previous compaction {refills} times in a row; "
+                          f"threshold within {turns} requests of the previous compaction {limit} times in a row; "
                           "Claude Code ends the turn here with an error, the engine compacts as its next turn would")
-        self.since, self.refills = None, 0
-        return 0
 
     def scan(self, ctx: StepContext) -> None:
         """Note the files the messages since the last scan read (the last read of a file wins)."""

@@ -11,6 +11,7 @@ import ast
 import base64
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -427,6 +428,23 @@ def test_claude_code_stops_after_three_rapid_refills_in_a_turn():
     assert "autocompact is thrashing" in warning.info["text"] and "3 times in a row" in warning.info["text"]
     _refill(h, engine, 3, first=300)  # the next three refills count again from the new start
     assert engine.counts["thrash"] == 2 and engine.counts["auto"] == 7
+
+
+def test_claude_code_counts_a_thrash_stop_only_when_its_compaction_lands():
+    # The stop is counted and logged with the compaction made in its place: a summary call that
+    # fails makes no compaction, so no stop either; the next one that lands is counted once.
+    h, engine = _thrashing()
+    _refill(h, engine, 2)
+    assert engine.refills == 2
+    refusing, working = RefusingHarness(window=40_000, cap=2_000), h.ctx
+    h.ctx = msgspec.structs.replace(working, client=refusing.client)
+    _refill(h, engine, 1, first=200)
+    assert refusing.sent and engine.counts["thrash"] == 0 and engine.counts["auto"] == 3
+    assert not [e for e in h.session.events if e.kind == "compaction/warning"]
+    h.ctx = working
+    _refill(h, engine, 1, first=300)
+    assert engine.counts["thrash"] == 1 and engine.counts["auto"] == 4 and engine.refills == 0
+    assert len([e for e in h.session.events if e.kind == "compaction/warning"]) == 1
 
 
 def test_claude_code_thrash_count_restarts_with_each_user_turn_and_after_three_requests():
