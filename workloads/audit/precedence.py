@@ -274,7 +274,15 @@ def _compaction(ev: Evidence) -> Finding | None:
     if "compaction" not in events:
         return None
     head = ev.head
-    return Finding("compaction", "log", f"compaction logged before this request ({events['compaction'] or 'new context'})" + (
+    logged = f"compaction logged for this request ({events['compaction'] or 'new context'})"
+    expired = _past_ttl(ev) if ev.cache_read < (head or 1) else None
+    if expired is not None:
+        # Two causes, each enough for the part it covers: the compaction rewrote what followed the
+        # head, the idle gap expired the head too. The expiry alone explains a read short of the
+        # head (what a keep-alive or a longer TTL recovers), so it leads; the compaction is named.
+        return Finding("ttl-expired", "log", f"{expired}: the head{f' ({head:,} tokens)' if head else ''} had expired too; "
+                       f"{logged}: what followed the head was rewritten anyway")
+    return Finding("compaction", "log", logged + (
         f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""
     ))
 
@@ -333,7 +341,9 @@ def _family_changed(ev: Evidence) -> Finding | None:
 WARM_LEVEL_TOLERANCE = 0.01
 
 
-def _idle_past_ttl(ev: Evidence) -> Finding | None:
+def _past_ttl(ev: Evidence) -> str | None:
+    """The idle gap since the previous request where it ran past the TTL of what that request
+    cached, in words; None inside the TTL (or at a lane start)."""
     prev = ev.before
     if prev is None:
         return None
@@ -342,17 +352,21 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
     end = rules_for(prev.provider).ttl_from == "end" and ev.idle_ms is not None
     if (ev.idle_ms if end else ev.gap) <= ttl_ms(prev):
         return None
+    if ev.idle_ms is None:
+        return f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL"
+    return (f"{duration(ev.gap)} since the previous request was sent ({duration(ev.idle_ms)} idle after its response ended), "
+            f"past the {duration(ttl_ms(prev))} TTL")
+
+
+def _idle_past_ttl(ev: Evidence) -> Finding | None:
+    idle = _past_ttl(ev)
+    if idle is None:
+        return None
     level = next((level for level in ev.levels if abs(ev.cache_read - level[0]) <= WARM_LEVEL_TOLERANCE * level[0]), None)
     if ev.head is not None and ev.cache_read > ev.head and level is None:
         # It read past the shared head: the conversation's own entry outlived the gap (a TTL
         # the provider documents as a minimum), so what it did not read was not lost to expiry.
         return None
-    idle = (
-        f"idle {duration(ev.gap)} since the previous request, past the {duration(ttl_ms(prev))} TTL"
-        if ev.idle_ms is None
-        else f"{duration(ev.gap)} since the previous request was sent ({duration(ev.idle_ms)} idle after its response ended), "
-        f"past the {duration(ttl_ms(prev))} TTL"
-    )
     if level is not None and ev.cache_read > ev.pred.read * (1 + READ_TOLERANCE):
         # Past the TTL, the read stopped at a prefix other cold points read too: kept warm by traffic
         # outside the log (not a change of the message it ends in), and not predictable from it.
@@ -621,7 +635,8 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("cold-start", "lane start; nothing expected was lost", _cold_start),
     CauseRule("upstream-changed", "the upstream a gateway names for both requests, of one model", _upstream_changed),
     CauseRule("body-diff", "both request bodies: the first difference", _body_diff),
-    CauseRule("compaction", "a compaction event before the request", _compaction),
+    CauseRule("compaction", "a compaction event for the request; past the TTL with the head unread, the gap (ttl-expired)",
+              _compaction),
     CauseRule("resumed", "a resume or fork event, unless measured against the call it goes on from", _resumed),
     CauseRule("model-changed", "the model of both requests", _model_changed),
     CauseRule("family-changed", "the request family (effort, thinking, fast-mode speed) of both requests", _family_changed),

@@ -310,3 +310,47 @@ def test_a_compaction_whose_readable_prefix_is_unknown_is_null_in_json() -> None
     assert (judged.expected_cache_read, judged.warm_cost_usd, judged.lost_usd) == (None, None, None)
     record = json.loads(audit_json(replace(run_audit([CC21]), compactions=(judged,))))["compactions"][0]
     assert (record["expected_cache_read"], record["warm_cost_usd"], record["lost_usd"]) == (None, None, None)
+
+
+def _roo_task(folder: Path, idle_ms: int) -> None:
+    """A Roo Code task on Anthropic: two calls, then one ``idle_ms`` later that Roo condensed for
+    (the condense entry after its api_req_started) and that read nothing."""
+    model = {"providerId": "anthropic", "modelId": "claude-sonnet-4-20250514"}
+
+    def call(ts: int, writes: int, reads: int) -> dict:
+        info = {"request": "r", "apiProtocol": "anthropic", "tokensIn": 10, "tokensOut": 50, "cacheWrites": writes,
+                "cacheReads": reads, "cost": 0.01}
+        return {"ts": ts, "type": "say", "say": "api_req_started", "text": json.dumps(info), "modelInfo": model}
+
+    start = 1_758_000_000_000
+    late = start + 20_000 + idle_ms
+    entries = [
+        {"ts": start, "type": "say", "say": "text", "text": "task"}, call(start + 1_000, 140_000, 0),
+        {"ts": start + 2_000, "type": "say", "say": "text", "text": "r"}, call(start + 20_000, 2_000, 140_000),
+        {"ts": start + 21_000, "type": "say", "say": "text", "text": "r"}, call(late, 60_000, 0),
+        {"ts": late + 5_000, "type": "say", "say": "condense_context",
+         "contextCondense": {"summary": "s", "cost": 0.1, "prevContextTokens": 142_000, "newContextTokens": 60_000}},
+        {"ts": late + 6_000, "type": "say", "say": "text", "text": "r"},
+    ]
+    folder.mkdir()
+    (folder / "ui_messages.json").write_text("[\n" + ",\n".join(json.dumps(e) for e in entries) + "\n]\n")
+
+
+@pytest.mark.parametrize("idle_ms", [60_000, 20 * 60_000])
+def test_a_compaction_after_an_idle_gap_past_the_ttl_names_both(tmp_path: Path, idle_ms: int) -> None:
+    # A condense after 20 idle minutes (past Anthropic's 5-minute TTL): the head had expired too,
+    # so the read of 0 is the expiry's (a keep-alive recovers the head), the compaction named
+    # beside it; never "the head could still be read". A minute idle: the compaction's alone.
+    _roo_task(tmp_path / "t", idle_ms)
+    result = run_audit([tmp_path / "t"])
+    row = result.rows[-1]
+    assert row.reported_cache_read == 0 and "compaction logged for this request (context condensed)" in row.detail
+    (compaction,) = result.compactions
+    if idle_ms < 5 * 60_000:
+        assert row.cause == "compaction" and row.loss_class == "unavoidable"
+        return
+    assert row.cause == "ttl-expired" and row.loss_class == "recoverable"
+    assert "idle 20m" in row.detail and "past the 5m00s TTL: the head" in row.detail and "had expired too" in row.detail
+    assert "could still be read" not in row.detail
+    assert compaction.kind == "after" and compaction.cause == "ttl-expired"
+    assert "no cached prefix known" not in compaction.detail and "nothing cached was left to read: idle 20m" in compaction.detail

@@ -107,7 +107,9 @@ def test_diagnostic_wins_over_everything_the_log_shows():
     r = req(diagnostic="tools_changed", model="claude-opus-4-5", events=(("compaction", ""),))
     e = ev(r, tick=2 * 3_600_000)
     assert (rule(e), cause(e)) == ("diagnostic", "tools-changed")
-    assert cause(replace(e, use_diagnostic=False)) == "compaction"
+    # Without it, the compaction rule; 2 hours idle, past the TTL, the head had expired too: the expiry leads.
+    assert (rule(replace(e, use_diagnostic=False)), cause(replace(e, use_diagnostic=False))) == ("compaction", "ttl-expired")
+    assert cause(replace(e, use_diagnostic=False, tick=60_000)) == "compaction"
 
 
 def test_lane_start_in_flight_before_start_expired():

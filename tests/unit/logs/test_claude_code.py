@@ -745,7 +745,7 @@ def test_a_stream_json_compaction_starts_the_threads_chain_again(tmp_path: Path)
     after = {r.request_id: r for r in load_trace([path])[0]}["msg_3"]
     assert (after.prefix.parent, after.lane, after.events) == (None, "main", (("compaction", ""),))
     row = run_audit([path]).rows[-1]
-    assert (row.cause, row.detail) == ("compaction", "compaction logged before this request (new context)")
+    assert (row.cause, row.detail) == ("compaction", "compaction logged for this request (new context)")
 
 
 def test_a_stream_json_run_without_uuids_kept_as_one_json_array_reads_as_its_lines(tmp_path: Path) -> None:
@@ -779,7 +779,7 @@ def test_a_stream_json_compaction_in_a_subagents_thread_restarts_that_lane_alone
     assert (by_id["msg_3"].prefix.parent, by_id["msg_3"].lane) == (by_id["msg_2"].prefix.node, "main")
     assert by_id["msg_3"].events == ()
     rows = {r.line: r for r in run_audit([path]).rows}
-    assert (rows[after.line].cause, rows[after.line].detail) == ("compaction", "compaction logged before this request (new context)")
+    assert (rows[after.line].cause, rows[after.line].detail) == ("compaction", "compaction logged for this request (new context)")
     assert rows[by_id["msg_3"].line].predicted_cache_read == 20_600
 
 
