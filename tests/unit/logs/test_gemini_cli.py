@@ -556,6 +556,23 @@ def test_a_logs_json_of_typed_prompts_is_gemini_clis_and_says_where_the_calls_ar
     assert len(requests) == 3 and sorted(s.format for s in summaries) == ["gemini-cli", "gemini-cli"]
 
 
+def test_a_logs_json_in_a_qwen_home_is_named_qwen_codes(tmp_path: Path) -> None:
+    # Qwen Code (a Gemini CLI fork) writes the same logs.json to ~/.qwen/tmp/<project hash>/: a
+    # committed .qwen home holding only that file was refused as "a Gemini CLI logs.json".
+    project = tmp_path / "home" / ".qwen" / "tmp" / "94a6b447"
+    project.mkdir(parents=True)
+    logs = project / "logs.json"
+    logs.write_text(json.dumps(_prompt_log("0c1d2e3f-1111-4222-8333-944455556666", "add a login page"), indent=2))
+    requests, summaries = load_trace([tmp_path / "home" / ".qwen"])
+    notes = [n for s in summaries for n in s.notes if "logs.json" in n]
+    assert requests == [] and len(notes) == 1 and notes[0].startswith("a Qwen Code logs.json: the prompts the user typed")
+    gemini = tmp_path / "home" / ".gemini" / "tmp" / "94a6b447"
+    gemini.mkdir(parents=True)
+    (gemini / "logs.json").write_text(logs.read_text())
+    requests, summaries = load_trace([tmp_path / "home" / ".gemini"])
+    assert any(n.startswith("a Gemini CLI logs.json: the prompts") for s in summaries for n in s.notes)
+
+
 def _telemetry(uuid: str, parent: str, at: str, name: str, **fields: object) -> dict:
     """A Qwen Code ``ui_telemetry`` record: the CLI's telemetry event, copied into the session."""
     event = {"event.name": name, "event.timestamp": at, "model": "qwen3-coder-plus", **fields}

@@ -1099,7 +1099,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
 
 
 def _notes(session: _Session) -> tuple[str, ...]:
-    who = "Qwen Code" if session.agent == "qwen-code" else "Gemini CLI"
+    # Qwen Code, a fork of Gemini CLI, writes the same logs.json (and legacy chats) under ~/.qwen/tmp/:
+    # where no record names the agent, the home folder the file lives in does.
+    qwen_home = session.agent != "qwen-code" and ".qwen" in session.path.parts and ".gemini" not in session.path.parts
+    who = "Qwen Code" if session.agent == "qwen-code" or qwen_home else "Gemini CLI"
     notes = [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
     if session.managed:
         notes.insert(0, f"{session.managed:,} Qwen Code managed-engine record(s) (managed_session_*): that engine keeps each "
