@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from prefixbench.reports.audit import nothing_to_audit
 from prefixbench.simulator import providers
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import OPENAI, provider_of_model
@@ -571,6 +572,25 @@ def test_a_logs_json_in_a_qwen_home_is_named_qwen_codes(tmp_path: Path) -> None:
     (gemini / "logs.json").write_text(logs.read_text())
     requests, summaries = load_trace([tmp_path / "home" / ".gemini"])
     assert any(n.startswith("a Gemini CLI logs.json: the prompts") for s in summaries for n in s.notes)
+
+
+def test_a_session_of_only_its_context_says_it_holds_no_model_reply(tmp_path: Path) -> None:
+    # Cloud Shell's Gemini agent (the CLI's a2a-server) writes a session file per chat it opens:
+    # its header, then a $set of the first user message (the session context). Committed homes
+    # hold many of these, none answered; the audit refused them quoting the note on the opaque
+    # head, which says nothing of why there was no call.
+    chats = tmp_path / ".gemini" / "tmp" / "demo" / "chats"
+    chats.mkdir(parents=True)
+    head = {"sessionId": "a2a-server", "projectHash": "ab12", "startTime": "2026-07-06T19:05:00.000Z",
+            "lastUpdated": "2026-07-06T19:05:00.000Z", "kind": "main"}
+    context = {"id": "c0ffee", "timestamp": "2026-07-06T19:05:00.010Z", "type": "user",
+               "content": [{"text": "<session_context>This is the Gemini CLI.</session_context>"}]}
+    write = {"$set": {"messages": [context], "lastUpdated": "2026-07-06T19:05:00.010Z"}}
+    (chats / "session-2026-07-06T19-05-a2a-serv.jsonl").write_text(f"{json.dumps(head)}\n{json.dumps(write)}\n")
+    requests, summaries = load_trace([tmp_path / ".gemini"])
+    assert requests == [] and nothing_to_audit(summaries).endswith(
+        "session-2026-07-06T19-05-a2a-serv.jsonl: no model call in this Gemini CLI session: its 1 message(s) are 1 user "
+        "message(s) and no model reply)")
 
 
 def _telemetry(uuid: str, parent: str, at: str, name: str, **fields: object) -> dict:
