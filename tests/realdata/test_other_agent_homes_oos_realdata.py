@@ -1,0 +1,127 @@
+"""Homes of agents other than Claude Code, Codex and Cline committed to public repositories,
+audited out of sample (none was used while the readers were written), read where they live (a
+local git copy; never copied into this project, each test skips without it). Only the agents'
+session folders are copied out of each commit, never their credentials.
+
+* github.com/Iqrasajid-01/Physical-AI-and-Humanoid-Robotics-Book
+  (``12a696b029df198e2731bf7542ad852cfc2e5d77``, 2025-12-17): a ``.qwen/projects/`` of four
+  sessions of Qwen Code 0.4.0 (Windows), ``coder-model`` through the Qwen OAuth login, one call
+  each. From ``PREFIXBENCH_IQRA_QWEN_REPO``.
+* github.com/polusiti/sys (``d54f576bdeb9fdc13af19831ce7c1e1dfbdf708f``, 2025-10): a ``.copilot/``
+  of five legacy Copilot CLI sessions (``history-session-state/``, no token count), one a
+  pretty-printed 1.2 MB of Japanese chat. From ``PREFIXBENCH_POLUSITI_REPO``.
+* github.com/mzkhuzam/org_coding_tool (``1139c30649300e9d0b09acaf4d0b6c5cc82c67ce``, 2026-07): a
+  Cloud Shell ``.gemini/tmp/`` of four sessions of the Gemini agent's a2a-server, each its session
+  context and no model reply. From ``PREFIXBENCH_MZKHUZAM_REPO``.
+* github.com/jrykner/daniel-quest-hub (``b2b6438f3779d74a86dc73589911d12ec89f6515``, 2025-08): a
+  ``.qwen/tmp/`` of a ``logs.json`` only (the prompts typed). From ``PREFIXBENCH_JRYKNER_REPO``.
+* github.com/Burdis28/burdis28.github.io (``52c8dc29e4518f709c284bc8fc777999324f2f74``): an
+  OpenCode 1.4.0 ``opencode.db`` whose rows are all in its write-ahead log: one session, one step
+  aborted before the provider answered. From ``PREFIXBENCH_BURDIS_REPO``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from prefixbench.reports.audit import nothing_to_audit
+from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from tests.realdata.mirrors import file_at, files_at
+
+IQRA = Path(os.environ.get("PREFIXBENCH_IQRA_QWEN_REPO", "/work/.mirror/Iqrasajid-01+Physical-AI-and-Humanoid-Robotics-Book/repo"))
+IQRA_COMMIT = "12a696b029df198e2731bf7542ad852cfc2e5d77"
+IQRA_URL, IQRA_ENV = "github.com/Iqrasajid-01/Physical-AI-and-Humanoid-Robotics-Book", "PREFIXBENCH_IQRA_QWEN_REPO"
+
+POLUSITI = Path(os.environ.get("PREFIXBENCH_POLUSITI_REPO", "/work/.mirror/polusiti+sys/repo"))
+POLUSITI_COMMIT = "d54f576bdeb9fdc13af19831ce7c1e1dfbdf708f"
+POLUSITI_URL, POLUSITI_ENV = "github.com/polusiti/sys", "PREFIXBENCH_POLUSITI_REPO"
+
+MZKHUZAM = Path(os.environ.get("PREFIXBENCH_MZKHUZAM_REPO", "/work/.mirror/mzkhuzam+org_coding_tool/repo"))
+MZKHUZAM_COMMIT = "1139c30649300e9d0b09acaf4d0b6c5cc82c67ce"
+MZKHUZAM_URL, MZKHUZAM_ENV = "github.com/mzkhuzam/org_coding_tool", "PREFIXBENCH_MZKHUZAM_REPO"
+
+JRYKNER = Path(os.environ.get("PREFIXBENCH_JRYKNER_REPO", "/work/.mirror/jrykner+daniel-quest-hub/repo"))
+JRYKNER_COMMIT = "b2b6438f3779d74a86dc73589911d12ec89f6515"
+JRYKNER_URL, JRYKNER_ENV = "github.com/jrykner/daniel-quest-hub", "PREFIXBENCH_JRYKNER_REPO"
+
+BURDIS = Path(os.environ.get("PREFIXBENCH_BURDIS_REPO", "/work/.mirror/Burdis28+burdis28.github.io/repo"))
+BURDIS_COMMIT = "52c8dc29e4518f709c284bc8fc777999324f2f74"
+BURDIS_URL, BURDIS_ENV = "github.com/Burdis28/burdis28.github.io", "PREFIXBENCH_BURDIS_REPO"
+
+
+def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
+    written = []
+    for name in files_at(repo, commit, url, env):
+        if name.startswith(prefix):
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(repo, commit, name, url, env))
+            written.append(target)
+    return written
+
+
+def _qwen_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
+    """Calls, uncached input, output, reads and thoughts of Qwen Code sessions: each ``assistant``
+    record's ``usageMetadata`` (the prompt counts the reads)."""
+    usages = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record.get("type") == "assistant" and record.get("usageMetadata"):
+                usages.append(record["usageMetadata"])
+    count = lambda key: sum(u.get(key) or 0 for u in usages)  # noqa: E731
+    return (len(usages), count("promptTokenCount") - count("cachedContentTokenCount"), count("candidatesTokenCount"),
+            count("cachedContentTokenCount"), count("thoughtsTokenCount"))
+
+
+def test_qwen_code_0_4_sessions_total_their_usage_metadata(tmp_path: Path) -> None:
+    paths = [p for p in _copy(IQRA, IQRA_COMMIT, IQRA_URL, IQRA_ENV, ".qwen/projects/", tmp_path) if p.suffix == ".jsonl"]
+    assert len(paths) == 4
+    result = run_audit([tmp_path / ".qwen" / "projects"])
+    t = result.totals
+    calls, uncached, output, read, thoughts = _qwen_sums(paths)
+    assert thoughts == 0
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (4, 34_581, 329, 11_245)
+    assert {(r.provider, r.model) for r in result.rows} == {("qwen", "coder-model")}
+    # Two cold starts, a read of the head 17 s after one (11,245 logged, 11,083 predicted) and a
+    # read of 0 two minutes later on the same head: not explained by anything logged.
+    assert sum(f.read_within for f in result.files) == 3
+    assert sorted(r.cause or "" for r in result.rows) == ["", "cold-start", "cold-start", "unexplained"]
+
+
+def test_legacy_copilot_cli_sessions_of_japanese_chat_are_refused_as_legacy_not_as_bad_text(tmp_path: Path) -> None:
+    paths = _copy(POLUSITI, POLUSITI_COMMIT, POLUSITI_URL, POLUSITI_ENV, ".copilot/history-session-state/", tmp_path)
+    assert len(paths) == 5
+    # The 1.2 MB one was refused as "not UTF-8 text", and the whole audit with it.
+    big = max(paths, key=lambda p: p.stat().st_size)
+    assert big.stat().st_size > 1 << 20
+    with pytest.raises(UserError) as refused:
+        run_audit([tmp_path / ".copilot"])
+    assert "a legacy GitHub Copilot CLI session" in str(refused.value) and "not UTF-8" not in str(refused.value)
+
+
+def test_cloud_shell_a2a_sessions_of_only_their_context_say_there_is_no_model_reply(tmp_path: Path) -> None:
+    paths = _copy(MZKHUZAM, MZKHUZAM_COMMIT, MZKHUZAM_URL, MZKHUZAM_ENV, ".gemini/tmp/", tmp_path)
+    assert len([p for p in paths if p.suffix == ".jsonl"]) == 4
+    requests, summaries = load_trace([tmp_path / ".gemini" / "tmp"])
+    assert requests == []
+    assert "no model call in this Gemini CLI session: its 1 message(s) are 1 user message(s) and no model reply; " \
+           "3 other file(s) hold none either" in nothing_to_audit(summaries)
+
+
+def test_a_qwen_home_of_a_logs_json_only_names_qwen_code(tmp_path: Path) -> None:
+    _copy(JRYKNER, JRYKNER_COMMIT, JRYKNER_URL, JRYKNER_ENV, ".qwen/tmp/", tmp_path)
+    requests, summaries = load_trace([tmp_path / ".qwen"])
+    assert requests == [] and "a Qwen Code logs.json: the prompts the user typed" in nothing_to_audit(summaries)
+
+
+def test_an_opencode_1_4_database_of_one_aborted_step_is_refused_saying_so(tmp_path: Path) -> None:
+    paths = _copy(BURDIS, BURDIS_COMMIT, BURDIS_URL, BURDIS_ENV, ".local/share/opencode/opencode.db", tmp_path)
+    assert sorted(p.name for p in paths) == ["opencode.db", "opencode.db-shm", "opencode.db-wal"]
+    requests, summaries = load_trace([tmp_path / ".local" / "share" / "opencode" / "opencode.db"])
+    assert requests == []
+    assert "step with no usage (aborted before the provider answered)" in nothing_to_audit(summaries)
