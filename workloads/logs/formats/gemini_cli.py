@@ -1098,10 +1098,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                                     start_links=tuple(session.fork_starts))
 
 
+#: The agents' home folders (``~/.qwen``, ``~/.gemini``): names of folders, not of providers.
+_QWEN_HOME, _GEMINI_HOME = ".qwen", ".gemini"
+
+
 def _notes(session: _Session) -> tuple[str, ...]:
     # Qwen Code, a fork of Gemini CLI, writes the same logs.json (and legacy chats) under ~/.qwen/tmp/:
     # where no record names the agent, the home folder the file lives in does.
-    qwen_home = session.agent != "qwen-code" and ".qwen" in session.path.parts and ".gemini" not in session.path.parts
+    qwen_home = session.agent != "qwen-code" and _QWEN_HOME in session.path.parts and _GEMINI_HOME not in session.path.parts
     who = "Qwen Code" if session.agent == "qwen-code" or qwen_home else "Gemini CLI"
     notes = [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
     if session.managed:
