@@ -593,6 +593,18 @@ def test_a_session_of_only_its_context_says_it_holds_no_model_reply(tmp_path: Pa
         "message(s) and no model reply)")
 
 
+def test_a_session_of_only_its_header_says_it_holds_no_message(tmp_path: Path) -> None:
+    # The a2a-server also leaves files of the header line alone (a chat opened, nothing written).
+    chats = tmp_path / "demo" / "chats"
+    chats.mkdir(parents=True)
+    head = {"sessionId": "a2a-server", "projectHash": "ab12", "startTime": "2026-05-15T01:02:30.705Z",
+            "lastUpdated": "2026-05-15T01:02:30.705Z", "kind": "main"}
+    (chats / "session-2026-05-15T01-02-a2a-serv.jsonl").write_text(json.dumps(head) + "\n")
+    requests, summaries = load_trace([tmp_path / "demo"])
+    assert requests == [] and nothing_to_audit(summaries).endswith(
+        "no model call in this Gemini CLI session: it holds its header only, no message)")
+
+
 def _telemetry(uuid: str, parent: str, at: str, name: str, **fields: object) -> dict:
     """A Qwen Code ``ui_telemetry`` record: the CLI's telemetry event, copied into the session."""
     event = {"event.name": name, "event.timestamp": at, "model": "qwen3-coder-plus", **fields}

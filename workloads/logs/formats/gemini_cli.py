@@ -1112,9 +1112,12 @@ def _notes(session: _Session) -> tuple[str, ...]:
         notes.insert(0, f"{session.managed:,} Qwen Code managed-engine record(s) (managed_session_*): that engine keeps each "
                      "call's messages and usage as resources outside the transcript (usageRef), so its calls are listed "
                      "as skipped, not counted; only the ordinary records before them are read")
-    if not session.out and not session.skipped and session.agent == "gemini-cli" and session.latest:
+    if (not session.out and not session.skipped and session.agent == "gemini-cli" and session.session_id is not None
+            and not session.prompt_log and not session.saved_chat):
         kinds = [value.get("type") for _, value in session.latest.values()]
-        if MODEL_TURN not in kinds:  # (Cloud Shell's a2a-server sessions: the context written, never sent)
+        if not kinds:  # (Cloud Shell's a2a-server sessions: a header, or the context written, never sent)
+            notes.insert(0, f"no model call in this {who} session: it holds its header only, no message")
+        elif MODEL_TURN not in kinds:
             users = kinds.count("user")
             notes.insert(0, f"no model call in this {who} session: its {len(kinds):,} message(s) are {users:,} user "
                             f"message(s){'' if users == len(kinds) else ' and notices'} and no model reply")
