@@ -15,6 +15,14 @@ session folders are copied out of each commit, never their credentials.
   context and no model reply. From ``PREFIXBENCH_MZKHUZAM_REPO``.
 * github.com/jrykner/daniel-quest-hub (``b2b6438f3779d74a86dc73589911d12ec89f6515``, 2025-08): a
   ``.qwen/tmp/`` of a ``logs.json`` only (the prompts typed). From ``PREFIXBENCH_JRYKNER_REPO``.
+* github.com/AnthonyontheHub/TP-Tutor (``962180ba3fd832992793294096f0619f67289d7c``, 2026-04-25): a
+  ``.gemini/tmp/`` of 15 Gemini CLI sessions (the JSONL form) in two projects, three of them past
+  the snapshot's size limit (left out): gemini-3-flash-preview most calls, gemini-3.1-pro-preview,
+  gemini-2.5-pro and gemini-2.5-flash-lite (models the user picked). From
+  ``PREFIXBENCH_TP_TUTOR_REPO``.
+* github.com/mana-nakano/cw_hc_app (``363171cf08b5d49e3dbf9388b1b0c8aad0bb0f15``, 2026-07): a Cloud
+  Shell ``.gemini/tmp/`` of 13 a2a-server sessions, five of them the header line alone. From
+  ``PREFIXBENCH_MANA_REPO``.
 * github.com/Burdis28/burdis28.github.io (``52c8dc29e4518f709c284bc8fc777999324f2f74``): an
   OpenCode 1.4.0 ``opencode.db`` whose rows are all in its write-ahead log: one session, one step
   aborted before the provider answered. From ``PREFIXBENCH_BURDIS_REPO``.
@@ -48,15 +56,27 @@ JRYKNER = Path(os.environ.get("PREFIXBENCH_JRYKNER_REPO", "/work/.mirror/jrykner
 JRYKNER_COMMIT = "b2b6438f3779d74a86dc73589911d12ec89f6515"
 JRYKNER_URL, JRYKNER_ENV = "github.com/jrykner/daniel-quest-hub", "PREFIXBENCH_JRYKNER_REPO"
 
+TP_TUTOR = Path(os.environ.get("PREFIXBENCH_TP_TUTOR_REPO", "/work/.mirror/AnthonyontheHub+TP-Tutor/repo"))
+TP_TUTOR_COMMIT = "962180ba3fd832992793294096f0619f67289d7c"
+TP_TUTOR_URL, TP_TUTOR_ENV = "github.com/AnthonyontheHub/TP-Tutor", "PREFIXBENCH_TP_TUTOR_REPO"
+#: Sessions past the size limit of the snapshot these were measured on (absent from it).
+TP_TUTOR_LEFT_OUT = frozenset(f".gemini/tmp/anthonyguera/chats/session-2026-04-25T{name}.jsonl"
+                              for name in ("02-57-b8ad0014", "07-08-824b16be", "09-09-14e6c915"))
+
+MANA = Path(os.environ.get("PREFIXBENCH_MANA_REPO", "/work/.mirror/mana-nakano+cw_hc_app/repo"))
+MANA_COMMIT = "363171cf08b5d49e3dbf9388b1b0c8aad0bb0f15"
+MANA_URL, MANA_ENV = "github.com/mana-nakano/cw_hc_app", "PREFIXBENCH_MANA_REPO"
+
 BURDIS = Path(os.environ.get("PREFIXBENCH_BURDIS_REPO", "/work/.mirror/Burdis28+burdis28.github.io/repo"))
 BURDIS_COMMIT = "52c8dc29e4518f709c284bc8fc777999324f2f74"
 BURDIS_URL, BURDIS_ENV = "github.com/Burdis28/burdis28.github.io", "PREFIXBENCH_BURDIS_REPO"
 
 
-def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
+def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path,
+          left_out: frozenset[str] = frozenset(), suffix: str = "") -> list[Path]:
     written = []
     for name in files_at(repo, commit, url, env):
-        if name.startswith(prefix):
+        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
             target = into / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(file_at(repo, commit, name, url, env))
@@ -76,6 +96,58 @@ def _qwen_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
     count = lambda key: sum(u.get(key) or 0 for u in usages)  # noqa: E731
     return (len(usages), count("promptTokenCount") - count("cachedContentTokenCount"), count("candidatesTokenCount"),
             count("cachedContentTokenCount"), count("thoughtsTokenCount"))
+
+
+def _gemini_jsonl_sums(paths: list[Path]) -> tuple[int, int, int, int, dict[str, int]]:
+    """Calls, uncached input (with the tool-use prompt), output (with thoughts), reads and calls by
+    model of Gemini CLI JSONL sessions: each ``gemini`` message with tokens, its last write (a
+    message is written again as its tool calls and tokens land; a ``$set`` history holds messages
+    already written)."""
+    calls = uncached = output = read = 0
+    models: dict[str, int] = {}
+    for path in paths:
+        messages: dict[str, dict] = {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if "$set" in record:
+                for message in record["$set"].get("messages") or []:
+                    messages.setdefault(message["id"], message)
+            elif "id" in record and "type" in record:
+                messages[record["id"]] = record
+        for message in messages.values():
+            tokens = message.get("tokens") or {}
+            if message["type"] == "gemini" and (tokens.get("input") or tokens.get("output")):
+                calls += 1
+                uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
+                output += tokens["output"] + tokens.get("thoughts", 0)
+                read += tokens.get("cached", 0)
+                models[message["model"]] = models.get(message["model"], 0) + 1
+    return calls, uncached, output, read, models
+
+
+def test_gemini_cli_jsonl_sessions_of_four_models_total_their_tokens(tmp_path: Path) -> None:
+    paths = _copy(TP_TUTOR, TP_TUTOR_COMMIT, TP_TUTOR_URL, TP_TUTOR_ENV, ".gemini/tmp/", tmp_path, TP_TUTOR_LEFT_OUT, ".jsonl")
+    assert len(paths) == 12
+    result = run_audit([tmp_path / ".gemini" / "tmp"])
+    t = result.totals
+    calls, uncached, output, read, models = _gemini_jsonl_sums(paths)
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (493, 4_076_228, 295_145, 20_876_212)
+    assert models == {"gemini-3-flash-preview": 416, "gemini-3.1-pro-preview": 15, "gemini-2.5-pro": 31, "gemini-2.5-flash-lite": 31}
+    assert {r.model for r in result.rows} == set(models)
+    # Gemini's implicit cache: gemini-3-flash-preview (April 2026) read on no 3,924-token grid here,
+    # 300 to 3,500 tokens either side of the checkpoint predicted; 212 of the misses are the
+    # provider's (nothing changed in the log).
+    assert sum(f.read_within for f in result.files) == 285
+    assert sum(r.cause == "provider-best-effort" for r in result.rows) == 212
+
+
+def test_cloud_shell_a2a_sessions_of_a_header_alone_say_so(tmp_path: Path) -> None:
+    paths = _copy(MANA, MANA_COMMIT, MANA_URL, MANA_ENV, ".gemini/tmp/mana-nakano/chats/", tmp_path)
+    assert len(paths) == 13
+    requests, summaries = load_trace([tmp_path / ".gemini" / "tmp"])
+    assert requests == []
+    assert ("no model call in this Gemini CLI session: it holds its header only, no message; 12 other file(s) hold none "
+            "either") in nothing_to_audit(summaries)
 
 
 def test_qwen_code_0_4_sessions_total_their_usage_metadata(tmp_path: Path) -> None:
