@@ -23,6 +23,9 @@ session folders are copied out of each commit, never their credentials.
 * github.com/mana-nakano/cw_hc_app (``363171cf08b5d49e3dbf9388b1b0c8aad0bb0f15``, 2026-07): a Cloud
   Shell ``.gemini/tmp/`` of 13 a2a-server sessions, five of them the header line alone. From
   ``PREFIXBENCH_MANA_REPO``.
+* github.com/fartboyc58-svg/ycNMAclaw (``5f8d50df7c1a74c659c31f33f1d3febf1526b20b``): a
+  ``.copilot/`` of a session store of schema 2 alone (Copilot CLI before 1.0.73: no usage table). From
+  ``PREFIXBENCH_YCNMACLAW_REPO``.
 * github.com/Burdis28/burdis28.github.io (``52c8dc29e4518f709c284bc8fc777999324f2f74``): an
   OpenCode 1.4.0 ``opencode.db`` whose rows are all in its write-ahead log: one session, one step
   aborted before the provider answered. From ``PREFIXBENCH_BURDIS_REPO``.
@@ -66,6 +69,10 @@ TP_TUTOR_LEFT_OUT = frozenset(f".gemini/tmp/anthonyguera/chats/session-2026-04-2
 MANA = Path(os.environ.get("PREFIXBENCH_MANA_REPO", "/work/.mirror/mana-nakano+cw_hc_app/repo"))
 MANA_COMMIT = "363171cf08b5d49e3dbf9388b1b0c8aad0bb0f15"
 MANA_URL, MANA_ENV = "github.com/mana-nakano/cw_hc_app", "PREFIXBENCH_MANA_REPO"
+
+YCNMA = Path(os.environ.get("PREFIXBENCH_YCNMACLAW_REPO", "/work/.mirror/fartboyc58-svg+ycNMAclaw/repo"))
+YCNMA_COMMIT = "5f8d50df7c1a74c659c31f33f1d3febf1526b20b"
+YCNMA_URL, YCNMA_ENV = "github.com/fartboyc58-svg/ycNMAclaw", "PREFIXBENCH_YCNMACLAW_REPO"
 
 BURDIS = Path(os.environ.get("PREFIXBENCH_BURDIS_REPO", "/work/.mirror/Burdis28+burdis28.github.io/repo"))
 BURDIS_COMMIT = "52c8dc29e4518f709c284bc8fc777999324f2f74"
@@ -197,3 +204,12 @@ def test_an_opencode_1_4_database_of_one_aborted_step_is_refused_saying_so(tmp_p
     requests, summaries = load_trace([tmp_path / ".local" / "share" / "opencode" / "opencode.db"])
     assert requests == []
     assert "step with no usage (aborted before the provider answered)" in nothing_to_audit(summaries)
+
+
+def test_a_copilot_home_of_an_earlier_schemas_store_alone_says_what_the_store_is(tmp_path: Path) -> None:
+    paths = _copy(YCNMA, YCNMA_COMMIT, YCNMA_URL, YCNMA_ENV, ".copilot/session-store.db", tmp_path)
+    assert sorted(p.name for p in paths) == ["session-store.db"]
+    with pytest.raises(UserError) as refused:
+        run_audit([tmp_path / ".copilot"])
+    assert "none is a log (session-store.db: a GitHub Copilot CLI session store of schema 2 without " \
+           "assistant_usage_events" in str(refused.value)
