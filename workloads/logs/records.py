@@ -743,12 +743,16 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
 
 
 def _complete_utf8(chunk: bytes) -> int:
-    """Where ``chunk`` ends if its last UTF-8 sequence is incomplete (else its length)."""
+    """Where ``chunk`` ends if its last UTF-8 sequence is incomplete (else its length): a last
+    sequence with all the bytes its lead byte announces is complete (taking it for cut short made a
+    reader that reads on to complete it stop inside the next character: CJK text, 3 bytes each)."""
     cut = len(chunk)
     while cut > 0 and cut > len(chunk) - 4 and (chunk[cut - 1] & 0xC0) == 0x80:
         cut -= 1
     if cut > 0 and chunk[cut - 1] >= 0xC0:
-        return cut - 1
+        lead = chunk[cut - 1]
+        size = 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+        return len(chunk) if len(chunk) - (cut - 1) >= size else cut - 1
     return len(chunk)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, continue_cli, empty_export, no_records_why
-from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
+from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session, store_without_usage
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import (
@@ -258,6 +258,10 @@ def _walk(folder: Path, links: list[Path] | None = None) -> list[tuple[Path, str
                             # An agent's database of totals (Hermes Agent's state.db, Crush's crush.db,
                             # Goose's sessions.db): listed as skipped, saying why, as a headless output is.
                             found.append((current / entry.name, f"{HEADLESS}{kept.refusal()}"))
+                        elif entry.name.endswith(_FILE_SUFFIXES) and (earlier := store_without_usage(current / entry.name)):
+                            # A Copilot CLI session store of a schema before its usage table: listed as
+                            # skipped, saying so (a folder of it alone was said to hold no *.db at all).
+                            found.append((current / entry.name, f"{HEADLESS}{earlier}"))
         except OSError as exc:
             why = exc.strerror or str(exc)
             if current == folder:

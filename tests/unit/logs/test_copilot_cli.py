@@ -133,6 +133,23 @@ def test_a_store_of_an_earlier_schema_is_one_line_pointing_to_the_otel_export(
         "instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)")
 
 
+def test_a_folder_of_an_earlier_schemas_store_alone_says_what_the_store_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A committed ~/.copilot of such a store alone (its -shm and an empty -wal beside it) was "no log
+    # files (*.jsonl, ..., *.db, ...) in this folder", with a *.db right there.
+    home = tmp_path / ".copilot"
+    home.mkdir()
+    store(home / "session-store.db", [], version=2, usage_table=False)
+    (home / "session-store.db-wal").write_bytes(b"")
+    assert run(["audit", str(home), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"prefixbench: error: {home}: no log to audit: ") and err.endswith(
+        "none is a log (session-store.db: a GitHub Copilot CLI session store of schema 2 without assistant_usage_events "
+        "(its per-call usage table, from Copilot CLI 1.0.73): no request to audit; audit its OpenTelemetry file export "
+        "instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel))")
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ({"input_tokens": -1}, r"rows\.jsonl:1: input_tokens is not a non-negative integer"),
     ({"session_id": 7}, r"rows\.jsonl:1: session_id is not a session id"),

@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from prefixbench.reports.audit import nothing_to_audit
 from prefixbench.simulator import providers
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import OPENAI, provider_of_model
@@ -554,6 +555,54 @@ def test_a_logs_json_of_typed_prompts_is_gemini_clis_and_says_where_the_calls_ar
     assert requests == [] and any("logs.json: the prompts the user typed" in n and "chats/" in n for n in summary.notes)
     requests, summaries = load_trace([project])
     assert len(requests) == 3 and sorted(s.format for s in summaries) == ["gemini-cli", "gemini-cli"]
+
+
+def test_a_logs_json_in_a_qwen_home_is_named_qwen_codes(tmp_path: Path) -> None:
+    # Qwen Code (a Gemini CLI fork) writes the same logs.json to ~/.qwen/tmp/<project hash>/: a
+    # committed .qwen home holding only that file was refused as "a Gemini CLI logs.json".
+    project = tmp_path / "home" / ".qwen" / "tmp" / "94a6b447"
+    project.mkdir(parents=True)
+    logs = project / "logs.json"
+    logs.write_text(json.dumps(_prompt_log("0c1d2e3f-1111-4222-8333-944455556666", "add a login page"), indent=2))
+    requests, summaries = load_trace([tmp_path / "home" / ".qwen"])
+    notes = [n for s in summaries for n in s.notes if "logs.json" in n]
+    assert requests == [] and len(notes) == 1 and notes[0].startswith("a Qwen Code logs.json: the prompts the user typed")
+    gemini = tmp_path / "home" / ".gemini" / "tmp" / "94a6b447"
+    gemini.mkdir(parents=True)
+    (gemini / "logs.json").write_text(logs.read_text())
+    requests, summaries = load_trace([tmp_path / "home" / ".gemini"])
+    assert any(n.startswith("a Gemini CLI logs.json: the prompts") for s in summaries for n in s.notes)
+
+
+def test_a_session_of_only_its_context_says_it_holds_no_model_reply(tmp_path: Path) -> None:
+    # Cloud Shell's Gemini agent (the CLI's a2a-server) writes a session file per chat it opens:
+    # its header, then a $set of the first user message (the session context). Committed homes
+    # hold many of these, none answered; the audit refused them quoting the note on the opaque
+    # head, which says nothing of why there was no call.
+    chats = tmp_path / ".gemini" / "tmp" / "demo" / "chats"
+    chats.mkdir(parents=True)
+    head = {"sessionId": "a2a-server", "projectHash": "ab12", "startTime": "2026-07-06T19:05:00.000Z",
+            "lastUpdated": "2026-07-06T19:05:00.000Z", "kind": "main"}
+    context = {"id": "c0ffee", "timestamp": "2026-07-06T19:05:00.010Z", "type": "user",
+               "content": [{"text": "<session_context>This is the Gemini CLI.</session_context>"}]}
+    write = {"$set": {"messages": [context], "lastUpdated": "2026-07-06T19:05:00.010Z"}}
+    (chats / "session-2026-07-06T19-05-a2a-serv.jsonl").write_text(f"{json.dumps(head)}\n{json.dumps(write)}\n")
+    requests, summaries = load_trace([tmp_path / ".gemini"])
+    assert requests == [] and nothing_to_audit(summaries).endswith(
+        "session-2026-07-06T19-05-a2a-serv.jsonl: no model call in this Gemini CLI session: its 1 message(s) are 1 user "
+        "message(s) and no model reply)")
+
+
+def test_a_session_of_only_its_header_says_it_holds_no_message(tmp_path: Path) -> None:
+    # The a2a-server also leaves files of the header line alone (a chat opened, nothing written).
+    chats = tmp_path / "demo" / "chats"
+    chats.mkdir(parents=True)
+    head = {"sessionId": "a2a-server", "projectHash": "ab12", "startTime": "2026-05-15T01:02:30.705Z",
+            "lastUpdated": "2026-05-15T01:02:30.705Z", "kind": "main"}
+    (chats / "session-2026-05-15T01-02-a2a-serv.jsonl").write_text(json.dumps(head) + "\n")
+    requests, summaries = load_trace([tmp_path / "demo"])
+    assert requests == [] and nothing_to_audit(summaries).endswith(
+        "no model call in this Gemini CLI session: it holds its header only, no message)")
 
 
 def _telemetry(uuid: str, parent: str, at: str, name: str, **fields: object) -> dict:

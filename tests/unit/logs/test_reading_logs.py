@@ -354,3 +354,18 @@ def test_a_compressed_utf16_log_tells_progress_while_its_copy_is_read(tmp_path: 
     assert told == sorted(told) and told[-1] == size
     assert 0 < told[first_record_after[0] - 1] < size  # the conversion told a share, not all
     assert len(set(told[first_record_after[0]:])) > 2  # and the copy's reading rose to the size
+
+
+@pytest.mark.parametrize("pad", [0, 1, 2])
+def test_a_pretty_printed_log_of_cjk_text_past_a_read_chunk_is_read_whichever_byte_a_chunk_ends_on(
+        tmp_path: Path, pad: int) -> None:
+    # A pretty-printed JSON document is read in 1 MiB chunks, each read on to the end of the
+    # character it cuts. A chunk ending on a whole 3-byte character was taken for one cut short, so
+    # the reader read on into the next character and stopped inside it: a legacy Copilot CLI
+    # session of Japanese chat (1.2 MB) was refused as "not UTF-8 text" and the whole audit with it.
+    text = "日本語のテキスト" * 60_000  # 24 bytes a repeat: past the first chunk
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps({"pad": "x" * pad, "chatMessages": [{"role": "user", "content": text}]},
+                               ensure_ascii=False, indent=2), encoding="utf-8")
+    records = list(iter_records(path))
+    assert len(records) == 1 and records[0].value["chatMessages"][0]["content"] == text

@@ -1098,13 +1098,29 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                                     start_links=tuple(session.fork_starts))
 
 
+#: The agents' home folders (``~/.qwen``, ``~/.gemini``): names of folders, not of providers.
+_QWEN_HOME, _GEMINI_HOME = ".qwen", ".gemini"
+
+
 def _notes(session: _Session) -> tuple[str, ...]:
-    who = "Qwen Code" if session.agent == "qwen-code" else "Gemini CLI"
+    # Qwen Code, a fork of Gemini CLI, writes the same logs.json (and legacy chats) under ~/.qwen/tmp/:
+    # where no record names the agent, the home folder the file lives in does.
+    qwen_home = session.agent != "qwen-code" and _QWEN_HOME in session.path.parts and _GEMINI_HOME not in session.path.parts
+    who = "Qwen Code" if session.agent == "qwen-code" or qwen_home else "Gemini CLI"
     notes = [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
     if session.managed:
         notes.insert(0, f"{session.managed:,} Qwen Code managed-engine record(s) (managed_session_*): that engine keeps each "
                      "call's messages and usage as resources outside the transcript (usageRef), so its calls are listed "
                      "as skipped, not counted; only the ordinary records before them are read")
+    if (not session.out and not session.skipped and session.agent == "gemini-cli" and session.session_id is not None
+            and not session.prompt_log and not session.saved_chat):
+        kinds = [value.get("type") for _, value in session.latest.values()]
+        if not kinds:  # (Cloud Shell's a2a-server sessions: a header, or the context written, never sent)
+            notes.insert(0, f"no model call in this {who} session: it holds its header only, no message")
+        elif MODEL_TURN not in kinds:
+            users = kinds.count("user")
+            notes.insert(0, f"no model call in this {who} session: its {len(kinds):,} message(s) are {users:,} user "
+                            f"message(s){'' if users == len(kinds) else ' and notices'} and no model reply")
     if session.prompt_log and not session.out:
         notes.append(f"a {who} logs.json: the prompts the user typed (sessionId, messageId, message), no model call or usage: "
                      "no calls to audit here (audit the session files under chats/ beside it)")
