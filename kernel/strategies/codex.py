@@ -20,8 +20,10 @@ Codex when the provider is OpenAI; the engine's default stays ``local``):
 
 1. the compaction request is the current view under the routed system prompt with no tools and
    no prompt of Codex's own (the server holds the instruction), sent to ``/responses/compact``
-   as a ``compaction`` request; while it would not fit the window, the trailing tool calls and
-   results are dropped (Codex trims the newest agent-made items before a remote compaction);
+   as a ``compaction`` request; while it (measured without tools) would not fit the window, the
+   trailing tool results are emptied to ``aborted``, stopping at the first call or assistant
+   message (Codex removes only the tool outputs it added itself from the end, and its history
+   normalisation gives each call left without one an ``aborted`` output);
 2. the new history is the user messages of the view (earlier compaction items excluded),
    newest first within ``retained_budget`` tokens (64,000, the server's retained-message
    default Codex mirrors in ``compact_remote_v2.rs``), back in chronological order, then the
@@ -33,7 +35,8 @@ from __future__ import annotations
 
 import msgspec
 
-from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, user_text, warn
+from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, ToolResult, user_text, warn
+from prefixbench.kernel.meter import price_header
 
 from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_results, tokens_of
 from prefixbench.kernel.strategies.openai_compaction import compaction_item
@@ -63,6 +66,8 @@ SUMMARY_PREFIX = (
 #: The start of a compaction item's text (``openai_compaction.compaction_item``).
 ITEM_MARK = "[compaction encrypted_content="
 MODES = ("local", "remote")
+#: The output a trimmed tool result is left with (Codex's normalisation fills a call without one so).
+ABORTED = "aborted"
 DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000, "mode": "local", "retained_budget": 64_000}
 
 
@@ -118,9 +123,7 @@ class CodexCompact(EngineBase):
 
     def _remote(self, ctx: StepContext, view: tuple[Message, ...]) -> None:
         """The view to the compact endpoint without tools; kept user messages and the item come back."""
-        sent = list(view)
-        while len(sent) > 1 and sent[-1].role in ("tool", "assistant") and ctx.measure(sent).total_tokens > self.window:
-            sent.pop()  # the newest agent-made item: Codex trims those before a remote compaction
+        sent = trim_trailing_results(ctx, list(view), self.window)
         request = msgspec.structs.replace(ctx.summary_request(sent), tools=())
         reply = ctx.client(request)
         text = reply.text().strip()
@@ -131,6 +134,28 @@ class CodexCompact(EngineBase):
         head = (*select_user_messages(users, self.retained_budget), compaction_item(text))
         self.folded.land(head, len(ctx.session.derive_messages()))
         ctx.declare_rewrite("compaction")
+
+
+def trim_trailing_results(ctx: StepContext, sent: list[Message], window: int) -> list[Message]:
+    """``sent`` with its trailing tool results emptied to ``aborted`` while the tool-less request is over ``window``.
+
+    Codex (``compact_remote.rs``) removes only the items it generated itself (tool outputs) from
+    the end and stops at the first call or assistant message; its history normalisation then gives
+    each call left without an output an ``aborted`` one. The size is measured without the tools,
+    which the compact request does not carry.
+    """
+    header = ctx.routed or ctx.header()
+    tools = price_header(header) - price_header(None if header is None else msgspec.structs.replace(header, tools=()))
+    index = len(sent) - 1
+    while index > 0 and sent[index].role == "tool" and ctx.measure(sent).total_tokens - tools > window:
+        message = sent[index]
+        parts = tuple(
+            msgspec.structs.replace(p, content=(Text(ABORTED),)) if isinstance(p, ToolResult) else p
+            for p in message.blocks
+        )
+        sent[index] = msgspec.structs.replace(message, blocks=parts)
+        index -= 1
+    return sent
 
 
 def is_item(message: Message) -> bool:

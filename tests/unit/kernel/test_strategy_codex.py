@@ -151,16 +151,40 @@ def test_a_second_remote_compaction_replaces_the_item_and_keeps_the_users():
     assert rewrites(session) == ["compaction", "compaction"]
 
 
-def test_a_remote_request_that_would_not_fit_loses_its_newest_agent_items_not_its_oldest():
+def test_a_remote_request_that_would_not_fit_empties_only_its_trailing_tool_results():
+    # compact_remote.rs trims only the tool outputs Codex added, from the end, and stops at the
+    # first call or assistant message; normalisation gives the call an ``aborted`` output.
     session = session_with([("fix the bug", 30)])
     client = Recorder()
     engine = CodexCompact(10_000, mode="remote")
+    before = engine.view(session)
+    engine.before_step(context(session, 10_000, client))
+    (request,) = client.sent
+    assert len(request.messages) == len(before) and request.messages[:-1] == before[:-1]
+    (result,) = request.messages[-1].blocks
+    assert request.messages[-1].role == "tool" and result.content == (Text("aborted"),)
+    assert result.call_id == before[-2].tool_calls[0].call_id  # the call stays, answered
+
+
+def test_a_remote_request_is_measured_without_the_tools_it_does_not_send():
+    import msgspec
+
+    from prefixbench.kernel import StepContext
+    from prefixbench.simulator.wire import ToolSchema
+    from tests.unit.kernel.agent_sessions import ROUTED
+
+    session = session_with([("fix the bug", 17)])
+    heavy = msgspec.structs.replace(ROUTED, tools=(ToolSchema("read", "x" * 40_000),))
+    client = Recorder()
+    engine = CodexCompact(10_000, limit=8_000, mode="remote")
     ctx = context(session, 10_000, client)
+    ctx = StepContext(session, ctx.catalog, client, 10_000, heavy)
+    before = engine.view(session)
+    assert ctx.measure(before).total_tokens > 10_000  # over the window only with the tools
     engine.before_step(ctx)
     (request,) = client.sent
-    assert ctx.measure(request.messages).total_tokens <= 10_000
-    assert request.messages[0] == user_text("fix the bug")
-    assert request.messages == session.derive_messages()[: len(request.messages)]
+    assert request.tools == () and request.messages == before
+    assert all(not any(t == Text("aborted") for p in m.blocks for t in getattr(p, "content", ())) for m in request.messages)
 
 
 def test_a_failed_remote_compaction_warns_and_leaves_the_view():
