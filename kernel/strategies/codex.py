@@ -42,17 +42,19 @@ from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_re
 from prefixbench.kernel.strategies.openai_compaction import compaction_item
 from prefixbench.kernel.strategies.settings import read_settings
 
-#: Paraphrases ``templates/compact/prompt.md`` at commit ``928a707`` (about its length): the
-#: summary is for the one task still in progress, in a fixed outline.
+#: Written for this engine after ``templates/compact/prompt.md`` at commit ``928a707`` (same aim,
+#: about its length): a handoff for the one task still in progress, in a fixed outline.
 COMPACT_PROMPT = (
-    "Context checkpoint: you are compacting this conversation. Write a handoff summary that lets "
-    "another model pick up the one task still under way (the latest user request not yet done).\n\n"
-    "Rules:\n- Cover that task only; do not go back over tasks already finished.\n"
-    "- Suggest no reviews or re-checks the user did not ask for.\n"
-    "- Mention earlier finished tasks in one short line at most.\n\n"
-    "Outline:\n- Task under way:\n- Done so far:\n- Next steps (this task only):\n"
-    "- Context, constraints and preferences that still hold:\n- Finished tasks (optional, short):\n\n"
-    "Keep it brief and structured so the next model can go on without retracing its steps."
+    "The conversation so far is about to be replaced by your summary, so a fresh model will read "
+    "only what you write next. Focus on the most recent user request that is not finished yet and "
+    "describe it as follows.\n\n"
+    "1. Task under way: what the user asked for and what counts as done.\n"
+    "2. Progress: what has been changed or learned, with the files and commands that matter.\n"
+    "3. Next steps: the concrete actions left for this task, in order.\n"
+    "4. Constraints: preferences and decisions the user stated that still apply.\n"
+    "5. Earlier tasks: one line for all of them, or nothing.\n\n"
+    "Leave out work that is already complete and do not propose extra checks nobody requested. "
+    "Be short; structure beats prose."
 )
 #: Marks the summary message (so the next compaction does not keep it as a user message);
 #: paraphrases ``templates/compact/summary_prefix.md`` at ``928a707``.
@@ -188,9 +190,14 @@ def select_user_messages(users: list[Message], budget: int) -> tuple[Message, ..
 
 
 def factory(window: int, options: EngineOptions) -> CodexCompact:
-    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``,
-    ``mode`` (``local`` or ``remote``), ``retained_budget`` (remote mode)."""
+    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``
+    (local mode), ``mode`` (``local`` or ``remote``), ``retained_budget`` (remote mode); a budget given
+    for the other mode is an error."""
     config = read_settings("codex-compact", options.config, DEFAULTS)
+    only = {"local": "user_budget", "remote": "retained_budget"}
+    for mode, key in only.items():
+        if key in options.config and config["mode"] != mode:
+            raise ValueError(f"codex-compact: {key} applies only to mode = {mode!r} (mode is {config['mode']!r})")
     return CodexCompact(
         window, limit=config["limit"], user_budget=config["user_budget"],  # type: ignore[arg-type]
         mode=config["mode"], retained_budget=config["retained_budget"],  # type: ignore[arg-type]

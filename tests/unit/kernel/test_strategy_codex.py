@@ -193,6 +193,8 @@ def test_a_failed_remote_compaction_warns_and_leaves_the_view():
     before = engine.view(session)
     engine.before_step(context(session, 10_000, Recorder(text="")))
     assert engine.view(session) == before and rewrites(session) == []
+    texts = [e.info["text"] for e in session.events if e.kind == "compaction/warning"]
+    assert texts == ["codex-compact: the remote compaction failed: no compaction item"]
 
 
 def test_the_mode_setting_is_checked():
@@ -202,10 +204,18 @@ def test_the_mode_setting_is_checked():
         factory(10_000, EngineOptions(config={"mode": "v2"}))
 
 
+def test_a_budget_for_the_other_mode_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="retained_budget applies only to mode = 'remote'"):
+        factory(10_000, EngineOptions(config={"retained_budget": 1_000}))
+    with pytest.raises(ValueError, match="user_budget applies only to mode = 'local'"):
+        factory(10_000, EngineOptions(config={"mode": "remote", "user_budget": 1_000}))
+    assert factory(10_000, EngineOptions(config={"mode": "remote", "retained_budget": 1_000})).retained_budget == 1_000
+
+
 def test_the_local_prompt_and_summary_prefix_follow_the_templates_at_928a707():
     # Since that commit the compact prompt asks for the one task still under way in a fixed outline
-    # and the summary prefix tells the next model to go on from the next steps (paraphrased here,
-    # at about the templates' lengths: 692 and 419 characters).
+    # and the summary prefix tells the next model to go on from the next steps (written here in
+    # the engine's own words, at about the templates' lengths: 692 and 419 characters).
     assert "Next steps" in COMPACT_PROMPT and "Task under way" in COMPACT_PROMPT
     assert 550 <= len(COMPACT_PROMPT) <= 800 and 350 <= len(SUMMARY_PREFIX) <= 480
     assert "next steps" in SUMMARY_PREFIX and "do not reopen finished tasks" in SUMMARY_PREFIX
@@ -216,7 +226,9 @@ def test_on_thinking_tools_at_32k_the_remote_call_is_cold_and_the_request_after_
 
     case = EngineCase(32_000, "thinking-tools", "lenient")
     local = run_case("codex-compact", case, "patched", {"mode": "local"}).observations
-    remote = run_case("codex-compact", case, "patched", {"mode": "remote"}).observations
+    remote_run = run_case("codex-compact", case, "patched", {"mode": "remote"})
+    remote = remote_run.observations
+    assert remote_run.num_folds == 4  # a remote compaction is a fold (the sweep's *folds* column)
 
     def calls(observations):
         """(hit ratio of each compaction call, cached tokens of the conversation request after it)."""
