@@ -1291,6 +1291,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             prev = previous.get(origins[key])
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
+        if r.prefix is not None:
+            shared.head_used[r.prefix.head] = tick
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind, shown = _compaction_kind(r, row), ""
         if kind is None and row.lost_tokens is None:
@@ -2414,6 +2416,8 @@ class _Shared(msgspec.Struct):
     #: The logged history of every chain (transcripts), for locating breaks.
     histories: Histories
     head_seen: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Per head, the tick of the latest request sent under it so far (any lane).
+    head_used: dict[str, int] = msgspec.field(default_factory=dict)
     compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
@@ -2561,8 +2565,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
+        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None and step.prev is None else None
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
-                      levels=levels)
+                      levels=levels, head_gap=None if head_used is None else step.tick - head_used)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()
