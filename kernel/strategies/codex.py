@@ -65,6 +65,19 @@ SUMMARY_PREFIX = (
     "asked for it. The tools it used are in the state it left them. The summary:"
 )
 
+#: What a result of the remote mode rests on, for the reports that show one.
+REMOTE_PRICE_NOTE = (
+    "codex-compact mode=remote: each compact call is priced as an ordinary request of its shape, cold "
+    "in the simulator's rendering (tools before the system prompt); how much of /responses/compact "
+    "OpenAI serves from cache is not published, so those calls' uncached tokens are an assumption"
+)
+
+
+def run_notes(engine: str, settings: str) -> list[str]:
+    """Notes for a run of ``engine`` whose ``--engine-config`` reads ``settings`` (``key=value,...``)."""
+    return [REMOTE_PRICE_NOTE] if engine == "codex-compact" and "mode=remote" in settings.split(",") else []
+
+
 #: The start of a compaction item's text (``openai_compaction.compaction_item``).
 ITEM_MARK = "[compaction encrypted_content="
 MODES = ("local", "remote")
