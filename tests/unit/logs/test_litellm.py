@@ -390,3 +390,31 @@ def test_a_sessionless_call_that_misses_says_it_has_no_previous_call_not_zero_id
         "whether its prompt starts as theirs did is not in the log"
     )
     assert not any("0s idle" in r.detail for r in rows)
+
+
+def test_the_lanes_tables_fold_sessionless_calls_into_one_row_the_json_keeps_them(tmp_path: Path) -> None:
+    # 400 sessionless rows printed 400 lane lines (72 -> 471 lines of text); now one row a file in
+    # the text, Markdown and HTML tables, while each stays a lane of its own in the replay and JSON.
+    from prefixbench.reports.audit import audit_json, audit_markdown, audit_table
+    from prefixbench.reports.html_pages import audit_page
+    from prefixbench.reports.audit import audit_record, _group_record, LANE_FIELDS
+    from prefixbench.workloads.audit.core import fold_sessionless
+
+    path = sessionless_export(tmp_path / "spend.jsonl")
+    with path.open("a") as handle:  # one call of a named session keeps its own row
+        handle.write(json.dumps(row("s1", "2025-11-01T11:00:00Z", model="gpt-4.1", custom_llm_provider="openai",
+                                    prompt_tokens=6100, completion_tokens=4, session_id="sess")) + "\n")
+    result = run_audit([path])
+    assert len(result.sessionless_lanes) == 12 and len(json.loads(audit_json(result))["lanes"]) == 13
+    text = audit_table(result)
+    lanes = text[text.index("lanes: reported vs predicted"):].splitlines()
+    assert any("sessionless calls (12)" in line and " 12 " in line for line in lanes)
+    assert not any(line.split()[1:2] == ["r3"] for line in lanes if line.startswith("spend.jsonl"))
+    assert any(line.split()[1:2] == ["sess"] for line in lanes if line.startswith("spend.jsonl"))
+    assert "sessionless calls (12)" in audit_markdown(result)
+    folded = [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None)
+              for lane in fold_sessionless(result.lanes, result.sessionless_lanes)]
+    (merged,) = [lane for lane in folded if lane["lane"].startswith("sessionless")]
+    assert merged["requests"] == 12 and merged["reported_cache_read"] == 8 * 6016
+    page = audit_page(audit_record(result), None, lanes=folded)
+    assert "sessionless calls (12)" in page
