@@ -240,8 +240,8 @@ def test_on_thinking_tools_at_32k_the_remote_call_is_cold_and_the_request_after_
         return found
 
     # The local turn replays the cached conversation (warm); the compact request carries no
-    # tools, so it shares no prefix with it (cold, under 4%: later ones read the earlier compact
-    # requests' user messages).
+    # tools, so under the simulator's tools-first rendering it shares no prefix with it (cold,
+    # under 4%: later ones read the earlier compact requests' user messages).
     assert len(calls(local)) == len(calls(remote)) == 4
     assert min(hit for hit, _ in calls(local)) > 0.96 and max(hit for hit, _ in calls(remote)) < 0.04
     # Either way the first request after reads the same head: the system, tools and the kept
