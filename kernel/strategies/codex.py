@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import msgspec
 
-from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, ToolResult, user_text, warn
-from prefixbench.kernel.meter import price_header
+from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, ToolResult, count_tokens, user_text, warn
 
 from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_results, tokens_of
 from prefixbench.kernel.strategies.openai_compaction import compaction_item
@@ -160,7 +159,7 @@ def trim_trailing_results(ctx: StepContext, sent: list[Message], window: int) ->
     which the compact request does not carry.
     """
     header = ctx.routed or ctx.header()
-    tools = price_header(header) - price_header(None if header is None else msgspec.structs.replace(header, tools=()))
+    tools = count_tokens((), header) - count_tokens((), None if header is None else msgspec.structs.replace(header, tools=()))
     index = len(sent) - 1
     while index > 0 and sent[index].role == "tool" and ctx.measure(sent).total_tokens - tools > window:
         message = sent[index]
