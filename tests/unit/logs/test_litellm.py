@@ -397,7 +397,8 @@ def test_the_lanes_tables_fold_sessionless_calls_into_one_row_the_json_keeps_the
     # the text, Markdown and HTML tables, while each stays a lane of its own in the replay and JSON.
     from prefixbench.reports.audit import audit_json, audit_markdown, audit_table
     from prefixbench.reports.html_pages import audit_page
-    from prefixbench.reports.audit import audit_record, _group_record, LANE_FIELDS
+    from prefixbench.reports.audit import audit_record, _group_record
+    from prefixbench.workloads.audit.schema import LANE_FIELDS
     from prefixbench.workloads.audit.core import fold_sessionless
 
     path = sessionless_export(tmp_path / "spend.jsonl")
