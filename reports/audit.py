@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -27,7 +27,7 @@ from prefixbench.simulator.providers import rules_for
 from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
 from prefixbench.workloads.audit.explicit import usd_or_unknown
 from prefixbench.workloads.audit.locate import short_where
-from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp, Totals
+from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp, Totals, fold_sessionless
 from prefixbench.workloads.audit.losses import LOSS_CLASSES, LossSplit, Recommendation
 from prefixbench.workloads.audit.schema import (
     CAUSE_FIELDS,
@@ -570,9 +570,11 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     short = _namer(result)
     out = list(text_lines(
         ["file", "lane", "reqs", "read", "pred", "err", "write", "pred", "uncached", "pred", "read ±3%", "hit", "paid", "lost"],
-        [_lane_cells(lane, lane.file in reported_files, short) for lane in result.lanes],
+        [_lane_cells(lane, lane.file in reported_files, short) for lane in fold_sessionless(result.lanes, result.sessionless_lanes)],
         set(range(2, 14)),
     ))
+    if result.sessionless_lanes:
+        out.append(SESSIONLESS_ROW)
     if any(lane.reported_cache_read is None and lane.hit_ratio is not None for lane in result.lanes):
         out.append(PREDICTED_HIT)
     if any(lane.reported_cache_read is not None and lane.reported_cache_write is None for lane in result.lanes):
@@ -992,7 +994,12 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
         from prefixbench.reports.whatif import with_change_records
 
         what_if = with_change_records(what_if)
-    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts)
+    lanes = None
+    if result.sessionless_lanes:
+        lanes = [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None)
+                 for lane in fold_sessionless(result.lanes, result.sessionless_lanes)]
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts,
+                      lanes=lanes)
 
 
 def _text_file(path: Path):
@@ -1322,8 +1329,9 @@ def _run_audit_command(args) -> int:
 
             assumed += codex_head_notes(trace[0], codex_heads)
             trace = (assume_codex_heads(trace[0], codex_heads), trace[1])
-        from prefixbench.workloads.audit.core import drop_request_ids
+        from prefixbench.workloads.audit.core import drop_request_ids, sessionless_lanes
 
+        alone = sessionless_lanes(trace[0])  # (told by the ids, dropped next)
         drop_request_ids(trace[0])  # read: nothing below reads them
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
@@ -1342,6 +1350,7 @@ def _run_audit_command(args) -> int:
             from prefixbench.workloads.audit.core import drop_histories
 
             drop_histories(trace[0])  # located: the re-simulations below do not read them
+            result = replace(result, sessionless_lanes=alone)
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)

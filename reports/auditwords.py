@@ -270,3 +270,10 @@ def idle_duration(ms: int) -> str:
     if days:
         return f"{days}d{hours:02d}h"
     return f"{hours}h{mins:02d}m" if mins else f"{hours}h"
+
+
+#: Said under a lanes table that folds gateway calls naming no session into one row.
+SESSIONLESS_ROW = (
+    "sessionless calls (N): the gateway calls of a file that name no session, summed in one row; each is a lane of its "
+    "own in the cache replay and in the JSON record"
+)

@@ -220,12 +220,23 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
         board = leaderboard(rows)
         _write_outputs(out, spec, prices, rows, board)
     print(leaderboard_text(board))
+    for line in _engine_notes(spec):
+        print(f"note: {line}")
     if not options.quiet:
         print(f"wrote {out}/: {', '.join(sorted(names))}, {STORE_DIR}/ ({_runs(len(keys))})", file=sys.stderr)
     return 0
 
 
 # --- formatting ------------------------------------------------------------------------------
+
+
+def _engine_notes(spec: BenchSpec) -> list[str]:
+    """What the ``--engine-config`` tables' settings rest on (the remote compact call's assumed price)."""
+    from prefixbench.kernel.strategies.codex import run_notes
+
+    notes = [note for engine, table in spec.engine_config.items()
+             for note in run_notes(engine, ",".join(f"{key}={value}" for key, value in sorted(table.items())))]
+    return list(dict.fromkeys(notes))
 
 
 def _pct(value: object) -> str:
@@ -335,6 +346,7 @@ def report_markdown(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequenc
                      f"input {rates.input}, read {rates.cache_read}, {write}, output {rates.output}")
     lines += ["", "## Leaderboard", "", HOW_TO_READ, ""]
     lines.append(Table(LEADERBOARD_HEADER, leaderboard_rows(board), RIGHT).markdown(escape_pipes=True))
+    lines += ["", *(f"Note: {note}." for note in _engine_notes(spec))] if _engine_notes(spec) else []
     lines.append("")
     return "\n".join(lines)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -464,12 +464,14 @@ def _lane_label(file: str, lane: str, many_files: dict[str, str]) -> str:
 
 
 def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None,
-               hosts: Iterable[tuple[str, str, int]] = ()) -> str:
+               hosts: Iterable[tuple[str, str, int]] = (), lanes: list[dict] | None = None) -> str:
     """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
     ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
     terminal's words), counted from ``record``'s requests when not given; ``hosts``: the requests
     left unpriced by the host that served them, as the terminal's headline counts them
-    (:attr:`~prefixbench.workloads.audit.core.AuditResult.unpriced_hosts`; not in ``record``)."""
+    (:attr:`~prefixbench.workloads.audit.core.AuditResult.unpriced_hosts`; not in ``record``);
+    ``lanes``: the rows of the lanes table when they are not ``record``'s (sessionless gateway
+    calls folded into one row a file: :func:`~prefixbench.workloads.audit.core.fold_sessionless`)."""
     from prefixbench.reports.auditwords import ratio_basis
 
     if basis is None:
@@ -500,7 +502,9 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     if record.get("explicit_caches"):
         sections.append(("explicit-caches", "Explicit caches the logs created",
                          _audit_explicit_caches(record["explicit_caches"], totals, many)))
-    sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"], many)))
+    folded = lanes is not None
+    sections.append(("lanes", "Lanes: predicted vs reported", _audit_lanes(record["lanes"] if lanes is None else lanes, many)
+                     + (note(SESSIONLESS_ROW + ".") if folded else "")))
     shown = record.get("requests_shown")
     if shown is None:
         sections.append(("requests", "Every request", _audit_requests(record["requests"], many)))

@@ -260,6 +260,10 @@ def _print_outcome(
         print(runs_text)
         return
     print(sweep_text_table(runs_df, same))
+    from prefixbench.reports.sweep import engine_notes
+
+    for line in engine_notes(runs_df):
+        print(f"note: {line}")
     if costs is not None and price is not None:
         print(f"\ncost at {price.model} prices (USD):")
         print(cost_text(costs))

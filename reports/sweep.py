@@ -62,6 +62,20 @@ def _scalar(value: object) -> object:
     return value
 
 
+def engine_notes(runs: pd.DataFrame) -> list[str]:
+    """What the runs' engine settings rest on (``--engine-config``, as the runs' ``params`` record it),
+    once each: e.g. the assumed price of codex-compact's remote compact calls."""
+    from prefixbench.kernel.strategies.codex import run_notes
+
+    if not len(runs):
+        return []
+    notes: list[str] = []
+    for engine, params in dict.fromkeys(zip(runs["engine"], runs["params"])):
+        settings = next((p.split("=", 1)[1] for p in str(params).split(";") if p.startswith("engine_config=")), "")
+        notes += run_notes(str(engine), settings)
+    return list(dict.fromkeys(notes))
+
+
 def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame, same: Collection[int] = ()) -> str:
     """report.md: what ran, the sweep table (medians and ranges when several seeds ran) and how to
     read it. ``same``: the rows of runs identical to their legacy run (``same run``)."""
@@ -108,6 +122,7 @@ def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame, same: Colle
         *_how_to_read(needs_aggregate(runs)),
         "A warm summary call pays only its instruction; a cold one pays the whole region again.",
     ]
+    lines += [f"Note: {note}." for note in engine_notes(runs)]
     if "| 400s |" in table.split("\n", 1)[0]:  # (the column is there only under a strict profile or with 400s)
         lines += [
             "*400s* counts requests the provider profile rejected; they never reach the cache and are",

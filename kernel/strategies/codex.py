@@ -20,8 +20,10 @@ Codex when the provider is OpenAI; the engine's default stays ``local``):
 
 1. the compaction request is the current view under the routed system prompt with no tools and
    no prompt of Codex's own (the server holds the instruction), sent to ``/responses/compact``
-   as a ``compaction`` request; while it would not fit the window, the trailing tool calls and
-   results are dropped (Codex trims the newest agent-made items before a remote compaction);
+   as a ``compaction`` request; while it (measured without tools) would not fit the window, the
+   trailing tool results are emptied to ``aborted``, stopping at the first call or assistant
+   message (Codex removes only the tool outputs it added itself from the end, and its history
+   normalisation gives each call left without one an ``aborted`` output);
 2. the new history is the user messages of the view (earlier compaction items excluded),
    newest first within ``retained_budget`` tokens (64,000, the server's retained-message
    default Codex mirrors in ``compact_remote_v2.rs``), back in chronological order, then the
@@ -33,23 +35,25 @@ from __future__ import annotations
 
 import msgspec
 
-from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, user_text, warn
+from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, ToolResult, count_tokens, user_text, warn
 
 from prefixbench.kernel.strategies.foldview import Folded, shorten, skip_tool_results, tokens_of
 from prefixbench.kernel.strategies.openai_compaction import compaction_item
 from prefixbench.kernel.strategies.settings import read_settings
 
-#: Paraphrases ``templates/compact/prompt.md`` at commit ``928a707`` (about its length): the
-#: summary is for the one task still in progress, in a fixed outline.
+#: Written for this engine after ``templates/compact/prompt.md`` at commit ``928a707`` (same aim,
+#: about its length): a handoff for the one task still in progress, in a fixed outline.
 COMPACT_PROMPT = (
-    "Context checkpoint: you are compacting this conversation. Write a handoff summary that lets "
-    "another model pick up the one task still under way (the latest user request not yet done).\n\n"
-    "Rules:\n- Cover that task only; do not go back over tasks already finished.\n"
-    "- Suggest no reviews or re-checks the user did not ask for.\n"
-    "- Mention earlier finished tasks in one short line at most.\n\n"
-    "Outline:\n- Task under way:\n- Done so far:\n- Next steps (this task only):\n"
-    "- Context, constraints and preferences that still hold:\n- Finished tasks (optional, short):\n\n"
-    "Keep it brief and structured so the next model can go on without retracing its steps."
+    "The conversation so far is about to be replaced by your summary, so a fresh model will read "
+    "only what you write next. Focus on the most recent user request that is not finished yet and "
+    "describe it as follows.\n\n"
+    "1. Task under way: what the user asked for and what counts as done.\n"
+    "2. Progress: what has been changed or learned, with the files and commands that matter.\n"
+    "3. Next steps: the concrete actions left for this task, in order.\n"
+    "4. Constraints: preferences and decisions the user stated that still apply.\n"
+    "5. Earlier tasks: one line for all of them, or nothing.\n\n"
+    "Leave out work that is already complete and do not propose extra checks nobody requested. "
+    "Be short; structure beats prose."
 )
 #: Marks the summary message (so the next compaction does not keep it as a user message);
 #: paraphrases ``templates/compact/summary_prefix.md`` at ``928a707``.
@@ -60,9 +64,24 @@ SUMMARY_PREFIX = (
     "asked for it. The tools it used are in the state it left them. The summary:"
 )
 
+#: What a result of the remote mode rests on, for the reports that show one.
+REMOTE_PRICE_NOTE = (
+    "codex-compact mode=remote: each compact call is priced as an ordinary request of its shape, cold "
+    "in the simulator's rendering (tools before the system prompt); how much of /responses/compact "
+    "OpenAI serves from cache is not published, so those calls' uncached tokens are an assumption"
+)
+
+
+def run_notes(engine: str, settings: str) -> list[str]:
+    """Notes for a run of ``engine`` whose ``--engine-config`` reads ``settings`` (``key=value,...``)."""
+    return [REMOTE_PRICE_NOTE] if engine == "codex-compact" and "mode=remote" in settings.split(",") else []
+
+
 #: The start of a compaction item's text (``openai_compaction.compaction_item``).
 ITEM_MARK = "[compaction encrypted_content="
 MODES = ("local", "remote")
+#: The output a trimmed tool result is left with (Codex's normalisation fills a call without one so).
+ABORTED = "aborted"
 DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000, "mode": "local", "retained_budget": 64_000}
 
 
@@ -118,9 +137,7 @@ class CodexCompact(EngineBase):
 
     def _remote(self, ctx: StepContext, view: tuple[Message, ...]) -> None:
         """The view to the compact endpoint without tools; kept user messages and the item come back."""
-        sent = list(view)
-        while len(sent) > 1 and sent[-1].role in ("tool", "assistant") and ctx.measure(sent).total_tokens > self.window:
-            sent.pop()  # the newest agent-made item: Codex trims those before a remote compaction
+        sent = trim_trailing_results(ctx, list(view), self.window)
         request = msgspec.structs.replace(ctx.summary_request(sent), tools=())
         reply = ctx.client(request)
         text = reply.text().strip()
@@ -131,6 +148,28 @@ class CodexCompact(EngineBase):
         head = (*select_user_messages(users, self.retained_budget), compaction_item(text))
         self.folded.land(head, len(ctx.session.derive_messages()))
         ctx.declare_rewrite("compaction")
+
+
+def trim_trailing_results(ctx: StepContext, sent: list[Message], window: int) -> list[Message]:
+    """``sent`` with its trailing tool results emptied to ``aborted`` while the tool-less request is over ``window``.
+
+    Codex (``compact_remote.rs``) removes only the items it generated itself (tool outputs) from
+    the end and stops at the first call or assistant message; its history normalisation then gives
+    each call left without an output an ``aborted`` one. The size is measured without the tools,
+    which the compact request does not carry.
+    """
+    header = ctx.routed or ctx.header()
+    tools = count_tokens((), header) - count_tokens((), None if header is None else msgspec.structs.replace(header, tools=()))
+    index = len(sent) - 1
+    while index > 0 and sent[index].role == "tool" and ctx.measure(sent).total_tokens - tools > window:
+        message = sent[index]
+        parts = tuple(
+            msgspec.structs.replace(p, content=(Text(ABORTED),)) if isinstance(p, ToolResult) else p
+            for p in message.blocks
+        )
+        sent[index] = msgspec.structs.replace(message, blocks=parts)
+        index -= 1
+    return sent
 
 
 def is_item(message: Message) -> bool:
@@ -163,9 +202,14 @@ def select_user_messages(users: list[Message], budget: int) -> tuple[Message, ..
 
 
 def factory(window: int, options: EngineOptions) -> CodexCompact:
-    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``,
-    ``mode`` (``local`` or ``remote``), ``retained_budget`` (remote mode)."""
+    """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``
+    (local mode), ``mode`` (``local`` or ``remote``), ``retained_budget`` (remote mode); a budget given
+    for the other mode is an error."""
     config = read_settings("codex-compact", options.config, DEFAULTS)
+    only = {"local": "user_budget", "remote": "retained_budget"}
+    for mode, key in only.items():
+        if key in options.config and config["mode"] != mode:
+            raise ValueError(f"codex-compact: {key} applies only to mode = {mode!r} (mode is {config['mode']!r})")
     return CodexCompact(
         window, limit=config["limit"], user_budget=config["user_budget"],  # type: ignore[arg-type]
         mode=config["mode"], retained_budget=config["retained_budget"],  # type: ignore[arg-type]

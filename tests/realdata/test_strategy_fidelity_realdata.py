@@ -34,12 +34,13 @@ import pytest
 
 from prefixbench.kernel.strategies import claude_code
 from prefixbench.kernel.strategies.claude_code import autocompact_threshold
-from prefixbench.kernel.strategies.codex import CodexCompact
+from prefixbench.kernel.strategies.codex import CodexCompact, is_item
 from prefixbench.kernel.strategies.openclaw import DEFAULTS as OPENCLAW_DEFAULTS, OpenClawCompaction
 from prefixbench.kernel.strategies.pi import PiCompaction
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.specs.engine import EngineCase, run_case
 from tests.realdata.mirrors import file_at
+from tests.unit.kernel.agent_sessions import context, session_with
 
 MIRRORS = Path(os.environ.get("PREFIXBENCH_MIRROR_ROOT", "/work/.mirror"))
 
@@ -69,16 +70,24 @@ def _records(path: Path) -> list[dict]:
     return records
 
 
-def _triggers(engine: str, window: int) -> list[int]:
-    """The context the engine compacted at, on both engine workloads at ``window``: the prompt of
-    the last conversation request before each checkpoint it landed (what the agent's own log
-    gives as the size it compacted at: Claude Code's ``preTokens``)."""
-    found = []
+def _claude_triggers(window: int, threshold: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The context Claude Code's engine compacted at, on both engine workloads at ``window`` with
+    its threshold set to ``threshold``: what it measured as the size of the next request when a
+    step of it landed a checkpoint, like Claude Code's ``preTokens`` (the request it would have
+    sent next), not the last prompt it sent."""
+    found: list[int] = []
+    step = claude_code.ClaudeCodeCompact.before_step
+
+    def recording(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        tokens = ctx.usage_tokens(self.view(ctx.session))
+        rewrites = sum(1 for e in ctx.session.events if e.kind == "compaction/rewrite")
+        step(self, ctx)
+        if tokens >= self.threshold(ctx) and sum(1 for e in ctx.session.events if e.kind == "compaction/rewrite") > rewrites:
+            found.append(tokens)
+
+    monkeypatch.setattr(claude_code.ClaudeCodeCompact, "before_step", recording)
     for workload in ("seed-coding", "thinking-tools"):
-        observations = run_case(engine, EngineCase(window, workload, "lenient")).observations
-        for i, o in enumerate(observations):
-            if o.purpose == "conversation" and "checkpoint" in o.rewrites_since_previous:
-                found.append([p.prompt_tokens for p in observations[:i] if p.purpose == "conversation"][-1])
+        run_case("claude-code-autocompact", EngineCase(window, workload, "lenient"), "patched", {"threshold_tokens": threshold})
     return found
 
 
@@ -166,7 +175,7 @@ def _claude(sessions, tmp_path: Path) -> list[tuple[str, int, int | None, int | 
     return [c for repo, commit, path in sessions for c in _claude_compactions(_show(repo, commit, path, tmp_path))]
 
 
-def test_claude_code_auto_compactions_fire_where_the_engine_threshold_says(tmp_path: Path) -> None:
+def test_claude_code_auto_compactions_fire_where_the_engine_threshold_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     threshold = autocompact_threshold(CLAUDE_WINDOW, CLAUDE_CAP)
     assert threshold == 167_000
     main = sorted(pre for trigger, pre, _, _, _ in _claude(CLAUDE_CODE_SESSIONS, tmp_path) if trigger == "auto")
@@ -185,12 +194,16 @@ def test_claude_code_auto_compactions_fire_where_the_engine_threshold_says(tmp_p
     pre = sorted(p for trigger, p, _, _, _ in sub if trigger == "auto")
     assert len(pre) == 9 and pre[0] - threshold == 10_860 and pre[-1] - threshold == 24_997
     assert all(after is None for _, _, after, _, _ in sub)
-    # The engine agrees: run at the real 200k window, it compacts at or over the threshold and,
-    # as the 17 real ones, short of the window less the output reserve (20,000: none near the
-    # window), a step's new tool results overshooting the threshold as Claude Code's do.
+    # The engine agrees, measured like preTokens (its own count of the request it would send
+    # next when it compacted, not the last prompt it sent): run at the real 200k window with the
+    # threshold 2.1.x used (the workloads' own output caps put it elsewhere: 174,500 on
+    # seed-coding, whose cap is window/16 = 12,500, and 178,808 on thinking-tools; with 167,000 the
+    # engine compacts at 167,013-172,739), it compacts at or over the threshold and, as the 17 real
+    # ones, short of the window less the output reserve (20,000: none near the window), a step's
+    # new tool results overshooting the threshold as Claude Code's do.
     limit = CLAUDE_WINDOW - 20_000
     assert main[-1] < limit
-    engine = _triggers("claude-code-autocompact", CLAUDE_WINDOW)
+    engine = _claude_triggers(CLAUDE_WINDOW, threshold, monkeypatch)
     assert engine and all(threshold <= at < limit for at in engine)
 
 
@@ -410,7 +423,8 @@ def test_codex_compaction_is_remote_and_fires_over_ninety_percent_of_the_logged_
     # The replacement history: the 8 earlier user messages, Codex's initial context (developer
     # message, environment context) put back before the last user message, that message, and the
     # compaction item last. The engine's remote mode keeps the same order (user messages, then
-    # the item), its initial context being the routed system prompt and tools, which stay.
+    # the item; run below on a session of these user messages), its initial context being the
+    # routed system prompt and tools, which stay first.
     history = compacted["replacement_history"]
     shape = [item.get("role", item["type"]) for item in history]
     assert shape == ["user"] * 8 + ["developer", "user", "user", "compaction"]
@@ -424,6 +438,18 @@ def test_codex_compaction_is_remote_and_fires_over_ninety_percent_of_the_logged_
     kept = [item for i, item in enumerate(history) if item.get("role") == "user" and i != 9]
     assert [u["content"] for u in users] == [k["content"] for k in kept]
     assert sum(len(u["content"][0]["text"]) for u in users) // 4 < 20_000 < 64_000
+    # The engine's remote mode on a session of the same shape: these 9 user messages, each with
+    # tool steps after it, over the limit at the logged window. Its new history is the real one
+    # without Codex's initial context: the user messages in order, then the compaction item.
+    texts = [u["content"][0]["text"] for u in users]
+    session = session_with([(text, 52) for text in texts])
+    engine = CodexCompact(window, mode="remote")
+    engine.before_step(context(session, window))
+    view = engine.view(session)
+    assert [m.text() for m in view[:-1]] == texts and is_item(view[-1])
+    real = [item for item in history if item.get("role") != "developer" and not (
+        item.get("role") == "user" and item["content"][0]["text"].startswith("<environment_context>"))]
+    assert [item.get("role", item["type"]) for item in real] == ["user"] * len(texts) + ["compaction"]
     # The first request after: 22,361 tokens (11,136 read from cache, under half): the history
     # now opens on an old user message where the cached one had the developer message, so only
     # the instructions and tools can match (the session's first request, on the same head,

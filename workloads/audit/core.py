@@ -90,6 +90,7 @@ from prefixbench.workloads.logs import endpoints
 from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
+from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
@@ -458,6 +459,72 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: price or none (:func:`host_unpriced`), as ``(model, host, requests)``: the headline gives
     #: them their own reason. Not in the JSON record (its unpriced counts are per model).
     unpriced_hosts: tuple[tuple[str, str, int], ...] = ()
+    #: The lanes of gateway calls naming no session, each alone (``(file, lane)``): the lanes
+    #: tables fold them into one row a file (:func:`fold_sessionless`). Not in the JSON record.
+    sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
+
+
+def sessionless_lanes(requests: Sequence[TraceRequest]) -> frozenset[tuple[str, str]]:
+    """The lanes of gateway calls naming no session, ``(file, lane)``: read before the requests'
+    ids are dropped (:func:`drop_request_ids`), which tell them."""
+    return frozenset((r.file, r.lane) for r in requests if in_own_lane(r.source_format, r.lane, r.request_id, r.line))
+
+
+def fold_sessionless(lanes: Sequence[LaneSummary], alone: frozenset[tuple[str, str]]) -> list[LaneSummary]:
+    """``lanes`` with each file's lanes in ``alone`` summed into one row, ``sessionless calls (N)``,
+    where the first of them stood (they stay separate lanes for the cache replay and the JSON).
+    Its hit ratio is its reported read over its reported read, write and uncached tokens (the
+    predicted ones where none of them reports)."""
+    groups: dict[str, list[LaneSummary]] = defaultdict(list)
+    for lane in lanes:
+        if (lane.file, lane.lane) in alone:
+            groups[lane.file].append(lane)
+    out: list[LaneSummary] = []
+    for lane in lanes:
+        group = groups.get(lane.file) if (lane.file, lane.lane) in alone else None
+        if group is None:
+            out.append(lane)
+        elif group[0] is lane:
+            out.append(lane if len(group) == 1 else _folded(group))
+    return out
+
+
+def _folded(group: list[LaneSummary]) -> LaneSummary:
+    def summed(name: str) -> int | None:
+        values = [getattr(lane, name) for lane in group if getattr(lane, name) is not None]
+        return sum(values) if values else None
+
+    reporting = [lane for lane in group if lane.reported_cache_read is not None]
+    if reporting:
+        read = sum(lane.reported_cache_read or 0 for lane in reporting)
+        prompt = read + sum((lane.reported_cache_write or 0) + (lane.reported_uncached or 0) for lane in reporting)
+    else:
+        read = sum(lane.predicted_cache_read for lane in group)
+        prompt = read + sum(lane.predicted_cache_write + lane.predicted_uncached for lane in group)
+    first = group[0]
+    return replace(
+        first,
+        lane=f"sessionless calls ({len(group)})",
+        requests=sum(lane.requests for lane in group),
+        model=",".join(sorted({m for lane in group for m in lane.model.split(",")})),
+        reported_cache_read=summed("reported_cache_read"),
+        reported_cache_write=summed("reported_cache_write"),
+        reported_uncached=summed("reported_uncached"),
+        reported_output=summed("reported_output"),
+        predicted_cache_read=sum(lane.predicted_cache_read for lane in group),
+        predicted_cache_write=sum(lane.predicted_cache_write for lane in group),
+        predicted_uncached=sum(lane.predicted_uncached for lane in group),
+        read_within=summed("read_within"),
+        hit_ratio=None if all(lane.hit_ratio is None for lane in group) or not prompt else read / prompt,
+        cost_usd=usd_sum(lane.cost_usd for lane in group),
+        lost_usd=usd_sum(lane.lost_usd for lane in group),
+        lost_tokens=sum(lane.lost_tokens for lane in group),
+        head_tokens=None,
+        unpriced_requests=sum(lane.unpriced_requests for lane in group),
+        unpriced_no_usage=sum(lane.unpriced_no_usage for lane in group),
+        unseen_requests=sum(lane.unseen_requests for lane in group),
+        ranged_requests=sum(lane.ranged_requests for lane in group),
+    )
 
 
 def _iso(ms: int | None) -> str | None:
@@ -1291,6 +1358,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             prev = previous.get(origins[key])
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
         row = _explain(step, shared)
+        if r.prefix is not None:
+            shared.head_used[r.prefix.head] = tick
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind, shown = _compaction_kind(r, row), ""
         if kind is None and row.lost_tokens is None:
@@ -2417,6 +2486,8 @@ class _Shared(msgspec.Struct):
     #: The logged history of every chain (transcripts), for locating breaks.
     histories: Histories
     head_seen: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Per head, the tick of the latest request sent under it so far (any lane).
+    head_used: dict[str, int] = msgspec.field(default_factory=dict)
     compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
@@ -2564,8 +2635,9 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
+        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None and step.prev is None else None
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
-                      levels=levels)
+                      levels=levels, head_gap=None if head_used is None else step.tick - head_used)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()
@@ -2909,6 +2981,7 @@ def _summarize(
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
         unpriced_hosts=host_unpriced(requests, prices),
+        sessionless_lanes=sessionless_lanes(requests),
     )
 
 

@@ -78,6 +78,9 @@ class Evidence(msgspec.Struct, frozen=True):
     #: The reads two or more cold points of the request's head agree on, ``(tokens, cold points)``
     #: (:func:`prefixbench.workloads.audit.core.warm_levels`): prefixes kept warm outside the log.
     levels: tuple[tuple[int, int], ...] = ()
+    #: For a request with no previous call in its lane: logical ms since another lane last sent a
+    #: request under the same head, None when none did.
+    head_gap: int | None = None
 
     @property
     def events(self) -> dict[str, str]:
@@ -489,10 +492,26 @@ def _unwritten_miss(ev: Evidence) -> Finding | None:
     ))
 
 
+def _alone(ev: Evidence) -> str:
+    """For a request with no previous call in its lane: that, and how long since another lane's
+    call under the same head (what the expected read rests on)."""
+    since = "" if ev.head_gap is None else f"; another lane's call under the same head was sent {duration(ev.head_gap)} before"
+    return f"no previous call in its lane (its first call, so no idle time of its own){since}"
+
+
 def _best_effort(ev: Evidence) -> Finding | None:
     note = ev.rules.best_effort_note
     if note is None:
         return None
+    if ev.prev is None:
+        if ev.r.body is None:
+            # Only other lanes' reads say what it could have read: with no body, nothing shows its
+            # prompt starts as theirs did, so the provider is not blamed (unexplained says why).
+            return None
+        return Finding("provider-best-effort", "log", (
+            f"read {ev.cache_read:,} of {ev.expected:,} cached tokens of a head its body shares with other lanes' calls, "
+            f"with {_alone(ev)}: {note}, not the agent's doing"
+        ))
     return Finding("provider-best-effort", "log", (
         f"read {ev.cache_read:,} of {ev.expected:,} cached tokens with nothing changed in the log and "
         + (f"{duration(ev.gap)} idle: " if ev.idle_ms is None else f"{duration(ev.idle_ms)} idle after the previous response ended: ")
@@ -619,6 +638,12 @@ def _why_not_known(ev: Evidence) -> list[str]:
         why.append(
             f"{duration(gap)} after the previous request, on a server whose cache prefixbench does not model (provider "
             "unknown): whether it caches at all, and for how long, is not in the log"
+        )
+    if not why and prev is None:
+        why.append(
+            f"read {ev.cache_read:,} of the {ev.expected:,} tokens other lanes' calls read, with {_alone(ev)}: "
+            + ("no body is logged, so whether its prompt starts as theirs did is not in the log" if r.body is None
+               else "nothing logged explains it")
         )
     if not why:
         why.append(f"{duration(gap)} after the previous request, inside the TTL, and nothing logged in between explains it")

@@ -357,6 +357,11 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
         profile=item.profile,
         engine_config=item.engine_config,
     )
+    if item.engine_config:
+        # The engine's --engine-config table, in the run's parameters (runs.csv, report.md): the
+        # workload's own engine_config names only its built-in engines' settings.
+        settings = ",".join(f"{key}={value}" for key, value in sorted(item.engine_config.items()))
+        run = msgspec.structs.replace(run, params={**run.params, "engine_config": settings})
     # The run is named by its --cache spec, options included: xai:block=64 and xai:block=128
     # in one sweep are two caches (the model names them both "xai").
     return run if run.cache == item.cache else msgspec.structs.replace(run, cache=item.cache)

@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # annotations only: the provider is built by the registry, ne
     from prefixbench.simulator.provider import SimulatedProvider
 
 
-#: Declared rewrite kinds that count as a fold (a summary or a compression of history).
-FOLD_REWRITES = frozenset({"checkpoint", "compress"})
+#: Declared rewrite kinds that count as a fold (a summary or a compression of history; a
+#: ``compaction`` puts a server-made compaction item in place of the history).
+FOLD_REWRITES = frozenset({"checkpoint", "compress", "compaction"})
 
 
 class Script(Protocol):
@@ -169,7 +170,7 @@ class Run(msgspec.Struct, frozen=True):
     @property
     def num_folds(self) -> int:
         """Durable context reductions that summarized or compressed history (for a user's engine:
-        the ``checkpoint`` and ``compress`` rewrites it declared)."""
+        the ``checkpoint``, ``compress`` and ``compaction`` rewrites it declared)."""
         return sum(
             1 for e in self.session.events
             if e.kind in ("compaction/summary", "compaction/compress")

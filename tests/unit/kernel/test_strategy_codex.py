@@ -151,16 +151,40 @@ def test_a_second_remote_compaction_replaces_the_item_and_keeps_the_users():
     assert rewrites(session) == ["compaction", "compaction"]
 
 
-def test_a_remote_request_that_would_not_fit_loses_its_newest_agent_items_not_its_oldest():
+def test_a_remote_request_that_would_not_fit_empties_only_its_trailing_tool_results():
+    # compact_remote.rs trims only the tool outputs Codex added, from the end, and stops at the
+    # first call or assistant message; normalisation gives the call an ``aborted`` output.
     session = session_with([("fix the bug", 30)])
     client = Recorder()
     engine = CodexCompact(10_000, mode="remote")
+    before = engine.view(session)
+    engine.before_step(context(session, 10_000, client))
+    (request,) = client.sent
+    assert len(request.messages) == len(before) and request.messages[:-1] == before[:-1]
+    (result,) = request.messages[-1].blocks
+    assert request.messages[-1].role == "tool" and result.content == (Text("aborted"),)
+    assert result.call_id == before[-2].tool_calls[0].call_id  # the call stays, answered
+
+
+def test_a_remote_request_is_measured_without_the_tools_it_does_not_send():
+    import msgspec
+
+    from prefixbench.kernel import StepContext
+    from prefixbench.simulator.wire import ToolSchema
+    from tests.unit.kernel.agent_sessions import ROUTED
+
+    session = session_with([("fix the bug", 17)])
+    heavy = msgspec.structs.replace(ROUTED, tools=(ToolSchema("read", "x" * 40_000),))
+    client = Recorder()
+    engine = CodexCompact(10_000, limit=8_000, mode="remote")
     ctx = context(session, 10_000, client)
+    ctx = StepContext(session, ctx.catalog, client, 10_000, heavy)
+    before = engine.view(session)
+    assert ctx.measure(before).total_tokens > 10_000  # over the window only with the tools
     engine.before_step(ctx)
     (request,) = client.sent
-    assert ctx.measure(request.messages).total_tokens <= 10_000
-    assert request.messages[0] == user_text("fix the bug")
-    assert request.messages == session.derive_messages()[: len(request.messages)]
+    assert request.tools == () and request.messages == before
+    assert all(not any(t == Text("aborted") for p in m.blocks for t in getattr(p, "content", ())) for m in request.messages)
 
 
 def test_a_failed_remote_compaction_warns_and_leaves_the_view():
@@ -169,6 +193,8 @@ def test_a_failed_remote_compaction_warns_and_leaves_the_view():
     before = engine.view(session)
     engine.before_step(context(session, 10_000, Recorder(text="")))
     assert engine.view(session) == before and rewrites(session) == []
+    texts = [e.info["text"] for e in session.events if e.kind == "compaction/warning"]
+    assert texts == ["codex-compact: the remote compaction failed: no compaction item"]
 
 
 def test_the_mode_setting_is_checked():
@@ -178,10 +204,18 @@ def test_the_mode_setting_is_checked():
         factory(10_000, EngineOptions(config={"mode": "v2"}))
 
 
+def test_a_budget_for_the_other_mode_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="retained_budget applies only to mode = 'remote'"):
+        factory(10_000, EngineOptions(config={"retained_budget": 1_000}))
+    with pytest.raises(ValueError, match="user_budget applies only to mode = 'local'"):
+        factory(10_000, EngineOptions(config={"mode": "remote", "user_budget": 1_000}))
+    assert factory(10_000, EngineOptions(config={"mode": "remote", "retained_budget": 1_000})).retained_budget == 1_000
+
+
 def test_the_local_prompt_and_summary_prefix_follow_the_templates_at_928a707():
     # Since that commit the compact prompt asks for the one task still under way in a fixed outline
-    # and the summary prefix tells the next model to go on from the next steps (paraphrased here,
-    # at about the templates' lengths: 692 and 419 characters).
+    # and the summary prefix tells the next model to go on from the next steps (written here in
+    # the engine's own words, at about the templates' lengths: 692 and 419 characters).
     assert "Next steps" in COMPACT_PROMPT and "Task under way" in COMPACT_PROMPT
     assert 550 <= len(COMPACT_PROMPT) <= 800 and 350 <= len(SUMMARY_PREFIX) <= 480
     assert "next steps" in SUMMARY_PREFIX and "do not reopen finished tasks" in SUMMARY_PREFIX
@@ -192,7 +226,9 @@ def test_on_thinking_tools_at_32k_the_remote_call_is_cold_and_the_request_after_
 
     case = EngineCase(32_000, "thinking-tools", "lenient")
     local = run_case("codex-compact", case, "patched", {"mode": "local"}).observations
-    remote = run_case("codex-compact", case, "patched", {"mode": "remote"}).observations
+    remote_run = run_case("codex-compact", case, "patched", {"mode": "remote"})
+    remote = remote_run.observations
+    assert remote_run.num_folds == 4  # a remote compaction is a fold (the sweep's *folds* column)
 
     def calls(observations):
         """(hit ratio of each compaction call, cached tokens of the conversation request after it)."""
@@ -204,8 +240,8 @@ def test_on_thinking_tools_at_32k_the_remote_call_is_cold_and_the_request_after_
         return found
 
     # The local turn replays the cached conversation (warm); the compact request carries no
-    # tools, so it shares no prefix with it (cold, under 4%: later ones read the earlier compact
-    # requests' user messages).
+    # tools, so under the simulator's tools-first rendering it shares no prefix with it (cold,
+    # under 4%: later ones read the earlier compact requests' user messages).
     assert len(calls(local)) == len(calls(remote)) == 4
     assert min(hit for hit, _ in calls(local)) > 0.96 and max(hit for hit, _ in calls(remote)) < 0.04
     # Either way the first request after reads the same head: the system, tools and the kept

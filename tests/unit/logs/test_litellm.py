@@ -360,3 +360,62 @@ def test_sessionless_rows_are_each_a_lane_of_their_own(tmp_path: Path) -> None:
     rows = run_audit([path]).rows
     assert [(r.lane, r.index, r.cause) for r in rows] == [
         ("a", 0, "cold-start"), ("b", 0, "cold-start"), ("s1", 0, "cold-start"), ("s1", 1, "model-changed")]
+
+
+def sessionless_export(path: Path, rows: int = 12, gap_s: int = 40) -> Path:
+    """A spend-log export of ``rows`` calls naming no session and logging no body, ``gap_s`` apart,
+    every third of which read none of the 6,016 tokens the others read (a shrunk copy of a
+    400-row export that showed the wording below)."""
+    lines = []
+    for n in range(rows):
+        at = f"2025-11-01T{10 + n * gap_s // 3600:02d}:{n * gap_s // 60 % 60:02d}:{n * gap_s % 60:02d}Z"
+        usage = {"prompt_tokens_details": {"cached_tokens": 0 if n % 3 == 0 else 6016}}
+        lines.append(row(f"r{n}", at, model="gpt-4.1", custom_llm_provider="openai", prompt_tokens=6100,
+                         completion_tokens=4, metadata={"additional_usage_values": usage}))
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def test_a_sessionless_call_that_misses_says_it_has_no_previous_call_not_zero_idle(tmp_path: Path) -> None:
+    # Each sessionless call is a lane of its own: a miss at its start has no gap of its own, and
+    # with no body nothing shows its prompt began as the other calls' did, so the provider's
+    # best effort is not named (it was, "with nothing changed in the log and 0s idle").
+    rows = run_audit([sessionless_export(tmp_path / "spend.jsonl")]).rows
+    missed = [r for r in rows if r.cause is not None and r.cause != "cold-start"]
+    assert [r.lane for r in missed] == ["r3", "r6", "r9"]
+    assert {(r.cause, r.evidence) for r in missed} == {("unexplained", "none")}
+    assert missed[0].detail == (
+        "read 0 of the 6,016 tokens other lanes' calls read, with no previous call in its lane (its first call, so no "
+        "idle time of its own); another lane's call under the same head was sent 40s before: no body is logged, so "
+        "whether its prompt starts as theirs did is not in the log"
+    )
+    assert not any("0s idle" in r.detail for r in rows)
+
+
+def test_the_lanes_tables_fold_sessionless_calls_into_one_row_the_json_keeps_them(tmp_path: Path) -> None:
+    # 400 sessionless rows printed 400 lane lines (72 -> 471 lines of text); now one row a file in
+    # the text, Markdown and HTML tables, while each stays a lane of its own in the replay and JSON.
+    from prefixbench.reports.audit import audit_json, audit_markdown, audit_table
+    from prefixbench.reports.html_pages import audit_page
+    from prefixbench.reports.audit import audit_record, _group_record
+    from prefixbench.workloads.audit.schema import LANE_FIELDS
+    from prefixbench.workloads.audit.core import fold_sessionless
+
+    path = sessionless_export(tmp_path / "spend.jsonl")
+    with path.open("a") as handle:  # one call of a named session keeps its own row
+        handle.write(json.dumps(row("s1", "2025-11-01T11:00:00Z", model="gpt-4.1", custom_llm_provider="openai",
+                                    prompt_tokens=6100, completion_tokens=4, session_id="sess")) + "\n")
+    result = run_audit([path])
+    assert len(result.sessionless_lanes) == 12 and len(json.loads(audit_json(result))["lanes"]) == 13
+    text = audit_table(result)
+    lanes = text[text.index("lanes: reported vs predicted"):].splitlines()
+    assert any("sessionless calls (12)" in line and " 12 " in line for line in lanes)
+    assert not any(line.split()[1:2] == ["r3"] for line in lanes if line.startswith("spend.jsonl"))
+    assert any(line.split()[1:2] == ["sess"] for line in lanes if line.startswith("spend.jsonl"))
+    assert "sessionless calls (12)" in audit_markdown(result)
+    folded = [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None)
+              for lane in fold_sessionless(result.lanes, result.sessionless_lanes)]
+    (merged,) = [lane for lane in folded if lane["lane"].startswith("sessionless")]
+    assert merged["requests"] == 12 and merged["reported_cache_read"] == 8 * 6016
+    page = audit_page(audit_record(result), None, lanes=folded)
+    assert "sessionless calls (12)" in page

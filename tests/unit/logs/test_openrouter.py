@@ -111,3 +111,21 @@ def test_audit_input_openrouter_on_the_command_line(capsys: pytest.CaptureFixtur
     assert main(["audit", str(fixtures / "litellm.jsonl"), "--input", "openrouter", "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
+
+
+def test_sessionless_generations_are_treated_as_litellm_rows_are(tmp_path: Path) -> None:
+    # Like LiteLLM's and Helicone's sessionless calls: a miss at a lane's start says it has no
+    # previous call (no "0s idle"), and the lanes table sums them in one row.
+    from prefixbench.reports.audit import audit_table
+    from prefixbench.workloads.audit.core import run_audit
+
+    calls = [gen(f"g{n}", f"2025-11-01T10:{n:02d}:00Z", model="openai/gpt-4.1", provider_name="OpenAI",
+                 native_tokens_prompt=6100, native_tokens_completion=4, native_tokens_cached=0 if n % 3 == 0 else 6016)
+             for n in range(6)]
+    path = tmp_path / "generations.jsonl"
+    path.write_text("\n".join(json.dumps({"data": g}) for g in calls) + "\n")
+    result = run_audit([path])
+    (missed,) = [r for r in result.rows if r.cause not in (None, "cold-start")]
+    assert missed.lane == "g3" and missed.cause == "unexplained" and "no previous call in its lane" in missed.detail
+    assert "another lane's call under the same head was sent 1m00s before" in missed.detail
+    assert "sessionless calls (6)" in audit_table(result)

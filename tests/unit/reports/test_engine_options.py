@@ -104,3 +104,29 @@ def test_a_file_path_engine_names_the_module_to_give(tmp_path, monkeypatch, caps
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--engine", ref, "--windows", "32k"]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_sweep_names_a_builtin_engines_config_and_the_remote_modes_assumed_price(tmp_path, capsys):
+    # codex-compact's remote mode was shown as local mode is (engine_config=default, no note).
+    config = tmp_path / "remote.toml"
+    config.write_text('[codex-compact]\nmode = "remote"\n')
+    code = main(["sweep", "--workload", "thinking-tools", "--windows", "32k", "--presets", "patched",
+                 "--engines", "codex-compact", "--engine-config", str(config), "--out", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "note: codex-compact mode=remote: each compact call is priced as an ordinary request" in out
+    with open(tmp_path / "out" / "runs.csv", newline="") as handle:
+        (row,) = csv.DictReader(handle)
+    assert "engine_config=mode=remote" in row["params"].split(";") and row["num_folds"] == "4"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "engine_config=mode=remote" in report and "Note: codex-compact mode=remote" in report
+
+
+def test_a_bench_notes_the_remote_modes_assumed_price(tmp_path, capsys):
+    config = tmp_path / "remote.toml"
+    config.write_text('[codex-compact]\nmode = "remote"\n')
+    code = main(["bench", "--strategies", "codex-compact", *SMALL_BENCH, "--engine-config", str(config),
+                 "--out", str(tmp_path / "out")])
+    assert code == 0, capsys.readouterr().err
+    assert "note: codex-compact mode=remote: each compact call is priced" in capsys.readouterr().out
+    assert "Note: codex-compact mode=remote" in (tmp_path / "out" / "report.md").read_text()

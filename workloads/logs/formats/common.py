@@ -118,6 +118,18 @@ def clipped_text(value: object, limit: int = 200) -> str:
     return value.strip()[:limit] if isinstance(value, str) else ""
 
 
+#: The gateways whose calls naming no session each get a lane of their own (:func:`own_lane`).
+OWN_LANE_FORMATS = frozenset({"litellm", "openrouter", "helicone"})
+
+
+def in_own_lane(source_format: str, lane: str, request_id: str | None, line: int) -> bool:
+    """Whether a request of ``source_format`` is in a lane :func:`own_lane` gave it alone (named by
+    its id, or by its line where it has none) rather than a session's."""
+    if source_format not in OWN_LANE_FORMATS:
+        return False
+    return lane == request_id if request_id else lane == f"line {line}" or lane.startswith(f"line {line} ")
+
+
 def own_lane(named: str, call_id: str) -> str:
     """The lane of a gateway's call: the session (or user) it names, else a lane of its own named
     by ``call_id`` (its id): nothing in a call that names neither links it to another, so it
