@@ -11,6 +11,12 @@ never copied into this project, each test skips without it):
   (2026-07-20, the newest: 2.1.212's dynamic-workflow subagents among them) and
   ``37ca79c59cf8cc368fa162dca3e9de37247a7f05`` (the largest). Files over the workplace snapshot's
   size limit are left out (listed below). From ``PREFIXBENCH_AUSTINWEITAO_REPO``.
+* github.com/doudouqie66/CommonTools (``1bbc8e028f24ed37db971fb71475cabbd2cb48b2``, 2026-07-29): a
+  committed ``.codex/sessions/`` of 441 rollouts (4 over the workplace snapshot's size limit left
+  out), Codex in VS Code (``codex_vscode``) 0.137 to 0.146 (2026-06 to 07), gpt-5.5, gpt-5.6-sol
+  and -terra on OpenAI, subagents among them, and 35 remote compactions (a ``compacted`` record
+  whose replacement history holds an encrypted ``compaction`` item). From
+  ``PREFIXBENCH_COMMONTOOLS_REPO``.
 * github.com/j5ik2o/dotfiles (``f5951f06abfe7b4ea770c0d3eaa739dddfb97187``): one rollout of Codex
   CLI 0.122.0 (``.codex-personal/sessions/``, 2026-04-23), gpt-5.4 on OpenAI. From
   ``PREFIXBENCH_J5IK2O_DOTFILES_REPO``.
@@ -45,6 +51,16 @@ AUSTIN_LEFT_OUT = frozenset({
     "projects/-home-cwtrocks-OpenCoreAnalysisKit/sessions/db4ec2d2-ae69-4292-a27b-d35e0476548f.jsonl",
     "projects/-home-cwtrocks/sessions/d488031e-44f8-4c4f-8bc4-e3be9f19de52.jsonl",
 })
+
+TOOLS_URL, TOOLS_ENV = "github.com/doudouqie66/CommonTools", "PREFIXBENCH_COMMONTOOLS_REPO"
+TOOLS = Path(os.environ.get(TOOLS_ENV, "/work/.mirror/doudouqie66+CommonTools/repo"))
+TOOLS_COMMIT = "1bbc8e028f24ed37db971fb71475cabbd2cb48b2"
+TOOLS_LEFT_OUT = frozenset(f".codex/sessions/2026/{name}.jsonl" for name in (
+    "06/13/rollout-2026-06-13T11-05-15-019ebef0-d6d8-7410-949d-acb4373201b6",
+    "06/19/rollout-2026-06-19T10-50-35-019eddc9-7da0-7660-8798-b335dbbc191b",
+    "06/29/rollout-2026-06-29T10-53-37-019f114b-de30-7050-817a-2cf51e41d099",
+    "06/29/rollout-2026-06-29T18-26-07-019f12ea-2289-7c10-9b78-2a29fba4723c",
+))
 
 J5_URL, J5_ENV = "github.com/j5ik2o/dotfiles", "PREFIXBENCH_J5IK2O_DOTFILES_REPO"
 J5 = Path(os.environ.get(J5_ENV, "/work/.mirror/j5ik2o+dotfiles/repo"))
@@ -92,11 +108,17 @@ def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
 
 def _codex_sums(paths: list[Path]) -> tuple[int, int, int, int]:
     """Calls, uncached input, reads and output of Codex rollouts: one call per ``token_count``
-    event whose running total moved, its ``last_token_usage``."""
+    event whose running total moved, its ``last_token_usage``; a count of no input and no output
+    is no call, and one whose running total and usage another rollout holds (a subagent's copy
+    of its parent's history) is counted once. Lines are split at newlines only (a message may
+    hold a U+2028)."""
     calls = uncached = read = output = 0
+    seen: set[tuple[str, str]] = set()
     for path in paths:
         previous = None
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
             entry = json.loads(line)
             payload = entry.get("payload") or {}
             if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
@@ -104,6 +126,10 @@ def _codex_sums(paths: list[Path]) -> tuple[int, int, int, int]:
                 if total == previous:  # the same count repeated: no new call
                     continue
                 previous = total
+                key = (json.dumps(total, sort_keys=True), json.dumps(last, sort_keys=True))
+                if (last["input_tokens"] == 0 and last["output_tokens"] == 0) or key in seen:
+                    continue
+                seen.add(key)
                 calls += 1
                 uncached += last["input_tokens"] - last["cached_input_tokens"]
                 read += last["cached_input_tokens"]
@@ -145,6 +171,27 @@ def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> No
     assert providers[("unknown", "claude-opus-4-8")] == 1_519 and providers[("minimax", "MiniMax-M2.7")] == 1_741
     # 1,438 while the relay's calls were read as Anthropic's.
     assert _within(result) == 1_443
+
+
+def test_a_codex_0_137_to_0_146_home_with_remote_compactions_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _copy(TOOLS, TOOLS_COMMIT, TOOLS_URL, TOOLS_ENV, ".codex/sessions/", ".jsonl", tmp_path, TOOLS_LEFT_OUT)
+    assert len(paths) == 437
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    # 10,655 calls before a token count of no input and no output (ten of them, each before the
+    # rollback of an interrupted first turn) was no call.
+    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (
+        10_645, 74_952_400, 812_609_920, 4_754_196)
+    assert Counter(r.model for r in result.rows) == {
+        "gpt-5.5": 7_208, "gpt-5.6-sol": 2_880, "gpt-5.6-terra": 554, "gpt-5.4-mini": 3}
+    # The 35 remote compactions: no call of their own in the log (the running total rises by the
+    # next call's usage alone), and the call after each reads the head only (9,600 to 13,056
+    # tokens, two 5,504 and 1,920, of prompts of 16,621 to 23,378): 28 of them within 3%.
+    after = [r for r in result.rows if r.cause == "compaction"]
+    assert len(after) == 35 and sum(bool(r.read_within) for r in after) == 28
+    # 9,419 while those zero counts were calls: at lane starts they read 0, so the head kept warm
+    # was taken to be 0 and 136 lane starts were predicted to read nothing.
+    assert _within(result) == 9_544
 
 
 def test_a_codex_0_122_rollout_totals_its_token_counts(tmp_path: Path) -> None:
