@@ -60,6 +60,46 @@ def test_claude_code_a_model_no_modelled_provider_names_is_not_anthropic_s(tmp_p
         ("unknown", "longcat-flash-thinking-2601-platform"), ("anthropic", "claude-sonnet-4-20250514")]
 
 
+def test_claude_code_calls_whose_writes_are_split_as_zero_are_a_relays_not_anthropics(tmp_path: Path) -> None:
+    # A public home of Claude Code 2.1.167 pointed at a reseller's relay: its claude-opus-4-8
+    # responses reported writes with a cache_creation split of 0 + 0, which Anthropic's API never
+    # sends; every call of that model in the file is the relay's, one reporting no write too.
+    def relayed(uncached: int, write: int, read: int) -> dict:
+        usage = cc_usage(uncached, write, read, 50)
+        usage["cache_creation"] = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
+        return usage
+
+    t = Transcript(version="2.1.167")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [relayed(31000, 190, 1500)], model="claude-opus-4-8")
+    t.user("result", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(31010, 0, 1700, 40)], model="claude-opus-4-8")
+    t.user("result", "2026-07-10T02:00:20.000Z", tool=True)
+    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(20, 300, 32000, 40)], model="claude-sonnet-4-6")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert [(r.provider, r.model) for r in result.rows] == [
+        ("unknown", "claude-opus-4-8"), ("unknown", "claude-opus-4-8"), ("anthropic", "claude-sonnet-4-6")]
+    # The totals stay the log's; the evidence is said.
+    assert (result.totals.requests, result.totals.cache_write, result.totals.cache_read) == (3, 490, 35200)
+    notes = [n for f in result.files for n in f.notes if "claude-opus-4-8 read as an unknown provider's" in n]
+    assert len(notes) == 1 and "1 of its call(s) here reported 190 tokens of cache writes" in notes[0]
+
+
+def test_claude_code_writes_split_by_ttl_stay_anthropic_s(tmp_path: Path) -> None:
+    # The split Anthropic sends (5-minute and 1-hour writes adding up), and a usage with no split
+    # at all (older versions, a partial line), keep the call Anthropic's.
+    t = Transcript(version="2.1.167")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 190, 1500, 50, write_1h=190)])
+    t.user("result", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 200, 1690, 50, write_1h=None)])
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert not [n for f in result.files for n in f.notes if "unknown provider's" in n]
+
+
 def test_claude_code_skips_synthetic_and_splits_1h_writes(tmp_path: Path) -> None:
     t = Transcript()
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)

@@ -992,6 +992,32 @@ def test_a_thread_rollback_goes_back_to_the_turn_before_the_dropped_ones(tmp_pat
     assert row.cause == "messages-changed" and row.detail.startswith("thread rolled back 1 user turn(s): the prompt (10,300 tokens)")
 
 
+def test_a_token_count_of_no_input_and_no_output_is_no_call(tmp_path: Path) -> None:
+    """Codex 0.142 to 0.146 (a public home's rollouts, 10 of 441) write, after a first turn
+    interrupted before any reply, a token count whose running total and last usage are zeros (the
+    last's total_tokens the context's size), then thread_rolled_back 1: no prompt was sent. Main
+    counted it as a call of 0 tokens, a cold start."""
+    records = [
+        {"timestamp": "2026-07-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.146.0", "model_provider": "openai"}},
+        {"timestamp": "2026-07-01T10:00:00.500Z", "type": "turn_context", "payload": {"model": "gpt-5.5"}},
+        {"timestamp": "2026-07-01T10:00:01.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "turn 0"}]}},
+        {"timestamp": "2026-07-01T10:00:02.000Z", "type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
+        {"timestamp": "2026-07-01T10:00:20.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "total_tokens": 0},
+            "last_token_usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "total_tokens": 8671}}}},
+        {"timestamp": "2026-07-01T10:00:20.100Z", "type": "event_msg", "payload": {"type": "thread_rolled_back", "num_turns": 1}},
+        {"timestamp": "2026-07-01T10:00:21.000Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "turn 1"}]}},
+        {"timestamp": "2026-07-01T10:00:25.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 9000, "cached_input_tokens": 0, "output_tokens": 40},
+            "last_token_usage": {"input_tokens": 9000, "cached_input_tokens": 0, "output_tokens": 40}}}},
+    ]
+    path = write_jsonl(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl", records)
+    requests, summaries = load_trace([path])
+    assert [(r.line, r.usage.prompt) for r in requests] == [(8, 9000)]
+    assert (5, "token_count of no tokens (a running total reset: no call made)") in summaries[0].skipped
+    assert run_audit([path]).totals.requests == 1
+
+
 def test_a_rollback_of_more_turns_than_the_rollout_holds_starts_a_new_chain(tmp_path: Path) -> None:
     # Two rollbacks: the second drops the turn the first went back to; one more than the
     # rollout holds (a resumed thread's earlier turns) leaves nothing to extend.

@@ -272,6 +272,9 @@ class _Walk:
         #: Copies of calls an earlier file counted from a line written mid-stream, this file's
         #: holding the response's end (see :func:`_fresh`).
         self.final: list[_Request] = []
+        #: Claude models whose calls in this file a relay served, not Anthropic (:func:`_relay_split`),
+        #: with the writes and calls that showed it.
+        self.relayed: dict[str, tuple[int, int]] = {}
         #: The requests whose last line was written mid-stream (:func:`_mid_stream`).
         self.mid_stream: set[str] = set()
         #: A stream-json run's stream events (``--include-partial-messages``): per thread, the
@@ -1079,6 +1082,9 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
 
 def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     provider, usage = _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")
+    relayed = provider == ANTHROPIC.name and req.model in walk.relayed
+    if relayed:
+        provider = UNKNOWN.name
     # The strings every request of a model repeats are one object each (the trace holds every
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
@@ -1138,7 +1144,36 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     )
     # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
     # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
-    return replace(request, provider_by_model=True) if _served_by_model(model) else request
+    return replace(request, provider_by_model=True) if relayed or _served_by_model(model) else request
+
+
+def _relay_split(usage: dict) -> int:
+    """The writes a response reports without splitting them by TTL: ``cache_creation_input_tokens``
+    above 0 where its ``cache_creation`` holds 5-minute and 1-hour writes summing to 0. Anthropic's
+    API splits every write it reports (all calls of the public Anthropic homes the realdata tests
+    read); a relay that copies the usage's keys does not (a reseller's claude-opus-4-8 read 13k of
+    a 43k prompt, its uncached part steady at ~30k). 0 where the split adds up or is absent."""
+    written = usage.get("cache_creation_input_tokens")
+    split = usage.get("cache_creation")
+    if type(written) is not int or written <= 0 or not isinstance(split, dict):
+        return 0
+    parts = [split.get(key) for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")]
+    if not all(type(part) is int for part in parts) or sum(parts):
+        return 0
+    return written
+
+
+def _find_relayed(walk: _Walk) -> None:
+    """Mark the Claude models a relay served in this file: those with a call whose usage reports
+    writes it does not split (:func:`_relay_split`). Every call of such a model in the file is the
+    relay's, not Anthropic's (a provider unknown), whatever its own usage shows."""
+    found: dict[str, tuple[int, int]] = {}
+    for req in walk.requests.values():
+        written = _relay_split(req.usage)
+        if written and _transcript_rules(req.model)[0] == ANTHROPIC.name:
+            tokens, calls = found.get(req.model, (0, 0))
+            found[req.model] = (tokens + written, calls + 1)
+    walk.relayed = found
 
 
 #: Content blocks of a response that are its thinking.
@@ -1308,6 +1343,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     walk.placed()
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
+    _find_relayed(walk)
     out: list[TraceRequest] = []
     paused: set[str] = set()  # nodes of responses paused after a server-side compaction
     advisors: dict[str, tuple[str | None, int]] = {}  # each advisor lane's last call, blocks since
@@ -1344,6 +1380,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{written:,} main-thread turn(s) that ended on Claude Code 2.1.185 or later: the next call is predicted to "
                   "read the turn's reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn "
                   f"(measured on two public sessions; replies up to {_REPLY_WRITTEN_MAX:,} tokens)",)
+    for model, (tokens, calls) in sorted(walk.relayed.items()):
+        # The evidence the provider rests on, said: the transcript keeps no endpoint.
+        notes += (f"{model} read as an unknown provider's, not Anthropic's: {calls:,} of its call(s) here reported "
+                  f"{tokens:,} tokens of cache writes and split none of them by TTL (cache_creation 0), which Anthropic's "
+                  "API does for every write: a relay Claude Code was pointed at (ANTHROPIC_BASE_URL); "
+                  "--assume-provider claude-code=anthropic reads them as Anthropic's",)
     final = tuple((req.key, _provider_usage(req.model, req.usage, f"{walk.name}:{req.last_line}")[1]) for req in walk.final)
     if walk.restated:
         notes += ("a fork subagent's transcript (fork-context-ref): its first call extends the parent's call that spawned "

@@ -723,6 +723,11 @@ class _Rollout:
             self.skipped.append((record.line, "repeated token_count (same running total)"))
             return
         self.previous_total = total_key
+        if _no_tokens(last):
+            # Codex 0.142+ writes one before a thread_rolled_back that drops the only turn (an
+            # interrupted first turn): the running total reset to zeros, no prompt sent.
+            self.skipped.append((record.line, "token_count of no tokens (a running total reset: no call made)"))
+            return
         if self.out and isinstance(previous, dict) and isinstance(total, dict):
             self._jump(record.line, previous, total, last)
         dedup = f"{total_key}@{value.get('timestamp')}"
@@ -1035,6 +1040,12 @@ def _node(session: str, total: object, seq: int) -> str:
     """A call's chain node: its thread and running total (a subagent's copy of its parent's
     history names the parent's calls by them), else its place in the file."""
     return _total_node(session, total) if isinstance(total, dict) else f"codex:{session}#{seq}"
+
+
+def _no_tokens(last: dict) -> bool:
+    """Whether a token count's ``last_token_usage`` counts no call: no input and no output (a call
+    sends a prompt, so its input is never 0). Its ``total_tokens`` may still be the context's size."""
+    return last.get("input_tokens") == 0 and last.get("output_tokens") == 0
 
 
 def _total_before(total: dict, last: dict) -> dict | None:

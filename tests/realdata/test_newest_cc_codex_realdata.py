@@ -1,0 +1,215 @@
+"""The newest Claude Code and Codex sessions found committed to public repositories, audited out of
+sample (none was used while the readers were written), read where they live (a local git copy;
+never copied into this project, each test skips without it):
+
+* github.com/austinweitao/claude-backup: a daily backup of a ``~/.claude/`` (its ``projects/``),
+  Claude Code 2.1.68, 2.1.167 and 2.1.212 (2026-03 to 07). The Claude models went through a
+  reseller's relay (the backup's settings name a base URL that is not Anthropic's): its
+  claude-opus-4-8 responses split their cache writes by TTL as 0 + 0, which Anthropic's API never
+  does, and are read as an unknown provider's. MiniMax-M2.7 and -M3 through MiniMax's
+  Anthropic-compatible API. Pinned at two commits: ``9fbf6756e58e9ad057efa25fc41ddce7d1b821bc``
+  (2026-07-20, the newest: 2.1.212's dynamic-workflow subagents among them) and
+  ``37ca79c59cf8cc368fa162dca3e9de37247a7f05`` (the largest). Files over the workplace snapshot's
+  size limit are left out (listed below). From ``PREFIXBENCH_AUSTINWEITAO_REPO``.
+* github.com/doudouqie66/CommonTools (``1bbc8e028f24ed37db971fb71475cabbd2cb48b2``, 2026-07-29): a
+  committed ``.codex/sessions/`` of 441 rollouts (4 over the workplace snapshot's size limit left
+  out), Codex in VS Code (``codex_vscode``) 0.137 to 0.146 (2026-06 to 07), gpt-5.5, gpt-5.6-sol
+  and -terra on OpenAI, subagents among them, and 35 remote compactions (a ``compacted`` record
+  whose replacement history holds an encrypted ``compaction`` item). From
+  ``PREFIXBENCH_COMMONTOOLS_REPO``.
+* github.com/j5ik2o/dotfiles (``f5951f06abfe7b4ea770c0d3eaa739dddfb97187``): one rollout of Codex
+  CLI 0.122.0 (``.codex-personal/sessions/``, 2026-04-23), gpt-5.4 on OpenAI. From
+  ``PREFIXBENCH_J5IK2O_DOTFILES_REPO``.
+* github.com/wmasfoe/notch-pet (``b1a22916735ecc3b035c72f22dadd4d32d40ace7``): one rollout of Codex
+  CLI 0.123.0 (2026-04-23), gpt-5.4 on OpenAI. From ``PREFIXBENCH_NOTCH_PET_REPO``.
+
+What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
+and how many reads are predicted within 3%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, files_at
+
+AUSTIN_URL, AUSTIN_ENV = "github.com/austinweitao/claude-backup", "PREFIXBENCH_AUSTINWEITAO_REPO"
+AUSTIN = Path(os.environ.get(AUSTIN_ENV, "/work/.mirror/austinweitao+claude-backup/repo"))
+AUSTIN_NEWEST = "9fbf6756e58e9ad057efa25fc41ddce7d1b821bc"
+AUSTIN_LARGEST = "37ca79c59cf8cc368fa162dca3e9de37247a7f05"
+#: The backup's transcripts absent from the workplace's snapshot (over its size limit), left out
+#: so that every copy reads the same files.
+AUSTIN_LEFT_OUT = frozenset({
+    *(f"projects/-home-cwtrocks--claude-mem-observer-sessions/sessions/{name}.jsonl" for name in (
+        "020a695f-221a-4831-934c-f94a5fadaeb7", "11974dbb-5b42-4ab0-a802-d48ace7ad257",
+        "6bc248f0-715b-4d9c-9ac6-b00e90855065", "6db13fd9-24b6-4f5d-8786-175e37f2d509",
+        "aa19d7bd-f5b0-41ca-a7fd-b3db9d91761b", "e4f68100-85c5-4981-9139-290e6b5bbdc9")),
+    "projects/-home-cwtrocks-OpenCoreAnalysisKit/sessions/db4ec2d2-ae69-4292-a27b-d35e0476548f.jsonl",
+    "projects/-home-cwtrocks/sessions/d488031e-44f8-4c4f-8bc4-e3be9f19de52.jsonl",
+})
+
+TOOLS_URL, TOOLS_ENV = "github.com/doudouqie66/CommonTools", "PREFIXBENCH_COMMONTOOLS_REPO"
+TOOLS = Path(os.environ.get(TOOLS_ENV, "/work/.mirror/doudouqie66+CommonTools/repo"))
+TOOLS_COMMIT = "1bbc8e028f24ed37db971fb71475cabbd2cb48b2"
+TOOLS_LEFT_OUT = frozenset(f".codex/sessions/2026/{name}.jsonl" for name in (
+    "06/13/rollout-2026-06-13T11-05-15-019ebef0-d6d8-7410-949d-acb4373201b6",
+    "06/19/rollout-2026-06-19T10-50-35-019eddc9-7da0-7660-8798-b335dbbc191b",
+    "06/29/rollout-2026-06-29T10-53-37-019f114b-de30-7050-817a-2cf51e41d099",
+    "06/29/rollout-2026-06-29T18-26-07-019f12ea-2289-7c10-9b78-2a29fba4723c",
+))
+
+J5_URL, J5_ENV = "github.com/j5ik2o/dotfiles", "PREFIXBENCH_J5IK2O_DOTFILES_REPO"
+J5 = Path(os.environ.get(J5_ENV, "/work/.mirror/j5ik2o+dotfiles/repo"))
+J5_COMMIT = "f5951f06abfe7b4ea770c0d3eaa739dddfb97187"
+
+NOTCH_URL, NOTCH_ENV = "github.com/wmasfoe/notch-pet", "PREFIXBENCH_NOTCH_PET_REPO"
+NOTCH = Path(os.environ.get(NOTCH_ENV, "/work/.mirror/wmasfoe+notch-pet/repo"))
+NOTCH_COMMIT = "b1a22916735ecc3b035c72f22dadd4d32d40ace7"
+
+
+def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, suffix: str, into: Path,
+          left_out: frozenset[str] = frozenset()) -> list[Path]:
+    """The files under ``prefix`` ending in ``suffix`` at ``commit``, written into ``into`` with
+    their paths kept (subagent folders mean something); the paths written."""
+    written = []
+    for name in files_at(repo, commit, url, env):
+        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(repo, commit, name, url, env))
+            written.append(target)
+    return written
+
+
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
+    """Calls, uncached input, output, reads and writes of Claude Code transcripts: one call per
+    (requestId, message id), its last line's usage; ``<synthetic>`` lines are no call, nor is a
+    response whose usage counts nothing (the relay's all-zero answers)."""
+    last: dict[tuple, dict] = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            message = entry.get("message") or {}
+            if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage") \
+                    and message.get("model") != "<synthetic>":
+                last[(entry.get("requestId"), message.get("id"))] = message["usage"]
+    usages = [u for u in last.values() if any(u.get(k) for k in _COUNTS)]
+    return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in _COUNTS))
+
+
+def _codex_sums(paths: list[Path]) -> tuple[int, int, int, int]:
+    """Calls, uncached input, reads and output of Codex rollouts: one call per ``token_count``
+    event whose running total moved, its ``last_token_usage``; a count of no input and no output
+    is no call, and one whose running total and usage another rollout holds (a subagent's copy
+    of its parent's history) is counted once. Lines are split at newlines only (a message may
+    hold a U+2028)."""
+    calls = uncached = read = output = 0
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        previous = None
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            payload = entry.get("payload") or {}
+            if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+                total, last = payload["info"]["total_token_usage"], payload["info"]["last_token_usage"]
+                if total == previous:  # the same count repeated: no new call
+                    continue
+                previous = total
+                key = (json.dumps(total, sort_keys=True), json.dumps(last, sort_keys=True))
+                if (last["input_tokens"] == 0 and last["output_tokens"] == 0) or key in seen:
+                    continue
+                seen.add(key)
+                calls += 1
+                uncached += last["input_tokens"] - last["cached_input_tokens"]
+                read += last["cached_input_tokens"]
+                output += last["output_tokens"]
+    return calls, uncached, read, output
+
+
+def _within(result) -> int:
+    return sum(f.read_within for f in result.files)
+
+
+def test_a_claude_code_2_1_212_backup_through_a_relay_totals_its_lines(tmp_path: Path) -> None:
+    paths = _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    assert len(paths) == 159
+    result = run_audit([tmp_path / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+        672, 13_216_741, 211_921, 35_077_666, 382_727)
+    # The relay's claude-opus-4-8 calls are an unknown provider's (all 296 were Anthropic's before
+    # their unsplit writes were read as a relay's); the other Claude models' calls here split
+    # their writes, so nothing tells them apart from Anthropic's.
+    assert Counter((r.provider, r.model) for r in result.rows) == {
+        ("unknown", "claude-opus-4-8"): 296, ("minimax", "MiniMax-M2.7"): 244, ("minimax", "MiniMax-M3"): 112,
+        ("anthropic", "claude-fable-5"): 16, ("anthropic", "claude-opus-4.8"): 4}
+    assert any("claude-opus-4-8 read as an unknown provider's" in n for f in result.files for n in f.notes)
+    # 362, before and after: the relay's reads stay short of the prompt by a steady ~30k tokens
+    # (its uncached input), which no rule models (54 of its 296 calls within).
+    assert _within(result) == 362
+
+
+def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> None:
+    paths = _copy(AUSTIN, AUSTIN_LARGEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    assert len(paths) == 979
+    result = run_audit([tmp_path / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+        3_388, 71_679_823, 2_718_300, 200_428_601, 7_774_789)
+    providers = Counter((r.provider, r.model) for r in result.rows)
+    assert providers[("unknown", "claude-opus-4-8")] == 1_519 and providers[("minimax", "MiniMax-M2.7")] == 1_741
+    # 1,438 while the relay's calls were read as Anthropic's.
+    assert _within(result) == 1_443
+
+
+def test_a_codex_0_137_to_0_146_home_with_remote_compactions_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _copy(TOOLS, TOOLS_COMMIT, TOOLS_URL, TOOLS_ENV, ".codex/sessions/", ".jsonl", tmp_path, TOOLS_LEFT_OUT)
+    assert len(paths) == 437
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    # 10,655 calls before a token count of no input and no output (ten of them, each before the
+    # rollback of an interrupted first turn) was no call.
+    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (
+        10_645, 74_952_400, 812_609_920, 4_754_196)
+    assert Counter(r.model for r in result.rows) == {
+        "gpt-5.5": 7_208, "gpt-5.6-sol": 2_880, "gpt-5.6-terra": 554, "gpt-5.4-mini": 3}
+    # The 35 remote compactions: no call of their own in the log (the running total rises by the
+    # next call's usage alone), and the call after each reads the head only (9,600 to 13,056
+    # tokens, two 5,504 and 1,920, of prompts of 16,621 to 23,378): 28 of them within 3%.
+    after = [r for r in result.rows if r.cause == "compaction"]
+    assert len(after) == 35 and sum(bool(r.read_within) for r in after) == 28
+    # 9,419 while those zero counts were calls: at lane starts they read 0, so the head kept warm
+    # was taken to be 0 and 136 lane starts were predicted to read nothing.
+    assert _within(result) == 9_544
+
+
+def test_a_codex_0_122_rollout_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _copy(J5, J5_COMMIT, J5_URL, J5_ENV, ".codex-personal/sessions/", ".jsonl", tmp_path)
+    assert len(paths) == 1
+    result = run_audit(paths)
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (19, 62_115, 578_176, 4_593)
+    assert t.cache_write is None
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
+    assert _within(result) == 19  # one read fell after 47 min idle: predicted, as in_memory retention has it
+
+
+def test_a_codex_0_123_rollout_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _copy(NOTCH, NOTCH_COMMIT, NOTCH_URL, NOTCH_ENV, ".codex/sessions/", ".jsonl", tmp_path)
+    assert len(paths) == 1
+    result = run_audit(paths)
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (9, 69_351, 233_344, 3_665)
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
+    assert _within(result) == 8
