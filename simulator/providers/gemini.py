@@ -27,6 +27,28 @@ plateaus ~8,200 apart). Elsewhere the step is 1 token: gemini-2.5-pro (13 calls,
 gemini-3.1-pro-preview in March 2026 (402 reads in 12 sessions). ``block`` sets one step for
 every model.
 
+**The step holds at every date measured; no date bounds it [M].** Over the nine Gemini CLI and
+OpenClaw sources the realdata tests read with gemini-3-flash-preview calls sent straight to Google
+(45 sessions, 2,029 calls, 2026-01-25 to 2026-06-15; Kilo's gateway tasks, ruled by their
+upstream, left out), reads lie within 200 tokens of ``k x 3,923 - 155`` on the May session (93 of
+93) and partly the June one (22 of 54), elsewhere no more often than chance (~10%: aim 11%,
+AnthonyontheHub/TP-Tutor's April JSONL sessions 8%). Yet with reads followed the step fits more
+calls within 3% than reading to the token at every date but January: 1,584 against 1,433 in all
+(fabien-lessirard, 2026-01: 10 against 11; abhishekibr2/openclaw, 2026-02: 61 against 49;
+computermode/test-repo, 2026-03: 7 against 7; aim, 2026-03: 1,091 against 1,041; IDAHO-VAULT,
+2026-03/04: 41 against 29; TP-Tutor, 2026-04: 247 against 210; Axe, 2026-05: 75 against 53; the
+June plan-mode session's Flash calls: 52 against 33). A step applied only from a date D (by each
+session's first call) was chosen on the even sessions in name order (by source, then file; 23
+sessions, 1,450 calls: every date 1,200, none 1,094; D of 2026-01-27 or 2026-02-13, which
+spares the half's one earlier session, fabien-lessirard's of 2026-01-26, 1,201, the tie broken by
+the earliest date; any D from 2026-03-17 on fits fewer, the May grid's own date 1,135) and held out
+on the odd ones (22 sessions, 579 calls): 384 from 2026-01-27 (or 2026-02-13), 384 at every date,
+339 with none. It wins nothing held out, so the step stays at every date (why it fits reads that
+lie on no grid is not known: it predicts less than the previous prompt, as those reads lag it). No Gemini CLI log names its CLI version;
+its form does not part the on-grid sessions from the rest either: one JSON object in March
+(aim, computermode) and June (the plan-mode session, partly on the grid), JSONL in April
+(TP-Tutor, off it) and May (Axe, on it).
+
 **Through OpenRouter, 2.5 Pro reads on ~4,080-token checkpoints [M].** A Roo Code task sent
 to ``google/gemini-2.5-pro`` through OpenRouter (jsboige/jsboige-mcp-servers, 2025-08-19/20, 20
 calls; the log names no upstream) read 12,244, 12,240, 16,324, 16,315, 24,474, 28,548, 28,554 and

@@ -38,8 +38,10 @@ import os
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 from prefixbench.reports.audit import nothing_to_audit
 from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import PROVIDERS
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from tests.realdata.mirrors import file_at, files_at
 
@@ -146,6 +148,41 @@ def test_gemini_cli_jsonl_sessions_of_four_models_total_their_tokens(tmp_path: P
     # provider's (nothing changed in the log).
     assert sum(f.read_within for f in result.files) == 285
     assert sum(r.cause == "provider-best-effort" for r in result.rows) == 212
+
+
+#: TP-Tutor's gemini-3-flash-preview calls (2026-04-24/25) within 3%, per session: (in the default
+#: 3,924-token steps, read to the token), each read following the last. Its reads lie on no grid
+#: (33 of 393 within 200 tokens of ``k x 3,923 - 155``, about chance), yet the step fits more
+#: calls, as in March: April places no date before which the step should not apply (the gemini
+#: module doc, "The step holds at every date measured").
+TP_TUTOR_FLASH_WITHIN = {
+    "session-2026-04-24T23-16-c8b2cbd9.jsonl": (2, 2),
+    "session-2026-04-24T23-49-895dfa7b.jsonl": (23, 23),
+    "session-2026-04-25T05-22-9dc5818b.jsonl": (25, 22),
+    "session-2026-04-25T06-41-8dddde09.jsonl": (32, 25),
+    "session-2026-04-25T08-37-75aa5d22.jsonl": (18, 17),
+    "session-2026-04-25T00-05-30ef86a0.jsonl": (22, 18),
+    "session-2026-04-25T00-44-ab3ab5f4.jsonl": (13, 13),
+    "session-2026-04-25T00-59-ee46c10a.jsonl": (20, 21),
+    "session-2026-04-25T01-53-b1b4c413.jsonl": (67, 46),
+    "session-2026-04-25T02-41-ab395b98.jsonl": (25, 23),
+}
+
+
+def test_gemini_3_flash_of_april_reads_on_no_grid_yet_fits_the_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _copy(TP_TUTOR, TP_TUTOR_COMMIT, TP_TUTOR_URL, TP_TUTOR_ENV, ".gemini/tmp/", tmp_path, TP_TUTOR_LEFT_OUT, ".jsonl")
+    stepped = run_audit([tmp_path / ".gemini" / "tmp"])
+    monkeypatch.setitem(PROVIDERS, "gemini", replace(PROVIDERS["gemini"], block_tokens_by_model=()))
+    exact = run_audit([tmp_path / ".gemini" / "tmp"])
+    within: dict[str, list[int]] = {}
+    for s, e in zip(stepped.rows, exact.rows, strict=True):
+        assert (s.file, s.index) == (e.file, e.index)
+        if s.model == "gemini-3-flash-preview":
+            counts = within.setdefault(Path(s.file).name, [0, 0])
+            counts[0] += s.read_within
+            counts[1] += e.read_within
+    assert {name: tuple(c) for name, c in within.items()} == TP_TUTOR_FLASH_WITHIN
+    assert tuple(map(sum, zip(*TP_TUTOR_FLASH_WITHIN.values()))) == (247, 210)
 
 
 def test_cloud_shell_a2a_sessions_of_a_header_alone_say_so(tmp_path: Path) -> None:
