@@ -625,7 +625,7 @@ def _why_not_known(ev: Evidence) -> list[str]:
             f"thinking_level_change logged {len(thinking)} time(s) since ({'; '.join(thinking[:3])}{'...' if len(thinking) > 3 else ''}) "
             "but thinking stayed on (or off), which kept the cache elsewhere in these logs"
         )
-    if "user_turn" in ev.events:
+    if "user_turn" in ev.events and ev.prev is not None:
         if r.source_format == "pi":
             why.append(
                 f"at a new user turn {duration(gap)} after the previous request (inside the TTL), with no model, thinking "
@@ -636,7 +636,7 @@ def _why_not_known(ev: Evidence) -> list[str]:
             why.append(f"at a new user turn {duration(gap)} after the previous request, with no change logged")
     if not why and r.provider == UNKNOWN.name:
         why.append(
-            f"{duration(gap)} after the previous request, on a server whose cache prefixbench does not model (provider "
+            (f"{duration(gap)} after the previous request" if ev.prev is not None else _alone(ev)) + ", on a server whose cache prefixbench does not model (provider "
             "unknown): whether it caches at all, and for how long, is not in the log"
         )
     if not why and prev is None:

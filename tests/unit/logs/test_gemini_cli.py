@@ -1357,3 +1357,25 @@ def test_a_qwen_code_realtime_conversation_is_listed_as_such_not_as_a_call(tmp_p
     assert (10, "realtime conversation reply (subtype realtime_message): the transcript of a realtime (voice) session, "
                 "whose usage Qwen Code does not record: not a counted call") in skipped
     assert not any("without usageMetadata" in reason for _, reason in skipped)
+
+
+def test_a_session_start_that_misses_the_shared_head_invents_no_idle_time(tmp_path: Path) -> None:
+    # Three sessions' first calls read a 6,000-token head; a fourth's reads 0. Its lane has no
+    # previous call, so "a new user turn 0s after the previous request" would be made up: the detail
+    # says it is the lane's first call and how long since another lane's call under the same head.
+    def session(name: str, minute: int, calls: list[tuple[int, int]]) -> Path:
+        messages = []
+        for i, (prompt, cached) in enumerate(calls):
+            stamp = f"2025-10-01T10:{minute + i:02d}:00.000Z"
+            messages.append({"id": f"u{i}", "timestamp": stamp, "type": "user", "content": "go"})
+            messages.append({"id": f"g{i}", "timestamp": stamp, "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+                             "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10}})
+        return write(tmp_path / f"{name}.json", json.dumps({"sessionId": name, "projectHash": "p", "startTime": "2025-10-01T10:00:00.000Z",
+                                                           "lastUpdated": "2025-10-01T11:00:00.000Z", "messages": messages}))
+
+    files = [session("a", 0, [(8_000, 6_000), (9_000, 7_900)]), session("b", 5, [(8_200, 6_000), (9_100, 8_100)]),
+             session("c", 10, [(8_300, 6_000)]), session("d", 15, [(8_400, 0)])]
+    last = run_audit(files).rows[-1]
+    assert last.cause == "unexplained"
+    assert "0s after the previous request" not in last.detail
+    assert "no previous call in its lane" in last.detail and "sent 5m00s before" in last.detail
