@@ -174,6 +174,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     from prefixbench.reports.output import add_note, kept_runs
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
+    from prefixbench.reports.sweep import warning_notes
     from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
     from prefixbench.workloads.runs.execute import check_jobs, default_jobs, require_scheduler
     from prefixbench.workloads.runs.land import land_missing, load_runs, missing_runs, prepare_out
@@ -215,12 +216,15 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
                           f"{out / STORE_DIR}: fix the error and re-run (stored runs are skipped)")
             raise
         rows: list[dict[str, object]] = []
+        records: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):
             rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.pricing)
+            records.append(record)
         board = leaderboard(rows)
-        _write_outputs(out, spec, prices, rows, board)
+        warned = warning_notes(records)
+        _write_outputs(out, spec, prices, rows, board, warned)
     print(leaderboard_text(board))
-    for line in _engine_notes(spec):
+    for line in [*_engine_notes(spec), *warned]:
         print(f"note: {line}")
     if not options.quiet:
         print(f"wrote {out}/: {', '.join(sorted(names))}, {STORE_DIR}/ ({_runs(len(keys))})", file=sys.stderr)
@@ -320,7 +324,8 @@ HOW_TO_READ = (
 )
 
 
-def report_markdown(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[dict[str, object]]) -> str:
+def report_markdown(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequence[dict[str, object]],
+                    warned: Sequence[str] = ()) -> str:
     """report.md: what ran, the prices, the leaderboard and how to read it."""
     from prefixbench.reports.textable import Table
     from prefixbench.workloads.runs.bench import bench_cache
@@ -346,7 +351,8 @@ def report_markdown(spec: BenchSpec, prices: dict[str, PriceRow], board: Sequenc
                      f"input {rates.input}, read {rates.cache_read}, {write}, output {rates.output}")
     lines += ["", "## Leaderboard", "", HOW_TO_READ, ""]
     lines.append(Table(LEADERBOARD_HEADER, leaderboard_rows(board), RIGHT).markdown(escape_pipes=True))
-    lines += ["", *(f"Note: {note}." for note in _engine_notes(spec))] if _engine_notes(spec) else []
+    notes = [*_engine_notes(spec), *warned]
+    lines += ["", *(f"Note: {note}." for note in notes)] if notes else []
     lines.append("")
     return "\n".join(lines)
 
@@ -375,14 +381,14 @@ BOARD_CSV = (
 
 
 def _write_outputs(out: Path, spec: BenchSpec, prices: dict[str, PriceRow], rows: list[dict[str, object]],
-                   board: list[dict[str, object]]) -> None:
+                   board: list[dict[str, object]], warned: Sequence[str] = ()) -> None:
     """Every output file, each written whole and renamed into place."""
     from prefixbench.reports.html_pages import write_html
     from prefixbench.workloads.runs.store import write_atomic
 
     write_atomic(out / "bench-runs.csv", _csv(RUN_CSV, [[r[c] for c in RUN_CSV] for r in rows]))
     write_atomic(out / "leaderboard.csv", _csv(BOARD_CSV, [[e["cost_exact" if c == "cost_usd" else c] for c in BOARD_CSV] for e in board]))
-    write_atomic(out / "report.md", report_markdown(spec, prices, board).encode())
+    write_atomic(out / "report.md", report_markdown(spec, prices, board, warned).encode())
     from prefixbench.reports.bench_charts import discount_chart, strategy_chart
 
     for workload in spec.workloads:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from prefixbench.workloads.scripted.base import Run
 from prefixbench.workloads.specs.base import SpecResult
 
 
@@ -45,11 +46,31 @@ def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False, tr
     return records
 
 
-def write_check(out: Path, preset: str | None, results: Sequence[SpecResult], vacuous_fails: bool = False) -> None:
-    """Write check.json and report.html into ``out`` (``preset`` None: a ``--trace``, which has none)."""
+def warning_lines(runs: Sequence[Run]) -> list[str]:
+    """The warning notes (:func:`~prefixbench.reports.sweep.warning_notes`) of the runs the specs
+    made, each run once: the ``deterministic`` spec runs a case again, and an equal run (same
+    key, same warnings) is the same run, not a second one."""
+    from prefixbench.reports.sweep import warning_notes
+    from prefixbench.workloads.runs.schema import engine_warnings
+
+    records = {}
+    for r in runs:
+        record = {"workload": r.workload, "window": r.window, "engine": r.engine, "preset": r.preset, "profile": r.profile,
+                  "cache": r.cache, "seed": r.seed, "engine_warnings": engine_warnings(r)}
+        records.setdefault(tuple(record.values()), record)
+    return warning_notes(records.values())
+
+
+def write_check(out: Path, preset: str | None, results: Sequence[SpecResult], vacuous_fails: bool = False,
+                notes: Sequence[str] = ()) -> None:
+    """Write check.json and report.html into ``out`` (``preset`` None: a ``--trace``, which has none).
+    ``notes``: the engines' warning notes, as ``notes`` in check.json (left out when none)."""
     from prefixbench.reports.html_pages import check_page, write_html
 
     out.mkdir(parents=True, exist_ok=True)
     records = check_records(results, vacuous_fails, trace=preset is None)
-    (out / "check.json").write_text(json.dumps({"preset": preset, "results": records}, indent=2) + "\n", encoding="utf-8")
+    document: dict[str, object] = {"preset": preset, "results": records}
+    if notes:
+        document["notes"] = list(notes)
+    (out / "check.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     write_html(out / "report.html", check_page(preset, records))

@@ -33,6 +33,7 @@ from prefixbench.simulator.errors import UserError
 if TYPE_CHECKING:
     from prefixbench.reports.progress import ReadProgress
     from prefixbench.workloads.runs.options import CheckOptions
+    from prefixbench.workloads.specs.base import SpecResult
     from prefixbench.workloads.scripted.registry import WorkloadEntry
 
 # Start-up (docs/performance.md): this module imports only argparse and two small modules. A
@@ -875,13 +876,40 @@ DEFAULT_CHECK_WINDOWS = "32k,128k,512k"
 
 
 def run_check(options: CheckOptions) -> int:
-    """Run the specs ``check`` asks for, print one line each and the tally; 1 if any failed."""
-    from prefixbench.reports.trace import check_engines_and_trace
-
+    """Run the specs ``check`` asks for, print one line each, the tally and a note per kind of
+    warning the engines logged in the runs the specs made; 1 if any failed."""
     if options.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
         check_out_dir(options.out, ("check.json", "report.html"), "check")
+    from prefixbench.workloads.scripted.base import collecting_runs
+
+    with collecting_runs() as runs:
+        results = _check_results(options)
+    from prefixbench.reports.check_report import tally, warning_lines
+
+    for result in results:
+        print(result.line(options.vacuous_fails))
+    failed, line = tally(results, options.vacuous_fails)
+    print(line)
+    notes = warning_lines(runs)
+    for note in notes:
+        print(f"note: {note}")
+    if options.out is not None:
+        from prefixbench.reports.check_report import write_check
+
+        write_check(options.out, None if options.trace is not None else options.preset, results, options.vacuous_fails, notes)
+        from prefixbench.reports.textable import visible
+
+        if not options.quiet:
+            print(visible(f"wrote {options.out}/: check.json, report.html"), file=sys.stderr)  # as sweep and audit say
+    return 1 if failed else 0
+
+
+def _check_results(options: CheckOptions) -> list[SpecResult]:
+    """The results of the specs ``check`` asks for (of a ``--trace`` or ``--engine``, else the built-in specs)."""
+    from prefixbench.reports.trace import check_engines_and_trace
+
     results = check_engines_and_trace(options)
     if results is None:
         from prefixbench.reports.progress import SweepProgress
@@ -900,21 +928,7 @@ def run_check(options: CheckOptions) -> int:
                 progress.finished(label) if done else progress.started(label)
 
             results = run_specs(options.preset, windows, engines, on_case)
-    from prefixbench.reports.check_report import tally
-
-    for result in results:
-        print(result.line(options.vacuous_fails))
-    failed, line = tally(results, options.vacuous_fails)
-    print(line)
-    if options.out is not None:
-        from prefixbench.reports.check_report import write_check
-
-        write_check(options.out, None if options.trace is not None else options.preset, results, options.vacuous_fails)
-        from prefixbench.reports.textable import visible
-
-        if not options.quiet:
-            print(visible(f"wrote {options.out}/: check.json, report.html"), file=sys.stderr)  # as sweep and audit say
-    return 1 if failed else 0
+    return results
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

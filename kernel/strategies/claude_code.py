@@ -154,6 +154,18 @@ def kept_start(view: tuple[Message, ...], rounds: int) -> int:
     return starts[-min(rounds, len(starts) - 1)]
 
 
+#: The kind of the warning :meth:`ClaudeCodeCompact.thrashed` logs (its text up to the
+#: details, as :func:`prefixbench.workloads.runs.schema.warning_kind` reads it), and how the
+#: sweep, bench and check notes describe it: ``(what the engine did, why, what happened instead)``.
+THRASH_KIND = "autocompact is thrashing"
+THRASH_NOTE = (
+    "stopped auto-compacting",
+    "Claude Code's thrash stop: the context refilled to the threshold right after compacting, "
+    "thrash_refills times in a row",
+    "the engine compacted anyway, as the user's next turn would",
+)
+
+
 class ClaudeCodeCompact(EngineBase):
     """Auto-compact near the window's end (the summary, the newest rounds and re-read files),
     micro-compaction after the cache expired, and (when ``idle_compact``) a compaction after a
@@ -277,7 +289,7 @@ class ClaudeCodeCompact(EngineBase):
         """Count and log the stop Claude Code would have made at a compaction that landed."""
         turns, limit = int(self.settings["thrash_turns"]), int(self.settings["thrash_refills"])
         self.counts["thrash"] += 1
-        warn(ctx.session, f"{self.name}: autocompact is thrashing: the context ({tokens:,} tokens) refilled to the "
+        warn(ctx.session, f"{self.name}: {THRASH_KIND}: the context ({tokens:,} tokens) refilled to the "
                           f"threshold within {turns} requests of the previous compaction {limit} times in a row; "
                           "Claude Code ends the turn here with an error, the engine compacts as its next turn would")
 

@@ -6,6 +6,8 @@ from here, and ``compare`` the threshold that gates each figure (see
 
 from __future__ import annotations
 
+import re
+
 from prefixbench.workloads.fields import Field, FieldType, names
 from prefixbench.workloads.scripted.base import Run
 
@@ -39,6 +41,7 @@ RUN_FIELDS: tuple[Field, ...] = (
     Field("session_output_tokens", "int"),
     Field("tool_result_chars", "int"),
     Field("tool_result_chars_kept", "int"),
+    Field("engine_warnings", "str"),
 )
 
 #: The dollars of a priced run (``--price``): added to runs.csv and the JSON output.
@@ -132,7 +135,43 @@ def run_record(run: Run) -> dict[str, object]:
         "session_output_tokens": sum(o.output_tokens for o in run.observations),
         "tool_result_chars": run.tool_result_chars,
         "tool_result_chars_kept": run.tool_result_chars_kept,
+        "engine_warnings": engine_warnings(run),
     }
+
+
+def warning_kind(text: str) -> str:
+    """The kind of an engine warning: its text without the engine's name in front, cut at the
+    first ``: ``, ``; `` or `` (`` (where the details start), each number as ``N``:
+    ``claude-code-autocompact: autocompact is thrashing: the context (...)`` is
+    ``autocompact is thrashing``."""
+    text = re.sub(r"^[a-z0-9][a-z0-9._-]*: ", "", text.strip())
+    kind = re.split(r": |; | \(", text, maxsplit=1)[0]
+    return re.sub(r"\d[\d,]*", "N", kind).strip() or "warning"
+
+
+def engine_warnings(run: Run) -> str:
+    """The warnings the engine logged over the run (``compaction/warning`` events), counted by
+    kind in the order each kind first came: ``19 autocompact is thrashing``, ``; ``-joined;
+    empty when it logged none."""
+    counts: dict[str, int] = {}
+    for event in run.session.events:
+        if event.kind == "compaction/warning":
+            kind = warning_kind(str(event.info.get("text", "")))
+            counts[kind] = counts.get(kind, 0) + 1
+    return "; ".join(f"{count} {kind}" for kind, count in counts.items())
+
+
+def parse_engine_warnings(value: object) -> list[tuple[str, int]]:
+    """``(kind, count)`` pairs of a run record's ``engine_warnings`` (none for an empty or
+    missing value, as a runs.csv cell or a record without the field gives)."""
+    if not isinstance(value, str) or not value.strip():
+        return []
+    pairs = []
+    for part in value.split("; "):
+        count, _, kind = part.strip().partition(" ")
+        if count.isdigit() and kind:
+            pairs.append((kind, int(count)))
+    return pairs
 
 
 def observation_records(run: Run) -> list[dict[str, object]]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -186,3 +188,27 @@ class Run(msgspec.Struct, frozen=True):
     def num_rejected(self) -> int:
         """Requests the provider answered with an error status."""
         return sum(1 for o in self.observations if o.is_rejected)
+
+
+#: The runs :func:`collecting_runs` gathers (None outside it).
+_COLLECTED: ContextVar[list[Run] | None] = ContextVar("prefixbench_collected_runs", default=None)
+
+
+@contextmanager
+def collecting_runs() -> Iterator[list[Run]]:
+    """Gather every run that finishes inside the block, in the order they finish (``check``
+    reads the engine warnings of the runs its specs made this way)."""
+    runs: list[Run] = []
+    token = _COLLECTED.set(runs)
+    try:
+        yield runs
+    finally:
+        _COLLECTED.reset(token)
+
+
+def finished(run: Run) -> Run:
+    """``run``, after handing it to the innermost :func:`collecting_runs` block, if any."""
+    collected = _COLLECTED.get()
+    if collected is not None:
+        collected.append(run)
+    return run

@@ -35,7 +35,7 @@ from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Message, Request
-from prefixbench.workloads.scripted.base import Agent, Run
+from prefixbench.workloads.scripted.base import Agent, Run, finished
 
 if TYPE_CHECKING:
     from prefixbench.kernel.presets import Preset
@@ -112,7 +112,7 @@ def run_workload(
         # A script may pause the user before a turn (idle-gaps): logical time passes, nothing is sent.
         driver.clock.advance(driver.script.idle_ms(turn_idx))
         driver.run_turn(turn_idx, user_message)
-    return Run(
+    return finished(Run(
         workload=workload.name,
         window=workload.window,
         preset=preset,
@@ -125,7 +125,7 @@ def run_workload(
         seed=workload.seed,
         tool_result_chars=driver.tool_result_chars,
         tool_result_chars_kept=tool_result_chars(driver.last_messages),
-    )
+    ))
 
 
 def tool_result_chars(messages: tuple[Message, ...]) -> int:

@@ -42,7 +42,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
 from prefixbench.simulator.windows import MIN_WINDOW
-from prefixbench.workloads.scripted.base import Run, unwrapped_client
+from prefixbench.workloads.scripted.base import Run, finished, unwrapped_client
 from prefixbench.workloads.scripted.loop import _Driver, check_counts
 from prefixbench.workloads.scripted.prose import prose
 
@@ -176,7 +176,7 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
         script.main_clock = main.clock
         for turn_idx, user_message in enumerate(script.user_turns()):
             main.run_turn(turn_idx, user_message)
-        return Run(
+        return finished(Run(
             workload=self.name,
             window=self.window,
             preset=preset.name,
@@ -187,7 +187,7 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
             session=main.session,
             params=self.params(),
             seed=self.seed,
-        )
+        ))
 
 
 @lru_cache(maxsize=64)

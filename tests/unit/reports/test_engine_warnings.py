@@ -1,0 +1,86 @@
+"""The warnings an engine logs over a run reach the user: counted in the run record
+(``engine_warnings``) and as one note per engine and kind under sweep's, bench's and check's
+output and in report.md, never one line per warning; runs without warnings print no note."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from prefixbench.reports.entry import main
+from prefixbench.reports.sweep import warning_notes
+from prefixbench.workloads.runs.schema import parse_engine_warnings, warning_kind
+
+#: Claude Code's thrash stop fires 19 times on seed-coding at 16k (the reviewer's case).
+THRASHING = ["--workload", "seed-coding", "--windows", "16k", "--engines", "claude-code-autocompact", "--quiet"]
+THRASH_NOTE = "claude-code-autocompact stopped auto-compacting 19 times (Claude Code's thrash stop"
+
+
+def _notes(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.lower().startswith("note:")]
+
+
+def test_a_sweep_that_thrashes_says_so_once_with_the_count(tmp_path, capsys):
+    assert main(["sweep", *THRASHING, "--out", str(tmp_path)]) == 0
+    printed = _notes(capsys.readouterr().out)
+    assert len(printed) == 1 and printed[0].startswith(f"note: {THRASH_NOTE}")
+    assert "in seed-coding 16k patched; the engine compacted anyway" in printed[0]
+    report = _notes((tmp_path / "report.md").read_text())
+    assert report == [f"Note: {printed[0].removeprefix('note: ')}."]
+    rows = list(csv.DictReader((tmp_path / "runs.csv").open()))
+    assert [r["engine_warnings"] for r in rows] == ["19 autocompact is thrashing"]
+    assert THRASH_NOTE.replace("'", "&#x27;") in (tmp_path / "report.html").read_text()
+
+
+def test_the_json_output_counts_the_warnings(tmp_path, capsys):
+    assert main(["sweep", *THRASHING, "--format", "json", "--out", str(tmp_path)]) == 0
+    [run] = json.loads(capsys.readouterr().out)
+    assert run["engine_warnings"] == "19 autocompact is thrashing"
+
+
+def test_a_sweep_without_warnings_prints_no_note(tmp_path, capsys):
+    argv = ["sweep", "--workload", "seed-coding", "--windows", "32k", "--engines", "checkpoint", "--presets", "patched",
+            "--steps", "24", "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == []
+    assert _notes((tmp_path / "report.md").read_text()) == []
+    assert [r["engine_warnings"] for r in csv.DictReader((tmp_path / "runs.csv").open())] == [""]
+
+
+def test_bench_notes_the_warnings_of_its_runs(tmp_path, capsys):
+    argv = ["bench", "--workloads", "seed-coding", "--strategies", "claude-code-autocompact,checkpoint", "--caches", "anthropic-5m",
+            "--windows", "16k", "--seeds", "0", "--quiet", "--jobs", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    printed = _notes(capsys.readouterr().out)
+    assert len(printed) == 1 and printed[0].startswith(f"note: {THRASH_NOTE}")
+    assert _notes((tmp_path / "report.md").read_text()) == [f"Note: {printed[0].removeprefix('note: ')}."]
+
+
+def test_check_notes_each_run_once(tmp_path, capsys):
+    # The deterministic spec runs seed-coding 16k twice: the note counts that run once.
+    main(["check", "--engine", "claude-code-autocompact", "--windows", "16k", "--quiet", "--out", str(tmp_path)])
+    printed = _notes(capsys.readouterr().out)
+    assert len(printed) == 1
+    assert "stopped auto-compacting 71 times" in printed[0]
+    assert "2 runs: seed-coding 16k patched (19), thinking-tools 16k patched (52)" in printed[0]
+    assert json.loads((tmp_path / "check.json").read_text())["notes"] == [printed[0].removeprefix("note: ")]
+
+
+def test_a_warning_kind_drops_the_engine_name_the_details_and_the_numbers():
+    assert warning_kind("claude-code-autocompact: autocompact is thrashing: the context (1,234 tokens) ...") == "autocompact is thrashing"
+    assert warning_kind("codex-compact: the remote compaction failed: HTTP 500") == "the remote compaction failed"
+    assert warning_kind("roo-condense: still over the window after 3 retries") == "still over the window after N retries"
+    assert warning_kind("compaction failed: boom") == "compaction failed"
+    assert parse_engine_warnings("19 autocompact is thrashing; 2 compaction failed") == [
+        ("autocompact is thrashing", 19), ("compaction failed", 2)]
+    assert parse_engine_warnings(float("nan")) == [] and parse_engine_warnings("") == []
+
+
+def test_other_warnings_get_a_generic_note_naming_every_run_up_to_four():
+    records = [{"workload": "seed-coding", "window": w, "engine": "roo-condense", "preset": "patched", "seed": 0,
+                "engine_warnings": "2 too few messages since the last condense"} for w in (8000, 16000, 32000, 64000, 128000)]
+    [note] = warning_notes(records)
+    assert note == ("roo-condense warned 'too few messages since the last condense' 10 times in 5 runs: "
+                    "seed-coding 8k patched (2), seed-coding 16k patched (2), seed-coding 32k patched (2), "
+                    "seed-coding 64k patched (2) and 1 more; a warning does not stop a run, the engine went on")
+    assert warning_notes([{**records[0], "engine_warnings": ""}]) == []
