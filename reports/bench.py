@@ -174,7 +174,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     from prefixbench.reports.output import add_note, kept_runs
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
-    from prefixbench.reports.sweep import warning_notes
+    from prefixbench.reports.warning_notes import warning_notes
     from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
     from prefixbench.workloads.runs.execute import check_jobs, default_jobs, require_scheduler
     from prefixbench.workloads.runs.land import land_missing, load_runs, missing_runs, prepare_out

@@ -47,10 +47,10 @@ def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False, tr
 
 
 def warning_lines(runs: Sequence[Run]) -> list[str]:
-    """The warning notes (:func:`~prefixbench.reports.sweep.warning_notes`) of the runs the specs
+    """The warning notes (:func:`~prefixbench.reports.warning_notes.warning_notes`) of the runs the specs
     made, each run once: the ``deterministic`` spec runs a case again, and an equal run (same
     key, same warnings) is the same run, not a second one."""
-    from prefixbench.reports.sweep import warning_notes
+    from prefixbench.reports.warning_notes import warning_notes
     from prefixbench.workloads.runs.schema import engine_warnings
 
     records = {}

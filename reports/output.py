@@ -260,7 +260,8 @@ def _print_outcome(
         print(runs_text)
         return
     print(sweep_text_table(runs_df, same))
-    from prefixbench.reports.sweep import engine_notes, warning_notes
+    from prefixbench.reports.sweep import engine_notes
+    from prefixbench.reports.warning_notes import warning_notes
 
     for line in [*engine_notes(runs_df), *warning_notes(runs_df.to_dict("records"))]:
         print(f"note: {line}")
@@ -297,7 +298,7 @@ def _write_sweep_html(
         first = shown.groupby("workload")["params"].transform("first")
         shown = shown[shown["params"] == first]
         notes.append("workload options: this page shows the first option set of each workload; report.md and runs.csv hold every one")
-    from prefixbench.reports.sweep import warning_notes
+    from prefixbench.reports.warning_notes import warning_notes
 
     notes += warning_notes(runs_df.to_dict("records"))  # every run's, not only the runs shown
     keys = ["workload", "window", "engine", "preset", "profile", "cache", "seed"]

@@ -8,7 +8,7 @@ import csv
 import json
 
 from prefixbench.reports.entry import main
-from prefixbench.reports.sweep import warning_notes
+from prefixbench.reports.warning_notes import warning_notes
 from prefixbench.workloads.runs.schema import parse_engine_warnings, warning_kind
 
 #: Claude Code's thrash stop fires 19 times on seed-coding at 16k (the reviewer's case).

@@ -1,0 +1,61 @@
+"""The engines' warnings, one note per (engine, kind of warning), for sweep, bench and check.
+
+Kept apart from :mod:`prefixbench.reports.sweep` (which imports pandas) so that ``check``, which
+writes no table, stays light (docs/performance.md, Start-up)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+
+from prefixbench.simulator.windows import format_window
+from prefixbench.workloads.runs.schema import parse_engine_warnings
+
+
+#: The runs a warning note names one by one; past this many it says how many more.
+NAMED_RUNS = 4
+
+
+def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
+    """One note per (engine, kind of warning) the runs' engines logged (their ``engine_warnings``),
+    in the order they first came: how many times, and in which runs (with each run's count when
+    there are several). None for runs without warnings."""
+    from prefixbench.kernel.strategies.claude_code import THRASH_KIND, THRASH_NOTE
+
+    records = list(records)
+    varying = [k for k in ("profile", "cache") if len({str(rec.get(k)) for rec in records}) > 1]
+    found: dict[tuple[str, str], dict[str, int]] = {}
+    for rec in records:
+        for kind, count in parse_engine_warnings(rec.get("engine_warnings")):
+            runs = found.setdefault((str(rec["engine"]), kind), {})
+            label = _run_label(rec, varying)
+            runs[label] = runs.get(label, 0) + count
+    notes = []
+    for (engine, kind), runs in found.items():
+        total = sum(runs.values())
+        times = f"{total:,} time{'s' if total != 1 else ''}"
+        where = _runs_text(runs)
+        if kind == THRASH_KIND:
+            did, why, instead = THRASH_NOTE
+            notes.append(f"{engine} {did} {times} ({why}) in {where}; {instead}")
+        else:
+            notes.append(f"{engine} warned '{kind}' {times} in {where}; a warning does not stop a run, the engine went on")
+    return notes
+
+
+def _run_label(rec: Mapping[str, object], varying: Collection[str] = ()) -> str:
+    """``seed-coding 16k patched`` (with ``seed 3`` when not the default shape, and the profile
+    and cache named in ``varying``, those the runs differ in)."""
+    seed = rec.get("seed", 0)
+    parts = [str(rec["workload"]), format_window(int(rec["window"])), str(rec["preset"])]  # type: ignore[call-overload]
+    parts += [] if str(seed) in ("0", "") else [f"seed {seed}"]
+    parts += [f"{key} {rec[key]}" for key in varying]
+    return " ".join(parts)
+
+
+def _runs_text(runs: dict[str, int]) -> str:
+    """``seed-coding 16k patched``, or ``2 runs: a (3), b (16)``, naming at most :data:`NAMED_RUNS`."""
+    if len(runs) == 1:
+        return next(iter(runs))
+    named = [f"{label} ({count:,})" for label, count in list(runs.items())[:NAMED_RUNS]]
+    more = len(runs) - NAMED_RUNS
+    return f"{len(runs)} runs: {', '.join(named)}" + (f" and {more} more" if more > 0 else "")
