@@ -100,6 +100,61 @@ def test_claude_code_writes_split_by_ttl_stay_anthropic_s(tmp_path: Path) -> Non
     assert not [n for f in result.files for n in f.notes if "unknown provider's" in n]
 
 
+def _unsplit(uncached: int, write: int, read: int) -> dict:
+    """A usage whose writes Claude Code logged with a TTL split of 0 + 0: what it writes where the
+    response carried no ``cache_creation`` (its own keys' order, 1-hour first)."""
+    usage = cc_usage(uncached, write, read, 40, write_1h=None)
+    usage["cache_creation"] = {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}
+    return usage
+
+
+@pytest.mark.parametrize(
+    ("route", "model", "request_ids"),
+    [
+        # Vertex AI: message ids msg_vrtx_..., the model as Claude Code asked for it.
+        ("vertex", "claude-sonnet-4-5@20250929", ("vrtx_01A", "vrtx_01B")),
+        # Amazon Bedrock through Claude Code logs the plain model name; its ids are msg_bdrk_...
+        ("bedrock", "claude-opus-4-6", ("bdrk_01A", "bdrk_01B")),
+        # OpenRouter's Anthropic-compatible endpoint: its message_start usage carries no split.
+        ("gateway", "anthropic/claude-sonnet-4.5", ("gen-1765000001", "gen-1765000002")),
+    ],
+)
+def test_claude_code_unsplit_writes_whose_reads_cover_the_prompt_stay_anthropic_s(
+    tmp_path: Path, route: str, model: str, request_ids: tuple[str, str]
+) -> None:
+    # A cloud or gateway in front of Anthropic's cache may drop the TTL split (Claude Code then
+    # logs 0 + 0), but the cache behaves as Anthropic's: each call leaves a few tokens uncached.
+    # Before, the unsplit writes alone made every call of the model an unknown provider's.
+    t = Transcript(version="2.1.177")
+    t.user("hello", "2026-09-10T02:00:00.000Z", root=True)
+    t.assistant(request_ids[0], "2026-09-10T02:00:03.000Z", [_unsplit(3, 21_000, 0)], model=model)
+    t.user("result", "2026-09-10T02:00:10.000Z", tool=True)
+    t.assistant(request_ids[1], "2026-09-10T02:00:13.000Z", [_unsplit(5, 900, 21_000)], model=model)
+    path = write_jsonl(tmp_path / f"{route}.jsonl", t.lines)
+    result = run_audit([path])
+    assert [(r.provider, r.model) for r in result.rows] == [("anthropic", model)] * 2
+    assert (result.totals.requests, result.totals.cache_write, result.totals.cache_read) == (2, 21_900, 21_000)
+    notes = [n for f in result.files for n in f.notes if n.startswith(f"{model} read as Anthropic's")]
+    assert len(notes) == 1 and "2 of its call(s) here reported 21,900 tokens of cache writes" in notes[0]
+    assert not [n for f in result.files for n in f.notes if "unknown provider's" in n]
+
+
+def test_claude_code_a_relay_is_told_by_its_reads_not_by_the_unsplit_writes_alone(tmp_path: Path) -> None:
+    # In one file: the relay's model (unsplit writes, 31k of a 33k prompt uncached) is an unknown
+    # provider's; a model whose unsplit writes came with the prompt cached stays Anthropic's.
+    t = Transcript(version="2.1.167")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [_unsplit(31_000, 190, 1_500)], model="claude-opus-4-8")
+    t.user("result", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [_unsplit(4, 300, 32_000)], model="claude-sonnet-4-6")
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert [(r.provider, r.model) for r in result.rows] == [("unknown", "claude-opus-4-8"), ("anthropic", "claude-sonnet-4-6")]
+    notes = [n for f in result.files for n in f.notes]
+    assert sum("claude-opus-4-8 read as an unknown provider's" in n for n in notes) == 1
+    assert sum(n.startswith("claude-sonnet-4-6 read as Anthropic's") for n in notes) == 1
+
+
 def test_claude_code_skips_synthetic_and_splits_1h_writes(tmp_path: Path) -> None:
     t = Transcript()
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
