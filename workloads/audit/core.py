@@ -2635,9 +2635,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
-        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None and step.prev is None else None
+        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None else None
+        head_since = None if head_used is None else step.tick - head_used
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
-                      levels=levels, head_gap=None if head_used is None else step.tick - head_used)
+                      levels=levels, head_gap=head_since if step.prev is None else None, head_since=head_since)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()
