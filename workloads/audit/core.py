@@ -1709,8 +1709,10 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     if kind == "call" and row.cause is not None:
         detail = row.detail
     elif could == 0 and row.cause == "ttl-expired":
-        # An idle gap past the TTL before it: nothing cached was left to read (the row says which gap).
-        detail = f"read {read:,} of its {usage.prompt:,} tokens; nothing cached was left to read: {row.detail}"
+        # An idle gap past the TTL before it: nothing cached was left to read (the row says which
+        # gap); what it could have read warm is not told (the header's "?"), and said so.
+        detail = (f"read {read:,} of its {usage.prompt:,} tokens; nothing cached was left to read, and what it could have "
+                  f"read warm the log does not tell: {row.detail}")
     elif could == 0:
         detail = f"read {read:,} of its {usage.prompt:,} tokens; the log does not tell what it could have read (no cached prefix known)"
     elif read > could:

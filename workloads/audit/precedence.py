@@ -289,7 +289,7 @@ def _compaction(ev: Evidence) -> Finding | None:
         # Two causes, each enough for the part it covers: the compaction rewrote what followed the
         # head, the idle gap expired the head too. The expiry alone explains a read short of the
         # head (what a keep-alive or a longer TTL recovers), so it leads; the compaction is named.
-        return Finding("ttl-expired", "log", f"{expired}: the head{f' ({head:,} tokens)' if head else ''} had expired too; "
+        return Finding("ttl-expired", "log", f"{expired}: the head{f' ({head:,} tokens)' if head else ''} had expired in that gap; "
                        f"{logged}: what followed the head was rewritten anyway")
     return Finding("compaction", "log", logged + (
         f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""
