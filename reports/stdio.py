@@ -171,7 +171,7 @@ def readable_file(path: Path, command: str) -> Iterator[Path]:
 
 def renamed(value: T, old: str, new: str) -> T:
     """``value`` with ``old`` replaced by ``new`` in every string it holds (structs, tuples,
-    lists and dicts walked; other values kept): an audit of ``-`` names standard input
+    lists, sets, frozensets and dicts walked; other values kept): an audit of ``-`` names standard input
     :data:`STDIN_NAME`, not the temporary copy it read (whose folder differs on every run)."""
     import msgspec
 
@@ -190,6 +190,11 @@ def renamed(value: T, old: str, new: str) -> T:
         if all(a is b for a, b in zip(items, value)):
             return value
         return type(value)(items) if isinstance(value, list) or type(value) is tuple else type(value)(*items)  # type: ignore[return-value]
+    if isinstance(value, (set, frozenset)):
+        members = [renamed(item, old, new) for item in value]
+        if all(a is b for a, b in zip(members, value)):
+            return value
+        return type(value)(members)  # type: ignore[return-value]
     if isinstance(value, dict):
         pairs = {renamed(k, old, new): renamed(v, old, new) for k, v in value.items()}
         return pairs  # type: ignore[return-value]

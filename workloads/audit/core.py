@@ -1709,8 +1709,10 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
     if kind == "call" and row.cause is not None:
         detail = row.detail
     elif could == 0 and row.cause == "ttl-expired":
-        # An idle gap past the TTL before it: nothing cached was left to read (the row says which gap).
-        detail = f"read {read:,} of its {usage.prompt:,} tokens; nothing cached was left to read: {row.detail}"
+        # An idle gap past the TTL before it: nothing cached was left to read (the row says which
+        # gap); what it could have read warm is not told (the header's "?"), and said so.
+        detail = (f"read {read:,} of its {usage.prompt:,} tokens; nothing cached was left to read, and what it could have "
+                  f"read warm the log does not tell: {row.detail}")
     elif could == 0:
         detail = f"read {read:,} of its {usage.prompt:,} tokens; the log does not tell what it could have read (no cached prefix known)"
     elif read > could:
@@ -2635,9 +2637,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
-        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None and step.prev is None else None
+        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None else None
+        head_since = None if head_used is None else step.tick - head_used
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
-                      levels=levels, head_gap=None if head_used is None else step.tick - head_used)
+                      levels=levels, head_gap=head_since if step.prev is None else None, head_since=head_since)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()

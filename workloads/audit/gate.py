@@ -58,17 +58,36 @@ class Gate(msgspec.Struct, frozen=True):
         return bool(self.fail_on) or self.min_hit_ratio is not None or self.max_lost_usd is not None
 
 
+def _compacted_misses(result: AuditResult) -> frozenset[tuple[str, str, int]]:
+    """``(file, lane, line)`` of each cold request on a context whose compaction the log marks
+    (the compactions table's ``after`` rows) that another cause leads (an idle gap past the TTL
+    that expired the head too): the compaction happened all the same, a second cause."""
+    return frozenset((c.file, c.lane, c.line) for c in result.compactions
+                     if c.kind == "after" and c.verdict == "cold" and c.cause not in (None, "compaction"))
+
+
+def gated_rows(result: AuditResult, cause: str, compacted: frozenset[tuple[str, str, int]] | None = None) -> list[AuditRow]:
+    """The misses ``--fail-on cause`` holds: those of that cause and, for ``compaction``, those a
+    logged compaction is a second cause of (:func:`_compacted_misses`)."""
+    if cause != "compaction":
+        return [row for row in result.rows if row.cause == cause]
+    also = _compacted_misses(result) if compacted is None else compacted
+    return [row for row in result.rows if row.cause == cause or (row.cause is not None and (row.file, row.lane, row.line) in also)]
+
+
 def violations(result: AuditResult, gate: Gate) -> list[str]:
     """One line per violation (empty: the audit passes). A cause's line quotes the first miss's
     detail whole: never cut, so never cut inside a word."""
     lines: list[str] = []
     for cause in gate.fail_on:
-        rows = [row for row in result.rows if row.cause == cause]
+        rows = gated_rows(result, cause)
         if rows:
             first = rows[0]
             basis = _predicted(result, rows)
+            others = sum(row.cause != cause for row in rows)
+            led = f" ({others} of them led by another cause, the compaction logged beside it)" if others else ""
             lines.append(
-                f"FAIL cause {cause}: {len(rows)} request(s), {sum(r.lost_tokens or 0 for r in rows):,} tokens lost{basis}; "
+                f"FAIL cause {cause}: {len(rows)} request(s){led}, {sum(r.lost_tokens or 0 for r in rows):,} tokens lost{basis}; "
                 f"first at {first.file}:{first.line} ({first.detail})"
             )
     if gate.min_hit_ratio is not None and result.totals.hit_ratio is None:
@@ -185,6 +204,7 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     def clean(text: str) -> str:
         return _XML_BAD.sub("", escape(text) if escape is not None else text)
 
+    compacted = _compacted_misses(result)
     by_lane: dict[tuple[str, str], list[AuditRow]] = defaultdict(list)
     for row in result.rows:
         by_lane[(row.file, row.lane)].append(row)
@@ -196,7 +216,8 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
         case = ElementTree.SubElement(suite, "testcase", classname=clean(lane.file), name=clean(lane.lane))
         rows = by_lane[(lane.file, lane.lane)]
         problems = [f"{row.cause} at line {row.line}{' (predicted)' if row.reported_cache_read is None else ''}: {row.detail}"
-                    for row in rows if row.cause in gate.fail_on]
+                    for row in rows if row.cause in gate.fail_on
+                    or ("compaction" in gate.fail_on and row.cause is not None and (row.file, row.lane, row.line) in compacted)]
         if problems:
             failures += 1
             # the message names the problem (a cause and its line, or a threshold); the text holds every detail whole

@@ -81,6 +81,9 @@ class Evidence(msgspec.Struct, frozen=True):
     #: For a request with no previous call in its lane: logical ms since another lane last sent a
     #: request under the same head, None when none did.
     head_gap: int | None = None
+    #: For any request: logical ms since a call of any lane (this one's included) last sent a request
+    #: under the same head, None when none did: how long the shared head had been idle.
+    head_since: int | None = None
 
     @property
     def events(self) -> dict[str, str]:
@@ -278,12 +281,15 @@ def _compaction(ev: Evidence) -> Finding | None:
         return None
     head = ev.head
     logged = f"compaction logged for this request ({events['compaction'] or 'new context'})"
-    expired = _past_ttl(ev) if ev.cache_read < (head or 1) else None
+    # The head is shared: a call of another lane under it (a compaction call sent just before) kept
+    # it warm, whatever this lane's own idle gap; its expiry is then no cause here.
+    warm = ev.before is not None and ev.head_since is not None and ev.head_since <= ttl_ms(ev.before)
+    expired = _past_ttl(ev) if ev.cache_read < (head or 1) and not warm else None
     if expired is not None:
         # Two causes, each enough for the part it covers: the compaction rewrote what followed the
         # head, the idle gap expired the head too. The expiry alone explains a read short of the
         # head (what a keep-alive or a longer TTL recovers), so it leads; the compaction is named.
-        return Finding("ttl-expired", "log", f"{expired}: the head{f' ({head:,} tokens)' if head else ''} had expired too; "
+        return Finding("ttl-expired", "log", f"{expired}: the head{f' ({head:,} tokens)' if head else ''} had expired in that gap; "
                        f"{logged}: what followed the head was rewritten anyway")
     return Finding("compaction", "log", logged + (
         f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""

@@ -634,27 +634,37 @@ def _iter_values(
         if eof:
             return
         # Read as much again as is pending, so a large value is decoded a bounded number of times.
-        chunk, eof = _read_text(path, handle, line_no, max(_CHUNK, len(text)))
+        chunk, eof = _read_text(path, handle, line_no, max(_CHUNK, len(text)), text)
         done += len(chunk)
         if progress is not None:
             progress(done)
         text += chunk
 
 
-def _read_text(path: Path, handle, line_no: int, size: int) -> tuple[str, bool]:
+def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -> tuple[str, bool]:
     """The next ``size`` bytes of a file as text (to the end of a UTF-8 sequence they cut), and
-    whether the file ended."""
+    whether the file ended. ``pending``: the text read before them from ``line_no`` on (to name
+    the line a file cut inside a character ends on)."""
     chunk = handle.read(size)
     for _ in range(3):
         if not chunk or _complete_utf8(chunk) == len(chunk):
             break
-        chunk += handle.read(1)
+        more = handle.read(1)
+        if not more:
+            raise _cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
+        chunk += more
     if b"\x00" in chunk:
         raise UserError(f"{path}:{line_no}: binary data, not a text log")
     try:
         return chunk.decode("utf-8"), not chunk
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+
+
+def _cut_character(path: Path, line_no: int) -> UserError:
+    """A file whose last bytes start a UTF-8 character it does not finish (cut short: a copy
+    that stopped, a disk that filled), named at the line it ends on."""
+    return UserError(f"{path}:{line_no}: the file ends inside a UTF-8 character (cut short part-way through a character)")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
@@ -722,7 +732,7 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
         if not chunk:
             eof = True
             if pending:
-                raise UserError(f"{path}:{line_no}: not UTF-8 text")
+                raise _cut_character(path, line_no + buffer.count("\n"))
             if not buffer.strip():
                 break
             continue

@@ -876,3 +876,30 @@ def test_a_request_body_log_is_gated_on_predicted_losses_as_the_gate_docs_say(tm
                    "byte-level cache model's prediction on the logged bodies"):
         assert quoted in said and quoted in " ".join(captured.out.split()), quoted
     assert re.search(r"\bpred \d", captured.out)
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_fail_on_compaction_holds_a_compaction_an_expired_head_leads(tmp_path: Path, capsys, late: bool) -> None:
+    """Review of integ56: a compaction after 30 idle minutes is ttl-expired (the head expired too)
+    with the compaction named beside it, and ``--fail-on compaction`` then passed (exit 0), though
+    the same log a minute idle failed it. A compaction that happened is still one: both fail, and
+    the JUnit view says the same."""
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 8000, 0, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 8000, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:20.000Z", tool=True)
+    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(3, 2000, 10000, 10)], model="claude-sonnet-4-6")
+    minute = "30" if late else "01"
+    t.compact_boundary(f"2026-07-10T02:{minute}:00.000Z")
+    t.user("summary", f"2026-07-10T02:{minute}:01.000Z")
+    t.assistant("req_4", f"2026-07-10T02:{minute}:05.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
+    log = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    junit = tmp_path / "junit.xml"
+    assert main(["audit", str(log), "--quiet", "--fail-on", "compaction", "--junit", str(junit)]) == 1
+    err = capsys.readouterr().err
+    (line,) = [x for x in err.splitlines() if x.startswith("FAIL cause compaction")]
+    assert "1 request(s)" in line and ("led by another cause" in line) == late
+    failures = ElementTree.parse(junit).getroot().findall(".//failure")
+    assert [f.get("message") for f in failures][:1] == [("ttl-expired" if late else "compaction") + " at line 9"]

@@ -350,7 +350,61 @@ def test_a_compaction_after_an_idle_gap_past_the_ttl_names_both(tmp_path: Path, 
         assert row.cause == "compaction" and row.loss_class == "unavoidable"
         return
     assert row.cause == "ttl-expired" and row.loss_class == "recoverable"
-    assert "idle 20m" in row.detail and "past the 5m00s TTL: the head" in row.detail and "had expired too" in row.detail
+    assert "idle 20m" in row.detail and "past the 5m00s TTL: the head" in row.detail and "had expired in that gap" in row.detail
     assert "could still be read" not in row.detail
     assert compaction.kind == "after" and compaction.cause == "ttl-expired"
-    assert "no cached prefix known" not in compaction.detail and "nothing cached was left to read: idle 20m" in compaction.detail
+    assert "no cached prefix known" not in compaction.detail and "nothing cached was left to read" in compaction.detail
+    assert "what it could have read warm the log does not tell: idle 20m" in compaction.detail
+
+
+def test_a_compaction_after_a_long_idle_whose_head_a_compaction_call_just_used_is_no_expiry(tmp_path: Path) -> None:
+    # Claude Code: 30 idle minutes, then a compaction call (agent-acompact, its own lane) sends
+    # under the shared head 25s before the main lane's first request after the compaction. That
+    # call already took the expiry; the main lane's read of 0 is the compaction's, not a second
+    # expiry of the head (base: ttl-expired, "the head (3,000 tokens) had expired too").
+    from .fixtures import Transcript, cc_usage
+
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 4000, 4000, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 8000, 10)], model="claude-sonnet-4-6")
+    t.compact_boundary("2026-07-10T02:30:40.000Z")
+    t.user("summary", "2026-07-10T02:30:41.000Z")
+    t.assistant("req_4", "2026-07-10T02:30:45.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
+    write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    c = Transcript(session="s1", version="2.1.120", sidechain=True)
+    c.user("summarize", "2026-07-10T02:30:00.000Z", root=True)
+    c.assistant("req_c", "2026-07-10T02:30:20.000Z", [cc_usage(3, 10000, 0, 500)], model="claude-sonnet-4-6")
+    (tmp_path / "s1" / "subagents").mkdir(parents=True)
+    write_jsonl(tmp_path / "s1" / "subagents" / "agent-acompact-abc.jsonl", c.lines)
+    rows = {(Path(r.file).name, r.line): r for r in run_audit([tmp_path]).rows}
+    assert rows[("agent-acompact-abc.jsonl", 2)].cause == "ttl-expired"
+    main_row = rows[("s1.jsonl", 7)]
+    assert main_row.cause == "compaction", main_row.detail
+    assert "expired" not in main_row.detail
+
+
+def test_a_compaction_past_the_ttl_whose_head_size_is_unknown_says_so(tmp_path: Path) -> None:
+    # No lane start read anything, so the head's size is unknown: the row is ttl-expired, and its
+    # compaction, counted among those whose readable prefix the log does not tell (expected None:
+    # the header's "?"), says that beside "nothing cached was left to read" (base said only that).
+    from .fixtures import Transcript, cc_usage
+
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 8000, 0, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 8000, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:20.000Z", tool=True)
+    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(3, 2000, 10000, 10)], model="claude-sonnet-4-6")
+    t.compact_boundary("2026-07-10T02:30:00.000Z")
+    t.user("summary", "2026-07-10T02:30:01.000Z")
+    t.assistant("req_4", "2026-07-10T02:30:05.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    row = result.rows[-1]
+    assert row.cause == "ttl-expired"
+    assert "had expired in that gap" in row.detail and "too" not in row.detail
+    (compaction,) = result.compactions
+    assert compaction.expected_cache_read is None
+    assert "nothing cached was left to read, and what it could have read warm the log does not tell: idle" in compaction.detail

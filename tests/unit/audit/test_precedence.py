@@ -112,6 +112,17 @@ def test_diagnostic_wins_over_everything_the_log_shows():
     assert cause(replace(e, use_diagnostic=False, tick=60_000)) == "compaction"
 
 
+def test_a_compaction_whose_head_another_lane_kept_warm_is_no_expiry():
+    # 2 hours since this lane's previous call, but another lane (a compaction call) sent under the
+    # same head 25s before: the head was warm, so the compaction alone explains the miss. Base
+    # named ttl-expired ("the head had expired too") from this lane's own gap alone.
+    r = req(model="claude-opus-4-5", events=(("compaction", ""),))
+    e = ev(r, tick=2 * 3_600_000, head=3000)
+    assert cause(e) == "ttl-expired"
+    assert cause(replace(e, head_since=25_000)) == "compaction"
+    assert cause(replace(e, head_since=20 * 60_000)) == "ttl-expired"
+
+
 def test_lane_start_in_flight_before_start_expired():
     start = req(parent=None)
     e = ev(start, prev=None, pred=Prediction(0, 0, 0, "chain", in_flight=True, expired=True))

@@ -1018,6 +1018,38 @@ def test_a_token_count_of_no_input_and_no_output_is_no_call(tmp_path: Path) -> N
     assert run_audit([path]).totals.requests == 1
 
 
+def test_a_token_count_of_no_tokens_between_two_calls_is_not_read_as_a_jump(tmp_path: Path) -> None:
+    """A zero count between two calls whose running total goes on (9,000 then 18,500): base kept
+    the zeros as the running total before the second call, so its 18,500 looked 9,000 beyond its
+    own usage, a note of a cut-off response that never was."""
+    def count(total: tuple[int, int, int], last: tuple[int, int, int], when: str) -> dict:
+        keys = ("input_tokens", "cached_input_tokens", "output_tokens")
+        return {"timestamp": when, "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "total_token_usage": dict(zip(keys, total)), "last_token_usage": dict(zip(keys, last))}}}
+
+    def user(text: str, when: str) -> dict:
+        return {"timestamp": when, "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}
+
+    records = [
+        {"timestamp": "2026-07-01T10:00:00.000Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.146.0", "model_provider": "openai"}},
+        {"timestamp": "2026-07-01T10:00:00.500Z", "type": "turn_context", "payload": {"model": "gpt-5.5"}},
+        user("t0", "2026-07-01T10:00:01.000Z"),
+        count((9000, 0, 40), (9000, 0, 40), "2026-07-01T10:00:05.000Z"),
+        user("t1", "2026-07-01T10:00:10.000Z"),
+        count((0, 0, 0), (0, 0, 0), "2026-07-01T10:00:12.000Z"),
+        user("t2", "2026-07-01T10:00:20.000Z"),
+        count((18500, 8960, 80), (9500, 8960, 40), "2026-07-01T10:00:25.000Z"),
+    ]
+    path = write_jsonl(tmp_path / "rollout-2026-07-01T10-00-00-s.jsonl", records)
+    requests, summaries = load_trace([path])
+    assert [(r.line, r.usage.prompt) for r in requests] == [(4, 9000), (8, 9500)]
+    assert (6, "token_count of no tokens (a running total reset: no call made)") in summaries[0].skipped
+    text = json.dumps([list(s.notes) for s in summaries])
+    assert "rose by more than" not in text
+    assert "(the same)" in text
+
+
 def test_a_rollback_of_more_turns_than_the_rollout_holds_starts_a_new_chain(tmp_path: Path) -> None:
     # Two rollbacks: the second drops the turn the first went back to; one more than the
     # rollout holds (a resumed thread's earlier turns) leaves nothing to extend.

@@ -419,3 +419,24 @@ def test_the_lanes_tables_fold_sessionless_calls_into_one_row_the_json_keeps_the
     assert merged["requests"] == 12 and merged["reported_cache_read"] == 8 * 6016
     page = audit_page(audit_record(result), None, lanes=folded)
     assert "sessionless calls (12)" in page
+
+
+def test_audit_out_folds_sessionless_calls_in_audit_md_and_report_html(tmp_path: Path, capsys) -> None:
+    # The fold through the CLI, as a user gets it: `audit FILE --out DIR` (stdin: tests/unit/reports/test_stdio.py).
+    from prefixbench.reports.cli import main
+
+    path = sessionless_export(tmp_path / "spend.jsonl")
+    with path.open("a") as handle:
+        handle.write(json.dumps(row("s1", "2025-11-01T11:00:00Z", model="gpt-4.1", custom_llm_provider="openai",
+                                    prompt_tokens=6100, completion_tokens=4, session_id="sess")) + "\n")
+    out = tmp_path / "out"
+    assert main(["audit", str(path), "--out", str(out), "--quiet"]) == 0
+    md = (out / "audit.md").read_text()
+    html = (out / "report.html").read_text()
+    for text in (md, html):
+        assert "sessionless calls (12)" in text
+    import re
+
+    assert not re.search(r"^spend\.jsonl\s+r\d+\s", md, re.M)  # no lane row per sessionless call
+    assert re.search(r"^spend\.jsonl\s+sess\s", md, re.M)
+    assert len(json.loads((out / "audit.json").read_text())["lanes"]) == 13

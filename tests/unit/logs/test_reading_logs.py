@@ -369,3 +369,48 @@ def test_a_pretty_printed_log_of_cjk_text_past_a_read_chunk_is_read_whichever_by
                                ensure_ascii=False, indent=2), encoding="utf-8")
     records = list(iter_records(path))
     assert len(records) == 1 and records[0].value["chatMessages"][0]["content"] == text
+
+
+_CHARS = ["é", "中", "😀"]  # 2, 3 and 4 bytes
+
+
+@pytest.mark.parametrize("array", [False, True])
+@pytest.mark.parametrize("char", _CHARS)
+def test_a_chunk_may_end_on_any_byte_of_a_2_3_or_4_byte_character(tmp_path: Path, monkeypatch, char: str, array: bool) -> None:
+    # The chunked readers (a pretty-printed object, a JSON array) read on to the end of a
+    # character a chunk cuts: at every byte of it, and just after it, the text reads back whole.
+    from prefixbench.workloads.logs import records
+
+    monkeypatch.setattr(records, "_CHUNK", 4096)
+    size = len(char.encode())
+    head = '[\n  {\n    "text": "' if array else '{\n  "text": "'
+    tail = '"\n  }\n]\n' if array else '"\n}\n'
+    for offset in range(size + 1):
+        pad = 4096 - offset - len(head.encode())
+        text = "a" * pad + char * 3
+        path = tmp_path / f"log-{offset}.json"
+        path.write_bytes((head + text + tail).encode())
+        (record,) = list(iter_records(path))
+        assert record.value["text"] == text, offset
+
+
+@pytest.mark.parametrize("array", [False, True])
+@pytest.mark.parametrize("char", _CHARS)
+def test_a_file_that_ends_inside_a_character_says_so_at_the_line_it_ends(
+        tmp_path: Path, monkeypatch, capsys, char: str, array: bool) -> None:
+    # Base: "not UTF-8 text", named at the first line of the element the cut falls in.
+    from prefixbench.reports.cli import main
+    from prefixbench.workloads.logs import records
+
+    monkeypatch.setattr(records, "_CHUNK", 4096)
+    head = '[\n  {\n    "text": "' if array else '{\n  "text": "'
+    for cut in range(1, len(char.encode())):
+        body = head + "a" * (4096 - len(head))
+        path = tmp_path / f"log-{cut}.json"
+        path.write_bytes(body.encode() + char.encode()[:cut])
+        with pytest.raises(UserError, match=r":3: the file ends inside a UTF-8 character" if array else
+                           r":2: the file ends inside a UTF-8 character"):
+            list(iter_records(path))
+        assert main(["audit", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "ends inside a UTF-8 character" in err and "Traceback" not in err

@@ -248,3 +248,34 @@ def test_audit_dash_names_a_torn_last_line_stdin_not_the_temporary_copy(monkeypa
     lines = log.read_bytes().count(b"\n")
     (warning,) = [line for line in capsys.readouterr().err.splitlines() if "breaks off" in line]
     assert warning.startswith(f"prefixbench: warning: <stdin>:{lines + 1}: the last line breaks off with no newline"), warning
+
+
+def test_audit_dash_folds_sessionless_gateway_calls_in_stdout_md_and_html(monkeypatch, capsys, tmp_path) -> None:
+    """Review of integ56: ``renamed`` left the frozenset of sessionless lanes naming the temporary
+    copy, so ``audit -`` printed each sessionless call as a row of its own (r0..r11) under the
+    note that they were summed in one row; so did ``--out``'s audit.md and report.html."""
+    import json
+
+    records = [
+        {"request_id": f"r{i}", "call_type": "acompletion", "startTime": f"2025-11-01T10:{i * 40 // 60:02d}:{i * 40 % 60:02d}Z",
+         "endTime": f"2025-11-01T10:{i * 40 // 60:02d}:{i * 40 % 60:02d}Z", "model": "gpt-4.1", "custom_llm_provider": "openai",
+         "cache_hit": "False", "status": "success", "prompt_tokens": 6100, "completion_tokens": 4,
+         "metadata": {"additional_usage_values": {"prompt_tokens_details": {"cached_tokens": 0 if i % 3 == 0 else 6016}}}}
+        for i in range(12)
+    ]
+    records.append({"request_id": "s1", "call_type": "acompletion", "startTime": "2025-11-01T11:00:00Z",
+                    "endTime": "2025-11-01T11:00:00Z", "model": "gpt-4.1", "custom_llm_provider": "openai", "cache_hit": "False",
+                    "status": "success", "prompt_tokens": 6100, "completion_tokens": 4, "session_id": "sess"})
+    data = "".join(json.dumps(r) + "\n" for r in records).encode()
+    monkeypatch.setattr(sys, "stdin", _Stdin(data))
+    out = tmp_path / "out"
+    assert main(["audit", "-", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    md = (out / "audit.md").read_text()
+    html = (out / "report.html").read_text()
+    for text in (printed, md, html):
+        assert "sessionless calls (12)" in text
+        assert "prefixbench-stdin" not in text
+    import re
+
+    assert not re.search(r"^<stdin>\s+r\d+\s", printed, re.M), printed  # no lane row per call

@@ -715,6 +715,13 @@ class _Rollout:
         if claimed is not None and _same(last, claimed):
             self.skipped.append((record.line, "token_count of the remote compaction call counted from its token_usage_record"))
             return
+        if _no_tokens(last):
+            # Codex 0.142+ writes one before a thread_rolled_back that drops the only turn (an
+            # interrupted first turn): the running total reset to zeros, no prompt sent. Skipped
+            # wherever it comes, before the running total is kept: the next call's total goes on
+            # from the last real one, not from these zeros.
+            self.skipped.append((record.line, "token_count of no tokens (a running total reset: no call made)"))
+            return
         previous = self.last_total
         if isinstance(total, dict):
             self.last_total = total
@@ -723,11 +730,6 @@ class _Rollout:
             self.skipped.append((record.line, "repeated token_count (same running total)"))
             return
         self.previous_total = total_key
-        if _no_tokens(last):
-            # Codex 0.142+ writes one before a thread_rolled_back that drops the only turn (an
-            # interrupted first turn): the running total reset to zeros, no prompt sent.
-            self.skipped.append((record.line, "token_count of no tokens (a running total reset: no call made)"))
-            return
         if self.out and isinstance(previous, dict) and isinstance(total, dict):
             self._jump(record.line, previous, total, last)
         dedup = f"{total_key}@{value.get('timestamp')}"
