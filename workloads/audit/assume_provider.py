@@ -25,6 +25,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS, UNKNOWN
 from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, named_host
+from prefixbench.workloads.logs.formats.claude_code import relayed_call
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest, replace_request
 
 _EXAMPLE = "e.g. unknown or http-capture=zai"
@@ -83,11 +84,15 @@ def assume_providers(
     hosts: dict[str, Counter[str]] = {}  # format -> the upstream a gateway names -> calls
     own: dict[str, Counter[str]] = {}  # format -> the third-party host whose own endpoint was called -> calls
     by_id: dict[str, Counter[str]] = {}  # format -> the host the model's own id names (no upstream named) -> calls
+    relays: dict[str, Counter[str]] = {}  # format -> model -> calls whose provider their unsplit writes decided
     for r in requests:
         if not r.provider_by_model:
             out.append(r)
             continue
-        guessed.setdefault(r.source_format, Counter())[(r.provider, r.model)] += 1
+        if relayed_call(r):
+            relays.setdefault(r.source_format, Counter())[r.model] += 1
+        else:
+            guessed.setdefault(r.source_format, Counter())[(r.provider, r.model)] += 1
         # (a Workers AI model's call went to Cloudflare's own endpoint, or through its AI Gateway
         # to Workers AI: a host's endpoint either way, no gateway naming the host in its answer)
         if r.upstream and (host_at(r.endpoint) == r.upstream or r.upstream == WORKERS_AI):
@@ -103,26 +108,39 @@ def assume_providers(
         else:
             out.append(replace_request(r, provider=provider, prefix=provider_head(r, provider)))
     notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()), own.get(fmt, Counter()),
-                   by_id.get(fmt, Counter()))
-             for fmt, taken in sorted(guessed.items())]
-    named = {key for key in providers if key == "*" or key in guessed}
+                   by_id.get(fmt, Counter()), relays.get(fmt, Counter()))
+             for fmt in sorted(set(guessed) | set(relays)) for taken in [guessed.get(fmt, Counter())]]
+    named = {key for key in providers if key == "*" or key in guessed or key in relays}
     notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
               "name, nothing changed" for key in sorted(set(providers) - named)]
-    if "*" in providers and not guessed:
+    if "*" in providers and not guessed and not relays:
         notes.append(f"--assume-provider {providers['*']}: no call in these logs took its provider from the model's name, "
                      "nothing changed")
     return out, tuple(notes)
 
 
 def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str], own: Counter[str],
-          by_id: Counter[str] | None = None) -> str:
+          by_id: Counter[str] | None = None, relays: Counter[str] | None = None) -> str:
     """The note of one format's calls whose provider was the model's name's; ``hosts``: the
     upstreams a gateway named for some of them (OpenRouter's response ``provider``), ``own``: the
     third-party hosts of open models whose own endpoint others were sent to (api.together.xyz:
     :func:`~prefixbench.simulator.providers.hosts.host_at`), which the note names rather than
     saying nothing told who served them; ``by_id``: the hosts the model's own id names
-    (``accounts/fireworks/...``, a ``:groq`` router suffix), which the note names likewise."""
-    by_id = by_id or Counter()
+    (``accounts/fireworks/...``, a ``:groq`` router suffix), which the note names likewise;
+    ``relays``: per Claude model, the calls whose provider (unknown) their cache writes, unsplit by
+    TTL, decided and not their name (a relay's: Claude Code's reader), said apart."""
+    by_id, relays = by_id or Counter(), relays or Counter()
+    relayed = ""
+    if relays:
+        relayed = (f"{sum(relays.values()):,} {fmt} call(s) of Claude models "
+                   f"({', '.join(f'{model}: {n:,}' for model, n in sorted(relays.items()))}) taken as an unknown "
+                   "provider's (a relay's) from their cache writes, which no call of the model in its file split by TTL "
+                   "as Anthropic's API does (the file's note says), not from their names, which are Anthropic's")
+    if not taken:
+        if provider is None:
+            return f"assumed: {relayed}; name the server with --assume-provider {fmt}=PROVIDER"
+        return f"assumed: {relayed}, then set to {provider} by --assume-provider"
+    relayed = f"; {relayed}" if relayed else ""
     calls = sum(taken.values())
     by_provider: Counter[str] = Counter()
     for (name, _), n in taken.items():
@@ -157,5 +175,6 @@ def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts
         said = (f"{calls:,} {fmt} call(s) name no endpoint that tells who served them{through}: their provider was taken "
                 f"from the model's name ({split}; models {models})")
     if provider is None:
-        return f"assumed: {said}; another server's cache behaves otherwise: name it with --assume-provider {fmt}=PROVIDER"
-    return f"assumed: {said}, then set to {provider} by --assume-provider"
+        return (f"assumed: {said}{relayed}; another server's cache behaves otherwise: name it with --assume-provider "
+                f"{fmt}=PROVIDER")
+    return f"assumed: {said}{relayed}, then set to {provider} by --assume-provider"

@@ -83,7 +83,7 @@ def test_claude_code_calls_whose_writes_are_split_as_zero_are_a_relays_not_anthr
     # The totals stay the log's; the evidence is said.
     assert (result.totals.requests, result.totals.cache_write, result.totals.cache_read) == (3, 490, 35200)
     notes = [n for f in result.files for n in f.notes if "claude-opus-4-8 read as an unknown provider's" in n]
-    assert len(notes) == 1 and "1 of its call(s) here reported 190 tokens of cache writes" in notes[0]
+    assert len(notes) == 1 and "all 1 of its call(s) here that reported cache writes (190 tokens)" in notes[0]
 
 
 def test_claude_code_writes_split_by_ttl_stay_anthropic_s(tmp_path: Path) -> None:
@@ -153,6 +153,100 @@ def test_claude_code_a_relay_is_told_by_its_reads_not_by_the_unsplit_writes_alon
     notes = [n for f in result.files for n in f.notes]
     assert sum("claude-opus-4-8 read as an unknown provider's" in n for n in notes) == 1
     assert sum(n.startswith("claude-sonnet-4-6 read as Anthropic's") for n in notes) == 1
+
+
+def test_claude_code_one_unsplit_call_among_split_ones_keeps_the_model_anthropic_s(tmp_path: Path) -> None:
+    # Six calls split their writes as Anthropic's API does, one logs 0 + 0 and left most of its
+    # prompt uncached: mixed evidence. Before, that one call made all seven an unknown provider's.
+    model = "claude-sonnet-4-6"
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    usages = [cc_usage(3, 5000, 0, 10), cc_usage(3, 200, 5000, 50), cc_usage(3, 200, 5200, 50),
+              _unsplit(9000, 200, 5400), cc_usage(3, 200, 5600, 50), cc_usage(3, 200, 5800, 50), cc_usage(3, 200, 6000, 50)]
+    for n, usage in enumerate(usages):
+        t.assistant(f"req_{n}", f"2026-07-10T02:0{n}:03.000Z", [usage], model=model)
+        t.user("result", f"2026-07-10T02:0{n}:10.000Z", tool=True)
+    path = write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    result = run_audit([path])
+    assert [(r.provider, r.model) for r in result.rows] == [("anthropic", model)] * 7
+    notes = [n for f in result.files for n in f.notes if n.startswith(f"{model} read as Anthropic's")]
+    assert len(notes) == 1
+    assert "1 of its call(s) here reported 200 tokens of cache writes" in notes[0] and "but 6 other(s) split theirs" in notes[0]
+    assert not [n for f in result.files for n in f.notes if "unknown provider's" in n]
+
+
+def _relay_file(tmp_path: Path) -> Path:
+    """A relay's claude-opus-4-8 (unsplit writes, most of the prompt uncached) beside glm-4.7,
+    whose provider only its name tells."""
+    t = Transcript(version="2.1.167")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [_unsplit(31_000, 190, 1_500)], model="claude-opus-4-8")
+    t.user("result", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(31_010, 0, 1_700, 40)], model="claude-opus-4-8")
+    t.user("result", "2026-07-10T02:00:20.000Z", tool=True)
+    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(20, 300, 3_000, 40)], model="glm-4.7")
+    return write_jsonl(tmp_path / "s1.jsonl", t.lines)
+
+
+def test_the_notes_on_a_relay_name_its_evidence_and_what_the_option_does(tmp_path: Path) -> None:
+    from prefixbench.workloads.audit.assume_provider import assume_providers
+
+    requests, summaries = load_trace([_relay_file(tmp_path)])
+    assert [(r.provider, r.provider_by_model) for r in requests] == [("unknown", True), ("unknown", True), ("zai", True)]
+    # The file's note holds whether or not --assume-provider then set another provider, and warns
+    # that the format-wide option reaches the other calls guessed from their names.
+    relay = [n for s in summaries for n in s.notes if n.startswith("claude-opus-4-8 read as an unknown provider's")]
+    assert len(relay) == 1 and "unless --assume-provider set another" in relay[0]
+    assert "and with them every other claude-code call whose provider was taken from its model's name" in relay[0]
+    # The assumed: note tells the relay's calls from those whose name decided; before, it said all
+    # three took their provider from the model's name (unknown: 2).
+    _, notes = assume_providers(requests, {})
+    assert len(notes) == 1
+    assert "1 claude-code call(s) name no endpoint that tells who served them: their provider was taken from the " \
+           "model's name (zai: 1; models glm-4.7)" in notes[0]
+    assert "2 claude-code call(s) of Claude models (claude-opus-4-8: 2) taken as an unknown provider's (a relay's) " \
+           "from their cache writes" in notes[0] and "unknown: 2" not in notes[0]
+    out, notes = assume_providers(requests, {"claude-code": "anthropic"})
+    assert [r.provider for r in out] == ["anthropic"] * 3
+    assert notes[0].endswith("then set to anthropic by --assume-provider")
+
+
+def test_a_relayed_model_s_advisor_calls_are_the_relay_s_too(tmp_path: Path) -> None:
+    # The relay's claude-opus-4-8 also advised the executor: its advisor call is the relay's, as
+    # its own calls are. Before, the advisor call stayed Anthropic's.
+    t = Transcript(version="2.1.167")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [_unsplit(31_000, 190, 1_500)], model="claude-opus-4-8")
+    t.user("result", "2026-07-10T02:00:10.000Z", tool=True)
+    first = [cc_usage(3, 2000, 0, 80, write_1h=None), cc_usage(2, 150, 2000, 300, write_1h=None)]
+    advice = {"model": "claude-opus-4-8", **cc_usage(6000, 0, 0, 900, write_1h=None)}
+    t.assistant("req_2", "2026-07-10T02:00:30.000Z", [_with_advisor(first, advice)], model="claude-sonnet-4-6")
+    requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    assert [(r.lane, r.model, r.provider, r.provider_by_model) for r in requests] == [
+        ("main", "claude-opus-4-8", "unknown", True), ("main", "claude-sonnet-4-6", "anthropic", False),
+        ("advisor", "claude-opus-4-8", "unknown", True)]
+
+
+@pytest.mark.parametrize(("model", "provider"), [("gpt-5", "openai"), ("gemini-2.5-pro", "gemini")])
+def test_a_known_model_of_a_provider_not_speaking_messages_is_its_provider_s_by_name(
+    tmp_path: Path, model: str, provider: str
+) -> None:
+    # Claude Code through a translating router (claude-code-router, LiteLLM) logs gpt-5 or
+    # gemini-2.5-pro. Before, such a call was labelled Anthropic's and not marked as guessed, so
+    # --assume-provider claude-code=... said nothing changed.
+    from prefixbench.workloads.audit.assume_provider import assume_providers
+
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(9000, 0, 0, 10, write_1h=None)], model=model)
+    t.user("result", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(200, 0, 8960, 10, write_1h=None)], model=model)
+    requests, _ = load_trace([write_jsonl(tmp_path / "s1.jsonl", t.lines)])
+    assert [(r.provider, r.provider_by_model) for r in requests] == [(provider, True)] * 2
+    assert [r.usage.cache_read for r in requests] == [0, 8960]
+    out, notes = assume_providers(requests, {"claude-code": "unknown"})
+    assert [r.provider for r in out] == ["unknown"] * 2
+    assert f"({provider}: 2; models {model})" in notes[0] and notes[0].endswith("then set to unknown by --assume-provider")
 
 
 def test_claude_code_skips_synthetic_and_splits_1h_writes(tmp_path: Path) -> None:

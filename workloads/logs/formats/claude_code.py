@@ -53,6 +53,7 @@ import heapq
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -115,6 +116,8 @@ def _provider_usage(model: str, usage: dict, where: str) -> tuple[Provider, Usag
     response named is another provider's that speaks Anthropic's Messages API (Claude Code pointed
     at DeepSeek's, Kimi's, GLM's, MiniMax's or Qwen's Anthropic-compatible endpoint with
     ``ANTHROPIC_BASE_URL``, or at Bedrock): its cache rules, usage reading and prices apply. A
+    known model of a provider that does not speak it (gpt-5 through a translating router) is that
+    provider's, its usage read as the Messages API writes it. A
     gateway's id of another vendor's model the audit does not model (OpenRouter's
     ``nvidia/nemotron-...``) is no Anthropic call: its provider is unknown, its usage read as the
     Messages API writes it."""
@@ -131,8 +134,13 @@ def _transcript_rules(model: str) -> tuple[Provider, ProviderRules]:
         # answers to (longcat-flash-thinking-2601-platform through an Anthropic-compatible
         # endpoint): not Anthropic's call.
         return UNKNOWN.name, ANTHROPIC
-    if rules is None or not rules.speaks_messages:
-        rules = ANTHROPIC
+    if rules is None:
+        return ANTHROPIC.name, ANTHROPIC
+    if not rules.speaks_messages:
+        # Another provider's known model that does not speak the Messages API (gpt-5, gemini-2.5-pro
+        # through a translating router such as claude-code-router or LiteLLM): its own provider's,
+        # taken from its name (:func:`_served_by_model`), its usage read as the Messages API writes it.
+        return rules.name, ANTHROPIC
     return rules.name, rules
 
 
@@ -140,12 +148,13 @@ def _transcript_rules(model: str) -> tuple[Provider, ProviderRules]:
 def _served_by_model(model: str) -> bool:
     """Whether only the model's name tells who served a transcript's call: another provider's
     model (Claude Code pointed at a compatible endpoint with ``ANTHROPIC_BASE_URL``, which the
-    transcript does not keep: glm-4.7 may be Z.AI's or Volcengine Ark's) or a gateway's id of
-    another vendor's. Anthropic's models are the agent's own endpoint's, Bedrock's ids its own."""
+    transcript does not keep: glm-4.7 may be Z.AI's or Volcengine Ark's), a known model of a
+    provider that does not speak the Messages API (gpt-5 through a translating router), or a
+    gateway's id of another vendor's. Anthropic's models are the agent's own endpoint's, Bedrock's ids its own."""
     rules = provider_of_model(model)
     if rules is None:
         return _other_vendor(model) or not ANTHROPIC.names_model(model)
-    return rules.speaks_messages and rules not in (ANTHROPIC, BEDROCK)
+    return rules not in (ANTHROPIC, BEDROCK)
 
 
 def _other_vendor(model: str) -> bool:
@@ -276,8 +285,11 @@ class _Walk:
         #: with the writes and calls that showed it.
         self.relayed: dict[str, tuple[int, int]] = {}
         #: Claude models with unsplit writes whose calls still left the prompt cached as Anthropic's
-        #: do (:func:`_find_relayed`): kept Anthropic's, with the writes and calls, said in a note.
-        self.unsplit_kept: dict[str, tuple[int, int]] = {}
+        #: do, or whose other calls here split their writes (:func:`_find_relayed`): kept Anthropic's,
+        #: said in a note
+        #: (the writes, the calls, the model's calls here that split their writes, whether an
+        #: unsplit call left much of its prompt uncached).
+        self.unsplit_kept: dict[str, tuple[int, int, int, bool]] = {}
         #: The requests whose last line was written mid-stream (:func:`_mid_stream`).
         self.mid_stream: set[str] = set()
         #: A stream-json run's stream events (``--include-partial-messages``): per thread, the
@@ -1150,6 +1162,12 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     return replace(request, provider_by_model=True) if relayed or _served_by_model(model) else request
 
 
+def relayed_call(r: TraceRequest) -> bool:
+    """Whether this reader took ``r``'s provider from its model's cache writes, unsplit by TTL (a
+    relay's: :func:`_find_relayed`), not from its name, which is a Claude model's."""
+    return r.source_format == NAME and r.provider == UNKNOWN.name and ANTHROPIC.names_model(r.model)
+
+
 def _relay_split(usage: dict) -> int:
     """The writes a response reports without splitting them by TTL: ``cache_creation_input_tokens``
     above 0 where its ``cache_creation`` holds 5-minute and 1-hour writes summing to 0. Anthropic's
@@ -1184,24 +1202,42 @@ def _left_uncached(usage: dict, written: int) -> bool:
     return uncached > _RELAY_UNCACHED * (uncached + read + written)
 
 
+def _split_writes(usage: dict) -> bool:
+    """Whether a response reports writes its ``cache_creation`` splits by TTL, as Anthropic's API does."""
+    written, split = usage.get("cache_creation_input_tokens"), usage.get("cache_creation")
+    if type(written) is not int or written <= 0 or not isinstance(split, dict):
+        return False
+    parts = [split.get(key) for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")]
+    return all(type(part) is int for part in parts) and sum(parts) > 0
+
+
 def _find_relayed(walk: _Walk) -> None:
-    """Mark the Claude models a relay served in this file: those with a call whose usage reports
-    writes it does not split (:func:`_relay_split`) and that left much of its prompt uncached
-    (:func:`_left_uncached`). Every call of such a model in the file is the relay's, not
-    Anthropic's (a provider unknown), whatever its own usage shows. Unsplit writes alone do not
-    tell: a gateway or cloud endpoint in front of Anthropic's cache may drop the split (Claude Code
-    then logs 0 + 0), its reads still covering the prompt; such a model stays Anthropic's, and
-    :attr:`_Walk.unsplit_kept` keeps the evidence for a note."""
-    found: dict[str, tuple[int, int]] = {}
-    kept: dict[str, tuple[int, int]] = {}
+    """Mark the Claude models a relay served in this file: those whose every call that reports
+    writes in the file leaves them unsplit by TTL (:func:`_relay_split`), one of them at least
+    leaving much of its prompt uncached (:func:`_left_uncached`). Every call of such a model in
+    the file is then the relay's, not Anthropic's (a provider unknown), whatever its own usage
+    shows. Unsplit writes alone do not tell: a gateway or cloud endpoint in front of Anthropic's
+    cache may drop the split (Claude Code then logs 0 + 0), its reads still covering the prompt;
+    and a file whose other calls of the model split their writes as Anthropic's API does is mixed
+    evidence. Such a model stays Anthropic's, and :attr:`_Walk.unsplit_kept` keeps the evidence
+    for a note."""
+    unsplit: dict[str, tuple[int, int]] = {}
+    uncached: set[str] = set()
+    split: Counter[str] = Counter()
     for req in walk.requests.values():
+        if _transcript_rules(req.model)[0] != ANTHROPIC.name:
+            continue
         written = _relay_split(req.usage)
-        if written and _transcript_rules(req.model)[0] == ANTHROPIC.name:
-            into = found if _left_uncached(req.usage, written) else kept
-            tokens, calls = into.get(req.model, (0, 0))
-            into[req.model] = (tokens + written, calls + 1)
-    walk.relayed = found
-    walk.unsplit_kept = {model: seen for model, seen in kept.items() if model not in found}
+        if written:
+            tokens, calls = unsplit.get(req.model, (0, 0))
+            unsplit[req.model] = (tokens + written, calls + 1)
+            if _left_uncached(req.usage, written):
+                uncached.add(req.model)
+        elif _split_writes(req.usage):
+            split[req.model] += 1
+    walk.relayed = {model: seen for model, seen in unsplit.items() if model in uncached and not split[model]}
+    walk.unsplit_kept = {model: (*seen, split[model], model in uncached)
+                         for model, seen in unsplit.items() if model not in walk.relayed}
 
 
 #: Content blocks of a response that are its thinking.
@@ -1320,6 +1356,9 @@ def _advisor_calls(
     for step in calls.advisors:
         model, usage = sys.intern(step.model), step.usage
         provider = _transcript_rules(model)[0]
+        relayed = provider == ANTHROPIC.name and model in walk.relayed
+        if relayed:
+            provider = UNKNOWN.name
         node = f"{request.prefix.node if request.prefix is not None else req.key}#advisor{step.index}"
         call = TraceRequest(
             file=walk.name,
@@ -1339,7 +1378,7 @@ def _advisor_calls(
             agent_version=request.agent_version,
             source_format=NAME,
         )
-        out.append(replace(call, provider_by_model=True) if _served_by_model(model) else call)
+        out.append(replace(call, provider_by_model=True) if relayed or _served_by_model(model) else call)
         parent, blocks = node, 1  # the executor's reply to the advice, before the next advisor call
     advisors[lane] = (parent, blocks)
     return out
@@ -1409,12 +1448,21 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                   "read the turn's reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn "
                   f"(measured on two public sessions; replies up to {_REPLY_WRITTEN_MAX:,} tokens)",)
     for model, (tokens, calls) in sorted(walk.relayed.items()):
-        # The evidence the provider rests on, said: the transcript keeps no endpoint.
-        notes += (f"{model} read as an unknown provider's, not Anthropic's: {calls:,} of its call(s) here reported "
-                  f"{tokens:,} tokens of cache writes and split none of them by TTL (cache_creation 0), which Anthropic's "
-                  "API does for every write: a relay Claude Code was pointed at (ANTHROPIC_BASE_URL); "
-                  "--assume-provider claude-code=anthropic reads them as Anthropic's",)
-    for model, (tokens, calls) in sorted(walk.unsplit_kept.items()):
+        # The evidence the provider rests on, said: the transcript keeps no endpoint. The option
+        # is applied after the reader: the assumed: note says whether it set another provider.
+        notes += (f"{model} read as an unknown provider's, not Anthropic's, unless --assume-provider set another (the "
+                  f"assumed: note says): all {calls:,} of its call(s) here that reported cache writes ({tokens:,} tokens) "
+                  "split none of them by TTL (cache_creation 0), which Anthropic's API does for every write, and one at "
+                  f"least left more than {_RELAY_UNCACHED:.0%} of its prompt uncached: a relay Claude Code was pointed at "
+                  "(ANTHROPIC_BASE_URL); --assume-provider claude-code=anthropic reads them as Anthropic's, and with them "
+                  "every other claude-code call whose provider was taken from its model's name",)
+    for model, (tokens, calls, split, uncached) in sorted(walk.unsplit_kept.items()):
+        if split:
+            notes += (f"{model} read as Anthropic's: {calls:,} of its call(s) here reported {tokens:,} tokens of cache "
+                      f"writes without splitting them by TTL (cache_creation 0), but {split:,} other(s) split theirs as "
+                      "Anthropic's API does: mixed evidence, not a relay's"
+                      + (f" (an unsplit call left more than {_RELAY_UNCACHED:.0%} of its prompt uncached)" if uncached else ""),)
+            continue
         notes += (f"{model} read as Anthropic's: {calls:,} of its call(s) here reported {tokens:,} tokens of cache writes "
                   "without splitting them by TTL (cache_creation 0), as a gateway or cloud endpoint in front of Anthropic "
                   f"may, but each left at most {_RELAY_UNCACHED:.0%} of its prompt uncached, as Anthropic's cache does "
