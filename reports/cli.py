@@ -576,7 +576,8 @@ def _add_audit_parser(sub: _Subcommands) -> None:
         "wins for its calls): their provider is otherwise taken from "
         "the model's name (glm-4-7 read with Z.AI's rules where Volcengine Ark served it), an assumption the notes "
         "state. PROVIDER is one of the providers' rules or unknown (a server prefixbench has no rules for); a "
-        "provider a log's endpoint or wire names is never replaced; e.g. unknown or http-capture=zai "
+        "provider a log's endpoint or wire names is never replaced; it applies to every such call of the format, "
+        "whatever its model; e.g. unknown or http-capture=zai "
         "(default: the provider the model's name gives)",
     )
     audit.add_argument(
