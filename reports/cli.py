@@ -570,14 +570,15 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument(
         "--assume-provider",
         default=None,
-        metavar="[FORMAT=]PROVIDER,...",
+        metavar="[FORMAT[:MODEL]=]PROVIDER,...",
         help="who served the calls whose log names no endpoint that tells (llm-path proxy records keep no URL; a "
         "local proxy's URL names no provider), for FORMAT (or every format: bare or *=PROVIDER; a FORMAT named too "
         "wins for its calls): their provider is otherwise taken from "
         "the model's name (glm-4-7 read with Z.AI's rules where Volcengine Ark served it), an assumption the notes "
         "state. PROVIDER is one of the providers' rules or unknown (a server prefixbench has no rules for); a "
-        "provider a log's endpoint or wire names is never replaced; it applies to every such call of the format, "
-        "whatever its model; e.g. unknown or http-capture=zai "
+        "provider a log's endpoint or wire names is never replaced; FORMAT applies to every such call of the "
+        "format, whatever its model, FORMAT:MODEL to that model's alone; e.g. unknown, http-capture=zai or "
+        "claude-code:claude-opus-4-8=anthropic "
         "(default: the provider the model's name gives)",
     )
     audit.add_argument(

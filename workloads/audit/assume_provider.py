@@ -1,4 +1,4 @@
-"""``audit --assume-provider [FORMAT=]PROVIDER,...``: who served the calls whose log names no
+"""``audit --assume-provider [FORMAT[:MODEL]=]PROVIDER,...``: who served the calls whose log names no
 endpoint.
 
 A local proxy's records of the llm-path kind keep the body and the answer but no URL, and a
@@ -9,7 +9,8 @@ Code calls' prompts, where Z.AI's rules predict reads). That is an assumption: t
 say how many calls took it and from which model names, and how to correct it.
 
 A user who knows the server names its provider for a format (an ``--input`` name) or, bare,
-every format: those calls take the provider's rules (cache model, TTLs, steps, prices by the
+every format, or one model's calls of a format (``claude-code:claude-opus-4-8=anthropic``,
+which wins over the format's for them): those calls take the provider's rules (cache model, TTLs, steps, prices by the
 model as before). ``unknown`` is the provider of a server prefixbench has no rules for. A
 provider a log's endpoint or wire names is never replaced. The usage stays as the reader read
 it from the wire's shape (the Messages or the OpenAI shape, whatever the server).
@@ -28,7 +29,7 @@ from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, named_hos
 from prefixbench.workloads.logs.formats.claude_code import relayed_call
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest, replace_request
 
-_EXAMPLE = "e.g. unknown or http-capture=zai"
+_EXAMPLE = "e.g. unknown, http-capture=zai or claude-code:claude-opus-4-8=anthropic"
 
 
 def provider_names() -> tuple[str, ...]:
@@ -37,10 +38,11 @@ def provider_names() -> tuple[str, ...]:
 
 
 def parse_assumed_providers(text: str | None) -> dict[str, str]:
-    """``--assume-provider unknown`` as {"*": "unknown"}; ``http-capture=zai`` as {format: provider}.
+    """``--assume-provider unknown`` as {"*": "unknown"}; ``http-capture=zai`` as {format: provider};
+    ``claude-code:claude-opus-4-8=anthropic`` (one model's calls of a format) as {"format:model": provider}.
 
     Raises:
-        UserError: an item that is not PROVIDER or FORMAT=PROVIDER, an unknown format or
+        UserError: an item that is not PROVIDER, FORMAT=PROVIDER or FORMAT:MODEL=PROVIDER, an unknown format or
             provider (the line names the valid ones), a format (or every format) named twice.
     """
     if text is None:
@@ -52,11 +54,15 @@ def parse_assumed_providers(text: str | None) -> dict[str, str]:
         name, sep, provider = (part.strip() for part in item.partition("="))
         name, provider = (name, provider) if sep else ("*", name)
         if not name or not provider:
-            raise UserError(f"--assume-provider {text}: {item.strip()!r} is not PROVIDER or FORMAT=PROVIDER ({_EXAMPLE})")
+            raise UserError(f"--assume-provider {text}: {item.strip()!r} is not PROVIDER, FORMAT=PROVIDER or "
+                            f"FORMAT:MODEL=PROVIDER ({_EXAMPLE})")
         if name != "*":
-            if ALIASES.get(name, name) not in FORMATS:
-                raise UserError(f"--assume-provider {text}: unknown format {name!r} (known: {', '.join(FORMATS)})")
-            name = ALIASES.get(name, name)
+            fmt, colon, model = name.partition(":")
+            if colon and not model.strip():
+                raise UserError(f"--assume-provider {text}: {item.strip()!r} names no model after {fmt}: ({_EXAMPLE})")
+            if ALIASES.get(fmt, fmt) not in FORMATS:
+                raise UserError(f"--assume-provider {text}: unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+            name = ALIASES.get(fmt, fmt) + (f":{model.strip()}" if colon else "")
         if provider not in provider_names():
             raise UserError(f"--assume-provider {text}: unknown provider {provider!r} (one of: {', '.join(provider_names())})")
         if name in chosen:
@@ -85,6 +91,8 @@ def assume_providers(
     own: dict[str, Counter[str]] = {}  # format -> the third-party host whose own endpoint was called -> calls
     by_id: dict[str, Counter[str]] = {}  # format -> the host the model's own id names (no upstream named) -> calls
     relays: dict[str, Counter[str]] = {}  # format -> model -> calls whose provider their unsplit writes decided
+    by_model: dict[str, Counter[tuple[str, str]]] = {}  # format -> (model, provider a FORMAT:MODEL key set) -> calls
+    used: set[str] = set()  # the FORMAT:MODEL keys some call took
     for r in requests:
         if not r.provider_by_model:
             out.append(r)
@@ -101,16 +109,19 @@ def assume_providers(
             hosts.setdefault(r.source_format, Counter())[r.upstream] += 1
         elif host := named_host(r.model):
             by_id.setdefault(r.source_format, Counter())[host] += 1
-        key = r.source_format if r.source_format in providers else "*"
-        provider = providers.get(key)
+        key = next((k for k in (f"{r.source_format}:{r.model}", r.source_format, "*") if k in providers), None)
+        provider = None if key is None else providers[key]
+        if provider is not None and ":" in key:
+            by_model.setdefault(r.source_format, Counter())[(r.model, provider)] += 1
+            used.add(key)
         if provider is None or provider == r.provider:
             out.append(r)
         else:
             out.append(replace_request(r, provider=provider, prefix=provider_head(r, provider)))
     notes = [_note(fmt, taken, providers.get(fmt if fmt in providers else "*"), hosts.get(fmt, Counter()), own.get(fmt, Counter()),
-                   by_id.get(fmt, Counter()), relays.get(fmt, Counter()))
+                   by_id.get(fmt, Counter()), relays.get(fmt, Counter()), by_model.get(fmt, Counter()))
              for fmt in sorted(set(guessed) | set(relays)) for taken in [guessed.get(fmt, Counter())]]
-    named = {key for key in providers if key == "*" or key in guessed or key in relays}
+    named = {key for key in providers if key == "*" or key in guessed or key in relays or key in used}
     notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
               "name, nothing changed" for key in sorted(set(providers) - named)]
     if "*" in providers and not guessed and not relays:
@@ -120,7 +131,8 @@ def assume_providers(
 
 
 def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str], own: Counter[str],
-          by_id: Counter[str] | None = None, relays: Counter[str] | None = None) -> str:
+          by_id: Counter[str] | None = None, relays: Counter[str] | None = None,
+          by_model: Counter[tuple[str, str]] | None = None) -> str:
     """The note of one format's calls whose provider was the model's name's; ``hosts``: the
     upstreams a gateway named for some of them (OpenRouter's response ``provider``), ``own``: the
     third-party hosts of open models whose own endpoint others were sent to (api.together.xyz:
@@ -128,8 +140,11 @@ def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts
     saying nothing told who served them; ``by_id``: the hosts the model's own id names
     (``accounts/fireworks/...``, a ``:groq`` router suffix), which the note names likewise;
     ``relays``: per Claude model, the calls whose provider (unknown) their cache writes, unsplit by
-    TTL, decided and not their name (a relay's: Claude Code's reader), said apart."""
+    TTL, decided and not their name (a relay's: Claude Code's reader), said apart; ``by_model``: the
+    calls a ``FORMAT:MODEL=PROVIDER`` item set, by model and provider."""
     by_id, relays = by_id or Counter(), relays or Counter()
+    set_by_model = "".join(f"; {model}'s {n:,} call(s) set to {name} by --assume-provider {fmt}:{model}={name}"
+                           for (model, name), n in sorted((by_model or Counter()).items()))
     relayed = ""
     if relays:
         relayed = (f"{sum(relays.values()):,} {fmt} call(s) of Claude models "
@@ -138,8 +153,8 @@ def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts
                    "as Anthropic's API does (the file's note says), not from their names, which are Anthropic's")
     if not taken:
         if provider is None:
-            return f"assumed: {relayed}; name the server with --assume-provider {fmt}=PROVIDER"
-        return f"assumed: {relayed}, then set to {provider} by --assume-provider"
+            return f"assumed: {relayed}{set_by_model}; name the server with --assume-provider {fmt}:MODEL=PROVIDER"
+        return f"assumed: {relayed}, then set to {provider} by --assume-provider{set_by_model}"
     relayed = f"; {relayed}" if relayed else ""
     calls = sum(taken.values())
     by_provider: Counter[str] = Counter()
@@ -175,6 +190,6 @@ def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts
         said = (f"{calls:,} {fmt} call(s) name no endpoint that tells who served them{through}: their provider was taken "
                 f"from the model's name ({split}; models {models})")
     if provider is None:
-        return (f"assumed: {said}{relayed}; another server's cache behaves otherwise: name it with --assume-provider "
-                f"{fmt}=PROVIDER")
-    return f"assumed: {said}{relayed}, then set to {provider} by --assume-provider"
+        return (f"assumed: {said}{relayed}{set_by_model}; another server's cache behaves otherwise: name it with "
+                f"--assume-provider {fmt}=PROVIDER")
+    return f"assumed: {said}{relayed}, then set to {provider} by --assume-provider{set_by_model}"

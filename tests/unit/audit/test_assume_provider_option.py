@@ -89,8 +89,11 @@ def test_a_provider_the_endpoint_names_is_never_replaced(tmp_path, capsys) -> No
                 "radix, unknown, vllm, xai, zai)"),
         ("nope=zai", "unknown format 'nope' (known: "),
         ("zai,unknown", "every format is named twice"),
-        ("http-capture=", "'http-capture=' is not PROVIDER or FORMAT=PROVIDER"),
-        ("", "'' is not PROVIDER or FORMAT=PROVIDER"),
+        ("http-capture=", "'http-capture=' is not PROVIDER, FORMAT=PROVIDER or FORMAT:MODEL=PROVIDER"),
+        ("", "'' is not PROVIDER, FORMAT=PROVIDER or FORMAT:MODEL=PROVIDER"),
+        ("claude-code:=zai", "'claude-code:=zai' names no model after claude-code:"),
+        ("nope:glm-4.7=zai", "unknown format 'nope' (known: "),
+        ("claude-code:glm-4.7=zai,claude-code:glm-4.7=unknown", "claude-code:glm-4.7 is named twice"),
     ],
 )
 def test_a_bad_provider_is_one_line_and_exit_2(tmp_path, capsys, value, says) -> None:

@@ -189,7 +189,7 @@ def _relay_file(tmp_path: Path) -> Path:
 
 
 def test_the_notes_on_a_relay_name_its_evidence_and_what_the_option_does(tmp_path: Path) -> None:
-    from prefixbench.workloads.audit.assume_provider import assume_providers
+    from prefixbench.workloads.audit.assume_provider import assume_providers, parse_assumed_providers
 
     requests, summaries = load_trace([_relay_file(tmp_path)])
     assert [(r.provider, r.provider_by_model) for r in requests] == [("unknown", True), ("unknown", True), ("zai", True)]
@@ -197,6 +197,7 @@ def test_the_notes_on_a_relay_name_its_evidence_and_what_the_option_does(tmp_pat
     # that the format-wide option reaches the other calls guessed from their names.
     relay = [n for s in summaries for n in s.notes if n.startswith("claude-opus-4-8 read as an unknown provider's")]
     assert len(relay) == 1 and "unless --assume-provider set another" in relay[0]
+    assert "--assume-provider claude-code:claude-opus-4-8=anthropic reads them as Anthropic's" in relay[0]
     assert "and with them every other claude-code call whose provider was taken from its model's name" in relay[0]
     # The assumed: note tells the relay's calls from those whose name decided; before, it said all
     # three took their provider from the model's name (unknown: 2).
@@ -209,6 +210,14 @@ def test_the_notes_on_a_relay_name_its_evidence_and_what_the_option_does(tmp_pat
     out, notes = assume_providers(requests, {"claude-code": "anthropic"})
     assert [r.provider for r in out] == ["anthropic"] * 3
     assert notes[0].endswith("then set to anthropic by --assume-provider")
+    # The per-model form leaves glm-4.7 as its name gave it, and the note says which calls it set.
+    out, notes = assume_providers(requests, parse_assumed_providers("claude-code:claude-opus-4-8=anthropic"))
+    assert [r.provider for r in out] == ["anthropic", "anthropic", "zai"]
+    assert "; claude-opus-4-8's 2 call(s) set to anthropic by --assume-provider claude-code:claude-opus-4-8=anthropic" \
+           in notes[0] and len(notes) == 1
+    _, notes = assume_providers(requests, parse_assumed_providers("claude-code:claude-sonnet-4-6=anthropic"))
+    assert notes[1] == ("--assume-provider claude-code:claude-sonnet-4-6=anthropic: no claude-code:claude-sonnet-4-6 "
+                        "call in these logs took its provider from the model's name, nothing changed")
 
 
 def test_a_relayed_model_s_advisor_calls_are_the_relay_s_too(tmp_path: Path) -> None:

@@ -1454,8 +1454,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                   f"assumed: note says): all {calls:,} of its call(s) here that reported cache writes ({tokens:,} tokens) "
                   "split none of them by TTL (cache_creation 0), which Anthropic's API does for every write, and one at "
                   f"least left more than {_RELAY_UNCACHED:.0%} of its prompt uncached: a relay Claude Code was pointed at "
-                  "(ANTHROPIC_BASE_URL); --assume-provider claude-code=anthropic reads them as Anthropic's, and with them "
-                  "every other claude-code call whose provider was taken from its model's name",)
+                  f"(ANTHROPIC_BASE_URL); --assume-provider claude-code:{model}=anthropic reads them as Anthropic's "
+                  "(claude-code=anthropic would too, and with them every other claude-code call whose provider was "
+                  "taken from its model's name)",)
     for model, (tokens, calls, split, uncached) in sorted(walk.unsplit_kept.items()):
         if split:
             notes += (f"{model} read as Anthropic's: {calls:,} of its call(s) here reported {tokens:,} tokens of cache "
