@@ -1708,9 +1708,10 @@ def _judge_compaction(kind: str, r: TraceRequest, row: AuditRow, pred: Predictio
         lost = None
     if kind == "call" and row.cause is not None:
         detail = row.detail
-    elif could == 0 and row.cause == "ttl-expired":
+    elif could == 0 and (row.cause == "ttl-expired" or (row.cause == "compaction" and "had expired too" in row.detail)):
         # An idle gap past the TTL before it: nothing cached was left to read (the row says which
-        # gap); what it could have read warm is not told (the header's "?"), and said so.
+        # gap, leading with the expiry or naming it beside the compaction, precedence._compaction);
+        # what it could have read warm is not told (the header's "?"), and said so.
         detail = (f"read {read:,} of its {usage.prompt:,} tokens; nothing cached was left to read, and what it could have "
                   f"read warm the log does not tell: {row.detail}")
     elif could == 0:

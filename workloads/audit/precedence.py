@@ -287,10 +287,16 @@ def _compaction(ev: Evidence) -> Finding | None:
     expired = _past_ttl(ev) if ev.cache_read < (head or 1) and not warm else None
     if expired is not None:
         # Two causes, each enough for the part it covers: the compaction rewrote what followed the
-        # head, the idle gap expired the head too. The expiry alone explains a read short of the
-        # head (what a keep-alive or a longer TTL recovers), so it leads; the compaction is named.
-        return Finding("ttl-expired", "log", f"{expired}: the head{f' ({head:,} tokens)' if head else ''} had expired in that gap; "
-                       f"{logged}: what followed the head was rewritten anyway")
+        # head, the idle gap expired the head too (what a keep-alive or a longer TTL recovers). The
+        # one that accounts for more of the lost tokens leads and the other is named: the expiry
+        # only where the head's share (its size, read short) is at least half of them; where the
+        # head's size is not known, the compaction, whose rewrite is the rest.
+        head_part = head - ev.cache_read if head else 0
+        if head and 2 * head_part >= ev.lost:
+            return Finding("ttl-expired", "log", f"{expired}: the head ({head:,} tokens) had expired in that gap; "
+                           f"{logged}: what followed the head was rewritten anyway")
+        share = f"the head ({head:,} tokens, {head_part:,} of the {ev.lost:,} lost)" if head else "the head"
+        return Finding("compaction", "log", f"{logged}; {share} had expired too: {expired}")
     return Finding("compaction", "log", logged + (
         f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""
     ))

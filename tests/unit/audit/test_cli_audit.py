@@ -900,6 +900,9 @@ def test_fail_on_compaction_holds_a_compaction_an_expired_head_leads(tmp_path: P
     assert main(["audit", str(log), "--quiet", "--fail-on", "compaction", "--junit", str(junit)]) == 1
     err = capsys.readouterr().err
     (line,) = [x for x in err.splitlines() if x.startswith("FAIL cause compaction")]
-    assert "1 request(s)" in line and ("led by another cause" in line) == late
+    # (The head's size is not known here, so the compaction leads either way; a head that is most
+    # of what was lost puts the expiry first and the gate still holds the compaction: the
+    # precedence test covers that order.)
+    assert "1 request(s)" in line and "led by another cause" not in line
     failures = ElementTree.parse(junit).getroot().findall(".//failure")
-    assert [f.get("message") for f in failures][:1] == [("ttl-expired" if late else "compaction") + " at line 9"]
+    assert [f.get("message") for f in failures][:1] == ["compaction at line 9"]

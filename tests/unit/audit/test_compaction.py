@@ -349,12 +349,15 @@ def test_a_compaction_after_an_idle_gap_past_the_ttl_names_both(tmp_path: Path, 
     if idle_ms < 5 * 60_000:
         assert row.cause == "compaction" and row.loss_class == "unavoidable"
         return
-    assert row.cause == "ttl-expired" and row.loss_class == "recoverable"
-    assert "idle 20m" in row.detail and "past the 5m00s TTL: the head" in row.detail and "had expired in that gap" in row.detail
+    # The head's size is not known: the compaction, whose rewrite is the rest, leads; the expired
+    # head is named beside it (never "could still be read").
+    assert row.cause == "compaction" and row.loss_class == "unavoidable"
+    assert "the head had expired too: idle 20m" in row.detail and "past the 5m00s TTL" in row.detail
     assert "could still be read" not in row.detail
-    assert compaction.kind == "after" and compaction.cause == "ttl-expired"
+    assert compaction.kind == "after" and compaction.cause == "compaction"
     assert "no cached prefix known" not in compaction.detail and "nothing cached was left to read" in compaction.detail
-    assert "what it could have read warm the log does not tell: idle 20m" in compaction.detail
+    assert "what it could have read warm the log does not tell: compaction logged" in compaction.detail
+    assert compaction.detail.endswith("the head had expired too: idle 20m00s since the previous request, past the 5m00s TTL")
 
 
 def test_a_compaction_after_a_long_idle_whose_head_a_compaction_call_just_used_is_no_expiry(tmp_path: Path) -> None:
@@ -386,9 +389,10 @@ def test_a_compaction_after_a_long_idle_whose_head_a_compaction_call_just_used_i
 
 
 def test_a_compaction_past_the_ttl_whose_head_size_is_unknown_says_so(tmp_path: Path) -> None:
-    # No lane start read anything, so the head's size is unknown: the row is ttl-expired, and its
-    # compaction, counted among those whose readable prefix the log does not tell (expected None:
-    # the header's "?"), says that beside "nothing cached was left to read" (base said only that).
+    # No lane start read anything, so the head's size is unknown: the compaction leads (its rewrite
+    # is the rest of what was lost) with the expired head named, and its compaction entry, counted
+    # among those whose readable prefix the log does not tell (expected None: the header's "?"),
+    # says that beside "nothing cached was left to read" (base said only that).
     from .fixtures import Transcript, cc_usage
 
     t = Transcript(version="2.1.120")
@@ -403,8 +407,9 @@ def test_a_compaction_past_the_ttl_whose_head_size_is_unknown_says_so(tmp_path: 
     t.assistant("req_4", "2026-07-10T02:30:05.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
     row = result.rows[-1]
-    assert row.cause == "ttl-expired"
-    assert "had expired in that gap" in row.detail and "too" not in row.detail
+    assert row.cause == "compaction"
+    assert "the head had expired too: idle 29m" in row.detail
     (compaction,) = result.compactions
     assert compaction.expected_cache_read is None
-    assert "nothing cached was left to read, and what it could have read warm the log does not tell: idle" in compaction.detail
+    assert "nothing cached was left to read, and what it could have read warm the log does not tell: compaction" in compaction.detail
+    assert "the head had expired too: idle 29m" in compaction.detail

@@ -107,9 +107,26 @@ def test_diagnostic_wins_over_everything_the_log_shows():
     r = req(diagnostic="tools_changed", model="claude-opus-4-5", events=(("compaction", ""),))
     e = ev(r, tick=2 * 3_600_000)
     assert (rule(e), cause(e)) == ("diagnostic", "tools-changed")
-    # Without it, the compaction rule; 2 hours idle, past the TTL, the head had expired too: the expiry leads.
-    assert (rule(replace(e, use_diagnostic=False)), cause(replace(e, use_diagnostic=False))) == ("compaction", "ttl-expired")
+    # Without it, the compaction rule; 2 hours idle, past the TTL, the head had expired too: the
+    # expiry leads where the head is at least half of what was lost, else the compaction.
+    plain = replace(e, use_diagnostic=False, head=4000)
+    assert (rule(plain), cause(plain)) == ("compaction", "ttl-expired")
+    assert cause(replace(e, use_diagnostic=False)) == "compaction"  # the head's size unknown
     assert cause(replace(e, use_diagnostic=False, tick=60_000)) == "compaction"
+
+
+def test_a_compaction_past_the_ttl_is_led_by_the_cause_of_more_of_the_lost_tokens():
+    # Cline-Xray's task: 18 idle minutes, then a truncation; the head (8,096 tokens) is a tenth of
+    # the 80,769 lost: the compaction leads, the expired head named with its share. Base (integ56
+    # after fix56b): ttl-expired, all 80,769 counted recoverable though a keep-alive keeps 8,096.
+    r = req(model="claude-opus-4-5", events=(("compaction", "history truncated"),))
+    small = ev(r, tick=18 * MIN, head=8_096, lost=80_769, expected=8_096)
+    finding = find_cause(small)
+    assert finding.cause == "compaction"
+    assert "the head (8,096 tokens, 8,096 of the 80,769 lost) had expired too: idle 18m00s" in finding.detail
+    assert "could still be read" not in finding.detail
+    big = ev(r, tick=18 * MIN, head=60_000, lost=80_000, expected=60_000)
+    assert find_cause(big).cause == "ttl-expired"
 
 
 def test_a_compaction_whose_head_another_lane_kept_warm_is_no_expiry():
