@@ -350,8 +350,11 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep.add_argument("--profile", default=Default("lenient"), help=f"provider strictness profile: {'|'.join(PROFILES)} (default: lenient)")
     _add_cache_options(sweep)
     _add_workload_options(sweep)
-    sweep.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs "
-        f"({_sections_listing()})")
+    sweep.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs. "
+        "A shipped or user engine's table (e.g. [claude-code-autocompact]) is taken on any workload and recorded in params; "
+        f"a built-in engine's table only where the workload takes it ({_sections_listing()}), refused elsewhere. "
+        "Settings can add note: lines under the output (codex-compact mode=remote: the assumed price of its compact calls; "
+        "the engines' warnings, counted)")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")
     sweep.add_argument("--format", choices=("table", "json"), default="table", help="what standard output prints (default: table); --out is written either way")
@@ -499,7 +502,8 @@ def _add_audit_parser(sub: _Subcommands) -> None:
     audit.add_argument("--format", choices=("table", "json", "md"), default="table", help="stdout format (default: table)")
     audit.add_argument("--out", type=path_argument, default=None, metavar="DIR", help="write audit.md, audit.csv, audit.json, audit.png and report.html here (all or nothing)")
     audit.add_argument("--price-as-of", default=None, metavar="DATE", help="price every request at the row in force on DATE (YYYY-MM-DD or YYYY-MM-DDTHH:MMZ; default: at its own time)")
-    audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)})")
+    audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)}); "
+                       "compaction also holds a miss another cause leads (ttl-expired) beside a compaction the log marks")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
     audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
     audit.add_argument("--junit", type=path_argument, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")

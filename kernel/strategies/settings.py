@@ -43,7 +43,8 @@ def _checked(engine: str, key: str, value: object, default: object) -> object:
         return list(value)
     if isinstance(default, str):
         if not isinstance(value, str):
-            raise ValueError(f"{where} must be a string, got {value!r}")
+            quoted = '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+            raise ValueError(f"{where} must be a string, got {value!r}: quote it, {key} = {quoted}")
         return value
     # Numbers: int settings (and None defaults) take ints, float settings take ints or floats.
     wanted = _NUMBER if isinstance(default, float) else (int,)

@@ -664,7 +664,7 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
 def _cut_character(path: Path, line_no: int) -> UserError:
     """A file whose last bytes start a UTF-8 character it does not finish (cut short: a copy
     that stopped, a disk that filled), named at the line it ends on."""
-    return UserError(f"{path}:{line_no}: the file ends inside a UTF-8 character (cut short part-way through a character)")
+    return UserError(f"{path}:{line_no}: the file ends inside a UTF-8 character")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:

@@ -112,6 +112,7 @@ def test_strategies_import_only_the_public_engine_api():
         ("sliding-window", {"budget_tokens": -1}, "sliding-window: budget_tokens must be an integer >= 0, got -1"),
         ("claude-code-autocompact", {"microcompact": "yes"}, "claude-code-autocompact: microcompact must be true or false, got 'yes'"),
         ("claude-code-autocompact", {"precompute_buffer": 1}, "claude-code-autocompact: precompute_buffer must be under 1, got 1"),
+        ("roo-condense", {"release": 3.28}, 'roo-condense: release must be a string, got 3.28: quote it, release = "3.28"'),
         ("anthropic-context-editing", {"exclude_tools": "bash"}, "anthropic-context-editing: exclude_tools must be a list of strings, got 'bash'"),
         ("anthropic-context-editing", {"thinking_keep": "some"}, 'thinking_keep must be an integer >= 0 or "all"'),
         ("anthropic-context-editing", {"thinking_keep": "\u00b2"}, 'thinking_keep must be an integer >= 0 or "all"'),
