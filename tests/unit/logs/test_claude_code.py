@@ -84,6 +84,9 @@ def test_claude_code_calls_whose_writes_are_split_as_zero_are_a_relays_not_anthr
     assert (result.totals.requests, result.totals.cache_write, result.totals.cache_read) == (3, 490, 35200)
     notes = [n for f in result.files for n in f.notes if "claude-opus-4-8 read as an unknown provider's" in n]
     assert len(notes) == 1 and "all 1 of its call(s) here that reported cache writes (190 tokens)" in notes[0]
+    # The relay is a conclusion from that evidence, said as one: the transcript keeps no endpoint.
+    assert ("uncached: on that evidence, most likely a relay Claude Code was pointed at (ANTHROPIC_BASE_URL; "
+            "the transcript keeps no endpoint)") in notes[0]
 
 
 def test_claude_code_writes_split_by_ttl_stay_anthropic_s(tmp_path: Path) -> None:

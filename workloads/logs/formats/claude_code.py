@@ -281,7 +281,7 @@ class _Walk:
         #: Copies of calls an earlier file counted from a line written mid-stream, this file's
         #: holding the response's end (see :func:`_fresh`).
         self.final: list[_Request] = []
-        #: Claude models whose calls in this file a relay served, not Anthropic (:func:`_relay_split`),
+        #: Claude models whose calls in this file a relay served, not Anthropic (:func:`_ttl_split`),
         #: with the writes and calls that showed it.
         self.relayed: dict[str, tuple[int, int]] = {}
         #: Claude models with unsplit writes whose calls still left the prompt cached as Anthropic's
@@ -1168,20 +1168,21 @@ def relayed_call(r: TraceRequest) -> bool:
     return r.source_format == NAME and r.provider == UNKNOWN.name and ANTHROPIC.names_model(r.model)
 
 
-def _relay_split(usage: dict) -> int:
-    """The writes a response reports without splitting them by TTL: ``cache_creation_input_tokens``
-    above 0 where its ``cache_creation`` holds 5-minute and 1-hour writes summing to 0. Anthropic's
-    API splits every write it reports (all calls of the public Anthropic homes the realdata tests
-    read); a relay that copies the usage's keys does not (a reseller's claude-opus-4-8 read 13k of
-    a 43k prompt, its uncached part steady at ~30k). 0 where the split adds up or is absent."""
+def _ttl_split(usage: dict) -> tuple[int, bool] | None:
+    """The writes a response reports (``cache_creation_input_tokens`` above 0) and whether its
+    ``cache_creation`` splits them by TTL (5-minute and 1-hour writes summing above 0) or not
+    (both 0); None where it reports no writes or no such split. Anthropic's API splits every write
+    it reports (all calls of the public Anthropic homes the realdata tests read); a relay that
+    copies the usage's keys does not (a reseller's claude-opus-4-8 read 13k of a 43k prompt, its
+    uncached part steady at ~30k)."""
     written = usage.get("cache_creation_input_tokens")
     split = usage.get("cache_creation")
     if type(written) is not int or written <= 0 or not isinstance(split, dict):
-        return 0
+        return None
     parts = [split.get(key) for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")]
-    if not all(type(part) is int for part in parts) or sum(parts):
-        return 0
-    return written
+    if not all(type(part) is int for part in parts):
+        return None
+    return written, sum(parts) > 0  # type: ignore[arg-type]
 
 
 #: The share of its prompt a call with unsplit writes must leave uncached for those writes to
@@ -1202,18 +1203,9 @@ def _left_uncached(usage: dict, written: int) -> bool:
     return uncached > _RELAY_UNCACHED * (uncached + read + written)
 
 
-def _split_writes(usage: dict) -> bool:
-    """Whether a response reports writes its ``cache_creation`` splits by TTL, as Anthropic's API does."""
-    written, split = usage.get("cache_creation_input_tokens"), usage.get("cache_creation")
-    if type(written) is not int or written <= 0 or not isinstance(split, dict):
-        return False
-    parts = [split.get(key) for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")]
-    return all(type(part) is int for part in parts) and sum(parts) > 0
-
-
 def _find_relayed(walk: _Walk) -> None:
     """Mark the Claude models a relay served in this file: those whose every call that reports
-    writes in the file leaves them unsplit by TTL (:func:`_relay_split`), one of them at least
+    writes in the file leaves them unsplit by TTL (:func:`_ttl_split`), one of them at least
     leaving much of its prompt uncached (:func:`_left_uncached`). Every call of such a model in
     the file is then the relay's, not Anthropic's (a provider unknown), whatever its own usage
     shows. Unsplit writes alone do not tell: a gateway or cloud endpoint in front of Anthropic's
@@ -1227,14 +1219,17 @@ def _find_relayed(walk: _Walk) -> None:
     for req in walk.requests.values():
         if _transcript_rules(req.model)[0] != ANTHROPIC.name:
             continue
-        written = _relay_split(req.usage)
-        if written:
-            tokens, calls = unsplit.get(req.model, (0, 0))
-            unsplit[req.model] = (tokens + written, calls + 1)
-            if _left_uncached(req.usage, written):
-                uncached.add(req.model)
-        elif _split_writes(req.usage):
+        writes = _ttl_split(req.usage)
+        if writes is None:
+            continue
+        written, by_ttl = writes
+        if by_ttl:
             split[req.model] += 1
+            continue
+        tokens, calls = unsplit.get(req.model, (0, 0))
+        unsplit[req.model] = (tokens + written, calls + 1)
+        if _left_uncached(req.usage, written):
+            uncached.add(req.model)
     walk.relayed = {model: seen for model, seen in unsplit.items() if model in uncached and not split[model]}
     walk.unsplit_kept = {model: (*seen, split[model], model in uncached)
                          for model, seen in unsplit.items() if model not in walk.relayed}
@@ -1453,8 +1448,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{model} read as an unknown provider's, not Anthropic's, unless --assume-provider set another (the "
                   f"assumed: note says): all {calls:,} of its call(s) here that reported cache writes ({tokens:,} tokens) "
                   "split none of them by TTL (cache_creation 0), which Anthropic's API does for every write, and one at "
-                  f"least left more than {_RELAY_UNCACHED:.0%} of its prompt uncached: a relay Claude Code was pointed at "
-                  f"(ANTHROPIC_BASE_URL); --assume-provider claude-code:{model}=anthropic reads them as Anthropic's "
+                  f"least left more than {_RELAY_UNCACHED:.0%} of its prompt uncached: on that evidence, most likely a relay "
+                  "Claude Code was pointed at (ANTHROPIC_BASE_URL; the transcript keeps no endpoint); "
+                  f"--assume-provider claude-code:{model}=anthropic reads them as Anthropic's "
                   "(claude-code=anthropic would too, and with them every other claude-code call whose provider was "
                   "taken from its model's name)",)
     for model, (tokens, calls, split, uncached) in sorted(walk.unsplit_kept.items()):
