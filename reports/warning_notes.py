@@ -19,7 +19,7 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
     """One note per (engine, kind of warning) the runs' engines logged (their ``engine_warnings``),
     in the order they first came: how many times, and in which runs (with each run's count when
     there are several). None for runs without warnings."""
-    from prefixbench.kernel.strategies.claude_code import THRASH_KIND, THRASH_NOTE
+    from prefixbench.kernel.strategies.claude_code import warning_note
 
     records = list(records)
     varying = [k for k in ("profile", "cache") if len({str(rec.get(k)) for rec in records}) > 1]
@@ -34,9 +34,10 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
         total = sum(runs.values())
         times = f"{total:,} time{'s' if total != 1 else ''}"
         where = _runs_text(runs)
-        if kind == THRASH_KIND:
-            did, why, instead = THRASH_NOTE
-            notes.append(f"{engine} {did} {times} ({why}) in {where}; {instead}")
+        known = warning_note(kind, times) if engine.startswith("claude-code-") else None
+        if known is not None:
+            did, instead = known
+            notes.append(f"{engine} {did} in {where}; {instead}")
         else:
             notes.append(f"{engine} warned '{kind}' {times} in {where}; a warning does not stop a run, the engine went on")
     return notes

@@ -47,6 +47,10 @@ docs/strategies_agents.md):
   sends nothing; the user's next prompt starts the count over. prefixbench's scripted turns go
   on, so the engine logs the stop as a warning, counts it (``thrash``) and compacts as the next
   turn's first compaction would, the count started over. ``thrash_refills = 0``: no stop.
+* A threshold at or below the context a compaction restarts with (the summary, the kept rounds
+  and the re-read files) makes every compaction followed by another at the next request,
+  whatever the workload does (a small window: 2,000 tokens on seed-coding's 16k). The engine
+  warns once a run then, naming the threshold (:meth:`ClaudeCodeCompact.check_restart`).
 
 Clearing old tool results (time-based micro-compaction). When the user comes back after the
 cache's lifetime (``cache_ttl_s``, 1 h: the cache Claude Code writes on subscription traffic),
@@ -80,6 +84,8 @@ Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold
 """
 
 from __future__ import annotations
+
+import re
 
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text, warn
 
@@ -154,16 +160,33 @@ def kept_start(view: tuple[Message, ...], rounds: int) -> int:
     return starts[-min(rounds, len(starts) - 1)]
 
 
-#: The kind of the warning :meth:`ClaudeCodeCompact.thrashed` logs (its text up to the
-#: details, as :func:`prefixbench.workloads.runs.schema.warning_kind` reads it), and how the
-#: sweep, bench and check notes describe it: ``(what the engine did, why, what happened instead)``.
+#: The kinds of the warnings :meth:`ClaudeCodeCompact.thrashed` and
+#: :meth:`ClaudeCodeCompact.check_restart` log (their text up to the details, as
+#: :func:`prefixbench.workloads.runs.schema.warning_kind` reads it; the bracket, kept whole with its
+#: numbers, names the settings the run had), and how the sweep, bench and check notes describe
+#: them (:func:`warning_note`).
 THRASH_KIND = "autocompact is thrashing"
-THRASH_NOTE = (
-    "stopped auto-compacting",
-    "Claude Code's thrash stop: the context refilled to the threshold right after compacting, "
-    "thrash_refills times in a row",
-    "the engine compacted anyway, as the user's next turn would",
-)
+LOW_THRESHOLD_KIND = "the threshold is below the restarted context"
+_THRASH = re.compile(re.escape(THRASH_KIND) + r" \[threshold ([\d,]+) tokens, within (\d+) requests, (\d+) in a row\]")
+_LOW = re.compile(re.escape(LOW_THRESHOLD_KIND) + r" \[threshold ([\d,]+) tokens\]")
+
+
+def warning_note(kind: str, times: str) -> tuple[str, str] | None:
+    """``(what the engine did, what happened instead)`` for a warning kind of this engine's logged
+    ``times`` (``19 times``), the settings of its bracket filled in; None for another kind."""
+    found = _THRASH.fullmatch(kind)
+    if found:
+        threshold, turns, limit = found.groups()
+        return (f"stopped auto-compacting {times} (Claude Code's thrash stop: the context refilled to the threshold, "
+                f"{threshold} tokens, within {turns} requests of the previous compaction, {limit} times in a row)",
+                "the engine compacted anyway, as the user's next turn would")
+    found = _LOW.fullmatch(kind)
+    if found:
+        return (f"had its threshold ({found.group(1)} tokens) at or below the context a compaction restarts with "
+                "(the summary, the kept rounds and the re-read files)",
+                "the request after such a compaction compacts again: the window is too small for Claude Code's "
+                "threshold and re-read budgets, and its compactions and thrash stops there say little about the workload")
+    return None
 
 
 class ClaudeCodeCompact(EngineBase):
@@ -210,6 +233,8 @@ class ClaudeCodeCompact(EngineBase):
         self.refills = 0
         #: Precomputed summary calls that failed in a row (a success starts the count over).
         self.precompute_failed = 0
+        #: Whether :meth:`check_restart` warned (once a run).
+        self.low_warned = False
 
     @property
     def summary(self) -> Message | None:
@@ -289,9 +314,25 @@ class ClaudeCodeCompact(EngineBase):
         """Count and log the stop Claude Code would have made at a compaction that landed."""
         turns, limit = int(self.settings["thrash_turns"]), int(self.settings["thrash_refills"])
         self.counts["thrash"] += 1
-        warn(ctx.session, f"{self.name}: {THRASH_KIND}: the context ({tokens:,} tokens) refilled to the "
-                          f"threshold within {turns} requests of the previous compaction {limit} times in a row; "
-                          "Claude Code ends the turn here with an error, the engine compacts as its next turn would")
+        warn(ctx.session, f"{self.name}: {THRASH_KIND} [threshold {self.threshold(ctx):,} tokens, within {turns} requests, "
+                          f"{limit} in a row]: the context ({tokens:,} tokens) refilled to the threshold within {turns} "
+                          f"requests of the previous compaction {limit} times in a row; Claude Code ends the turn here "
+                          "with an error, the engine compacts as its next turn would")
+
+    def check_restart(self, ctx: StepContext) -> None:
+        """Warn, once a run, when the context a compaction restarted with (the head: the summary,
+        the kept rounds, the re-read files) is at or over the threshold: the next request compacts
+        again whatever the workload does (a window too small for the fixed re-read budgets, or a
+        threshold of 0). A share of the window would be a guess; this is the point past which a
+        compaction cannot bring the context under the threshold."""
+        if self.low_warned:
+            return
+        threshold, tokens = self.threshold(ctx), ctx.usage_tokens(self.head)
+        if tokens >= threshold:
+            self.low_warned = True
+            warn(ctx.session, f"{self.name}: {LOW_THRESHOLD_KIND} [threshold {threshold:,} tokens]: compaction "
+                              f"{sum(self.counts[k] for k in ('auto', 'idle')) + 1} restarted the context at {tokens:,} "
+                              f"tokens (window {self.window:,}), so the next request compacts again")
 
     def scan(self, ctx: StepContext) -> None:
         """Note the files the messages since the last scan read (the last read of a file wins)."""
@@ -395,6 +436,7 @@ class ClaudeCodeCompact(EngineBase):
         self.cut = len(ctx.messages())
         self.scanned = self.cut
         self.cleared = frozenset()
+        self.check_restart(ctx)
 
     def restore(self, ctx: StepContext, summary: Message, kept: tuple[Message, ...]) -> list[tuple[tuple[str, str], Message]]:
         """The newest files read (none a kept round read), each under ``restore_file_tokens``,

@@ -141,12 +141,14 @@ def run_record(run: Run) -> dict[str, object]:
 
 def warning_kind(text: str) -> str:
     """The kind of an engine warning: its text without the engine's name in front, cut at the
-    first ``: ``, ``; `` or `` (`` (where the details start), each number as ``N``:
-    ``claude-code-autocompact: autocompact is thrashing: the context (...)`` is
-    ``autocompact is thrashing``."""
+    first ``: ``, ``; `` or `` (`` (where the details start), each number as ``N`` but those in
+    ``[...]``, where an engine names the settings the kind rests on:
+    ``claude-code-autocompact: autocompact is thrashing [threshold 2,000 tokens, ...]: the
+    context (...)`` is ``autocompact is thrashing [threshold 2,000 tokens, ...]``."""
     text = re.sub(r"^[a-z0-9][a-z0-9._-]*: ", "", text.strip())
     kind = re.split(r": |; | \(", text, maxsplit=1)[0]
-    return re.sub(r"\d[\d,]*", "N", kind).strip() or "warning"
+    parts = re.split(r"(\[[^\]]*\])", kind)
+    return "".join(part if index % 2 else re.sub(r"\d[\d,]*", "N", part) for index, part in enumerate(parts)).strip() or "warning"
 
 
 def engine_warnings(run: Run) -> str:

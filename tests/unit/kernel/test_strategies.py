@@ -425,8 +425,8 @@ def test_claude_code_stops_after_three_rapid_refills_in_a_turn():
     assert engine.counts["auto"] == 3 and engine.refills == 2 and engine.counts["thrash"] == 0
     _refill(h, engine, 1, first=200)
     assert engine.counts["thrash"] == 1 and engine.counts["auto"] == 4 and engine.refills == 0
-    (warning,) = [e for e in h.session.events if e.kind == "compaction/warning"]
-    assert "autocompact is thrashing" in warning.info["text"] and "3 times in a row" in warning.info["text"]
+    (warning,) = _thrash_warnings(h)
+    assert "autocompact is thrashing [threshold 25,000 tokens, within 3 requests, 3 in a row]" in warning.info["text"]
     _refill(h, engine, 3, first=300)  # the next three refills count again from the new start
     assert engine.counts["thrash"] == 2 and engine.counts["auto"] == 7
 
@@ -441,11 +441,11 @@ def test_claude_code_counts_a_thrash_stop_only_when_its_compaction_lands():
     h.ctx = msgspec.structs.replace(working, client=refusing.client)
     _refill(h, engine, 1, first=200)
     assert refusing.sent and engine.counts["thrash"] == 0 and engine.counts["auto"] == 3
-    assert not [e for e in h.session.events if e.kind == "compaction/warning"]
+    assert not _thrash_warnings(h)
     h.ctx = working
     _refill(h, engine, 1, first=300)
     assert engine.counts["thrash"] == 1 and engine.counts["auto"] == 4 and engine.refills == 0
-    assert len([e for e in h.session.events if e.kind == "compaction/warning"]) == 1
+    assert len(_thrash_warnings(h)) == 1
 
 
 def test_claude_code_thrash_count_restarts_with_each_user_turn_and_after_three_requests():
@@ -473,7 +473,7 @@ def test_claude_code_thrash_stop_off_and_restore_fit_give_the_former_behaviours(
     h, engine = _thrashing(thrash_refills=0)
     _refill(h, engine, 6)
     assert engine.counts["auto"] == 7 and engine.counts["thrash"] == 0
-    assert not [e for e in h.session.events if e.kind == "compaction/warning"]
+    assert not _thrash_warnings(h)
     # restore_fit: only the files that fit are re-read, so the restart stays under the threshold.
     h = Harness(window=40_000, cap=2_000)
     fit = build("claude-code-autocompact", 40_000, **THRASH, restore_fit=True)
@@ -484,6 +484,24 @@ def test_claude_code_thrash_stop_off_and_restore_fit_give_the_former_behaviours(
     assert fit.counts["auto"] == 1 and h.ctx.usage_tokens(fit.view(h.session)) < 25_000
     _refill(h, fit, 1)
     assert fit.counts["auto"] == 1
+    assert not [e for e in h.session.events if e.kind == "compaction/warning"]
+
+
+def _thrash_warnings(h: Harness) -> list:
+    return [e for e in h.session.events if e.kind == "compaction/warning" and "autocompact is thrashing" in e.info["text"]]
+
+
+def test_claude_code_warns_once_when_its_threshold_is_under_the_restarted_context():
+    # The five re-read files put every restart over the 25,000-token threshold: each compaction
+    # is followed by another at the next request whatever the workload does. Said once a run,
+    # with the threshold; the refills go on.
+    h, engine = _thrashing()
+    _refill(h, engine, 6)
+    low = [e.info["text"] for e in h.session.events
+           if e.kind == "compaction/warning" and claude_code.LOW_THRESHOLD_KIND in e.info["text"]]
+    assert len(low) == 1 and engine.counts["auto"] == 7
+    assert low[0].startswith("claude-code-autocompact: the threshold is below the restarted context [threshold 25,000 tokens]: "
+                             "compaction 1 restarted the context at ")
 
 
 def test_claude_code_notes_each_read_call_once(monkeypatch):

@@ -11,9 +11,13 @@ from prefixbench.reports.entry import main
 from prefixbench.reports.warning_notes import warning_notes
 from prefixbench.workloads.runs.schema import parse_engine_warnings, warning_kind
 
-#: Claude Code's thrash stop fires 19 times on seed-coding at 16k (the reviewer's case).
-THRASHING = ["--workload", "seed-coding", "--windows", "16k", "--engines", "claude-code-autocompact", "--quiet"]
-THRASH_NOTE = "claude-code-autocompact stopped auto-compacting 19 times (Claude Code's thrash stop"
+#: Claude Code's thrash stop fires 34 times on thinking-tools at 24k: its threshold (2,808 tokens)
+#: is above the ~710 tokens a compaction restarts with, and the context refills past it within 3
+#: requests (large tool results), a real refill. At 16k and 20k the threshold is 0 (degenerate).
+THRASHING = ["--workload", "thinking-tools", "--windows", "24k", "--engines", "claude-code-autocompact", "--quiet"]
+THRASH_NOTE = ("claude-code-autocompact stopped auto-compacting 34 times (Claude Code's thrash stop: the context refilled "
+               "to the threshold, 2,808 tokens, within 3 requests of the previous compaction, 3 times in a row)")
+THRASH_KIND = "autocompact is thrashing [threshold 2,808 tokens, within 3 requests, 3 in a row]"
 
 
 def _notes(text: str) -> list[str]:
@@ -24,18 +28,43 @@ def test_a_sweep_that_thrashes_says_so_once_with_the_count(tmp_path, capsys):
     assert main(["sweep", *THRASHING, "--out", str(tmp_path)]) == 0
     printed = _notes(capsys.readouterr().out)
     assert len(printed) == 1 and printed[0].startswith(f"note: {THRASH_NOTE}")
-    assert "in seed-coding 16k patched; the engine compacted anyway" in printed[0]
+    assert "in thinking-tools 24k patched; the engine compacted anyway" in printed[0]
     report = _notes((tmp_path / "report.md").read_text())
     assert report == [f"Note: {printed[0].removeprefix('note: ')}."]
     rows = list(csv.DictReader((tmp_path / "runs.csv").open()))
-    assert [r["engine_warnings"] for r in rows] == ["19 autocompact is thrashing"]
+    assert [r["engine_warnings"] for r in rows] == [f"34 {THRASH_KIND}"]
     assert THRASH_NOTE.replace("'", "&#x27;") in (tmp_path / "report.html").read_text()
 
 
 def test_the_json_output_counts_the_warnings(tmp_path, capsys):
     assert main(["sweep", *THRASHING, "--format", "json", "--out", str(tmp_path)]) == 0
     [run] = json.loads(capsys.readouterr().out)
-    assert run["engine_warnings"] == "19 autocompact is thrashing"
+    assert run["engine_warnings"] == f"34 {THRASH_KIND}"
+
+
+def test_a_threshold_under_the_restarted_context_is_said_once_a_run(tmp_path, capsys):
+    # seed-coding at 16k: the threshold (2,000 tokens) is under the summary and the re-read files
+    # a compaction restarts with, so nearly every request compacts (58 in 61): degenerate, said.
+    argv = ["sweep", "--workload", "seed-coding", "--windows", "16k", "--engines", "claude-code-autocompact", "--quiet",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    low, thrash = _notes(capsys.readouterr().out)
+    assert low == ("note: claude-code-autocompact had its threshold (2,000 tokens) at or below the context a compaction "
+                   "restarts with (the summary, the kept rounds and the re-read files) in seed-coding 16k patched; the "
+                   "request after such a compaction compacts again: the window is too small for Claude Code's threshold "
+                   "and re-read budgets, and its compactions and thrash stops there say little about the workload")
+    assert "stopped auto-compacting 19 times (Claude Code's thrash stop: the context refilled to the threshold, 2,000 tokens," in thrash
+    [row] = csv.DictReader((tmp_path / "runs.csv").open())
+    assert row["engine_warnings"] == ("1 the threshold is below the restarted context [threshold 2,000 tokens]; "
+                                      "19 autocompact is thrashing [threshold 2,000 tokens, within 3 requests, 3 in a row]")
+
+
+def test_the_thrash_note_says_the_configured_counts(tmp_path, capsys):
+    config = tmp_path / "cc.toml"
+    config.write_text("[claude-code-autocompact]\nthrash_turns = 4\nthrash_refills = 2\n")
+    assert main(["sweep", *THRASHING, "--engine-config", str(config), "--out", str(tmp_path)]) == 0
+    [note] = _notes(capsys.readouterr().out)
+    assert "within 4 requests of the previous compaction, 2 times in a row)" in note
 
 
 def test_a_sweep_without_warnings_prints_no_note(tmp_path, capsys):
@@ -48,21 +77,21 @@ def test_a_sweep_without_warnings_prints_no_note(tmp_path, capsys):
 
 
 def test_bench_notes_the_warnings_of_its_runs(tmp_path, capsys):
-    argv = ["bench", "--workloads", "seed-coding", "--strategies", "claude-code-autocompact,checkpoint", "--caches", "anthropic-5m",
-            "--windows", "16k", "--seeds", "0", "--quiet", "--jobs", "1", "--out", str(tmp_path)]
+    argv = ["bench", "--workloads", "thinking-tools", "--strategies", "claude-code-autocompact,checkpoint", "--caches", "anthropic-5m",
+            "--windows", "24k", "--seeds", "0", "--quiet", "--jobs", "1", "--out", str(tmp_path)]
     assert main(argv) == 0
     printed = _notes(capsys.readouterr().out)
-    assert len(printed) == 1 and printed[0].startswith(f"note: {THRASH_NOTE}")
+    # Bench's runs (cache anthropic-5m) stop 37 times.
+    assert len(printed) == 1 and printed[0].startswith(f"note: {THRASH_NOTE.replace('34 times', '37 times')}")
     assert _notes((tmp_path / "report.md").read_text()) == [f"Note: {printed[0].removeprefix('note: ')}."]
 
 
 def test_check_notes_each_run_once(tmp_path, capsys):
-    # The deterministic spec runs seed-coding 16k twice: the note counts that run once.
-    main(["check", "--engine", "claude-code-autocompact", "--windows", "16k", "--quiet", "--out", str(tmp_path)])
+    # The deterministic spec runs a case twice: the note counts that run once. At 24k only
+    # thinking-tools thrashes; its threshold is above the restarted context (no other note).
+    main(["check", "--engine", "claude-code-autocompact", "--windows", "24k", "--quiet", "--out", str(tmp_path)])
     printed = _notes(capsys.readouterr().out)
-    assert len(printed) == 1
-    assert "stopped auto-compacting 71 times" in printed[0]
-    assert "2 runs: seed-coding 16k patched (19), thinking-tools 16k patched (52)" in printed[0]
+    assert printed == [f"note: {THRASH_NOTE} in thinking-tools 24k patched; the engine compacted anyway, as the user's next turn would"]
     assert json.loads((tmp_path / "check.json").read_text())["notes"] == [printed[0].removeprefix("note: ")]
 
 
@@ -71,6 +100,7 @@ def test_a_warning_kind_drops_the_engine_name_the_details_and_the_numbers():
     assert warning_kind("codex-compact: the remote compaction failed: HTTP 500") == "the remote compaction failed"
     assert warning_kind("roo-condense: still over the window after 3 retries") == "still over the window after N retries"
     assert warning_kind("compaction failed: boom") == "compaction failed"
+    assert warning_kind("x: a kind [threshold 2,000 tokens] of 3: 4") == "a kind [threshold 2,000 tokens] of N"
     assert parse_engine_warnings("19 autocompact is thrashing; 2 compaction failed") == [
         ("autocompact is thrashing", 19), ("compaction failed", 2)]
     assert parse_engine_warnings(float("nan")) == [] and parse_engine_warnings("") == []
