@@ -93,7 +93,9 @@ def assume_providers(
     relays: dict[str, Counter[str]] = {}  # format -> model -> calls whose provider their unsplit writes decided
     by_model: dict[str, Counter[tuple[str, str]]] = {}  # format -> (model, provider a FORMAT:MODEL key set) -> calls
     used: set[str] = set()  # the FORMAT:MODEL keys some call took
+    seen: dict[str, Counter[tuple[str, str]]] = {}  # format -> (model, provider) -> calls, every call
     for r in requests:
+        seen.setdefault(r.source_format, Counter())[(str(r.model or ""), r.provider)] += 1
         if not r.provider_by_model:
             out.append(r)
             continue
@@ -122,12 +124,42 @@ def assume_providers(
                    by_id.get(fmt, Counter()), relays.get(fmt, Counter()), by_model.get(fmt, Counter()))
              for fmt in sorted(set(guessed) | set(relays)) for taken in [guessed.get(fmt, Counter())]]
     named = {key for key in providers if key == "*" or key in guessed or key in relays or key in used}
-    notes += [f"--assume-provider {key}={providers[key]}: no {key} call in these logs took its provider from the model's "
-              "name, nothing changed" for key in sorted(set(providers) - named)]
+    notes += [_unused(key, providers[key], seen) for key in sorted(set(providers) - named)]
     if "*" in providers and not guessed and not relays:
         notes.append(f"--assume-provider {providers['*']}: no call in these logs took its provider from the model's name, "
                      "nothing changed")
     return out, tuple(notes)
+
+
+#: The models an unused FORMAT:MODEL key's note lists, at most.
+_LISTED_MODELS = 8
+
+
+def _unused(key: str, provider: str, seen: Mapping[str, Counter[tuple[str, str]]]) -> str:
+    """The note of a FORMAT or FORMAT:MODEL key no call took: no call of the format, no call of
+    the model (the format's models named), or calls whose provider was not taken from the
+    model's name (their endpoint or the log's own evidence decided it), which it never changes."""
+    fmt, _, model = key.partition(":")
+    option = f"--assume-provider {key}={provider}"
+    calls = seen.get(fmt, Counter())
+    if not calls:
+        return f"{option}: no {fmt} call in these logs, nothing changed"
+    if model:
+        of = Counter({p: n for (m, p), n in calls.items() if m == model})
+        if not of:
+            models = sorted({m for m, _ in calls if m})
+            listed = ", ".join(models[:_LISTED_MODELS]) + (f" and {len(models) - _LISTED_MODELS} more" if len(models) > _LISTED_MODELS else "")
+            return f"{option}: no call of model {model} in the {fmt} logs (their models: {listed or 'none named'}), nothing changed"
+        whose, total = of, sum(of.values())
+        what = f"{model}'s {total:,} {fmt} call(s)"
+    else:
+        whose = Counter()
+        for (_, p), n in calls.items():
+            whose[p] += n
+        what = f"the {sum(whose.values()):,} {fmt} call(s)"
+    providers = ", ".join(f"{p}: {n:,}" for p, n in sorted(whose.items(), key=lambda item: (-item[1], item[0])))
+    return (f"{option}: {what} took their provider ({providers}) from their endpoint or the log's own evidence, "
+            "not from the model's name, so it is not assumed: not changed")
 
 
 def _note(fmt: str, taken: Counter[tuple[str, str]], provider: str | None, hosts: Counter[str], own: Counter[str],

@@ -198,3 +198,30 @@ def test_a_gateway_that_names_the_upstream_is_not_said_to_name_no_one(tmp_path, 
     assert note.startswith("assumed: 2 http-capture call(s) through a gateway that names the host that served them "
                            "(DeepInfra: 2) name no endpoint of that host's own: their provider, whose cache rules model "
                            "the host's, was taken from the model's name (zai: 2; models z-ai/glm-4.6)"), note
+
+
+def test_a_model_key_that_changes_nothing_says_why(tmp_path, capsys) -> None:
+    # A model the logs never call, and a model whose calls' provider was never assumed (Claude
+    # Code's own Anthropic models), were one note alike ("no ... call took its provider from the
+    # model's name"): now each says what it found. A no-op option stays a note, exit 0, as the
+    # other --assume-* options' are.
+    from tests.unit.audit.fixtures import Transcript, cc_usage
+
+    t = Transcript(version="2.1.17")
+    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
+    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
+    t.user("and now?", "2026-05-08T14:53:00.000Z")
+    t.assistant("req_2", "2026-05-08T14:53:05.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
+    log = str(write_jsonl(tmp_path / "s1.jsonl", t.lines))
+    out = _audit(capsys, log, "--assume-provider", "claude-code:foo=anthropic,claude-code:claude-sonnet-4-5-20250929=zai")
+    assert [r["provider"] for r in out["requests"]] == ["zai", "anthropic"]
+    assert ("--assume-provider claude-code:foo=anthropic: no call of model foo in the claude-code logs (their models: "
+            "claude-sonnet-4-5-20250929, glm-4.7), nothing changed") in out["notes"]
+    assert ("--assume-provider claude-code:claude-sonnet-4-5-20250929=zai: claude-sonnet-4-5-20250929's 1 claude-code "
+            "call(s) took their provider (anthropic: 1) from their endpoint or the log's own evidence, not from the "
+            "model's name, so it is not assumed: not changed") in out["notes"]
+    assert main(["audit", log, "--assume-provider", "claude-code:foo=anthropic", "--quiet"]) == 0
+    capsys.readouterr()
+    # A format with no call in the logs says so.
+    other = _audit(capsys, log, "--assume-provider", "http-capture=zai")
+    assert "--assume-provider http-capture=zai: no http-capture call in these logs, nothing changed" in other["notes"]
