@@ -1329,10 +1329,6 @@ def _run_audit_command(args) -> int:
 
             assumed += codex_head_notes(trace[0], codex_heads)
             trace = (assume_codex_heads(trace[0], codex_heads), trace[1])
-        from prefixbench.workloads.audit.core import drop_request_ids, sessionless_lanes
-
-        alone = sessionless_lanes(trace[0])  # (told by the ids, dropped next)
-        drop_request_ids(trace[0])  # read: nothing below reads them
         progress.phase(f"read {progress.total / 1e6:,.1f} MB in {time.monotonic() - progress.start:.1f} s; "
                        f"auditing {len(trace[0]):,} requests")
         # The audit's prediction of the log as sent, which the re-simulations below start from.
@@ -1346,11 +1342,10 @@ def _run_audit_command(args) -> int:
         with BucketSpill() as spill:
             result = run_audit(args.paths, fmt=args.input, price_as_of=args.price_as_of, trace=trace,
                                follow_reads=getattr(args, "follow_reads", True), baseline=baseline, spill=spill,
-                               jobs=what_if_jobs)
+                               jobs=what_if_jobs, drop_ids=True)  # the ids: read there for the sessionless lanes, then dropped
             from prefixbench.workloads.audit.core import drop_histories
 
             drop_histories(trace[0])  # located: the re-simulations below do not read them
-            result = replace(result, sessionless_lanes=alone)
 
             if assumed:
                 result = replace(result, notes=result.notes + assumed)

@@ -465,8 +465,8 @@ class AuditResult(msgspec.Struct, frozen=True):
 
 
 def sessionless_lanes(requests: Sequence[TraceRequest]) -> frozenset[tuple[str, str]]:
-    """The lanes of gateway calls naming no session, ``(file, lane)``: read before the requests'
-    ids are dropped (:func:`drop_request_ids`), which tell them."""
+    """The lanes of gateway calls naming no session, ``(file, lane)``: read by :func:`audit_requests`
+    before the requests' ids are dropped (:func:`drop_request_ids`), which tell them."""
     return frozenset((r.file, r.lane) for r in requests if in_own_lane(r.source_format, r.lane, r.request_id, r.line))
 
 
@@ -1096,13 +1096,14 @@ def run_audit(
     billing_header: Mapping[str, str] | None = None,
     spill: RowBuckets | None = None,
     jobs: int = 1,
+    drop_ids: bool = False,
 ) -> AuditResult:
     """Import, predict, explain and price (see the module doc); ``map_files``: see :func:`load_trace`;
     ``follow_reads``: see :class:`Predictor` (``--no-follow-reads`` turns it off); ``baseline``
     and ``spill``: see :func:`audit_requests`. ``billing_header``: {provider: ``ignored``/``keyed``} over the
     defaults of :mod:`~prefixbench.workloads.logs.billing_header`, applied to a trace this call
-    loads (a ``trace`` given is taken as it is: the caller applied them). ``jobs``: see
-    :func:`audit_requests`.
+    loads (a ``trace`` given is taken as it is: the caller applied them). ``jobs`` and
+    ``drop_ids``: see :func:`audit_requests`.
 
     Raises:
         UserError: bad input (``file:line``), an unknown format or a bad price date.
@@ -1116,7 +1117,7 @@ def run_audit(
 
         requests, summaries = load_trace(paths, fmt, progress, map_files)
         requests, assumed = assume_billing_headers(requests, billing_header)  # type: ignore[arg-type]
-    result = audit_requests(requests, summaries, prices, follow_reads, baseline, spill, jobs=jobs)
+    result = audit_requests(requests, summaries, prices, follow_reads, baseline, spill, jobs=jobs, drop_ids=drop_ids)
     return replace(result, notes=result.notes + assumed) if assumed else result
 
 
@@ -1178,7 +1179,7 @@ class Baseline:
 
 def audit_requests(
     requests: list[TraceRequest], summaries: list[FileSummary], prices: Prices | None = None, follow_reads: bool = True,
-    baseline: Baseline | None = None, spill: RowBuckets | None = None, jobs: int = 1,
+    baseline: Baseline | None = None, spill: RowBuckets | None = None, jobs: int = 1, drop_ids: bool = False,
 ) -> AuditResult:
     """The audit of an imported trace. ``baseline``: filled for what to change (see
     :class:`Baseline`), so it need not predict every request again. ``spill``: the rows go to
@@ -1188,8 +1189,13 @@ def audit_requests(
     than a file's rows are ever in memory (but with ``jobs``: a part's). ``jobs`` > 1: the
     requests are predicted, explained and summed a file at a time in that many processes
     (forked, where the system forks) when they fall into parts that share nothing
-    (:func:`pass_parts`); the files' sums are added up here in file order, with the same result."""
+    (:func:`pass_parts`); the files' sums are added up here in file order, with the same result.
+    ``drop_ids``: the requests' ids are dropped (:func:`drop_request_ids`) once the sessionless
+    lanes they tell are read, the only use the audit has for them."""
     prices = prices or Prices(None)
+    alone = sessionless_lanes(requests)
+    if drop_ids:
+        drop_request_ids(requests)
     heads = head_sizes(requests)
     file_order = {summary.file: n for n, summary in enumerate(summaries)}
     ticks, readies, positions = clock_by_position(requests, summaries)
@@ -1235,7 +1241,7 @@ def audit_requests(
     # The pass's working state (the chain model, the histories, the clock) is not needed to sum
     # up: freed before the summaries are built beside the rows.
     del passed, inputs, ticks, readies, positions, sources
-    result = _summarize(buckets, summaries, heads, requests, prices, caches, done, lane_heads)
+    result = _summarize(buckets, summaries, heads, requests, prices, caches, done, lane_heads, alone)
     if followed:
         result = replace(result, notes=result.notes + (follow_note(followed),))
     if lagged:
@@ -2939,6 +2945,7 @@ def _summarize(
     caches: tuple[ExplicitCacheRow, ...] = (),
     done: dict[int, _FileSums] | None = None,
     lane_heads: Mapping[tuple[str, str], int | None] | None = None,
+    sessionless: frozenset[tuple[str, str]] = frozenset(),
 ) -> AuditResult:
     """The summaries, summed a file at a time: ``buckets`` holds each file's rows under its
     position in ``summaries`` (:class:`_Rows` or a :class:`~.spill.BucketSpill`); each file's are
@@ -2985,7 +2992,7 @@ def _summarize(
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
         unpriced_hosts=host_unpriced(requests, prices),
-        sessionless_lanes=sessionless_lanes(requests),
+        sessionless_lanes=sessionless,
     )
 
 

@@ -421,6 +421,16 @@ def test_the_lanes_tables_fold_sessionless_calls_into_one_row_the_json_keeps_the
     assert "sessionless calls (12)" in page
 
 
+def test_the_sessionless_lanes_are_read_once_before_the_ids_are_dropped(tmp_path: Path) -> None:
+    # One source: the audit reads the lanes from the ids, then drops them (drop_ids, as the CLI
+    # asks), rather than the CLI reading them apart and overwriting the result's.
+    from prefixbench.workloads.audit.core import load_trace
+
+    requests, summaries = load_trace([sessionless_export(tmp_path / "spend.jsonl")], "auto")
+    result = run_audit([], trace=(requests, summaries), drop_ids=True)
+    assert len(result.sessionless_lanes) == 12 and all(r.request_id is None for r in requests)
+
+
 def test_audit_out_folds_sessionless_calls_in_audit_md_and_report_html(tmp_path: Path, capsys) -> None:
     # The fold through the CLI, as a user gets it: `audit FILE --out DIR` (stdin: tests/unit/reports/test_stdio.py).
     from prefixbench.reports.cli import main
