@@ -236,11 +236,9 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
 
 def _engine_notes(spec: BenchSpec) -> list[str]:
     """What the ``--engine-config`` tables' settings rest on (the remote compact call's assumed price)."""
-    from prefixbench.kernel.strategies.codex import run_notes
+    from prefixbench.reports.warning_notes import engine_notes
 
-    notes = [note for engine, table in spec.engine_config.items()
-             for note in run_notes(engine, ",".join(f"{key}={value}" for key, value in sorted(table.items())))]
-    return list(dict.fromkeys(notes))
+    return engine_notes(spec.engine_config.items())
 
 
 def _pct(value: object) -> str:

@@ -64,17 +64,15 @@ def _scalar(value: object) -> object:
 
 
 def engine_notes(runs: pd.DataFrame) -> list[str]:
-    """What the runs' engine settings rest on (``--engine-config``, as the runs' ``params`` record it),
-    once each: e.g. the assumed price of codex-compact's remote compact calls."""
-    from prefixbench.kernel.strategies.codex import run_notes
+    """What the runs' engine settings rest on (``--engine-config``, as the runs' ``params`` record
+    it: :func:`~prefixbench.reports.warning_notes.engine_notes`)."""
+    from prefixbench.reports.warning_notes import engine_notes as notes_of
+    from prefixbench.workloads.runs.sweep import recorded_engine_config
 
     if not len(runs):
         return []
-    notes: list[str] = []
-    for engine, params in dict.fromkeys(zip(runs["engine"], runs["params"])):
-        settings = next((p.split("=", 1)[1] for p in str(params).split(";") if p.startswith("engine_config=")), "")
-        notes += run_notes(str(engine), settings)
-    return list(dict.fromkeys(notes))
+    pairs = dict.fromkeys(zip(runs["engine"], runs["params"]))
+    return notes_of((engine, recorded_engine_config(params)) for engine, params in pairs)
 
 
 def report_markdown(plan: SweepPlan | SweepSpec, runs: pd.DataFrame, same: Collection[int] = ()) -> str:

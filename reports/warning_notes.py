@@ -43,6 +43,14 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
     return notes
 
 
+def engine_notes(tables: Iterable[tuple[str, Mapping[str, object]]]) -> list[str]:
+    """What the runs' engine settings rest on, once each: ``tables`` pairs each engine with its
+    ``--engine-config`` table (e.g. the assumed price of codex-compact's remote compact calls)."""
+    from prefixbench.kernel.strategies.codex import run_notes
+
+    return list(dict.fromkeys(note for engine, table in tables for note in run_notes(str(engine), table)))
+
+
 def _run_label(rec: Mapping[str, object], varying: Collection[str] = ()) -> str:
     """``seed-coding 16k patched`` (with ``seed 3`` when not the default shape, and the profile
     and cache named in ``varying``, those the runs differ in)."""

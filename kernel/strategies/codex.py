@@ -33,6 +33,8 @@ Codex when the provider is OpenAI; the engine's default stays ``local``):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, ToolResult, count_tokens, user_text, warn
@@ -72,9 +74,10 @@ REMOTE_PRICE_NOTE = (
 )
 
 
-def run_notes(engine: str, settings: str) -> list[str]:
-    """Notes for a run of ``engine`` whose ``--engine-config`` reads ``settings`` (``key=value,...``)."""
-    return [REMOTE_PRICE_NOTE] if engine == "codex-compact" and "mode=remote" in settings.split(",") else []
+def run_notes(engine: str, settings: Mapping[str, object]) -> list[str]:
+    """Notes for a run of ``engine`` whose ``--engine-config`` table is ``settings`` (its values
+    as given, or as the run's record holds them: text)."""
+    return [REMOTE_PRICE_NOTE] if engine == "codex-compact" and str(settings.get("mode", "")).strip() == "remote" else []
 
 
 #: The start of a compaction item's text (``openai_compaction.compaction_item``).

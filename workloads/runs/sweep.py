@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -345,6 +346,23 @@ def make_cache_model(spec: str, tokenizer: str = "heuristic", where: str | None 
         raise UserError(f"{where + ' ' if where else ''}{spec!r}: {exc}") from None
 
 
+def engine_config_text(table: Mapping[str, object]) -> str:
+    """An engine's ``--engine-config`` table as its run's ``engine_config`` parameter records it:
+    ``key=value,...`` in key order (read back by :func:`recorded_engine_config`)."""
+    return ",".join(f"{key}={value}" for key, value in sorted(table.items()))
+
+
+def recorded_engine_config(params: object) -> dict[str, str]:
+    """The ``--engine-config`` table a run's ``params`` (``key=value;...``, as runs.csv holds them)
+    recorded, each value as its text; empty when none. A value may hold commas (a list's): a
+    setting starts only where a comma is followed by ``key=``."""
+    found = re.search(r"(?:^|;)engine_config=(.*?)(?=;[A-Za-z_][\w.-]*=|$)", str(params or ""))
+    if not found or not found.group(1):
+        return {}
+    pairs = re.split(r",(?=[A-Za-z_]\w*=)", found.group(1))
+    return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
+
+
 def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
     """Run one planned item with its cache model and strictness profile (``spec`` is unused:
     a planned run carries both)."""
@@ -360,8 +378,7 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
     if item.engine_config:
         # The engine's --engine-config table, in the run's parameters (runs.csv, report.md): the
         # workload's own engine_config names only its built-in engines' settings.
-        settings = ",".join(f"{key}={value}" for key, value in sorted(item.engine_config.items()))
-        run = msgspec.structs.replace(run, params={**run.params, "engine_config": settings})
+        run = msgspec.structs.replace(run, params={**run.params, "engine_config": engine_config_text(item.engine_config)})
     # The run is named by its --cache spec, options included: xai:block=64 and xai:block=128
     # in one sweep are two caches (the model names them both "xai").
     return run if run.cache == item.cache else msgspec.structs.replace(run, cache=item.cache)

@@ -130,3 +130,21 @@ def test_a_bench_notes_the_remote_modes_assumed_price(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     assert "note: codex-compact mode=remote: each compact call is priced" in capsys.readouterr().out
     assert "Note: codex-compact mode=remote" in (tmp_path / "out" / "report.md").read_text()
+
+
+def test_the_engine_notes_read_the_table_not_a_rebuilt_string():
+    # run_notes found remote mode with "mode=remote" in a string rebuilt from params and split on
+    # ","; bench and sweep each had their own copy. Now both pass the table (sweep's parsed once
+    # from the record, a list's commas kept in its value).
+    from prefixbench.kernel.strategies.codex import REMOTE_PRICE_NOTE, run_notes
+    from prefixbench.reports.warning_notes import engine_notes
+    from prefixbench.workloads.runs.sweep import engine_config_text, recorded_engine_config
+
+    table = {"restore_tools": ["read_file", "Read"], "thrash_turns": 4}
+    params = f"engine_config={engine_config_text(table)};steps=24"
+    assert recorded_engine_config(params) == {"restore_tools": "['read_file', 'Read']", "thrash_turns": "4"}
+    assert recorded_engine_config("steps=24") == {} and recorded_engine_config(float("nan")) == {}
+    assert run_notes("codex-compact", {"mode": "remote"}) == [REMOTE_PRICE_NOTE]
+    assert run_notes("codex-compact", recorded_engine_config("engine_config=limit=9,mode=remote")) == [REMOTE_PRICE_NOTE]
+    assert run_notes("codex-compact", {"mode": "local"}) == [] and run_notes("other", {"mode": "remote"}) == []
+    assert engine_notes([("codex-compact", {"mode": "remote"}), ("codex-compact", {"mode": "remote", "limit": 9})]) == [REMOTE_PRICE_NOTE]
