@@ -363,6 +363,23 @@ def recorded_engine_config(params: object) -> dict[str, str]:
     return dict(pair.split("=", 1) for pair in pairs if "=" in pair)
 
 
+def builtin_engine_config(workload: Workload, engine: str, recorded: bool) -> str | None:
+    """What a built-in engine's ``--engine-config`` table set for its run, as a shipped engine's
+    is recorded (``key=value,...``: the settings that differ from the table's defaults); None
+    where the workload was given no table for it and records none (``recorded``: the workload's
+    own ``engine_config`` parameter, thinking-tools', which then reads ``default`` for this engine)."""
+    section = get_workload(workload.name).engine_sections.get(engine)
+    given = None if section is None else getattr(workload, section.option, None)
+    if given is None:
+        return "default" if recorded else None
+    if isinstance(given, Mapping):
+        table = dict(given)
+    else:
+        defaults = msgspec.to_builtins(section.parse({}))  # type: ignore[union-attr]
+        table = {key: value for key, value in msgspec.to_builtins(given).items() if defaults.get(key) != value}
+    return engine_config_text(table) or "default"
+
+
 def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
     """Run one planned item with its cache model and strictness profile (``spec`` is unused:
     a planned run carries both)."""
@@ -379,6 +396,10 @@ def execute_planned(item: PlannedRun, spec: SweepSpec | None = None) -> Run:
         # The engine's --engine-config table, in the run's parameters (runs.csv, report.md): the
         # workload's own engine_config names only its built-in engines' settings.
         run = msgspec.structs.replace(run, params={**run.params, "engine_config": engine_config_text(item.engine_config)})
+    else:
+        built_in = builtin_engine_config(item.workload, item.engine, "engine_config" in run.params)
+        if built_in is not None:
+            run = msgspec.structs.replace(run, params={**run.params, "engine_config": built_in})
     # The run is named by its --cache spec, options included: xai:block=64 and xai:block=128
     # in one sweep are two caches (the model names them both "xai").
     return run if run.cache == item.cache else msgspec.structs.replace(run, cache=item.cache)

@@ -148,3 +148,28 @@ def test_the_engine_notes_read_the_table_not_a_rebuilt_string():
     assert run_notes("codex-compact", recorded_engine_config("engine_config=limit=9,mode=remote")) == [REMOTE_PRICE_NOTE]
     assert run_notes("codex-compact", {"mode": "local"}) == [] and run_notes("other", {"mode": "remote"}) == []
     assert engine_notes([("codex-compact", {"mode": "remote"}), ("codex-compact", {"mode": "remote", "limit": 9})]) == [REMOTE_PRICE_NOTE]
+
+
+def test_a_builtin_engines_table_is_recorded_as_a_shipped_engines_is(tmp_path, capsys):
+    # A [checkpoint] table on seed-coding changed the result (119,375 -> 174,397 uncached at
+    # 32k) but nothing in params said so, and thinking-tools recorded only "custom" (for every
+    # engine of the run, even those the table was not for). Now each run records what its engine
+    # was set to; without a table the record is as before.
+    import csv
+
+    config = tmp_path / "engines.toml"
+    config.write_text("[checkpoint]\nretain_ratio = 0.3\n")
+    argv = ["sweep", "--workload", "seed-coding", "--windows", "32k", "--engines", "checkpoint", "--presets", "patched",
+            "--quiet"]
+    assert main([*argv, "--engine-config", str(config), "--out", str(tmp_path / "a")]) == 0
+    [row] = csv.DictReader((tmp_path / "a" / "runs.csv").open())
+    assert "engine_config=retain_ratio=0.3" in row["params"].split(";") and row["session_uncached_tokens"] == "174397"
+    assert main([*argv, "--out", str(tmp_path / "b")]) == 0
+    [row] = csv.DictReader((tmp_path / "b" / "runs.csv").open())
+    assert row["params"] == "effort=max;pruner=rewrite-only;steps=60"
+    argv = ["sweep", "--workload", "thinking-tools", "--windows", "32k", "--engines", "checkpoint,user-tail", "--presets",
+            "patched", "--steps-per-turn", "10", "--quiet", "--engine-config", str(config), "--out", str(tmp_path / "c")]
+    assert main(argv) == 0
+    params = {r["engine"]: r["params"].split(";") for r in csv.DictReader((tmp_path / "c" / "runs.csv").open())}
+    assert "engine_config=retain_ratio=0.3" in params["checkpoint"] and "engine_config=default" in params["user-tail"]
+    capsys.readouterr()
