@@ -34,7 +34,7 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
         total = sum(runs.values())
         times = f"{total:,} time{'s' if total != 1 else ''}"
         where = _runs_text(runs)
-        known = warning_note(kind, times) if engine.startswith("claude-code-") else None
+        known = warning_note(kind, times)
         if known is not None:
             did, instead = known
             notes.append(f"{engine} {did} in {where}; {instead}")
