@@ -351,8 +351,9 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
     _add_cache_options(sweep)
     _add_workload_options(sweep)
     sweep.add_argument("--engine-config", type=path_argument, default=None, metavar="FILE", help="per-engine settings, TOML or JSON: {engine: {key: value}}; one table per engine the sweep runs. "
-        "A shipped or user engine's table (e.g. [claude-code-autocompact]) is taken on any workload and recorded in params; "
+        "A shipped or user engine's table (e.g. [claude-code-autocompact]) is taken on any workload; "
         f"a built-in engine's table only where the workload takes it ({_sections_listing()}), refused elsewhere. "
+        "Each run records its engine's table in params (engine_config=KEY=VALUE,...). "
         "Settings can add note: lines under the output (codex-compact mode=remote: the assumed price of its compact calls; "
         "the engines' warnings, counted)")
     _add_price_options(sweep)

@@ -219,8 +219,8 @@ def test_the_notes_on_a_relay_name_its_evidence_and_what_the_option_does(tmp_pat
     assert "; claude-opus-4-8's 2 call(s) set to anthropic by --assume-provider claude-code:claude-opus-4-8=anthropic" \
            in notes[0] and len(notes) == 1
     _, notes = assume_providers(requests, parse_assumed_providers("claude-code:claude-sonnet-4-6=anthropic"))
-    assert notes[1] == ("--assume-provider claude-code:claude-sonnet-4-6=anthropic: no claude-code:claude-sonnet-4-6 "
-                        "call in these logs took its provider from the model's name, nothing changed")
+    assert notes[1] == ("--assume-provider claude-code:claude-sonnet-4-6=anthropic: no call of model claude-sonnet-4-6 "
+                        "in the claude-code logs (their models: claude-opus-4-8, glm-4.7), nothing changed")
 
 
 def test_a_relayed_model_s_advisor_calls_are_the_relay_s_too(tmp_path: Path) -> None:

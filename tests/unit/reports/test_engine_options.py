@@ -173,3 +173,18 @@ def test_a_builtin_engines_table_is_recorded_as_a_shipped_engines_is(tmp_path, c
     params = {r["engine"]: r["params"].split(";") for r in csv.DictReader((tmp_path / "c" / "runs.csv").open())}
     assert "engine_config=retain_ratio=0.3" in params["checkpoint"] and "engine_config=default" in params["user-tail"]
     capsys.readouterr()
+
+
+def test_the_helps_say_where_a_table_is_taken_and_what_compaction_holds(capsys):
+    # sweep --help did not say that shipped engines' tables work on any workload, that only a
+    # built-in engine's is refused where the workload does not take it, or that settings can add
+    # notes; audit --help did not say --fail-on compaction also holds misses a TTL expiry leads.
+    import pytest
+
+    for argv in (["sweep", "--help"], ["audit", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "[claude-code-autocompact]) is taken on any workload" in text
+    assert "none on subagents, idle-gaps), refused elsewhere" in text and "Settings can add note: lines" in text
+    assert "compaction also holds a miss another cause leads (ttl-expired)" in text
