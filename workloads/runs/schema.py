@@ -153,7 +153,7 @@ def warning_kind(text: str) -> str:
 
 def engine_warnings(run: Run) -> str:
     """The warnings the engine logged over the run (``compaction/warning`` events), counted by
-    kind in the order each kind first came: ``19 autocompact is thrashing``, ``; ``-joined;
+    kind in the order each kind first came: ``34 autocompact is thrashing [threshold 2,808 tokens, ...]``, ``; ``-joined;
     empty when it logged none."""
     counts: dict[str, int] = {}
     for event in run.session.events:
