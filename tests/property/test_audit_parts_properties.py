@@ -73,6 +73,12 @@ def _trace(sessions: list) -> tuple[list[TraceRequest], list[FileSummary]]:
 # split at send + 5 min and found it expired).
 @example([(MIN, 0, 2, None, [(MIN, 12_000, 0, False, 4 * MIN), (70 * MIN, 12_000, 500, False, None)]),
           (7 * MIN, 0, 2, None, [(MIN, 6_000, 0, False, None)])])
+# A lane start (s5, resuming s2's call) under a head s0 used 11 minutes before, in another part:
+# "another lane's call under the same head was sent 11m00s before" only in the whole pass (CI, integ56).
+@example([(MIN, 1, 1, None, [(MIN, 6_000, 0, False, None)]), (MIN, 0, 0, None, [(MIN, 0, 0, False, None)]),
+          (MIN, 0, 0, None, [(MIN, 0, 0, False, None), (70 * MIN, 0, 0, False, None)]),
+          (MIN, 0, 0, None, [(MIN, 0, 0, False, None)]), (MIN, 0, 0, None, [(MIN, 0, 0, False, None)]),
+          (7 * MIN, 1, 1, 2, [(MIN, 0, 0, False, None)])])
 def test_parts_give_the_whole_pass(monkeypatch: pytest.MonkeyPatch, sessions: list) -> None:
     monkeypatch.setattr(core, "PARALLEL_PASS_AT_LEAST", 0)
     monkeypatch.setattr(core, "LARGEST_PART", 1.0)

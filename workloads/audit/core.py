@@ -1209,7 +1209,7 @@ def audit_requests(
     caches = explicit.price_caches(summaries, requests, prices.row)
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
-                         file_order, _head_firsts(requests, positions))
+                         file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks))
     # Each row under its file's bucket: the rows are listed file by file, in line order.
     buckets = _Rows() if spill is None else spill
     of_file = explicit.cost_by(caches, lambda c: c.file)
@@ -1272,6 +1272,9 @@ class _PassInputs(msgspec.Struct):
     file_order: dict[str, int]
     #: (place in the send order, head key) of each head key's first request, in that order.
     head_firsts: list[tuple[int, str]]
+    #: At each place in the send order, the send tick of the latest request before it under its
+    #: head, in any lane or part of the log (-1: none, or no head).
+    head_before: array
 
 
 class _Passed(msgspec.Struct):
@@ -1310,6 +1313,20 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
         if prefix is not None and prefix.head not in firsts:
             firsts[prefix.head] = k
     return [(k, head) for head, k in firsts.items()]
+
+
+def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
+    """At each place in the send order, the send tick of the latest request before it under its
+    head (-1 where none is): how long since another call used the head (a lane start's, a
+    compaction's evidence) is the whole log's, whatever part of it a request is passed in."""
+    last: dict[str, int] = {}
+    before = array("q", [-1]) * len(positions)
+    for k, i in enumerate(positions):
+        prefix = requests[i].prefix
+        if prefix is not None:
+            before[k] = last.get(prefix.head, -1)
+            last[prefix.head] = ticks[i]
+    return before
 
 
 def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], preds: Preds | None, buckets: RowBuckets) -> _Passed:
@@ -1362,10 +1379,10 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             # A lane start whose prompt extends another lane's call (a Codex subagent's or fork's
             # first call): measured against what that call left cached, not the head.
             prev = previous.get(origins[key])
-        step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment)
+        used_at = inputs.head_before[k]
+        step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment,
+                     None if used_at < 0 else used_at)
         row = _explain(step, shared)
-        if r.prefix is not None:
-            shared.head_used[r.prefix.head] = tick
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind, shown = _compaction_kind(r, row), ""
         if kind is None and row.lost_tokens is None:
@@ -1458,7 +1475,8 @@ def pass_parts(inputs: _PassInputs, jobs: int) -> list[PassPart] | None:
     one part. A part whose stretch follows another part's, when a request before it stored the
     entry, finds it expired there (what the whole log's model holds, an expired entry, reads
     the same as a tombstone: see :mod:`prefixbench.simulator.chain`). Which heads earlier
-    requests were sent under is given to every part (:func:`_head_firsts`). Everything else a
+    requests were sent under, and when the latest before each was, are given to every part
+    (:func:`_head_firsts`, :func:`_head_before`). Everything else a
     request's prediction and explanation read is the trace's own or fixed before the pass (the
     heads' sizes, the send clock, the links, the prices), so each part's rows are the rows one
     pass over the whole log makes for them.
@@ -2495,8 +2513,6 @@ class _Shared(msgspec.Struct):
     #: The logged history of every chain (transcripts), for locating breaks.
     histories: Histories
     head_seen: dict[str, int] = msgspec.field(default_factory=dict)
-    #: Per head, the tick of the latest request sent under it so far (any lane).
-    head_used: dict[str, int] = msgspec.field(default_factory=dict)
     compaction_at: dict[str, int] = msgspec.field(default_factory=dict)
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
@@ -2516,6 +2532,8 @@ class _Step(msgspec.Struct, frozen=True):
     source: Previous | None = None
     #: The request's logged history (transcript logs), None without one.
     segment: Segment | None = None
+    #: The send tick of the latest request before it under its head, in any lane (None: none).
+    head_used: int | None = None
 
     @property
     def continues(self) -> bool:
@@ -2644,8 +2662,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         head = shared.heads.get(r.prefix.head) if r.prefix is not None else None
         where = locate(step.segment, read, r) if step.segment is not None and lost > 0 else None
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
-        head_used = shared.head_used.get(r.prefix.head) if r.prefix is not None else None
-        head_since = None if head_used is None else step.tick - head_used
+        head_since = None if step.head_used is None else step.tick - step.head_used
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
                       levels=levels, head_gap=head_since if step.prev is None else None, head_since=head_since)
         cause, evidence, detail = find_cause(ev).as_tuple()
