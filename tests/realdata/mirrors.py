@@ -35,3 +35,18 @@ def files_at(repo: Path, commit: str, url: str, env: str) -> list[str]:
     if listed.returncode != 0:
         pytest.skip(f"commit {commit[:12]} not in {repo}")
     return listed.stdout.splitlines()
+
+
+def tree_at(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path, suffix: str = "",
+            left_out: frozenset[str] = frozenset()) -> list[Path]:
+    """The files under ``prefix`` ending in ``suffix`` at ``commit`` (``left_out`` aside), written
+    into ``into`` with their paths kept (subagent folders mean something); the paths written.
+    Skips as :func:`files_at` does."""
+    written = []
+    for name in files_at(repo, commit, url, env):
+        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
+            target = into / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(repo, commit, name, url, env))
+            written.append(target)
+    return written

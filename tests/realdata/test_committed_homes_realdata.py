@@ -80,7 +80,7 @@ import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY
-from tests.realdata.mirrors import file_at, files_at
+from tests.realdata.mirrors import file_at, tree_at
 
 AIAND = Path(os.environ.get("PREFIXBENCH_AIAND_PORTFOLIO_REPO", "/work/.mirror/richardaiand+aiand-portfolio-web/repo"))
 AIAND_COMMIT = "248bbfcbdf2d83c13f830d6dbb1d704fb0dbad58"
@@ -134,16 +134,7 @@ IDAHO_LEFT_OUT = frozenset({
 
 def _tree(repo: Path, commit: str, url: str, env: str, prefix: str, suffix: str, into: Path,
           left_out: frozenset[str] = frozenset()) -> list[Path]:
-    """The files under ``prefix`` ending in ``suffix`` at ``commit``, written into ``into`` with
-    their paths kept (subagent folders mean something); the paths written."""
-    written = []
-    for name in files_at(repo, commit, url, env):
-        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(file_at(repo, commit, name, url, env))
-            written.append(target)
-    return written
+    return tree_at(repo, commit, url, env, prefix, into, suffix, left_out)
 
 
 def _within(result) -> int:

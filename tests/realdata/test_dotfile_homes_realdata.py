@@ -56,7 +56,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at, files_at
+from tests.realdata.mirrors import tree_at
 
 XU = Path(os.environ.get("PREFIXBENCH_XU_DOTFILE_REPO", "/work/.mirror/Xu-Wentao+dotfile/repo"))
 XU_COMMIT = "936f6d7fb2f4815c3f581ce89844ca1712b7bc1d"
@@ -96,14 +96,7 @@ LUIS_URL, LUIS_ENV = "github.com/LuisUma92/dotfiles", "PREFIXBENCH_LUISUMA_REPO"
 
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path) -> list[Path]:
-    written = []
-    for name in files_at(repo, commit, url, env):
-        if name.startswith(prefix):
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(file_at(repo, commit, name, url, env))
-            written.append(target)
-    return written
+    return tree_at(repo, commit, url, env, prefix, into)
 
 
 def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int, int]:

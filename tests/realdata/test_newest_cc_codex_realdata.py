@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at, files_at
+from tests.realdata.mirrors import tree_at
 
 AUSTIN_URL, AUSTIN_ENV = "github.com/austinweitao/claude-backup", "PREFIXBENCH_AUSTINWEITAO_REPO"
 AUSTIN = Path(os.environ.get(AUSTIN_ENV, "/work/.mirror/austinweitao+claude-backup/repo"))
@@ -73,16 +73,7 @@ NOTCH_COMMIT = "b1a22916735ecc3b035c72f22dadd4d32d40ace7"
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, suffix: str, into: Path,
           left_out: frozenset[str] = frozenset()) -> list[Path]:
-    """The files under ``prefix`` ending in ``suffix`` at ``commit``, written into ``into`` with
-    their paths kept (subagent folders mean something); the paths written."""
-    written = []
-    for name in files_at(repo, commit, url, env):
-        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(file_at(repo, commit, name, url, env))
-            written.append(target)
-    return written
+    return tree_at(repo, commit, url, env, prefix, into, suffix, left_out)
 
 
 _COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")

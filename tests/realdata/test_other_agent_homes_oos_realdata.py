@@ -43,7 +43,7 @@ from prefixbench.reports.audit import nothing_to_audit
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import PROVIDERS
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from tests.realdata.mirrors import file_at, files_at
+from tests.realdata.mirrors import tree_at
 
 IQRA = Path(os.environ.get("PREFIXBENCH_IQRA_QWEN_REPO", "/work/.mirror/Iqrasajid-01+Physical-AI-and-Humanoid-Robotics-Book/repo"))
 IQRA_COMMIT = "12a696b029df198e2731bf7542ad852cfc2e5d77"
@@ -83,14 +83,7 @@ BURDIS_URL, BURDIS_ENV = "github.com/Burdis28/burdis28.github.io", "PREFIXBENCH_
 
 def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path,
           left_out: frozenset[str] = frozenset(), suffix: str = "") -> list[Path]:
-    written = []
-    for name in files_at(repo, commit, url, env):
-        if name.startswith(prefix) and name.endswith(suffix) and name not in left_out:
-            target = into / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(file_at(repo, commit, name, url, env))
-            written.append(target)
-    return written
+    return tree_at(repo, commit, url, env, prefix, into, suffix, left_out)
 
 
 def _qwen_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:

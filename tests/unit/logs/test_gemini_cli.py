@@ -805,23 +805,27 @@ def test_qwen_code_subagents_of_one_type_share_a_head_of_their_own(tmp_path: Pat
     assert {_kind(r) for r in requests if r.lane == "main"} == {"qwen-code:main"}
 
 
+def _pro_session(tmp_path: Path, name: str, minute: int, calls: list[tuple[int, int]]) -> Path:
+    """A saved Gemini CLI chat on gemini-2.5-pro: a call a minute from 10:``minute``, each
+    (prompt, cached)."""
+    messages = []
+    for i, (prompt, cached) in enumerate(calls):
+        stamp = f"2025-10-01T10:{minute + i:02d}:00.000Z"
+        messages.append({"id": f"u{i}", "timestamp": stamp, "type": "user", "content": "go"})
+        messages.append({"id": f"g{i}", "timestamp": stamp, "type": "gemini", "content": "", "model": "gemini-2.5-pro",
+                         "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10}})
+    return write(tmp_path / f"{name}.json", json.dumps({"sessionId": name, "projectHash": "p", "startTime": "2025-10-01T10:00:00.000Z",
+                                                       "lastUpdated": "2025-10-01T11:00:00.000Z", "messages": messages}))
+
+
 def test_a_session_start_reads_no_head_another_session_sent(tmp_path: Path) -> None:
     # Gemini's implicit cache: most session starts read nothing of the head other sessions sent
     # seconds to days before (KuantumQuest/MyDotFiles-HyDE: 56 of 68 lane starts read 0), so a
     # lane start is predicted to read only a warm head; inside its lane the chain reads as before.
-    def session(name: str, minute: int, calls: list[tuple[int, int]]) -> Path:
-        messages = []
-        for i, (prompt, cached) in enumerate(calls):
-            stamp = f"2025-10-01T10:{minute + i:02d}:00.000Z"
-            messages.append({"id": f"u{i}", "timestamp": stamp, "type": "user", "content": "go"})
-            messages.append({"id": f"g{i}", "timestamp": stamp, "type": "gemini", "content": "", "model": "gemini-2.5-pro",
-                             "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10}})
-        return write(tmp_path / f"{name}.json", json.dumps({"sessionId": name, "projectHash": "p", "startTime": "2025-10-01T10:00:00.000Z",
-                                                           "lastUpdated": "2025-10-01T11:00:00.000Z", "messages": messages}))
 
     # (b's second call: nothing too, its lane having read nothing yet: unread_until_read; 8,200 before.)
-    first = session("a", 0, [(8_000, 6_100), (9_000, 7_900)])
-    second = session("b", 5, [(8_200, 0), (9_100, 8_100)])
+    first = _pro_session(tmp_path, "a", 0, [(8_000, 6_100), (9_000, 7_900)])
+    second = _pro_session(tmp_path, "b", 5, [(8_200, 0), (9_100, 8_100)])
     rows = run_audit([first, second]).rows
     assert [r.predicted_cache_read for r in rows] == [0, 6_100, 0, 0]  # (6,100 at b's start before)
 
@@ -1363,18 +1367,10 @@ def test_a_session_start_that_misses_the_shared_head_invents_no_idle_time(tmp_pa
     # Three sessions' first calls read a 6,000-token head; a fourth's reads 0. Its lane has no
     # previous call, so "a new user turn 0s after the previous request" would be made up: the detail
     # says it is the lane's first call and how long since another lane's call under the same head.
-    def session(name: str, minute: int, calls: list[tuple[int, int]]) -> Path:
-        messages = []
-        for i, (prompt, cached) in enumerate(calls):
-            stamp = f"2025-10-01T10:{minute + i:02d}:00.000Z"
-            messages.append({"id": f"u{i}", "timestamp": stamp, "type": "user", "content": "go"})
-            messages.append({"id": f"g{i}", "timestamp": stamp, "type": "gemini", "content": "", "model": "gemini-2.5-pro",
-                             "tokens": {"input": prompt, "output": 10, "cached": cached, "thoughts": 0, "tool": 0, "total": prompt + 10}})
-        return write(tmp_path / f"{name}.json", json.dumps({"sessionId": name, "projectHash": "p", "startTime": "2025-10-01T10:00:00.000Z",
-                                                           "lastUpdated": "2025-10-01T11:00:00.000Z", "messages": messages}))
 
-    files = [session("a", 0, [(8_000, 6_000), (9_000, 7_900)]), session("b", 5, [(8_200, 6_000), (9_100, 8_100)]),
-             session("c", 10, [(8_300, 6_000)]), session("d", 15, [(8_400, 0)])]
+    files = [_pro_session(tmp_path, "a", 0, [(8_000, 6_000), (9_000, 7_900)]),
+             _pro_session(tmp_path, "b", 5, [(8_200, 6_000), (9_100, 8_100)]),
+             _pro_session(tmp_path, "c", 10, [(8_300, 6_000)]), _pro_session(tmp_path, "d", 15, [(8_400, 0)])]
     last = run_audit(files).rows[-1]
     assert last.cause == "unexplained"
     assert "0s after the previous request" not in last.detail
