@@ -2664,7 +2664,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
         head_since = None if step.head_used is None else step.tick - step.head_used
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
-                      levels=levels, head_gap=head_since if step.prev is None else None, head_since=head_since)
+                      levels=levels, head_since=head_since)
         cause, evidence, detail = find_cause(ev).as_tuple()
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()

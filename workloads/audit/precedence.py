@@ -78,9 +78,6 @@ class Evidence(msgspec.Struct, frozen=True):
     #: The reads two or more cold points of the request's head agree on, ``(tokens, cold points)``
     #: (:func:`prefixbench.workloads.audit.core.warm_levels`): prefixes kept warm outside the log.
     levels: tuple[tuple[int, int], ...] = ()
-    #: For a request with no previous call in its lane: logical ms since another lane last sent a
-    #: request under the same head, None when none did.
-    head_gap: int | None = None
     #: For any request: logical ms since a call of any lane (this one's included) last sent a request
     #: under the same head, None when none did: how long the shared head had been idle.
     head_since: int | None = None
@@ -506,8 +503,9 @@ def _unwritten_miss(ev: Evidence) -> Finding | None:
 
 def _alone(ev: Evidence) -> str:
     """For a request with no previous call in its lane: that, and how long since another lane's
-    call under the same head (what the expected read rests on)."""
-    since = "" if ev.head_gap is None else f"; another lane's call under the same head was sent {duration(ev.head_gap)} before"
+    call under the same head (what the expected read rests on: with no call of its own lane
+    before it, the latest call under its head was another lane's)."""
+    since = "" if ev.head_since is None else f"; another lane's call under the same head was sent {duration(ev.head_since)} before"
     return f"no previous call in its lane (its first call, so no idle time of its own){since}"
 
 
