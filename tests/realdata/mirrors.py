@@ -4,6 +4,7 @@ where the copy or the commit is absent."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,3 +51,34 @@ def tree_at(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path
             target.write_bytes(file_at(repo, commit, name, url, env))
             written.append(target)
     return written
+
+
+def codex_recount(paths: list[Path]) -> tuple[int, int, int, int]:
+    """Calls, uncached input, reads and output of Codex rollouts: one call per ``token_count``
+    event whose running total moved, its ``last_token_usage``; a count of no input and no output
+    is no call, and one whose running total and usage another rollout holds (a subagent's copy
+    of its parent's history) is counted once. Lines are split at newlines only (a message may
+    hold a U+2028)."""
+    calls = uncached = read = output = 0
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        previous = None
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            payload = entry.get("payload") or {}
+            if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
+                total, last = payload["info"]["total_token_usage"], payload["info"]["last_token_usage"]
+                if total == previous:  # the same count repeated: no new call
+                    continue
+                previous = total
+                key = (json.dumps(total, sort_keys=True), json.dumps(last, sort_keys=True))
+                if (last["input_tokens"] == 0 and last["output_tokens"] == 0) or key in seen:
+                    continue
+                seen.add(key)
+                calls += 1
+                uncached += last["input_tokens"] - last["cached_input_tokens"]
+                read += last["cached_input_tokens"]
+                output += last["output_tokens"]
+    return calls, uncached, read, output

@@ -56,7 +56,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import tree_at
+from tests.realdata.mirrors import codex_recount, tree_at
 
 XU = Path(os.environ.get("PREFIXBENCH_XU_DOTFILE_REPO", "/work/.mirror/Xu-Wentao+dotfile/repo"))
 XU_COMMIT = "936f6d7fb2f4815c3f581ce89844ca1712b7bc1d"
@@ -132,25 +132,6 @@ def test_a_claude_code_home_of_2_1_78_to_2_1_96_totals_its_lines(tmp_path: Path)
     assert {r.model for r in result.rows if r.provider == "unknown"} == {"longcat-flash-thinking-2601-platform"}
 
 
-def _codex_sums(paths: list[Path]) -> tuple[int, int, int, int]:
-    """Calls, uncached input, reads and output of Codex rollouts: one call per ``token_count``
-    event whose running total moved, its ``last_token_usage``."""
-    calls = uncached = read = output = 0
-    for path in paths:
-        previous = None
-        for line in path.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
-            payload = entry.get("payload") or {}
-            if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
-                total, last = payload["info"]["total_token_usage"], payload["info"]["last_token_usage"]
-                if total == previous:  # the same count repeated: no new call
-                    continue
-                previous = total
-                calls += 1
-                uncached += last["input_tokens"] - last["cached_input_tokens"]
-                read += last["cached_input_tokens"]
-                output += last["output_tokens"]
-    return calls, uncached, read, output
 
 
 def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
@@ -158,7 +139,7 @@ def test_a_codex_home_of_0_98_totals_its_token_counts(tmp_path: Path) -> None:
     assert len(paths) == 61
     result = run_audit([tmp_path / ".codex" / "sessions"])
     t = result.totals
-    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (385, 1_173_167, 12_996_352, 108_956)
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (385, 1_173_167, 12_996_352, 108_956)
     assert t.cache_write is None
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.3-codex")}
     # 32 of the 38 off are OpenAI's best effort (a read below the previous prompt, nothing changed).
@@ -245,6 +226,6 @@ def test_a_codex_home_of_0_118_totals_its_token_counts(tmp_path: Path) -> None:
     assert len(paths) == 5
     result = run_audit([tmp_path / ".codex" / "sessions"])
     t = result.totals
-    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (42, 323_949, 1_755_008, 14_545)
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (42, 323_949, 1_755_008, 14_545)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
     assert sum(f.read_within for f in result.files) == 35  # 4 of the 7 off: OpenAI's best effort

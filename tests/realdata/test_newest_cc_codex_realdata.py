@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import tree_at
+from tests.realdata.mirrors import codex_recount, tree_at
 
 AUSTIN_URL, AUSTIN_ENV = "github.com/austinweitao/claude-backup", "PREFIXBENCH_AUSTINWEITAO_REPO"
 AUSTIN = Path(os.environ.get(AUSTIN_ENV, "/work/.mirror/austinweitao+claude-backup/repo"))
@@ -97,35 +97,6 @@ def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
     return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in _COUNTS))
 
 
-def _codex_sums(paths: list[Path]) -> tuple[int, int, int, int]:
-    """Calls, uncached input, reads and output of Codex rollouts: one call per ``token_count``
-    event whose running total moved, its ``last_token_usage``; a count of no input and no output
-    is no call, and one whose running total and usage another rollout holds (a subagent's copy
-    of its parent's history) is counted once. Lines are split at newlines only (a message may
-    hold a U+2028)."""
-    calls = uncached = read = output = 0
-    seen: set[tuple[str, str]] = set()
-    for path in paths:
-        previous = None
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            payload = entry.get("payload") or {}
-            if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
-                total, last = payload["info"]["total_token_usage"], payload["info"]["last_token_usage"]
-                if total == previous:  # the same count repeated: no new call
-                    continue
-                previous = total
-                key = (json.dumps(total, sort_keys=True), json.dumps(last, sort_keys=True))
-                if (last["input_tokens"] == 0 and last["output_tokens"] == 0) or key in seen:
-                    continue
-                seen.add(key)
-                calls += 1
-                uncached += last["input_tokens"] - last["cached_input_tokens"]
-                read += last["cached_input_tokens"]
-                output += last["output_tokens"]
-    return calls, uncached, read, output
 
 
 def _within(result) -> int:
@@ -171,7 +142,7 @@ def test_a_codex_0_137_to_0_146_home_with_remote_compactions_totals_its_token_co
     t = result.totals
     # 10,655 calls before a token count of no input and no output (ten of them, each before the
     # rollback of an interrupted first turn) was no call.
-    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (
         10_645, 74_952_400, 812_609_920, 4_754_196)
     assert Counter(r.model for r in result.rows) == {
         "gpt-5.5": 7_208, "gpt-5.6-sol": 2_880, "gpt-5.6-terra": 554, "gpt-5.4-mini": 3}
@@ -190,7 +161,7 @@ def test_a_codex_0_122_rollout_totals_its_token_counts(tmp_path: Path) -> None:
     assert len(paths) == 1
     result = run_audit(paths)
     t = result.totals
-    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (19, 62_115, 578_176, 4_593)
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (19, 62_115, 578_176, 4_593)
     assert t.cache_write is None
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
     assert _within(result) == 19  # one read fell after 47 min idle: predicted, as in_memory retention has it
@@ -201,6 +172,6 @@ def test_a_codex_0_123_rollout_totals_its_token_counts(tmp_path: Path) -> None:
     assert len(paths) == 1
     result = run_audit(paths)
     t = result.totals
-    assert (t.requests, t.input, t.cache_read, t.output) == _codex_sums(paths) == (9, 69_351, 233_344, 3_665)
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (9, 69_351, 233_344, 3_665)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
     assert _within(result) == 8

@@ -125,6 +125,23 @@ class Transcript:
         self.last = uuid
 
 
+def compacted_after_idle(minute: str) -> list[dict]:
+    """A Claude Code 2.1 transcript: three calls from 02:00, then a compaction and the first call
+    on the compacted context at 02:``minute`` (``"01"`` inside the 5 m TTL, ``"30"`` past it), which
+    reads nothing; the head's size is not known (no lane start read anything)."""
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 8000, 0, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 8000, 10)], model="claude-sonnet-4-6")
+    t.user("r", "2026-07-10T02:00:20.000Z", tool=True)
+    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(3, 2000, 10000, 10)], model="claude-sonnet-4-6")
+    t.compact_boundary(f"2026-07-10T02:{minute}:00.000Z")
+    t.user("summary", f"2026-07-10T02:{minute}:01.000Z")
+    t.assistant("req_4", f"2026-07-10T02:{minute}:05.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
+    return t.lines
+
+
 def anthropic_body(model: str = "claude-sonnet-4-20250514", messages: int = 2, system: str = "You are helpful. " * 400) -> dict:
     msgs = []
     for k in range(messages):

@@ -11,7 +11,7 @@ import pytest
 from prefixbench.reports.cli import main
 from prefixbench.simulator.pricing import PRICE_TABLE_WHERE
 
-from .fixtures import Transcript, capture_line, cc_usage, write_jsonl
+from .fixtures import Transcript, capture_line, cc_usage, compacted_after_idle, write_jsonl
 
 
 def _session(tmp_path: Path) -> Path:
@@ -884,18 +884,7 @@ def test_fail_on_compaction_holds_a_compaction_an_expired_head_leads(tmp_path: P
     with the compaction named beside it, and ``--fail-on compaction`` then passed (exit 0), though
     the same log a minute idle failed it. A compaction that happened is still one: both fail, and
     the JUnit view says the same."""
-    t = Transcript(version="2.1.120")
-    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
-    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 8000, 0, 10)], model="claude-sonnet-4-6")
-    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
-    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 8000, 10)], model="claude-sonnet-4-6")
-    t.user("r", "2026-07-10T02:00:20.000Z", tool=True)
-    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(3, 2000, 10000, 10)], model="claude-sonnet-4-6")
-    minute = "30" if late else "01"
-    t.compact_boundary(f"2026-07-10T02:{minute}:00.000Z")
-    t.user("summary", f"2026-07-10T02:{minute}:01.000Z")
-    t.assistant("req_4", f"2026-07-10T02:{minute}:05.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
-    log = write_jsonl(tmp_path / "s.jsonl", t.lines)
+    log = write_jsonl(tmp_path / "s.jsonl", compacted_after_idle("30" if late else "01"))
     junit = tmp_path / "junit.xml"
     assert main(["audit", str(log), "--quiet", "--fail-on", "compaction", "--junit", str(junit)]) == 1
     err = capsys.readouterr().err

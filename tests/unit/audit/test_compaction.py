@@ -393,19 +393,9 @@ def test_a_compaction_past_the_ttl_whose_head_size_is_unknown_says_so(tmp_path: 
     # is the rest of what was lost) with the expired head named, and its compaction entry, counted
     # among those whose readable prefix the log does not tell (expected None: the header's "?"),
     # says that beside "nothing cached was left to read" (base said only that).
-    from .fixtures import Transcript, cc_usage
+    from .fixtures import compacted_after_idle
 
-    t = Transcript(version="2.1.120")
-    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
-    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 8000, 0, 10)], model="claude-sonnet-4-6")
-    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
-    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 8000, 10)], model="claude-sonnet-4-6")
-    t.user("r", "2026-07-10T02:00:20.000Z", tool=True)
-    t.assistant("req_3", "2026-07-10T02:00:23.000Z", [cc_usage(3, 2000, 10000, 10)], model="claude-sonnet-4-6")
-    t.compact_boundary("2026-07-10T02:30:00.000Z")
-    t.user("summary", "2026-07-10T02:30:01.000Z")
-    t.assistant("req_4", "2026-07-10T02:30:05.000Z", [cc_usage(3, 3000, 0, 10)], model="claude-sonnet-4-6")
-    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", compacted_after_idle("30"))])
     row = result.rows[-1]
     assert row.cause == "compaction"
     assert "the head had expired too: idle 29m" in row.detail
