@@ -69,3 +69,37 @@ def test_without_compaction_the_session_outgrows_the_window():
     assert uncached(run) == 2_231_147
     assert sum(o.prompt_tokens - o.cached_tokens for o in run.observations if o.prompt_tokens <= WINDOW) == 341_448
     assert (uncached(idle_run("claude-code-idle-compact")), uncached(idle_run("claude-code-autocompact"))) == (309_145, 335_993)
+
+
+@lru_cache(maxsize=8)
+def expiry_run(ttl: str, **config) -> Run:
+    """claude-code-idle-compact at idle_min_tokens 16,000 on the ``ttl`` cache (the engine told the
+    same lifetime), with ``config`` on top."""
+    workload = make_workload("idle-gaps", WINDOW, gap_s=3600.0)
+    cache = make_cache("anthropic", auto_when_unmarked=ttl)
+    settings = {"idle_min_tokens": 16_000, "cache_ttl_s": {"1h": 3600, "5m": 300}[ttl], **config}
+    return execute(workload, "patched", engine="claude-code-idle-compact", cache=cache, engine_config=settings)
+
+
+def triggers(run: Run) -> list[str]:
+    return [e.info["trigger"] for e in run.session.events if e.info.get("rewrite") == "checkpoint"]
+
+
+@pytest.mark.parametrize("ttl", ["1h", "5m"])
+def test_after_expiry_changes_nothing_here_with_claude_codes_precompute_point(ttl):
+    # At 128k Claude Code's precompute arms at 91,800 tokens: no summary is held at a return, so
+    # there is nothing to install (and with the 5 min cache neither compaction runs at all).
+    before, after = expiry_run(ttl), expiry_run(ttl, after_expiry=True)
+    assert uncached(after) == uncached(before) == {"1h": 309_145, "5m": 498_287}[ttl]
+    assert triggers(after) == triggers(before) == {"1h": ["idle"] * 3, "5m": ["auto"]}[ttl]
+
+
+def test_after_expiry_installs_a_held_summary_instead_of_summarizing_again():
+    # A what-if: the precompute armed at 37,800 tokens (precompute_buffer 0.65) holds a summary at
+    # the 62 and 72 minute returns; installed there, no new summary call is made.
+    before = expiry_run("1h", precompute_buffer=0.65)
+    after = expiry_run("1h", precompute_buffer=0.65, after_expiry=True)
+    assert triggers(before) == ["idle", "idle", "idle"]
+    assert triggers(after) == ["idle", "expiry", "expiry"]
+    assert (uncached(before), uncached(after)) == (309_563, 237_741)
+    assert len(after.summaries) == len(before.summaries) - 2
