@@ -149,6 +149,11 @@ DEFAULTS: dict[str, object] = {
     "after_expiry": False,
     "release": "2.1.337",
 }
+#: Settings earlier prefixbench releases had, and what replaced them (named in the error).
+_REPLACED = {
+    "idle_after_s": "use idle_fire_fraction, the share of cache_ttl_s after which the idle "
+                    "compaction fires (0.9: 3,240 s of the 1 h cache, as Claude Code's binaries do)",
+}
 #: The releases whose idle compaction the engine follows (the module docstring).
 RELEASES = ("2.1.286", "2.1.337")
 #: Claude Code's idle compaction and its compaction after the cache expired run with the 1 h
@@ -509,10 +514,10 @@ class ClaudeCodeCompact(EngineBase):
 
 def autocompact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """Claude Code's auto-compact and micro-compaction (settings: the module docstring)."""
-    return ClaudeCodeCompact(window, read_settings(ClaudeCodeCompact.name, options.config, DEFAULTS))
+    return ClaudeCodeCompact(window, read_settings(ClaudeCodeCompact.name, options.config, DEFAULTS, _REPLACED))
 
 
 def idle_compact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """The same with idle compaction on (``idle_compact = true``)."""
-    settings = read_settings("claude-code-idle-compact", options.config, {**DEFAULTS, "idle_compact": True})
+    settings = read_settings("claude-code-idle-compact", options.config, {**DEFAULTS, "idle_compact": True}, _REPLACED)
     return ClaudeCodeCompact(window, settings)

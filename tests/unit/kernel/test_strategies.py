@@ -823,3 +823,13 @@ def test_any_settings_table_builds_an_engine_or_is_one_line(name, config):
         # Claude Code's two names are one engine: ``idle_compact`` decides which it is.
         claude = ("claude-code-autocompact", "claude-code-idle-compact")
         assert engine.name == (claude[bool(engine.settings["idle_compact"])] if name in claude else name)
+
+
+def test_claude_code_replaced_setting_names_its_replacement():
+    """A config written for the fixed 3,300 s idle gap says what replaced it, before the known keys."""
+    from prefixbench.kernel.strategies.settings import read_settings
+    from prefixbench.kernel.strategies.claude_code import DEFAULTS, _REPLACED
+    with pytest.raises(ValueError, match=r"setting 'idle_after_s' was replaced: use idle_fire_fraction"):
+        read_settings("claude-code-idle-compact", {"idle_after_s": 3300}, DEFAULTS, _REPLACED)
+    with pytest.raises(ValueError, match=r"unknown setting 'nope' \(known: "):
+        read_settings("claude-code-idle-compact", {"nope": 1}, DEFAULTS, _REPLACED)
