@@ -32,7 +32,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
-from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
+from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
 
 if TYPE_CHECKING:
@@ -444,11 +444,15 @@ class _FirstLineError(Exception):
 
 
 def _decode(path: Path, line_no: int, raw: bytes) -> str:
+    """A JSON line as text; a line with no newline is the file's last, and bytes that stop inside
+    a character there are a file cut short, said so (not a byte that is not UTF-8)."""
     if b"\x00" in raw:
         raise UserError(f"{path}:{line_no}: binary data, not a text log")
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
+        if not raw.endswith(b"\n") and exc.end == len(raw) and exc.reason == "unexpected end of data":
+            raise cut_character(path, line_no) from None
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
 
 
@@ -651,7 +655,7 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
             break
         more = handle.read(1)
         if not more:
-            raise _cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
+            raise cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
         chunk += more
     if b"\x00" in chunk:
         raise UserError(f"{path}:{line_no}: binary data, not a text log")
@@ -659,12 +663,6 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
         return chunk.decode("utf-8"), not chunk
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
-
-
-def _cut_character(path: Path, line_no: int) -> UserError:
-    """A file whose last bytes start a UTF-8 character it does not finish (cut short: a copy
-    that stopped, a disk that filled), named at the line it ends on."""
-    return UserError(f"{path}:{line_no}: the file ends inside a UTF-8 character")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
@@ -732,7 +730,7 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
         if not chunk:
             eof = True
             if pending:
-                raise _cut_character(path, line_no + buffer.count("\n"))
+                raise cut_character(path, line_no + buffer.count("\n"))
             if not buffer.strip():
                 break
             continue
