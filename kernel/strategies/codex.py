@@ -1,4 +1,5 @@
-"""``codex-compact``: Codex CLI's local compaction (openai/codex, ``codex-rs/core/src/compact.rs``).
+"""``codex-compact``: Codex CLI's compaction: its local turn (openai/codex, ``codex-rs/core/src/compact.rs``),
+or a remote path (below; the default ``auto`` picks as Codex does for the routed provider).
 
 Before a step, when the view reaches the auto-compact limit (90% of the window, or a lower
 configured ``limit``):
