@@ -328,6 +328,10 @@ def test_the_remote_v2_note_says_what_its_price_rests_on():
     assert run_notes("codex-compact", {"mode": "remote_v2"}) == [REMOTE_V2_NOTE]
     assert run_notes("codex-compact", {"mode": "remote"}) == [REMOTE_PRICE_NOTE]
     assert run_notes("codex-compact", {}) == [] and run_notes("codex-compact", {"mode": "auto"}) == []
+    # As a sweep's record holds the table (text).
+    from prefixbench.workloads.runs.sweep import recorded_engine_config
+
+    assert run_notes("codex-compact", recorded_engine_config("engine_config=mode=remote_v2;steps=24")) == [REMOTE_V2_NOTE]
 
 
 def test_on_thinking_tools_at_32k_the_remote_v2_call_is_warm_like_the_local_turn():
