@@ -11,6 +11,13 @@ never copied into this project; each test skips without it):
   the first public source where the audit's own diagnosis can be scored against the server's on
   more than a handful of misses. Eleven transcripts are over the workplace snapshot's size limit
   (left out, listed below). From ``PREFIXBENCH_HANNIBAL_REPO``.
+* github.com/olivia215215/cabinet-governance (``c954ed47a40c51315a7eab23d3d0c9846ffb6bc9``,
+  2026-05-14): a committed home: ``.claude/projects/`` (209 transcripts, subagents' among them;
+  Claude Code 2.1.92 to 2.1.138) whose calls went mostly to DeepSeek's Anthropic-compatible
+  endpoint (deepseek-v4-flash, deepseek-v4-pro), some to MiniMax's (MiniMax-M2.7) and a few to
+  Anthropic (claude-sonnet-4-6); and ``.codex/sessions/`` (19 rollouts, Codex Desktop
+  0.126-0.128 and the CLI 0.125, gpt-5.5 and its auto-review). Five files are over the
+  workplace snapshot's size limit (left out, listed below). From ``PREFIXBENCH_CABINET_REPO``.
 * github.com/ADIOCLASSMATE/dotfile (``9251d6b97c57dca5bed0b5c2f3e56bb555dd97a7``): one archived
   rollout of Codex Desktop 0.142.5 (``.codex/archived_sessions/``, 2026-07-03), gpt-5.5 on OpenAI,
   a user message sent while a turn ran (no new turn started) and an interrupted turn. From
@@ -48,6 +55,17 @@ HANNIBAL_LEFT_OUT = frozenset(f".claude/projects/-home-moxa-{folder}-buildroot-d
     ("sdc1-home-moxa-mds4xgl3", "f799ca36-ae55-4954-a42d-21c79180a90b"),
     ("sdc1-home-moxa-mds4xgl3", "f9add69a-2dc7-4592-8819-54b71c206a7a"),
 ))
+
+CABINET_URL, CABINET_ENV = "github.com/olivia215215/cabinet-governance", "PREFIXBENCH_CABINET_REPO"
+CABINET = Path(os.environ.get(CABINET_ENV, "/work/.mirror/olivia215215+cabinet-governance/repo"))
+CABINET_COMMIT = "c954ed47a40c51315a7eab23d3d0c9846ffb6bc9"
+CABINET_LEFT_OUT = frozenset({
+    *(f".claude/projects/-Users-admin/{name}.jsonl" for name in (
+        "8c758a05-0d44-4c79-a544-8079676ae59d", "c11efbf6-8e99-4d9b-9ae7-74981e78dedd",
+        "c2625ffa-fbfd-4d6f-a222-a4c9da608c54")),
+    ".codex/sessions/2026/05/08/rollout-2026-05-08T17-58-22-019e0706-2111-7082-bbc0-73cdcc5f7044.jsonl",
+    ".codex/sessions/2026/05/12/rollout-2026-05-12T15-26-01-019e1b14-141b-73e2-a729-7804cef0fc55.jsonl",
+})
 
 ADIO_URL, ADIO_ENV = "github.com/ADIOCLASSMATE/dotfile", "PREFIXBENCH_ADIOCLASSMATE_REPO"
 ADIO = Path(os.environ.get(ADIO_ENV, "/work/.mirror/ADIOCLASSMATE+dotfile/repo"))
@@ -117,6 +135,37 @@ def test_the_audits_own_diagnosis_scored_against_anthropics(tmp_path: Path) -> N
         ("model_changed", "model-chosen"): 1}
     # The server's reason decides the cause wherever it names one; `unavailable` names none.
     assert all(r.cause is None for r in result.rows if r.server_reason == "unavailable")
+
+
+def test_claude_code_on_deepseeks_anthropic_endpoint_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(CABINET, CABINET_COMMIT, CABINET_URL, CABINET_ENV, ".claude/projects/", tmp_path,
+                    ".jsonl", CABINET_LEFT_OUT)
+    assert len(paths) == 209
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths)[:5] == (
+        2_829, 6_797_111, 2_197_409, 111_297_378, 244_785)
+    assert Counter((r.provider, r.model) for r in result.rows) == {
+        ("deepseek", "deepseek-v4-flash"): 1_888, ("deepseek", "deepseek-v4-pro"): 861,
+        ("minimax", "MiniMax-M2.7"): 61, ("anthropic", "claude-sonnet-4-6"): 19}
+    # 2,384 while Claude Code's calls on DeepSeek were taken not to send their reply back: most
+    # reads reach into it (the last 128-token unit of the previous prompt and reply); of the 300
+    # DeepSeek calls still off, 150 read less with nothing changed in the log (many of them just
+    # the previous prompt's last unit), and nothing in the transcript tells them apart.
+    assert _within(result) == 2_516
+    assert sum(bool(r.read_within) for r in result.rows if r.provider == "deepseek") == 2_449
+
+
+def test_the_same_homes_codex_rollouts_total_their_token_counts(tmp_path: Path) -> None:
+    paths = tree_at(CABINET, CABINET_COMMIT, CABINET_URL, CABINET_ENV, ".codex/sessions/", tmp_path,
+                    ".jsonl", CABINET_LEFT_OUT)
+    assert len(paths) == 19
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (240, 2_630_708, 15_119_872, 126_342)
+    assert Counter((r.provider, r.model) for r in result.rows) == {
+        ("openai", "gpt-5.5"): 196, ("openai", "codex-auto-review"): 44}
+    assert _within(result) == 194  # 32 of the 46 off are OpenAI's best effort
 
 
 def test_a_codex_desktop_0_142_rollout_totals_its_token_counts(tmp_path: Path) -> None:
