@@ -22,6 +22,10 @@ never copied into this project; each test skips without it):
   rollout of Codex Desktop 0.142.5 (``.codex/archived_sessions/``, 2026-07-03), gpt-5.5 on OpenAI,
   a user message sent while a turn ran (no new turn started) and an interrupted turn. From
   ``PREFIXBENCH_ADIOCLASSMATE_REPO``.
+* github.com/seokhyeonhong/motion-jepa (``582d2f18d8e9473d13a6c58a5574d183faa36a89``, 2026-08-07): a
+  committed ``.codex/sessions/`` of 4 rollouts, Codex CLI 0.145.0 and 0.146.0 (``codex-tui``) and
+  Codex Desktop 0.146.0, gpt-5.6-sol on OpenAI, a compaction and resumed sessions among them; its
+  rollouts write ``world_state`` lines already (0.145.0). From ``PREFIXBENCH_MOTION_JEPA_REPO``.
 
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
@@ -70,6 +74,10 @@ CABINET_LEFT_OUT = frozenset({
 ADIO_URL, ADIO_ENV = "github.com/ADIOCLASSMATE/dotfile", "PREFIXBENCH_ADIOCLASSMATE_REPO"
 ADIO = Path(os.environ.get(ADIO_ENV, "/work/.mirror/ADIOCLASSMATE+dotfile/repo"))
 ADIO_COMMIT = "9251d6b97c57dca5bed0b5c2f3e56bb555dd97a7"
+
+JEPA_URL, JEPA_ENV = "github.com/seokhyeonhong/motion-jepa", "PREFIXBENCH_MOTION_JEPA_REPO"
+JEPA = Path(os.environ.get(JEPA_ENV, "/work/.mirror/seokhyeonhong+motion-jepa/repo"))
+JEPA_COMMIT = "582d2f18d8e9473d13a6c58a5574d183faa36a89"
 
 _COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -180,3 +188,14 @@ def test_a_codex_desktop_0_142_rollout_totals_its_token_counts(tmp_path: Path) -
     # task_started): predicted to read only the turn's first prompt, as after a new turn that
     # reasoned (17,280), it read all of the previous one (44,416 of 45,461).
     assert _within(result) == 12
+
+
+def test_codex_0_145_and_0_146_rollouts_with_world_state_lines_total_their_token_counts(tmp_path: Path) -> None:
+    paths = tree_at(JEPA, JEPA_COMMIT, JEPA_URL, JEPA_ENV, ".codex/sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 4
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (
+        344, 1_529_645, 41_616_640, 168_540)
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.6-sol")}
+    assert _within(result) == 333  # 5 of the 11 off are OpenAI's best effort
