@@ -1417,7 +1417,7 @@ FORMAT = LogFormat(
         "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
         "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
-        "Codex 0.160 on: world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
+        "later Codex (world_state from 0.145 at least): world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
         "later Codex: a tool_search_output Codex ran (execution client, or none named) is a call's input (a tool's output); additional_tools, "
         "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
