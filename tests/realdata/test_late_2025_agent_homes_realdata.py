@@ -1,0 +1,136 @@
+"""Agent homes committed to public repositories, audited out of sample (not among the sources the
+readers were built on), read where they live (a local git copy of each; never copied into this
+project, each test skips without it):
+
+* github.com/Tokisaki7-Dev/HAWZX-AI (commit ``f1c0568b9d08f99c15a8aee97994bf879ad7b2e5``,
+  2025-12-12): a Windows home's ``.gemini/tmp/*/chats/``, 22 Gemini CLI sessions of 2025-12-01/02
+  in three projects, every call gemini-2.5-pro through Google (eight of the files are a user
+  message with no call). Three sessions also have a second file of the same ``sessionId``: a
+  subagent's (the codebase investigator's "Your task is to do a deep investigation ..."), which
+  Gemini CLI then recorded without the ``kind`` it writes since 2026-02-21
+  (google-gemini/gemini-cli#19698). The same home keeps ``.copilot/session-state/<id>.jsonl``
+  sessions of GitHub Copilot CLI (``copilotVersion`` "unknown"), which log no token count at all.
+  From ``PREFIXBENCH_HAWZX_AI_REPO``;
+* github.com/miniaspsali/testClaw (``4e1c077d0f2f401ad4c369b44c45bdc45bf5c746``, 2026-04-01) and
+  github.com/yenkaiwang/nividaClaw (``596008712a90d2d95fb1f417c3049c3c11c7a283``, 2026-04-28): a ``.copilot/`` of Copilot
+  CLI 1.0.14 and 1.0.27 whose session store is of schema 2 (no usage table). From
+  ``PREFIXBENCH_TESTCLAW_REPO`` and ``PREFIXBENCH_NIVIDACLAW_REPO``;
+* github.com/aallqsss/anotherworldsimulator (``2f8444bf2d6853a0005221e6baf9a2102be61ce1``,
+  2026-03-08): ``.local/share/opencode/opencode.db-wal`` and ``-shm`` without their ``opencode.db``
+  (over the snapshot's 4 MiB limit; the log holds 116 pages of a database of 1,889). From
+  ``PREFIXBENCH_ANOTHERWORLD_REPO``.
+
+What is checked: the Gemini sessions' totals equal their messages' own sums (recounted here from
+the raw files) and how many reads the audit predicts within 3%; the others are refused in one line
+that says what each file is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import run
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import file_at, tree_at
+
+HAWZX = Path(os.environ.get("PREFIXBENCH_HAWZX_AI_REPO", "/work/.mirror/Tokisaki7-Dev+HAWZX-AI/repo"))
+HAWZX_COMMIT = "f1c0568b9d08f99c15a8aee97994bf879ad7b2e5"
+HAWZX_URL = "github.com/Tokisaki7-Dev/HAWZX-AI"
+#: Copilot CLI homes whose session store is of schema 2: env variable -> (repository, commit).
+SCHEMA_2_STORES = {
+    "PREFIXBENCH_TESTCLAW_REPO": ("miniaspsali/testClaw", "4e1c077d0f2f401ad4c369b44c45bdc45bf5c746"),
+    "PREFIXBENCH_NIVIDACLAW_REPO": ("yenkaiwang/nividaClaw", "596008712a90d2d95fb1f417c3049c3c11c7a283"),
+}
+ANOTHERWORLD = Path(os.environ.get("PREFIXBENCH_ANOTHERWORLD_REPO", "/work/.mirror/aallqsss+anotherworldsimulator/repo"))
+ANOTHERWORLD_COMMIT = "2f8444bf2d6853a0005221e6baf9a2102be61ce1"
+
+
+def _gemini_recount(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
+    """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
+    models of Gemini CLI session files: one call per ``gemini`` message with a non-zero token
+    count, once per session and message id; ``input`` includes ``cached``."""
+    calls = uncached = output = read = 0
+    models: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        session = json.loads(path.read_text(encoding="utf-8"))
+        for message in session["messages"]:
+            tokens = message.get("tokens") or {}
+            if message["type"] != "gemini" or not (tokens.get("input") or tokens.get("output")):
+                continue
+            if (session["sessionId"], message["id"]) in seen:
+                continue
+            seen.add((session["sessionId"], message["id"]))
+            calls += 1
+            uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
+            output += tokens["output"] + tokens.get("thoughts", 0)
+            read += tokens.get("cached", 0)
+            models.add(message["model"])
+    return calls, uncached, output, read, models
+
+
+def test_gemini_cli_sessions_of_december_2025_count_what_their_messages_sum(tmp_path: Path) -> None:
+    paths = tree_at(HAWZX, HAWZX_COMMIT, HAWZX_URL, "PREFIXBENCH_HAWZX_AI_REPO", ".gemini/tmp/", tmp_path, ".json")
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == 22
+    # Three sessions have two files each: the second a subagent's, of the parent's sessionId and
+    # no ``kind`` (read as a main lane of its own; marking them subagents moves one prediction).
+    ids = [json.loads(p.read_text(encoding="utf-8"))["sessionId"] for p in paths]
+    assert sorted(n for n in (ids.count(i) for i in set(ids)) if n > 1) == [2, 2, 2]
+    assert not any("kind" in json.loads(p.read_text(encoding="utf-8")) for p in paths)
+
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    calls, uncached, output, read, models = _gemini_recount(paths)
+    assert models == {"gemini-2.5-pro"}
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (202, 834_784, 120_765, 3_867_784)
+    # Gemini 2.5 Pro's implicit cache is best effort: reads come and go by a few thousand tokens
+    # from call to call (a tool loop at 03:03 reads 6,998, 5,582, 5,553, 6,938 of prompts rising
+    # 8,173 to 8,626), as in brexp/infra's sessions of 2025-10/11 (101 of 283 there).
+    assert sum(f.read_within for f in result.files) == 84
+
+
+def test_copilot_cli_sessions_of_late_2025_are_refused_saying_they_log_no_prompt_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = ".copilot/session-state/63df9229-7aae-4df0-b05e-3dd1a3063822.jsonl"
+    path = tmp_path / "63df9229.jsonl"
+    path.write_bytes(file_at(HAWZX, HAWZX_COMMIT, name, HAWZX_URL, "PREFIXBENCH_HAWZX_AI_REPO"))
+    events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert events[0]["type"] == "session.start" and events[0]["data"]["copilotVersion"] == "unknown"
+    messages = [e for e in events if e["type"] == "assistant.message"]
+    assert len(messages) == 70 and not any("outputTokens" in e["data"] for e in messages)
+    assert not any(e["type"] == "session.shutdown" for e in events)
+    assert run(["audit", str(path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert f"{path}:1: a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts" in err
+
+
+@pytest.mark.parametrize("env", sorted(SCHEMA_2_STORES))
+def test_copilot_cli_stores_of_schema_2_are_one_line(env: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo, commit = SCHEMA_2_STORES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    for name in ("session-store.db", "session-store.db-wal", "session-store.db-shm"):
+        (tmp_path / name).write_bytes(file_at(mirror, commit, f".copilot/{name}", f"github.com/{repo}", env))
+    path = tmp_path / "session-store.db"
+    assert run(["audit", str(path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {path}:1: a GitHub Copilot CLI session store of schema 2 without assistant_usage_events "
+        "(its per-call usage table, from Copilot CLI 1.0.73): no request to audit; audit its OpenTelemetry file export "
+        "instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)")
+
+
+def test_an_opencode_write_ahead_log_without_its_database_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url, env = "github.com/aallqsss/anotherworldsimulator", "PREFIXBENCH_ANOTHERWORLD_REPO"
+    path = tmp_path / "opencode.db-wal"
+    path.write_bytes(file_at(ANOTHERWORLD, ANOTHERWORLD_COMMIT, ".local/share/opencode/opencode.db-wal", url, env))
+    assert run(["audit", str(path), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {path}:1: an SQLite write-ahead log, not a log: its database opencode.db, which the audit "
+        "reads (with this file beside it), is not in this folder")
