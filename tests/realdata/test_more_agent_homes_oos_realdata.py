@@ -11,6 +11,11 @@ project, each test skips without it):
   (google-gemini/gemini-cli#19698). The same home keeps ``.copilot/session-state/<id>.jsonl``
   sessions of GitHub Copilot CLI (``copilotVersion`` "unknown"), which log no token count at all.
   From ``PREFIXBENCH_HAWZX_AI_REPO``;
+* github.com/Ju-l-e-s/Myflix (``105c8971ec14ed05f8fec7d9c1cf6860c60b9da2``, 2026-02-25; removed by
+  the next commit): a home's ``.gemini/tmp/{ai,infra,jules}/chats/``, 26 Gemini CLI sessions of
+  2026-02-22 to 25 (two of them past the workplace snapshot's 4 MiB limit, left out), 2,319 calls:
+  2,222 gemini-3-flash-preview, the rest gemini-3.1-pro-preview, gemini-3-pro-preview and
+  gemini-2.5-pro, all through Google. From ``PREFIXBENCH_MYFLIX_REPO``;
 * github.com/miniaspsali/testClaw (``4e1c077d0f2f401ad4c369b44c45bdc45bf5c746``, 2026-04-01) and
   github.com/yenkaiwang/nividaClaw (``596008712a90d2d95fb1f417c3049c3c11c7a283``, 2026-04-28): a ``.copilot/`` of Copilot
   CLI 1.0.14 and 1.0.27 whose session store is of schema 2 (no usage table). From
@@ -40,6 +45,11 @@ from tests.realdata.mirrors import file_at, tree_at
 HAWZX = Path(os.environ.get("PREFIXBENCH_HAWZX_AI_REPO", "/work/.mirror/Tokisaki7-Dev+HAWZX-AI/repo"))
 HAWZX_COMMIT = "f1c0568b9d08f99c15a8aee97994bf879ad7b2e5"
 HAWZX_URL = "github.com/Tokisaki7-Dev/HAWZX-AI"
+MYFLIX = Path(os.environ.get("PREFIXBENCH_MYFLIX_REPO", "/work/.mirror/Ju-l-e-s+Myflix/repo"))
+MYFLIX_COMMIT = "105c8971ec14ed05f8fec7d9c1cf6860c60b9da2"
+#: Myflix's sessions absent from the workplace's snapshot (over its size limit).
+MYFLIX_LEFT_OUT = frozenset(f".gemini/tmp/jules/chats/session-{name}.json"
+                            for name in ("2026-02-23T09-56-447ccf12", "2026-02-24T16-25-870b5795"))
 #: Copilot CLI homes whose session store is of schema 2: env variable -> (repository, commit).
 SCHEMA_2_STORES = {
     "PREFIXBENCH_TESTCLAW_REPO": ("miniaspsali/testClaw", "4e1c077d0f2f401ad4c369b44c45bdc45bf5c746"),
@@ -93,6 +103,23 @@ def test_gemini_cli_sessions_of_december_2025_count_what_their_messages_sum(tmp_
     # from call to call (a tool loop at 03:03 reads 6,998, 5,582, 5,553, 6,938 of prompts rising
     # 8,173 to 8,626), as in brexp/infra's sessions of 2025-10/11 (101 of 283 there).
     assert sum(f.read_within for f in result.files) == 84
+
+
+def test_gemini_cli_sessions_of_february_2026_mostly_on_3_flash_count_what_their_messages_sum(tmp_path: Path) -> None:
+    paths = tree_at(MYFLIX, MYFLIX_COMMIT, "github.com/Ju-l-e-s/Myflix", "PREFIXBENCH_MYFLIX_REPO", ".gemini/tmp/", tmp_path,
+                    ".json", MYFLIX_LEFT_OUT)
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == 24
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    calls, uncached, output, read, models = _gemini_recount(paths)
+    assert models == {"gemini-3-flash-preview", "gemini-3.1-pro-preview", "gemini-3-pro-preview", "gemini-2.5-pro"}
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (2_319, 21_199_521, 1_118_163, 239_059_692)
+    # 3 Flash's reads climb in steps of ~3,900 tokens from an offset of each session's own (186 of
+    # its 2,202 reads within 200 tokens of k x 3,923 - 155), and now and then fall back tens of
+    # thousands of tokens for a call (a read of 95,018 between reads of 142,550 and 146,462).
+    assert sum(f.read_within for f in result.files) == 1_497
 
 
 def test_copilot_cli_sessions_of_late_2025_are_refused_saying_they_log_no_prompt_counts(
