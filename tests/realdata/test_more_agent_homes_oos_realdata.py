@@ -16,6 +16,14 @@ project, each test skips without it):
   2026-02-22 to 25 (two of them past the workplace snapshot's 4 MiB limit, left out), 2,319 calls:
   2,222 gemini-3-flash-preview, the rest gemini-3.1-pro-preview, gemini-3-pro-preview and
   gemini-2.5-pro, all through Google. From ``PREFIXBENCH_MYFLIX_REPO``;
+* three smaller committed ``.gemini/tmp/*/chats/`` (:data:`GEMINI_HOMES`): Linfo-KR/VesselRouteVisualizer
+  (3 sessions of 2025-09, gemini-2.5-pro), shaggy0397/Deimon (10 of 2025-10-08, gemini-2.5-pro) and
+  agunginsani/expenses-tracker (2 sessions and 3 subagents' files of 2026-04-11/12, the layout of
+  that spring: ``kind``, a subagent under ``chats/<parent session>/<id>.json``;
+  gemini-3-flash-preview). Each from ``PREFIXBENCH_<NAME>_REPO`` as listed there;
+* github.com/ilabelagent/valifi (``dde800b5f6b9228120b9a67e87990917404bcdb3``, 2025-11-24): a
+  ``.gemini/tmp/`` whose 11 session files are Git LFS pointers (their content not in the
+  snapshot). From ``PREFIXBENCH_VALIFI_REPO``;
 * github.com/miniaspsali/testClaw (``4e1c077d0f2f401ad4c369b44c45bdc45bf5c746``, 2026-04-01) and
   github.com/yenkaiwang/nividaClaw (``596008712a90d2d95fb1f417c3049c3c11c7a283``, 2026-04-28): a ``.copilot/`` of Copilot
   CLI 1.0.14 and 1.0.27 whose session store is of schema 2 (no usage table). From
@@ -50,6 +58,18 @@ MYFLIX_COMMIT = "105c8971ec14ed05f8fec7d9c1cf6860c60b9da2"
 #: Myflix's sessions absent from the workplace's snapshot (over its size limit).
 MYFLIX_LEFT_OUT = frozenset(f".gemini/tmp/jules/chats/session-{name}.json"
                             for name in ("2026-02-23T09-56-447ccf12", "2026-02-24T16-25-870b5795"))
+#: Smaller committed Gemini CLI homes: env variable -> (repository, commit, session files, calls,
+#: uncached input, output, read, models, calls predicted within 3%).
+GEMINI_HOMES = {
+    "PREFIXBENCH_VESSELROUTE_REPO": ("Linfo-KR/VesselRouteVisualizer", "5fead3405cddcbc3eedcc439d711b2c13e9e7149",
+                                     3, 8, 42_157, 8_270, 20_490, {"gemini-2.5-pro"}, 4),
+    "PREFIXBENCH_DEIMON_REPO": ("shaggy0397/Deimon", "3ec1fd5ac84846e80194707f5f91c4f3c63c5418",
+                                10, 37, 143_763, 19_993, 150_844, {"gemini-2.5-pro"}, 21),
+    "PREFIXBENCH_EXPENSES_TRACKER_REPO": ("agunginsani/expenses-tracker", "28206340d1c951cab7515575b9a1603145b47543",
+                                          5, 80, 362_909, 29_975, 1_619_983, {"gemini-3-flash-preview"}, 51),
+}
+VALIFI = Path(os.environ.get("PREFIXBENCH_VALIFI_REPO", "/work/.mirror/ilabelagent+valifi/repo"))
+VALIFI_COMMIT = "dde800b5f6b9228120b9a67e87990917404bcdb3"
 #: Copilot CLI homes whose session store is of schema 2: env variable -> (repository, commit).
 SCHEMA_2_STORES = {
     "PREFIXBENCH_TESTCLAW_REPO": ("miniaspsali/testClaw", "4e1c077d0f2f401ad4c369b44c45bdc45bf5c746"),
@@ -120,6 +140,30 @@ def test_gemini_cli_sessions_of_february_2026_mostly_on_3_flash_count_what_their
     # its 2,202 reads within 200 tokens of k x 3,923 - 155), and now and then fall back tens of
     # thousands of tokens for a call (a read of 95,018 between reads of 142,550 and 146,462).
     assert sum(f.read_within for f in result.files) == 1_497
+
+
+@pytest.mark.parametrize("env", sorted(GEMINI_HOMES))
+def test_smaller_gemini_cli_homes_count_what_their_messages_sum(env: str, tmp_path: Path) -> None:
+    repo, commit, files, calls, uncached, output, read, models, within = GEMINI_HOMES[env]
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    paths = tree_at(mirror, commit, f"github.com/{repo}", env, ".gemini/tmp/", tmp_path, ".json")
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == files
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, models) == _gemini_recount(paths) == (calls, uncached, output, read, models)
+    assert sum(f.read_within for f in result.files) == within
+
+
+def test_gemini_cli_sessions_kept_in_git_lfs_are_named_as_pointers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = tree_at(VALIFI, VALIFI_COMMIT, "github.com/ilabelagent/valifi", "PREFIXBENCH_VALIFI_REPO", ".gemini/tmp/", tmp_path, ".json")
+    paths = [p for p in paths if "/chats/" in p.as_posix()]
+    assert len(paths) == 11 and all(p.read_bytes().startswith(b"version https://git-lfs.github.com/spec/v1\n") for p in paths)
+    assert run(["audit", str(paths[0]), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"prefixbench: error: {paths[0]}:1: a Git LFS pointer, not the log: its content is in the repository's LFS storage; "
+        "fetch it (git lfs pull) and audit the file then")
 
 
 def test_copilot_cli_sessions_of_late_2025_are_refused_saying_they_log_no_prompt_counts(
