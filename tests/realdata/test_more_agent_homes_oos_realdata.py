@@ -24,6 +24,11 @@ project, each test skips without it):
 * github.com/ilabelagent/valifi (``dde800b5f6b9228120b9a67e87990917404bcdb3``, 2025-11-24): a
   ``.gemini/tmp/`` whose 11 session files are Git LFS pointers (their content not in the
   snapshot). From ``PREFIXBENCH_VALIFI_REPO``;
+* github.com/alhajjemohammad44-stack/93-coffee-shop (``c7dc7e42fa0283ab7544f00d695ef91d193fc58a``,
+  2026-07-05): a Termux home's ``.pi/agent/sessions/``, five pi sessions of 2026-07-04/05 over
+  OpenCode Zen's free models (deepseek-v4-flash-free, big-pickle, north-mini-code-free) and NVIDIA
+  NIM (minimaxai/minimax-m3, one moonshotai/kimi-k2.6 call), all on OpenAI-compatible endpoints.
+  From ``PREFIXBENCH_COFFEE_SHOP_REPO``;
 * github.com/miniaspsali/testClaw (``4e1c077d0f2f401ad4c369b44c45bdc45bf5c746``, 2026-04-01) and
   github.com/yenkaiwang/nividaClaw (``596008712a90d2d95fb1f417c3049c3c11c7a283``, 2026-04-28): a ``.copilot/`` of Copilot
   CLI 1.0.14 and 1.0.27 whose session store is of schema 2 (no usage table). From
@@ -70,6 +75,8 @@ GEMINI_HOMES = {
 }
 VALIFI = Path(os.environ.get("PREFIXBENCH_VALIFI_REPO", "/work/.mirror/ilabelagent+valifi/repo"))
 VALIFI_COMMIT = "dde800b5f6b9228120b9a67e87990917404bcdb3"
+COFFEE_SHOP = Path(os.environ.get("PREFIXBENCH_COFFEE_SHOP_REPO", "/work/.mirror/alhajjemohammad44-stack+93-coffee-shop/repo"))
+COFFEE_SHOP_COMMIT = "c7dc7e42fa0283ab7544f00d695ef91d193fc58a"
 #: Copilot CLI homes whose session store is of schema 2: env variable -> (repository, commit).
 SCHEMA_2_STORES = {
     "PREFIXBENCH_TESTCLAW_REPO": ("miniaspsali/testClaw", "4e1c077d0f2f401ad4c369b44c45bdc45bf5c746"),
@@ -164,6 +171,54 @@ def test_gemini_cli_sessions_kept_in_git_lfs_are_named_as_pointers(tmp_path: Pat
     assert capsys.readouterr().err.strip() == (
         f"prefixbench: error: {paths[0]}:1: a Git LFS pointer, not the log: its content is in the repository's LFS storage; "
         "fetch it (git lfs pull) and audit the file then")
+
+
+def _pi_recount(paths: list[Path]) -> tuple[int, int, int, int, int, set[tuple[str, str]]]:
+    """Calls, uncached input, output, reads, writes and (provider, model) pairs of pi sessions: one
+    call per assistant ``message`` entry with a non-zero usage (an errored or aborted call's usage
+    is all zero); pi's ``input`` excludes the reads and writes. Lines split at newlines only."""
+    calls = uncached = output = read = written = 0
+    served: set[tuple[str, str]] = set()
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            message = entry.get("message") or {}
+            usage = message.get("usage") or {}
+            if entry.get("type") != "message" or message.get("role") != "assistant":
+                continue
+            if not (usage.get("input") or usage.get("output") or usage.get("cacheRead") or usage.get("cacheWrite")):
+                continue
+            calls += 1
+            uncached += usage["input"]
+            output += usage["output"]
+            read += usage.get("cacheRead", 0)
+            written += usage.get("cacheWrite", 0)
+            served.add((message["provider"], message["model"]))
+    return calls, uncached, output, read, written, served
+
+
+def test_pi_sessions_over_opencode_zen_and_nvidia_count_what_their_messages_sum(tmp_path: Path) -> None:
+    paths = tree_at(COFFEE_SHOP, COFFEE_SHOP_COMMIT, "github.com/alhajjemohammad44-stack/93-coffee-shop",
+                    "PREFIXBENCH_COFFEE_SHOP_REPO", ".pi/agent/sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 5
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"pi"}
+    t = result.totals
+    calls, uncached, output, read, written, served = _pi_recount(paths)
+    assert served == {("opencode", "deepseek-v4-flash-free"), ("opencode", "big-pickle"), ("opencode", "north-mini-code-free"),
+                      ("nvidia", "minimaxai/minimax-m3"), ("nvidia", "moonshotai/kimi-k2.6")}
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (233, 1_593_098, 203_809, 9_964_576)
+    assert written == 0 and t.cache_write is None  # (an OpenAI-shaped usage: no write count)
+    by_model = {m.model: m.requests for m in result.models}
+    assert by_model == {"opencode/deepseek-v4-flash-free": 128, "minimaxai/minimax-m3": 61, "opencode/big-pickle": 36,
+                        "opencode/north-mini-code-free": 7, "moonshotai/kimi-k2.6": 1}
+    # DeepSeek's calls through Zen: 126 of 128 within 3%. NVIDIA NIM's minimax-m3 (no rule of its
+    # own: provider unknown) reads 144 tokens on 25 of its calls, often between calls seconds apart
+    # that read nearly the whole prompt (a replica without the entry, by the look of it); the audit
+    # puts those at the unlogged head (system-changed), which such a next call's full read contradicts.
+    assert sum(f.read_within for f in result.files) == 186
 
 
 def test_copilot_cli_sessions_of_late_2025_are_refused_saying_they_log_no_prompt_counts(
