@@ -29,6 +29,9 @@ project, each test skips without it):
   OpenCode Zen's free models (deepseek-v4-flash-free, big-pickle, north-mini-code-free) and NVIDIA
   NIM (minimaxai/minimax-m3, one moonshotai/kimi-k2.6 call), all on OpenAI-compatible endpoints.
   From ``PREFIXBENCH_COFFEE_SHOP_REPO``;
+* github.com/selimbucher/civ6.ch (``d483376e79e399625c62666f903e27178104f9ec``, 2026-06-09; removed
+  by a later commit): a ``session.jsonl`` at the repository's root, one pi session of 2026-06-08
+  on claude-sonnet-4-6 through Anthropic. From ``PREFIXBENCH_CIV6_REPO``;
 * github.com/miniaspsali/testClaw (``4e1c077d0f2f401ad4c369b44c45bdc45bf5c746``, 2026-04-01) and
   github.com/yenkaiwang/nividaClaw (``596008712a90d2d95fb1f417c3049c3c11c7a283``, 2026-04-28): a ``.copilot/`` of Copilot
   CLI 1.0.14 and 1.0.27 whose session store is of schema 2 (no usage table). From
@@ -77,6 +80,8 @@ VALIFI = Path(os.environ.get("PREFIXBENCH_VALIFI_REPO", "/work/.mirror/ilabelage
 VALIFI_COMMIT = "dde800b5f6b9228120b9a67e87990917404bcdb3"
 COFFEE_SHOP = Path(os.environ.get("PREFIXBENCH_COFFEE_SHOP_REPO", "/work/.mirror/alhajjemohammad44-stack+93-coffee-shop/repo"))
 COFFEE_SHOP_COMMIT = "c7dc7e42fa0283ab7544f00d695ef91d193fc58a"
+CIV6 = Path(os.environ.get("PREFIXBENCH_CIV6_REPO", "/work/.mirror/selimbucher+civ6.ch/repo"))
+CIV6_COMMIT = "d483376e79e399625c62666f903e27178104f9ec"
 #: Copilot CLI homes whose session store is of schema 2: env variable -> (repository, commit).
 SCHEMA_2_STORES = {
     "PREFIXBENCH_TESTCLAW_REPO": ("miniaspsali/testClaw", "4e1c077d0f2f401ad4c369b44c45bdc45bf5c746"),
@@ -219,6 +224,19 @@ def test_pi_sessions_over_opencode_zen_and_nvidia_count_what_their_messages_sum(
     # that read nearly the whole prompt (a replica without the entry, by the look of it); the audit
     # puts those at the unlogged head (system-changed), which such a next call's full read contradicts.
     assert sum(f.read_within for f in result.files) == 186
+
+
+def test_a_pi_session_on_anthropic_committed_at_a_repository_root_counts_its_messages(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(file_at(CIV6, CIV6_COMMIT, "session.jsonl", "github.com/selimbucher/civ6.ch", "PREFIXBENCH_CIV6_REPO"))
+    result = run_audit([path])
+    assert {f.format for f in result.files} == {"pi"}
+    t = result.totals
+    calls, uncached, output, read, written, served = _pi_recount([path])
+    assert served == {("anthropic", "claude-sonnet-4-6")}
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (calls, uncached, output, read, written) == (
+        32, 36, 25_591, 1_510_458, 109_083)
+    assert sum(f.read_within for f in result.files) == 31
 
 
 def test_copilot_cli_sessions_of_late_2025_are_refused_saying_they_log_no_prompt_counts(
