@@ -336,6 +336,24 @@ def _write_copy(path: Path, copy, text: str) -> None:
                         f"{tempfile.gettempdir()}: {exc.strerror or exc}; set TMPDIR to a folder with room") from None
 
 
+#: How a Git LFS pointer file begins (its first line, the spec's version).
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+#: The first four bytes of an SQLite write-ahead log (big-endian magic 0x377f0682 or 0x377f0683,
+#: by the checksum's byte order).
+_WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+
+
+def _wal_refusal(path: Path) -> str:
+    """What an SQLite write-ahead log given as a log is, naming its database and whether it is
+    beside it (a committed home can hold the ``-wal`` file without the database)."""
+    if not path.name.endswith("-wal") or path.name == "-wal":
+        return "an SQLite write-ahead log, not a log: audit the database it belongs to, with this file beside it"
+    name = path.name[:-len("-wal")]
+    if (path.parent / name).is_file():
+        return f"an SQLite write-ahead log, not a log: audit its database {name} beside it (which is read with this file)"
+    return f"an SQLite write-ahead log, not a log: its database {name}, which the audit reads (with this file beside it), is not in this folder"
+
+
 def _regular(raw) -> bool:
     """Whether an open file is a regular file (one a line can be read again from, by its offset)."""
     try:
@@ -391,6 +409,16 @@ def _iter_handle(
             raise UserError(f"{path}:1: a compressed Parquet file: the audit reads LangSmith's Parquet runs as they lie on disk; "
                             "decompress it and give the .parquet file")
         raise UserError(f"{path}:1: a Parquet file without LangSmith's run columns (id, run_type): not a log the audit reads")
+    if head.startswith(_LFS_POINTER):
+        # A Git LFS pointer (git-lfs/git-lfs docs/spec.md: "version https://git-lfs.github.com/spec/v1",
+        # then the content's oid and size): what a clone without LFS holds in place of the file.
+        raise UserError(f"{path}:1: a Git LFS pointer, not the log: its content is in the repository's LFS storage; "
+                        "fetch it (git lfs pull) and audit the file then")
+    if head[:4] in _WAL_MAGIC:
+        # An SQLite write-ahead log (its header's magic number; sqlite.org/fileformat2.html, "The
+        # WAL File Format"): pages waiting to be written into the database of the same name less
+        # "-wal". Not a log by itself: the database is, read with this file beside it.
+        raise UserError(f"{path}:1: {_wal_refusal(path)}")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)
