@@ -145,6 +145,30 @@ def test_the_audits_own_diagnosis_scored_against_anthropics(tmp_path: Path) -> N
     assert all(r.cause is None for r in result.rows if r.server_reason == "unavailable")
 
 
+def test_the_agreement_table_scores_every_labelled_call(tmp_path: Path) -> None:
+    """All 136 calls the server labelled, in the agreement table with a verdict (docs/audit.md,
+    "Provider diagnostics"): before, the 74 entries not found after an idle past their TTL were
+    counted as disagreeing, and the 28 labelled calls the audit finds no miss in were left out.
+    The 25 that disagree are the measured non-rules the docs list (one home: no rule changed)."""
+    tree_at(HANNIBAL, HANNIBAL_COMMIT, HANNIBAL_URL, HANNIBAL_ENV, ".claude/projects/", tmp_path,
+            ".jsonl", HANNIBAL_LEFT_OUT)
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    table = {(a.server_reason, a.audit_cause): (a.requests, a.verdict) for a in result.agreement}
+    assert table == {
+        ("previous_message_not_found", "ttl-expired"): (74, "names-more"),
+        ("previous_message_not_found", "concurrent-write"): (2, "names-more"),
+        ("messages_changed", "messages-changed"): (6, "agrees"), ("model_changed", "model-chosen"): (1, "agrees"),
+        ("tools_changed", "system-changed"): (11, "disagrees"), ("system_changed", "messages-changed"): (5, "disagrees"),
+        ("previous_message_not_found", "messages-changed"): (5, "disagrees"),
+        ("system_changed", "ttl-expired"): (3, "disagrees"), ("system_changed", "tools-changed"): (1, "disagrees"),
+        ("unavailable", "no miss"): (27, "no-miss"), ("previous_message_not_found", "no miss"): (1, "no-miss")}
+    assert sum(a.requests for a in result.agreement) == 136
+    by = Counter()
+    for a in result.agreement:
+        by[a.verdict] += a.requests
+    assert by == {"agrees": 7, "names-more": 76, "disagrees": 25, "no-miss": 28}
+
+
 def test_claude_code_on_deepseeks_anthropic_endpoint_totals_its_lines(tmp_path: Path) -> None:
     paths = tree_at(CABINET, CABINET_COMMIT, CABINET_URL, CABINET_ENV, ".claude/projects/", tmp_path,
                     ".jsonl", CABINET_LEFT_OUT)
