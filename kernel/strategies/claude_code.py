@@ -71,11 +71,12 @@ than the whole context again. 2.1.285/2.1.286 have it behind a remote flag that 
 Anthropic turns it on (its figures, fraction 0.5-0.95 and at least 100,000 tokens, also come from
 the flag); 2.1.337 has it on by default, behind the ``idleCompaction`` setting (true), with the
 fraction fixed at 0.9 and the token floor from ``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``.
-prefixbench's loop gives an engine control only when the user returns, so the compaction runs
-then, not at minute 54: a return before the cache expired (minutes 54 to 60) is the case Claude
-Code is built for; after a longer gap the summary call here finds the cache expired and pays the
-whole context, where Claude Code's minute-54 call read it warm. It summarizes at once and keeps
-the same rounds and files as auto-compact.
+The engine arms the same timer: each step asks the loop to wake it ``idle_fire_fraction`` of the
+1 h cache's life after the step's request (``ctx.wake_at``), and when that falls inside an idle
+gap it compacts there (:meth:`ClaudeCodeCompact.on_wake`), the summary call priced at minute 54
+against the warm cache; the user's return then sends the compacted context. It summarizes at
+once and keeps the same rounds and files as auto-compact. Driven by a caller that takes no wake
+asks, it compacts at the return instead, once the gap reaches the same fraction.
 
 Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
 also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
@@ -85,8 +86,9 @@ same conditions hold (the 1 h cache, ``idle_min_tokens``, idle compaction on); C
 behind a remote flag that is off by default, hence the setting's default. Here it comes before the
 idle compaction and the clearing of old results on such a return.
 
-Idle time is read from the run's logical clock (``ctx.now_ms()``): the time since the previous
-step began, which is the idle gap plus one step's model and tool latency (seconds).
+Idle time is read from the run's logical clock (``ctx.now_ms()``): the timer from the time a
+step's request is sent; the clearing of old results and ``after_expiry`` from the time since the
+previous step began, which is the idle gap plus one step's model and tool latency (seconds).
 
 Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold_tokens``
 (default: the formula above), ``summary_max_tokens`` (20,000), ``preserve_recent`` (1),
@@ -253,6 +255,11 @@ class ClaudeCodeCompact(EngineBase):
         self.cleared: frozenset[str] = frozenset()
         #: The logical time the previous step began (None before the first step).
         self.last_ms: int | None = None
+        #: When the last conversation request was sent, as the idle timer reads it (None before
+        #: one was armed), and whether the context takes wake asks (``ctx.wake_at``): without
+        #: them the idle compaction runs at the return instead.
+        self.sent_ms: int | None = None
+        self.wakes = False
         #: A precomputed compaction not yet applied: (summary message, the rounds it left out,
         #: the session's length when it was made).
         self.pending: tuple[Message, tuple[Message, ...], int] | None = None
@@ -299,9 +306,36 @@ class ClaudeCodeCompact(EngineBase):
         return int(given) if given is not None else autocompact_threshold(self.window, output_cap(ctx))
 
     def before_step(self, ctx: StepContext) -> None:
+        """Compact if needed (:meth:`prepare`), then arm the idle timer for the request this step
+        sends (:meth:`arm`)."""
+        self.prepare(ctx)
+        self.arm(ctx)
+
+    def arm(self, ctx: StepContext) -> None:
+        """With ``idle_compact`` on the 1 h cache: ask to be woken ``idle_fire_fraction`` of the
+        cache's lifetime after this step's request, which the loop sends now (Claude Code arms its
+        timer after each main request; each ask replaces the last)."""
+        settings = self.settings
+        if not settings["idle_compact"] or int(settings["cache_ttl_s"]) != ONE_HOUR_S:  # type: ignore[call-overload]
+            return
+        self.sent_ms = ctx.now_ms()
+        fire_ms = round(ONE_HOUR_S * 1000 * float(settings["idle_fire_fraction"]))  # type: ignore[arg-type]
+        self.wakes = ctx.wake_at(self.sent_ms + fire_ms)
+
+    def on_wake(self, ctx: StepContext) -> None:
+        """The idle timer fired inside the gap (minute 54 of the 1 h cache): compact now, while the
+        cache the last request wrote is warm, when the context is at least ``idle_min_tokens``;
+        the user's return then sends the compacted context."""
+        if self.sent_ms is None or ctx.now_ms() - self.sent_ms >= ONE_HOUR_S * 1000:
+            return  # the cache has expired (Claude Code: "lapsed")
+        self.scan(ctx)
+        if ctx.usage_tokens(self.view(ctx.session)) >= int(self.settings["idle_min_tokens"]):  # type: ignore[call-overload]
+            self.compact(ctx, "idle")
+
+    def prepare(self, ctx: StepContext) -> None:
         """After a long gap: a precomputed summary installed (``after_expiry``), idle compaction
-        or micro-compaction; then a precomputed summary once the context nears the threshold,
-        and auto-compact at it."""
+        (at the return, only where the context could not wake the engine) or micro-compaction;
+        then a precomputed summary once the context nears the threshold, and auto-compact at it."""
         now = ctx.now_ms()
         idle_ms = 0 if self.last_ms is None else now - self.last_ms
         self.last_ms = now
@@ -314,7 +348,8 @@ class ClaudeCodeCompact(EngineBase):
         if (settings["after_expiry"] and large and turn_start and idle_ms >= ttl_ms
                 and tokens < self.threshold(ctx) and self.apply_pending(ctx, "expiry")):
             return
-        if settings["idle_compact"] and large and idle_ms >= ttl_ms * float(settings["idle_fire_fraction"]):  # type: ignore[arg-type]
+        if (settings["idle_compact"] and not self.wakes and large
+                and idle_ms >= ttl_ms * float(settings["idle_fire_fraction"])):  # type: ignore[arg-type]
             if self.compact(ctx, "idle"):
                 return
         if settings["microcompact"] and idle_ms >= ttl_ms:

@@ -584,6 +584,54 @@ def test_idle_compaction_after_54_minutes_on_a_large_context(name, idle_s, compa
         assert engine.counts["idle"] == 1 and len(engine.view(h.session)) == 1
 
 
+class WakingHarness(Harness):
+    """A harness whose context takes wake asks (``ctx.wake_at``), as the agent loop's does."""
+
+    def __init__(self, window: int = 10_000, cap: int = 500) -> None:
+        super().__init__(window, cap)
+        self.asks: list[int] = []
+        self.ctx = StepContext(self.session, lambda p, m: self.info, self.client, window, HEADER, lambda: self.now,
+                               None, self.asks.append)
+
+
+@pytest.mark.parametrize(("name", "config", "asks"), [
+    ("claude-code-idle-compact", {}, True),
+    ("claude-code-idle-compact", {"cache_ttl_s": 300}, False),  # Claude Code arms it on the 1 h cache only
+    ("claude-code-autocompact", {}, False),
+])
+def test_idle_compaction_asks_to_be_woken_at_minute_54_after_each_request(name, config, asks):
+    h = WakingHarness(window=1_000_000, cap=8_000)
+    engine = build(name, 1_000_000, idle_min_tokens=1_000, **config)
+    h.user()
+    for n in range(3):
+        h.step(n)
+        h.now += 10_000
+        engine.before_step(h.ctx)
+    assert h.asks == ([30_000 + 3_240_000 - 10_000 * k for k in (2, 1, 0)] if asks else [])
+
+
+@pytest.mark.parametrize(("woken_s", "min_tokens", "compacts"), [
+    (3_240, 1_000, True),
+    (3_600, 1_000, False),  # the cache has expired: Claude Code's "lapsed"
+    (3_240, 10_000_000, False),  # under idle_min_tokens
+])
+def test_woken_in_the_gap_the_idle_compaction_runs_then_and_not_again_at_the_return(woken_s, min_tokens, compacts):
+    h = WakingHarness(window=1_000_000, cap=8_000)
+    engine = build("claude-code-idle-compact", 1_000_000, idle_min_tokens=min_tokens, **SUMMARY_ALONE)
+    h.user()
+    for n in range(10):
+        h.step(n)
+        engine.before_step(h.ctx)
+    h.now += woken_s * 1_000
+    engine.on_wake(h.ctx)
+    assert (len(h.sent), engine.counts["idle"]) == ((1, 1) if compacts else (0, 0))
+    h.now += 600_000  # back at minute 64 (or 70)
+    h.user("back")
+    engine.before_step(h.ctx)
+    # The return sends the compacted context; with a context that takes asks, no compaction runs there.
+    assert engine.counts["idle"] == (1 if compacts else 0) and len(h.sent) == (1 if compacts else 0)
+
+
 def test_idle_compaction_needs_a_large_context():
     h = Harness(window=1_000_000, cap=8_000)
     engine = build("claude-code-idle-compact", 1_000_000)  # the default: 200,000 tokens
