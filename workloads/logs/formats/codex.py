@@ -364,11 +364,6 @@ class _Rollout:
         self.turn_prompt: int | None = None
         #: A turn was interrupted since the last call (``turn_aborted``): the next turn keeps its reasoning.
         self.aborted = False
-        #: The rollout logs where its turns start (``task_started``), and the calls counted since the
-        #: last start: a user message after one of them, with no new start, was sent while the turn
-        #: ran (steering; see :meth:`_shared`).
-        self.starts_logged = False
-        self.calls_in_turn = 0
         #: Token counts whose running total rose by more than their own call's usage (and any call
         #: counted since the one before): (line, input, output tokens beyond it, after an
         #: interrupted turn); and where the calls counted since the last token count start.
@@ -472,7 +467,6 @@ class _Rollout:
             if not any(event == "compaction" for event, _ in self.events):  # one compaction, however many records say so
                 self.events.append(("compaction", ""))
             self.chain_parent = None
-            self.calls_in_turn = 0  # the history it puts back is no steering
             self.turns = [(None, None, None, 0)]  # a rollback goes back no further than the compacted history
             self.turn_marks = []
         elif kind == "response_item":
@@ -489,8 +483,6 @@ class _Rollout:
             self._rolled_back(payload, where)
         elif kind == "event_msg" and ptype == "turn_aborted":
             self.aborted = True
-        elif kind == "event_msg" and ptype == "task_started":
-            self.starts_logged, self.calls_in_turn = True, 0
 
     def _reference(self, payload: dict) -> None:
         """``rollout_reference`` (later Codex, ``RolloutItem::RolloutReference``): the history this
@@ -679,16 +671,11 @@ class _Rollout:
             self.first_output_ms = None
             self.claims_next_outputs = False
             if ptype == "message" and role == "user":
-                own = _user_turn(payload)
-                steering = own and self.starts_logged and self.calls_in_turn > 0
-                if own:
+                if _user_turn(payload):
                     self.own_user_turns += 1
                     self.turns.append(self.turns[-1])
                     self.turn_marks.append(len(self.events))
-                if steering:
-                    self.events.append(("steer", "a user message sent while the turn ran (no new turn started)"))
-                else:
-                    self.events.append(("user_turn", ""))
+                self.events.append(("user_turn", ""))
                 self.reasoning_at_user = self.reasoning_items
         elif not _codex_context(payload, metadata or {}):
             if ptype == "reasoning":
@@ -882,10 +869,8 @@ class _Rollout:
         self.claims_next_outputs = self.first_output_ms is None and self.unclaimed is None
         self.unclaimed = None
         self.outputs_claimed = True
-        # A message sent while the turn ran (steering) is a turn's start for what the next turn keeps.
-        steered = not any(kind == "user_turn" for kind, _ in events) and any(kind == "steer" for kind, _ in events)
-        turn = steered or any(kind == "user_turn" for kind, _ in events)
-        shared = self._shared(usage, turn, steered)
+        turn = any(kind == "user_turn" for kind, _ in events)
+        shared = self._shared(usage, turn)
         self.aborted = False
         self.out.append(
             TraceRequest(
@@ -916,7 +901,6 @@ class _Rollout:
         self.reasoned = False
         self.reasoning_tokens = None
         self.chain_parent = node
-        self.calls_in_turn += 1
         self.last_prompt = usage.prompt
         self.last_output = usage.output
         self.events, self.blocks = carried
@@ -938,7 +922,7 @@ class _Rollout:
                                        reasoning=self.reasoning_tokens)
         return Prefix(self._head(), node, self.chain_parent, blocks, replays_output=True, shared=shared)
 
-    def _shared(self, usage: Usage, turn: bool, steered: bool = False) -> int | None:
+    def _shared(self, usage: Usage, turn: bool) -> int | None:
         """How much of the previous call's prompt this one keeps (None: all of it). A call that
         opens a user turn with a prompt smaller than the previous call's plus that call's response
         (which Codex sends back whole; nothing compacted in between) was sent without the
@@ -950,16 +934,13 @@ class _Rollout:
         tokens; the user's message outgrew what was dropped), unless the turn was interrupted
         (``turn_aborted``) or the model keeps an earlier turn's reasoning (the provider's
         ``turn_reasoning_kept``: GPT-5.6), as the public rollouts' did; only on a provider known
-        to drop it (``turn_reasoning_dropped``: OpenAI, where it was measured). A call after a user
-        message sent while the turn ran (``steered``: no ``task_started`` since the turn's last
-        call) drops it only where its prompt says so (smaller than the previous prompt and
-        response); one whose prompt grew read on in the public rollouts that log turn starts."""
+        to drop it (``turn_reasoning_dropped``: OpenAI, where it was measured)."""
         if (self.chain_parent is not None and self.turn_prompt is not None and self.last_prompt is not None and turn
                 and usage.prompt < self.last_prompt + self.last_output):
             self.reasoning_dropped += 1
             return self.turn_prompt
         reasoned = self.turn_reasoned or self.reasoning_at_user > self.reasoning_at_turn
-        if (self.chain_parent is not None and reasoned and turn and not steered and not self.aborted
+        if (self.chain_parent is not None and reasoned and turn and not self.aborted
                 and rules_for(self.provider).drops_turn_reasoning(self.model)):
             self.reasoning_dropped += 1
             return self.turn_prompt
