@@ -207,6 +207,11 @@ CLAUDE_SESSIONS = {
     "PREFIXBENCH_CC_SANAND0_SCRIPTS_REPO": ("sanand0/scripts", "cc32366059db4a614a0956442986977043b38548", "claude.jsonl", 73, (188, 20_735, 3_227_258, 208_354, 0), 73),
     # 2.1.126, claude-sonnet-4-6, 1 h writes, 2026-05-01: one turn of 9 calls, every read within 3%.
     "PREFIXBENCH_CC_LOKAL_REPO": ("sempervincere/lokal", "7f67c0d64ee3a7d8be00b7918e985acd2de5fe4d", "claude-session.jsonl", 9, (15, 6_889, 685_133, 103_681, 103_681), 9),
+    # 2.1.78, claude-sonnet-4-6, 1 h writes, 2026-03-19: 84 calls of one session, every read within 3%.
+    "PREFIXBENCH_CC_SPEAKFREE_REPO": (
+        "definitelyreal/speakfree", "6722bfbcc739a7ede0bde53408ac07248d920f29", "session.jsonl", 84,
+        (106, 35_014, 5_227_328, 99_888, 99_888), 84,
+    ),
     # 2.1.97 pointed at OpenRouter's Anthropic endpoint (nvidia/nemotron-3-super-120b-a12b:free,
     # message ids gen-..., no requestId), 2026-04-12: 2 calls, no read or write reported.
     "PREFIXBENCH_CC_AGENTIC_WALLET_REPO": (
@@ -659,7 +664,7 @@ def test_committed_claude_code_sessions_count_what_the_log_sums(env: str, tmp_pa
     assert [f.format for f in result.files] == ["claude-code"]
     t = result.totals
     assert (t.requests, (t.input, t.output, t.cache_read, (t.cache_write or 0), (t.cache_write_1h or 0))) == (calls, sums)
-    # Within 3%: 675 of 698 (2026-12-05, with lokal and agentic-wallet; 664 of 687 on 2026-12-04; 471 of 490 before the three sessions added that day, 466 of
+    # Within 3%: 759 of 782 (2026-12-06, with speakfree's 84 of 84); 675 of 698 (2026-12-05, with lokal and agentic-wallet; 664 of 687 on 2026-12-04; 471 of 490 before the three sessions added that day, 466 of
     # 491 on the main of 2026-12-03). The 23 off: 14 lane starts reading a head another session had
     # cached (nothing in the file sizes it but the call's own read), 2 glm-5 calls that read nothing
     # 5 s after a cached one (Z.AI, best effort), and 7 falls to the head the server's own
@@ -702,7 +707,7 @@ def test_falls_to_the_heads_end_agree_with_the_servers_diagnostic(env: str, agre
 
 
 def test_committed_claude_code_sessions_sum_as_the_docstring_says() -> None:
-    assert sum(c[3] for c in CLAUDE_SESSIONS.values()) == 698 and sum(c[5] for c in CLAUDE_SESSIONS.values()) == 675
+    assert sum(c[3] for c in CLAUDE_SESSIONS.values()) == 782 and sum(c[5] for c in CLAUDE_SESSIONS.values()) == 759
 
 
 #: Claude Code 2.1.22 in VS Code (claude-opus-4-5, every write 1 h, 153 calls, 2026-01-28)
