@@ -125,11 +125,16 @@ class Evidence(msgspec.Struct, frozen=True):
 
 
 class Finding(msgspec.Struct, frozen=True):
-    """A rule's answer: the cause, the evidence level (see :data:`.causes.EVIDENCE`) and the detail."""
+    """A rule's answer: the cause, the evidence level (see :data:`.causes.EVIDENCE`) and the detail;
+    where a second cause accounts for part of the lost tokens on its own (a compaction after an
+    expired head), that cause (``also``) and its part (``also_tokens``, fewer than the loss): the
+    totals by cause split the loss between the two."""
 
     cause: str
     evidence: str
     detail: str
+    also: str | None = None
+    also_tokens: int = 0
 
     def as_tuple(self) -> tuple[str, str, str]:
         return self.cause, self.evidence, self.detail
@@ -280,20 +285,25 @@ def _compaction(ev: Evidence) -> Finding | None:
     logged = f"compaction logged for this request ({events['compaction'] or 'new context'})"
     # The head is shared: a call of another lane under it (a compaction call sent just before) kept
     # it warm, whatever this lane's own idle gap; its expiry is then no cause here.
-    warm = ev.before is not None and ev.head_since is not None and ev.head_since <= ttl_ms(ev.before)
-    expired = _past_ttl(ev) if ev.cache_read < (head or 1) and not warm else None
+    expired = _past_ttl(ev) if ev.cache_read < (head or 1) and warm_head(ev) is None else None
     if expired is not None:
         # Two causes, each enough for the part it covers: the compaction rewrote what followed the
         # head, the idle gap expired the head too (what a keep-alive or a longer TTL recovers). The
         # one that accounts for more of the lost tokens leads and the other is named: the expiry
         # only where the head's share (its size, read short) is at least half of them; where the
         # head's size is not known, the compaction, whose rewrite is the rest.
-        head_part = head - ev.cache_read if head else 0
+        # Each part's tokens go to its own cause in the totals (``also``): the head's to the expiry,
+        # the rest to the compaction.
+        head_part = min(head - ev.cache_read, ev.lost) if head else 0
+        rest = ev.lost - head_part
         if head and 2 * head_part >= ev.lost:
             return Finding("ttl-expired", "log", f"{expired}: the head ({head:,} tokens) had expired in that gap; "
-                           f"{logged}: what followed the head was rewritten anyway")
+                           f"{logged}: what followed the head was rewritten anyway"
+                           + (f" ({rest:,} of the {ev.lost:,} lost)" if rest else ""),
+                           also="compaction" if rest else None, also_tokens=rest)
         share = f"the head ({head:,} tokens, {head_part:,} of the {ev.lost:,} lost)" if head else "the head"
-        return Finding("compaction", "log", f"{logged}; {share} had expired too: {expired}")
+        return Finding("compaction", "log", f"{logged}; {share} had expired too: {expired}",
+                       also="ttl-expired" if head_part else None, also_tokens=head_part)
     return Finding("compaction", "log", logged + (
         f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""
     ))
