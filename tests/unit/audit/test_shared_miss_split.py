@@ -78,8 +78,23 @@ def test_a_shared_miss_splits_its_loss_between_its_two_causes(head_read: int, le
         assert list(spill.load()) == list(result.rows)
 
 
-def test_a_shared_miss_top_cause_of_a_session_counts_each_part() -> None:
-    result = _compacted(4_000)
+def test_the_top_cause_of_a_day_counts_each_part_of_a_shared_miss() -> None:
+    # The day also holds e's plain expiry of 11,000 tokens (another head, another session). The
+    # compaction's 12,000 and the two expiries' 4,000 + 11,000: ttl-expired leads the day. Base gave
+    # the compaction all 16,000, so it led.
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, 4_000, 11_000, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+        _call("e.jsonl", 0, 40 * MIN, 0, 10_000, None, head="other-head"),
+        _call("e.jsonl", 1, 41 * MIN, 10_000, 1_000, "e.jsonl#0", head="other-head"),
+        _call("e.jsonl", 2, 60 * MIN, 0, 11_000, "e.jsonl#1", head="other-head"),
+    ]
+    summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl", "e.jsonl")]
+    result = audit_requests(requests, summaries, Prices(None))
+    assert [(r.cause, r.lost_tokens) for r in result.rows if r.file == "e.jsonl" and r.line == 3] == [("ttl-expired", 11_000)]
+    (day,) = result.days
+    assert day.top_cause == "ttl-expired"
     (session,) = [s for s in result.sessions if s.key == "a.jsonl"]
-    # 12,000 of the 16,000 lost tokens are the compaction's, 4,000 the expired head's.
-    assert session.top_cause == "compaction"
+    assert session.top_cause == "compaction"  # 12,000 of its 16,000 lost tokens
