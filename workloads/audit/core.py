@@ -1285,7 +1285,7 @@ class _PassInputs(msgspec.Struct):
     #: (place in the send order, head key) of each head key's first request, in that order.
     head_firsts: list[tuple[int, str]]
     #: At each place in the send order, the send tick of the latest request before it under its
-    #: head, in any lane or part of the log (-1: none, or no head).
+    #: head and of its request family, in any lane or part of the log (-1: none, or no head).
     head_before: array
 
 
@@ -1329,15 +1329,18 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
     """At each place in the send order, the send tick of the latest request before it under its
-    head (-1 where none is): how long since another call used the head (a lane start's, a
-    compaction's evidence) is the whole log's, whatever part of it a request is passed in."""
-    last: dict[str, int] = {}
+    head and of its request family (the cache model's: model, envelope, speed, upstream; the
+    provider keeps a cache a family, so only such a call kept the head warm for it), -1 where
+    none is: how long since another call used the head (a lane start's, a compaction's, a TTL
+    expiry's evidence) is the whole log's, whatever part of it a request is passed in."""
+    last: dict[tuple, int] = {}
     before = array("q", [-1]) * len(positions)
     for k, i in enumerate(positions):
-        prefix = requests[i].prefix
-        if prefix is not None:
-            before[k] = last.get(prefix.head, -1)
-            last[prefix.head] = ticks[i]
+        r = requests[i]
+        if r.prefix is not None:
+            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream)
+            before[k] = last.get(key, -1)
+            last[key] = ticks[i]
     return before
 
 

@@ -79,7 +79,8 @@ class Evidence(msgspec.Struct, frozen=True):
     #: (:func:`prefixbench.workloads.audit.core.warm_levels`): prefixes kept warm outside the log.
     levels: tuple[tuple[int, int], ...] = ()
     #: For any request: logical ms since a call of any lane (this one's included) last sent a request
-    #: under the same head, None when none did: how long the shared head had been idle.
+    #: under the same head and of the same request family (model, envelope, speed, upstream: the
+    #: provider keeps a cache a family), None when none did: how long the shared head had been idle.
     head_since: int | None = None
 
     @property

@@ -89,6 +89,15 @@ def test_another_lane_past_the_ttl_keeps_nothing_warm() -> None:
     assert row.cause == "ttl-expired" and "another lane" not in row.detail
 
 
+def test_a_call_of_another_request_family_keeps_nothing_warm() -> None:
+    # c's call 30s before, under the same head but at another effort: the provider caches a
+    # family apart, so that call kept nothing warm for a's family: the expiry as before.
+    requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 4_000, 13_000, "a.jsonl#1"))
+    requests[4] = replace(requests[4], envelope=(("effort", "high"),))
+    row = _row(audit_requests(requests, summaries, Prices(None)))
+    assert row.cause == "ttl-expired" and "another lane" not in row.detail
+
+
 def test_a_warm_head_of_unknown_size_says_the_parts_are_not_told() -> None:
     prev = _call("a.jsonl", 1, 0, 15_000, 1_000, "a.jsonl#0")
     r = _call("a.jsonl", 2, 30 * MIN, 4_000, 13_000, "a.jsonl#1")
