@@ -16,6 +16,11 @@ What the engine receives (:class:`StepContext`):
 * ``ctx.window``: the routed model's context window in tokens; ``ctx.routed``: the routed
   request header (envelope, system prompt, tools), the same on every step.
 * ``ctx.now_ms()``: the run's logical clock (milliseconds; idle gaps show in it).
+* ``ctx.wake_at(ms)``: asks the loop to wake the engine at logical time ``ms`` if it falls
+  inside the next idle gap (the time a workload scripts between a turn's end and the user's
+  next message). The loop then sets the clock to ``ms`` and calls ``engine.on_wake(ctx)``: an
+  optional method (:class:`EngineBase` has a no-op one) that may compact as ``before_step``
+  does, its calls sent and priced at that time. See :meth:`StepContext.wake_at`.
 * ``ctx.meter()``: the heuristic token meter's reading of the session as logged (the
   uncompacted conversation); ``ctx.measure(messages)``: the same meter on the messages the
   engine is about to send (its view), which is what a decision to compact should read;
@@ -33,6 +38,11 @@ a durable rewrite since that request, or the specs call it a silent rewrite of c
 history. Declare one with :meth:`StepContext.declare_rewrite` (an engine that renders its
 view from its own state), or by landing it on the session (``session.replace(...,
 rewrite="checkpoint")``, which also shadows the replaced messages on the surface).
+
+An engine may also act inside an idle gap, when the user is away: ``ctx.wake_at(ms)`` asks the
+loop to call ``engine.on_wake(ctx)`` at logical time ``ms`` of the next gap (a compaction timed
+against a cache's lifetime, as Claude Code's idle compaction). An engine that never asks needs
+no ``on_wake`` and sees no change.
 
 A factory builds an engine for one workload: ``factory(window, options) -> Engine``
 (:data:`EngineFactory`, :class:`EngineOptions`). ``prefixbench sweep|check --engine
@@ -220,6 +230,8 @@ class StepContext(msgspec.Struct, frozen=True):
         reported: the last conversation request's messages followed by its reply, and the
             provider's count of its prompt + output tokens (None before the first request, or
             when the caller gave none; :meth:`usage_tokens`).
+        alarm: takes the engine's ask to be woken at a logical time (None when the caller
+            cannot wake an engine; :meth:`wake_at`).
     """
 
     session: Session
@@ -229,12 +241,45 @@ class StepContext(msgspec.Struct, frozen=True):
     routed: Header | None = None
     clock: Callable[[], int] | None = None
     reported: Callable[[], tuple[tuple[Message, ...], int] | None] | None = None
+    alarm: Callable[[int], None] | None = None
 
     def now_ms(self) -> int:
         """The run's logical time in milliseconds (0 without a clock). The loop advances it by
         each model call's latency, each tool call, and the idle gaps a workload scripts
-        (``idle-gaps``), so an engine can tell how long the user was away. Never the wall clock."""
+        (``idle-gaps``), so an engine can tell how long the user was away. Never the wall clock.
+        The step's conversation request is sent at the time ``before_step`` returns at."""
         return 0 if self.clock is None else self.clock()
+
+    def wake_at(self, ms: int) -> bool:
+        """Ask to be woken at logical time ``ms`` (milliseconds, as :meth:`now_ms`) during the
+        next idle gap: the time a workload scripts between the end of a turn and the user's next
+        message (``idle-gaps``). If the gap starts at or before ``ms`` and ends after it, the loop
+        sets the clock to ``ms`` and calls the engine's ``on_wake(ctx)``; what the engine sends
+        through :attr:`client` then is priced at that time (a cache's TTL sees it there), and
+        the rewrites it declares are carried by the user's next request. A time outside the gap
+        (already past when it starts, or at or after its end, when the user is back) is not
+        woken: the engine's next ``before_step`` comes at the return, as without an ask.
+
+        One ask at a time: a later call replaces the earlier one. An ask holds until the next
+        step starts or the next idle gap ends, woken or not (ask again in each ``before_step``,
+        as a timer re-armed after each request). Inside ``on_wake`` the engine may ask again for
+        a later time in the same gap. When the work of a wake runs past the gap's end, the user's
+        message comes when it is done.
+
+        Returns:
+            True when the caller takes asks (the agent loop does); False when it cannot wake an
+            engine at all (a context built without an alarm), so an engine can fall back to
+            acting at the return.
+
+        Raises:
+            TypeError: ``ms`` is not an int.
+        """
+        if not isinstance(ms, int) or isinstance(ms, bool):
+            raise TypeError(f"ctx.wake_at() takes a logical time in milliseconds (an int), got {type_name(ms)}")
+        if self.alarm is None:
+            return False
+        self.alarm(ms)
+        return True
 
     def messages(self) -> tuple[Message, ...]:
         """The conversation as the provider would see it uncompacted: the surface's messages."""
@@ -321,7 +366,11 @@ class StepContext(msgspec.Struct, frozen=True):
 
 @runtime_checkable
 class Engine(Protocol):
-    """A compaction engine (see the module docstring for the call order)."""
+    """A compaction engine (see the module docstring for the call order).
+
+    ``on_wake(ctx)`` is optional and not part of the protocol: the loop calls it only on an
+    engine that asked to be woken inside an idle gap (:meth:`StepContext.wake_at`).
+    """
 
     name: str
 
@@ -353,6 +402,10 @@ class EngineBase:
     def run_tool(self, session: Session, call: ToolCall) -> Message | None:
         """No tools of its own."""
         return None
+
+    def on_wake(self, ctx: StepContext) -> None:
+        """Woken inside an idle gap at the time asked with :meth:`StepContext.wake_at`; nothing
+        by default. Optional: an engine that never asks to be woken need not have it."""
 
 
 class EngineOptions(msgspec.Struct, frozen=True):

@@ -1,7 +1,8 @@
 """The boundary around a user's engine: what crosses it is checked, and its failures are its own.
 
 :func:`guard` wraps an engine a user's factory built. Every call into it (``before_step``,
-``view``, ``run_tool``) that raises, and every value it gives back of the wrong type, becomes
+``view``, ``run_tool``, and ``on_wake`` when the engine asked to be woken) that raises, and
+every value it gives back of the wrong type, becomes
 an :class:`~prefixbench.kernel.api.EngineError` naming the engine and the method, with the
 traceback cut to the engine's own frames (``trace``). The loop adds the step, the workload and
 the window (:meth:`EngineError.locate`).
@@ -210,6 +211,21 @@ class GuardedEngine:
                     trace=method_location(self.inner.run_tool),
                 )
         return result
+
+    def on_wake(self, ctx: StepContext) -> None:
+        """The engine woken inside an idle gap (it asked, ``ctx.wake_at``); its return value is
+        ignored. An engine that asked but has no ``on_wake`` is told so."""
+        wake = getattr(self.inner, "on_wake", None)
+        if wake is None:
+            raise EngineError(self.label, "ctx.wake_at()", "asked to be woken",
+                              "the engine has no on_wake(ctx) method for the loop to call")
+        try:
+            with engine_output():
+                wake(ctx)
+        except MemoryError:
+            raise
+        except ENGINE_FAILURES as exc:  # noqa: BLE001
+            raise self._raised("on_wake()", exc) from exc
 
     def __getattr__(self, name: str) -> object:
         # The engine's own state (config, counters) reads through, as on the engine itself.

@@ -24,7 +24,7 @@ from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_line
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import format_usd
 from prefixbench.simulator.providers import rules_for
-from prefixbench.workloads.audit.causes import CAUSES, cause_meaning
+from prefixbench.workloads.audit.causes import CAUSES, VERDICTS, cause_meaning
 from prefixbench.workloads.audit.explicit import usd_or_unknown
 from prefixbench.workloads.audit.locate import short_where
 from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration, LaneSummary, ModelSummary, RollUp, Totals, fold_sessionless
@@ -671,18 +671,28 @@ def _agreement_lines(result: AuditResult) -> list[str]:
     """The server's miss reasons against the audit's own causes, where the log carries them."""
     if not result.agreement:
         return []
-    rows = [
-        (pair.server_reason, pair.audit_cause, f"{pair.requests:,}",
-         "yes" if pair.agree else "no" if pair.agree is False else "server names no cause: the audit's is the only one")
-        for pair in result.agreement
-    ]
-    decided = [pair for pair in result.agreement if pair.agree is not None]
-    agreed = sum(pair.requests for pair in decided if pair.agree)
-    total = sum(pair.requests for pair in decided)
+    rows = [(pair.server_reason, pair.audit_cause, f"{pair.requests:,}", _VERDICT_WORDS.get(pair.verdict, pair.verdict))
+            for pair in result.agreement]
+    n = {said: sum(pair.requests for pair in result.agreement if pair.verdict == said) for said in VERDICTS}
+    scored = n["agrees"] + n["names-more"] + n["disagrees"]
     head = "server's reasons vs the audit's own causes (inferred without the server's)"
-    if total:
-        head += f": the same cause on {agreed:,} of {total:,} ({agreed / total:.0%})"
-    return ["", head, *text_lines(("server reason", "audit cause", "requests", "agree"), rows, {2})]
+    if scored:
+        head += (f": consistent on {n['agrees'] + n['names-more']:,} of {scored:,} scored "
+                 f"({(n['agrees'] + n['names-more']) / scored:.0%}; the same cause {n['agrees']:,}, the audit names more "
+                 f"{n['names-more']:,}), another cause on {n['disagrees']:,}")
+    if n["no-miss"]:
+        head += f"; {n['no-miss']:,} labelled call(s) the audit finds no miss in"
+    return ["", head, *text_lines(("server reason", "audit cause", "requests", "verdict"), rows, {2})]
+
+
+#: The agreement table's words for each verdict (causes.VERDICTS).
+_VERDICT_WORDS = {
+    "agrees": "agrees",
+    "names-more": "audit names more",
+    "disagrees": "disagrees",
+    "no-miss": "no miss: nothing to score",
+    "unscored": "label unknown: not scored",
+}
 
 
 def _note_lines(result: AuditResult) -> list[str]:

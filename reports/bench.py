@@ -175,7 +175,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
     from prefixbench.reports.outdir import OutLock, check_out_dir, probe_writable
     from prefixbench.reports.progress import SweepProgress
     from prefixbench.reports.warning_notes import warning_notes
-    from prefixbench.workloads.runs.bench import bench_rows, leaderboard, plan_bench, prices_of
+    from prefixbench.workloads.runs.bench import bench_rows, label_of, leaderboard, plan_bench, prices_of
     from prefixbench.workloads.runs.execute import check_jobs, default_jobs, require_scheduler
     from prefixbench.workloads.runs.land import land_missing, load_runs, missing_runs, prepare_out
     from prefixbench.workloads.runs.manifest import Manifest
@@ -219,7 +219,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
         records: list[dict[str, object]] = []
         for item, (record, frame) in zip(plan.runs, load_runs(plan, store, landed, jobs)):
             rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.pricing)
-            records.append(record)
+            records.append({**record, "cache": label_of(item.cache)})  # the notes name it as the leaderboard does
         board = leaderboard(rows)
         warned = warning_notes(records)
         _write_outputs(out, spec, prices, rows, board, warned)

@@ -354,7 +354,7 @@ def _add_sweep_parser(sub: _Subcommands) -> None:
         "A shipped or user engine's table (e.g. [claude-code-autocompact]) is taken on any workload; "
         f"a built-in engine's table only where the workload takes it ({_sections_listing()}), refused elsewhere. "
         "Each run records its engine's table in params (engine_config=KEY=VALUE,...). "
-        "Settings can add note: lines under the output (codex-compact mode=remote: the assumed price of its compact calls; "
+        "Settings can add note: lines under the output (codex-compact mode=remote: the assumed price of its compact calls; mode=remote_v2: its stand-in trigger item; "
         "the engines' warnings, counted)")
     _add_price_options(sweep)
     sweep.add_argument("--out", type=path_argument, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT}/)")

@@ -22,7 +22,7 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
     from prefixbench.kernel.strategies.claude_code import warning_note
 
     records = list(records)
-    varying = [k for k in ("profile", "cache") if len({str(rec.get(k)) for rec in records}) > 1]
+    varying = [k for k in ("profile",) if len({str(rec.get(k)) for rec in records}) > 1]
     found: dict[tuple[str, str], dict[str, int]] = {}
     for rec in records:
         for kind, count in parse_engine_warnings(rec.get("engine_warnings")):
@@ -52,12 +52,18 @@ def engine_notes(tables: Iterable[tuple[str, Mapping[str, object]]]) -> list[str
 
 
 def _run_label(rec: Mapping[str, object], varying: Collection[str] = ()) -> str:
-    """``seed-coding 16k patched`` (with ``seed 3`` when not the default shape, and the profile
-    and cache named in ``varying``, those the runs differ in)."""
+    """``seed-coding 16k patched cache byte-exact`` (with ``seed 3`` when not the default shape,
+    and the profile when named in ``varying``, the runs differing in it). The cache model is
+    always named: an engine that reads its context's size from the provider's usage (Claude
+    Code's) counts what that provider counts, so one run's warnings can differ from another's
+    under another cache model (thinking-tools 24k: 34 thrash stops under byte-exact, 37 under
+    Anthropic's model, which counts more tokens than chars/4)."""
     seed = rec.get("seed", 0)
     parts = [str(rec["workload"]), format_window(int(rec["window"])), str(rec["preset"])]  # type: ignore[call-overload]
     parts += [] if str(seed) in ("0", "") else [f"seed {seed}"]
     parts += [f"{key} {rec[key]}" for key in varying]
+    cache = rec.get("cache")
+    parts += [f"cache {cache}"] if isinstance(cache, str) and cache else []  # (not NaN, a frame's empty cell)
     return " ".join(parts)
 
 

@@ -13,7 +13,8 @@ run a user's engine::
     claude-code-idle-compact     the same, and a compaction after ~55 min idle on a large context
     anthropic-context-editing    Anthropic's server-side clear_tool_uses and clear_thinking
     openai-server-compaction     OpenAI's compact_threshold: an opaque item replaces earlier items
-    codex-compact                Codex's local compact: a warm compaction turn, user messages kept
+    codex-compact                Codex's compaction as it picks it for the route: remote (v2) on
+                                 OpenAI's, else a warm local turn; user messages kept
     pi-compaction                pi's compaction: a text summary before the kept recent turns
     opencode-summary             OpenCode's tool-output prune and its summary
     gemini-cli-compress          Gemini CLI's compression: a cold snapshot of the oldest 70%, and

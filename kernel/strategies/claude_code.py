@@ -60,17 +60,35 @@ cleared. A precomputed summary not yet applied is dropped then. (Its other micro
 deleting results through the cache-edit API without invalidating the cache, has no counterpart
 in prefixbench's caches and is left out.)
 
-Idle compaction (``claude-code-idle-compact``). From about version 2.1.286, after ~55 minutes
-idle on a context of 200k tokens or more with the 1 h cache, Claude Code compacts on its own,
-while the cache is still warm, so the first request after the user returns writes the summary
-rather than the whole context again. prefixbench's loop gives an engine control only when the
-user returns, so the compaction runs then: a return before the cache expired (between 55 and
-60 minutes) is the case Claude Code is built for; a later return finds the cache expired and
-pays a cold summary call, which Claude Code avoids by compacting at minute 55. It summarizes at
-once (no precomputed summary) and keeps the same rounds and files.
+Idle compaction (``claude-code-idle-compact``), as the Claude Code binaries on npm read
+(``@anthropic-ai/claude-code-linux-x64`` 2.1.285, 2.1.286 and 2.1.337, the newest). After each
+main-thread request Claude Code arms a timer for ``idle_fire_fraction`` (0.9) of the cache's
+lifetime after the cache's last use: minute 54 on the 1 h cache. When it fires while the cache is
+still warm, on a context of at least ``idle_min_tokens`` (200,000; Claude Code never goes under
+100,000), and only with the 1 h cache (``cache_ttl_s = 3600``; the 5 min cache never arms it),
+Claude Code compacts then, so the first request after the user returns writes the summary rather
+than the whole context again. 2.1.285/2.1.286 have it behind a remote flag that is off unless
+Anthropic turns it on (its figures, fraction 0.5-0.95 and at least 100,000 tokens, also come from
+the flag); 2.1.337 has it on by default, behind the ``idleCompaction`` setting (true), with the
+fraction fixed at 0.9 and the token floor from ``CLAUDE_CODE_IDLE_COMPACT_MIN_TOKENS``.
+The engine arms the same timer: each step asks the loop to wake it ``idle_fire_fraction`` of the
+1 h cache's life after the step's request (``ctx.wake_at``), and when that falls inside an idle
+gap it compacts there (:meth:`ClaudeCodeCompact.on_wake`), the summary call priced at minute 54
+against the warm cache; the user's return then sends the compacted context. It summarizes at
+once and keeps the same rounds and files as auto-compact. Driven by a caller that takes no wake
+asks, it compacts at the return instead, once the gap reaches the same fraction.
 
-Idle time is read from the run's logical clock (``ctx.now_ms()``): the time since the previous
-step began, which is the idle gap plus one step's model and tool latency (seconds).
+Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
+also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
+of a user turn once the cache has expired, before the context reaches the threshold: the context
+has to be written again anyway, and the summary is shorter. No summary call is made then. The
+same conditions hold (the 1 h cache, ``idle_min_tokens``, idle compaction on); Claude Code keeps it
+behind a remote flag that is off by default, hence the setting's default. Here it comes before the
+idle compaction and the clearing of old results on such a return.
+
+Idle time is read from the run's logical clock (``ctx.now_ms()``): the timer from the time a
+step's request is sent; the clearing of old results and ``after_expiry`` from the time since the
+previous step began, which is the idle gap plus one step's model and tool latency (seconds).
 
 Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold_tokens``
 (default: the formula above), ``summary_max_tokens`` (20,000), ``preserve_recent`` (1),
@@ -78,8 +96,9 @@ Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold
 ``restore_file_tokens`` (5,000), ``restore_tokens`` (50,000), ``restore_tools`` (``["read_file",
 "Read"]``), ``restore_fit`` (false), ``thrash_refills`` (3), ``thrash_turns`` (3),
 ``microcompact`` (true), ``microcompact_keep`` (5), ``cache_ttl_s`` (3,600), ``idle_compact``
-(false; true for ``claude-code-idle-compact``), ``idle_after_s`` (3,300), ``idle_min_tokens``
-(200,000). Claude Code before 2.1.185 as logged: ``preserve_recent = 0`` and
+(false; true for ``claude-code-idle-compact``), ``idle_fire_fraction`` (0.9, 0.5 to 0.95),
+``idle_min_tokens`` (200,000), ``after_expiry`` (false), ``release`` (``"2.1.337"`` or
+``"2.1.286"``, which has no ``after_expiry``). Claude Code before 2.1.185 as logged: ``preserve_recent = 0`` and
 ``precompute_buffer = 0``; 2.1.22, with no thrash stop: also ``thrash_refills = 0``.
 """
 
@@ -127,9 +146,23 @@ DEFAULTS: dict[str, object] = {
     "microcompact_keep": 5,
     "cache_ttl_s": 3_600,
     "idle_compact": False,
-    "idle_after_s": 3_300,
+    "idle_fire_fraction": 0.9,
     "idle_min_tokens": 200_000,
+    "after_expiry": False,
+    "release": "2.1.337",
 }
+#: Settings earlier prefixbench releases had, and what replaced them (named in the error).
+_REPLACED = {
+    "idle_after_s": "use idle_fire_fraction, the share of cache_ttl_s after which the idle "
+                    "compaction fires (0.9: 3,240 s of the 1 h cache, as Claude Code's binaries do)",
+}
+#: The releases whose idle compaction the engine follows (the module docstring).
+RELEASES = ("2.1.286", "2.1.337")
+#: Claude Code's idle compaction and its compaction after the cache expired run with the 1 h
+#: cache only (its check reads the TTL of the main thread's last request).
+ONE_HOUR_S = 3_600
+#: The range 2.1.286 clamps its remote ``fireAtFraction`` to (2.1.337 fixes it at 0.9).
+FIRE_FRACTION = (0.5, 0.95)
 
 
 def autocompact_threshold(window: int, cap: int) -> int:
@@ -192,13 +225,23 @@ def warning_note(kind: str, times: str) -> tuple[str, str] | None:
 class ClaudeCodeCompact(EngineBase):
     """Auto-compact near the window's end (the summary, the newest rounds and re-read files),
     micro-compaction after the cache expired, and (when ``idle_compact``) a compaction after a
-    long idle gap on a large context."""
+    long idle gap on a large context (with ``after_expiry``, the precomputed summary installed
+    once the cache expired)."""
 
     name = "claude-code-autocompact"
 
     def __init__(self, window: int, settings: dict[str, object]) -> None:
         if not float(settings["precompute_buffer"]) < 1:  # type: ignore[arg-type]
             raise ValueError(f"{self.name}: precompute_buffer must be under 1, got {settings['precompute_buffer']!r}")
+        fraction = float(settings["idle_fire_fraction"])  # type: ignore[arg-type]
+        if not FIRE_FRACTION[0] <= fraction <= FIRE_FRACTION[1]:
+            raise ValueError(f"{self.name}: idle_fire_fraction must be between 0.5 and 0.95, got {fraction!r}")
+        if settings["release"] not in RELEASES:
+            raise ValueError(f"{self.name}: release must be one of {', '.join(RELEASES)}, got {settings['release']!r}")
+        if settings["after_expiry"] and settings["release"] != "2.1.337":
+            raise ValueError(f"{self.name}: after_expiry needs release 2.1.337 (2.1.286 has no compaction after the cache expired)")
+        if settings["after_expiry"] and not settings["idle_compact"]:
+            raise ValueError(f"{self.name}: after_expiry needs idle_compact (Claude Code checks its idleCompaction setting for both)")
         self.window = window
         self.settings = settings
         if settings["idle_compact"]:
@@ -212,6 +255,11 @@ class ClaudeCodeCompact(EngineBase):
         self.cleared: frozenset[str] = frozenset()
         #: The logical time the previous step began (None before the first step).
         self.last_ms: int | None = None
+        #: When the last conversation request was sent, as the idle timer reads it (None before
+        #: one was armed), and whether the context takes wake asks (``ctx.wake_at``): without
+        #: them the idle compaction runs at the return instead.
+        self.sent_ms: int | None = None
+        self.wakes = False
         #: A precomputed compaction not yet applied: (summary message, the rounds it left out,
         #: the session's length when it was made).
         self.pending: tuple[Message, tuple[Message, ...], int] | None = None
@@ -224,9 +272,10 @@ class ClaudeCodeCompact(EngineBase):
         self.calls: dict[str, tuple[str, str]] = {}
         #: Session messages before this index had their read calls noted in ``calls``.
         self.called = 0
-        #: How many compactions of each kind landed (``auto``, ``idle``, ``microcompact``), and
-        #: how many auto-compactions applied a precomputed summary (``precomputed``).
-        self.counts: dict[str, int] = {"auto": 0, "idle": 0, "microcompact": 0, "precomputed": 0, "thrash": 0}
+        #: How many compactions of each kind landed (``auto``, ``idle``, ``expiry``: a precomputed
+        #: summary installed after the cache expired, ``microcompact``), and how many applied a
+        #: precomputed summary (``precomputed``).
+        self.counts: dict[str, int] = {"auto": 0, "idle": 0, "expiry": 0, "microcompact": 0, "precomputed": 0, "thrash": 0}
         #: Requests since the last auto-compaction of the current user turn (None: none this
         #: turn), and how many rapid refills in a row led to it (Claude Code's compact tracking).
         self.since: int | None = None
@@ -257,19 +306,53 @@ class ClaudeCodeCompact(EngineBase):
         return int(given) if given is not None else autocompact_threshold(self.window, output_cap(ctx))
 
     def before_step(self, ctx: StepContext) -> None:
-        """Idle compaction or micro-compaction after a long gap, then a precomputed summary once
-        the context nears the threshold, and auto-compact at it."""
+        """Compact if needed (:meth:`prepare`), then arm the idle timer for the request this step
+        sends (:meth:`arm`)."""
+        self.prepare(ctx)
+        self.arm(ctx)
+
+    def arm(self, ctx: StepContext) -> None:
+        """With ``idle_compact`` on the 1 h cache: ask to be woken ``idle_fire_fraction`` of the
+        cache's lifetime after this step's request, which the loop sends now (Claude Code arms its
+        timer after each main request; each ask replaces the last)."""
+        settings = self.settings
+        if not settings["idle_compact"] or int(settings["cache_ttl_s"]) != ONE_HOUR_S:  # type: ignore[call-overload]
+            return
+        self.sent_ms = ctx.now_ms()
+        fire_ms = round(ONE_HOUR_S * 1000 * float(settings["idle_fire_fraction"]))  # type: ignore[arg-type]
+        self.wakes = ctx.wake_at(self.sent_ms + fire_ms)
+
+    def on_wake(self, ctx: StepContext) -> None:
+        """The idle timer fired inside the gap (minute 54 of the 1 h cache): compact now, while the
+        cache the last request wrote is warm, when the context is at least ``idle_min_tokens``;
+        the user's return then sends the compacted context."""
+        if self.sent_ms is None or ctx.now_ms() - self.sent_ms >= ONE_HOUR_S * 1000:
+            return  # the cache has expired (Claude Code: "lapsed")
+        self.scan(ctx)
+        if ctx.usage_tokens(self.view(ctx.session)) >= int(self.settings["idle_min_tokens"]):  # type: ignore[call-overload]
+            self.compact(ctx, "idle")
+
+    def prepare(self, ctx: StepContext) -> None:
+        """After a long gap: a precomputed summary installed (``after_expiry``), idle compaction
+        (at the return, only where the context could not wake the engine) or micro-compaction;
+        then a precomputed summary once the context nears the threshold, and auto-compact at it."""
         now = ctx.now_ms()
         idle_ms = 0 if self.last_ms is None else now - self.last_ms
         self.last_ms = now
         self.scan(ctx)
-        self.count_turns(ctx)
+        turn_start = self.count_turns(ctx)
         tokens = ctx.usage_tokens(self.view(ctx.session))
         settings = self.settings
-        if settings["idle_compact"] and idle_ms >= int(settings["idle_after_s"]) * 1000 and tokens >= int(settings["idle_min_tokens"]):
+        ttl_ms = int(settings["cache_ttl_s"]) * 1000  # type: ignore[call-overload]
+        large = int(settings["cache_ttl_s"]) == ONE_HOUR_S and tokens >= int(settings["idle_min_tokens"])  # type: ignore[call-overload]
+        if (settings["after_expiry"] and large and turn_start and idle_ms >= ttl_ms
+                and tokens < self.threshold(ctx) and self.apply_pending(ctx, "expiry")):
+            return
+        if (settings["idle_compact"] and not self.wakes and large
+                and idle_ms >= ttl_ms * float(settings["idle_fire_fraction"])):  # type: ignore[arg-type]
             if self.compact(ctx, "idle"):
                 return
-        if settings["microcompact"] and idle_ms >= int(settings["cache_ttl_s"]) * 1000:
+        if settings["microcompact"] and idle_ms >= ttl_ms:
             if self.microcompact(ctx):
                 self.pending = None
                 tokens = ctx.usage_tokens(self.view(ctx.session))
@@ -291,14 +374,16 @@ class ClaudeCodeCompact(EngineBase):
         limit = int(self.settings["precompute_failures"])
         return limit <= 0 or self.precompute_failed < limit
 
-    def count_turns(self, ctx: StepContext) -> None:
+    def count_turns(self, ctx: StepContext) -> bool:
         """A user message last starts a new turn, with no compaction counted yet; any other step
-        is one request more since the last compaction."""
+        is one request more since the last compaction. True at a turn's first request."""
         messages = ctx.messages()
         if messages and messages[-1].role == "user" and not messages[-1].tool_results:
             self.since, self.refills = None, 0
-        elif self.since is not None:
+            return True
+        if self.since is not None:
             self.since += 1
+        return False
 
     def refill(self) -> int | None:
         """The rapid refills in a row a compaction now would make: one more than the last one's
@@ -331,7 +416,7 @@ class ClaudeCodeCompact(EngineBase):
         if tokens >= threshold:
             self.low_warned = True
             warn(ctx.session, f"{self.name}: {LOW_THRESHOLD_KIND} [threshold {threshold:,} tokens]: compaction "
-                              f"{sum(self.counts[k] for k in ('auto', 'idle')) + 1} restarted the context at {tokens:,} "
+                              f"{sum(self.counts[k] for k in ('auto', 'idle', 'expiry')) + 1} restarted the context at {tokens:,} "
                               f"tokens (window {self.window:,}), so the next request compacts again")
 
     def scan(self, ctx: StepContext) -> None:
@@ -392,8 +477,9 @@ class ClaudeCodeCompact(EngineBase):
         self.precompute_failed = 0
         self.pending = (summary, view[start:], len(ctx.messages()))
 
-    def apply_pending(self, ctx: StepContext) -> bool:
-        """Restart from the precomputed summary, the rounds it left out and every message since."""
+    def apply_pending(self, ctx: StepContext, why: str = "auto") -> bool:
+        """Restart from the precomputed summary, the rounds it left out and every message since
+        (``why``: ``auto`` at the threshold, ``expiry`` after the cache expired)."""
         if self.pending is None:
             return False
         summary, kept, made_at = self.pending
@@ -405,8 +491,8 @@ class ClaudeCodeCompact(EngineBase):
             return False  # what it keeps would not fit: a fresh summary instead
         self.restart(ctx, summary, kept)
         self.counts["precomputed"] += 1
-        self.counts["auto"] += 1
-        ctx.declare_rewrite("checkpoint", trigger="auto", precomputed=True, preserved=len(kept))
+        self.counts[why] += 1
+        ctx.declare_rewrite("checkpoint", trigger=why, precomputed=True, preserved=len(kept))
         return True
 
     def compact(self, ctx: StepContext, why: str) -> bool:
@@ -463,10 +549,10 @@ class ClaudeCodeCompact(EngineBase):
 
 def autocompact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """Claude Code's auto-compact and micro-compaction (settings: the module docstring)."""
-    return ClaudeCodeCompact(window, read_settings(ClaudeCodeCompact.name, options.config, DEFAULTS))
+    return ClaudeCodeCompact(window, read_settings(ClaudeCodeCompact.name, options.config, DEFAULTS, _REPLACED))
 
 
 def idle_compact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """The same with idle compaction on (``idle_compact = true``)."""
-    settings = read_settings("claude-code-idle-compact", options.config, {**DEFAULTS, "idle_compact": True})
+    settings = read_settings("claude-code-idle-compact", options.config, {**DEFAULTS, "idle_compact": True}, _REPLACED)
     return ClaudeCodeCompact(window, settings)

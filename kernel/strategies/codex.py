@@ -1,4 +1,5 @@
-"""``codex-compact``: Codex CLI's local compaction (openai/codex, ``codex-rs/core/src/compact.rs``).
+"""``codex-compact``: Codex CLI's compaction: its local turn (openai/codex, ``codex-rs/core/src/compact.rs``),
+or a remote path (below; the default ``auto`` picks as Codex does for the routed provider).
 
 Before a step, when the view reaches the auto-compact limit (90% of the window, or a lower
 configured ``limit``):
@@ -15,8 +16,8 @@ configured ``limit``):
 
 The system prompt and tools (Codex's initial context) stay as they are.
 
-``mode = "remote"`` models Codex's remote compaction instead (``compact_remote.rs``, chosen in
-Codex when the provider is OpenAI; the engine's default stays ``local``):
+``mode = "remote"`` models Codex's first remote compaction instead (``compact_remote.rs``, chosen
+in Codex when the provider is OpenAI's and the ``remote_compaction_v2`` feature is off):
 
 1. the compaction request is the current view under the routed system prompt with no tools and
    no prompt of Codex's own (the server holds the instruction), sent to ``/responses/compact``
@@ -29,6 +30,22 @@ Codex when the provider is OpenAI; the engine's default stays ``local``):
    default Codex mirrors in ``compact_remote_v2.rs``), back in chronological order, then the
    compaction item (the reply as an opaque blob, as ``openai-server-compaction`` writes it);
 3. the rewrite is declared (``compaction``).
+
+``mode = "remote_v2"`` models Codex's newest remote path (``compact_remote_v2.rs``, taken at
+commit ``009bd87`` when the provider is OpenAI's: its ``remote_compaction_v2`` feature is stable
+and on by default there):
+
+1. the compaction request is a normal turn of the routed family (envelope, system and tools)
+   carrying the current view and then a ``compaction_trigger`` item (a request control: the
+   engine sends a short stand-in, the server's rendering of it is not published); it extends the
+   request before it, so it reads the cached prefix; the trailing tool results are emptied as in
+   ``remote`` while the view (measured without tools, as Codex estimates it) would not fit;
+2. the new history is built as in ``remote``: the user messages of the view within
+   ``retained_budget``, then the compaction item;
+3. the rewrite is declared (``compaction``).
+
+``mode = "auto"`` (the default) takes the path Codex takes for the routed provider: ``remote_v2``
+when it is OpenAI's, ``local`` for every other.
 """
 
 from __future__ import annotations
@@ -74,18 +91,34 @@ REMOTE_PRICE_NOTE = (
 )
 
 
+#: What a result of the remote_v2 mode rests on.
+REMOTE_V2_NOTE = (
+    "codex-compact mode=remote_v2: each compact call is a normal turn of the routed family (history, tools, "
+    "then a compaction_trigger item), priced as any request; the engine sends a short stand-in for the "
+    "trigger, whose rendering and the server's compaction pass are not published"
+)
+
+
 def run_notes(engine: str, settings: Mapping[str, object]) -> list[str]:
     """Notes for a run of ``engine`` whose ``--engine-config`` table is ``settings`` (its values
     as given, or as the run's record holds them: text)."""
-    return [REMOTE_PRICE_NOTE] if engine == "codex-compact" and str(settings.get("mode", "")).strip() == "remote" else []
+    if engine != "codex-compact":
+        return []
+    mode = str(settings.get("mode", "")).strip()
+    return [REMOTE_PRICE_NOTE] if mode == "remote" else [REMOTE_V2_NOTE] if mode == "remote_v2" else []
 
 
 #: The start of a compaction item's text (``openai_compaction.compaction_item``).
 ITEM_MARK = "[compaction encrypted_content="
-MODES = ("local", "remote")
+MODES = ("auto", "local", "remote", "remote_v2")
+#: Stands for the ``compaction_trigger`` item ``compact_remote_v2.rs`` appends to the request
+#: (``{"type": "compaction_trigger"}``: a request control, never kept in the history).
+TRIGGER = user_text("[compaction_trigger]")
+#: The routed providers Codex compacts remotely for (its built-in OpenAI provider).
+REMOTE_PROVIDERS = frozenset({"openai"})
 #: The output a trimmed tool result is left with (Codex's normalisation fills a call without one so).
 ABORTED = "aborted"
-DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000, "mode": "local", "retained_budget": 64_000}
+DEFAULTS: dict[str, object] = {"limit": None, "user_budget": 20_000, "mode": "auto", "retained_budget": 64_000}
 
 
 class CodexCompact(EngineBase):
@@ -94,7 +127,7 @@ class CodexCompact(EngineBase):
     name = "codex-compact"
 
     def __init__(
-        self, window: int, limit: int | None = None, user_budget: int = 20_000, mode: str = "local",
+        self, window: int, limit: int | None = None, user_budget: int = 20_000, mode: str = "auto",
         retained_budget: int = 64_000,
     ) -> None:
         if mode not in MODES:
@@ -121,8 +154,9 @@ class CodexCompact(EngineBase):
         if all(m.role == "user" for m in live):
             warn(ctx.session, f"codex-compact: {tokens} tokens >= limit {self.limit} with nothing to compact")
             return
-        if self.mode == "remote":
-            self._remote(ctx, view)
+        mode = self.path(ctx)
+        if mode != "local":
+            self._remote(ctx, view, v2=mode == "remote_v2")
             return
         prompt = user_text(COMPACT_PROMPT)
         sent = list(view)
@@ -138,10 +172,18 @@ class CodexCompact(EngineBase):
         self.folded.land(head, len(ctx.session.derive_messages()))
         ctx.declare_rewrite("checkpoint")
 
-    def _remote(self, ctx: StepContext, view: tuple[Message, ...]) -> None:
-        """The view to the compact endpoint without tools; kept user messages and the item come back."""
+    def path(self, ctx: StepContext) -> str:
+        """The mode this compaction takes: the one set, or for ``auto`` Codex's for the routed provider."""
+        if self.mode != "auto":
+            return self.mode
+        header = ctx.routed or ctx.header()
+        return "remote_v2" if header is not None and header.envelope.provider in REMOTE_PROVIDERS else "local"
+
+    def _remote(self, ctx: StepContext, view: tuple[Message, ...], v2: bool = False) -> None:
+        """The view to the compact endpoint without tools (``v2``: as a normal turn with its tools
+        and the trigger item); kept user messages and the item come back."""
         sent = trim_trailing_results(ctx, list(view), self.window)
-        request = msgspec.structs.replace(ctx.summary_request(sent), tools=())
+        request = ctx.summary_request([*sent, TRIGGER]) if v2 else msgspec.structs.replace(ctx.summary_request(sent), tools=())
         reply = ctx.client(request)
         text = reply.text().strip()
         if reply.error is not None or not text:
@@ -206,13 +248,14 @@ def select_user_messages(users: list[Message], budget: int) -> tuple[Message, ..
 
 def factory(window: int, options: EngineOptions) -> CodexCompact:
     """``codex-compact``; ``--engine-config``: ``limit`` (tokens, capped at 90% of the window), ``user_budget``
-    (local mode), ``mode`` (``local`` or ``remote``), ``retained_budget`` (remote mode); a budget given
-    for the other mode is an error."""
+    (local mode), ``mode`` (``auto``, ``local``, ``remote`` or ``remote_v2``), ``retained_budget`` (the
+    remote modes); a budget no mode set can use is an error (``auto`` may take either)."""
     config = read_settings("codex-compact", options.config, DEFAULTS)
-    only = {"local": "user_budget", "remote": "retained_budget"}
-    for mode, key in only.items():
-        if key in options.config and config["mode"] != mode:
-            raise ValueError(f"codex-compact: {key} applies only to mode = {mode!r} (mode is {config['mode']!r})")
+    only = {"user_budget": ("auto", "local"), "retained_budget": ("auto", "remote", "remote_v2")}
+    for key, modes in only.items():
+        if key in options.config and config["mode"] not in modes:
+            allowed = " or ".join(repr(m) for m in modes if m != "auto")
+            raise ValueError(f"codex-compact: {key} applies only to mode = {allowed} (mode is {config['mode']!r})")
     return CodexCompact(
         window, limit=config["limit"], user_budget=config["user_budget"],  # type: ignore[arg-type]
         mode=config["mode"], retained_budget=config["retained_budget"],  # type: ignore[arg-type]

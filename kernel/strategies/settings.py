@@ -13,15 +13,21 @@ from typing import Any
 _NUMBER = (int, float)
 
 
-def read_settings(engine: str, config: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+def read_settings(engine: str, config: Mapping[str, Any], defaults: Mapping[str, Any],
+                  replaced: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``defaults`` updated by ``config``: every key known, every value of its default's type.
 
     A default of None accepts an int (a figure computed from the window unless given).
+    ``replaced`` names, for a setting an earlier release had, what takes its place: its error
+    says that first, not only the known keys.
 
     Raises:
         ValueError: an unknown key, or a value of the wrong type or sign.
     """
     unknown = sorted(set(config) - set(defaults))
+    for key in unknown:
+        if replaced and key in replaced:
+            raise ValueError(f"{engine}: setting {key!r} was replaced: {replaced[key]}")
     if unknown:
         raise ValueError(f"{engine}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(defaults))})")
     settings = dict(defaults)

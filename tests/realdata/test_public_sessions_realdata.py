@@ -678,7 +678,8 @@ def test_committed_claude_code_sessions_count_what_the_log_sums(env: str, tmp_pa
 
 @pytest.mark.parametrize("env,agreement", [
     ("PREFIXBENCH_CC_PV_CASE_REVIEW_REPO", {("system_changed", "system-changed"): 3, ("tools_changed", "tools-changed"): 1,
-                                            ("messages_changed", "compaction"): 3, ("previous_message_not_found", "ttl-expired"): 1}),
+                                            ("messages_changed", "compaction"): 3, ("previous_message_not_found", "ttl-expired"): 1,
+                                            ("unavailable", "no miss"): 2}),
     ("PREFIXBENCH_CC_DEX_EVENTS_REPO", {("system_changed", "system-changed"): 1, ("tools_changed", "tools-changed"): 1}),
 ])
 def test_falls_to_the_heads_end_agree_with_the_servers_diagnostic(env: str, agreement: dict, tmp_path: Path) -> None:
@@ -693,6 +694,9 @@ def test_falls_to_the_heads_end_agree_with_the_servers_diagnostic(env: str, agre
     path.write_bytes(file_at(mirror, commit, where, _URLS[env], env))
     result = run_audit([path])
     assert {(a.server_reason, a.audit_cause): a.requests for a in result.agreement} == agreement
+    # Each pair consistent: a compaction is why the messages changed, an expiry why the previous
+    # message was not found (the audit names more); `unavailable` came on calls with no miss.
+    assert {a.verdict for a in result.agreement} <= {"agrees", "names-more", "no-miss"}
     fell = [r for r in result.rows if r.server_reason == "system_changed"]
     assert all(r.location.startswith("the cached prefix ended at the end of the unlogged head") for r in fell)
 

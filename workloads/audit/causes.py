@@ -81,6 +81,50 @@ DIAGNOSTIC_CAUSES: dict[str, str] = {
     "service_tier_changed": "effort-changed",
 }
 
+#: How the audit's own cause for a miss (inferred without the server's reason) scores against the
+#: server's reason, in the agreement table (docs/audit.md, "Provider diagnostics"):
+#:
+#: * ``agrees``: the reason maps onto the audit's cause (:data:`DIAGNOSTIC_CAUSES`), or onto the
+#:   cause the audit's refines (:data:`SAME_CAUSE`: a model change the log shows the user chose);
+#: * ``names-more``: both hold, and the audit's says more (:data:`NARROWER`: why the previous
+#:   message was not found, why the messages changed), or the server named no cause
+#:   (``unavailable``) and the audit's is the only one;
+#: * ``disagrees``: the audit names another cause than the server's;
+#: * ``no-miss``: the server labelled a call the audit finds no miss in (it read what it expected);
+#: * ``unscored``: a label this audit does not know (no cause to compare with).
+VERDICTS: tuple[str, ...] = ("agrees", "names-more", "disagrees", "no-miss", "unscored")
+#: Causes the audit names more precisely than a server's label and the label's cause they
+#: refine, counted as the same cause (a model change the log shows the user made is still one).
+SAME_CAUSE: dict[str, str] = {"model-chosen": "model-changed"}
+#: For a cause a server's reason maps to, the audit causes that give a reason for it the server
+#: does not: an entry not found because it had expired, was still being written, or never was;
+#: messages that changed because the agent compacted its context.
+NARROWER: dict[str, frozenset[str]] = {
+    "previous-message-not-found": frozenset({"ttl-expired", "concurrent-write", "cold-start"}),
+    "messages-changed": frozenset({"compaction", "compaction-miss"}),
+}
+#: The server's label for a miss it has no reason for.
+NO_REASON = "unavailable"
+#: What the agreement table writes as the audit's cause of a call it finds no miss in.
+NO_MISS = "no miss"
+
+
+def verdict(server_reason: str, audit_cause: str | None) -> str:
+    """How ``audit_cause`` (None: the audit finds no miss) scores against ``server_reason``: one
+    of :data:`VERDICTS`."""
+    if audit_cause is None or audit_cause == NO_MISS:
+        return "no-miss"
+    if server_reason == NO_REASON:
+        return "names-more"
+    server = DIAGNOSTIC_CAUSES.get(server_reason)
+    if server is None:
+        return "unscored"
+    if server in (audit_cause, SAME_CAUSE.get(audit_cause)):
+        return "agrees"
+    if audit_cause in NARROWER.get(server, ()):
+        return "names-more"
+    return "disagrees"
+
 
 def divergence_cause(
     divergence: str, *, first: bool, family: str, family_seen: bool, earlier_families: tuple[str, ...], rewrites: str, purpose: str,

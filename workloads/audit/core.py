@@ -66,7 +66,7 @@ from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
 from prefixbench.simulator.providers.vllm import own_host
 from prefixbench.simulator.wire import Request
-from prefixbench.workloads.audit.causes import CAUSES, DIAGNOSTIC_CAUSES
+from prefixbench.workloads.audit.causes import CAUSES, NO_MISS, verdict
 from prefixbench.workloads.audit import explicit, grid
 from prefixbench.workloads.audit.explicit import ExplicitCacheRow
 from prefixbench.workloads.audit.losses import LossSplit, Recommendation, loss_class, split_sums
@@ -391,17 +391,19 @@ NO_DAY = "no timestamp"
 
 
 class Agreement(msgspec.Struct, frozen=True):
-    """One pair of the server's reason and the cause the audit infers without it.
+    """One pair of the server's reason and the cause the audit infers without it (``no miss``
+    where the audit finds none).
 
-    ``agree``: the server's reason maps onto the audit's cause (True) or another one (False);
-    None where the server names no cause (``unavailable``): there the audit's cause is all there
-    is, and the audit says more than the server.
+    ``verdict``: how the two score (:func:`~prefixbench.workloads.audit.causes.verdict`);
+    ``agree``: they are consistent (True: ``agrees`` or ``names-more``), or not (False:
+    ``disagrees``); None where nothing is scored (``no-miss``, ``unscored``).
     """
 
     server_reason: str
     audit_cause: str
     requests: int
     agree: bool | None
+    verdict: str
 
 
 class CompactionSummary(msgspec.Struct, frozen=True):
@@ -2979,8 +2981,7 @@ def _sum_file(rows: list[AuditRow], lane_heads: Mapping[tuple[str, str], int | N
                                          (out.classes, row.loss_class, row.secondary_loss_class)):
                 if mine != theirs:
                     groups[mine].give(row, groups.setdefault(theirs, _Roll()))
-    out.pairs.update((row.server_reason, row.inferred_cause) for row in rows
-                     if row.server_reason is not None and row.inferred_cause is not None)
+    out.pairs.update((row.server_reason, row.inferred_cause or NO_MISS) for row in rows if row.server_reason is not None)
     out.notes.add(rows)
     out.rows = rows
     return out
@@ -3223,10 +3224,10 @@ class _NoteCounts:
     """What :func:`_notes` counts over the rows."""
 
     def __init__(self) -> None:
-        self.rows = self.unreported = self.reported = self.predicted = self.diagnosed = self.agree = 0
+        self.rows = self.unreported = self.reported = self.predicted = self.diagnosed = self.agree = self.narrower = 0
 
     def merge(self, other: _NoteCounts) -> None:
-        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree"):
+        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree", "narrower"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add(self, rows: list[AuditRow]) -> None:
@@ -3236,7 +3237,9 @@ class _NoteCounts:
         self.predicted += sum(row.predicted_by == "body" and row.reported_uncached is None and row.cost_usd is not None for row in rows)
         diagnosed = [row for row in rows if row.evidence == "diagnostic"]
         self.diagnosed += len(diagnosed)
-        self.agree += sum(row.inferred_cause == row.cause for row in diagnosed)
+        said = [verdict(row.server_reason or "", row.inferred_cause) for row in diagnosed]
+        self.agree += said.count("agrees")
+        self.narrower += said.count("names-more")
 
 
 def _day(row: AuditRow) -> str:
@@ -3263,17 +3266,14 @@ def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mappi
     return tuple(out)
 
 
-#: Causes the audit names more precisely than a server's label, and the label's cause they refine
-#: (a model change the log shows the user made is still a model change).
-_REFINED: dict[str, str] = {"model-chosen": "model-changed"}
-
-
 def _agreement(pairs: Counter[tuple[str, str]]) -> tuple[Agreement, ...]:
-    """Server reason x audit cause over the misses that carry a server reason (``pairs``: their counts)."""
-    return tuple(
-        Agreement(server, audit, n, None if server not in DIAGNOSTIC_CAUSES else DIAGNOSTIC_CAUSES[server] == _REFINED.get(audit, audit))
-        for (server, audit), n in sorted(pairs.items(), key=lambda item: (-item[1], item[0]))
-    )
+    """Server reason x audit cause over the calls that carry a server reason (``pairs``: their
+    counts; the audit cause :data:`NO_MISS` where it finds no miss)."""
+    out = []
+    for (server, audit), n in sorted(pairs.items(), key=lambda item: (-item[1], item[0])):
+        said = verdict(server, audit)
+        out.append(Agreement(server, audit, n, True if said in ("agrees", "names-more") else False if said == "disagrees" else None, said))
+    return tuple(out)
 
 
 def _cause_summaries(causes: Mapping[str, _Roll]) -> tuple[CauseSummary, ...]:
@@ -3679,10 +3679,12 @@ def _notes(
             )
         )
     if counts.diagnosed:
-        agree = counts.agree
+        agree, narrower = counts.agree, counts.narrower
         notes.append(
             f"provider cache diagnostics decided {counts.diagnosed} miss(es); without them the audit's own inference "
             f"names the same cause for {agree} ({agree / counts.diagnosed:.0%})"
+            + (f" and one that says more of the same miss for {narrower} ({narrower / counts.diagnosed:.0%}: an entry not "
+               "found that had expired or was still being written, messages that changed in a compaction)" if narrower else "")
         )
     whole_replays, reasoning_replays = replays
     if whole_replays:

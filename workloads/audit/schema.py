@@ -191,12 +191,15 @@ FILE_FIELDS: tuple[Field, ...] = (
     Field("notes", "texts"),
 )
 
-#: The server's miss reasons against the audit's causes (``agree`` null: the server named none).
+#: The server's miss reasons against the audit's causes (``audit_cause`` ``no miss`` where it finds
+#: none): ``verdict`` one of causes.VERDICTS, ``agree`` true where the two are consistent (the same
+#: cause, or the audit names more), false where they disagree, null where nothing is scored.
 AGREEMENT_FIELDS: tuple[Field, ...] = (
     Field("server_reason", "str", "key"),
     Field("audit_cause", "str", "key"),
     Field("requests", "int"),
     Field("agree", "bool?"),
+    Field("verdict", "str"),
 )
 
 #: The lost dollars in three classes, to the cent (they add up to ``lost_usd`` exactly): one record.

@@ -5,7 +5,8 @@ bad input fails the same way everywhere, as a :class:`UserError` naming ``file:l
 
 - a path that is a folder or a device (``/dev/zero`` would never end), or a read error
   (``/proc/self/mem``);
-- bytes that are not UTF-8 (a binary file, a file cut in the middle of a character);
+- bytes that are not UTF-8 (a binary file); a file whose last bytes start a character they do
+  not finish (a copy cut short) says it ends inside a character, at the line it ends on;
 - JSON Python's decoder cannot hold: nesting deeper than :data:`MAX_DEPTH`, an integer of more
   than 4,300 digits, ``NaN`` / ``Infinity`` or a number too large for a float;
 - a lone UTF-16 surrogate (``"\\ud800"``) in a string: valid JSON text, but not Unicode, so it
@@ -50,7 +51,7 @@ def read_text(path: Path) -> str:
         data = path.read_bytes()
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    return _decode(data, path, 1, first=True)
+    return _decode(data, path, 1, first=True, last=True)
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -70,19 +71,31 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
             if not raw:
                 return
             number += 1
-            yield number, _decode(raw.removesuffix(b"\n").removesuffix(b"\r"), path, number, first=number == 1)
+            yield number, decode_line(raw, path, number)
 
 
 def decode_line(data: bytes, path: Path, line: int) -> str:
-    """One line read as bytes (by a fast reader) as text, refused like :func:`iter_lines` would."""
-    return _decode(data.removesuffix(b"\n").removesuffix(b"\r"), path, line, first=line == 1)
+    """One line read as bytes (by a fast reader) as text, refused like :func:`iter_lines` would
+    (``data`` with its newline: a line without one is the file's last)."""
+    last = not data.endswith(b"\n")
+    return _decode(data.removesuffix(b"\n").removesuffix(b"\r"), path, line, first=line == 1, last=last)
 
 
-def _decode(data: bytes, path: Path, line: int, *, first: bool) -> str:
+def cut_character(path: object, line: int) -> UserError:
+    """A file whose last bytes start a UTF-8 character they do not finish (a copy that stopped, a
+    log read while its writer was between the bytes of a character), named at the line it ends on."""
+    return UserError(f"{path}:{line}: the file ends inside a UTF-8 character")
+
+
+def _decode(data: bytes, path: Path, line: int, *, first: bool, last: bool) -> str:
+    """``data`` from ``line`` on as text; ``last``: it runs to the end of the file, so bytes that
+    stop inside a character there are a file cut short, not a byte that is not UTF-8."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         where = line + data.count(b"\n", 0, exc.start)
+        if last and exc.end == len(data) and exc.reason == "unexpected end of data":
+            raise cut_character(path, where) from None
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise UserError(f"{path}:{where}: not UTF-8 text (byte 0x{data[exc.start]:02x} at column {column}; a binary or truncated file?)") from None
     return text[1:] if first and text.startswith(_BOM) else text

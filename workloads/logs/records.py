@@ -32,7 +32,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
-from prefixbench.workloads.logs.reading import MAX_DEPTH, json_reason
+from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
 
 if TYPE_CHECKING:
@@ -336,6 +336,24 @@ def _write_copy(path: Path, copy, text: str) -> None:
                         f"{tempfile.gettempdir()}: {exc.strerror or exc}; set TMPDIR to a folder with room") from None
 
 
+#: How a Git LFS pointer file begins (its first line, the spec's version).
+_LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+#: The first four bytes of an SQLite write-ahead log (big-endian magic 0x377f0682 or 0x377f0683,
+#: by the checksum's byte order).
+_WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+
+
+def _wal_refusal(path: Path) -> str:
+    """What an SQLite write-ahead log given as a log is, naming its database and whether it is
+    beside it (a committed home can hold the ``-wal`` file without the database)."""
+    if not path.name.endswith("-wal") or path.name == "-wal":
+        return "an SQLite write-ahead log, not a log: audit the database it belongs to, with this file beside it"
+    name = path.name[:-len("-wal")]
+    if (path.parent / name).is_file():
+        return f"an SQLite write-ahead log, not a log: audit its database {name} beside it (which is read with this file)"
+    return f"an SQLite write-ahead log, not a log: its database {name}, which the audit reads (with this file beside it), is not in this folder"
+
+
 def _regular(raw) -> bool:
     """Whether an open file is a regular file (one a line can be read again from, by its offset)."""
     try:
@@ -391,6 +409,16 @@ def _iter_handle(
             raise UserError(f"{path}:1: a compressed Parquet file: the audit reads LangSmith's Parquet runs as they lie on disk; "
                             "decompress it and give the .parquet file")
         raise UserError(f"{path}:1: a Parquet file without LangSmith's run columns (id, run_type): not a log the audit reads")
+    if head.startswith(_LFS_POINTER):
+        # A Git LFS pointer (git-lfs/git-lfs docs/spec.md: "version https://git-lfs.github.com/spec/v1",
+        # then the content's oid and size): what a clone without LFS holds in place of the file.
+        raise UserError(f"{path}:1: a Git LFS pointer, not the log: its content is in the repository's LFS storage; "
+                        "fetch it (git lfs pull) and audit the file then")
+    if head[:4] in _WAL_MAGIC:
+        # An SQLite write-ahead log (its header's magic number; sqlite.org/fileformat2.html, "The
+        # WAL File Format"): pages waiting to be written into the database of the same name less
+        # "-wal". Not a log by itself: the database is, read with this file beside it.
+        raise UserError(f"{path}:1: {_wal_refusal(path)}")
     if b"\x00" in head:
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)
@@ -444,11 +472,15 @@ class _FirstLineError(Exception):
 
 
 def _decode(path: Path, line_no: int, raw: bytes) -> str:
+    """A JSON line as text; a line with no newline is the file's last, and bytes that stop inside
+    a character there are a file cut short, said so (not a byte that is not UTF-8)."""
     if b"\x00" in raw:
         raise UserError(f"{path}:{line_no}: binary data, not a text log")
     try:
         return raw.decode("utf-8")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
+        if not raw.endswith(b"\n") and exc.end == len(raw) and exc.reason == "unexpected end of data":
+            raise cut_character(path, line_no) from None
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
 
 
@@ -651,7 +683,7 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
             break
         more = handle.read(1)
         if not more:
-            raise _cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
+            raise cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
         chunk += more
     if b"\x00" in chunk:
         raise UserError(f"{path}:{line_no}: binary data, not a text log")
@@ -659,12 +691,6 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
         return chunk.decode("utf-8"), not chunk
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
-
-
-def _cut_character(path: Path, line_no: int) -> UserError:
-    """A file whose last bytes start a UTF-8 character it does not finish (cut short: a copy
-    that stopped, a disk that filled), named at the line it ends on."""
-    return UserError(f"{path}:{line_no}: the file ends inside a UTF-8 character")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
@@ -732,7 +758,7 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
         if not chunk:
             eof = True
             if pending:
-                raise _cut_character(path, line_no + buffer.count("\n"))
+                raise cut_character(path, line_no + buffer.count("\n"))
             if not buffer.strip():
                 break
             continue

@@ -16,7 +16,14 @@ is guarded where it is built (:mod:`prefixbench.kernel.guard`); the loop adds to
 :class:`~prefixbench.kernel.api.EngineError` the step, the workload and the window it happened
 at. Time is a logical clock in milliseconds: each
 model call advances it by a fixed latency plus a per-output-token cost, each tool call by the
-workload's tool latency, so TTL-based cache models are reproducible.
+workload's tool latency, and the idle gap a script puts before a turn by its length, so
+TTL-based cache models are reproducible.
+
+An engine may ask to be woken inside the next idle gap (``ctx.wake_at(ms)``): when the gap
+starts at or before ``ms`` and ends after it, the clock is set to ``ms`` and ``engine.on_wake(ctx)``
+runs, its calls priced then; the user's message comes at the gap's scripted end, or when the
+wake's work is done if that is later (:meth:`_Driver.idle`). An engine that never asks sees the
+clock advance by the gap, as before.
 """
 
 from __future__ import annotations
@@ -109,8 +116,9 @@ def run_workload(
     """
     driver = _Driver(workload, engine, provider, f"{workload.name}-{workload.window}-{preset}", report_usage)
     for turn_idx, user_message in enumerate(driver.script.user_turns()):
-        # A script may pause the user before a turn (idle-gaps): logical time passes, nothing is sent.
-        driver.clock.advance(driver.script.idle_ms(turn_idx))
+        # A script may pause the user before a turn (idle-gaps): logical time passes; nothing is
+        # sent unless the engine asked to be woken inside the gap.
+        driver.idle(turn_idx, driver.script.idle_ms(turn_idx))
         driver.run_turn(turn_idx, user_message)
     return finished(Run(
         workload=workload.name,
@@ -151,9 +159,11 @@ class _Driver:
         self.wire_envelope = self.info.wire_envelope(self.header.envelope)
         #: The last conversation request's messages and reply, and its prompt + output tokens.
         self.last_reported: tuple[tuple[Message, ...], int] | None = None
+        #: The logical time the engine asked to be woken at (``ctx.wake_at``), None without an ask.
+        self.wake: int | None = None
         self.ctx = StepContext(
             self.session, self.catalog, self.client, self.info.context_window, self.header, self.now_ms,
-            self.reported,
+            self.reported, self.ask_wake,
         )
         #: Events already reported to the provider as rewrites.
         self.num_flushed = 0
@@ -164,6 +174,43 @@ class _Driver:
     def now_ms(self) -> int:
         """The logical clock an engine reads (``ctx.now_ms()``)."""
         return self.clock.now_ms
+
+    def ask_wake(self, ms: int) -> None:
+        """The engine's ask to be woken at ``ms`` (``ctx.wake_at``): replaces an earlier one."""
+        self.wake = ms
+
+    def idle(self, turn_idx: int, gap_ms: int) -> None:
+        """The user is away ``gap_ms`` before turn ``turn_idx``: the clock moves to the gap's end.
+
+        An ask at a time ``ms`` with start <= ms < end (start: the clock now) wakes the engine:
+        the clock is set to ``ms`` and ``engine.on_wake(ctx)`` runs; an ask it makes then for a
+        later time in the gap is woken too. Any ask left is dropped with the gap. The clock ends
+        at the gap's end, or later if the wakes' calls ran past it (the user's message waits).
+        """
+        clock = self.clock
+        end = clock.now_ms + gap_ms
+        while self.wake is not None:
+            wake, self.wake = self.wake, None
+            if not clock.now_ms <= wake < end:
+                break
+            clock.now_ms = wake
+            self.on_wake(turn_idx)
+            if self.wake is not None and self.wake <= wake:
+                self.wake = None  # a time not after this one: already passed
+        self.wake = None
+        clock.now_ms = max(clock.now_ms, end)
+
+    def on_wake(self, turn_idx: int) -> None:
+        """Call the engine's ``on_wake`` (an error names the gap it happened in)."""
+        try:
+            wake = getattr(self.engine, "on_wake", None)
+            if wake is None:
+                raise EngineError(self.engine.name, "ctx.wake_at()", "asked to be woken",
+                                  "the engine has no on_wake(ctx) method for the loop to call")
+            wake(self.ctx)
+        except EngineError as exc:
+            where = f"the idle gap before turn {turn_idx}"
+            raise exc.locate(step=where, workload=self.workload.name, window=self.workload.window) from exc.__cause__
 
     def reported(self) -> tuple[tuple[Message, ...], int] | None:
         """What ``ctx.usage_tokens()`` anchors on: the last conversation request and its reply,
@@ -241,6 +288,7 @@ class _Driver:
     def _step(self, turn_idx: int, step_idx: int) -> bool:
         """One step: maybe compact, send, record the reply, run its tools; False when it called none."""
         session, engine, header = self.session, self.engine, self.header
+        self.wake = None  # an ask holds until the next step starts (or the next idle gap ends)
         engine.before_step(self.ctx)
         step_surface = session.surface
         session.append("step/start", turn=turn_idx, step=step_idx)

@@ -247,7 +247,7 @@ def test_claude_code_precomputes_the_summary_and_keeps_the_rounds_since():
     assert call.messages == (*view[:-2], claude_code.INSTRUCTION) and view[-2].role == "assistant"
     arm_round = view[-2:]
     n = _run_to(h, engine, lambda: bool(h.rewrites()), first=1_000)
-    assert len(h.sent) == 1 and engine.counts == {"auto": 1, "idle": 0, "microcompact": 0, "precomputed": 1, "thrash": 0}
+    assert len(h.sent) == 1 and engine.counts == {"auto": 1, "idle": 0, "expiry": 0, "microcompact": 0, "precomputed": 1, "thrash": 0}
     messages = h.ctx.messages()
     since = messages[messages.index(arm_round[1]) + 1 :]
     assert len(since) == 2 * n + 1  # the new user message of _run_to and the steps since
@@ -562,11 +562,12 @@ def test_claude_code_does_not_clear_within_the_cache_lifetime():
 
 
 @pytest.mark.parametrize(("name", "idle_s", "compacts"), [
-    ("claude-code-idle-compact", 3_300, True),
-    ("claude-code-idle-compact", 3_299, False),
+    # 2.1.286 and 2.1.337 fire at 0.9 of the cache's lifetime after its last use: minute 54 of 60.
+    ("claude-code-idle-compact", 3_240, True),
+    ("claude-code-idle-compact", 3_239, False),
     ("claude-code-autocompact", 3_400, False),
 ])
-def test_idle_compaction_after_55_minutes_on_a_large_context(name, idle_s, compacts):
+def test_idle_compaction_after_54_minutes_on_a_large_context(name, idle_s, compacts):
     h = Harness(window=1_000_000, cap=8_000)
     engine = build(name, 1_000_000, idle_min_tokens=1_000, **SUMMARY_ALONE)
     h.user()
@@ -583,6 +584,54 @@ def test_idle_compaction_after_55_minutes_on_a_large_context(name, idle_s, compa
         assert engine.counts["idle"] == 1 and len(engine.view(h.session)) == 1
 
 
+class WakingHarness(Harness):
+    """A harness whose context takes wake asks (``ctx.wake_at``), as the agent loop's does."""
+
+    def __init__(self, window: int = 10_000, cap: int = 500) -> None:
+        super().__init__(window, cap)
+        self.asks: list[int] = []
+        self.ctx = StepContext(self.session, lambda p, m: self.info, self.client, window, HEADER, lambda: self.now,
+                               None, self.asks.append)
+
+
+@pytest.mark.parametrize(("name", "config", "asks"), [
+    ("claude-code-idle-compact", {}, True),
+    ("claude-code-idle-compact", {"cache_ttl_s": 300}, False),  # Claude Code arms it on the 1 h cache only
+    ("claude-code-autocompact", {}, False),
+])
+def test_idle_compaction_asks_to_be_woken_at_minute_54_after_each_request(name, config, asks):
+    h = WakingHarness(window=1_000_000, cap=8_000)
+    engine = build(name, 1_000_000, idle_min_tokens=1_000, **config)
+    h.user()
+    for n in range(3):
+        h.step(n)
+        h.now += 10_000
+        engine.before_step(h.ctx)
+    assert h.asks == ([30_000 + 3_240_000 - 10_000 * k for k in (2, 1, 0)] if asks else [])
+
+
+@pytest.mark.parametrize(("woken_s", "min_tokens", "compacts"), [
+    (3_240, 1_000, True),
+    (3_600, 1_000, False),  # the cache has expired: Claude Code's "lapsed"
+    (3_240, 10_000_000, False),  # under idle_min_tokens
+])
+def test_woken_in_the_gap_the_idle_compaction_runs_then_and_not_again_at_the_return(woken_s, min_tokens, compacts):
+    h = WakingHarness(window=1_000_000, cap=8_000)
+    engine = build("claude-code-idle-compact", 1_000_000, idle_min_tokens=min_tokens, **SUMMARY_ALONE)
+    h.user()
+    for n in range(10):
+        h.step(n)
+        engine.before_step(h.ctx)
+    h.now += woken_s * 1_000
+    engine.on_wake(h.ctx)
+    assert (len(h.sent), engine.counts["idle"]) == ((1, 1) if compacts else (0, 0))
+    h.now += 600_000  # back at minute 64 (or 70)
+    h.user("back")
+    engine.before_step(h.ctx)
+    # The return sends the compacted context; with a context that takes asks, no compaction runs there.
+    assert engine.counts["idle"] == (1 if compacts else 0) and len(h.sent) == (1 if compacts else 0)
+
+
 def test_idle_compaction_needs_a_large_context():
     h = Harness(window=1_000_000, cap=8_000)
     engine = build("claude-code-idle-compact", 1_000_000)  # the default: 200,000 tokens
@@ -594,6 +643,91 @@ def test_idle_compaction_needs_a_large_context():
     engine.before_step(h.ctx)
     # Away past the TTL on a small context: no idle compaction; the one result is the newest, kept.
     assert h.sent == [] and h.rewrites() == []
+
+
+@pytest.mark.parametrize(("fraction", "idle_s", "compacts"), [(0.5, 1_800, True), (0.5, 1_799, False), (0.95, 3_419, False)])
+def test_idle_compaction_fires_at_its_fraction_of_the_cache_lifetime(fraction, idle_s, compacts):
+    h = Harness(window=1_000_000, cap=8_000)
+    engine = build("claude-code-idle-compact", 1_000_000, idle_min_tokens=1_000, idle_fire_fraction=fraction, **SUMMARY_ALONE)
+    h.user()
+    for n in range(10):
+        h.step(n)
+        engine.before_step(h.ctx)
+    h.now += idle_s * 1_000
+    h.user("back")
+    engine.before_step(h.ctx)
+    assert bool(h.sent) is compacts
+
+
+def test_idle_compaction_runs_with_the_one_hour_cache_only():
+    # Claude Code's timer is not armed on the 5 minute cache ("not_one_hour"): away an hour, the
+    # engine clears old results as the cache expired, and compacts nothing.
+    h = Harness(window=1_000_000, cap=8_000)
+    engine = build("claude-code-idle-compact", 1_000_000, idle_min_tokens=1_000, cache_ttl_s=300, **SUMMARY_ALONE)
+    h.user()
+    for n in range(10):
+        h.step(n)
+        engine.before_step(h.ctx)
+    h.now += 3_600_000
+    h.user("back")
+    engine.before_step(h.ctx)
+    assert h.sent == [] and h.rewrites() == ["microcompact"] and engine.counts["idle"] == 0
+
+
+def _precomputed(**config):
+    """An idle-compact engine on a 200k window holding a precomputed summary (153,000 tokens)."""
+    h = Harness(window=200_000, cap=64_000)
+    engine = build("claude-code-idle-compact", 200_000, restore_files=0, idle_min_tokens=100_000, **config)
+    _run_to(h, engine, lambda: bool(h.sent))
+    assert engine.pending is not None and h.rewrites() == []
+    return h, engine
+
+
+def test_after_the_cache_expired_the_precomputed_summary_is_installed_at_the_next_prompt():
+    # 2.1.337's compact_after_cache_expiry: back after the 1 h cache expired, below the threshold,
+    # the summary made early is installed with no new summary call (the context is rewritten anyway).
+    h, engine = _precomputed(after_expiry=True)
+    (call,) = h.sent
+    h.now += 3_600_000
+    h.user("back")
+    engine.before_step(h.ctx)
+    assert h.sent == [call] and h.rewrites() == ["checkpoint"]
+    assert engine.counts["expiry"] == 1 and engine.counts["precomputed"] == 1 and engine.counts["idle"] == 0
+    assert engine.view(h.session)[0] == Message("user", (Text(claude_code.CONTINUED + "summary 1"),))
+    (event,) = [e for e in h.session.events if e.kind == "compaction/rewrite"]
+    assert (event.info["trigger"], event.info["precomputed"]) == ("expiry", True)
+
+
+@pytest.mark.parametrize(("config", "idle_s", "user"), [
+    ({}, 3_600, True),  # off by default (a remote flag in 2.1.337): idle compaction writes a new summary
+    ({"after_expiry": True}, 3_500, True),  # the cache is still warm: the idle compaction, a new call
+    ({"after_expiry": True}, 3_600, False),  # a tool result, not the user's prompt: no install
+])
+def test_the_precomputed_summary_is_installed_only_after_the_cache_expired_at_a_prompt(config, idle_s, user):
+    h, engine = _precomputed(**config)
+    h.now += idle_s * 1_000
+    if user:
+        h.user("back")
+    else:
+        h.step(999)
+    engine.before_step(h.ctx)
+    # No install; the idle compaction (a gap of 54 minutes or more) summarizes anew instead.
+    assert engine.counts["expiry"] == 0 and engine.counts["idle"] == 1 and len(h.sent) == 2
+
+
+@pytest.mark.parametrize(("config", "message"), [
+    ({"after_expiry": True, "release": "2.1.286"}, "after_expiry needs release 2.1.337"),
+    ({"release": "2.1.300"}, "release must be one of 2.1.286, 2.1.337, got '2.1.300'"),
+    ({"idle_fire_fraction": 0.4}, "idle_fire_fraction must be between 0.5 and 0.95, got 0.4"),
+])
+def test_idle_settings_out_of_what_the_binaries_do_are_one_line(config, message):
+    with pytest.raises(UserError, match=message):
+        load_engine("claude-code-idle-compact").build(32_000, EngineOptions(config=config))
+
+
+def test_after_expiry_needs_idle_compaction():
+    with pytest.raises(UserError, match="after_expiry needs idle_compact"):
+        load_engine("claude-code-autocompact").build(32_000, EngineOptions(config={"after_expiry": True}))
 
 
 # --- anthropic-context-editing
@@ -737,3 +871,13 @@ def test_any_settings_table_builds_an_engine_or_is_one_line(name, config):
         # Claude Code's two names are one engine: ``idle_compact`` decides which it is.
         claude = ("claude-code-autocompact", "claude-code-idle-compact")
         assert engine.name == (claude[bool(engine.settings["idle_compact"])] if name in claude else name)
+
+
+def test_claude_code_replaced_setting_names_its_replacement():
+    """A config written for the fixed 3,300 s idle gap says what replaced it, before the known keys."""
+    from prefixbench.kernel.strategies.settings import read_settings
+    from prefixbench.kernel.strategies.claude_code import DEFAULTS, _REPLACED
+    with pytest.raises(ValueError, match=r"setting 'idle_after_s' was replaced: use idle_fire_fraction"):
+        read_settings("claude-code-idle-compact", {"idle_after_s": 3300}, DEFAULTS, _REPLACED)
+    with pytest.raises(ValueError, match=r"unknown setting 'nope' \(known: "):
+        read_settings("claude-code-idle-compact", {"nope": 1}, DEFAULTS, _REPLACED)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from prefixbench.kernel import EngineOptions, Message, Text, user_text
-from prefixbench.kernel.strategies.codex import COMPACT_PROMPT, SUMMARY_PREFIX, CodexCompact, factory, is_item, select_user_messages
+from prefixbench.kernel.strategies.codex import (
+    COMPACT_PROMPT,
+    SUMMARY_PREFIX,
+    TRIGGER,
+    CodexCompact,
+    factory,
+    is_item,
+    select_user_messages,
+)
 from prefixbench.kernel.strategies.foldview import tokens_of
 from prefixbench.kernel.strategies.openai_compaction import compaction_item
 from tests.unit.kernel.agent_sessions import Recorder, context, grow, left_alone, rewrites, session_with
@@ -199,17 +207,21 @@ def test_a_failed_remote_compaction_warns_and_leaves_the_view():
 
 def test_the_mode_setting_is_checked():
     assert factory(10_000, EngineOptions(config={"mode": "remote"})).mode == "remote"
-    assert factory(10_000, EngineOptions()).mode == "local"
-    with pytest.raises(ValueError, match="mode must be one of local, remote"):
+    assert factory(10_000, EngineOptions(config={"mode": "remote_v2"})).mode == "remote_v2"
+    assert factory(10_000, EngineOptions()).mode == "auto"
+    with pytest.raises(ValueError, match="mode must be one of auto, local, remote, remote_v2"):
         factory(10_000, EngineOptions(config={"mode": "v2"}))
 
 
 def test_a_budget_for_the_other_mode_is_an_error_naming_it():
-    with pytest.raises(ValueError, match="retained_budget applies only to mode = 'remote'"):
-        factory(10_000, EngineOptions(config={"retained_budget": 1_000}))
+    with pytest.raises(ValueError, match="retained_budget applies only to mode = 'remote' or 'remote_v2'"):
+        factory(10_000, EngineOptions(config={"mode": "local", "retained_budget": 1_000}))
     with pytest.raises(ValueError, match="user_budget applies only to mode = 'local'"):
-        factory(10_000, EngineOptions(config={"mode": "remote", "user_budget": 1_000}))
-    assert factory(10_000, EngineOptions(config={"mode": "remote", "retained_budget": 1_000})).retained_budget == 1_000
+        factory(10_000, EngineOptions(config={"mode": "remote_v2", "user_budget": 1_000}))
+    assert factory(10_000, EngineOptions(config={"mode": "remote_v2", "retained_budget": 1_000})).retained_budget == 1_000
+    # auto may take either path, so it takes both budgets.
+    both = factory(10_000, EngineOptions(config={"user_budget": 1_000, "retained_budget": 2_000}))
+    assert (both.mode, both.user_budget, both.retained_budget) == ("auto", 1_000, 2_000)
 
 
 def test_the_local_prompt_and_summary_prefix_follow_the_templates_at_928a707():
@@ -247,3 +259,100 @@ def test_on_thinking_tools_at_32k_the_remote_call_is_cold_and_the_request_after_
     # Either way the first request after reads the same head: the system, tools and the kept
     # user messages up to where the old history went on differently.
     assert [read for _, read in calls(remote)][:3] == [read for _, read in calls(local)][:3]
+
+
+# --- remote_v2 mode (compact_remote_v2.rs) and the default ---------------------------------------
+
+
+def test_remote_v2_sends_the_view_with_its_tools_and_the_trigger_then_keeps_users_and_the_item():
+    import msgspec
+
+    from prefixbench.kernel import StepContext
+    from prefixbench.simulator.wire import ToolSchema
+    from tests.unit.kernel.agent_sessions import ROUTED
+
+    session = session_with([("fix the bug", 18)])
+    tooled = msgspec.structs.replace(ROUTED, tools=(ToolSchema("read", "read a file"),))
+    client = Recorder()
+    engine = CodexCompact(10_000, mode="remote_v2")
+    base = context(session, 10_000, client)
+    ctx = StepContext(session, base.catalog, client, 10_000, tooled)
+    before = engine.view(session)
+    engine.before_step(ctx)
+    (request,) = client.sent
+    # A normal turn of the routed family: the history, then the trigger; the tools stay (remote
+    # mode drops them), so the request extends the cached conversation.
+    assert request.purpose == "compaction" and request.messages == (*before, TRIGGER)
+    assert request.system == "You are a coding agent." and request.tools == tooled.tools
+    view = engine.view(session)
+    assert view == (user_text("fix the bug"), compaction_item("SUMMARY OF THE WORK"))
+    assert rewrites(session) == ["compaction"]
+
+
+def test_a_second_remote_v2_compaction_replays_the_item_and_never_keeps_the_trigger():
+    session = session_with([("fix the bug", 18)])
+    engine = CodexCompact(10_000, mode="remote_v2")
+    client = Recorder()
+    engine.before_step(context(session, 10_000, client))
+    session.append("user/message", user_text("now add a test"))
+    grow(session, 18)
+    engine.before_step(context(session, 10_000, client))
+    assert is_item(client.sent[1].messages[1]) and client.sent[1].messages[-1] == TRIGGER
+    view = engine.view(session)
+    assert [m.text() for m in view[:2]] == ["fix the bug", "now add a test"]
+    assert len(view) == 3 and is_item(view[2]) and TRIGGER not in view
+
+
+def test_auto_takes_remote_v2_on_an_openai_route_and_local_elsewhere():
+    # Codex compacts remotely (v2, its remote_compaction_v2 feature on by default at 009bd87)
+    # when the provider is OpenAI's, locally for any other.
+    import msgspec
+
+    from prefixbench.kernel import Envelope, StepContext
+    from tests.unit.kernel.agent_sessions import ROUTED
+
+    for provider, kind in (("openai", "compaction"), ("deepseek", "checkpoint"), ("anthropic", "checkpoint")):
+        session = session_with([("fix the bug", 18)])
+        routed = msgspec.structs.replace(ROUTED, envelope=Envelope(provider, "m", "max"))
+        client = Recorder()
+        base = context(session, 10_000, client)
+        engine = CodexCompact(10_000)
+        engine.before_step(StepContext(session, base.catalog, client, 10_000, routed))
+        assert rewrites(session) == [kind], provider
+        assert (client.sent[0].messages[-1] == TRIGGER) is (provider == "openai")
+
+
+def test_the_remote_v2_note_says_what_its_price_rests_on():
+    from prefixbench.kernel.strategies.codex import REMOTE_PRICE_NOTE, REMOTE_V2_NOTE, run_notes
+
+    assert run_notes("codex-compact", {"mode": "remote_v2"}) == [REMOTE_V2_NOTE]
+    assert run_notes("codex-compact", {"mode": "remote"}) == [REMOTE_PRICE_NOTE]
+    assert run_notes("codex-compact", {}) == [] and run_notes("codex-compact", {"mode": "auto"}) == []
+    # As a sweep's record holds the table (text).
+    from prefixbench.workloads.runs.sweep import recorded_engine_config
+
+    assert run_notes("codex-compact", recorded_engine_config("engine_config=mode=remote_v2;steps=24")) == [REMOTE_V2_NOTE]
+
+
+def test_on_thinking_tools_at_32k_the_remote_v2_call_is_warm_like_the_local_turn():
+    from prefixbench.workloads.specs.engine import EngineCase, run_case
+
+    case = EngineCase(32_000, "thinking-tools", "lenient")
+    local = run_case("codex-compact", case, "patched", {"mode": "local"})
+    v2 = run_case("codex-compact", case, "patched", {"mode": "remote_v2"})
+    remote = run_case("codex-compact", case, "patched", {"mode": "remote"})
+    assert v2.num_folds == 4
+
+    def compaction_calls(run):
+        return [o for o in run.observations if o.purpose == "compaction"]
+
+    def uncached(run):
+        return sum(o.prompt_tokens - o.cached_tokens for o in run.observations)
+
+    # The v2 call extends the cached conversation (tools kept): it reads as the local turn does,
+    # where remote mode's tool-less call reads next to nothing in the simulator's rendering.
+    assert min(o.cached_tokens / o.prompt_tokens for o in compaction_calls(v2)) > 0.96
+    assert uncached(v2) < 0.55 * uncached(remote) and abs(uncached(v2) - uncached(local)) < 0.01 * uncached(local)
+    # The thinking-tools route is DeepSeek's: the default (auto) compacts locally there, as Codex does.
+    default = run_case("codex-compact", case, "patched", {})
+    assert uncached(default) == uncached(local)

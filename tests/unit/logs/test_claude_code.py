@@ -426,6 +426,24 @@ def test_claude_code_on_another_vendors_model_through_a_gateway_is_no_anthropic_
     assert (requests[0].usage.uncached, requests[0].usage.output) == (25_430, 59)
 
 
+def test_claude_code_on_deepseek_reads_into_the_reply_it_sends_back(tmp_path: Path) -> None:
+    """Claude Code sends a response back whole, thinking included, and DeepSeek's cache keeps each
+    reply (a 128-token unit at its end): a tool loop's next call reads the previous prompt and
+    reply to their last whole unit, as the OpenCode, Cline and pi readers have it for DeepSeek."""
+    t = Transcript(version="2.1.133")
+    t.user("go", "2026-05-10T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-05-10T00:00:02.000Z", [cc_usage(8_886, 0, 0, 200, write_1h=None)],
+                model="deepseek-v4-flash")
+    t.user("tool output", "2026-05-10T00:00:05.000Z", tool=True)
+    # prompt 9,398 = 8,886 + 200 + 312 new; reads (8,886 + 200) // 128 units
+    t.assistant("req_2", "2026-05-10T00:00:07.000Z", [cc_usage(438, 0, 8_960, 181, write_1h=None)],
+                model="deepseek-v4-flash")
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [r.provider for r in result.rows] == ["deepseek", "deepseek"]
+    # 8,832 (the previous prompt's last unit) while the reply was taken as not sent back.
+    assert result.rows[1].predicted_cache_read == 8_960
+
+
 def _with_iterations(top: dict, *compactions: dict) -> dict:
     """A response's usage under Anthropic's server-side compaction: ``iterations`` lists the
     compaction samplings and the message's own, the top level is the message's alone."""

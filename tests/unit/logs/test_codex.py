@@ -496,6 +496,56 @@ def test_a_remote_compactions_call_is_counted_once(tmp_path: Path) -> None:
     assert [why for _, why in summaries[0].skipped] == ["token_count of the remote compaction call counted from its token_usage_record"]
 
 
+def _usage_record(response: str, usage: tuple[int, int, int], turn: tuple[int, int, int], thread: tuple[int, int, int],
+                  model: str) -> dict:
+    """A ``token_usage_record`` payload as Codex's ``TokenUsageRecord`` serializes it (openai/codex
+    ``codex-rs/protocol``: thread, turn, session and root turn ids, the response's usage, the turn's
+    and the thread's usage so far, ``attribution {model, model_provider, service_tier,
+    context_length}``, ``completed_at_ms``)."""
+    def counts(prompt: int, cached: int, output: int) -> dict:
+        return {"input_tokens": prompt, "cached_input_tokens": cached, "cache_write_input_tokens": 0,
+                "output_tokens": output, "reasoning_output_tokens": 0, "total_tokens": prompt + output}
+    return {"thread_id": PARENT, "parent_thread_id": None, "turn_id": "t2", "session_id": PARENT, "root_turn_id": "t2",
+            "response_id": response, "usage": counts(*usage), "turn_token_usage": counts(*turn), "thread_token_usage": counts(*thread),
+            "attribution": {"model": model, "model_provider": "openai", "service_tier": None, "context_length": "short"},
+            "completed_at_ms": 1790000000000}
+
+
+def test_a_remote_v2_compaction_call_is_priced_on_the_model_its_record_names(tmp_path: Path) -> None:
+    """Codex's remote compaction v2 (openai/codex ``compact_remote_v2.rs``) streams a normal
+    Responses turn; its usage is written only in a ``token_usage_record`` whose ``attribution``
+    names the model that answered, and the compaction may run on another model than the turn's
+    (the previous one when the user moved to a smaller window; the current one as a fallback).
+    After the ``compacted`` record, Codex re-estimates the context: a token count of no input
+    and no output, the running total unchanged. Main priced the compaction call on the turn's
+    model. The calls add up to the rollout's own records: 10,000 + 10,400 + 3,000 prompt tokens."""
+    lines = [
+        *PARENT_LINES[:3],
+        ("2026-09-21T11:14:29.900Z", "token_usage_record", _usage_record("resp_1", (10000, 0, 400), (10000, 0, 400), (10000, 0, 400), "gpt-5.1-codex")),
+        PARENT_LINES[3],
+        ("2026-09-21T11:15:00.000Z", "turn_context", {"model": "gpt-5.1-codex-mini", "effort": "high"}),
+        ("2026-09-21T11:15:00.100Z", "response_item", _user("go on")),
+        ("2026-09-21T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_compact", (10400, 10368, 900), (10400, 10368, 900), (20400, 10368, 1300), "gpt-5.1-codex")),
+        ("2026-09-21T11:15:10.100Z", "compacted", {"message": "", "replacement_history": [_user("map the repo"), _user("go on")],
+                                                   "window_number": 1, "compaction_response_id": "resp_compact"}),
+        ("2026-09-21T11:15:10.200Z", "event_msg", {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 10000, "cached_input_tokens": 0, "output_tokens": 400},
+            "last_token_usage": {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0, "total_tokens": 2100}}}),
+        ("2026-09-21T11:15:15.000Z", "token_usage_record",
+         _usage_record("resp_2", (3000, 0, 30), (13400, 10368, 930), (23400, 10368, 1330), "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:15:15.100Z", "event_msg", _tc(13000, 0, 430, 3000, 0, 30)),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-v2.jsonl", lines)])
+    assert [(r.usage.prompt, r.model, r.compaction_call) for r in requests] == [
+        (10000, "gpt-5.1-codex", False), (10400, "gpt-5.1-codex", True), (3000, "gpt-5.1-codex-mini", False)]
+    # The compaction extends the call before it, on that call's model: its head is that model's.
+    assert requests[1].prefix.parent == requests[0].prefix.node and requests[1].prefix.head == requests[0].prefix.head
+    records = [payload["usage"] for _, kind, payload in lines if kind == "token_usage_record"]
+    assert sum(r.usage.prompt for r in requests) == sum(u["input_tokens"] for u in records)
+    assert sum(r.usage.output for r in requests) == sum(u["output_tokens"] for u in records)
+
+
 def test_a_rollout_whose_every_token_count_was_counted_elsewhere_says_so(tmp_path: Path) -> None:
     """A resumed copy whose token counts all repeat the original's: its note says they were
     counted elsewhere, not that the rollout is of an older Codex without usage."""

@@ -108,7 +108,7 @@ def test_a_folder_walk_skips_a_headless_output_with_a_note(tmp_path: Path) -> No
     skipped = {Path(s.file).name: (s.format, s.notes) for s in summaries if s.format == "headless"}
     assert set(skipped) == {"exec.jsonl", "gemini.json", "events.jsonl"}
     assert skipped["exec.jsonl"][1][0].startswith("skipped: Codex exec --json output: it reports usage per turn only")
-    assert skipped["events.jsonl"][1][0].startswith("skipped: a GitHub Copilot CLI session (events.jsonl): it logs each call's output")
+    assert skipped["events.jsonl"][1][0].startswith("skipped: a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts")
     (folder / "events.jsonl").unlink()
     # A folder of nothing else says what the first file is.
     (folder / "rollout.jsonl").unlink()

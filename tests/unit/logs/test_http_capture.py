@@ -247,13 +247,13 @@ def test_server_reasons_are_the_top_evidence_and_scored_against_the_audits_own(t
     assert (by_line[4].cause, by_line[4].evidence) == ("tools-changed", "diagnostic")
     # "unavailable": the server names no cause; the audit's own evidence does (the effort changed).
     assert (by_line[5].cause, by_line[5].server_reason, by_line[5].inferred_cause) == ("effort-changed", "unavailable", "effort-changed")
-    table = {(a.server_reason, a.audit_cause): a.agree for a in result.agreement}
-    assert table[("unavailable", "effort-changed")] is None
+    table = {(a.server_reason, a.audit_cause): (a.agree, a.verdict) for a in result.agreement}
+    assert table[("unavailable", "effort-changed")] == (True, "names-more")
     assert set(table) >= {("unavailable", "effort-changed")} and len(result.agreement) == 3
     from prefixbench.reports.audit import audit_json, audit_table
 
     text = audit_table(result)
-    assert "server's reasons vs the audit's own causes" in text and "server names no cause" in text
+    assert "server's reasons vs the audit's own causes" in text and "audit names more" in text
     assert json.loads(audit_json(result))["agreement"][0]["server_reason"]
 
 

@@ -248,3 +248,24 @@ def test_a_copilot_cli_session_folder_is_one_line_pointing_to_the_otel_export(
         assert "a GitHub Copilot CLI session (events.jsonl)" in err
         assert ("audit its session store instead (~/.copilot/session-store.db, Copilot CLI 1.0.73 on), or its "
                 "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)") in err
+
+
+def test_a_copilot_cli_session_of_late_2025_is_not_said_to_log_output_tokens(tmp_path: Path) -> None:
+    # Copilot CLI's sessions of late 2025 (``~/.copilot/session-state/<id>.jsonl``, a committed one
+    # at Tokisaki7-Dev/HAWZX-AI@f1c0568, ``copilotVersion`` "unknown") carry no token count at all:
+    # their assistant.message events have no outputTokens and there is no session.shutdown. Main's
+    # refusal said the file "logs each call's output tokens only", which such a file does not.
+    events = [
+        {"type": "session.start", "data": {"sessionId": "s", "version": 1, "producer": "copilot-agent", "copilotVersion": "unknown",
+                                          "startTime": "2025-12-02T05:48:47.760Z"}, "id": "e1", "timestamp": "2025-12-02T05:48:47.760Z", "parentId": None},
+        {"type": "user.message", "data": {"content": "continue", "attachments": []}, "id": "e2", "timestamp": "2025-12-02T05:48:47.774Z", "parentId": "e1"},
+        {"type": "assistant.message", "data": {"messageId": "m1", "content": "Done", "toolRequests": []},
+         "id": "e3", "timestamp": "2025-12-02T05:48:52.000Z", "parentId": "e2"},
+    ]
+    path = tmp_path / "5f0c.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    with pytest.raises(UserError) as caught:
+        detect_format(path)
+    said = str(caught.value)
+    assert said.startswith(f"{path}:1: a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts")
+    assert "output tokens only" not in said

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import json
 import lzma
+import re
 from pathlib import Path
 
 import pytest
@@ -414,3 +415,70 @@ def test_a_file_that_ends_inside_a_character_says_so_at_the_line_it_ends(
         assert main(["audit", str(path)]) == 2
         err = capsys.readouterr().err
         assert "ends inside a UTF-8 character" in err and "Traceback" not in err
+
+
+def _cut_line(char: str, cut: int) -> bytes:
+    """A JSON line whose text breaks off after ``cut`` of ``char``'s bytes (no newline)."""
+    line = json.dumps({"type": "user", "text": f"voil\u00e0 {char} end"}, ensure_ascii=False).encode()
+    return line[: line.index(char.encode()) + cut]
+
+
+def _zstd(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor().compress(data)
+
+
+@pytest.mark.parametrize("compress", [None, gzip.compress, _zstd], ids=["plain", "gzip", "zstd"])
+@pytest.mark.parametrize("char", _CHARS)
+def test_a_json_lines_file_cut_inside_a_character_on_its_last_line_says_so_on_every_reading(
+        tmp_path: Path, char: str, compress) -> None:
+    # Base: "FILE:N: not UTF-8 text" where no torn tail is read (the file's only line, a reader
+    # that takes no torn line); the cut mid-JSON is "truncated or malformed JSON" there, exit 2
+    # alike. A torn tail (a line after whole records) is still skipped with its note.
+    whole = json.dumps({"type": "user", "text": "hi"}).encode() + b"\n"
+    for cut in range(1, len(char.encode())):
+        for head, line in ((b"", 1), (whole * 2, 3)):
+            data = head + _cut_line(char, cut)
+            path = tmp_path / (f"log-{cut}-{line}.jsonl" + ("" if compress is None else ".z"))
+            path.write_bytes(data if compress is None else compress(data))
+            with pytest.raises(UserError, match=rf"^{re.escape(str(path))}:{line}: the file ends inside a UTF-8 character$"):
+                list(iter_records(path))  # the readers that take no torn line (OpenCode's storage, OpenHands' events)
+            torn: list[int] = []
+            if line == 1:
+                with pytest.raises(UserError, match=rf"^{re.escape(str(path))}:1: the file ends inside a UTF-8 character$"):
+                    list(iter_records(path, torn=torn))
+            else:
+                assert len(list(iter_records(path, torn=torn))) == 2 and torn == [3]
+
+
+@pytest.mark.parametrize("char", _CHARS)
+def test_the_line_readers_say_a_file_ends_inside_a_character_where_it_does(tmp_path: Path, char: str) -> None:
+    # replay's and check --trace's lines (jsonlines.iter_lines, then read_json), the line reader
+    # and the whole-file reader of reading.py. Base: "not UTF-8 text (byte 0xe2 at column 59; a
+    # binary or truncated file?)". The same bytes with a newline after them are not UTF-8.
+    from prefixbench.workloads.logs import reading
+    from prefixbench.workloads.logs.jsonlines import iter_lines, read_json
+
+    whole = b'{"a": 1}\n'
+    for cut in range(1, len(char.encode())):
+        path = tmp_path / f"log-{cut}.jsonl"
+        path.write_bytes(whole + _cut_line(char, cut))
+        ends = rf"^{re.escape(str(path))}:2: the file ends inside a UTF-8 character$"
+        (_, first), (number, last) = iter_lines(path)
+        with pytest.raises(UserError, match=ends):
+            read_json(last, path, number)
+        with pytest.raises(UserError, match=ends):
+            list(reading.iter_lines(path))
+        with pytest.raises(UserError, match=ends):
+            reading.read_text(path)
+        path.write_bytes(whole + _cut_line(char, cut) + b"\n" + whole)
+        (_, first), (number, last), _ = iter_lines(path)
+        with pytest.raises(UserError, match=rf"^{re.escape(str(path))}:2: not UTF-8 text"):
+            read_json(last, path, number)
+        with pytest.raises(UserError, match=rf"^{re.escape(str(path))}:2: not UTF-8 text"):
+            list(reading.iter_lines(path))
+        with pytest.raises(UserError, match=rf"^{re.escape(str(path))}:2: not UTF-8 text"):
+            reading.read_text(path)
+        with pytest.raises(UserError, match=rf"^{re.escape(str(path))}:2: not UTF-8 text$"):
+            list(iter_records(path))

@@ -502,6 +502,34 @@ def test_a_last_line_cut_inside_a_character_is_a_torn_tail(tmp_path, capsys, arg
     assert_one_line(status, err, f"{path}:2: ")
 
 
+@pytest.mark.parametrize("argv", [["replay"], ["check", "--trace"], ["audit", "--quiet"]])
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_a_log_whose_only_line_is_cut_inside_a_character_says_the_file_ends_there(tmp_path, capsys, monkeypatch, argv, stdin):
+    """A cut first line is refused (no log being written: a copy cut short), as one cut mid-JSON
+    is; cut inside a character it was 'not UTF-8 text' (replay and check --trace: 'a binary or
+    truncated file?'), now the line says where the file ends. Also read from standard input."""
+    import io
+    import sys
+
+    line = json.dumps({"model": "m", "messages": [{"role": "user", "content": "d\u00e9j\u00e0 \u2713"}]}, ensure_ascii=False).encode()
+    data = line[: line.index("\u2713".encode()) + 1]
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(data)
+    name = str(path)
+    if stdin:
+        stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
+        monkeypatch.setattr(sys, "stdin", stream)
+        name = "<stdin>"
+    status, _, err = run(capsys, *argv, "-" if stdin else str(path))
+    assert_one_line(status, err, f"{name}:1: the file ends inside a UTF-8 character")
+    if argv[0] == "audit" and not stdin:  # a folder walk names it so too, and leaves it out
+        folder = tmp_path / "walk"
+        folder.mkdir()
+        (folder / "cut.jsonl").write_bytes(data)
+        status, _, err = run(capsys, "audit", "--quiet", str(folder))
+        assert_one_line(status, err, f"{folder / 'cut.jsonl'}:1: the file ends inside a UTF-8 character")
+
+
 def test_audit_refuses_a_bad_price_date_before_reading_any_log(tmp_path, capsys):
     # Before: the logs were read (a progress bar, seconds on a large folder) and their own errors
     # said first; the date was checked only when the first request was priced.

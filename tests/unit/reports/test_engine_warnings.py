@@ -28,7 +28,7 @@ def test_a_sweep_that_thrashes_says_so_once_with_the_count(tmp_path, capsys):
     assert main(["sweep", *THRASHING, "--out", str(tmp_path)]) == 0
     printed = _notes(capsys.readouterr().out)
     assert len(printed) == 1 and printed[0].startswith(f"note: {THRASH_NOTE}")
-    assert "in thinking-tools 24k patched; the engine compacted anyway" in printed[0]
+    assert "in thinking-tools 24k patched cache byte-exact; the engine compacted anyway" in printed[0]
     report = _notes((tmp_path / "report.md").read_text())
     assert report == [f"Note: {printed[0].removeprefix('note: ')}."]
     rows = list(csv.DictReader((tmp_path / "runs.csv").open()))
@@ -50,7 +50,7 @@ def test_a_threshold_under_the_restarted_context_is_said_once_a_run(tmp_path, ca
     assert main(argv) == 0
     low, thrash = _notes(capsys.readouterr().out)
     assert low == ("note: claude-code-autocompact had its threshold (2,000 tokens) at or below the context a compaction "
-                   "restarts with (the summary, the kept rounds and the re-read files) in seed-coding 16k patched; the "
+                   "restarts with (the summary, the kept rounds and the re-read files) in seed-coding 16k patched cache byte-exact; the "
                    "request after such a compaction compacts again: the window is too small for Claude Code's threshold "
                    "and re-read budgets, and its compactions and thrash stops there say little about the workload")
     assert "stopped auto-compacting 19 times (Claude Code's thrash stop: the context refilled to the threshold, 2,000 tokens," in thrash
@@ -86,12 +86,37 @@ def test_bench_notes_the_warnings_of_its_runs(tmp_path, capsys):
     assert _notes((tmp_path / "report.md").read_text()) == [f"Note: {printed[0].removeprefix('note: ')}."]
 
 
+def test_the_notes_name_the_cache_model_their_counts_were_made_under(tmp_path, capsys):
+    """Review of issue 19: bench's note said 37 stops, sweep's 34, each "in thinking-tools 24k
+    patched", as if the same run. Claude Code reads its context's size from the provider's usage,
+    so under Anthropic's cache model, which counts more tokens than chars/4 (sweep's default,
+    byte-exact), it compacts at other requests (121 summary calls, not 111) and stops 37 times:
+    both counts are right, and each note names the cache model (bench by its label) it ran under.
+    A bench of several runs counts every run (each seed, each cache model), and says over how many."""
+    assert main(["sweep", *THRASHING, "--out", str(tmp_path / "sweep")]) == 0
+    [swept] = _notes(capsys.readouterr().out)
+    assert swept.endswith(" in thinking-tools 24k patched cache byte-exact; the engine compacted anyway, as the user's next turn would")
+    assert main(["sweep", *THRASHING, "--cache", "anthropic", "--out", str(tmp_path / "anthropic")]) == 0
+    [anthropic] = _notes(capsys.readouterr().out)
+    assert "37 times" in anthropic and " in thinking-tools 24k patched cache anthropic; " in anthropic
+    argv = ["bench", "--workloads", "thinking-tools", "--strategies", "claude-code-autocompact", "--windows", "24k", "--quiet",
+            "--jobs", "1"]
+    assert main([*argv, "--caches", "anthropic-5m", "--seeds", "0", "--out", str(tmp_path / "bench")]) == 0
+    [benched] = _notes(capsys.readouterr().out)
+    assert "37 times" in benched and " in thinking-tools 24k patched cache anthropic-5m; " in benched
+    assert main([*argv, "--caches", "anthropic-1h,openai", "--seeds", "0,1", "--out", str(tmp_path / "bench2")]) == 0
+    [several] = _notes(capsys.readouterr().out)
+    assert "stopped auto-compacting 140 times" in several  # 37 + 38 (anthropic-1h) + 34 + 31 (openai)
+    assert (" in 4 runs: thinking-tools 24k patched cache anthropic-1h (37), thinking-tools 24k patched seed 1 cache "
+            "anthropic-1h (38), thinking-tools 24k patched cache openai (34), thinking-tools 24k patched seed 1 cache openai (31);") in several
+
+
 def test_check_notes_each_run_once(tmp_path, capsys):
     # The deterministic spec runs a case twice: the note counts that run once. At 24k only
     # thinking-tools thrashes; its threshold is above the restarted context (no other note).
     main(["check", "--engine", "claude-code-autocompact", "--windows", "24k", "--quiet", "--out", str(tmp_path)])
     printed = _notes(capsys.readouterr().out)
-    assert printed == [f"note: {THRASH_NOTE} in thinking-tools 24k patched; the engine compacted anyway, as the user's next turn would"]
+    assert printed == [f"note: {THRASH_NOTE} in thinking-tools 24k patched cache byte-exact; the engine compacted anyway, as the user's next turn would"]
     assert json.loads((tmp_path / "check.json").read_text())["notes"] == [printed[0].removeprefix("note: ")]
 
 

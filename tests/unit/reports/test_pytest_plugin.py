@@ -235,3 +235,24 @@ def test_an_engine_that_differs_between_runs_fails_its_deterministic_items(tmp_p
     outcome, message = outcomes["prefixbench::deterministic[32k-seed-coding-lenient]"]
     assert outcome == "failed"
     assert message.startswith("FAIL  deterministic @32k [drifting/seed-coding/lenient]: a second run of the same case sent a different request #")
+
+
+@pytest.mark.parametrize(("engine", "config", "summaries"), [
+    # Written before on_wake existed: no EngineBase, no hook; it runs as it did.
+    ("tests.waking_engines:plain", "", 0),
+    # Asks to be woken 2 minutes after each request: idle-gaps' default gaps (4-6 minutes) wake it.
+    ("tests.waking_engines:waker", "after_s = 120\n", 5),
+])
+def test_the_fixture_runs_engines_with_and_without_the_wake_hook(tmp_path, engine, config, summaries):
+    (tmp_path / "engines.toml").write_text(f'["{engine}"]\n{config}')
+    (tmp_path / "test_team.py").write_text(
+        "def test_team(prefixbench):\n"
+        "    run = prefixbench.run('idle-gaps', '32k')\n"
+        f"    assert len(run.summaries) == {summaries}\n"
+    )
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", engine, "--prefixbench-windows", "32k",
+        "--prefixbench-engine-config", "engines.toml", "-k", "test_team",
+    )
+    assert code == 0, output
+    assert outcomes["test_team::test_team"] == ("passed", "")

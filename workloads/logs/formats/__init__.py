@@ -227,10 +227,12 @@ def file_format(path: Path) -> LogFormat | None:
 
 
 #: What a GitHub Copilot CLI session is, and why it is no log to audit (said after ``file:line: ``,
-#: and by a folder walk that skips one).
+#: and by a folder walk that skips one). Whatever its version: the sessions of late 2025
+#: (``session-state/<id>.jsonl``, ``copilotVersion`` "unknown") log no token count at all, later
+#: ones each call's output tokens (``assistant.message``) and the session's totals.
 COPILOT_CLI = (
-    "a GitHub Copilot CLI session (events.jsonl): it logs each call's output tokens only, "
-    "its prompt and cache counts only as the session's totals (session.shutdown): no request to audit; "
+    "a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts (at most each call's "
+    "output tokens, and the session's totals in session.shutdown): no request to audit; "
     "audit its session store instead (~/.copilot/session-store.db, Copilot CLI 1.0.73 on), or its "
     "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)"
 )

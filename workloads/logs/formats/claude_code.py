@@ -1147,6 +1147,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
             node=walk.node_name(req.node or req.key),
             parent=parent,
             new_blocks=req.new_blocks,
+            replays_output=provider in _REPLAYS_OUTPUT,
             shared=shared,
         ),
         events=_shared_events(tuple(req.events)),
@@ -1234,6 +1235,14 @@ def _find_relayed(walk: _Walk) -> None:
     walk.unsplit_kept = {model: (*seen, split[model], model in uncached)
                          for model, seen in unsplit.items() if model not in walk.relayed}
 
+
+#: Providers a transcript's calls reach whose cache keeps each reply (``caches_output``) and to
+#: which Claude Code sends a response back whole, thinking included, in the next call of its chain:
+#: DeepSeek's Anthropic-compatible endpoint, as the OpenCode, Cline and pi readers have it. On a
+#: public home (olivia215215/cabinet-governance, 2026-05, Claude Code 2.1.117-2.1.138,
+#: deepseek-v4-flash / -pro) a read reached into the previous call's reply (8,960 after a
+#: prompt of 8,886 and a reply of 200: the last 128-token unit of both).
+_REPLAYS_OUTPUT = frozenset({"deepseek"})
 
 #: Content blocks of a response that are its thinking.
 _THINKING = ("thinking", "redacted_thinking")

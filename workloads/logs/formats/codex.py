@@ -29,7 +29,8 @@ every record (``ordinal``) and says in its first ``session_meta`` what the threa
   a ``side`` (``compaction``) lane of that name;
 * a remote compaction's call, whose usage is only in the ``token_usage_record`` (each response's
   usage, otherwise repeated by its token count) whose response the ``compacted`` record after it
-  names: a compaction call, extending the conversation it summarizes;
+  names: a compaction call, extending the conversation it summarizes, on the model the record's
+  ``attribution`` names (a v2 compaction may run on another model than the turn's);
 * a fork (``forked_from_id``, ``forked_from_ordinal_exclusive``) or a continuation window after
   a compaction (``history_base {thread_id, end_ordinal_exclusive}``), whose inherited history is
   by reference: any record below that ordinal would be the earlier thread's, not counted; a
@@ -426,8 +427,9 @@ class _Rollout:
         self.thread = _Thread()
         self.thread_notes: list[str] = []
         #: The last ``token_usage_record`` no token count has matched yet: a remote compaction's
-        #: call, if the ``compacted`` record after it names its response.
-        self.held: tuple[Record, int | None, str, dict] | None = None
+        #: call, if the ``compacted`` record after it names its response (with the model its
+        #: ``attribution`` names, when it names one).
+        self.held: tuple[Record, int | None, str, dict, str | None] | None = None
         #: The usage of the compaction call just counted (its token_count, if any, is not a call).
         self.compaction_usage: dict | None = None
 
@@ -456,7 +458,8 @@ class _Rollout:
             self._reference(payload)
         elif kind == "token_usage_record":
             usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
-            self.held = (record, when, response, usage) if response is not None and usage else None
+            model = _text(as_dict(payload.get("attribution")).get("model"))
+            self.held = (record, when, response, usage, model) if response is not None and usage else None
         elif kind == "compacted" or (kind == "event_msg" and ptype in ("context_compacted", "compacted")):
             if kind == "compacted" and self.held is not None and self.held[2] == payload.get("compaction_response_id"):
                 self._compaction_call(*self.held)
@@ -809,13 +812,16 @@ class _Rollout:
             "thread's rollout is in the audit"
         )
 
-    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict) -> None:
+    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None) -> None:
         """A remote compaction's call (later Codex): its usage only in a ``token_usage_record``
-        whose response the ``compacted`` record after it names. It sends the conversation so far."""
+        whose response the ``compacted`` record after it names. It sends the conversation so far,
+        on the model the record's ``attribution`` names: Codex may compact on another model than
+        the turn's (the previous one when the user moved to a smaller window, or its fallback)."""
         if f"response:{response}" in self.ctx.codex_totals:
             self.skipped.append((record.line, "compaction call replayed from an earlier session (fork/resume)"))
             return
         self.ctx.codex_totals.add(f"response:{response}")
+        turn_model, self.model = self.model, model or self.model  # the head is the call's model's
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -838,6 +844,7 @@ class _Rollout:
                 compaction_call=True,
             )
         )
+        self.model = turn_model
         self.compaction_usage = usage
         self.events, self.turn_marks = [], []
         self.blocks = 0
@@ -1396,7 +1403,7 @@ FORMAT = LogFormat(
         "paginated rollouts (about 0.128-0.154+, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
         "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
         "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
-        "names (compacted.compaction_response_id), is a compaction call",
+        "names (compacted.compaction_response_id), is a compaction call on the model its attribution names",
         "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
         "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
         "its first call extending the parent's",
@@ -1410,7 +1417,7 @@ FORMAT = LogFormat(
         "forks of Codex 0.35-0.125+ (and 0.107+ subagents spawned with their parent's history): the source's rollout copied "
         "after the fork's session_meta, re-timestamped, unmarked: the run of records written with that second session_meta "
         "(each within 100 ms of the one before) is not counted, nor, the source's rollout in the audit, its calls after a stall",
-        "Codex 0.160 on: world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
+        "later Codex (world_state from 0.145 at least): world_state, inter_agent_communication_metadata, retained_context, security_risk_score and "
         "realtime_item lines, and compacted.latest_token_usage_record (a snapshot of an earlier response's record): none a call",
         "later Codex: a tool_search_output Codex ran (execution client, or none named) is a call's input (a tool's output); additional_tools, "
         "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
