@@ -217,7 +217,8 @@ def _formatted_rows(rows: Sequence[AuditRow]) -> str:
         try:
             text = msgspec.json.format(msgspec.json.encode([
                 replace(row, cost_usd=None if row.cost_usd is None else float(row.cost_usd),
-                        lost_usd=None if row.lost_usd is None else float(row.lost_usd))
+                        lost_usd=None if row.lost_usd is None else float(row.lost_usd),
+                        secondary_lost_usd=None if row.secondary_lost_usd is None else float(row.secondary_lost_usd))
                 for row in rows]), indent=1).decode()
         except UnicodeEncodeError:  # a lone surrogate: the records, each the one way that writes it
             pass
@@ -227,11 +228,11 @@ def _formatted_rows(rows: Sequence[AuditRow]) -> str:
 
 
 #: Whether a request's record (:func:`request_record`) is its row's fields in their order, each
-#: under its own name, written as it is but for the two dollar fields (written as floats).
+#: under its own name, written as it is but for the three dollar fields (written as floats).
 _ROWS_AS_RECORDS = (
     tuple(f.source for f in REQUEST_SCHEMA) == AuditRow.__struct_fields__
     and tuple(f.name for f in REQUEST_SCHEMA) == AuditRow.__struct_encode_fields__
-    and {f.name: f.type for f in REQUEST_SCHEMA if f.type in CONVERTED_TYPES} == {"cost_usd": "usd?", "lost_usd": "usd?"}
+    and {f.name: f.type for f in REQUEST_SCHEMA if f.type in CONVERTED_TYPES} == {"cost_usd": "usd?", "lost_usd": "usd?", "secondary_lost_usd": "usd?"}
     and AuditRow.__struct_config__.tag is None and not AuditRow.__struct_config__.array_like
     and not AuditRow.__struct_config__.omit_defaults
 )
@@ -394,12 +395,17 @@ def _causes_lines(result: AuditResult) -> list[str]:
     if not result.causes:
         return [_none_why(result)]
     providers = [m.provider for m in result.models]
-    return list(text_lines(
+    lines = list(text_lines(
         ["cause", "requests", "lost tokens", "lost", "meaning"],
-        [[c.cause, f"{c.requests:,}", f"{c.lost_tokens:,}", lost_cell(format_usd(c.lost_usd), c.requests, c.unpriced_requests, count=True),
+        [[c.cause, f"{c.requests:,}" + (f" +{c.shared_requests:,} shared" if c.shared_requests else ""), f"{c.lost_tokens:,}",
+          lost_cell(format_usd(c.lost_usd), c.requests + c.shared_requests, c.unpriced_requests, count=True),
           cause_meaning(c.cause, providers)] for c in result.causes],
         {1, 2, 3},
     ))
+    if any(c.shared_requests for c in result.causes):
+        lines.append("(+N shared: misses another cause leads whose loss this one shares; their part of the loss is in "
+                     "this cause's tokens and dollars, the rest in the leading cause's)")
+    return lines
 
 
 #: Characters of a miss's detail the worst-requests table shows (cut at a word boundary).

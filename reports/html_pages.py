@@ -669,11 +669,12 @@ def _audit_causes(causes: list[dict], totals: dict, providers: list[str]) -> str
         return note("No miss: every request read what it could.")
     rows = []
     for i, c in enumerate(causes):
+        shared = c.get("shared_requests", 0)  # misses another cause leads whose loss it shares (schema 5)
         rows.append(({"data-cause": c["cause"]}, [
             Cell(c["cause"], tip=cause_meaning(c["cause"], providers), css="cause", colour=cause_colour(c["cause"])),
-            num("requests", c["requests"], fmt_int(c["requests"])),
+            num("requests", c["requests"], fmt_int(c["requests"]) + (f" +{fmt_int(shared)} shared" if shared else "")),
             num("lost_tokens", c["lost_tokens"], fmt_int(c["lost_tokens"])),
-            num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"] or 0), c["requests"], c.get("unpriced_requests", 0), count=True)),
+            num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"] or 0), c["requests"] + shared, c.get("unpriced_requests", 0), count=True)),
             cause_meaning(c["cause"], providers),
         ]))
     return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)

@@ -154,6 +154,14 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     #: Where in the line's record the request is, when one record holds several
     #: (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.path`): ``messages[7]``; "" otherwise.
     path: str = ""
+    #: Where a second cause accounts for part of the loss on its own (a compaction after an
+    #: expired head, :class:`~.precedence.Finding`'s ``also``): that cause, its loss class, and its
+    #: part of ``lost_tokens`` and ``lost_usd`` (the row's ``cause`` has the rest); the totals by
+    #: cause and by class split the row's loss so. None otherwise.
+    secondary_cause: str | None = None
+    secondary_loss_class: str | None = None
+    secondary_lost_tokens: int | None = None
+    secondary_lost_usd: Decimal | None = None
 
     @property
     def read_error(self) -> float | None:
@@ -179,7 +187,7 @@ EXPLAIN_ROW_ORDER = (
     "reported_cache_write", "reported_cache_write_1h", "reported_uncached", "reported_output", "predicted_cache_read",
     "predicted_cache_write", "predicted_uncached", "expected_cache_read", "lost_tokens", "cause", "evidence", "detail",
     "cost_usd", "lost_usd", "predicted_by", "identity", "gap_ms", "inferred_cause", "server_reason", "loss_class",
-    "location", "path",
+    "location", "path", "secondary_cause", "secondary_loss_class", "secondary_lost_tokens", "secondary_lost_usd",
 )
 if AuditRow.__struct_fields__ != EXPLAIN_ROW_ORDER:
     raise ImportError("AuditRow's fields changed: place them in _explain's row and in EXPLAIN_ROW_ORDER")
@@ -257,8 +265,12 @@ class CauseSummary(msgspec.Struct, frozen=True):
     requests: int
     lost_tokens: int
     lost_usd: Decimal
-    #: Of its misses, those that lost tokens no dollar figure holds (no price, a range only).
+    #: Of its misses, those that lost tokens no dollar figure holds (no price, a range only),
+    #: and of the misses whose loss it shares, those whose part no dollar figure holds.
     unpriced_requests: int = 0
+    #: Misses another cause leads whose loss this one shares (:attr:`AuditRow.secondary_cause`):
+    #: not in ``requests``; their part is in ``lost_tokens`` and ``lost_usd``.
+    shared_requests: int = 0
 
 
 class FileCalibration(msgspec.Struct, frozen=True):
@@ -1275,7 +1287,7 @@ class _PassInputs(msgspec.Struct):
     #: (place in the send order, head key) of each head key's first request, in that order.
     head_firsts: list[tuple[int, str]]
     #: At each place in the send order, the send tick of the latest request before it under its
-    #: head, in any lane or part of the log (-1: none, or no head).
+    #: head and of its request family, in any lane or part of the log (-1: none, or no head).
     head_before: array
 
 
@@ -1319,15 +1331,18 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
     """At each place in the send order, the send tick of the latest request before it under its
-    head (-1 where none is): how long since another call used the head (a lane start's, a
-    compaction's evidence) is the whole log's, whatever part of it a request is passed in."""
-    last: dict[str, int] = {}
+    head and of its request family (the cache model's: model, envelope, speed, upstream; the
+    provider keeps a cache a family, so only such a call kept the head warm for it), -1 where
+    none is: how long since another call used the head (a lane start's, a compaction's, a TTL
+    expiry's evidence) is the whole log's, whatever part of it a request is passed in."""
+    last: dict[tuple, int] = {}
     before = array("q", [-1]) * len(positions)
     for k, i in enumerate(positions):
-        prefix = requests[i].prefix
-        if prefix is not None:
-            before[k] = last.get(prefix.head, -1)
-            last[prefix.head] = ticks[i]
+        r = requests[i]
+        if r.prefix is not None:
+            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream)
+            before[k] = last.get(key, -1)
+            last[key] = ticks[i]
     return before
 
 
@@ -2657,7 +2672,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
     if slack:
         lost = 0
     identity = _identity(step)
-    cause = evidence = inferred = None
+    cause = evidence = inferred = also = also_tokens = also_usd = None
     detail = location = ""
     starts = step.prev is None or (r.prefix is not None and r.prefix.parent is None)
     if usage is not None and usage.cache_reported and (lost > 0 or (read == 0 and (starts or r.is_compaction_call))):
@@ -2667,7 +2682,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         head_since = None if step.head_used is None else step.tick - step.head_used
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
                       levels=levels, head_since=head_since)
-        cause, evidence, detail = find_cause(ev).as_tuple()
+        finding = find_cause(ev)
+        cause, evidence, detail = finding.as_tuple()
+        if finding.also is not None and 0 < finding.also_tokens < lost:
+            also, also_tokens = finding.also, finding.also_tokens
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()
         if evidence == "diagnostic":
@@ -2694,6 +2712,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         cost = cost_total(usage, row)
         # (None where its usage has no cache field: no miss could be seen, so $0 would claim none)
         lost_usd = _lost_usd(usage, lost, row) if usage.cache_reported else None
+        if lost_usd is not None and also_tokens:
+            # The leading cause's part priced alone, the second cause's the rest: the two add
+            # up to the row's loss exactly.
+            also_usd = usd_sum((lost_usd, -_lost_usd(usage, lost - also_tokens, row)))
     reported_read = usage.cache_read if usage and usage.cache_reported else None
     writes = usage is not None and writes_reported(r.provider, usage)
     reported_write = usage.cache_write if writes else None
@@ -2735,6 +2757,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         None,  # loss_class (given by _sum_file)
         location,  # location
         r.path,  # path
+        also,  # secondary_cause
+        None,  # secondary_loss_class (given by _sum_file)
+        also_tokens,  # secondary_lost_tokens
+        also_usd,  # secondary_lost_usd
     )
 
 
@@ -2929,7 +2955,7 @@ def _sum_file(rows: list[AuditRow], lane_heads: Mapping[tuple[str, str], int | N
         lanes[(row.file, row.lane)].append(row)
     out.lanes = [_lane(file, lane, items, lane_heads.get((file, lane))) for (file, lane), items in lanes.items()]
     del lanes
-    rows = [replace(row, loss_class=loss_class(row)) if row.cause is not None else row for row in rows]
+    rows = [_classed(row) if row.cause is not None else row for row in rows]
     files: dict[str, list[AuditRow]] = {}
     for row in rows:
         files.setdefault(row.file, []).append(row)
@@ -2948,10 +2974,24 @@ def _sum_file(rows: list[AuditRow], lane_heads: Mapping[tuple[str, str], int | N
         for value, items in grouped.items():
             if value is not None:
                 groups.setdefault(value, _Roll()).add(items, what)
+    for row in rows:
+        if row.secondary_cause is not None:
+            # A shared miss: its second cause's part moves to that cause's (and class's) losses.
+            for groups, mine, theirs in ((out.causes, row.cause, row.secondary_cause),
+                                         (out.classes, row.loss_class, row.secondary_loss_class)):
+                if mine != theirs:
+                    groups[mine].give(row, groups.setdefault(theirs, _Roll()))
     out.pairs.update((row.server_reason, row.inferred_cause or NO_MISS) for row in rows if row.server_reason is not None)
     out.notes.add(rows)
     out.rows = rows
     return out
+
+
+def _classed(row: AuditRow) -> AuditRow:
+    """A miss with its loss class, and its second cause's where it has one."""
+    if row.secondary_cause is None:
+        return replace(row, loss_class=loss_class(row))
+    return replace(row, loss_class=loss_class(row), secondary_loss_class=loss_class(replace(row, cause=row.secondary_cause)))
 
 
 def _summarize(
@@ -3029,6 +3069,7 @@ class _Roll:
     def __init__(self) -> None:
         self.requests = self.misses = self.lost_tokens = self.unpriced = self.unpriced_no_usage = 0
         self.unseen = 0  # the requests whose loss nothing tells (:func:`loss_seen`)
+        self.shared = 0  # a cause's or class's: the misses another leads whose loss it shares (:meth:`give`)
         self.first: str | None = None
         self.last: str | None = None
         self.lanes: set[tuple[str, str]] = set()
@@ -3102,16 +3143,34 @@ class _Roll:
             if i.cause is not None:
                 self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
                 self.tokens_by_cause[i.cause] += i.lost_tokens or 0
+                if i.secondary_cause is not None:  # a shared miss: its second cause's part is that cause's
+                    self.lost_by_cause[i.cause] -= i.secondary_lost_usd or Decimal(0)
+                    self.tokens_by_cause[i.cause] -= i.secondary_lost_tokens or 0
+                    self.lost_by_cause[i.secondary_cause] += i.secondary_lost_usd or Decimal(0)
+                    self.tokens_by_cause[i.secondary_cause] += i.secondary_lost_tokens or 0
         for i in reported:
             prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
             self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
+
+    def give(self, row: AuditRow, other: _Roll) -> None:
+        """``row``'s second cause's part of its loss (summed here under its leading cause or
+        class) moved to ``other``'s losses, which count it among their shared misses."""
+        tokens, usd = row.secondary_lost_tokens or 0, row.secondary_lost_usd
+        self.lost_tokens -= tokens
+        other.lost_tokens += tokens
+        if usd is not None:
+            self.lost = usd_sum((self.lost, -usd))
+            other.lost = usd_sum((other.lost, usd))
+        elif row.lost_usd is None:
+            other.unpriced += 1  # (the part lost tokens no dollar figure holds, as the whole did)
+        other.shared += 1
 
     def merge(self, other: _Roll) -> None:
         """``other``'s sums (a later file's rows, added to a fresh roll) added in: what adding
         those rows here makes (the dollars exact, so in any grouping)."""
         self.predicted_read += other.predicted_read if not self.reported else 0
         self.predicted_rest += other.predicted_rest if not self.reported else 0
-        for name in ("requests", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "unseen", "reported", "traced", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
+        for name in ("requests", "shared", "misses", "lost_tokens", "unpriced", "unpriced_no_usage", "unseen", "reported", "traced", "billed", "outputs", "read", "write", "uncached", "write_1h", "writing",
                      "input", "output", "all_uncached", "all_output", "all_read", "all_write"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.cost = usd_sum([self.cost, other.cost])
@@ -3221,7 +3280,8 @@ def _cause_summaries(causes: Mapping[str, _Roll]) -> tuple[CauseSummary, ...]:
     """Per cause: misses, lost tokens and dollars, costliest first."""
     return tuple(
         sorted(
-            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost, roll.unpriced) for cause, roll in causes.items()),
+            (CauseSummary(cause, roll.requests, roll.lost_tokens, roll.lost, roll.unpriced, roll.shared)
+             for cause, roll in causes.items()),
             key=lambda c: (-c.lost_usd, -c.lost_tokens, list(CAUSES).index(c.cause)),
         )
     )

@@ -222,16 +222,27 @@ class _Priced(_Row, Protocol):
     lost_usd: Decimal | None
     lost_tokens: int | None
     loss_class: str | None
+    secondary_loss_class: str | None
+    secondary_lost_usd: Decimal | None
 
 
 def split_losses(rows: Iterable[_Priced]) -> LossSplit:
-    """Per class: the requests and their lost dollars, rounded so that the parts add up to the total."""
+    """Per class: the requests and their lost dollars, rounded so that the parts add up to the
+    total. A miss two causes share counts in its leading cause's class; its second cause's part
+    of the dollars goes to that cause's class."""
     groups: dict[str, tuple[int, Decimal, int]] = {}
     for row in rows:
         if row.loss_class is not None:
             n, lost, unpriced = groups.get(row.loss_class, (0, Decimal(0), 0))
-            groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0))),
-                                      unpriced + (row.lost_usd is None and (row.lost_tokens or 0) > 0))
+            unseen = row.lost_usd is None and (row.lost_tokens or 0) > 0
+            moved, other = row.secondary_lost_usd, row.secondary_loss_class
+            if other is None or other == row.loss_class:
+                moved = None
+            groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0), -(moved or Decimal(0)))),
+                                      unpriced + unseen)
+            if other is not None and other != row.loss_class:
+                n, lost, unpriced = groups.get(other, (0, Decimal(0), 0))
+                groups[other] = (n, usd_sum((lost, moved or Decimal(0))), unpriced + unseen)
     return split_sums(groups)
 
 

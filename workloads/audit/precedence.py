@@ -79,7 +79,8 @@ class Evidence(msgspec.Struct, frozen=True):
     #: (:func:`prefixbench.workloads.audit.core.warm_levels`): prefixes kept warm outside the log.
     levels: tuple[tuple[int, int], ...] = ()
     #: For any request: logical ms since a call of any lane (this one's included) last sent a request
-    #: under the same head, None when none did: how long the shared head had been idle.
+    #: under the same head and of the same request family (model, envelope, speed, upstream: the
+    #: provider keeps a cache a family), None when none did: how long the shared head had been idle.
     head_since: int | None = None
 
     @property
@@ -125,11 +126,16 @@ class Evidence(msgspec.Struct, frozen=True):
 
 
 class Finding(msgspec.Struct, frozen=True):
-    """A rule's answer: the cause, the evidence level (see :data:`.causes.EVIDENCE`) and the detail."""
+    """A rule's answer: the cause, the evidence level (see :data:`.causes.EVIDENCE`) and the detail;
+    where a second cause accounts for part of the lost tokens on its own (a compaction after an
+    expired head), that cause (``also``) and its part (``also_tokens``, fewer than the loss): the
+    totals by cause split the loss between the two."""
 
     cause: str
     evidence: str
     detail: str
+    also: str | None = None
+    also_tokens: int = 0
 
     def as_tuple(self) -> tuple[str, str, str]:
         return self.cause, self.evidence, self.detail
@@ -280,20 +286,25 @@ def _compaction(ev: Evidence) -> Finding | None:
     logged = f"compaction logged for this request ({events['compaction'] or 'new context'})"
     # The head is shared: a call of another lane under it (a compaction call sent just before) kept
     # it warm, whatever this lane's own idle gap; its expiry is then no cause here.
-    warm = ev.before is not None and ev.head_since is not None and ev.head_since <= ttl_ms(ev.before)
-    expired = _past_ttl(ev) if ev.cache_read < (head or 1) and not warm else None
+    expired = _past_ttl(ev) if ev.cache_read < (head or 1) and warm_head(ev) is None else None
     if expired is not None:
         # Two causes, each enough for the part it covers: the compaction rewrote what followed the
         # head, the idle gap expired the head too (what a keep-alive or a longer TTL recovers). The
         # one that accounts for more of the lost tokens leads and the other is named: the expiry
         # only where the head's share (its size, read short) is at least half of them; where the
         # head's size is not known, the compaction, whose rewrite is the rest.
-        head_part = head - ev.cache_read if head else 0
+        # Each part's tokens go to its own cause in the totals (``also``): the head's to the expiry,
+        # the rest to the compaction.
+        head_part = min(head - ev.cache_read, ev.lost) if head else 0
+        rest = ev.lost - head_part
         if head and 2 * head_part >= ev.lost:
             return Finding("ttl-expired", "log", f"{expired}: the head ({head:,} tokens) had expired in that gap; "
-                           f"{logged}: what followed the head was rewritten anyway")
+                           f"{logged}: what followed the head was rewritten anyway"
+                           + (f" ({rest:,} of the {ev.lost:,} lost)" if rest else ""),
+                           also="compaction" if rest else None, also_tokens=rest)
         share = f"the head ({head:,} tokens, {head_part:,} of the {ev.lost:,} lost)" if head else "the head"
-        return Finding("compaction", "log", f"{logged}; {share} had expired too: {expired}")
+        return Finding("compaction", "log", f"{logged}; {share} had expired too: {expired}",
+                       also="ttl-expired" if head_part else None, also_tokens=head_part)
     return Finding("compaction", "log", logged + (
         f"; the head ({head:,} tokens) could still be read" if head and ev.cache_read < head else ""
     ))
@@ -370,6 +381,17 @@ def _past_ttl(ev: Evidence) -> str | None:
             f"past the {duration(ttl_ms(prev))} TTL")
 
 
+def warm_head(ev: Evidence) -> int | None:
+    """Logical ms since a call under the request's head last sent, where that call came within
+    the TTL of what the lane's previous request cached (and so after that request: another
+    lane's, of the same head and request family); None otherwise. The provider's cache is one
+    per family and a read refreshes the TTL of the prefix it read, so that call kept the shared
+    head warm whatever this lane's own idle gap."""
+    if ev.before is None or ev.head_since is None or ev.head_since > ttl_ms(ev.before):
+        return None
+    return ev.head_since
+
+
 def _idle_past_ttl(ev: Evidence) -> Finding | None:
     idle = _past_ttl(ev)
     if idle is None:
@@ -379,6 +401,19 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
         # It read past the shared head: the conversation's own entry outlived the gap (a TTL
         # the provider documents as a minimum), so what it did not read was not lost to expiry.
         return None
+    since = warm_head(ev)
+    if since is not None:
+        warmed = f"another lane's call under the same head was sent {duration(since)} before, within the TTL"
+        if ev.head is not None and ev.cache_read < ev.head:
+            # The head was warm, yet the read stopped inside it: the expiry does not explain where
+            # the read stopped (what stopped it would have cut off the lane's own part too).
+            return _warm_head_short(ev, idle, warmed)
+        if ev.head is None:
+            idle += (f"; {warmed}, so the shared head was warm and only this lane's own part past it had expired "
+                     "(the head's size is not known: how much of the loss is past it is not told)")
+        else:
+            idle += (f"; {warmed}: the head ({ev.head:,} tokens) was warm and read, so what expired is this lane's own "
+                     f"part past it ({ev.lost:,} tokens lost)")
     if level is not None and ev.cache_read > ev.pred.read * (1 + READ_TOLERANCE):
         # Past the TTL, the read stopped at a prefix other cold points read too: kept warm by traffic
         # outside the log (not a change of the message it ends in), and not predictable from it.
@@ -392,6 +427,21 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
         )
     return Finding("ttl-expired", "log", idle)
 
+
+def _warm_head_short(ev: Evidence, idle: str, warmed: str) -> Finding:
+    """A read short of a head another lane kept warm, past the lane's own TTL: the rules after
+    the TTL's decide where the read stopped (not ``unexplained``'s, which would call the gap inside
+    the TTL); the lane's own part past the head is named as expired too."""
+    assert ev.head is not None
+    own = (f"the head ({ev.head:,} tokens) was warm ({warmed}) yet read short by {ev.head - ev.cache_read:,} tokens, "
+           f"which the expiry does not explain; the lane's own part past the head had expired too ({idle})")
+    after = next(k for k, rule in enumerate(CAUSE_RULES) if rule.name == "idle-past-ttl") + 1
+    for rule in CAUSE_RULES[after:-1]:
+        finding = rule.test(ev)
+        if finding is not None:
+            return msgspec.structs.replace(finding, detail=f"{finding.detail}; {own}")
+    return Finding("unexplained", "none", f"read {ev.cache_read:,} of {ev.expected:,} tokens: {own}; nothing logged "
+                   "explains the shortfall inside the head")
 
 
 #: A prompt smaller than the lane's previous one by more than this share was rewritten: agents
@@ -675,7 +725,9 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("resumed", "a resume or fork event, unless measured against the call it goes on from", _resumed),
     CauseRule("model-changed", "the model of both requests", _model_changed),
     CauseRule("family-changed", "the request family (effort, thinking, fast-mode speed) of both requests", _family_changed),
-    CauseRule("idle-past-ttl", "the gap since the previous request; the provider's TTL", _idle_past_ttl),
+    CauseRule(
+        "idle-past-ttl", "the gap since the previous request; the provider's TTL, unless another lane's call kept the "
+        "head warm (then the later rules decide a read short of the head)", _idle_past_ttl),
     CauseRule("snapshot-changed", "the logged prompt snapshots (system prompt and tools) around a read at the head",
               _snapshot_changed),
     CauseRule("prompt-shrank", "the prompt sizes of both requests", _prompt_shrank),

@@ -1,4 +1,4 @@
-"""The audit record: what ``audit --format json`` writes (schema 4), what report.html draws and
+"""The audit record: what ``audit --format json`` writes (schema 5), what report.html draws and
 what ``compare`` reads, declared once.
 
 The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
@@ -26,13 +26,19 @@ from prefixbench.workloads.fields import Field
 #: its ``lost_usd`` was already null); a compaction's ``predicted`` says its ``cache_read`` is the
 #: cache model's prediction (3 gave it as if reported), and one the log shows only by a prompt
 #: that shrank is listed where the request reports no cache use (``unknown``).
-SCHEMA_VERSION = 4
+#: 5: a miss two causes share (a compaction after an expired head) names its second cause and that
+#: cause's part of its loss (``secondary_cause``, ``secondary_loss_class``, ``secondary_lost_tokens``,
+#: ``secondary_lost_usd``), and the causes and the loss split count that part under the second
+#: cause and its class (4 gave the leading cause the whole loss); a cause counts those misses
+#: (``shared_requests``).
+SCHEMA_VERSION = 5
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
 #: saved before 3, whose 0.0 lost dollars of a lane (or the totals) with no reported cache read
 #: and no lost tokens are read as not reported. 4 changes the requests' rows and the
-#: compactions only: compare reads neither.
-READ_SCHEMAS = (1, 2, 3, 4)
+#: compactions only: compare reads neither. 5 moves a shared miss's second part between the
+#: causes it compares, and adds their ``shared_requests`` (an older file has none: 0).
+READ_SCHEMAS = (1, 2, 3, 4, 5)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
 NOT_REPORTED = "not reported"
@@ -75,6 +81,10 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("loss_class", "str?"),
     Field("location", "str"),
     Field("path", "str"),
+    Field("secondary_cause", "str?"),
+    Field("secondary_loss_class", "str?"),
+    Field("secondary_lost_tokens", "int?"),
+    Field("secondary_lost_usd", "usd?"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.
@@ -107,13 +117,15 @@ LANE_FIELDS: tuple[Field, ...] = (
 )
 
 #: One cause of misses: shown by compare, never gated (``unpriced_requests``: its misses that
-#: lost tokens no dollar figure holds).
+#: lost tokens no dollar figure holds; ``shared_requests``: the misses another cause leads whose
+#: loss it shares, not in ``requests``, their part in its tokens and dollars).
 CAUSE_FIELDS: tuple[Field, ...] = (
     Field("cause", "str", "key"),
     _figure("requests"),
     _figure("lost_tokens"),
     _figure("lost_usd", "usd?"),
     _figure("unpriced_requests"),
+    _figure("shared_requests"),
 )
 
 #: The whole audit (``input`` is the uncached input; a count null where no request reports it,

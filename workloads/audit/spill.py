@@ -38,7 +38,7 @@ _FIELDS = AuditRow.__struct_fields__
 #: row's own, or a small int Python shares anyway).
 _TEXTS = frozenset(
     ("file", "lane", "lane_kind", "provider", "model", "cause", "evidence", "detail", "predicted_by", "inferred_cause",
-     "server_reason", "loss_class", "location", "path")
+     "server_reason", "loss_class", "location", "path", "secondary_cause", "secondary_loss_class")
 )
 _COUNTS = frozenset(
     ("reported_cache_read", "reported_cache_write", "reported_uncached", "predicted_cache_read", "predicted_cache_write",
@@ -46,12 +46,15 @@ _COUNTS = frozenset(
 )
 #: Dollar fields: written as their exact text (msgspec's); read back, a request's cost is a
 #: ``Decimal`` of its own (as it was), a loss one ``Decimal`` a distinct text (most lose nothing).
-_DOLLARS = frozenset(("cost_usd", "lost_usd"))
+#: (A shared miss's second part, ``secondary_lost_usd``, is read back as a ``Decimal`` of its own, as a cost.)
+_DOLLARS = frozenset(("cost_usd", "lost_usd", "secondary_lost_usd"))
 _COST = _FIELDS.index("cost_usd")
 _LOST = _FIELDS.index("lost_usd")
 _CAUSE = _FIELDS.index("cause")
+_OWN_DECIMALS = (_COST, _FIELDS.index("secondary_lost_usd"))
 #: A batch: written as texts as bytes (a lone surrogate), its size, its columns of one value (given as that value), its columns.
-_Frame = tuple[bool, int, list[int], tuple[tuple(list[Decimal | None] | Decimal | None if n == _COST else Any for n in range(len(_FIELDS)))]]
+_Frame = tuple[bool, int, list[int], tuple[tuple(list[Decimal | None] | Decimal | None if n in _OWN_DECIMALS else Any
+                                                 for n in range(len(_FIELDS)))]]
 _SHARED = tuple(n for n, name in enumerate(_FIELDS) if name in _TEXTS or name in _COUNTS)
 _DECIMALS = tuple(n for n, name in enumerate(_FIELDS) if name in _DOLLARS)
 _STRS = frozenset(n for n, name in enumerate(_FIELDS) if name in _TEXTS or name == "timestamp")
@@ -268,7 +271,7 @@ def _rows(decoded: _Frame, shared: dict, dollars: dict, misses: bool = False) ->
         value = columns[n]
         if n == _LOST:  # (not among the shared: a Decimal 0 is equal to 0.00, and to int 0)
             value = dollars[value] if value in dollars else dollars.setdefault(value, Decimal(value))
-        elif n != _COST:
+        elif n not in _OWN_DECIMALS:
             value = shared.setdefault(value, value)
         columns[n] = [value] * size
     for n in _SHARED:

@@ -37,7 +37,7 @@ def _audit(path: Path):
 
 def _row(cause, gap_ms=None, lane_kind="main", lost="0"):
     return SimpleNamespace(cause=cause, provider=ANTHROPIC.name, model="claude-sonnet-4-5", lane_kind=lane_kind, gap_ms=gap_ms,
-                           lost_usd=Decimal(lost), loss_class=None)
+                           lost_usd=Decimal(lost), loss_class=None, secondary_loss_class=None, secondary_lost_usd=None)
 
 
 # --- the loss classes ------------------------------------------------------------------------
@@ -88,7 +88,8 @@ def test_each_part_of_the_split_stays_within_a_cent_of_its_own_sum() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(LOSS_CLASSES), st.integers(0, 10**9)), max_size=40))
 def test_the_three_parts_always_add_up_to_the_total_to_the_cent(items) -> None:
-    rows = [SimpleNamespace(loss_class=name, lost_usd=Decimal(units).scaleb(-8)) for name, units in items]
+    rows = [SimpleNamespace(loss_class=name, lost_usd=Decimal(units).scaleb(-8), secondary_loss_class=None, secondary_lost_usd=None)
+            for name, units in items]
     split = split_losses(rows)
     exact = sum((row.lost_usd for row in rows), Decimal(0))
     assert split.lost_usd == cents(exact)

@@ -414,3 +414,18 @@ def test_a_shrunk_prompt_read_to_inside_the_head_after_a_tool_change_is_a_tools_
     # Without the logged tool change, or ended inside a message, the shrink decides as before.
     assert rule(replace(e, r=replace(r, events=()))) == "prompt-shrank"
     assert rule(replace(e, location=replace(where, message=3, role="user"))) == "prompt-shrank"
+
+
+def test_idle_past_ttl_judges_the_head_by_another_lanes_call_within_the_ttl():
+    # 20 min idle in this lane, but another lane sent under the head 30s before: the head was warm.
+    # A read of the whole head: only the lane's own part past it expired (still ttl-expired). A read
+    # short of it: the expiry does not explain it (base: ttl-expired either way).
+    at_head = ev(req(usage=Usage(cache_read=3000, cache_write_5m=2000, uncached=10)), tick=20 * MIN, head=3000,
+                 lost=2000)
+    warm = replace(at_head, head_since=30_000)
+    assert (rule(warm), cause(warm)) == ("idle-past-ttl", "ttl-expired")
+    assert "the head (3,000 tokens) was warm and read" in find_cause(warm).detail
+    assert "was warm" not in find_cause(at_head).detail
+    short = replace(warm, r=req(usage=Usage(cache_read=1000, cache_write_5m=4000, uncached=10)), lost=4000)
+    assert (rule(short), cause(short)) == ("idle-past-ttl", "unexplained")
+    assert cause(replace(short, head_since=None)) == cause(replace(short, head_since=10 * MIN)) == "ttl-expired"

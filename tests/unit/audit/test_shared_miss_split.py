@@ -1,0 +1,100 @@
+"""A miss two causes share (issue 19): a compaction after an expired head has two causes, each
+enough for its part of the lost tokens. The row keeps the leading cause and names the other with
+its part; the totals by cause and by loss class split the row's loss between them, to the exact
+dollar."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+from prefixbench.reports.audit import audit_json, audit_table
+from prefixbench.reports.html_pages import audit_page
+from prefixbench.simulator.price_lookup import Prices
+from prefixbench.simulator.pricing import usd_sum
+from prefixbench.workloads.audit import core
+from prefixbench.workloads.audit.core import audit_requests
+from prefixbench.workloads.audit.losses import split_losses
+from prefixbench.workloads.audit.spill import RowSpill
+from prefixbench.workloads.logs.trace import FileSummary
+
+from .test_shared_head_causes import MIN, _call, _row
+
+
+def _compacted(head_read: int) -> core.AuditResult:
+    """a's first call on a compacted context 28 min after its previous one, reading nothing: the
+    head (10,000 tokens) had expired, and the compaction rewrote what followed it. No other lane
+    sent under the head in between. ``head_read``: what a's start read (the head's size)."""
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, head_read, 15_000 - head_read, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+    ]
+    summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")]
+    return audit_requests(requests, summaries, Prices(None))
+
+
+def _cause(result: core.AuditResult, name: str) -> core.CauseSummary:
+    return next(c for c in result.causes if c.cause == name)
+
+
+@pytest.mark.parametrize(("head_read", "lead", "second", "second_tokens"),
+                         [(10_000, "ttl-expired", "compaction", 6_000), (4_000, "compaction", "ttl-expired", 4_000)])
+def test_a_shared_miss_splits_its_loss_between_its_two_causes(head_read: int, lead: str, second: str, second_tokens: int) -> None:
+    # Base: the whole 16,000 (and its dollars) went to the leading cause and its class.
+    result = _compacted(head_read)
+    row = _row(result, line=3)
+    assert row.lost_tokens == 16_000 and row.lost_usd is not None and row.lost_usd > 0
+    assert (row.cause, row.secondary_cause, row.secondary_lost_tokens) == (lead, second, second_tokens)
+    assert row.secondary_lost_usd is not None and 0 < row.secondary_lost_usd < row.lost_usd
+    assert row.loss_class != row.secondary_loss_class
+    assert {row.loss_class, row.secondary_loss_class} == {"recoverable", "unavoidable"}
+    first, other = _cause(result, lead), _cause(result, second)
+    assert (first.requests, first.shared_requests, first.lost_tokens) == (1, 0, 16_000 - second_tokens)
+    assert (other.requests, other.shared_requests, other.lost_tokens) == (0, 1, second_tokens)
+    assert other.lost_usd == row.secondary_lost_usd
+    # Exact: the causes' dollars add up to the total loss, and so do the classes'.
+    assert usd_sum(c.lost_usd for c in result.causes) == result.totals.lost_usd
+    assert sum(c.lost_tokens for c in result.causes) == sum(r.lost_tokens or 0 for r in result.rows)
+    split = result.loss_split
+    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == split.lost_usd
+    assert split_losses(result.rows) == split
+    ttl_part = row.secondary_lost_usd if second == "ttl-expired" else row.lost_usd - row.secondary_lost_usd
+    assert split.recoverable_usd > 0 and abs(split.recoverable_usd - ttl_part) < Decimal("0.01")
+    # The rows' JSON names the second cause and its part; the causes count the shared miss.
+    data = json.loads(audit_json(result))
+    record = next(r for r in data["requests"] if r["file"] == "a.jsonl" and r["line"] == 3)
+    assert (record["secondary_cause"], record["secondary_lost_tokens"]) == (second, second_tokens)
+    assert record["secondary_lost_usd"] == float(row.secondary_lost_usd)
+    assert next(c for c in data["causes"] if c["cause"] == second)["shared_requests"] == 1
+    assert data["schema"] == 5
+    text = audit_table(result)
+    assert "+1 shared" in text
+    assert "+1 shared" in audit_page(data, None)
+    # Spilled to disk and read back, the part is the same Decimal.
+    with RowSpill(result.rows) as spill:
+        assert list(spill.load()) == list(result.rows)
+
+
+def test_the_top_cause_of_a_day_counts_each_part_of_a_shared_miss() -> None:
+    # The day also holds e's plain expiry of 11,000 tokens (another head, another session). The
+    # compaction's 12,000 and the two expiries' 4,000 + 11,000: ttl-expired leads the day. Base gave
+    # the compaction all 16,000, so it led.
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, 4_000, 11_000, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+        _call("e.jsonl", 0, 40 * MIN, 0, 10_000, None, head="other-head"),
+        _call("e.jsonl", 1, 41 * MIN, 10_000, 1_000, "e.jsonl#0", head="other-head"),
+        _call("e.jsonl", 2, 60 * MIN, 0, 11_000, "e.jsonl#1", head="other-head"),
+    ]
+    summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl", "e.jsonl")]
+    result = audit_requests(requests, summaries, Prices(None))
+    assert [(r.cause, r.lost_tokens) for r in result.rows if r.file == "e.jsonl" and r.line == 3] == [("ttl-expired", 11_000)]
+    (day,) = result.days
+    assert day.top_cause == "ttl-expired"
+    (session,) = [s for s in result.sessions if s.key == "a.jsonl"]
+    assert session.top_cause == "compaction"  # 12,000 of its 16,000 lost tokens
