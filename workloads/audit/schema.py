@@ -30,7 +30,10 @@ from prefixbench.workloads.fields import Field
 #: cause's part of its loss (``secondary_cause``, ``secondary_loss_class``, ``secondary_lost_tokens``,
 #: ``secondary_lost_usd``), and the causes and the loss split count that part under the second
 #: cause and its class (4 gave the leading cause the whole loss); a cause counts those misses
-#: (``shared_requests``).
+#: (``shared_requests``); each agreement record scores the server's reason against the audit's own
+#: cause in ``verdict`` (``agrees``, ``names-more``, ``disagrees``, ``no-miss``, ``unscored``),
+#: its ``agree`` is true for ``names-more`` too (4 left ``unavailable`` with a cause null), and the
+#: calls a server labelled that did not miss are listed (``no-miss``; 4 left them out).
 SCHEMA_VERSION = 5
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
