@@ -173,6 +173,7 @@ class ChainCache:
         shared: int | None = None,
         sent_ms: int | None = None,
         done: int | None = None,
+        grid_output: bool = False,
     ) -> ChainVerdict:
         """Price one call whose cacheable prompt is ``cacheable`` tokens, then store its entries.
 
@@ -186,6 +187,8 @@ class ChainCache:
         agent's own background call), so they are kept whatever the rules say of output.
         ``step``: the read step the call's endpoint counts in, where it and not the model decides it;
         ``offset``: where that step's grid starts, where the audit learned one from the log.
+        ``grid_output``: on such a grid the response is kept all the same (the calls before the
+        release whose sessions read on without it: ``prefixbench.workloads.audit.grid.keeps_output``).
         ``shared``: the tokens of ``parent``'s prompt this prompt keeps, where it drops the rest
         (None: all): a read through ``parent`` stops there.
         ``sent_ms``: when the call was sent (epoch ms), where the provider's minimum changed over
@@ -193,12 +196,12 @@ class ChainCache:
         ``done``: the tick the response ended, where the log says (lifetimes counted from it with
         ``ttl_from='end'``)."""
         return self.observe_positional(family, head, head_tokens, node, parent, new_blocks, cacheable, model, tick, ready, ttl,
-                                     head_warm, output, output_written, step, offset, shared, sent_ms, done)
+                                     head_warm, output, output_written, step, offset, shared, sent_ms, done, grid_output)
 
     def observe_positional(self, family: str, head: str, head_tokens: int | None, node: str, parent: str | None,
                          new_blocks: int, cacheable: int, model: str, tick: int, ready: int, ttl: str, head_warm: bool,
                          output: int, output_written: bool, step: int, offset: int, shared: int | None,
-                         sent_ms: int | None, done: int | None) -> ChainVerdict:
+                         sent_ms: int | None, done: int | None, grid_output: bool = False) -> ChainVerdict:
         """:meth:`observe` with every argument given by position, in the order above (the audit's
         predictor calls it once a request: matching 19 keywords took about 1.1 us a call)."""
         if self.in_order:
@@ -275,8 +278,9 @@ class ChainCache:
             if head_tokens is not None and source == "node":
                 self._touch(heads, head, tick, ended)
         # A grid learned from the log's reads: those sessions never read into a response (see
-        # prefixbench.workloads.audit.grid), so none is kept.
-        kept = output if (rules.caches_output or output_written) and cap is None and not offset else 0
+        # prefixbench.workloads.audit.grid), so none is kept, but where the audit says they do
+        # (``grid_output``: Codex before 0.122.0, measured).
+        kept = output if (rules.caches_output or output_written) and cap is None and (not offset or grid_output) else 0
         self._store(entries, node, cacheable + kept if kept else cacheable, ttl_ms, tick, ready, kept, ended)
         if head_tokens is not None and head_tokens <= cacheable:
             self._store(heads, head, head_tokens, ttl_ms, tick, ready, 0, ended)

@@ -378,9 +378,10 @@ def test_codex_rollouts_through_ollama_are_read_as_no_providers(tmp_path: Path) 
     assert (t.requests, t.input, t.output, t.cache_read) == _codex_sums(paths, forked_copies=5) == (63, 1_230_613, 35_522, 1_720_320)
     by_model = {(r.provider, r.model) for r in result.rows}
     assert by_model == {("unknown", "kimi-k2.5:cloud"), ("openai", "gpt-5.4"), ("openai", "gpt-5.4-mini")}
-    # 56 within 3%: the 31 kimi-k2.5:cloud calls through `ollama-launch` report no read (28 of 65
-    # when they were read as OpenAI's and the two re-sent counts counted).
-    assert _within(result) == 56
+    # 57 within 3%: the 31 kimi-k2.5:cloud calls through `ollama-launch` report no read (28 of 65
+    # when they were read as OpenAI's and the two re-sent counts counted); the gpt-5.4-mini
+    # subagents' (Codex 0.119.0-alpha.28) learned grid keeps the response (56 without).
+    assert _within(result) == 57
 
 
 def test_pi_sessions_through_ollama_count_what_their_messages_sum(tmp_path: Path) -> None:

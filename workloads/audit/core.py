@@ -2289,6 +2289,7 @@ class Predictor:
             prefix.shared,  # shared
             r.sent_ms,  # sent_ms
             end_tick(r, ready),  # done
+            bool(r.read_offset) and grid.keeps_output(r),  # grid_output
         )
         if uses is not None and self.in_order:
             self._forget(cache, lane, prefix, uses)
@@ -3398,7 +3399,7 @@ def _output_replays(requests: list[TraceRequest]) -> tuple[int, int]:
     whole = reasoning = 0
     for r in requests:
         if (r.body is None and r.prefix is not None and r.prefix.replays_output and chain_rules(r.provider).caches_output
-                and not r.read_offset):  # on a grid learned from the log's reads no response is kept
+                and (not r.read_offset or grid.keeps_output(r))):  # (on a learned grid: see grid.keeps_output)
             if isinstance(r.prefix, ReplayedToReasoning):
                 reasoning += 1
             else:

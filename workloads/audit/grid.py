@@ -7,7 +7,7 @@ gpt-5.6-sol and gpt-5.6-luna in one session ``768 + k x 1,024``; the earlier one
 0.114, 0.118 alpha: 60 reads) are on no such grid. The same sessions never read into the
 previous response (2 of 350 follow-ups read past the previous prompt; before 0.122, 31 of 60),
 so on a learned grid the chain model keeps no response after its prompt (OpenAI's
-``caches_output``). No page documents it, and the version,
+``caches_output``), but for a Codex older than 0.122.0 (:func:`keeps_output`). No page documents it, and the version,
 the model and the day each change it, so the reads of a log decide where they can. A read on the 128-token grid would sit on one point of a ``s``-token grid by chance with
 odds ``128 / s``; where every read of a (provider, model, agent version) lies on one such grid
 and that many distinct reads sharing it by chance is less likely than 1 in 200
@@ -122,6 +122,20 @@ def codex_grid(r: TraceRequest) -> tuple[int, int] | None:
     if version is None or version < (*CODEX_SINCE, 1):
         return None
     return CODEX_GRIDS.get(base_model(r.model))
+
+
+def keeps_output(r: TraceRequest) -> bool:
+    """A body-less Codex request to OpenAI on a grid learned from its log whose Codex predates
+    :data:`CODEX_SINCE` (its alphas included): its response is kept after its prompt all the same.
+    Measured on the only such calls, gpt-5.4-mini subagents of Codex 0.115.0-alpha.27 and
+    0.119.0-alpha.28 in two homes of two users: of the 88 calls of a turn after a response of 500
+    tokens or more, 70 read the previous prompt and its whole response (on the grid), 10 part of
+    it, 3 the prompt alone, 5 less; from the release on, 19 of 2,871 such calls read it whole and
+    2,308 the prompt alone (docs/audit.md has the table)."""
+    if r.provider not in PROVIDERS or r.source_format != "codex" or r.body is not None or not r.read_offset:
+        return False
+    version = _version(r.agent_version)
+    return version is not None and version < (*CODEX_SINCE, 1)
 
 
 def settle(requests: list[TraceRequest]) -> list[TraceRequest]:

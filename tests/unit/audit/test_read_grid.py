@@ -111,3 +111,19 @@ def test_read_step_option_wins_over_a_learned_grid(tmp_path: Path) -> None:
     assert {(r.read_step, r.read_offset) for r in stepped} == {(128, 0)}
     rows = audit_requests(stepped, summaries).rows
     assert rows[1].predicted_cache_read == 20_480
+
+
+def test_before_codex_0_122_a_learned_grid_keeps_the_response(tmp_path: Path) -> None:
+    # gpt-5.4-mini subagents of Codex 0.115 and 0.119 alphas read on the same grid, but each
+    # follow-up read the previous prompt and its whole response (measured: grid.keeps_output).
+    # The 6 distinct reads teach the grid; each is predicted with the 600-token answer kept
+    # (main: the previous prompt alone, 19,840 for 20,352).
+    sent = prompts(7)
+    reads = [0] + [on_grid(p + OUTPUT, 512, 384) for p in sent[:-1]]
+    assert reads[1] == 20_352
+    result = run_audit([rollout(tmp_path / "r.jsonl", reads, model="gpt-5.4-mini", version="0.115.0-alpha.27")])
+    assert [r.predicted_cache_read for r in result.rows[1:]] == reads[1:]
+    assert any("512-token grid from 384" in note and "gpt-5.4-mini (agent 0.115.0-alpha.27)" in note for note in result.notes)
+    # From the release on, the same log's response is not kept: the previous prompt alone.
+    rows = run_audit([rollout(tmp_path / "s.jsonl", reads, model="gpt-5.4-mini", version="0.122.0")]).rows
+    assert [r.predicted_cache_read for r in rows[1:]] == [on_grid(p, 512, 384) for p in sent[:-1]]
