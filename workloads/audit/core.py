@@ -1292,7 +1292,7 @@ class _PassInputs(msgspec.Struct):
     #: head and of its request family, in any lane or part of the log (-1: none, or no head).
     head_before: array
     #: At each place in the send order, the position of the later call that read past this one's
-    #: read of the same content (:func:`read_later`), -1 where none did.
+    #: read of the same content, of what no call since had written (:func:`read_later`), -1 where none did.
     later: array
 
 
@@ -2645,7 +2645,7 @@ class _Step(msgspec.Struct, frozen=True):
     segment: Segment | None = None
     #: The send tick of the latest request before it under its head, in any lane (None: none).
     head_used: int | None = None
-    #: The later call of its lane that read past its read of the same content (:func:`read_later`).
+    #: The later call of its lane that read past its read what no call since had written (:func:`read_later`).
     later: Later | None = None
 
     @property

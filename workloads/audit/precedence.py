@@ -93,7 +93,8 @@ class Evidence(msgspec.Struct, frozen=True):
     #: provider keeps a cache a family), None when none did: how long the shared head had been idle.
     head_since: int | None = None
     #: The later call of the lane that, with the same content up to past this one's read and
-    #: within the TTL of what this one cached, read more (None: none did, or it is not known).
+    #: within the TTL of what this one cached, read more before anything written since this one
+    #: could be read (None: none did, or it is not known).
     later: Later | None = None
 
     @property
