@@ -76,6 +76,7 @@ from prefixbench.workloads.audit.precedence import (
     READ_TOLERANCE,
     WARM_LEVEL_TOLERANCE,
     Evidence,
+    Later,
     Prediction,
     Previous,
     duration,
@@ -1223,7 +1224,8 @@ def audit_requests(
     caches = explicit.price_caches(summaries, requests, prices.row)
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
-                         file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks))
+                         file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks),
+                         read_later(requests, positions, ticks, readies))
     # Each row under its file's bucket: the rows are listed file by file, in line order.
     buckets = _Rows() if spill is None else spill
     of_file = explicit.cost_by(caches, lambda c: c.file)
@@ -1289,6 +1291,9 @@ class _PassInputs(msgspec.Struct):
     #: At each place in the send order, the send tick of the latest request before it under its
     #: head and of its request family, in any lane or part of the log (-1: none, or no head).
     head_before: array
+    #: At each place in the send order, the position of the later call that read past this one's
+    #: read of the same content, of what no call since had written (:func:`read_later`), -1 where none did.
+    later: array
 
 
 class _Passed(msgspec.Struct):
@@ -1346,6 +1351,95 @@ def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], tic
     return before
 
 
+def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int], readies: Sequence[int]) -> array:
+    """At each place in the send order, the position of the first later call of the same lane
+    that read more than this one of content only calls before this one could have cached; -1
+    where no call did (:func:`.precedence._read_later` judges the miss by it).
+
+    A later call that extends a miss reads what the miss itself wrote, whatever the miss was (a
+    change the agent made writes the changed prompt, which the next call reads): its read says
+    nothing of the miss. It does where the miss, and every call between the two, wrote nothing
+    the later call could read: each reported writing 0 tokens, or its response had not begun
+    when the later call was sent (its write not stored yet). Then what the later call read past
+    the miss's read was cached before the miss, with the same content as the miss's prompt up to
+    there: the miss was no change of that content. Only where the chain runs unbroken from the
+    miss to the later call (:func:`_extends`: the same content up to past the miss's read), the
+    later call sent within the TTL of what the miss cached, on a provider that caches by itself
+    (one that reads at the agent's breakpoints may have read short for want of one).
+
+    Computed once for the whole log from the requests and the send clock alone (not a pass's
+    state), so a pass over any part of the log sees the same answer. The walk from each call
+    stops at the first call that could have read a write (at most :data:`LATER_WALK` calls)."""
+    later = array("q", [-1]) * len(positions)
+    lanes: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for k, i in enumerate(positions):
+        r = requests[i]
+        lanes[(r.file, r.lane)].append(k)
+    for places in lanes.values():
+        # The lane cut into runs that each extend the one before with nothing logged between.
+        runs: list[list[int]] = []
+        last: TraceRequest | None = None
+        for k in places:
+            r = requests[positions[k]]
+            if not runs or not _extends(r, last):
+                runs.append([])
+            runs[-1].append(k)
+            last = r
+        for run in runs:
+            for n, k in enumerate(run):
+                i = positions[k]
+                r = requests[i]
+                if r.usage is None or not r.usage.cache_reported or rules_for(r.provider).max_breakpoints is not None:
+                    continue
+                read, ttl = r.usage.cache_read, ttl_ms(r)
+                # The earliest tick a write made since the miss (its own included) could be read.
+                readable: int | None = None
+                for m in range(n, min(len(run), n + LATER_WALK)):
+                    if m > n:
+                        j = positions[run[m]]
+                        if (readable is not None and ticks[j] >= readable) or ticks[j] - ticks[i] > ttl:
+                            break
+                        later_usage = requests[j].usage
+                        if later_usage is not None and later_usage.cache_reported and later_usage.cache_read > read:
+                            later[k] = j
+                            break
+                    wrote = requests[positions[run[m]]]
+                    if wrote.usage is None or not writes_reported(wrote.provider, wrote.usage) or wrote.usage.cache_write:
+                        ready = readies[positions[run[m]]]
+                        readable = ready if readable is None else min(readable, ready)
+    return later
+
+
+#: The most calls :func:`read_later` walks past a miss.
+LATER_WALK = 64
+
+
+def _extends(r: TraceRequest, before: TraceRequest | None) -> bool:
+    """``r`` goes on from ``before``, the lane's call before it, with the same content: its chain
+    extends that call's, under one head and request family, nothing logged between, its prompt
+    no smaller and not sent before it."""
+    if before is None or r.prefix is None or before.prefix is None or r.prefix.parent != before.prefix.node:
+        return False
+    if (r.prefix.head, r.model, r.envelope, r.speed, r.upstream) != (
+            before.prefix.head, before.model, before.envelope, before.speed, before.upstream):
+        return False
+    if r.is_compaction_call or before.is_compaction_call or r.prefix.shared is not None:
+        return False
+    if r.events:
+        # Anything logged between (even a new user turn: the agent may have restarted there and
+        # rebuilt its head, which no log records) may have changed what was sent.
+        return False
+    if r.sent_ms is not None and before.sent_ms is not None and r.sent_ms < before.sent_ms:
+        return False
+    return r.usage is None or before.usage is None or r.usage.prompt >= before.usage.prompt
+
+
+def _later(r: TraceRequest, ms: int) -> Later:
+    """The call at ``r``, sent ``ms`` after the one it read past (:func:`read_later`)."""
+    assert r.usage is not None
+    return Later(r.line, ms, r.usage.cache_read)
+
+
 def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], preds: Preds | None, buckets: RowBuckets) -> _Passed:
     """Predict and explain the requests at ``order`` (places in the send order, ascending), in
     one predictor: all of them, or a part that shares nothing with the others (see
@@ -1396,9 +1490,9 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             # A lane start whose prompt extends another lane's call (a Codex subagent's or fork's
             # first call): measured against what that call left cached, not the head.
             prev = previous.get(origins[key])
-        used_at = inputs.head_before[k]
+        used_at, after = inputs.head_before[k], inputs.later[k]
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment,
-                     None if used_at < 0 else used_at)
+                     None if used_at < 0 else used_at, None if after < 0 else _later(requests[after], ticks[after] - tick))
         row = _explain(step, shared)
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind, shown = _compaction_kind(r, row), ""
@@ -2552,6 +2646,8 @@ class _Step(msgspec.Struct, frozen=True):
     segment: Segment | None = None
     #: The send tick of the latest request before it under its head, in any lane (None: none).
     head_used: int | None = None
+    #: The later call of its lane that read past its read what no call since had written (:func:`read_later`).
+    later: Later | None = None
 
     @property
     def continues(self) -> bool:
@@ -2682,7 +2778,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         levels = shared.heads.levels.get(r.prefix.head, ()) if r.prefix is not None else ()
         head_since = None if step.head_used is None else step.tick - step.head_used
         ev = Evidence(r, step.prev, pred, step.tick, head, lost, expected, shared.compaction_at, source=step.source, location=where,
-                      levels=levels, head_since=head_since)
+                      levels=levels, head_since=head_since, later=step.later)
         finding = find_cause(ev)
         cause, evidence, detail = finding.as_tuple()
         if finding.also is not None and 0 < finding.also_tokens < lost:

@@ -56,6 +56,16 @@ class Previous(msgspec.Struct, frozen=True):
     done: int | None = None
 
 
+class Later(msgspec.Struct, frozen=True):
+    """A later call of the lane that read past a request's read of the same content
+    (:func:`prefixbench.workloads.audit.core.read_later`): its line, how long after the request
+    it was sent (logical ms) and what it read."""
+
+    line: int
+    ms: int
+    read: int
+
+
 class Evidence(msgspec.Struct, frozen=True):
     """Everything the cause rules may look at for one request with lost (or no) reads."""
 
@@ -82,6 +92,10 @@ class Evidence(msgspec.Struct, frozen=True):
     #: under the same head and of the same request family (model, envelope, speed, upstream: the
     #: provider keeps a cache a family), None when none did: how long the shared head had been idle.
     head_since: int | None = None
+    #: The later call of the lane that, with the same content up to past this one's read and
+    #: within the TTL of what this one cached, read more before anything written since this one
+    #: could be read (None: none did, or it is not known).
+    later: Later | None = None
 
     @property
     def events(self) -> dict[str, str]:
@@ -603,6 +617,30 @@ def _lagging(ev: Evidence) -> str:
     return f" (it moved up from the previous request's read, {last:,}, short of the previous prompt)"
 
 
+def _read_later(ev: Evidence) -> Finding | None:
+    """A read a later call of the lane contradicts: that call sent the same content up to past
+    where this read stopped (the chain ran unbroken from this call to it, one head and request
+    family, nothing logged in between), within the TTL of what this one cached, and read past that
+    point what neither this call nor one between had written by then (each reported writing
+    nothing, or had not begun its response: :func:`prefixbench.workloads.audit.core.read_later`).
+    So it was cached before this call, as this call sent it: where this read stopped was the
+    provider's miss (a server without the entry, an eviction), not a change of the head or of the
+    messages before it. (A later read of what the miss itself wrote tells nothing: a change the
+    agent made is written by the call that makes it, and read by the next.)"""
+    later = ev.later
+    if later is None or later.read <= ev.cache_read or out_of_order(ev):
+        return None
+    ttl = ttl_ms(ev.r)
+    return Finding("provider-best-effort", "log", (
+        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens; the call at line {later.line}, sent "
+        f"{duration(later.ms)} later" + (f" (inside the {duration(ttl)} TTL)" if ttl != NO_TTL_MS else "")
+        + f" with the same head and logged messages and nothing logged in between, read {later.read:,} tokens of that "
+        "prefix, none of it written by this call or one between (each reported writing nothing or had not begun its "
+        f"response), so the prefix before token {ev.cache_read:,} was cached as this call sent it: the provider missed "
+        "(a server without the entry, an eviction), not the agent's doing"
+    ))
+
+
 def _stopped_at_head(ev: Evidence) -> Finding | None:
     if ev.head is None or ev.cache_read != ev.head:
         return None
@@ -737,6 +775,8 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("breakpoints-miss", "the body's breakpoints; the byte-level model's read", _breakpoints_miss),
     CauseRule("unwritten-miss", "the call's reported writes of 0; a provider that writes at the agent's breakpoints",
               _unwritten_miss),
+    CauseRule("read-later", "a later call of the lane, same head and logged messages, that read past this read within "
+              "its TTL what no call since had written", _read_later),
     CauseRule("best-effort", "a provider whose cache is best-effort", _best_effort),
     CauseRule("stopped-at-head", "the reported read equals the shared head", _stopped_at_head),
     CauseRule("located", "the reported read mapped onto the logged messages (transcripts)", _located),
