@@ -231,11 +231,14 @@ class ClaudeCodeCompact(EngineBase):
     name = "claude-code-autocompact"
 
     def __init__(self, window: int, settings: dict[str, object]) -> None:
+        if settings["idle_compact"]:
+            self.name = "claude-code-idle-compact"  # before the checks: their errors name the engine built
         if not float(settings["precompute_buffer"]) < 1:  # type: ignore[arg-type]
             raise ValueError(f"{self.name}: precompute_buffer must be under 1, got {settings['precompute_buffer']!r}")
         fraction = float(settings["idle_fire_fraction"])  # type: ignore[arg-type]
         if not FIRE_FRACTION[0] <= fraction <= FIRE_FRACTION[1]:
-            raise ValueError(f"{self.name}: idle_fire_fraction must be between 0.5 and 0.95, got {fraction!r}")
+            raise ValueError(f"{self.name}: idle_fire_fraction must be a number between {FIRE_FRACTION[0]} and "
+                             f"{FIRE_FRACTION[1]}, got {fraction!r}")
         if settings["release"] not in RELEASES:
             raise ValueError(f"{self.name}: release must be one of {', '.join(RELEASES)}, got {settings['release']!r}")
         if settings["after_expiry"] and settings["release"] != "2.1.337":
@@ -244,8 +247,6 @@ class ClaudeCodeCompact(EngineBase):
             raise ValueError(f"{self.name}: after_expiry needs idle_compact (Claude Code checks its idleCompaction setting for both)")
         self.window = window
         self.settings = settings
-        if settings["idle_compact"]:
-            self.name = "claude-code-idle-compact"
         #: What the view opens with after a compaction: the summary, the kept rounds and the
         #: re-read files (empty before the first compaction).
         self.head: tuple[Message, ...] = ()
@@ -547,12 +548,22 @@ class ClaudeCodeCompact(EngineBase):
         return chosen
 
 
+def _settings(engine: str, config: dict[str, object], defaults: dict[str, object]) -> dict[str, object]:
+    """The table read as :func:`read_settings` does, but ``idle_fire_fraction`` of the wrong type
+    says its range, as a value out of it does."""
+    fraction = config.get("idle_fire_fraction", 0.9)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+        name = "claude-code-idle-compact" if config.get("idle_compact", defaults["idle_compact"]) is True else engine
+        raise ValueError(f"{name}: idle_fire_fraction must be a number between {FIRE_FRACTION[0]} and {FIRE_FRACTION[1]}, "
+                         f"got {fraction!r}")
+    return read_settings(engine, config, defaults, _REPLACED)
+
+
 def autocompact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """Claude Code's auto-compact and micro-compaction (settings: the module docstring)."""
-    return ClaudeCodeCompact(window, read_settings(ClaudeCodeCompact.name, options.config, DEFAULTS, _REPLACED))
+    return ClaudeCodeCompact(window, _settings(ClaudeCodeCompact.name, dict(options.config), DEFAULTS))
 
 
 def idle_compact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """The same with idle compaction on (``idle_compact = true``)."""
-    settings = read_settings("claude-code-idle-compact", options.config, {**DEFAULTS, "idle_compact": True}, _REPLACED)
-    return ClaudeCodeCompact(window, settings)
+    return ClaudeCodeCompact(window, _settings("claude-code-idle-compact", dict(options.config), {**DEFAULTS, "idle_compact": True}))
