@@ -174,6 +174,23 @@ def test_a_remote_request_that_would_not_fit_empties_only_its_trailing_tool_resu
     assert result.call_id == before[-2].tool_calls[0].call_id  # the call stays, answered
 
 
+def test_a_remote_v2_request_that_would_not_fit_empties_its_trailing_tool_results_then_adds_the_trigger():
+    # compact_remote_v2.rs trims the same way before it appends the compaction_trigger item.
+    session = session_with([("fix the bug", 30)])
+    client = Recorder()
+    engine = CodexCompact(10_000, mode="remote_v2")
+    before = engine.view(session)
+    assert context(session, 10_000).measure(before).total_tokens > 10_000
+    engine.before_step(context(session, 10_000, client))
+    (request,) = client.sent
+    assert request.messages[-1] == TRIGGER and len(request.messages) == len(before) + 1
+    assert request.messages[:-2] == before[:-1]
+    (result,) = request.messages[-2].blocks
+    assert request.messages[-2].role == "tool" and result.content == (Text("aborted"),)
+    assert result.call_id == before[-2].tool_calls[0].call_id
+    assert rewrites(session) == ["compaction"]
+
+
 def test_a_remote_request_is_measured_without_the_tools_it_does_not_send():
     import msgspec
 
