@@ -81,10 +81,17 @@ asks, it compacts at the return instead, once the gap reaches the same fraction.
 Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
 also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
 of a user turn once the cache has expired, before the context reaches the threshold: the context
-has to be written again anyway, and the summary is shorter. No summary call is made then. The
-same conditions hold (the 1 h cache, ``idle_min_tokens``, idle compaction on); Claude Code keeps it
-behind a remote flag that is off by default, hence the setting's default. Here it comes before the
-idle compaction and the clearing of old results on such a return.
+has to be written again anyway, and the summary is shorter. No summary call is made then. It runs
+only in an attended session with no in-process host to compact (the interactive CLI has one: there
+the minute-54 timer compacts in place and this install never happens; without one the timer only
+writes an idle summary, installed at the next prompt, which this install leaves alone), with the
+1 h cache, idle compaction on and a context of ``idle_min_tokens``; Claude Code keeps it behind a
+remote flag that is off by default, hence the setting's default. The engine compacts in place at
+minute 54 as the CLI does and drops the precomputed summary then, so with the setting on a run
+differs from the same run with it off only where that compaction did not land at a return after
+the cache expired: its summary call failed, the context was under ``idle_min_tokens`` at minute
+54 and the user's new prompt brings it there, or the caller takes no wake asks. Here it comes
+before the idle compaction and the clearing of old results on such a return.
 
 Idle time is read from the run's logical clock (``ctx.now_ms()``): the timer from the time a
 step's request is sent; the clearing of old results and ``after_expiry`` from the time since the
