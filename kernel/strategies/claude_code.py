@@ -112,6 +112,7 @@ Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text, warn
 
@@ -220,6 +221,9 @@ def warning_note(kind: str, times: str) -> tuple[str, str] | None:
         return (f"stopped auto-compacting {times} (Claude Code's thrash stop: the context refilled to the threshold, "
                 f"{threshold} tokens, within {turns} requests of the previous compaction, {limit} times in a row)",
                 "the engine compacted anyway, as the user's next turn would")
+    idle = idle_note(kind, times)
+    if idle is not None:
+        return idle
     found = _LOW.fullmatch(kind)
     if found:
         return (f"had its threshold ({found.group(1)} tokens) at or below the context a compaction restarts with "
@@ -227,6 +231,40 @@ def warning_note(kind: str, times: str) -> tuple[str, str] | None:
                 "the request after such a compaction compacts again: the window is too small for Claude Code's "
                 "threshold and re-read budgets, and its compactions and thrash stops there say little about the workload")
     return None
+
+
+#: The kind of the warning :meth:`ClaudeCodeCompact.check_idle` logs when idle compaction cannot
+#: fire on the run's settings (the bracket names why).
+IDLE_OFF_KIND = "idle compaction cannot fire"
+_IDLE_OFF = re.compile(re.escape(IDLE_OFF_KIND) + r" \[(.*)\]")
+
+
+def idle_note(kind: str, times: str) -> tuple[str, str] | None:
+    """:func:`warning_note` for :data:`IDLE_OFF_KIND`."""
+    found = _IDLE_OFF.fullmatch(kind)
+    if found is None:
+        return None
+    return (f"could not idle-compact ({found.group(1)})",
+            "it ran as claude-code-autocompact would, so its figures say nothing of idle compaction")
+
+
+def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None, cache: str) -> str | None:
+    """A note when idle compaction is on and ``engine``'s ``cache_ttl_s`` (its ``--engine-config`` table ``settings``, values
+    as given or as text) is not the lifetime the run's cache ``cache`` gives its requests
+    (``run_ttl_ms``; None: entries never expire, no note): the engine cannot see the run's cache, and
+    its idle compaction and clearing of old results go by the setting alone."""
+    if engine not in (ClaudeCodeCompact.name, "claude-code-idle-compact") or run_ttl_ms is None:
+        return None
+    try:
+        setting = int(str(settings.get("cache_ttl_s", DEFAULTS["cache_ttl_s"])).strip())
+    except ValueError:
+        return None
+    if setting * 1000 == run_ttl_ms:
+        return None
+    if str(settings.get("idle_compact", engine == "claude-code-idle-compact")).strip().lower() != "true":
+        return None  # (its clearing of old results alone: a setting of its own, not the idle timer's gate)
+    return (f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by the run's cache: --cache {cache} gives its "
+            f"requests {run_ttl_ms // 1000:,} s; set cache_ttl_s = {run_ttl_ms // 1000}, or run a cache of {setting:,} s")
 
 
 class ClaudeCodeCompact(EngineBase):
@@ -290,8 +328,9 @@ class ClaudeCodeCompact(EngineBase):
         self.refills = 0
         #: Precomputed summary calls that failed in a row (a success starts the count over).
         self.precompute_failed = 0
-        #: Whether :meth:`check_restart` warned (once a run).
+        #: Whether :meth:`check_restart` warned (once a run), and whether :meth:`check_idle` looked.
         self.low_warned = False
+        self.idle_checked = False
 
     @property
     def summary(self) -> Message | None:
@@ -316,8 +355,26 @@ class ClaudeCodeCompact(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Compact if needed (:meth:`prepare`), then arm the idle timer for the request this step
         sends (:meth:`arm`)."""
+        self.check_idle(ctx)
         self.prepare(ctx)
         self.arm(ctx)
+
+    def check_idle(self, ctx: StepContext) -> None:
+        """Warn, once a run, when idle compaction is on but cannot fire: ``idle_min_tokens`` at or
+        over the window (the context never gets there), or ``cache_ttl_s`` not the 1 h cache
+        (Claude Code arms its timer with that cache only)."""
+        settings = self.settings
+        if self.idle_checked or not settings["idle_compact"]:
+            return
+        self.idle_checked = True
+        floor, ttl = int(settings["idle_min_tokens"]), int(settings["cache_ttl_s"])  # type: ignore[call-overload]
+        if ttl != ONE_HOUR_S:
+            why = f"cache_ttl_s {ttl:,}, not the 1 h cache"
+        elif floor >= self.window:
+            why = f"idle_min_tokens {floor:,} at or over the window {self.window:,}"
+        else:
+            return
+        warn(ctx.session, f"{self.name}: {IDLE_OFF_KIND} [{why}]: the run compacts as claude-code-autocompact would")
 
     def arm(self, ctx: StepContext) -> None:
         """With ``idle_compact`` on the 1 h cache: ask to be woken ``idle_fire_fraction`` of the

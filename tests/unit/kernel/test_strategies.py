@@ -915,3 +915,27 @@ def test_claude_code_replaced_setting_names_its_replacement():
         read_settings("claude-code-idle-compact", {"idle_after_s": 3300}, DEFAULTS, _REPLACED)
     with pytest.raises(ValueError, match=r"unknown setting 'nope' \(known: "):
         read_settings("claude-code-idle-compact", {"nope": 1}, DEFAULTS, _REPLACED)
+
+
+@pytest.mark.parametrize(("window", "config", "why"), [
+    (128_000, {}, "idle_min_tokens 200,000 at or over the window 128,000"),
+    (200_000, {}, "idle_min_tokens 200,000 at or over the window 200,000"),
+    (1_000_000, {"cache_ttl_s": 300}, "cache_ttl_s 300, not the 1 h cache"),
+    (1_000_000, {}, None),
+    (128_000, {"idle_min_tokens": 16_000}, None),
+])
+def test_idle_compaction_that_cannot_fire_warns_once_a_run(window, config, why):
+    # Base: silent; the run was auto-compact's under the idle engine's name.
+    h = Harness(window=window, cap=8_000)
+    engine = build("claude-code-idle-compact", window, **config)
+    h.user()
+    for n in range(3):
+        h.step(n)
+        engine.before_step(h.ctx)
+    texts = [e.info["text"] for e in h.session.events if e.kind == "compaction/warning"]
+    expected = [] if why is None else [
+        f"claude-code-idle-compact: idle compaction cannot fire [{why}]: the run compacts as claude-code-autocompact would"]
+    assert texts == expected
+    auto = build("claude-code-autocompact", window, **config)
+    auto.before_step(h.ctx)
+    assert [e.info["text"] for e in h.session.events if e.kind == "compaction/warning"] == expected  # no idle timer: silent
