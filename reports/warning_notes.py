@@ -20,7 +20,11 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
     """One note per (engine, kind of warning) the runs' engines logged (their ``engine_warnings``),
     in the order they first came: how many times, and in which runs (with each run's count when
     there are several). None for runs without warnings."""
-    from prefixbench.kernel.strategies.claude_code import warning_note
+    from prefixbench.kernel.strategies.claude_code import warning_note as claude_note
+    from prefixbench.kernel.strategies.codex import path_note
+
+    def warning_note(kind: str, times: str) -> tuple[str, str] | None:
+        return claude_note(kind, times) or path_note(kind, times)
 
     records = list(records)
     varying = [k for k in ("profile",) if len({str(rec.get(k)) for rec in records}) > 1]

@@ -182,3 +182,16 @@ def test_idle_compaction_on_another_ttl_setting_is_said():
     assert ttl_note("claude-code-autocompact", {}, 300_000, "anthropic") is None  # no idle timer to gate
     assert ttl_note("claude-code-idle-compact", {}, None, "byte-exact") is None
     assert ttl_note("sliding-window", {}, 300_000, "anthropic") is None
+
+
+def test_a_sweep_says_which_path_codex_compacts_auto_took(tmp_path, capsys):
+    # Under --cache openai the thinking-tools route is still DeepSeek's: auto compacts locally.
+    argv = ["sweep", "--workload", "thinking-tools", "--windows", "24k", "--engines", "codex-compact", "--cache", "openai",
+            "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: codex-compact took the local path (mode=auto, routed provider deepseek) in thinking-tools 24k patched cache "
+        "openai; auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; "
+        "set mode to choose"]
+    [row] = csv.DictReader((tmp_path / "runs.csv").open())
+    assert row["engine_warnings"] == "1 mode=auto chose its path [local, routed provider deepseek]"
