@@ -76,7 +76,10 @@ The engine arms the same timer: each step asks the loop to wake it ``idle_fire_f
 gap it compacts there (:meth:`ClaudeCodeCompact.on_wake`), the summary call priced at minute 54
 against the warm cache; the user's return then sends the compacted context. It summarizes at
 once and keeps the same rounds and files as auto-compact. Driven by a caller that takes no wake
-asks, it compacts at the return instead, once the gap reaches the same fraction.
+asks, it compacts at the return instead, once the gap reaches the same fraction. It cannot see
+the run's cache, only ``cache_ttl_s`` (the reports note a run whose cache differs:
+:func:`ttl_note`), and it warns once a run where idle compaction cannot fire
+(:meth:`ClaudeCodeCompact.check_idle`: ``idle_min_tokens`` at or over the window, or not the 1 h cache).
 
 Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
 also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
@@ -249,10 +252,10 @@ def idle_note(kind: str, times: str) -> tuple[str, str] | None:
 
 
 def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None, cache: str) -> str | None:
-    """A note when idle compaction is on and ``engine``'s ``cache_ttl_s`` (its ``--engine-config`` table ``settings``, values
-    as given or as text) is not the lifetime the run's cache ``cache`` gives its requests
-    (``run_ttl_ms``; None: entries never expire, no note): the engine cannot see the run's cache, and
-    its idle compaction and clearing of old results go by the setting alone."""
+    """A note when idle compaction is on and ``engine``'s ``cache_ttl_s`` (its ``--engine-config``
+    table ``settings``, values as given or as text) is not the lifetime the run's cache ``cache``
+    gives its requests (``run_ttl_ms``; None: entries never expire, no note): the engine cannot see
+    the run's cache, and its idle compaction and clearing of old results go by the setting alone."""
     if engine not in (ClaudeCodeCompact.name, "claude-code-idle-compact") or run_ttl_ms is None:
         return None
     try:
@@ -263,8 +266,9 @@ def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None
         return None
     if str(settings.get("idle_compact", engine == "claude-code-idle-compact")).strip().lower() != "true":
         return None  # (its clearing of old results alone: a setting of its own, not the idle timer's gate)
-    return (f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by the run's cache: --cache {cache} gives its "
-            f"requests {run_ttl_ms // 1000:,} s; set cache_ttl_s = {run_ttl_ms // 1000}, or run a cache of {setting:,} s")
+    return (f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by the run's "
+            f"cache: --cache {cache} gives its requests {run_ttl_ms // 1000:,} s; set cache_ttl_s = {run_ttl_ms // 1000}, "
+            f"or run a cache of {setting:,} s")
 
 
 class ClaudeCodeCompact(EngineBase):
