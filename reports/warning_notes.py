@@ -1,4 +1,5 @@
-"""The engines' warnings, one note per (engine, kind of warning), for sweep, bench and check.
+"""The engines' warnings, one note per (engine, kind of warning), for sweep, bench and check, and
+the runs whose engine went by a cache lifetime other than their cache's (:func:`ttl_notes`).
 
 Kept apart from :mod:`prefixbench.reports.sweep` (which imports pandas) so that ``check``, which
 writes no table, stays light (docs/performance.md, Start-up)."""
@@ -19,7 +20,11 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
     """One note per (engine, kind of warning) the runs' engines logged (their ``engine_warnings``),
     in the order they first came: how many times, and in which runs (with each run's count when
     there are several). None for runs without warnings."""
-    from prefixbench.kernel.strategies.claude_code import warning_note
+    from prefixbench.kernel.strategies.claude_code import warning_note as claude_note
+    from prefixbench.kernel.strategies.codex import path_note
+
+    def warning_note(kind: str, times: str) -> tuple[str, str] | None:
+        return claude_note(kind, times) or path_note(kind, times)
 
     records = list(records)
     varying = [k for k in ("profile",) if len({str(rec.get(k)) for rec in records}) > 1]
@@ -40,6 +45,32 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
             notes.append(f"{engine} {did} in {where}; {instead}")
         else:
             notes.append(f"{engine} warned '{kind}' {times} in {where}; a warning does not stop a run, the engine went on")
+    return notes + ttl_notes(records)
+
+
+def ttl_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
+    """One note per (engine, setting, cache) where Claude Code's engine went by a ``cache_ttl_s``
+    other than the lifetime the run's cache gave its requests (an engine cannot see the run's
+    cache: :func:`~prefixbench.kernel.strategies.claude_code.ttl_note`)."""
+    from prefixbench.kernel.strategies.claude_code import ttl_note
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.simulator.models import unmarked_ttl_ms
+    from prefixbench.workloads.runs.bench import BENCH_CACHES
+    from prefixbench.workloads.runs.sweep import recorded_engine_config
+
+    specs = {entry.label: entry.cache for entry in BENCH_CACHES}  # bench's records name its labels
+    notes: list[str] = []
+    for rec in records:
+        cache = rec.get("cache")
+        if not isinstance(cache, str) or not cache:
+            continue
+        try:
+            run_ttl = unmarked_ttl_ms(specs.get(cache, cache))
+        except (UserError, ValueError):
+            continue
+        note = ttl_note(str(rec.get("engine")), recorded_engine_config(rec.get("params")), run_ttl, cache)
+        if note is not None and note not in notes:
+            notes.append(note)
     return notes
 
 

@@ -356,6 +356,25 @@ def parse_cache_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name.strip(), options
 
 
+def unmarked_ttl_ms(spec: str) -> int | None:
+    """The lifetime (ms) the cache model ``spec`` (a ``--cache`` argument) gives what a
+    kernel-built request writes (no ``cache_control`` marks, no retention asked): Anthropic's
+    ``auto_when_unmarked``, another model's ``ttl_ms``; None where such entries never expire (or
+    are never written).
+
+    Raises:
+        UserError: ``spec`` names no cache model, or options it does not take.
+    """
+    from prefixbench.simulator.anthropic import TTL_MS, AnthropicCache
+
+    name, options = parse_cache_spec(spec)
+    model = make_cache(name, **options)
+    if isinstance(model, AnthropicCache):
+        return None if model.auto_when_unmarked is None else TTL_MS[model.auto_when_unmarked]
+    ttl = getattr(model, "ttl_ms", None)
+    return ttl if isinstance(ttl, int) and not isinstance(ttl, bool) else None
+
+
 def _parse(name: str, options: Mapping[str, object]) -> dict[str, object]:
     known = _OPTIONS[name]
     unknown = sorted(set(options) - set(known))

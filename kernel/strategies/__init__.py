@@ -10,7 +10,8 @@ run a user's engine::
     claude-code-autocompact      Claude Code's auto-compact: a summary replaying the cached
                                  prefix near the window's end, and its clearing of old tool
                                  results after the cache expired
-    claude-code-idle-compact     the same, and a compaction after ~55 min idle on a large context
+    claude-code-idle-compact     the same, and a compaction at minute 54 of an idle gap on a large
+                                 context (the 1 h cache)
     anthropic-context-editing    Anthropic's server-side clear_tool_uses and clear_thinking
     openai-server-compaction     OpenAI's compact_threshold: an opaque item replaces earlier items
     codex-compact                Codex's compaction as it picks it for the route: remote (v2) on

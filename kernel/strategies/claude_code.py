@@ -76,15 +76,25 @@ The engine arms the same timer: each step asks the loop to wake it ``idle_fire_f
 gap it compacts there (:meth:`ClaudeCodeCompact.on_wake`), the summary call priced at minute 54
 against the warm cache; the user's return then sends the compacted context. It summarizes at
 once and keeps the same rounds and files as auto-compact. Driven by a caller that takes no wake
-asks, it compacts at the return instead, once the gap reaches the same fraction.
+asks, it compacts at the return instead, once the gap reaches the same fraction. It cannot see
+the run's cache, only ``cache_ttl_s`` (the reports note a run whose cache differs:
+:func:`ttl_note`), and it warns once a run where idle compaction cannot fire
+(:meth:`ClaudeCodeCompact.check_idle`: ``idle_min_tokens`` at or over the window, or not the 1 h cache).
 
 Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
 also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
 of a user turn once the cache has expired, before the context reaches the threshold: the context
-has to be written again anyway, and the summary is shorter. No summary call is made then. The
-same conditions hold (the 1 h cache, ``idle_min_tokens``, idle compaction on); Claude Code keeps it
-behind a remote flag that is off by default, hence the setting's default. Here it comes before the
-idle compaction and the clearing of old results on such a return.
+has to be written again anyway, and the summary is shorter. No summary call is made then. It runs
+only in an attended session with no in-process host to compact (the interactive CLI has one: there
+the minute-54 timer compacts in place and this install never happens; without one the timer only
+writes an idle summary, installed at the next prompt, which this install leaves alone), with the
+1 h cache, idle compaction on and a context of ``idle_min_tokens``; Claude Code keeps it behind a
+remote flag that is off by default, hence the setting's default. The engine compacts in place at
+minute 54 as the CLI does and drops the precomputed summary then, so with the setting on a run
+differs from the same run with it off only where that compaction did not land at a return after
+the cache expired: its summary call failed, the context was under ``idle_min_tokens`` at minute
+54 and the user's new prompt brings it there, or the caller takes no wake asks. Here it comes
+before the idle compaction and the clearing of old results on such a return.
 
 Idle time is read from the run's logical clock (``ctx.now_ms()``): the timer from the time a
 step's request is sent; the clearing of old results and ``after_expiry`` from the time since the
@@ -105,6 +115,7 @@ Settings (``--engine-config``, table ``[claude-code-autocompact]``): ``threshold
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text, warn
 
@@ -213,6 +224,9 @@ def warning_note(kind: str, times: str) -> tuple[str, str] | None:
         return (f"stopped auto-compacting {times} (Claude Code's thrash stop: the context refilled to the threshold, "
                 f"{threshold} tokens, within {turns} requests of the previous compaction, {limit} times in a row)",
                 "the engine compacted anyway, as the user's next turn would")
+    idle = idle_note(kind, times)
+    if idle is not None:
+        return idle
     found = _LOW.fullmatch(kind)
     if found:
         return (f"had its threshold ({found.group(1)} tokens) at or below the context a compaction restarts with "
@@ -220,6 +234,41 @@ def warning_note(kind: str, times: str) -> tuple[str, str] | None:
                 "the request after such a compaction compacts again: the window is too small for Claude Code's "
                 "threshold and re-read budgets, and its compactions and thrash stops there say little about the workload")
     return None
+
+
+#: The kind of the warning :meth:`ClaudeCodeCompact.check_idle` logs when idle compaction cannot
+#: fire on the run's settings (the bracket names why).
+IDLE_OFF_KIND = "idle compaction cannot fire"
+_IDLE_OFF = re.compile(re.escape(IDLE_OFF_KIND) + r" \[(.*)\]")
+
+
+def idle_note(kind: str, times: str) -> tuple[str, str] | None:
+    """:func:`warning_note` for :data:`IDLE_OFF_KIND`."""
+    found = _IDLE_OFF.fullmatch(kind)
+    if found is None:
+        return None
+    return (f"could not idle-compact ({found.group(1)})",
+            "it ran as claude-code-autocompact would, so its figures say nothing of idle compaction")
+
+
+def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None, cache: str) -> str | None:
+    """A note when idle compaction is on and ``engine``'s ``cache_ttl_s`` (its ``--engine-config``
+    table ``settings``, values as given or as text) is not the lifetime the run's cache ``cache``
+    gives its requests (``run_ttl_ms``; None: entries never expire, no note): the engine cannot see
+    the run's cache, and its idle compaction and clearing of old results go by the setting alone."""
+    if engine not in (ClaudeCodeCompact.name, "claude-code-idle-compact") or run_ttl_ms is None:
+        return None
+    try:
+        setting = int(str(settings.get("cache_ttl_s", DEFAULTS["cache_ttl_s"])).strip())
+    except ValueError:
+        return None
+    if setting * 1000 == run_ttl_ms:
+        return None
+    if str(settings.get("idle_compact", engine == "claude-code-idle-compact")).strip().lower() != "true":
+        return None  # (its clearing of old results alone: a setting of its own, not the idle timer's gate)
+    return (f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by the run's "
+            f"cache: --cache {cache} gives its requests {run_ttl_ms // 1000:,} s; set cache_ttl_s = {run_ttl_ms // 1000}, "
+            f"or run a cache of {setting:,} s")
 
 
 class ClaudeCodeCompact(EngineBase):
@@ -231,11 +280,14 @@ class ClaudeCodeCompact(EngineBase):
     name = "claude-code-autocompact"
 
     def __init__(self, window: int, settings: dict[str, object]) -> None:
+        if settings["idle_compact"]:
+            self.name = "claude-code-idle-compact"  # before the checks: their errors name the engine built
         if not float(settings["precompute_buffer"]) < 1:  # type: ignore[arg-type]
             raise ValueError(f"{self.name}: precompute_buffer must be under 1, got {settings['precompute_buffer']!r}")
         fraction = float(settings["idle_fire_fraction"])  # type: ignore[arg-type]
         if not FIRE_FRACTION[0] <= fraction <= FIRE_FRACTION[1]:
-            raise ValueError(f"{self.name}: idle_fire_fraction must be between 0.5 and 0.95, got {fraction!r}")
+            raise ValueError(f"{self.name}: idle_fire_fraction must be a number between {FIRE_FRACTION[0]} and "
+                             f"{FIRE_FRACTION[1]}, got {fraction!r}")
         if settings["release"] not in RELEASES:
             raise ValueError(f"{self.name}: release must be one of {', '.join(RELEASES)}, got {settings['release']!r}")
         if settings["after_expiry"] and settings["release"] != "2.1.337":
@@ -244,8 +296,6 @@ class ClaudeCodeCompact(EngineBase):
             raise ValueError(f"{self.name}: after_expiry needs idle_compact (Claude Code checks its idleCompaction setting for both)")
         self.window = window
         self.settings = settings
-        if settings["idle_compact"]:
-            self.name = "claude-code-idle-compact"
         #: What the view opens with after a compaction: the summary, the kept rounds and the
         #: re-read files (empty before the first compaction).
         self.head: tuple[Message, ...] = ()
@@ -282,8 +332,9 @@ class ClaudeCodeCompact(EngineBase):
         self.refills = 0
         #: Precomputed summary calls that failed in a row (a success starts the count over).
         self.precompute_failed = 0
-        #: Whether :meth:`check_restart` warned (once a run).
+        #: Whether :meth:`check_restart` warned (once a run), and whether :meth:`check_idle` looked.
         self.low_warned = False
+        self.idle_checked = False
 
     @property
     def summary(self) -> Message | None:
@@ -308,8 +359,26 @@ class ClaudeCodeCompact(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Compact if needed (:meth:`prepare`), then arm the idle timer for the request this step
         sends (:meth:`arm`)."""
+        self.check_idle(ctx)
         self.prepare(ctx)
         self.arm(ctx)
+
+    def check_idle(self, ctx: StepContext) -> None:
+        """Warn, once a run, when idle compaction is on but cannot fire: ``idle_min_tokens`` at or
+        over the window (the context never gets there), or ``cache_ttl_s`` not the 1 h cache
+        (Claude Code arms its timer with that cache only)."""
+        settings = self.settings
+        if self.idle_checked or not settings["idle_compact"]:
+            return
+        self.idle_checked = True
+        floor, ttl = int(settings["idle_min_tokens"]), int(settings["cache_ttl_s"])  # type: ignore[call-overload]
+        if ttl != ONE_HOUR_S:
+            why = f"cache_ttl_s {ttl:,}, not the 1 h cache"
+        elif floor >= self.window:
+            why = f"idle_min_tokens {floor:,} at or over the window {self.window:,}"
+        else:
+            return
+        warn(ctx.session, f"{self.name}: {IDLE_OFF_KIND} [{why}]: the run compacts as claude-code-autocompact would")
 
     def arm(self, ctx: StepContext) -> None:
         """With ``idle_compact`` on the 1 h cache: ask to be woken ``idle_fire_fraction`` of the
@@ -547,12 +616,22 @@ class ClaudeCodeCompact(EngineBase):
         return chosen
 
 
+def _settings(engine: str, config: dict[str, object], defaults: dict[str, object]) -> dict[str, object]:
+    """The table read as :func:`read_settings` does, but ``idle_fire_fraction`` of the wrong type
+    says its range, as a value out of it does."""
+    fraction = config.get("idle_fire_fraction", 0.9)
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
+        name = "claude-code-idle-compact" if config.get("idle_compact", defaults["idle_compact"]) is True else engine
+        raise ValueError(f"{name}: idle_fire_fraction must be a number between {FIRE_FRACTION[0]} and {FIRE_FRACTION[1]}, "
+                         f"got {fraction!r}")
+    return read_settings(engine, config, defaults, _REPLACED)
+
+
 def autocompact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """Claude Code's auto-compact and micro-compaction (settings: the module docstring)."""
-    return ClaudeCodeCompact(window, read_settings(ClaudeCodeCompact.name, options.config, DEFAULTS, _REPLACED))
+    return ClaudeCodeCompact(window, _settings(ClaudeCodeCompact.name, dict(options.config), DEFAULTS))
 
 
 def idle_compact(window: int, options: EngineOptions) -> ClaudeCodeCompact:
     """The same with idle compaction on (``idle_compact = true``)."""
-    settings = read_settings("claude-code-idle-compact", options.config, {**DEFAULTS, "idle_compact": True}, _REPLACED)
-    return ClaudeCodeCompact(window, settings)
+    return ClaudeCodeCompact(window, _settings("claude-code-idle-compact", dict(options.config), {**DEFAULTS, "idle_compact": True}))

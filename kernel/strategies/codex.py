@@ -50,6 +50,7 @@ when it is OpenAI's, ``local`` for every other.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import msgspec
@@ -99,6 +100,23 @@ REMOTE_V2_NOTE = (
 )
 
 
+#: The kind of the warning the default ``auto`` logs once a run, at its first compaction: the
+#: path it took and the routed provider that decided it (the bracket), for the sweep, bench and
+#: check notes (:func:`path_note`).
+_AUTO_PATH = re.compile(r"mode=auto chose its path \[(local|remote_v2), routed provider ([^\]]*)\]")
+
+
+def path_note(kind: str, times: str) -> tuple[str, str] | None:
+    """``(what the engine did, why)`` for the kind of the warning ``auto`` logs; None for another."""
+    found = _AUTO_PATH.fullmatch(kind)
+    if found is None:
+        return None
+    path, provider = found.groups()
+    return (f"took the {path} path (mode=auto, routed provider {provider})",
+            "auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; "
+            "set mode to choose")
+
+
 def run_notes(engine: str, settings: Mapping[str, object]) -> list[str]:
     """Notes for a run of ``engine`` whose ``--engine-config`` table is ``settings`` (its values
     as given, or as the run's record holds them: text)."""
@@ -139,6 +157,8 @@ class CodexCompact(EngineBase):
         self.mode = mode
         self.retained_budget = retained_budget
         self.folded = Folded()
+        #: Whether the path ``auto`` took was logged (once a run).
+        self.path_told = False
 
     def view(self, session: Session) -> tuple[Message, ...]:
         """The kept user messages and the summary, then everything since."""
@@ -155,6 +175,12 @@ class CodexCompact(EngineBase):
             warn(ctx.session, f"codex-compact: {tokens} tokens >= limit {self.limit} with nothing to compact")
             return
         mode = self.path(ctx)
+        if self.mode == "auto" and not self.path_told:
+            self.path_told = True
+            header = ctx.routed or ctx.header()
+            provider = "none" if header is None else header.envelope.provider
+            warn(ctx.session, f"codex-compact: mode=auto chose its path [{mode}, routed provider {provider}]: Codex "
+                              "compacts remotely for OpenAI's provider only")
         if mode != "local":
             self._remote(ctx, view, v2=mode == "remote_v2")
             return

@@ -294,6 +294,11 @@ def read_whole(path: Path, limit: int) -> bytes:
 #: UTF-16 byte-order marks (little and big endian): Windows PowerShell 5's ``>`` and ``Out-File``
 #: write a command's output, or a copied log, as UTF-16 with one.
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+#: What the UTF-8 copy of a UTF-16 file cut at an odd byte ends with: the first byte of a
+#: three-byte UTF-8 sequence, so the copy stops inside a character where the file does.
+_CUT_LEAD = b"\xe2"
+#: How the copy's reading says it ends inside a character, and how that is said of the file.
+_UTF8_CUT, _UTF16_CUT = "the file ends inside a UTF-8 character", "the file ends inside a UTF-16 character"
 
 
 #: The share of a UTF-16 file's bytes its conversion to UTF-8 tells the progress; the reading of
@@ -316,7 +321,15 @@ def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Calla
             _write_copy(path, copy, decoder.decode(chunk))
             if progress is not None:
                 progress(int(at() * _COPY_SHARE))
-        _write_copy(path, copy, decoder.decode(b"", final=True))
+        try:
+            _write_copy(path, copy, decoder.decode(b"", final=True))
+        except UnicodeDecodeError as exc:
+            if exc.reason != "truncated data":
+                raise
+            # An odd byte at the end: the file stops inside a character, as a UTF-8 log cut short
+            # does. The copy ends inside one too, so its reading treats the last line the same way
+            # (a torn tail after whole records skipped, else the line named: _UTF16_CUT).
+            copy.write(_CUT_LEAD)
     except UnicodeDecodeError as exc:
         copy.close()
         raise UserError(f"{path}: starts with a UTF-16 byte-order mark but is not UTF-16 text ({exc.reason})") from None
@@ -378,7 +391,12 @@ def _iter_handle(
         # rest (a compressed file's bytes read, not its decompressed ones: those reached its size
         # during the conversion, and the bar sat full while the copy was read).
         with _utf8_copy(path, handle, progress, at) as copy:
-            yield from _iter_handle(path, copy, _copy_progress(progress, (at or handle.tell)(), copy), torn)
+            try:
+                yield from _iter_handle(path, copy, _copy_progress(progress, (at or handle.tell)(), copy), torn)
+            except UserError as exc:  # the copy ends inside a character only where the file does
+                if not str(exc).endswith(_UTF8_CUT):
+                    raise
+                raise UserError(str(exc).removesuffix(_UTF8_CUT) + _UTF16_CUT) from None
         return
     if at is not None and progress is not None:
         told, file_at = progress, at

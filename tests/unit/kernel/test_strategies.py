@@ -716,17 +716,51 @@ def test_the_precomputed_summary_is_installed_only_after_the_cache_expired_at_a_
 
 
 @pytest.mark.parametrize(("config", "message"), [
-    ({"after_expiry": True, "release": "2.1.286"}, "after_expiry needs release 2.1.337"),
+    ({"after_expiry": True, "release": "2.1.286"},
+     "after_expiry needs release 2.1.337 (2.1.286 has no compaction after the cache expired)"),
     ({"release": "2.1.300"}, "release must be one of 2.1.286, 2.1.337, got '2.1.300'"),
-    ({"idle_fire_fraction": 0.4}, "idle_fire_fraction must be between 0.5 and 0.95, got 0.4"),
+    ({"idle_fire_fraction": 0.4}, "idle_fire_fraction must be a number between 0.5 and 0.95, got 0.4"),
+    ({"idle_fire_fraction": 0.96}, "idle_fire_fraction must be a number between 0.5 and 0.95, got 0.96"),
+    ({"idle_fire_fraction": 1.0}, "idle_fire_fraction must be a number between 0.5 and 0.95, got 1.0"),
+    # The type check says the range too, not only "a number >= 0".
+    ({"idle_fire_fraction": "0.9"}, "idle_fire_fraction must be a number between 0.5 and 0.95, got '0.9'"),
+    ({"idle_fire_fraction": True}, "idle_fire_fraction must be a number between 0.5 and 0.95, got True"),
 ])
 def test_idle_settings_out_of_what_the_binaries_do_are_one_line(config, message):
-    with pytest.raises(UserError, match=message):
+    # The error names the engine the table built (claude-code-idle-compact), not the class's first name.
+    with pytest.raises(UserError) as raised:
         load_engine("claude-code-idle-compact").build(32_000, EngineOptions(config=config))
+    assert str(raised.value) == f"engine claude-code-idle-compact: the factory raised ValueError: claude-code-idle-compact: {message}"
+
+
+def test_an_autocompact_table_turning_idle_compaction_on_names_the_idle_engine_in_its_errors():
+    with pytest.raises(UserError) as raised:
+        load_engine("claude-code-autocompact").build(32_000, EngineOptions(config={"idle_compact": True, "release": "x"}))
+    assert str(raised.value) == ("engine claude-code-autocompact: the factory raised ValueError: claude-code-idle-compact: "
+                                 "release must be one of 2.1.286, 2.1.337, got 'x'")
+    with pytest.raises(UserError) as raised:
+        load_engine("claude-code-autocompact").build(32_000, EngineOptions(config={"precompute_buffer": 1.0}))
+    assert str(raised.value) == ("engine claude-code-autocompact: the factory raised ValueError: claude-code-autocompact: "
+                                 "precompute_buffer must be under 1, got 1.0")
+
+
+def test_the_precomputed_summary_is_not_installed_after_expiry_at_or_over_the_threshold():
+    # compact_after_cache_expiry installs only below the threshold; at it, the return compacts anew
+    # (here the idle compaction, the context taking no wake asks).
+    h, engine = _precomputed(after_expiry=True)
+    n = 1_000
+    while h.tokens(engine) < engine.threshold(h.ctx):
+        h.step(n, chars=4_000)
+        n += 1
+    h.now += 3_600_000
+    h.user("back")
+    engine.before_step(h.ctx)
+    assert engine.counts["expiry"] == 0 and engine.counts["precomputed"] == 0 and engine.counts["idle"] == 1
+    assert len(h.sent) == 2
 
 
 def test_after_expiry_needs_idle_compaction():
-    with pytest.raises(UserError, match="after_expiry needs idle_compact"):
+    with pytest.raises(UserError, match="claude-code-autocompact: after_expiry needs idle_compact"):
         load_engine("claude-code-autocompact").build(32_000, EngineOptions(config={"after_expiry": True}))
 
 
@@ -881,3 +915,27 @@ def test_claude_code_replaced_setting_names_its_replacement():
         read_settings("claude-code-idle-compact", {"idle_after_s": 3300}, DEFAULTS, _REPLACED)
     with pytest.raises(ValueError, match=r"unknown setting 'nope' \(known: "):
         read_settings("claude-code-idle-compact", {"nope": 1}, DEFAULTS, _REPLACED)
+
+
+@pytest.mark.parametrize(("window", "config", "why"), [
+    (128_000, {}, "idle_min_tokens 200,000 at or over the window 128,000"),
+    (200_000, {}, "idle_min_tokens 200,000 at or over the window 200,000"),
+    (1_000_000, {"cache_ttl_s": 300}, "cache_ttl_s 300, not the 1 h cache"),
+    (1_000_000, {}, None),
+    (128_000, {"idle_min_tokens": 16_000}, None),
+])
+def test_idle_compaction_that_cannot_fire_warns_once_a_run(window, config, why):
+    # Base: silent; the run was auto-compact's under the idle engine's name.
+    h = Harness(window=window, cap=8_000)
+    engine = build("claude-code-idle-compact", window, **config)
+    h.user()
+    for n in range(3):
+        h.step(n)
+        engine.before_step(h.ctx)
+    texts = [e.info["text"] for e in h.session.events if e.kind == "compaction/warning"]
+    expected = [] if why is None else [
+        f"claude-code-idle-compact: idle compaction cannot fire [{why}]: the run compacts as claude-code-autocompact would"]
+    assert texts == expected
+    auto = build("claude-code-autocompact", window, **config)
+    auto.before_step(h.ctx)
+    assert [e.info["text"] for e in h.session.events if e.kind == "compaction/warning"] == expected  # no idle timer: silent

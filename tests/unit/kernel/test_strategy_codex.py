@@ -174,6 +174,23 @@ def test_a_remote_request_that_would_not_fit_empties_only_its_trailing_tool_resu
     assert result.call_id == before[-2].tool_calls[0].call_id  # the call stays, answered
 
 
+def test_a_remote_v2_request_that_would_not_fit_empties_its_trailing_tool_results_then_adds_the_trigger():
+    # compact_remote_v2.rs trims the same way before it appends the compaction_trigger item.
+    session = session_with([("fix the bug", 30)])
+    client = Recorder()
+    engine = CodexCompact(10_000, mode="remote_v2")
+    before = engine.view(session)
+    assert context(session, 10_000).measure(before).total_tokens > 10_000
+    engine.before_step(context(session, 10_000, client))
+    (request,) = client.sent
+    assert request.messages[-1] == TRIGGER and len(request.messages) == len(before) + 1
+    assert request.messages[:-2] == before[:-1]
+    (result,) = request.messages[-2].blocks
+    assert request.messages[-2].role == "tool" and result.content == (Text("aborted"),)
+    assert result.call_id == before[-2].tool_calls[0].call_id
+    assert rewrites(session) == ["compaction"]
+
+
 def test_a_remote_request_is_measured_without_the_tools_it_does_not_send():
     import msgspec
 
@@ -322,11 +339,44 @@ def test_auto_takes_remote_v2_on_an_openai_route_and_local_elsewhere():
         assert (client.sent[0].messages[-1] == TRIGGER) is (provider == "openai")
 
 
+@pytest.mark.parametrize(("provider", "path"), [("openai", "remote_v2"), ("deepseek", "local")])
+def test_auto_says_once_a_run_which_path_it_took_and_why(provider, path):
+    # Base: nothing said, in the run or its record, of the path auto took.
+    import msgspec
+
+    from prefixbench.kernel import Envelope, StepContext
+    from prefixbench.kernel.strategies.codex import path_note
+    from prefixbench.workloads.runs.schema import warning_kind
+    from tests.unit.kernel.agent_sessions import ROUTED
+
+    session = session_with([("fix the bug", 18)])
+    routed = msgspec.structs.replace(ROUTED, envelope=Envelope(provider, "m", "max"))
+    client = Recorder()
+    engine = CodexCompact(10_000)
+    base = context(session, 10_000, client)
+    engine.before_step(StepContext(session, base.catalog, client, 10_000, routed))
+    session.append("user/message", user_text("now add a test"))
+    grow(session, 18)
+    engine.before_step(StepContext(session, base.catalog, client, 10_000, routed))
+    assert len(client.sent) == 2
+    (text,) = [e.info["text"] for e in session.events if e.kind == "compaction/warning"]
+    assert text == (f"codex-compact: mode=auto chose its path [{path}, routed provider {provider}]: Codex compacts "
+                    "remotely for OpenAI's provider only")
+    assert path_note(warning_kind(text), "1 time") == (
+        f"took the {path} path (mode=auto, routed provider {provider})",
+        "auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; set mode to choose")
+    # A mode set says nothing: the table records it.
+    session = session_with([("fix the bug", 18)])
+    CodexCompact(10_000, mode="local").before_step(StepContext(session, base.catalog, Recorder(), 10_000, routed))
+    assert not [e for e in session.events if e.kind == "compaction/warning"]
+
+
 def test_the_remote_v2_note_says_what_its_price_rests_on():
     from prefixbench.kernel.strategies.codex import REMOTE_PRICE_NOTE, REMOTE_V2_NOTE, run_notes
 
     assert run_notes("codex-compact", {"mode": "remote_v2"}) == [REMOTE_V2_NOTE]
     assert run_notes("codex-compact", {"mode": "remote"}) == [REMOTE_PRICE_NOTE]
+    # auto's path is the run's route, not its table: the run says it (a warning, its note below).
     assert run_notes("codex-compact", {}) == [] and run_notes("codex-compact", {"mode": "auto"}) == []
     # As a sweep's record holds the table (text).
     from prefixbench.workloads.runs.sweep import recorded_engine_config

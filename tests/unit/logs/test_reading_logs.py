@@ -287,6 +287,26 @@ def test_a_utf16_log_with_a_byte_order_mark_reads_as_its_utf8_text(tmp_path: Pat
         list(iter_records(odd))
 
 
+def test_a_utf16_log_cut_at_an_odd_byte_reads_as_a_utf8_log_cut_inside_a_character(tmp_path: Path) -> None:
+    # Base: "starts with a UTF-16 byte-order mark but is not UTF-16 text (truncated data)", no
+    # line, also where whole records came before the torn last line.
+    whole = json.dumps({"type": "user", "text": "hi"}) + "\n"
+    for codec, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+        tail = '{"type": "user", "text": "h'.encode(codec)[:-1]  # cut at an odd byte
+        torn_path = tmp_path / f"torn-{codec}.jsonl"
+        torn_path.write_bytes(bom + (whole * 2).encode(codec) + tail)
+        torn: list[int] = []
+        assert len(list(iter_records(torn_path, torn=torn))) == 2 and torn == [3]
+        with pytest.raises(UserError) as caught:
+            list(iter_records(torn_path))  # the readers that take no torn line
+        assert str(caught.value) == f"{torn_path}:3: the file ends inside a UTF-16 character"
+        only = tmp_path / f"only-{codec}.jsonl"
+        only.write_bytes(bom + tail)
+        with pytest.raises(UserError) as caught:
+            list(iter_records(only, torn=[]))
+        assert str(caught.value) == f"{only}:1: the file ends inside a UTF-16 character"
+
+
 def test_a_utf16_log_whose_copy_finds_no_room_names_the_temporary_folder(tmp_path: Path, monkeypatch) -> None:
     # A UTF-16 log is read through a UTF-8 copy in a temporary file (on disk past 64 MiB). With
     # the temporary folder full, merge36 said "u16.jsonl: cannot read (No space left on device)":

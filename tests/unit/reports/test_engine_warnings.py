@@ -139,3 +139,59 @@ def test_other_warnings_get_a_generic_note_naming_every_run_up_to_four():
                     "seed-coding 8k patched (2), seed-coding 16k patched (2), seed-coding 32k patched (2), "
                     "seed-coding 64k patched (2) and 1 more; a warning does not stop a run, the engine went on")
     assert warning_notes([{**records[0], "engine_warnings": ""}]) == []
+
+
+IDLE_128K = ["sweep", "--workload", "idle-gaps", "--gap-s", "3600", "--windows", "128k", "--engines", "claude-code-idle-compact",
+             "--quiet"]
+
+
+def test_idle_compaction_that_cannot_fire_at_the_window_is_said(tmp_path, capsys):
+    # Base: idle_min_tokens (200,000) over the 128k window, nothing said; the run is auto-compact's.
+    assert main([*IDLE_128K, "--out", str(tmp_path)]) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the window 128,000) in "
+        "idle-gaps 128k patched cache byte-exact; it ran as claude-code-autocompact would, so its figures say nothing of "
+        "idle compaction"]
+    [row] = csv.DictReader((tmp_path / "runs.csv").open())
+    assert row["engine_warnings"] == "1 idle compaction cannot fire [idle_min_tokens 200,000 at or over the window 128,000]"
+
+
+def test_an_engine_ttl_other_than_the_run_caches_is_said(tmp_path, capsys):
+    # Base: under --cache anthropic (5 min for the kernel's requests) the engine idle-compacted as
+    # if on the 1 h cache, its cache_ttl_s, and nothing said so.
+    config = tmp_path / "engines.toml"
+    config.write_text("[claude-code-idle-compact]\nidle_min_tokens = 16000\n")
+    assert main([*IDLE_128K, "--cache", "anthropic", "--engine-config", str(config), "--out", str(tmp_path / "a")]) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s), not by the "
+        "run's cache: --cache anthropic gives its requests 300 s; set cache_ttl_s = 300, or run a cache of 3,600 s"]
+    # The 1 h cache matches: no note; nor does a cache whose entries never expire (byte-exact).
+    for cache in ("anthropic:auto_when_unmarked=1h", "byte-exact"):
+        assert main([*IDLE_128K, "--cache", cache, "--engine-config", str(config), "--out", str(tmp_path / "b")]) == 0
+        assert _notes(capsys.readouterr().out) == []
+
+
+def test_idle_compaction_on_another_ttl_setting_is_said():
+    from prefixbench.kernel.strategies.claude_code import ttl_note
+
+    assert ttl_note("claude-code-idle-compact", {"cache_ttl_s": "300"}, 3_600_000, "anthropic-1h") == (
+        "claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (300 s), not by the run's "
+        "cache: --cache anthropic-1h gives its requests 3,600 s; set cache_ttl_s = 3600, or run a cache of 300 s")
+    assert ttl_note("claude-code-autocompact", {"idle_compact": "true"}, 300_000, "anthropic").startswith(
+        "claude-code-autocompact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s)")
+    assert ttl_note("claude-code-autocompact", {}, 300_000, "anthropic") is None  # no idle timer to gate
+    assert ttl_note("claude-code-idle-compact", {}, None, "byte-exact") is None
+    assert ttl_note("sliding-window", {}, 300_000, "anthropic") is None
+
+
+def test_a_sweep_says_which_path_codex_compacts_auto_took(tmp_path, capsys):
+    # Under --cache openai the thinking-tools route is still DeepSeek's: auto compacts locally.
+    argv = ["sweep", "--workload", "thinking-tools", "--windows", "24k", "--engines", "codex-compact", "--cache", "openai",
+            "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: codex-compact took the local path (mode=auto, routed provider deepseek) in thinking-tools 24k patched cache "
+        "openai; auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; "
+        "set mode to choose"]
+    [row] = csv.DictReader((tmp_path / "runs.csv").open())
+    assert row["engine_warnings"] == "1 mode=auto chose its path [local, routed provider deepseek]"
