@@ -82,6 +82,19 @@ def test_a_read_short_of_a_head_another_lane_kept_warm_is_not_the_expiry() -> No
     assert "inside the TTL" not in row.detail
 
 
+def test_a_read_of_nothing_after_another_lanes_call_is_the_expiry_not_a_head_change() -> None:
+    # a read 0 after c sent under the same head key 30s before: the key's sameness is inferred
+    # (hannibal8856/claude_backup: other project folders, other system prompts, the server said
+    # previous_message_not_found), and nothing was read, so no head change is called on the
+    # warm premise. Base: system-changed / unexplained ("read short by 10,000").
+    requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 0, 17_000, "a.jsonl#1"))
+    row = _row(audit_requests(requests, summaries, Prices(None)))
+    assert row.lost_tokens == 16_000
+    assert row.cause == "ttl-expired", row.detail
+    assert "yet this call read 0 tokens, nothing: that call's head was not this lane's" in row.detail
+    assert "read short" not in row.detail
+
+
 def test_another_lane_past_the_ttl_keeps_nothing_warm() -> None:
     # c's call 10 min before a's: past the 5 min TTL too, so the head was not warm: the expiry as before.
     requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 4_000, 13_000, "a.jsonl#1"), other_at=20 * MIN)
