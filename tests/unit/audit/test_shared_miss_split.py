@@ -98,3 +98,19 @@ def test_the_top_cause_of_a_day_counts_each_part_of_a_shared_miss() -> None:
     assert day.top_cause == "ttl-expired"
     (session,) = [s for s in result.sessions if s.key == "a.jsonl"]
     assert session.top_cause == "compaction"  # 12,000 of its 16,000 lost tokens
+
+
+@pytest.mark.parametrize(("head_read", "cause", "tokens", "told"),
+                         [(4_000, "compaction", 12_000, ""), (4_000, "ttl-expired", 4_000, "1 of them led by another cause, this one's part"),
+                          (10_000, "ttl-expired", 10_000, ""), (10_000, "compaction", 6_000, "1 of them led by another cause, this one's part")])
+def test_the_gate_holds_a_shared_miss_by_either_cause_and_counts_that_causes_part(head_read: int, cause: str, tokens: int, told: str) -> None:
+    # Base: --fail-on ttl-expired did not hold a miss whose second cause is the expiry, and
+    # "FAIL cause compaction" counted all 16,000 where the causes table gives compaction 12,000.
+    from prefixbench.workloads.audit.gate import Gate, gated_rows, violations
+
+    result = _compacted(head_read)
+    assert [(r.file, r.line) for r in gated_rows(result, cause)] == [("a.jsonl", 3)]
+    (line,) = violations(result, Gate((cause,)))
+    assert f"1 request(s)" in line and f", {tokens:,} tokens lost" in line, line
+    assert _cause(result, cause).lost_tokens == tokens
+    assert told in line
