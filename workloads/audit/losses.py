@@ -152,9 +152,32 @@ def loss_class(row: _Row) -> str | None:
     return CAUSE_CLASS.get(cause, "unknown")
 
 
+class _AsCause(msgspec.Struct, frozen=True):
+    """A row's facts with another cause: the second cause of a shared miss, classed and fixed as
+    a row of that cause would be."""
+
+    cause: str | None
+    provider: str
+    model: str
+    lane_kind: str
+    gap_ms: int | None
+    index: int | None = None
+
+
 def fixes_for(row: _Row) -> tuple[str, ...]:
     """The --what-if fixes that would recover a recoverable request, or an unknown one if the
-    agent made the change (:data:`UNKNOWN_FIX`); none otherwise."""
+    agent made the change (:data:`UNKNOWN_FIX`); none otherwise. A miss two causes share
+    (``secondary_cause``) gets its second cause's fixes too: its part is in that cause's class, so
+    a recoverable part is one a fix recovers."""
+    own = _fixes(row)
+    second = getattr(row, "secondary_cause", None)
+    if second is None:
+        return own
+    other = _fixes(_AsCause(second, row.provider, row.model, row.lane_kind, row.gap_ms, getattr(row, "index", None)))
+    return own + tuple(fix for fix in other if fix not in own)
+
+
+def _fixes(row: _Row) -> tuple[str, ...]:
     found = loss_class(row)
     if found == "unknown":
         return UNKNOWN_FIX.get(row.cause or "", ())

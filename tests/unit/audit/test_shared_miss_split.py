@@ -114,3 +114,21 @@ def test_the_gate_holds_a_shared_miss_by_either_cause_and_counts_that_causes_par
     assert f"1 request(s)" in line and f", {tokens:,} tokens lost" in line, line
     assert _cause(result, cause).lost_tokens == tokens
     assert told in line
+
+
+def test_a_shared_misses_recoverable_part_has_its_second_causes_fix() -> None:
+    # The compaction leads (unavoidable), the expired head's 4,000 is its recoverable part: the
+    # loss split counts that part recoverable, so a fix must recover it. Base: fixes_for and the
+    # re-simulation targets looked at the leading cause only (no fix).
+    from prefixbench.workloads.audit.advice import resimulation_targets, targets
+    from prefixbench.workloads.audit.losses import fixes_for
+
+    result = _compacted(4_000)
+    row = _row(result, line=3)
+    assert (row.loss_class, row.secondary_cause, row.secondary_loss_class) == ("unavoidable", "ttl-expired", "recoverable")
+    ttl_only = _row(_compacted(10_000), line=3)
+    assert ttl_only.cause == "ttl-expired"
+    fixes = fixes_for(row)
+    assert fixes and fixes == fixes_for(ttl_only)
+    assert resimulation_targets([result.rows])[0] == list(fixes)
+    assert all(row in targets(result)[fix] for fix in fixes)
