@@ -3046,7 +3046,7 @@ def _summarize(
         + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
-        split_sums({name: (roll.requests, roll.lost, roll.unpriced) for name, roll in sums.classes.items()}),
+        split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
         sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
