@@ -3226,9 +3226,11 @@ class _NoteCounts:
 
     def __init__(self) -> None:
         self.rows = self.unreported = self.reported = self.predicted = self.diagnosed = self.agree = self.narrower = 0
+        #: Labelled misses the agreement table scores whose cause the log decided (not the server's label).
+        self.own = 0
 
     def merge(self, other: _NoteCounts) -> None:
-        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree", "narrower"):
+        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree", "narrower", "own"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add(self, rows: list[AuditRow]) -> None:
@@ -3241,6 +3243,8 @@ class _NoteCounts:
         said = [verdict(row.server_reason or "", row.inferred_cause) for row in diagnosed]
         self.agree += said.count("agrees")
         self.narrower += said.count("names-more")
+        self.own += sum(verdict(row.server_reason, row.inferred_cause) in ("agrees", "names-more", "disagrees") for row in rows
+                        if row.server_reason is not None and row.evidence != "diagnostic")
 
 
 def _day(row: AuditRow) -> str:
@@ -3686,6 +3690,8 @@ def _notes(
             f"names the same cause for {agree} ({agree / counts.diagnosed:.0%})"
             + (f" and one that says more of the same miss for {narrower} ({narrower / counts.diagnosed:.0%}: an entry not "
                "found that had expired or was still being written, messages that changed in a compaction)" if narrower else "")
+            + (f"; the agreement table scores {counts.own} labelled miss(es) more, whose cause the log itself decided (a "
+               "cause that refines the server's reason, or a label with no reason), so its counts are not these" if counts.own else "")
         )
     whole_replays, reasoning_replays = replays
     if whole_replays:
