@@ -35,6 +35,8 @@ Definitions:
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import heapq
 from array import array
 from collections import Counter, defaultdict, deque
@@ -1332,15 +1334,21 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
     """At each place in the send order, the send tick of the latest request before it under its
     head and of its request family (the cache model's: model, envelope, speed, upstream; the
-    provider keeps a cache a family, so only such a call kept the head warm for it), -1 where
+    provider keeps a cache a family, so only such a call kept the head warm for it) and of a file
+    in its folder (a head key is inferred: Claude Code's system prompt differs by project, whose
+    sessions are one folder, so a call of another folder is no evidence of the same head), -1 where
     none is: how long since another call used the head (a lane start's, a compaction's, a TTL
     expiry's evidence) is the whole log's, whatever part of it a request is passed in."""
     last: dict[tuple, int] = {}
+    folders: dict[str, str] = {}
     before = array("q", [-1]) * len(positions)
     for k, i in enumerate(positions):
         r = requests[i]
         if r.prefix is not None:
-            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream)
+            folder = folders.get(r.file)
+            if folder is None:
+                folder = folders[r.file] = str(PurePath(r.file).parent)
+            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream, folder)
             before[k] = last.get(key, -1)
             last[key] = ticks[i]
     return before

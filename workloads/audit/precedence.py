@@ -403,7 +403,7 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
         return None
     since = warm_head(ev)
     if since is not None:
-        warmed = f"another lane's call under the same head was sent {duration(since)} before, within the TTL"
+        warmed = f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
         if _cold_read(ev):
             # A head key is an inference (Claude Code's main head is one per model, version and
             # client, yet its system prompt differs by project: cwd, CLAUDE.md), and this read shows

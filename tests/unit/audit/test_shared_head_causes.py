@@ -64,7 +64,7 @@ def test_a_lane_past_its_ttl_that_read_a_head_another_lane_kept_warm_lost_only_i
     row = _row(audit_requests(requests, summaries, Prices(None)))
     assert (row.expected_cache_read, row.lost_tokens) == (16_000, 6_000)
     assert row.cause == "ttl-expired", row.detail
-    assert "another lane's call under the same head was sent 30s before, within the TTL" in row.detail
+    assert "another lane's call under the same head, in the same folder, was sent 30s before, within the TTL" in row.detail
     assert "the head (10,000 tokens) was warm and read, so what expired is this lane's own part past it" in row.detail
 
 
@@ -76,7 +76,7 @@ def test_a_read_short_of_a_head_another_lane_kept_warm_is_not_the_expiry() -> No
     assert row.lost_tokens == 12_000
     assert row.cause != "ttl-expired", row.detail
     assert row.cause == "unexplained" and row.evidence == "none"
-    assert "the head (10,000 tokens) was warm (another lane's call under the same head was sent 30s before" in row.detail
+    assert "the head (10,000 tokens) was warm (another lane's call under the same head, in the same folder, was sent 30s before" in row.detail
     assert "read short by 6,000 tokens, which the expiry does not explain" in row.detail
     assert "the lane's own part past the head had expired too (idle 28m30s" in row.detail
     assert "inside the TTL" not in row.detail
@@ -130,3 +130,15 @@ def test_the_audit_in_parts_says_what_one_pass_says(split_small, read: int) -> N
     two = audit_requests(requests, summaries, Prices(None), jobs=2)
     assert "30s before" in _row(one).detail
     assert one == two
+
+
+def test_a_call_of_another_folder_under_the_same_head_key_keeps_nothing_warm() -> None:
+    # c's call is of another folder (another project: Claude Code's system prompt differs by
+    # project, so the key's sameness is an inference). Base: counted as keeping the head warm, a's
+    # read of 4,000 called a shortfall inside a warm head (unexplained).
+    requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 4_000, 13_000, "a.jsonl#1"))
+    requests = [replace(r, file="other/c.jsonl") if r.file == "c.jsonl" else r for r in requests]
+    summaries = [replace(s, file="other/c.jsonl") if s.file == "c.jsonl" else s for s in summaries]
+    row = _row(audit_requests(requests, summaries, Prices(None)))
+    assert row.cause == "ttl-expired", row.detail
+    assert "another lane" not in row.detail
