@@ -1331,6 +1331,13 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
     return [(k, head) for head, k in firsts.items()]
 
 
+def _project_folder(file: str) -> str:
+    """The folder of a log's sessions: its own, or for a file in ``<session>/subagents/`` (Claude
+    Code's subagents and compaction calls) the folder of ``<session>.jsonl``."""
+    parent = PurePath(file).parent
+    return str(parent.parent.parent if parent.name == "subagents" else parent)
+
+
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
     """At each place in the send order, the send tick of the latest request before it under its
     head and of its request family (the cache model's: model, envelope, speed, upstream; the
@@ -1347,7 +1354,7 @@ def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], tic
         if r.prefix is not None:
             folder = folders.get(r.file)
             if folder is None:
-                folder = folders[r.file] = str(PurePath(r.file).parent)
+                folder = folders[r.file] = _project_folder(r.file)
             key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream, folder)
             before[k] = last.get(key, -1)
             last[key] = ticks[i]
