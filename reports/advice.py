@@ -87,8 +87,8 @@ def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     ``all_unpriced`` (no request of the audit is priced: ``lost unknown``): $0.00 would claim
     nothing was lost. A class with no request lost a known $0.00."""
     def part(name: str) -> str:
-        requests, unpriced = split.requests(name), split.unpriced(name)
-        counted = f"{requests:,} req" + (f", {unpriced:,} unpriced" if unpriced else "")
+        requests, unpriced, shared = split.requests(name), split.unpriced(name), split.shared(name)
+        counted = f"{requests:,} req" + (f" +{shared:,} shared" if shared else "") + (f", {unpriced:,} unpriced" if unpriced else "")
         if split.usd_unknown(name, all_unpriced):
             return f"{name} ({counted}: no dollar figure)"
         return f"{name} ${split.usd(name):,.2f} ({counted})"
@@ -231,6 +231,7 @@ def advice_html(record: dict, unseen: bool = False) -> str:
             name,
             num(f"{name}_usd", split[f"{name}_usd"], usd(split[f"{name}_usd"])),
             num(f"{name}_requests", split[f"{name}_requests"], f"{split[f'{name}_requests']:,}"
+                + (f" +{split[f'{name}_shared']:,} shared" if split.get(f"{name}_shared") else "")
                 + (f" ({split[f'{name}_unpriced']:,} unpriced)" if split.get(f"{name}_unpriced") else "")),
             CLASS_MEANINGS[name],
         ]) for name in LOSS_CLASSES]

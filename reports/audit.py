@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -102,7 +102,8 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
     would claim nothing was paid or lost. The totals too (their counts already None where no
     request reports them: :func:`reported_sum`)."""
     record = section_record(fields, group)
-    if none_priced(group.requests, group.unpriced_requests):
+    # (a cause's shared misses, another cause's whose loss it shares, are of its misses here)
+    if none_priced(group.requests + getattr(group, "shared_requests", 0), group.unpriced_requests):
         record["lost_usd"] = None
         if "cost_usd" in record:
             record["cost_usd"] = None
@@ -403,8 +404,7 @@ def _causes_lines(result: AuditResult) -> list[str]:
         {1, 2, 3},
     ))
     if any(c.shared_requests for c in result.causes):
-        lines.append("(+N shared: misses another cause leads whose loss this one shares; their part of the loss is in "
-                     "this cause's tokens and dollars, the rest in the leading cause's)")
+        lines.append(f"({SHARED_LEGEND})")
     return lines
 
 

@@ -177,6 +177,11 @@ def loss_legend(groups: Iterable[tuple[int, int, int]]) -> list[str]:
     return [LOSS_NOT_SEEN] if any(unseen and not none_priced(requests, unpriced) for requests, unpriced, unseen in groups) else []
 
 
+#: The legend under a causes table one of whose causes shares a miss another leads (text and page).
+SHARED_LEGEND = ("+N shared: misses another cause leads whose loss this one shares; their part of the loss is in "
+                 "this cause's tokens and dollars, the rest in the leading cause's")
+
+
 def none_priced(requests: int, unpriced: int) -> bool:
     """Whether none of a group's ``requests`` is priced (``unpriced`` of them are not): its *lost*
     cell says ``-`` and its JSON ``lost_usd`` is null, as $0 would claim none was lost."""

@@ -130,6 +130,7 @@ def compare_markdown(comparison: Comparison) -> str:
         f"{_count(len(_changed(comparison)), 'figure')} changed",
         "",
     ]
+    lines += [*(f"Note: {n}" for n in comparison.notes), *([""] if comparison.notes else [])]
     if comparison.regressions:
         lines += ["### Regressions", "", *_md_table(_rows(list(comparison.regressions), short_labels(comparison))), ""]
     if comparison.missing_gated:
@@ -169,6 +170,7 @@ def compare_text(comparison: Comparison) -> str:
         f"base {visible(comparison.base_source)}",
         f"new  {visible(comparison.new_source)}",
     ]
+    lines += [f"note: {n}" for n in comparison.notes]
     for unit in comparison.missing_gated:
         lines.append(f"! missing from NEW: {visible(unit)}")
     for unit in comparison.mismatched:
@@ -197,6 +199,7 @@ def compare_json(comparison: Comparison) -> str:
             "missing_from_new": list(comparison.missing_gated),
             "only_in_new": list(comparison.only_new),
             "not_compared": list(comparison.mismatched),
+            "notes": list(comparison.notes),
             "changes": [
                 {
                     "group": c.group,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -677,7 +677,8 @@ def _audit_causes(causes: list[dict], totals: dict, providers: list[str]) -> str
             num("lost_usd", c["lost_usd"], lost_cell(fmt_usd(c["lost_usd"] or 0), c["requests"] + shared, c.get("unpriced_requests", 0), count=True)),
             cause_meaning(c["cause"], providers),
         ]))
-    return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows)
+    legend = note(SHARED_LEGEND[0].upper() + SHARED_LEGEND[1:] + ".") if any(c.get("shared_requests") for c in causes) else ""
+    return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows) + legend
 
 
 def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:

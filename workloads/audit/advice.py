@@ -246,7 +246,7 @@ def resimulation_targets(batches: Iterable[Sequence[AuditRow]]) -> tuple[list[st
     for rows in batches:
         for row in rows:
             fixes.update(dict.fromkeys(fixes_for(row)))
-            if row.cause == "system-changed":
+            if "system-changed" in (row.cause, getattr(row, "secondary_cause", None)):
                 changed.add((row.file, row.line))
     return list(fixes), changed
 

@@ -114,6 +114,9 @@ def verdict(server_reason: str, audit_cause: str | None) -> str:
     of :data:`VERDICTS`."""
     if audit_cause is None or audit_cause == NO_MISS:
         return "no-miss"
+    if audit_cause == "unexplained":
+        # The audit names no cause of its own: nothing to hold against the server's.
+        return "unscored"
     if server_reason == NO_REASON:
         return "names-more"
     server = DIAGNOSTIC_CAUSES.get(server_reason)

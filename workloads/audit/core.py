@@ -35,6 +35,8 @@ Definitions:
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 import heapq
 from array import array
 from collections import Counter, defaultdict, deque
@@ -1334,18 +1336,31 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
     return [(k, head) for head, k in firsts.items()]
 
 
+def _project_folder(file: str) -> str:
+    """The folder of a log's sessions: its own, or for a file in ``<session>/subagents/`` (Claude
+    Code's subagents and compaction calls) the folder of ``<session>.jsonl``."""
+    parent = PurePath(file).parent
+    return str(parent.parent.parent if parent.name == "subagents" else parent)
+
+
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
     """At each place in the send order, the send tick of the latest request before it under its
     head and of its request family (the cache model's: model, envelope, speed, upstream; the
-    provider keeps a cache a family, so only such a call kept the head warm for it), -1 where
+    provider keeps a cache a family, so only such a call kept the head warm for it) and of a file
+    in its folder (a head key is inferred: Claude Code's system prompt differs by project, whose
+    sessions are one folder, so a call of another folder is no evidence of the same head), -1 where
     none is: how long since another call used the head (a lane start's, a compaction's, a TTL
     expiry's evidence) is the whole log's, whatever part of it a request is passed in."""
     last: dict[tuple, int] = {}
+    folders: dict[str, str] = {}
     before = array("q", [-1]) * len(positions)
     for k, i in enumerate(positions):
         r = requests[i]
         if r.prefix is not None:
-            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream)
+            folder = folders.get(r.file)
+            if folder is None:
+                folder = folders[r.file] = _project_folder(r.file)
+            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream, folder)
             before[k] = last.get(key, -1)
             last[key] = ticks[i]
     return before
@@ -3142,7 +3157,7 @@ def _summarize(
         + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
-        split_sums({name: (roll.requests, roll.lost, roll.unpriced) for name, roll in sums.classes.items()}),
+        split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
         sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
@@ -3322,9 +3337,11 @@ class _NoteCounts:
 
     def __init__(self) -> None:
         self.rows = self.unreported = self.reported = self.predicted = self.diagnosed = self.agree = self.narrower = 0
+        #: Labelled misses the agreement table scores whose cause the log decided (not the server's label).
+        self.own = 0
 
     def merge(self, other: _NoteCounts) -> None:
-        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree", "narrower"):
+        for name in ("rows", "unreported", "reported", "predicted", "diagnosed", "agree", "narrower", "own"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def add(self, rows: list[AuditRow]) -> None:
@@ -3337,6 +3354,8 @@ class _NoteCounts:
         said = [verdict(row.server_reason or "", row.inferred_cause) for row in diagnosed]
         self.agree += said.count("agrees")
         self.narrower += said.count("names-more")
+        self.own += sum(verdict(row.server_reason, row.inferred_cause) in ("agrees", "names-more", "disagrees") for row in rows
+                        if row.server_reason is not None and row.evidence != "diagnostic")
 
 
 def _day(row: AuditRow) -> str:
@@ -3782,6 +3801,8 @@ def _notes(
             f"names the same cause for {agree} ({agree / counts.diagnosed:.0%})"
             + (f" and one that says more of the same miss for {narrower} ({narrower / counts.diagnosed:.0%}: an entry not "
                "found that had expired or was still being written, messages that changed in a compaction)" if narrower else "")
+            + (f"; the agreement table scores {counts.own} labelled miss(es) more, whose cause the log itself decided (a "
+               "cause that refines the server's reason, or a label with no reason), so its counts are not these" if counts.own else "")
         )
     whole_replays, reasoning_replays = replays
     if whole_replays:

@@ -67,12 +67,25 @@ def _compacted_misses(result: AuditResult) -> frozenset[tuple[str, str, int]]:
 
 
 def gated_rows(result: AuditResult, cause: str, compacted: frozenset[tuple[str, str, int]] | None = None) -> list[AuditRow]:
-    """The misses ``--fail-on cause`` holds: those of that cause and, for ``compaction``, those a
-    logged compaction is a second cause of (:func:`_compacted_misses`)."""
+    """The misses ``--fail-on cause`` holds: those of that cause, those whose loss it shares as
+    their second cause (:attr:`AuditRow.secondary_cause`) and, for ``compaction``, those a logged
+    compaction is a second cause of (:func:`_compacted_misses`)."""
     if cause != "compaction":
-        return [row for row in result.rows if row.cause == cause]
+        return [row for row in result.rows if cause in (row.cause, row.secondary_cause)]
     also = _compacted_misses(result) if compacted is None else compacted
-    return [row for row in result.rows if row.cause == cause or (row.cause is not None and (row.file, row.lane, row.line) in also)]
+    return [row for row in result.rows if cause in (row.cause, row.secondary_cause)
+            or (row.cause is not None and (row.file, row.lane, row.line) in also)]
+
+
+def cause_part(row: AuditRow, cause: str) -> int:
+    """The lost tokens of ``row`` that are ``cause``'s, as the causes table counts them: the second
+    cause's part of a shared miss, the rest to the leading cause; a miss a logged compaction is a
+    second cause of, with no part told, whole."""
+    if row.secondary_cause == cause:
+        return row.secondary_lost_tokens or 0
+    if row.cause == cause:
+        return (row.lost_tokens or 0) - (row.secondary_lost_tokens or 0)
+    return row.lost_tokens or 0
 
 
 def violations(result: AuditResult, gate: Gate) -> list[str]:
@@ -84,10 +97,13 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
         if rows:
             first = rows[0]
             basis = _predicted(result, rows)
-            others = sum(row.cause != cause for row in rows)
-            led = f" ({others} of them led by another cause, the compaction logged beside it)" if others else ""
+            shared = sum(row.secondary_cause == cause for row in rows)
+            others = sum(row.cause != cause and row.secondary_cause != cause for row in rows)
+            led = [f"{shared} of them led by another cause, this one's part of the loss counted" if shared else "",
+                   f"{others} of them led by another cause, the compaction logged beside it" if others else ""]
+            told = f" ({'; '.join(part for part in led if part)})" if shared or others else ""
             lines.append(
-                f"FAIL cause {cause}: {len(rows)} request(s){led}, {sum(r.lost_tokens or 0 for r in rows):,} tokens lost{basis}; "
+                f"FAIL cause {cause}: {len(rows)} request(s){told}, {sum(cause_part(r, cause) for r in rows):,} tokens lost{basis}; "
                 f"first at {first.file}:{first.line} ({first.detail})"
             )
     if gate.min_hit_ratio is not None and result.totals.hit_ratio is None:
@@ -216,7 +232,7 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
         case = ElementTree.SubElement(suite, "testcase", classname=clean(lane.file), name=clean(lane.lane))
         rows = by_lane[(lane.file, lane.lane)]
         problems = [f"{row.cause} at line {row.line}{' (predicted)' if row.reported_cache_read is None else ''}: {row.detail}"
-                    for row in rows if row.cause in gate.fail_on
+                    for row in rows if row.cause in gate.fail_on or row.secondary_cause in gate.fail_on
                     or ("compaction" in gate.fail_on and row.cause is not None and (row.file, row.lane, row.line) in compacted)]
         if problems:
             failures += 1

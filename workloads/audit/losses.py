@@ -152,9 +152,32 @@ def loss_class(row: _Row) -> str | None:
     return CAUSE_CLASS.get(cause, "unknown")
 
 
+class _AsCause(msgspec.Struct, frozen=True):
+    """A row's facts with another cause: the second cause of a shared miss, classed and fixed as
+    a row of that cause would be."""
+
+    cause: str | None
+    provider: str
+    model: str
+    lane_kind: str
+    gap_ms: int | None
+    index: int | None = None
+
+
 def fixes_for(row: _Row) -> tuple[str, ...]:
     """The --what-if fixes that would recover a recoverable request, or an unknown one if the
-    agent made the change (:data:`UNKNOWN_FIX`); none otherwise."""
+    agent made the change (:data:`UNKNOWN_FIX`); none otherwise. A miss two causes share
+    (``secondary_cause``) gets its second cause's fixes too: its part is in that cause's class, so
+    a recoverable part is one a fix recovers."""
+    own = _fixes(row)
+    second = getattr(row, "secondary_cause", None)
+    if second is None:
+        return own
+    other = _fixes(_AsCause(second, row.provider, row.model, row.lane_kind, row.gap_ms, getattr(row, "index", None)))
+    return own + tuple(fix for fix in other if fix not in own)
+
+
+def _fixes(row: _Row) -> tuple[str, ...]:
     found = loss_class(row)
     if found == "unknown":
         return UNKNOWN_FIX.get(row.cause or "", ())
@@ -188,6 +211,11 @@ class LossSplit(msgspec.Struct, frozen=True):
     #: The classes some priced request of which lost dollars (their exact sum above 0, before
     #: rounding to the cent): not written, it decides :meth:`usd_unknown`.
     priced_loss: tuple[str, ...] = ()
+    #: Of each class, the misses another class leads whose loss it shares (a shared miss's second
+    #: cause's part): not in its requests, their part in its dollars.
+    recoverable_shared: int = 0
+    unavoidable_shared: int = 0
+    unknown_shared: int = 0
 
     def usd(self, name: str) -> Decimal:
         return getattr(self, f"{name}_usd")
@@ -200,7 +228,7 @@ class LossSplit(msgspec.Struct, frozen=True):
         unknown, and a class with none is still a known $0.00. Every view decides it here: the
         JSON's null, the text's and the page's *unknown*."""
         if all_unpriced:
-            return self.requests(name) > 0
+            return self.requests(name) + self.shared(name) > 0
         return self.unpriced(name) > 0 and name not in self.priced_loss
 
     def requests(self, name: str) -> int:
@@ -208,6 +236,9 @@ class LossSplit(msgspec.Struct, frozen=True):
 
     def unpriced(self, name: str) -> int:
         return getattr(self, f"{name}_unpriced")
+
+    def shared(self, name: str) -> int:
+        return getattr(self, f"{name}_shared")
 
 
 CENT = Decimal("0.01")
@@ -230,32 +261,35 @@ def split_losses(rows: Iterable[_Priced]) -> LossSplit:
     """Per class: the requests and their lost dollars, rounded so that the parts add up to the
     total. A miss two causes share counts in its leading cause's class; its second cause's part
     of the dollars goes to that cause's class."""
-    groups: dict[str, tuple[int, Decimal, int]] = {}
+    groups: dict[str, tuple[int, Decimal, int, int]] = {}
     for row in rows:
         if row.loss_class is not None:
-            n, lost, unpriced = groups.get(row.loss_class, (0, Decimal(0), 0))
+            n, lost, unpriced, shared = groups.get(row.loss_class, (0, Decimal(0), 0, 0))
             unseen = row.lost_usd is None and (row.lost_tokens or 0) > 0
             moved, other = row.secondary_lost_usd, row.secondary_loss_class
             if other is None or other == row.loss_class:
                 moved = None
             groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0), -(moved or Decimal(0)))),
-                                      unpriced + unseen)
+                                      unpriced + unseen, shared)
             if other is not None and other != row.loss_class:
-                n, lost, unpriced = groups.get(other, (0, Decimal(0), 0))
-                groups[other] = (n, usd_sum((lost, moved or Decimal(0))), unpriced + unseen)
+                n, lost, unpriced, shared = groups.get(other, (0, Decimal(0), 0, 0))
+                groups[other] = (n, usd_sum((lost, moved or Decimal(0))), unpriced + unseen, shared + 1)
     return split_sums(groups)
 
 
-def split_sums(groups: Mapping[str, tuple[int, Decimal, int]]) -> LossSplit:
+def split_sums(groups: Mapping[str, tuple[int, Decimal, int, int]]) -> LossSplit:
     """:func:`split_losses` of rows already summed per loss class: {class: (requests, lost dollars,
-    requests that lost tokens no dollar figure holds)} (a class of another name counts as ``unknown``)."""
+    requests that lost tokens no dollar figure holds, shared misses another class leads)} (a class
+    of another name counts as ``unknown``)."""
     exact: dict[str, list[Decimal]] = {name: [] for name in LOSS_CLASSES}
     counts = dict.fromkeys(LOSS_CLASSES, 0)
     unpriced = dict.fromkeys(LOSS_CLASSES, 0)
-    for name, (n, lost, left_out) in groups.items():
+    shared = dict.fromkeys(LOSS_CLASSES, 0)
+    for name, (n, lost, left_out, also) in groups.items():
         name = name if name in exact else "unknown"
         counts[name] += n
         unpriced[name] += left_out
+        shared[name] += also
         exact[name].append(lost)
     sums = {name: usd_sum(values) for name, values in exact.items()}
     total = cents(usd_sum(sums.values()))
@@ -272,6 +306,7 @@ def split_sums(groups: Mapping[str, tuple[int, Decimal, int]]) -> LossSplit:
         counts["recoverable"], counts["unavoidable"], counts["unknown"],
         unpriced["recoverable"], unpriced["unavoidable"], unpriced["unknown"],
         tuple(name for name in LOSS_CLASSES if sums[name] > 0),
+        shared["recoverable"], shared["unavoidable"], shared["unknown"],
     )
 
 

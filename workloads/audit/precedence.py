@@ -417,7 +417,15 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
         return None
     since = warm_head(ev)
     if since is not None:
-        warmed = f"another lane's call under the same head was sent {duration(since)} before, within the TTL"
+        warmed = f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
+        if _cold_read(ev):
+            # A head key is an inference (Claude Code's main head is one per model, version and
+            # client, yet its system prompt differs by project: cwd, CLAUDE.md), and this read shows
+            # nothing of it warm: the other lane's call is no evidence of a head change here.
+            idle += (f"; {warmed}, yet this call read {ev.cache_read:,} tokens, "
+                     + ("nothing" if ev.cache_read == 0 else f"less than the smallest prefix cold points of this head agree on ({ev.levels[0][0]:,})")
+                     + ": that call's head was not this lane's (a head key is inferred), so nothing here says the head changed")
+            return Finding("ttl-expired", "log", idle)
         if ev.head is not None and ev.cache_read < ev.head:
             # The head was warm, yet the read stopped inside it: the expiry does not explain where
             # the read stopped (what stopped it would have cut off the lane's own part too).
@@ -440,6 +448,13 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
             "log does not show when that traffic ran"
         )
     return Finding("ttl-expired", "log", idle)
+
+
+def _cold_read(ev: Evidence) -> bool:
+    """The request read 0, or less than the smallest prefix its head's cold points agree on (a lane
+    start or a read after an expiry finds at least that where the head is warm): no sign the head
+    another lane's call used was this one."""
+    return ev.cache_read == 0 or (bool(ev.levels) and ev.cache_read < ev.levels[0][0] * (1 - WARM_LEVEL_TOLERANCE))
 
 
 def _warm_head_short(ev: Evidence, idle: str, warmed: str) -> Finding:

@@ -218,6 +218,10 @@ LOSS_SPLIT_FIELDS: tuple[Field, ...] = (
     Field("recoverable_unpriced", "int"),
     Field("unavoidable_unpriced", "int"),
     Field("unknown_unpriced", "int"),
+    # The misses another class leads whose loss each class shares: not in its requests.
+    Field("recoverable_shared", "int"),
+    Field("unavoidable_shared", "int"),
+    Field("unknown_shared", "int"),
 )
 
 #: What to change, best first: one re-simulated fix each (``saved_usd`` null: the log cannot

@@ -77,6 +77,8 @@ class Result(msgspec.Struct, frozen=True):
     kind: str  # "sweep" or "audit"
     source: str
     units: dict[tuple[str, str], Unit]
+    #: The audit JSON's schema (None: a sweep, or a saved baseline, which does not keep it).
+    schema: int | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -304,7 +306,7 @@ def _audit_from_json(data: dict, source: str) -> Result:
         if not isinstance(cause, dict) or "cause" not in cause:
             raise UserError(f"{where}: not an object with a 'cause'")
         _add_unit(units, Unit("cause", str(cause["cause"]), _numeric_fields(cause, "cause", where)), where)
-    return Result("audit", source, units)
+    return Result("audit", source, units, schema)
 
 
 #: The fields that name an audit unit (never compared).
@@ -553,6 +555,8 @@ class Comparison(msgspec.Struct, frozen=True):
     #: "group key: param BASE -> NEW" of runs both results have, made with other workload
     #: parameters: not compared, and the gate cannot vouch for them.
     mismatched: tuple[str, ...] = ()
+    #: What the reader must know to read the changes (two audit schemas that count otherwise).
+    notes: tuple[str, ...] = ()
 
     @property
     def regressions(self) -> tuple[Change, ...]:
@@ -625,7 +629,21 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
-    return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike)
+    return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike,
+                      schema_notes(base.schema, new.schema))
+
+
+#: The audit schema from which a miss two causes share splits its loss between them.
+SHARED_SPLIT_SCHEMA = 5
+
+
+def schema_notes(base: int | None, new: int | None) -> tuple[str, ...]:
+    """What two audit schemas count otherwise, where the two results are of such schemas."""
+    if base is None or new is None or (base >= SHARED_SPLIT_SCHEMA) == (new >= SHARED_SPLIT_SCHEMA):
+        return ()
+    return (f"audit schema {base} (BASE) and {new} (NEW) count shared misses otherwise: from schema {SHARED_SPLIT_SCHEMA} a "
+            "miss two causes share splits its loss between them (the second cause's part in its lost_tokens and lost_usd), "
+            "before it gave the whole loss to the leading cause, so causes' figures may change with no change in the log",)
 
 
 #: An audit unit's dollar figures over its requests: unknown where none of them is priced.

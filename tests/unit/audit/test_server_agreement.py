@@ -34,6 +34,9 @@ from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
     ("unavailable", None, "no-miss"),
     ("previous_message_not_found", None, "no-miss"),
     ("a_label_from_later", "ttl-expired", "unscored"),
+    # The audit names no cause of its own (base: disagrees, names-more).
+    ("messages_changed", "unexplained", "unscored"),
+    ("unavailable", "unexplained", "unscored"),
 ])
 def test_each_pair_gets_one_verdict(server: str, audit: str | None, said: str) -> None:
     assert verdict(server, audit) == said
@@ -102,3 +105,20 @@ def test_a_transcripts_labelled_calls_are_all_scored(tmp_path: Path) -> None:
         ("tools_changed", "disagrees", False)}
     [note] = [n for n in result.notes if n.startswith("provider cache diagnostics decided")]
     assert "names the same cause for 0 (0%) and one that says more of the same miss for 1 (50%" in note
+
+
+def test_the_notes_count_of_decided_misses_says_what_the_table_scores_beside_it(tmp_path: Path) -> None:
+    # A labelled miss whose cause the log decided (model-chosen refines model_changed) is scored in
+    # the table, not in the note on misses the server's label decided. Base: the note said nothing
+    # of it (hannibal8856/claude_backup: "107 ... same cause for 6" beside the table's 108 and 7).
+    from msgspec.structs import replace
+
+    from prefixbench.workloads.audit.core import _NoteCounts
+
+    result = run_audit([_session(tmp_path / "s1.jsonl")])
+    rows = [replace(r, evidence="log") if r.server_reason == "tools_changed" else r for r in result.rows]
+    counts = _NoteCounts()
+    counts.add(rows)
+    assert (counts.diagnosed, counts.own) == (1, 1)
+    counts.add([r for r in result.rows if r.server_reason == "unavailable"])  # no miss: not scored
+    assert counts.own == 1

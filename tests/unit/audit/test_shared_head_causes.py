@@ -64,7 +64,7 @@ def test_a_lane_past_its_ttl_that_read_a_head_another_lane_kept_warm_lost_only_i
     row = _row(audit_requests(requests, summaries, Prices(None)))
     assert (row.expected_cache_read, row.lost_tokens) == (16_000, 6_000)
     assert row.cause == "ttl-expired", row.detail
-    assert "another lane's call under the same head was sent 30s before, within the TTL" in row.detail
+    assert "another lane's call under the same head, in the same folder, was sent 30s before, within the TTL" in row.detail
     assert "the head (10,000 tokens) was warm and read, so what expired is this lane's own part past it" in row.detail
 
 
@@ -76,10 +76,23 @@ def test_a_read_short_of_a_head_another_lane_kept_warm_is_not_the_expiry() -> No
     assert row.lost_tokens == 12_000
     assert row.cause != "ttl-expired", row.detail
     assert row.cause == "unexplained" and row.evidence == "none"
-    assert "the head (10,000 tokens) was warm (another lane's call under the same head was sent 30s before" in row.detail
+    assert "the head (10,000 tokens) was warm (another lane's call under the same head, in the same folder, was sent 30s before" in row.detail
     assert "read short by 6,000 tokens, which the expiry does not explain" in row.detail
     assert "the lane's own part past the head had expired too (idle 28m30s" in row.detail
     assert "inside the TTL" not in row.detail
+
+
+def test_a_read_of_nothing_after_another_lanes_call_is_the_expiry_not_a_head_change() -> None:
+    # a read 0 after c sent under the same head key 30s before: the key's sameness is inferred
+    # (hannibal8856/claude_backup: other project folders, other system prompts, the server said
+    # previous_message_not_found), and nothing was read, so no head change is called on the
+    # warm premise. Base: system-changed / unexplained ("read short by 10,000").
+    requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 0, 17_000, "a.jsonl#1"))
+    row = _row(audit_requests(requests, summaries, Prices(None)))
+    assert row.lost_tokens == 16_000
+    assert row.cause == "ttl-expired", row.detail
+    assert "yet this call read 0 tokens, nothing: that call's head was not this lane's" in row.detail
+    assert "read short" not in row.detail
 
 
 def test_another_lane_past_the_ttl_keeps_nothing_warm() -> None:
@@ -117,3 +130,15 @@ def test_the_audit_in_parts_says_what_one_pass_says(split_small, read: int) -> N
     two = audit_requests(requests, summaries, Prices(None), jobs=2)
     assert "30s before" in _row(one).detail
     assert one == two
+
+
+def test_a_call_of_another_folder_under_the_same_head_key_keeps_nothing_warm() -> None:
+    # c's call is of another folder (another project: Claude Code's system prompt differs by
+    # project, so the key's sameness is an inference). Base: counted as keeping the head warm, a's
+    # read of 4,000 called a shortfall inside a warm head (unexplained).
+    requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 4_000, 13_000, "a.jsonl#1"))
+    requests = [replace(r, file="other/c.jsonl") if r.file == "c.jsonl" else r for r in requests]
+    summaries = [replace(s, file="other/c.jsonl") if s.file == "c.jsonl" else s for s in summaries]
+    row = _row(audit_requests(requests, summaries, Prices(None)))
+    assert row.cause == "ttl-expired", row.detail
+    assert "another lane" not in row.detail

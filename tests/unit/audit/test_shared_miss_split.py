@@ -98,3 +98,91 @@ def test_the_top_cause_of_a_day_counts_each_part_of_a_shared_miss() -> None:
     assert day.top_cause == "ttl-expired"
     (session,) = [s for s in result.sessions if s.key == "a.jsonl"]
     assert session.top_cause == "compaction"  # 12,000 of its 16,000 lost tokens
+
+
+@pytest.mark.parametrize(("head_read", "cause", "tokens", "told"),
+                         [(4_000, "compaction", 12_000, ""), (4_000, "ttl-expired", 4_000, "1 of them led by another cause, this one's part"),
+                          (10_000, "ttl-expired", 10_000, ""), (10_000, "compaction", 6_000, "1 of them led by another cause, this one's part")])
+def test_the_gate_holds_a_shared_miss_by_either_cause_and_counts_that_causes_part(head_read: int, cause: str, tokens: int, told: str) -> None:
+    # Base: --fail-on ttl-expired did not hold a miss whose second cause is the expiry, and
+    # "FAIL cause compaction" counted all 16,000 where the causes table gives compaction 12,000.
+    from prefixbench.workloads.audit.gate import Gate, gated_rows, violations
+
+    result = _compacted(head_read)
+    assert [(r.file, r.line) for r in gated_rows(result, cause)] == [("a.jsonl", 3)]
+    (line,) = violations(result, Gate((cause,)))
+    assert f"1 request(s)" in line and f", {tokens:,} tokens lost" in line, line
+    assert _cause(result, cause).lost_tokens == tokens
+    assert told in line
+
+
+def test_a_shared_misses_recoverable_part_has_its_second_causes_fix() -> None:
+    # The compaction leads (unavoidable), the expired head's 4,000 is its recoverable part: the
+    # loss split counts that part recoverable, so a fix must recover it. Base: fixes_for and the
+    # re-simulation targets looked at the leading cause only (no fix).
+    from prefixbench.workloads.audit.advice import resimulation_targets, targets
+    from prefixbench.workloads.audit.losses import fixes_for
+
+    result = _compacted(4_000)
+    row = _row(result, line=3)
+    assert (row.loss_class, row.secondary_cause, row.secondary_loss_class) == ("unavoidable", "ttl-expired", "recoverable")
+    ttl_only = _row(_compacted(10_000), line=3)
+    assert ttl_only.cause == "ttl-expired"
+    fixes = fixes_for(row)
+    assert fixes and fixes == fixes_for(ttl_only)
+    assert resimulation_targets([result.rows])[0] == list(fixes)
+    assert all(row in targets(result)[fix] for fix in fixes)
+
+
+def _unpriced_compacted(head_read: int) -> core.AuditResult:
+    """:func:`_compacted` on a model no price is known for: no dollar figure holds any loss."""
+    from msgspec.structs import replace
+
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, head_read, 15_000 - head_read, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+    ]
+    requests = [replace(r, model="claude-nopriced-9") for r in requests]
+    summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")]
+    return audit_requests(requests, summaries, Prices(None))
+
+
+def test_an_unpriced_shared_miss_leaves_its_second_causes_dollars_unknown() -> None:
+    # The expiry holds only the shared miss's part, on a model with no price: its dollars are not
+    # known. Base: JSON lost_usd 0.0 for ttl-expired (the text said "-"), the cause's
+    # unpriced_requests 0 from the rolled sums, and the split's recoverable class a known $0.00.
+    result = _unpriced_compacted(4_000)
+    row = _row(result, line=3)
+    assert (row.cause, row.secondary_cause, row.lost_usd) == ("compaction", "ttl-expired", None)
+    ttl = _cause(result, "ttl-expired")
+    assert (ttl.requests, ttl.shared_requests, ttl.unpriced_requests) == (0, 1, 1)
+    data = json.loads(audit_json(result))
+    assert next(c for c in data["causes"] if c["cause"] == "ttl-expired")["lost_usd"] is None
+    assert data["loss_split"]["recoverable_usd"] is None and data["loss_split"]["recoverable_shared"] == 1
+    assert result.loss_split == split_losses(result.rows)
+    assert result.loss_split.recoverable_unpriced == 1
+    text = audit_table(result)
+    ttl_line = next(line for line in text.splitlines() if line.lstrip().startswith("ttl-expired") and "shared" in line)
+    assert "0 +1 shared" in ttl_line and "$" not in ttl_line, ttl_line
+    assert "recoverable (0 req +1 shared, 1 unpriced: no dollar figure)" in text
+
+
+def test_the_loss_split_line_counts_a_classes_shared_misses() -> None:
+    # Base: "recoverable $0.0x (0 req)": a class holding only a shared miss's part said no request.
+    result = _compacted(4_000)
+    assert result.loss_split.recoverable_shared == 1 and result.loss_split.recoverable_requests == 0
+    text = audit_table(result)
+    assert "(0 req +1 shared)" in text
+    data = json.loads(audit_json(result))
+    assert "0 +1 shared" in audit_page(data, None)
+
+
+def test_the_pages_causes_table_says_what_plus_n_shared_means() -> None:
+    # Base: the page's "+1 shared" cell had no legend (the text's table has one).
+    data = json.loads(audit_json(_compacted(4_000)))
+    page = audit_page(data, None)
+    assert "+N shared: misses another cause leads whose loss this one shares" in page
+    data["causes"] = [dict(c, shared_requests=0) for c in data["causes"]]
+    assert "misses another cause leads whose loss" not in audit_page(data, None)

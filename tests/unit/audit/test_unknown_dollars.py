@@ -70,7 +70,7 @@ def test_a_loss_class_with_no_priced_loss_is_null_though_it_holds_a_cold_start(t
 
 def test_usd_unknown_is_decided_by_priced_losses_not_request_counts() -> None:
     cent = Decimal("0.004")  # a priced loss under half a cent: known, though it rounds to $0.00
-    split = split_sums({"recoverable": (3, Decimal(0), 1), "unavoidable": (2, Decimal(0), 0), "unknown": (2, cent, 1)})
+    split = split_sums({"recoverable": (3, Decimal(0), 1, 0), "unavoidable": (2, Decimal(0), 0, 0), "unknown": (2, cent, 1, 0)})
     assert split.usd_unknown("recoverable")  # its priced requests lost nothing
     assert not split.usd_unknown("unavoidable")  # nothing lost at all: $0.00 is known
     assert not split.usd_unknown("unknown")

@@ -427,3 +427,22 @@ def test_dollars_of_no_priced_request_are_not_a_change_from_0(tmp_path, capsys, 
     assert rows and all(row[-3:-1] == ["not", "comparable"] for row in rows), out
     assert main(["compare", str(base), str(base)]) == 0
     assert "every shared figure is identical" in capsys.readouterr().out
+
+
+def test_a_schema_4_audit_beside_a_schema_5_one_says_shared_misses_count_otherwise(tmp_path, capsys):
+    # Base: nothing said that schema 5 splits a shared miss's loss between its causes, so a cause's
+    # figures could move between the two with no change in the log.
+    new = _audit_json(tmp_path / "new", 20, capsys)
+    data = json.loads(new.read_text())
+    assert data["schema"] == 5
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(dict(data, schema=4)))
+    said = "audit schema 4 (BASE) and 5 (NEW) count shared misses otherwise"
+    for fmt in ("table", "md", "json"):
+        capsys.readouterr()
+        main(["compare", str(old), str(new), "--format", fmt])
+        out = capsys.readouterr().out
+        assert out.count(said) == 1, (fmt, out)
+    capsys.readouterr()
+    main(["compare", str(new), str(new)])
+    assert "count shared misses otherwise" not in capsys.readouterr().out

@@ -142,3 +142,34 @@ def test_the_guides_waking_engine_summarizes_warm_inside_the_gaps():
     assert len(run.summaries) == 3 and all(s.hit_ratio > 0.99 for s in run.summaries)
     assert [kind for _, kind in run.rewrites] == ["checkpoint"] * 3
     assert all(run.observations[s.index + 1].prompt_tokens < s.prompt_tokens // 4 for s in run.summaries)
+
+
+class _Gap:
+    """Just what ``_Driver.idle`` reads: a clock, the engine's ask, and a wake that records the
+    time it ran (asking nothing further)."""
+
+    def __init__(self, now: int, ask: int) -> None:
+        from prefixbench.workloads.scripted.loop import Clock
+
+        self.clock = Clock()
+        self.clock.now_ms = now
+        self.wake: int | None = ask
+        self.woken: list[int] = []
+
+    def on_wake(self, turn_idx: int) -> None:
+        self.woken.append(self.clock.now_ms)
+
+
+@pytest.mark.parametrize(("ask", "woken"), [
+    (1_000, [1_000]),  # at the gap's start: woken
+    (1_999, [1_999]),  # just before its end: woken
+    (2_000, []),  # exactly at its end: the user's message comes then, no wake (a `<=` there would wake it)
+    (999, []),  # before its start: already passed (without the start's check it would be woken, the clock set back)
+])
+def test_an_ask_is_woken_from_the_gaps_start_up_to_but_not_at_its_end(ask: int, woken: list[int]) -> None:
+    from prefixbench.workloads.scripted.loop import _Driver
+
+    gap = _Gap(1_000, ask)
+    _Driver.idle(gap, 1, 1_000)  # type: ignore[arg-type]
+    assert gap.woken == woken
+    assert gap.clock.now_ms == 2_000 and gap.wake is None
