@@ -82,3 +82,27 @@ def codex_recount(paths: list[Path]) -> tuple[int, int, int, int]:
                 read += last["cached_input_tokens"]
                 output += last["output_tokens"]
     return calls, uncached, read, output
+
+
+def gemini_recount(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
+    """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
+    models of Gemini CLI session files (one JSON object each): one call per ``gemini`` message with
+    a non-zero token count, once per session and message id; ``input`` includes ``cached``."""
+    calls = uncached = output = read = 0
+    models: set[str] = set()
+    seen: set[tuple[str, str]] = set()
+    for path in paths:
+        session = json.loads(path.read_text(encoding="utf-8"))
+        for message in session["messages"]:
+            tokens = message.get("tokens") or {}
+            if message.get("type") != "gemini" or not (tokens.get("input") or tokens.get("output")):
+                continue
+            if (session["sessionId"], message["id"]) in seen:
+                continue
+            seen.add((session["sessionId"], message["id"]))
+            calls += 1
+            uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
+            output += tokens["output"] + tokens.get("thoughts", 0)
+            read += tokens.get("cached", 0)
+            models.add(message["model"])
+    return calls, uncached, output, read, models

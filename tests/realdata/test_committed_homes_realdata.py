@@ -80,7 +80,7 @@ import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats.gemini_cli import SEEN_COPY
-from tests.realdata.mirrors import file_at, tree_at
+from tests.realdata.mirrors import file_at, gemini_recount, tree_at
 
 AIAND = Path(os.environ.get("PREFIXBENCH_AIAND_PORTFOLIO_REPO", "/work/.mirror/richardaiand+aiand-portfolio-web/repo"))
 AIAND_COMMIT = "248bbfcbdf2d83c13f830d6dbb1d704fb0dbad58"
@@ -139,27 +139,6 @@ def _tree(repo: Path, commit: str, url: str, env: str, prefix: str, suffix: str,
 
 def _within(result) -> int:
     return sum(f.read_within for f in result.files)
-
-
-def _gemini_sums(paths: list[Path]) -> tuple[int, int, int, int]:
-    """Calls, uncached input (with the tool-use prompt), output (with thoughts) and reads of Gemini
-    CLI session files: each ``gemini`` message with a non-zero ``tokens``, once per session and
-    message id (a session can be in two folders); ``input`` includes ``cached``."""
-    calls = uncached = output = read = 0
-    seen = set()
-    for path in paths:
-        session = json.loads(path.read_text())
-        for message in session["messages"]:
-            tokens = message.get("tokens") or {}
-            if message.get("type") == "gemini" and (tokens.get("input") or tokens.get("output")):
-                if (session["sessionId"], message["id"]) in seen:
-                    continue
-                seen.add((session["sessionId"], message["id"]))
-                calls += 1
-                uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
-                output += tokens["output"] + tokens.get("thoughts", 0)
-                read += tokens.get("cached", 0)
-    return calls, uncached, output, read
 
 
 def _codex_sums(paths: list[Path], forked_copies: int = 0) -> tuple[int, int, int, int]:
@@ -256,7 +235,7 @@ def test_gemini_cli_home_sessions_count_what_their_messages_sum(env: str, tmp_pa
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == tuple(sums)
+    assert (t.requests, t.input, t.output, t.cache_read) == gemini_recount(paths)[:4] == tuple(sums)
     assert _within(result) == within
 
 
@@ -295,7 +274,7 @@ def test_gemini_cli_sessions_and_subagents_of_a_larger_home(tmp_path: Path) -> N
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (1_151, 34_989_980, 813_242, 57_046_187)
+    assert (t.requests, t.input, t.output, t.cache_read) == gemini_recount(paths)[:4] == (1_151, 34_989_980, 813_242, 57_046_187)
     # 45 of its 67 session starts read nothing of the head other sessions sent: 465 within 3%
     # while they were predicted to read it (gemini's reads_stored_head); 592 once a 2.5 read trails
     # the previous prompt (read_lag_by_model), 661 once a call right after a model switch reads
@@ -318,7 +297,7 @@ def test_gemini_cli_home_copied_into_project_named_folders_counts_each_call_once
     skipped = Counter(why for f in result.files for why, n in f.skip_reasons for _ in range(n))
     assert skipped[SEEN_COPY] == 290 and not any(".jsonl" in why for why in skipped)
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == _gemini_sums(paths) == (3_332, 42_051_633, 2_212_586, 276_049_217)
+    assert (t.requests, t.input, t.output, t.cache_read) == gemini_recount(paths)[:4] == (3_332, 42_051_633, 2_212_586, 276_049_217)
     assert Counter(r.model for r in result.rows) == {"gemini-2.5-flash": 2_348, "gemini-2.5-pro": 858,
                                                      "gemini-2.5-flash-lite": 59, "gemini-3-pro-preview": 38,
                                                      "gemini-3-flash-preview": 29}

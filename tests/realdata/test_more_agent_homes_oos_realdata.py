@@ -56,7 +56,7 @@ import pytest
 
 from prefixbench.reports.cli import run
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at, tree_at
+from tests.realdata.mirrors import file_at, gemini_recount, tree_at
 
 HAWZX = Path(os.environ.get("PREFIXBENCH_HAWZX_AI_REPO", "/work/.mirror/Tokisaki7-Dev+HAWZX-AI/repo"))
 HAWZX_COMMIT = "f1c0568b9d08f99c15a8aee97994bf879ad7b2e5"
@@ -91,30 +91,6 @@ ANOTHERWORLD = Path(os.environ.get("PREFIXBENCH_ANOTHERWORLD_REPO", "/work/.mirr
 ANOTHERWORLD_COMMIT = "2f8444bf2d6853a0005221e6baf9a2102be61ce1"
 
 
-def _gemini_recount(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
-    """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
-    models of Gemini CLI session files: one call per ``gemini`` message with a non-zero token
-    count, once per session and message id; ``input`` includes ``cached``."""
-    calls = uncached = output = read = 0
-    models: set[str] = set()
-    seen: set[tuple[str, str]] = set()
-    for path in paths:
-        session = json.loads(path.read_text(encoding="utf-8"))
-        for message in session["messages"]:
-            tokens = message.get("tokens") or {}
-            if message["type"] != "gemini" or not (tokens.get("input") or tokens.get("output")):
-                continue
-            if (session["sessionId"], message["id"]) in seen:
-                continue
-            seen.add((session["sessionId"], message["id"]))
-            calls += 1
-            uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
-            output += tokens["output"] + tokens.get("thoughts", 0)
-            read += tokens.get("cached", 0)
-            models.add(message["model"])
-    return calls, uncached, output, read, models
-
-
 def test_gemini_cli_sessions_of_december_2025_count_what_their_messages_sum(tmp_path: Path) -> None:
     paths = tree_at(HAWZX, HAWZX_COMMIT, HAWZX_URL, "PREFIXBENCH_HAWZX_AI_REPO", ".gemini/tmp/", tmp_path, ".json")
     paths = [p for p in paths if "/chats/" in p.as_posix()]
@@ -128,7 +104,7 @@ def test_gemini_cli_sessions_of_december_2025_count_what_their_messages_sum(tmp_
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    calls, uncached, output, read, models = _gemini_recount(paths)
+    calls, uncached, output, read, models = gemini_recount(paths)
     assert models == {"gemini-2.5-pro"}
     assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (202, 834_784, 120_765, 3_867_784)
     # Gemini 2.5 Pro's implicit cache is best effort: reads come and go by a few thousand tokens
@@ -145,7 +121,7 @@ def test_gemini_cli_sessions_of_february_2026_mostly_on_3_flash_count_what_their
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    calls, uncached, output, read, models = _gemini_recount(paths)
+    calls, uncached, output, read, models = gemini_recount(paths)
     assert models == {"gemini-3-flash-preview", "gemini-3.1-pro-preview", "gemini-3-pro-preview", "gemini-2.5-pro"}
     assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (2_319, 21_199_521, 1_118_163, 239_059_692)
     # 3 Flash's reads climb in steps of ~3,900 tokens from an offset of each session's own (186 of
@@ -164,7 +140,7 @@ def test_smaller_gemini_cli_homes_count_what_their_messages_sum(env: str, tmp_pa
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"gemini-cli"}
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, models) == _gemini_recount(paths) == (calls, uncached, output, read, models)
+    assert (t.requests, t.input, t.output, t.cache_read, models) == gemini_recount(paths) == (calls, uncached, output, read, models)
     assert sum(f.read_within for f in result.files) == within
 
 
