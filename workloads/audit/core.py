@@ -39,6 +39,7 @@ from pathlib import PurePath
 
 import heapq
 from array import array
+from bisect import bisect_right
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
@@ -1382,14 +1383,23 @@ def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks
     later call sent within the TTL of what the miss cached, on a provider that caches by itself
     (one that reads at the agent's breakpoints may have read short for want of one).
 
+    Another lane under the same head and request family may have written what the later call
+    read (its head, or a forked history): a write of such a call that could be read after the miss
+    was sent ends the walk at the time it could be read, as the lane's own do.
+
     Computed once for the whole log from the requests and the send clock alone (not a pass's
     state), so a pass over any part of the log sees the same answer. The walk from each call
     stops at the first call that could have read a write (at most :data:`LATER_WALK` calls)."""
     later = array("q", [-1]) * len(positions)
     lanes: dict[tuple[str, str], list[int]] = defaultdict(list)
+    # Per head and family, the ticks at which each call's write could be read, and its lane.
+    writes: dict[tuple, list[tuple[int, tuple[str, str]]]] = defaultdict(list)
     for k, i in enumerate(positions):
         r = requests[i]
         lanes[(r.file, r.lane)].append(k)
+        if r.prefix is not None and (r.usage is None or not writes_reported(r.provider, r.usage) or r.usage.cache_write):
+            writes[_family_key(r)].append((readies[i], (r.file, r.lane)))
+    others = {key: _Writes(sorted(entries)) for key, entries in writes.items()}
     for places in lanes.values():
         # The lane cut into runs that each extend the one before with nothing logged between.
         runs: list[list[int]] = []
@@ -1408,7 +1418,8 @@ def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks
                     continue
                 read, ttl = r.usage.cache_read, ttl_ms(r)
                 # The earliest tick a write made since the miss (its own included) could be read.
-                readable: int | None = None
+                other = others.get(_family_key(r)) if r.prefix is not None else None
+                readable: int | None = None if other is None else other.first_after(ticks[i], (r.file, r.lane))
                 for m in range(n, min(len(run), n + LATER_WALK)):
                     if m > n:
                         j = positions[run[m]]
@@ -1429,14 +1440,40 @@ def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks
 LATER_WALK = 64
 
 
+def _family_key(r: TraceRequest) -> tuple:
+    """What one cache entry is shared under: the head and the request family."""
+    assert r.prefix is not None
+    return (r.prefix.head, r.model, r.envelope, r.speed, r.upstream)
+
+
+class _Writes:
+    """The ticks at which the writes of the calls under one head and family could be read, in
+    order, with each call's lane, and from each place the next one of another lane than its own."""
+
+    __slots__ = ("lanes", "next_other", "ready")
+
+    def __init__(self, entries: list[tuple[int, tuple[str, str]]]) -> None:
+        self.ready = [ready for ready, _ in entries]
+        self.lanes = [lane for _, lane in entries]
+        self.next_other = [len(entries)] * len(entries)
+        for n in range(len(entries) - 2, -1, -1):
+            self.next_other[n] = n + 1 if self.lanes[n + 1] != self.lanes[n] else self.next_other[n + 1]
+
+    def first_after(self, sent: int, lane: tuple[str, str]) -> int | None:
+        """The first tick after ``sent`` at which another lane than ``lane`` wrote, or None."""
+        n = bisect_right(self.ready, sent)
+        if n < len(self.ready) and self.lanes[n] == lane:
+            n = self.next_other[n]
+        return self.ready[n] if n < len(self.ready) else None
+
+
 def _extends(r: TraceRequest, before: TraceRequest | None) -> bool:
     """``r`` goes on from ``before``, the lane's call before it, with the same content: its chain
     extends that call's, under one head and request family, nothing logged between, its prompt
     no smaller and not sent before it."""
     if before is None or r.prefix is None or before.prefix is None or r.prefix.parent != before.prefix.node:
         return False
-    if (r.prefix.head, r.model, r.envelope, r.speed, r.upstream) != (
-            before.prefix.head, before.model, before.envelope, before.speed, before.upstream):
+    if _family_key(r) != _family_key(before):
         return False
     if r.is_compaction_call or before.is_compaction_call or r.prefix.shared is not None:
         return False

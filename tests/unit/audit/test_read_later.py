@@ -106,3 +106,17 @@ def test_the_audit_in_parts_says_what_one_pass_says(split_small) -> None:
     one, two = _audit(requests), _audit(requests, jobs=2)
     assert _row(one).cause == _row(one, 3, "b.jsonl").cause == "provider-best-effort"
     assert one == two
+
+
+def test_another_lane_that_could_have_written_the_prefix_in_between_leaves_the_miss_as_located() -> None:
+    """A call of another lane under the same head and family whose write could be read before
+    the later call was sent may have cached what the later call read: it tells nothing then."""
+    other = _call(0, 10 * SEC + 200, 0, 20_000, file="b.jsonl", answer=300)
+    result = _audit([*_lane(), other])
+    assert _row(result).cause != "provider-best-effort"
+    # Under another head (another family's entry) it cannot have written this lane's prefix.
+    elsewhere = _call(0, 10 * SEC + 200, 0, 20_000, file="b.jsonl", answer=300, head="kimi-cli:main:kimi-k2:other")
+    assert _row(_audit([*_lane(), elsewhere])).cause == "provider-best-effort"
+    # Nor can a write that could be read only after the later call was sent.
+    late = _call(0, 10 * SEC + 200, 0, 20_000, file="b.jsonl", answer=5 * SEC)
+    assert _row(_audit([*_lane(), late])).cause == "provider-best-effort"
