@@ -397,7 +397,7 @@ class ClaudeCodeCompact(EngineBase):
         if ttl != ONE_HOUR_S:
             why = f"cache_ttl_s {ttl:,}, not the 1 h cache"
         elif floor >= self.window:
-            why = f"idle_min_tokens {floor:,} at or over the window {self.window:,}"
+            why = f"idle_min_tokens {floor:,} at or over the run's window"  # (the runs' labels name it: one note an engine)
         else:
             return
         warn(ctx.session, f"{self.name}: {IDLE_OFF_KIND} [{why}]: the run compacts as claude-code-autocompact would")

@@ -149,11 +149,11 @@ def test_idle_compaction_that_cannot_fire_at_the_window_is_said(tmp_path, capsys
     # Base: idle_min_tokens (200,000) over the 128k window, nothing said; the run is auto-compact's.
     assert main([*IDLE_128K, "--out", str(tmp_path)]) == 0
     assert _notes(capsys.readouterr().out) == [
-        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the window 128,000) in "
+        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the run's window) in "
         "idle-gaps 128k patched cache byte-exact; it ran as claude-code-autocompact would, so its figures say nothing of "
         "idle compaction"]
     [row] = csv.DictReader((tmp_path / "runs.csv").open())
-    assert row["engine_warnings"] == "1 idle compaction cannot fire [idle_min_tokens 200,000 at or over the window 128,000]"
+    assert row["engine_warnings"] == "1 idle compaction cannot fire [idle_min_tokens 200,000 at or over the run's window]"
 
 
 def test_an_engine_ttl_other_than_the_run_caches_is_said(tmp_path, capsys):
@@ -254,3 +254,14 @@ def test_a_workload_without_idle_gaps_gets_no_idle_compaction_warning(tmp_path, 
     assert [note for note in _notes(capsys.readouterr().out) if "idle" in note] == []
     [row] = csv.DictReader((tmp_path / "runs.csv").open())
     assert "idle compaction cannot fire" not in row["engine_warnings"]
+
+
+def test_idle_compaction_that_cannot_fire_is_one_note_an_engine(tmp_path, capsys):
+    # Base: one note a window (the window's size was in the warning's kind).
+    argv = ["sweep", "--workload", "idle-gaps", "--gap-s", "3600", "--windows", "64k,128k", "--engines",
+            "claude-code-idle-compact", "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the run's window) in "
+        "2 runs: idle-gaps 64k patched cache byte-exact (1), idle-gaps 128k patched cache byte-exact (1); it ran as "
+        "claude-code-autocompact would, so its figures say nothing of idle compaction"]
