@@ -125,8 +125,10 @@ def _path_expected(path: str, cache: object) -> bool:
     """Whether codex-compact's ``auto`` path is the one the run's cache suggests: remote for a
     cache that prices OpenAI, local for any other (or none). Only a differing path is worth a note:
     an OpenAI-priced run that compacted locally, its route not OpenAI's, or the reverse."""
-    openai = isinstance(cache, str) and _cache_spec(cache).split(":", 1)[0].strip() == "openai"
-    return (path != "local") == openai
+    from prefixbench.kernel.strategies.codex import REMOTE_PROVIDERS
+
+    remote = isinstance(cache, str) and _cache_spec(cache).split(":", 1)[0].strip() in REMOTE_PROVIDERS
+    return (path != "local") == remote
 
 
 def engine_notes(tables: Iterable[tuple[str, Mapping[str, object]]]) -> list[str]:
