@@ -80,7 +80,7 @@ asks, it compacts at the return instead, once the gap reaches the same fraction.
 the run's cache, only ``cache_ttl_s`` (the reports note a run whose cache differs:
 :func:`ttl_note`), and it warns once a run where idle compaction cannot fire
 (:meth:`ClaudeCodeCompact.check_idle`: ``idle_min_tokens`` at or over the window, or not the 1 h cache),
-at the first idle gap long enough for the timer: a workload without one gets no warning.
+at the run's first idle gap (:data:`IDLE_GAP_MS`): a workload without one gets no warning.
 
 Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
 also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
@@ -173,6 +173,11 @@ RELEASES = ("2.1.286", "2.1.337")
 #: Claude Code's idle compaction and its compaction after the cache expired run with the 1 h
 #: cache only (its check reads the TTL of the main thread's last request).
 ONE_HOUR_S = 3_600
+#: The time between two steps that makes an idle gap for :meth:`ClaudeCodeCompact.check_idle`:
+#: 5 minutes, the shortest lifetime a provider's cache gives by default (Anthropic's), past any
+#: step's model and tool latency; workloads whose user never steps away (seed-coding,
+#: thinking-tools) have none.
+IDLE_GAP_MS = 300_000
 #: The range 2.1.286 clamps its remote ``fireAtFraction`` to (2.1.337 fixes it at 0.9).
 FIRE_FRACTION = (0.5, 0.95)
 
@@ -376,19 +381,17 @@ class ClaudeCodeCompact(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Compact if needed (:meth:`prepare`), then arm the idle timer for the request this step
         sends (:meth:`arm`)."""
-        if self.last_ms is not None:
-            fire_ms = ONE_HOUR_S * 1000 * float(self.settings["idle_fire_fraction"])  # type: ignore[arg-type]
-            if ctx.now_ms() - self.last_ms >= fire_ms:
-                self.check_idle(ctx)  # an idle gap where the timer would fire on the 1 h cache
+        if self.last_ms is not None and ctx.now_ms() - self.last_ms >= IDLE_GAP_MS:
+            self.check_idle(ctx)  # the run's first idle gap: the workload has them
         self.prepare(ctx)
         self.arm(ctx)
 
     def check_idle(self, ctx: StepContext) -> None:
         """Warn, once a run, when idle compaction is on but cannot fire: ``idle_min_tokens`` at or
         over the window (the context never gets there), or ``cache_ttl_s`` not the 1 h cache
-        (Claude Code arms its timer with that cache only). Called at the first idle gap long
-        enough for the timer to fire (``idle_fire_fraction`` of the 1 h cache): a workload with
-        no such gap could not idle-compact on any settings, so it gets no warning."""
+        (Claude Code arms its timer with that cache only). Called at the run's first idle gap
+        (:data:`IDLE_GAP_MS` or more between two steps): a workload whose user never steps away
+        could not idle-compact on any settings, so it gets no warning."""
         settings = self.settings
         if self.idle_checked or not settings["idle_compact"]:
             return

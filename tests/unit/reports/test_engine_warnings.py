@@ -154,6 +154,10 @@ def test_idle_compaction_that_cannot_fire_at_the_window_is_said(tmp_path, capsys
         "idle compaction"]
     [row] = csv.DictReader((tmp_path / "runs.csv").open())
     assert row["engine_warnings"] == "1 idle compaction cannot fire [idle_min_tokens 200,000 at or over the run's window]"
+    # The default gaps (about 5 minutes) are idle gaps too: the settings still block it there.
+    assert main([*IDLE_128K[:3], *IDLE_128K[5:], "--out", str(tmp_path / "default")]) == 0
+    [note] = _notes(capsys.readouterr().out)
+    assert note.startswith("note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000")
 
 
 def test_an_engine_ttl_other_than_the_run_caches_is_said(tmp_path, capsys):
