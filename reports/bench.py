@@ -221,7 +221,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
             rows += bench_rows(record, frame.to_dict("records"), item.cache, prices[item.cache], spec.pricing)
             records.append({**record, "cache": label_of(item.cache)})  # the notes name it as the leaderboard does
         board = leaderboard(rows)
-        warned = warning_notes(records)
+        warned = warning_notes(records, bench=True)
         _write_outputs(out, spec, prices, rows, board, warned)
     print(leaderboard_text(board))
     for line in [*_engine_notes(spec), *warned]:

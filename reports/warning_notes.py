@@ -16,12 +16,14 @@ from prefixbench.workloads.runs.schema import parse_engine_warnings
 NAMED_RUNS = 4
 
 
-def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
+def warning_notes(records: Iterable[Mapping[str, object]], bench: bool = False) -> list[str]:
     """One note per (engine, kind of warning) the runs' engines logged (their ``engine_warnings``),
     in the order they first came: how many times, and in which runs (with each run's count when
-    there are several). None for runs without warnings."""
+    there are several). None for runs without warnings. codex-compact's path under ``auto`` is
+    noted only for the runs where it is not the one the run's cache suggests (:func:`_path_expected`).
+    ``bench``: the records are bench's (its cache labels, one ``--engine-config`` for every cache)."""
     from prefixbench.kernel.strategies.claude_code import warning_note as claude_note
-    from prefixbench.kernel.strategies.codex import path_note
+    from prefixbench.kernel.strategies.codex import path_note, path_taken
 
     def warning_note(kind: str, times: str) -> tuple[str, str] | None:
         return claude_note(kind, times) or path_note(kind, times)
@@ -31,6 +33,9 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
     found: dict[tuple[str, str], dict[str, int]] = {}
     for rec in records:
         for kind, count in parse_engine_warnings(rec.get("engine_warnings")):
+            path = path_taken(kind)
+            if path is not None and _path_expected(path, rec.get("cache")):
+                continue
             runs = found.setdefault((str(rec["engine"]), kind), {})
             label = _run_label(rec, varying)
             runs[label] = runs.get(label, 0) + count
@@ -45,33 +50,85 @@ def warning_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
             notes.append(f"{engine} {did} in {where}; {instead}")
         else:
             notes.append(f"{engine} warned '{kind}' {times} in {where}; a warning does not stop a run, the engine went on")
-    return notes + ttl_notes(records)
+    return notes + ttl_notes(records, bench)
 
 
-def ttl_notes(records: Iterable[Mapping[str, object]]) -> list[str]:
+def ttl_notes(records: Iterable[Mapping[str, object]], bench: bool = False) -> list[str]:
     """One note per (engine, setting, cache) where Claude Code's engine went by a ``cache_ttl_s``
     other than the lifetime the run's cache gave its requests (an engine cannot see the run's
-    cache: :func:`~prefixbench.kernel.strategies.claude_code.ttl_note`)."""
-    from prefixbench.kernel.strategies.claude_code import ttl_note
-    from prefixbench.simulator.errors import UserError
-    from prefixbench.simulator.models import unmarked_ttl_ms
-    from prefixbench.workloads.runs.bench import BENCH_CACHES
+    cache: :func:`~prefixbench.kernel.strategies.claude_code.ttl_note`). For ``bench``, one note per
+    (engine, setting) naming the caches, with no advice: one ``--engine-config`` serves every cache
+    there, so no setting suits them all."""
+    from prefixbench.kernel.strategies.claude_code import ttl_note, ttl_setting
     from prefixbench.workloads.runs.sweep import recorded_engine_config
 
-    specs = {entry.label: entry.cache for entry in BENCH_CACHES}  # bench's records name its labels
     notes: list[str] = []
+    caches: dict[tuple[str, int], list[str]] = {}
     for rec in records:
         cache = rec.get("cache")
-        if not isinstance(cache, str) or not cache:
+        run_ttl = _run_ttl_ms(cache)
+        if not isinstance(cache, str) or run_ttl is False:
             continue
-        try:
-            run_ttl = unmarked_ttl_ms(specs.get(cache, cache))
-        except (UserError, ValueError):
+        engine, settings = str(rec.get("engine")), recorded_engine_config(rec.get("params"))
+        window = _int_or_none(rec.get("window"))
+        if bench:
+            setting = ttl_setting(engine, settings, run_ttl, window)  # type: ignore[arg-type]
+            if setting is not None and cache not in (named := caches.setdefault((engine, setting), [])):
+                named.append(cache)
             continue
-        note = ttl_note(str(rec.get("engine")), recorded_engine_config(rec.get("params")), run_ttl, cache)
+        note = ttl_note(engine, settings, run_ttl, cache, window)  # type: ignore[arg-type]
         if note is not None and note not in notes:
             notes.append(note)
+    for (engine, setting), named in caches.items():
+        lifetime = "the 1 h cache" if setting == 3_600 else f"a cache of {setting:,} s"
+        notes.append(f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by "
+                     f"the run's cache: its runs on {_and(named)} model idle compaction as on {lifetime} "
+                     f"(one --engine-config serves every cache of a bench)")
     return notes
+
+
+def _int_or_none(value: object) -> int | None:
+    """``value`` as an int (a record's window), or None when it is none."""
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return None
+
+
+def _and(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _run_ttl_ms(cache: object) -> int | None | bool:
+    """The lifetime the cache named ``cache`` (a spec, or a bench label) gives its requests
+    (None: entries never expire); False when ``cache`` is no cache it knows."""
+    from prefixbench.simulator.errors import UserError
+    from prefixbench.simulator.models import unmarked_ttl_ms
+
+    if not isinstance(cache, str) or not cache:
+        return False
+    try:
+        return unmarked_ttl_ms(_cache_spec(cache))
+    except (UserError, ValueError):
+        return False
+
+
+def _cache_spec(cache: str) -> str:
+    """The cache spec of ``cache``: a bench label's, or ``cache`` itself."""
+    from prefixbench.workloads.runs.bench import BENCH_CACHES
+
+    return next((entry.cache for entry in BENCH_CACHES if entry.label == cache), cache)
+
+
+def _path_expected(path: str, cache: object) -> bool:
+    """Whether codex-compact's ``auto`` path is the one the run's cache suggests: remote for a
+    cache that prices OpenAI, local for any other (or none). Only a differing path is worth a note:
+    an OpenAI-priced run that compacted locally, its route not OpenAI's, or the reverse."""
+    from prefixbench.kernel.strategies.codex import REMOTE_PROVIDERS
+
+    remote = isinstance(cache, str) and _cache_spec(cache).split(":", 1)[0].strip() in REMOTE_PROVIDERS
+    return (path != "local") == remote
 
 
 def engine_notes(tables: Iterable[tuple[str, Mapping[str, object]]]) -> list[str]:

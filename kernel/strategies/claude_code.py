@@ -79,7 +79,8 @@ once and keeps the same rounds and files as auto-compact. Driven by a caller tha
 asks, it compacts at the return instead, once the gap reaches the same fraction. It cannot see
 the run's cache, only ``cache_ttl_s`` (the reports note a run whose cache differs:
 :func:`ttl_note`), and it warns once a run where idle compaction cannot fire
-(:meth:`ClaudeCodeCompact.check_idle`: ``idle_min_tokens`` at or over the window, or not the 1 h cache).
+(:meth:`ClaudeCodeCompact.check_idle`: ``idle_min_tokens`` at or over the window, or not the 1 h cache),
+at the run's first idle gap (:data:`IDLE_GAP_MS`): a workload without one gets no warning.
 
 Compaction after the cache expired (``after_expiry``, false; 2.1.337 only, ``release``). 2.1.337
 also installs a precomputed summary (the one auto-compact made early, above) at the first prompt
@@ -172,6 +173,11 @@ RELEASES = ("2.1.286", "2.1.337")
 #: Claude Code's idle compaction and its compaction after the cache expired run with the 1 h
 #: cache only (its check reads the TTL of the main thread's last request).
 ONE_HOUR_S = 3_600
+#: The time between two steps that makes an idle gap for :meth:`ClaudeCodeCompact.check_idle`:
+#: 5 minutes, the shortest lifetime a provider's cache gives by default (Anthropic's), past any
+#: step's model and tool latency; workloads whose user never steps away (seed-coding,
+#: thinking-tools) have none.
+IDLE_GAP_MS = 300_000
 #: The range 2.1.286 clamps its remote ``fireAtFraction`` to (2.1.337 fixes it at 0.9).
 FIRE_FRACTION = (0.5, 0.95)
 
@@ -251,21 +257,37 @@ def idle_note(kind: str, times: str) -> tuple[str, str] | None:
             "it ran as claude-code-autocompact would, so its figures say nothing of idle compaction")
 
 
-def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None, cache: str) -> str | None:
-    """A note when idle compaction is on and ``engine``'s ``cache_ttl_s`` (its ``--engine-config``
-    table ``settings``, values as given or as text) is not the lifetime the run's cache ``cache``
-    gives its requests (``run_ttl_ms``; None: entries never expire, no note): the engine cannot see
-    the run's cache, and its idle compaction and clearing of old results go by the setting alone."""
+def ttl_setting(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None,
+                window: int | None = None) -> int | None:
+    """The ``cache_ttl_s`` ``engine`` went by (its ``--engine-config`` table ``settings``, values
+    as given or as text) when it is not the lifetime the run's cache gives its requests
+    (``run_ttl_ms``; None: entries never expire) and idle compaction is on and could fire in a
+    ``window`` (not when ``idle_min_tokens`` is at or over it: the engine warns of that instead);
+    else None."""
     if engine not in (ClaudeCodeCompact.name, "claude-code-idle-compact") or run_ttl_ms is None:
         return None
     try:
         setting = int(str(settings.get("cache_ttl_s", DEFAULTS["cache_ttl_s"])).strip())
+        floor = int(str(settings.get("idle_min_tokens", DEFAULTS["idle_min_tokens"])).strip())
     except ValueError:
         return None
     if setting * 1000 == run_ttl_ms:
         return None
     if str(settings.get("idle_compact", engine == "claude-code-idle-compact")).strip().lower() != "true":
         return None  # (its clearing of old results alone: a setting of its own, not the idle timer's gate)
+    if window is not None and floor >= window:
+        return None  # idle compaction cannot fire at all there (check_idle's warning says so)
+    return setting
+
+
+def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None, cache: str,
+             window: int | None = None) -> str | None:
+    """A note when :func:`ttl_setting` finds the engine went by a ``cache_ttl_s`` other than the
+    run's cache ``cache`` gives (the engine cannot see the run's cache, and its idle compaction
+    and clearing of old results go by the setting alone)."""
+    setting = ttl_setting(engine, settings, run_ttl_ms, window)
+    if setting is None or run_ttl_ms is None:
+        return None
     return (f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by the run's "
             f"cache: --cache {cache} gives its requests {run_ttl_ms // 1000:,} s; set cache_ttl_s = {run_ttl_ms // 1000}, "
             f"or run a cache of {setting:,} s")
@@ -359,14 +381,17 @@ class ClaudeCodeCompact(EngineBase):
     def before_step(self, ctx: StepContext) -> None:
         """Compact if needed (:meth:`prepare`), then arm the idle timer for the request this step
         sends (:meth:`arm`)."""
-        self.check_idle(ctx)
+        if self.last_ms is not None and ctx.now_ms() - self.last_ms >= IDLE_GAP_MS:
+            self.check_idle(ctx)  # the run's first idle gap: the workload has them
         self.prepare(ctx)
         self.arm(ctx)
 
     def check_idle(self, ctx: StepContext) -> None:
         """Warn, once a run, when idle compaction is on but cannot fire: ``idle_min_tokens`` at or
         over the window (the context never gets there), or ``cache_ttl_s`` not the 1 h cache
-        (Claude Code arms its timer with that cache only)."""
+        (Claude Code arms its timer with that cache only). Called at the run's first idle gap
+        (:data:`IDLE_GAP_MS` or more between two steps): a workload whose user never steps away
+        could not idle-compact on any settings, so it gets no warning."""
         settings = self.settings
         if self.idle_checked or not settings["idle_compact"]:
             return
@@ -375,7 +400,7 @@ class ClaudeCodeCompact(EngineBase):
         if ttl != ONE_HOUR_S:
             why = f"cache_ttl_s {ttl:,}, not the 1 h cache"
         elif floor >= self.window:
-            why = f"idle_min_tokens {floor:,} at or over the window {self.window:,}"
+            why = f"idle_min_tokens {floor:,} at or over the run's window"  # (the runs' labels name it: one note an engine)
         else:
             return
         warn(ctx.session, f"{self.name}: {IDLE_OFF_KIND} [{why}]: the run compacts as claude-code-autocompact would")

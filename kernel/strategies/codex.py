@@ -106,6 +106,12 @@ REMOTE_V2_NOTE = (
 _AUTO_PATH = re.compile(r"mode=auto chose its path \[(local|remote_v2), routed provider ([^\]]*)\]")
 
 
+def path_taken(kind: str) -> str | None:
+    """The path (``local`` or ``remote_v2``) the kind of the warning ``auto`` logs names; None for another."""
+    found = _AUTO_PATH.fullmatch(kind)
+    return None if found is None else found.group(1)
+
+
 def path_note(kind: str, times: str) -> tuple[str, str] | None:
     """``(what the engine did, why)`` for the kind of the warning ``auto`` logs; None for another."""
     found = _AUTO_PATH.fullmatch(kind)
@@ -113,7 +119,7 @@ def path_note(kind: str, times: str) -> tuple[str, str] | None:
         return None
     path, provider = found.groups()
     return (f"took the {path} path (mode=auto, routed provider {provider})",
-            "auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; "
+            "auto compacts remotely only where the run routes OpenAI's provider, whatever cache model prices it; "
             "set mode to choose")
 
 

@@ -205,6 +205,14 @@ def _lane_text(lane: LaneSummary, reported: bool) -> str:
             f"predicted read within 3% on {lane.read_within}/{lane.requests}")
 
 
+def _shares(row: AuditRow, fail_on: tuple[str, ...]) -> str:
+    """`` (X shares its loss)`` when the row fails the gate by its second cause X alone (the row
+    names its leading cause), else empty."""
+    if row.cause in fail_on or row.secondary_cause not in fail_on:
+        return ""
+    return f" ({row.secondary_cause} shares its loss)"
+
+
 def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | None = None) -> bytes:
     """JUnit XML that says what the exit status says: one test case per lane, failing on a
     ``--fail-on`` cause it holds, and one ``totals`` case judged on the thresholds as the gate
@@ -231,7 +239,8 @@ def junit_xml(result: AuditResult, gate: Gate, escape: Callable[[str], str] | No
     for lane in result.lanes:
         case = ElementTree.SubElement(suite, "testcase", classname=clean(lane.file), name=clean(lane.lane))
         rows = by_lane[(lane.file, lane.lane)]
-        problems = [f"{row.cause} at line {row.line}{' (predicted)' if row.reported_cache_read is None else ''}: {row.detail}"
+        problems = [f"{row.cause} at line {row.line}{' (predicted)' if row.reported_cache_read is None else ''}"
+                    f"{_shares(row, gate.fail_on)}: {row.detail}"
                     for row in rows if row.cause in gate.fail_on or row.secondary_cause in gate.fail_on
                     or ("compaction" in gate.fail_on and row.cause is not None and (row.file, row.lane, row.line) in compacted)]
         if problems:

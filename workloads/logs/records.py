@@ -324,10 +324,10 @@ def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Calla
         try:
             _write_copy(path, copy, decoder.decode(b"", final=True))
         except UnicodeDecodeError as exc:
-            if exc.reason != "truncated data":
+            if exc.reason not in ("truncated data", "unexpected end of data"):
                 raise
-            # An odd byte at the end: the file stops inside a character, as a UTF-8 log cut short
-            # does. The copy ends inside one too, so its reading treats the last line the same way
+            # An odd byte at the end, or the first half of a surrogate pair: the file stops
+            # inside a character, as a UTF-8 log cut short does. The copy ends inside one too, so its reading treats the last line the same way
             # (a torn tail after whole records skipped, else the line named: _UTF16_CUT).
             copy.write(_CUT_LEAD)
     except UnicodeDecodeError as exc:

@@ -186,3 +186,17 @@ def test_the_pages_causes_table_says_what_plus_n_shared_means() -> None:
     assert "+N shared: misses another cause leads whose loss this one shares" in page
     data["causes"] = [dict(c, shared_requests=0) for c in data["causes"]]
     assert "misses another cause leads whose loss" not in audit_page(data, None)
+
+
+def test_junit_names_a_second_cause_the_gate_fails_on() -> None:
+    # Base: "compaction at line 3: ..." under --fail-on ttl-expired, the gate's cause unnamed.
+    from xml.etree import ElementTree
+
+    from prefixbench.workloads.audit.gate import Gate, junit_xml
+
+    result = _compacted(4_000)  # compaction leads, ttl-expired second
+    failure = ElementTree.fromstring(junit_xml(result, Gate(fail_on=("ttl-expired",)))).find(".//failure")
+    assert failure is not None
+    assert failure.get("message") == "compaction at line 3 (ttl-expired shares its loss)"
+    lead = ElementTree.fromstring(junit_xml(result, Gate(fail_on=("compaction",)))).find(".//failure")
+    assert lead is not None and lead.get("message") == "compaction at line 3"

@@ -918,8 +918,8 @@ def test_claude_code_replaced_setting_names_its_replacement():
 
 
 @pytest.mark.parametrize(("window", "config", "why"), [
-    (128_000, {}, "idle_min_tokens 200,000 at or over the window 128,000"),
-    (200_000, {}, "idle_min_tokens 200,000 at or over the window 200,000"),
+    (128_000, {}, "idle_min_tokens 200,000 at or over the run's window"),
+    (200_000, {}, "idle_min_tokens 200,000 at or over the run's window"),
     (1_000_000, {"cache_ttl_s": 300}, "cache_ttl_s 300, not the 1 h cache"),
     (1_000_000, {}, None),
     (128_000, {"idle_min_tokens": 16_000}, None),
@@ -932,7 +932,13 @@ def test_idle_compaction_that_cannot_fire_warns_once_a_run(window, config, why):
     for n in range(3):
         h.step(n)
         engine.before_step(h.ctx)
-    texts = [e.info["text"] for e in h.session.events if e.kind == "compaction/warning"]
+    warned = lambda: [e.info["text"] for e in h.session.events if e.kind == "compaction/warning"]  # noqa: E731
+    assert warned() == []  # no idle gap yet: idle compaction could not fire on any settings
+    h.now += 3_300_000  # a gap of 55 minutes: the timer would fire at minute 54
+    for n in range(3, 6):
+        h.step(n)
+        engine.before_step(h.ctx)
+    texts = warned()
     expected = [] if why is None else [
         f"claude-code-idle-compact: idle compaction cannot fire [{why}]: the run compacts as claude-code-autocompact would"]
     assert texts == expected

@@ -364,7 +364,7 @@ def test_auto_says_once_a_run_which_path_it_took_and_why(provider, path):
                     "remotely for OpenAI's provider only")
     assert path_note(warning_kind(text), "1 time") == (
         f"took the {path} path (mode=auto, routed provider {provider})",
-        "auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; set mode to choose")
+        "auto compacts remotely only where the run routes OpenAI's provider, whatever cache model prices it; set mode to choose")
     # A mode set says nothing: the table records it.
     session = session_with([("fix the bug", 18)])
     CodexCompact(10_000, mode="local").before_step(StepContext(session, base.catalog, Recorder(), 10_000, routed))

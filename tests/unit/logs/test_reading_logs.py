@@ -282,7 +282,7 @@ def test_a_utf16_log_with_a_byte_order_mark_reads_as_its_utf8_text(tmp_path: Pat
         assert [r.line for r in iter_records(path)] == [r.line for r in iter_records(utf8)]
         assert run_audit([path]).totals == expected
     odd = tmp_path / "odd.jsonl"
-    odd.write_bytes(b"\xff\xfe" + "{}".encode("utf-16-le") + b"\x00\xd8")  # a lone high surrogate at the end
+    odd.write_bytes(b"\xff\xfe" + "{}".encode("utf-16-le") + b"\x00\xdc")  # a lone low surrogate at the end
     with pytest.raises(UserError, match=r"odd\.jsonl: starts with a UTF-16 byte-order mark but is not UTF-16 text"):
         list(iter_records(odd))
 
@@ -305,6 +305,20 @@ def test_a_utf16_log_cut_at_an_odd_byte_reads_as_a_utf8_log_cut_inside_a_charact
         with pytest.raises(UserError) as caught:
             list(iter_records(only, torn=[]))
         assert str(caught.value) == f"{only}:1: the file ends inside a UTF-16 character"
+
+
+def test_a_utf16_log_cut_inside_a_surrogate_pair_reads_as_one_cut_at_an_odd_byte(tmp_path: Path) -> None:
+    # Base: "starts with a UTF-16 byte-order mark but is not UTF-16 text (unexpected end of data)".
+    whole = json.dumps({"type": "user", "text": "hi"}) + "\n"
+    for codec, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+        tail = '{"type": "user", "text": "\U0001F600'.encode(codec)[:-2]  # the pair's first half only
+        path = tmp_path / f"pair-{codec}.jsonl"
+        path.write_bytes(bom + (whole * 2).encode(codec) + tail)
+        torn: list[int] = []
+        assert len(list(iter_records(path, torn=torn))) == 2 and torn == [3]
+        with pytest.raises(UserError) as caught:
+            list(iter_records(path))
+        assert str(caught.value) == f"{path}:3: the file ends inside a UTF-16 character"
 
 
 def test_a_utf16_log_whose_copy_finds_no_room_names_the_temporary_folder(tmp_path: Path, monkeypatch) -> None:

@@ -149,11 +149,15 @@ def test_idle_compaction_that_cannot_fire_at_the_window_is_said(tmp_path, capsys
     # Base: idle_min_tokens (200,000) over the 128k window, nothing said; the run is auto-compact's.
     assert main([*IDLE_128K, "--out", str(tmp_path)]) == 0
     assert _notes(capsys.readouterr().out) == [
-        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the window 128,000) in "
+        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the run's window) in "
         "idle-gaps 128k patched cache byte-exact; it ran as claude-code-autocompact would, so its figures say nothing of "
         "idle compaction"]
     [row] = csv.DictReader((tmp_path / "runs.csv").open())
-    assert row["engine_warnings"] == "1 idle compaction cannot fire [idle_min_tokens 200,000 at or over the window 128,000]"
+    assert row["engine_warnings"] == "1 idle compaction cannot fire [idle_min_tokens 200,000 at or over the run's window]"
+    # The default gaps (about 5 minutes) are idle gaps too: the settings still block it there.
+    assert main([*IDLE_128K[:3], *IDLE_128K[5:], "--out", str(tmp_path / "default")]) == 0
+    [note] = _notes(capsys.readouterr().out)
+    assert note.startswith("note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000")
 
 
 def test_an_engine_ttl_other_than_the_run_caches_is_said(tmp_path, capsys):
@@ -191,7 +195,77 @@ def test_a_sweep_says_which_path_codex_compacts_auto_took(tmp_path, capsys):
     assert main(argv) == 0
     assert _notes(capsys.readouterr().out) == [
         "note: codex-compact took the local path (mode=auto, routed provider deepseek) in thinking-tools 24k patched cache "
-        "openai; auto compacts remotely only where the run routes OpenAI's provider, whatever --cache prices it with; "
+        "openai; auto compacts remotely only where the run routes OpenAI's provider, whatever cache model prices it; "
         "set mode to choose"]
     [row] = csv.DictReader((tmp_path / "runs.csv").open())
     assert row["engine_warnings"] == "1 mode=auto chose its path [local, routed provider deepseek]"
+
+
+def test_codex_compacts_path_is_noted_only_where_the_cache_suggests_another():
+    # Base: every run noted its local path, though a mock/DeepSeek route on a non-OpenAI cache is
+    # the path any user expects; only an OpenAI-priced run that compacted locally (or the reverse) is.
+    local = "1 mode=auto chose its path [local, routed provider deepseek]"
+    remote = "1 mode=auto chose its path [remote_v2, routed provider openai]"
+    run = {"engine": "codex-compact", "workload": "thinking-tools", "window": 24_000, "preset": "patched"}
+    for cache in ("byte-exact", "anthropic", "deepseek", "anthropic-5m"):
+        assert warning_notes([{**run, "cache": cache, "engine_warnings": local}]) == []
+    assert warning_notes([{**run, "cache": "openai", "engine_warnings": remote}]) == []
+    [note] = warning_notes([{**run, "cache": "openai", "engine_warnings": local}], bench=True)
+    assert note.startswith("codex-compact took the local path (mode=auto, routed provider deepseek) in thinking-tools "
+                           "24k patched cache openai;")
+    [note] = warning_notes([{**run, "cache": "deepseek", "engine_warnings": remote}])
+    assert note.startswith("codex-compact took the remote_v2 path")
+
+
+def test_a_sweep_on_the_default_cache_says_nothing_of_codex_compacts_path(tmp_path, capsys):
+    argv = ["sweep", "--workload", "thinking-tools", "--windows", "24k", "--engines", "codex-compact",
+            "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == []
+    [row] = csv.DictReader((tmp_path / "runs.csv").open())
+    assert row["engine_warnings"] == "1 mode=auto chose its path [local, routed provider deepseek]"  # still recorded
+
+
+def test_no_ttl_note_where_idle_compaction_cannot_fire(tmp_path, capsys):
+    # Base: both "could not idle-compact (idle_min_tokens ... window 128,000)" and the TTL advice.
+    from prefixbench.kernel.strategies.claude_code import ttl_note
+
+    assert ttl_note("claude-code-idle-compact", {}, 300_000, "anthropic", 128_000) is None
+    assert ttl_note("claude-code-idle-compact", {}, 300_000, "anthropic", 512_000) is not None
+    assert main([*IDLE_128K, "--cache", "anthropic", "--out", str(tmp_path)]) == 0
+    notes = _notes(capsys.readouterr().out)
+    assert len(notes) == 1 and notes[0].startswith("note: claude-code-idle-compact could not idle-compact (idle_min_tokens")
+
+
+def test_bench_ttl_note_names_the_caches_without_advice():
+    # Base: one note per cache, each advising "set cache_ttl_s = 300" and naming --cache.
+    run = {"engine": "claude-code-idle-compact", "workload": "seed-coding", "window": 512_000, "preset": "patched",
+           "engine_warnings": ""}
+    records = [{**run, "cache": cache} for cache in ("anthropic-5m", "anthropic-1h", "openai", "deepseek")]
+    records.append({**run, "window": 32_000, "cache": "kimi"})  # idle compaction cannot fire at 32k
+    assert warning_notes(records, bench=True) == [
+        "claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s), not by the "
+        "run's cache: its runs on anthropic-5m and openai model idle compaction as on the 1 h cache "
+        "(one --engine-config serves every cache of a bench)"]
+
+
+def test_a_workload_without_idle_gaps_gets_no_idle_compaction_warning(tmp_path, capsys):
+    # Base: "could not idle-compact (idle_min_tokens 200,000 at or over the window 32,000)" on
+    # seed-coding, which has no idle gap where the timer could fire on any settings.
+    argv = ["sweep", "--workload", "seed-coding", "--windows", "32k", "--engines", "claude-code-idle-compact",
+            "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert [note for note in _notes(capsys.readouterr().out) if "idle" in note] == []
+    [row] = csv.DictReader((tmp_path / "runs.csv").open())
+    assert "idle compaction cannot fire" not in row["engine_warnings"]
+
+
+def test_idle_compaction_that_cannot_fire_is_one_note_an_engine(tmp_path, capsys):
+    # Base: one note a window (the window's size was in the warning's kind).
+    argv = ["sweep", "--workload", "idle-gaps", "--gap-s", "3600", "--windows", "64k,128k", "--engines",
+            "claude-code-idle-compact", "--quiet", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the run's window) in "
+        "2 runs: idle-gaps 64k patched cache byte-exact (1), idle-gaps 128k patched cache byte-exact (1); it ran as "
+        "claude-code-autocompact would, so its figures say nothing of idle compaction"]
