@@ -35,8 +35,6 @@ Definitions:
 
 from __future__ import annotations
 
-from pathlib import PurePath
-
 import heapq
 from array import array
 from bisect import bisect_right
@@ -47,7 +45,7 @@ from itertools import takewhile
 from typing import Protocol
 from datetime import UTC, datetime
 from decimal import Decimal
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import msgspec
 from msgspec.structs import replace
@@ -1361,7 +1359,7 @@ def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], tic
             folder = folders.get(r.file)
             if folder is None:
                 folder = folders[r.file] = _project_folder(r.file)
-            key = (r.prefix.head, r.model, r.envelope, r.speed, r.upstream, folder)
+            key = (*_family_key(r), folder)
             before[k] = last.get(key, -1)
             last[key] = ticks[i]
     return before

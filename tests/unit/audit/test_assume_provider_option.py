@@ -117,14 +117,7 @@ def test_a_claude_code_call_of_another_providers_model_says_its_provider_is_assu
     # Claude Code pointed at a compatible endpoint (ANTHROPIC_BASE_URL, not in the transcript):
     # glm-4.7 is read with Z.AI's rules, which the note now calls an assumption (Volcengine Ark
     # serves glm-4-7 too); Anthropic's own models are the agent's own endpoint's, not assumed.
-    from tests.unit.audit.fixtures import Transcript, cc_usage
-
-    t = Transcript(version="2.1.17")
-    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
-    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
-    t.user("and now?", "2026-05-08T14:53:00.000Z")
-    t.assistant("req_2", "2026-05-08T14:53:05.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
-    log = str(write_jsonl(tmp_path / "s1.jsonl", t.lines))
+    log = _glm_then_sonnet(tmp_path)
     out = _audit(capsys, log)
     assert [r["provider"] for r in out["requests"]] == ["zai", "anthropic"]
     assert any(n.startswith("assumed: 1 claude-code call(s) name no endpoint that tells who served them: their provider "
@@ -205,14 +198,7 @@ def test_a_model_key_that_changes_nothing_says_why(tmp_path, capsys) -> None:
     # Code's own Anthropic models), were one note alike ("no ... call took its provider from the
     # model's name"): now each says what it found. A no-op option stays a note, exit 0, as the
     # other --assume-* options' are.
-    from tests.unit.audit.fixtures import Transcript, cc_usage
-
-    t = Transcript(version="2.1.17")
-    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
-    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
-    t.user("and now?", "2026-05-08T14:53:00.000Z")
-    t.assistant("req_2", "2026-05-08T14:53:05.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
-    log = str(write_jsonl(tmp_path / "s1.jsonl", t.lines))
+    log = _glm_then_sonnet(tmp_path)
     out = _audit(capsys, log, "--assume-provider", "claude-code:foo=anthropic,claude-code:claude-sonnet-4-5-20250929=zai")
     assert [r["provider"] for r in out["requests"]] == ["zai", "anthropic"]
     assert ("--assume-provider claude-code:foo=anthropic: no call of model foo in the claude-code logs (their models: "
@@ -225,3 +211,16 @@ def test_a_model_key_that_changes_nothing_says_why(tmp_path, capsys) -> None:
     # A format with no call in the logs says so.
     other = _audit(capsys, log, "--assume-provider", "http-capture=zai")
     assert "--assume-provider http-capture=zai: no http-capture call in these logs, nothing changed" in other["notes"]
+
+
+def _glm_then_sonnet(tmp_path) -> str:
+    """A Claude Code transcript of two calls: glm-4.7 (read with Z.AI's rules, assumed from its
+    name), then Anthropic's claude-sonnet-4-5 (the agent's own endpoint's)."""
+    from tests.unit.audit.fixtures import Transcript, cc_usage
+
+    t = Transcript(version="2.1.17")
+    t.user("scan the repo", "2026-05-08T14:51:20.000Z", root=True)
+    t.assistant("req_1", "2026-05-08T14:51:28.000Z", [cc_usage(5, 0, 12_000, 40)], model="glm-4.7")
+    t.user("and now?", "2026-05-08T14:53:00.000Z")
+    t.assistant("req_2", "2026-05-08T14:53:05.000Z", [cc_usage(3, 1_000, 0, 9)], model="claude-sonnet-4-5-20250929")
+    return str(write_jsonl(tmp_path / "s1.jsonl", t.lines))
