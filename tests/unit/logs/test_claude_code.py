@@ -616,6 +616,26 @@ def test_an_entry_written_before_its_parent_stays_in_its_chain(tmp_path: Path) -
     assert row.predicted_cache_read == 30300 and row.cause is None
 
 
+def test_a_response_line_placed_late_leaves_the_later_lines_counts(tmp_path: Path) -> None:
+    # A public 2.1.92 subagent transcript holds its entries twice over, the first copy's first
+    # response line naming a parent the file never gives: that line waits to the end of the file
+    # and was placed last, its mid-stream output count (1) taken for the response's final one.
+    t = Transcript(version="2.1.92", sidechain=True)
+    t.user("look into it", "2026-04-05T06:25:42.000Z", root=True)
+    t.assistant("r1", "2026-04-05T06:25:45.000Z", [cc_usage(3, 11000, 0, 1), cc_usage(3, 11000, 0, 144)])
+    t.lines[-1]["message"]["stop_reason"] = "tool_use"
+    t.lines[-2]["message"]["stop_reason"] = None
+    t.user("found", "2026-04-05T06:25:46.000Z", tool=True)
+    t.assistant("r2", "2026-04-05T06:25:48.000Z", [cc_usage(1, 300, 11000, 206)])
+    t.lines[-1]["message"]["stop_reason"] = "end_turn"
+    first = [dict(line) for line in t.lines]
+    first[1]["parentUuid"] = "never-in-the-file"
+    path = write_jsonl(tmp_path / "agent-a1.jsonl", first + t.lines)
+    requests, _ = load_trace([path])
+    assert [(r.request_id, r.usage.output) for r in requests] == [("r1", 144), ("r2", 206)]
+    assert run_audit([path]).totals.output == 350
+
+
 def test_an_entry_whose_parent_never_comes_is_a_resumed_root(tmp_path: Path) -> None:
     t = Transcript(version="2.1.121")
     t.user("go", "2026-05-04T13:00:00.000Z", root=True)

@@ -672,9 +672,14 @@ class _Walk:
                 # cut off after its first blocks, then a response of another message id that read
                 # what the first wrote, seconds or an hour later): two calls, each billed.
                 key = f"{key}#{ident}"
-        # Whether its last line so far was written before the response ended (a set: few are).
-        (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
         known = self.requests.get(key)
+        # Placed after a later line of its own file (it waited for a parent the file never gave,
+        # as the first copy of a subagent transcript written twice over does): that later line
+        # holds the response as it ended, so this one leaves its counts and its end alone.
+        earlier = known is not None and record.path == known.last_path and record.line < known.last_line
+        if not earlier:
+            # Whether its last line so far was written before the response ended (a set: few are).
+            (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
         if known is None:
             known = self.requests[key] = self._new_request(key, record, value, message, uuid, parent, when)
             if self.restating:
@@ -686,11 +691,12 @@ class _Walk:
                 self.copied.add(key)
                 self.copied_from.add(value["requestSessionId"])
                 self.requested_elsewhere.add(key)
-        else:
+        elif not earlier:
             known.last_line = record.line
             known.last_path = record.path
             known.usage = usage  # the LAST line's usage holds the final output count
-        known.ended_turn = message.get("stop_reason") == "end_turn"
+        if not earlier:
+            known.ended_turn = message.get("stop_reason") == "end_turn"
         content = message.get("content")
         if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") in _THINKING for b in content):
             self.thought.add(key)
