@@ -308,6 +308,32 @@ def test_claude_code_sidechains_subagent_files_and_compaction(tmp_path: Path) ->
     assert row.cause == "compaction"
 
 
+def test_the_calls_of_a_compaction_lane_extend_each_other(tmp_path: Path) -> None:
+    # A public home's Claude Code 2.1.72 agent-acompact-* files hold many calls each, every one
+    # reading what the one before it wrote: a compaction lane's call is no response paused after
+    # a server-side compaction (which would start the next call's chain again).
+    main = Transcript("sess", version="2.1.72")
+    main.user("go", "2026-03-17T07:10:00.000Z", root=True)
+    main.assistant("m1", "2026-03-17T07:10:02.000Z", [cc_usage(3, 9000, 0, 9)])
+    project = tmp_path / "project"
+    write_jsonl(project / "sess.jsonl", main.lines)
+    compact = Transcript("acompact", version="2.1.72", sidechain=True)
+    compact.user("carry on with the plan", "2026-03-17T07:14:33.000Z", root=True)
+    compact.assistant("c1", "2026-03-17T07:14:46.000Z", [cc_usage(3, 9600, 8800, 390)])
+    compact.user("done", "2026-03-17T07:18:16.000Z", tool=True)
+    compact.assistant("c2", "2026-03-17T07:18:21.000Z", [cc_usage(1, 3700, 18400, 180)])
+    compact.user("done", "2026-03-17T07:18:26.000Z", tool=True)
+    compact.assistant("c3", "2026-03-17T07:18:30.000Z", [cc_usage(1, 300, 22100, 25)])
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", compact.lines)
+    requests, _ = load_trace([project])
+    lane = [r for r in requests if r.lane_kind == "compaction"]
+    assert [r.request_id for r in lane] == ["c1", "c2", "c3"]
+    assert [r.prefix.parent for r in lane[1:]] == [lane[0].prefix.node, lane[1].prefix.node]
+    assert not any(kind == "compaction" for r in lane for kind, _ in r.events)
+    rows = [row for row in run_audit([project]).rows if row.lane_kind == "compaction"]
+    assert [row.predicted_cache_read for row in rows[1:]] == [18400, 22100]
+
+
 def test_claude_code_json_array_form(tmp_path: Path) -> None:
     t = Transcript()
     t.user("héllo", "2025-09-03T00:00:00.000Z", root=True)

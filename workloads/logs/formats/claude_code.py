@@ -1436,7 +1436,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         iterations = _server_calls(walk, req)
         calls = _with_server_compactions(walk, request, req, iterations)
-        if (not calls or calls[-1].compaction_call) and request.prefix is not None:
+        if iterations.compacted and (not calls or calls[-1].compaction_call) and request.prefix is not None:
+            # (a call of a compaction lane is a compaction call too, but no response paused
+            # after a server-side compaction: the next call of its lane extends it)
             paused.add(request.prefix.node)
         out.extend(calls)
         out.extend(_advisor_calls(walk, request, req, iterations, len(out), advisors))
