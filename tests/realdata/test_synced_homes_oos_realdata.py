@@ -1,0 +1,164 @@
+"""Claude Code and Codex homes found committed to public repositories, audited out of sample (none
+was used while the readers were written), read where they live (a local git copy; never copied
+into this project, each test skips without it):
+
+* github.com/pshung/personal_git (``a8cbef1d282193633e7209e1fc6782cdbe5df19f``, 2026-05-21): a
+  ``~/.claude`` synced to git by a hook, its ``.claude/projects/`` 948 transcripts (852 of them
+  subagents'), Claude Code 2.1.21 to 2.1.143 (2026-01 to 05), Claude on Anthropic. Ten files the
+  workplace's snapshot lacks are left out, and one whose bytes are no transcript (assembler
+  output under a ``.jsonl`` name: the audit leaves it out as bad input, exit 2). From
+  ``PREFIXBENCH_PERSONAL_GIT_REPO``.
+* github.com/Zatoichi-42/claude-zibe (``0a42058a34e87db7e8e0a9d1e3eaaa6584f7a5f2``): a committed
+  ``.claude/projects/`` of one project, Claude Code 2.1.92 (2026-04-05), eight subagents. From
+  ``PREFIXBENCH_CLAUDE_ZIBE_REPO``.
+* github.com/borja-rojo-ilvento/dotfiles (``229634138a2bac88f324ed476535b6546b73cbc1``) and
+  github.com/francojc/dotfiles (``9d714146d2e084c09b268ec6002d3ea76a371542``): committed
+  ``.claude/projects/`` of Claude Code 1.0.17 to 1.0.30 (2025-06). From
+  ``PREFIXBENCH_BORJA_DOTFILES_REPO`` and ``PREFIXBENCH_FRANCOJC_DOTFILES_REPO``.
+* github.com/Quelklef/shell-ws (``044184aacc6683c4f7951b104db1c56ba3fc4a39``, one Codex CLI 0.105.0
+  rollout), github.com/KongJin/JG (``83ad8964c83d8de54ff249b0813eb6c7c2196b5f``, 18 rollouts of
+  ``codex exec`` 0.117/0.118 and one of Codex in VS Code, 9 with no call) and
+  github.com/memrynote/memrynote (``8cd473e9b7ad6562839c9cf8424362026308d2eb``, 8 rollouts of Codex
+  CLI 0.89/0.91, 7 with no call): committed ``.codex/sessions/``, OpenAI. From
+  ``PREFIXBENCH_SHELL_WS_REPO``, ``PREFIXBENCH_KONGJIN_JG_REPO`` and ``PREFIXBENCH_MEMRYNOTE_REPO``.
+
+What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
+and how many reads are predicted within 3%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import codex_recount, tree_at
+
+
+def _repo(owner_name: str, env: str) -> tuple[str, str, Path]:
+    url = f"github.com/{owner_name}"
+    return url, env, Path(os.environ.get(env, f"/work/.mirror/{owner_name.replace('/', '+')}/repo"))
+
+
+PSH_URL, PSH_ENV, PSH = _repo("pshung/personal_git", "PREFIXBENCH_PERSONAL_GIT_REPO")
+PSH_COMMIT = "a8cbef1d282193633e7209e1fc6782cdbe5df19f"
+#: Absent from the workplace's snapshot (past its size limit), and one file of assembler output.
+PSH_LEFT_OUT = frozenset(f".claude/projects/{name}.jsonl" for name in (
+    "-home-nick-work-ai-iree/5675d38f-8fdb-4747-bf76-1a372ab4e435/subagents/agent-acompact-d366f4a67bde7eef",
+    "-home-nick-work-hybrid-sim/40a789da-b31a-4947-a3d1-a08f95bd3c64",
+    "-home-nick-work-hybrid-sim/425cc4d1-73e2-4464-b1b5-b5667a4107e7",
+    "-home-nick-work-hybrid-sim/aaa0233d-e63b-482c-aef4-485612957b50",
+    "-home-nick-work-hybrid-sim/e0ccf1ad-afc6-4d55-abb5-fddc53280cbe",
+    "-home-nick-work-hybrid-sim/e7898df5-b929-489b-bd91-9a98bdc17f33",
+    "-home-nick-work-libnn-0421/b4f5b9f7-fb07-4972-8cec-a175472fb595",
+    "-home-nick-work-libnn-0421/c5543f22-1bda-47c4-a76e-d6e3930611f2",
+    "-local-nick-ai-iree/333d55b1-c32e-4aaa-b8da-adab81bfbb07/subagents/agent-acompact-5a071e",
+    "-local-nick-vsim/57d006bf-1478-4817-9aef-727cf0869470",
+    "-home-nick-work-AIAutoIREE/44aa4b1c-b38e-4c12-9e05-a725871f6a6c/subagents/agent-acompact-273ef0",
+))
+
+ZIBE_URL, ZIBE_ENV, ZIBE = _repo("Zatoichi-42/claude-zibe", "PREFIXBENCH_CLAUDE_ZIBE_REPO")
+ZIBE_COMMIT = "0a42058a34e87db7e8e0a9d1e3eaaa6584f7a5f2"
+BORJA_URL, BORJA_ENV, BORJA = _repo("borja-rojo-ilvento/dotfiles", "PREFIXBENCH_BORJA_DOTFILES_REPO")
+BORJA_COMMIT = "229634138a2bac88f324ed476535b6546b73cbc1"
+FRANCO_URL, FRANCO_ENV, FRANCO = _repo("francojc/dotfiles", "PREFIXBENCH_FRANCOJC_DOTFILES_REPO")
+FRANCO_COMMIT = "9d714146d2e084c09b268ec6002d3ea76a371542"
+SHELL_URL, SHELL_ENV, SHELL = _repo("Quelklef/shell-ws", "PREFIXBENCH_SHELL_WS_REPO")
+SHELL_COMMIT = "044184aacc6683c4f7951b104db1c56ba3fc4a39"
+JG_URL, JG_ENV, JG = _repo("KongJin/JG", "PREFIXBENCH_KONGJIN_JG_REPO")
+JG_COMMIT = "83ad8964c83d8de54ff249b0813eb6c7c2196b5f"
+MEMRY_URL, MEMRY_ENV, MEMRY = _repo("memrynote/memrynote", "PREFIXBENCH_MEMRYNOTE_REPO")
+MEMRY_COMMIT = "8cd473e9b7ad6562839c9cf8424362026308d2eb"
+
+_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
+    """Calls, uncached input, output, reads and writes of Claude Code transcripts: one call per
+    (requestId, message id), the usage of its last line in the file (a file holding its entries
+    twice over gives the same last line twice); ``<synthetic>`` lines are no call, nor is a
+    response whose usage counts nothing."""
+    last: dict[tuple, dict] = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            message = entry.get("message") or {}
+            if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage") \
+                    and message.get("model") != "<synthetic>":
+                last[(entry.get("requestId"), message.get("id"))] = message["usage"]
+    usages = [u for u in last.values() if any(u.get(k) for k in _COUNTS)]
+    return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in _COUNTS))
+
+
+def _within(result) -> int:
+    return sum(f.read_within for f in result.files)
+
+
+def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(PSH, PSH_COMMIT, PSH_URL, PSH_ENV, ".claude/projects/", tmp_path, ".jsonl", PSH_LEFT_OUT)
+    assert len(paths) == 948
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+        13_128, 807_193, 5_917_528, 1_006_024_797, 54_232_628)
+    assert Counter(r.model for r in result.rows) == {
+        "claude-haiku-4-5-20251001": 5_162, "claude-opus-4-7": 4_851, "claude-opus-4-6": 1_999,
+        "claude-sonnet-4-6": 669, "claude-opus-4-5-20251101": 250, "claude-sonnet-4-5-20250929": 197}
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    # 11,087 while each call of a compaction lane was read as a response paused after a
+    # server-side compaction: 2.1.29-2.1.72's agent-acompact-* files hold many calls each (1,163
+    # in 2.1.72's), every one reading what the one before it wrote, and each was predicted
+    # to read the head only. Of the 541 left, 136 are 2.1.23-2.1.29 agent-aprompt_suggestion-*
+    # calls that read the main conversation's cache, which no rule models.
+    assert _within(result) == 12_587
+    compaction = [r for r in result.rows if r.lane_kind == "compaction"]  # (29 within before)
+    assert (len(compaction), sum(bool(r.read_within) for r in compaction)) == (1_657, 1_529)
+
+
+def test_a_claude_code_2_1_92_home_written_twice_over_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(ZIBE, ZIBE_COMMIT, ZIBE_URL, ZIBE_ENV, ".claude/projects/", tmp_path, ".jsonl")
+    assert len(paths) == 13
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    # Output 121,135 while the first copy of a subagent transcript written twice over, its first
+    # response line naming a parent the file never gives, was placed last and its mid-stream
+    # output count (1) taken for the response's (144).
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+        223, 2_660, 121_278, 10_660_126, 1_327_060)
+    assert Counter(r.model for r in result.rows) == {
+        "claude-sonnet-4-6": 199, "claude-opus-4-6": 12, "claude-haiku-4-5-20251001": 12}
+    assert _within(result) == 205
+
+
+def test_two_claude_code_1_0_homes_total_their_lines(tmp_path: Path) -> None:
+    borja = tree_at(BORJA, BORJA_COMMIT, BORJA_URL, BORJA_ENV, ".claude/projects/", tmp_path / "b", ".jsonl")
+    franco = tree_at(FRANCO, FRANCO_COMMIT, FRANCO_URL, FRANCO_ENV, ".claude/projects/", tmp_path / "f", ".jsonl")
+    assert (len(borja), len(franco)) == (55, 5)
+    for paths, root, sums, within in (
+            (borja, tmp_path / "b", (650, 3_856, 44_082, 15_608_092, 2_154_185), 605),
+            (franco, tmp_path / "f", (173, 10_053, 32_884, 5_003_207, 475_960), 170)):
+        result = run_audit([root / ".claude" / "projects"])
+        t = result.totals
+        assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == sums
+        assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-4-20250514")}
+        assert _within(result) == within
+
+
+def test_three_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> None:
+    for repo, commit, url, env, into, sums, models, within in (
+            (SHELL, SHELL_COMMIT, SHELL_URL, SHELL_ENV, tmp_path / "s", (234, 1_439_806, 20_439_552, 156_136),
+             {"gpt-5.4": 198, "gpt-5.2-codex": 36}, 220),
+            (JG, JG_COMMIT, JG_URL, JG_ENV, tmp_path / "j", (39, 219_695, 835_200, 18_046), {"gpt-5.4": 39}, 34),
+            (MEMRY, MEMRY_COMMIT, MEMRY_URL, MEMRY_ENV, tmp_path / "m", (102, 262_682, 9_336_064, 48_116),
+             {"gpt-5.2-codex": 102}, 92)):
+        paths = tree_at(repo, commit, url, env, ".codex/sessions/", into, ".jsonl")
+        result = run_audit([into / ".codex" / "sessions"])
+        t = result.totals
+        assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == sums
+        assert Counter(r.model for r in result.rows) == models
+        assert {r.provider for r in result.rows} == {"openai"}
+        assert _within(result) == within
