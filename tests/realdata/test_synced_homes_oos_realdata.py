@@ -15,6 +15,14 @@ into this project, each test skips without it):
   github.com/francojc/dotfiles (``9d714146d2e084c09b268ec6002d3ea76a371542``): committed
   ``.claude/projects/`` of Claude Code 1.0.17 to 1.0.30 (2025-06). From
   ``PREFIXBENCH_BORJA_DOTFILES_REPO`` and ``PREFIXBENCH_FRANCOJC_DOTFILES_REPO``.
+* github.com/886caigudong/caigudong- (``9d7335ec1ba67383c3d80383745b3d3084bc38c0``, 2026-05-21): a
+  committed ``.claude/projects/`` (9 transcripts), Claude Code 2.1.143 to 2.1.146, deepseek-v4-flash
+  through DeepSeek's Anthropic-compatible endpoint (the home's settings name it) and
+  claude-opus-4-7 through a relay whose counts split every prompt in fixed shares. From
+  ``PREFIXBENCH_CAIGUDONG_REPO``.
+* github.com/LZY2333/LZY-FE-JumpTrack (``27fd886e87ce56352ac34ca4b9f7232356f7d0f4``, 2026-02-28): a
+  committed ``.claude/projects/`` (47 transcripts, 11 subagents'), Claude Code 2.1.31 to 2.1.62,
+  Claude on Anthropic. From ``PREFIXBENCH_LZY_JUMPTRACK_REPO``.
 * github.com/Quelklef/shell-ws (``044184aacc6683c4f7951b104db1c56ba3fc4a39``, one Codex CLI 0.105.0
   rollout), github.com/KongJin/JG (``83ad8964c83d8de54ff249b0813eb6c7c2196b5f``, 18 rollouts of
   ``codex exec`` 0.117/0.118 and one of Codex in VS Code, 9 with no call) and
@@ -65,6 +73,10 @@ BORJA_URL, BORJA_ENV, BORJA = _repo("borja-rojo-ilvento/dotfiles", "PREFIXBENCH_
 BORJA_COMMIT = "229634138a2bac88f324ed476535b6546b73cbc1"
 FRANCO_URL, FRANCO_ENV, FRANCO = _repo("francojc/dotfiles", "PREFIXBENCH_FRANCOJC_DOTFILES_REPO")
 FRANCO_COMMIT = "9d714146d2e084c09b268ec6002d3ea76a371542"
+CAI_URL, CAI_ENV, CAI = _repo("886caigudong/caigudong-", "PREFIXBENCH_CAIGUDONG_REPO")
+CAI_COMMIT = "9d7335ec1ba67383c3d80383745b3d3084bc38c0"
+LZY_URL, LZY_ENV, LZY = _repo("LZY2333/LZY-FE-JumpTrack", "PREFIXBENCH_LZY_JUMPTRACK_REPO")
+LZY_COMMIT = "27fd886e87ce56352ac34ca4b9f7232356f7d0f4"
 SHELL_URL, SHELL_ENV, SHELL = _repo("Quelklef/shell-ws", "PREFIXBENCH_SHELL_WS_REPO")
 SHELL_COMMIT = "044184aacc6683c4f7951b104db1c56ba3fc4a39"
 JG_URL, JG_ENV, JG = _repo("KongJin/JG", "PREFIXBENCH_KONGJIN_JG_REPO")
@@ -146,6 +158,40 @@ def test_two_claude_code_1_0_homes_total_their_lines(tmp_path: Path) -> None:
         assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == sums
         assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-4-20250514")}
         assert _within(result) == within
+
+
+def test_a_claude_code_2_1_146_home_on_deepseek_and_a_relay_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(CAI, CAI_COMMIT, CAI_URL, CAI_ENV, ".claude/projects/", tmp_path, ".jsonl")
+    assert len(paths) == 9
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+        178, 431_214, 63_164, 11_199_194, 215_971)
+    assert Counter((r.provider, r.model) for r in result.rows) == {
+        ("deepseek", "deepseek-v4-flash"): 161, ("unknown", "claude-opus-4-7"): 17}
+    deepseek = [r for r in result.rows if r.provider == "deepseek"]
+    assert sum(bool(r.read_within) for r in deepseek) == 158
+    # The relay's 17 calls split every prompt in one of two fixed shares (read / write /
+    # uncached 15% / 54% / 31%, or 8% / 28.8% / 63.2%), whatever came before: counts made up by
+    # the relay, not a cache's; 3 within 3%, no rule.
+    relay = [r for r in result.rows if r.provider == "unknown"]
+    shares = {(round(r.reported_cache_read / p, 2), round(r.reported_cache_write / p, 2))
+              for r in relay for p in [r.reported_cache_read + r.reported_cache_write + r.reported_uncached]}
+    assert shares == {(0.15, 0.54), (0.08, 0.29)}
+    assert sum(bool(r.read_within) for r in relay) == 3
+
+
+def test_a_claude_code_2_1_31_to_2_1_62_home_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(LZY, LZY_COMMIT, LZY_URL, LZY_ENV, ".claude/projects/", tmp_path, ".jsonl")
+    assert len(paths) == 47
+    result = run_audit([tmp_path / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+        557, 7_294, 247_858, 22_054_678, 2_238_119)
+    assert Counter(r.model for r in result.rows) == {
+        "claude-sonnet-4-6": 373, "claude-haiku-4-5-20251001": 124, "claude-sonnet-4-5-20250929": 43,
+        "claude-opus-4-6": 17}
+    assert _within(result) == 513
 
 
 def test_three_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> None:
