@@ -23,6 +23,13 @@ into this project, each test skips without it):
 * github.com/LZY2333/LZY-FE-JumpTrack (``27fd886e87ce56352ac34ca4b9f7232356f7d0f4``, 2026-02-28): a
   committed ``.claude/projects/`` (47 transcripts, 11 subagents'), Claude Code 2.1.31 to 2.1.62,
   Claude on Anthropic. From ``PREFIXBENCH_LZY_JUMPTRACK_REPO``.
+* github.com/ikn7/sentinelPI (``bc1331ad1a0040b66c0e7994cca8b9014f67ec8b``, 2026-02),
+  github.com/yakschuss/dotfiles (``10a2e4cf61407e8c12c368163fc93af925bb9f9f``, 2025-12 to 2026-01)
+  and github.com/oliyoung/dotfiles (``d375c4f57cc75e98fcbe09991672081bf6b8bc49``, 2026-01):
+  committed ``.claude/projects/`` of Claude Code 2.1.29-2.1.31, 2.0.49-2.0.76 and 2.0.75-2.1.14,
+  Claude on Anthropic; the transcripts the workplace's snapshot lacks (past its size limit) left
+  out. From ``PREFIXBENCH_SENTINELPI_REPO``, ``PREFIXBENCH_YAKSCHUSS_DOTFILES_REPO`` and
+  ``PREFIXBENCH_OLIYOUNG_DOTFILES_REPO``.
 * github.com/Quelklef/shell-ws (``044184aacc6683c4f7951b104db1c56ba3fc4a39``, one Codex CLI 0.105.0
   rollout), github.com/KongJin/JG (``83ad8964c83d8de54ff249b0813eb6c7c2196b5f``, 18 rollouts of
   ``codex exec`` 0.117/0.118 and one of Codex in VS Code, 9 with no call) and
@@ -77,6 +84,21 @@ CAI_URL, CAI_ENV, CAI = _repo("886caigudong/caigudong-", "PREFIXBENCH_CAIGUDONG_
 CAI_COMMIT = "9d7335ec1ba67383c3d80383745b3d3084bc38c0"
 LZY_URL, LZY_ENV, LZY = _repo("LZY2333/LZY-FE-JumpTrack", "PREFIXBENCH_LZY_JUMPTRACK_REPO")
 LZY_COMMIT = "27fd886e87ce56352ac34ca4b9f7232356f7d0f4"
+IKN_URL, IKN_ENV, IKN = _repo("ikn7/sentinelPI", "PREFIXBENCH_SENTINELPI_REPO")
+IKN_COMMIT = "bc1331ad1a0040b66c0e7994cca8b9014f67ec8b"
+IKN_LEFT_OUT = frozenset(f".claude/projects/-home-user/{name}.jsonl" for name in (
+    "4c410970-27cf-44b9-9a7b-538f37bf2d48", "f725ca92-357d-4931-a104-d9c9f554567f",
+    "fad99b44-7337-47f8-955b-2384ef483150"))
+YAK_URL, YAK_ENV, YAK = _repo("yakschuss/dotfiles", "PREFIXBENCH_YAKSCHUSS_DOTFILES_REPO")
+YAK_COMMIT = "10a2e4cf61407e8c12c368163fc93af925bb9f9f"
+YAK_LEFT_OUT = frozenset(f".claude/projects/-Users-jschuss-Brightline-reef/{name}.jsonl" for name in (
+    "2ec88ade-0de1-46cb-a53c-119ef1c24aa3", "4290e9eb-c4c8-41d3-8452-9f6400648f31",
+    "47676caa-8819-4e39-88ca-f5a47e1d6de4", "6174db5e-7c71-46f6-a2fb-66c64caa1dc0",
+    "c541241e-90ec-4f48-b2e3-4728e585f3c9"))
+OLI_URL, OLI_ENV, OLI = _repo("oliyoung/dotfiles", "PREFIXBENCH_OLIYOUNG_DOTFILES_REPO")
+OLI_COMMIT = "d375c4f57cc75e98fcbe09991672081bf6b8bc49"
+OLI_LEFT_OUT = frozenset(f".claude/projects/-mnt-c-Users-o-young-work-architecture/{name}.jsonl" for name in (
+    "c6b70995-fb42-44d0-878a-2a2a203ac178", "c7bf99a4-22b1-498b-b2bf-bb697fa65a6e"))
 SHELL_URL, SHELL_ENV, SHELL = _repo("Quelklef/shell-ws", "PREFIXBENCH_SHELL_WS_REPO")
 SHELL_COMMIT = "044184aacc6683c4f7951b104db1c56ba3fc4a39"
 JG_URL, JG_ENV, JG = _repo("KongJin/JG", "PREFIXBENCH_KONGJIN_JG_REPO")
@@ -124,8 +146,10 @@ def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_pat
     # 11,087 while each call of a compaction lane was read as a response paused after a
     # server-side compaction: 2.1.29-2.1.72's agent-acompact-* files hold many calls each (1,163
     # in 2.1.72's), every one reading what the one before it wrote, and each was predicted
-    # to read the head only. Of the 541 left, 136 are 2.1.23-2.1.29 agent-aprompt_suggestion-*
-    # calls that read the main conversation's cache, which no rule models.
+    # to read the head only. Of the 541 left, 157 are 2.1.23-2.1.29 agent-aprompt_suggestion-*
+    # calls of sessions whose own transcript the repository does not hold: they read the
+    # conversation (a median 99% of their prompts), which is not in the files, so the audit says
+    # it was cached before the log.
     assert _within(result) == 12_587
     compaction = [r for r in result.rows if r.lane_kind == "compaction"]  # (29 within before)
     assert (len(compaction), sum(bool(r.read_within) for r in compaction)) == (1_657, 1_529)
@@ -192,6 +216,33 @@ def test_a_claude_code_2_1_31_to_2_1_62_home_totals_its_lines(tmp_path: Path) ->
         "claude-sonnet-4-6": 373, "claude-haiku-4-5-20251001": 124, "claude-sonnet-4-5-20250929": 43,
         "claude-opus-4-6": 17}
     assert _within(result) == 513
+
+
+def test_three_more_claude_code_2_0_and_2_1_homes_total_their_lines(tmp_path: Path) -> None:
+    for repo, commit, url, env, left_out, into, files, sums, models, within in (
+            (IKN, IKN_COMMIT, IKN_URL, IKN_ENV, IKN_LEFT_OUT, tmp_path / "i", 76,
+             (435, 15_953, 5_780, 31_526_626, 2_762_940),
+             {"claude-opus-4-5-20251101": 298, "claude-haiku-4-5-20251001": 121, "claude-sonnet-4-5-20250929": 16},
+             # 362 while each call of its compaction lanes was read as paused after a server-side
+             # compaction. Most of the rest are agent-aprompt_suggestion-* calls whose session's
+             # own transcript is left out (past the snapshot's size limit): the conversation they
+             # read is not in the files, so the audit says it was cached before the log.
+             363),
+            (YAK, YAK_COMMIT, YAK_URL, YAK_ENV, YAK_LEFT_OUT, tmp_path / "y", 199,
+             (2_899, 349_809, 533_608, 203_331_185, 15_712_810),
+             {"claude-opus-4-5-20251101": 1_846, "claude-haiku-4-5-20251001": 951, "claude-sonnet-4-5-20250929": 102},
+             2_686),
+            (OLI, OLI_COMMIT, OLI_URL, OLI_ENV, OLI_LEFT_OUT, tmp_path / "o", 76,
+             (1_582, 77_890, 535_796, 104_323_553, 9_802_321),
+             {"claude-sonnet-4-5-20250929": 1_566, "claude-haiku-4-5-20251001": 16}, 1_515)):
+        paths = tree_at(repo, commit, url, env, ".claude/projects/", into, ".jsonl", left_out)
+        assert len(paths) == files
+        result = run_audit([into / ".claude" / "projects"])
+        t = result.totals
+        assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == sums
+        assert Counter(r.model for r in result.rows) == models
+        assert {r.provider for r in result.rows} == {"anthropic"}
+        assert _within(result) == within
 
 
 def test_three_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> None:
