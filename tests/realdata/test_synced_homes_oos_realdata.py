@@ -34,8 +34,11 @@ into this project, each test skips without it):
   rollout), github.com/KongJin/JG (``83ad8964c83d8de54ff249b0813eb6c7c2196b5f``, 18 rollouts of
   ``codex exec`` 0.117/0.118 and one of Codex in VS Code, 9 with no call) and
   github.com/memrynote/memrynote (``8cd473e9b7ad6562839c9cf8424362026308d2eb``, 8 rollouts of Codex
-  CLI 0.89/0.91, 7 with no call): committed ``.codex/sessions/``, OpenAI. From
-  ``PREFIXBENCH_SHELL_WS_REPO``, ``PREFIXBENCH_KONGJIN_JG_REPO`` and ``PREFIXBENCH_MEMRYNOTE_REPO``.
+  CLI 0.89/0.91, 7 with no call) and github.com/Satyam-stysh/Phishing_url_cheaker
+  (``048cbed9877777c0323355a77885bebff3263461``, 12 rollouts of Codex in VS Code 0.118.0-alpha.2, one
+  more past the workplace snapshot's size limit left out): committed ``.codex/sessions/``, OpenAI.
+  From ``PREFIXBENCH_SHELL_WS_REPO``, ``PREFIXBENCH_KONGJIN_JG_REPO``, ``PREFIXBENCH_MEMRYNOTE_REPO``
+  and ``PREFIXBENCH_PHISHING_URL_REPO``.
 
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
@@ -105,6 +108,10 @@ JG_URL, JG_ENV, JG = _repo("KongJin/JG", "PREFIXBENCH_KONGJIN_JG_REPO")
 JG_COMMIT = "83ad8964c83d8de54ff249b0813eb6c7c2196b5f"
 MEMRY_URL, MEMRY_ENV, MEMRY = _repo("memrynote/memrynote", "PREFIXBENCH_MEMRYNOTE_REPO")
 MEMRY_COMMIT = "8cd473e9b7ad6562839c9cf8424362026308d2eb"
+PHISH_URL, PHISH_ENV, PHISH = _repo("Satyam-stysh/Phishing_url_cheaker", "PREFIXBENCH_PHISHING_URL_REPO")
+PHISH_COMMIT = "048cbed9877777c0323355a77885bebff3263461"
+PHISH_LEFT_OUT = frozenset({
+    ".codex/sessions/2026/04/03/rollout-2026-04-03T14-55-22-019d53d7-7683-7ab1-a3cd-d3383a18938c.jsonl"})
 
 _COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
@@ -245,14 +252,17 @@ def test_three_more_claude_code_2_0_and_2_1_homes_total_their_lines(tmp_path: Pa
         assert _within(result) == within
 
 
-def test_three_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> None:
-    for repo, commit, url, env, into, sums, models, within in (
-            (SHELL, SHELL_COMMIT, SHELL_URL, SHELL_ENV, tmp_path / "s", (234, 1_439_806, 20_439_552, 156_136),
-             {"gpt-5.4": 198, "gpt-5.2-codex": 36}, 220),
-            (JG, JG_COMMIT, JG_URL, JG_ENV, tmp_path / "j", (39, 219_695, 835_200, 18_046), {"gpt-5.4": 39}, 34),
-            (MEMRY, MEMRY_COMMIT, MEMRY_URL, MEMRY_ENV, tmp_path / "m", (102, 262_682, 9_336_064, 48_116),
-             {"gpt-5.2-codex": 102}, 92)):
-        paths = tree_at(repo, commit, url, env, ".codex/sessions/", into, ".jsonl")
+def test_four_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> None:
+    for repo, commit, url, env, left_out, into, sums, models, within in (
+            (SHELL, SHELL_COMMIT, SHELL_URL, SHELL_ENV, frozenset(), tmp_path / "s",
+             (234, 1_439_806, 20_439_552, 156_136), {"gpt-5.4": 198, "gpt-5.2-codex": 36}, 220),
+            (JG, JG_COMMIT, JG_URL, JG_ENV, frozenset(), tmp_path / "j", (39, 219_695, 835_200, 18_046),
+             {"gpt-5.4": 39}, 34),
+            (MEMRY, MEMRY_COMMIT, MEMRY_URL, MEMRY_ENV, frozenset(), tmp_path / "m",
+             (102, 262_682, 9_336_064, 48_116), {"gpt-5.2-codex": 102}, 92),
+            (PHISH, PHISH_COMMIT, PHISH_URL, PHISH_ENV, PHISH_LEFT_OUT, tmp_path / "p",
+             (578, 1_517_999, 27_818_752, 243_513), {"gpt-5.4": 480, "gpt-5.3-codex": 98}, 545)):
+        paths = tree_at(repo, commit, url, env, ".codex/sessions/", into, ".jsonl", left_out)
         result = run_audit([into / ".codex" / "sessions"])
         t = result.totals
         assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == sums
