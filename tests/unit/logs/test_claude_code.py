@@ -662,6 +662,30 @@ def test_a_response_line_placed_late_leaves_the_later_lines_counts(tmp_path: Pat
     assert run_audit([path]).totals.output == 350
 
 
+def test_a_tool_result_under_an_entry_never_written_stays_under_the_call_it_answers(tmp_path: Path) -> None:
+    # Claude Code 2.0.76 subagents (a public home): of two parallel tool results, the second names
+    # as parent an entry the file never gives. It answers a call the file holds (tool_use_id),
+    # and the next call sends it with the whole conversation: no new root.
+    t = Transcript("agent", version="2.0.76", sidechain=True)
+    t.user("look", "2025-12-18T18:23:30.000Z", root=True)
+    t.assistant("r1", "2025-12-18T18:23:40.000Z", [cc_usage(3, 9000, 30000, 5), cc_usage(3, 9000, 30000, 60)])
+    for n, line in enumerate(t.lines[-2:]):
+        line["message"]["content"] = [{"type": "tool_use", "id": f"toolu_{n}", "name": "Read", "input": {}}]
+    t.user("first", "2025-12-18T18:23:46.000Z", tool=True)
+    t.lines[-1]["message"]["content"][0]["tool_use_id"] = "toolu_0"
+    t.user("second", "2025-12-18T18:23:50.000Z", tool=True)
+    t.lines[-1]["message"]["content"][0]["tool_use_id"] = "toolu_1"
+    t.lines[-1]["parentUuid"] = "never-written"
+    t.assistant("r2", "2025-12-18T18:23:52.000Z", [cc_usage(3, 4100, 39000, 40)])
+    path = write_jsonl(tmp_path / "agent-a1.jsonl", t.lines)
+    requests, _ = load_trace([path])
+    assert [r.request_id for r in requests] == ["r1", "r2"]
+    assert requests[1].prefix.parent == requests[0].prefix.node
+    assert ("resume", "") not in requests[1].events
+    row = run_audit([path]).rows[1]
+    assert row.predicted_cache_read == 39000 and row.read_within
+
+
 def test_an_entry_whose_parent_never_comes_is_a_resumed_root(tmp_path: Path) -> None:
     t = Transcript(version="2.1.121")
     t.user("go", "2026-05-04T13:00:00.000Z", root=True)

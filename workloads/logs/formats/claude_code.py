@@ -272,6 +272,9 @@ class _Walk:
         #: Progress entries met (never sent), and the last sent message entry met, main thread's and
         #: sidechains' apart: see :meth:`_past_progress`.
         self.progress: set[str] = set()
+        #: Per tool call id, the assistant entry that made the call: a tool result naming a
+        #: parent the file never gives is placed under it (:meth:`_answered`).
+        self.tool_callers: dict[str, str] = {}
         self.last_said: dict[bool, str] = {}
         #: The stream-json entries placed so far (a 1.0.x line's stand-in uuid counts them).
         self.stream_entries = 0
@@ -335,7 +338,7 @@ class _Walk:
             return
         uuid = value.get("uuid") if isinstance(value, dict) else None
         parent = value.get("parentUuid") if isinstance(value, dict) else None
-        if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of:
+        if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of and self._answered(value) is None:
             self.waiting.setdefault(parent, []).append(record)
             self.held.add(uuid)
         elif isinstance(uuid, str) and uuid not in self.waiting:
@@ -438,7 +441,7 @@ class _Walk:
                      self.places.same, self.tool_changes, self.snapshot_system, self.snapshot_tools, self.snapshot_events,
                      self.waiting, self.held, self.stream_last, self.stream_parent, self.stream_logical, self.progress,
                      self.last_said, self.session_lanes, self.streaming, self.zero_held, self.zero_lines,
-                     self.request_rows, self.request_shapes, self.request_blobs, self.request_refs):
+                     self.request_rows, self.request_shapes, self.request_blobs, self.request_refs, self.tool_callers):
             held.clear()
 
     def _enter(self, ready: list[Record]) -> None:
@@ -478,6 +481,8 @@ class _Walk:
         parent = self.stream_parent.pop(uuid) if uuid in self.stream_parent else value.get("parentUuid")
         if parent is not None and not isinstance(parent, str):
             raise UserError(f"{self.name}:{record.line}: parentUuid is not a string ({parent!r:.40})")
+        if parent is not None and parent not in self.lane_of and (caller := self._answered(value)) is not None:
+            parent = caller
         if parent is not None and parent in self.progress:
             parent = self._past_progress(parent, bool(value.get("isSidechain")))
         stamp = value.get("timestamp")
@@ -514,9 +519,29 @@ class _Walk:
         if event is not None:
             self.boundary[uuid] = event
         if kind == "assistant":
+            content = message.get("content")
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    self.tool_callers[block["id"]] = uuid
             self._assistant(record, value, message, uuid, parent, when)
         elif kind == "user":
             self.restating = False
+
+    def _answered(self, value: dict) -> str | None:
+        """The entry that made the tool call a user entry answers, when its parent is not in the
+        file: Claude Code 2.0.64-2.0.76 (seen) chains the second of two parallel tool results in a
+        subagent's transcript under an entry it never writes, seconds after the first result; the
+        result answers a call an entry of the file made (its ``tool_use_id``), and the next call
+        sends it with the rest of the conversation. None for any other entry."""
+        if value.get("type") != "user":
+            return None
+        content = (value.get("message") or {}).get("content") if isinstance(value.get("message"), dict) else None
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                caller = self.tool_callers.get(block.get("tool_use_id")) if isinstance(block.get("tool_use_id"), str) else None
+                if caller is not None and caller in self.lane_of:
+                    return caller
+        return None
 
     def _past_progress(self, parent: str, sidechain: bool) -> str:
         """The parent of an entry logged under a progress entry: that entry, unless the progress
