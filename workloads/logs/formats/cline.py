@@ -53,7 +53,10 @@ Earlier SDK releases also put a run's summed usage on its last assistant message
 2026-04-22; beside per-turn metrics until cline/cline#10689): skipped too (:func:`_sdk_run_totals`).
 From August 2026 (cline/cline#12927) a turn retried after empty replies carries its attempts'
 usage summed: counted as one call, named in a note where its neighbours' prompts show it
-(:func:`_sdk_retried`). Session files compared with cline/cline 21cb8d25 (2026-08-22).
+(:func:`_sdk_retried`). Session files compared with cline/cline 21cb8d25 (2026-08-22) and the
+Cline CLI 3.0.65 (@cline/core 0.0.86, 2026-09-27): a session it imported from Claude Code, Codex or
+OpenCode holds that agent's calls' usage, skipped (:func:`_sdk_import`); a failed run's error
+message marked ``displayOnly`` is never sent.
 
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
@@ -1328,7 +1331,7 @@ def _legacy_end(messages: list) -> int:
 #: The Cline SDK's session import (``services/session-import`` of @cline/core 0.0.86, the Cline
 #: CLI 3.0.65, September 2026) copies a Claude Code, Codex or OpenCode session into a new Cline
 #: session: each converted assistant message carries the source call's usage as ``metrics``
-#: (``cost`` 0; Claude Code's and OpenCode's ``inputTokens`` without the cache, Codex's with it).
+#: (``cost`` 0 but OpenCode's own; Claude Code's and OpenCode's ``inputTokens`` without the cache, Codex's with it).
 #: The session says so in ``origin {mode: "import", trigger: <tool>}`` of its messages file and,
 #: in its manifest ``<id>.json``, ``metadata.importedFrom {tool, sourceSessionId, importedAt}``.
 _SDK_IMPORT_MODE = "import"
@@ -1522,7 +1525,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             continue
         if index < import_end:
             skipped.append((record.line, f"messages[{index}]: a call of the {import_tool} session this one was imported from "
-                                         f"(its usage copied, cost 0): that agent's call, in its own log, not Cline's"))
+                                         f"(its usage copied): that agent's call, in its own log, not Cline's"))
             blocks += size
             continue
         info = as_dict(message.get("modelInfo"))
@@ -1861,6 +1864,8 @@ FORMAT = LogFormat(
         "only) and until cline/cline#10689 (May 2026: the run's sum again on an empty terminal message): the sums skipped",
         "Cline SDK sessions from August 2026 (cline/cline#12927): a turn retried after empty replies carries its attempts' "
         "usage summed (counted as one call; named in a note where the neighbouring prompts show it)",
+        "Cline CLI 3.0.65 (SDK 0.0.86, September 2026): sessions imported from Claude Code, Codex or OpenCode "
+        "(origin mode import; the manifest's importedFrom.importedAt): the copied calls skipped; displayOnly error messages",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
     read_with=ui_file_of,
