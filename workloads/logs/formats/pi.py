@@ -769,7 +769,7 @@ def _line_message(value: object, path: str) -> LoggedMessage:
     if kind == "compaction":
         # The new context opens with the summary, wrapped (pi's compactionSummary message).
         return make_message("user", _summary_text(value.get("summary"), _COMPACTION_WRAP))  # type: ignore[union-attr]
-    if (result := _output_compaction(value)) is not None:  # type: ignore[arg-type]
+    if isinstance(value, dict) and (result := _output_compaction(value)) is not None:
         # The same in pi --mode json / rpc output, the summary in the compaction's result.
         return make_message("user", _summary_text(result.get("summary"), _COMPACTION_WRAP))
     if kind == "branch_summary":
