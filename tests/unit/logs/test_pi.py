@@ -702,6 +702,47 @@ def test_pi_json_mode_runs_appended_to_one_file_are_chains_of_their_own(tmp_path
         assert requests[3].prefix.parent == requests[2].prefix.node
 
 
+@pytest.mark.parametrize("end", ["auto_compaction_end", "compaction_end"])
+def test_a_compaction_in_pi_json_mode_output_starts_a_new_chain(tmp_path: Path, end: str) -> None:
+    # pi --mode json prints a compaction as events only: auto_compaction_start/_end until 0.6x,
+    # compaction_start/_end from then (0.73.1, a manual /compact too), the result holding what a
+    # session file's compaction entry holds. main passed both over: the call after it extended
+    # the one before, predicted to read 30,000 of it, and its miss was put down to a changed
+    # system prompt (system-changed, located in the unlogged head).
+    t0 = 1765233665294
+
+    def reply(ts: int, uncached: int, write: int) -> dict:
+        return {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+                "usage": _u(uncached, 0, write, 5), "stopReason": "stop", "timestamp": ts}
+
+    start = end.replace("_end", "_start")
+    lines = [
+        {"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
+        {"type": "agent_start"}, _event("message_end", {"role": "user", "content": "go", "timestamp": t0}),
+        _event("message_end", reply(t0 + 10, 10, 30000)), {"type": "agent_end", "messages": []},
+        {"type": start, "reason": "threshold"},
+        {"type": end, "reason": "threshold", "result": {"summary": "Listed the files.", "firstKeptEntryId": "0a1b2c3d", "tokensBefore": 30015},
+         "aborted": False, "willRetry": False},
+        {"type": "agent_start"}, _event("message_end", {"role": "user", "content": "more", "timestamp": t0 + 60000}),
+        _event("message_end", reply(t0 + 60010, 5, 30000)), {"type": "agent_end", "messages": []},
+        # A compaction that failed (no result) changes nothing: the next call extends the one before.
+        {"type": start, "reason": "threshold"},
+        {"type": end, "reason": "threshold", "aborted": False, "willRetry": False, "errorMessage": "Compaction failed: 529"},
+        _event("message_end", reply(t0 + 90010, 7, 100)),
+    ]
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    requests, _ = load_trace([path])
+    # Three calls, by hand: uncached 10 + 5 + 7 = 22, writes 30,000 + 30,000 + 100 = 60,100.
+    assert [r.line for r in requests] == [4, 10, 14]
+    assert (sum(r.usage.uncached for r in requests), sum(r.usage.cache_write_5m for r in requests)) == (22, 60_100)
+    assert requests[1].prefix.parent is None
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    result = run_audit([path])
+    assert [(row.cause, row.evidence) for row in result.rows[:2]] == [("cold-start", "log"), ("compaction", "log")]
+    assert result.rows[1].detail == "compaction logged for this request (30015 tokens before)"
+    assert result.rows[1].predicted_cache_read == 0
+
+
 def test_pi_sends_a_deepseek_reply_back_whole_so_the_next_call_reads_into_it(tmp_path: Path) -> None:
     # A public pi home (2026-07, deepseek-v4-flash-free through OpenCode Zen, openai-completions,
     # thinking off): each read reached past the previous prompt into its reply (8,192 of 8,234
