@@ -792,7 +792,7 @@ def _why_not_known(ev: Evidence) -> list[str]:
 #: The precedence of causes: the first rule that applies decides. ``unexplained`` always applies.
 CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("diagnostic", "the provider's own cache diagnostic label", _diagnostic),
-    CauseRule("compaction-call", "a compaction call; the main request it summarizes and its TTL", _compaction_call),
+    CauseRule("compaction-call", "a compaction call; the main request it summarizes and its TTL; another lane's use of the head within it", _compaction_call),
     CauseRule("start-in-flight", "lane start; the model: the head's entry was still being written", _start_in_flight),
     CauseRule("start-expired", "lane start; the model: the head's entry had expired", _start_expired),
     CauseRule("start-resumed", "lane start; a resume or fork event", _start_resumed),
