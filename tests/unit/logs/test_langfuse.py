@@ -377,3 +377,30 @@ def test_an_empty_api_page_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixt
     # A saved series of pages whose first is empty reads the pages after it.
     path.write_text(json.dumps({"data": [], "meta": {"page": 3, "limit": 50, "totalItems": 1, "totalPages": 1}}) + "\n" + page(gen()) + "\n")
     assert len(read(path)[0]) == 1
+
+
+def test_opentelemetry_attribute_tails_are_inside_input() -> None:
+    # Before langfuse/langfuse#13110 (April 2026) the OpenTelemetry path kept each gen_ai.usage.*
+    # attribute's tail as a usage type beside input = the span's whole input_tokens; its newest
+    # still keeps cache_write.input_tokens (the conventions' name since August 2026) so, beside
+    # reads it did split out of input. Hand sums, observation by observation:
+    #   tail-1  claude-sonnet-4: uncached 5200 - 4800 - 350 = 50, read 4800, written 350, out 310
+    #   tail-2  gpt-4.1 (pydantic-ai names its reads twice: counted once): 3000 - 2560 = 440, read 2560, out 120
+    #   tail-3  claude-sonnet-4-5: input 900 already without its reads (input_cached_tokens 5000),
+    #           with its writes: 900 - 800 = 100, read 5000, written 800, out 40
+    # Before: tail-1 and tail-2 read as cache not reported (5200 and 3000 uncached), tail-3's
+    # writes as uncached input (900) and its writes as 0.
+    result = run_audit([FIXTURES / "langfuse-otel-tails.json"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 50 + 440 + 100
+    assert t.cache_read == 4800 + 2560 + 5000
+    assert t.cache_write == 350 + 800
+    assert t.output == 310 + 120 + 40
+    _, summary = read(FIXTURES / "langfuse-otel-tails.json")
+    assert any(n.startswith("3 generation(s): OpenTelemetry attribute tails") for n in summary.notes)
+
+
+def test_tails_above_the_input_that_holds_them_are_refused() -> None:
+    with pytest.raises(UserError, match=r"cache_read.input_tokens \(600\), cache_creation.input_tokens \(50\) exceed the input \(640\)"):
+        read_details({"input": 640, "output": 3, "cache_read.input_tokens": 600, "cache_creation.input_tokens": 50}, "x")

@@ -18,7 +18,10 @@ types. Langfuse's ingestion keeps the buckets disjoint: an OpenAI-shaped usage h
 ``input``), the LangChain handler does the same with ``input_token_details``
 (``input_cache_read``, ``input_cache_creation``), the OpenTelemetry path subtracts reads and
 writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read`` inside
-``input``, ``completion_details.reasoning`` inside ``output``), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+``input``, ``completion_details.reasoning`` inside ``output``; and before langfuse#13110, April
+2026, the conventions' ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` and
+pydantic-ai's ``cache_read_tokens`` / ``cache_write_tokens`` as they came, inside ``input``; its
+newest still keeps ``cache_write.input_tokens`` so), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
 the buckets unless the sender gave one; a sender's total above the buckets' sum counts tokens no
 bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total):
@@ -77,6 +80,17 @@ WRITE_KEYS = (
 )
 #: ... and the 1-hour part, where the integration splits Anthropic's writes by TTL.
 WRITE_1H_KEYS = ("input_cache_creation_1h",)
+#: Langfuse's OpenTelemetry path before it normalized the conventions' usage attributes
+#: (langfuse/langfuse#13110, April 2026) kept each ``gen_ai.usage.*`` attribute's tail as a usage
+#: type, beside an ``input`` that is the span's whole ``input_tokens``: these reads and writes are
+#: inside ``input``. The first present of each tuple is read, as Langfuse itself picks one (a span
+#: may name the same count twice). The conventions' newer write name, ``cache_write.input_tokens``
+#: (August 2026), is not among the names Langfuse normalizes, so it is still kept so.
+INSIDE_READ_KEYS = ("cache_read.input_tokens", "cache_read_tokens", "details.cache_read_tokens", "details.cache_read_input_tokens")
+INSIDE_WRITE_KEYS = (
+    "cache_write.input_tokens", "cache_creation.input_tokens", "cache_write_tokens", "details.cache_write_tokens",
+    "details.cache_creation_input_tokens",
+)
 #: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
 #: sum too (``cache_creation_input_tokens``): these repeat a write already counted.
 SPLIT_WRITE_KEYS = ("cache_creation_ephemeral_5m_input_tokens", "cache_creation_ephemeral_1h_input_tokens")
@@ -234,7 +248,8 @@ class _NotTokens(Exception):
 class _Reading(msgspec.Struct, frozen=True):
     usage: Usage
     #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
-    #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), or ``none`` (no cache key).
+    #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), ``tails`` (OpenTelemetry
+    #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), or ``none`` (no cache key).
     convention: str
     #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
     #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
@@ -256,16 +271,19 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     """
     input_key, input_n = _first(details, INPUT_FIGURES)
     output_key, output_n = _first(details, OUTPUT_FIGURES)
-    read_n = sum(details[k] for k in READ_KEYS if k in details)
+    inside_read_key, inside_read = _first(details, INSIDE_READ_KEYS)
+    inside_write_key, inside_write = _first(details, INSIDE_WRITE_KEYS)
+    inside = inside_read_key is not None or inside_write_key is not None
+    read_n = sum(details[k] for k in READ_KEYS if k in details) + inside_read
     long_n = sum(details[k] for k in WRITE_1H_KEYS if k in details)
-    write_n = sum(details[k] for k in WRITE_KEYS if k in details) + long_n
+    write_n = sum(details[k] for k in WRITE_KEYS if k in details) + long_n + inside_write
     if not any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS) and any(k in details for k in SPLIT_WRITE_KEYS):
         long_n = details.get(SPLIT_WRITE_KEYS[1], 0)
         write_n = details.get(SPLIT_WRITE_KEYS[0], 0) + long_n
     elif not any(k in details for k in WRITE_1H_KEYS):
         long_n = min(details.get(SPLIT_WRITE_KEYS[1], 0), write_n)  # the TTL split of a sum counted above
-    reported = read_n + write_n > 0 or any(k in details for k in READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
-    cache = set(READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+    reported = read_n + write_n > 0 or inside or any(k in details for k in READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+    cache = set(READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS + INSIDE_READ_KEYS + INSIDE_WRITE_KEYS)
     # Other input buckets (input_audio_tokens, input_text_tokens...) were split out of input too.
     other_in = sum(n for k, n in details.items() if k.startswith("input_") and k not in cache and "priority" not in k)
     other_out = sum(n for k, n in details.items() if k.startswith("output_") and "priority" not in k)
@@ -274,7 +292,16 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     given_total = total_key is not None and buckets > total_n + max(1, total_n * _TOLERANCE)
     unnamed = total_n - buckets if total_key is not None and total_n > buckets + max(1, total_n * _TOLERANCE) else 0
     inclusive = (given_total or input_key in ("prompt_tokens", "promptTokens")) and input_n >= read_n + write_n and read_n + write_n > 0
-    if inclusive:
+    if inside:
+        # The attribute tails are inside input (other cache buckets, where the newest path split
+        # some out beside a tail it does not know, are not).
+        if input_n < inside_read + inside_write:
+            named = ", ".join(f"{k} ({n})" for k, n in ((inside_read_key, inside_read), (inside_write_key, inside_write)) if k)
+            raise UserError(f"{where}: {named} exceed the input ({input_n}) that includes them")
+        uncached = input_n - inside_read - inside_write + other_in
+        output = output_n + other_out
+        convention = "tails"
+    elif inclusive:
         uncached = input_n - read_n - write_n
         output = output_n if given_total else output_n + other_out
         convention = "inclusive" if given_total else "raw"
@@ -412,7 +439,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             provider = gateway_usage.provider_of(model, shaped)
             # A provider that bills writes apart, its usage without a write bucket: what the
             # call wrote is unknown (inside nothing counted), not 0.
-            named = any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+            named = any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS + INSIDE_WRITE_KEYS)
             usage = gateway_usage.writes_unknown_unless_named(reading.usage, named, provider)
             if usage is not reading.usage:
                 reading = msgspec.structs.replace(reading, usage=usage)
@@ -486,6 +513,9 @@ READINGS = {
     "inclusive": "the sender's total is below the sum of the buckets, so input includes the cache buckets: uncached = input - read - written",
     "raw": "a raw OpenAI-shaped prompt_tokens (a usage Langfuse stored unnormalized) includes the cached part: uncached = prompt_tokens - read - written",
     "none": "no cache key in usageDetails: cache use not reported, not zero",
+    "tails": ("OpenTelemetry attribute tails kept as usage types (cache_read.input_tokens, cache_creation.input_tokens, "
+              "cache_read_tokens, cache_write_tokens...: Langfuse before langfuse#13110, April 2026, and its newest for "
+              "cache_write.input_tokens) are inside input: uncached = input - read - written"),
 }
 
 
@@ -515,6 +545,9 @@ FORMAT = LogFormat(
         "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
         "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
         "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
+        "OpenTelemetry conventions' keys kept as their attribute tails (before langfuse#13110, April 2026): cache_read.input_tokens, "
+        "cache_creation.input_tokens, pydantic-ai's cache_read_tokens / cache_write_tokens and details.*, inside input; "
+        "cache_write.input_tokens (the conventions' name since August 2026) still so",
         "API pages {data, meta} (v1 and v2), traces with observations and sessionId, JSON arrays and JSONL, the blob-storage export's snake_case columns",
         "the UI's trace download {trace, observations} and its log view (observations keyed by id)",
     ),
