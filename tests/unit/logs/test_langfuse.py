@@ -404,3 +404,29 @@ def test_opentelemetry_attribute_tails_are_inside_input() -> None:
 def test_tails_above_the_input_that_holds_them_are_refused() -> None:
     with pytest.raises(UserError, match=r"cache_read.input_tokens \(600\), cache_creation.input_tokens \(50\) exceed the input \(640\)"):
         read_details({"input": 640, "output": 3, "cache_read.input_tokens": 600, "cache_creation.input_tokens": 50}, "x")
+
+
+def test_pydantic_ai_spans_of_december_2025_to_april_2026_hold_their_cache_inside_input() -> None:
+    # langfuse/langfuse#10974 (December 2025) wrote pydantic-ai's spans as input_cache_read /
+    # input_cache_creation beside the span's whole input_tokens, until #13110 (April 2026) split
+    # them out; the LangChain handler writes the same keys beside an input already without them.
+    # The observation's metadata.scope (JSON text or an object) names pydantic-ai. Hand sums:
+    #   p-1  pydantic-ai, claude-sonnet-4: 6400 - 5900 - 420 = 80 uncached, read 5900, written 420, out 210
+    #   p-2  pydantic-ai, gpt-4.1-mini: 2048 - 1920 = 128, read 1920, out 64
+    #   p-3  LangChain handler, claude-sonnet-4: additive, 12 uncached, read 3000, written 0, out 90
+    # Before: p-1 and p-2 had their whole input read as uncached as well (6400 and 2048).
+    result = run_audit([FIXTURES / "langfuse-pydantic-ai.jsonl"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 80 + 128 + 12
+    assert t.cache_read == 5900 + 1920 + 3000
+    assert t.cache_write == 420
+    assert t.output == 210 + 64 + 90
+    _, summary = read(FIXTURES / "langfuse-pydantic-ai.jsonl")
+    assert any(n.startswith("2 generation(s): pydantic-ai's spans") for n in summary.notes)
+    assert any(n.startswith("1 generation(s): usageDetails buckets are disjoint") for n in summary.notes)
+
+
+def test_pydantic_ai_cache_above_its_input_is_refused() -> None:
+    with pytest.raises(UserError, match=r"pydantic-ai's cache reads \(900\) and writes \(0\) exceed the input \(100\)"):
+        read_details({"input": 100, "output": 3, "input_cache_read": 900}, "x", scope="pydantic-ai")

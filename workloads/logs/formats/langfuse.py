@@ -91,6 +91,11 @@ INSIDE_WRITE_KEYS = (
     "cache_write.input_tokens", "cache_creation.input_tokens", "cache_write_tokens", "details.cache_write_tokens",
     "details.cache_creation_input_tokens",
 )
+#: From December 2025 (langfuse/langfuse#10974) to #13110 (April 2026) Langfuse wrote pydantic-ai's
+#: spans (instrumentation scope ``pydantic-ai``, kept in the observation's ``metadata.scope``) as
+#: ``input_cache_read`` / ``input_cache_creation`` beside the span's whole ``input_tokens``: the same
+#: keys the LangChain handler writes beside an input it split them out of.
+PYDANTIC_AI_SCOPE = "pydantic-ai"
 #: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
 #: sum too (``cache_creation_input_tokens``): these repeat a write already counted.
 SPLIT_WRITE_KEYS = ("cache_creation_ephemeral_5m_input_tokens", "cache_creation_ephemeral_1h_input_tokens")
@@ -249,7 +254,8 @@ class _Reading(msgspec.Struct, frozen=True):
     usage: Usage
     #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
     #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), ``tails`` (OpenTelemetry
-    #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), or ``none`` (no cache key).
+    #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), ``pydantic-ai`` (its
+    #: ``input_cache_read`` / ``input_cache_creation`` inside input), or ``none`` (no cache key).
     convention: str
     #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
     #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
@@ -263,8 +269,22 @@ def _first(details: dict[str, int], keys: tuple[str, ...]) -> tuple[str | None, 
     return None, 0
 
 
-def read_details(details: dict[str, int], where: str) -> _Reading:
-    """One observation's usage types as the normalized usage; see the module doc.
+def scope_of(value: dict) -> str | None:
+    """The instrumentation scope Langfuse's OpenTelemetry path keeps in an observation's metadata
+    (``metadata.scope.name``; the metadata and the scope may be JSON text), or None."""
+    metadata = value.get("metadata")
+    if isinstance(metadata, str) and metadata.lstrip()[:1] == "{":
+        metadata = _decoded(metadata)
+    scope = metadata.get("scope") if isinstance(metadata, dict) else None
+    if isinstance(scope, str) and scope.lstrip()[:1] == "{":
+        scope = _decoded(scope)
+    name = scope.get("name") if isinstance(scope, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def read_details(details: dict[str, int], where: str, *, scope: str | None = None) -> _Reading:
+    """One observation's usage types as the normalized usage; see the module doc. ``scope``: the
+    instrumentation scope the observation's metadata names (:func:`scope_of`).
 
     Raises:
         UserError: reads and writes above an input that must include them.
@@ -291,7 +311,13 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     buckets = sum(n for k, n in details.items() if k not in _TOTALS and k not in SPLIT_WRITE_KEYS and "priority" not in k)
     given_total = total_key is not None and buckets > total_n + max(1, total_n * _TOLERANCE)
     unnamed = total_n - buckets if total_key is not None and total_n > buckets + max(1, total_n * _TOLERANCE) else 0
-    inclusive = (given_total or input_key in ("prompt_tokens", "promptTokens")) and input_n >= read_n + write_n and read_n + write_n > 0
+    # Told by input_cache_read: since #13110 the same spans carry input_cached_tokens instead (and
+    # input_cache_creation, now split out of input), so a write-only one of the window stays additive.
+    pydantic_ai = scope == PYDANTIC_AI_SCOPE and "input_cache_read" in details and "input_cached_tokens" not in details
+    if pydantic_ai and input_n < read_n + write_n:
+        raise UserError(f"{where}: pydantic-ai's cache reads ({read_n}) and writes ({write_n}) exceed the input ({input_n}) that includes them")
+    inclusive = ((given_total or pydantic_ai or input_key in ("prompt_tokens", "promptTokens"))
+                 and input_n >= read_n + write_n and read_n + write_n > 0)
     if inside:
         # The attribute tails are inside input (other cache buckets, where the newest path split
         # some out beside a tail it does not know, are not).
@@ -304,7 +330,7 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     elif inclusive:
         uncached = input_n - read_n - write_n
         output = output_n if given_total else output_n + other_out
-        convention = "inclusive" if given_total else "raw"
+        convention = "inclusive" if given_total else "pydantic-ai" if pydantic_ai else "raw"
     else:
         uncached = input_n + other_in
         output = output_n + other_out
@@ -433,7 +459,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if not details:
                 skipped.append((obs.line, f"generation {oid:.60}: no usage"))
                 continue
-            reading = read_details(details, here)
+            reading = read_details(details, here, scope=scope_of(value))
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
@@ -513,6 +539,8 @@ READINGS = {
     "inclusive": "the sender's total is below the sum of the buckets, so input includes the cache buckets: uncached = input - read - written",
     "raw": "a raw OpenAI-shaped prompt_tokens (a usage Langfuse stored unnormalized) includes the cached part: uncached = prompt_tokens - read - written",
     "none": "no cache key in usageDetails: cache use not reported, not zero",
+    "pydantic-ai": ("pydantic-ai's spans as Langfuse wrote them from December 2025 to April 2026 (langfuse#10974 to #13110): "
+                    "input_cache_read / input_cache_creation beside the whole input_tokens: uncached = input - read - written"),
     "tails": ("OpenTelemetry attribute tails kept as usage types (cache_read.input_tokens, cache_creation.input_tokens, "
               "cache_read_tokens, cache_write_tokens...: Langfuse before langfuse#13110, April 2026, and its newest for "
               "cache_write.input_tokens) are inside input: uncached = input - read - written"),
@@ -545,6 +573,7 @@ FORMAT = LogFormat(
         "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
         "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
         "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
+        "pydantic-ai spans (metadata.scope.name pydantic-ai), December 2025 to April 2026: input_cache_read / input_cache_creation inside input",
         "OpenTelemetry conventions' keys kept as their attribute tails (before langfuse#13110, April 2026): cache_read.input_tokens, "
         "cache_creation.input_tokens, pydantic-ai's cache_read_tokens / cache_write_tokens and details.*, inside input; "
         "cache_write.input_tokens (the conventions' name since August 2026) still so",
