@@ -21,7 +21,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
-from prefixbench.workloads.logs.formats.langfuse import read_details
+from prefixbench.workloads.logs.formats.langfuse import from_litellm, read_details
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHAPES = ("langfuse.json", "langfuse-openai.jsonl", "langfuse-trace.json", "langfuse-legacy.json", "langfuse-blob.jsonl")
@@ -430,3 +430,46 @@ def test_pydantic_ai_spans_of_december_2025_to_april_2026_hold_their_cache_insid
 def test_pydantic_ai_cache_above_its_input_is_refused() -> None:
     with pytest.raises(UserError, match=r"pydantic-ai's cache reads \(900\) and writes \(0\) exceed the input \(100\)"):
         read_details({"input": 100, "output": 3, "input_cache_read": 900}, "x", scope="pydantic-ai")
+
+
+def test_litellm_callback_generations_hold_their_writes_inside_input_in_newer_litellm() -> None:
+    # LiteLLM's Langfuse callback sends input = prompt_tokens - cache_read_input_tokens, total =
+    # prompt + completion, and Anthropic's two keys; newer LiteLLM counts the writes in
+    # prompt_tokens, so they are still inside input. Hand sums (prompt = uncached + read + written):
+    #   l-1  claude: prompt 5260 = 60 + 0 + 5200; input 5260 -> uncached 60, written 5200, out 400
+    #   l-2  claude: prompt 5555 = 45 + 5200 + 310; input 355 -> uncached 45, read 5200, written 310, out 220
+    #   l-3  gpt-4.1 (metadata as JSON text, named by key alias): input 952 = 3000 - 2048 -> uncached 952, read 2048, out 50
+    # Before: l-2's input (355) was read as uncached beside its writes, counting them twice.
+    result = run_audit([FIXTURES / "langfuse-litellm.json"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 60 + 45 + 952
+    assert t.cache_read == 0 + 5200 + 2048
+    assert t.cache_write == 5200 + 310
+    assert t.output == 400 + 220 + 50
+    _, summary = read(FIXTURES / "langfuse-litellm.json")
+    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is prompt_tokens less the reads") for n in summary.notes)
+
+
+def test_litellm_callback_generations_of_an_older_litellm_keep_their_writes_out_of_input() -> None:
+    # Older LiteLLM left the writes out of prompt_tokens: o-1's input (60) is below its writes
+    # (5200), so they cannot be inside it, and the file is read so. o-2 alone could not tell:
+    # uncached 3000, written 2000 (before: read as 1000 uncached, the writes taken out of input).
+    result = run_audit([FIXTURES / "langfuse-litellm-older.jsonl"])
+    t = result.totals
+    assert t.requests == 2
+    assert t.input == 60 + 3000
+    assert t.cache_read == 0
+    assert t.cache_write == 5200 + 2000
+    assert t.output == 400 + 100
+    _, summary = read(FIXTURES / "langfuse-litellm-older.jsonl")
+    assert any(n.startswith("2 generation(s): sent by LiteLLM's Langfuse callback from an older LiteLLM") for n in summary.notes)
+
+
+def test_litellm_shape_without_litellm_marks_is_read_as_before() -> None:
+    # The same keys from another sender (no LiteLLM metadata, another name): Anthropic's usage as it came.
+    value = {"name": "ChatAnthropic", "metadata": {"ls_provider": "anthropic"}}
+    details = {"input": 355, "output": 220, "cache_creation_input_tokens": 310, "cache_read_input_tokens": 5200}
+    assert not from_litellm(value, details)
+    assert from_litellm({"name": "x", "metadata": "{\"hidden_params\": {}}"}, details)
+    assert read_details(details, "x").usage == Usage(cache_read=5200, cache_write_5m=310, uncached=355, output=220)

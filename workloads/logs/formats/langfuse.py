@@ -21,7 +21,10 @@ writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read
 ``input``, ``completion_details.reasoning`` inside ``output``; and before langfuse#13110, April
 2026, the conventions' ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` and
 pydantic-ai's ``cache_read_tokens`` / ``cache_write_tokens`` as they came, inside ``input``; its
-newest still keeps ``cache_write.input_tokens`` so), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+newest still keeps ``cache_write.input_tokens`` so; from December 2025 to then pydantic-ai's
+``input_cache_read`` / ``input_cache_creation`` too), LiteLLM's Langfuse callback sends
+``input`` = its ``prompt_tokens`` less the reads (the writes inside it where that LiteLLM's
+prompt count held them: :func:`from_litellm`), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
 the buckets unless the sender gave one; a sender's total above the buckets' sum counts tokens no
 bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total):
@@ -96,6 +99,14 @@ INSIDE_WRITE_KEYS = (
 #: ``input_cache_read`` / ``input_cache_creation`` beside the span's whole ``input_tokens``: the same
 #: keys the LangChain handler writes beside an input it split them out of.
 PYDANTIC_AI_SCOPE = "pydantic-ai"
+#: LiteLLM's Langfuse callback (``litellm/integrations/langfuse/langfuse.py``) sends ``input`` =
+#: its ``prompt_tokens`` less the reads, ``total`` = prompt + completion, and Anthropic's two keys
+#: beside them; its metadata carries ``litellm_response_cost`` and ``hidden_params``, its default
+#: generation name is ``litellm-<call type>`` (``litellm:<key alias>``). Whether ``input`` still
+#: holds the writes follows what LiteLLM's ``prompt_tokens`` held (:mod:`.gateway_usage`): newer
+#: releases count them inside, older ones left them out.
+LITELLM_METADATA = ("litellm_response_cost", "hidden_params")
+LITELLM_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
 #: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
 #: sum too (``cache_creation_input_tokens``): these repeat a write already counted.
 SPLIT_WRITE_KEYS = ("cache_creation_ephemeral_5m_input_tokens", "cache_creation_ephemeral_1h_input_tokens")
@@ -255,7 +266,8 @@ class _Reading(msgspec.Struct, frozen=True):
     #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
     #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), ``tails`` (OpenTelemetry
     #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), ``pydantic-ai`` (its
-    #: ``input_cache_read`` / ``input_cache_creation`` inside input), or ``none`` (no cache key).
+    #: ``input_cache_read`` / ``input_cache_creation`` inside input), ``litellm-newer`` /
+    #: ``litellm-older`` (LiteLLM's callback: :func:`from_litellm`), or ``none`` (no cache key).
     convention: str
     #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
     #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
@@ -272,19 +284,35 @@ def _first(details: dict[str, int], keys: tuple[str, ...]) -> tuple[str | None, 
 def scope_of(value: dict) -> str | None:
     """The instrumentation scope Langfuse's OpenTelemetry path keeps in an observation's metadata
     (``metadata.scope.name``; the metadata and the scope may be JSON text), or None."""
-    metadata = value.get("metadata")
-    if isinstance(metadata, str) and metadata.lstrip()[:1] == "{":
-        metadata = _decoded(metadata)
-    scope = metadata.get("scope") if isinstance(metadata, dict) else None
+    scope = _metadata(value).get("scope")
     if isinstance(scope, str) and scope.lstrip()[:1] == "{":
         scope = _decoded(scope)
     name = scope.get("name") if isinstance(scope, dict) else None
     return name if isinstance(name, str) else None
 
 
-def read_details(details: dict[str, int], where: str, *, scope: str | None = None) -> _Reading:
+def _metadata(value: dict) -> dict:
+    metadata = value.get("metadata")
+    if isinstance(metadata, str) and metadata.lstrip()[:1] == "{":
+        metadata = _decoded(metadata)
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def from_litellm(value: dict, details: dict[str, int]) -> bool:
+    """Whether an observation is one LiteLLM's Langfuse callback sent (:data:`LITELLM_METADATA`,
+    or its default generation name), with its usage in that callback's shape."""
+    if "input" not in details or not all(k in details for k in LITELLM_KEYS):
+        return False
+    name = value.get("name")
+    named = isinstance(name, str) and name.startswith(("litellm-", "litellm:"))
+    return named or any(k in _metadata(value) for k in LITELLM_METADATA)
+
+
+def read_details(details: dict[str, int], where: str, *, scope: str | None = None, litellm: str | None = None) -> _Reading:
     """One observation's usage types as the normalized usage; see the module doc. ``scope``: the
-    instrumentation scope the observation's metadata names (:func:`scope_of`).
+    instrumentation scope the observation's metadata names (:func:`scope_of`). ``litellm``:
+    ``"newer"`` or ``"older"`` for an observation LiteLLM's callback sent (:func:`from_litellm`),
+    as its file's LiteLLM counted the writes (inside ``input``, or not), else None.
 
     Raises:
         UserError: reads and writes above an input that must include them.
@@ -318,7 +346,15 @@ def read_details(details: dict[str, int], where: str, *, scope: str | None = Non
         raise UserError(f"{where}: pydantic-ai's cache reads ({read_n}) and writes ({write_n}) exceed the input ({input_n}) that includes them")
     inclusive = ((given_total or pydantic_ai or input_key in ("prompt_tokens", "promptTokens"))
                  and input_n >= read_n + write_n and read_n + write_n > 0)
-    if inside:
+    if litellm is not None and not inside:
+        # input = prompt_tokens - reads; the writes inside it where LiteLLM's prompt held them.
+        held = details.get("cache_creation_input_tokens", 0) if litellm == "newer" else 0
+        if input_n < held:
+            raise UserError(f"{where}: cache_creation_input_tokens ({held}) exceed the input ({input_n}) that includes them")
+        uncached = input_n - held + other_in
+        output = output_n + other_out
+        convention = f"litellm-{litellm}"
+    elif inside:
         # The attribute tails are inside input (other cache buckets, where the newest path split
         # some out beside a tail it does not know, are not).
         if input_n < inside_read + inside_write:
@@ -407,6 +443,9 @@ class _Call(msgspec.Struct):
     effort: str | None
     #: The engine the user runs that the model's route names (gateway_usage.served_by), else "".
     upstream: str = ""
+    #: The usage types of an observation LiteLLM's callback sent (read again where its file's
+    #: LiteLLM left the writes out of the prompt), else None.
+    litellm: dict | None = None
 
 
 def _model(value: dict) -> str:
@@ -459,7 +498,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if not details:
                 skipped.append((obs.line, f"generation {oid:.60}: no usage"))
                 continue
-            reading = read_details(details, here, scope=scope_of(value))
+            litellm = from_litellm(value, details)
+            # (newer until the file says older, below; one that says so is read older already)
+            held = litellm and details["input"] >= details["cache_creation_input_tokens"]
+            reading = read_details(details, here, scope=scope_of(value), litellm=("newer" if held else "older") if litellm else None)
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
@@ -480,9 +522,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     parse_time_ms(_get(value, "startTime", "start_time"), here),
                     parse_time_ms(_get(value, "completionStartTime", "completion_start_time"), here),
                     parse_time_ms(_get(value, "endTime", "end_time"), here),
-                    lane, _effort(value), gateway_usage.served_by(model, ""),
+                    lane, _effort(value), gateway_usage.served_by(model, ""), details if litellm else None,
                 )
             )
+    # LiteLLM's callback: its writes are inside input (newer LiteLLM) unless some observation's
+    # input is below its writes (older: they cannot be), decided for the file as gateway_usage does.
+    if any(c.litellm is not None and c.litellm["input"] < c.litellm["cache_creation_input_tokens"] for c in calls):
+        calls = [c if c.litellm is None else msgspec.structs.replace(c, reading=read_details(c.litellm, c.where, litellm="older"))
+                 for c in calls]
     if not calls:
         raise UserError(f"{name}:1: no generation with token usage among the observations ({len(skipped)} skipped, {spans} spans and events)")
     calls.sort(key=lambda c: (c.sent_ms is None, c.sent_ms or 0, c.obs.line))
@@ -541,6 +588,10 @@ READINGS = {
     "none": "no cache key in usageDetails: cache use not reported, not zero",
     "pydantic-ai": ("pydantic-ai's spans as Langfuse wrote them from December 2025 to April 2026 (langfuse#10974 to #13110): "
                     "input_cache_read / input_cache_creation beside the whole input_tokens: uncached = input - read - written"),
+    "litellm-newer": ("sent by LiteLLM's Langfuse callback: input is prompt_tokens less the reads, the writes inside it "
+                      "(newer LiteLLM): uncached = input - cache_creation_input_tokens"),
+    "litellm-older": ("sent by LiteLLM's Langfuse callback from an older LiteLLM (some input below its writes: prompt_tokens "
+                      "left them out): uncached = input"),
     "tails": ("OpenTelemetry attribute tails kept as usage types (cache_read.input_tokens, cache_creation.input_tokens, "
               "cache_read_tokens, cache_write_tokens...: Langfuse before langfuse#13110, April 2026, and its newest for "
               "cache_write.input_tokens) are inside input: uncached = input - read - written"),
@@ -573,6 +624,8 @@ FORMAT = LogFormat(
         "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
         "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
         "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
+        "LiteLLM's Langfuse callback: input = prompt_tokens - cache_read_input_tokens beside cache_creation_input_tokens, "
+        "the writes inside input where LiteLLM's prompt_tokens held them (newer), not where some input is below its writes (older)",
         "pydantic-ai spans (metadata.scope.name pydantic-ai), December 2025 to April 2026: input_cache_read / input_cache_creation inside input",
         "OpenTelemetry conventions' keys kept as their attribute tails (before langfuse#13110, April 2026): cache_read.input_tokens, "
         "cache_creation.input_tokens, pydantic-ai's cache_read_tokens / cache_write_tokens and details.*, inside input; "
