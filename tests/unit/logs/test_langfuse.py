@@ -21,7 +21,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
-from prefixbench.workloads.logs.formats.langfuse import from_litellm, read_details
+from prefixbench.workloads.logs.formats.langfuse import from_litellm, litellm_reading, read_details
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHAPES = ("langfuse.json", "langfuse-openai.jsonl", "langfuse-trace.json", "langfuse-legacy.json", "langfuse-blob.jsonl")
@@ -448,7 +448,8 @@ def test_litellm_callback_generations_hold_their_writes_inside_input_in_newer_li
     assert t.cache_write == 5200 + 310
     assert t.output == 400 + 220 + 50
     _, summary = read(FIXTURES / "langfuse-litellm.json")
-    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is prompt_tokens less the reads") for n in summary.notes)
+    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its prompt_tokens less the reads "
+                            "(since BerriAI/litellm#16203), the writes inside it") for n in summary.notes)
 
 
 def test_litellm_callback_generations_of_an_older_litellm_keep_their_writes_out_of_input() -> None:
@@ -463,7 +464,8 @@ def test_litellm_callback_generations_of_an_older_litellm_keep_their_writes_out_
     assert t.cache_write == 5200 + 2000
     assert t.output == 400 + 100
     _, summary = read(FIXTURES / "langfuse-litellm-older.jsonl")
-    assert any(n.startswith("2 generation(s): sent by LiteLLM's Langfuse callback from an older LiteLLM") for n in summary.notes)
+    assert any(n.startswith("2 generation(s): sent by LiteLLM's Langfuse callback: input is its prompt_tokens (no call read")
+               and "without the writes" in n for n in summary.notes)
 
 
 def test_litellm_shape_without_litellm_marks_is_read_as_before() -> None:
@@ -473,3 +475,41 @@ def test_litellm_shape_without_litellm_marks_is_read_as_before() -> None:
     assert not from_litellm(value, details)
     assert from_litellm({"name": "x", "metadata": "{\"hidden_params\": {}}"}, details)
     assert read_details(details, "x").usage == Usage(cache_read=5200, cache_write_5m=310, uncached=355, output=220)
+
+
+def test_litellm_callback_generations_before_november_2025_send_the_whole_prompt_as_input() -> None:
+    # From BerriAI/litellm#10955 (May 2025) to #16203 (November 2025) the callback sent input as the
+    # whole prompt_tokens; before #15015 (September 2025) it sent no total and Langfuse summed the
+    # buckets, so a total equal to that sum, with writes, says so. Hand sums (prompt = input):
+    #   m-1  claude: 4040 = 40 + 0 + 4000 -> uncached 40, written 4000, out 300
+    #   m-2  claude: 4525 = 25 + 4000 + 500 -> uncached 25, read 4000, written 500, out 150
+    #   m-3  gpt-4.1-mini: 1524 = 500 + 1024 -> uncached 500, read 1024, out 20
+    # Before: each input read as uncached beside its reads and writes (4040 + 4525 + 1524).
+    result = run_audit([FIXTURES / "langfuse-litellm-2025.jsonl"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 40 + 25 + 500
+    assert t.cache_read == 4000 + 1024
+    assert t.cache_write == 4000 + 500
+    assert t.output == 300 + 150 + 20
+    _, summary = read(FIXTURES / "langfuse-litellm-2025.jsonl")
+    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its whole prompt_tokens") for n in summary.notes)
+
+
+@pytest.mark.parametrize(
+    ("usages", "held"),
+    [
+        # A sender total below the sum by reads + writes: the whole prompt (September to November 2025).
+        ([{"input": 5555, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (True, True)),
+        # By the writes alone: less the reads (since November 2025).
+        ([{"input": 355, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (False, True)),
+        # No total tells (no writes): an input below its reads cannot be the whole prompt.
+        ([{"input": 90, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0}], (False, True)),
+        # ... and one at least its reads is kept whole.
+        ([{"input": 3090, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0}], (True, True)),
+        # The whole prompt, an input below its reads plus writes: an older LiteLLM, writes left out.
+        ([{"input": 5300, "output": 10, "total": 5310, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (True, False)),
+    ],
+)
+def test_litellm_reading_is_decided_from_the_files_numbers(usages: list, held: tuple) -> None:
+    assert litellm_reading(usages) == held

@@ -23,8 +23,8 @@ writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read
 pydantic-ai's ``cache_read_tokens`` / ``cache_write_tokens`` as they came, inside ``input``; its
 newest still keeps ``cache_write.input_tokens`` so; from December 2025 to then pydantic-ai's
 ``input_cache_read`` / ``input_cache_creation`` too), LiteLLM's Langfuse callback sends
-``input`` = its ``prompt_tokens`` less the reads (the writes inside it where that LiteLLM's
-prompt count held them: :func:`from_litellm`), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+``input`` as its whole ``prompt_tokens`` or, since November 2025, less the reads (the writes
+inside it where that LiteLLM's prompt count held them: :func:`litellm_reading`), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
 the buckets unless the sender gave one; a sender's total above the buckets' sum counts tokens no
 bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total):
@@ -99,12 +99,13 @@ INSIDE_WRITE_KEYS = (
 #: ``input_cache_read`` / ``input_cache_creation`` beside the span's whole ``input_tokens``: the same
 #: keys the LangChain handler writes beside an input it split them out of.
 PYDANTIC_AI_SCOPE = "pydantic-ai"
-#: LiteLLM's Langfuse callback (``litellm/integrations/langfuse/langfuse.py``) sends ``input`` =
-#: its ``prompt_tokens`` less the reads, ``total`` = prompt + completion, and Anthropic's two keys
-#: beside them; its metadata carries ``litellm_response_cost`` and ``hidden_params``, its default
-#: generation name is ``litellm-<call type>`` (``litellm:<key alias>``). Whether ``input`` still
-#: holds the writes follows what LiteLLM's ``prompt_tokens`` held (:mod:`.gateway_usage`): newer
-#: releases count them inside, older ones left them out.
+#: LiteLLM's Langfuse callback (``litellm/integrations/langfuse/langfuse.py``) sends Anthropic's two
+#: keys beside ``input`` (BerriAI/litellm#10955, May 2025); its metadata carries
+#: ``litellm_response_cost`` and ``hidden_params``, its default generation name is
+#: ``litellm-<call type>`` (``litellm:<key alias>``). ``input`` was its whole ``prompt_tokens``
+#: until #16203 (November 2025), the prompt less the reads since; from #15015 (September 2025) it
+#: sends ``total`` = prompt + completion (before, Langfuse summed the buckets). Whether the prompt
+#: held the writes follows the LiteLLM release (:mod:`.gateway_usage`). See :func:`litellm_reading`.
 LITELLM_METADATA = ("litellm_response_cost", "hidden_params")
 LITELLM_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
 #: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
@@ -266,8 +267,8 @@ class _Reading(msgspec.Struct, frozen=True):
     #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
     #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), ``tails`` (OpenTelemetry
     #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), ``pydantic-ai`` (its
-    #: ``input_cache_read`` / ``input_cache_creation`` inside input), ``litellm-newer`` /
-    #: ``litellm-older`` (LiteLLM's callback: :func:`from_litellm`), or ``none`` (no cache key).
+    #: ``input_cache_read`` / ``input_cache_creation`` inside input), ``litellm-...`` (LiteLLM's
+    #: callback: :func:`litellm_reading`), or ``none`` (no cache key).
     convention: str
     #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
     #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
@@ -308,11 +309,46 @@ def from_litellm(value: dict, details: dict[str, int]) -> bool:
     return named or any(k in _metadata(value) for k in LITELLM_METADATA)
 
 
-def read_details(details: dict[str, int], where: str, *, scope: str | None = None, litellm: str | None = None) -> _Reading:
+def litellm_reading(usages: Iterable[dict[str, int]]) -> tuple[bool | None, bool]:
+    """(reads inside ``input``, writes inside ``input``) for the observations of one file that
+    LiteLLM's callback sent, decided from their own numbers as :func:`.gateway_usage.writes_in_prompt`
+    decides its file.
+
+    Reads: a sender's ``total`` (prompt + completion) below the buckets' sum by the reads plus the
+    writes means ``input`` is the whole prompt; by the writes alone, the prompt less the reads; a
+    total equal to the sum with writes is Langfuse's own (before the callback sent one: the whole
+    prompt). Where no observation's total tells, ``input`` below its reads rules the whole prompt
+    out; else the whole prompt is kept. None where no observation read the cache (nothing to
+    place). Writes: inside unless some ``input`` is below what it would then hold (older LiteLLM
+    left them out of ``prompt_tokens``).
+    """
+    usages = list(usages)
+    reads_in: bool | None = None
+    if not any(d["cache_read_input_tokens"] for d in usages):
+        return None, not any(d["input"] < d["cache_creation_input_tokens"] for d in usages)
+    for d in usages:
+        read, written = d["cache_read_input_tokens"], d["cache_creation_input_tokens"]
+        if read == 0 or "total" not in d:
+            continue
+        extra = sum(n for k, n in d.items() if k not in _TOTALS) - d["total"]
+        if extra == read + written or (extra == 0 and written > 0):
+            reads_in = True
+            break
+        if extra == written:
+            reads_in = False
+            break
+    if reads_in is None:
+        reads_in = not any(d["input"] < d["cache_read_input_tokens"] for d in usages)
+    writes_in = not any(d["input"] < (d["cache_read_input_tokens"] if reads_in else 0) + d["cache_creation_input_tokens"] for d in usages)
+    return reads_in, writes_in
+
+
+def read_details(details: dict[str, int], where: str, *, scope: str | None = None,
+                 litellm: tuple[bool | None, bool] | None = None) -> _Reading:
     """One observation's usage types as the normalized usage; see the module doc. ``scope``: the
-    instrumentation scope the observation's metadata names (:func:`scope_of`). ``litellm``:
-    ``"newer"`` or ``"older"`` for an observation LiteLLM's callback sent (:func:`from_litellm`),
-    as its file's LiteLLM counted the writes (inside ``input``, or not), else None.
+    instrumentation scope the observation's metadata names (:func:`scope_of`). ``litellm``: for an
+    observation LiteLLM's callback sent (:func:`from_litellm`), whether its file's ``input`` holds
+    the reads and the writes (:func:`litellm_reading`), else None.
 
     Raises:
         UserError: reads and writes above an input that must include them.
@@ -347,13 +383,14 @@ def read_details(details: dict[str, int], where: str, *, scope: str | None = Non
     inclusive = ((given_total or pydantic_ai or input_key in ("prompt_tokens", "promptTokens"))
                  and input_n >= read_n + write_n and read_n + write_n > 0)
     if litellm is not None and not inside:
-        # input = prompt_tokens - reads; the writes inside it where LiteLLM's prompt held them.
-        held = details.get("cache_creation_input_tokens", 0) if litellm == "newer" else 0
+        reads_in, writes_in = litellm
+        held = (details["cache_read_input_tokens"] if reads_in else 0) + (details["cache_creation_input_tokens"] if writes_in else 0)
         if input_n < held:
-            raise UserError(f"{where}: cache_creation_input_tokens ({held}) exceed the input ({input_n}) that includes them")
+            raise UserError(f"{where}: the cache tokens ({held}) this file's LiteLLM counts inside input exceed it ({input_n})")
         uncached = input_n - held + other_in
         output = output_n + other_out
-        convention = f"litellm-{litellm}"
+        reads = "no-reads" if reads_in is None else "whole" if reads_in else "less-reads"
+        convention = f"litellm-{reads}-{'with' if writes_in else 'without'}-writes"
     elif inside:
         # The attribute tails are inside input (other cache buckets, where the newest path split
         # some out beside a tail it does not know, are not).
@@ -499,9 +536,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 skipped.append((obs.line, f"generation {oid:.60}: no usage"))
                 continue
             litellm = from_litellm(value, details)
-            # (newer until the file says older, below; one that says so is read older already)
-            held = litellm and details["input"] >= details["cache_creation_input_tokens"]
-            reading = read_details(details, here, scope=scope_of(value), litellm=("newer" if held else "older") if litellm else None)
+            # (read again below, once the file's own numbers say what its input held)
+            reading = read_details(details, here, scope=scope_of(value), litellm=(False, False) if litellm else None)
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
@@ -525,10 +561,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     lane, _effort(value), gateway_usage.served_by(model, ""), details if litellm else None,
                 )
             )
-    # LiteLLM's callback: its writes are inside input (newer LiteLLM) unless some observation's
-    # input is below its writes (older: they cannot be), decided for the file as gateway_usage does.
-    if any(c.litellm is not None and c.litellm["input"] < c.litellm["cache_creation_input_tokens"] for c in calls):
-        calls = [c if c.litellm is None else msgspec.structs.replace(c, reading=read_details(c.litellm, c.where, litellm="older"))
+    # LiteLLM's callback: what its input held, decided for the file (litellm_reading).
+    if any(c.litellm is not None for c in calls):
+        held = litellm_reading(c.litellm for c in calls if c.litellm is not None)
+        calls = [c if c.litellm is None else msgspec.structs.replace(c, reading=read_details(c.litellm, c.where, litellm=held))
                  for c in calls]
     if not calls:
         raise UserError(f"{name}:1: no generation with token usage among the observations ({len(skipped)} skipped, {spans} spans and events)")
@@ -581,6 +617,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
 
 
 #: What each reading of usageDetails says, for the notes.
+_LITELLM_INPUT = {
+    "whole": "whole prompt_tokens (before BerriAI/litellm#16203)",
+    "less-reads": "prompt_tokens less the reads (since BerriAI/litellm#16203)",
+    "no-reads": "prompt_tokens (no call read the cache: whether less the reads cannot be told, nor matters)",
+}
 READINGS = {
     "additive": "usageDetails buckets are disjoint (Langfuse splits cache reads and writes out of input): uncached = input (+ other input_* buckets)",
     "inclusive": "the sender's total is below the sum of the buckets, so input includes the cache buckets: uncached = input - read - written",
@@ -588,10 +629,11 @@ READINGS = {
     "none": "no cache key in usageDetails: cache use not reported, not zero",
     "pydantic-ai": ("pydantic-ai's spans as Langfuse wrote them from December 2025 to April 2026 (langfuse#10974 to #13110): "
                     "input_cache_read / input_cache_creation beside the whole input_tokens: uncached = input - read - written"),
-    "litellm-newer": ("sent by LiteLLM's Langfuse callback: input is prompt_tokens less the reads, the writes inside it "
-                      "(newer LiteLLM): uncached = input - cache_creation_input_tokens"),
-    "litellm-older": ("sent by LiteLLM's Langfuse callback from an older LiteLLM (some input below its writes: prompt_tokens "
-                      "left them out): uncached = input"),
+    **{f"litellm-{reads}-{writes}-writes": (
+        f"sent by LiteLLM's Langfuse callback: input is its {_LITELLM_INPUT[reads]}, "
+        f"{'the writes inside it' if writes == 'with' else 'without the writes (an older LiteLLM: some input below them)'}: "
+        f"uncached = input{' - cache_read_input_tokens' if reads == 'whole' else ''}{' - cache_creation_input_tokens' if writes == 'with' else ''}")
+       for reads in _LITELLM_INPUT for writes in ("with", "without")},
     "tails": ("OpenTelemetry attribute tails kept as usage types (cache_read.input_tokens, cache_creation.input_tokens, "
               "cache_read_tokens, cache_write_tokens...: Langfuse before langfuse#13110, April 2026, and its newest for "
               "cache_write.input_tokens) are inside input: uncached = input - read - written"),
@@ -624,8 +666,9 @@ FORMAT = LogFormat(
         "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
         "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
         "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
-        "LiteLLM's Langfuse callback: input = prompt_tokens - cache_read_input_tokens beside cache_creation_input_tokens, "
-        "the writes inside input where LiteLLM's prompt_tokens held them (newer), not where some input is below its writes (older)",
+        "LiteLLM's Langfuse callback (BerriAI/litellm#10955, May 2025): input = its whole prompt_tokens beside cache_read_input_tokens / "
+        "cache_creation_input_tokens, total from #15015 (September 2025), input less the reads from #16203 (November 2025); "
+        "the writes inside input where that LiteLLM's prompt_tokens held them",
         "pydantic-ai spans (metadata.scope.name pydantic-ai), December 2025 to April 2026: input_cache_read / input_cache_creation inside input",
         "OpenTelemetry conventions' keys kept as their attribute tails (before langfuse#13110, April 2026): cache_read.input_tokens, "
         "cache_creation.input_tokens, pydantic-ai's cache_read_tokens / cache_write_tokens and details.*, inside input; "
