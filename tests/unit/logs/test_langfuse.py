@@ -513,3 +513,23 @@ def test_litellm_callback_generations_before_november_2025_send_the_whole_prompt
 )
 def test_litellm_reading_is_decided_from_the_files_numbers(usages: list, held: tuple) -> None:
     assert litellm_reading(usages) == held
+
+
+def test_tails_beside_an_input_below_them_are_read_so_for_the_whole_file(tmp_path: Path) -> None:
+    # An instrumentation that copied Anthropic's uncached input_tokens into gen_ai.usage.input_tokens:
+    # b-1's input (12) is below its tails (9000 + 400), so they cannot be inside it, and the file is
+    # read so, as the otel reader reads such spans. Hand sums:
+    #   b-1  uncached 12, read 9000, written 400, out 80
+    #   b-2  uncached 2500, written 2000, out 30 (inside, it would have read 500 uncached)
+    rows = [
+        gen(id="b-1", model="claude-sonnet-4", usageDetails={"input": 12, "output": 80, "cache_read.input_tokens": 9000,
+                                                             "cache_creation.input_tokens": 400}),
+        gen(id="b-2", model="claude-sonnet-4", startTime="2025-11-01T10:01:00Z",
+            usageDetails={"input": 2500, "output": 30, "cache_read.input_tokens": 0, "cache_creation.input_tokens": 2000}),
+    ]
+    path = tmp_path / "beside.json"
+    path.write_text(page(*rows))
+    t = run_audit([path]).totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (2, 12 + 2500, 9000, 400 + 2000, 80 + 30)
+    _, summary = read(path)
+    assert any(n.startswith("2 generation(s): OpenTelemetry attribute tails kept as usage types, beside input") for n in summary.notes)

@@ -302,7 +302,7 @@ def _metadata(value: dict) -> dict:
 def from_litellm(value: dict, details: dict[str, int]) -> bool:
     """Whether an observation is one LiteLLM's Langfuse callback sent (:data:`LITELLM_METADATA`,
     or its default generation name), with its usage in that callback's shape."""
-    if "input" not in details or not all(k in details for k in LITELLM_KEYS):
+    if "input" not in details or not all(k in details for k in LITELLM_KEYS) or tails_of(details) is not None:
         return False
     name = value.get("name")
     named = isinstance(name, str) and name.startswith(("litellm-", "litellm:"))
@@ -343,12 +343,23 @@ def litellm_reading(usages: Iterable[dict[str, int]]) -> tuple[bool | None, bool
     return reads_in, writes_in
 
 
+def tails_of(details: dict[str, int]) -> int | None:
+    """The reads plus writes an observation names by OpenTelemetry attribute tails
+    (:data:`INSIDE_READ_KEYS`, :data:`INSIDE_WRITE_KEYS`; the first of each present), or None
+    where it names none."""
+    read_key, read = _first(details, INSIDE_READ_KEYS)
+    write_key, written = _first(details, INSIDE_WRITE_KEYS)
+    return None if read_key is None and write_key is None else read + written
+
+
 def read_details(details: dict[str, int], where: str, *, scope: str | None = None,
-                 litellm: tuple[bool | None, bool] | None = None) -> _Reading:
+                 litellm: tuple[bool | None, bool] | None = None, tails_inside: bool = True) -> _Reading:
     """One observation's usage types as the normalized usage; see the module doc. ``scope``: the
     instrumentation scope the observation's metadata names (:func:`scope_of`). ``litellm``: for an
     observation LiteLLM's callback sent (:func:`from_litellm`), whether its file's ``input`` holds
-    the reads and the writes (:func:`litellm_reading`), else None.
+    the reads and the writes (:func:`litellm_reading`), else None. ``tails_inside``: whether its
+    file's attribute tails lie inside ``input`` (the conventions' reading) or beside it (an
+    instrumentation that copied Anthropic's uncached ``input_tokens``: some input is below them).
 
     Raises:
         UserError: reads and writes above an input that must include them.
@@ -394,12 +405,13 @@ def read_details(details: dict[str, int], where: str, *, scope: str | None = Non
     elif inside:
         # The attribute tails are inside input (other cache buckets, where the newest path split
         # some out beside a tail it does not know, are not).
-        if input_n < inside_read + inside_write:
+        held = inside_read + inside_write if tails_inside else 0
+        if input_n < held:
             named = ", ".join(f"{k} ({n})" for k, n in ((inside_read_key, inside_read), (inside_write_key, inside_write)) if k)
             raise UserError(f"{where}: {named} exceed the input ({input_n}) that includes them")
-        uncached = input_n - inside_read - inside_write + other_in
+        uncached = input_n - held + other_in
         output = output_n + other_out
-        convention = "tails"
+        convention = "tails" if tails_inside else "tails-beside"
     elif inclusive:
         uncached = input_n - read_n - write_n
         output = output_n if given_total else output_n + other_out
@@ -483,6 +495,9 @@ class _Call(msgspec.Struct):
     #: The usage types of an observation LiteLLM's callback sent (read again where its file's
     #: LiteLLM left the writes out of the prompt), else None.
     litellm: dict | None = None
+    #: The usage types of an observation naming OpenTelemetry attribute tails (read again where
+    #: its file's tails lie beside input), else None.
+    tails: dict | None = None
 
 
 def _model(value: dict) -> str:
@@ -493,6 +508,17 @@ def _model(value: dict) -> str:
 def _effort(value: dict) -> str | None:
     effort = as_dict(_get(value, "modelParameters", "model_parameters")).get("reasoning_effort")
     return effort if isinstance(effort, str) and effort in REASONING_EFFORTS else None
+
+
+def _writes_named(details: dict[str, int]) -> bool:
+    return any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS + INSIDE_WRITE_KEYS)
+
+
+def _reread(call: _Call, reading: _Reading) -> _Call:
+    """``call`` read again as its file decided, its writes not reported where they were not before."""
+    details = call.tails if call.tails is not None else call.litellm
+    usage = gateway_usage.writes_unknown_unless_named(reading.usage, _writes_named(details or {}), call.provider)
+    return msgspec.structs.replace(call, reading=msgspec.structs.replace(reading, usage=usage))
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -537,13 +563,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 continue
             litellm = from_litellm(value, details)
             # (read again below, once the file's own numbers say what its input held)
-            reading = read_details(details, here, scope=scope_of(value), litellm=(False, False) if litellm else None)
+            tails = tails_of(details)
+            reading = read_details(details, here, scope=scope_of(value), litellm=(False, False) if litellm else None,
+                                   tails_inside=tails is None or _first(details, INPUT_FIGURES)[1] >= tails)
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
             # A provider that bills writes apart, its usage without a write bucket: what the
             # call wrote is unknown (inside nothing counted), not 0.
-            named = any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS + INSIDE_WRITE_KEYS)
+            named = _writes_named(details)
             usage = gateway_usage.writes_unknown_unless_named(reading.usage, named, provider)
             if usage is not reading.usage:
                 reading = msgspec.structs.replace(reading, usage=usage)
@@ -559,13 +587,17 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     parse_time_ms(_get(value, "completionStartTime", "completion_start_time"), here),
                     parse_time_ms(_get(value, "endTime", "end_time"), here),
                     lane, _effort(value), gateway_usage.served_by(model, ""), details if litellm else None,
+                    details if tails is not None else None,
                 )
             )
+    # Attribute tails: inside input (the conventions' reading) unless some input is below its own,
+    # decided for the file as the otel reader decides its spans.
+    if any(c.tails is not None and _first(c.tails, INPUT_FIGURES)[1] < (tails_of(c.tails) or 0) for c in calls):
+        calls = [c if c.tails is None else _reread(c, read_details(c.tails, c.where, tails_inside=False)) for c in calls]
     # LiteLLM's callback: what its input held, decided for the file (litellm_reading).
     if any(c.litellm is not None for c in calls):
         held = litellm_reading(c.litellm for c in calls if c.litellm is not None)
-        calls = [c if c.litellm is None else msgspec.structs.replace(c, reading=read_details(c.litellm, c.where, litellm=held))
-                 for c in calls]
+        calls = [c if c.litellm is None else _reread(c, read_details(c.litellm, c.where, litellm=held)) for c in calls]
     if not calls:
         raise UserError(f"{name}:1: no generation with token usage among the observations ({len(skipped)} skipped, {spans} spans and events)")
     calls.sort(key=lambda c: (c.sent_ms is None, c.sent_ms or 0, c.obs.line))
@@ -634,6 +666,8 @@ READINGS = {
         f"{'the writes inside it' if writes == 'with' else 'without the writes (an older LiteLLM: some input below them)'}: "
         f"uncached = input{' - cache_read_input_tokens' if reads == 'whole' else ''}{' - cache_creation_input_tokens' if writes == 'with' else ''}")
        for reads in _LITELLM_INPUT for writes in ("with", "without")},
+    "tails-beside": ("OpenTelemetry attribute tails kept as usage types, beside input: some input is below its tails "
+                     "(an instrumentation that copied Anthropic's uncached input_tokens): uncached = input"),
     "tails": ("OpenTelemetry attribute tails kept as usage types (cache_read.input_tokens, cache_creation.input_tokens, "
               "cache_read_tokens, cache_write_tokens...: Langfuse before langfuse#13110, April 2026, and its newest for "
               "cache_write.input_tokens) are inside input: uncached = input - read - written"),
