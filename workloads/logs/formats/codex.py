@@ -31,6 +31,11 @@ every record (``ordinal``) and says in its first ``session_meta`` what the threa
   usage, otherwise repeated by its token count) whose response the ``compacted`` record after it
   names: a compaction call, extending the conversation it summarizes, on the model the record's
   ``attribution`` names (a v2 compaction may run on another model than the turn's);
+* a remote compaction that failed after its response completed (the response billed, its output
+  rejected: :meth:`_Rollout._settle`): a ``token_usage_record`` of the thread's own that no token
+  count repeats, no ``compacted`` record names and the next token count's running total did not
+  take in. A compaction call too; the history stays as it was. A record of another thread (a
+  one-shot delegate's usage its parent keeps) is no call of this thread;
 * a fork (``forked_from_id``, ``forked_from_ordinal_exclusive``) or a continuation window after
   a compaction (``history_base {thread_id, end_ordinal_exclusive}``), whose inherited history is
   by reference: any record below that ordinal would be the earlier thread's, not counted; a
@@ -523,14 +528,15 @@ class _Rollout:
     def _settle(self, total: object, last: dict) -> None:
         """The records no token count repeated and no ``compacted`` named, at the next token count.
         One whose usage Codex's running total took in (it rose by that much beyond this count's
-        own call) is a response with no token count of its own (an interrupted turn's): not
-        counted, as before (the running-total note names it). Any other is a remote compaction v2
-        whose response completed, then failed (openai/codex ``compact_remote_v2.rs``,
-        ``collect_compaction_output``: Codex records the usage when ``response.completed``
-        arrives, then rejects an output without exactly one compaction item, and writes no
-        ``compacted`` record and no token count; a compaction's usage is never in the running
-        total). It is counted as a compaction call on the model its record names; the history is
-        not compacted, so the next call still extends the conversation before it."""
+        own call) is a response with no token count of its own: not counted, as before (the
+        running-total note names it). Any other is a remote compaction v2 whose response
+        completed, then failed (openai/codex ``compact_remote_v2.rs``, ``collect_compaction_output``:
+        Codex records the usage when ``response.completed`` arrives, then rejects an output without
+        exactly one compaction item, and writes no ``compacted`` record and no token count; a
+        compaction's usage is never in the running total). It is counted as a compaction call on
+        the model its record names; the history is not compacted, so the next call still extends
+        the conversation before it. At a ``compacted`` record (``total`` None) each is an earlier
+        attempt of that compaction that failed so (Codex retries on the current model)."""
         orphans, self.orphans = self.orphans, []
         keys = ("input_tokens", "output_tokens")
         previous = self.last_total if isinstance(self.last_total, dict) else {}
@@ -1490,10 +1496,14 @@ FORMAT = LogFormat(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
-        "paginated rollouts (about 0.128-0.154+, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
+        "paginated rollouts (about 0.128 on, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
         "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
         "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
         "names (compacted.compaction_response_id), is a compaction call on the model its attribution names",
+        "Codex 0.153 on (token_usage_record): a record of the thread's own that no token count repeats, no compacted record "
+        "names and the next token count's running total did not take in is a remote compaction that failed after its "
+        "response completed: a compaction call, the history not compacted; another thread's record (a delegate's, "
+        "forwarded) is no call; one the file ends on is named in a note, not counted",
         "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
         "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
         "its first call extending the parent's",
