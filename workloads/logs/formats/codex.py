@@ -510,7 +510,7 @@ class _Rollout:
         count to say what it was (:meth:`_settle`)."""
         usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
         thread = _text(payload.get("thread_id"))
-        if thread is not None and self.sessions_seen and thread != self.session:
+        if thread is not None and self.session != self.name and thread != self.session:  # the rollout's thread named
             return
         self._park()
         if self.count_usage is not None and usage and _same(self.count_usage, usage):
