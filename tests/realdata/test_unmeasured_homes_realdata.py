@@ -11,7 +11,12 @@ copy of each; never copied into this project, each test skips without it):
   Windows home's ``.gemini/tmp/*/chats/``, six Gemini CLI sessions of 2025-09-24/25 in two
   projects, every call gemini-2.5-pro through Google. Two files share one ``sessionId`` (a session
   begun at 09:59 and carried on at 10:02, its first reply written again in the second file). From
-  ``PREFIXBENCH_TEXT_TO_PICTURE_REPO``.
+  ``PREFIXBENCH_TEXT_TO_PICTURE_REPO``;
+* github.com/Nicksakaraw/damini-ai (``e34c7e7bab75279bac09b13f50272b183c1bfd9a``, 2026-07-05): a
+  home's ``.gemini/tmp/m09-tapan/``, Gemini CLI's JSONL sessions: one interactive session of
+  2026-05-19 (24 calls, gemini-3-flash-preview through Google; ten of its replies written twice,
+  the same counts each time) and three of its A2A server (``a2a-serv``) holding no call. From
+  ``PREFIXBENCH_DAMINI_AI_REPO``.
 
 What is checked: the audit's totals equal the sessions' own sums, recounted here from the raw
 files, and how many reads it predicts within 3%.
@@ -30,6 +35,8 @@ EARTH0 = Path(os.environ.get("PREFIXBENCH_EARTH0_REPO", "/work/.mirror/24-ang+ea
 EARTH0_COMMIT = "8a88e667f52abd6a0a9a7d920852108c73c79f8b"
 TEXT_TO_PICTURE = Path(os.environ.get("PREFIXBENCH_TEXT_TO_PICTURE_REPO", "/work/.mirror/Chiward+text_to_picture/repo"))
 TEXT_TO_PICTURE_COMMIT = "04b8ca6b433fbf62175dc9d40a65a52a41a6476e"
+DAMINI_AI = Path(os.environ.get("PREFIXBENCH_DAMINI_AI_REPO", "/work/.mirror/Nicksakaraw+damini-ai/repo"))
+DAMINI_AI_COMMIT = "e34c7e7bab75279bac09b13f50272b183c1bfd9a"
 
 
 def _pi_sums(paths: list[Path]) -> tuple[int, int, int, int, int, int, set[tuple[str, str]]]:
@@ -95,3 +102,49 @@ def test_gemini_cli_sessions_of_september_2025_count_what_their_messages_sum(tmp
     # tokens while the reads stay near the turn's first prompt and creep up a few hundred tokens a
     # call (2.5 Pro's best effort, as in the other 2.5 Pro homes), 127 of the misses so attributed.
     assert sum(f.read_within for f in result.files) == 112
+
+
+def _gemini_jsonl_sums(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
+    """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
+    models of Gemini CLI's JSONL session files: each ``gemini`` record's last line per session and
+    message id, counted where its token count is not zero; ``input`` includes ``cached``."""
+    last: dict[tuple[str, str], dict] = {}
+    for path in paths:
+        session = ""
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if "sessionId" in record and "projectHash" in record:
+                session = record["sessionId"]
+            elif record.get("type") == "gemini":
+                last[(session, record["id"])] = record
+    calls = uncached = output = read = 0
+    models: set[str] = set()
+    for record in last.values():
+        tokens = record.get("tokens") or {}
+        if not (tokens.get("input") or tokens.get("output")):
+            continue
+        calls += 1
+        uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
+        output += tokens["output"] + tokens.get("thoughts", 0)
+        read += tokens.get("cached", 0)
+        models.add(record["model"])
+    return calls, uncached, output, read, models
+
+
+def test_gemini_cli_jsonl_sessions_of_2026_count_each_reply_once(tmp_path: Path) -> None:
+    paths = tree_at(DAMINI_AI, DAMINI_AI_COMMIT, "github.com/Nicksakaraw/damini-ai", "PREFIXBENCH_DAMINI_AI_REPO",
+                    ".gemini/tmp/", tmp_path)
+    sessions = [p for p in paths if p.suffix == ".jsonl"]
+    assert len(sessions) == 4 and sum(p.name.endswith("-a2a-serv.jsonl") for p in sessions) == 3
+    result = run_audit([p for p in paths if p.suffix in {".json", ".jsonl"}])
+    assert {f.format for f in result.files} == {"gemini-cli"}
+    calls, uncached, output, read, models = _gemini_jsonl_sums(sessions)
+    assert models == {"gemini-3-flash-preview"}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (24, 175_372, 5_831, 520_398)
+    # 17 of 24 within 3%. Two calls after 10m04s and 15m04s idle read 26,877 and 26,790 tokens
+    # where a Gemini call after 10 idle minutes is predicted to read nothing, and one after 4m52s
+    # read 0 (a call after 48 min read 0, as predicted): Google's implicit cache, best effort.
+    assert sum(f.read_within for f in result.files) == 17
