@@ -12,6 +12,9 @@ copy of each; never copied into this project, each test skips without it):
   projects, every call gemini-2.5-pro through Google. Two files share one ``sessionId`` (a session
   begun at 09:59 and carried on at 10:02, its first reply written again in the second file). From
   ``PREFIXBENCH_TEXT_TO_PICTURE_REPO``;
+* github.com/davidbuadze/david (``bc56ad832ad440762517769f6832ede1f50efafa``, 2025-09-18): a
+  ``.gemini/tmp/``, one Gemini CLI session of that day (and its ``logs.json``), gemini-2.5-pro
+  through Google. From ``PREFIXBENCH_DAVID_REPO``;
 * github.com/Nicksakaraw/damini-ai (``e34c7e7bab75279bac09b13f50272b183c1bfd9a``, 2026-07-05): a
   home's ``.gemini/tmp/m09-tapan/``, Gemini CLI's JSONL sessions: one interactive session of
   2026-05-19 (24 calls, gemini-3-flash-preview through Google; ten of its replies written twice,
@@ -35,6 +38,8 @@ EARTH0 = Path(os.environ.get("PREFIXBENCH_EARTH0_REPO", "/work/.mirror/24-ang+ea
 EARTH0_COMMIT = "8a88e667f52abd6a0a9a7d920852108c73c79f8b"
 TEXT_TO_PICTURE = Path(os.environ.get("PREFIXBENCH_TEXT_TO_PICTURE_REPO", "/work/.mirror/Chiward+text_to_picture/repo"))
 TEXT_TO_PICTURE_COMMIT = "04b8ca6b433fbf62175dc9d40a65a52a41a6476e"
+DAVID = Path(os.environ.get("PREFIXBENCH_DAVID_REPO", "/work/.mirror/davidbuadze+david/repo"))
+DAVID_COMMIT = "bc56ad832ad440762517769f6832ede1f50efafa"
 DAMINI_AI = Path(os.environ.get("PREFIXBENCH_DAMINI_AI_REPO", "/work/.mirror/Nicksakaraw+damini-ai/repo"))
 DAMINI_AI_COMMIT = "e34c7e7bab75279bac09b13f50272b183c1bfd9a"
 
@@ -103,6 +108,19 @@ def test_gemini_cli_sessions_of_september_2025_count_what_their_messages_sum(tmp
     # call (2.5 Pro's best effort, as in the other 2.5 Pro homes), 127 of the misses so attributed.
     assert sum(f.read_within for f in result.files) == 112
 
+
+
+def test_a_gemini_cli_session_on_2_5_pro_that_often_read_nothing_counts_its_messages(tmp_path: Path) -> None:
+    paths = tree_at(DAVID, DAVID_COMMIT, "github.com/davidbuadze/david", "PREFIXBENCH_DAVID_REPO", ".gemini/tmp/", tmp_path, ".json")
+    assert sorted(p.name for p in paths) == ["logs.json", "session-2025-09-18T10-54-b6122fc5.json"]
+    result = run_audit(paths)
+    calls, uncached, output, read, models = gemini_recount([p for p in paths if p.parent.name == "chats"])
+    assert models == {"gemini-2.5-pro"}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (59, 798_415, 26_866, 1_860_168)
+    # 33 of 59 within 3%: ten calls of the one lane read nothing, 4 to 161 s after a call that read
+    # most of its prompt, the rest short of the previous prompt by up to ~30,000 tokens.
+    assert sum(f.read_within for f in result.files) == 33
 
 def _gemini_jsonl_sums(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
     """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
