@@ -7,6 +7,11 @@ copy of each; never copied into this project, each test skips without it):
   call deepseek-v4-pro on DeepSeek's own API (pi's ``openai-completions`` protocol, thinking level
   high); two calls failed with ``402 Insufficient Balance`` and log an all-zero usage. From
   ``PREFIXBENCH_EARTH0_REPO``;
+* github.com/xiayongchao/pi-demo (``b244c802f7d8e64c2a0e4b2bb0067d957a347352``, 2026-03-25; the
+  next commit removed them): ``.pi-sessions/``, seven pi sessions an SDK demo wrote (forks, a
+  branch, a child that inherits its parent's first two calls), every call qwen-plus through pi's
+  ``qwen`` provider (DashScope's OpenAI-compatible endpoint: implicit caching). From
+  ``PREFIXBENCH_PI_DEMO_REPO``;
 * github.com/Chiward/text_to_picture (``04b8ca6b433fbf62175dc9d40a65a52a41a6476e``, 2025-09-25): a
   Windows home's ``.gemini/tmp/*/chats/``, six Gemini CLI sessions of 2025-09-24/25 in two
   projects, every call gemini-2.5-pro through Google. Two files share one ``sessionId`` (a session
@@ -36,6 +41,8 @@ from tests.realdata.mirrors import gemini_recount, tree_at
 
 EARTH0 = Path(os.environ.get("PREFIXBENCH_EARTH0_REPO", "/work/.mirror/24-ang+earth-0/repo"))
 EARTH0_COMMIT = "8a88e667f52abd6a0a9a7d920852108c73c79f8b"
+PI_DEMO = Path(os.environ.get("PREFIXBENCH_PI_DEMO_REPO", "/work/.mirror/xiayongchao+pi-demo/repo"))
+PI_DEMO_COMMIT = "b244c802f7d8e64c2a0e4b2bb0067d957a347352"
 TEXT_TO_PICTURE = Path(os.environ.get("PREFIXBENCH_TEXT_TO_PICTURE_REPO", "/work/.mirror/Chiward+text_to_picture/repo"))
 TEXT_TO_PICTURE_COMMIT = "04b8ca6b433fbf62175dc9d40a65a52a41a6476e"
 DAVID = Path(os.environ.get("PREFIXBENCH_DAVID_REPO", "/work/.mirror/davidbuadze+david/repo"))
@@ -90,6 +97,26 @@ def test_pi_sessions_on_deepseek_v4_pro_count_what_their_messages_sum(tmp_path: 
     # short of the prediction (the reply the previous call ended with, or its last 128-token unit).
     assert sum(f.read_within for f in result.files) == 75
 
+
+
+def test_pi_sdk_sessions_on_qwen_plus_count_a_forked_parents_calls_once(tmp_path: Path) -> None:
+    paths = tree_at(PI_DEMO, PI_DEMO_COMMIT, "github.com/xiayongchao/pi-demo", "PREFIXBENCH_PI_DEMO_REPO",
+                    ".pi-sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 7
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"pi"}
+    parent = next(p for p in paths if p.parent.name == "inherit-demo" and p.name == "parent.jsonl")
+    # The parent's two calls are the child's first two (the same counts): counted once, in the child.
+    assert _pi_sums([parent])[1:6] == (2, 2_230, 64, 0, 0)
+    messages, calls, uncached, output, read, written, served = _pi_sums([p for p in paths if p != parent])
+    assert served == {("qwen", "qwen-plus")} and messages == calls
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (28, 22_724, 635, 12_800)
+    # 6 of 28 within 3%, each a lane's first call that read nothing, as predicted: every read is a whole number
+    # of 64-token units from 1,024 (1,024 to 1,344), 17 of the 28 calls read nothing (most a second
+    # after a call that sent the same head), and a read is predicted to the token; the misses are
+    # put inside the unlogged head.
+    assert sum(f.read_within for f in result.files) == 6
 
 def test_gemini_cli_sessions_of_september_2025_count_what_their_messages_sum(tmp_path: Path) -> None:
     paths = tree_at(TEXT_TO_PICTURE, TEXT_TO_PICTURE_COMMIT, "github.com/Chiward/text_to_picture",
