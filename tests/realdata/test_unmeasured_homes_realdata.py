@@ -7,6 +7,16 @@ copy of each; never copied into this project, each test skips without it):
   call deepseek-v4-pro on DeepSeek's own API (pi's ``openai-completions`` protocol, thinking level
   high); two calls failed with ``402 Insufficient Balance`` and log an all-zero usage. From
   ``PREFIXBENCH_EARTH0_REPO``;
+* github.com/EddieisxD/dotfiles (``24ec46126c3e6917a3f306187e728083a90b9fe7``, 2026-07-16): a
+  ``.pi/agent/sessions/``, twelve pi sessions of 2026-07-10 to 16: qwen3.5 on a local Ollama, a
+  free router's ``auto`` answered by minimaxai/minimax-m2.7 (``responseModel``), gpt-4o-mini and
+  gpt-5.5 on OpenAI. From ``PREFIXBENCH_EDDIE_DOTFILES_REPO``;
+* github.com/frinfo702/dotfiles (``28418b7a9ff9af83906793fb27b0734a30fc8558``, 2026-06-19): a
+  ``.pi/agent/sessions/``, 38 pi sessions of 2026-05-11 to 26 in six projects (one, of
+  2026-05-25, absent from the workplace's snapshot): deepseek-v4-flash and deepseek-v4-pro on
+  DeepSeek's API, and kimi-k2.6 through a provider entry of the user's own, ``kimi-coder``, answered
+  as kimi-for-coding (Kimi Code's endpoint); one session forked from another holds a copy of one of its calls.
+  From ``PREFIXBENCH_FRINFO_DOTFILES_REPO``;
 * github.com/xiayongchao/pi-demo (``b244c802f7d8e64c2a0e4b2bb0067d957a347352``, 2026-03-25; the
   next commit removed them): ``.pi-sessions/``, seven pi sessions an SDK demo wrote (forks, a
   branch, a child that inherits its parent's first two calls), every call qwen-plus through pi's
@@ -41,6 +51,13 @@ from tests.realdata.mirrors import gemini_recount, tree_at
 
 EARTH0 = Path(os.environ.get("PREFIXBENCH_EARTH0_REPO", "/work/.mirror/24-ang+earth-0/repo"))
 EARTH0_COMMIT = "8a88e667f52abd6a0a9a7d920852108c73c79f8b"
+EDDIE = Path(os.environ.get("PREFIXBENCH_EDDIE_DOTFILES_REPO", "/work/.mirror/EddieisxD+dotfiles/repo"))
+EDDIE_COMMIT = "24ec46126c3e6917a3f306187e728083a90b9fe7"
+FRINFO = Path(os.environ.get("PREFIXBENCH_FRINFO_DOTFILES_REPO", "/work/.mirror/frinfo702+dotfiles/repo"))
+FRINFO_COMMIT = "28418b7a9ff9af83906793fb27b0734a30fc8558"
+#: frinfo702's session absent from the workplace's snapshot.
+FRINFO_LEFT_OUT = frozenset({".pi/agent/sessions/--Users-ken702-ghq-github.com-frinfo702-mizushi--/"
+                             "2026-05-25T07-03-16-263Z_019e5df1-ec27-7fac-bdd8-a04e933fd723.jsonl"})
 PI_DEMO = Path(os.environ.get("PREFIXBENCH_PI_DEMO_REPO", "/work/.mirror/xiayongchao+pi-demo/repo"))
 PI_DEMO_COMMIT = "b244c802f7d8e64c2a0e4b2bb0067d957a347352"
 TEXT_TO_PICTURE = Path(os.environ.get("PREFIXBENCH_TEXT_TO_PICTURE_REPO", "/work/.mirror/Chiward+text_to_picture/repo"))
@@ -51,12 +68,14 @@ DAMINI_AI = Path(os.environ.get("PREFIXBENCH_DAMINI_AI_REPO", "/work/.mirror/Nic
 DAMINI_AI_COMMIT = "e34c7e7bab75279bac09b13f50272b183c1bfd9a"
 
 
-def _pi_sums(paths: list[Path]) -> tuple[int, int, int, int, int, int, set[tuple[str, str]]]:
+def _pi_sums(paths: list[Path], once: bool = False) -> tuple[int, int, int, int, int, int, set[tuple[str, str]]]:
     """Assistant messages, those with a usage that is not all zero (the calls), uncached input,
-    output, reads and writes, and the (provider, model) pairs of pi sessions. Lines split at
-    newlines only."""
+    output, reads and writes, and the (provider, model) pairs of pi sessions; with ``once``, a
+    call a fork copied from its source (the same entry id, time and usage) is counted once. Lines
+    split at newlines only."""
     messages = calls = uncached = output = read = written = 0
     served: set[tuple[str, str]] = set()
+    seen: set[tuple[str, int, str]] = set()
     for path in paths:
         for line in path.read_text(encoding="utf-8").split("\n"):
             if not line.strip():
@@ -69,6 +88,10 @@ def _pi_sums(paths: list[Path]) -> tuple[int, int, int, int, int, int, set[tuple
             usage = message["usage"]
             if not any(usage.get(key) for key in ("input", "output", "cacheRead", "cacheWrite")):
                 continue
+            key = (entry["id"], message["timestamp"], json.dumps(usage, sort_keys=True))
+            if once and key in seen:
+                continue
+            seen.add(key)
             calls += 1
             uncached += usage["input"]
             output += usage["output"]
@@ -98,6 +121,46 @@ def test_pi_sessions_on_deepseek_v4_pro_count_what_their_messages_sum(tmp_path: 
     assert sum(f.read_within for f in result.files) == 75
 
 
+
+
+def test_pi_sessions_on_ollama_a_free_router_and_openai_count_what_their_messages_sum(tmp_path: Path) -> None:
+    paths = tree_at(EDDIE, EDDIE_COMMIT, "github.com/EddieisxD/dotfiles", "PREFIXBENCH_EDDIE_DOTFILES_REPO",
+                    ".pi/agent/sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 12
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"pi"}
+    messages, calls, uncached, output, read, written, served = _pi_sums(paths)
+    assert served == {("ollama", "qwen3.5:latest"), ("freellmapi", "auto"), ("openai", "gpt-4o-mini"), ("openai", "gpt-5.5")}
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (38, 494_285, 11_896, 761_936)
+    assert written == 0 and messages == 63  # (25 errored or aborted calls log an all-zero usage)
+    assert {(m.model, m.requests) for m in result.models} == {
+        ("qwen3.5:latest", 24), ("minimaxai/minimax-m2.7", 11), ("gpt-4o-mini", 2), ("gpt-5.5", 1)}
+    assert sum(f.read_within for f in result.files) == 34
+
+
+def test_pi_sessions_on_deepseek_and_kimi_code_count_a_forks_copied_call_once(tmp_path: Path) -> None:
+    paths = tree_at(FRINFO, FRINFO_COMMIT, "github.com/frinfo702/dotfiles", "PREFIXBENCH_FRINFO_DOTFILES_REPO",
+                    ".pi/agent/sessions/", tmp_path, ".jsonl", left_out=FRINFO_LEFT_OUT)
+    assert len(paths) == 37
+    result = run_audit(paths)
+    assert {f.format for f in result.files} == {"pi"}
+    _, calls, uncached, output, read, written, served = _pi_sums(paths, once=True)
+    # (``kimi-coder`` asked for kimi-k2.6 60 times, each answered by kimi-for-coding, the
+    # ``responseModel`` the audit reads, and for kimi-for-coding twice)
+    assert served == {("deepseek", "deepseek-v4-flash"), ("deepseek", "deepseek-v4-pro"), ("kimi-coder", "kimi-k2.6"),
+                      ("kimi-coder", "kimi-for-coding")}
+    assert _pi_sums(paths)[1] == calls + 1  # (the fork's copy)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (266, 562_432, 97_237, 5_884_032)
+    assert written == 0 and t.cache_write is None
+    assert {(m.provider, m.model, m.requests) for m in result.models} == {
+        ("deepseek", "deepseek-v4-flash", 136), ("deepseek", "deepseek-v4-pro", 69), ("moonshot", "kimi-for-coding", 61)}
+    # 241 of 266 within 3% (226 while the user's ``kimi-coder`` entry left kimi-for-coding's calls
+    # to an unknown provider: 45 of its 61 within, 60 on Moonshot's rules). Of DeepSeek's 20
+    # sessions' first calls, six read a head an earlier session left (640 to 9,472 tokens) where
+    # nothing is predicted; the other 14 read nothing, some minutes after a session that sent it.
+    assert sum(f.read_within for f in result.files) == 241
 
 def test_pi_sdk_sessions_on_qwen_plus_count_a_forked_parents_calls_once(tmp_path: Path) -> None:
     paths = tree_at(PI_DEMO, PI_DEMO_COMMIT, "github.com/xiayongchao/pi-demo", "PREFIXBENCH_PI_DEMO_REPO",
