@@ -17,6 +17,10 @@ copy of each; never copied into this project, each test skips without it):
   DeepSeek's API, and kimi-k2.6 through a provider entry of the user's own, ``kimi-coder``, answered
   as kimi-for-coding (Kimi Code's endpoint); one session forked from another holds a copy of one of its calls.
   From ``PREFIXBENCH_FRINFO_DOTFILES_REPO``;
+* github.com/elithrar/dotfiles (``58e1559ee18fcafc4b58535842774b1532273abe``, 2026-06-29): a
+  ``.pi/agent/sessions/``, three pi sessions of 2026-06-30 (UTC), every call gpt-5.5 through
+  pi's ``openai-codex`` provider (a ChatGPT login, OpenAI's Responses API). From
+  ``PREFIXBENCH_ELITHRAR_DOTFILES_REPO``;
 * github.com/xiayongchao/pi-demo (``b244c802f7d8e64c2a0e4b2bb0067d957a347352``, 2026-03-25; the
   next commit removed them): ``.pi-sessions/``, seven pi sessions an SDK demo wrote (forks, a
   branch, a child that inherits its parent's first two calls), every call qwen-plus through pi's
@@ -58,6 +62,8 @@ FRINFO_COMMIT = "28418b7a9ff9af83906793fb27b0734a30fc8558"
 #: frinfo702's session absent from the workplace's snapshot.
 FRINFO_LEFT_OUT = frozenset({".pi/agent/sessions/--Users-ken702-ghq-github.com-frinfo702-mizushi--/"
                              "2026-05-25T07-03-16-263Z_019e5df1-ec27-7fac-bdd8-a04e933fd723.jsonl"})
+ELITHRAR = Path(os.environ.get("PREFIXBENCH_ELITHRAR_DOTFILES_REPO", "/work/.mirror/elithrar+dotfiles/repo"))
+ELITHRAR_COMMIT = "58e1559ee18fcafc4b58535842774b1532273abe"
 PI_DEMO = Path(os.environ.get("PREFIXBENCH_PI_DEMO_REPO", "/work/.mirror/xiayongchao+pi-demo/repo"))
 PI_DEMO_COMMIT = "b244c802f7d8e64c2a0e4b2bb0067d957a347352"
 TEXT_TO_PICTURE = Path(os.environ.get("PREFIXBENCH_TEXT_TO_PICTURE_REPO", "/work/.mirror/Chiward+text_to_picture/repo"))
@@ -161,6 +167,21 @@ def test_pi_sessions_on_deepseek_and_kimi_code_count_a_forks_copied_call_once(tm
     # sessions' first calls, six read a head an earlier session left (640 to 9,472 tokens) where
     # nothing is predicted; the other 14 read nothing, some minutes after a session that sent it.
     assert sum(f.read_within for f in result.files) == 241
+
+
+def test_pi_sessions_through_a_chatgpt_login_count_what_their_messages_sum(tmp_path: Path) -> None:
+    paths = tree_at(ELITHRAR, ELITHRAR_COMMIT, "github.com/elithrar/dotfiles", "PREFIXBENCH_ELITHRAR_DOTFILES_REPO",
+                    ".pi/agent/sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 3
+    result = run_audit(paths)
+    messages, calls, uncached, output, read, written, served = _pi_sums(paths)
+    assert served == {("openai-codex", "gpt-5.5")} and (messages, written) == (32, 0)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (31, 133_275, 6_608, 446_464)
+    assert {(m.provider, m.model, m.requests) for m in result.models} == {("openai", "gpt-5.5", 31)}
+    # 23 of 31 within 3%: the eight others read less than the previous prompt left (three of them
+    # nothing) a few seconds after it, with nothing changed: OpenAI's best effort.
+    assert sum(f.read_within for f in result.files) == 23
 
 def test_pi_sdk_sessions_on_qwen_plus_count_a_forked_parents_calls_once(tmp_path: Path) -> None:
     paths = tree_at(PI_DEMO, PI_DEMO_COMMIT, "github.com/xiayongchao/pi-demo", "PREFIXBENCH_PI_DEMO_REPO",
