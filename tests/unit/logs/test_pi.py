@@ -416,6 +416,11 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("google", "gemini-3.1-pro", "gemini"),
     ("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1", "bedrock"),
     ("kimi-coding", "kimi-for-coding", "moonshot"),
+    # A custom provider entry (models.json) sending the model only Kimi Code's endpoint serves
+    # (main: unknown); one sending a model many hosts serve stays unknown.
+    ("kimi-coder", "kimi-for-coding", "moonshot"),
+    ("my-proxy", "kimi-k2.5", "unknown"),
+    ("ollama", "kimi-for-coding", "unknown"),
     ("minimax-portal", "MiniMax-M2.5", "minimax"),  # OpenClaw's MiniMax OAuth (main: unknown)
     ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
     ("openrouter", "x-ai/grok-4-fast", "xai"),
@@ -442,7 +447,7 @@ def test_pi_provider_ids_name_who_served_the_call(tmp_path: Path, pi_provider: s
     # Workers AI, Fireworks and Groq bill their own prices, not the maker's list: their calls'
     # upstream, priced at the host's own row or unpriced (main: "" for Fireworks and Groq, priced
     # at the maker's list price).
-    host = "workers-ai" if "@cf/" in model else pi_provider if pi_provider in ("fireworks", "groq") else ""
+    host = "workers-ai" if "@cf/" in model else pi_provider if pi_provider in ("fireworks", "groq", "ollama") else ""
     assert [r.upstream for r in requests] == [host]
 
 

@@ -161,6 +161,11 @@ _VENDOR_IDS = {
 #: itself (Fireworks, Groq, Cerebras, Cloudflare Workers AI...) is no gateway: its cache is its
 #: own, which no rule models.
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
+#: Model ids that one vendor's own endpoint alone serves, so a call of one was served by that
+#: vendor whatever the provider entry that sent it is named (a custom provider of the user's
+#: ``models.json``): Kimi Code's plan model, ``kimi-for-coding``, is api.kimi.com/coding's own (a
+#: real home's ``kimi-coder`` entry sent it there: its calls' 402s ask for an active membership).
+_VENDOR_ONLY_MODELS = {"kimi-for-coding": "moonshot"}
 
 
 def _served_model(message: dict) -> str:
@@ -187,6 +192,8 @@ def _provider(message: dict) -> Provider:
     ``/``; :func:`_served_model`)."""
     name = str(message.get("provider") or "")
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
+    if rules is None and name not in _GATEWAYS and not self_hosted(name) and not _host(message):
+        rules = hosted_provider(_VENDOR_ONLY_MODELS.get(_served_model(message).casefold(), ""))
     if rules is None and name in _GATEWAYS:
         model = _served_model(message)
         if workers_ai(model):
