@@ -56,7 +56,8 @@ def warning_lines(runs: Sequence[Run]) -> list[str]:
     records = {}
     for r in runs:
         record = {"workload": r.workload, "window": r.window, "engine": r.engine, "preset": r.preset, "profile": r.profile,
-                  "cache": r.cache, "seed": r.seed, "engine_warnings": engine_warnings(r)}
+                  "cache": r.cache, "seed": r.seed, "engine_warnings": engine_warnings(r),
+                  "longest_idle_ms": r.longest_idle_ms}
         records.setdefault(tuple(record.values()), record)
     return warning_notes(records.values())
 

@@ -54,35 +54,42 @@ def warning_notes(records: Iterable[Mapping[str, object]], bench: bool = False) 
 
 
 def ttl_notes(records: Iterable[Mapping[str, object]], bench: bool = False) -> list[str]:
-    """One note per (engine, setting, cache) where Claude Code's engine went by a ``cache_ttl_s``
+    """One note per (engine, setting, cache) where an engine went by a cache lifetime setting of
+    its own (Claude Code's ``cache_ttl_s``, OpenClaw's ``ttl_s``: each engine's ``ttl_setting``)
     other than the lifetime the run's cache gave its requests (an engine cannot see the run's
-    cache: :func:`~prefixbench.kernel.strategies.claude_code.ttl_note`). For ``bench``, one note per
-    (engine, setting) naming the caches, with no advice: one ``--engine-config`` serves every cache
-    there, so no setting suits them all."""
-    from prefixbench.kernel.strategies.claude_code import ttl_note, ttl_setting
+    cache), and the run had an idle gap long enough for that to matter (its ``longest_idle_ms``;
+    a record without it, from an older prefixbench, is noted as before). For ``bench``, one note
+    per (engine, setting) naming the caches, with no advice: one ``--engine-config`` serves every
+    cache there, so no setting suits them all."""
+    from prefixbench.kernel.strategies import claude_code, openclaw
+    from prefixbench.kernel.strategies.settings import TtlSetting, ttl_note_text
     from prefixbench.workloads.runs.sweep import recorded_engine_config
 
     notes: list[str] = []
-    caches: dict[tuple[str, int], list[str]] = {}
+    caches: dict[tuple[str, TtlSetting], list[str]] = {}  # (its acts_ms, which differs by cache, left 0)
     for rec in records:
         cache = rec.get("cache")
         run_ttl = _run_ttl_ms(cache)
-        if not isinstance(cache, str) or run_ttl is False:
+        if not isinstance(cache, str) or run_ttl is False or run_ttl is None:
             continue
         engine, settings = str(rec.get("engine")), recorded_engine_config(rec.get("params"))
         window = _int_or_none(rec.get("window"))
+        found = claude_code.ttl_setting(engine, settings, run_ttl, window) or openclaw.ttl_setting(engine, settings, run_ttl, window)
+        idle = _int_or_none(rec.get("longest_idle_ms"))
+        if found is None or (idle is not None and idle < found.acts_ms):
+            continue  # (no idle gap of the run was long enough for the setting to matter)
         if bench:
-            setting = ttl_setting(engine, settings, run_ttl, window)  # type: ignore[arg-type]
-            if setting is not None and cache not in (named := caches.setdefault((engine, setting), [])):
+            if cache not in (named := caches.setdefault((engine, found._replace(acts_ms=0)), [])):
                 named.append(cache)
             continue
-        note = ttl_note(engine, settings, run_ttl, cache, window)  # type: ignore[arg-type]
-        if note is not None and note not in notes:
+        note = ttl_note_text(engine, found, run_ttl, cache)  # type: ignore[arg-type]
+        if note not in notes:
             notes.append(note)
-    for (engine, setting), named in caches.items():
+    for (engine, found), named in caches.items():
+        setting = found.seconds
         lifetime = "the 1 h cache" if setting == 3_600 else f"a cache of {setting:,} s"
-        notes.append(f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by "
-                     f"the run's cache: its runs on {_and(named)} model idle compaction as on {lifetime} "
+        notes.append(f"{engine} {found.does} by its {found.name} ({setting:,} s), not by "
+                     f"the run's cache: its runs on {_and(named)} model {found.models} as on {lifetime} "
                      f"(one --engine-config serves every cache of a bench)")
     return notes
 

@@ -121,7 +121,7 @@ from collections.abc import Mapping
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text, warn
 
 from prefixbench.kernel.strategies.history import clear_result
-from prefixbench.kernel.strategies.settings import read_settings
+from prefixbench.kernel.strategies.settings import TtlSetting, read_settings, ttl_note_text
 from prefixbench.kernel.strategies.sliding_window import output_cap
 
 #: Claude Code reserves at most this much of the window for the summary's output.
@@ -258,26 +258,38 @@ def idle_note(kind: str, times: str) -> tuple[str, str] | None:
 
 
 def ttl_setting(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None,
-                window: int | None = None) -> int | None:
+                window: int | None = None) -> TtlSetting | None:
     """The ``cache_ttl_s`` ``engine`` went by (its ``--engine-config`` table ``settings``, values
     as given or as text) when it is not the lifetime the run's cache gives its requests
-    (``run_ttl_ms``; None: entries never expire) and idle compaction is on and could fire in a
-    ``window`` (not when ``idle_min_tokens`` is at or over it: the engine warns of that instead);
-    else None."""
+    (``run_ttl_ms``; None: entries never expire) and something the engine does goes by it: the
+    clearing of old tool results (``microcompact``, on by default, in both Claude Code engines),
+    idle compaction where it is on and could fire in a ``window`` (not when ``idle_min_tokens`` is
+    at or over it: the engine warns of that instead); else None."""
     if engine not in (ClaudeCodeCompact.name, "claude-code-idle-compact") or run_ttl_ms is None:
         return None
     try:
         setting = int(str(settings.get("cache_ttl_s", DEFAULTS["cache_ttl_s"])).strip())
         floor = int(str(settings.get("idle_min_tokens", DEFAULTS["idle_min_tokens"])).strip())
+        fraction = float(str(settings.get("idle_fire_fraction", DEFAULTS["idle_fire_fraction"])).strip())
     except ValueError:
         return None
     if setting * 1000 == run_ttl_ms:
         return None
-    if str(settings.get("idle_compact", engine == "claude-code-idle-compact")).strip().lower() != "true":
-        return None  # (its clearing of old results alone: a setting of its own, not the idle timer's gate)
-    if window is not None and floor >= window:
-        return None  # idle compaction cannot fire at all there (check_idle's warning says so)
-    return setting
+    idle = (str(settings.get("idle_compact", engine == "claude-code-idle-compact")).strip().lower() == "true"
+            and not (window is not None and floor >= window))  # (cannot fire at all there: check_idle's warning says so)
+    clears = str(settings.get("microcompact", DEFAULTS["microcompact"])).strip().lower() == "true"
+    if not (idle or clears):
+        return None
+    # The clearing differs from one set to the run's lifetime in a gap of the shorter of the two;
+    # idle compaction at its fraction of the 1 h cache (the only one it arms with).
+    acts = [min(setting * 1000, run_ttl_ms)] if clears else []
+    if idle:
+        acts.append(round(ONE_HOUR_S * 1000 * fraction))
+        does = "idle-compacts and clears old tool results" if clears else "idle-compacts"
+        models = "idle compaction"
+    else:
+        does, models = "clears old tool results", "the clearing of old tool results"
+    return TtlSetting("cache_ttl_s", setting, does, models, min(acts))
 
 
 def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None, cache: str,
@@ -285,12 +297,10 @@ def ttl_note(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None
     """A note when :func:`ttl_setting` finds the engine went by a ``cache_ttl_s`` other than the
     run's cache ``cache`` gives (the engine cannot see the run's cache, and its idle compaction
     and clearing of old results go by the setting alone)."""
-    setting = ttl_setting(engine, settings, run_ttl_ms, window)
-    if setting is None or run_ttl_ms is None:
+    found = ttl_setting(engine, settings, run_ttl_ms, window)
+    if found is None or run_ttl_ms is None:
         return None
-    return (f"{engine} idle-compacts and clears old tool results by its cache_ttl_s ({setting:,} s), not by the run's "
-            f"cache: --cache {cache} gives its requests {run_ttl_ms // 1000:,} s; set cache_ttl_s = {run_ttl_ms // 1000}, "
-            f"or run a cache of {setting:,} s")
+    return ttl_note_text(engine, found, run_ttl_ms, cache)
 
 
 class ClaudeCodeCompact(EngineBase):

@@ -24,12 +24,14 @@ calls here are pi's default mode. The class extends ``PiCompaction``, pi's exten
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import msgspec
 
 from prefixbench.kernel import EngineOptions, Message, Reasoning, Session, StepContext, Text, ToolResult, user_text, warn
 
 from prefixbench.kernel.strategies.pi import PiCompaction
-from prefixbench.kernel.strategies.settings import read_settings
+from prefixbench.kernel.strategies.settings import TtlSetting, read_settings
 
 #: pi's own default, which OpenClaw raises to its floor.
 PI_RESERVE_TOKENS = 16_384
@@ -175,6 +177,26 @@ class OpenClawCompaction(PiCompaction):
         reply = ctx.client(msgspec.structs.replace(request, system=system))
         if reply.error is not None:
             warn(ctx.session, f"openclaw-compaction: memory flush failed: {reply.error}")
+
+
+def ttl_setting(engine: str, settings: Mapping[str, object], run_ttl_ms: int | None,
+                window: int | None = None) -> TtlSetting | None:
+    """The ``ttl_s`` ``openclaw-compaction`` pruned old tool results by (``context_pruning =
+    "cache-ttl"``; its ``--engine-config`` table ``settings``, values as given or as text) when it
+    is not the lifetime the run's cache gives its requests (``run_ttl_ms``; None: entries never
+    expire); else None. (``window``: unused, the pruning fires at any window.)"""
+    if engine != OpenClawCompaction.name or run_ttl_ms is None:
+        return None
+    if str(settings.get("context_pruning", DEFAULTS["context_pruning"])).strip() != "cache-ttl":
+        return None
+    try:
+        setting = int(str(settings.get("ttl_s", DEFAULTS["ttl_s"])).strip())
+    except ValueError:
+        return None
+    if setting * 1000 == run_ttl_ms:
+        return None
+    return TtlSetting("ttl_s", setting, "prunes old tool results", "the pruning of old tool results",
+                      min(setting * 1000, run_ttl_ms))
 
 
 def factory(window: int, options: EngineOptions) -> OpenClawCompaction:

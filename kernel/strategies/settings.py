@@ -7,7 +7,7 @@ and exit status 2 (``engine NAME: the factory raised ValueError: ...``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 #: A setting's accepted types, by the type of its default (an int setting takes no bool).
 _NUMBER = (int, float)
@@ -58,3 +58,28 @@ def _checked(engine: str, key: str, value: object, default: object) -> object:
         kind = "a number" if isinstance(default, float) else "an integer"
         raise ValueError(f"{where} must be {kind} >= 0, got {value!r}")
     return value
+
+
+class TtlSetting(NamedTuple):
+    """An engine's own cache-lifetime setting that its behaviour goes by, where it is not the
+    lifetime the run's cache gives its requests (an engine cannot see the run's cache): found by
+    the engine's ``ttl_setting`` for the sweep, bench and check notes
+    (:func:`prefixbench.reports.warning_notes.ttl_notes`)."""
+
+    #: The setting's name in the engine's ``--engine-config`` table, and its value.
+    name: str
+    seconds: int
+    #: What the engine does by it (``clears old tool results``), and what its runs model by it
+    #: (``the clearing of old tool results``).
+    does: str
+    models: str
+    #: The shortest idle gap (logical ms) at which the engine acts otherwise than with the run's
+    #: lifetime as its setting: a run whose user was never away that long is not affected.
+    acts_ms: int
+
+
+def ttl_note_text(engine: str, found: TtlSetting, run_ttl_ms: int, cache: str) -> str:
+    """The sweep's note of an engine that went by its own lifetime ``found``, not the run's."""
+    return (f"{engine} {found.does} by its {found.name} ({found.seconds:,} s), not by the run's cache: --cache {cache} "
+            f"gives its requests {run_ttl_ms // 1000:,} s; set {found.name} = {run_ttl_ms // 1000}, or run a cache of "
+            f"{found.seconds:,} s")

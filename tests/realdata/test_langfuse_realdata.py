@@ -9,6 +9,9 @@ never copied into this project; the test skips without them.
 
 What is checked is the log's own bookkeeping: one request per generation that carries usage, and
 the audited prompt plus output equal to the sum of the generations' ``usageDetails.total``.
+The worker's traces also check the tells of two readings no trace here exercises: pydantic-ai's
+instrumentation scope in each generation's metadata (its Dec 2025 - Apr 2026 cache keys), and
+that no generation is taken for one LiteLLM's Langfuse callback sent.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import pytest
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats.langfuse import from_litellm, scope_of
 
 REPO = Path(os.environ.get("PREFIXBENCH_LANGFUSE_REPO", "/work/.mirror/langfuse+langfuse/repo"))
 #: The commit read (2026-08-22): the files are read as they were then, not as the copy's HEAD has them.
@@ -130,3 +134,18 @@ def test_the_worker_traces_count_their_buckets(name: str, tmp_path: Path) -> Non
         assert any(f"usageDetails.total is {above:,} tokens above the sum of the buckets" in n for n in summary.notes), summary.notes
     else:
         assert not any("above the sum of the buckets" in n for n in summary.notes)
+
+
+@pytest.mark.parametrize("name", sorted(WORKER_TRACES))
+def test_the_instrumentation_scope_and_the_litellm_tell_on_real_traces(name: str, tmp_path: Path) -> None:
+    # The pydantic-ai reading (December 2025 to April 2026) keys on metadata.scope.name: every
+    # generation of the pydantic-ai traces names it where scope_of looks (the metadata as the UI
+    # downloads it), and no other trace's does. None of these traces is LiteLLM's callback's, and
+    # none is taken for one (from_litellm).
+    path = _show(name, tmp_path, WORKER_FOLDER)
+    doc = json.loads(path.read_text())
+    generations = [o for o in doc["observations"] if o.get("type") == "GENERATION"]
+    assert generations
+    scopes = {scope_of(o) == "pydantic-ai" for o in generations}
+    assert scopes == {name.startswith("pydantic-ai")}
+    assert not any(from_litellm(o, o.get("usageDetails") or {}) for o in generations)

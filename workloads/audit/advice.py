@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from prefixbench.simulator.pricing import format_usd, usd_sum
-from prefixbench.workloads.audit.losses import Recommendation, fixes_for
+from prefixbench.workloads.audit.losses import Recommendation, fix_parts, fixes_for
 
 if TYPE_CHECKING:
     from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration
@@ -347,8 +347,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
     recommendations: list[Recommendation] = []
     for fix, w in found.done.items():
         rows = wanted.get(fix, [])
-        lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
+        # Each miss counts the part of its loss whose cause the fix recovers: a miss two causes
+        # share is split between its causes' fixes as the causes table splits it.
+        parts = [part for row in rows for part in fix_parts(row, fix)]
+        lost = usd_sum(usd or Decimal(0) for _, usd in parts)
         unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
+        causes = Counter(cause for cause, _ in parts if cause)
         if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
@@ -359,6 +363,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 # among the requests it changes are still its misses, not "no miss".
                 rows = _misses_changed(w, by_key)
                 lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
+                causes = Counter(row.cause for row in rows if row.cause is not None)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
             recovers_none = _recovers_none(fix, w, rows)
             if w.saved_usd <= 0:
@@ -387,14 +392,15 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                           "is unknown")
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
-                                  recovers_none=recovers_none and w.saved_usd <= 0)
+                                  recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
             recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
             # unknown on two counts, and said so rather than left out.
             detail = f"cannot re-simulate: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
-                                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats)))
+                                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
+                                                   causes=causes))
     recommendations.sort(key=_rank_key)
     return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
 
@@ -535,8 +541,10 @@ def _recommendation(
     agent_knobs: Callable[[str], Lifetimes] | None = None,
     *,
     recovers_none: bool = False,
+    causes: Counter[str] | None = None,
 ) -> Recommendation:
-    causes = Counter(row.cause for row in rows if row.cause is not None)
+    if causes is None:
+        causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
     sessions = {file for file, _ in lanes}
     fmt_counts = Counter(formats.get(file, "") for file, _ in lanes)

@@ -177,6 +177,26 @@ def fixes_for(row: _Row) -> tuple[str, ...]:
     return own + tuple(fix for fix in other if fix not in own)
 
 
+def fix_parts(row: _Row, fix: str) -> tuple[tuple[str, Decimal | None], ...]:
+    """The parts of ``row``'s loss that ``fix`` recovers, each under its own cause: ``(cause,
+    dollars)``. A miss two causes share (``secondary_cause``) has two parts, its second cause's
+    (``secondary_lost_usd``) and its leading cause's (the rest); each is the fix's where the fix is
+    among that cause's (:func:`fixes_for`), so the parts of the fixes add up to the row's loss as
+    the causes table's do. A row with one cause is one part (dollars None: not priced)."""
+    lost: Decimal | None = getattr(row, "lost_usd", None)
+    second = getattr(row, "secondary_cause", None)
+    if second is None or row.cause is None:
+        return ((row.cause or "", lost),)
+    moved: Decimal | None = getattr(row, "secondary_lost_usd", None)
+    rest = None if lost is None else usd_sum((lost, -(moved or Decimal(0))))
+    parts: list[tuple[str, Decimal | None]] = []
+    if fix in _fixes(row):
+        parts.append((row.cause, rest))
+    if fix in _fixes(_AsCause(second, row.provider, row.model, row.lane_kind, row.gap_ms, getattr(row, "index", None))):
+        parts.append((second, moved))
+    return tuple(parts) or ((row.cause, lost),)
+
+
 def _fixes(row: _Row) -> tuple[str, ...]:
     found = loss_class(row)
     if found == "unknown":

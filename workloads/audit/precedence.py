@@ -217,20 +217,42 @@ def _compaction_call(ev: Evidence) -> Finding | None:
         ))
     main = src.request
     gap = ev.tick - src.tick
-    if gap > ttl_ms(main):
-        return Finding("ttl-expired", "log", (
-            f"the compaction call came {duration(gap)} after the main request at line {main.line}, "
-            f"past the {duration(ttl_ms(main))} TTL of what that request cached"
-        ))
     said = (
         f"the compaction call read {ev.cache_read:,} of the {ev.expected:,} tokens the main request at line "
         f"{main.line} left cached: it did not replay that prefix"
     )
+    if gap > ttl_ms(main):
+        expired = (f"the compaction call came {duration(gap)} after the main request at line {main.line}, "
+                   f"past the {duration(ttl_ms(main))} TTL of what that request cached")
+        # Judged as the TTL rule judges an idle lane: another lane's call under the same head (same
+        # family, same folder) within that TTL kept the head warm, whatever the main lane's gap.
+        since = ev.head_since if ev.head_since is not None and ev.head_since <= ttl_ms(main) else None
+        if since is None:
+            return Finding("ttl-expired", "log", expired)
+        warmed = f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
+        if _cold_read(ev):
+            return Finding("ttl-expired", "log", f"{expired}; {_not_this_head(ev, warmed)}")
+        if ev.head is None:
+            return Finding("ttl-expired", "log", (
+                f"{expired}; {warmed}, so the shared head was warm and only the main conversation's own part past it had "
+                "expired (the head's size is not known: how much of the loss is past it is not told)"))
+        if ev.cache_read >= ev.head:
+            return Finding("ttl-expired", "log", (
+                f"{expired}; {warmed}: the head ({ev.head:,} tokens) was warm and read, so what expired is the main "
+                f"conversation's own part past it ({ev.lost:,} tokens lost)"))
+        # The head was warm, yet the read stopped inside it: the expiry does not explain that; the
+        # call did not replay the prefix (what a cache-aware compaction reads), the main
+        # conversation's own part past the head having expired too.
+        short = (f"; the head ({ev.head:,} tokens) was warm ({warmed}) yet read short by "
+                 f"{ev.head - ev.cache_read:,} tokens, which the expiry does not explain; the main conversation's own "
+                 f"part past the head had expired too ({expired})")
+    else:
+        short = ""
     if r.body is not None and main.body is not None:
         diff = body_diff(main.body, r.body)
         if diff is not None:
-            return Finding("compaction-miss", "body-diff", f"{said} ({diff.cause}: {diff.detail})")
-    return Finding("compaction-miss", "log", f"{said} (another system prompt, tools, model or history than the main lane sent)")
+            return Finding("compaction-miss", "body-diff", f"{said} ({diff.cause}: {diff.detail}){short}")
+    return Finding("compaction-miss", "log", f"{said} (another system prompt, tools, model or history than the main lane sent){short}")
 
 
 def _start_in_flight(ev: Evidence) -> Finding | None:
@@ -419,13 +441,7 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
     if since is not None:
         warmed = f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
         if _cold_read(ev):
-            # A head key is an inference (Claude Code's main head is one per model, version and
-            # client, yet its system prompt differs by project: cwd, CLAUDE.md), and this read shows
-            # nothing of it warm: the other lane's call is no evidence of a head change here.
-            idle += (f"; {warmed}, yet this call read {ev.cache_read:,} tokens, "
-                     + ("nothing" if ev.cache_read == 0 else f"less than the smallest prefix cold points of this head agree on ({ev.levels[0][0]:,})")
-                     + ": that call's head was not this lane's (a head key is inferred), so nothing here says the head changed")
-            return Finding("ttl-expired", "log", idle)
+            return Finding("ttl-expired", "log", f"{idle}; {_not_this_head(ev, warmed)}")
         if ev.head is not None and ev.cache_read < ev.head:
             # The head was warm, yet the read stopped inside it: the expiry does not explain where
             # the read stopped (what stopped it would have cut off the lane's own part too).
@@ -448,6 +464,16 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
             "log does not show when that traffic ran"
         )
     return Finding("ttl-expired", "log", idle)
+
+
+def _not_this_head(ev: Evidence, warmed: str) -> str:
+    """Where another lane's call kept the head warm yet this call read cold (:func:`_cold_read`):
+    a head key is an inference (Claude Code's main head is one per model, version and client, yet
+    its system prompt differs by project: cwd, CLAUDE.md), and this read shows nothing of it warm,
+    so the other lane's call is no evidence of a head change here."""
+    return (f"{warmed}, yet this call read {ev.cache_read:,} tokens, "
+            + ("nothing" if ev.cache_read == 0 else f"less than the smallest prefix cold points of this head agree on ({ev.levels[0][0]:,})")
+            + ": that call's head was not this lane's (a head key is inferred), so nothing here says the head changed")
 
 
 def _cold_read(ev: Evidence) -> bool:
@@ -766,7 +792,7 @@ def _why_not_known(ev: Evidence) -> list[str]:
 #: The precedence of causes: the first rule that applies decides. ``unexplained`` always applies.
 CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("diagnostic", "the provider's own cache diagnostic label", _diagnostic),
-    CauseRule("compaction-call", "a compaction call; the main request it summarizes and its TTL", _compaction_call),
+    CauseRule("compaction-call", "a compaction call; the main request it summarizes and its TTL; another lane's use of the head within it", _compaction_call),
     CauseRule("start-in-flight", "lane start; the model: the head's entry was still being written", _start_in_flight),
     CauseRule("start-expired", "lane start; the model: the head's entry had expired", _start_expired),
     CauseRule("start-resumed", "lane start; a resume or fork event", _start_resumed),

@@ -42,6 +42,7 @@ RUN_FIELDS: tuple[Field, ...] = (
     Field("tool_result_chars", "int"),
     Field("tool_result_chars_kept", "int"),
     Field("engine_warnings", "str"),
+    Field("longest_idle_ms", "int"),
 )
 
 #: The dollars of a priced run (``--price``): added to runs.csv and the JSON output.
@@ -136,6 +137,7 @@ def run_record(run: Run) -> dict[str, object]:
         "tool_result_chars": run.tool_result_chars,
         "tool_result_chars_kept": run.tool_result_chars_kept,
         "engine_warnings": engine_warnings(run),
+        "longest_idle_ms": run.longest_idle_ms,
     }
 
 

@@ -147,6 +147,10 @@ class Run(msgspec.Struct, frozen=True):
     #: 0 and 0 where a workload does not count them (several agents).
     tool_result_chars: int = 0
     tool_result_chars_kept: int = 0
+    #: The longest time (logical ms) the user was away between two turns, as the workload scripts
+    #: it (``idle-gaps``): the longest idle gap an engine could act in; 0 where the user never
+    #: steps away.
+    longest_idle_ms: int = 0
 
     def _compared(self) -> tuple[object, ...]:
         return (self.workload, self.window, self.preset, self.engine, self.profile, self.cache, self.observations, self.seed)

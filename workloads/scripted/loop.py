@@ -133,6 +133,7 @@ def run_workload(
         seed=workload.seed,
         tool_result_chars=driver.tool_result_chars,
         tool_result_chars_kept=tool_result_chars(driver.last_messages),
+        longest_idle_ms=driver.longest_idle_ms,
     ))
 
 
@@ -170,6 +171,8 @@ class _Driver:
         #: Tool-result characters the tools returned, and the messages of the last conversation request.
         self.tool_result_chars = 0
         self.last_messages: tuple[Message, ...] = ()
+        #: The longest idle gap the script paused the user for (:meth:`idle`), logical ms.
+        self.longest_idle_ms = 0
 
     def now_ms(self) -> int:
         """The logical clock an engine reads (``ctx.now_ms()``)."""
@@ -189,6 +192,7 @@ class _Driver:
         """
         clock = self.clock
         end = clock.now_ms + gap_ms
+        self.longest_idle_ms = max(self.longest_idle_ms, gap_ms)
         while self.wake is not None:
             wake, self.wake = self.wake, None
             if not clock.now_ms <= wake < end:

@@ -403,3 +403,73 @@ def test_a_compaction_past_the_ttl_whose_head_size_is_unknown_says_so(tmp_path: 
     assert compaction.expected_cache_read is None
     assert "nothing cached was left to read, and what it could have read warm the log does not tell: compaction" in compaction.detail
     assert "the head had expired too: idle 29m" in compaction.detail
+
+
+def _compaction_after_other_lanes(folder: Path, read: int, *, other_session: bool, start_read: int = 3000) -> dict:
+    """Claude Code 2.1: session s1's main lane works at 02:00 (its start reading ``start_read``), its
+    subagent lane calls at 02:28 (a subagent's head is its session's own), another session s2 of
+    the same folder, model and version calls under the main head at 02:27 (where ``other_session``),
+    and s1's compaction call (agent-acompact) is sent at 02:30, 29m50s after the main lane's last
+    request (past the 5-minute TTL), reading ``read`` of the 9,000 tokens that request cached."""
+    from .fixtures import Transcript, cc_usage
+
+    model = "claude-sonnet-4-6"
+    t = Transcript(version="2.1.120")
+    t.user("hello", "2026-07-10T02:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-07-10T02:00:03.000Z", [cc_usage(3, 7000 - start_read, start_read, 10)], model=model)
+    t.user("r", "2026-07-10T02:00:10.000Z", tool=True)
+    t.assistant("req_2", "2026-07-10T02:00:13.000Z", [cc_usage(3, 2000, 7000, 10)], model=model)
+    write_jsonl(folder / "s1.jsonl", t.lines)
+    (folder / "s1" / "subagents").mkdir(parents=True)
+    a = Transcript(session="s1", version="2.1.120", sidechain=True)
+    a.user("task", "2026-07-10T02:28:00.000Z", root=True)
+    a.assistant("req_a", "2026-07-10T02:28:03.000Z", [cc_usage(3, 5000, 0, 10)], model=model)
+    write_jsonl(folder / "s1" / "subagents" / "agent-abc.jsonl", a.lines)
+    if other_session:
+        o = Transcript(session="s2", version="2.1.120")
+        o.user("hi", "2026-07-10T02:27:00.000Z", root=True)
+        o.assistant("req_o", "2026-07-10T02:27:03.000Z", [cc_usage(3, 1000, 3000, 10)], model=model)
+        write_jsonl(folder / "s2.jsonl", o.lines)
+    c = Transcript(session="s1", version="2.1.120", sidechain=True)
+    c.user("summarize", "2026-07-10T02:30:00.000Z", root=True)
+    c.assistant("req_c", "2026-07-10T02:30:20.000Z", [cc_usage(3, 9100 - read, read, 500)], model=model)
+    write_jsonl(folder / "s1" / "subagents" / "agent-acompact-abc.jsonl", c.lines)
+    return {Path(row.file).name: row for row in run_audit([folder]).rows if row.lane_kind == "compaction"}
+
+
+def test_a_compaction_call_past_the_ttl_whose_head_another_lane_kept_warm_says_so(tmp_path: Path) -> None:
+    # s2's call 3 minutes before kept the head warm: the call read it (3,000), so what expired is
+    # the main conversation's own part past it (base: the expiry alone, no word of the other lane).
+    row = _compaction_after_other_lanes(tmp_path, 3000, other_session=True)["agent-acompact-abc.jsonl"]
+    assert row.cause == "ttl-expired" and row.lost_tokens == 6000
+    assert "was sent 3m00s before, within the TTL: the head (3,000 tokens) was warm and read" in row.detail
+    assert "the main conversation's own part past it (6,000 tokens lost)" in row.detail
+
+
+def test_a_compaction_call_reading_short_of_a_head_another_lane_kept_warm_is_a_compaction_miss(tmp_path: Path) -> None:
+    # s1 started cold, s2 read the 3,000-token head 3 minutes before the compaction call, which
+    # read 2,000 of it: the expiry does not explain where the read stopped, so the call did not
+    # replay the prefix (base: ttl-expired).
+    row = _compaction_after_other_lanes(tmp_path, 2000, other_session=True, start_read=0)["agent-acompact-abc.jsonl"]
+    assert row.cause == "compaction-miss", row.detail
+    assert row.detail.startswith("the compaction call read 2,000 of the 9,000 tokens the main request at line 4 left cached")
+    assert "the head (3,000 tokens) was warm (another lane's call under the same head, in the same folder, was sent 3m00s" in row.detail
+    assert "read short by 1,000 tokens, which the expiry does not explain" in row.detail
+    assert row.detail.endswith("had expired too (the compaction call came 29m50s after the main request at line 4, "
+                               "past the 5m00s TTL of what that request cached)")
+
+
+@pytest.mark.parametrize("read", [0, 2980, 3000])
+def test_a_compaction_call_past_the_ttl_with_only_a_subagent_lane_after_is_an_expiry(tmp_path: Path, read: int) -> None:
+    # The subagent's call 2 minutes before is under its session's own head: no evidence the main
+    # head was warm; the compaction call is judged as before.
+    row = _compaction_after_other_lanes(tmp_path, read, other_session=False)["agent-acompact-abc.jsonl"]
+    assert row.cause == "ttl-expired"
+    assert row.detail == "the compaction call came 29m50s after the main request at line 4, past the 5m00s TTL of what that request cached"
+
+
+def test_a_compaction_call_reading_nothing_after_another_lane_kept_the_head_warm_stays_an_expiry(tmp_path: Path) -> None:
+    # A read of 0 shows nothing of the head warm: the other session's head may not be this one's
+    # (a head key is inferred), as the TTL rule says of an idle lane.
+    row = _compaction_after_other_lanes(tmp_path, 0, other_session=True)["agent-acompact-abc.jsonl"]
+    assert row.cause == "ttl-expired" and "that call's head was not this lane's" in row.detail

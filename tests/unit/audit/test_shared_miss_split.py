@@ -200,3 +200,36 @@ def test_junit_names_a_second_cause_the_gate_fails_on() -> None:
     assert failure.get("message") == "compaction at line 3 (ttl-expired shares its loss)"
     lead = ElementTree.fromstring(junit_xml(result, Gate(fail_on=("compaction",)))).find(".//failure")
     assert lead is not None and lead.get("message") == "compaction at line 3"
+
+
+@pytest.mark.parametrize(("head_read", "lead"), [(4_000, "compaction"), (10_000, "ttl-expired")])
+def test_the_recommendations_count_a_shared_misss_part_under_its_own_cause(head_read: int, lead: str) -> None:
+    # The TTL fixes recover the expired head's part of the shared miss only: what they say their
+    # misses lost is the ttl-expired part the causes table gives, and its pattern names that
+    # cause. Base: the whole row's loss ($0.0552) under "compaction x1" where the compaction led.
+    from prefixbench.workloads.audit.advice import recommend
+    from prefixbench.workloads.audit.losses import fix_parts, fixes_for
+
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, head_read, 15_000 - head_read, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+    ]
+    summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")]
+    result = audit_requests(requests, summaries, Prices(None))
+    row = _row(result, line=3)
+    assert row.cause == lead and row.secondary_lost_usd is not None
+    ttl = _cause(result, "ttl-expired").lost_usd
+    assert ttl is not None and 0 < ttl < row.lost_usd
+    recs = {rec.fix: rec for rec in recommend(requests, summaries, result, prices=Prices(None))}
+    assert set(recs) == set(fixes_for(row)) and recs
+    for rec in recs.values():
+        assert rec.lost_usd == ttl, (rec.fix, rec.lost_usd)
+        assert rec.causes == ("ttl-expired",) and rec.pattern.startswith("ttl-expired x1: ")
+    # The parts add up exactly to the row's loss, each under its own cause.
+    (fix,) = set(recs) & {"keep-alive"}
+    (part,) = fix_parts(row, fix)
+    rest = usd_sum((row.lost_usd, -part[1]))
+    assert part[0] == "ttl-expired" and usd_sum((part[1], rest)) == row.lost_usd
+    assert rest == _cause(result, "compaction").lost_usd

@@ -589,6 +589,86 @@ def test_a_legacy_task_resumed_in_cline_4_does_not_count_its_carried_totals(tmp_
     assert ("resume", "a pre-4.0 Cline task resumed as an SDK session") in requests[0].events
 
 
+def _imported_session(folder: Path, *, manifest: bool) -> Path:
+    """A Cline CLI 3.0.65 (SDK 0.0.86) session imported from Claude Code, then continued in Cline:
+    two copied Claude Code calls (their usage as Claude Code logged it, additive, cost 0, dated
+    before the import), then one prompt and two calls of Cline's own."""
+    sid = "1795000000000_imprt"
+    folder.mkdir()
+    at = 1_795_000_000_000  # 2026-11-18T11:06:40Z, the import
+    def call(mid: str, ts: int, metrics: tuple[int, int, int, int, float]) -> dict:
+        tokens_in, reads, writes, out, cost = metrics
+        return {"id": mid, "role": "assistant", "content": [{"type": "text", "text": mid}], "ts": ts,
+                "modelInfo": {"id": "claude-sonnet-4-6", "provider": "anthropic"},
+                "metrics": {"inputTokens": tokens_in, "outputTokens": out, "cacheReadTokens": reads,
+                            "cacheWriteTokens": writes, "cost": cost}}
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "fix the bug"}], "ts": at - 600_000},
+        call("cc1", at - 590_000, (3, 0, 12_000, 200, 0)),
+        {"role": "user", "content": [{"type": "text", "text": "and the test"}], "ts": at - 500_000},
+        call("cc2", at - 490_000, (5, 12_000, 400, 150, 0)),
+        {"id": "u1", "role": "user", "content": [{"type": "text", "text": "carry on in cline"}], "ts": at + 60_000},
+        call("c1", at + 65_000, (15_000, 0, 14_000, 300, 0.06)),
+        call("c2", at + 70_000, (15_500, 14_000, 400, 100, 0.01)),
+    ]
+    doc = {"version": 1, "updated_at": "2026-11-18T11:08:00.000Z", "agent": "lead", "sessionId": sid,
+           "origin": {"source": "cli", "mode": "import", "sessionId": sid, "trigger": "claude-code"}, "messages": messages}
+    path = folder / f"{sid}.messages.json"
+    path.write_text(json.dumps(doc, indent=2))
+    if manifest:
+        meta = {"title": "fix the bug", "sessionHistoryOrigin": {"mode": "import", "trigger": "claude-code"},
+                "importedFrom": {"tool": "claude-code", "sourceSessionId": "5f0c", "sourcePath": "/h/.claude/projects/p/5f0c.jsonl",
+                                 "importedAt": "2026-11-18T11:06:40.000Z", "sourceProvider": "anthropic",
+                                 "sourceModel": "claude-sonnet-4-6"}}
+        (folder / f"{sid}.json").write_text(json.dumps({
+            "version": 1, "session_id": sid, "source": "cli", "pid": 0, "started_at": "2026-11-18T10:56:40.000Z",
+            "status": "completed", "interactive": True, "provider": "anthropic", "model": "claude-sonnet-4-6",
+            "cwd": "/w", "workspace_root": "/w", "enable_tools": True, "enable_spawn": False, "enable_teams": False,
+            "metadata": meta}))
+    return path
+
+
+def test_a_session_imported_from_another_agent_counts_only_clines_own_calls(tmp_path: Path) -> None:
+    """The Cline CLI 3.0.65 (SDK 0.0.86) imports Claude Code, Codex and OpenCode sessions,
+    copying each source call's usage onto its converted message. Those are the other agent's
+    calls (in its own log), not Cline's: skipped, and Cline's first call resumes."""
+    path = _imported_session(tmp_path / "s", manifest=True)
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["c1", "c2"]
+    # c1: 15,000 in, 14,000 written -> 1,000 uncached; c2: 15,500 in, 14,000 read, 400 written -> 1,100.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.output) for r in requests if r.usage] == [
+        (1_000, 0, 14_000, 300), (1_100, 14_000, 400, 100)]
+    assert sum(r.usage.prompt for r in requests if r.usage) == 30_500
+    assert [why.split(":")[0] for _, why in summary.skipped] == ["messages[1]", "messages[3]"]
+    assert all("claude-code session" in why for _, why in summary.skipped)
+    assert ("resume", "a claude-code session imported into Cline, continued there") in requests[0].events
+    assert any("imported from claude-code" in n for n in summary.notes)
+
+
+def test_an_imported_session_without_its_manifest_says_it_cannot_tell(tmp_path: Path) -> None:
+    path = _imported_session(tmp_path / "s", manifest=False)
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["cc1", "cc2", "c1", "c2"] and not summary.skipped
+    assert any("imported from claude-code" in n and "cannot be told" in n for n in summary.notes)
+
+
+def test_a_display_only_error_message_is_in_no_prompt(tmp_path: Path) -> None:
+    """SDK 0.0.86 (the Cline CLI 3.0.65) appends a failed run's error as an assistant message
+    marked ``metadata.displayOnly`` (shown in the chat, filtered out of every request): no call,
+    and no block of the next call's prompt."""
+    doc = json.loads(SDK_LEAD.read_text())
+    error = {"id": "error_1", "role": "assistant", "content": [{"type": "text", "text": "provider error"}, {"type": "text", "text": "x"}],
+             "ts": doc["messages"][1]["ts"] + 1, "metadata": {"displayOnly": True, "displayRole": "error"},
+             "modelInfo": {"id": "claude-sonnet-4-6", "provider": "anthropic"}}
+    doc["messages"].insert(2, error)
+    path = tmp_path / "x.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    # As without it (the fixture's own counts): msg_a2's prompt adds the tool result and msg_a1's 2 blocks.
+    assert [r.request_id for r in requests] == ["msg_a1", "msg_a2", "msg_a4", "msg_a5"]
+    assert [r.prefix.new_blocks for r in requests if r.prefix] == [1, 3, 4, 2]
+
+
 def test_a_cline_sdk_session_with_a_bad_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(SDK_LEAD.read_text())
     doc["messages"][1]["metrics"]["cacheReadTokens"] = "many"

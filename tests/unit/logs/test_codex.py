@@ -546,6 +546,113 @@ def test_a_remote_v2_compaction_call_is_priced_on_the_model_its_record_names(tmp
     assert sum(r.usage.output for r in requests) == sum(u["output_tokens"] for u in records)
 
 
+#: Two calls of a turn on gpt-5.1-codex (10,000 then 10,500 prompt tokens), each with its usage
+#: record before its token count, then a second turn on gpt-5.1-codex-mini.
+V2_LINES = [
+    *PARENT_LINES[:3],
+    ("2026-12-01T11:14:29.900Z", "token_usage_record", _usage_record("resp_1", (10000, 0, 400), (10000, 0, 400), (10000, 0, 400), "gpt-5.1-codex")),
+    PARENT_LINES[3],
+    PARENT_LINES[4],
+    ("2026-12-01T11:14:39.900Z", "token_usage_record",
+     _usage_record("resp_2", (10500, 10368, 30), (20500, 10368, 430), (20500, 10368, 430), "gpt-5.1-codex")),
+    PARENT_LINES[5],
+    ("2026-12-01T11:15:00.000Z", "turn_context", {"model": "gpt-5.1-codex-mini", "effort": "high"}),
+    ("2026-12-01T11:15:00.100Z", "response_item", _user("go on")),
+]
+
+
+def test_a_failed_remote_v2_compaction_is_counted_once(tmp_path: Path) -> None:
+    """Codex records a remote v2 compaction's usage when its response completes, then checks the
+    output (openai/codex ``compact_remote_v2.rs``, ``collect_compaction_output``): an output
+    without exactly one compaction item fails the compaction, and no ``compacted`` record and no
+    token count follow. The response was made and billed: main dropped it. Here the compaction
+    (10,600 prompt tokens, 10,368 read, 700 out, on gpt-5.1-codex as its record says) fails, the
+    user asks again and the next call (10,700) goes on from the uncompacted history. Calls:
+    10,000 + 10,500 + 10,600 + 10,700 = 41,800 prompt tokens, 400 + 30 + 700 + 50 = 1,180 out."""
+    lines = [
+        *V2_LINES,
+        ("2026-12-01T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_compact", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
+        ("2026-12-01T11:16:00.000Z", "response_item", _user("try again")),
+        ("2026-12-01T11:16:04.900Z", "token_usage_record",
+         _usage_record("resp_3", (10700, 10496, 50), (10700, 10496, 50), (41800, 31232, 1180), "gpt-5.1-codex-mini")),
+        ("2026-12-01T11:16:05.000Z", "event_msg", _tc(31200, 20864, 480, 10700, 10496, 50)),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-failed.jsonl", lines)])
+    assert [(r.usage.prompt, r.usage.cache_read, r.usage.output, r.model, r.compaction_call) for r in requests] == [
+        (10000, 0, 400, "gpt-5.1-codex", False), (10500, 10368, 30, "gpt-5.1-codex", False),
+        (10600, 10368, 700, "gpt-5.1-codex", True), (10700, 10496, 50, "gpt-5.1-codex-mini", False)]
+    assert sum(r.usage.prompt for r in requests) == 41800 and sum(r.usage.output for r in requests) == 1180
+    # The failed compaction sent the conversation so far; the next call extends that, not it.
+    assert requests[2].prefix.parent == requests[1].prefix.node == requests[3].prefix.parent
+    assert not any(kind == "compaction" for kind, _ in requests[3].events)
+    assert any("1 remote compaction call(s) that failed (line(s) 11)" in note for note in summaries[0].notes)
+    assert [c.kind for c in run_audit([tmp_path / "rollout-failed.jsonl"]).compactions] == ["call"]
+
+
+def test_a_failed_compaction_before_its_fallback_is_counted_with_it(tmp_path: Path) -> None:
+    """A compaction on the previous model that fails after its response completed, then Codex's
+    retry on the current one, which succeeds (its record named by the ``compacted`` record): two
+    compaction calls, 10,600 and 10,550 prompt tokens; the call after starts a new context."""
+    lines = [
+        *V2_LINES,
+        ("2026-12-01T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_c1", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
+        ("2026-12-01T11:15:20.000Z", "token_usage_record",
+         _usage_record("resp_c2", (10550, 0, 600), (21150, 10368, 1300), (41650, 20736, 1730), "gpt-5.1-codex-mini")),
+        ("2026-12-01T11:15:20.100Z", "compacted", {"message": "", "window_number": 1, "compaction_response_id": "resp_c2"}),
+        ("2026-12-01T11:15:30.000Z", "token_usage_record",
+         _usage_record("resp_3", (3000, 0, 30), (24150, 10368, 1330), (44650, 20736, 1760), "gpt-5.1-codex-mini")),
+        ("2026-12-01T11:15:30.100Z", "event_msg", _tc(23500, 10368, 460, 3000, 0, 30)),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-fallback.jsonl", lines)])
+    assert [(r.usage.prompt, r.model, r.compaction_call) for r in requests] == [
+        (10000, "gpt-5.1-codex", False), (10500, "gpt-5.1-codex", False), (10600, "gpt-5.1-codex", True),
+        (10550, "gpt-5.1-codex-mini", True), (3000, "gpt-5.1-codex-mini", False)]
+    assert requests[4].prefix.parent is None and any(kind == "compaction" for kind, _ in requests[4].events)
+
+
+def test_a_usage_record_the_running_total_took_in_is_not_a_failed_compaction(tmp_path: Path) -> None:
+    """A response cut off by an interrupted turn: Codex adds its usage to the running total and
+    writes no token count for it (its record, if one was written, stays alone). The next token
+    count's total rose by it beyond its own call: not a compaction, not counted, as before (the
+    running-total note names the jump); a record of another thread (a delegate's usage forwarded
+    to its parent) is never this thread's call; and a record after its token count is that
+    count's. Calls: 10,000, 10,500 and 10,700 prompt tokens."""
+    delegate = _usage_record("resp_guard", (900, 0, 20), (900, 0, 20), (900, 0, 20), "gpt-5.1-codex-mini")
+    delegate["thread_id"] = CHILD
+    lines = [
+        *V2_LINES,
+        ("2026-12-01T11:15:05.000Z", "token_usage_record", delegate),
+        ("2026-12-01T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_cut", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex-mini")),
+        ("2026-12-01T11:15:11.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        ("2026-12-01T11:16:00.000Z", "response_item", _user("try again")),
+        ("2026-12-01T11:16:05.000Z", "event_msg", _tc(41800, 31232, 1180, 10700, 10496, 50)),
+        ("2026-12-01T11:16:05.100Z", "token_usage_record",
+         _usage_record("resp_3", (10700, 10496, 50), (10700, 10496, 50), (41800, 31232, 1180), "gpt-5.1-codex-mini")),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-cut.jsonl", lines)])
+    assert [(r.usage.prompt, r.compaction_call) for r in requests] == [(10000, False), (10500, False), (10700, False)]
+    assert any("rose by more than their call's usage (line 15: 10,600 input / 700 output tokens" in note
+               for note in summaries[0].notes)
+    assert not any("compaction" in note for note in summaries[0].notes)
+
+
+def test_a_usage_record_the_file_ends_on_is_named_not_counted(tmp_path: Path) -> None:
+    """A record no token count repeats, the last usage line of the file: the rollout does not say
+    whether Codex's running total took it in (a failed compaction, or a call whose token count
+    was never written): not counted, and a note names its line."""
+    lines = [
+        *V2_LINES,
+        ("2026-12-01T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_last", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-end.jsonl", lines)])
+    assert [r.usage.prompt for r in requests] == [10000, 10500]
+    assert any(note.startswith("1 token_usage_record(s) at the end of the file (line(s) 11)") for note in summaries[0].notes)
+
+
 def test_a_rollout_whose_every_token_count_was_counted_elsewhere_says_so(tmp_path: Path) -> None:
     """A resumed copy whose token counts all repeat the original's: its note says they were
     counted elsewhere, not that the rollout is of an older Codex without usage."""

@@ -21,7 +21,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
-from prefixbench.workloads.logs.formats.langfuse import read_details
+from prefixbench.workloads.logs.formats.langfuse import from_litellm, litellm_reading, read_details
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHAPES = ("langfuse.json", "langfuse-openai.jsonl", "langfuse-trace.json", "langfuse-legacy.json", "langfuse-blob.jsonl")
@@ -377,3 +377,159 @@ def test_an_empty_api_page_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixt
     # A saved series of pages whose first is empty reads the pages after it.
     path.write_text(json.dumps({"data": [], "meta": {"page": 3, "limit": 50, "totalItems": 1, "totalPages": 1}}) + "\n" + page(gen()) + "\n")
     assert len(read(path)[0]) == 1
+
+
+def test_opentelemetry_attribute_tails_are_inside_input() -> None:
+    # Before langfuse/langfuse#13110 (April 2026) the OpenTelemetry path kept each gen_ai.usage.*
+    # attribute's tail as a usage type beside input = the span's whole input_tokens; its newest
+    # still keeps cache_write.input_tokens (the conventions' name since August 2026) so, beside
+    # reads it did split out of input. Hand sums, observation by observation:
+    #   tail-1  claude-sonnet-4: uncached 5200 - 4800 - 350 = 50, read 4800, written 350, out 310
+    #   tail-2  gpt-4.1 (pydantic-ai names its reads twice: counted once): 3000 - 2560 = 440, read 2560, out 120
+    #   tail-3  claude-sonnet-4-5: input 900 already without its reads (input_cached_tokens 5000),
+    #           with its writes: 900 - 800 = 100, read 5000, written 800, out 40
+    # Before: tail-1 and tail-2 read as cache not reported (5200 and 3000 uncached), tail-3's
+    # writes as uncached input (900) and its writes as 0.
+    result = run_audit([FIXTURES / "langfuse-otel-tails.json"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 50 + 440 + 100
+    assert t.cache_read == 4800 + 2560 + 5000
+    assert t.cache_write == 350 + 800
+    assert t.output == 310 + 120 + 40
+    _, summary = read(FIXTURES / "langfuse-otel-tails.json")
+    assert any(n.startswith("3 generation(s): OpenTelemetry attribute tails") for n in summary.notes)
+
+
+def test_tails_above_the_input_that_holds_them_are_refused() -> None:
+    with pytest.raises(UserError, match=r"cache_read.input_tokens \(600\), cache_creation.input_tokens \(50\) exceed the input \(640\)"):
+        read_details({"input": 640, "output": 3, "cache_read.input_tokens": 600, "cache_creation.input_tokens": 50}, "x")
+
+
+def test_pydantic_ai_spans_of_december_2025_to_april_2026_hold_their_cache_inside_input() -> None:
+    # langfuse/langfuse#10974 (December 2025) wrote pydantic-ai's spans as input_cache_read /
+    # input_cache_creation beside the span's whole input_tokens, until #13110 (April 2026) split
+    # them out; the LangChain handler writes the same keys beside an input already without them.
+    # The observation's metadata.scope (JSON text or an object) names pydantic-ai. Hand sums:
+    #   p-1  pydantic-ai, claude-sonnet-4: 6400 - 5900 - 420 = 80 uncached, read 5900, written 420, out 210
+    #   p-2  pydantic-ai, gpt-4.1-mini: 2048 - 1920 = 128, read 1920, out 64
+    #   p-3  LangChain handler, claude-sonnet-4: additive, 12 uncached, read 3000, written 0, out 90
+    # Before: p-1 and p-2 had their whole input read as uncached as well (6400 and 2048).
+    result = run_audit([FIXTURES / "langfuse-pydantic-ai.jsonl"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 80 + 128 + 12
+    assert t.cache_read == 5900 + 1920 + 3000
+    assert t.cache_write == 420
+    assert t.output == 210 + 64 + 90
+    _, summary = read(FIXTURES / "langfuse-pydantic-ai.jsonl")
+    assert any(n.startswith("2 generation(s): pydantic-ai's spans") for n in summary.notes)
+    assert any(n.startswith("1 generation(s): usageDetails buckets are disjoint") for n in summary.notes)
+
+
+def test_pydantic_ai_cache_above_its_input_is_refused() -> None:
+    with pytest.raises(UserError, match=r"pydantic-ai's cache reads \(900\) and writes \(0\) exceed the input \(100\)"):
+        read_details({"input": 100, "output": 3, "input_cache_read": 900}, "x", scope="pydantic-ai")
+
+
+def test_litellm_callback_generations_hold_their_writes_inside_input_in_newer_litellm() -> None:
+    # LiteLLM's Langfuse callback sends input = prompt_tokens - cache_read_input_tokens, total =
+    # prompt + completion, and Anthropic's two keys; newer LiteLLM counts the writes in
+    # prompt_tokens, so they are still inside input. Hand sums (prompt = uncached + read + written):
+    #   l-1  claude: prompt 5260 = 60 + 0 + 5200; input 5260 -> uncached 60, written 5200, out 400
+    #   l-2  claude: prompt 5555 = 45 + 5200 + 310; input 355 -> uncached 45, read 5200, written 310, out 220
+    #   l-3  gpt-4.1 (metadata as JSON text, named by key alias): input 952 = 3000 - 2048 -> uncached 952, read 2048, out 50
+    # Before: l-2's input (355) was read as uncached beside its writes, counting them twice.
+    result = run_audit([FIXTURES / "langfuse-litellm.json"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 60 + 45 + 952
+    assert t.cache_read == 0 + 5200 + 2048
+    assert t.cache_write == 5200 + 310
+    assert t.output == 400 + 220 + 50
+    _, summary = read(FIXTURES / "langfuse-litellm.json")
+    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its prompt_tokens less the reads "
+                            "(since BerriAI/litellm#16203), the writes inside it") for n in summary.notes)
+
+
+def test_litellm_callback_generations_of_an_older_litellm_keep_their_writes_out_of_input() -> None:
+    # Older LiteLLM left the writes out of prompt_tokens: o-1's input (60) is below its writes
+    # (5200), so they cannot be inside it, and the file is read so. o-2 alone could not tell:
+    # uncached 3000, written 2000 (before: read as 1000 uncached, the writes taken out of input).
+    result = run_audit([FIXTURES / "langfuse-litellm-older.jsonl"])
+    t = result.totals
+    assert t.requests == 2
+    assert t.input == 60 + 3000
+    assert t.cache_read == 0
+    assert t.cache_write == 5200 + 2000
+    assert t.output == 400 + 100
+    _, summary = read(FIXTURES / "langfuse-litellm-older.jsonl")
+    assert any(n.startswith("2 generation(s): sent by LiteLLM's Langfuse callback: input is its prompt_tokens (no call read")
+               and "without the writes" in n for n in summary.notes)
+
+
+def test_litellm_shape_without_litellm_marks_is_read_as_before() -> None:
+    # The same keys from another sender (no LiteLLM metadata, another name): Anthropic's usage as it came.
+    value = {"name": "ChatAnthropic", "metadata": {"ls_provider": "anthropic"}}
+    details = {"input": 355, "output": 220, "cache_creation_input_tokens": 310, "cache_read_input_tokens": 5200}
+    assert not from_litellm(value, details)
+    assert from_litellm({"name": "x", "metadata": "{\"hidden_params\": {}}"}, details)
+    assert read_details(details, "x").usage == Usage(cache_read=5200, cache_write_5m=310, uncached=355, output=220)
+
+
+def test_litellm_callback_generations_before_november_2025_send_the_whole_prompt_as_input() -> None:
+    # From BerriAI/litellm#10955 (May 2025) to #16203 (November 2025) the callback sent input as the
+    # whole prompt_tokens; before #15015 (September 2025) it sent no total and Langfuse summed the
+    # buckets, so a total equal to that sum, with writes, says so. Hand sums (prompt = input):
+    #   m-1  claude: 4040 = 40 + 0 + 4000 -> uncached 40, written 4000, out 300
+    #   m-2  claude: 4525 = 25 + 4000 + 500 -> uncached 25, read 4000, written 500, out 150
+    #   m-3  gpt-4.1-mini: 1524 = 500 + 1024 -> uncached 500, read 1024, out 20
+    # Before: each input read as uncached beside its reads and writes (4040 + 4525 + 1524).
+    result = run_audit([FIXTURES / "langfuse-litellm-2025.jsonl"])
+    t = result.totals
+    assert t.requests == 3
+    assert t.input == 40 + 25 + 500
+    assert t.cache_read == 4000 + 1024
+    assert t.cache_write == 4000 + 500
+    assert t.output == 300 + 150 + 20
+    _, summary = read(FIXTURES / "langfuse-litellm-2025.jsonl")
+    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its whole prompt_tokens") for n in summary.notes)
+
+
+@pytest.mark.parametrize(
+    ("usages", "held"),
+    [
+        # A sender total below the sum by reads + writes: the whole prompt (September to November 2025).
+        ([{"input": 5555, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (True, True)),
+        # By the writes alone: less the reads (since November 2025).
+        ([{"input": 355, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (False, True)),
+        # No total tells (no writes): an input below its reads cannot be the whole prompt.
+        ([{"input": 90, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0}], (False, True)),
+        # ... and one at least its reads is kept whole.
+        ([{"input": 3090, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0}], (True, True)),
+        # The whole prompt, an input below its reads plus writes: an older LiteLLM, writes left out.
+        ([{"input": 5300, "output": 10, "total": 5310, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (True, False)),
+    ],
+)
+def test_litellm_reading_is_decided_from_the_files_numbers(usages: list, held: tuple) -> None:
+    assert litellm_reading(usages) == held
+
+
+def test_tails_beside_an_input_below_them_are_read_so_for_the_whole_file(tmp_path: Path) -> None:
+    # An instrumentation that copied Anthropic's uncached input_tokens into gen_ai.usage.input_tokens:
+    # b-1's input (12) is below its tails (9000 + 400), so they cannot be inside it, and the file is
+    # read so, as the otel reader reads such spans. Hand sums:
+    #   b-1  uncached 12, read 9000, written 400, out 80
+    #   b-2  uncached 2500, written 2000, out 30 (inside, it would have read 500 uncached)
+    rows = [
+        gen(id="b-1", model="claude-sonnet-4", usageDetails={"input": 12, "output": 80, "cache_read.input_tokens": 9000,
+                                                             "cache_creation.input_tokens": 400}),
+        gen(id="b-2", model="claude-sonnet-4", startTime="2025-11-01T10:01:00Z",
+            usageDetails={"input": 2500, "output": 30, "cache_read.input_tokens": 0, "cache_creation.input_tokens": 2000}),
+    ]
+    path = tmp_path / "beside.json"
+    path.write_text(page(*rows))
+    t = run_audit([path]).totals
+    assert (t.requests, t.input, t.cache_read, t.cache_write, t.output) == (2, 12 + 2500, 9000, 400 + 2000, 80 + 30)
+    _, summary = read(path)
+    assert any(n.startswith("2 generation(s): OpenTelemetry attribute tails kept as usage types, beside input") for n in summary.notes)

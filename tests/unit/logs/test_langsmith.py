@@ -183,3 +183,18 @@ def test_an_empty_runs_query_answer_is_said_so(tmp_path: Path, capsys: pytest.Ca
     path.write_text("[]")
     assert main(["audit", str(path), "--quiet"]) == 2
     assert "LangSmith" not in capsys.readouterr().err
+
+
+def test_usage_metadata_kept_in_the_runs_metadata_is_read(tmp_path: Path) -> None:
+    # The SDK's RunTree.set(usage_metadata=...) keeps the usage in extra.metadata.usage_metadata
+    # (its wrappers copy it there too); a run dumped with it only there was skipped as having no
+    # usage. Hand sums: m1 uncached 5000 - 4608 - 0 = 392, read 4608, out 120; m2 the run's own counts.
+    kept = run("m1", "2025-11-01T10:00:00Z", extra={"metadata": {**CLAUDE, "usage_metadata": {
+        "input_tokens": 5000, "output_tokens": 120, "total_tokens": 5120, "input_token_details": {"cache_read": 4608, "cache_creation": 0}}}})
+    own = run("m2", "2025-11-01T10:00:09Z", extra={"metadata": CLAUDE}, prompt_tokens=700, completion_tokens=9,
+              prompt_token_details={"cache_read": 0, "cache_creation": 650})
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (kept, own)))
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_read=4608, uncached=392, output=120),
+                                           Usage(cache_write_5m=650, uncached=50, output=9)]

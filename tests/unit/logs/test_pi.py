@@ -416,6 +416,11 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("google", "gemini-3.1-pro", "gemini"),
     ("amazon-bedrock", "global.anthropic.claude-opus-4-6-v1", "bedrock"),
     ("kimi-coding", "kimi-for-coding", "moonshot"),
+    # A custom provider entry (models.json) sending the model only Kimi Code's endpoint serves
+    # (main: unknown); one sending a model many hosts serve stays unknown.
+    ("kimi-coder", "kimi-for-coding", "moonshot"),
+    ("my-proxy", "kimi-k2.5", "unknown"),
+    ("ollama", "kimi-for-coding", "unknown"),
     ("minimax-portal", "MiniMax-M2.5", "minimax"),  # OpenClaw's MiniMax OAuth (main: unknown)
     ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
     ("openrouter", "x-ai/grok-4-fast", "xai"),
@@ -442,7 +447,7 @@ def test_pi_provider_ids_name_who_served_the_call(tmp_path: Path, pi_provider: s
     # Workers AI, Fireworks and Groq bill their own prices, not the maker's list: their calls'
     # upstream, priced at the host's own row or unpriced (main: "" for Fireworks and Groq, priced
     # at the maker's list price).
-    host = "workers-ai" if "@cf/" in model else pi_provider if pi_provider in ("fireworks", "groq") else ""
+    host = "workers-ai" if "@cf/" in model else pi_provider if pi_provider in ("fireworks", "groq", "ollama") else ""
     assert [r.upstream for r in requests] == [host]
 
 
@@ -700,6 +705,47 @@ def test_pi_json_mode_runs_appended_to_one_file_are_chains_of_their_own(tmp_path
         assert len(requests) == 4
         assert (requests[2].prefix.parent is None) is starts
         assert requests[3].prefix.parent == requests[2].prefix.node
+
+
+@pytest.mark.parametrize("end", ["auto_compaction_end", "compaction_end"])
+def test_a_compaction_in_pi_json_mode_output_starts_a_new_chain(tmp_path: Path, end: str) -> None:
+    # pi --mode json prints a compaction as events only: auto_compaction_start/_end until 0.6x,
+    # compaction_start/_end from then (0.73.1, a manual /compact too), the result holding what a
+    # session file's compaction entry holds. main passed both over: the call after it extended
+    # the one before, predicted to read 30,000 of it, and its miss was put down to a changed
+    # system prompt (system-changed, located in the unlogged head).
+    t0 = 1765233665294
+
+    def reply(ts: int, uncached: int, write: int) -> dict:
+        return {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+                "usage": _u(uncached, 0, write, 5), "stopReason": "stop", "timestamp": ts}
+
+    start = end.replace("_end", "_start")
+    lines = [
+        {"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
+        {"type": "agent_start"}, _event("message_end", {"role": "user", "content": "go", "timestamp": t0}),
+        _event("message_end", reply(t0 + 10, 10, 30000)), {"type": "agent_end", "messages": []},
+        {"type": start, "reason": "threshold"},
+        {"type": end, "reason": "threshold", "result": {"summary": "Listed the files.", "firstKeptEntryId": "0a1b2c3d", "tokensBefore": 30015},
+         "aborted": False, "willRetry": False},
+        {"type": "agent_start"}, _event("message_end", {"role": "user", "content": "more", "timestamp": t0 + 60000}),
+        _event("message_end", reply(t0 + 60010, 5, 30000)), {"type": "agent_end", "messages": []},
+        # A compaction that failed (no result) changes nothing: the next call extends the one before.
+        {"type": start, "reason": "threshold"},
+        {"type": end, "reason": "threshold", "aborted": False, "willRetry": False, "errorMessage": "Compaction failed: 529"},
+        _event("message_end", reply(t0 + 90010, 7, 100)),
+    ]
+    path = write_jsonl(tmp_path / "run.jsonl", lines)
+    requests, _ = load_trace([path])
+    # Three calls, by hand: uncached 10 + 5 + 7 = 22, writes 30,000 + 30,000 + 100 = 60,100.
+    assert [r.line for r in requests] == [4, 10, 14]
+    assert (sum(r.usage.uncached for r in requests), sum(r.usage.cache_write_5m for r in requests)) == (22, 60_100)
+    assert requests[1].prefix.parent is None
+    assert requests[2].prefix.parent == requests[1].prefix.node
+    result = run_audit([path])
+    assert [(row.cause, row.evidence) for row in result.rows[:2]] == [("cold-start", "log"), ("compaction", "log")]
+    assert result.rows[1].detail == "compaction logged for this request (30015 tokens before)"
+    assert result.rows[1].predicted_cache_read == 0
 
 
 def test_pi_sends_a_deepseek_reply_back_whole_so_the_next_call_reads_into_it(tmp_path: Path) -> None:

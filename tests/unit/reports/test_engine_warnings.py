@@ -183,7 +183,14 @@ def test_idle_compaction_on_another_ttl_setting_is_said():
         "cache: --cache anthropic-1h gives its requests 3,600 s; set cache_ttl_s = 3600, or run a cache of 300 s")
     assert ttl_note("claude-code-autocompact", {"idle_compact": "true"}, 300_000, "anthropic").startswith(
         "claude-code-autocompact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s)")
-    assert ttl_note("claude-code-autocompact", {}, 300_000, "anthropic") is None  # no idle timer to gate
+    # The clearing of old tool results goes by cache_ttl_s too, idle compaction on or not (base: no
+    # note for claude-code-autocompact); with the clearing off too, nothing goes by the setting.
+    assert ttl_note("claude-code-autocompact", {}, 300_000, "anthropic") == (
+        "claude-code-autocompact clears old tool results by its cache_ttl_s (3,600 s), not by the run's cache: "
+        "--cache anthropic gives its requests 300 s; set cache_ttl_s = 300, or run a cache of 3,600 s")
+    assert ttl_note("claude-code-autocompact", {"microcompact": "false"}, 300_000, "anthropic") is None
+    assert ttl_note("claude-code-idle-compact", {"microcompact": "false"}, 300_000, "anthropic").startswith(
+        "claude-code-idle-compact idle-compacts by its cache_ttl_s (3,600 s)")
     assert ttl_note("claude-code-idle-compact", {}, None, "byte-exact") is None
     assert ttl_note("sliding-window", {}, 300_000, "anthropic") is None
 
@@ -230,11 +237,16 @@ def test_no_ttl_note_where_idle_compaction_cannot_fire(tmp_path, capsys):
     # Base: both "could not idle-compact (idle_min_tokens ... window 128,000)" and the TTL advice.
     from prefixbench.kernel.strategies.claude_code import ttl_note
 
-    assert ttl_note("claude-code-idle-compact", {}, 300_000, "anthropic", 128_000) is None
-    assert ttl_note("claude-code-idle-compact", {}, 300_000, "anthropic", 512_000) is not None
+    # (Its clearing of old tool results still goes by cache_ttl_s: that note says so, and no word
+    # of idle compaction.)
+    assert ttl_note("claude-code-idle-compact", {}, 300_000, "anthropic", 128_000).startswith(
+        "claude-code-idle-compact clears old tool results by its cache_ttl_s (3,600 s)")
+    assert ttl_note("claude-code-idle-compact", {}, 300_000, "anthropic", 512_000).startswith(
+        "claude-code-idle-compact idle-compacts and clears old tool results")
     assert main([*IDLE_128K, "--cache", "anthropic", "--out", str(tmp_path)]) == 0
     notes = _notes(capsys.readouterr().out)
-    assert len(notes) == 1 and notes[0].startswith("note: claude-code-idle-compact could not idle-compact (idle_min_tokens")
+    assert len(notes) == 2 and notes[0].startswith("note: claude-code-idle-compact could not idle-compact (idle_min_tokens")
+    assert notes[1].startswith("note: claude-code-idle-compact clears old tool results by its cache_ttl_s (3,600 s)")
 
 
 def test_bench_ttl_note_names_the_caches_without_advice():
@@ -246,7 +258,42 @@ def test_bench_ttl_note_names_the_caches_without_advice():
     assert warning_notes(records, bench=True) == [
         "claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s), not by the "
         "run's cache: its runs on anthropic-5m and openai model idle compaction as on the 1 h cache "
-        "(one --engine-config serves every cache of a bench)"]
+        "(one --engine-config serves every cache of a bench)",
+        # (idle compaction cannot fire at 32k, its clearing of old results still goes by the setting)
+        "claude-code-idle-compact clears old tool results by its cache_ttl_s (3,600 s), not by the run's cache: its "
+        "runs on kimi model the clearing of old tool results as on the 1 h cache (one --engine-config serves every "
+        "cache of a bench)"]
+
+
+def test_bench_ttl_note_only_for_runs_with_an_idle_gap_long_enough():
+    # Base: the note for any run, though a run record did not say whether its workload had an
+    # idle gap (seed-coding has none: the engine acted the same on any setting). Now each run
+    # records its longest idle gap; one too short for the setting to matter gets no note.
+    run = {"engine": "claude-code-idle-compact", "workload": "seed-coding", "window": 512_000, "preset": "patched",
+           "engine_warnings": ""}
+    caches = ("anthropic-5m", "anthropic-1h", "openai", "deepseek")
+    assert warning_notes([{**run, "cache": cache, "longest_idle_ms": 0} for cache in caches], bench=True) == []
+    # A gap of 5 minutes reaches the 5 minutes of anthropic-5m (the clearing differs there), not
+    # openai's longer lifetime; an hour's reaches both.
+    [note] = warning_notes([{**run, "cache": cache, "longest_idle_ms": 300_000} for cache in caches], bench=True)
+    assert "its runs on anthropic-5m model idle compaction" in note
+    [note] = warning_notes([{**run, "cache": cache, "longest_idle_ms": 3_600_000} for cache in caches], bench=True)
+    assert "its runs on anthropic-5m and openai model idle compaction" in note
+
+
+def test_a_sweep_records_each_runs_longest_idle_gap(tmp_path, capsys):
+    # seed-coding's user never steps away: 0, and no TTL note under --cache anthropic (base: the
+    # note, and no such column); idle-gaps with --gap-s 3600: its longest, 4,320,000 ms, and the note.
+    argv = ["sweep", "--workload", "seed-coding", "--windows", "32k", "--engines", "claude-code-autocompact",
+            "--cache", "anthropic", "--quiet", "--out", str(tmp_path / "a")]
+    assert main(argv) == 0
+    assert [note for note in _notes(capsys.readouterr().out) if "cache_ttl_s" in note] == []
+    [row] = csv.DictReader((tmp_path / "a" / "runs.csv").open())
+    assert row["longest_idle_ms"] == "0"
+    assert main([*IDLE_128K, "--cache", "anthropic", "--out", str(tmp_path / "b")]) == 0
+    assert any("clears old tool results by its cache_ttl_s" in note for note in _notes(capsys.readouterr().out))
+    [row] = csv.DictReader((tmp_path / "b" / "runs.csv").open())
+    assert row["longest_idle_ms"] == "4320000"  # (the gaps vary around --gap-s: 1.2 x 3,600 s the longest)
 
 
 def test_a_workload_without_idle_gaps_gets_no_idle_compaction_warning(tmp_path, capsys):
@@ -269,3 +316,20 @@ def test_idle_compaction_that_cannot_fire_is_one_note_an_engine(tmp_path, capsys
         "note: claude-code-idle-compact could not idle-compact (idle_min_tokens 200,000 at or over the run's window) in "
         "2 runs: idle-gaps 64k patched cache byte-exact (1), idle-gaps 128k patched cache byte-exact (1); it ran as "
         "claude-code-autocompact would, so its figures say nothing of idle compaction"]
+
+
+def test_openclaws_cache_ttl_pruning_on_another_ttl_is_said(tmp_path, capsys):
+    # OpenClaw's cache-ttl pruning goes by its own ttl_s too (base: no note for any engine but
+    # Claude Code's idle compaction); pruning off (its default), nothing goes by it.
+    from prefixbench.kernel.strategies.openclaw import ttl_setting
+
+    assert ttl_setting("openclaw-compaction", {}, 300_000) is None
+    assert ttl_setting("openclaw-compaction", {"context_pruning": "cache-ttl"}, 300_000) is None  # its 300 s default
+    config = tmp_path / "engines.toml"
+    config.write_text('[openclaw-compaction]\ncontext_pruning = "cache-ttl"\nttl_s = 3600\n')
+    argv = ["sweep", "--workload", "idle-gaps", "--windows", "128k", "--engines", "openclaw-compaction", "--cache", "anthropic",
+            "--engine-config", str(config), "--quiet", "--out", str(tmp_path / "a")]
+    assert main(argv) == 0
+    assert _notes(capsys.readouterr().out) == [
+        "note: openclaw-compaction prunes old tool results by its ttl_s (3,600 s), not by the run's cache: --cache anthropic "
+        "gives its requests 300 s; set ttl_s = 300, or run a cache of 3,600 s"]

@@ -38,6 +38,7 @@ def digest(spec: SweepSpec) -> str:
         record.pop("tool_result_chars")  # the columns the bench added (context kept)
         record.pop("tool_result_chars_kept")
         record.pop("engine_warnings")  # the column engine warnings added (empty on these runs)
+        record.pop("longest_idle_ms")  # the column idle gaps added (0 on these runs)
         h.update(json.dumps(record, sort_keys=True).encode())
         for obs in observation_records(run):
             obs.pop("seed")

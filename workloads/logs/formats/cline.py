@@ -53,7 +53,10 @@ Earlier SDK releases also put a run's summed usage on its last assistant message
 2026-04-22; beside per-turn metrics until cline/cline#10689): skipped too (:func:`_sdk_run_totals`).
 From August 2026 (cline/cline#12927) a turn retried after empty replies carries its attempts'
 usage summed: counted as one call, named in a note where its neighbours' prompts show it
-(:func:`_sdk_retried`). Session files compared with cline/cline 21cb8d25 (2026-08-22).
+(:func:`_sdk_retried`). Session files compared with cline/cline 21cb8d25 (2026-08-22) and the
+Cline CLI 3.0.65 (@cline/core 0.0.86, 2026-09-27): a session it imported from Claude Code, Codex or
+OpenCode holds that agent's calls' usage, skipped (:func:`_sdk_import`); a failed run's error
+message marked ``displayOnly`` is never sent.
 
 The four usage fields mean what the agent's provider handler made of the wire, which differs by
 handler (:attr:`~prefixbench.simulator.providers.base.ProviderRules.agent_handlers`): Anthropic's
@@ -1325,6 +1328,55 @@ def _legacy_end(messages: list) -> int:
     return -1
 
 
+#: The Cline SDK's session import (``services/session-import`` of @cline/core 0.0.86, the Cline
+#: CLI 3.0.65, September 2026) copies a Claude Code, Codex or OpenCode session into a new Cline
+#: session: each converted assistant message carries the source call's usage as ``metrics``
+#: (``cost`` 0 but OpenCode's own; Claude Code's and OpenCode's ``inputTokens`` without the cache, Codex's with it).
+#: The session says so in ``origin {mode: "import", trigger: <tool>}`` of its messages file and,
+#: in its manifest ``<id>.json``, ``metadata.importedFrom {tool, sourceSessionId, importedAt}``.
+_SDK_IMPORT_MODE = "import"
+SDK_MANIFEST_SUFFIX = ".json"
+
+
+def _sdk_import(path: Path, value: dict) -> tuple[str, int | None] | None:
+    """``(tool, importedAt as epoch ms or None)`` for a Cline SDK session imported from another
+    agent (see :data:`_SDK_IMPORT_MODE`), None for one Cline began. The time comes from the
+    manifest beside the messages file; without it the file cannot place the import."""
+    origin = as_dict(value.get("origin"))
+    metadata: dict = {}
+    if path.name.endswith(SDK_MESSAGES_SUFFIX):
+        manifest = path.with_name(path.name[: -len(SDK_MESSAGES_SUFFIX)] + SDK_MANIFEST_SUFFIX)
+        if manifest.is_file():
+            try:
+                first = next(iter(iter_records(manifest)), None)
+            except UserError:
+                first = None
+            metadata = as_dict(as_dict(first.value if first is not None else None).get("metadata"))
+    imported = as_dict(metadata.get("importedFrom"))
+    history = as_dict(metadata.get("sessionHistoryOrigin"))
+    if _SDK_IMPORT_MODE not in (origin.get("mode"), history.get("mode")) and not imported:
+        return None
+    tool = next((t for t in (imported.get("tool"), origin.get("trigger"), history.get("trigger"))
+                 if isinstance(t, str) and t), "another agent")
+    at = imported.get("importedAt")
+    try:
+        at_ms = parse_time_ms(at, f"{path}: importedAt") if isinstance(at, str) else None
+    except UserError:
+        at_ms = None
+    return tool, at_ms
+
+
+def _sdk_import_end(messages: list, at_ms: int) -> int:
+    """The index of the first message Cline wrote after the import: past the last message dated
+    before ``at_ms`` (the imported ones keep their source's times, Cline dates its own)."""
+    end = 0
+    for index, message in enumerate(messages):
+        when = message.get("ts") if isinstance(message, dict) else None
+        if isinstance(when, (int, float)) and not isinstance(when, bool) and when < at_ms:
+            end = index + 1
+    return end
+
+
 #: The Cline SDK stamped a run's summed usage (``AgentResult.usage``, every call of one prompt's
 #: tool loop) on the run's last assistant message: on that message alone until per-turn metrics
 #: (cline/cline c1c11c186d, 2026-04-22: "Usage attached to each assistant message ... was showing
@@ -1340,7 +1392,7 @@ def _sdk_run_totals(messages: list, legacy_end: int, updated_at: object) -> dict
     not one call's (see :data:`_SDK_PER_TURN_FROM`), by index, with why."""
     runs: list[list[int]] = [[]]
     for index, message in enumerate(messages):
-        if index <= legacy_end or not isinstance(message, dict):
+        if index <= legacy_end or not isinstance(message, dict) or as_dict(message.get("metadata")).get("displayOnly") is True:
             continue
         if message.get("role") == "user":
             content = message.get("content")
@@ -1429,15 +1481,22 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     prompts: list[tuple[int, int]] = []
     legacy_end = _legacy_end(value["messages"])
     run_totals = _sdk_run_totals(value["messages"], legacy_end, value.get("updated_at"))
+    imported = _sdk_import(path, value)
+    import_tool, import_at = imported if imported else ("", None)
+    import_end = _sdk_import_end(value["messages"], import_at) if import_at is not None else 0
     for index, message in enumerate(value["messages"]):
         where = f"{name}:{record.line}: messages[{index}]"
         if not isinstance(message, dict):
             raise UserError(f"{where}: not a message object")
         if index == legacy_end:
             events.append(("resume", "a pre-4.0 Cline task resumed as an SDK session"))
+        if import_end and index == import_end:
+            events.append(("resume", f"a {import_tool} session imported into Cline, continued there"))
         if compacted_at is not None and index == compacted_at:
             events.append(("compaction", "context compacted (the session's compaction state)"))
             parent = None
+        if as_dict(message.get("metadata")).get("displayOnly") is True and message.get("metrics") is None:
+            continue  # shown, never sent (SDK 0.0.86's terminal errors): in no prompt, no call
         content = message.get("content")
         size = len(content) if isinstance(content, list) else 1
         when = message.get("ts")
@@ -1462,6 +1521,11 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             continue
         if index in run_totals:
             skipped.append((record.line, f"messages[{index}]: {run_totals[index]}"))
+            blocks += size
+            continue
+        if index < import_end:
+            skipped.append((record.line, f"messages[{index}]: a call of the {import_tool} session this one was imported from "
+                                         f"(its usage copied): that agent's call, in its own log, not Cline's"))
             blocks += size
             continue
         info = as_dict(message.get("modelInfo"))
@@ -1502,6 +1566,12 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         "a Cline SDK session keeps its system prompt but not its tools: the head is an opaque prefix",
         *_reading_notes(readings),
     ]
+    if imported and import_at is None:
+        notes.append(f"a session imported from {import_tool} (origin mode import) with no manifest beside it saying when: "
+                     "the imported messages' copied usage cannot be told from Cline's own calls, and all are read as calls")
+    elif imported:
+        notes.append(f"a session imported from {import_tool} (the manifest's importedFrom): the {import_tool} calls copied "
+                     "into it are skipped (their usage is that agent's, in its own log)")
     retried = _sdk_retried(prompts, compacted_at, value.get("updated_at"))
     if retried:
         notes.append(f"{len(retried)} call(s) whose prompt reads as an empty reply's retries summed on one message (Cline "
@@ -1794,6 +1864,8 @@ FORMAT = LogFormat(
         "only) and until cline/cline#10689 (May 2026: the run's sum again on an empty terminal message): the sums skipped",
         "Cline SDK sessions from August 2026 (cline/cline#12927): a turn retried after empty replies carries its attempts' "
         "usage summed (counted as one call; named in a note where the neighbouring prompts show it)",
+        "Cline CLI 3.0.65 (SDK 0.0.86, September 2026): sessions imported from Claude Code, Codex or OpenCode "
+        "(origin mode import; the manifest's importedFrom.importedAt): the copied calls skipped; displayOnly error messages",
     ),
     aliases=("roo", "roo-code", "kilo", "kilo-code"),
     read_with=ui_file_of,

@@ -31,6 +31,11 @@ every record (``ordinal``) and says in its first ``session_meta`` what the threa
   usage, otherwise repeated by its token count) whose response the ``compacted`` record after it
   names: a compaction call, extending the conversation it summarizes, on the model the record's
   ``attribution`` names (a v2 compaction may run on another model than the turn's);
+* a remote compaction that failed after its response completed (the response billed, its output
+  rejected: :meth:`_Rollout._settle`): a ``token_usage_record`` of the thread's own that no token
+  count repeats, no ``compacted`` record names and the next token count's running total did not
+  take in. A compaction call too; the history stays as it was. A record of another thread (a
+  one-shot delegate's usage its parent keeps) is no call of this thread;
 * a fork (``forked_from_id``, ``forked_from_ordinal_exclusive``) or a continuation window after
   a compaction (``history_base {thread_id, end_ordinal_exclusive}``), whose inherited history is
   by reference: any record below that ordinal would be the earlier thread's, not counted; a
@@ -432,6 +437,15 @@ class _Rollout:
         self.held: tuple[Record, int | None, str, dict, str | None] | None = None
         #: The usage of the compaction call just counted (its token_count, if any, is not a call).
         self.compaction_usage: dict | None = None
+        #: The last token count's usage, while no usage record has followed it (its record, if
+        #: one comes after it, is that call's); and the lines of the failed remote compactions
+        #: counted (records no token count repeated and no ``compacted`` named).
+        self.count_usage: dict | None = None
+        self.failed_compactions: list[int] = []
+        #: Held records a later record or ``compacted`` passed over, kept for the next token count
+        #: to decide (:meth:`_settle`); those the file ended on, never decided (their lines).
+        self.orphans: list[tuple[Record, int | None, str, dict, str | None]] = []
+        self.undecided: list[int] = []
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -457,13 +471,16 @@ class _Rollout:
         elif kind == "rollout_reference":
             self._reference(payload)
         elif kind == "token_usage_record":
-            usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
-            model = _text(as_dict(payload.get("attribution")).get("model"))
-            self.held = (record, when, response, usage, model) if response is not None and usage else None
+            self._usage_record(record, payload, when)
         elif kind == "compacted" or (kind == "event_msg" and ptype in ("context_compacted", "compacted")):
+            if kind == "compacted":
+                # Records passed over before it are earlier attempts of this compaction that failed
+                # after their response completed (Codex retries a compaction on the current model).
+                self._settle(None, {})
             if kind == "compacted" and self.held is not None and self.held[2] == payload.get("compaction_response_id"):
                 self._compaction_call(*self.held)
-            self.held = None
+                self.held = None
+            self._park()
             if not any(event == "compaction" for event, _ in self.events):  # one compaction, however many records say so
                 self.events.append(("compaction", ""))
             self.chain_parent = None
@@ -483,6 +500,60 @@ class _Rollout:
             self._rolled_back(payload, where)
         elif kind == "event_msg" and ptype == "turn_aborted":
             self.aborted = True
+
+    def _usage_record(self, record: Record, payload: dict, when: int | None) -> None:
+        """``token_usage_record`` (Codex 0.147 on): one completed response's usage, written when
+        the response completed. A token count repeats it (before or after it); a remote
+        compaction's has none, and the ``compacted`` record after it names its response. Another
+        thread's record (a one-shot delegate's usage forwarded to its parent) is not this thread's
+        call. A record no token count repeats and no ``compacted`` names waits for the next token
+        count to say what it was (:meth:`_settle`)."""
+        usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
+        thread = _text(payload.get("thread_id"))
+        if thread is not None and self.session != self.name and thread != self.session:  # the rollout's thread named
+            return
+        self._park()
+        if self.count_usage is not None and usage and _same(self.count_usage, usage):
+            self.count_usage = None  # the record of the token count just before it
+            return
+        model = _text(as_dict(payload.get("attribution")).get("model"))
+        self.held = (record, when, response, usage, model) if response is not None and usage else None
+
+    def _park(self) -> None:
+        """The held record was not this token count's or compaction's: the next token count decides it."""
+        if self.held is not None:
+            self.orphans.append(self.held)
+        self.held = None
+
+    def _settle(self, total: object, last: dict) -> None:
+        """The records no token count repeated and no ``compacted`` named, at the next token count.
+        One whose usage Codex's running total took in (it rose by that much beyond this count's
+        own call) is a response with no token count of its own: not counted, as before (the
+        running-total note names it). Any other is a remote compaction v2 whose response
+        completed, then failed (openai/codex ``compact_remote_v2.rs``, ``collect_compaction_output``:
+        Codex records the usage when ``response.completed`` arrives, then rejects an output without
+        exactly one compaction item, and writes no ``compacted`` record and no token count; a
+        compaction's usage is never in the running total). It is counted as a compaction call on
+        the model its record names; the history is not compacted, so the next call still extends
+        the conversation before it. At a ``compacted`` record (``total`` None) each is an earlier
+        attempt of that compaction that failed so (Codex retries on the current model)."""
+        orphans, self.orphans = self.orphans, []
+        keys = ("input_tokens", "output_tokens")
+        previous = self.last_total if isinstance(self.last_total, dict) else {}
+        rise = None
+        if isinstance(total, dict) and all(
+                isinstance(d.get(k, 0), int) and not isinstance(d.get(k, 0), bool) for d in (total, previous, last) for k in keys):
+            rise = [total.get(k, 0) - previous.get(k, 0) - last.get(k, 0) for k in keys]
+        for held in orphans:
+            spent = [held[3].get(k, 0) if isinstance(held[3].get(k, 0), int) else 0 for k in keys]
+            if rise is not None and all(r >= n for r, n in zip(rise, spent)):
+                rise = [r - n for r, n in zip(rise, spent)]
+                continue
+            counted = len(self.out)
+            self._compaction_call(*held, failed=True)
+            if len(self.out) > counted:
+                self.failed_compactions.append(held[0].line)
+                self.out_at_total = len(self.out)  # not in Codex's running total
 
     def _reference(self, payload: dict) -> None:
         """``rollout_reference`` (later Codex, ``RolloutItem::RolloutReference``): the history this
@@ -714,6 +785,12 @@ class _Rollout:
             return
         if self.held is not None and _same(last, self.held[3]):
             self.held = None  # the record of this call
+            self.count_usage = None
+        elif not _no_tokens(last):
+            self._park()
+            self.count_usage = last
+        if self.orphans and not _no_tokens(last):
+            self._settle(total, last)
         claimed, self.compaction_usage = self.compaction_usage, None
         if claimed is not None and _same(last, claimed):
             self.skipped.append((record.line, "token_count of the remote compaction call counted from its token_usage_record"))
@@ -812,7 +889,8 @@ class _Rollout:
             "thread's rollout is in the audit"
         )
 
-    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None) -> None:
+    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None,
+                         failed: bool = False) -> None:
         """A remote compaction's call (later Codex): its usage only in a ``token_usage_record``
         whose response the ``compacted`` record after it names. It sends the conversation so far,
         on the model the record's ``attribution`` names: Codex may compact on another model than
@@ -838,7 +916,7 @@ class _Rollout:
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=_usage(usage, f"{self.name}:{record.line}"),
                 prefix=Prefix(self._head(), f"codex:{self.session}#compact:{response}", self.chain_parent, max(1, self.blocks)),
-                events=tuple(self.events),
+                events=() if failed else tuple(self.events),
                 agent_version=self.version,
                 source_format=NAME,
                 compaction_call=True,
@@ -846,8 +924,9 @@ class _Rollout:
         )
         self.model = turn_model
         self.compaction_usage = usage
-        self.events, self.turn_marks = [], []
-        self.blocks = 0
+        if not failed:  # a failed one leaves what was logged since the last call to the next one
+            self.events, self.turn_marks = [], []
+            self.blocks = 0
 
     def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
         node = _node(self.session, total, len(self.out))
@@ -966,6 +1045,21 @@ class _Rollout:
             notes += (
                 f"{self.rollbacks} thread rollback(s) (thread_rolled_back): the turns each dropped stay in the file, "
                 "counted as the calls they were; the call after a rollback extends the last call of the turn before them",
+            )
+        if self.failed_compactions:
+            notes += (
+                f"{len(self.failed_compactions)} remote compaction call(s) that failed (line(s) "
+                f"{', '.join(str(n) for n in self.failed_compactions[:5])}): a token_usage_record that no token count "
+                "repeated, no compacted record named and Codex's running total did not take in (Codex records a "
+                "compaction's usage when its response completes, before it checks the output): counted as compaction "
+                "calls; the history was not compacted",
+            )
+        if self.undecided:
+            notes += (
+                f"{len(self.undecided)} token_usage_record(s) at the end of the file (line(s) "
+                f"{', '.join(str(n) for n in self.undecided[:5])}) that no token count repeated and no compacted record "
+                "named, with no token count after them to say whether Codex's running total took them in (a failed "
+                "remote compaction, or a call whose token count was never written): not counted",
             )
         if self.reasoning_dropped:
             notes += (
@@ -1385,6 +1479,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         return execs.out, FileSummary(execs.name, NAME, len(execs.out), tuple(execs.skipped), execs.notes())
     if not seen_any:
         raise UserError(f"{rollout.name}:1: empty file, no rollout lines")
+    rollout._park()
+    rollout.undecided = [held[0].line for held in rollout.orphans]
     return rollout.out, FileSummary(rollout.name, NAME, len(rollout.out), tuple(rollout.skipped), rollout.notes())
 
 
@@ -1400,10 +1496,14 @@ FORMAT = LogFormat(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
-        "paginated rollouts (about 0.128-0.154+, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
+        "paginated rollouts (about 0.128 on, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
         "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
         "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
         "names (compacted.compaction_response_id), is a compaction call on the model its attribution names",
+        "Codex 0.153 on (token_usage_record): a record of the thread's own that no token count repeats, no compacted record "
+        "names and the next token count's running total did not take in is a remote compaction that failed after its "
+        "response completed: a compaction call, the history not compacted; another thread's record (a delegate's, "
+        "forwarded) is no call; one the file ends on is named in a note, not counted",
         "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
         "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
         "its first call extending the parent's",

@@ -18,7 +18,13 @@ types. Langfuse's ingestion keeps the buckets disjoint: an OpenAI-shaped usage h
 ``input``), the LangChain handler does the same with ``input_token_details``
 (``input_cache_read``, ``input_cache_creation``), the OpenTelemetry path subtracts reads and
 writes (before it did, it kept the attribute's tail: ``prompt_details.cache_read`` inside
-``input``, ``completion_details.reasoning`` inside ``output``), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+``input``, ``completion_details.reasoning`` inside ``output``; and before langfuse#13110, April
+2026, the conventions' ``cache_read.input_tokens`` / ``cache_creation.input_tokens`` and
+pydantic-ai's ``cache_read_tokens`` / ``cache_write_tokens`` as they came, inside ``input``; its
+newest still keeps ``cache_write.input_tokens`` so; from December 2025 to then pydantic-ai's
+``input_cache_read`` / ``input_cache_creation`` too), LiteLLM's Langfuse callback sends
+``input`` as its whole ``prompt_tokens`` or, since November 2025, less the reads (the writes
+inside it where that LiteLLM's prompt count held them: :func:`litellm_reading`), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
 the buckets unless the sender gave one; a sender's total above the buckets' sum counts tokens no
 bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total):
@@ -77,6 +83,31 @@ WRITE_KEYS = (
 )
 #: ... and the 1-hour part, where the integration splits Anthropic's writes by TTL.
 WRITE_1H_KEYS = ("input_cache_creation_1h",)
+#: Langfuse's OpenTelemetry path before it normalized the conventions' usage attributes
+#: (langfuse/langfuse#13110, April 2026) kept each ``gen_ai.usage.*`` attribute's tail as a usage
+#: type, beside an ``input`` that is the span's whole ``input_tokens``: these reads and writes are
+#: inside ``input``. The first present of each tuple is read, as Langfuse itself picks one (a span
+#: may name the same count twice). The conventions' newer write name, ``cache_write.input_tokens``
+#: (August 2026), is not among the names Langfuse normalizes, so it is still kept so.
+INSIDE_READ_KEYS = ("cache_read.input_tokens", "cache_read_tokens", "details.cache_read_tokens", "details.cache_read_input_tokens")
+INSIDE_WRITE_KEYS = (
+    "cache_write.input_tokens", "cache_creation.input_tokens", "cache_write_tokens", "details.cache_write_tokens",
+    "details.cache_creation_input_tokens",
+)
+#: From December 2025 (langfuse/langfuse#10974) to #13110 (April 2026) Langfuse wrote pydantic-ai's
+#: spans (instrumentation scope ``pydantic-ai``, kept in the observation's ``metadata.scope``) as
+#: ``input_cache_read`` / ``input_cache_creation`` beside the span's whole ``input_tokens``: the same
+#: keys the LangChain handler writes beside an input it split them out of.
+PYDANTIC_AI_SCOPE = "pydantic-ai"
+#: LiteLLM's Langfuse callback (``litellm/integrations/langfuse/langfuse.py``) sends Anthropic's two
+#: keys beside ``input`` (BerriAI/litellm#10955, May 2025); its metadata carries
+#: ``litellm_response_cost`` and ``hidden_params``, its default generation name is
+#: ``litellm-<call type>`` (``litellm:<key alias>``). ``input`` was its whole ``prompt_tokens``
+#: until #16203 (November 2025), the prompt less the reads since; from #15015 (September 2025) it
+#: sends ``total`` = prompt + completion (before, Langfuse summed the buckets). Whether the prompt
+#: held the writes follows the LiteLLM release (:mod:`.gateway_usage`). See :func:`litellm_reading`.
+LITELLM_METADATA = ("litellm_response_cost", "hidden_params")
+LITELLM_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
 #: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
 #: sum too (``cache_creation_input_tokens``): these repeat a write already counted.
 SPLIT_WRITE_KEYS = ("cache_creation_ephemeral_5m_input_tokens", "cache_creation_ephemeral_1h_input_tokens")
@@ -234,7 +265,10 @@ class _NotTokens(Exception):
 class _Reading(msgspec.Struct, frozen=True):
     usage: Usage
     #: ``additive`` (disjoint buckets), ``inclusive`` (input holds the cache buckets: total says
-    #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), or ``none`` (no cache key).
+    #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), ``tails`` (OpenTelemetry
+    #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), ``pydantic-ai`` (its
+    #: ``input_cache_read`` / ``input_cache_creation`` inside input), ``litellm-...`` (LiteLLM's
+    #: callback: :func:`litellm_reading`), or ``none`` (no cache key).
     convention: str
     #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
     #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
@@ -248,24 +282,103 @@ def _first(details: dict[str, int], keys: tuple[str, ...]) -> tuple[str | None, 
     return None, 0
 
 
-def read_details(details: dict[str, int], where: str) -> _Reading:
-    """One observation's usage types as the normalized usage; see the module doc.
+def scope_of(value: dict) -> str | None:
+    """The instrumentation scope Langfuse's OpenTelemetry path keeps in an observation's metadata
+    (``metadata.scope.name``; the metadata and the scope may be JSON text), or None."""
+    scope = _metadata(value).get("scope")
+    if isinstance(scope, str) and scope.lstrip()[:1] == "{":
+        scope = _decoded(scope)
+    name = scope.get("name") if isinstance(scope, dict) else None
+    return name if isinstance(name, str) else None
+
+
+def _metadata(value: dict) -> dict:
+    metadata = value.get("metadata")
+    if isinstance(metadata, str) and metadata.lstrip()[:1] == "{":
+        metadata = _decoded(metadata)
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def from_litellm(value: dict, details: dict[str, int]) -> bool:
+    """Whether an observation is one LiteLLM's Langfuse callback sent (:data:`LITELLM_METADATA`,
+    or its default generation name), with its usage in that callback's shape."""
+    if "input" not in details or not all(k in details for k in LITELLM_KEYS) or tails_of(details) is not None:
+        return False
+    name = value.get("name")
+    named = isinstance(name, str) and name.startswith(("litellm-", "litellm:"))
+    return named or any(k in _metadata(value) for k in LITELLM_METADATA)
+
+
+def litellm_reading(usages: Iterable[dict[str, int]]) -> tuple[bool | None, bool]:
+    """(reads inside ``input``, writes inside ``input``) for the observations of one file that
+    LiteLLM's callback sent, decided from their own numbers as :func:`.gateway_usage.writes_in_prompt`
+    decides its file.
+
+    Reads: a sender's ``total`` (prompt + completion) below the buckets' sum by the reads plus the
+    writes means ``input`` is the whole prompt; by the writes alone, the prompt less the reads; a
+    total equal to the sum with writes is Langfuse's own (before the callback sent one: the whole
+    prompt). Where no observation's total tells, ``input`` below its reads rules the whole prompt
+    out; else the whole prompt is kept. None where no observation read the cache (nothing to
+    place). Writes: inside unless some ``input`` is below what it would then hold (older LiteLLM
+    left them out of ``prompt_tokens``).
+    """
+    usages = list(usages)
+    reads_in: bool | None = None
+    if not any(d["cache_read_input_tokens"] for d in usages):
+        return None, not any(d["input"] < d["cache_creation_input_tokens"] for d in usages)
+    for d in usages:
+        read, written = d["cache_read_input_tokens"], d["cache_creation_input_tokens"]
+        if read == 0 or "total" not in d:
+            continue
+        extra = sum(n for k, n in d.items() if k not in _TOTALS) - d["total"]
+        if extra == read + written or (extra == 0 and written > 0):
+            reads_in = True
+            break
+        if extra == written:
+            reads_in = False
+            break
+    if reads_in is None:
+        reads_in = not any(d["input"] < d["cache_read_input_tokens"] for d in usages)
+    writes_in = not any(d["input"] < (d["cache_read_input_tokens"] if reads_in else 0) + d["cache_creation_input_tokens"] for d in usages)
+    return reads_in, writes_in
+
+
+def tails_of(details: dict[str, int]) -> int | None:
+    """The reads plus writes an observation names by OpenTelemetry attribute tails
+    (:data:`INSIDE_READ_KEYS`, :data:`INSIDE_WRITE_KEYS`; the first of each present), or None
+    where it names none."""
+    read_key, read = _first(details, INSIDE_READ_KEYS)
+    write_key, written = _first(details, INSIDE_WRITE_KEYS)
+    return None if read_key is None and write_key is None else read + written
+
+
+def read_details(details: dict[str, int], where: str, *, scope: str | None = None,
+                 litellm: tuple[bool | None, bool] | None = None, tails_inside: bool = True) -> _Reading:
+    """One observation's usage types as the normalized usage; see the module doc. ``scope``: the
+    instrumentation scope the observation's metadata names (:func:`scope_of`). ``litellm``: for an
+    observation LiteLLM's callback sent (:func:`from_litellm`), whether its file's ``input`` holds
+    the reads and the writes (:func:`litellm_reading`), else None. ``tails_inside``: whether its
+    file's attribute tails lie inside ``input`` (the conventions' reading) or beside it (an
+    instrumentation that copied Anthropic's uncached ``input_tokens``: some input is below them).
 
     Raises:
         UserError: reads and writes above an input that must include them.
     """
     input_key, input_n = _first(details, INPUT_FIGURES)
     output_key, output_n = _first(details, OUTPUT_FIGURES)
-    read_n = sum(details[k] for k in READ_KEYS if k in details)
+    inside_read_key, inside_read = _first(details, INSIDE_READ_KEYS)
+    inside_write_key, inside_write = _first(details, INSIDE_WRITE_KEYS)
+    inside = inside_read_key is not None or inside_write_key is not None
+    read_n = sum(details[k] for k in READ_KEYS if k in details) + inside_read
     long_n = sum(details[k] for k in WRITE_1H_KEYS if k in details)
-    write_n = sum(details[k] for k in WRITE_KEYS if k in details) + long_n
+    write_n = sum(details[k] for k in WRITE_KEYS if k in details) + long_n + inside_write
     if not any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS) and any(k in details for k in SPLIT_WRITE_KEYS):
         long_n = details.get(SPLIT_WRITE_KEYS[1], 0)
         write_n = details.get(SPLIT_WRITE_KEYS[0], 0) + long_n
     elif not any(k in details for k in WRITE_1H_KEYS):
         long_n = min(details.get(SPLIT_WRITE_KEYS[1], 0), write_n)  # the TTL split of a sum counted above
-    reported = read_n + write_n > 0 or any(k in details for k in READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
-    cache = set(READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+    reported = read_n + write_n > 0 or inside or any(k in details for k in READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+    cache = set(READ_KEYS + WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS + INSIDE_READ_KEYS + INSIDE_WRITE_KEYS)
     # Other input buckets (input_audio_tokens, input_text_tokens...) were split out of input too.
     other_in = sum(n for k, n in details.items() if k.startswith("input_") and k not in cache and "priority" not in k)
     other_out = sum(n for k, n in details.items() if k.startswith("output_") and "priority" not in k)
@@ -273,11 +386,36 @@ def read_details(details: dict[str, int], where: str) -> _Reading:
     buckets = sum(n for k, n in details.items() if k not in _TOTALS and k not in SPLIT_WRITE_KEYS and "priority" not in k)
     given_total = total_key is not None and buckets > total_n + max(1, total_n * _TOLERANCE)
     unnamed = total_n - buckets if total_key is not None and total_n > buckets + max(1, total_n * _TOLERANCE) else 0
-    inclusive = (given_total or input_key in ("prompt_tokens", "promptTokens")) and input_n >= read_n + write_n and read_n + write_n > 0
-    if inclusive:
+    # Told by input_cache_read: since #13110 the same spans carry input_cached_tokens instead (and
+    # input_cache_creation, now split out of input), so a write-only one of the window stays additive.
+    pydantic_ai = scope == PYDANTIC_AI_SCOPE and "input_cache_read" in details and "input_cached_tokens" not in details
+    if pydantic_ai and input_n < read_n + write_n:
+        raise UserError(f"{where}: pydantic-ai's cache reads ({read_n}) and writes ({write_n}) exceed the input ({input_n}) that includes them")
+    inclusive = ((given_total or pydantic_ai or input_key in ("prompt_tokens", "promptTokens"))
+                 and input_n >= read_n + write_n and read_n + write_n > 0)
+    if litellm is not None and not inside:
+        reads_in, writes_in = litellm
+        held = (details["cache_read_input_tokens"] if reads_in else 0) + (details["cache_creation_input_tokens"] if writes_in else 0)
+        if input_n < held:
+            raise UserError(f"{where}: the cache tokens ({held}) this file's LiteLLM counts inside input exceed it ({input_n})")
+        uncached = input_n - held + other_in
+        output = output_n + other_out
+        reads = "no-reads" if reads_in is None else "whole" if reads_in else "less-reads"
+        convention = f"litellm-{reads}-{'with' if writes_in else 'without'}-writes"
+    elif inside:
+        # The attribute tails are inside input (other cache buckets, where the newest path split
+        # some out beside a tail it does not know, are not).
+        held = inside_read + inside_write if tails_inside else 0
+        if input_n < held:
+            named = ", ".join(f"{k} ({n})" for k, n in ((inside_read_key, inside_read), (inside_write_key, inside_write)) if k)
+            raise UserError(f"{where}: {named} exceed the input ({input_n}) that includes them")
+        uncached = input_n - held + other_in
+        output = output_n + other_out
+        convention = "tails" if tails_inside else "tails-beside"
+    elif inclusive:
         uncached = input_n - read_n - write_n
         output = output_n if given_total else output_n + other_out
-        convention = "inclusive" if given_total else "raw"
+        convention = "inclusive" if given_total else "pydantic-ai" if pydantic_ai else "raw"
     else:
         uncached = input_n + other_in
         output = output_n + other_out
@@ -354,6 +492,12 @@ class _Call(msgspec.Struct):
     effort: str | None
     #: The engine the user runs that the model's route names (gateway_usage.served_by), else "".
     upstream: str = ""
+    #: The usage types of an observation LiteLLM's callback sent (read again where its file's
+    #: LiteLLM left the writes out of the prompt), else None.
+    litellm: dict | None = None
+    #: The usage types of an observation naming OpenTelemetry attribute tails (read again where
+    #: its file's tails lie beside input), else None.
+    tails: dict | None = None
 
 
 def _model(value: dict) -> str:
@@ -364,6 +508,17 @@ def _model(value: dict) -> str:
 def _effort(value: dict) -> str | None:
     effort = as_dict(_get(value, "modelParameters", "model_parameters")).get("reasoning_effort")
     return effort if isinstance(effort, str) and effort in REASONING_EFFORTS else None
+
+
+def _writes_named(details: dict[str, int]) -> bool:
+    return any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS + INSIDE_WRITE_KEYS)
+
+
+def _reread(call: _Call, reading: _Reading) -> _Call:
+    """``call`` read again as its file decided, its writes not reported where they were not before."""
+    details = call.tails if call.tails is not None else call.litellm
+    usage = gateway_usage.writes_unknown_unless_named(reading.usage, _writes_named(details or {}), call.provider)
+    return msgspec.structs.replace(call, reading=msgspec.structs.replace(reading, usage=usage))
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -406,13 +561,17 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             if not details:
                 skipped.append((obs.line, f"generation {oid:.60}: no usage"))
                 continue
-            reading = read_details(details, here)
+            litellm = from_litellm(value, details)
+            # (read again below, once the file's own numbers say what its input held)
+            tails = tails_of(details)
+            reading = read_details(details, here, scope=scope_of(value), litellm=(False, False) if litellm else None,
+                                   tails_inside=tails is None or _first(details, INPUT_FIGURES)[1] >= tails)
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
             provider = gateway_usage.provider_of(model, shaped)
             # A provider that bills writes apart, its usage without a write bucket: what the
             # call wrote is unknown (inside nothing counted), not 0.
-            named = any(k in details for k in WRITE_KEYS + WRITE_1H_KEYS + SPLIT_WRITE_KEYS)
+            named = _writes_named(details)
             usage = gateway_usage.writes_unknown_unless_named(reading.usage, named, provider)
             if usage is not reading.usage:
                 reading = msgspec.structs.replace(reading, usage=usage)
@@ -427,9 +586,18 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     parse_time_ms(_get(value, "startTime", "start_time"), here),
                     parse_time_ms(_get(value, "completionStartTime", "completion_start_time"), here),
                     parse_time_ms(_get(value, "endTime", "end_time"), here),
-                    lane, _effort(value), gateway_usage.served_by(model, ""),
+                    lane, _effort(value), gateway_usage.served_by(model, ""), details if litellm else None,
+                    details if tails is not None else None,
                 )
             )
+    # Attribute tails: inside input (the conventions' reading) unless some input is below its own,
+    # decided for the file as the otel reader decides its spans.
+    if any(c.tails is not None and _first(c.tails, INPUT_FIGURES)[1] < (tails_of(c.tails) or 0) for c in calls):
+        calls = [c if c.tails is None else _reread(c, read_details(c.tails, c.where, tails_inside=False)) for c in calls]
+    # LiteLLM's callback: what its input held, decided for the file (litellm_reading).
+    if any(c.litellm is not None for c in calls):
+        held = litellm_reading(c.litellm for c in calls if c.litellm is not None)
+        calls = [c if c.litellm is None else _reread(c, read_details(c.litellm, c.where, litellm=held)) for c in calls]
     if not calls:
         raise UserError(f"{name}:1: no generation with token usage among the observations ({len(skipped)} skipped, {spans} spans and events)")
     calls.sort(key=lambda c: (c.sent_ms is None, c.sent_ms or 0, c.obs.line))
@@ -481,11 +649,28 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
 
 
 #: What each reading of usageDetails says, for the notes.
+_LITELLM_INPUT = {
+    "whole": "whole prompt_tokens (before BerriAI/litellm#16203)",
+    "less-reads": "prompt_tokens less the reads (since BerriAI/litellm#16203)",
+    "no-reads": "prompt_tokens (no call read the cache: whether less the reads cannot be told, nor matters)",
+}
 READINGS = {
     "additive": "usageDetails buckets are disjoint (Langfuse splits cache reads and writes out of input): uncached = input (+ other input_* buckets)",
     "inclusive": "the sender's total is below the sum of the buckets, so input includes the cache buckets: uncached = input - read - written",
     "raw": "a raw OpenAI-shaped prompt_tokens (a usage Langfuse stored unnormalized) includes the cached part: uncached = prompt_tokens - read - written",
     "none": "no cache key in usageDetails: cache use not reported, not zero",
+    "pydantic-ai": ("pydantic-ai's spans as Langfuse wrote them from December 2025 to April 2026 (langfuse#10974 to #13110): "
+                    "input_cache_read / input_cache_creation beside the whole input_tokens: uncached = input - read - written"),
+    **{f"litellm-{reads}-{writes}-writes": (
+        f"sent by LiteLLM's Langfuse callback: input is its {_LITELLM_INPUT[reads]}, "
+        f"{'the writes inside it' if writes == 'with' else 'without the writes (an older LiteLLM: some input below them)'}: "
+        f"uncached = input{' - cache_read_input_tokens' if reads == 'whole' else ''}{' - cache_creation_input_tokens' if writes == 'with' else ''}")
+       for reads in _LITELLM_INPUT for writes in ("with", "without")},
+    "tails-beside": ("OpenTelemetry attribute tails kept as usage types, beside input: some input is below its tails "
+                     "(an instrumentation that copied Anthropic's uncached input_tokens): uncached = input"),
+    "tails": ("OpenTelemetry attribute tails kept as usage types (cache_read.input_tokens, cache_creation.input_tokens, "
+              "cache_read_tokens, cache_write_tokens...: Langfuse before langfuse#13110, April 2026, and its newest for "
+              "cache_write.input_tokens) are inside input: uncached = input - read - written"),
 }
 
 
@@ -515,6 +700,13 @@ FORMAT = LogFormat(
         "usageDetails from OpenTelemetry ingestion: input_cached_tokens, input_cache_creation (_5m, _1h)",
         "an input that includes its cache buckets (a sender's total below their sum), or a raw prompt_tokens kept unnormalized",
         "older OpenTelemetry keys: prompt_details.cache_read inside input, completion_details.reasoning inside output (total = input + output)",
+        "LiteLLM's Langfuse callback (BerriAI/litellm#10955, May 2025): input = its whole prompt_tokens beside cache_read_input_tokens / "
+        "cache_creation_input_tokens, total from #15015 (September 2025), input less the reads from #16203 (November 2025); "
+        "the writes inside input where that LiteLLM's prompt_tokens held them",
+        "pydantic-ai spans (metadata.scope.name pydantic-ai), December 2025 to April 2026: input_cache_read / input_cache_creation inside input",
+        "OpenTelemetry conventions' keys kept as their attribute tails (before langfuse#13110, April 2026): cache_read.input_tokens, "
+        "cache_creation.input_tokens, pydantic-ai's cache_read_tokens / cache_write_tokens and details.*, inside input; "
+        "cache_write.input_tokens (the conventions' name since August 2026) still so",
         "API pages {data, meta} (v1 and v2), traces with observations and sessionId, JSON arrays and JSONL, the blob-storage export's snake_case columns",
         "the UI's trace download {trace, observations} and its log view (observations keyed by id)",
     ),

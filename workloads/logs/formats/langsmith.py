@@ -24,7 +24,8 @@ Usage, first present of:
    from the message's ``usage_metadata``;
 2. the ``usage_metadata`` LangChain puts on the model's message
    (``outputs.generations[0][0].message.kwargs.usage_metadata``) or a ``@traceable`` function
-   returns (``outputs.usage_metadata``): ``input_tokens``, ``output_tokens``,
+   returns (``outputs.usage_metadata``), else the run's ``extra.metadata.usage_metadata`` (where
+   the SDK's ``RunTree.set(usage_metadata=...)`` keeps it): ``input_tokens``, ``output_tokens``,
    ``input_token_details`` {``cache_read``, ``cache_creation``, ``audio``},
    ``output_token_details`` {``reasoning``}. LangChain's ``UsageMetadata`` makes ``input_tokens``
    the sum of all input token types (python.langchain.com/api_reference/core/messages/langchain_core.messages.ai.UsageMetadata.html),
@@ -149,7 +150,9 @@ def _runs(record: Record, where: str) -> Iterator[_Run]:
 
 
 def _usage_metadata(run: dict) -> dict | None:
-    """The ``usage_metadata`` of the run's message (LangChain), or its outputs' (``@traceable``)."""
+    """The ``usage_metadata`` of the run's message (LangChain), or its outputs' (``@traceable``),
+    else the run's metadata's (``extra.metadata.usage_metadata``: where the SDK's
+    ``RunTree.set(usage_metadata=...)`` keeps it, and its wrappers copy it)."""
     outputs = as_dict(run.get("outputs"))
     found = outputs.get("usage_metadata")
     if isinstance(found, dict):
@@ -161,7 +164,8 @@ def _usage_metadata(run: dict) -> dict | None:
     for place in (as_dict(message.get("kwargs")), message):
         if isinstance(place.get("usage_metadata"), dict):
             return place["usage_metadata"]
-    return None
+    found = as_dict(as_dict(run.get("extra")).get("metadata")).get("usage_metadata")
+    return found if isinstance(found, dict) else None
 
 
 class _Reading(msgspec.Struct, frozen=True):

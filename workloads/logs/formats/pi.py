@@ -43,8 +43,10 @@ call of the chain (:data:`_OPENCLAW_SKIPS`): they are skipped and counted in the
 ``pi --mode json`` (and ``--mode rpc``) prints the session header, then its AgentSessionEvents
 (pi-mono's ``docs/json.md``): each message as ``message_start``, ``message_update`` (partial
 usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``. Only
-``message_end`` is read, as a ``message`` entry with no id (entries in output order). Such
-output holding no call (a run that failed first: ``--mode rpc``'s failed ``response`` alone) is
+``message_end`` is read, as a ``message`` entry with no id (entries in output order). A
+compaction pi did between calls is printed as events only (``auto_compaction_end`` in 0.58,
+``compaction_end`` by 0.73, with the ``result`` a session file's ``compaction`` entry holds): read as
+that entry, no summary call logged. Such output holding no call (a run that failed first: ``--mode rpc``'s failed ``response`` alone) is
 refused in one line quoting its first error (:meth:`_Session.no_call`).
 
 A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
@@ -115,7 +117,19 @@ def _rpc_response(value: dict) -> bool:
 _ERROR_CHARS = 160
 #: pi --mode json / rpc's AgentSessionEvents that only output holds (no session file has them).
 _OUTPUT_EVENTS = frozenset({"message_end", "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
-                            "auto_retry_start", "auto_retry_end"})
+                            "auto_retry_start", "auto_retry_end", "auto_compaction_start", "auto_compaction_end",
+                            "compaction_start", "compaction_end"})
+#: The output event that ends a compaction (``auto_compaction_end`` until pi 0.6x, then
+#: ``compaction_end`` for a manual one too): its ``result`` (``summary``, ``firstKeptEntryId``,
+#: ``tokensBefore``) is the session file's ``compaction`` entry; ``result`` is absent where the
+#: compaction failed or was aborted.
+_COMPACTION_ENDS = ("auto_compaction_end", "compaction_end")
+
+
+def _output_compaction(value: dict) -> dict | None:
+    """The result of a compaction pi's --mode json / rpc output reports as done, or None."""
+    result = value.get("result") if value.get("type") in _COMPACTION_ENDS else None
+    return result if isinstance(result, dict) and isinstance(result.get("summary"), str) else None
 
 
 #: pi's ids for a vendor's own endpoints (pi-mono's ``packages/ai`` model catalogue) that are not
@@ -147,6 +161,11 @@ _VENDOR_IDS = {
 #: itself (Fireworks, Groq, Cerebras, Cloudflare Workers AI...) is no gateway: its cache is its
 #: own, which no rule models.
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
+#: Model ids that one vendor's own endpoint alone serves, so a call of one was served by that
+#: vendor whatever the provider entry that sent it is named (a custom provider of the user's
+#: ``models.json``): Kimi Code's plan model, ``kimi-for-coding``, is api.kimi.com/coding's own (a
+#: real home's ``kimi-coder`` entry sent it there: its calls' 402s ask for an active membership).
+_VENDOR_ONLY_MODELS = {"kimi-for-coding": "moonshot"}
 
 
 def _served_model(message: dict) -> str:
@@ -173,6 +192,8 @@ def _provider(message: dict) -> Provider:
     ``/``; :func:`_served_model`)."""
     name = str(message.get("provider") or "")
     rules = hosted_provider(_VENDOR_IDS.get(name, name))
+    if rules is None and name not in _GATEWAYS and not self_hosted(name) and not _host(message):
+        rules = hosted_provider(_VENDOR_ONLY_MODELS.get(_served_model(message).casefold(), ""))
     if rules is None and name in _GATEWAYS:
         model = _served_model(message)
         if workers_ai(model):
@@ -197,8 +218,9 @@ def _host(message: dict) -> str:
 
 
 #: pi's APIs whose ``input`` is Gemini's ``promptTokenCount`` whole, ``cacheRead`` inside it
-#: (``packages/ai/src/providers/google.ts`` and ``google-vertex.ts``; its ``google-gemini-cli``
-#: API subtracts the reads, as every other API does).
+#: (``packages/ai/src/providers/google.ts`` and ``google-vertex.ts`` to 0.62; its ``google-gemini-cli``
+#: API subtracts the reads, as every other API does). From pi-ai 0.63 these subtract them too,
+#: their ``totalTokens`` (Gemini's ``totalTokenCount``) then counting the reads beside ``input``.
 _INPUT_INCLUDES_READS = ("google-generative-ai", "google-vertex")
 
 
@@ -222,7 +244,9 @@ def _replays_output(message: dict) -> bool:
 #: pi's APIs whose wire usage has no write count: pi writes ``cacheWrite: 0`` on every call
 #: (pi-mono's ``packages/ai/src/providers/``: ``openai-completions.ts`` and the Responses,
 #: Google and Mistral providers; only ``anthropic-messages`` and ``bedrock-converse-stream`` read
-#: one). A 0 there says nothing of what the call wrote.
+#: one). A 0 there says nothing of what the call wrote. (From pi-ai 0.65.2 ``openai-completions``
+#: reads ``prompt_tokens_details.cache_write_tokens`` where a server reports it, OpenRouter's, but
+#: writes 0 as well where none is reported: a count above 0 is a count, a 0 still unknown.)
 _NO_WRITE_COUNT = ("openai-completions", "azure-openai-completions", "openai-responses", "openai-codex-responses",
                    "azure-openai-responses", "google-generative-ai", "google-vertex", "google-gemini-cli",
                    "mistral-conversations")  # a tuple: a JSON list is no set member
@@ -392,6 +416,13 @@ class _Session:
                 # its content, shown in the TUI or not (display).
                 self.blocks += 1
                 self.pending.append(self.places.keep(record))
+            case "auto_compaction_end" | "compaction_end" if (result := _output_compaction(value)) is not None:
+                # pi --mode json / rpc output: a compaction pi did between two calls. The output
+                # prints no summary call; the new context opens with the summary, wrapped.
+                self.compacted.append((record.line, result.get("tokensBefore")))
+                self.events.append(("compaction", f"{result.get('tokensBefore', '?')} tokens before"))
+                self.chain_parent = None
+                self.pending = [self.places.keep(record)]
             case "custom" if value.get("customType") == _OPENCLAW_PRUNE:
                 self._pruned(value.get("data"))
             case "message" | "message_end":  # message_end: pi --mode json / rpc's final copy of a message
@@ -745,6 +776,9 @@ def _line_message(value: object, path: str) -> LoggedMessage:
     if kind == "compaction":
         # The new context opens with the summary, wrapped (pi's compactionSummary message).
         return make_message("user", _summary_text(value.get("summary"), _COMPACTION_WRAP))  # type: ignore[union-attr]
+    if isinstance(value, dict) and (result := _output_compaction(value)) is not None:
+        # The same in pi --mode json / rpc output, the summary in the compaction's result.
+        return make_message("user", _summary_text(result.get("summary"), _COMPACTION_WRAP))
     if kind == "branch_summary":
         # Sent as a user message where the branch resumes (pi's branchSummary message).
         return make_message("user", _summary_text(value.get("summary"), _BRANCH_WRAP))  # type: ignore[union-attr]
@@ -958,12 +992,14 @@ FORMAT = LogFormat(
         "after it (pi's newSession, an OpenClaw subagent of context isolated) is a fresh start, no fork",
         "pi before 0.6.0 (2025-10): assistant messages with no timestamp of their own, timed by their entry's (when pi "
         "saved the reply)",
-        "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (every pi version to 2026-03 at least)",
+        "Gemini through the google-generative-ai / google-vertex APIs: input includes cacheRead (pi to 0.62), excludes it "
+        "from 0.63 (totalTokens then counts the reads beside input)",
         "later pi (earendil-works/pi, late 2026): usage.cacheWrite1h (Anthropic's 1 h writes, a part of cacheWrite), "
         "usage.reasoning (a part of output)",
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
-        "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message",
+        "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message; a "
+        "compaction's auto_compaction_end (0.58) or compaction_end (0.73) result a compaction",
         "pi's bash mode (2025-12 on): a bashExecution message, a !cmd the user ran, sent as a user message of its "
         "command and output; one run with !! (excludeFromContext, 2026-01 on) is not sent",
         "branch summaries (2025-12-28 on): a branch_summary entry's summary sent as a user message, wrapped; a "
