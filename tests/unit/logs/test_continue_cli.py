@@ -245,3 +245,24 @@ def test_a_gemini_call_missing_a_count_has_no_thoughts_made_of_it(tmp_path: Path
     requests, summaries = load_trace([path])
     assert requests[0].usage.output == 0
     assert not any("exceeds prompt_tokens + completion_tokens" in n for n in summaries[0].notes)
+
+
+def test_an_openai_model_through_the_ai_sdk_path_is_read_as_subset(tmp_path: Path) -> None:
+    """With ``CONTINUE_USE_AI_SDK`` set (cn 1.5.47: providers ``openai`` and ``anthropic``) the
+    usage is the AI SDK's: ``cache_read_tokens`` (and ``cached_tokens``) beside a
+    ``prompt_tokens`` that is the whole prompt, reads inside. No other path names
+    ``cache_read_tokens`` for an OpenAI model, so such a call is read as subset. Before: additive,
+    its 20,000-token prompt counted as 20,000 uncached plus 16,000 read (36,000)."""
+    ai_sdk = {"prompt_tokens": 20000, "completion_tokens": 40, "total_tokens": 20040, "model": "gpt-5",
+              "prompt_tokens_details": {"cached_tokens": 16000, "cache_read_tokens": 16000, "cache_write_tokens": 0}}
+    path = _session(tmp_path / "s.json", [
+        _item("user", "hi"), _item("assistant", "a", ai_sdk),
+        _item("user", "more"), _item("assistant", "b", _anthropic(3, 20, 100, 9000)),
+    ])
+    requests, summaries = load_trace([path])
+    assert requests[0].usage == Usage(cache_read=16000, uncached=4000, output=40)
+    assert requests[0].usage.prompt == 20000
+    # Claude's calls through the Anthropic adapter keep the additive reading.
+    assert requests[1].usage == Usage(cache_read=9000, cache_write_5m=100, uncached=3, output=20)
+    assert any(n.startswith("1 OpenAI model call(s) with cache_read_tokens read as subset") for n in summaries[0].notes)
+    assert any(n.startswith("1 call(s) with cache_read_tokens read as additive") for n in summaries[0].notes)

@@ -248,3 +248,39 @@ def test_two_agents_of_one_long_head_are_two_lanes(tmp_path: Path) -> None:
             for n, suffix in enumerate(["one", "two", "one", "two"])]
     requests, _ = load_trace([store(tmp_path / "session-store.db", rows)])
     assert sorted({r.lane for r in requests}) == [f"a1/{head}one", f"a1/{head}two"]
+
+
+def test_a_store_of_copilot_cli_1_0_102_reads_by_the_same_columns(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.102 (its native runtime creates the table) adds ``copilot_usage_model`` (the
+    billing model), ``request_multiplier``, ``output_ttft_ms``, ``inter_token_latency_ms``,
+    ``api_endpoint``, ``content_filter_triggered`` and a ``forge_trajectory_events`` table beside
+    it; the columns read are unchanged, and so is the convention (its own billed-input sum is
+    ``input_tokens`` less reads and writes)."""
+    path = tmp_path / "session-store.db"
+    db = sqlite3.connect(path)
+    for statement in SCHEMA[:3]:
+        db.execute(statement)
+    db.execute(
+        "CREATE TABLE assistant_usage_events (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, turn_index INTEGER, "
+        "agent_id TEXT, parent_tool_call_id TEXT, model TEXT NOT NULL, copilot_usage_model TEXT, input_tokens INTEGER, "
+        "output_tokens INTEGER, cache_read_tokens INTEGER, cache_write_tokens INTEGER, reasoning_tokens INTEGER, "
+        "total_nano_aiu INTEGER, request_multiplier REAL, duration_ms INTEGER, time_to_first_token_ms INTEGER, output_ttft_ms REAL, "
+        "inter_token_latency_ms INTEGER, initiator TEXT, api_endpoint TEXT, reasoning_effort TEXT, finish_reason TEXT, "
+        "content_filter_triggered INTEGER, token_details_json TEXT, created_at TEXT DEFAULT (datetime('now')))")
+    db.execute("CREATE TABLE forge_trajectory_events (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL, "
+                "tool_call_id TEXT, turn_index INTEGER, event_type TEXT NOT NULL, command TEXT, output TEXT, exit_code INTEGER, "
+                "event_key TEXT, event_value TEXT, created_at TEXT)")
+    db.execute("INSERT INTO schema_version VALUES (8)")  # its number is not read
+    rows = [("a1", 0, "claude-sonnet-4.6", "claude-sonnet-4.6", 12000, 200, 0, 11000, 1.0, "/v1/messages", "2026-11-02T10:00:05.000Z", 4000),
+            ("a1", 0, "claude-sonnet-4.6", "claude-sonnet-4.6", 12600, 90, 11000, 400, 1.0, "/v1/messages", "2026-11-02T10:00:12.000Z", 3000)]
+    for sid, turn, model, billed, inp, out, read, write, mult, endpoint, created, ms in rows:
+        db.execute("INSERT INTO assistant_usage_events (session_id, turn_index, model, copilot_usage_model, input_tokens, "
+                   "output_tokens, cache_read_tokens, cache_write_tokens, request_multiplier, api_endpoint, created_at, duration_ms) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", (sid, turn, model, billed, inp, out, read, write, mult, endpoint, created, ms))
+    db.commit()
+    db.close()
+    assert detect_format(path) is FORMATS["copilot-cli"]
+    requests, _ = load_trace([path])
+    # By hand: uncached 12000 - 11000 = 1000 and 12600 - 11000 - 400 = 1200; read 11000; written 11400; output 290.
+    assert totals(requests) == (2, 2200, 11000, 11400, 290)
+    assert [(r.sent_ms, r.done_ms) for r in requests] == [(1793613601000, 1793613605000), (1793613609000, 1793613612000)]

@@ -381,3 +381,31 @@ def test_two_subagents_of_one_long_head_are_two_lanes(tmp_path: Path) -> None:
     requests, _ = load_trace([path])
     assert [r.lane for r in requests] == [f"agent:{head}one", f"agent:{head}two", f"agent:{head}one"]
     assert requests[2].prefix is not None and requests[0].prefix is not None and requests[2].prefix.parent == requests[0].prefix.node
+
+
+def test_kimi_code_2_1_records_are_known_and_carry_no_call(tmp_path: Path) -> None:
+    """Kimi Code 2.1.0 (npm, 2026-09-23) writes durable records of kinds earlier releases did not:
+    file_history.checkpoint / .tracked, prompt.completed / .aborted / .steered and
+    turn.step.retrying / .interrupted; usage.record keeps its usage (and adds usageScope). None
+    carries a call's usage. Before: each was counted in a note as a kind this reader does not know."""
+    path = _code_file(tmp_path / "agents" / "main" / "wire.jsonl", [
+        _code(1000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "go"}], origin="user"),
+        _code(1010, "file_history.checkpoint", agentId="main", turnId=1, phase="start", entries={}),
+        _llm(1100),
+        _code(1500, "turn.step.retrying", agentId="main", step=1, delayMs=500, errorName="APIError", errorMessage="overloaded", statusCode=529),
+        _llm(2100),
+        _record(5000, 9000, 100),
+        _code(5100, "prompt.steered", agentId="main", activePromptId="p1", promptIds=["p2"], content=[], steeredAt="2026-09-30T10:00:05Z"),
+        _code(5200, "turn.steer", agentId="main", input=[{"type": "text", "text": "also"}]),
+        _llm(6100),
+        _record(9000, 300, 50, read=8960),
+        _code(9100, "file_history.tracked", agentId="main", path="a.py"),
+        _code(9200, "turn.step.interrupted", agentId="main", step=3, reason="aborted"),
+        _code(9300, "prompt.aborted", agentId="main", promptId="p2", abortedAt="2026-09-30T10:00:09Z"),
+        _code(9400, "prompt.completed", agentId="main", promptId="p1", status="completed"),
+    ])
+    requests, summaries = load_trace([path])
+    # By hand: two calls, uncached 9,000 + 300, read 8,960, output 100 + 50.
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(9000, 0, 100), (300, 8960, 50)]
+    assert requests[0].sent_ms == MS + 2100  # the retried request's own llm.request
+    assert not any("kinds this reader does not know" in note for note in summaries[0].notes)

@@ -277,3 +277,42 @@ def test_a_damaged_thread_json_says_what_is_wrong_with_it(tmp_path: Path, key: s
     done = _cli("audit", str(path))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert said in done.stderr, done.stderr
+
+
+#: Zed's thread version 0.4.0: the 0.3.0 usage map (one usage per user turn), an append-only
+#: ``thread_log`` beside the messages (its events also kept in a ``thread_events`` table).
+V040 = {
+    **V030, "version": "0.4.0", "title": "Event-log thread", "updated_at": "2026-11-20T09:00:00Z",
+    "request_token_usage": {"u-1": usage(12, 7, 0, 1500), "u-2": usage(30, 9, 200, 1500)},
+    "thread_log": {"events": [
+        {"sequence": 0, "parent_sequence": None, "kind": {"MessageAppended": {"message": {"User": {"id": "u-1", "content": [{"Text": "hi"}]}}}}},
+        {"sequence": 1, "parent_sequence": 0, "kind": {"PromptCacheLayout": {"layout": {"system_prompt": "You are...", "tool_order": ["terminal"]}}}},
+    ], "active_sequence": 1},
+    "fork_origin": None, "sandbox_grants": {"write_paths": [], "network_hosts": []},
+}
+
+
+def test_a_version_0_4_0_thread_is_counted_apart_as_per_turn_like_0_3_0(tmp_path: Path) -> None:
+    """Zed's 0.4.0 threads keep ``request_token_usage`` as a map of one usage per user turn, as
+    0.3.0 does: no thread's calls can be read one by one. Before: skipped as "a Zed thread of
+    version '0.4.0', which audit does not know", and a database of such threads refused as
+    holding no request, without saying why or what records the calls instead."""
+    path = write_db(tmp_path / "threads.db", [("t-log", V040, "zstd"), ("t-current", V030, "zstd")])
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE thread_events (thread_id TEXT NOT NULL, sequence INTEGER NOT NULL, parent_sequence INTEGER, "
+               "event_json TEXT NOT NULL, PRIMARY KEY (thread_id, sequence))")
+    db.commit()
+    db.close()
+    with pytest.raises(UserError) as caught:
+        run_audit([path])
+    assert str(caught.value) == (
+        f"{path}: 2 of 2 Zed thread(s) are of its current agent (version 0.3.0 and 0.4.0), which keeps one usage per user turn "
+        "(the turn's last call), not each call's; no thread here holds each call's usage: no request to audit; "
+        "record Zed's calls with `prefixbench proxy` (Zed's provider settings take its URL as api_url)")
+    # Beside a thread read call by call, it is listed as skipped with the same reason.
+    mixed = write_db(tmp_path / "mixed.db", [("t-log", V040, "zstd"), ("t-openai", V020_OPENAI, "zstd")])
+    requests, summary = _read(mixed)
+    assert len(requests) == 1
+    assert [why for _, why in summary.skipped] == [
+        "thread 't-log': a thread of Zed's current agent (version 0.4.0): it keeps one usage per user turn, "
+        "the turn's last call, not each call's (2 turn(s)): not read as calls"]

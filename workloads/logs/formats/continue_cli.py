@@ -29,7 +29,9 @@ before it are no longer in the file, and the summary is a ``compaction`` event o
 Usage convention, decided per call from the fields it has (Continue's
 ``packages/openai-adapters``): where ``prompt_tokens_details`` names ``cache_read_tokens`` (the
 Anthropic adapter's, from ``message_start``, always beside ``cache_write_tokens``),
-``prompt_tokens`` is Anthropic's ``input_tokens``, which excludes both (additive); otherwise the
+``prompt_tokens`` is Anthropic's ``input_tokens``, which excludes both (additive), but on an
+OpenAI model's call (only the AI SDK path, ``CONTINUE_USE_AI_SDK``, names the key for one, its
+``prompt_tokens`` the whole prompt) it is read as subset; otherwise the
 usage is OpenAI's as the API sent it, ``cached_tokens`` and GPT-5.6's ``cache_write_tokens``
 inside ``prompt_tokens`` (subset), DeepSeek's hit named ``prompt_cache_hit_tokens`` (its adapter
 is the OpenAI one), and a call without a cached count reports no cache use (Gemini's adapter and the OpenAI adapter's Responses API
@@ -50,7 +52,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import GEMINI, counted_provider
+from prefixbench.simulator.providers import GEMINI, OPENAI, counted_provider
 from prefixbench.simulator.providers.base import count, given, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -125,22 +127,29 @@ def ide_session(value: dict) -> str | None:
     return IDE_SESSION if is_session(value) and not _has_usage(value) else None
 
 
-def _usage(usage: dict, where: str) -> tuple[Usage, bool]:
-    """A call's usage, and whether it was read as additive (the Anthropic adapter's split)."""
+def _usage(usage: dict, where: str, model: str) -> tuple[Usage, bool, bool]:
+    """A call's usage, whether it was read as additive (the Anthropic adapter's split), and
+    whether it is an OpenAI model's through the AI SDK (read as subset)."""
     details = mapping(usage.get("prompt_tokens_details"))
     prompt = count(usage.get("prompt_tokens"), where, "prompt_tokens")
     output = count(usage.get("completion_tokens"), where, "completion_tokens")
     written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
     if _SPLIT_KEY in details:
         read = count(details.get("cache_read_tokens"), where, "prompt_tokens_details.cache_read_tokens")
-        return Usage(cache_read=read, cache_write_5m=written, uncached=prompt, output=output), True
+        if counted_provider(model) == OPENAI.name:
+            # Only the AI SDK path (CONTINUE_USE_AI_SDK, providers openai and anthropic) names
+            # cache_read_tokens for an OpenAI model: its prompt_tokens is the AI SDK's inputTokens,
+            # OpenAI's whole prompt with the cached part inside.
+            return subset_usage(prompt, read, written, output, reported=True,
+                                excess=f"{where}: cached ({read}) and written ({written}) tokens exceed prompt_tokens ({prompt})"), False, True
+        return Usage(cache_read=read, cache_write_5m=written, uncached=prompt, output=output), True, False
     # OpenAI's usage as the API sent it: cached (and GPT-5.6's written) tokens inside
     # prompt_tokens; DeepSeek's (its adapter is the OpenAI one) names the hit prompt_cache_hit_tokens.
     hit = usage.get("prompt_cache_hit_tokens")
     cached = count(details.get("cached_tokens") if hit is None else hit, where,
                    "prompt_tokens_details.cached_tokens" if hit is None else "prompt_cache_hit_tokens")
     return subset_usage(prompt, cached, written, output, reported=given(details, "cached_tokens") or hit is not None,
-                        excess=f"{where}: cached ({cached}) and written ({written}) tokens exceed prompt_tokens ({prompt})"), False
+                        excess=f"{where}: cached ({cached}) and written ({written}) tokens exceed prompt_tokens ({prompt})"), False, False
 
 
 class _Session:
@@ -156,6 +165,8 @@ class _Session:
         self.skipped: list[tuple[int, str]] = []
         self.additive = 0
         self.subset = 0
+        #: OpenAI models' calls whose usage names cache_read_tokens (the AI SDK path's).
+        self.ai_sdk = 0
         #: Gemini calls whose total_tokens is over prompt + completion, and the tokens over.
         self.thought_calls = 0
         self.thoughts = 0
@@ -198,8 +209,8 @@ class _Session:
     def _call(self, index: int, usage: dict) -> None:
         lane = self.lane
         where = f"history[{index}]"
-        reported, additive = _usage(usage, f"{self.where}: {where}.message.usage")
         model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else self.lane.model or NO_MODEL
+        reported, additive, ai_sdk = _usage(usage, f"{self.where}: {where}.message.usage", model)
         if (not additive and counted_provider(model) == GEMINI.name
                 and all(usage.get(field) is not None for field in ("total_tokens", "prompt_tokens", "completion_tokens"))):
             # Continue's Gemini adapter passes candidatesTokenCount as completion_tokens and
@@ -217,7 +228,8 @@ class _Session:
             self.skipped.append((self.line, f"{where}: call with no tokens"))
             return
         self.additive += additive
-        self.subset += not additive
+        self.subset += not additive and not ai_sdk
+        self.ai_sdk += ai_sdk
         lane.send_to(model)
         key = f"{self.sid}#{index}"
         node = f"continue-cli:{self.name}:{key}"
@@ -253,7 +265,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     """A session file's requests; see the module doc."""
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
-    additive = subset = thought_calls = thoughts = 0
+    additive = subset = ai_sdk = thought_calls = thoughts = 0
     totals: list[str] = []
     for record in objects(path, records, " (a Continue session)"):
         value: dict = record.value  # type: ignore[assignment]
@@ -268,6 +280,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         skipped += session.skipped
         additive += session.additive
         subset += session.subset
+        ai_sdk += session.ai_sdk
         thought_calls += session.thought_calls
         thoughts += session.thoughts
         summed = mapping(value.get("usage"))
@@ -280,6 +293,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes.append(f"{additive} call(s) with cache_read_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes its reads and writes)")
     if subset:
         notes.append(f"{subset} call(s) read as subset (OpenAI's usage: cached_tokens, and cache_write_tokens, inside prompt_tokens)")
+    if ai_sdk:
+        notes.append(f"{ai_sdk} OpenAI model call(s) with cache_read_tokens read as subset (Continue's AI SDK path, CONTINUE_USE_AI_SDK: "
+                     "prompt_tokens is the whole prompt, the reads inside)")
     if thought_calls:
         notes.append(f"{thought_calls} Gemini call(s) whose total_tokens exceeds prompt_tokens + completion_tokens: the {thoughts} tokens over "
                      "(the thoughts, which Continue's Gemini adapter leaves out of completion_tokens) counted as output, as Google bills them")
@@ -299,6 +315,7 @@ FORMAT = LogFormat(
     versions=(
         "cn (Continue CLI) sessions from about December 2025: message.usage {prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details?, model, cost_cents} on each assistant message",
         "the Anthropic adapter's usage: prompt_tokens_details {cached_tokens, cache_read_tokens, cache_write_tokens}, prompt_tokens excluding both: read as additive",
+        "the AI SDK path's (CONTINUE_USE_AI_SDK, checked in cn 1.5.47) usage of an OpenAI model: the same keys, prompt_tokens the whole prompt: read as subset",
         "OpenAI's usage as sent (cached_tokens, GPT-5.6's cache_write_tokens) and DeepSeek's (prompt_cache_hit_tokens): inside prompt_tokens, read as subset",
         "the Gemini adapter's usage: no cached count (cache not reported), thoughts only in total_tokens: counted as output",
         "the VS Code and JetBrains extensions' sessions: no usage on any message: refused in one line",

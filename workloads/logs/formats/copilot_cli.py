@@ -188,6 +188,7 @@ FORMAT = LogFormat(
     usage="subset",
     versions=(
         "store schemas 6 to 8 (Copilot CLI 1.0.73 to 1.0.91 seen; 1.0.77's read): assistant_usage_events, one row per model call, input_tokens including cache reads and writes",
+        "Copilot CLI 1.0.102's store (checked from its package): the same columns read, new ones (copilot_usage_model, api_endpoint, ...) not read",
         "stores of schema 2 and 4 (1.0.14 to 1.0.60): no usage table, refused in one line",
         "the rows exported as JSON (sqlite3 -json: an array of row objects, or one a line)",
         "copilot -p --output-format json output (no call's prompt or cache counts) and legacy "

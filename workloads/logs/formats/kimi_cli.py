@@ -105,6 +105,10 @@ _CODE_TYPES = frozenset({
     "tools.register_user_tool", "tools.reset_active_tools", "tools.set_active_tools",
     "tools.unregister_user_tool", "tools.update_store", "tower_mode.enter", "tower_mode.exit", "turn.cancel",
     "turn.ended", "turn.prompt", "turn.steer", "usage.record",
+    # Kimi Code 2.1.0's (September 2026): file-history checkpoints, a prompt's end or abort, a
+    # steer queued before its turn.steer, a step retried or interrupted (no call's usage).
+    "file_history.checkpoint", "file_history.tracked", "prompt.aborted", "prompt.completed", "prompt.steered",
+    "turn.step.interrupted", "turn.step.retrying",
     # The first releases' (agent-core, May to June 2026), since dropped: a background task
     # stopped, a prompt a hook blocked, a goal's token and turn accounting (no call's usage).
     "background.stop", "context.mark_last_user_prompt_blocked", "goal.account_usage", "goal.continuation",
@@ -504,6 +508,8 @@ FORMAT = LogFormat(
         "/btw side questions (BtwBegin / BtwEnd, April 2026 on): calls whose usage is not on the wire, listed and noted",
         "Kimi Code (May 2026 on, wire protocol 1.0 to 1.5): agents/<main | agent-N>/wire.jsonl, llm.request then usage.record {inputOther, output, inputCacheRead, inputCacheCreation} per call",
         "Kimi Code forked sessions (agent-core-v2, July 2026 on, wire protocol 1.5): the source's records copied above a forked record, not counted again",
+        "Kimi Code 2.1.0 (npm, 2026-09-23; wire protocol 1.5): the same usage.record (usageScope added), new no-call kinds "
+        "(file_history.*, prompt.completed / aborted / steered, turn.step.retrying / interrupted) known",
         "Kimi Code's first releases (May to June 2026): background.stop, context.mark_last_user_prompt_blocked, "
         "goal.account_usage and goal.continuation records, since dropped; a record of a kind not known here is read as no call",
     ),

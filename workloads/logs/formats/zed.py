@@ -27,6 +27,10 @@ serialized thread has had these versions (``version``):
   no call-by-call usage: it is counted apart (skipped, with why), never read as calls. A
   database holding only such threads is refused with one line saying why and what records
   Zed's calls instead (``prefixbench proxy``).
+* ``0.4.0`` (2026): the same, plus ``thread_log`` (an append-only event log of the messages,
+  with the prompt cache layout: the system prompt and the tools' order) and a ``thread_events``
+  table holding those events; ``request_token_usage`` is still one usage per user turn, so such
+  a thread is counted apart as ``0.3.0`` is.
 
 Each entry is Zed's ``TokenUsage {input_tokens, output_tokens, cache_creation_input_tokens,
 cache_read_input_tokens}`` as Zed's provider code filled it from the wire, so ``input_tokens``
@@ -74,6 +78,9 @@ TABLE = ("id", "summary", "updated_at", "data_type", "data")
 PER_CALL_VERSIONS = ("0.1.0", "0.2.0")
 #: The version whose usage is one entry per user turn (the turn's last call).
 PER_TURN_VERSION = "0.3.0"
+#: Every such version: 0.4.0 (2026, the thread's append-only event log added) keeps the same
+#: ``request_token_usage`` map.
+PER_TURN_VERSIONS = (PER_TURN_VERSION, "0.4.0")
 #: Largest thread JSON read, decompressed (bytes): far above any thread's.
 MAX_THREAD_BYTES = 512 * 1024 * 1024
 #: Most threads read from one database.
@@ -82,10 +89,12 @@ MAX_ROWS = 10_000_000
 _KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 #: What records Zed's calls one by one, said where a thread or database holds no per-call usage.
 RECORD_INSTEAD = "record Zed's calls with `prefixbench proxy` (Zed's provider settings take its URL as api_url)"
-PER_TURN_WHY = (
-    f"a thread of Zed's current agent (version {PER_TURN_VERSION}): it keeps one usage per user turn, "
-    "the turn's last call, not each call's"
-)
+
+
+def per_turn_why(version: str) -> str:
+    """Why a thread of ``version`` (one of :data:`PER_TURN_VERSIONS`) is not read as calls."""
+    return (f"a thread of Zed's current agent (version {version}): it keeps one usage per user turn, "
+            "the turn's last call, not each call's")
 
 
 def detect(value: dict) -> Evidence | None:
@@ -187,9 +196,9 @@ class _Thread:
 
     def read(self) -> None:
         version = self.value.get("version")
-        if version == PER_TURN_VERSION:
+        if version in PER_TURN_VERSIONS:
             turns = len(as_dict(self.value.get("request_token_usage")))
-            self.skipped.append((self.line, f"{self.label}{PER_TURN_WHY} ({turns} turn(s)): not read as calls"))
+            self.skipped.append((self.line, f"{self.label}{per_turn_why(version)} ({turns} turn(s)): not read as calls"))
             return
         if version not in PER_CALL_VERSIONS:
             self.skipped.append((self.line, f"{self.label}a Zed thread of version {str(version)[:20]!r}, which audit does not know"))
@@ -355,11 +364,12 @@ def _summary(path: Path, threads: list[_Thread], where: str) -> tuple[list[Trace
         out.extend(replace_seq(thread.out, len(out)))
         skipped.extend(thread.skipped)
     if not out:
-        per_turn = sum(1 for t in threads if t.value.get("version") == PER_TURN_VERSION)
+        versions = sorted({str(t.value.get("version")) for t in threads if t.value.get("version") in PER_TURN_VERSIONS})
+        per_turn = sum(1 for t in threads if t.value.get("version") in PER_TURN_VERSIONS)
         if per_turn:
             raise UserError(
                 f"{path}: {per_turn} of {len(threads)} Zed thread(s) {'is' if per_turn == 1 else 'are'} of its current agent "
-                f"(version {PER_TURN_VERSION}), which keeps one usage per user turn (the turn's last call), not each call's; "
+                f"(version {' and '.join(versions)}), which keeps one usage per user turn (the turn's last call), not each call's; "
                 f"no thread here holds each call's usage: no request to audit; {RECORD_INSTEAD}"
             )
     return out, FileSummary(str(path), NAME, len(out), tuple(skipped), _notes(threads, where))
@@ -441,6 +451,7 @@ FORMAT = LogFormat(
         "0.1.0: request_token_usage one entry per message, tool results as user messages of their own",
         "0.2.0: the same, tool results on the assistant message that asked for them",
         "0.3.0 (Zed's current agent): one usage per user turn (its last call): skipped, and a database of only such threads is refused",
+        "0.4.0 (2026: the same usage map, an append-only thread_log beside the messages and a thread_events table): as 0.3.0",
         "data_type json and zstd",
     ),
     detect_file=is_zed_db,
