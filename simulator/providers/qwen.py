@@ -10,6 +10,22 @@ Facts (https://www.alibabacloud.com/help/en/model-studio/context-cache) [O]:
   an option, ``implicit_min``, default 1,024.
 * A request uses one mode: a marked request reads and writes only explicit entries, an
   unmarked one only implicit ones.
+* The implicit cache is best effort: its hit rate is not guaranteed, and the Chinese page adds
+  that even a request whose context is exactly the same may miss, the system deciding; the
+  explicit one guarantees a hit within its 5 min. So a miss with nothing changed in the log is
+  the provider's (``provider-best-effort``) where the request is known unmarked
+  (:attr:`~prefixbench.simulator.providers.base.ProviderRules.unmarked_best_effort_note`): by its
+  logged body, or, with none, as a pi call that wrote nothing (pi's OpenAI-compatible API marks
+  no request to DashScope; a marked miss writes). Qwen Code and Claude Code mark every request,
+  other agents are not known: theirs are judged as before. Measured on the one implicit source at
+  hand (github.com/xiayongchao/pi-demo@b244c80, pi's SDK on qwen-plus, 28 calls, 2026-03-25): 17
+  read 0, 6 of them lane starts, 9 of the other 11 sent 0.7-1.9 s after the lane's previous call
+  (one 41 s, one 2 min after), and calls after a read of 0 read prefixes it held (1,216 tokens
+  right after a call of 1,326 read 0; 1,344 tokens 4.5 min after a call of 1,456 read 0): the
+  prefix, head included, was kept as sent, so those reads of 0 changed nothing. Every read there
+  is a whole number of 64-token units (1,024 to 1,344), one or two units short of the previous
+  prompt; the pages give no unit and one source does not make one, so reads stay predicted to
+  the token.
 
 Usage is OpenAI-style (``prompt_tokens_details.cached_tokens``, and
 ``cache_creation_input_tokens`` for explicit writes) or Anthropic-style on the compatible
@@ -83,6 +99,12 @@ RULES = ProviderRules(
     chain_as="qwen",
     ttl_from="end",
     agent_handlers=(("qwen-code/qwen-oauth", "subset"), ("qwen", "subset")),
+    unmarked_best_effort_note="Qwen's implicit cache (a request with no cache_control) is best effort: Model Studio "
+                              "guarantees no hit, even for the same prompt",
+    # pi's openai-completions API marks only OpenRouter's anthropic/ models (badlogic/pi-mono,
+    # packages/ai/src/providers/openai-completions.ts, 2026-03); its Anthropic API marks, and a
+    # marked miss reports a write.
+    unmarking_formats=("pi",),
     cache_options=OPTIONS,
     sources=("https://www.alibabacloud.com/help/en/model-studio/context-cache",),
 )

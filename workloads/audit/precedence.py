@@ -614,8 +614,29 @@ def _alone(ev: Evidence) -> str:
     return f"no previous call in its lane (its first call, so no idle time of its own){since}"
 
 
+def _unmarked(ev: Evidence) -> bool:
+    """The request is known to carry no cache marker: its logged body holds none, or, with no body
+    logged, its log format's agent sends the provider none where it wrote nothing (a marked request
+    that misses writes what it marks; on an API with no write count, 0 is logged anyway)."""
+    body, usage = ev.r.body, ev.r.usage
+    if body is not None:
+        return not body.cache_breakpoints and body.auto_cache is None
+    return ev.r.source_format in ev.rules.unmarking_formats and usage is not None and usage.cache_write == 0
+
+
+def _best_effort_note(ev: Evidence) -> str | None:
+    """Why a miss with nothing changed is the provider's doing, where it is (its cache, or its
+    implicit cache for a request with no marker, is best effort); None where it is not."""
+    rules = ev.rules
+    if rules.best_effort_note is not None:
+        return rules.best_effort_note
+    if rules.unmarked_best_effort_note is not None and _unmarked(ev):
+        return rules.unmarked_best_effort_note
+    return None
+
+
 def _best_effort(ev: Evidence) -> Finding | None:
-    note = ev.rules.best_effort_note
+    note = _best_effort_note(ev)
     if note is None:
         return None
     if ev.prev is None:

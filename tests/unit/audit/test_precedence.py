@@ -429,3 +429,35 @@ def test_idle_past_ttl_judges_the_head_by_another_lanes_call_within_the_ttl():
     short = replace(warm, r=req(usage=Usage(cache_read=1000, cache_write_5m=4000, uncached=10)), lost=4000)
     assert (rule(short), cause(short)) == ("idle-past-ttl", "unexplained")
     assert cause(replace(short, head_since=None)) == cause(replace(short, head_since=10 * MIN)) == "ttl-expired"
+
+
+def test_qwens_implicit_cache_is_best_effort_for_a_request_known_to_carry_no_marker():
+    """Model Studio's implicit cache (a request with no cache_control) guarantees no hit, even for
+    the same prompt; its explicit cache guarantees one for 5 min. A read of 0 of an unmarked
+    request with nothing changed in the log is the provider's (xiayongchao/pi-demo: reads of 0 a
+    second after the previous call, then reads of the prefix they held); the code before had no
+    note for Qwen, so nothing here was put down to the provider."""
+    from prefixbench.simulator.wire import CacheBreakpoint
+
+    prev = req(0, provider="qwen", model="qwen-plus", usage=Usage(cache_read=0, uncached=1_106), parent=None)
+    r = req(provider="qwen", model="qwen-plus", usage=Usage(cache_read=0, uncached=1_136))
+
+    def at(made: TraceRequest) -> Evidence:
+        return ev(made, prev=prev, tick=1_500, prev_ready=800, lost=1_100, expected=1_100)
+
+    # pi's OpenAI-compatible API marks nothing for DashScope: a pi call that wrote nothing.
+    pi = at(replace(r, source_format="pi"))
+    assert (rule(pi), cause(pi)) == ("best-effort", "provider-best-effort")
+    assert "Qwen's implicit cache (a request with no cache_control) is best effort" in find_cause(pi).detail
+    # A pi call that wrote (marked: Anthropic's API, which pi marks), and agents that mark every
+    # request (Qwen Code, Claude Code) or are not known to mark none: judged as before.
+    assert rule(at(replace(r, source_format="pi", usage=replace(r.usage, cache_write_5m=1_136, uncached=0)))) != "best-effort"
+    for other in ("gemini-cli", "claude-code", "otel", ""):
+        assert rule(at(replace(r, source_format=other))) != "best-effort"
+    # A logged body decides, whatever the format: with a cache_control marker it is explicit.
+    # (Replayed, the bodies predict the read, so the breakpoints do not explain the miss.)
+    unmarked = Request(Envelope("openai", "qwen-plus"), (Message("user", (Text("hi"),)),))
+    marked = replace(unmarked, cache_breakpoints=(CacheBreakpoint("messages", 0, 0),))
+    replayed = Prediction(1_100, 0, 36, "body")
+    assert rule(replace(at(replace(r, source_format="claude-code", body=unmarked, prefix=None)), pred=replayed)) == "best-effort"
+    assert rule(replace(at(replace(r, source_format="pi", body=marked, prefix=None)), pred=replayed)) != "best-effort"
