@@ -652,6 +652,22 @@ def test_an_imported_session_without_its_manifest_says_it_cannot_tell(tmp_path: 
     assert any("imported from claude-code" in n and "cannot be told" in n for n in summary.notes)
 
 
+def test_an_imported_session_whose_messages_carry_no_time_says_it_cannot_tell(tmp_path: Path) -> None:
+    # The manifest says when, but the imported messages carry no ts: none is dated before the
+    # import, nothing is skipped, and the note says the copied usage cannot be told (before, it
+    # said the copied calls were skipped).
+    path = _imported_session(tmp_path / "s", manifest=True)
+    doc = json.loads(path.read_text())
+    for message in doc["messages"][:4]:
+        del message["ts"]
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["cc1", "cc2", "c1", "c2"] and not summary.skipped
+    assert any("imported from claude-code" in n and "no message dated before its importedAt" in n and "cannot be told" in n
+               for n in summary.notes)
+    assert not any("are skipped" in n for n in summary.notes)
+
+
 def test_a_display_only_error_message_is_in_no_prompt(tmp_path: Path) -> None:
     """SDK 0.0.86 (the Cline CLI 3.0.65) appends a failed run's error as an assistant message
     marked ``metadata.displayOnly`` (shown in the chat, filtered out of every request): no call,
