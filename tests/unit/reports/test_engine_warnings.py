@@ -347,3 +347,19 @@ def test_openclaws_cache_ttl_pruning_on_another_ttl_is_said(tmp_path, capsys):
     assert _notes(capsys.readouterr().out) == [
         "note: openclaw-compaction prunes old tool results by its ttl_s (3,600 s), not by the run's cache: --cache anthropic "
         "gives its requests 300 s; set ttl_s = 300, or run a cache of 3,600 s"]
+
+
+def test_check_passes_each_runs_longest_idle_gap_to_the_ttl_note():
+    # check's warning_lines builds the records the TTL note reads: without the run's
+    # longest_idle_ms a run that never idled would get the note as a record from an older prefixbench.
+    from types import SimpleNamespace
+
+    from prefixbench.reports.check_report import warning_lines
+
+    def run(idle: int) -> SimpleNamespace:
+        return SimpleNamespace(workload="seed-coding", window=512_000, engine="claude-code-idle-compact", preset="patched",
+                               profile=None, cache="anthropic-5m", seed=0, longest_idle_ms=idle, session=SimpleNamespace(events=()))
+
+    assert warning_lines([run(0)]) == []
+    [note] = warning_lines([run(3_600_000)])
+    assert note.startswith("claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s)")
