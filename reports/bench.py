@@ -367,7 +367,7 @@ def _csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> bytes:
 RUN_CSV = (
     "workload", "window", "cache", "strategy", "seed", "pricing", "price", "cost_usd", "requests", "rejected",
     "over_window", "largest_prompt", "hit_ratio", "uncached_tokens", "summary_calls", "summary_hit", "rewrites",
-    "rewrite_factor", "paid_back", "context_kept",
+    "rewrite_factor", "paid_back", "context_kept", "longest_idle_ms",
 )
 BOARD_CSV = (
     "workload", "window", "cache", "pricing", "rank", "strategy", "status", "seeds", "cost_usd", "cost_usd_lo",

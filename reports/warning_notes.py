@@ -59,14 +59,15 @@ def ttl_notes(records: Iterable[Mapping[str, object]], bench: bool = False) -> l
     other than the lifetime the run's cache gave its requests (an engine cannot see the run's
     cache), and the run had an idle gap long enough for that to matter (its ``longest_idle_ms``;
     a record without it, from an older prefixbench, is noted as before). For ``bench``, one note
-    per (engine, setting) naming the caches, with no advice: one ``--engine-config`` serves every
-    cache there, so no setting suits them all."""
+    per (engine, setting) naming the workloads and, for each, the caches, with no advice: one
+    ``--engine-config`` serves every cache there, so no setting suits them all."""
     from prefixbench.kernel.strategies import claude_code, openclaw
     from prefixbench.kernel.strategies.settings import TtlSetting, ttl_note_text
     from prefixbench.workloads.runs.sweep import recorded_engine_config
 
     notes: list[str] = []
-    caches: dict[tuple[str, TtlSetting], list[str]] = {}  # (its acts_ms, which differs by cache, left 0)
+    # (engine, setting: its acts_ms, which differs by cache, left 0) -> workload -> caches
+    caches: dict[tuple[str, TtlSetting], dict[str, list[str]]] = {}
     for rec in records:
         cache = rec.get("cache")
         run_ttl = _run_ttl_ms(cache)
@@ -79,17 +80,19 @@ def ttl_notes(records: Iterable[Mapping[str, object]], bench: bool = False) -> l
         if found is None or (idle is not None and idle < found.acts_ms):
             continue  # (no idle gap of the run was long enough for the setting to matter)
         if bench:
-            if cache not in (named := caches.setdefault((engine, found._replace(acts_ms=0)), [])):
+            by_workload = caches.setdefault((engine, found._replace(acts_ms=0)), {})
+            if cache not in (named := by_workload.setdefault(str(rec.get("workload", "")), [])):
                 named.append(cache)
             continue
         note = ttl_note_text(engine, found, run_ttl, cache)  # type: ignore[arg-type]
         if note not in notes:
             notes.append(note)
-    for (engine, found), named in caches.items():
+    for (engine, found), by_workload in caches.items():
         setting = found.seconds
         lifetime = "the 1 h cache" if setting == 3_600 else f"a cache of {setting:,} s"
+        runs = _and([f"{'of ' + workload + ' ' if workload else ''}on {_and(named)}" for workload, named in by_workload.items()])
         notes.append(f"{engine} {found.does} by its {found.name} ({setting:,} s), not by "
-                     f"the run's cache: its runs on {_and(named)} model {found.models} as on {lifetime} "
+                     f"the run's cache: its runs {runs} model {found.models} as on {lifetime} "
                      f"(one --engine-config serves every cache of a bench)")
     return notes
 

@@ -270,6 +270,8 @@ def bench_rows(record: dict[str, object], rows: Sequence[dict[str, object]], cac
         "summary_hit": sum(int(r["cached_tokens"]) for r in summaries) / summary_prompt if summary_prompt else None,
         "rewrites": len(rewrites), "rewrite_factor": uncached / largest if largest else 0.0,
         "context_kept": int(record["tool_result_chars_kept"]) / tools if tools else None,  # type: ignore[arg-type]
+        # (None for a run stored by a prefixbench before runs recorded it)
+        "longest_idle_ms": record.get("longest_idle_ms"),
     }
     out = []
     for variant in pricing:

@@ -142,3 +142,19 @@ def test_a_call_of_another_folder_under_the_same_head_key_keeps_nothing_warm() -
     row = _row(audit_requests(requests, summaries, Prices(None)))
     assert row.cause == "ttl-expired", row.detail
     assert "another lane" not in row.detail
+
+
+def test_a_compaction_call_under_a_warm_head_of_unknown_size_says_the_parts_are_not_told() -> None:
+    # The compaction-call rule's own branch for a head of unknown size: the call came 30 min after
+    # the main request it summarizes (past its TTL), another lane's call 40s before kept the head
+    # warm, and the read (4,000) is no cold read: only the main conversation's part past the head
+    # expired, how much of the loss is past it not told.
+    main = _call("a.jsonl", 1, 0, 15_000, 1_000, "a.jsonl#0")
+    r = replace(_call("a.jsonl", 2, 30 * MIN, 4_000, 13_000, "a.jsonl#1"), lane_kind="compaction")
+    ev = Evidence(r, Previous(main, 0, 2_000), Prediction(0, 0, 0, "chain"), 30 * MIN, None, 12_000, 16_000, {},
+                  source=Previous(main, 0, 2_000), head_since=40_000)
+    finding = find_cause(ev)
+    assert finding.cause == "ttl-expired"
+    assert finding.detail.startswith("the compaction call came 30m00s after the main request at line 2")
+    assert finding.detail.endswith("so the shared head was warm and only the main conversation's own part past it had expired "
+                                   "(the head's size is not known: how much of the loss is past it is not told)")

@@ -652,6 +652,22 @@ def test_an_imported_session_without_its_manifest_says_it_cannot_tell(tmp_path: 
     assert any("imported from claude-code" in n and "cannot be told" in n for n in summary.notes)
 
 
+def test_an_imported_session_whose_messages_carry_no_time_says_it_cannot_tell(tmp_path: Path) -> None:
+    # The manifest says when, but the imported messages carry no ts: none is dated before the
+    # import, nothing is skipped, and the note says the copied usage cannot be told (before, it
+    # said the copied calls were skipped).
+    path = _imported_session(tmp_path / "s", manifest=True)
+    doc = json.loads(path.read_text())
+    for message in doc["messages"][:4]:
+        del message["ts"]
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["cc1", "cc2", "c1", "c2"] and not summary.skipped
+    assert any("imported from claude-code" in n and "no message dated before its importedAt" in n and "cannot be told" in n
+               for n in summary.notes)
+    assert not any("are skipped" in n for n in summary.notes)
+
+
 def test_a_display_only_error_message_is_in_no_prompt(tmp_path: Path) -> None:
     """SDK 0.0.86 (the Cline CLI 3.0.65) appends a failed run's error as an assistant message
     marked ``metadata.displayOnly`` (shown in the chat, filtered out of every request): no call,
@@ -1189,6 +1205,37 @@ def test_a_cline_sdk_run_total_stamped_again_on_its_last_message_is_not_a_call(t
     path.write_text(json.dumps(doc))
     requests, _ = import_file(path, CLINE, ImportContext())
     assert [r.request_id for r in requests] == ["ya0", "ya1", "yend"]
+
+
+def test_a_display_only_error_after_a_run_total_leaves_the_total_found(tmp_path: Path) -> None:
+    # A failed follow-up's displayOnly error message (no metrics) after the run's empty terminal
+    # message is no message of the run: the terminal one is still its last, and its counts still
+    # read as the run's summed usage (had the error counted, the total would read as a call).
+    calls = [(10_000, 50, 0, 9_990), (10_300, 40, 9_990, 300)]
+    messages = _sdk_run("x", 1_777_600_000_000, calls, (20_300, 90, 9_990, 10_290))
+    messages.append({"id": "error_1", "role": "assistant", "content": [{"type": "text", "text": "provider error"}],
+                     "ts": 1_777_600_010_000, "metadata": {"displayOnly": True, "displayRole": "error"},
+                     "modelInfo": {"id": "claude-sonnet-4-6", "provider": "anthropic"}})
+    doc = {"version": 1, "updated_at": "2026-05-01T10:00:00Z", "agent": "lead", "sessionId": "1777600000000_ab12c", "messages": messages}
+    path = tmp_path / "1777600000000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, summary = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["xa0", "xa1"]
+    assert any("stamped again on the run's last message" in why for _, why in summary.skipped)
+
+
+def test_a_display_only_message_with_metrics_is_still_a_call(tmp_path: Path) -> None:
+    # Only a displayOnly message without usage is passed over as never sent: one that carries
+    # metrics is read as the call they count, its tokens not dropped.
+    calls = [(10_000, 50, 0, 9_990), (10_300, 40, 9_990, 300)]
+    messages = _sdk_run("x", 1_777_600_000_000, calls, None)
+    messages[3]["metadata"] = {"displayOnly": True}
+    doc = {"version": 1, "updated_at": "2026-06-01T10:00:00Z", "agent": "lead", "sessionId": "1777600000000_ab12c", "messages": messages}
+    path = tmp_path / "1777600000000_ab12c.messages.json"
+    path.write_text(json.dumps(doc))
+    requests, _ = import_file(path, CLINE, ImportContext())
+    assert [r.request_id for r in requests] == ["xa0", "xa1"]
+    assert sum(r.usage.uncached + r.usage.cache_read + r.usage.cache_write_5m for r in requests if r.usage) == 20_300
 
 
 def test_a_cline_sdk_file_written_before_per_turn_metrics_holds_run_totals(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
-from prefixbench.workloads.logs.formats.langfuse import from_litellm, litellm_reading, read_details
+from prefixbench.workloads.logs.formats.common import parse_time_ms
+from prefixbench.workloads.logs.formats.langfuse import from_litellm, litellm_readings, read_details
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHAPES = ("langfuse.json", "langfuse-openai.jsonl", "langfuse-trace.json", "langfuse-legacy.json", "langfuse-blob.jsonl")
@@ -496,23 +497,118 @@ def test_litellm_callback_generations_before_november_2025_send_the_whole_prompt
     assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its whole prompt_tokens") for n in summary.notes)
 
 
+def lite(usage: dict, start: str = "2026-05-01T10:00:00Z", line: int = 1) -> tuple[dict, int | None, str, str]:
+    return usage, parse_time_ms(start, "x"), "x", f"line {line}"
+
+
 @pytest.mark.parametrize(
-    ("usages", "held"),
+    ("usage", "start", "held", "why"),
     [
         # A sender total below the sum by reads + writes: the whole prompt (September to November 2025).
-        ([{"input": 5555, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (True, True)),
-        # By the writes alone: less the reads (since November 2025).
-        ([{"input": 355, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (False, True)),
-        # No total tells (no writes): an input below its reads cannot be the whole prompt.
-        ([{"input": 90, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0}], (False, True)),
-        # ... and one at least its reads is kept whole.
-        ([{"input": 3090, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0}], (True, True)),
+        ({"input": 5555, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310},
+         "2026-05-01T10:00:00Z", (True, True), "total-whole"),
+        # By the writes alone, an input above its reads (only the total tells): less the reads (since November 2025).
+        ({"input": 355, "output": 10, "total": 665, "cache_read_input_tokens": 300, "cache_creation_input_tokens": 310},
+         "2026-05-01T10:00:00Z", (False, True), "total-less"),
+        # A total equal to the sum with writes: Langfuse summed it (before #15015): the whole prompt,
+        # an input above its reads, started after #16203 (only the total tells).
+        ({"input": 4525, "output": 150, "total": 9175, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 500},
+         "2026-05-01T10:00:00Z", (True, True), "sum-whole"),
+        # A total equal to the sum without writes does not tell; an input below its reads does.
+        ({"input": 90, "output": 1, "total": 3091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0},
+         "2026-05-01T10:00:00Z", (False, True), "below-reads"),
+        # ... and neither does one at least its reads, since November 2025: assumed whole...
+        ({"input": 3090, "output": 1, "total": 6091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0},
+         "2026-05-01T10:00:00Z", (True, True), "assumed"),
+        # ... and before #16203 was opened, whole by its date.
+        ({"input": 3090, "output": 1, "total": 6091, "cache_read_input_tokens": 3000, "cache_creation_input_tokens": 0},
+         "2025-07-14T10:00:00Z", (True, True), "date"),
         # The whole prompt, an input below its reads plus writes: an older LiteLLM, writes left out.
-        ([{"input": 5300, "output": 10, "total": 5310, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}], (True, False)),
+        ({"input": 5300, "output": 10, "total": 5310, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310},
+         "2026-05-01T10:00:00Z", (True, False), "total-whole"),
     ],
 )
-def test_litellm_reading_is_decided_from_the_files_numbers(usages: list, held: tuple) -> None:
-    assert litellm_reading(usages) == held
+def test_litellm_reading_is_decided_from_each_observations_numbers(usage: dict, start: str, held: tuple, why: str) -> None:
+    assert litellm_readings([lite(usage, start)]) == [(held, why)]
+
+
+def test_a_total_equal_to_the_sum_without_writes_does_not_decide_the_file() -> None:
+    # One with no writes and a total equal to the buckets' sum (input 1524, 1024 read: Langfuse's
+    # own sum of a whole prompt, or the callback's of a prompt less the reads) beside one whose
+    # total says the whole prompt: the first does not tell, so it reads as the other, in either
+    # order. Before, 0 extra == 0 writes took it as less the reads, for the file when it came first.
+    untold = {"input": 1524, "output": 20, "total": 2568, "cache_read_input_tokens": 1024, "cache_creation_input_tokens": 0}
+    whole = {"input": 5555, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}
+    assert litellm_readings([lite(untold), lite(whole, line=2)]) == [((True, True), "file:line 2"), ((True, True), "total-whole")]
+    assert litellm_readings([lite(whole), lite(untold, line=2)]) == [((True, True), "total-whole"), ((True, True), "file:line 1")]
+
+
+def test_the_2025_fixture_reads_the_same_in_any_order(tmp_path: Path) -> None:
+    # langfuse-litellm-2025.jsonl with m-3 (no writes, a total equal to the buckets' sum) first, and
+    # m-3 alone: started 2025-07-14, before BerriAI/litellm#16203 was opened, its input is the whole
+    # prompt (uncached 1524 - 1024 = 500). Before, m-3 first decided the file less the reads
+    # (uncached 40 + 4025 + 1524 = 5589 instead of 565), and alone read uncached 1524.
+    lines = (FIXTURES / "langfuse-litellm-2025.jsonl").read_text().splitlines()
+    reordered = tmp_path / "reordered.jsonl"
+    reordered.write_text("\n".join([lines[2], lines[0], lines[1]]) + "\n")
+    alone = tmp_path / "m3.jsonl"
+    alone.write_text(lines[2] + "\n")
+    assert run_audit([reordered]).totals.input == 40 + 25 + 500
+    assert run_audit([alone]).totals.input == 500
+    _, summary = read(alone)
+    assert any("its start before BerriAI/litellm#16203 was opened (2025-11-03) (1)" in n for n in summary.notes)
+
+
+def mixed_rows() -> list[dict]:
+    # An older LiteLLM (July 2025: Langfuse summed the total) and a newer one (input less the reads).
+    old = gen(id="b-1", name="litellm-acompletion", startTime="2025-07-01T10:00:00Z", model="claude-sonnet-4-20250514",
+              usageDetails={"input": 4525, "output": 150, "total": 9175, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 500})
+    new = gen(id="b-2", name="litellm-acompletion", startTime="2026-05-01T10:00:00Z", model="claude-sonnet-4-20250514",
+              usageDetails={"input": 355, "output": 220, "total": 5775, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310})
+    return [old, new]
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_a_file_of_mixed_litellm_releases_reads_each_as_its_own_numbers_tell(tmp_path: Path, order: tuple) -> None:
+    # Hand sums: b-1 whole: 4525 - 4000 - 500 = 25 uncached; b-2 less the reads: 355 - 310 = 45.
+    # Before, the first decided both: refused (old first) or b-1 read uncached 4525 - 500 = 4025.
+    rows = mixed_rows()
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(rows[i]) for i in order) + "\n")
+    requests, summary = read(path)
+    assert {r.request_id: r.usage.uncached for r in requests} == {"b-1": 25, "b-2": 45}
+    assert any(n.startswith("mixed LiteLLM releases: ") for n in summary.notes)
+
+
+def test_a_file_of_mixed_litellm_releases_with_one_that_does_not_tell_is_refused(tmp_path: Path) -> None:
+    untold = gen(id="b-3", name="litellm-acompletion", startTime="2026-05-01T10:02:00Z", model="gpt-4.1",
+                 usageDetails={"input": 6000, "output": 50, "total": 10050, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0})
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [*mixed_rows(), untold]) + "\n")
+    with pytest.raises(UserError, match=r"mixed\.jsonl:3: observation b-3: .*mixed LiteLLM releases \(line 1 reads the whole prompt, "
+                                        r"line 2 the prompt less the reads\)"):
+        read(path)
+    assert main(["audit", str(path), "--quiet"]) == 2
+
+
+def test_nothing_told_is_said_assumed(tmp_path: Path) -> None:
+    # Since November 2025, no writes, every input at least its reads, totals equal to the sums:
+    # nothing tells; the whole prompt is assumed and the note says so.
+    row = gen(id="a-1", name="litellm-acompletion", startTime="2026-05-01T10:00:00Z", model="gpt-4.1",
+              usageDetails={"input": 6000, "output": 50, "total": 10050, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0})
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    requests, summary = read(path)
+    assert requests[0].usage.uncached == 2000
+    assert any(n.endswith("what decided it: nothing told (no total below the buckets' sum, no input below its reads, "
+                          "a start since 2025-11-03): assumed whole (1)") for n in summary.notes)
+
+
+def test_a_pydantic_ai_span_with_input_cached_tokens_is_of_the_newer_path() -> None:
+    # Since langfuse#13110 pydantic-ai's spans carry input_cached_tokens, split out of input: one
+    # that names it is disjoint even beside an input_cache_read key (not refused as above its input).
+    reading = read_details({"input": 100, "output": 3, "input_cached_tokens": 500, "input_cache_read": 0}, "x", scope="pydantic-ai")
+    assert (reading.usage.uncached, reading.usage.cache_read, reading.convention) == (100, 500, "additive")
 
 
 def test_tails_beside_an_input_below_them_are_read_so_for_the_whole_file(tmp_path: Path) -> None:

@@ -748,6 +748,27 @@ def test_a_compaction_in_pi_json_mode_output_starts_a_new_chain(tmp_path: Path, 
     assert result.rows[1].predicted_cache_read == 0
 
 
+@pytest.mark.parametrize("summary", [None, 42, ["Listed the files."]])
+def test_a_pi_compaction_result_without_a_text_summary_is_no_compaction(tmp_path: Path, summary: object) -> None:
+    # A compaction_end whose result has no summary text (pi always writes one: a result without is
+    # not a compaction pi did) changes nothing: the next call extends the one before.
+    t0 = 1765233665294
+
+    def reply(ts: int) -> dict:
+        return {"role": "assistant", "content": [], "provider": "anthropic", "model": "claude-opus-4-5", "api": "anthropic-messages",
+                "usage": _u(10, 0, 30000, 5), "stopReason": "stop", "timestamp": ts}
+
+    lines = [
+        {"type": "session", "version": 3, "id": "p1", "timestamp": "2025-12-09T00:53:29.825Z", "cwd": "/x"},
+        _event("message_end", {"role": "user", "content": "go", "timestamp": t0}), _event("message_end", reply(t0 + 10)),
+        {"type": "compaction_end", "reason": "threshold", "result": {"summary": summary, "tokensBefore": 30015}},
+        _event("message_end", {"role": "user", "content": "more", "timestamp": t0 + 60000}), _event("message_end", reply(t0 + 60010)),
+    ]
+    requests, _ = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])
+    assert len(requests) == 2 and requests[1].prefix.parent == requests[0].prefix.node
+    assert not any(kind == "compaction" for kind, _ in requests[1].events)
+
+
 def test_pi_sends_a_deepseek_reply_back_whole_so_the_next_call_reads_into_it(tmp_path: Path) -> None:
     # A public pi home (2026-07, deepseek-v4-flash-free through OpenCode Zen, openai-completions,
     # thinking off): each read reached past the previous prompt into its reply (8,192 of 8,234

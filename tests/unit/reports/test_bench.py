@@ -4,6 +4,7 @@ bad input as one line."""
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import signal
@@ -53,6 +54,9 @@ def test_the_leaderboard_marks_a_strategy_over_the_window(tmp_path, capsys):
     assert all(tip.endswith("(rejected: not comparable)") for cls, _, tip in bars if cls == "gbar marked")
     board = (tmp_path / "leaderboard.csv").read_text().splitlines()
     assert board[0].startswith("workload,window,cache,pricing,rank,strategy,status") and len(board) == 1 + 12
+    # Each run's longest idle gap, what the TTL note goes by (base: no such column); seed-coding has none.
+    runs = list(csv.DictReader((tmp_path / "bench-runs.csv").read_text().splitlines()))
+    assert runs and {r["longest_idle_ms"] for r in runs} == {"0"}
 
 
 def test_jobs_and_dask_do_not_change_a_byte(tmp_path):

@@ -257,11 +257,11 @@ def test_bench_ttl_note_names_the_caches_without_advice():
     records.append({**run, "window": 32_000, "cache": "kimi"})  # idle compaction cannot fire at 32k
     assert warning_notes(records, bench=True) == [
         "claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s), not by the "
-        "run's cache: its runs on anthropic-5m and openai model idle compaction as on the 1 h cache "
+        "run's cache: its runs of seed-coding on anthropic-5m and openai model idle compaction as on the 1 h cache "
         "(one --engine-config serves every cache of a bench)",
         # (idle compaction cannot fire at 32k, its clearing of old results still goes by the setting)
         "claude-code-idle-compact clears old tool results by its cache_ttl_s (3,600 s), not by the run's cache: its "
-        "runs on kimi model the clearing of old tool results as on the 1 h cache (one --engine-config serves every "
+        "runs of seed-coding on kimi model the clearing of old tool results as on the 1 h cache (one --engine-config serves every "
         "cache of a bench)"]
 
 
@@ -276,9 +276,23 @@ def test_bench_ttl_note_only_for_runs_with_an_idle_gap_long_enough():
     # A gap of 5 minutes reaches the 5 minutes of anthropic-5m (the clearing differs there), not
     # openai's longer lifetime; an hour's reaches both.
     [note] = warning_notes([{**run, "cache": cache, "longest_idle_ms": 300_000} for cache in caches], bench=True)
-    assert "its runs on anthropic-5m model idle compaction" in note
+    assert "its runs of seed-coding on anthropic-5m model idle compaction" in note
     [note] = warning_notes([{**run, "cache": cache, "longest_idle_ms": 3_600_000} for cache in caches], bench=True)
-    assert "its runs on anthropic-5m and openai model idle compaction" in note
+    assert "its runs of seed-coding on anthropic-5m and openai model idle compaction" in note
+
+
+def test_bench_ttl_note_names_the_workloads_it_covers():
+    # Base: one note "its runs on anthropic-5m ..." for a bench of idle-gaps and seed-coding,
+    # though only idle-gaps has an idle gap long enough for the setting to matter.
+    run = {"engine": "claude-code-idle-compact", "window": 512_000, "preset": "patched", "engine_warnings": ""}
+    caches = ("anthropic-5m", "anthropic-1h", "openai")
+    records = [{**run, "workload": "idle-gaps", "cache": cache, "longest_idle_ms": 300_000} for cache in caches]
+    records += [{**run, "workload": "seed-coding", "cache": cache, "longest_idle_ms": 0} for cache in caches]
+    [note] = warning_notes(records, bench=True)
+    assert "its runs of idle-gaps on anthropic-5m model idle compaction" in note and "seed-coding" not in note
+    records += [{**run, "workload": "long-idle", "cache": cache, "longest_idle_ms": 3_600_000} for cache in caches]
+    [note] = warning_notes(records, bench=True)
+    assert "its runs of idle-gaps on anthropic-5m and of long-idle on anthropic-5m and openai model idle compaction" in note
 
 
 def test_a_sweep_records_each_runs_longest_idle_gap(tmp_path, capsys):
@@ -333,3 +347,19 @@ def test_openclaws_cache_ttl_pruning_on_another_ttl_is_said(tmp_path, capsys):
     assert _notes(capsys.readouterr().out) == [
         "note: openclaw-compaction prunes old tool results by its ttl_s (3,600 s), not by the run's cache: --cache anthropic "
         "gives its requests 300 s; set ttl_s = 300, or run a cache of 3,600 s"]
+
+
+def test_check_passes_each_runs_longest_idle_gap_to_the_ttl_note():
+    # check's warning_lines builds the records the TTL note reads: without the run's
+    # longest_idle_ms a run that never idled would get the note as a record from an older prefixbench.
+    from types import SimpleNamespace
+
+    from prefixbench.reports.check_report import warning_lines
+
+    def run(idle: int) -> SimpleNamespace:
+        return SimpleNamespace(workload="seed-coding", window=512_000, engine="claude-code-idle-compact", preset="patched",
+                               profile=None, cache="anthropic-5m", seed=0, longest_idle_ms=idle, session=SimpleNamespace(events=()))
+
+    assert warning_lines([run(0)]) == []
+    [note] = warning_lines([run(3_600_000)])
+    assert note.startswith("claude-code-idle-compact idle-compacts and clears old tool results by its cache_ttl_s (3,600 s)")

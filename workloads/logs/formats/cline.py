@@ -1566,8 +1566,10 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         "a Cline SDK session keeps its system prompt but not its tools: the head is an opaque prefix",
         *_reading_notes(readings),
     ]
-    if imported and import_at is None:
-        notes.append(f"a session imported from {import_tool} (origin mode import) with no manifest beside it saying when: "
+    if imported and not import_end:
+        why = ("(origin mode import) with no manifest beside it saying when" if import_at is None else
+               "(the manifest's importedFrom) with no message dated before its importedAt")
+        notes.append(f"a session imported from {import_tool} {why}: "
                      "the imported messages' copied usage cannot be told from Cline's own calls, and all are read as calls")
     elif imported:
         notes.append(f"a session imported from {import_tool} (the manifest's importedFrom): the {import_tool} calls copied "

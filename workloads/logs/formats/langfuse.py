@@ -24,7 +24,8 @@ pydantic-ai's ``cache_read_tokens`` / ``cache_write_tokens`` as they came, insid
 newest still keeps ``cache_write.input_tokens`` so; from December 2025 to then pydantic-ai's
 ``input_cache_read`` / ``input_cache_creation`` too), LiteLLM's Langfuse callback sends
 ``input`` as its whole ``prompt_tokens`` or, since November 2025, less the reads (the writes
-inside it where that LiteLLM's prompt count held them: :func:`litellm_reading`), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
+inside it where that LiteLLM's prompt count held them: each observation read as its own numbers
+tell, :func:`litellm_readings`), and an Anthropic usage passed as it is keeps Anthropic's own uncached ``input_tokens``
 beside ``cache_read_input_tokens`` and ``cache_creation_input_tokens``. ``total`` is the sum of
 the buckets unless the sender gave one; a sender's total above the buckets' sum counts tokens no
 bucket names (such as a Gemini model's thinking tokens, which Vertex AI counts in its total):
@@ -53,7 +54,7 @@ nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -105,7 +106,7 @@ PYDANTIC_AI_SCOPE = "pydantic-ai"
 #: ``litellm-<call type>`` (``litellm:<key alias>``). ``input`` was its whole ``prompt_tokens``
 #: until #16203 (November 2025), the prompt less the reads since; from #15015 (September 2025) it
 #: sends ``total`` = prompt + completion (before, Langfuse summed the buckets). Whether the prompt
-#: held the writes follows the LiteLLM release (:mod:`.gateway_usage`). See :func:`litellm_reading`.
+#: held the writes follows the LiteLLM release (:mod:`.gateway_usage`). See :func:`litellm_readings`.
 LITELLM_METADATA = ("litellm_response_cost", "hidden_params")
 LITELLM_KEYS = ("cache_read_input_tokens", "cache_creation_input_tokens")
 #: The Python SDK's LangChain handler splits Anthropic's ``cache_creation`` by TTL and keeps the
@@ -268,11 +269,13 @@ class _Reading(msgspec.Struct, frozen=True):
     #: so), ``raw`` (an OpenAI-shaped prompt_tokens kept unnormalized), ``tails`` (OpenTelemetry
     #: attribute tails inside input: :data:`INSIDE_READ_KEYS`), ``pydantic-ai`` (its
     #: ``input_cache_read`` / ``input_cache_creation`` inside input), ``litellm-...`` (LiteLLM's
-    #: callback: :func:`litellm_reading`), or ``none`` (no cache key).
+    #: callback: :func:`litellm_readings`), or ``none`` (no cache key).
     convention: str
     #: Tokens a sender-given ``total`` counts above the sum of the buckets, which no bucket names
     #: (such as a Gemini model's thinking tokens, which Vertex AI counts in its total): not counted.
     unnamed: int = 0
+    #: What decided a LiteLLM observation's reading (:func:`litellm_readings`), else "".
+    evidence: str = ""
 
 
 def _first(details: dict[str, int], keys: tuple[str, ...]) -> tuple[str | None, int]:
@@ -309,38 +312,92 @@ def from_litellm(value: dict, details: dict[str, int]) -> bool:
     return named or any(k in _metadata(value) for k in LITELLM_METADATA)
 
 
-def litellm_reading(usages: Iterable[dict[str, int]]) -> tuple[bool | None, bool]:
-    """(reads inside ``input``, writes inside ``input``) for the observations of one file that
-    LiteLLM's callback sent, decided from their own numbers as :func:`.gateway_usage.writes_in_prompt`
-    decides its file.
+#: BerriAI/litellm#16203 (the callback's ``input`` less the reads) was opened on 2025-11-03: an
+#: observation started before then cannot have been sent so (epoch ms).
+LESS_READS_FROM_MS = 1762128000000
+#: What decided a LiteLLM observation's reading (:func:`litellm_readings`), for the notes.
+LITELLM_EVIDENCE = {
+    "total-whole": "its own total (below the buckets' sum by the reads plus the writes)",
+    "sum-whole": "its own total (the buckets' sum with writes: Langfuse's own, before BerriAI/litellm#15015)",
+    "total-less": "its own total (below the buckets' sum by the writes alone)",
+    "below-reads": "its input below its reads",
+    "date": "its start before BerriAI/litellm#16203 was opened (2025-11-03)",
+    "no-reads": "no reads to place",
+    "assumed": "nothing told (no total below the buckets' sum, no input below its reads, a start since 2025-11-03): assumed whole",
+}
 
-    Reads: a sender's ``total`` (prompt + completion) below the buckets' sum by the reads plus the
-    writes means ``input`` is the whole prompt; by the writes alone, the prompt less the reads; a
-    total equal to the sum with writes is Langfuse's own (before the callback sent one: the whole
-    prompt). Where no observation's total tells, ``input`` below its reads rules the whole prompt
-    out; else the whole prompt is kept. None where no observation read the cache (nothing to
-    place). Writes: inside unless some ``input`` is below what it would then hold (older LiteLLM
-    left them out of ``prompt_tokens``).
+
+def litellm_verdict(details: dict[str, int], start_ms: int | None) -> tuple[bool | None, str]:
+    """Whether one observation LiteLLM's callback sent holds its reads inside ``input``, from its
+    own numbers, and what told (a :data:`LITELLM_EVIDENCE` key); None where it does not tell.
+
+    A sender's ``total`` (prompt + completion) below the buckets' sum by the reads plus the writes
+    means the whole prompt; by the writes alone (some writes), the prompt less the reads; a total
+    equal to the sum with writes is Langfuse's own (before the callback sent one: the whole
+    prompt). A total equal to the sum without writes does not tell (less the reads, it is the
+    callback's; whole, Langfuse's). Else an ``input`` below its reads rules the whole prompt out,
+    and a start before #16203 rules less the reads out.
     """
-    usages = list(usages)
-    reads_in: bool | None = None
-    if not any(d["cache_read_input_tokens"] for d in usages):
-        return None, not any(d["input"] < d["cache_creation_input_tokens"] for d in usages)
-    for d in usages:
-        read, written = d["cache_read_input_tokens"], d["cache_creation_input_tokens"]
-        if read == 0 or "total" not in d:
-            continue
-        extra = sum(n for k, n in d.items() if k not in _TOTALS) - d["total"]
-        if extra == read + written or (extra == 0 and written > 0):
-            reads_in = True
-            break
-        if extra == written:
-            reads_in = False
-            break
-    if reads_in is None:
-        reads_in = not any(d["input"] < d["cache_read_input_tokens"] for d in usages)
-    writes_in = not any(d["input"] < (d["cache_read_input_tokens"] if reads_in else 0) + d["cache_creation_input_tokens"] for d in usages)
-    return reads_in, writes_in
+    read, written = details["cache_read_input_tokens"], details["cache_creation_input_tokens"]
+    if read == 0:
+        return None, "no-reads"
+    if "total" in details:
+        extra = sum(n for k, n in details.items() if k not in _TOTALS) - details["total"]
+        if extra == read + written:
+            return True, "total-whole"
+        if written > 0 and extra == 0:
+            return True, "sum-whole"
+        if written > 0 and extra == written:
+            return False, "total-less"
+    if details["input"] < read:
+        return False, "below-reads"
+    if start_ms is not None and start_ms < LESS_READS_FROM_MS:
+        return True, "date"
+    return None, "assumed"
+
+
+def litellm_readings(observations: Sequence[tuple[dict[str, int], int | None, str, str]]) -> list[tuple[tuple[bool | None, bool], str]]:
+    """For the observations of one file that LiteLLM's callback sent, each given as (usage types,
+    start in epoch ms or None, where, its line as the notes name it), ((reads inside ``input``, writes inside ``input``), what
+    decided it: a :data:`LITELLM_EVIDENCE` key, or ``file:<line>`` where another observation's
+    own numbers decided for the file). See :func:`litellm_verdict`.
+
+    Where the observations that tell agree, the rest read as they do; where none tells, the whole
+    prompt is assumed; where they disagree (a file spanning LiteLLM releases) each reads as its
+    own numbers tell, and one that does not tell is refused. Reads None where the file has no read
+    (nothing to place). Writes: inside unless some ``input`` is below what it would then hold
+    (older LiteLLM left them out of ``prompt_tokens``), decided for the file.
+
+    Raises:
+        UserError: a file mixing LiteLLM releases with an observation whose own numbers do not tell.
+    """
+    verdicts = [litellm_verdict(d, start) for d, start, _, _ in observations]
+    told = {reads: line for (reads, _), (_, _, _, line) in zip(verdicts, observations) if reads is not None}
+    any_read = any(d["cache_read_input_tokens"] for d, _, _, _ in observations)
+    mixed = len(told) > 1
+    decided: list[tuple[bool | None, str]] = []
+    for (reads, why), (_, _, where, _) in zip(verdicts, observations):
+        if reads is not None:
+            decided.append((reads, why))
+        elif not any_read:
+            decided.append((None, "no-reads"))
+        elif mixed:
+            if why != "no-reads":
+                raise UserError(
+                    f"{where}: LiteLLM's input here cannot be told from its own numbers, and the file has mixed LiteLLM "
+                    f"releases ({told[True]} reads the whole prompt, {told[False]} the prompt less the reads)"
+                )
+            decided.append((None, "no-reads"))
+        elif told:
+            reads = next(iter(told))
+            decided.append((reads, why if why == "no-reads" else f"file:{told[reads]}"))
+        else:
+            decided.append((True, why))
+    writes_in = not any(
+        d["input"] < (d["cache_read_input_tokens"] if reads else 0) + d["cache_creation_input_tokens"]
+        for (reads, _), (d, _, _, _) in zip(decided, observations)
+    )
+    return [((reads, writes_in), why) for reads, why in decided]
 
 
 def tails_of(details: dict[str, int]) -> int | None:
@@ -353,11 +410,11 @@ def tails_of(details: dict[str, int]) -> int | None:
 
 
 def read_details(details: dict[str, int], where: str, *, scope: str | None = None,
-                 litellm: tuple[bool | None, bool] | None = None, tails_inside: bool = True) -> _Reading:
+                 litellm: tuple[tuple[bool | None, bool], str] | None = None, tails_inside: bool = True) -> _Reading:
     """One observation's usage types as the normalized usage; see the module doc. ``scope``: the
     instrumentation scope the observation's metadata names (:func:`scope_of`). ``litellm``: for an
-    observation LiteLLM's callback sent (:func:`from_litellm`), whether its file's ``input`` holds
-    the reads and the writes (:func:`litellm_reading`), else None. ``tails_inside``: whether its
+    observation LiteLLM's callback sent (:func:`from_litellm`), whether its ``input`` holds the
+    reads and the writes and what decided it (:func:`litellm_readings`), else None. ``tails_inside``: whether its
     file's attribute tails lie inside ``input`` (the conventions' reading) or beside it (an
     instrumentation that copied Anthropic's uncached ``input_tokens``: some input is below them).
 
@@ -393,8 +450,9 @@ def read_details(details: dict[str, int], where: str, *, scope: str | None = Non
         raise UserError(f"{where}: pydantic-ai's cache reads ({read_n}) and writes ({write_n}) exceed the input ({input_n}) that includes them")
     inclusive = ((given_total or pydantic_ai or input_key in ("prompt_tokens", "promptTokens"))
                  and input_n >= read_n + write_n and read_n + write_n > 0)
+    evidence = ""
     if litellm is not None and not inside:
-        reads_in, writes_in = litellm
+        (reads_in, writes_in), evidence = litellm
         held = (details["cache_read_input_tokens"] if reads_in else 0) + (details["cache_creation_input_tokens"] if writes_in else 0)
         if input_n < held:
             raise UserError(f"{where}: the cache tokens ({held}) this file's LiteLLM counts inside input exceed it ({input_n})")
@@ -422,7 +480,7 @@ def read_details(details: dict[str, int], where: str, *, scope: str | None = Non
         convention = "additive" if reported else "none"
     if output_key is None and input_key is None and not reported:
         raise UserError(f"{where}: no token counts in usageDetails")
-    return _Reading(Usage(read_n, write_n - long_n, long_n, uncached, output, cache_reported=reported), convention, unnamed)
+    return _Reading(Usage(read_n, write_n - long_n, long_n, uncached, output, cache_reported=reported), convention, unnamed, evidence)
 
 
 def _messages(raw: object) -> tuple[list | None, list | None]:
@@ -564,7 +622,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             litellm = from_litellm(value, details)
             # (read again below, once the file's own numbers say what its input held)
             tails = tails_of(details)
-            reading = read_details(details, here, scope=scope_of(value), litellm=(False, False) if litellm else None,
+            reading = read_details(details, here, scope=scope_of(value), litellm=((False, False), "") if litellm else None,
                                    tails_inside=tails is None or _first(details, INPUT_FIGURES)[1] >= tails)
             model = _model(value)
             shaped = any(k in details for k in ("cache_read_input_tokens", "cache_creation_input_tokens"))
@@ -594,10 +652,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     # decided for the file as the otel reader decides its spans.
     if any(c.tails is not None and _first(c.tails, INPUT_FIGURES)[1] < (tails_of(c.tails) or 0) for c in calls):
         calls = [c if c.tails is None else _reread(c, read_details(c.tails, c.where, tails_inside=False)) for c in calls]
-    # LiteLLM's callback: what its input held, decided for the file (litellm_reading).
-    if any(c.litellm is not None for c in calls):
-        held = litellm_reading(c.litellm for c in calls if c.litellm is not None)
-        calls = [c if c.litellm is None else _reread(c, read_details(c.litellm, c.where, litellm=held)) for c in calls]
+    # LiteLLM's callback: what its input held, decided from the file's own numbers (litellm_readings).
+    sent = [(c.litellm, c.sent_ms, c.where, f"line {c.obs.line}") for c in calls if c.litellm is not None]
+    if sent:
+        held = iter(litellm_readings(sent))
+        calls = [c if c.litellm is None else _reread(c, read_details(c.litellm, c.where, litellm=next(held))) for c in calls]
     if not calls:
         raise UserError(f"{name}:1: no generation with token usage among the observations ({len(skipped)} skipped, {spans} spans and events)")
     calls.sort(key=lambda c: (c.sent_ms is None, c.sent_ms or 0, c.obs.line))
@@ -608,9 +667,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     last_node: dict[str, str] = {}
     conventions: dict[str, int] = {}
+    evidence: dict[str, dict[str, int]] = {}
     unnamed = [call.reading.unnamed for call in calls if call.reading.unnamed]
     for call, body in zip(calls, bodies):
         conventions[call.reading.convention] = conventions.get(call.reading.convention, 0) + 1
+        if call.reading.evidence:
+            told = evidence.setdefault(call.reading.convention, {})
+            told[call.reading.evidence] = told.get(call.reading.evidence, 0) + 1
         oid = str(call.obs.value.get("id"))
         node = f"langfuse:{name}#{call.lane}:{oid}"
         out.append(
@@ -636,7 +699,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         )
         last_node[call.lane] = node
-    notes = _notes(conventions, cost, len(chained), len(out), spans)
+    notes = _notes(conventions, cost, len(chained), len(out), spans, evidence)
+    if any(k.startswith("litellm-whole-") for k in conventions) and any(k.startswith("litellm-less-reads-") for k in conventions):
+        notes.append("mixed LiteLLM releases: some generations' own numbers say input is the whole prompt_tokens, others' less the reads; "
+                     "each is read as its own numbers tell")
     if writes_unknown:
         notes.append(f"{writes_unknown} generation(s) of a provider that bills cache writes apart have no write bucket in usageDetails "
                      "(no input_cache_creation, cache_creation_input_tokens or the like): what they wrote is not reported, not 0")
@@ -674,8 +740,25 @@ READINGS = {
 }
 
 
-def _notes(conventions: dict[str, int], cost: float, chained_lanes: int, requests: int, spans: int) -> list[str]:
-    notes = [f"{n} generation(s): {READINGS[kind]}" for kind, n in sorted(conventions.items())]
+def _evidence_order(item: tuple[str, int]) -> tuple[int, str]:
+    order = list(LITELLM_EVIDENCE)
+    return (order.index(item[0]) if item[0] in order else len(order), item[0])
+
+
+def _told(why: str) -> str:
+    if why.startswith("file:"):
+        return f"the file's others, as {why[5:]} tells by its own numbers"
+    return LITELLM_EVIDENCE[why]
+
+
+def _notes(conventions: dict[str, int], cost: float, chained_lanes: int, requests: int, spans: int,
+           evidence: dict[str, dict[str, int]]) -> list[str]:
+    notes = [
+        f"{n} generation(s): {READINGS[kind]}"
+        + ("; what decided it: " + "; ".join(f"{_told(why)} ({k})" for why, k in sorted(evidence[kind].items(), key=_evidence_order))
+           if kind in evidence else "")
+        for kind, n in sorted(conventions.items())
+    ]
     if chained_lanes:
         notes.append("generations whose input holds no chat messages are read as chains: one per session, else per trace, in start order")
     if cost:
