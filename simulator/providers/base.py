@@ -392,6 +392,9 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: the audit's chain model only (a log without request bodies, both calls' send times known),
     #: not by the byte-level models that replay bodies.
     unread_after_idle_ms: int = 0
+    #: ``(model regex, ms)``, first match wins over :attr:`unread_after_idle_ms` for that model (0:
+    #: no such rule for it). :meth:`unread_after_idle` gives it.
+    unread_after_idle_by_model: tuple[tuple[str, int], ...] = ()
     #: Serves the Anthropic Messages wire format (its own endpoint or a compatible one), so a
     #: captured call's body and usage read in that shape.
     speaks_messages: bool = False
@@ -559,6 +562,12 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         keep to the last read."""
         return next(((lag, after) for pattern, lag, after in self.read_lag_by_model
                      if _pattern(pattern).search(model)), None)
+
+    def unread_after_idle(self, model: str) -> int:
+        """The idle ms after which ``model``'s request reads nothing (:attr:`unread_after_idle_by_model`,
+        else :attr:`unread_after_idle_ms`); 0: no such rule."""
+        return next((ms for pattern, ms in self.unread_after_idle_by_model if _pattern(pattern).search(model)),
+                    self.unread_after_idle_ms)
 
     def reads_after_switch(self, model: str) -> bool:
         """Whether ``model``'s request right after its lane switched to it reads anything

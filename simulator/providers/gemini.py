@@ -243,6 +243,25 @@ personal_finance 57 -> 60, abhishekibr2/openclaw 60 -> 61; no Gemini or Qwen sam
 (at 7 minutes Axe loses one; at 30 fabien-lessirard loses the two calls that read their whole
 previous prompt after 36 and 38 minutes).
 
+**On 3 Flash a lane stays readable for 20 idle minutes [M].** Over the Gemini CLI, OpenClaw and
+Kilo Code sources the realdata tests read, of the 28 gemini-3-flash-preview calls sent 10 to 20
+minutes after their lane's previous one (same model, the prompt extended) 3 read 0, all three
+through Kilo's gateway; 11 read 85% or more of the previous prompt (Myflix five, 2026-02;
+damini-ai two, after 10m04s and 15m04s, 2026-05; expenses-tracker two and TP-Tutor one, 2026-04;
+Kilo one), 13 only a head of 2.9K-6.2K tokens (Myflix eleven, 3.3K-4.0K, a little above its
+lane starts' 3.0K-3.4K), 1 part of it. A 2.5 call read 0 in 33 of 56 such cases; a 3 Flash call after 20 to
+30 minutes in 4 of 10 (one read most of the prompt), after more in 5 of 13 (none did). So on
+gemini-3-flash (not Flash-Lite) the idle rule above waits 20 minutes
+(:data:`UNREAD_AFTER_IDLE_BY_MODEL`,
+:attr:`~prefixbench.simulator.providers.base.ProviderRules.unread_after_idle_by_model`). Chosen on
+the sources measured before damini-ai (within 3%, against ten minutes: 12 minutes +0, 15 +2, 20
++3, 25 +2, 30 +0; at 20 Myflix 1,497 -> 1,500, TP-Tutor 285 -> 286, the Kilo tasks 524 -> 523)
+and held out on damini-ai: 17 -> 19 of 24. The head-sized reads stay missed (nothing is predicted
+to fall back to the head). Gemini 3 and 3.1 Pro keep ten minutes: of their 3 calls after 10 to 20
+idle minutes two read a 3.4K-3.8K head (fabien-lessirard) and one 0 (Myflix's 3.1 Pro). Google
+states no lifetime: Vertex AI's page says implicit entries leave memory for a durable tier as
+memory is reclaimed and expire within 24 hours.
+
 **Minimums: the official table changed in mid-2026** [O]. Up to its version of 2026-05-28
 (the caching page, https://ai.google.dev/gemini-api/docs/caching, and its Interactions API copy)
 the page listed 1,024 tokens for Gemini 3 Flash Preview (3.5 Flash in that last version) and
@@ -263,7 +282,7 @@ documented (Flash-Lite hits absent below ~3,000 tokens) [M].
 
 **Lifetime.** Not published ("send requests with the same prefix close in time"): no TTL by
 default; ``ttl_ms`` sets an idle lifetime. The audit predicts nothing read after a lane idled ten
-minutes (above), a rule on a lane's calls in a log without request bodies, not an entry's lifetime.
+minutes, twenty on 3 Flash (above), a rule on a lane's calls in a log without request bodies, not an entry's lifetime.
 
 **Explicit ``CachedContent``** (``mode=explicit``, the model in
 :mod:`prefixbench.simulator.cached_content`): the agent creates a named content of the stable
@@ -363,6 +382,9 @@ READ_LAGS: tuple[tuple[str, int, int], ...] = (
 #: A request sent more than this long (ms) after its lane's previous one reads nothing [M] (see the
 #: module doc, "A call after ten idle minutes reads nothing").
 UNREAD_AFTER_IDLE_MS = 10 * 60_000
+#: Models whose idle limit differs from :data:`UNREAD_AFTER_IDLE_MS` [M] (see the module doc, "On
+#: 3 Flash a lane stays readable for 20 idle minutes"): gemini-3-flash, 20 minutes.
+UNREAD_AFTER_IDLE_BY_MODEL: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 20 * 60_000),)
 #: A model no table names: the smallest minimum either official table gives.
 DEFAULT_MIN_TOKENS = 1024
 #: Models before Gemini 2.5, which implicit caching does not cover (it is on "from Gemini 2.5"):
@@ -520,6 +542,7 @@ RULES = ProviderRules(
     unread_after_switch=(r"gemini-2\.5",),
     unread_until_read=(r"gemini-2\.5-(?!flash-lite)",),
     unread_after_idle_ms=UNREAD_AFTER_IDLE_MS,
+    unread_after_idle_by_model=UNREAD_AFTER_IDLE_BY_MODEL,
     body_model="gemini",
     body_model_options_before=((DOCS_MINIMUMS_SINCE_MS, (("minimums", "docs-2026-05"),)),),
     chain_as="gemini",

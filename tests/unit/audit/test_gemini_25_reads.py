@@ -87,6 +87,27 @@ def test_a_call_after_ten_idle_minutes_reads_nothing(tmp_path: Path) -> None:
         assert rows[2].read_within and rows[4].predicted_cache_read >= 22_000
 
 
+def test_a_3_flash_call_reads_after_15_idle_minutes_but_not_after_25(tmp_path: Path) -> None:
+    # gemini-3-flash-preview calls sent 10 to 20 minutes after their lane's previous one mostly read
+    # (Gemini CLI homes: 3 of 28 read 0, 11 most of the previous prompt; damini-ai's after 10m04s and
+    # 15m04s): on 3 Flash the idle rule waits 20 minutes. A call is sent when the message before it
+    # was written: the third here 15 min after the second (the code before predicted 0), the fifth
+    # 25 min after the fourth (nothing, as before).
+    model = "gemini-3-flash-preview"
+    log = _session(tmp_path / "flash.json", [(model, 20_000, 0), (model, 21_000, 19_620), (model, 22_000, 19_620),
+                                             (model, 23_000, 19_620), (model, 24_000, 0)],
+                   at=[1, 1 + 15 * 60, 11 + 15 * 60, 11 + 40 * 60, 20 + 40 * 60])
+    rows = run_audit([log]).rows
+    assert [r.gap_ms for r in rows][2:] == [900_000, 10_000, 1_500_000]
+    assert rows[2].predicted_cache_read == 19_620 and rows[2].read_within
+    assert rows[4].predicted_cache_read == 0 and rows[4].read_within
+    # 3 Pro and 3 Flash-Lite keep ten minutes (measured: 3.x Pro's three such calls read a head or 0).
+    for other in ("gemini-3-pro-preview", "gemini-3-flash-lite-preview"):
+        log = _session(tmp_path / f"{other}.json", [(other, 20_000, 0), (other, 21_000, 19_620), (other, 22_000, 19_620)],
+                       at=[1, 1 + 15 * 60, 10 + 15 * 60])
+        assert run_audit([log]).rows[2].predicted_cache_read == 0, other
+
+
 def test_a_3_pro_read_moves_up_only_after_6000_tokens_left_uncached(tmp_path: Path) -> None:
     # Gemini 3 and 3.1 Pro keep to the last read while the previous call left less than 6,000
     # tokens uncached past it (aim's 3.1 Pro: 13 of 191 reads moved up below 3,000, 36 of 137 from
