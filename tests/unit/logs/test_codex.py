@@ -591,6 +591,7 @@ def test_a_usage_record_no_count_repeats_is_a_billed_call_of_its_own_not_a_compa
         (1200, 300, "gpt-5.1-codex-mini", False), (10700, 50, "gpt-5.1-codex-mini", False)]
     side = requests[2]
     assert side.line == 11 and side.prefix.parent is None and side.events == ()
+    assert (side.lane, side.lane_kind) == ("main:side-responses", "side")  # not the conversation's lane
     assert side.prefix.head not in {r.prefix.head for r in requests if r is not side}
     assert requests[3].prefix.parent == requests[1].prefix.node
     assert any(kind == "user_turn" for kind, _ in requests[3].events)

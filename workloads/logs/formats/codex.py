@@ -510,7 +510,7 @@ class _Rollout:
             self.aborted = True
 
     def _usage_record(self, record: Record, payload: dict, when: int | None) -> None:
-        """``token_usage_record`` (paginated rollouts, about 0.128 on): one completed response's
+        """``token_usage_record`` (Codex 0.153 on, paginated rollouts): one completed response's
         usage, written when the response completed. A token count repeats it (before or after it);
         a remote compaction's has none, and the ``compacted`` record after it names its response.
         Another thread's record (a one-shot delegate's usage forwarded to its parent, which Codex
@@ -1587,11 +1587,11 @@ FORMAT = LogFormat(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
-        "paginated rollouts (about 0.128 on, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
+        "paginated rollouts (about 0.128 on, CLI and Codex Desktop): an ordinal on every record; from 0.153, token_usage_record lines "
         "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
         "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
         "names (compacted.compaction_response_id), is a compaction call on the model its attribution names",
-        "paginated rollouts (token_usage_record): a record of the thread's own that no token count repeats, no compacted "
+        "Codex 0.153 on (token_usage_record): a record of the thread's own that no token count repeats, no compacted "
         "record names and the next token count's running total did not take in is a billed response of its own (a side "
         "request): a call on a head of its own, never a compaction; another thread's record (a delegate's, forwarded) is "
         "no call of this thread, named in a note with its tokens; one the file ends on, or before a fork's first running "
