@@ -547,89 +547,182 @@ def test_a_remote_v2_compaction_call_is_priced_on_the_model_its_record_names(tmp
 
 
 #: Two calls of a turn on gpt-5.1-codex (10,000 then 10,500 prompt tokens), each with its usage
-#: record before its token count, then a second turn on gpt-5.1-codex-mini.
+#: record before its token count, then a second turn on gpt-5.1-codex-mini (the day of PARENT_LINES).
 V2_LINES = [
     *PARENT_LINES[:3],
-    ("2026-12-01T11:14:29.900Z", "token_usage_record", _usage_record("resp_1", (10000, 0, 400), (10000, 0, 400), (10000, 0, 400), "gpt-5.1-codex")),
+    ("2026-09-21T11:14:29.900Z", "token_usage_record", _usage_record("resp_1", (10000, 0, 400), (10000, 0, 400), (10000, 0, 400), "gpt-5.1-codex")),
     PARENT_LINES[3],
     PARENT_LINES[4],
-    ("2026-12-01T11:14:39.900Z", "token_usage_record",
+    ("2026-09-21T11:14:39.900Z", "token_usage_record",
      _usage_record("resp_2", (10500, 10368, 30), (20500, 10368, 430), (20500, 10368, 430), "gpt-5.1-codex")),
     PARENT_LINES[5],
-    ("2026-12-01T11:15:00.000Z", "turn_context", {"model": "gpt-5.1-codex-mini", "effort": "high"}),
-    ("2026-12-01T11:15:00.100Z", "response_item", _user("go on")),
+    ("2026-09-21T11:15:00.000Z", "turn_context", {"model": "gpt-5.1-codex-mini", "effort": "high"}),
+    ("2026-09-21T11:15:00.100Z", "response_item", _user("go on")),
+]
+#: A side request's usage record (1,200 prompt tokens, 300 out), as Codex writes one for a
+#: response it records with no token count (an isolated image description).
+SIDE_RECORD = ("2026-09-21T11:15:05.000Z", "token_usage_record",
+               _usage_record("resp_img", (1200, 0, 300), (1200, 0, 300), (31700, 20736, 730), "gpt-5.1-codex-mini"))
+#: The next turn's call (10,700 prompt tokens), its record and token count; the running total
+#: rose by its usage alone.
+NEXT_CALL = [
+    ("2026-09-21T11:16:04.900Z", "token_usage_record",
+     _usage_record("resp_3", (10700, 10496, 50), (10700, 10496, 50), (31200, 20864, 480), "gpt-5.1-codex-mini")),
+    ("2026-09-21T11:16:05.000Z", "event_msg", _tc(31200, 20864, 480, 10700, 10496, 50)),
 ]
 
 
-def test_a_failed_remote_v2_compaction_is_counted_once(tmp_path: Path) -> None:
-    """Codex records a remote v2 compaction's usage when its response completes, then checks the
-    output (openai/codex ``compact_remote_v2.rs``, ``collect_compaction_output``): an output
-    without exactly one compaction item fails the compaction, and no ``compacted`` record and no
-    token count follow. The response was made and billed: main dropped it. Here the compaction
-    (10,600 prompt tokens, 10,368 read, 700 out, on gpt-5.1-codex as its record says) fails, the
-    user asks again and the next call (10,700) goes on from the uncompacted history. Calls:
-    10,000 + 10,500 + 10,600 + 10,700 = 41,800 prompt tokens, 400 + 30 + 700 + 50 = 1,180 out."""
+@pytest.mark.parametrize("named", [True, False])
+def test_a_usage_record_no_count_repeats_is_a_billed_call_of_its_own_not_a_compaction(tmp_path: Path, named: bool) -> None:
+    """A record no token count repeats, no ``compacted`` names and the next running total did not
+    take in (31,200 = 20,500 + 10,700): Codex records some side requests so (an isolated image
+    description), and a rejected remote compaction would look the same. Nothing says which: a
+    call of its own on a head of its own, never a compaction (main: a compaction call chained onto
+    the conversation, its note "remote compaction call(s) that failed"). The user turn logged
+    before it is the next call's, which extends the conversation as before. A rollout whose
+    session_meta names no id reads the record's thread as its own (main before 6e9ee7e5: dropped)."""
+    lines = [*V2_LINES, SIDE_RECORD, *NEXT_CALL]
+    if not named:
+        lines[0] = (lines[0][0], "session_meta", {k: v for k, v in lines[0][2].items() if k != "id"})
+    path = _paginated(tmp_path / "rollout-side.jsonl", lines)
+    requests, summaries = load_trace([path])
+    assert [(r.usage.prompt, r.usage.output, r.model, r.compaction_call) for r in requests] == [
+        (10000, 400, "gpt-5.1-codex", False), (10500, 30, "gpt-5.1-codex", False),
+        (1200, 300, "gpt-5.1-codex-mini", False), (10700, 50, "gpt-5.1-codex-mini", False)]
+    side = requests[2]
+    assert side.line == 11 and side.prefix.parent is None and side.events == ()
+    assert (side.lane, side.lane_kind) == ("main:side-responses", "side")  # not the conversation's lane
+    assert side.prefix.head not in {r.prefix.head for r in requests if r is not side}
+    assert requests[3].prefix.parent == requests[1].prefix.node
+    assert any(kind == "user_turn" for kind, _ in requests[3].events)
+    notes = summaries[0].notes
+    assert any(note.startswith("1 billed response(s) outside the conversation's token counts (line(s) 11)") for note in notes)
+    assert not any("failed" in note for note in notes)
+    if named:
+        assert ("Codex's own running total: input 31,200 / output 480 tokens "
+                "(the same; the 1 billed response(s) outside it not included)") in notes
+    assert not run_audit([path]).compactions
+
+
+def test_a_side_response_and_a_cut_off_one_in_one_gap(tmp_path: Path) -> None:
+    """Two records between two calls: a side request's (1,200 / 300) and a response cut off by an
+    interrupted turn (10,600 / 700). The next running total rose by 10,600 / 700 beyond its own
+    call: the cut-off one is in it (not counted, its jump noted at its full size), the side
+    request is not (a call of its own), whatever order they came in."""
+    cut = ("2026-09-21T11:15:10.000Z", "token_usage_record",
+           _usage_record("resp_cut", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex-mini"))
     lines = [
-        *V2_LINES,
-        ("2026-12-01T11:15:10.000Z", "token_usage_record",
-         _usage_record("resp_compact", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
-        ("2026-12-01T11:16:00.000Z", "response_item", _user("try again")),
-        ("2026-12-01T11:16:04.900Z", "token_usage_record",
+        *V2_LINES, SIDE_RECORD, cut,
+        ("2026-09-21T11:15:11.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        ("2026-09-21T11:16:00.000Z", "response_item", _user("try again")),
+        ("2026-09-21T11:16:04.900Z", "token_usage_record",
          _usage_record("resp_3", (10700, 10496, 50), (10700, 10496, 50), (41800, 31232, 1180), "gpt-5.1-codex-mini")),
-        ("2026-12-01T11:16:05.000Z", "event_msg", _tc(31200, 20864, 480, 10700, 10496, 50)),
+        ("2026-09-21T11:16:05.000Z", "event_msg", _tc(41800, 31232, 1180, 10700, 10496, 50)),
     ]
-    requests, summaries = load_trace([_paginated(tmp_path / "rollout-failed.jsonl", lines)])
-    assert [(r.usage.prompt, r.usage.cache_read, r.usage.output, r.model, r.compaction_call) for r in requests] == [
-        (10000, 0, 400, "gpt-5.1-codex", False), (10500, 10368, 30, "gpt-5.1-codex", False),
-        (10600, 10368, 700, "gpt-5.1-codex", True), (10700, 10496, 50, "gpt-5.1-codex-mini", False)]
-    assert sum(r.usage.prompt for r in requests) == 41800 and sum(r.usage.output for r in requests) == 1180
-    # The failed compaction sent the conversation so far; the next call extends that, not it.
-    assert requests[2].prefix.parent == requests[1].prefix.node == requests[3].prefix.parent
-    assert not any(kind == "compaction" for kind, _ in requests[3].events)
-    assert any("1 remote compaction call(s) that failed (line(s) 11)" in note for note in summaries[0].notes)
-    assert [c.kind for c in run_audit([tmp_path / "rollout-failed.jsonl"]).compactions] == ["call"]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-two.jsonl", lines)])
+    assert [(r.line, r.usage.prompt, r.compaction_call) for r in requests] == [
+        (5, 10000, False), (8, 10500, False), (11, 1200, False), (16, 10700, False)]
+    assert any("rose by more than their call's usage (line 16: 10,600 input / 700 output tokens, after an interrupted turn)"
+               in note for note in summaries[0].notes)
 
 
-def test_a_failed_compaction_before_its_fallback_is_counted_with_it(tmp_path: Path) -> None:
-    """A compaction on the previous model that fails after its response completed, then Codex's
-    retry on the current one, which succeeds (its record named by the ``compacted`` record): two
-    compaction calls, 10,600 and 10,550 prompt tokens; the call after starts a new context."""
+def test_a_cut_off_response_before_a_compaction_is_not_a_compaction_attempt(tmp_path: Path) -> None:
+    """A response cut off by an interrupted turn (10,600 / 700, its record alone), then a remote
+    compaction whose record the ``compacted`` record names (11,400 prompt tokens). The running
+    total after it, 31,100 = 20,500 + 10,600, took the cut-off response in: it is no call
+    (main: counted as a failed attempt of the compaction, without the running-total check)."""
     lines = [
         *V2_LINES,
-        ("2026-12-01T11:15:10.000Z", "token_usage_record",
-         _usage_record("resp_c1", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
-        ("2026-12-01T11:15:20.000Z", "token_usage_record",
-         _usage_record("resp_c2", (10550, 0, 600), (21150, 10368, 1300), (41650, 20736, 1730), "gpt-5.1-codex-mini")),
-        ("2026-12-01T11:15:20.100Z", "compacted", {"message": "", "window_number": 1, "compaction_response_id": "resp_c2"}),
-        ("2026-12-01T11:15:30.000Z", "token_usage_record",
-         _usage_record("resp_3", (3000, 0, 30), (24150, 10368, 1330), (44650, 20736, 1760), "gpt-5.1-codex-mini")),
-        ("2026-12-01T11:15:30.100Z", "event_msg", _tc(23500, 10368, 460, 3000, 0, 30)),
+        ("2026-09-21T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_cut", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:15:11.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        ("2026-09-21T11:15:20.000Z", "token_usage_record",
+         _usage_record("resp_c", (11400, 10368, 600), (11400, 10368, 600), (42500, 31104, 1730), "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:15:20.100Z", "compacted", {"message": "", "window_number": 1, "compaction_response_id": "resp_c"}),
+        ("2026-09-21T11:15:20.200Z", "event_msg", _tc(31100, 20736, 1130, 0, 0, 0)),
+        ("2026-09-21T11:16:00.000Z", "response_item", _user("go on")),
+        ("2026-09-21T11:16:04.900Z", "token_usage_record",
+         _usage_record("resp_3", (3000, 0, 50), (3000, 0, 50), (45500, 31104, 1780), "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:16:05.000Z", "event_msg", _tc(34100, 20736, 1180, 3000, 0, 50)),
     ]
-    requests, summaries = load_trace([_paginated(tmp_path / "rollout-fallback.jsonl", lines)])
+    path = _paginated(tmp_path / "rollout-cut-compact.jsonl", lines)
+    requests, summaries = load_trace([path])
+    assert [(r.line, r.usage.prompt, r.compaction_call) for r in requests] == [
+        (5, 10000, False), (8, 10500, False), (13, 11400, True), (18, 3000, False)]
+    assert any("(line 18: 10,600 input / 700 output tokens, after an interrupted turn)" in note for note in summaries[0].notes)
+    assert [(c.line, c.kind) for c in run_audit([path]).compactions if c.kind == "call" or c.line == 11] == [(13, "call")]
+
+
+def test_a_record_before_a_compaction_that_names_another_is_a_call_of_its_own(tmp_path: Path) -> None:
+    """A record no token count repeats and the running total did not take in, then a compaction
+    whose ``compacted`` record names another response: nothing says the first was an attempt of
+    that compaction (main: a failed compaction call). A call of its own, on the model its record
+    names; the compaction a compaction call; the call after starts a new context."""
+    lines = [
+        *V2_LINES,
+        ("2026-09-21T11:15:10.000Z", "token_usage_record",
+         _usage_record("resp_c1", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
+        ("2026-09-21T11:15:20.000Z", "token_usage_record",
+         _usage_record("resp_c2", (10550, 0, 600), (21150, 10368, 1300), (41650, 20736, 1730), "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:15:20.100Z", "compacted", {"message": "", "window_number": 1, "compaction_response_id": "resp_c2"}),
+        ("2026-09-21T11:15:30.000Z", "token_usage_record",
+         _usage_record("resp_3", (3000, 0, 30), (24150, 10368, 1330), (44650, 20736, 1760), "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:15:30.100Z", "event_msg", _tc(23500, 10368, 460, 3000, 0, 30)),
+    ]
+    path = _paginated(tmp_path / "rollout-before.jsonl", lines)
+    requests, summaries = load_trace([path])
+    requests = sorted(requests, key=lambda r: r.line)  # the first is decided at the token count after the compaction
     assert [(r.usage.prompt, r.model, r.compaction_call) for r in requests] == [
-        (10000, "gpt-5.1-codex", False), (10500, "gpt-5.1-codex", False), (10600, "gpt-5.1-codex", True),
+        (10000, "gpt-5.1-codex", False), (10500, "gpt-5.1-codex", False), (10600, "gpt-5.1-codex", False),
         (10550, "gpt-5.1-codex-mini", True), (3000, "gpt-5.1-codex-mini", False)]
+    assert requests[2].prefix.parent is None and requests[3].prefix.parent == requests[1].prefix.node
     assert requests[4].prefix.parent is None and any(kind == "compaction" for kind, _ in requests[4].events)
+    assert any(note.startswith("1 billed response(s) outside the conversation's token counts (line(s) 11)")
+               for note in summaries[0].notes)
+    assert [(c.line, c.kind) for c in run_audit([path]).compactions if c.kind == "call" or c.line == 11] == [(12, "call")]
 
 
-def test_a_usage_record_the_running_total_took_in_is_not_a_failed_compaction(tmp_path: Path) -> None:
+def test_a_record_before_a_forks_first_running_total_is_named_not_decided(tmp_path: Path) -> None:
+    """A fork's running total goes on from its source's, which its rollout does not hold: before
+    its first token count, a record no count repeats cannot be told from one the total took in.
+    Named in a note, not counted (main: the total "rose" by it from nothing, so it was dropped
+    with no note)."""
+    def rec(*args: object) -> dict:
+        return dict(_usage_record(*args), thread_id=FORK, session_id=FORK)  # type: ignore[arg-type]
+    lines = [
+        ("2026-09-21T12:00:00.000Z", "session_meta", _meta(FORK, source="cli", thread_source="user", history_mode="paginated",
+                                                            forked_from_id=PARENT, forked_from_ordinal_exclusive=0)),
+        ("2026-09-21T12:00:01.000Z", "turn_context", {"model": "gpt-5.1-codex", "effort": "high"}),
+        ("2026-09-21T12:00:05.000Z", "token_usage_record", rec("resp_f0", (20000, 10368, 300), (20000, 10368, 300), (20000, 10368, 300), "gpt-5.1-codex")),
+        ("2026-09-21T12:00:10.000Z", "response_item", _user("go on")),
+        ("2026-09-21T12:00:14.900Z", "token_usage_record", rec("resp_f1", (20100, 19968, 50), (20100, 19968, 50), (20100, 19968, 50), "gpt-5.1-codex")),
+        ("2026-09-21T12:00:15.000Z", "event_msg", _tc(40600, 30336, 480, 20100, 19968, 50)),
+    ]
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-fork.jsonl", lines)])
+    assert [r.usage.prompt for r in requests] == [20100]
+    assert any(note.startswith("1 token_usage_record(s) before this rollout's first running total (line(s) 3)")
+               for note in summaries[0].notes)
+
+
+def test_a_usage_record_the_running_total_took_in_is_not_counted(tmp_path: Path) -> None:
     """A response cut off by an interrupted turn: Codex adds its usage to the running total and
     writes no token count for it (its record, if one was written, stays alone). The next token
-    count's total rose by it beyond its own call: not a compaction, not counted, as before (the
-    running-total note names the jump); a record of another thread (a delegate's usage forwarded
-    to its parent) is never this thread's call; and a record after its token count is that
+    count's total rose by it beyond its own call: not counted, as before (the running-total note
+    names the jump); a record of another thread (a one-shot delegate's usage forwarded to its
+    parent, kept out of the parent's running total) is no call of this thread, but a note names
+    it with its tokens (main: dropped silently); and a record after its token count is that
     count's. Calls: 10,000, 10,500 and 10,700 prompt tokens."""
     delegate = _usage_record("resp_guard", (900, 0, 20), (900, 0, 20), (900, 0, 20), "gpt-5.1-codex-mini")
     delegate["thread_id"] = CHILD
     lines = [
         *V2_LINES,
-        ("2026-12-01T11:15:05.000Z", "token_usage_record", delegate),
-        ("2026-12-01T11:15:10.000Z", "token_usage_record",
+        ("2026-09-21T11:15:05.000Z", "token_usage_record", delegate),
+        ("2026-09-21T11:15:10.000Z", "token_usage_record",
          _usage_record("resp_cut", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex-mini")),
-        ("2026-12-01T11:15:11.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
-        ("2026-12-01T11:16:00.000Z", "response_item", _user("try again")),
-        ("2026-12-01T11:16:05.000Z", "event_msg", _tc(41800, 31232, 1180, 10700, 10496, 50)),
-        ("2026-12-01T11:16:05.100Z", "token_usage_record",
+        ("2026-09-21T11:15:11.000Z", "event_msg", {"type": "turn_aborted", "reason": "interrupted"}),
+        ("2026-09-21T11:16:00.000Z", "response_item", _user("try again")),
+        ("2026-09-21T11:16:05.000Z", "event_msg", _tc(41800, 31232, 1180, 10700, 10496, 50)),
+        ("2026-09-21T11:16:05.100Z", "token_usage_record",
          _usage_record("resp_3", (10700, 10496, 50), (10700, 10496, 50), (41800, 31232, 1180), "gpt-5.1-codex-mini")),
     ]
     requests, summaries = load_trace([_paginated(tmp_path / "rollout-cut.jsonl", lines)])
@@ -637,15 +730,17 @@ def test_a_usage_record_the_running_total_took_in_is_not_a_failed_compaction(tmp
     assert any("rose by more than their call's usage (line 15: 10,600 input / 700 output tokens" in note
                for note in summaries[0].notes)
     assert not any("compaction" in note for note in summaries[0].notes)
+    assert any(note.startswith(f"1 token_usage_record(s) of another thread (line(s) 11; thread(s) {CHILD}): "
+                               "900 input and 20 output tokens") for note in summaries[0].notes)
 
 
 def test_a_usage_record_the_file_ends_on_is_named_not_counted(tmp_path: Path) -> None:
     """A record no token count repeats, the last usage line of the file: the rollout does not say
-    whether Codex's running total took it in (a failed compaction, or a call whose token count
-    was never written): not counted, and a note names its line."""
+    whether Codex's running total took it in (a billed response of its own, or a call whose token
+    count was never written): not counted, and a note names its line."""
     lines = [
         *V2_LINES,
-        ("2026-12-01T11:15:10.000Z", "token_usage_record",
+        ("2026-09-21T11:15:10.000Z", "token_usage_record",
          _usage_record("resp_last", (10600, 10368, 700), (10600, 10368, 700), (31100, 20736, 1130), "gpt-5.1-codex")),
     ]
     requests, summaries = load_trace([_paginated(tmp_path / "rollout-end.jsonl", lines)])

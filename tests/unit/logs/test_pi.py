@@ -421,6 +421,8 @@ def test_later_pi_hour_writes_beyond_the_writes_are_refused(tmp_path: Path) -> N
     ("kimi-coder", "kimi-for-coding", "moonshot"),
     ("my-proxy", "kimi-k2.5", "unknown"),
     ("ollama", "kimi-for-coding", "unknown"),
+    ("fireworks", "kimi-for-coding", "unknown"),  # a host serving open models itself: its own, whatever the model
+    ("kimi-coder", "Kimi-For-Coding", "moonshot"),  # the model id whatever its case
     ("minimax-portal", "MiniMax-M2.5", "minimax"),  # OpenClaw's MiniMax OAuth (main: unknown)
     ("opencode", "deepseek-v4-flash-free", "deepseek"),  # gateways: the model's vendor
     ("openrouter", "x-ai/grok-4-fast", "xai"),

@@ -31,11 +31,14 @@ every record (``ordinal``) and says in its first ``session_meta`` what the threa
   usage, otherwise repeated by its token count) whose response the ``compacted`` record after it
   names: a compaction call, extending the conversation it summarizes, on the model the record's
   ``attribution`` names (a v2 compaction may run on another model than the turn's);
-* a remote compaction that failed after its response completed (the response billed, its output
-  rejected: :meth:`_Rollout._settle`): a ``token_usage_record`` of the thread's own that no token
-  count repeats, no ``compacted`` record names and the next token count's running total did not
-  take in. A compaction call too; the history stays as it was. A record of another thread (a
-  one-shot delegate's usage its parent keeps) is no call of this thread;
+* a billed response outside the conversation (:meth:`_Rollout._settle`): a ``token_usage_record``
+  of the thread's own that no token count repeats, no ``compacted`` record names and the next
+  token count's running total did not take in. Codex records some side requests so (an isolated
+  image description); a remote compaction whose output was rejected would look the same, but
+  nothing in the record says which: a call of its own, on a head of its own, never a compaction,
+  and the conversation goes on as before it. A record of another thread (a one-shot delegate's
+  usage forwarded to its parent, kept out of the parent's running total) is no call of this
+  thread, named with its tokens in a note;
 * a fork (``forked_from_id``, ``forked_from_ordinal_exclusive``) or a continuation window after
   a compaction (``history_base {thread_id, end_ordinal_exclusive}``), whose inherited history is
   by reference: any record below that ordinal would be the earlier thread's, not counted; a
@@ -121,6 +124,7 @@ rollout: this output is then the only record of its calls.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable
 from pathlib import Path
@@ -438,14 +442,20 @@ class _Rollout:
         #: The usage of the compaction call just counted (its token_count, if any, is not a call).
         self.compaction_usage: dict | None = None
         #: The last token count's usage, while no usage record has followed it (its record, if
-        #: one comes after it, is that call's); and the lines of the failed remote compactions
-        #: counted (records no token count repeated and no ``compacted`` named).
+        #: one comes after it, is that call's); and the lines of the records counted as calls of
+        #: their own (no token count repeated them, no ``compacted`` named them, the running total
+        #: did not take them in).
         self.count_usage: dict | None = None
-        self.failed_compactions: list[int] = []
+        self.side_responses: list[int] = []
         #: Held records a later record or ``compacted`` passed over, kept for the next token count
-        #: to decide (:meth:`_settle`); those the file ended on, never decided (their lines).
+        #: to decide (:meth:`_settle`); those the file ended on, never decided (their lines); those
+        #: before a fork's first running total, which cannot say what they were (their lines).
         self.orphans: list[tuple[Record, int | None, str, dict, str | None]] = []
         self.undecided: list[int] = []
+        self.unknown_base: list[int] = []
+        #: Records of another thread (a one-shot delegate's forwarded usage): line, thread, usage.
+        self.forwarded: list[tuple[int, str, dict]] = []
+        self.continued = False  # a continuation window (history_base): its running total may go on from the earlier one's
 
     def line(self, record: Record) -> None:
         value: dict = record.value  # type: ignore[assignment]
@@ -473,10 +483,8 @@ class _Rollout:
         elif kind == "token_usage_record":
             self._usage_record(record, payload, when)
         elif kind == "compacted" or (kind == "event_msg" and ptype in ("context_compacted", "compacted")):
-            if kind == "compacted":
-                # Records passed over before it are earlier attempts of this compaction that failed
-                # after their response completed (Codex retries a compaction on the current model).
-                self._settle(None, {})
+            # Records passed over before it wait for the next token count (:meth:`_settle`): nothing
+            # in them says they were attempts of this compaction.
             if kind == "compacted" and self.held is not None and self.held[2] == payload.get("compaction_response_id"):
                 self._compaction_call(*self.held)
                 self.held = None
@@ -502,15 +510,18 @@ class _Rollout:
             self.aborted = True
 
     def _usage_record(self, record: Record, payload: dict, when: int | None) -> None:
-        """``token_usage_record`` (Codex 0.147 on): one completed response's usage, written when
-        the response completed. A token count repeats it (before or after it); a remote
-        compaction's has none, and the ``compacted`` record after it names its response. Another
-        thread's record (a one-shot delegate's usage forwarded to its parent) is not this thread's
-        call. A record no token count repeats and no ``compacted`` names waits for the next token
-        count to say what it was (:meth:`_settle`)."""
+        """``token_usage_record`` (Codex 0.153 on, paginated rollouts): one completed response's
+        usage, written when the response completed. A token count repeats it (before or after it);
+        a remote compaction's has none, and the ``compacted`` record after it names its response.
+        Another thread's record (a one-shot delegate's usage forwarded to its parent, which Codex
+        keeps out of the parent's running total) is not this thread's call: a note names it with
+        its tokens. A record no token count repeats and no ``compacted`` names waits for the next
+        token count to say what it was (:meth:`_settle`)."""
         usage, response = as_dict(payload.get("usage")), _text(payload.get("response_id"))
         thread = _text(payload.get("thread_id"))
         if thread is not None and self.session != self.name and thread != self.session:  # the rollout's thread named
+            if usage:
+                self.forwarded.append((record.line, thread, usage))
             return
         self._park()
         if self.count_usage is not None and usage and _same(self.count_usage, usage):
@@ -529,31 +540,70 @@ class _Rollout:
         """The records no token count repeated and no ``compacted`` named, at the next token count.
         One whose usage Codex's running total took in (it rose by that much beyond this count's
         own call) is a response with no token count of its own: not counted, as before (the
-        running-total note names it). Any other is a remote compaction v2 whose response
-        completed, then failed (openai/codex ``compact_remote_v2.rs``, ``collect_compaction_output``:
-        Codex records the usage when ``response.completed`` arrives, then rejects an output without
-        exactly one compaction item, and writes no ``compacted`` record and no token count; a
-        compaction's usage is never in the running total). It is counted as a compaction call on
-        the model its record names; the history is not compacted, so the next call still extends
-        the conversation before it. At a ``compacted`` record (``total`` None) each is an earlier
-        attempt of that compaction that failed so (Codex retries on the current model)."""
+        running-total note names it). Any other is a billed response outside the conversation's
+        token counts: Codex records some side requests so (an isolated image description's
+        ``record_observed_response_completed``, with no token count). A remote compaction whose
+        output was rejected after its response completed would look the same, but the record does
+        not say so: it is counted as a call of its own (:meth:`_side_call`), never a compaction,
+        and the history goes on as before it. Before a fork's or a continuation's first running
+        total, the total it started from is not known: those records are named, not counted."""
         orphans, self.orphans = self.orphans, []
         keys = ("input_tokens", "output_tokens")
-        previous = self.last_total if isinstance(self.last_total, dict) else {}
+        if isinstance(self.last_total, dict):
+            previous: dict | None = self.last_total
+        elif self.thread.kind == "subagent" or not (
+                self.forked_from or self.segment_of or self.copy_from or self.continued
+                or self.copied_total is not None or self.copied_below is not None):
+            previous = {}  # a new thread's (or a subagent's) running total starts from zero
+        else:
+            previous = None  # it goes on from another rollout's, not known here
         rise = None
-        if isinstance(total, dict) and all(
+        if previous is not None and isinstance(total, dict) and all(
                 isinstance(d.get(k, 0), int) and not isinstance(d.get(k, 0), bool) for d in (total, previous, last) for k in keys):
             rise = [total.get(k, 0) - previous.get(k, 0) - last.get(k, 0) for k in keys]
-        for held in orphans:
-            spent = [held[3].get(k, 0) if isinstance(held[3].get(k, 0), int) else 0 for k in keys]
-            if rise is not None and all(r >= n for r, n in zip(rise, spent)):
-                rise = [r - n for r, n in zip(rise, spent)]
-                continue
-            counted = len(self.out)
-            self._compaction_call(*held, failed=True)
-            if len(self.out) > counted:
-                self.failed_compactions.append(held[0].line)
-                self.out_at_total = len(self.out)  # not in Codex's running total
+        if previous is None:
+            self.unknown_base += [held[0].line for held in orphans]
+            return
+        spent = [tuple(held[3].get(k, 0) if isinstance(held[3].get(k, 0), int) else 0 for k in keys) for held in orphans]
+        taken = _taken_in(spent, rise)
+        for n, held in enumerate(orphans):
+            if n not in taken:
+                self._side_call(*held)
+
+    def _side_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None) -> None:
+        """A billed response no token count repeated, no ``compacted`` named and the running total
+        did not take in (:meth:`_settle`): a call of its own on the model its record names, in a
+        ``side`` lane of the thread's (``<lane>:side-responses``). Its prompt is not in the
+        rollout: a head of its own, extending nothing; what was logged since the last call stays
+        for the next one, which extends the conversation as before."""
+        if f"response:{response}" in self.ctx.codex_totals:
+            self.skipped.append((record.line, "usage record replayed from an earlier session (fork/resume)"))
+            return
+        self.ctx.codex_totals.add(f"response:{response}")
+        model = model or self.model
+        self.out.append(
+            TraceRequest(
+                file=self.name,
+                line=record.line,
+                lane=f"{self.thread.lane}:side-responses",  # not the conversation's next call
+                lane_kind="side",
+                seq=len(self.out),
+                sent_ms=when,
+                ready_ms=when,
+                done_ms=when,
+                provider=self.provider,
+                upstream=self.upstream,
+                model=model,
+                envelope=(("effort", self.effort),) if self.effort else (),
+                usage=_usage(usage, f"{self.name}:{record.line}"),
+                prefix=Prefix(f"codex:response:{model}:{self.session}#{response}", f"codex:{self.session}#response:{response}", None, 1),
+                events=(),
+                agent_version=self.version,
+                source_format=NAME,
+            )
+        )
+        self.side_responses.append(record.line)
+        self.out_at_total = len(self.out)  # not in Codex's running total
 
     def _reference(self, payload: dict) -> None:
         """``rollout_reference`` (later Codex, ``RolloutItem::RolloutReference``): the history this
@@ -717,6 +767,7 @@ class _Rollout:
             self.events.append(("fork", f"forked from thread {forked_from}"))
             self.forked_from = forked_from
         elif continues:
+            self.continued = True
             self.events.append(("compaction", "a continuation window: the thread went on in a new rollout after a compaction"))
             self.thread_notes.append(
                 f"a continuation window of thread {self.session}"
@@ -889,8 +940,7 @@ class _Rollout:
             "thread's rollout is in the audit"
         )
 
-    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None,
-                         failed: bool = False) -> None:
+    def _compaction_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None) -> None:
         """A remote compaction's call (later Codex): its usage only in a ``token_usage_record``
         whose response the ``compacted`` record after it names. It sends the conversation so far,
         on the model the record's ``attribution`` names: Codex may compact on another model than
@@ -916,7 +966,7 @@ class _Rollout:
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=_usage(usage, f"{self.name}:{record.line}"),
                 prefix=Prefix(self._head(), f"codex:{self.session}#compact:{response}", self.chain_parent, max(1, self.blocks)),
-                events=() if failed else tuple(self.events),
+                events=tuple(self.events),
                 agent_version=self.version,
                 source_format=NAME,
                 compaction_call=True,
@@ -924,9 +974,9 @@ class _Rollout:
         )
         self.model = turn_model
         self.compaction_usage = usage
-        if not failed:  # a failed one leaves what was logged since the last call to the next one
-            self.events, self.turn_marks = [], []
-            self.blocks = 0
+        self.out_at_total = len(self.out)  # a compaction's usage is not in Codex's running total
+        self.events, self.turn_marks = [], []
+        self.blocks = 0
 
     def _add(self, record: Record, usage: Usage, when: int | None, total: object) -> None:
         node = _node(self.session, total, len(self.out))
@@ -1046,20 +1096,38 @@ class _Rollout:
                 f"{self.rollbacks} thread rollback(s) (thread_rolled_back): the turns each dropped stay in the file, "
                 "counted as the calls they were; the call after a rollback extends the last call of the turn before them",
             )
-        if self.failed_compactions:
+        if self.side_responses:
             notes += (
-                f"{len(self.failed_compactions)} remote compaction call(s) that failed (line(s) "
-                f"{', '.join(str(n) for n in self.failed_compactions[:5])}): a token_usage_record that no token count "
-                "repeated, no compacted record named and Codex's running total did not take in (Codex records a "
-                "compaction's usage when its response completes, before it checks the output): counted as compaction "
-                "calls; the history was not compacted",
+                f"{len(self.side_responses)} billed response(s) outside the conversation's token counts (line(s) "
+                f"{', '.join(str(n) for n in self.side_responses[:5])}): a token_usage_record that no token count "
+                "repeated, no compacted record named and Codex's running total did not take in (a side request such as "
+                "an isolated image description; a remote compaction whose output was rejected would look the same, and "
+                "the record does not say which): each counted as a call of its own on a head of its own, not as a "
+                "compaction; the conversation goes on as before it",
+            )
+        if self.unknown_base:
+            notes += (
+                f"{len(self.unknown_base)} token_usage_record(s) before this rollout's first running total (line(s) "
+                f"{', '.join(str(n) for n in self.unknown_base[:5])}) that no token count repeated and no compacted "
+                "record named: the total goes on from another rollout's, not known here, so whether it took them in "
+                "(a response cut off) or not (a billed response of its own) is unknown: not counted",
+            )
+        if self.forwarded:
+            threads = sorted({thread for _, thread, _ in self.forwarded})
+            spent = [sum(u.get(k, 0) for _, _, u in self.forwarded if isinstance(u.get(k, 0), int)) for k in ("input_tokens", "output_tokens")]
+            notes += (
+                f"{len(self.forwarded)} token_usage_record(s) of another thread (line(s) "
+                f"{', '.join(str(n) for n, _, _ in self.forwarded[:5])}; thread(s) {', '.join(threads[:3])}): "
+                f"{spent[0]:,} input and {spent[1]:,} output tokens a one-shot delegate (such as a review) forwarded to this "
+                "thread, which Codex keeps out of this thread's running total: billed, but not counted here (the "
+                "delegate's prompts are not in this rollout)",
             )
         if self.undecided:
             notes += (
                 f"{len(self.undecided)} token_usage_record(s) at the end of the file (line(s) "
                 f"{', '.join(str(n) for n in self.undecided[:5])}) that no token count repeated and no compacted record "
-                "named, with no token count after them to say whether Codex's running total took them in (a failed "
-                "remote compaction, or a call whose token count was never written): not counted",
+                "named, with no token count after them to say whether Codex's running total took them in (a billed "
+                "response of its own, or a call whose token count was never written): not counted",
             )
         if self.reasoning_dropped:
             notes += (
@@ -1092,7 +1160,9 @@ class _Rollout:
             )
         if self.last_total is None or self.sessions_seen > 1:
             return notes
-        counted = (sum(r.usage.prompt for r in self.out if r.usage), sum(r.usage.output for r in self.out if r.usage))
+        side = set(self.side_responses)  # outside Codex's running total
+        mine = [r.usage for r in self.out if r.usage and r.line not in side]
+        counted = (sum(u.prompt for u in mine), sum(u.output for u in mine))
         base = self.total_base or {}
         theirs = tuple(
             n - base.get(key, 0) if isinstance(n, int) and isinstance(base.get(key, 0), int) else n
@@ -1101,6 +1171,8 @@ class _Rollout:
         if all(isinstance(n, int) and not isinstance(n, bool) for n in theirs):
             verdict = "the same" if counted == theirs else f"counted here {counted[0]:,} / {counted[1]:,}"
             less = " less the copy's last" if base else ""
+            if side:
+                verdict += f"; the {len(side)} billed response(s) outside it not included"
             notes += (f"Codex's own running total{less}: input {theirs[0]:,} / output {theirs[1]:,} tokens ({verdict})",)
         if self.total_jumps:
             where = "; ".join(
@@ -1114,6 +1186,25 @@ class _Rollout:
                 "in Codex's running total, not counted here",
             )
         return notes
+
+
+def _taken_in(spent: list[tuple[int, ...]], rise: list[int] | None) -> set[int]:
+    """Which of the records (their usage, ``spent``) a running total's ``rise`` beyond its own
+    call took in: the records whose usage adds up to it exactly, if some do (the fewest records
+    left out first; among a dozen at most), else each in turn while the rise covers it."""
+    if rise is None:
+        return set()
+    if len(spent) <= 12:
+        for size in range(len(spent), -1, -1):
+            for chosen in itertools.combinations(range(len(spent)), size):
+                if [sum(spent[n][k] for n in chosen) for k in range(len(rise))] == rise:
+                    return set(chosen)
+    taken, left = set(), list(rise)
+    for n, usage in enumerate(spent):
+        if all(r >= u for r, u in zip(left, usage)):
+            left = [r - u for r, u in zip(left, usage)]
+            taken.add(n)
+    return taken
 
 
 def _release(version: str | None) -> tuple[int, int]:
@@ -1496,14 +1587,15 @@ FORMAT = LogFormat(
         "rollouts with event_msg token_count (info.last_token_usage, total_token_usage)",
         "later rollouts: last_token_usage.cache_write_input_tokens (the Responses API's writes, GPT-5.6 on), inside input_tokens",
         "resumed or forked sessions: a second session_meta and the earlier history replayed",
-        "paginated rollouts (about 0.128 on, CLI and Codex Desktop): an ordinal on every record; token_usage_record lines "
+        "paginated rollouts (about 0.128 on, CLI and Codex Desktop): an ordinal on every record; from 0.153, token_usage_record lines "
         "repeat a token_count's numbers and are not counted again; thread_settings_applied (and turn_context's "
         "reasoning_effort) set the model and effort; a remote compaction's call, whose usage only a token_usage_record "
         "names (compacted.compaction_response_id), is a compaction call on the model its attribution names",
-        "Codex 0.153 on (token_usage_record): a record of the thread's own that no token count repeats, no compacted record "
-        "names and the next token count's running total did not take in is a remote compaction that failed after its "
-        "response completed: a compaction call, the history not compacted; another thread's record (a delegate's, "
-        "forwarded) is no call; one the file ends on is named in a note, not counted",
+        "Codex 0.153 on (token_usage_record): a record of the thread's own that no token count repeats, no compacted "
+        "record names and the next token count's running total did not take in is a billed response of its own (a side "
+        "request): a call on a head of its own, never a compaction; another thread's record (a delegate's, forwarded) is "
+        "no call of this thread, named in a note with its tokens; one the file ends on, or before a fork's first running "
+        "total, is named in a note, not counted",
         "subagent threads (source.subagent.thread_spawn, thread_source subagent): the parent's history copied below "
         "subagent_history_start_ordinal is not counted; a subagent lane named by agent_nickname and agent_path, "
         "its first call extending the parent's",

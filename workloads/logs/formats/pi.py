@@ -162,8 +162,9 @@ _VENDOR_IDS = {
 #: own, which no rule models.
 _GATEWAYS = frozenset({"opencode", "opencode-go", "openrouter", "vercel-ai-gateway", "cloudflare-ai-gateway"})
 #: Model ids that one vendor's own endpoint alone serves, so a call of one was served by that
-#: vendor whatever the provider entry that sent it is named (a custom provider of the user's
-#: ``models.json``): Kimi Code's plan model, ``kimi-for-coding``, is api.kimi.com/coding's own (a
+#: vendor whatever the provider entry that sent it is named (any id the audit does not know, as a
+#: custom provider of the user's ``models.json``; not a gateway, a self-hosted server or a host
+#: serving open models itself, and the model's id compared whatever its case): Kimi Code's plan model, ``kimi-for-coding``, is api.kimi.com/coding's own (a
 #: real home's ``kimi-coder`` entry sent it there: its calls' 402s ask for an active membership).
 _VENDOR_ONLY_MODELS = {"kimi-for-coding": "moonshot"}
 
