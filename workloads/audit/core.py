@@ -849,6 +849,11 @@ class Heads(dict[str, int | None]):
         #: first body of a provider whose rules say ``body_starts_read_warm_level`` (see
         #: :func:`body_start_levels`): the least it is predicted to read.
         self.body_starts: dict[Key, int] = {}
+        #: Request -> the read the main lanes' first requests of its model, folder and day agree
+        #: on, for each such first request from the third on, of a provider whose rules say
+        #: ``third_starts_read_common_head`` (see :func:`common_start_levels`): the least it is
+        #: predicted to read.
+        self.common_starts: dict[Key, int] = {}
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -980,6 +985,7 @@ def head_sizes(requests: Sequence[TraceRequest]) -> Heads:
     heads = Heads(sizes, warm)
     heads.start_warm = start_warm
     heads.body_starts = body_start_levels(requests)
+    heads.common_starts = common_start_levels(requests)
     heads.falls = falls
     heads.assumed = frozenset(assumed)
     heads.levels = {head: found for head, reads in cold.items() if head in cap and (found := warm_levels(reads))}
@@ -1063,6 +1069,37 @@ def body_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, int]:
         if top is None or reads.count(0) >= top[1] or any(count >= top[1] for level, count in _levels_of(reads) if level != top[0]):
             continue
         found.update({(r.file, r.lane, r.seq): top[0] for r in starts})
+    return found
+
+
+def common_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, int]:
+    """Per first request of a main lane with no body, of a provider whose rules say
+    ``third_starts_read_common_head``, from the third such request of its model (and provider) in
+    its file's folder on one UTC day (sent order): the non-zero read two or more of that group's
+    first requests agree on (within ``WARM_LEVEL_TOLERANCE``), more of them than on any other
+    non-zero read. The first two send the head and part after it, which stores it as a common
+    prefix; the later ones read it (DeepSeek's cache guide: ``A+B`` then ``A+C`` stores ``A``)."""
+    first: dict[tuple[str, str], TraceRequest] = {}
+    for r in requests:
+        known = first.get(lane := (r.file, r.lane))
+        if known is None or r.seq < known.seq:
+            first[lane] = r
+    groups: dict[tuple[str, str, str, str], list[TraceRequest]] = {}
+    for _, r in sorted(first.items(), key=lambda item: item[0]):
+        if (r.body is not None or r.lane_kind != "main" or r.prefix is None or r.prefix.parent is not None or r.usage is None
+                or not r.usage.cache_reported or r.explicit_cache is not None or r.sent_ms is None
+                or not rules_for(r.provider).third_starts_read_common_head):
+            continue
+        day = datetime.fromtimestamp(r.sent_ms / 1000, UTC).date().isoformat()
+        groups.setdefault((r.provider, r.model, str(PurePath(r.file).parent), day), []).append(r)
+    found: dict[Key, int] = {}
+    for starts in groups.values():
+        reads = [r.usage.cache_read for r in starts if r.usage is not None]
+        top = _most_read(warm_levels(reads))
+        if top is None or len(starts) < 3 or any(count >= top[1] for level, count in _levels_of(reads) if level != top[0]):
+            continue
+        ordered = sorted(starts, key=lambda r: (r.sent_ms or 0, r.file, r.lane, r.seq))
+        found.update({(r.file, r.lane, r.seq): top[0] for r in ordered[2:]})
     return found
 
 
@@ -2437,11 +2474,17 @@ class Predictor:
         )
         if uses is not None and self.in_order:
             self._forget(cache, lane, prefix, uses)
-        uncached = _predicted_uncached(rules, usage, verdict.read, verdict.write)
-        if rules.is_additive and verdict.read == 0 and verdict.write == 0:
+        read = verdict.read
+        level = self.heads.common_starts.get((r.file, r.lane, r.seq), 0)
+        if read < level <= rules.cacheable(usage) - verdict.write:
+            # A lane's first request from the third of its model, folder and day: the head the
+            # first two stored as their common prefix (``third_starts_read_common_head``).
+            read = level
+        uncached = _predicted_uncached(rules, usage, read, verdict.write)
+        if rules.is_additive and read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
         return Prediction(
-            verdict.read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
+            read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
             verdict.write if ttl in rules.long_write_ttls else 0,
         )
 

@@ -90,7 +90,7 @@ class LiveAudit:
         self.heads.update(fresh)
         # Everything head_sizes decides (as the batch audit's Heads holds it); token_scales and
         # last_sizes are the predictor's own, learned request by request, and stay.
-        for name in ("warm", "falls", "assumed", "levels", "start_warm", "capped", "body_starts"):
+        for name in ("warm", "falls", "assumed", "levels", "start_warm", "capped", "body_starts", "common_starts"):
             setattr(self.heads, name, getattr(fresh, name))
         self.predictor.warm = frozenset(fresh.warm)
         self.predictor.start_warm = frozenset(fresh.start_warm)

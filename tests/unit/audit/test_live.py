@@ -82,7 +82,7 @@ def test_live_heads_hold_everything_the_batch_audits_do(tmp_path: Path) -> None:
     whole = run_audit([path]).rows
     fresh = head_sizes(live.requests)
     assert fresh.body_starts  # the capture exercises the rule
-    for name in ("warm", "falls", "assumed", "levels", "start_warm", "capped", "body_starts"):
+    for name in ("warm", "falls", "assumed", "levels", "start_warm", "capped", "body_starts", "common_starts"):
         assert getattr(live.heads, name) == getattr(fresh, name), name
     # The last call is predicted as the batch audit predicts it (earlier ones saw fewer lane starts).
     assert mine[-1].predicted_cache_read == whole[-1].predicted_cache_read == 320  # type: ignore[union-attr]
