@@ -68,10 +68,6 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-#: The model Copilot CLI writes for a call a remote host reported without one (its ``usageReported`` relay event).
-HOST_MODEL = "unknown"
-
-
 def _entries(value: object) -> list[dict] | None:
     """The entries of a row's ``token_details_json`` (a JSON array of ``{tokenType, tokenCount,
     model?, ...}``); [] where the row has none, None where it is no such array."""
@@ -142,7 +138,9 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
             skipped.append((line, f"{source} {line}: no tokens (a call that failed or was aborted)"))
             continue
         model = _text(row.get("model")) or NO_MODEL
-        if model in (HOST_MODEL, NO_MODEL) and (billed := _billing_model(row)):
+        # A call a remote host reported without a model (its usageReported relay event) is
+        # written as "unknown", NO_MODEL's own spelling: its billing model names it.
+        if model == NO_MODEL and (billed := _billing_model(row)):
             model, renamed = billed, renamed + 1
         hour_calls += hour > 0
         agent = _text(row.get("agent_id")) if _text(row.get("agent_id")) not in ("", "main") else _text(row.get("parent_tool_call_id"))
@@ -206,7 +204,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         notes.append(f"{hour_calls} call(s) whose billed counts (token_details_json) name 1-hour cache writes (cache_write_1h): "
                      "those are read as 1 h writes, the rest of cache_write_tokens as 5 min writes")
     if renamed:
-        notes.append(f"{renamed} call(s) reported by a host with no model (model {HOST_MODEL!r}): "
+        notes.append(f"{renamed} call(s) reported by a host with no model (model {NO_MODEL!r}): "
                      "named by their billing model (copilot_usage_model, else the one model of token_details_json)")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 

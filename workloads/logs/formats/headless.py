@@ -267,7 +267,7 @@ def _amp_stream(value: dict) -> bool:
     if not isinstance(value.get("session_id"), str) or "parentUuid" in value or "sessionId" in value:
         return False
     if kind == "system":
-        return value.get("subtype") == "init" and "agent_mode" in value and "claude_code_version" not in value
+        return value.get("subtype") == "init" and "agent_mode" in value and value.get("claude_code_version") is None
     return (kind == "assistant" and "parent_tool_use_id" in value and isinstance(message, dict)
             and message.get("type") == "message" and message.get("role") == "assistant"
             and "model" not in message and "id" not in message and value["session_id"].startswith("T-"))
