@@ -284,3 +284,61 @@ def test_a_store_of_copilot_cli_1_0_102_reads_by_the_same_columns(tmp_path: Path
     # By hand: uncached 12000 - 11000 = 1000 and 12600 - 11000 - 400 = 1200; read 11000; written 11400; output 290.
     assert totals(requests) == (2, 2200, 11000, 11400, 290)
     assert [(r.sent_ms, r.done_ms) for r in requests] == [(1793613601000, 1793613605000), (1793613609000, 1793613612000)]
+
+
+def test_copilot_cli_1_0_102_one_hour_writes_and_host_reported_models(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.102 bills 1-hour cache writes apart: its row's ``token_details_json`` may hold
+    a ``cache_write_1h`` entry beside ``cache_write`` (``cache_write_tokens`` is their sum). Those
+    are read as 1 h writes. A call a remote host reported (its ``usageReported`` relay event)
+    without a model is written as model ``unknown``; its billing model (``copilot_usage_model``)
+    names it. Main read every write as 5 min and kept ``unknown``."""
+    def details(inp: int, five: int, hour: int, out: int) -> str:
+        kinds = [("input", inp), ("cache_write", five), ("output", out)] + ([("cache_write_1h", hour)] if hour else [])
+        return json.dumps([{"batchSize": 1, "costPerBatch": 1, "tokenType": k, "tokenCount": n} for k, n in kinds])
+    base = json.loads(FIXTURE.read_text())[0]
+    rows = [dict(base, id=1, model="claude-sonnet-4.6", input_tokens=12000, cache_read_tokens=0, cache_write_tokens=11000,
+                 output_tokens=200, created_at="2026-11-02T10:00:05.000Z", token_details_json=details(1000, 0, 11000, 200)),
+            dict(base, id=2, model="claude-sonnet-4.6", input_tokens=12600, cache_read_tokens=11000, cache_write_tokens=400,
+                 output_tokens=90, created_at="2026-11-02T10:00:12.000Z", token_details_json=details(1200, 150, 250, 90)),
+            dict(base, id=3, model="unknown", copilot_usage_model="claude-sonnet-4.6", input_tokens=13000, cache_read_tokens=11400,
+                 cache_write_tokens=0, output_tokens=50, created_at="2026-11-02T10:00:20.000Z", token_details_json=details(1600, 0, 0, 50))]
+    path = _store_1_0_102(tmp_path / "session-store.db", rows)
+    for source in (path, tmp_path / "rows.json"):
+        if source.suffix == ".json":
+            source.write_text(json.dumps(rows))
+        requests, summary = load_trace([source])
+        # By hand: uncached 12000 - 11000, 12600 - 11000 - 400, 13000 - 11400 = 3800; read 22400;
+        # written 11000 + 400 (of it 11000 + 250 for 1 h); output 340.
+        assert totals(requests) == (3, 3800, 22400, 11400, 340)
+        assert [(r.usage.cache_write_5m, r.usage.cache_write_1h) for r in requests] == [(0, 11000), (150, 250), (0, 0)]
+        assert [(r.provider, r.model) for r in requests] == [("anthropic", "claude-sonnet-4.6")] * 3
+        notes = " ".join(summary[0].notes)
+        assert "2 call(s) whose billed counts (token_details_json) name 1-hour cache writes" in notes
+        assert "1 call(s) reported by a host with no model" in notes
+
+
+def test_one_hour_writes_are_priced_at_the_one_hour_rate(tmp_path: Path) -> None:
+    """A call's 10,000 written tokens, 1 h by its billed counts: priced at Anthropic's 1 h write
+    rate (2x input), not the 5 min one (1.25x), which the same row without them gets."""
+    base = json.loads(FIXTURE.read_text())[0]
+    row = dict(base, id=1, model="claude-sonnet-4.6", input_tokens=10000, cache_read_tokens=0, cache_write_tokens=10000,
+               output_tokens=0, token_details_json=None)
+    hour = json.dumps([{"batchSize": 1, "costPerBatch": 1, "tokenType": "cache_write_1h", "tokenCount": 10000}])
+    one_hour = run_audit([_store_1_0_102(tmp_path / "a.db", [dict(row, token_details_json=hour)])]).totals.cost_usd
+    five_min = run_audit([_store_1_0_102(tmp_path / "b.db", [row])]).totals.cost_usd
+    assert one_hour * 125 == five_min * 200 > 0
+
+
+def _store_1_0_102(path: Path, rows: list[dict]) -> Path:
+    """A store whose usage table has 1.0.102's billing columns (``copilot_usage_model``, ``token_details_json``)."""
+    db = sqlite3.connect(path)
+    for statement in SCHEMA:
+        db.execute(statement)
+    db.execute("ALTER TABLE assistant_usage_events ADD COLUMN copilot_usage_model TEXT")
+    db.execute("ALTER TABLE assistant_usage_events ADD COLUMN token_details_json TEXT")
+    db.execute("INSERT INTO schema_version VALUES (8)")
+    for row in rows:
+        db.execute(f"INSERT INTO assistant_usage_events ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
+    db.commit()
+    db.close()
+    return path

@@ -456,3 +456,57 @@ def test_a_line_of_those_keys_with_a_time_that_is_no_text_is_not_entires(tmp_pat
     path = write_jsonl(tmp_path / "t.jsonl", [dict(ENTIRE_COMPACT_KIRO[0], ts=5)])
     with pytest.raises(UserError, match="unknown log format"):
         detect_format(path)
+
+
+#: ``amp --execute --stream-json`` (Amp's CLI: the writer's shapes as its binary's bundle has them):
+#: ``init`` names ``agent_mode``, each reply ``{type: "message", role, content, stop_reason, usage}``
+#: with no model and no id; ``session_id`` is the thread's id. Two calls, then the result.
+AMP_STREAM = [
+    {"type": "system", "subtype": "init", "cwd": "/w", "session_id": "T-7c1e2a90-4b4d-4f0e-9d51-2b8f5e1c0a33",
+     "tools": ["Bash", "Read", "edit_file"], "mcp_servers": [], "agent_mode": "smart"},
+    {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "fix the test"}]},
+     "parent_tool_use_id": None, "session_id": "T-7c1e2a90-4b4d-4f0e-9d51-2b8f5e1c0a33"},
+    {"type": "assistant", "message": {"type": "message", "role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_01", "name": "Bash", "input": {"cmd": "pytest"}}], "stop_reason": "tool_use",
+        "usage": {"input_tokens": 5, "cache_creation_input_tokens": 9000, "cache_read_input_tokens": 0, "output_tokens": 60,
+                  "service_tier": "standard"}}, "parent_tool_use_id": None, "session_id": "T-7c1e2a90-4b4d-4f0e-9d51-2b8f5e1c0a33"},
+    {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": "1 failed",
+                                                             "is_error": False}]},
+     "parent_tool_use_id": None, "session_id": "T-7c1e2a90-4b4d-4f0e-9d51-2b8f5e1c0a33"},
+    {"type": "assistant", "message": {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "Fixed."}],
+                                      "stop_reason": "end_turn", "usage": {"input_tokens": 3, "cache_creation_input_tokens": 400,
+                                                                           "cache_read_input_tokens": 9000, "output_tokens": 20,
+                                                                           "service_tier": "standard"}},
+     "parent_tool_use_id": None, "session_id": "T-7c1e2a90-4b4d-4f0e-9d51-2b8f5e1c0a33"},
+    {"type": "result", "subtype": "success", "duration_ms": 8123, "is_error": False, "num_turns": 1, "result": "Fixed.",
+     "session_id": "T-7c1e2a90-4b4d-4f0e-9d51-2b8f5e1c0a33"},
+]
+
+
+@pytest.mark.parametrize("fmt", ["auto", "claude-code"])
+@pytest.mark.parametrize("first", [0, 2], ids=["whole", "from-a-reply"])
+def test_an_amp_stream_json_output_is_named_as_amps_and_points_to_the_thread(tmp_path: Path, fmt: str, first: int) -> None:
+    """Amp's Claude Code-compatible stream JSON names no call's model: main said "unknown log
+    format" of it (and, read as claude-code, "message.model is not a string"), never that it is
+    Amp's, nor which file logs each call with its model."""
+    path = write_jsonl(tmp_path / "run.jsonl", AMP_STREAM[first:])
+    what = (rf"^{path}:1: Amp --execute --stream-json output \(Claude Code's stream-json shape, written by Amp\): it names no "
+            r"call's model .*; audit the Amp thread of the run \(.*threads/<session_id>\.json, format amp: .*\) instead$")
+    with pytest.raises(UserError, match=what):
+        load_trace([path], fmt)
+
+
+def test_a_claude_code_stream_json_run_is_not_taken_for_amps(tmp_path: Path) -> None:
+    """Claude Code's own stream-json (its init names its version, its replies their model) still reads as Claude Code."""
+    sid = "0d1f5c3e-8a1b-4c44-9e0f-1a2b3c4d5e6f"
+    path = write_jsonl(tmp_path / "run.jsonl", [
+        {"type": "system", "subtype": "init", "cwd": "/w", "session_id": sid, "tools": ["Bash"], "model": "claude-sonnet-4-6",
+         "claude_code_version": "2.1.0"},
+        {"type": "assistant", "message": {"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
+                                          "content": [{"type": "text", "text": "Hi."}], "stop_reason": "end_turn",
+                                          "usage": {"input_tokens": 5, "cache_creation_input_tokens": 9000, "cache_read_input_tokens": 0,
+                                                    "output_tokens": 6}},
+         "parent_tool_use_id": None, "session_id": sid, "uuid": "u1"},
+    ])
+    requests, summaries = load_trace([path])
+    assert [s.format for s in summaries] == ["claude-code"] and len(requests) == 1

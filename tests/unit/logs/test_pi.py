@@ -1460,3 +1460,31 @@ def test_a_self_hosted_pi_provider_is_the_calls_upstream(tmp_path: Path, pi_prov
     entry["message"].update({"provider": pi_provider, "model": "qwen3-coder:30b", "api": "openai-completions"})
     requests, _ = load_trace([_pi(tmp_path / "pi.jsonl", [_pi_msg("user", t0), entry])])
     assert [(r.provider, r.upstream) for r in requests] == [(provider, upstream)]
+
+
+def test_pi_json_mode_thinking_level_changed_is_a_change_of_request_family(tmp_path: Path) -> None:
+    """pi 0.73's --mode json / rpc output prints ``thinking_level_changed {level}`` where a session
+    file writes ``thinking_level_change {thinkingLevel}`` (AgentSession.setThinkingLevel emits it on
+    a change), but never the level a run starts at. main ignored the event: the calls after it kept
+    the family of thinking off, and the miss it caused had no cause. Now it is the session file's
+    change; the calls before it are noted as of an unknown level, not taken as off silently."""
+    header, *events = _json_mode_run()
+    cut = next(n for n, e in enumerate(events) if e["type"] == "turn_end")  # after the first call
+    lines = [header, *events[:cut + 1], {"type": "thinking_level_changed", "level": "high"}, *events[cut + 1:]]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "run.jsonl", lines)])
+    assert [dict(r.envelope)["thinking"] for r in requests] == ["off", "on"]
+    assert ("thinking_change", "unknown -> high") in requests[1].events
+    assert any(n.startswith("1 call(s) before pi --mode json output named a thinking level") for n in summaries[0].notes)
+
+
+def test_pi_rpc_get_state_names_the_starting_thinking_level(tmp_path: Path) -> None:
+    """--mode rpc: a get_state response names the current level; a change after it is from that level."""
+    header, *events = _json_mode_run()
+    cut = next(n for n, e in enumerate(events) if e["type"] == "turn_end")
+    state = {"id": "s1", "type": "response", "command": "get_state", "success": True,
+             "data": {"thinkingLevel": "medium", "isStreaming": False}}
+    lines = [state, *events[:cut + 1], {"type": "thinking_level_changed", "level": "off"}, *events[cut + 1:]]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "rpc.jsonl", lines)])
+    assert [dict(r.envelope)["thinking"] for r in requests] == ["on", "off"]
+    assert ("thinking_change", "medium -> off") in requests[1].events
+    assert not any("named a thinking level" in n for n in summaries[0].notes)

@@ -26,6 +26,13 @@ and the notes say which reading was taken. A NULL count is not reported (a NULL 
 provider that bills writes apart: what it wrote is unknown); a row with no tokens at all is a
 call that failed or was aborted, counted apart.
 
+Copilot CLI 1.0.102's rows also keep their billed counts per token type (``token_details_json``:
+``[{tokenType, tokenCount, model?, ...}]``): where those name 1-hour cache writes
+(``cache_write_1h``), the call's writes are the larger of ``cache_write_tokens`` and the billed
+5-minute plus 1-hour writes (as Copilot CLI sums them), the 1-hour ones read as such. A call a host
+reported without a model (``usageReported``: model ``unknown``) is named by its billing model
+(``copilot_usage_model``, else the one model of its billed counts).
+
 Who served a call is asked of :func:`prefixbench.simulator.providers.provider_of_model` with its
 ``model``. Lanes: each session is one (``main``); a row with an ``agent_id`` (other than ``main``)
 or a ``parent_tool_call_id`` is a subagent's, in the lane ``<session>/<agent>``. A call was done
@@ -34,6 +41,7 @@ when its row was written (``created_at``) and sent ``duration_ms`` before.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -60,6 +68,41 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _entries(value: object) -> list[dict] | None:
+    """The entries of a row's ``token_details_json`` (a JSON array of ``{tokenType, tokenCount,
+    model?, ...}``); [] where the row has none, None where it is no such array."""
+    if value is None or value == "":
+        return []
+    try:
+        entries = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return None
+    return entries if isinstance(entries, list) and all(isinstance(e, dict) for e in entries) else None
+
+
+def _hour_writes(entries: list[dict], where: str) -> tuple[int, int]:
+    """The billed 5 min and 1 h cache writes of a row's token details: ``cache_write`` and
+    ``cache_write_1h``, each summed (0, 0 where no entry names 1 h writes)."""
+    if not any(e.get("tokenType") == "cache_write_1h" for e in entries):
+        return 0, 0
+    five = hour = 0
+    for entry in entries:
+        kind = entry.get("tokenType")
+        if kind in ("cache_write", "cache_write_1h"):
+            n = count(entry.get("tokenCount"), where, f"token_details_json {kind} tokenCount")
+            five, hour = (five + n, hour) if kind == "cache_write" else (five, hour + n)
+    return five, hour
+
+
+def _billing_model(row: dict) -> str:
+    """The model a row's billing names: ``copilot_usage_model``, else the one model its
+    ``token_details_json`` entries name ("" where they name none, or two)."""
+    if billed := _text(row.get("copilot_usage_model")):
+        return billed
+    models = {_text(e.get("model")) for e in _entries(row.get("token_details_json")) or ()}
+    return models.pop() if len(models) == 1 else ""
+
+
 class _Lane(Lane):
     def __init__(self, name: str, kind: LaneKind) -> None:
         super().__init__(name, kind)
@@ -69,20 +112,24 @@ class _Lane(Lane):
 def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tuple[list[TraceRequest], FileSummary]:
     """The requests of usage rows ``(line, row, where)``; see the module doc."""
     name = str(path)
-    parsed: list[tuple[int, dict, str, int, int, int, int]] = []
+    parsed: list[tuple[int, dict, str, int, int, int, int, int]] = []
     for line, row, where in rows:
-        counts = [count(row.get(key), where, key) for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")]
-        parsed.append((line, row, where, *counts))
+        inp, output, read, written = (count(row.get(key), where, key)
+                                      for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
+        five, hour = _hour_writes(_entries(row.get("token_details_json")) or [], where)
+        if hour:  # 1.0.102: the column sums both writes; Copilot takes the larger of it and the billed sum
+            written = max(written, five + hour)
+        parsed.append((line, row, where, inp, output, read, written, hour))
     if not parsed:
         raise UserError(f"{name}:1: no Copilot CLI usage row ({', '.join(COLUMNS)})")
     # input_tokens below its reads and writes cannot include them: read the file as additive.
-    additive = any(inp < read + written for _, _, _, inp, _, read, written in parsed)
+    additive = any(inp < read + written for _, _, _, inp, _, read, written, _ in parsed)
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     lanes: dict[str, _Lane] = {}
     sessions: set[str] = set()
-    not_reported = writes_unknown = 0
-    for line, row, where, inp, output, read, written in parsed:
+    not_reported = writes_unknown = hour_calls = renamed = 0
+    for line, row, where, inp, output, read, written, hour in parsed:
         sid = row.get("session_id")
         if not isinstance(sid, str) or not sid:
             raise UserError(f"{where}: session_id is not a session id ({sid!r:.40})")
@@ -91,6 +138,11 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
             skipped.append((line, f"{source} {line}: no tokens (a call that failed or was aborted)"))
             continue
         model = _text(row.get("model")) or NO_MODEL
+        # A call a remote host reported without a model (its usageReported relay event) is
+        # written as "unknown", NO_MODEL's own spelling: its billing model names it.
+        if model == NO_MODEL and (billed := _billing_model(row)):
+            model, renamed = billed, renamed + 1
+        hour_calls += hour > 0
         agent = _text(row.get("agent_id")) if _text(row.get("agent_id")) not in ("", "main") else _text(row.get("parent_tool_call_id"))
         key = f"{sid}/{agent}" if agent else sid  # the whole id: two agents may share a long head
         lane = lanes.get(key)
@@ -125,7 +177,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
                 done_ms=done,
                 provider=provider,
                 model=model,
-                usage=Usage(cache_read=read, cache_write_5m=written, uncached=uncached, output=output,
+                usage=Usage(cache_read=read, cache_write_5m=written - hour, cache_write_1h=hour, uncached=uncached, output=output,
                             cache_reported=cache_reported, writes_reported=writes_reported),
                 prefix=Prefix(f"{NAME}:{lane.kind}:{model}", node, lane.parent),
                 events=tuple(lane.events),
@@ -148,6 +200,12 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         notes.append(f"{not_reported} call(s) with NULL cache counts: their cache use is not reported, not zero")
     if writes_unknown:
         notes.append(f"{writes_unknown} call(s) of a provider that bills writes apart with a NULL write count: what they wrote is unknown")
+    if hour_calls:
+        notes.append(f"{hour_calls} call(s) whose billed counts (token_details_json) name 1-hour cache writes (cache_write_1h): "
+                     "those are read as 1 h writes, the rest of cache_write_tokens as 5 min writes")
+    if renamed:
+        notes.append(f"{renamed} call(s) reported by a host with no model (model {NO_MODEL!r}): "
+                     "named by their billing model (copilot_usage_model, else the one model of token_details_json)")
     return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
 
 
@@ -188,7 +246,8 @@ FORMAT = LogFormat(
     usage="subset",
     versions=(
         "store schemas 6 to 8 (Copilot CLI 1.0.73 to 1.0.91 seen; 1.0.77's read): assistant_usage_events, one row per model call, input_tokens including cache reads and writes",
-        "Copilot CLI 1.0.102's store (checked from its package): the same columns read, new ones (copilot_usage_model, api_endpoint, ...) not read",
+        "Copilot CLI 1.0.102's store (checked from its package): the same columns read; token_details_json's 1-hour writes "
+        "(cache_write_1h) read as 1 h, copilot_usage_model names a host-reported call of model unknown",
         "stores of schema 2 and 4 (1.0.14 to 1.0.60): no usage table, refused in one line",
         "the rows exported as JSON (sqlite3 -json: an array of row objects, or one a line)",
         "copilot -p --output-format json output (no call's prompt or cache counts) and legacy "

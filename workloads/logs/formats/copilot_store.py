@@ -17,7 +17,8 @@ TABLE = "assistant_usage_events"
 #: The columns a usage row must have (the keys of an exported one).
 COLUMNS = ("session_id", "model", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 #: The columns read where the table has them.
-OPTIONAL = ("id", "turn_index", "created_at", "duration_ms", "agent_id", "parent_tool_call_id", "finish_reason")
+OPTIONAL = ("id", "turn_index", "created_at", "duration_ms", "agent_id", "parent_tool_call_id", "finish_reason",
+            "copilot_usage_model", "token_details_json")
 #: The tables of every Copilot CLI session store, with or without usage.
 STORE_TABLES = {"sessions": ("id", "cwd", "created_at"), "turns": ("session_id", "turn_index"), "schema_version": ("version",)}
 SUFFIXES = (".db",)

@@ -41,6 +41,14 @@ in one line that says what it is, why, and which of the agent's own files logs e
   event with a ``parentId`` is also its ``events.jsonl``'s, refused as that
   (``formats.COPILOT_CLI``) unless the file holds the ``result``.
 
+* ``amp --execute --stream-json`` (Amp's CLI: "output in Claude Code-compatible stream JSON
+  format"): Claude Code's ``system``/``init``, ``user``, ``assistant`` and ``result`` lines, each
+  reply's ``usage`` in the Messages API's names, but no reply names its model (Amp's own usage
+  record has one; the printer drops it) and the ``init`` names Amp's ``agent_mode``, not a Claude
+  Code version. Amp routes calls to several providers' models, so whose cache rules apply is not
+  known: named, and the Amp thread (``threads/T-<uuid>.json``, :mod:`.amp`) is what logs each
+  call with its model.
+
 * Entire's compact transcript (the entire.io CLI's ``transcript.jsonl`` beside ``full.jsonl`` in
   each session folder of a checkpoint, ``refs/entire/checkpoints/...``; ``{v: 1, agent,
   cli_version, type, ts, content}`` lines, seen for pi, OpenCode and Claude Code, Entire 0.8.42 and
@@ -249,6 +257,22 @@ def _entire_agent(value: dict) -> str:
     return f"of the agent {value['agent'][:40]}"
 
 
+def _amp_stream(value: dict) -> bool:
+    """A line of ``amp --execute --stream-json`` (Amp's CLI, "Claude Code-compatible stream JSON"):
+    Claude Code's stream shapes, but its ``init`` names Amp's ``agent_mode`` and no
+    ``claude_code_version``, and a reply's ``message`` (``{type: "message", role, content,
+    stop_reason, usage}``) names no ``model`` and no ``id``; each line's ``session_id`` is the
+    Amp thread's (``T-<uuid>``)."""
+    kind, message = value.get("type"), value.get("message")
+    if not isinstance(value.get("session_id"), str) or "parentUuid" in value or "sessionId" in value:
+        return False
+    if kind == "system":
+        return value.get("subtype") == "init" and "agent_mode" in value and value.get("claude_code_version") is None
+    return (kind == "assistant" and "parent_tool_use_id" in value and isinstance(message, dict)
+            and message.get("type") == "message" and message.get("role") == "assistant"
+            and "model" not in message and "id" not in message and value["session_id"].startswith("T-"))
+
+
 #: Every headless output refused, in the order they are tried.
 HEADLESS: tuple[Headless, ...] = (
     Headless(
@@ -286,6 +310,14 @@ HEADLESS: tuple[Headless, ...] = (
         _claude_json_text,
     ),
     COPILOT_JSON,
+    Headless(
+        "Amp --execute --stream-json output (Claude Code's stream-json shape, written by Amp)",
+        "it names no call's model (each reply's usage is printed without it, and Amp routes calls to Claude and GPT "
+        "models alike): whose cache rules apply is unknown",
+        "the Amp thread of the run (${AMP_DATA_DIR:-~/.local/share/amp}/threads/<session_id>.json, format amp: each "
+        "call's model and usage)",
+        _amp_stream,
+    ),
     Headless(
         "Entire's compact transcript of a session{detail} (transcript.jsonl of a checkpoint)",
         "it keeps at most each reply's uncached input and output tokens, no cache read or write",

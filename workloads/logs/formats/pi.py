@@ -46,7 +46,10 @@ usage), ``message_end`` (final), and again inside ``turn_end`` and ``agent_end``
 ``message_end`` is read, as a ``message`` entry with no id (entries in output order). A
 compaction pi did between calls is printed as events only (``auto_compaction_end`` in 0.58,
 ``compaction_end`` by 0.73, with the ``result`` a session file's ``compaction`` entry holds): read as
-that entry, no summary call logged. Such output holding no call (a run that failed first: ``--mode rpc``'s failed ``response`` alone) is
+that entry, no summary call logged. A ``thinking_level_changed {level}`` event (0.73) is a session
+file's ``thinking_level_change``; the level a run starts at is not printed, so calls before any
+level is named (by such an event or ``--mode rpc``'s ``get_state`` response) are counted in a note
+as of an unknown level. Such output holding no call (a run that failed first: ``--mode rpc``'s failed ``response`` alone) is
 refused in one line quoting its first error (:meth:`_Session.no_call`).
 
 A ``custom_message`` entry (an extension's message; ``custom`` entries are no message) is sent to
@@ -118,7 +121,7 @@ _ERROR_CHARS = 160
 #: pi --mode json / rpc's AgentSessionEvents that only output holds (no session file has them).
 _OUTPUT_EVENTS = frozenset({"message_end", "agent_start", "agent_end", "turn_start", "turn_end", "message_start", "message_update",
                             "auto_retry_start", "auto_retry_end", "auto_compaction_start", "auto_compaction_end",
-                            "compaction_start", "compaction_end"})
+                            "compaction_start", "compaction_end", "thinking_level_changed"})
 #: The output event that ends a compaction (``auto_compaction_end`` until pi 0.6x, then
 #: ``compaction_end`` for a manual one too): its ``result`` (``summary``, ``firstKeptEntryId``,
 #: ``tokensBefore``) is the session file's ``compaction`` entry; ``result`` is absent where the
@@ -277,6 +280,13 @@ _ENTRY_TIMED = ("{:,} call(s) with no message.timestamp (pi before 0.6.0): timed
                 "the reply (after the call returned), not when it sent the request")
 
 
+#: The note of pi --mode json / rpc output whose calls ran before it named a thinking level
+#: (:attr:`_Session.thinking_unknown`).
+_THINKING_UNKNOWN = ("{:,} call(s) before pi {} output named a thinking level (it prints no starting level, only "
+                     "thinking_level_changed events and rpc get_state responses): their level is unknown, read as thinking "
+                     "off; a change after them is logged as from unknown")
+
+
 def _usage(usage: dict, where: str, api: object = None, provider: object = None) -> Usage:
     """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite`` (of which ``cacheWrite1h``,
     in later pi, is the part written with a 1 h lifetime), but for the Gemini APIs
@@ -315,6 +325,12 @@ class _Session:
         self.out: list[TraceRequest] = []
         self.skipped: list[tuple[int, str]] = []
         self.thinking = "off"
+        #: Whether the thinking level is known: named by the session's header or an entry or event
+        #: (a session file's ``thinking_level_change``; in pi --mode json / rpc output, which prints
+        #: no starting level, ``thinking_level_changed`` or a ``get_state`` response), and the calls
+        #: of such output made before it was (their level unknown, read as ``thinking``'s default).
+        self.thinking_known = False
+        self.thinking_unknown = 0
         self.events: list[tuple[str, str]] = []
         self.blocks = 0
         #: The messages logged since the previous request (its response first), for locating
@@ -381,6 +397,7 @@ class _Session:
                     self.compacted = []
                 self.headers += 1
                 self.session_id = session_id
+                self.thinking_known = isinstance(value.get("thinkingLevel"), str)
                 if isinstance(value.get("thinkingLevel"), str):
                     self.thinking = value["thinkingLevel"]
                 source = value.get("parentSession") or value.get("branchedFrom")
@@ -391,7 +408,16 @@ class _Session:
             case "thinking_level_change":
                 level = str(value.get("thinkingLevel"))
                 self.events.append(("thinking_change", f"{self.thinking} -> {level}"))
-                self.thinking = level
+                self.thinking, self.thinking_known = level, True
+            case "thinking_level_changed" if isinstance(value.get("level"), str):
+                # pi --mode json / rpc output (0.73: AgentSession.setThinkingLevel emits it on a
+                # change): the session file's thinking_level_change, whose level is ``level``.
+                level = value["level"]
+                self.events.append(("thinking_change", f"{self.thinking if self.thinking_known else 'unknown'} -> {level}"))
+                self.thinking, self.thinking_known = level, True
+            case "response" if value.get("command") == "get_state" and isinstance(as_dict(value.get("data")).get("thinkingLevel"), str):
+                # pi --mode rpc: the state a client asked for names the current level (no change).
+                self.thinking, self.thinking_known = value["data"]["thinkingLevel"], True
             case "compaction":
                 calls = len(self.out)
                 copied = self._side_call(record, value, "summary")
@@ -693,6 +719,7 @@ class _Session:
         zen = zen_model(provider, asked)
         model = zen if zen != asked else (_served_model(message) or NO_MODEL)
         node = f"pi:{self.name}#{record.line}" + (f".{record.part}" if record.part else "")
+        self.thinking_unknown += bool(self.output) and not self.thinking_known
         self.out.append(
             TraceRequest(
                 file=self.name,
@@ -882,6 +909,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
     if session.entry_timed:
         notes += (_ENTRY_TIMED.format(session.entry_timed),)
+    if session.thinking_unknown:
+        notes += (_THINKING_UNKNOWN.format(session.thinking_unknown, session.output),)
     if session.cost:
         notes += (f"pi's own cost fields sum to ${session.cost:.4f} (a check on the dollars here)",)
     notes += _tool_usage_notes([_tool_counts(session)])
@@ -1000,7 +1029,8 @@ FORMAT = LogFormat(
         "earendil-works/pi: usage entries (its cache warmer's kind cache_warm: the latest request re-sent), and the "
         "usage of compaction and branch_summary entries (the summary's call)",
         "pi --mode json / --mode rpc output: the session header, then events; each message_end is one message; a "
-        "compaction's auto_compaction_end (0.58) or compaction_end (0.73) result a compaction",
+        "compaction's auto_compaction_end (0.58) or compaction_end (0.73) result a compaction; 0.73's "
+        "thinking_level_changed a thinking level change (the starting level is not printed: noted as unknown)",
         "pi's bash mode (2025-12 on): a bashExecution message, a !cmd the user ran, sent as a user message of its "
         "command and output; one run with !! (excludeFromContext, 2026-01 on) is not sent",
         "branch summaries (2025-12-28 on): a branch_summary entry's summary sent as a user message, wrapped; a "
