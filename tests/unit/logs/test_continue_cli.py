@@ -247,22 +247,47 @@ def test_a_gemini_call_missing_a_count_has_no_thoughts_made_of_it(tmp_path: Path
     assert not any("exceeds prompt_tokens + completion_tokens" in n for n in summaries[0].notes)
 
 
-def test_an_openai_model_through_the_ai_sdk_path_is_read_as_subset(tmp_path: Path) -> None:
+def test_the_ai_sdk_path_is_told_by_its_arithmetic_whatever_the_model(tmp_path: Path) -> None:
     """With ``CONTINUE_USE_AI_SDK`` set (cn 1.5.47: providers ``openai`` and ``anthropic``) the
     usage is the AI SDK's: ``cache_read_tokens`` (and ``cached_tokens``) beside a
-    ``prompt_tokens`` that is the whole prompt, reads inside. No other path names
-    ``cache_read_tokens`` for an OpenAI model, so such a call is read as subset. Before: additive,
-    its 20,000-token prompt counted as 20,000 uncached plus 16,000 read (36,000)."""
-    ai_sdk = {"prompt_tokens": 20000, "completion_tokens": 40, "total_tokens": 20040, "model": "gpt-5",
-              "prompt_tokens_details": {"cached_tokens": 16000, "cache_read_tokens": 16000, "cache_write_tokens": 0}}
+    ``prompt_tokens`` that is the whole input, reads and writes inside (vercel/ai
+    ``convert-anthropic-messages-usage.ts``: total = input + writes + reads). So a session no call
+    of which has ``prompt_tokens`` below its reads + writes is read as subset, whatever its model
+    is named. Before: by the model's name, a ``deepseek-chat`` call through the ``openai``
+    provider read as additive (its 20,000-token prompt counted as 36,000), and a Claude call
+    (9,103 tokens) as 18,203."""
+    deepseek = {"prompt_tokens": 20000, "completion_tokens": 40, "total_tokens": 20040, "model": "deepseek-chat",
+                "prompt_tokens_details": {"cached_tokens": 16000, "cache_read_tokens": 16000, "cache_write_tokens": 0}}
+    claude = {"prompt_tokens": 9103, "completion_tokens": 20, "total_tokens": 9123, "model": SONNET,
+              "prompt_tokens_details": {"cached_tokens": 9000, "cache_read_tokens": 9000, "cache_write_tokens": 100}}
     path = _session(tmp_path / "s.json", [
-        _item("user", "hi"), _item("assistant", "a", ai_sdk),
-        _item("user", "more"), _item("assistant", "b", _anthropic(3, 20, 100, 9000)),
+        _item("user", "hi"), _item("assistant", "a", deepseek), _item("user", "more"), _item("assistant", "b", claude),
     ])
     requests, summaries = load_trace([path])
     assert requests[0].usage == Usage(cache_read=16000, uncached=4000, output=40)
-    assert requests[0].usage.prompt == 20000
-    # Claude's calls through the Anthropic adapter keep the additive reading.
     assert requests[1].usage == Usage(cache_read=9000, cache_write_5m=100, uncached=3, output=20)
-    assert any(n.startswith("1 OpenAI model call(s) with cache_read_tokens read as subset") for n in summaries[0].notes)
-    assert any(n.startswith("1 call(s) with cache_read_tokens read as additive") for n in summaries[0].notes)
+    assert [r.usage.prompt for r in requests] == [20000, 9103]
+    assert any(n.startswith("2 call(s) with cache_read_tokens read as subset (Continue's AI SDK path") for n in summaries[0].notes)
+    assert not any("read as additive" in n for n in summaries[0].notes)
+
+
+@pytest.mark.parametrize("written", [100, 0])
+def test_the_anthropic_adapter_is_told_by_its_arithmetic_whatever_the_model(tmp_path: Path, written: int) -> None:
+    """An OpenAI-named model through the ``anthropic`` provider pointed at a Messages-API gateway:
+    the Anthropic adapter's usage, ``prompt_tokens`` (3) below its reads + writes, which the AI
+    SDK's never is: the whole session is read as additive, and the note says which call decided
+    it. Before: read as subset by the model's name, refused (``cached (9000) and written (100)
+    tokens exceed prompt_tokens (3)``), a file the release before read."""
+    path = _session(tmp_path / "s.json", [
+        _item("user", "hi"), _item("assistant", "a", _anthropic(3, 20, written, 9000, model="gpt-5")),
+        # the same session's call that alone could be either (prompt_tokens above reads + writes)
+        _item("user", "paste"), _item("assistant", "b", _anthropic(12000, 5, 0, 9000, model="gpt-5")),
+    ])
+    requests, summaries = load_trace([path])
+    assert requests[0].usage == Usage(cache_read=9000, cache_write_5m=written, uncached=3, output=20)
+    assert requests[1].usage == Usage(cache_read=9000, uncached=12000, output=5)
+    notes = " | ".join(summaries[0].notes)
+    assert (f"2 call(s) with cache_read_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes its reads and "
+            f"writes), decided by the arithmetic, whatever the model: history[1]'s prompt_tokens (3) is below its "
+            f"cache_read_tokens + cache_write_tokens (9000 + {written})") in notes
+    assert "read as subset" not in notes

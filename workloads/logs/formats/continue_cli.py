@@ -26,12 +26,17 @@ One request per assistant message with usage, in history order, in the session's
 message and a summary (an assistant message with ``conversationSummary`` and no usage): the calls
 before it are no longer in the file, and the summary is a ``compaction`` event of the next call.
 
-Usage convention, decided per call from the fields it has (Continue's
-``packages/openai-adapters``): where ``prompt_tokens_details`` names ``cache_read_tokens`` (the
-Anthropic adapter's, from ``message_start``, always beside ``cache_write_tokens``),
-``prompt_tokens`` is Anthropic's ``input_tokens``, which excludes both (additive), but on an
-OpenAI model's call (only the AI SDK path, ``CONTINUE_USE_AI_SDK``, names the key for one, its
-``prompt_tokens`` the whole prompt) it is read as subset; otherwise the
+Usage convention, decided from the fields a call has (Continue's ``packages/openai-adapters``):
+where ``prompt_tokens_details`` names ``cache_read_tokens`` (always beside
+``cache_write_tokens``) the usage is either the Anthropic adapter's (from ``message_start``:
+``prompt_tokens`` is Anthropic's ``input_tokens``, which excludes both: additive) or the AI SDK
+path's (``CONTINUE_USE_AI_SDK``, providers ``openai`` and ``anthropic``: ``prompt_tokens`` the
+whole input, reads and writes inside, vercel/ai ``convert-anthropic-messages-usage.ts``:
+subset). The model's name cannot tell them (a gateway serves any model through either), the
+arithmetic can: the AI SDK's ``prompt_tokens`` is never below its reads + writes, the adapter's
+is on almost every call that reads or writes. A session with such a call
+(:func:`split_evidence`) is read as additive, every other as subset, and the note names the call
+that decided it. Otherwise the
 usage is OpenAI's as the API sent it, ``cached_tokens`` and GPT-5.6's ``cache_write_tokens``
 inside ``prompt_tokens`` (subset), DeepSeek's hit named ``prompt_cache_hit_tokens`` (its adapter
 is the OpenAI one), and a call without a cached count reports no cache use (Gemini's adapter and the OpenAI adapter's Responses API
@@ -52,7 +57,7 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import GEMINI, OPENAI, counted_provider
+from prefixbench.simulator.providers import GEMINI, counted_provider
 from prefixbench.simulator.providers.base import count, given, mapping, subset_usage
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
@@ -127,19 +132,44 @@ def ide_session(value: dict) -> str | None:
     return IDE_SESSION if is_session(value) and not _has_usage(value) else None
 
 
-def _usage(usage: dict, where: str, model: str) -> tuple[Usage, bool, bool]:
+def _split_counts(usage: dict) -> tuple[int, int, int] | None:
+    """A call's ``prompt_tokens``, reads and writes where its usage names ``cache_read_tokens``
+    and all three are whole numbers (a bad count is refused later, where the call is read)."""
+    details = mapping(usage.get("prompt_tokens_details"))
+    if _SPLIT_KEY not in details:
+        return None
+    numbers = (usage.get("prompt_tokens"), details.get("cache_read_tokens"), details.get("cache_write_tokens") or 0)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        return None
+    return numbers  # type: ignore[return-value]
+
+
+def split_evidence(history: list) -> tuple[int, int, int, int] | None:
+    """The first call of a session whose ``prompt_tokens`` is below its reads plus writes
+    (``(index, prompt, read, written)``), which only the Anthropic adapter's usage can be: the AI
+    SDK's ``prompt_tokens`` is its whole input, the reads and writes inside. None where no call is."""
+    for index, item in enumerate(history):
+        message = item.get("message") if isinstance(item, dict) else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        counts = _split_counts(usage) if isinstance(usage, dict) else None
+        if counts is not None and counts[0] < counts[1] + counts[2]:
+            return (index, *counts)
+    return None
+
+
+def _usage(usage: dict, where: str, adapter: bool) -> tuple[Usage, bool, bool]:
     """A call's usage, whether it was read as additive (the Anthropic adapter's split), and
-    whether it is an OpenAI model's through the AI SDK (read as subset)."""
+    whether it was read as the AI SDK path's (``cache_read_tokens`` inside ``prompt_tokens``).
+    ``adapter``: whether the session's arithmetic shows the Anthropic adapter (:func:`split_evidence`)."""
     details = mapping(usage.get("prompt_tokens_details"))
     prompt = count(usage.get("prompt_tokens"), where, "prompt_tokens")
     output = count(usage.get("completion_tokens"), where, "completion_tokens")
     written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
     if _SPLIT_KEY in details:
         read = count(details.get("cache_read_tokens"), where, "prompt_tokens_details.cache_read_tokens")
-        if counted_provider(model) == OPENAI.name:
-            # Only the AI SDK path (CONTINUE_USE_AI_SDK, providers openai and anthropic) names
-            # cache_read_tokens for an OpenAI model: its prompt_tokens is the AI SDK's inputTokens,
-            # OpenAI's whole prompt with the cached part inside.
+        if not adapter:
+            # No call of the session has prompt_tokens below its reads + writes: the AI SDK path's
+            # (CONTINUE_USE_AI_SDK), whose prompt_tokens is the whole input, reads and writes inside.
             return subset_usage(prompt, read, written, output, reported=True,
                                 excess=f"{where}: cached ({read}) and written ({written}) tokens exceed prompt_tokens ({prompt})"), False, True
         return Usage(cache_read=read, cache_write_5m=written, uncached=prompt, output=output), True, False
@@ -165,8 +195,10 @@ class _Session:
         self.skipped: list[tuple[int, str]] = []
         self.additive = 0
         self.subset = 0
-        #: OpenAI models' calls whose usage names cache_read_tokens (the AI SDK path's).
+        #: Calls whose usage names cache_read_tokens read as the AI SDK path's (subset).
         self.ai_sdk = 0
+        #: The call showing the session's usage is the Anthropic adapter's (:func:`split_evidence`).
+        self.evidence = split_evidence(value["history"])
         #: Gemini calls whose total_tokens is over prompt + completion, and the tokens over.
         self.thought_calls = 0
         self.thoughts = 0
@@ -210,7 +242,7 @@ class _Session:
         lane = self.lane
         where = f"history[{index}]"
         model = usage.get("model") if isinstance(usage.get("model"), str) and usage.get("model") else self.lane.model or NO_MODEL
-        reported, additive, ai_sdk = _usage(usage, f"{self.where}: {where}.message.usage", model)
+        reported, additive, ai_sdk = _usage(usage, f"{self.where}: {where}.message.usage", self.evidence is not None)
         if (not additive and counted_provider(model) == GEMINI.name
                 and all(usage.get(field) is not None for field in ("total_tokens", "prompt_tokens", "completion_tokens"))):
             # Continue's Gemini adapter passes candidatesTokenCount as completion_tokens and
@@ -267,6 +299,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     skipped: list[tuple[int, str]] = []
     additive = subset = ai_sdk = thought_calls = thoughts = 0
     totals: list[str] = []
+    evidence: list[str] = []
     for record in objects(path, records, " (a Continue session)"):
         value: dict = record.value  # type: ignore[assignment]
         if is_python_server_session(value):
@@ -281,6 +314,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         additive += session.additive
         subset += session.subset
         ai_sdk += session.ai_sdk
+        if session.evidence is not None and session.additive:
+            index, prompt, read_, written = session.evidence
+            evidence.append(f"history[{index}]'s prompt_tokens ({prompt}) is below its cache_read_tokens + cache_write_tokens "
+                            f"({read_} + {written})")
         thought_calls += session.thought_calls
         thoughts += session.thoughts
         summed = mapping(value.get("usage"))
@@ -290,12 +327,15 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                           f"cached {cached.get('cachedTokens')!s:.20}, written {cached.get('cacheWriteTokens')!s:.20}")
     notes = ["Continue stamps no history item: the calls are one chain in history order, with no time"]
     if additive:
-        notes.append(f"{additive} call(s) with cache_read_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes its reads and writes)")
+        notes.append(f"{additive} call(s) with cache_read_tokens read as additive (Continue's Anthropic adapter: prompt_tokens excludes "
+                     f"its reads and writes), decided by the arithmetic, whatever the model: {'; '.join(evidence)}, "
+                     "which the AI SDK path's never is")
     if subset:
         notes.append(f"{subset} call(s) read as subset (OpenAI's usage: cached_tokens, and cache_write_tokens, inside prompt_tokens)")
     if ai_sdk:
-        notes.append(f"{ai_sdk} OpenAI model call(s) with cache_read_tokens read as subset (Continue's AI SDK path, CONTINUE_USE_AI_SDK: "
-                     "prompt_tokens is the whole prompt, the reads inside)")
+        notes.append(f"{ai_sdk} call(s) with cache_read_tokens read as subset (Continue's AI SDK path, CONTINUE_USE_AI_SDK: prompt_tokens "
+                     "is the whole input, the reads and writes inside), decided by the arithmetic, whatever the model: no call of the "
+                     "session has prompt_tokens below its reads + writes, as the Anthropic adapter's has on almost every call that reads or writes")
     if thought_calls:
         notes.append(f"{thought_calls} Gemini call(s) whose total_tokens exceeds prompt_tokens + completion_tokens: the {thoughts} tokens over "
                      "(the thoughts, which Continue's Gemini adapter leaves out of completion_tokens) counted as output, as Google bills them")
@@ -314,8 +354,8 @@ FORMAT = LogFormat(
     usage="by-endpoint",
     versions=(
         "cn (Continue CLI) sessions from about December 2025: message.usage {prompt_tokens, completion_tokens, total_tokens, prompt_tokens_details?, model, cost_cents} on each assistant message",
-        "the Anthropic adapter's usage: prompt_tokens_details {cached_tokens, cache_read_tokens, cache_write_tokens}, prompt_tokens excluding both: read as additive",
-        "the AI SDK path's (CONTINUE_USE_AI_SDK, checked in cn 1.5.47) usage of an OpenAI model: the same keys, prompt_tokens the whole prompt: read as subset",
+        "the Anthropic adapter's usage: prompt_tokens_details {cached_tokens, cache_read_tokens, cache_write_tokens}, prompt_tokens excluding both: a session with a call whose prompt_tokens is below its reads + writes is read as additive",
+        "the AI SDK path's (CONTINUE_USE_AI_SDK, checked in cn 1.5.47): the same keys, prompt_tokens the whole input (never below reads + writes): a session no call of which is below is read as subset",
         "OpenAI's usage as sent (cached_tokens, GPT-5.6's cache_write_tokens) and DeepSeek's (prompt_cache_hit_tokens): inside prompt_tokens, read as subset",
         "the Gemini adapter's usage: no cached count (cache not reported), thoughts only in total_tokens: counted as output",
         "the VS Code and JetBrains extensions' sessions: no usage on any message: refused in one line",
