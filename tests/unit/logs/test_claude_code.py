@@ -334,6 +334,35 @@ def test_the_calls_of_a_compaction_lane_extend_each_other(tmp_path: Path) -> Non
     assert [row.predicted_cache_read for row in rows[1:]] == [18400, 22100]
 
 
+def test_a_compaction_lane_response_compacted_but_not_paused_pauses_nothing(tmp_path: Path) -> None:
+    """A compaction lane's response that compacted server-side and went on to sample its message
+    (``iterations`` [compaction, message], non-zero top-level counts) did not pause: the next call
+    of the lane extends it. Before: taken for a pause (its message is a compaction call too, being
+    in a compaction lane), the next call's parent cut, an event "after a response paused at a
+    server-side compaction" that did not happen."""
+    main = Transcript("sess", version="2.1.72")
+    main.user("go", "2026-03-17T07:10:00.000Z", root=True)
+    main.assistant("m1", "2026-03-17T07:10:02.000Z", [cc_usage(3, 9000, 0, 9)])
+    project = tmp_path / "project"
+    write_jsonl(project / "sess.jsonl", main.lines)
+    compact = Transcript("acompact", version="2.1.72", sidechain=True)
+    compact.user("carry on", "2026-03-17T07:14:33.000Z", root=True)
+    usage = cc_usage(3, 600, 0, 390)
+    usage["iterations"] = [
+        {"type": "compaction", "input_tokens": 40000, "output_tokens": 900, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+        {"type": "message", "input_tokens": 3, "output_tokens": 390, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 600},
+    ]
+    compact.assistant("c1", "2026-03-17T07:14:46.000Z", [usage])
+    compact.user("done", "2026-03-17T07:18:16.000Z", tool=True)
+    compact.assistant("c2", "2026-03-17T07:18:21.000Z", [cc_usage(1, 300, 600, 180)])
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", compact.lines)
+    requests, _ = load_trace([project])
+    c1 = next(r for r in requests if r.request_id == "c1" and not r.prefix.node.endswith("#server-compaction0"))
+    c2 = next(r for r in requests if r.request_id == "c2")
+    assert c2.prefix.parent == c1.prefix.node
+    assert not any("paused" in why for _, why in c2.events)
+
+
 def test_claude_code_json_array_form(tmp_path: Path) -> None:
     t = Transcript()
     t.user("héllo", "2025-09-03T00:00:00.000Z", root=True)

@@ -1461,9 +1461,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             )
         iterations = _server_calls(walk, req)
         calls = _with_server_compactions(walk, request, req, iterations)
-        if iterations.compacted and (not calls or calls[-1].compaction_call) and request.prefix is not None:
-            # (a call of a compaction lane is a compaction call too, but no response paused
-            # after a server-side compaction: the next call of its lane extends it)
+        if (iterations.compacted and request.prefix is not None
+                and (not calls or calls[-1].prefix is None or calls[-1].prefix.node != request.prefix.node)):
+            # The response paused after its server-side compaction: no message of its own was
+            # sampled (only the compaction calls are left). Asked of the calls, not of whether the
+            # last is a compaction call: a compaction lane's message is one too, and pauses nothing.
             paused.add(request.prefix.node)
         out.extend(calls)
         out.extend(_advisor_calls(walk, request, req, iterations, len(out), advisors))
