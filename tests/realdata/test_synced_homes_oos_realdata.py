@@ -158,8 +158,18 @@ def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_pat
     # conversation (a median 99% of their prompts), which is not in the files, so the audit says
     # it was cached before the log.
     assert _within(result) == 12_587
+    # 1,657 compaction rows (1,529 within) while every call of an agent-acompact-* file was a
+    # compaction call: 2.1.71-2.1.72's files hold the conversation before the instruction to
+    # summarize (1,515 calls, now main-thread calls), and 44 of them were said to be compaction
+    # calls that missed (72 compaction-miss rows, now 28): 29 now messages-changed, 7 ttl-expired,
+    # 6 system-changed (agent-acompact-03fe84883cab3579.jsonl:222, after "continue" and 19 idle
+    # minutes within its writes' 1 h TTL: it read 6,532 tokens, below the 8,778-token head, the
+    # session's cwd having changed), 1 breakpoint-placement, 1 unexplained.
     compaction = [r for r in result.rows if r.lane_kind == "compaction"]  # (29 within before)
-    assert (len(compaction), sum(bool(r.read_within) for r in compaction)) == (1_657, 1_529)
+    assert (len(compaction), sum(bool(r.read_within) for r in compaction)) == (142, 59)
+    causes = Counter(r.cause for r in result.rows if r.cause)
+    assert (causes["compaction-miss"], causes["messages-changed"], causes["ttl-expired"], causes["system-changed"],
+            causes["breakpoint-placement"], causes["unexplained"]) == (28, 265, 58, 64, 2, 3)
 
 
 def test_a_claude_code_2_1_92_home_written_twice_over_totals_its_lines(tmp_path: Path) -> None:
@@ -233,8 +243,10 @@ def test_three_more_claude_code_2_0_and_2_1_homes_total_their_lines(tmp_path: Pa
              # 362 while each call of its compaction lanes was read as paused after a server-side
              # compaction. Most of the rest are agent-aprompt_suggestion-* calls whose session's
              # own transcript is left out (past the snapshot's size limit): the conversation they
-             # read is not in the files, so the audit says it was cached before the log.
-             363),
+             # read is not in the files, so the audit says it was cached before the log. 363 while
+             # the conversation's last call, written into agent-acompact-4474ad.jsonl before the
+             # instruction to summarize, was a compaction call said to miss.
+             364),
             (YAK, YAK_COMMIT, YAK_URL, YAK_ENV, YAK_LEFT_OUT, tmp_path / "y", 199,
              (2_899, 349_809, 533_608, 203_331_185, 15_712_810),
              {"claude-opus-4-5-20251101": 1_846, "claude-haiku-4-5-20251001": 951, "claude-sonnet-4-5-20250929": 102},

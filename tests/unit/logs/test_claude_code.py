@@ -334,6 +334,32 @@ def test_the_calls_of_a_compaction_lane_extend_each_other(tmp_path: Path) -> Non
     assert [row.predicted_cache_read for row in rows[1:]] == [18400, 22100]
 
 
+def test_a_compaction_lane_holding_the_conversation_before_its_instruction(tmp_path: Path) -> None:
+    """Claude Code 2.1.71-2.1.72 (pshung/personal_git) wrote whole conversations into
+    ``agent-acompact-*`` files, user turns and all ("Implement the following plan:", "continue"),
+    before the instruction to summarize: only the call answering that instruction is a compaction
+    call; those before it are main-thread calls. Before: every one was a compaction call, and a
+    read that fell short after a user turn was a ``compaction-miss``."""
+    compact = Transcript("acompact", version="2.1.72", sidechain=True)
+    compact.user("Implement the following plan: # Plan", "2026-03-17T07:14:33.000Z", root=True)
+    compact.assistant("c1", "2026-03-17T07:14:46.000Z", [cc_usage(3, 9600, 8800, 390)])
+    compact.user("done", "2026-03-17T07:18:16.000Z", tool=True)
+    compact.assistant("c2", "2026-03-17T07:18:21.000Z", [cc_usage(1, 3700, 18400, 180)])
+    compact.user("continue", "2026-03-17T07:40:00.000Z")
+    compact.assistant("c3", "2026-03-17T07:40:05.000Z", [cc_usage(3, 20000, 8800, 25)])
+    compact.user("Your task is to create a detailed summary of the conversation so far", "2026-03-17T07:41:00.000Z")
+    compact.assistant("c4", "2026-03-17T07:41:30.000Z", [cc_usage(3, 400, 28800, 900)])
+    project = tmp_path / "project"
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", compact.lines)
+    requests, _ = load_trace([project])
+    assert [(r.request_id, r.lane_kind, r.is_compaction_call) for r in requests] == [
+        ("c1", "main", False), ("c2", "main", False), ("c3", "main", False), ("c4", "compaction", True)]
+    assert [r.prefix.parent for r in requests[1:]] == [r.prefix.node for r in requests[:-1]]
+    rows = run_audit([project]).rows
+    assert "compaction-miss" not in [row.cause for row in rows]
+    assert rows[2].cause != "compaction-miss" and rows[2].lost_tokens
+
+
 def test_a_compaction_lane_response_compacted_but_not_paused_pauses_nothing(tmp_path: Path) -> None:
     """A compaction lane's response that compacted server-side and went on to sample its message
     (``iterations`` [compaction, message], non-zero top-level counts) did not pause: the next call

@@ -1332,6 +1332,20 @@ def _reply_written_after(req: _Request) -> bool:
             and type(output) is int and 0 < output <= _REPLY_WRITTEN_MAX)
 
 
+def _summarizing_from(walk: _Walk) -> dict[str, int]:
+    """For each compaction lane of the file, where its summarization starts: the ``first_seq`` of
+    the call answering the lane's last prompt the user side sent (a user turn: Claude Code's
+    instruction to summarize). An ``agent-acompact-*`` file of 2.1.71-2.1.72 (seen) holds a whole
+    conversation before that instruction (opening with "This session is being continued from a
+    previous conversation", "Implement the following plan:" or a prompt typed after ``/clear``, then
+    more user turns): the calls before it are that conversation's, not compaction calls."""
+    last: dict[str, int] = {}
+    for req in walk.requests.values():
+        if req.lane_kind == "compaction" and any(kind == "user_turn" for kind, _ in req.events):
+            last[req.lane] = max(last.get(req.lane, -1), req.first_seq)
+    return last
+
+
 def _server_calls(walk: _Walk, req: _Request) -> ServerCalls:
     """The calls of their own in a response's ``usage.iterations``: a compaction read as the
     response's model's, an advisor call as its advisor model's (:func:`_provider_usage`)."""
@@ -1449,7 +1463,12 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     paused: set[str] = set()  # nodes of responses paused after a server-side compaction
     advisors: dict[str, tuple[str | None, int]] = {}  # each advisor lane's last call, blocks since
+    summarizing = _summarizing_from(walk)
     for req in _fresh(walk, ctx.counted_ids):
+        if req.lane_kind == "compaction" and req.first_seq < summarizing.get(req.lane, -1):
+            # The conversation the lane's summarization call summarizes, written into its file
+            # too: main-thread calls, no compaction calls.
+            req = msgspec.structs.replace(req, lane_kind="main")
         request = _trace_request(walk, len(out), req)
         if request.prefix is not None and request.prefix.parent in paused:
             # The request after a pause sends the compaction's summary in place of what it
