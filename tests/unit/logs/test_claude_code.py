@@ -717,6 +717,61 @@ def test_a_response_line_placed_late_leaves_the_later_lines_counts(tmp_path: Pat
     assert run_audit([path]).totals.output == 350
 
 
+def _placed_late(version: str, output: int = 1_500) -> Transcript:
+    """A main thread's turn whose response has a mid-stream line (``stop_reason`` null, output 1)
+    and its end (``end_turn``), then the next turn; written twice over, the first copy's
+    mid-stream line naming a parent the file never gives (it is placed last)."""
+    t = Transcript("sess", version=version)
+    t.user("go", "2026-06-01T00:00:00.000Z", root=True)
+    t.assistant("r1", "2026-06-01T00:00:02.000Z", [cc_usage(3, 20_000, 0, 1), cc_usage(3, 20_000, 0, output)],
+                model="claude-sonnet-4-6")
+    t.lines[-2]["message"]["stop_reason"] = None
+    t.lines[-1]["message"]["stop_reason"] = "end_turn"
+    t.user("next", "2026-06-01T00:03:00.000Z")
+    t.assistant("r2", "2026-06-01T00:03:02.000Z", [cc_usage(3, 500, 20_000 + output, 9)], model="claude-sonnet-4-6")
+    first = [dict(line) for line in t.lines]
+    first[1]["parentUuid"] = "never-in-the-file"
+    t.lines = first + t.lines
+    return t
+
+
+def test_a_line_placed_late_leaves_the_turns_end_and_its_mid_stream_mark(tmp_path: Path) -> None:
+    """A main-thread 2.1.185 response whose mid-stream line (``stop_reason`` null) is placed after
+    its end: the turn still ended (the next turn is predicted to read the reply, 21,500), and the
+    response is not marked as last written mid-stream (a later file's copy with more output is no
+    final usage of it: the copy is skipped as counted)."""
+    t = _placed_late("2.1.185")
+    project = tmp_path / "project"
+    write_jsonl(project / "sess.jsonl", t.lines)
+    assert run_audit([project / "sess.jsonl"]).rows[1].predicted_cache_read == 21_500
+    copy = Transcript("acompact", version="2.1.185", sidechain=True)
+    copy.lines = [dict(line, isSidechain=True, message=dict(line["message"])) if "message" in line else dict(line)
+                  for line in t.lines[len(t.lines) // 2:]]
+    copy.lines[2]["message"]["usage"] = cc_usage(3, 20_000, 0, 1_600)
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", copy.lines)
+    requests, summaries = load_trace([project])
+    assert [(Path(r.file).name, r.request_id, r.usage.output) for r in requests] == [("sess.jsonl", "r1", 1_500), ("sess.jsonl", "r2", 9)]
+    copied = next(s for s in summaries if Path(s.file).name == "agent-acompact-1.jsonl")
+    assert [why for _, why in copied.skipped] == ["request already counted in another file (resumed or forked session)"] * 2
+
+
+def test_records_run_together_on_a_line_are_placed_in_their_order_on_it(tmp_path: Path) -> None:
+    """A response's mid-stream line and its end run together on one line (``{...}{...}``), the
+    first naming a parent the file never gives (placed last): the end, later on the line, keeps
+    its counts. Before: only a smaller line number was earlier, so the mid-stream output (1) was taken."""
+    t = Transcript("sess", version="2.1.92")
+    t.user("go", "2026-04-05T06:25:42.000Z", root=True)
+    t.assistant("r1", "2026-04-05T06:25:45.000Z", [cc_usage(3, 11000, 0, 1), cc_usage(3, 11000, 0, 144)])
+    t.lines[-2]["message"]["stop_reason"] = None
+    t.lines[-1]["message"]["stop_reason"] = "end_turn"
+    t.lines[-2]["parentUuid"] = "never-in-the-file"
+    t.lines[-1]["parentUuid"] = t.lines[0]["uuid"]
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(t.lines[0]) + "\n" + json.dumps(t.lines[1]) + json.dumps(t.lines[2]) + "\n", encoding="utf-8")
+    requests, _ = load_trace([path])
+    assert [(r.request_id, r.usage.output) for r in requests] == [("r1", 144)]
+
+
 def test_a_tool_result_under_an_entry_never_written_stays_under_the_call_it_answers(tmp_path: Path) -> None:
     # Claude Code 2.0.76 subagents (a public home): of two parallel tool results, the second names
     # as parent an entry the file never gives. It answers a call the file holds (tool_use_id),

@@ -700,8 +700,9 @@ class _Walk:
         known = self.requests.get(key)
         # Placed after a later line of its own file (it waited for a parent the file never gave,
         # as the first copy of a subagent transcript written twice over does): that later line
-        # holds the response as it ended, so this one leaves its counts and its end alone.
-        earlier = known is not None and record.path == known.last_path and record.line < known.last_line
+        # holds the response as it ended, so this one leaves its counts and its end alone. (Where
+        # in the file, records run together on one line ordered by their place on it.)
+        earlier = known is not None and _position(record.line, record.path) < _position(known.last_line, known.last_path)
         if not earlier:
             # Whether its last line so far was written before the response ended (a set: few are).
             (self.mid_stream.add if _mid_stream(message) else self.mid_stream.discard)(key)
@@ -1053,6 +1054,13 @@ def _is_user_turn(value: dict, message: dict) -> bool:
     content = message.get("content")
     is_tool = isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     return not is_tool and not value.get("isCompactSummary")
+
+
+def _position(line: int, path: str) -> tuple[int, int]:
+    """Where a record is in its file, in file order: its line, then its place among the records
+    sharing that line (:attr:`Record.path`: ``record[1]``, ``[57]``; ``""`` alone on its line)."""
+    inside = path.rpartition("[")[2].rstrip("]")
+    return line, int(inside) if inside.isdigit() else -1
 
 
 def _mid_stream(message: dict) -> bool:
