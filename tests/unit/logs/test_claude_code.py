@@ -792,6 +792,9 @@ def test_a_tool_result_under_an_entry_never_written_stays_under_the_call_it_answ
     assert [r.request_id for r in requests] == ["r1", "r2"]
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert ("resume", "") not in requests[1].events
+    # Placed under the first result, not the calling line: the next call's path holds both
+    # results (before: the second alone, the first off its path).
+    assert requests[1].prefix.new_blocks == 4  # two reply lines, two results (before: 3)
     row = run_audit([path]).rows[1]
     assert row.predicted_cache_read == 39000 and row.read_within
 

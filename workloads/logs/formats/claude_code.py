@@ -275,6 +275,8 @@ class _Walk:
         #: Per tool call id, the assistant entry that made the call: a tool result naming a
         #: parent the file never gives is placed under it (:meth:`_answered`).
         self.tool_callers: dict[str, str] = {}
+        #: The assistant entries that made a tool call (:meth:`_below`).
+        self.calling: set[str] = set()
         self.last_said: dict[bool, str] = {}
         #: The stream-json entries placed so far (a 1.0.x line's stand-in uuid counts them).
         self.stream_entries = 0
@@ -482,7 +484,7 @@ class _Walk:
         if parent is not None and not isinstance(parent, str):
             raise UserError(f"{self.name}:{record.line}: parentUuid is not a string ({parent!r:.40})")
         if parent is not None and parent not in self.lane_of and (caller := self._answered(value)) is not None:
-            parent = caller
+            parent = self._below(caller, bool(value.get("isSidechain")))
         if parent is not None and parent in self.progress:
             parent = self._past_progress(parent, bool(value.get("isSidechain")))
         stamp = value.get("timestamp")
@@ -523,16 +525,19 @@ class _Walk:
             for block in content if isinstance(content, list) else ():
                 if isinstance(block, dict) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                     self.tool_callers[block["id"]] = uuid
+                    self.calling.add(uuid)
             self._assistant(record, value, message, uuid, parent, when)
         elif kind == "user":
             self.restating = False
 
     def _answered(self, value: dict) -> str | None:
         """The entry that made the tool call a user entry answers, when its parent is not in the
-        file: Claude Code 2.0.64-2.0.76 (seen) chains the second of two parallel tool results in a
-        subagent's transcript under an entry it never writes, seconds after the first result; the
+        file: Claude Code 2.0.64-2.0.76 (seen) chains one of a response's parallel tool results in
+        a subagent's transcript under an entry it never writes (yakschuss/dotfiles: 126 of them,
+        46 straight after the calling line, the rest after another result of the same response); the
         result answers a call an entry of the file made (its ``tool_use_id``), and the next call
-        sends it with the rest of the conversation. None for any other entry."""
+        sends it with the rest of the conversation (:meth:`_below` places it). None for any other
+        entry."""
         if value.get("type") != "user":
             return None
         content = (value.get("message") or {}).get("content") if isinstance(value.get("message"), dict) else None
@@ -542,6 +547,22 @@ class _Walk:
                 if caller is not None and caller in self.lane_of:
                     return caller
         return None
+
+    def _below(self, caller: str, sidechain: bool) -> str:
+        """Where a tool result placed by :meth:`_answered` goes: under the latest message placed
+        below its calling line (another result of the same response, so the next call's path
+        holds both), or the calling line itself when nothing was placed below it since (no other
+        response in between: a walk up from the latest message meets no other response's line).
+        A result written straight after the calling line, before its siblings, stays under that
+        line: the sibling written after it names the calling line itself, and the next call's
+        path (from the file's own parents) holds that sibling alone."""
+        node = self.last_said.get(sidechain)
+        latest, steps = node, 0
+        while node is not None and node != caller and steps < 64:
+            if node in self.calling and self.anchor.get(node) != self.anchor.get(caller):
+                break  # another response's line that called tools: a later call's, not this one's
+            node, steps = self.parent_of.get(node), steps + 1
+        return latest if node == caller and latest is not None else caller
 
     def _past_progress(self, parent: str, sidechain: bool) -> str:
         """The parent of an entry logged under a progress entry: that entry, unless the progress
