@@ -31,6 +31,10 @@ serialized thread has had these versions (``version``):
   with the prompt cache layout: the system prompt and the tools' order) and a ``thread_events``
   table holding those events; ``request_token_usage`` is still one usage per user turn, so such
   a thread is counted apart as ``0.3.0`` is.
+  Not verified against Zed's published source: the newest ``crates/agent/src/db.rs`` this
+  project could read (zed-industries/zed at ``0642ec7e49e2d2c06f55db8c5bb2d4eca0f5223b``) still
+  has ``DbThread::VERSION = "0.3.0"`` and no ``thread_log``; no commit setting ``"0.4.0"`` was
+  found. A thread naming ``0.4.0`` is read as that shape: one usage per user turn, counted apart.
 
 Each entry is Zed's ``TokenUsage {input_tokens, output_tokens, cache_creation_input_tokens,
 cache_read_input_tokens}`` as Zed's provider code filled it from the wire, so ``input_tokens``
