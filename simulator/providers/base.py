@@ -365,12 +365,13 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: account kept that head warm between runs), though the byte-level model, replaying the
     #: logged bodies alone, sees no shared prefix there (measured on DeepSeek: see its module).
     body_starts_read_warm_level: bool = False
-    #: The same for a body-less log whose sessions each name their own head (pi's files): the main
-    #: lanes' first requests of one model, in one folder (a project's sessions) and one UTC day (pi's
-    #: system prompt ends with the date), from the third on, read the non-zero level two or more of
-    #: them agree on (more than on any other non-zero read) where their prompt holds it: the first
-    #: two send the head and diverge after it, which stores it as a common prefix, and later ones
-    #: read it (measured on DeepSeek: see its module).
+    #: The same for a body-less log whose sessions each name their own head (pi's and OpenClaw's
+    #: files): the main lanes' first requests of one model, in one folder (a project's sessions) and
+    #: one UTC day (pi's system prompt dates the user's local day, which that approximates), from the
+    #: third on, read the non-zero level two or more of the first requests sent before them agree on
+    #: (more than read 0 or agree on any other read) where their prompt holds it: earlier ones send
+    #: the head and diverge after it, which stores it as a common prefix, and later ones read it
+    #: (measured on DeepSeek: see its module).
     third_starts_read_common_head: bool = False
     #: Models (patterns) whose request reads nothing when its lane's previous request went to
     #: another model of the provider: neither the head nor the model's own earlier prefix in the

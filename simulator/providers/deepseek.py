@@ -21,24 +21,28 @@ lite 0 -> 23, the one-at-a-time folder 5 -> 18: its five reads of 0 are lost); t
 ten first calls agree on no read, and DeepSeek's other body logs (two recordings, 13 first calls:
 7 read 0) are left as they were.
 
-**From the third session of a day, a session's first call reads the common head [M][O].** Where
-the log holds no bodies and names a head per session (pi's files), the chain model sees nothing a
-session's first call shares with earlier sessions. The cache guide's ``A+B`` then ``A+C`` example
-stores ``A`` only once two requests part after it, and the first calls of pi sessions on V4 read
-so. Grouped by model, session folder (a project) and UTC day (pi's system prompt ends with the
-date): of the 26 first calls of github.com/24-ang/earth-0 (six deepseek-v4-pro sessions of
-2026-06-12) and github.com/frinfo702/dotfiles (20, deepseek-v4-flash and -pro, 2026-05), 12 of the
-14 firsts of a group read 0 (the others 640, and 9,472 where a subagent run, in a folder of its
-own, sent an earlier run's prompt again), 4 of the 5 seconds read 0, and all 7 thirds or later
-read a head: 6 their group's head (3,712 three times, 4,096 twice, 3,456 once), one 512 under a
-shorter system prompt. So the first
-calls of a group from the third on are predicted to read the non-zero read two or more of the
-group agree on, more than on any other non-zero read, where their prompt holds it
-(:attr:`~prefixbench.simulator.providers.base.ProviderRules.third_starts_read_common_head`); the
-level is the log's own reads' (the 3,456 alone in its group stays unpredicted). Within 3%:
-earth-0 75 -> 78 of 82, frinfo702 241 -> 243 of 266, and on a third home
-github.com/Musk-fanX/openclaw-backup's deepseek-chat OpenClaw home 1,215 -> 1,220 of 1,254 (five
-one-task sessions of 2026-03-05 read 640, after one that read 6,080 and one 128).
+**From the third session of a day, a session's first call reads the head earlier ones agree on
+[M][O].** Where the log holds no bodies and names a head per session (pi's and OpenClaw's session
+files), the chain model sees nothing a session's first call shares with earlier sessions. The
+cache guide's ``A+B`` then ``A+C`` example stores ``A`` only once two requests part after it.
+Grouped by model, session folder (a project) and UTC day (pi's system prompt ends with the date
+and then the working directory, the date in the user's local time: the UTC day approximates it;
+OpenClaw's prompt not checked): of the 26 first calls of github.com/24-ang/earth-0 (six
+deepseek-v4-pro sessions of 2026-06-12) and github.com/frinfo702/dotfiles (20, deepseek-v4-flash
+and -pro, 2026-05), 12 of the 14 firsts of a group read 0 (the others 640, and 9,472 where a
+subagent run, in a folder of its own, sent an earlier run's prompt again), 4 of the 5 seconds read
+0, and all 7 thirds or later read a head: 6 their group's head (3,712 three times, 4,096 twice,
+3,456 once), one 512 under a shorter system prompt. The first calls of a group from the third on
+are predicted to read the non-zero read two or more of the group's first calls sent before it
+agree on, more of them than read 0 or agree on any other read, where their prompt holds it
+(:attr:`~prefixbench.simulator.providers.base.ProviderRules.third_starts_read_common_head`): a
+call's own read and later ones are never looked at. On those two homes that predicts nothing
+(before each later first call as many or more read 0 as read its head): earth-0 75 of 82 and
+frinfo702 241 of 266 within 3% either way. On a third home,
+github.com/Musk-fanX/openclaw-backup's deepseek-chat OpenClaw home, five one-task sessions of
+2026-03-05 read 640 after one that read 6,080 and one 128: the last three are predicted, 1,215 ->
+1,218 of 1,254. (Taking each call's level from its whole group, its own read and zeros left out,
+claimed 78, 243 and 1,220: those calls partly graded themselves.)
 """
 
 from __future__ import annotations

@@ -53,10 +53,12 @@ HOMES = {
                                    27, 889, 9_298_299, 194_939, 20_262_754, 0, 9, 433),  # 424: no idle lifetime
     # (432 while a longer warm level that outlived the smallest was not the head: serve-agent's glm-5
     # session read 5,760 at its start and after 136 min idle, 1,216 once after 21 min.)
-    # (1,215 before the third and later sessions' first calls of a day read the head the first two
-    # stored: five one-task sessions of 2026-03-05 read 640 tokens, after one that read 6,080 and one 128.)
+    # (1,215 before the third and later sessions' first calls of a day read the head earlier ones
+    # agree on: five one-task sessions of 2026-03-05 read 640 tokens, after one that read 6,080 and
+    # one 128; the last three are predicted, from the two and more 640s before them. 1,220 while each
+    # call's level was taken from its whole group, its own read included.)
     "PREFIXBENCH_MUSK_FANX_OPENCLAW_REPO": ("Musk-fanX/openclaw-backup", "bd51e967f196b87f1e006258a276a4f18397d395",
-                                            "agents/", 13, 1_254, 1_656_895, 379_979, 64_185_216, 0, 9, 1_220),
+                                            "agents/", 13, 1_254, 1_656_895, 379_979, 64_185_216, 0, 9, 1_218),
     "PREFIXBENCH_VERVE_OPENCLAW_REPO": ("VerveAILabs/openclaw-backup", "381cec563d6734c97ee05a3736eff3f04638d74d",
                                         "agents/", 1, 125, 584_958, 35_238, 4_664_320, 0, 2, 99),  # 98: in memory 5 min
     "PREFIXBENCH_AA1010383401_OPENCLAW_REPO": ("aa1010383401/openclaw-backup", "1ae077cfbfef8f1a4b57b38440045074c2b587c7",

@@ -135,7 +135,9 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     detail: str
     cost_usd: Decimal | None
     lost_usd: Decimal | None
-    #: ``body`` (byte-level model on the logged body), ``chain`` (chain model), ``blocks`` (Mooncake).
+    #: ``body`` (byte-level model on the logged body), ``chain`` (chain model), ``common-head`` (the chain model, a
+    #: session start raised to the head its group's earlier starts read: :func:`common_start_levels`),
+    #: ``blocks`` (Mooncake).
     predicted_by: str = "chain"
     identity: bool | None = None
     #: Milliseconds since the previous request of the lane (None for the first).
@@ -849,11 +851,11 @@ class Heads(dict[str, int | None]):
         #: first body of a provider whose rules say ``body_starts_read_warm_level`` (see
         #: :func:`body_start_levels`): the least it is predicted to read.
         self.body_starts: dict[Key, int] = {}
-        #: Request -> the read the main lanes' first requests of its model, folder and day agree
-        #: on, for each such first request from the third on, of a provider whose rules say
-        #: ``third_starts_read_common_head`` (see :func:`common_start_levels`): the least it is
-        #: predicted to read.
-        self.common_starts: dict[Key, int] = {}
+        #: Request -> the read the earlier main lanes' first requests of its model, folder and day
+        #: agree on and how many of them read it, for each such first request from the third on,
+        #: of a provider whose rules say ``third_starts_read_common_head`` (see
+        #: :func:`common_start_levels`): the least it is predicted to read.
+        self.common_starts: dict[Key, tuple[int, int]] = {}
 
 
 #: Model tokens short of the previous prompt's end a read may stop and still extend it (a
@@ -1072,13 +1074,16 @@ def body_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, int]:
     return found
 
 
-def common_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, int]:
+def common_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, tuple[int, int]]:
     """Per first request of a main lane with no body, of a provider whose rules say
     ``third_starts_read_common_head``, from the third such request of its model (and provider) in
-    its file's folder on one UTC day (sent order): the non-zero read two or more of that group's
-    first requests agree on (within ``WARM_LEVEL_TOLERANCE``), more of them than on any other
-    non-zero read. The first two send the head and part after it, which stores it as a common
-    prefix; the later ones read it (DeepSeek's cache guide: ``A+B`` then ``A+C`` stores ``A``)."""
+    its file's folder on one UTC day (sent order; the day the agent's prompt dates is the user's
+    local one, which the UTC day only approximates): the non-zero read two or more of the group's
+    first requests sent before it agree on (within ``WARM_LEVEL_TOLERANCE``), more of them than
+    read 0 or agree on any other read, with how many read it. Its own read and later ones are not
+    looked at: they are what is predicted. Earlier sessions that send the head and part after it
+    store it as a common prefix; later ones read it (DeepSeek's cache guide: ``A+B`` then ``A+C``
+    stores ``A``)."""
     first: dict[tuple[str, str], TraceRequest] = {}
     for r in requests:
         known = first.get(lane := (r.file, r.lane))
@@ -1092,15 +1097,26 @@ def common_start_levels(requests: Sequence[TraceRequest]) -> dict[Key, int]:
             continue
         day = datetime.fromtimestamp(r.sent_ms / 1000, UTC).date().isoformat()
         groups.setdefault((r.provider, r.model, str(PurePath(r.file).parent), day), []).append(r)
-    found: dict[Key, int] = {}
+    found: dict[Key, tuple[int, int]] = {}
     for starts in groups.values():
-        reads = [r.usage.cache_read for r in starts if r.usage is not None]
-        top = _most_read(warm_levels(reads))
-        if top is None or len(starts) < 3 or any(count >= top[1] for level, count in _levels_of(reads) if level != top[0]):
-            continue
         ordered = sorted(starts, key=lambda r: (r.sent_ms or 0, r.file, r.lane, r.seq))
-        found.update({(r.file, r.lane, r.seq): top[0] for r in ordered[2:]})
+        for at in range(2, len(ordered)):
+            # (each call's level from the first calls sent before it only: its own read and later
+            # ones would grade the prediction by what it is to predict)
+            level = _agreed_level([r.usage.cache_read for r in ordered[:at] if r.usage is not None])
+            if level is not None:
+                r = ordered[at]
+                found[(r.file, r.lane, r.seq)] = level
     return found
+
+
+def _agreed_level(reads: Sequence[int]) -> tuple[int, int] | None:
+    """The non-zero read two or more of ``reads`` agree on (within ``WARM_LEVEL_TOLERANCE``), more
+    of them than read 0 or agree on any other read, and how many read it (None: no such read)."""
+    top = _most_read(warm_levels(reads))
+    if top is None or reads.count(0) >= top[1] or any(count >= top[1] for level, count in _levels_of(reads) if level != top[0]):
+        return None
+    return top
 
 
 def _longest_idle(reads: Sequence[int], idles: Sequence[int], level: int) -> int:
@@ -1276,16 +1292,19 @@ def audit_requests(
         compactions = [c for _, c in passed.compactions]
         followed = passed.followed
         lagged = passed.lagged
+        common = passed.common
         done = None
     else:
         passes, done = _parts_in_workers(inputs, parts, preds, buckets, lane_heads, of_file)
         found: list[tuple[int, CompactionSummary]] = []
         followed = Counter()
         lagged = Counter()
+        common = Counter()
         for passed in passes:  # (in the parts' order: every figure merged below is summed or a part's own)
             found += passed.compactions
             followed.update(passed.followed)
             lagged.update(passed.lagged)
+            common.update(passed.common)
             heads.token_scales.update(passed.token_scales)
             heads.last_sizes.update(passed.last_sizes)
             prices.missing |= passed.missing
@@ -1300,6 +1319,8 @@ def audit_requests(
         result = replace(result, notes=result.notes + (follow_note(followed),))
     if lagged:
         result = replace(result, notes=result.notes + lag_notes(lagged))
+    if common:
+        result = replace(result, notes=result.notes + common_head_notes(common))
     unlinked = _unlinked_starts(requests, origins)
     if unlinked:
         result = replace(result, notes=result.notes + (unlinked,))
@@ -1342,6 +1363,7 @@ class _Passed(msgspec.Struct):
     compactions: list[tuple[int, CompactionSummary]]
     followed: Counter[str]
     lagged: Counter[tuple[str, str, str, int]]
+    common: Counter[tuple[str, str, int, int]]
     token_scales: dict[Key, TokenScale]
     last_sizes: dict[tuple[str, str], tuple[int, int]]
     missing: set[str]
@@ -1597,7 +1619,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
         lane_index[lane_key] += 1
         if r.is_compaction_call:
             shared.compaction_at[r.file] = r.line
-    return _Passed(compactions, predictor.followed, predictor.lagged, heads.token_scales, heads.last_sizes, prices.missing, prices.fast_missing)
+    return _Passed(compactions, predictor.followed, predictor.lagged, predictor.common, heads.token_scales, heads.last_sizes, prices.missing, prices.fast_missing)
 
 
 #: :func:`node_uses`'s count of a node kept to the pass's end (its name is another request's
@@ -2267,6 +2289,9 @@ class Predictor:
         #: The predictions an upstream's lag changed (:attr:`TraceRequest.read_lag`), by
         #: (provider, model, upstream, lag).
         self.lagged: Counter[tuple[str, str, str, int]] = Counter()
+        #: The first requests predicted to read their group's common head (``common-head``), by
+        #: (provider, model, level, earlier first requests that read it).
+        self.common: Counter[tuple[str, str, int, int]] = Counter()
         self.warm = frozenset(heads.warm)
         #: Heads read at lane starts only (:attr:`Heads.start_warm`).
         self.start_warm = frozenset(heads.start_warm)
@@ -2475,16 +2500,18 @@ class Predictor:
         if uses is not None and self.in_order:
             self._forget(cache, lane, prefix, uses)
         read = verdict.read
-        level = self.heads.common_starts.get((r.file, r.lane, r.seq), 0)
+        level, agreed = self.heads.common_starts.get((r.file, r.lane, r.seq), (0, 0))
+        by = "chain"
         if read < level <= rules.cacheable(usage) - verdict.write:
             # A lane's first request from the third of its model, folder and day: the head the
-            # first two stored as their common prefix (``third_starts_read_common_head``).
-            read = level
+            # earlier ones stored as their common prefix (``third_starts_read_common_head``).
+            read, by = level, "common-head"
+            self.common[(r.provider, r.model, level, agreed)] += 1
         uncached = _predicted_uncached(rules, usage, read, verdict.write)
         if rules.is_additive and read == 0 and verdict.write == 0:
             uncached = usage.prompt  # below the minimum: nothing cached
         return Prediction(
-            read, verdict.write, uncached, "chain", verdict.in_flight, verdict.expired,
+            read, verdict.write, uncached, by, verdict.in_flight, verdict.expired,
             verdict.write if ttl in rules.long_write_ttls else 0,
         )
 
@@ -2648,6 +2675,21 @@ def lag_notes(lagged: Mapping[tuple[str, str, str, int], int]) -> tuple[str, ...
         f"varying amount (measured), so a read followed from the lane's last one moves up to the previous "
         f"prompt less {trail:,} tokens, not onto the model's {rules_for(provider).read_step(model):,}-token steps"
         for (provider, model, upstream, trail), n in sorted(lagged.items()))
+
+
+def common_head_notes(common: Mapping[tuple[str, str, int, int], int]) -> tuple[str, ...]:
+    """One note per model and level of the first requests predicted to read their group's common
+    head (``third_starts_read_common_head``): how many, and how many earlier first requests of
+    the group read that level."""
+    found: dict[tuple[str, str, int], list[int]] = {}
+    for (provider, model, level, agreed), n in sorted(common.items()):
+        found.setdefault((provider, model, level), []).extend([agreed] * n)
+    return tuple(
+        f"{len(agreed)} first call(s) of {provider} {model} predicted from the level {level:,} tokens that "
+        + (f"{agreed[0]}" if min(agreed) == max(agreed) else f"{min(agreed)} to {max(agreed)}")
+        + " earlier first calls of their group (model, session folder, UTC day) read, more than read 0 or another "
+        "level (predicted_by common-head): the head earlier sessions stored as their common prefix, not in the log"
+        for (provider, model, level), agreed in found.items())
 
 
 def follow_note(followed: Mapping[str, int]) -> str:

@@ -604,6 +604,24 @@ def test_a_usage_record_no_count_repeats_is_a_billed_call_of_its_own_not_a_compa
     assert not run_audit([path]).compactions
 
 
+@pytest.mark.parametrize("named", [True, False])
+def test_a_side_record_between_a_calls_record_and_its_token_count_is_counted_once(tmp_path: Path, named: bool) -> None:
+    """The side request's record comes after the next call's own record and before that call's
+    token count: the call's record, passed over, is still this token count's, and the side record
+    alone is a call of its own; as when it comes first (4 calls, 32,400 prompt tokens). Main
+    before this fix: the call's record was settled as a side response too (5 calls, 43,100). A
+    delegate's record in a rollout whose session_meta names no id goes the same way."""
+    lines = [*V2_LINES, NEXT_CALL[0], SIDE_RECORD, NEXT_CALL[1]]
+    if not named:
+        lines[0] = (lines[0][0], "session_meta", {k: v for k, v in lines[0][2].items() if k != "id"})
+    requests, summaries = load_trace([_paginated(tmp_path / "rollout-late-side.jsonl", lines)])
+    assert [(r.line, r.usage.prompt, r.lane) for r in requests] == [
+        (5, 10000, "main"), (8, 10500, "main"), (12, 1200, "main:side-responses"), (13, 10700, "main")]
+    assert sum(r.usage.prompt for r in requests) == 32400
+    assert any(note.startswith("1 billed response(s) outside the conversation's token counts (line(s) 12)")
+               for note in summaries[0].notes)
+
+
 def test_a_side_response_and_a_cut_off_one_in_one_gap(tmp_path: Path) -> None:
     """Two records between two calls: a side request's (1,200 / 300) and a response cut off by an
     interrupted turn (10,600 / 700). The next running total rose by 10,600 / 700 beyond its own

@@ -317,6 +317,32 @@ def test_copilot_cli_1_0_102_one_hour_writes_and_host_reported_models(tmp_path: 
         assert "1 call(s) reported by a host with no model" in notes
 
 
+def test_billed_writes_above_the_write_column_raise_the_writes_but_not_the_reading(tmp_path: Path) -> None:
+    """Copilot CLI 1.0.102's own usage sums (its bundle's function ``ubn``) count a call's writes as
+    the larger of ``cache_write_tokens`` and the billed 5 min plus 1 h writes. Row 1's column
+    (10,000) is below its billed 1 h writes (11,000), which its input (12,000) holds: 11,000 written,
+    1,000 uncached. Row 2 bills 1,500 1 h writes beside a 1,000 column, more than its input holds
+    beside its reads (10,000 - 9,000): read as 1,000, so the file stays inclusive (main read it as
+    additive from the raised writes: 55,500 prompt tokens in place of 30,000 for the last two rows)."""
+    def hour(n: int) -> str:
+        return json.dumps([{"tokenType": "input", "tokenCount": 0}, {"tokenType": "cache_write_1h", "tokenCount": n}])
+    base = json.loads(FIXTURE.read_text())[0]
+    rows = [dict(base, id=1, model="claude-sonnet-4.6", input_tokens=12000, cache_read_tokens=0, cache_write_tokens=10000,
+                 output_tokens=10, created_at="2026-11-02T10:00:01.000Z", token_details_json=hour(11000)),
+            dict(base, id=2, model="claude-sonnet-4.6", input_tokens=10000, cache_read_tokens=9000, cache_write_tokens=1000,
+                 output_tokens=10, created_at="2026-11-02T10:00:05.000Z", token_details_json=hour(1500)),
+            dict(base, id=3, model="claude-sonnet-4.6", input_tokens=20000, cache_read_tokens=15000, cache_write_tokens=0,
+                 output_tokens=10, created_at="2026-11-02T10:00:15.000Z")]
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps(rows))
+    requests, summary = load_trace([path])
+    assert [(r.usage.uncached, r.usage.cache_read, r.usage.cache_write_5m, r.usage.cache_write_1h, r.usage.prompt) for r in requests] == [
+        (1000, 0, 0, 11000, 12000), (0, 9000, 0, 1000, 10000), (5000, 15000, 0, 0, 20000)]
+    notes = " ".join(summary[0].notes)
+    assert "input_tokens includes cache reads and writes" in notes
+    assert "(1 of them billed more writes than input_tokens holds beside the reads: read as what it holds)" in notes
+
+
 def test_one_hour_writes_are_priced_at_the_one_hour_rate(tmp_path: Path) -> None:
     """A call's 10,000 written tokens, 1 h by its billed counts: priced at Anthropic's 1 h write
     rate (2x input), not the 5 min one (1.25x), which the same row without them gets."""

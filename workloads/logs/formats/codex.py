@@ -834,8 +834,16 @@ class _Rollout:
             # after its task may equal the copy's).
             self.skipped.append((record.line, "repeated token_count (the running total its copied history ends with)"))
             return
+        mine = next((n for n, held in enumerate(self.orphans) if _same(last, held[3])), None)
         if self.held is not None and _same(last, self.held[3]):
             self.held = None  # the record of this call
+            self.count_usage = None
+        elif mine is not None and not _no_tokens(last):
+            # This call's record, passed over by a later one (another call's, or a delegate's its
+            # session_meta named no thread for) before this token count came: this call's, not one
+            # for the running total to decide; the later record waits for it.
+            del self.orphans[mine]
+            self._park()
             self.count_usage = None
         elif not _no_tokens(last):
             self._park()

@@ -29,7 +29,9 @@ call that failed or was aborted, counted apart.
 Copilot CLI 1.0.102's rows also keep their billed counts per token type (``token_details_json``:
 ``[{tokenType, tokenCount, model?, ...}]``): where those name 1-hour cache writes
 (``cache_write_1h``), the call's writes are the larger of ``cache_write_tokens`` and the billed
-5-minute plus 1-hour writes (as Copilot CLI sums them), the 1-hour ones read as such. A call a host
+5-minute plus 1-hour writes (as 1.0.102's own usage sums count them: its bundle's function
+``ubn``), no more than ``input_tokens`` holds beside the reads where it holds them, the 1-hour
+ones read as such; whether the file is additive is decided on the columns alone. A call a host
 reported without a model (``usageReported``: model ``unknown``) is named by its billing model
 (``copilot_usage_model``, else the one model of its billed counts).
 
@@ -112,24 +114,33 @@ class _Lane(Lane):
 def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tuple[list[TraceRequest], FileSummary]:
     """The requests of usage rows ``(line, row, where)``; see the module doc."""
     name = str(path)
-    parsed: list[tuple[int, dict, str, int, int, int, int, int]] = []
+    parsed: list[tuple[int, dict, str, int, int, int, int, int, int]] = []
     for line, row, where in rows:
         inp, output, read, written = (count(row.get(key), where, key)
                                       for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
         five, hour = _hour_writes(_entries(row.get("token_details_json")) or [], where)
-        if hour:  # 1.0.102: the column sums both writes; Copilot takes the larger of it and the billed sum
-            written = max(written, five + hour)
-        parsed.append((line, row, where, inp, output, read, written, hour))
+        parsed.append((line, row, where, inp, output, read, written, five + hour, hour))
     if not parsed:
         raise UserError(f"{name}:1: no Copilot CLI usage row ({', '.join(COLUMNS)})")
-    # input_tokens below its reads and writes cannot include them: read the file as additive.
-    additive = any(inp < read + written for _, _, _, inp, _, read, written, _ in parsed)
+    # input_tokens below its reads and writes cannot include them: read the file as additive
+    # (decided on the columns alone: a billed count above cache_write_tokens is no column's).
+    additive = any(inp < read + written for _, _, _, inp, _, read, written, _, _ in parsed)
+    capped = 0
+    for n, (line, row, where, inp, output, read, written, billed, hour) in enumerate(parsed):
+        if hour:
+            # 1.0.102's own usage sums (function ubn) count the larger of cache_write_tokens and the
+            # billed 5 min plus 1 h writes; where input_tokens holds the writes, no more than it
+            # holds beside the reads (uncached never below 0, as Copilot's own max(0, ...)).
+            raised = max(written, billed)
+            if not additive and raised > inp - read:
+                raised, capped = inp - read, capped + 1
+            parsed[n] = (line, row, where, inp, output, read, raised, billed, min(hour, raised))
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     lanes: dict[str, _Lane] = {}
     sessions: set[str] = set()
     not_reported = writes_unknown = hour_calls = renamed = 0
-    for line, row, where, inp, output, read, written, hour in parsed:
+    for line, row, where, inp, output, read, written, _, hour in parsed:
         sid = row.get("session_id")
         if not isinstance(sid, str) or not sid:
             raise UserError(f"{where}: session_id is not a session id ({sid!r:.40})")
@@ -202,7 +213,9 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         notes.append(f"{writes_unknown} call(s) of a provider that bills writes apart with a NULL write count: what they wrote is unknown")
     if hour_calls:
         notes.append(f"{hour_calls} call(s) whose billed counts (token_details_json) name 1-hour cache writes (cache_write_1h): "
-                     "those are read as 1 h writes, the rest of cache_write_tokens as 5 min writes")
+                     "those are read as 1 h writes, the rest of cache_write_tokens as 5 min writes"
+                     + (f" ({capped} of them billed more writes than input_tokens holds beside the reads: "
+                        "read as what it holds)" if capped else ""))
     if renamed:
         notes.append(f"{renamed} call(s) reported by a host with no model (model {NO_MODEL!r}): "
                      "named by their billing model (copilot_usage_model, else the one model of token_details_json)")
