@@ -810,7 +810,7 @@ def test_the_input_option_is_one_word_in_the_usage_and_its_formats_listed_once(c
     assert flat.count("anthropic-bodies") == 1  # in the list of names, once
     assert all(name in flat for name in formats.input_choices())
     assert main(["audit", "--input", "nosuch", "x.jsonl"]) == 2
-    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+    assert "--input: invalid choice 'nosuch'" in capsys.readouterr().err
 
 
 def test_a_gate_over_reported_and_predicted_misses_says_which_are_predicted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
