@@ -190,3 +190,15 @@ def test_the_backups_sessions_that_never_read_the_cache_are_named(tmp_path: Path
     assert [line.split(":")[0].strip() for line in lines[1:]] == [
         "668424c4-e93f-4c2a-9597-e05159a98bde.jsonl", "467fb44f-55b2-4094-b000-bdc232045e8c.jsonl",
         "c8b10888-2968-4b5b-aea9-3d6a7b1f1982.jsonl"]
+
+
+def test_a_relays_misses_say_its_caching_is_unknown(tmp_path: Path) -> None:
+    """The relay's claude-opus-4-8 calls are an unknown provider's: their 277 misses were put down
+    to messages-changed and system-changed with nothing saying the relay's caching is not known."""
+    from prefixbench.workloads.audit.core import UNKNOWN_CACHING
+
+    _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    result = run_audit([tmp_path / "projects"])
+    relayed = [r for r in result.rows if r.provider == "unknown" and r.lost_tokens]
+    assert len(relayed) == 277 and all(r.detail.endswith(UNKNOWN_CACHING) for r in relayed)
+    assert not any(UNKNOWN_CACHING in r.detail for r in result.rows if r.provider != "unknown")
