@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import msgspec
-from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.errors import UserError, did_you_mean
 
 
 class Preset(msgspec.Struct, frozen=True):
@@ -57,9 +57,12 @@ PRESETS: dict[str, Preset] = {
 PRESET_ORDER = ("legacy", "envelope-fix", "prune-fix", "patched")
 
 
-def get_preset(name: str) -> Preset:
-    """Look a preset up by name (UserError listing the known ones)."""
+def get_preset(name: str, option: str | None = None) -> Preset:
+    """Look a preset up by name (UserError naming ``option``, the option that gave it, the closest
+    known name and all of them)."""
     try:
         return PRESETS[name]
     except KeyError:
-        raise UserError(f"unknown preset {name!r} (known: {', '.join(PRESETS)})") from None
+        hint = did_you_mean(name, PRESETS)
+        raise UserError(f"{option + ': ' if option else ''}unknown preset {name!r}{': ' + hint if hint else ''} "
+                        f"(known: {', '.join(PRESETS)})") from None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from prefixbench.reports.auditwords import none_priced, usd_cents4
+from prefixbench.reports.auditwords import file_labels, none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
 from prefixbench.reports.whatif import up_to
 from prefixbench.workloads.audit.advice import RECOVERS_NONE
@@ -122,6 +122,81 @@ def _never_read_lines(result: AuditResult) -> list[str]:
     return [f"  {words}"] if words else []
 
 
+#: How many sessions :func:`never_read_group_lines` names one a line before "and N more".
+NEVER_READ_SHOWN = 5
+
+
+class _NeverRead:
+    """One session's requests to one provider and model, summed for :func:`never_read_group_lines`."""
+
+    __slots__ = ("requests", "reporting", "read", "written", "unreported_writes", "predicted", "uncached", "largest", "usd", "unpriced")
+
+    def __init__(self) -> None:
+        self.requests = self.reporting = self.read = self.written = self.predicted = self.uncached = self.largest = self.unpriced = 0
+        self.unreported_writes = False
+        self.usd = Decimal(0)
+
+
+def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -> list[str]:
+    """Where the whole log read from the cache but some sessions did not: the sessions (each one
+    provider and model of one file) whose every request reports its cache use, reads and writes
+    none of it, and whose provider caches (a hosted provider whose usage is read; not an unknown
+    relay's) a prompt as long as their longest (not one below the model's minimum) while the audit predicted no read for them either, so the audit sees no miss there and
+    "what to change" would say nothing of them. A line saying what they paid at the full input
+    price, then one line a session (the costliest first, :data:`NEVER_READ_SHOWN` of them, then
+    "and N more"). ``rows``: objects with the :class:`~.core.AuditRow` fields (or mappings of
+    them, the ``--format json`` requests); ``paid``: the whole log's dollars; ``name``: a file's
+    name as the tables show it. [] where no session is such, or where none of the log's read
+    anything (:func:`never_read_words` says so for the whole log)."""
+    from prefixbench.simulator.providers import hosted_provider
+
+    def get(row, field):
+        return row.get(field) if isinstance(row, dict) else getattr(row, field)
+
+    groups: dict[tuple[str, str, str], _NeverRead] = {}
+    any_read = False
+    for row in rows:
+        read, write = get(row, "reported_cache_read"), get(row, "reported_cache_write")
+        any_read = any_read or bool(read) or bool(get(row, "predicted_cache_read"))
+        g = groups.setdefault((get(row, "file"), get(row, "provider"), get(row, "model")), _NeverRead())
+        g.requests += 1
+        g.reporting += read is not None
+        g.read += read or 0
+        g.written += write or 0
+        g.unreported_writes = g.unreported_writes or (read is not None and write is None)
+        g.predicted += get(row, "predicted_cache_read") or 0
+        g.uncached += get(row, "reported_uncached") or 0
+        g.largest = max(g.largest, get(row, "reported_uncached") or 0)
+        cost = get(row, "cost_usd")
+        if cost is None:
+            g.unpriced += 1
+        else:
+            g.usd += Decimal(str(cost))
+    if not any_read:
+        return []
+    found = sorted(((key, g) for key, g in groups.items()
+                    if g.reporting == g.requests and not (g.read or g.written or g.predicted)
+                    and (rules := hosted_provider(key[1])) is not None and g.largest >= rules.min_cacheable(key[2])),
+                   key=lambda item: (-item[1].usd, item[0]))
+    if not found:
+        return []
+    usd = sum((g.usd for _, g in found), Decimal(0))
+    requests = sum(g.requests for _, g in found)
+    of = f" of ${paid:,.2f} paid" if paid else ""
+    out = [f"  {len(found):,} session{'' if len(found) == 1 else 's'} to a provider that caches read and wrote nothing in the cache "
+           f"({requests:,} request{'' if requests == 1 else 's'}, ${usd:,.2f}{of}, every input token at the full price), and the audit "
+           "predicts no read there either, so it sees no miss and ranks no fix for them: check that caching reaches them "
+           "(cache_control sent, a gateway passing it on and reporting cached tokens):"]
+    for (file, provider, model), g in found[:NEVER_READ_SHOWN]:
+        writes = ", writes not reported" if g.unreported_writes else ""
+        out.append(f"    {name(file)}: {provider} {model}, {g.requests:,} request{'' if g.requests == 1 else 's'}, "
+                   f"{g.uncached:,} input tokens, ${g.usd:,.2f}{writes}" + (f" ({g.unpriced:,} unpriced)" if g.unpriced else ""))
+    if len(found) > NEVER_READ_SHOWN:
+        rest = found[NEVER_READ_SHOWN:]
+        out.append(f"    and {len(rest):,} more (${sum((g.usd for _, g in rest), Decimal(0)):,.2f})")
+    return out
+
+
 #: What the opening says where no request reports its cache use (a block-hash trace): no miss could
 #: be seen, so neither "no miss has a fix" nor a loss split of $0.00 would be true of the log.
 UNSEEN = "no request reports its cache use, so no miss could be seen"
@@ -164,6 +239,9 @@ def advice_lines(result: AuditResult) -> list[str]:
                 out.append(visible(f"   assumes: {rec.assumption}"))
                 if rec.detail:
                     out.append(visible(f"   {rec.detail}"))
+        if not unseen:
+            labels = file_labels([f.file for f in result.files] + [r.file for r in result.rows])
+            out += [visible(line) for line in never_read_group_lines(result.rows, result.totals.cost_usd, lambda f: labels.get(f) or f)]
         out.append("")
     split = result.loss_split
     if split is not None and unseen:
@@ -220,6 +298,13 @@ def advice_html(record: dict, unseen: bool = False) -> str:
                                     int(totals.get("unpriced_requests") or 0), recs[0]["detail"]):
                 parts.append(note(words[0].upper() + words[1:] + "."))
             parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
+        if not unseen and record.get("requests_shown") is None:
+            totals = record.get("totals") or {}
+            paid = totals.get("cost_usd")
+            lines = never_read_group_lines(record.get("requests") or [], None if paid is None else Decimal(str(paid)),
+                                           lambda f: f.replace("\\", "/").rsplit("/", 1)[-1])
+            if lines:
+                parts.append(note(lines[0].strip()[0].upper() + lines[0].strip()[1:] + " " + "; ".join(line.strip() for line in lines[1:]) + "."))
     split = record.get("loss_split")
     if split is not None and unseen:
         parts.append(note(f"Lost unknown: {UNSEEN}."))

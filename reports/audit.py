@@ -480,15 +480,24 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     order = "that lost the most" if any(r.lost_usd for r in rolls) else (
         "that paid the most (none lost dollars)" if any(r.cost_usd for r in rolls) else
         "first in file order (none has a dollar figure)")
+    # A session with no loss figure (no usage logged: a block-hash or request-body trace) is not
+    # ranked among those that lost the most where some have one: counted apart.
+    unseen = [i for i, r in enumerate(rolls) if r.misses is None] if any(r.misses is not None for r in rolls) else []
+    ranked = [i for i in range(len(rolls)) if i not in set(unseen)]
     if sessions is not None and len(rolls) > sessions:
-        kept = sorted(range(len(rolls)), key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions]
-        left_out = len(rolls) - sessions
+        kept = sorted(ranked, key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions]
+        left_out = len(rolls) - len(kept)
         rolls = [rolls[i] for i in kept]  # costliest first, as the title says
     right = {2, 3, 4, 5, 6, 7, 8}
     short = _namer(result)
     title = "per session (one log file: its main lane, subagents and compactions)"
     if left_out:
-        title += f": the {sessions} {order}, {left_out:,} more in audit.md and audit.json"
+        more = left_out - len(unseen)
+        apart = f"{len(unseen):,} with no loss figure (no usage logged)" if unseen else ""
+        shown = (f"the {len(rolls):,} with a loss figure, costliest first" if unseen and not more else
+                 f"the {len(rolls):,} {order}" + (f" of the {len(ranked):,} with a loss figure" if unseen else ""))
+        title += (f": {shown}" + ("; " if unseen else ", ") + " and ".join(part for part in (f"{more:,} more" if more else "", apart) if part)
+                  + " in audit.md and audit.json")
     out = ["", title, *text_lines([ROLL_UP_HEADER[0].format(what="session"), *ROLL_UP_HEADER[1:]],
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],

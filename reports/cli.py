@@ -163,6 +163,8 @@ class _Parser(argparse.ArgumentParser):
         prog = self.prog
         if message.startswith("argument ") and message.endswith(": expected one argument"):
             message = self._missing_value(message)
+        elif message.startswith("argument ") and ": invalid choice: " in message:
+            message = self._invalid_choice(message)
         elif message.startswith("the following arguments are required"):
             # argparse checks the positionals before it looks at what it could not place: an
             # unknown option is the likelier mistake, so it is the one named.
@@ -173,7 +175,29 @@ class _Parser(argparse.ArgumentParser):
             command = _command_in(words)
             if command and command in self._subcommand_names():
                 prog = f"{self.prog} {command}"  # the options the user can pick from are the subcommand's
-        raise UserError(f"{message} (see '{prog} --help')")
+        raise UserError(message if "listed by '" in message else f"{message} (see '{prog} --help')")
+
+    def _invalid_choice(self, message: str) -> str:
+        """argparse's ``invalid choice`` line, which dumps every choice (some 60 for ``audit
+        --input``), as the option, the bad value, the closest choice and the whole list only where
+        it is short (else where to read it)."""
+        import ast
+
+        from prefixbench.simulator.errors import did_you_mean
+
+        option, _, rest = message.removeprefix("argument ").partition(": invalid choice: ")
+        value_text, _, _ = rest.partition(" (choose from ")
+        try:
+            value = str(ast.literal_eval(value_text))
+        except (ValueError, SyntaxError):
+            return message
+        action = next((a for a in self._actions if option in (*a.option_strings, a.dest, a.metavar) and a.choices), None)
+        if action is None:
+            return message
+        choices = [str(choice) for choice in action.choices]
+        hint = did_you_mean(value, choices)
+        listing = f"choose from {', '.join(choices)}" if len(choices) <= 8 else f"{len(choices)} choices, listed by '{self.prog} --help'"
+        return f"{option}: invalid choice {value!r}{': ' + hint if hint else ''} ({listing})"
 
     def _subcommand_names(self) -> set[str]:
         return {name for action in self._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices}

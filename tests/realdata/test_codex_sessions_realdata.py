@@ -25,6 +25,7 @@ too short to learn it, takes the one measured for the model (:data:`SHORT`, :dat
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 import os
 from pathlib import Path
 
@@ -149,8 +150,12 @@ def test_gpt_5_6_kept_the_conversation_past_its_30_minutes(tmp_path: Path) -> No
     assert kept.line == 103
     assert (kept.reported_cache_read, kept.predicted_cache_read, kept.expected_cache_read) == (105_216, 11_008, 105_216)
     assert (kept.cause, kept.loss_class) == (None, None)
-    # After 18.6 h, on gpt-5.6-luna after gpt-5.6-sol, only the 11,008-token head was read.
-    assert (late[1].reported_cache_read, late[1].cause) == (11_008, "model-changed")
+    # After 18.6 h, on gpt-5.6-luna after gpt-5.6-sol, only the 11,008-token head was read: the
+    # gap, past the 30 min lifetime, explains it whichever model it went to (before: model-changed,
+    # unknown, and pin-model ranked first though its re-simulation changed none of it).
+    assert (late[1].line, late[1].reported_cache_read, late[1].cause, late[1].loss_class) == (855, 11_008, "ttl-expired", "unavoidable")
+    assert (late[1].expected_cache_read, late[1].lost_tokens, late[1].lost_usd) == (286_464, 275_456, Decimal("0.4958208"))
+    assert "18h39m since the previous request" in late[1].detail and "the model changed too (gpt-5.6-sol -> gpt-5.6-luna)" in late[1].detail
 
 
 #: Nine shorter Codex rollouts committed as ``codex-session.jsonl`` (1 to 8 calls each,

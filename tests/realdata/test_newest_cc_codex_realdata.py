@@ -175,3 +175,30 @@ def test_a_codex_0_123_rollout_totals_its_token_counts(tmp_path: Path) -> None:
     assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (9, 69_351, 233_344, 3_665)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
     assert _within(result) == 8
+
+
+def test_the_backups_sessions_that_never_read_the_cache_are_named(tmp_path: Path) -> None:
+    """3 Anthropic sessions of the backup (20 requests) read and wrote nothing and paid $25.29 of
+    the $77.82 at the full input price; the audit said nothing of them (its warning was the whole
+    log's only, and the relay's and MiniMax's calls read)."""
+    from prefixbench.reports.advice import never_read_group_lines
+
+    _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    result = run_audit([tmp_path / "projects"])
+    lines = never_read_group_lines(result.rows, result.totals.cost_usd, lambda f: Path(f).name)
+    assert lines[0].startswith("  3 sessions to a provider that caches read and wrote nothing in the cache (20 requests, $25.29 of $77.82 paid")
+    assert [line.split(":")[0].strip() for line in lines[1:]] == [
+        "668424c4-e93f-4c2a-9597-e05159a98bde.jsonl", "467fb44f-55b2-4094-b000-bdc232045e8c.jsonl",
+        "c8b10888-2968-4b5b-aea9-3d6a7b1f1982.jsonl"]
+
+
+def test_a_relays_misses_say_its_caching_is_unknown(tmp_path: Path) -> None:
+    """The relay's claude-opus-4-8 calls are an unknown provider's: their 277 misses were put down
+    to messages-changed and system-changed with nothing saying the relay's caching is not known."""
+    from prefixbench.workloads.audit.core import UNKNOWN_CACHING
+
+    _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    result = run_audit([tmp_path / "projects"])
+    relayed = [r for r in result.rows if r.provider == "unknown" and r.lost_tokens]
+    assert len(relayed) == 277 and all(r.detail.endswith(UNKNOWN_CACHING) for r in relayed)
+    assert not any(UNKNOWN_CACHING in r.detail for r in result.rows if r.provider != "unknown")

@@ -106,7 +106,19 @@ def test_a_rewrite_the_next_one_overtakes_never_paid_back() -> None:
     obs += [conversation(23 + i, 6_800 + 1_000 * i, 5_800 + 1_000 * i) for i in range(5)]
     verdict, figure = judge_rewrites_pay_back(obs)
     assert verdict is Verdict.VIOLATED  # 1 request served of the 2.1 its break-even needs
-    assert "first at request #20 (checkpoint)" in figure and "break-even after 2.1 requests, the next rewrite came after 1 request" in figure
+    assert "first at request #20 (checkpoint)" in figure and "break-even after 2.1 requests, but only 1 request read the shorter prompt before the next rewrite" in figure
+
+
+def test_a_rewrite_overtaken_by_the_very_next_request_says_so() -> None:
+    # (it said "the next rewrite came after 0 requests" where README and docs/check.md say the
+    # prune came one request before the checkpoint: the same event, now told the same way)
+    obs = rolling_summary()[:21]  # the checkpoint, then at once a mask that breaks the cache again
+    obs.append(conversation(21, 5_800, 1_000, ("mask",), extends=False))
+    obs += [conversation(22 + i, 6_800 + 1_000 * i, 5_800 + 1_000 * i) for i in range(5)]
+    verdict, figure = judge_rewrites_pay_back(obs)
+    assert verdict is Verdict.VIOLATED
+    assert "break-even after 2.1 requests, but the next rewrite came with the very next request" in figure
+    assert "after 0 requests" not in figure
 
 
 def test_a_rewrite_the_session_end_cuts_short_is_not_judged() -> None:

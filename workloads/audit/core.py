@@ -62,7 +62,7 @@ from prefixbench.simulator.pricing import (
     usd_sum,
 )
 from prefixbench.simulator.provider import SimulatedProvider
-from prefixbench.simulator.providers import chain_rules, rules_for
+from prefixbench.simulator.providers import UNKNOWN, chain_rules, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
 from prefixbench.simulator.providers.vllm import own_host
@@ -480,6 +480,11 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: The lanes of gateway calls naming no session, each alone (``(file, lane)``): the lanes
     #: tables fold them into one row a file (:func:`fold_sessionless`). Not in the JSON record.
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
+
+
+#: What a miss's detail adds where its provider is unknown (no rules: a reseller's relay).
+UNKNOWN_CACHING = ("the provider is unknown (a relay or a server prefixbench has no rules for): its caching (whether it "
+                   "caches, its TTL, its minimum) is not known, so this cause is read under default rules")
 
 
 def sessionless_lanes(requests: Sequence[TraceRequest]) -> frozenset[tuple[str, str]]:
@@ -2916,6 +2921,10 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
                       levels=levels, head_since=head_since, later=step.later)
         finding = find_cause(ev)
         cause, evidence, detail = finding.as_tuple()
+        if lost > 0 and rules_for(r.provider) is UNKNOWN and UNKNOWN_CACHING not in detail and "(provider unknown)" not in detail:
+            # (a reseller's relay, a server no rules are known for: the cause is read under default
+            # rules; ``unexplained`` says as much in its own words)
+            detail = f"{detail}; {UNKNOWN_CACHING}"
         if finding.also is not None and 0 < finding.also_tokens < lost:
             also, also_tokens = finding.also, finding.also_tokens
         if where is not None and not out_of_order(ev):

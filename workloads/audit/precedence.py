@@ -370,11 +370,30 @@ def _model_changed(ev: Evidence) -> Finding | None:
         # Gemini CLI's record names the model set (the switch to it is the user's); Claude Code's
         # /model output names an alias or a display name ("" here): the switch after it is.
         chosen = [detail for kind, detail in ev.r.events if kind == "model_chosen"]
+        expired = _expired_anyway(ev)
+        if expired is not None:
+            return msgspec.structs.replace(expired, detail=(
+                f"{expired.detail}; the model changed too ({prev.model} -> {ev.r.model}"
+                + (", picked by the user" if user_chose_model(ev.r) else "")
+                + "), but any entry of this prompt had expired in that gap whichever model it was sent to"))
         if user_chose_model(ev.r):
             return Finding("model-chosen", "log", f"model {prev.model} -> {ev.r.model}, picked by the user (the log records "
                            + ("a /model" if "" in chosen else f"the model set to {ev.r.model}") + " before this request)")
         return Finding("model-changed", "log", f"model {prev.model} -> {ev.r.model}")
     return None
+
+
+def _expired_anyway(ev: Evidence) -> Finding | None:
+    """Where a request that changed model (or family) came after an idle gap past the TTL of what
+    the previous request cached, with no other lane's call keeping the head warm: the expiry, which
+    alone explains the whole miss (the new model's entry, written before that gap, had expired as
+    well; keeping the model would have read nothing either), as :func:`_idle_past_ttl` finds it;
+    None otherwise. The change is then named in the detail, not as the cause (a model pin would
+    recover none of it)."""
+    if _past_ttl(ev) is None or warm_head(ev) is not None:
+        return None
+    finding = _idle_past_ttl(ev)
+    return finding if finding is not None and finding.cause == "ttl-expired" else None
 
 
 def _family_changed(ev: Evidence) -> Finding | None:
@@ -823,7 +842,7 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("compaction", "a compaction event for the request; past the TTL with the head unread, the gap (ttl-expired)",
               _compaction),
     CauseRule("resumed", "a resume or fork event, unless measured against the call it goes on from", _resumed),
-    CauseRule("model-changed", "the model of both requests", _model_changed),
+    CauseRule("model-changed", "the model of both requests; past the TTL with no other lane's call keeping the head warm, the gap (ttl-expired)", _model_changed),
     CauseRule("family-changed", "the request family (effort, thinking, fast-mode speed) of both requests", _family_changed),
     CauseRule(
         "idle-past-ttl", "the gap since the previous request; the provider's TTL, unless another lane's call kept the "

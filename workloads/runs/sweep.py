@@ -32,6 +32,8 @@ from prefixbench.simulator.pricing import PriceRow
 from prefixbench.workloads.scripted.base import Run, Workload
 from prefixbench.kernel.loading import installed_engines, is_import_path, load_engine
 from prefixbench.workloads.scripted.registry import (
+    WORKLOADS,
+    all_engines,
     execute,
     get_workload,
     is_user_engine,
@@ -260,16 +262,22 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
     """
     if not spec.windows:
         raise UserError("--windows: give at least one window")
-    for preset in (*spec.presets, *spec.user_engine_presets):
+    for preset in spec.presets:
+        get_preset(preset, "--presets")
+    for preset in spec.user_engine_presets:
         get_preset(preset)
     make_cache_model(spec.cache, spec.tokenizer)
+    supported = get_workload(spec.workload, "--workload").engines
     binding = profile_options(spec.workload, spec.profile)
-    supported = get_workload(spec.workload).engines
     for engine in spec.engine_names():
         if engine not in supported and not is_user_engine(engine):
             # (an installed engine runs on every workload: listed, as --help lists them)
             installed = "".join(f", {name}" for name in installed_engines())
             hint = did_you_mean(engine, (*supported, *installed_engines()))
+            if not hint:  # the closest engine another workload mounts, and which workload that is
+                close = did_you_mean(engine, all_engines())
+                mounting = [w for w, entry in WORKLOADS.items() if close and close.split("'")[1] in entry.engines]
+                hint = f"{close.removesuffix('?')} (with --workload {mounting[0]})?" if mounting else ""
             raise UserError(
                 f"--engines: workload {spec.workload!r} has no engine {engine!r}{': ' + hint if hint else ''} "
                 f"(known: {', '.join(supported)}{installed}; or package.module:factory)"

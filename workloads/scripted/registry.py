@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.errors import UserError, did_you_mean
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig
 from prefixbench.kernel.engines.user_tail import UserTailConfig
 from prefixbench.kernel.api import Engine, EngineOptions
@@ -168,12 +168,15 @@ def option_value(name: str, value: object) -> object:
     return None if isinstance(value, str) and value in words else value
 
 
-def get_workload(name: str) -> WorkloadEntry:
-    """A workload entry by name (UserError listing the known ones)."""
+def get_workload(name: str, option: str | None = None) -> WorkloadEntry:
+    """A workload entry by name (UserError naming ``option``, the option that gave it, the closest
+    known name and all of them)."""
     try:
         return WORKLOADS[name]
     except KeyError:
-        raise UserError(f"unknown workload {name!r} (known: {', '.join(WORKLOADS)})") from None
+        hint = did_you_mean(name, WORKLOADS)
+        raise UserError(f"{option + ': ' if option else ''}unknown workload {name!r}{': ' + hint if hint else ''} "
+                        f"(known: {', '.join(WORKLOADS)})") from None
 
 
 def all_engines() -> tuple[str, ...]:

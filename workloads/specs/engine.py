@@ -195,7 +195,7 @@ def run_engine_specs(
     ``label`` naming the engine and the case (``my-engine 32k-seed-coding-lenient``): progress.
     Each workload's first case runs twice: its ``deterministic`` result follows its other specs."""
     cases = engine_cases(windows, profiles)
-    get_preset(preset)
+    get_preset(preset, "--preset")
     for case in cases:
         validate_engine(engine, case, preset, config)
     again = determinism_cases(cases)

@@ -332,7 +332,9 @@ def judge_rewrites_pay_back(observations: Sequence[Observation]) -> Judgement:
             why = f"the prompt did not shrink ({first.invalidated:,} tokens re-sent uncached), so it never pays back"
         else:
             why = (f"re-sent {first.invalidated:,} tokens uncached to read {first.shrink:,} fewer per request: break-even "
-                   f"after {first.needed:,.1f} requests, the next rewrite came after {first.served:,} request{'' if first.served == 1 else 's'}")
+                   f"after {first.needed:,.1f} requests, " + (
+                "but the next rewrite came with the very next request" if not first.served else
+                f"but only {first.served:,} request{' read' if first.served == 1 else 's read'} the shorter prompt before the next rewrite"))
         return Verdict.VIOLATED, (
             f"{len(failed):,} of {len(judged):,} rewrites never paid back; first at request #{first.index} ({kinds}): {why} ({source})"
             f"{_refused(observations)}"

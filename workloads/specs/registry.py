@@ -56,7 +56,7 @@ def run_specs(
     windowed specs once per window (the checks of :func:`spec_cases`). ``on_case(label, done)``
     is told when each starts (``done`` False) and ends (True), as
     :func:`~prefixbench.workloads.specs.engine.run_engine_specs` tells."""
-    get_preset(preset)
+    get_preset(preset, "--preset")
     if engines is not None:
         unknown = [e for e in engines if e not in known_engines()]
         if unknown:

@@ -513,3 +513,54 @@ def test_report_html_waterfall_says_it_sums_the_seen_requests_only(tmp_path: Pat
     fall = page.split('<section id="waterfall">')[1].split("</section>")[0]
     assert "sum the 2 request(s) that report their cache use only: 1 report none" in fall
     assert "No request lost anything" not in page.split('<section id="worst">')[1].split("</section>")[0]
+
+
+def _session(tmp_path: Path, name: str, usages: list[dict]) -> Path:
+    t = Transcript(name)
+    t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
+    for n, usage in enumerate(usages):
+        t.assistant(f"{name}-r{n}", f"2025-09-03T00:0{n}:02.000Z", [usage])
+        t.user(f"next {n}", f"2025-09-03T00:0{n}:30.000Z")
+    return write_jsonl(tmp_path / "logs" / f"{name}.jsonl", t.lines)
+
+
+def test_a_session_that_never_read_the_cache_is_named_where_the_rest_of_the_log_did(tmp_path: Path, capsys) -> None:
+    # github.com/austinweitao/claude-backup's projects/ (tests/realdata): 3 Anthropic sessions, 20
+    # requests, read and wrote nothing and paid $25.29 of $77.82 at the full input price; the audit
+    # said "lost $0" of them and nothing in "what to change": the warning for a log that never read
+    # the cache was the whole log's only, and the rest of the log read.
+    (tmp_path / "logs").mkdir()
+    _session(tmp_path, "cached", [cc_usage(3, 20_000, 0, 40), cc_usage(3, 300, 20_000, 40), cc_usage(3, 300, 20_300, 40)])
+    _session(tmp_path, "uncached", [cc_usage(20_000, 0, 0, 40), cc_usage(20_300, 0, 0, 40), cc_usage(20_600, 0, 0, 40)])
+    _session(tmp_path, "uncached2", [cc_usage(30_000, 0, 0, 40)])
+    assert main(["audit", str(tmp_path / "logs"), "--quiet"]) == 0
+    head = capsys.readouterr().out.split("\nlost $")[0]
+    lines = head.splitlines()
+    opening = next(line for line in lines if "to a provider that caches read and wrote nothing" in line)
+    assert opening.startswith("  2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $")
+    assert "check that caching reaches them" in opening
+    named = lines[lines.index(opening) + 1:lines.index(opening) + 3]
+    assert named[0].startswith("    uncached.jsonl: anthropic claude-sonnet-4-20250514, 3 requests, 60,900 input tokens, $")
+    assert named[1].startswith("    uncached2.jsonl: anthropic claude-sonnet-4-20250514, 1 request, 30,000 input tokens, $")
+    assert "cached.jsonl:" not in head.replace("uncached", "")
+
+
+def test_the_sessions_that_never_read_are_capped_one_a_line() -> None:
+    from prefixbench.reports.advice import NEVER_READ_SHOWN, never_read_group_lines
+
+    def row(file: str, read: int, cost: str, provider: str = ANTHROPIC.name) -> dict:
+        return {"file": file, "provider": provider, "model": "claude-sonnet-4-5", "reported_cache_read": read,
+                "reported_cache_write": 0, "predicted_cache_read": read, "reported_uncached": 5_000, "cost_usd": cost}
+
+    rows = [row("read.jsonl", 5_000, "1")] + [row(f"s{n}.jsonl", 0, f"0.{n}") for n in range(1, 9)]
+    lines = never_read_group_lines(rows, Decimal("10"))
+    assert lines[0].startswith("  8 sessions to a provider that caches read and wrote nothing in the cache (8 requests, $3.60 of $10.00 paid")
+    assert [line.split(":")[0].strip() for line in lines[1:-1]] == ["s8.jsonl", "s7.jsonl", "s6.jsonl", "s5.jsonl", "s4.jsonl"]
+    assert len(lines) == NEVER_READ_SHOWN + 2 and lines[-1] == "    and 3 more ($0.60)"
+    # a relay of unknown caching, or a log none of which read (the whole log's line says so), is not named
+    assert never_read_group_lines([row("read.jsonl", 5_000, "1"), row("x.jsonl", 0, "1", "unknown")], None) == []
+    assert never_read_group_lines([row("x.jsonl", 0, "1")], None) == []
+    # nor a session whose prompts were all shorter than the model's minimum (../shared/realdata's
+    # test-traffic.jsonl: 47 haiku calls of about 120 tokens could not have been cached)
+    short = row("short.jsonl", 0, "0.01") | {"reported_uncached": 120}
+    assert never_read_group_lines([row("read.jsonl", 5_000, "1"), short], None) == []

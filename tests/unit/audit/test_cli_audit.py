@@ -810,7 +810,7 @@ def test_the_input_option_is_one_word_in_the_usage_and_its_formats_listed_once(c
     assert flat.count("anthropic-bodies") == 1  # in the list of names, once
     assert all(name in flat for name in formats.input_choices())
     assert main(["audit", "--input", "nosuch", "x.jsonl"]) == 2
-    assert "invalid choice: 'nosuch'" in capsys.readouterr().err
+    assert "--input: invalid choice 'nosuch'" in capsys.readouterr().err
 
 
 def test_a_gate_over_reported_and_predicted_misses_says_which_are_predicted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -895,3 +895,24 @@ def test_fail_on_compaction_holds_a_compaction_an_expired_head_leads(tmp_path: P
     assert "1 request(s)" in line and "led by another cause" not in line
     failures = ElementTree.parse(junit).getroot().findall(".//failure")
     assert [f.get("message") for f in failures][:1] == ["compaction at line 9"]
+
+
+def test_sessions_with_no_loss_figure_are_counted_apart_not_ranked_among_the_costliest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """../shared/realdata's table, titled "the 20 that lost the most", listed 13 block-hash traces
+    with no loss ("-") after the 7 sessions that had a loss figure: those are counted apart."""
+    from prefixbench.reports.audit import SESSIONS_SHOWN
+
+    folder = tmp_path / "logs"
+    for n in range(2):
+        t = Transcript(session=f"s{n}")
+        t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+        t.assistant(f"r1-{n}", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+        t.user("next", "2025-09-03T00:10:00.000Z")
+        t.assistant(f"r2-{n}", "2025-09-03T00:10:03.000Z", [cc_usage(3, 15300, 0, 9)])
+        write_jsonl(folder / f"s{n:02d}.jsonl", t.lines)
+    for n in range(SESSIONS_SHOWN):
+        (folder / f"t{n:02d}.jsonl").write_text(json.dumps({"timestamp": n, "input_length": 1024, "output_length": 1, "hash_ids": [1, 2]}) + "\n")
+    assert main(["audit", str(folder), "--quiet"]) == 0
+    section = capsys.readouterr().out.split("\nper session", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert section[0].endswith(f": the 2 with a loss figure, costliest first; {SESSIONS_SHOWN} with no loss figure (no usage logged) in audit.md and audit.json")
+    assert [line.split()[0] for line in section[3:]] == ["s00.jsonl", "s01.jsonl"]

@@ -284,3 +284,19 @@ def test_a_codex_model_switch_names_codexs_own_model_setting() -> None:
     codex = AGENT_SETTINGS[("codex", "pin-model")]
     assert "~/.codex/config.toml" in (codex.setting or "") and "--model" in (codex.setting or "")
     assert "developers.openai.com/codex/config-basic" in codex.source
+
+
+def test_a_switch_after_an_idle_gap_past_the_ttl_is_the_expiry_not_the_switch(tmp_path: Path) -> None:
+    """AkashJana18/edgerunner's codex-session.jsonl:855 (tests/realdata): 18h39m idle after a 30 min
+    lifetime, then gpt-5.6-sol -> gpt-5.6-luna, was model-changed (unknown), and pin-model ranked
+    first though its own re-simulation changed none of it: the entry had expired either way. The
+    expiry leads and the detail names the switch."""
+    lines = _claude_code(tmp_path / "s1.jsonl").read_text().replace("2025-09-03T00:00:2", "2025-09-03T02:00:2")
+    (tmp_path / "s1.jsonl").write_text(lines)  # the Sonnet call 2 h after the Opus one, past its 5 min
+    result = _audit(tmp_path / "s1.jsonl")
+    [row] = [row for row in result.rows if row.model == "claude-sonnet-4-5-20250929"]
+    assert row.gap_ms is not None and row.gap_ms > 3_600_000
+    assert row.cause == "ttl-expired", (row.cause, row.detail)
+    assert "the model changed too (claude-opus-4-1-20250805 -> claude-sonnet-4-5-20250929)" in row.detail
+    assert row.detail.startswith("idle 2h00m since the previous request") or "2h00m" in row.detail.split(";")[0]
+    assert not [rec for rec in result.recommendations or () if rec.fix == "pin-model"]

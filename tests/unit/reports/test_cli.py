@@ -137,6 +137,29 @@ def test_finished_runs_survive_a_later_failure(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
+        (["sweep", "--presets", "legacy,pached"], "--presets: unknown preset 'pached': did you mean 'patched'? (known: legacy,"),
+        (["sweep", "--workload", "thinkingtools"], "--workload: unknown workload 'thinkingtools': did you mean 'thinking-tools'? (known: "),
+        (["sweep", "--engines", "checkpoint,range"], "--engines: workload 'seed-coding' has no engine 'range': did you mean 'ranges' (with --workload thinking-tools)?"),
+        (["check", "--preset", "pached"], "--preset: unknown preset 'pached': did you mean 'patched'?"),
+        (["audit", "--input", "codx", "x.jsonl"], "--input: invalid choice 'codx': did you mean 'codex'? ("),
+        (["audit", "--format", "jsn", "x.jsonl"], "--format: invalid choice 'jsn': did you mean 'json'? (choose from table, json, md)"),
+        (["audt"], "command: invalid choice 'audt': did you mean 'audit'?"),
+    ],
+)
+def test_a_bad_name_names_its_option_and_the_closest_choice(tmp_path, capsys, argv, message):
+    """``unknown preset 'pached'`` named neither --presets nor 'patched', and ``audit --input
+    codx`` dumped argparse's list of some 60 names: each names the option, the value, the closest
+    choice, and the choices (inline where few, else the --help that lists them)."""
+    assert main([*argv, "--out", str(tmp_path)] if argv[0] == "sweep" else argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+    if argv[:2] == ["audit", "--input"]:
+        assert "listed by 'prefixbench audit --help'" in lines[0] and "'claude-code'" not in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
         (["sweep", "--windows", "0"], "--windows: window must be a positive"),
         (["sweep", "--windows", "abc"], "--windows: 'abc' is not a token count"),
         (["sweep", "--presets", "legacy,nope"], "unknown preset 'nope'"),
