@@ -44,6 +44,11 @@ class Prediction(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cyc
     #: An entry that would have served had expired.
     expired: bool = False
     write_1h: int = 0
+    #: Where the provider's idle rule zeroed the read (Gemini: nothing read after a lane idled past
+    #: ``unread_after_idle``): the idle time since the lane's previous call was sent, and the
+    #: limit that applied (ms); 0: the rule did not apply.
+    idle_ms: int = 0
+    idle_limit_ms: int = 0
 
 
 class Previous(msgspec.Struct, frozen=True):
