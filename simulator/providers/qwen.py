@@ -106,9 +106,9 @@ RULES = ProviderRules(
     # pi's openai-completions API marks only OpenRouter's anthropic/ models by default
     # (badlogic/pi-mono, packages/ai/src/providers/openai-completions.ts, 2026-03; later pi marks
     # where a model's compat.cacheControlFormat is "anthropic", which its session log does not
-    # record) and logs cacheWrite 0 on every call, so its 0 tells nothing: the API decides (a call
-    # whose writes are not reported, Usage.writes_reported). Its Anthropic API marks every call.
-    unmarking_formats=("pi",),
+    # record) and logs cacheWrite 0 on every call, so its 0 tells nothing: the API its session
+    # log names decides (message.api). Its Anthropic API marks every call.
+    unmarking_apis=(("pi", "openai-completions"),),
     cache_options=OPTIONS,
     sources=("https://www.alibabacloud.com/help/en/model-studio/context-cache",),
 )

@@ -623,20 +623,19 @@ def _unmarked(ev: Evidence) -> str | None:
     """What shows the request carries no cache marker, or None where nothing does. A call that
     reported writing anything was marked (an unmarked one writes no explicit entry). Else its
     logged body holds none (not at the top, on a message or on a content part); with no body
-    logged, a call of one of the provider's :attr:`unmarking_formats` on an API that logs no write
-    count (pi's ``openai-completions``, whose ``cacheWrite`` is 0 on every call) is taken as its
-    agent's default, which sends that provider no marker: assumed, as a model configuration's
-    ``compat.cacheControlFormat`` (later pi), which would mark it, is not logged."""
+    logged, a call whose log format and API are one of the provider's :attr:`unmarking_apis`
+    (pi's ``openai-completions``, whose ``cacheWrite`` is 0 on every call: the 0 tells nothing) is
+    taken as its agent's default, which sends that provider no marker: assumed, as a model
+    configuration's ``compat.cacheControlFormat`` (later pi), which would mark it, is not logged."""
     body, usage = ev.r.body, ev.r.usage
     if usage is not None and usage.cache_write > 0:
         return None
     if body is not None:
         marked = body.cache_breakpoints or body.auto_cache is not None or body.cache_marked
         return None if marked else "its logged body carries no cache_control"
-    if ev.r.source_format in ev.rules.unmarking_formats and usage is not None and not usage.writes_reported:
-        return (f"taken as unmarked: {ev.r.source_format} sends this provider no cache_control by default on the API "
-                "it logs no write count for (openai-completions), assumed, a model configuration that marks "
-                "(compat.cacheControlFormat) not being logged")
+    if (ev.r.source_format, ev.r.api) in ev.rules.unmarking_apis:
+        return (f"taken as unmarked: {ev.r.source_format} sends this provider no cache_control by default on {ev.r.api}, "
+                "the API its log names; assumed, a model configuration that marks (compat.cacheControlFormat) not being logged")
     return None
 
 

@@ -445,19 +445,22 @@ def test_qwens_implicit_cache_is_best_effort_for_a_request_known_to_carry_no_mar
     def at(made: TraceRequest) -> Evidence:
         return ev(made, prev=prev, tick=1_500, prev_ready=800, lost=1_100, expected=1_100)
 
-    # pi's openai-completions API marks nothing for DashScope by default, and logs no write count
-    # (cacheWrite 0 on every call: writes_reported False): taken as unmarked, the detail says so.
-    pi = at(replace(r, source_format="pi", usage=replace(r.usage, writes_reported=False)))
+    # pi's openai-completions API marks nothing for DashScope by default (and logs cacheWrite 0 on
+    # every call, so a 0 tells nothing): taken as unmarked by its API, the detail says so.
+    pi = at(replace(r, source_format="pi", api="openai-completions"))
     assert (rule(pi), cause(pi)) == ("best-effort", "provider-best-effort")
     assert "Qwen's implicit cache (a request with no cache_control) is best effort" in find_cause(pi).detail
     assert "pi sends this provider no cache_control by default" in find_cause(pi).detail
     assert "assumed" in find_cause(pi).detail
-    # A pi call on an API that counts writes (anthropic-messages, which pi marks) is marked even
-    # where it wrote nothing: its 0 tests nothing about markers. One that wrote is marked too.
-    assert rule(at(replace(r, source_format="pi"))) != "best-effort"
-    assert rule(at(replace(r, source_format="pi", usage=replace(r.usage, cache_write_5m=1_136, uncached=0)))) != "best-effort"
+    # A pi call on pi's Anthropic API (which marks every call), or naming no API, is not taken as
+    # unmarked even where it wrote nothing (the code before took any pi call that wrote 0). One
+    # that reported a write is marked whatever its API.
+    for api in ("anthropic-messages", ""):
+        assert rule(at(replace(r, source_format="pi", api=api))) != "best-effort"
+    marked_pi = replace(r, source_format="pi", api="openai-completions", usage=replace(r.usage, cache_write_5m=1_136, uncached=0))
+    assert rule(at(marked_pi)) != "best-effort"
     for other in ("gemini-cli", "claude-code", "otel", ""):
-        assert rule(at(replace(r, source_format=other, usage=replace(r.usage, writes_reported=False)))) != "best-effort"
+        assert rule(at(replace(r, source_format=other, api="openai-completions"))) != "best-effort"
     # A logged body decides, whatever the format: with a cache_control marker it is explicit.
     # (Replayed, the bodies predict the read, so the breakpoints do not explain the miss.)
     unmarked = Request(Envelope("openai", "qwen-plus"), (Message("user", (Text("hi"),)),))

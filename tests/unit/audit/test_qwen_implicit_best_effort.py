@@ -95,3 +95,11 @@ def test_a_chat_completions_body_marked_on_a_content_part_is_not_the_implicit_ca
     # explicit entry): not the implicit cache.
     wrote = run_audit([_capture(tmp_path / "w.jsonl", False, 1_200)]).rows
     assert wrote[1].cause != "provider-best-effort"
+
+
+def test_a_pi_session_that_never_read_is_still_judged_by_its_api(tmp_path: Path) -> None:
+    # No call of the file read, so its writes are taken as logged (0, reported): the API the log
+    # names still decides that pi sent no marker (github.com/xiayongchao/pi-demo's parent session).
+    rows = run_audit([_session(tmp_path / "q.jsonl", [(1_106, 0), (1_136, 0)])]).rows
+    assert [r.cause for r in rows] == ["cold-start", "provider-best-effort"]
+    assert "openai-completions, the API its log names" in rows[1].detail
