@@ -153,6 +153,10 @@ class Request(msgspec.Struct, frozen=True):
     #: ``prompt_cache_retention``: ``in_memory`` / ``24h``; ``prompt_cache_options.ttl``:
     #: ``30m``, ``12h`` on GPT-6.2 Sol); None: not asked. Not prompt bytes.
     retention: str | None = None
+    #: The body carried ``cache_control`` (top level, on a message or one of its parts) that its
+    #: reader did not place as :attr:`cache_breakpoints` (an OpenAI-shaped chat-completions body):
+    #: the request is marked, though no replay places its marks. Not prompt bytes.
+    cache_marked: bool = False
 
     def __post_init__(self) -> None:
         if self.system and self.system_blocks:

@@ -296,14 +296,16 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: Why a miss with nothing changed is the provider's doing for a request known to carry no
     #: cache marker, on a provider whose marked (explicit) cache is deterministic and whose
     #: unmarked (implicit) one is best effort (None: a request's markers do not decide it). Known
-    #: unmarked: its logged body holds no ``cache_control``, or, with no body logged, its log
-    #: format is one of :attr:`unmarking_formats` and it wrote nothing (a marked request that
-    #: misses writes). Any other request is judged as before (it may be marked: Qwen Code and
-    #: Claude Code mark every one).
+    #: unmarked: it reported no write and its logged body holds no ``cache_control``, or, with no
+    #: body logged, its log format and the API its log names are one of :attr:`unmarking_apis`
+    #: (pi's ``openai-completions``, which marks nothing by default: assumed, the row's detail says
+    #: so) and it reported no write. Any other request is judged as before (it may be marked:
+    #: Qwen Code and Claude Code mark every one).
     unmarked_best_effort_note: str | None = None
-    #: Log formats whose agent sends this provider no cache marker on the API it logs no write
-    #: count for (read where a request's body is not logged: :attr:`unmarked_best_effort_note`).
-    unmarking_formats: tuple[str, ...] = ()
+    #: ``(log format, API)`` pairs whose agent, by default, sends this provider no cache marker on
+    #: that API (its log's name of it: :attr:`~prefixbench.workloads.logs.trace.TraceRequest.api`),
+    #: read where a request's body is not logged (:attr:`unmarked_best_effort_note`).
+    unmarking_apis: tuple[tuple[str, str], ...] = ()
     #: Why a miss whose call reported writing nothing is the provider's doing, where the agent's
     #: breakpoints would have had it write a changed prefix (None: such a miss is judged as any).
     unwritten_miss_note: str | None = None

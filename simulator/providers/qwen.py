@@ -15,8 +15,10 @@ Facts (https://www.alibabacloud.com/help/en/model-studio/context-cache) [O]:
   explicit one guarantees a hit within its 5 min. So a miss with nothing changed in the log is
   the provider's (``provider-best-effort``) where the request is known unmarked
   (:attr:`~prefixbench.simulator.providers.base.ProviderRules.unmarked_best_effort_note`): by its
-  logged body, or, with none, as a pi call that wrote nothing (pi's OpenAI-compatible API marks
-  no request to DashScope; a marked miss writes). Qwen Code and Claude Code mark every request,
+  logged body (no ``cache_control`` at its top, on a message or on a content part), or, with
+  none, as a pi call on ``openai-completions``, which by default marks no request to DashScope
+  (assumed: a model configuration's ``compat.cacheControlFormat`` would mark, and is not
+  logged); a call that reported a write was marked. Qwen Code and Claude Code mark every request,
   other agents are not known: theirs are judged as before. Measured on the one implicit source at
   hand (github.com/xiayongchao/pi-demo@b244c80, pi's SDK on qwen-plus, 28 calls, 2026-03-25): 17
   read 0, 6 of them lane starts, 9 of the other 11 sent 0.7-1.9 s after the lane's previous call
@@ -101,10 +103,12 @@ RULES = ProviderRules(
     agent_handlers=(("qwen-code/qwen-oauth", "subset"), ("qwen", "subset")),
     unmarked_best_effort_note="Qwen's implicit cache (a request with no cache_control) is best effort: Model Studio "
                               "guarantees no hit, even for the same prompt",
-    # pi's openai-completions API marks only OpenRouter's anthropic/ models (badlogic/pi-mono,
-    # packages/ai/src/providers/openai-completions.ts, 2026-03); its Anthropic API marks, and a
-    # marked miss reports a write.
-    unmarking_formats=("pi",),
+    # pi's openai-completions API marks only OpenRouter's anthropic/ models by default
+    # (badlogic/pi-mono, packages/ai/src/providers/openai-completions.ts, 2026-03; later pi marks
+    # where a model's compat.cacheControlFormat is "anthropic", which its session log does not
+    # record) and logs cacheWrite 0 on every call, so its 0 tells nothing: the API its session
+    # log names decides (message.api). Its Anthropic API marks every call.
+    unmarking_apis=(("pi", "openai-completions"),),
     cache_options=OPTIONS,
     sources=("https://www.alibabacloud.com/help/en/model-studio/context-cache",),
 )

@@ -2366,12 +2366,15 @@ class Predictor:
         before = self.lane_ticks.get(lane)
         idle = tick - before if before is not None and r.sent_ms is not None else 0
         self.lane_ticks[lane] = tick if r.sent_ms is not None else None
-        if pred.read and ((switched and not provider.reads_after_switch(r.model))
-                          or 0 < provider.unread_after_idle(r.model) < idle):
+        limit = provider.unread_after_idle(r.model)
+        if pred.read and ((switched and not provider.reads_after_switch(r.model)) or 0 < limit < idle):
             # The lane's previous request went to another model, or was sent that long before:
             # nothing is read, neither this model's earlier prefix in the lane nor the head
             # (Gemini, measured: unread_after_switch on 2.5, unread_after_idle_ms, 20 min on 3 Flash).
-            pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write))
+            # An idle past the limit is kept for the row's detail to name.
+            idled = (idle, limit) if 0 < limit < idle else (0, 0)
+            pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write),
+                           idle_ms=idled[0], idle_limit_ms=idled[1])
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:
@@ -2943,6 +2946,11 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         # rather than call it a surplus.
         said = explicit.read_detail(r, shared.created)
         detail = said if cause is None else f"{detail}; {said}"
+    if pred.idle_limit_ms:
+        # The provider's idle rule predicted nothing read: the row names the limit that applied.
+        detail = (f"{detail}; predicted to read nothing: sent {duration(pred.idle_ms)} after its lane's previous call, "
+                  f"past the {duration(pred.idle_limit_ms)} idle after which the audit predicts a {r.model} call reads "
+                  "nothing (a measured rule, not a published lifetime)")
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
     if usage is not None and row is not None and usage.cache_unsplit:

@@ -44,6 +44,11 @@ class Prediction(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cyc
     #: An entry that would have served had expired.
     expired: bool = False
     write_1h: int = 0
+    #: Where the provider's idle rule zeroed the read (Gemini: nothing read after a lane idled past
+    #: ``unread_after_idle``): the idle time since the lane's previous call was sent, and the
+    #: limit that applied (ms); 0: the rule did not apply.
+    idle_ms: int = 0
+    idle_limit_ms: int = 0
 
 
 class Previous(msgspec.Struct, frozen=True):
@@ -633,24 +638,37 @@ def _alone(ev: Evidence) -> str:
     return f"no previous call in its lane (its first call, so no idle time of its own){since}"
 
 
-def _unmarked(ev: Evidence) -> bool:
-    """The request is known to carry no cache marker: its logged body holds none, or, with no body
-    logged, its log format's agent sends the provider none where it wrote nothing (a marked request
-    that misses writes what it marks; on an API with no write count, 0 is logged anyway)."""
+def _unmarked(ev: Evidence) -> str | None:
+    """What shows the request carries no cache marker, or None where nothing does. A call that
+    reported writing anything was marked (an unmarked one writes no explicit entry). Else its
+    logged body holds none (not at the top, on a message or on a content part); with no body
+    logged, a call whose log format and API are one of the provider's :attr:`unmarking_apis`
+    (pi's ``openai-completions``, whose ``cacheWrite`` is 0 on every call: the 0 tells nothing) is
+    taken as its agent's default, which sends that provider no marker: assumed, as a model
+    configuration's ``compat.cacheControlFormat`` (later pi), which would mark it, is not logged."""
     body, usage = ev.r.body, ev.r.usage
+    if usage is not None and usage.cache_write > 0:
+        return None
     if body is not None:
-        return not body.cache_breakpoints and body.auto_cache is None
-    return ev.r.source_format in ev.rules.unmarking_formats and usage is not None and usage.cache_write == 0
+        marked = body.cache_breakpoints or body.auto_cache is not None or body.cache_marked
+        return None if marked else "its logged body carries no cache_control"
+    if (ev.r.source_format, ev.r.api) in ev.rules.unmarking_apis:
+        return (f"taken as unmarked: {ev.r.source_format} sends this provider no cache_control by default on {ev.r.api}, "
+                "the API its log names; assumed, a model configuration that marks (compat.cacheControlFormat) not being logged")
+    return None
 
 
 def _best_effort_note(ev: Evidence) -> str | None:
     """Why a miss with nothing changed is the provider's doing, where it is (its cache, or its
-    implicit cache for a request with no marker, is best effort); None where it is not."""
+    implicit cache for a request with no marker, is best effort, the detail saying what showed it
+    unmarked); None where it is not."""
     rules = ev.rules
     if rules.best_effort_note is not None:
         return rules.best_effort_note
-    if rules.unmarked_best_effort_note is not None and _unmarked(ev):
-        return rules.unmarked_best_effort_note
+    if rules.unmarked_best_effort_note is not None:
+        why = _unmarked(ev)
+        if why is not None:
+            return f"{rules.unmarked_best_effort_note} ({why})"
     return None
 
 

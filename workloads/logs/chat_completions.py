@@ -133,7 +133,9 @@ class MessageMemo:
         return parsed
 
 
-_Parsed = tuple[str, Message, "str | None"]
+#: (role, message, system text when the role may open the system prompt, whether the message or
+#: one of its content parts carries ``cache_control``).
+_Parsed = tuple[str, Message, "str | None", bool]
 
 
 def _checked(raw: bytes | msgspec.Raw, depth: int) -> object:
@@ -150,7 +152,16 @@ def _parse_message(raw: Any, idx: int) -> _Parsed:
         raise LineError(f"messages[{idx}] must be an object")
     role = raw.get("role")
     system = _text_of(raw.get("content"), idx) if role in ("system", "developer") else None
-    return role, _message(raw, idx), system
+    return role, _message(raw, idx), system, _has_marker(raw)
+
+
+def _has_marker(raw: dict[str, Any]) -> bool:
+    """Whether a message, or one of its content parts, carries ``cache_control`` (an OpenAI-shaped
+    body to a provider that takes Anthropic's markers: DashScope, OpenRouter)."""
+    if isinstance(raw.get("cache_control"), dict):
+        return True
+    content = raw.get("content")
+    return isinstance(content, list) and any(isinstance(p, dict) and isinstance(p.get("cache_control"), dict) for p in content)
 
 
 def parse_line(line: bytes, memo: MessageMemo, *, pairs_checked: bool = True) -> tuple[Request, tuple[str, ...]]:
@@ -199,8 +210,10 @@ def parse_request(body: Any, memo: MessageMemo | None = None, *, pairs_checked: 
     tools = tuple(_tool(t, i) for i, t in enumerate(_optional(body, "tools", list) or []))
     system_parts: list[str] = []
     messages: list[Message] = []
+    marked = isinstance(body.get("cache_control"), dict)
     for idx, raw in enumerate(raw_messages):
-        _role, message, system = memo.get(raw, idx) if memo is not None else _parse_message(raw, idx)
+        _role, message, system, has_marker = memo.get(raw, idx) if memo is not None else _parse_message(raw, idx)
+        marked = marked or has_marker
         if system is not None and not messages:
             system_parts.append(system)
             continue
@@ -209,7 +222,7 @@ def parse_request(body: Any, memo: MessageMemo | None = None, *, pairs_checked: 
         _check_tool_results(messages, raw_messages)
     return Request(
         _envelope(body), tuple(messages), "\n\n".join(system_parts), tools, _max_tokens(body), _purpose(body),
-        retention=_retention(body),
+        retention=_retention(body), cache_marked=marked,
     )
 
 

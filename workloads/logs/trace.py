@@ -261,6 +261,11 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: such upstream keeps a cache of its own, so the audit predicts the call against that
     #: upstream's entries alone; "" where the log names none (the provider's one cache).
     upstream: str = ""
+    #: The agent's own name of the wire API the call went through, where its log names one (pi's
+    #: ``message.api``: ``openai-completions``, ``anthropic-messages``...); "" where it names none.
+    #: What the agent marked for the provider may follow from it (pi marks no DashScope request
+    #: on ``openai-completions`` by default).
+    api: str = ""
 
     @property
     def asked_retention(self) -> str | None:
@@ -304,6 +309,7 @@ class Shape(msgspec.Struct, frozen=True, gc=False):
     events: tuple[tuple[str, str], ...]
     agent_version: str | None
     source_format: str
+    api: str = ""
 
 
 #: The fields of a :class:`TraceRequest` a :class:`PlainRequest` holds in its :class:`Shape`.
@@ -312,10 +318,10 @@ SHAPE_FIELDS = Shape.__struct_fields__
 
 class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     """A :class:`TraceRequest` whose :data:`RARE_FIELDS` are all at their default, held in 12
-    slots, not 34: the same fields, properties and values, read the same way (each rare field
+    slots, not 35: the same fields, properties and values, read the same way (each rare field
     reads as its default, each of :data:`SHAPE_FIELDS` as its :class:`Shape`'s, which the requests
     that hold the same values share). The audit holds every request of every file to its end, so
-    it holds such a request as this (:func:`plain`; 176 bytes less each; its file, the most read of
+    it holds such a request as this (:func:`plain`; 184 bytes less each; its file, the most read of
     the shared fields, keeps a slot of its own: 12 slots take the allocator's same block as 11;
     its ``path`` is "", a request with one being a :class:`PathRequest`),
     from the moment its file is read (``load_trace(held=True)``: the request's id is kept until
@@ -379,6 +385,10 @@ class PlainRequest(msgspec.Struct, frozen=True, gc=False):
     def source_format(self) -> str:
         return self.shape.source_format
 
+    @property
+    def api(self) -> str:
+        return self.shape.api
+
 
 _DEFAULTS = dict(zip(TraceRequest.__struct_fields__[-len(TraceRequest.__struct_defaults__):], TraceRequest.__struct_defaults__))
 for _name in RARE_FIELDS:
@@ -395,7 +405,7 @@ class PathRequest(PlainRequest, frozen=True, gc=False):
     its line's record it is), held in a 13th slot of its own: a file of one record (an
     OpenTelemetry export's ``spans[k]``, a Zed thread's ``messages[i]``) gives each request its
     own path, and a path in the :class:`Shape` gave each of them a shape of its own (192 bytes a
-    request, not 168 less than a trace request)."""
+    request, not 176 less than a trace request)."""
 
     path: str = ""
 
@@ -440,7 +450,7 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     sent = r.sent_ms
     ready = sent if r.ready_ms == sent else r.ready_ms
     done = sent if r.done_ms == sent else r.done_ms
-    shape = _shape(r.lane_kind, r.provider, r.model, r.envelope, r.events, r.agent_version, r.source_format)
+    shape = _shape(r.lane_kind, r.provider, r.model, r.envelope, r.events, r.agent_version, r.source_format, r.api)
     if r.path:
         return PathRequest(r.file, shape, r.line, r.lane, r.seq, sent, ready, held, r.prefix, done, r.messages,  # type: ignore[return-value]
                            r.request_id, r.path)

@@ -172,3 +172,24 @@ def test_2_5_flash_lite_is_left_out_of_unread_until_read(tmp_path: Path) -> None
     assert run_audit([lite]).rows[1].predicted_cache_read == 20_000
     flash = _session(tmp_path / "flash.json", [("gemini-2.5-flash", 20_000, 0), ("gemini-2.5-flash", 21_000, 0)])
     assert run_audit([flash]).rows[1].predicted_cache_read == 0
+
+
+def test_the_3_flash_idle_limit_is_20_minutes_and_a_zeroed_call_names_its_limit(tmp_path: Path) -> None:
+    # Probed on both sides of 20 minutes (15 and 25 alone pass with a limit anywhere between; a
+    # call is sent when the message before it was written, so the gap is the second ``at``), and
+    # a call the idle rule predicted to read nothing says which limit applied: 20 min on
+    # gemini-3-flash, 10 on any other Gemini model (gemini-3.5-flash among them: the 20-minute
+    # rule's pattern is gemini-3-flash, not Flash-Lite). The code before named no limit.
+    model = "gemini-3-flash-preview"
+    for minutes, predicted in ((19, 19_620), (21, 0)):
+        log = _session(tmp_path / f"flash{minutes}.json", [(model, 20_000, 0), (model, 21_000, 19_620), (model, 22_000, 0)],
+                       at=[1, 1 + minutes * 60, 10 + minutes * 60])
+        row = run_audit([log]).rows[2]
+        assert (row.gap_ms, row.predicted_cache_read) == (minutes * 60_000, predicted), minutes
+        assert ("past the 20m00s idle" in row.detail) == (predicted == 0), row.detail
+    for other in ("gemini-3.5-flash", "gemini-3-flash-lite-preview", "gemini-2.5-flash"):
+        log = _session(tmp_path / f"{other}.json", [(other, 20_000, 0), (other, 21_000, 19_620), (other, 22_000, 21_000)],
+                       at=[1, 1 + 15 * 60, 10 + 15 * 60])
+        row = run_audit([log]).rows[2]
+        assert row.predicted_cache_read == 0, other
+        assert f"sent 15m00s after its lane's previous call, past the 10m00s idle after which the audit predicts a {other} call reads nothing" in row.detail, row.detail

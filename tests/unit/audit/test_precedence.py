@@ -445,19 +445,34 @@ def test_qwens_implicit_cache_is_best_effort_for_a_request_known_to_carry_no_mar
     def at(made: TraceRequest) -> Evidence:
         return ev(made, prev=prev, tick=1_500, prev_ready=800, lost=1_100, expected=1_100)
 
-    # pi's OpenAI-compatible API marks nothing for DashScope: a pi call that wrote nothing.
-    pi = at(replace(r, source_format="pi"))
+    # pi's openai-completions API marks nothing for DashScope by default (and logs cacheWrite 0 on
+    # every call, so a 0 tells nothing): taken as unmarked by its API, the detail says so.
+    pi = at(replace(r, source_format="pi", api="openai-completions"))
     assert (rule(pi), cause(pi)) == ("best-effort", "provider-best-effort")
     assert "Qwen's implicit cache (a request with no cache_control) is best effort" in find_cause(pi).detail
-    # A pi call that wrote (marked: Anthropic's API, which pi marks), and agents that mark every
-    # request (Qwen Code, Claude Code) or are not known to mark none: judged as before.
-    assert rule(at(replace(r, source_format="pi", usage=replace(r.usage, cache_write_5m=1_136, uncached=0)))) != "best-effort"
+    assert "pi sends this provider no cache_control by default" in find_cause(pi).detail
+    assert "assumed" in find_cause(pi).detail
+    # A pi call on pi's Anthropic API (which marks every call), or naming no API, is not taken as
+    # unmarked even where it wrote nothing (the code before took any pi call that wrote 0). One
+    # that reported a write is marked whatever its API.
+    for api in ("anthropic-messages", ""):
+        assert rule(at(replace(r, source_format="pi", api=api))) != "best-effort"
+    marked_pi = replace(r, source_format="pi", api="openai-completions", usage=replace(r.usage, cache_write_5m=1_136, uncached=0))
+    assert rule(at(marked_pi)) != "best-effort"
     for other in ("gemini-cli", "claude-code", "otel", ""):
-        assert rule(at(replace(r, source_format=other))) != "best-effort"
+        assert rule(at(replace(r, source_format=other, api="openai-completions"))) != "best-effort"
     # A logged body decides, whatever the format: with a cache_control marker it is explicit.
     # (Replayed, the bodies predict the read, so the breakpoints do not explain the miss.)
     unmarked = Request(Envelope("openai", "qwen-plus"), (Message("user", (Text("hi"),)),))
     marked = replace(unmarked, cache_breakpoints=(CacheBreakpoint("messages", 0, 0),))
     replayed = Prediction(1_100, 0, 36, "body")
-    assert rule(replace(at(replace(r, source_format="claude-code", body=unmarked, prefix=None)), pred=replayed)) == "best-effort"
+    plain = replace(at(replace(r, source_format="claude-code", body=unmarked, prefix=None)), pred=replayed)
+    assert rule(plain) == "best-effort"
+    assert "its logged body carries no cache_control" in find_cause(plain).detail
+    # A top-level cache_control (automatic caching), marks an OpenAI-shaped body's reader read
+    # but placed nowhere, and a reported write each show a marked request.
+    for shown in (replace(unmarked, auto_cache="5m"), replace(unmarked, cache_marked=True)):
+        assert rule(replace(at(replace(r, source_format="claude-code", body=shown, prefix=None)), pred=replayed)) != "best-effort"
+    wrote = replace(r, source_format="claude-code", body=unmarked, prefix=None, usage=replace(r.usage, cache_write_5m=36))
+    assert rule(replace(at(wrote), pred=replayed)) != "best-effort"
     assert rule(replace(at(replace(r, source_format="pi", body=marked, prefix=None)), pred=replayed)) != "best-effort"

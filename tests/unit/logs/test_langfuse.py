@@ -600,8 +600,52 @@ def test_nothing_told_is_said_assumed(tmp_path: Path) -> None:
     path.write_text(json.dumps(row) + "\n")
     requests, summary = read(path)
     assert requests[0].usage.uncached == 2000
-    assert any(n.endswith("what decided it: nothing told (no total below the buckets' sum, no input below its reads, "
+    assert any(n.endswith("what decided it: nothing told (no total that tells, no input below its reads, "
                           "a start since 2025-11-03): assumed whole (1)") for n in summary.notes)
+
+
+def test_the_assumed_note_claims_no_total_and_no_release(tmp_path: Path) -> None:
+    # A total below the buckets' sum by neither the reads plus the writes nor the writes alone
+    # tells nothing: the note said "no total below the buckets' sum" of it, and named the input
+    # "before BerriAI/litellm#16203" though nothing showed that release (started 2026-05).
+    row = gen(id="d", name="litellm-acompletion", startTime="2026-05-01T10:00:00Z", model="gpt-4.1",
+              usageDetails={"input": 6000, "output": 50, "total": 9000, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0})
+    path = tmp_path / "below.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    requests, summary = read(path)
+    assert requests[0].usage.uncached == 2000
+    note = next(n for n in summary.notes if "LiteLLM's Langfuse callback" in n)
+    assert "no total below" not in note and "no total that tells" in note
+    assert "BerriAI/litellm#16203)" not in note.split("what decided it")[0]
+    assert "whole prompt_tokens (assumed: nothing shows which LiteLLM release sent it)" in note
+
+
+def test_a_verdict_told_by_a_date_is_not_spread() -> None:
+    # The first observation's start (before #16203 was opened) rules its own reading, not a later
+    # one's: the second, untold, is assumed whole and said so, not "told by line 1's own numbers".
+    untold = {"input": 6000, "output": 50, "total": 10050, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 0}
+    assert litellm_readings([lite(untold, "2025-07-01T10:00:00Z"), lite(untold, line=2)]) == [
+        ((True, True), "date"), ((True, True), "assumed")]
+    # Own numbers still decide the rest of a file of one release.
+    whole = {"input": 5555, "output": 10, "total": 5565, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310}
+    assert litellm_readings([lite(whole), lite(untold, line=2)])[1] == ((True, True), "file:line 1")
+
+
+def test_a_file_of_two_releases_decides_the_writes_per_release(tmp_path: Path) -> None:
+    # An older LiteLLM (2025-07: input 4300 below its reads plus writes, so its prompt_tokens left
+    # the writes out) and a newer one (2026-05: input less the reads, 355 holding its 310 writes).
+    # Before, the older one decided the writes for the file: the newer read 355 uncached, its
+    # writes counted twice. Hand sums: 4300 - 4000 = 300; 355 - 310 = 45.
+    old = gen(id="o", name="litellm-acompletion", startTime="2025-07-01T10:00:00Z", model="claude-sonnet-4-20250514",
+              usageDetails={"input": 4300, "output": 150, "total": 4450, "cache_read_input_tokens": 4000, "cache_creation_input_tokens": 500})
+    new = gen(id="n", name="litellm-acompletion", startTime="2026-05-01T10:00:00Z", model="claude-sonnet-4-20250514",
+              usageDetails={"input": 355, "output": 220, "total": 5775, "cache_read_input_tokens": 5200, "cache_creation_input_tokens": 310})
+    path = tmp_path / "both.jsonl"
+    path.write_text(json.dumps(old) + "\n" + json.dumps(new) + "\n")
+    requests, summary = read(path)
+    assert {r.request_id: r.usage.uncached for r in requests} == {"o": 300, "n": 45}
+    assert any("less the reads" in n and "the writes inside it" in n for n in summary.notes)
+    assert any("whole prompt_tokens" in n and "without the writes" in n for n in summary.notes)
 
 
 def test_a_pydantic_ai_span_with_input_cached_tokens_is_of_the_newer_path() -> None:

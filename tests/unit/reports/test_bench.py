@@ -59,6 +59,20 @@ def test_the_leaderboard_marks_a_strategy_over_the_window(tmp_path, capsys):
     assert runs and {r["longest_idle_ms"] for r in runs} == {"0"}
 
 
+def test_each_runs_longest_idle_gap_is_its_run_records(tmp_path):
+    # A workload with idle gaps: the column is each run's own record (a 0 written for every run,
+    # as seed-coding's above would pass, fails here), matched by seed through the store.
+    from prefixbench.workloads.runs.store import decode_run
+
+    argv = ["bench", "--workloads", "idle-gaps", "--strategies", "checkpoint", "--caches", "anthropic-5m",
+            "--windows", "32k", "--seeds", "0-1", "--turns", "4", "--quiet", "--jobs", "1", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    recorded = {str(rec["seed"]): rec["longest_idle_ms"] for rec, _ in map(decode_run, (tmp_path / "store").glob("*.parquet"))}
+    runs = list(csv.DictReader((tmp_path / "bench-runs.csv").read_text().splitlines()))
+    assert len(recorded) == 2 and all(int(ms) > 0 for ms in recorded.values())
+    assert runs and {(r["seed"], int(r["longest_idle_ms"])) for r in runs} == {(s, int(ms)) for s, ms in recorded.items()}
+
+
 def test_jobs_and_dask_do_not_change_a_byte(tmp_path):
     pytest.importorskip("distributed")
     assert main([*SMALL, "--jobs", "1", "--out", str(tmp_path / "one")]) == 0

@@ -323,7 +323,7 @@ LITELLM_EVIDENCE = {
     "below-reads": "its input below its reads",
     "date": "its start before BerriAI/litellm#16203 was opened (2025-11-03)",
     "no-reads": "no reads to place",
-    "assumed": "nothing told (no total below the buckets' sum, no input below its reads, a start since 2025-11-03): assumed whole",
+    "assumed": "nothing told (no total that tells, no input below its reads, a start since 2025-11-03): assumed whole",
 }
 
 
@@ -362,17 +362,22 @@ def litellm_readings(observations: Sequence[tuple[dict[str, int], int | None, st
     decided it: a :data:`LITELLM_EVIDENCE` key, or ``file:<line>`` where another observation's
     own numbers decided for the file). See :func:`litellm_verdict`.
 
-    Where the observations that tell agree, the rest read as they do; where none tells, the whole
-    prompt is assumed; where they disagree (a file spanning LiteLLM releases) each reads as its
-    own numbers tell, and one that does not tell is refused. Reads None where the file has no read
-    (nothing to place). Writes: inside unless some ``input`` is below what it would then hold
-    (older LiteLLM left them out of ``prompt_tokens``), decided for the file.
+    Where the observations whose own numbers tell (not their start: a date rules one reading out
+    for that observation alone) agree, the rest read as they do; where none tells, the whole
+    prompt is assumed; where the verdicts disagree (a file spanning LiteLLM releases) each reads
+    as its own numbers (or start) tell, and one that does not tell is refused. Reads None where
+    the file has no read (nothing to place). Writes: inside unless some ``input`` is below what
+    it would then hold (older LiteLLM left them out of ``prompt_tokens``), decided per release:
+    over the observations read the same way (in a file of one release, the whole file).
 
     Raises:
         UserError: a file mixing LiteLLM releases with an observation whose own numbers do not tell.
     """
     verdicts = [litellm_verdict(d, start) for d, start, _, _ in observations]
     told = {reads: line for (reads, _), (_, _, _, line) in zip(verdicts, observations) if reads is not None}
+    # Only an observation's own numbers decide others: its start says nothing of a later one's.
+    by_numbers = {reads: line for (reads, why), (_, _, _, line) in zip(verdicts, observations)
+                  if reads is not None and why != "date"}
     any_read = any(d["cache_read_input_tokens"] for d, _, _, _ in observations)
     mixed = len(told) > 1
     decided: list[tuple[bool | None, str]] = []
@@ -388,16 +393,20 @@ def litellm_readings(observations: Sequence[tuple[dict[str, int], int | None, st
                     f"releases ({told[True]} reads the whole prompt, {told[False]} the prompt less the reads)"
                 )
             decided.append((None, "no-reads"))
-        elif told:
-            reads = next(iter(told))
-            decided.append((reads, why if why == "no-reads" else f"file:{told[reads]}"))
+        elif by_numbers:
+            reads = next(iter(by_numbers))
+            decided.append((reads, why if why == "no-reads" else f"file:{by_numbers[reads]}"))
         else:
             decided.append((True, why))
-    writes_in = not any(
-        d["input"] < (d["cache_read_input_tokens"] if reads else 0) + d["cache_creation_input_tokens"]
-        for (reads, _), (d, _, _, _) in zip(decided, observations)
-    )
-    return [((reads, writes_in), why) for reads, why in decided]
+
+    def below(d: dict[str, int], reads: bool | None) -> bool:
+        return d["input"] < (d["cache_read_input_tokens"] if reads else 0) + d["cache_creation_input_tokens"]
+
+    # A release's writes: one file of two releases (an older LiteLLM whose prompt_tokens left the
+    # writes out, a newer one whose held them) decides each apart.
+    groups = [reads if mixed else None for reads, _ in decided]
+    writes_out = {group for group, (reads, _), (d, _, _, _) in zip(groups, decided, observations) if below(d, reads)}
+    return [((reads, group not in writes_out), why) for group, (reads, why) in zip(groups, decided)]
 
 
 def tails_of(details: dict[str, int]) -> int | None:
@@ -702,7 +711,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     notes = _notes(conventions, cost, len(chained), len(out), spans, evidence)
     if any(k.startswith("litellm-whole-") for k in conventions) and any(k.startswith("litellm-less-reads-") for k in conventions):
         notes.append("mixed LiteLLM releases: some generations' own numbers say input is the whole prompt_tokens, others' less the reads; "
-                     "each is read as its own numbers tell")
+                     "each is read as its own numbers (or its start) tell")
     if writes_unknown:
         notes.append(f"{writes_unknown} generation(s) of a provider that bills cache writes apart have no write bucket in usageDetails "
                      "(no input_cache_creation, cache_creation_input_tokens or the like): what they wrote is not reported, not 0")
@@ -751,10 +760,22 @@ def _told(why: str) -> str:
     return LITELLM_EVIDENCE[why]
 
 
+def _reading(kind: str, told: dict[str, int]) -> str:
+    """What a reading says, for the notes: a whole prompt nothing told is assumed, and no release is
+    claimed for it (the callback sent it so before BerriAI/litellm#16203, but a later release whose
+    numbers do not tell it apart may have sent what is read so)."""
+    text = READINGS[kind]
+    if kind.startswith("litellm-whole-") and "assumed" in told:
+        said = "(before BerriAI/litellm#16203)"
+        text = text.replace(said, "(assumed: nothing shows which LiteLLM release sent it)" if len(told) == 1
+                            else "(before BerriAI/litellm#16203 where its own numbers or start tell; assumed for the rest)")
+    return text
+
+
 def _notes(conventions: dict[str, int], cost: float, chained_lanes: int, requests: int, spans: int,
            evidence: dict[str, dict[str, int]]) -> list[str]:
     notes = [
-        f"{n} generation(s): {READINGS[kind]}"
+        f"{n} generation(s): {_reading(kind, evidence.get(kind, {}))}"
         + ("; what decided it: " + "; ".join(f"{_told(why)} ({k})" for why, k in sorted(evidence[kind].items(), key=_evidence_order))
            if kind in evidence else "")
         for kind, n in sorted(conventions.items())

@@ -580,6 +580,7 @@ class _Session:
                               replays_output=warm and _replays_output(call)),
                 source_format=NAME,
                 compaction_call=summary,
+                api=api if isinstance(api, str) else "",
             )
         )
         return False
@@ -742,6 +743,7 @@ class _Session:
                 events=tuple(self.events),
                 source_format=NAME,
                 messages=self.places.messages(self.pending),
+                api=message["api"] if isinstance(message.get("api"), str) else "",
             )
         )
         self.chain_parent = node
