@@ -142,7 +142,9 @@ def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -
     provider and model of one file) whose every request reports its cache use, reads and writes
     none of it, and whose provider caches (a hosted provider whose usage is read; not an unknown
     relay's) a prompt as long as their longest (not one below the model's minimum) while the audit predicted no read for them either, so the audit sees no miss there and
-    "what to change" would say nothing of them. A line saying what they paid at the full input
+    "what to change" would say nothing of them. Where their writes are not reported, a session of
+    one request (it reads nothing by nature) or to a provider that caches without markers is not
+    named: nothing shows it missed. The count is of sessions (files), the lines of pairs. A line saying what they paid at the full input
     price, then one line a session (the costliest first, :data:`NEVER_READ_SHOWN` of them, then
     "and N more"). ``rows``: objects with the :class:`~.core.AuditRow` fields (or mappings of
     them, the ``--format json`` requests); ``paid``: the whole log's dollars; ``name``: a file's
@@ -176,17 +178,28 @@ def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -
         return []
     found = sorted(((key, g) for key, g in groups.items()
                     if g.reporting == g.requests and not (g.read or g.written or g.predicted)
-                    and (rules := hosted_provider(key[1])) is not None and g.largest >= rules.min_cacheable(key[2])),
+                    and (rules := hosted_provider(key[1])) is not None and g.largest >= rules.min_cacheable(key[2])
+                    # writes not reported: a lone request reads nothing by nature, and a provider
+                    # that caches without markers (no breakpoints on its wire) may have written
+                    # all it could; the log shows nothing amiss there
+                    and not (g.unreported_writes and (g.requests == 1 or rules.max_breakpoints is None))),
                    key=lambda item: (-item[1].usd, item[0]))
     if not found:
         return []
     usd = sum((g.usd for _, g in found), Decimal(0))
     requests = sum(g.requests for _, g in found)
+    files = len({file for (file, _, _), _ in found})
     of = f" of ${paid:,.2f} paid" if paid else ""
-    out = [f"  {len(found):,} session{'' if len(found) == 1 else 's'} to a provider that caches read and wrote nothing in the cache "
-           f"({requests:,} request{'' if requests == 1 else 's'}, ${usd:,.2f}{of}, every input token at the full price), and the audit "
-           "predicts no read there either, so it sees no miss and ranks no fix for them: check that caching reaches them "
-           "(cache_control sent, a gateway passing it on and reporting cached tokens):"]
+    pairs = f" ({len(found):,} provider and model pairs)" if len(found) != files else ""
+    unreported = sum(g.unreported_writes for _, g in found)
+    did = "read and wrote nothing in the cache" if not unreported else "read nothing from the cache"
+    unsaid = "" if not unreported else (", writes not reported" + ("" if unreported == len(found) else f" for {unreported:,} of them"))
+    # cache_control advice only where the provider takes markers (others cache unasked)
+    marked = any(hosted_provider(provider).max_breakpoints is not None for (_, provider, _), _ in found)
+    check = "cache_control sent, a gateway passing it on and reporting cached tokens" if marked else "a gateway reporting cached tokens"
+    out = [f"  {files:,} session{'' if files == 1 else 's'}{pairs} to a provider that caches {did} "
+           f"({requests:,} request{'' if requests == 1 else 's'}{unsaid}, ${usd:,.2f}{of}, every input token at the full price), and the audit "
+           f"predicts no read there either, so it sees no miss and ranks no fix for them: check that caching reaches them ({check}):"]
     for (file, provider, model), g in found[:NEVER_READ_SHOWN]:
         writes = ", writes not reported" if g.unreported_writes else ""
         out.append(f"    {name(file)}: {provider} {model}, {g.requests:,} request{'' if g.requests == 1 else 's'}, "

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from prefixbench.reports.cli import main
-from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, OPENAI
 from prefixbench.workloads.audit.advice import AGENT_SETTINGS, GENERIC_CHANGE, advise, resimulation_targets
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import load_trace, run_audit
@@ -533,7 +533,7 @@ def test_a_session_that_never_read_the_cache_is_named_where_the_rest_of_the_log_
     _session(tmp_path, "cached", [cc_usage(3, 20_000, 0, 40), cc_usage(3, 300, 20_000, 40), cc_usage(3, 300, 20_300, 40)])
     _session(tmp_path, "uncached", [cc_usage(20_000, 0, 0, 40), cc_usage(20_300, 0, 0, 40), cc_usage(20_600, 0, 0, 40)])
     _session(tmp_path, "uncached2", [cc_usage(30_000, 0, 0, 40)])
-    assert main(["audit", str(tmp_path / "logs"), "--quiet"]) == 0
+    assert main(["audit", str(tmp_path / "logs"), "--quiet", "--out", str(tmp_path / "out")]) == 0
     head = capsys.readouterr().out.split("\nlost $")[0]
     lines = head.splitlines()
     opening = next(line for line in lines if "to a provider that caches read and wrote nothing" in line)
@@ -543,6 +543,13 @@ def test_a_session_that_never_read_the_cache_is_named_where_the_rest_of_the_log_
     assert named[0].startswith("    uncached.jsonl: anthropic claude-sonnet-4-20250514, 3 requests, 60,900 input tokens, $")
     assert named[1].startswith("    uncached2.jsonl: anthropic claude-sonnet-4-20250514, 1 request, 30,000 input tokens, $")
     assert "cached.jsonl:" not in head.replace("uncached", "")
+    # the files --out writes say it too: audit.md as the terminal does, report.html as one note
+    md = (tmp_path / "out" / "audit.md").read_text(encoding="utf-8")
+    assert "2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $" in md
+    assert "uncached2.jsonl: anthropic claude-sonnet-4-20250514, 1 request" in md
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert "2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
+    assert "uncached2.jsonl: anthropic claude-sonnet-4-20250514, 1 request" in html
 
 
 def test_the_sessions_that_never_read_are_capped_one_a_line() -> None:
@@ -564,3 +571,51 @@ def test_the_sessions_that_never_read_are_capped_one_a_line() -> None:
     # test-traffic.jsonl: 47 haiku calls of about 120 tokens could not have been cached)
     short = row("short.jsonl", 0, "0.01") | {"reported_uncached": 120}
     assert never_read_group_lines([row("read.jsonl", 5_000, "1"), short], None) == []
+
+
+def _never_read_row(file: str, provider: str, model: str, read, write, predicted: int = 0) -> dict:
+    return {"file": file, "provider": provider, "model": model, "reported_cache_read": read, "reported_cache_write": write,
+            "predicted_cache_read": predicted, "reported_uncached": 5_000, "cost_usd": "0.10"}
+
+
+def test_a_session_whose_writes_are_not_reported_is_not_named_where_caching_is_automatic() -> None:
+    # A lone OpenAI or DeepSeek call reads 0 by nature and reports no write count: it was named as
+    # having "read and wrote nothing" with cache_control advice that does not apply there.
+    from prefixbench.reports.advice import never_read_group_lines
+
+    rows = [_never_read_row("a.jsonl", OPENAI.name, "gpt-5", 0, None),
+            _never_read_row("b.jsonl", OPENAI.name, "gpt-5", 0, None), _never_read_row("b.jsonl", OPENAI.name, "gpt-5", 5_000, None, 5_000),
+            _never_read_row("c.jsonl", DEEPSEEK.name, "deepseek-chat", 0, None)]
+    assert never_read_group_lines(rows, None) == []
+    # nor several calls to a provider that caches unasked, writes unreported
+    assert never_read_group_lines(rows + [_never_read_row("d.jsonl", OPENAI.name, "gpt-5", 0, None)] * 3, None) == []
+    # a provider that needs markers, writes unreported, several calls: named, but never "wrote nothing"
+    lines = never_read_group_lines(rows + [_never_read_row("e.jsonl", ANTHROPIC.name, "claude-sonnet-4-5", 0, None)] * 2, None)
+    assert lines[0].startswith("  1 session to a provider that caches read nothing from the cache (2 requests, writes not reported, $0.20")
+    assert "wrote nothing" not in lines[0] and "cache_control sent" in lines[0]
+    assert [line.split(":")[0].strip() for line in lines[1:]] == ["e.jsonl"]
+
+
+def test_a_session_the_audit_predicted_a_read_for_or_with_unreporting_requests_is_not_named() -> None:
+    from prefixbench.reports.advice import never_read_group_lines
+
+    model = "claude-sonnet-4-5"
+    base = [_never_read_row("read.jsonl", ANTHROPIC.name, model, 5_000, 0, 5_000)]
+    # predicted a read there: the audit sees that miss and ranks it
+    assert never_read_group_lines(base + [_never_read_row("p.jsonl", ANTHROPIC.name, model, 0, 0, 3_000)] * 2, None) == []
+    # some of its requests report no cache use: the log cannot say it read nothing
+    assert never_read_group_lines(base + [_never_read_row("n.jsonl", ANTHROPIC.name, model, 0, 0),
+                                          _never_read_row("n.jsonl", ANTHROPIC.name, model, None, None)], None) == []
+    # the control: the same session with every request reporting is named
+    assert never_read_group_lines(base + [_never_read_row("n.jsonl", ANTHROPIC.name, model, 0, 0)] * 2, None)
+
+
+def test_the_never_read_count_is_of_sessions_not_of_models_in_them() -> None:
+    from prefixbench.reports.advice import never_read_group_lines
+
+    rows = [_never_read_row("read.jsonl", ANTHROPIC.name, "claude-sonnet-4-5", 5_000, 0, 5_000),
+            _never_read_row("s.jsonl", ANTHROPIC.name, "claude-sonnet-4-5", 0, 0),
+            _never_read_row("s.jsonl", ANTHROPIC.name, "claude-opus-4-5", 0, 0)]
+    lines = never_read_group_lines(rows, None)
+    assert lines[0].startswith("  1 session (2 provider and model pairs) to a provider that caches read and wrote nothing")
+    assert len(lines) == 3
