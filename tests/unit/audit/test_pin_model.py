@@ -300,3 +300,33 @@ def test_a_switch_after_an_idle_gap_past_the_ttl_is_the_expiry_not_the_switch(tm
     assert "the model changed too (claude-opus-4-1-20250805 -> claude-sonnet-4-5-20250929)" in row.detail
     assert row.detail.startswith("idle 2h00m since the previous request") or "2h00m" in row.detail.split(";")[0]
     assert not [rec for rec in result.recommendations or () if rec.fix == "pin-model"]
+
+
+def test_a_switch_after_an_idle_gap_stays_the_switch_where_another_lane_kept_the_head_warm() -> None:
+    """The warm case of the test above: another lane sent under the same head 30 s before the
+    switch, within the TTL, so the head was warm and the gap alone does not explain the miss; the
+    switch stays the cause (with no such lane, the same call is ttl-expired)."""
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.simulator.usage import Usage
+    from prefixbench.workloads.audit.core import audit_requests
+    from prefixbench.workloads.logs.trace import FileSummary, Prefix, TraceRequest
+
+    minute, t0, opus, sonnet = 60_000, 1_780_000_000_000, "claude-opus-4-1", "claude-sonnet-4-5"
+
+    def call(file: str, seq: int, sent: int, read: int, write: int, parent: str | None, model: str) -> TraceRequest:
+        return TraceRequest(file=file, line=seq + 1, lane="main", lane_kind="main", seq=seq, sent_ms=t0 + sent,
+                            ready_ms=t0 + sent + 2_000, provider="anthropic", model=model,
+                            usage=Usage(cache_read=read, cache_write_5m=write, uncached=3),
+                            prefix=Prefix(f"claude-code:main:{model}:2.1.0", f"{file}#{seq}", parent))
+
+    def cause(other_lane: bool) -> str:
+        requests = [call("a.jsonl", 0, 0, 0, 12_000, None, opus), call("a.jsonl", 1, minute, 12_000, 2_000, "a.jsonl#0", opus)]
+        if other_lane:  # c's start under the Sonnet head, 30 s before a's switch to Sonnet
+            requests.append(call("c.jsonl", 0, 30 * minute, 0, 12_000, None, sonnet))
+        requests.append(call("a.jsonl", 2, 30 * minute + 30_000, 12_000, 4_000, "a.jsonl#1", sonnet))
+        summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "c.jsonl")[:1 + other_lane]]
+        [row] = [row for row in audit_requests(requests, summaries, Prices(None)).rows if (row.file, row.line) == ("a.jsonl", 3)]
+        return row.cause
+
+    assert cause(other_lane=True) == "model-changed"
+    assert cause(other_lane=False) == "ttl-expired"
