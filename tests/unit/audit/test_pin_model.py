@@ -300,6 +300,10 @@ def test_a_switch_after_an_idle_gap_past_the_ttl_is_the_expiry_not_the_switch(tm
     assert "the model changed too (claude-opus-4-1-20250805 -> claude-sonnet-4-5-20250929)" in row.detail
     assert row.detail.startswith("idle 2h00m since the previous request") or "2h00m" in row.detail.split(";")[0]
     assert not [rec for rec in result.recommendations or () if rec.fix == "pin-model"]
+    # docs/audit.md's example is that row's switch (it said gpt-5.6-sol -> gpt-5.5)
+    from tests.readme import ROOT
+
+    assert "then `gpt-5.6-sol -> gpt-5.6-luna`" in (ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
 
 
 def test_a_switch_after_an_idle_gap_stays_the_switch_where_another_lane_kept_the_head_warm() -> None:
