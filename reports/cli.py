@@ -197,6 +197,8 @@ class _Parser(argparse.ArgumentParser):
         choices = [str(choice) for choice in action.choices]
         hint = did_you_mean(value, choices)
         listing = f"choose from {', '.join(choices)}" if len(choices) <= 8 else f"{len(choices)} choices, listed by '{self.prog} --help'"
+        if isinstance(action, argparse._SubParsersAction):  # the subcommand: a word, not an option's value
+            return f"unknown command {value!r}{': ' + hint if hint else ''} ({listing})"
         return f"{option}: invalid choice {value!r}{': ' + hint if hint else ''} ({listing})"
 
     def _subcommand_names(self) -> set[str]:

@@ -143,7 +143,7 @@ def test_finished_runs_survive_a_later_failure(tmp_path, monkeypatch, capsys):
         (["check", "--preset", "pached"], "--preset: unknown preset 'pached': did you mean 'patched'?"),
         (["audit", "--input", "codx", "x.jsonl"], "--input: invalid choice 'codx': did you mean 'codex'? ("),
         (["audit", "--format", "jsn", "x.jsonl"], "--format: invalid choice 'jsn': did you mean 'json'? (choose from table, json, md)"),
-        (["audt"], "command: invalid choice 'audt': did you mean 'audit'?"),
+        (["audt"], "prefixbench: error: unknown command 'audt': did you mean 'audit'? (choose from sweep, check, replay, compare, audit, "),
     ],
 )
 def test_a_bad_name_names_its_option_and_the_closest_choice(tmp_path, capsys, argv, message):
