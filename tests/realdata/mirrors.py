@@ -84,25 +84,112 @@ def codex_recount(paths: list[Path]) -> tuple[int, int, int, int]:
     return calls, uncached, read, output
 
 
-def gemini_recount(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
+def _gemini_tally(messages) -> tuple[int, int, int, int, set[str]]:
     """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
-    models of Gemini CLI session files (one JSON object each): one call per ``gemini`` message with
-    a non-zero token count, once per session and message id; ``input`` includes ``cached``."""
+    models of Gemini CLI ``gemini`` messages, each counted where its token count is not zero;
+    ``input`` includes ``cached``."""
     calls = uncached = output = read = 0
     models: set[str] = set()
-    seen: set[tuple[str, str]] = set()
+    for message in messages:
+        tokens = message.get("tokens") or {}
+        if not (tokens.get("input") or tokens.get("output")):
+            continue
+        calls += 1
+        uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
+        output += tokens["output"] + tokens.get("thoughts", 0)
+        read += tokens.get("cached", 0)
+        models.add(message["model"])
+    return calls, uncached, output, read, models
+
+
+def gemini_recount(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
+    """:func:`_gemini_tally` of Gemini CLI session files (one JSON object each): one call per
+    ``gemini`` message with a non-zero token count, the first one per session and message id."""
+    first: dict[tuple[str, str], dict] = {}
     for path in paths:
         session = json.loads(path.read_text(encoding="utf-8"))
         for message in session["messages"]:
             tokens = message.get("tokens") or {}
-            if message.get("type") != "gemini" or not (tokens.get("input") or tokens.get("output")):
+            if message.get("type") == "gemini" and (tokens.get("input") or tokens.get("output")):
+                first.setdefault((session["sessionId"], message["id"]), message)
+    return _gemini_tally(first.values())
+
+
+def gemini_jsonl_recount(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
+    """:func:`_gemini_tally` of Gemini CLI's JSONL session files: each ``gemini`` record's last
+    line per session and message id, counted where its token count is not zero. Lines split at
+    newlines only."""
+    last: dict[tuple[str, str], dict] = {}
+    for path in paths:
+        session = ""
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
                 continue
-            if (session["sessionId"], message["id"]) in seen:
+            record = json.loads(line)
+            if "sessionId" in record and "projectHash" in record:
+                session = record["sessionId"]
+            elif record.get("type") == "gemini":
+                last[(session, record["id"])] = record
+    return _gemini_tally(last.values())
+
+
+_CLAUDE_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def claude_recount(paths: list[Path]) -> tuple[int, int, int, int, int]:
+    """Calls, uncached input, output, reads and writes of Claude Code transcripts: one call per
+    (requestId, message id), the usage of its last line in the file (a file holding its entries
+    twice over gives the same last line twice); ``<synthetic>`` lines are no call, nor is a
+    response whose usage counts nothing (a relay's all-zero answers)."""
+    last: dict[tuple, dict] = {}
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
                 continue
-            seen.add((session["sessionId"], message["id"]))
+            entry = json.loads(line)
+            message = entry.get("message") or {}
+            if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage") \
+                    and message.get("model") != "<synthetic>":
+                last[(entry.get("requestId"), message.get("id"))] = message["usage"]
+    usages = [u for u in last.values() if any(u.get(k) for k in _CLAUDE_COUNTS)]
+    return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in _CLAUDE_COUNTS))
+
+
+def read_within(result) -> int:
+    """How many reads an audit predicted within 3%, over all its files."""
+    return sum(f.read_within for f in result.files)
+
+
+def pi_recount(paths: list[Path], once: bool = False) -> tuple[int, int, int, int, int, int, set[tuple[str, str]]]:
+    """Assistant messages, those with a usage that is not all zero (the calls), uncached input,
+    output, reads and writes, and the (provider, model) pairs of pi sessions; with ``once``, a
+    call a fork copied from its source (the same entry id, time and usage) is counted once. An
+    errored or aborted call's usage is all zero; pi's ``input`` excludes the reads and writes.
+    Lines split at newlines only."""
+    messages = calls = uncached = output = read = written = 0
+    served: set[tuple[str, str]] = set()
+    seen: set[tuple[str, int, str]] = set()
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            entry = json.loads(line)
+            message = entry.get("message") or {}
+            if entry.get("type") != "message" or message.get("role") != "assistant":
+                continue
+            messages += 1
+            usage = message.get("usage") or {}
+            if not any(usage.get(key) for key in ("input", "output", "cacheRead", "cacheWrite")):
+                continue
+            if once:
+                key = (entry["id"], message["timestamp"], json.dumps(usage, sort_keys=True))
+                if key in seen:
+                    continue
+                seen.add(key)
             calls += 1
-            uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
-            output += tokens["output"] + tokens.get("thoughts", 0)
-            read += tokens.get("cached", 0)
-            models.add(message["model"])
-    return calls, uncached, output, read, models
+            uncached += usage["input"]
+            output += usage["output"]
+            read += usage.get("cacheRead", 0)
+            written += usage.get("cacheWrite", 0)
+            served.add((message["provider"], message["model"]))
+    return messages, calls, uncached, output, read, written, served

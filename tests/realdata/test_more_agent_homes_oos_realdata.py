@@ -56,7 +56,7 @@ import pytest
 
 from prefixbench.reports.cli import run
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at, gemini_recount, tree_at
+from tests.realdata.mirrors import file_at, gemini_recount, pi_recount, tree_at
 
 HAWZX = Path(os.environ.get("PREFIXBENCH_HAWZX_AI_REPO", "/work/.mirror/Tokisaki7-Dev+HAWZX-AI/repo"))
 HAWZX_COMMIT = "f1c0568b9d08f99c15a8aee97994bf879ad7b2e5"
@@ -156,32 +156,6 @@ def test_gemini_cli_sessions_kept_in_git_lfs_are_named_as_pointers(tmp_path: Pat
         "fetch it (git lfs pull) and audit the file then")
 
 
-def _pi_recount(paths: list[Path]) -> tuple[int, int, int, int, int, set[tuple[str, str]]]:
-    """Calls, uncached input, output, reads, writes and (provider, model) pairs of pi sessions: one
-    call per assistant ``message`` entry with a non-zero usage (an errored or aborted call's usage
-    is all zero); pi's ``input`` excludes the reads and writes. Lines split at newlines only."""
-    calls = uncached = output = read = written = 0
-    served: set[tuple[str, str]] = set()
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            message = entry.get("message") or {}
-            usage = message.get("usage") or {}
-            if entry.get("type") != "message" or message.get("role") != "assistant":
-                continue
-            if not (usage.get("input") or usage.get("output") or usage.get("cacheRead") or usage.get("cacheWrite")):
-                continue
-            calls += 1
-            uncached += usage["input"]
-            output += usage["output"]
-            read += usage.get("cacheRead", 0)
-            written += usage.get("cacheWrite", 0)
-            served.add((message["provider"], message["model"]))
-    return calls, uncached, output, read, written, served
-
-
 def test_pi_sessions_over_opencode_zen_and_nvidia_count_what_their_messages_sum(tmp_path: Path) -> None:
     paths = tree_at(COFFEE_SHOP, COFFEE_SHOP_COMMIT, "github.com/alhajjemohammad44-stack/93-coffee-shop",
                     "PREFIXBENCH_COFFEE_SHOP_REPO", ".pi/agent/sessions/", tmp_path, ".jsonl")
@@ -189,7 +163,7 @@ def test_pi_sessions_over_opencode_zen_and_nvidia_count_what_their_messages_sum(
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"pi"}
     t = result.totals
-    calls, uncached, output, read, written, served = _pi_recount(paths)
+    _, calls, uncached, output, read, written, served = pi_recount(paths)
     assert served == {("opencode", "deepseek-v4-flash-free"), ("opencode", "big-pickle"), ("opencode", "north-mini-code-free"),
                       ("nvidia", "minimaxai/minimax-m3"), ("nvidia", "moonshotai/kimi-k2.6")}
     assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (233, 1_593_098, 203_809, 9_964_576)
@@ -210,7 +184,7 @@ def test_a_pi_session_on_anthropic_committed_at_a_repository_root_counts_its_mes
     result = run_audit([path])
     assert {f.format for f in result.files} == {"pi"}
     t = result.totals
-    calls, uncached, output, read, written, served = _pi_recount([path])
+    _, calls, uncached, output, read, written, served = pi_recount([path])
     assert served == {("anthropic", "claude-sonnet-4-6")}
     assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == (calls, uncached, output, read, written) == (
         32, 36, 25_591, 1_510_458, 109_083)

@@ -29,13 +29,12 @@ and how many reads are predicted within 3%.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import codex_recount, tree_at
+from tests.realdata.mirrors import claude_recount, codex_recount, read_within, tree_at
 
 AUSTIN_URL, AUSTIN_ENV = "github.com/austinweitao/claude-backup", "PREFIXBENCH_AUSTINWEITAO_REPO"
 AUSTIN = Path(os.environ.get(AUSTIN_ENV, "/work/.mirror/austinweitao+claude-backup/repo"))
@@ -76,39 +75,12 @@ def _copy(repo: Path, commit: str, url: str, env: str, prefix: str, suffix: str,
     return tree_at(repo, commit, url, env, prefix, into, suffix, left_out)
 
 
-_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-
-
-def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
-    """Calls, uncached input, output, reads and writes of Claude Code transcripts: one call per
-    (requestId, message id), its last line's usage; ``<synthetic>`` lines are no call, nor is a
-    response whose usage counts nothing (the relay's all-zero answers)."""
-    last: dict[tuple, dict] = {}
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            message = entry.get("message") or {}
-            if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage") \
-                    and message.get("model") != "<synthetic>":
-                last[(entry.get("requestId"), message.get("id"))] = message["usage"]
-    usages = [u for u in last.values() if any(u.get(k) for k in _COUNTS)]
-    return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in _COUNTS))
-
-
-
-
-def _within(result) -> int:
-    return sum(f.read_within for f in result.files)
-
-
 def test_a_claude_code_2_1_212_backup_through_a_relay_totals_its_lines(tmp_path: Path) -> None:
     paths = _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
     assert len(paths) == 159
     result = run_audit([tmp_path / "projects"])
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == claude_recount(paths) == (
         672, 13_216_741, 211_921, 35_077_666, 382_727)
     # The relay's claude-opus-4-8 calls are an unknown provider's (all 296 were Anthropic's before
     # their unsplit writes were read as a relay's); the other Claude models' calls here split
@@ -119,7 +91,7 @@ def test_a_claude_code_2_1_212_backup_through_a_relay_totals_its_lines(tmp_path:
     assert any("claude-opus-4-8 read as an unknown provider's" in n for f in result.files for n in f.notes)
     # 362, before and after: the relay's reads stay short of the prompt by a steady ~30k tokens
     # (its uncached input), which no rule models (54 of its 296 calls within).
-    assert _within(result) == 362
+    assert read_within(result) == 362
 
 
 def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> None:
@@ -127,12 +99,12 @@ def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> No
     assert len(paths) == 979
     result = run_audit([tmp_path / "projects"])
     t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == claude_recount(paths) == (
         3_388, 71_679_823, 2_718_300, 200_428_601, 7_774_789)
     providers = Counter((r.provider, r.model) for r in result.rows)
     assert providers[("unknown", "claude-opus-4-8")] == 1_519 and providers[("minimax", "MiniMax-M2.7")] == 1_741
     # 1,438 while the relay's calls were read as Anthropic's.
-    assert _within(result) == 1_443
+    assert read_within(result) == 1_443
 
 
 def test_a_codex_0_137_to_0_146_home_with_remote_compactions_totals_its_token_counts(tmp_path: Path) -> None:
@@ -153,7 +125,7 @@ def test_a_codex_0_137_to_0_146_home_with_remote_compactions_totals_its_token_co
     assert len(after) == 35 and sum(bool(r.read_within) for r in after) == 28
     # 9,419 while those zero counts were calls: at lane starts they read 0, so the head kept warm
     # was taken to be 0 and 136 lane starts were predicted to read nothing.
-    assert _within(result) == 9_544
+    assert read_within(result) == 9_544
 
 
 def test_a_codex_0_122_rollout_totals_its_token_counts(tmp_path: Path) -> None:
@@ -164,7 +136,7 @@ def test_a_codex_0_122_rollout_totals_its_token_counts(tmp_path: Path) -> None:
     assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (19, 62_115, 578_176, 4_593)
     assert t.cache_write is None
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
-    assert _within(result) == 19  # one read fell after 47 min idle: predicted, as in_memory retention has it
+    assert read_within(result) == 19  # one read fell after 47 min idle: predicted, as in_memory retention has it
 
 
 def test_a_codex_0_123_rollout_totals_its_token_counts(tmp_path: Path) -> None:
@@ -174,7 +146,7 @@ def test_a_codex_0_123_rollout_totals_its_token_counts(tmp_path: Path) -> None:
     t = result.totals
     assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (9, 69_351, 233_344, 3_665)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
-    assert _within(result) == 8
+    assert read_within(result) == 8
 
 
 def test_the_backups_sessions_that_never_read_the_cache_are_named(tmp_path: Path) -> None:

@@ -46,13 +46,12 @@ and how many reads are predicted within 3%.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import codex_recount, tree_at
+from tests.realdata.mirrors import claude_recount, codex_recount, read_within, tree_at
 
 
 def _repo(owner_name: str, env: str) -> tuple[str, str, Path]:
@@ -113,39 +112,21 @@ PHISH_COMMIT = "048cbed9877777c0323355a77885bebff3263461"
 PHISH_LEFT_OUT = frozenset({
     ".codex/sessions/2026/04/03/rollout-2026-04-03T14-55-22-019d53d7-7683-7ab1-a3cd-d3383a18938c.jsonl"})
 
-_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
-
-def _claude_sums(paths: list[Path]) -> tuple[int, int, int, int, int]:
-    """Calls, uncached input, output, reads and writes of Claude Code transcripts: one call per
-    (requestId, message id), the usage of its last line in the file (a file holding its entries
-    twice over gives the same last line twice); ``<synthetic>`` lines are no call, nor is a
-    response whose usage counts nothing."""
-    last: dict[tuple, dict] = {}
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            message = entry.get("message") or {}
-            if entry.get("type") == "assistant" and isinstance(message, dict) and message.get("usage") \
-                    and message.get("model") != "<synthetic>":
-                last[(entry.get("requestId"), message.get("id"))] = message["usage"]
-    usages = [u for u in last.values() if any(u.get(k) for k in _COUNTS)]
-    return (len(usages), *(sum(u.get(k) or 0 for u in usages) for k in _COUNTS))
-
-
-def _within(result) -> int:
-    return sum(f.read_within for f in result.files)
+def _audit_claude_home(into: Path, paths: list[Path], sums: tuple[int, int, int, int, int]):
+    """The audit of the ``.claude/projects/`` copied into ``into``, its calls, uncached input,
+    output, reads and writes asserted equal to the transcripts' own (``paths``) and to ``sums``."""
+    result = run_audit([into / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == claude_recount(paths) == sums
+    return result
 
 
 def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_path: Path) -> None:
     paths = tree_at(PSH, PSH_COMMIT, PSH_URL, PSH_ENV, ".claude/projects/", tmp_path, ".jsonl", PSH_LEFT_OUT)
     assert len(paths) == 948
-    result = run_audit([tmp_path / ".claude" / "projects"])
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
-        13_128, 807_193, 5_917_528, 1_006_024_797, 54_232_628)
+    result = _audit_claude_home(tmp_path, paths, (
+        13_128, 807_193, 5_917_528, 1_006_024_797, 54_232_628))
     assert Counter(r.model for r in result.rows) == {
         "claude-haiku-4-5-20251001": 5_162, "claude-opus-4-7": 4_851, "claude-opus-4-6": 1_999,
         "claude-sonnet-4-6": 669, "claude-opus-4-5-20251101": 250, "claude-sonnet-4-5-20250929": 197}
@@ -157,7 +138,7 @@ def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_pat
     # calls of sessions whose own transcript the repository does not hold: they read the
     # conversation (a median 99% of their prompts), which is not in the files, so the audit says
     # it was cached before the log.
-    assert _within(result) == 12_587
+    assert read_within(result) == 12_587
     # 1,657 compaction rows (1,529 within) while every call of an agent-acompact-* file was a
     # compaction call: 2.1.71-2.1.72's files hold the conversation before the instruction to
     # summarize (1,515 calls, now main-thread calls), and 44 of them were said to be compaction
@@ -175,16 +156,14 @@ def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_pat
 def test_a_claude_code_2_1_92_home_written_twice_over_totals_its_lines(tmp_path: Path) -> None:
     paths = tree_at(ZIBE, ZIBE_COMMIT, ZIBE_URL, ZIBE_ENV, ".claude/projects/", tmp_path, ".jsonl")
     assert len(paths) == 13
-    result = run_audit([tmp_path / ".claude" / "projects"])
-    t = result.totals
     # Output 121,135 while the first copy of a subagent transcript written twice over, its first
     # response line naming a parent the file never gives, was placed last and its mid-stream
     # output count (1) taken for the response's (144).
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
-        223, 2_660, 121_278, 10_660_126, 1_327_060)
+    result = _audit_claude_home(tmp_path, paths, (
+        223, 2_660, 121_278, 10_660_126, 1_327_060))
     assert Counter(r.model for r in result.rows) == {
         "claude-sonnet-4-6": 199, "claude-opus-4-6": 12, "claude-haiku-4-5-20251001": 12}
-    assert _within(result) == 205
+    assert read_within(result) == 205
 
 
 def test_two_claude_code_1_0_homes_total_their_lines(tmp_path: Path) -> None:
@@ -194,20 +173,16 @@ def test_two_claude_code_1_0_homes_total_their_lines(tmp_path: Path) -> None:
     for paths, root, sums, within in (
             (borja, tmp_path / "b", (650, 3_856, 44_082, 15_608_092, 2_154_185), 605),
             (franco, tmp_path / "f", (173, 10_053, 32_884, 5_003_207, 475_960), 170)):
-        result = run_audit([root / ".claude" / "projects"])
-        t = result.totals
-        assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == sums
+        result = _audit_claude_home(root, paths, sums)
         assert {(r.provider, r.model) for r in result.rows} == {("anthropic", "claude-sonnet-4-20250514")}
-        assert _within(result) == within
+        assert read_within(result) == within
 
 
 def test_a_claude_code_2_1_146_home_on_deepseek_and_a_relay_totals_its_lines(tmp_path: Path) -> None:
     paths = tree_at(CAI, CAI_COMMIT, CAI_URL, CAI_ENV, ".claude/projects/", tmp_path, ".jsonl")
     assert len(paths) == 9
-    result = run_audit([tmp_path / ".claude" / "projects"])
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
-        178, 431_214, 63_164, 11_199_194, 215_971)
+    result = _audit_claude_home(tmp_path, paths, (
+        178, 431_214, 63_164, 11_199_194, 215_971))
     assert Counter((r.provider, r.model) for r in result.rows) == {
         ("deepseek", "deepseek-v4-flash"): 161, ("unknown", "claude-opus-4-7"): 17}
     deepseek = [r for r in result.rows if r.provider == "deepseek"]
@@ -225,14 +200,12 @@ def test_a_claude_code_2_1_146_home_on_deepseek_and_a_relay_totals_its_lines(tmp
 def test_a_claude_code_2_1_31_to_2_1_62_home_totals_its_lines(tmp_path: Path) -> None:
     paths = tree_at(LZY, LZY_COMMIT, LZY_URL, LZY_ENV, ".claude/projects/", tmp_path, ".jsonl")
     assert len(paths) == 47
-    result = run_audit([tmp_path / ".claude" / "projects"])
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == (
-        557, 7_294, 247_858, 22_054_678, 2_238_119)
+    result = _audit_claude_home(tmp_path, paths, (
+        557, 7_294, 247_858, 22_054_678, 2_238_119))
     assert Counter(r.model for r in result.rows) == {
         "claude-sonnet-4-6": 373, "claude-haiku-4-5-20251001": 124, "claude-sonnet-4-5-20250929": 43,
         "claude-opus-4-6": 17}
-    assert _within(result) == 513
+    assert read_within(result) == 513
 
 
 def test_three_more_claude_code_2_0_and_2_1_homes_total_their_lines(tmp_path: Path) -> None:
@@ -259,12 +232,10 @@ def test_three_more_claude_code_2_0_and_2_1_homes_total_their_lines(tmp_path: Pa
              {"claude-sonnet-4-5-20250929": 1_566, "claude-haiku-4-5-20251001": 16}, 1_515)):
         paths = tree_at(repo, commit, url, env, ".claude/projects/", into, ".jsonl", left_out)
         assert len(paths) == files
-        result = run_audit([into / ".claude" / "projects"])
-        t = result.totals
-        assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == _claude_sums(paths) == sums
+        result = _audit_claude_home(into, paths, sums)
         assert Counter(r.model for r in result.rows) == models
         assert {r.provider for r in result.rows} == {"anthropic"}
-        assert _within(result) == within
+        assert read_within(result) == within
 
 
 def test_four_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> None:
@@ -283,4 +254,4 @@ def test_four_committed_codex_homes_total_their_token_counts(tmp_path: Path) -> 
         assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == sums
         assert Counter(r.model for r in result.rows) == models
         assert {r.provider for r in result.rows} == {"openai"}
-        assert _within(result) == within
+        assert read_within(result) == within

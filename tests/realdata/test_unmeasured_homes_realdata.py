@@ -46,12 +46,11 @@ files, and how many reads it predicts within 3%.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import gemini_recount, tree_at
+from tests.realdata.mirrors import gemini_jsonl_recount, gemini_recount, pi_recount, read_within, tree_at
 
 EARTH0 = Path(os.environ.get("PREFIXBENCH_EARTH0_REPO", "/work/.mirror/24-ang+earth-0/repo"))
 EARTH0_COMMIT = "8a88e667f52abd6a0a9a7d920852108c73c79f8b"
@@ -74,37 +73,10 @@ DAMINI_AI = Path(os.environ.get("PREFIXBENCH_DAMINI_AI_REPO", "/work/.mirror/Nic
 DAMINI_AI_COMMIT = "e34c7e7bab75279bac09b13f50272b183c1bfd9a"
 
 
-def _pi_sums(paths: list[Path], once: bool = False) -> tuple[int, int, int, int, int, int, set[tuple[str, str]]]:
-    """Assistant messages, those with a usage that is not all zero (the calls), uncached input,
-    output, reads and writes, and the (provider, model) pairs of pi sessions; with ``once``, a
-    call a fork copied from its source (the same entry id, time and usage) is counted once. Lines
-    split at newlines only."""
-    messages = calls = uncached = output = read = written = 0
-    served: set[tuple[str, str]] = set()
-    seen: set[tuple[str, int, str]] = set()
-    for path in paths:
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if not line.strip():
-                continue
-            entry = json.loads(line)
-            message = entry.get("message") or {}
-            if entry.get("type") != "message" or message.get("role") != "assistant":
-                continue
-            messages += 1
-            usage = message["usage"]
-            if not any(usage.get(key) for key in ("input", "output", "cacheRead", "cacheWrite")):
-                continue
-            key = (entry["id"], message["timestamp"], json.dumps(usage, sort_keys=True))
-            if once and key in seen:
-                continue
-            seen.add(key)
-            calls += 1
-            uncached += usage["input"]
-            output += usage["output"]
-            read += usage["cacheRead"]
-            written += usage["cacheWrite"]
-            served.add((message["provider"], message["model"]))
-    return messages, calls, uncached, output, read, written, served
+def _totals(result) -> tuple[int, int, int, int]:
+    """The audit's calls, uncached input, output and reads."""
+    t = result.totals
+    return t.requests, t.input, t.output, t.cache_read
 
 
 def test_pi_sessions_on_deepseek_v4_pro_count_what_their_messages_sum(tmp_path: Path) -> None:
@@ -113,12 +85,11 @@ def test_pi_sessions_on_deepseek_v4_pro_count_what_their_messages_sum(tmp_path: 
     assert len(paths) == 6
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"pi"}
-    messages, calls, uncached, output, read, written, served = _pi_sums(paths)
+    messages, calls, uncached, output, read, written, served = pi_recount(paths)
     assert served == {("deepseek", "deepseek-v4-pro")}
     assert (messages, written) == (84, 0)  # (the two 402s: no call to audit; no write count on this protocol)
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (82, 92_808, 24_919, 1_305_728)
-    assert t.cache_write is None
+    assert _totals(result) == (calls, uncached, output, read) == (82, 92_808, 24_919, 1_305_728)
+    assert result.totals.cache_write is None
     # 75 of 82 within 3%. The first two sessions' first calls read 0 (the second 10 min after the
     # first); the next three read 3,712 tokens (the system prompt and tools, 2 min to 1h43m after the
     # previous session), where nothing is predicted: ``third_starts_read_common_head`` takes a level
@@ -126,9 +97,7 @@ def test_pi_sessions_on_deepseek_v4_pro_count_what_their_messages_sum(tmp_path: 
     # (78 while each call's level was taken from its whole group, its own read included). The sixth
     # session's first call read 512 under a changed, shorter system prompt; the other three read 128 or 512 tokens
     # short of the prediction (the reply the previous call ended with, or its last 128-token unit).
-    assert sum(f.read_within for f in result.files) == 75
-
-
+    assert read_within(result) == 75
 
 
 def test_pi_sessions_on_ollama_a_free_router_and_openai_count_what_their_messages_sum(tmp_path: Path) -> None:
@@ -137,14 +106,13 @@ def test_pi_sessions_on_ollama_a_free_router_and_openai_count_what_their_message
     assert len(paths) == 12
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"pi"}
-    messages, calls, uncached, output, read, written, served = _pi_sums(paths)
+    messages, calls, uncached, output, read, written, served = pi_recount(paths)
     assert served == {("ollama", "qwen3.5:latest"), ("freellmapi", "auto"), ("openai", "gpt-4o-mini"), ("openai", "gpt-5.5")}
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (38, 494_285, 11_896, 761_936)
+    assert _totals(result) == (calls, uncached, output, read) == (38, 494_285, 11_896, 761_936)
     assert written == 0 and messages == 63  # (25 errored or aborted calls log an all-zero usage)
     assert {(m.model, m.requests) for m in result.models} == {
         ("qwen3.5:latest", 24), ("minimaxai/minimax-m2.7", 11), ("gpt-4o-mini", 2), ("gpt-5.5", 1)}
-    assert sum(f.read_within for f in result.files) == 34
+    assert read_within(result) == 34
 
 
 def test_pi_sessions_on_deepseek_and_kimi_code_count_a_forks_copied_call_once(tmp_path: Path) -> None:
@@ -153,15 +121,14 @@ def test_pi_sessions_on_deepseek_and_kimi_code_count_a_forks_copied_call_once(tm
     assert len(paths) == 37
     result = run_audit(paths)
     assert {f.format for f in result.files} == {"pi"}
-    _, calls, uncached, output, read, written, served = _pi_sums(paths, once=True)
+    _, calls, uncached, output, read, written, served = pi_recount(paths, once=True)
     # (``kimi-coder`` asked for kimi-k2.6 60 times, each answered by kimi-for-coding, the
     # ``responseModel`` the audit reads, and for kimi-for-coding twice)
     assert served == {("deepseek", "deepseek-v4-flash"), ("deepseek", "deepseek-v4-pro"), ("kimi-coder", "kimi-k2.6"),
                       ("kimi-coder", "kimi-for-coding")}
-    assert _pi_sums(paths)[1] == calls + 1  # (the fork's copy)
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (266, 562_432, 97_237, 5_884_032)
-    assert written == 0 and t.cache_write is None
+    assert pi_recount(paths)[1] == calls + 1  # (the fork's copy)
+    assert _totals(result) == (calls, uncached, output, read) == (266, 562_432, 97_237, 5_884_032)
+    assert written == 0 and result.totals.cache_write is None
     assert {(m.provider, m.model, m.requests) for m in result.models} == {
         ("deepseek", "deepseek-v4-flash", 136), ("deepseek", "deepseek-v4-pro", 69), ("moonshot", "kimi-for-coding", 61)}
     # 241 of 266 within 3% (226 while the user's ``kimi-coder`` entry left kimi-for-coding's calls
@@ -174,7 +141,7 @@ def test_pi_sessions_on_deepseek_and_kimi_code_count_a_forks_copied_call_once(tm
     # decks (the first and second of their day) and a subagent run sending an earlier run's prompt
     # again (9,472).
     # The other 14 read nothing, each the first or second of its model, folder and day.
-    assert sum(f.read_within for f in result.files) == 241
+    assert read_within(result) == 241
 
 
 def test_pi_sessions_through_a_chatgpt_login_count_what_their_messages_sum(tmp_path: Path) -> None:
@@ -182,14 +149,14 @@ def test_pi_sessions_through_a_chatgpt_login_count_what_their_messages_sum(tmp_p
                     ".pi/agent/sessions/", tmp_path, ".jsonl")
     assert len(paths) == 3
     result = run_audit(paths)
-    messages, calls, uncached, output, read, written, served = _pi_sums(paths)
+    messages, calls, uncached, output, read, written, served = pi_recount(paths)
     assert served == {("openai-codex", "gpt-5.5")} and (messages, written) == (32, 0)
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (31, 133_275, 6_608, 446_464)
+    assert _totals(result) == (calls, uncached, output, read) == (31, 133_275, 6_608, 446_464)
     assert {(m.provider, m.model, m.requests) for m in result.models} == {("openai", "gpt-5.5", 31)}
     # 23 of 31 within 3%: the eight others read less than the previous prompt left (three of them
     # nothing) a few seconds after it, with nothing changed: OpenAI's best effort.
-    assert sum(f.read_within for f in result.files) == 23
+    assert read_within(result) == 23
+
 
 def test_pi_sdk_sessions_on_qwen_plus_count_a_forked_parents_calls_once(tmp_path: Path) -> None:
     paths = tree_at(PI_DEMO, PI_DEMO_COMMIT, "github.com/xiayongchao/pi-demo", "PREFIXBENCH_PI_DEMO_REPO",
@@ -199,21 +166,21 @@ def test_pi_sdk_sessions_on_qwen_plus_count_a_forked_parents_calls_once(tmp_path
     assert {f.format for f in result.files} == {"pi"}
     parent = next(p for p in paths if p.parent.name == "inherit-demo" and p.name == "parent.jsonl")
     # The parent's two calls are the child's first two (the same counts): counted once, in the child.
-    assert _pi_sums([parent])[1:6] == (2, 2_230, 64, 0, 0)
-    messages, calls, uncached, output, read, written, served = _pi_sums([p for p in paths if p != parent])
+    assert pi_recount([parent])[1:6] == (2, 2_230, 64, 0, 0)
+    messages, calls, uncached, output, read, written, served = pi_recount([p for p in paths if p != parent])
     assert served == {("qwen", "qwen-plus")} and messages == calls
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (28, 22_724, 635, 12_800)
+    assert _totals(result) == (calls, uncached, output, read) == (28, 22_724, 635, 12_800)
     # 6 of 28 within 3%, each a lane's first call that read nothing, as predicted: every read is a whole number
     # of 64-token units from 1,024 (1,024 to 1,344), 17 of the 28 calls read nothing (most a second
     # after a call that sent the same head), and a read is predicted to the token (one source does
     # not make a unit: the rule is unchanged).
-    assert sum(f.read_within for f in result.files) == 6
+    assert read_within(result) == 6
     # The 21 misses are the implicit cache's best effort (pi marks no request for DashScope): reads
     # of 0 are followed by reads of the prefix they held, head included (1,344 tokens read 4.5 min
     # after a call of 1,456 tokens read 0), so nothing changed there; they were system-changed (15)
     # and messages-changed (6), put inside the unlogged head or a message.
     assert {(c.cause, c.requests) for c in result.causes} == {("provider-best-effort", 21), ("cold-start", 6)}
+
 
 def test_gemini_cli_sessions_of_september_2025_count_what_their_messages_sum(tmp_path: Path) -> None:
     paths = tree_at(TEXT_TO_PICTURE, TEXT_TO_PICTURE_COMMIT, "github.com/Chiward/text_to_picture",
@@ -225,13 +192,11 @@ def test_gemini_cli_sessions_of_september_2025_count_what_their_messages_sum(tmp
     assert {f.format for f in result.files} == {"gemini-cli"}
     calls, uncached, output, read, models = gemini_recount([p for p in paths if p.parent.name == "chats"])
     assert models == {"gemini-2.5-pro"}
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (254, 4_308_810, 148_531, 10_452_870)
+    assert _totals(result) == (calls, uncached, output, read) == (254, 4_308_810, 148_531, 10_452_870)
     # 112 of 254 within 3%: within a turn that holds @-included files the prompts grow by ~20,000
     # tokens while the reads stay near the turn's first prompt and creep up a few hundred tokens a
     # call (2.5 Pro's best effort, as in the other 2.5 Pro homes), 127 of the misses so attributed.
-    assert sum(f.read_within for f in result.files) == 112
-
+    assert read_within(result) == 112
 
 
 def test_a_gemini_cli_session_on_2_5_pro_that_often_read_nothing_counts_its_messages(tmp_path: Path) -> None:
@@ -240,39 +205,10 @@ def test_a_gemini_cli_session_on_2_5_pro_that_often_read_nothing_counts_its_mess
     result = run_audit(paths)
     calls, uncached, output, read, models = gemini_recount([p for p in paths if p.parent.name == "chats"])
     assert models == {"gemini-2.5-pro"}
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (59, 798_415, 26_866, 1_860_168)
+    assert _totals(result) == (calls, uncached, output, read) == (59, 798_415, 26_866, 1_860_168)
     # 33 of 59 within 3%: ten calls of the one lane read nothing, 4 to 161 s after a call that read
     # most of its prompt, the rest short of the previous prompt by up to ~30,000 tokens.
-    assert sum(f.read_within for f in result.files) == 33
-
-def _gemini_jsonl_sums(paths: list[Path]) -> tuple[int, int, int, int, set[str]]:
-    """Calls, uncached input (the tool-use prompt with it), output (thoughts with it), reads and
-    models of Gemini CLI's JSONL session files: each ``gemini`` record's last line per session and
-    message id, counted where its token count is not zero; ``input`` includes ``cached``."""
-    last: dict[tuple[str, str], dict] = {}
-    for path in paths:
-        session = ""
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            if "sessionId" in record and "projectHash" in record:
-                session = record["sessionId"]
-            elif record.get("type") == "gemini":
-                last[(session, record["id"])] = record
-    calls = uncached = output = read = 0
-    models: set[str] = set()
-    for record in last.values():
-        tokens = record.get("tokens") or {}
-        if not (tokens.get("input") or tokens.get("output")):
-            continue
-        calls += 1
-        uncached += tokens["input"] - tokens.get("cached", 0) + tokens.get("tool", 0)
-        output += tokens["output"] + tokens.get("thoughts", 0)
-        read += tokens.get("cached", 0)
-        models.add(record["model"])
-    return calls, uncached, output, read, models
+    assert read_within(result) == 33
 
 
 def test_gemini_cli_jsonl_sessions_of_2026_count_each_reply_once(tmp_path: Path) -> None:
@@ -282,12 +218,11 @@ def test_gemini_cli_jsonl_sessions_of_2026_count_each_reply_once(tmp_path: Path)
     assert len(sessions) == 4 and sum(p.name.endswith("-a2a-serv.jsonl") for p in sessions) == 3
     result = run_audit([p for p in paths if p.suffix in {".json", ".jsonl"}])
     assert {f.format for f in result.files} == {"gemini-cli"}
-    calls, uncached, output, read, models = _gemini_jsonl_sums(sessions)
+    calls, uncached, output, read, models = gemini_jsonl_recount(sessions)
     assert models == {"gemini-3-flash-preview"}
-    t = result.totals
-    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (24, 175_372, 5_831, 520_398)
+    assert _totals(result) == (calls, uncached, output, read) == (24, 175_372, 5_831, 520_398)
     # 19 of 24 within 3% (17 before 3 Flash's idle rule waited 20 minutes, not 10: the calls after
     # 10m04s and 15m04s idle read 26,877 and 26,790 tokens, the lane's last read, where nothing was
     # predicted). One after 4m52s read 0 (a call after 48 min read 0, as predicted): Google's
     # implicit cache, best effort.
-    assert sum(f.read_within for f in result.files) == 19
+    assert read_within(result) == 19

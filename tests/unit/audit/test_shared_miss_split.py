@@ -22,10 +22,11 @@ from prefixbench.workloads.logs.trace import FileSummary
 from .test_shared_head_causes import MIN, _call, _row
 
 
-def _compacted(head_read: int) -> core.AuditResult:
+def _compacted_trace(head_read: int) -> tuple[list, list[FileSummary]]:
     """a's first call on a compacted context 28 min after its previous one, reading nothing: the
     head (10,000 tokens) had expired, and the compaction rewrote what followed it. No other lane
-    sent under the head in between. ``head_read``: what a's start read (the head's size)."""
+    sent under the head in between. ``head_read``: what a's start read (the head's size). The
+    calls and the files' summaries."""
     requests = [
         _call("b.jsonl", 0, 0, 0, 12_000, None),
         _call("a.jsonl", 0, MIN, head_read, 15_000 - head_read, None),
@@ -33,7 +34,12 @@ def _compacted(head_read: int) -> core.AuditResult:
         _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
     ]
     summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")]
-    return audit_requests(requests, summaries, Prices(None))
+    return requests, summaries
+
+
+def _compacted(head_read: int) -> core.AuditResult:
+    """The audit of :func:`_compacted_trace`."""
+    return audit_requests(*_compacted_trace(head_read), Prices(None))
 
 
 def _cause(result: core.AuditResult, name: str) -> core.CauseSummary:
@@ -210,13 +216,7 @@ def test_the_recommendations_count_a_shared_misss_part_under_its_own_cause(head_
     from prefixbench.workloads.audit.advice import recommend
     from prefixbench.workloads.audit.losses import fix_parts, fixes_for
 
-    requests = [
-        _call("b.jsonl", 0, 0, 0, 12_000, None),
-        _call("a.jsonl", 0, MIN, head_read, 15_000 - head_read, None),
-        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
-        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
-    ]
-    summaries = [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")]
+    requests, summaries = _compacted_trace(head_read)
     result = audit_requests(requests, summaries, Prices(None))
     row = _row(result, line=3)
     assert row.cause == lead and row.secondary_lost_usd is not None

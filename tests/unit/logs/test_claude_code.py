@@ -308,15 +308,22 @@ def test_claude_code_sidechains_subagent_files_and_compaction(tmp_path: Path) ->
     assert row.cause == "compaction"
 
 
-def test_the_calls_of_a_compaction_lane_extend_each_other(tmp_path: Path) -> None:
-    # A public home's Claude Code 2.1.72 agent-acompact-* files hold many calls each, every one
-    # reading what the one before it wrote: a compaction lane's call is no response paused after
-    # a server-side compaction (which would start the next call's chain again).
+def _project_of_one_2_1_72_call(tmp_path: Path) -> Path:
+    """A project folder holding a Claude Code 2.1.72 session ``sess`` of one call (m1), its
+    subagents' folder to be filled."""
     main = Transcript("sess", version="2.1.72")
     main.user("go", "2026-03-17T07:10:00.000Z", root=True)
     main.assistant("m1", "2026-03-17T07:10:02.000Z", [cc_usage(3, 9000, 0, 9)])
     project = tmp_path / "project"
     write_jsonl(project / "sess.jsonl", main.lines)
+    return project
+
+
+def test_the_calls_of_a_compaction_lane_extend_each_other(tmp_path: Path) -> None:
+    # A public home's Claude Code 2.1.72 agent-acompact-* files hold many calls each, every one
+    # reading what the one before it wrote: a compaction lane's call is no response paused after
+    # a server-side compaction (which would start the next call's chain again).
+    project = _project_of_one_2_1_72_call(tmp_path)
     compact = Transcript("acompact", version="2.1.72", sidechain=True)
     compact.user("carry on with the plan", "2026-03-17T07:14:33.000Z", root=True)
     compact.assistant("c1", "2026-03-17T07:14:46.000Z", [cc_usage(3, 9600, 8800, 390)])
@@ -366,11 +373,7 @@ def test_a_compaction_lane_response_compacted_but_not_paused_pauses_nothing(tmp_
     of the lane extends it. Before: taken for a pause (its message is a compaction call too, being
     in a compaction lane), the next call's parent cut, an event "after a response paused at a
     server-side compaction" that did not happen."""
-    main = Transcript("sess", version="2.1.72")
-    main.user("go", "2026-03-17T07:10:00.000Z", root=True)
-    main.assistant("m1", "2026-03-17T07:10:02.000Z", [cc_usage(3, 9000, 0, 9)])
-    project = tmp_path / "project"
-    write_jsonl(project / "sess.jsonl", main.lines)
+    project = _project_of_one_2_1_72_call(tmp_path)
     compact = Transcript("acompact", version="2.1.72", sidechain=True)
     compact.user("carry on", "2026-03-17T07:14:33.000Z", root=True)
     usage = cc_usage(3, 600, 0, 390)

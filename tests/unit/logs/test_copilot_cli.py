@@ -33,14 +33,19 @@ SCHEMA = (
 )
 
 
-def store(path: Path, rows: list[dict], version: int = 8, usage_table: bool = True) -> Path:
-    """A session store holding ``rows`` (in their ``id`` order)."""
+def store(path: Path, rows: list[dict], version: int = 8, usage_table: bool = True, columns: tuple[str, ...] = (),
+          session: bool = True) -> Path:
+    """A session store holding ``rows`` (in their ``id`` order), its usage table given the text
+    ``columns`` more; with ``session``, one session and its first turn."""
     db = sqlite3.connect(path)
     for statement in SCHEMA if usage_table else SCHEMA[:3]:
         db.execute(statement)
+    for column in columns:
+        db.execute(f"ALTER TABLE assistant_usage_events ADD COLUMN {column} TEXT")
     db.execute("INSERT INTO schema_version VALUES (?)", (version,))
-    db.execute("INSERT INTO sessions (id, cwd, created_at) VALUES ('a1', '/w', '2026-10-04T20:15:18.634Z')")
-    db.execute("INSERT INTO turns (session_id, turn_index, user_message) VALUES ('a1', 0, 'fix it')")
+    if session:
+        db.execute("INSERT INTO sessions (id, cwd, created_at) VALUES ('a1', '/w', '2026-10-04T20:15:18.634Z')")
+        db.execute("INSERT INTO turns (session_id, turn_index, user_message) VALUES ('a1', 0, 'fix it')")
     for row in rows:
         db.execute(f"INSERT INTO assistant_usage_events ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
     db.commit()
@@ -357,14 +362,4 @@ def test_one_hour_writes_are_priced_at_the_one_hour_rate(tmp_path: Path) -> None
 
 def _store_1_0_102(path: Path, rows: list[dict]) -> Path:
     """A store whose usage table has 1.0.102's billing columns (``copilot_usage_model``, ``token_details_json``)."""
-    db = sqlite3.connect(path)
-    for statement in SCHEMA:
-        db.execute(statement)
-    db.execute("ALTER TABLE assistant_usage_events ADD COLUMN copilot_usage_model TEXT")
-    db.execute("ALTER TABLE assistant_usage_events ADD COLUMN token_details_json TEXT")
-    db.execute("INSERT INTO schema_version VALUES (8)")
-    for row in rows:
-        db.execute(f"INSERT INTO assistant_usage_events ({', '.join(row)}) VALUES ({', '.join('?' for _ in row)})", tuple(row.values()))
-    db.commit()
-    db.close()
-    return path
+    return store(path, rows, columns=("copilot_usage_model", "token_details_json"), session=False)

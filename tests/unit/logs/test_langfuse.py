@@ -380,6 +380,13 @@ def test_an_empty_api_page_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixt
     assert len(read(path)[0]) == 1
 
 
+def _fixture_totals(name: str) -> tuple[tuple[int, int, int, int, int], list[str]]:
+    """The audit's calls, uncached input, reads, writes and output for the fixture ``name``, and
+    the notes its reader gives."""
+    t = run_audit([FIXTURES / name]).totals
+    return (t.requests, t.input, t.cache_read, t.cache_write, t.output), read(FIXTURES / name)[1].notes
+
+
 def test_opentelemetry_attribute_tails_are_inside_input() -> None:
     # Before langfuse/langfuse#13110 (April 2026) the OpenTelemetry path kept each gen_ai.usage.*
     # attribute's tail as a usage type beside input = the span's whole input_tokens; its newest
@@ -391,15 +398,9 @@ def test_opentelemetry_attribute_tails_are_inside_input() -> None:
     #           with its writes: 900 - 800 = 100, read 5000, written 800, out 40
     # Before: tail-1 and tail-2 read as cache not reported (5200 and 3000 uncached), tail-3's
     # writes as uncached input (900) and its writes as 0.
-    result = run_audit([FIXTURES / "langfuse-otel-tails.json"])
-    t = result.totals
-    assert t.requests == 3
-    assert t.input == 50 + 440 + 100
-    assert t.cache_read == 4800 + 2560 + 5000
-    assert t.cache_write == 350 + 800
-    assert t.output == 310 + 120 + 40
-    _, summary = read(FIXTURES / "langfuse-otel-tails.json")
-    assert any(n.startswith("3 generation(s): OpenTelemetry attribute tails") for n in summary.notes)
+    totals, notes = _fixture_totals("langfuse-otel-tails.json")
+    assert totals == (3, 50 + 440 + 100, 4800 + 2560 + 5000, 350 + 800, 310 + 120 + 40)
+    assert any(n.startswith("3 generation(s): OpenTelemetry attribute tails") for n in notes)
 
 
 def test_tails_above_the_input_that_holds_them_are_refused() -> None:
@@ -416,16 +417,10 @@ def test_pydantic_ai_spans_of_december_2025_to_april_2026_hold_their_cache_insid
     #   p-2  pydantic-ai, gpt-4.1-mini: 2048 - 1920 = 128, read 1920, out 64
     #   p-3  LangChain handler, claude-sonnet-4: additive, 12 uncached, read 3000, written 0, out 90
     # Before: p-1 and p-2 had their whole input read as uncached as well (6400 and 2048).
-    result = run_audit([FIXTURES / "langfuse-pydantic-ai.jsonl"])
-    t = result.totals
-    assert t.requests == 3
-    assert t.input == 80 + 128 + 12
-    assert t.cache_read == 5900 + 1920 + 3000
-    assert t.cache_write == 420
-    assert t.output == 210 + 64 + 90
-    _, summary = read(FIXTURES / "langfuse-pydantic-ai.jsonl")
-    assert any(n.startswith("2 generation(s): pydantic-ai's spans") for n in summary.notes)
-    assert any(n.startswith("1 generation(s): usageDetails buckets are disjoint") for n in summary.notes)
+    totals, notes = _fixture_totals("langfuse-pydantic-ai.jsonl")
+    assert totals == (3, 80 + 128 + 12, 5900 + 1920 + 3000, 420, 210 + 64 + 90)
+    assert any(n.startswith("2 generation(s): pydantic-ai's spans") for n in notes)
+    assert any(n.startswith("1 generation(s): usageDetails buckets are disjoint") for n in notes)
 
 
 def test_pydantic_ai_cache_above_its_input_is_refused() -> None:
@@ -441,32 +436,20 @@ def test_litellm_callback_generations_hold_their_writes_inside_input_in_newer_li
     #   l-2  claude: prompt 5555 = 45 + 5200 + 310; input 355 -> uncached 45, read 5200, written 310, out 220
     #   l-3  gpt-4.1 (metadata as JSON text, named by key alias): input 952 = 3000 - 2048 -> uncached 952, read 2048, out 50
     # Before: l-2's input (355) was read as uncached beside its writes, counting them twice.
-    result = run_audit([FIXTURES / "langfuse-litellm.json"])
-    t = result.totals
-    assert t.requests == 3
-    assert t.input == 60 + 45 + 952
-    assert t.cache_read == 0 + 5200 + 2048
-    assert t.cache_write == 5200 + 310
-    assert t.output == 400 + 220 + 50
-    _, summary = read(FIXTURES / "langfuse-litellm.json")
+    totals, notes = _fixture_totals("langfuse-litellm.json")
+    assert totals == (3, 60 + 45 + 952, 0 + 5200 + 2048, 5200 + 310, 400 + 220 + 50)
     assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its prompt_tokens less the reads "
-                            "(since BerriAI/litellm#16203), the writes inside it") for n in summary.notes)
+                            "(since BerriAI/litellm#16203), the writes inside it") for n in notes)
 
 
 def test_litellm_callback_generations_of_an_older_litellm_keep_their_writes_out_of_input() -> None:
     # Older LiteLLM left the writes out of prompt_tokens: o-1's input (60) is below its writes
     # (5200), so they cannot be inside it, and the file is read so. o-2 alone could not tell:
     # uncached 3000, written 2000 (before: read as 1000 uncached, the writes taken out of input).
-    result = run_audit([FIXTURES / "langfuse-litellm-older.jsonl"])
-    t = result.totals
-    assert t.requests == 2
-    assert t.input == 60 + 3000
-    assert t.cache_read == 0
-    assert t.cache_write == 5200 + 2000
-    assert t.output == 400 + 100
-    _, summary = read(FIXTURES / "langfuse-litellm-older.jsonl")
+    totals, notes = _fixture_totals("langfuse-litellm-older.jsonl")
+    assert totals == (2, 60 + 3000, 0, 5200 + 2000, 400 + 100)
     assert any(n.startswith("2 generation(s): sent by LiteLLM's Langfuse callback: input is its prompt_tokens (no call read")
-               and "without the writes" in n for n in summary.notes)
+               and "without the writes" in n for n in notes)
 
 
 def test_litellm_shape_without_litellm_marks_is_read_as_before() -> None:
@@ -486,15 +469,9 @@ def test_litellm_callback_generations_before_november_2025_send_the_whole_prompt
     #   m-2  claude: 4525 = 25 + 4000 + 500 -> uncached 25, read 4000, written 500, out 150
     #   m-3  gpt-4.1-mini: 1524 = 500 + 1024 -> uncached 500, read 1024, out 20
     # Before: each input read as uncached beside its reads and writes (4040 + 4525 + 1524).
-    result = run_audit([FIXTURES / "langfuse-litellm-2025.jsonl"])
-    t = result.totals
-    assert t.requests == 3
-    assert t.input == 40 + 25 + 500
-    assert t.cache_read == 4000 + 1024
-    assert t.cache_write == 4000 + 500
-    assert t.output == 300 + 150 + 20
-    _, summary = read(FIXTURES / "langfuse-litellm-2025.jsonl")
-    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its whole prompt_tokens") for n in summary.notes)
+    totals, notes = _fixture_totals("langfuse-litellm-2025.jsonl")
+    assert totals == (3, 40 + 25 + 500, 4000 + 1024, 4000 + 500, 300 + 150 + 20)
+    assert any(n.startswith("3 generation(s): sent by LiteLLM's Langfuse callback: input is its whole prompt_tokens") for n in notes)
 
 
 def lite(usage: dict, start: str = "2026-05-01T10:00:00Z", line: int = 1) -> tuple[dict, int | None, str, str]:

@@ -570,36 +570,51 @@ class _Rollout:
             if n not in taken:
                 self._side_call(*held)
 
+    def _billed_once(self, record: Record, response: str, what: str) -> bool:
+        """Whether the usage of ``response`` is new to the audit; one an earlier session's rollout
+        billed already (a fork or resume replays it) is skipped as ``what`` replayed."""
+        if f"response:{response}" in self.ctx.codex_totals:
+            self.skipped.append((record.line, f"{what} replayed from an earlier session (fork/resume)"))
+            return False
+        self.ctx.codex_totals.add(f"response:{response}")
+        return True
+
+    def _response_call(self, record: Record, when: int | None, model: str | None, usage: dict, **fields) -> TraceRequest:
+        """The call of a response whose usage is all the rollout logs of it: sent, first output and
+        end at ``when``, on ``model``; ``fields`` give its lane, prefix and events."""
+        return TraceRequest(
+            file=self.name,
+            line=record.line,
+            seq=len(self.out),
+            sent_ms=when,
+            ready_ms=when,
+            done_ms=when,
+            provider=self.provider,
+            upstream=self.upstream,
+            model=model,
+            envelope=(("effort", self.effort),) if self.effort else (),
+            usage=_usage(usage, f"{self.name}:{record.line}"),
+            agent_version=self.version,
+            source_format=NAME,
+            **fields,
+        )
+
     def _side_call(self, record: Record, when: int | None, response: str, usage: dict, model: str | None) -> None:
         """A billed response no token count repeated, no ``compacted`` named and the running total
         did not take in (:meth:`_settle`): a call of its own on the model its record names, in a
         ``side`` lane of the thread's (``<lane>:side-responses``). Its prompt is not in the
         rollout: a head of its own, extending nothing; what was logged since the last call stays
         for the next one, which extends the conversation as before."""
-        if f"response:{response}" in self.ctx.codex_totals:
-            self.skipped.append((record.line, "usage record replayed from an earlier session (fork/resume)"))
+        if not self._billed_once(record, response, "usage record"):
             return
-        self.ctx.codex_totals.add(f"response:{response}")
         model = model or self.model
         self.out.append(
-            TraceRequest(
-                file=self.name,
-                line=record.line,
+            self._response_call(
+                record, when, model, usage,
                 lane=f"{self.thread.lane}:side-responses",  # not the conversation's next call
                 lane_kind="side",
-                seq=len(self.out),
-                sent_ms=when,
-                ready_ms=when,
-                done_ms=when,
-                provider=self.provider,
-                upstream=self.upstream,
-                model=model,
-                envelope=(("effort", self.effort),) if self.effort else (),
-                usage=_usage(usage, f"{self.name}:{record.line}"),
                 prefix=Prefix(f"codex:response:{model}:{self.session}#{response}", f"codex:{self.session}#response:{response}", None, 1),
                 events=(),
-                agent_version=self.version,
-                source_format=NAME,
             )
         )
         self.side_responses.append(record.line)
@@ -953,30 +968,16 @@ class _Rollout:
         whose response the ``compacted`` record after it names. It sends the conversation so far,
         on the model the record's ``attribution`` names: Codex may compact on another model than
         the turn's (the previous one when the user moved to a smaller window, or its fallback)."""
-        if f"response:{response}" in self.ctx.codex_totals:
-            self.skipped.append((record.line, "compaction call replayed from an earlier session (fork/resume)"))
+        if not self._billed_once(record, response, "compaction call"):
             return
-        self.ctx.codex_totals.add(f"response:{response}")
         turn_model, self.model = self.model, model or self.model  # the head is the call's model's
         self.out.append(
-            TraceRequest(
-                file=self.name,
-                line=record.line,
+            self._response_call(
+                record, when, self.model, usage,
                 lane=self.thread.lane,
                 lane_kind=self.thread.kind,
-                seq=len(self.out),
-                sent_ms=when,
-                ready_ms=when,
-                done_ms=when,
-                provider=self.provider,
-                upstream=self.upstream,
-                model=self.model,
-                envelope=(("effort", self.effort),) if self.effort else (),
-                usage=_usage(usage, f"{self.name}:{record.line}"),
                 prefix=Prefix(self._head(), f"codex:{self.session}#compact:{response}", self.chain_parent, max(1, self.blocks)),
                 events=tuple(self.events),
-                agent_version=self.version,
-                source_format=NAME,
                 compaction_call=True,
             )
         )
