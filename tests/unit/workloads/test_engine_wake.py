@@ -145,8 +145,8 @@ def test_the_guides_waking_engine_summarizes_warm_inside_the_gaps():
 
 
 class _Gap:
-    """Just what ``_Driver.idle`` reads: a clock, the engine's ask, and a wake that records the
-    time it ran (asking nothing further)."""
+    """Just what ``_Driver.idle`` reads and writes: a clock, the engine's ask, the run's longest
+    idle gap so far, and a wake that records the time it ran (asking nothing further)."""
 
     def __init__(self, now: int, ask: int) -> None:
         from prefixbench.workloads.scripted.loop import Clock
@@ -154,6 +154,7 @@ class _Gap:
         self.clock = Clock()
         self.clock.now_ms = now
         self.wake: int | None = ask
+        self.longest_idle_ms = 0
         self.woken: list[int] = []
 
     def on_wake(self, turn_idx: int) -> None:
@@ -173,3 +174,4 @@ def test_an_ask_is_woken_from_the_gaps_start_up_to_but_not_at_its_end(ask: int, 
     _Driver.idle(gap, 1, 1_000)  # type: ignore[arg-type]
     assert gap.woken == woken
     assert gap.clock.now_ms == 2_000 and gap.wake is None
+    assert gap.longest_idle_ms == 1_000
