@@ -576,8 +576,7 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     def unread_after_idle(self, model: str) -> int:
         """The idle ms after which ``model``'s request reads nothing (:attr:`unread_after_idle_by_model`,
         else :attr:`unread_after_idle_ms`); 0: no such rule."""
-        return next((ms for pattern, ms in self.unread_after_idle_by_model if _pattern(pattern).search(model)),
-                    self.unread_after_idle_ms)
+        return per_model(self.unread_after_idle_by_model, self.unread_after_idle_ms, model)
 
     def reads_after_switch(self, model: str) -> bool:
         """Whether ``model``'s request right after its lane switched to it reads anything
