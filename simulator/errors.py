@@ -10,10 +10,16 @@ from collections.abc import Iterable
 
 
 
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to a misspelt ``name``; None when none is close."""
+    close = difflib.get_close_matches(name, list(choices), n=1)
+    return close[0] if close else None
+
+
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """``did you mean 'x'?`` for the choice closest to a misspelt ``name``; "" when none is close."""
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f"did you mean {close[0]!r}?" if close else ""
+    near = closest(name, choices)
+    return f"did you mean {near!r}?" if near is not None else ""
 
 
 class UserError(ValueError):

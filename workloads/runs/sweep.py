@@ -25,7 +25,7 @@ import msgspec
 
 from prefixbench.kernel.presets import PRESET_ORDER, get_preset
 from prefixbench.simulator.cache import CacheModel
-from prefixbench.simulator.errors import UserError, did_you_mean
+from prefixbench.simulator.errors import UserError, closest, did_you_mean
 from prefixbench.simulator.windows import format_window
 from prefixbench.simulator.models import make_cache, parse_cache_spec
 from prefixbench.simulator.pricing import PriceRow
@@ -275,9 +275,9 @@ def plan_sweep(spec: SweepSpec) -> SweepPlan:
             installed = "".join(f", {name}" for name in installed_engines())
             hint = did_you_mean(engine, (*supported, *installed_engines()))
             if not hint:  # the closest engine another workload mounts, and which workload that is
-                close = did_you_mean(engine, all_engines())
-                mounting = [w for w, entry in WORKLOADS.items() if close and close.split("'")[1] in entry.engines]
-                hint = f"{close.removesuffix('?')} (with --workload {mounting[0]})?" if mounting else ""
+                near = closest(engine, all_engines())
+                mounting = [w for w, entry in WORKLOADS.items() if near is not None and near in entry.engines]
+                hint = f"did you mean {near!r} (with --workload {mounting[0]})?" if mounting else ""
             raise UserError(
                 f"--engines: workload {spec.workload!r} has no engine {engine!r}{': ' + hint if hint else ''} "
                 f"(known: {', '.join(supported)}{installed}; or package.module:factory)"
