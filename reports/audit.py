@@ -483,7 +483,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     # A session with no loss figure (no usage logged: a block-hash or request-body trace) is not
     # ranked among those that lost the most where some have one: counted apart.
     unseen = [i for i, r in enumerate(rolls) if r.misses is None] if any(r.misses is not None for r in rolls) else []
-    ranked = [i for i in range(len(rolls)) if i not in set(unseen)]
+    unseen_at = set(unseen)
+    ranked = [i for i in range(len(rolls)) if i not in unseen_at]
     if sessions is not None and len(rolls) > sessions:
         kept = sorted(ranked, key=lambda i: (-rolls[i].lost_usd, -rolls[i].cost_usd, i))[:sessions]
         left_out = len(rolls) - len(kept)
