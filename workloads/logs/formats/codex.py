@@ -557,13 +557,13 @@ class _Rollout:
             previous = {}  # a new thread's (or a subagent's) running total starts from zero
         else:
             previous = None  # it goes on from another rollout's, not known here
-        rise = None
-        if previous is not None and isinstance(total, dict) and all(
-                isinstance(d.get(k, 0), int) and not isinstance(d.get(k, 0), bool) for d in (total, previous, last) for k in keys):
-            rise = [total.get(k, 0) - previous.get(k, 0) - last.get(k, 0) for k in keys]
         if previous is None:
             self.unknown_base += [held[0].line for held in orphans]
             return
+        rise = None
+        if isinstance(total, dict) and all(
+                isinstance(d.get(k, 0), int) and not isinstance(d.get(k, 0), bool) for d in (total, previous, last) for k in keys):
+            rise = [total.get(k, 0) - previous.get(k, 0) - last.get(k, 0) for k in keys]
         spent = [tuple(held[3].get(k, 0) if isinstance(held[3].get(k, 0), int) else 0 for k in keys) for held in orphans]
         taken = _taken_in(spent, rise)
         for n, held in enumerate(orphans):
