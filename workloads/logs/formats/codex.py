@@ -1108,7 +1108,7 @@ class _Rollout:
         if self.side_responses:
             notes += (
                 f"{len(self.side_responses)} billed response(s) outside the conversation's token counts (line(s) "
-                f"{', '.join(str(n) for n in self.side_responses[:5])}): a token_usage_record that no token count "
+                f"{_first_lines(self.side_responses)}): a token_usage_record that no token count "
                 "repeated, no compacted record named and Codex's running total did not take in (a side request such as "
                 "an isolated image description; a remote compaction whose output was rejected would look the same, and "
                 "the record does not say which): each counted as a call of its own on a head of its own, not as a "
@@ -1117,7 +1117,7 @@ class _Rollout:
         if self.unknown_base:
             notes += (
                 f"{len(self.unknown_base)} token_usage_record(s) before this rollout's first running total (line(s) "
-                f"{', '.join(str(n) for n in self.unknown_base[:5])}) that no token count repeated and no compacted "
+                f"{_first_lines(self.unknown_base)}) that no token count repeated and no compacted "
                 "record named: the total goes on from another rollout's, not known here, so whether it took them in "
                 "(a response cut off) or not (a billed response of its own) is unknown: not counted",
             )
@@ -1126,7 +1126,7 @@ class _Rollout:
             spent = [sum(u.get(k, 0) for _, _, u in self.forwarded if isinstance(u.get(k, 0), int)) for k in ("input_tokens", "output_tokens")]
             notes += (
                 f"{len(self.forwarded)} token_usage_record(s) of another thread (line(s) "
-                f"{', '.join(str(n) for n, _, _ in self.forwarded[:5])}; thread(s) {', '.join(threads[:3])}): "
+                f"{_first_lines([n for n, _, _ in self.forwarded])}; thread(s) {', '.join(threads[:3])}): "
                 f"{spent[0]:,} input and {spent[1]:,} output tokens a one-shot delegate (such as a review) forwarded to this "
                 "thread, which Codex keeps out of this thread's running total: billed, but not counted here (the "
                 "delegate's prompts are not in this rollout)",
@@ -1134,7 +1134,7 @@ class _Rollout:
         if self.undecided:
             notes += (
                 f"{len(self.undecided)} token_usage_record(s) at the end of the file (line(s) "
-                f"{', '.join(str(n) for n in self.undecided[:5])}) that no token count repeated and no compacted record "
+                f"{_first_lines(self.undecided)}) that no token count repeated and no compacted record "
                 "named, with no token count after them to say whether Codex's running total took them in (a billed "
                 "response of its own, or a call whose token count was never written): not counted",
             )
@@ -1195,6 +1195,11 @@ class _Rollout:
                 "in Codex's running total, not counted here",
             )
         return notes
+
+
+def _first_lines(lines: list) -> str:
+    """The first five of ``lines`` (line numbers) as a note lists them: ``3, 8, 12``."""
+    return ", ".join(str(n) for n in lines[:5])
 
 
 def _taken_in(spent: list[tuple[int, ...]], rise: list[int] | None) -> set[int]:
