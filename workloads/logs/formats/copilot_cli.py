@@ -96,12 +96,12 @@ def _hour_writes(entries: list[dict], where: str) -> tuple[int, int]:
     return five, hour
 
 
-def _billing_model(row: dict) -> str:
+def _billing_model(row: dict, entries: list[dict]) -> str:
     """The model a row's billing names: ``copilot_usage_model``, else the one model its
-    ``token_details_json`` entries name ("" where they name none, or two)."""
+    ``token_details_json`` ``entries`` name ("" where they name none, or two)."""
     if billed := _text(row.get("copilot_usage_model")):
         return billed
-    models = {_text(e.get("model")) for e in _entries(row.get("token_details_json")) or ()}
+    models = {_text(e.get("model")) for e in entries}
     return models.pop() if len(models) == 1 else ""
 
 
@@ -115,10 +115,12 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
     """The requests of usage rows ``(line, row, where)``; see the module doc."""
     name = str(path)
     parsed: list[tuple[int, dict, str, int, int, int, int, int, int]] = []
+    details: list[list[dict]] = []  # each row's token_details_json entries, parsed once
     for line, row, where in rows:
         inp, output, read, written = (count(row.get(key), where, key)
                                       for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"))
-        five, hour = _hour_writes(_entries(row.get("token_details_json")) or [], where)
+        details.append(_entries(row.get("token_details_json")) or [])
+        five, hour = _hour_writes(details[-1], where)
         parsed.append((line, row, where, inp, output, read, written, five + hour, hour))
     if not parsed:
         raise UserError(f"{name}:1: no Copilot CLI usage row ({', '.join(COLUMNS)})")
@@ -140,7 +142,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
     lanes: dict[str, _Lane] = {}
     sessions: set[str] = set()
     not_reported = writes_unknown = hour_calls = renamed = 0
-    for line, row, where, inp, output, read, written, _, hour in parsed:
+    for (line, row, where, inp, output, read, written, _, hour), entries in zip(parsed, details):
         sid = row.get("session_id")
         if not isinstance(sid, str) or not sid:
             raise UserError(f"{where}: session_id is not a session id ({sid!r:.40})")
@@ -151,7 +153,7 @@ def _calls(path: Path, rows: Iterable[tuple[int, dict, str]], source: str) -> tu
         model = _text(row.get("model")) or NO_MODEL
         # A call a remote host reported without a model (its usageReported relay event) is
         # written as "unknown", NO_MODEL's own spelling: its billing model names it.
-        if model == NO_MODEL and (billed := _billing_model(row)):
+        if model == NO_MODEL and (billed := _billing_model(row, entries)):
             model, renamed = billed, renamed + 1
         hour_calls += hour > 0
         agent = _text(row.get("agent_id")) if _text(row.get("agent_id")) not in ("", "main") else _text(row.get("parent_tool_call_id"))
