@@ -749,9 +749,12 @@ READINGS = {
 }
 
 
+# Where each LITELLM_EVIDENCE key stands in its order (the evidence is listed in that order).
+_EVIDENCE_RANK = {why: n for n, why in enumerate(LITELLM_EVIDENCE)}
+
+
 def _evidence_order(item: tuple[str, int]) -> tuple[int, str]:
-    order = list(LITELLM_EVIDENCE)
-    return (order.index(item[0]) if item[0] in order else len(order), item[0])
+    return (_EVIDENCE_RANK.get(item[0], len(_EVIDENCE_RANK)), item[0])
 
 
 def _told(why: str) -> str:
