@@ -1459,7 +1459,7 @@ def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks
     for k, i in enumerate(positions):
         r = requests[i]
         lanes[(r.file, r.lane)].append(k)
-        if r.prefix is not None and (r.usage is None or not writes_reported(r.provider, r.usage) or r.usage.cache_write):
+        if r.prefix is not None and _may_write(r):
             writes[_family_key(r)].append((readies[i], (r.file, r.lane)))
     others = {key: _Writes(sorted(entries)) for key, entries in writes.items()}
     for places in lanes.values():
@@ -1491,8 +1491,7 @@ def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks
                         if later_usage is not None and later_usage.cache_reported and later_usage.cache_read > read:
                             later[k] = j
                             break
-                    wrote = requests[positions[run[m]]]
-                    if wrote.usage is None or not writes_reported(wrote.provider, wrote.usage) or wrote.usage.cache_write:
+                    if _may_write(requests[positions[run[m]]]):
                         ready = readies[positions[run[m]]]
                         readable = ready if readable is None else min(readable, ready)
     return later
@@ -1500,6 +1499,12 @@ def read_later(requests: Sequence[TraceRequest], positions: Sequence[int], ticks
 
 #: The most calls :func:`read_later` walks past a miss.
 LATER_WALK = 64
+
+
+def _may_write(r: TraceRequest) -> bool:
+    """Whether ``r`` could have written the cache: no usage logged, a provider whose usage does
+    not report writes, or a write reported."""
+    return r.usage is None or not writes_reported(r.provider, r.usage) or bool(r.usage.cache_write)
 
 
 def _family_key(r: TraceRequest) -> tuple:
