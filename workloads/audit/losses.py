@@ -164,6 +164,11 @@ class _AsCause(msgspec.Struct, frozen=True):
     index: int | None = None
 
 
+def _as_second(row: _Row, second: str) -> _AsCause:
+    """``row``'s facts under its ``second`` cause (a shared miss's)."""
+    return _AsCause(second, row.provider, row.model, row.lane_kind, row.gap_ms, getattr(row, "index", None))
+
+
 def fixes_for(row: _Row) -> tuple[str, ...]:
     """The --what-if fixes that would recover a recoverable request, or an unknown one if the
     agent made the change (:data:`UNKNOWN_FIX`); none otherwise. A miss two causes share
@@ -173,7 +178,7 @@ def fixes_for(row: _Row) -> tuple[str, ...]:
     second = getattr(row, "secondary_cause", None)
     if second is None:
         return own
-    other = _fixes(_AsCause(second, row.provider, row.model, row.lane_kind, row.gap_ms, getattr(row, "index", None)))
+    other = _fixes(_as_second(row, second))
     return own + tuple(fix for fix in other if fix not in own)
 
 
@@ -192,7 +197,7 @@ def fix_parts(row: _Row, fix: str) -> tuple[tuple[str, Decimal | None], ...]:
     parts: list[tuple[str, Decimal | None]] = []
     if fix in _fixes(row):
         parts.append((row.cause, rest))
-    if fix in _fixes(_AsCause(second, row.provider, row.model, row.lane_kind, row.gap_ms, getattr(row, "index", None))):
+    if fix in _fixes(_as_second(row, second)):
         parts.append((second, moved))
     return tuple(parts) or ((row.cause, lost),)
 
