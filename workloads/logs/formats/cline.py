@@ -1387,12 +1387,17 @@ _SDK_PER_TURN_FROM = "2026-04-23"
 _SDK_COUNTS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens")
 
 
+def _display_only(message: dict) -> bool:
+    """Whether a Cline SDK message is marked ``displayOnly`` (shown, never sent)."""
+    return as_dict(message.get("metadata")).get("displayOnly") is True
+
+
 def _sdk_run_totals(messages: list, legacy_end: int, updated_at: object) -> dict[int, str]:
     """The assistant messages of a Cline SDK session whose metrics are a run's summed usage,
     not one call's (see :data:`_SDK_PER_TURN_FROM`), by index, with why."""
     runs: list[list[int]] = [[]]
     for index, message in enumerate(messages):
-        if index <= legacy_end or not isinstance(message, dict) or as_dict(message.get("metadata")).get("displayOnly") is True:
+        if index <= legacy_end or not isinstance(message, dict) or _display_only(message):
             continue
         if message.get("role") == "user":
             content = message.get("content")
@@ -1495,7 +1500,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         if compacted_at is not None and index == compacted_at:
             events.append(("compaction", "context compacted (the session's compaction state)"))
             parent = None
-        if as_dict(message.get("metadata")).get("displayOnly") is True and message.get("metrics") is None:
+        if _display_only(message) and message.get("metrics") is None:
             continue  # shown, never sent (SDK 0.0.86's terminal errors): in no prompt, no call
         content = message.get("content")
         size = len(content) if isinstance(content, list) else 1
