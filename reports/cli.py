@@ -161,10 +161,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         words: list[str] = getattr(self, "_words", [])
         prog = self.prog
+        says_where = False  # the line already names where the help lists the choices
         if message.startswith("argument ") and message.endswith(": expected one argument"):
             message = self._missing_value(message)
         elif message.startswith("argument ") and ": invalid choice: " in message:
-            message = self._invalid_choice(message)
+            message, says_where = self._invalid_choice(message)
         elif message.startswith("the following arguments are required"):
             # argparse checks the positionals before it looks at what it could not place: an
             # unknown option is the likelier mistake, so it is the one named.
@@ -175,12 +176,12 @@ class _Parser(argparse.ArgumentParser):
             command = _command_in(words)
             if command and command in self._subcommand_names():
                 prog = f"{self.prog} {command}"  # the options the user can pick from are the subcommand's
-        raise UserError(message if "listed by '" in message else f"{message} (see '{prog} --help')")
+        raise UserError(message if says_where else f"{message} (see '{prog} --help')")
 
-    def _invalid_choice(self, message: str) -> str:
+    def _invalid_choice(self, message: str) -> tuple[str, bool]:
         """argparse's ``invalid choice`` line, which dumps every choice (some 60 for ``audit
         --input``), as the option, the bad value, the closest choice and the whole list only where
-        it is short (else where to read it)."""
+        it is short (else where to read it); and whether the line says where to read it."""
         import ast
 
         from prefixbench.simulator.errors import did_you_mean
@@ -190,16 +191,17 @@ class _Parser(argparse.ArgumentParser):
         try:
             value = str(ast.literal_eval(value_text))
         except (ValueError, SyntaxError):
-            return message
+            return message, False
         action = next((a for a in self._actions if option in (*a.option_strings, a.dest, a.metavar) and a.choices), None)
         if action is None:
-            return message
+            return message, False
         choices = [str(choice) for choice in action.choices]
         hint = did_you_mean(value, choices)
-        listing = f"choose from {', '.join(choices)}" if len(choices) <= 8 else f"{len(choices)} choices, listed by '{self.prog} --help'"
+        listed = len(choices) > 8
+        listing = f"{len(choices)} choices, listed by '{self.prog} --help'" if listed else f"choose from {', '.join(choices)}"
         if isinstance(action, argparse._SubParsersAction):  # the subcommand: a word, not an option's value
-            return f"unknown command {value!r}{': ' + hint if hint else ''} ({listing})"
-        return f"{option}: invalid choice {value!r}{': ' + hint if hint else ''} ({listing})"
+            return f"unknown command {value!r}{': ' + hint if hint else ''} ({listing})", listed
+        return f"{option}: invalid choice {value!r}{': ' + hint if hint else ''} ({listing})", listed
 
     def _subcommand_names(self) -> set[str]:
         return {name for action in self._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices}
