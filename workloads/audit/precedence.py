@@ -234,17 +234,11 @@ def _compaction_call(ev: Evidence) -> Finding | None:
         since = ev.head_since if ev.head_since is not None and ev.head_since <= ttl_ms(main) else None
         if since is None:
             return Finding("ttl-expired", "log", expired)
-        warmed = f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
+        warmed = _warmed_by(since)
         if _cold_read(ev):
             return Finding("ttl-expired", "log", f"{expired}; {_not_this_head(ev, warmed)}")
-        if ev.head is None:
-            return Finding("ttl-expired", "log", (
-                f"{expired}; {warmed}, so the shared head was warm and only the main conversation's own part past it had "
-                "expired (the head's size is not known: how much of the loss is past it is not told)"))
-        if ev.cache_read >= ev.head:
-            return Finding("ttl-expired", "log", (
-                f"{expired}; {warmed}: the head ({ev.head:,} tokens) was warm and read, so what expired is the main "
-                f"conversation's own part past it ({ev.lost:,} tokens lost)"))
+        if ev.head is None or ev.cache_read >= ev.head:
+            return Finding("ttl-expired", "log", expired + _warm_head_read(ev, warmed, "the main conversation's"))
         # The head was warm, yet the read stopped inside it: the expiry does not explain that; the
         # call did not replay the prefix (what a cache-aware compaction reads), the main
         # conversation's own part past the head having expired too.
@@ -463,19 +457,14 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
         return None
     since = warm_head(ev)
     if since is not None:
-        warmed = f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
+        warmed = _warmed_by(since)
         if _cold_read(ev):
             return Finding("ttl-expired", "log", f"{idle}; {_not_this_head(ev, warmed)}")
         if ev.head is not None and ev.cache_read < ev.head:
             # The head was warm, yet the read stopped inside it: the expiry does not explain where
             # the read stopped (what stopped it would have cut off the lane's own part too).
             return _warm_head_short(ev, idle, warmed)
-        if ev.head is None:
-            idle += (f"; {warmed}, so the shared head was warm and only this lane's own part past it had expired "
-                     "(the head's size is not known: how much of the loss is past it is not told)")
-        else:
-            idle += (f"; {warmed}: the head ({ev.head:,} tokens) was warm and read, so what expired is this lane's own "
-                     f"part past it ({ev.lost:,} tokens lost)")
+        idle += _warm_head_read(ev, warmed, "this lane's")
     if level is not None and ev.cache_read > ev.pred.read * (1 + READ_TOLERANCE):
         # Past the TTL, the read stopped at a prefix other cold points read too: kept warm by traffic
         # outside the log (not a change of the message it ends in), and not predictable from it.
@@ -488,6 +477,21 @@ def _idle_past_ttl(ev: Evidence) -> Finding | None:
             "log does not show when that traffic ran"
         )
     return Finding("ttl-expired", "log", idle)
+
+
+def _warmed_by(since: int) -> str:
+    """What kept a head warm: another lane's call under it sent ``since`` ms before, within the TTL."""
+    return f"another lane's call under the same head, in the same folder, was sent {duration(since)} before, within the TTL"
+
+
+def _warm_head_read(ev: Evidence, warmed: str, whose: str) -> str:
+    """The suffix of a TTL expiry under a head ``warmed`` kept warm and read in full (or of a size
+    not known): only ``whose`` own part past the head expired."""
+    if ev.head is None:
+        return (f"; {warmed}, so the shared head was warm and only {whose} own part past it had expired "
+                "(the head's size is not known: how much of the loss is past it is not told)")
+    return (f"; {warmed}: the head ({ev.head:,} tokens) was warm and read, so what expired is {whose} own "
+            f"part past it ({ev.lost:,} tokens lost)")
 
 
 def _not_this_head(ev: Evidence, warmed: str) -> str:
