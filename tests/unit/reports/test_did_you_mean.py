@@ -38,6 +38,19 @@ def test_a_misspelt_engine_name_gets_the_closest(capsys, argv) -> None:
     assert "did you mean 'claude-code-autocompact'?" in _error(capsys, argv)
 
 
+def test_an_engine_only_another_workload_mounts_names_that_workload(capsys) -> None:
+    err = _error(capsys, ["sweep", "--workload", "seed-coding", "--engines", "user-tails"])
+    assert "has no engine 'user-tails': did you mean 'user-tail' (with --workload thinking-tools)? (known: " in err
+
+
+def test_closest_is_the_nearest_choice_or_none() -> None:
+    from prefixbench.simulator.errors import closest, did_you_mean
+
+    assert closest("user-tails", ["checkpoint", "user-tail"]) == "user-tail"
+    assert closest("zzz", ["checkpoint"]) is None
+    assert did_you_mean("zzz", ["checkpoint"]) == ""
+
+
 @pytest.fixture
 def my_engine(tmp_path, monkeypatch):
     (tmp_path / "my_engine.py").write_text(ENGINE)
