@@ -88,6 +88,7 @@ from prefixbench.workloads.audit.precedence import (
 from prefixbench.workloads.audit.reading import (
     Book, FileMap, FileRead, NotedContext, answers_first, read_holds, read_in_parallel, take_read,
 )
+from prefixbench.workloads.audit.shares import loss_parts
 from prefixbench.workloads.logs import endpoints
 from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
@@ -3395,13 +3396,9 @@ class _Roll:
         self.lanes.update((i.file, i.lane) for i in items)
         for i in items:
             if i.cause is not None:
-                self.lost_by_cause[i.cause] += i.lost_usd or Decimal(0)
-                self.tokens_by_cause[i.cause] += i.lost_tokens or 0
-                if i.secondary_cause is not None:  # a shared miss: its second cause's part is that cause's
-                    self.lost_by_cause[i.cause] -= i.secondary_lost_usd or Decimal(0)
-                    self.tokens_by_cause[i.cause] -= i.secondary_lost_tokens or 0
-                    self.lost_by_cause[i.secondary_cause] += i.secondary_lost_usd or Decimal(0)
-                    self.tokens_by_cause[i.secondary_cause] += i.secondary_lost_tokens or 0
+                for part in loss_parts(i):  # (a shared miss: its second cause's part is that cause's)
+                    self.lost_by_cause[part.cause] += part.usd or Decimal(0)
+                    self.tokens_by_cause[part.cause] += part.tokens
         for i in reported:
             prompt = (i.reported_cache_read or 0) + (i.reported_cache_write or 0) + (i.reported_uncached or 0)
             self.largest[(i.file, i.lane)] = max(self.largest.get((i.file, i.lane), 0), prompt)
@@ -3409,7 +3406,8 @@ class _Roll:
     def give(self, row: AuditRow, other: _Roll) -> None:
         """``row``'s second cause's part of its loss (summed here under its leading cause or
         class) moved to ``other``'s losses, which count it among their shared misses."""
-        tokens, usd = row.secondary_lost_tokens or 0, row.secondary_lost_usd
+        _, second = loss_parts(row)
+        tokens, usd = second.tokens, second.usd
         self.lost_tokens -= tokens
         other.lost_tokens += tokens
         if usd is not None:

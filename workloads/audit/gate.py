@@ -12,6 +12,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import usd_sum
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import BAD_INPUT, AuditResult, AuditRow, LaneSummary, loss_seen
+from prefixbench.workloads.audit.shares import loss_parts
 
 #: Characters XML 1.0 cannot carry at all.
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -81,11 +82,8 @@ def cause_part(row: AuditRow, cause: str) -> int:
     """The lost tokens of ``row`` that are ``cause``'s, as the causes table counts them: the second
     cause's part of a shared miss, the rest to the leading cause; a miss a logged compaction is a
     second cause of, with no part told, whole."""
-    if row.secondary_cause == cause:
-        return row.secondary_lost_tokens or 0
-    if row.cause == cause:
-        return (row.lost_tokens or 0) - (row.secondary_lost_tokens or 0)
-    return row.lost_tokens or 0
+    parts = [part.tokens for part in loss_parts(row) if part.cause == cause]
+    return sum(parts) if parts else row.lost_tokens or 0
 
 
 def violations(result: AuditResult, gate: Gate) -> list[str]:

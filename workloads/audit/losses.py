@@ -37,6 +37,7 @@ from typing import Protocol
 import msgspec
 from prefixbench.simulator.pricing import usd_sum
 from prefixbench.simulator.providers import rules_for
+from prefixbench.workloads.audit.shares import loss_parts
 
 #: The three classes, in the order reports list them.
 LOSS_CLASSES: tuple[str, ...] = ("recoverable", "unavoidable", "unknown")
@@ -184,22 +185,17 @@ def fixes_for(row: _Row) -> tuple[str, ...]:
 
 def fix_parts(row: _Row, fix: str) -> tuple[tuple[str, Decimal | None], ...]:
     """The parts of ``row``'s loss that ``fix`` recovers, each under its own cause: ``(cause,
-    dollars)``. A miss two causes share (``secondary_cause``) has two parts, its second cause's
-    (``secondary_lost_usd``) and its leading cause's (the rest); each is the fix's where the fix is
-    among that cause's (:func:`fixes_for`), so the parts of the fixes add up to the row's loss as
-    the causes table's do. A row with one cause is one part (dollars None: not priced)."""
-    lost: Decimal | None = getattr(row, "lost_usd", None)
-    second = getattr(row, "secondary_cause", None)
-    if second is None or row.cause is None:
-        return ((row.cause or "", lost),)
-    moved: Decimal | None = getattr(row, "secondary_lost_usd", None)
-    rest = None if lost is None else usd_sum((lost, -(moved or Decimal(0))))
-    parts: list[tuple[str, Decimal | None]] = []
-    if fix in _fixes(row):
-        parts.append((row.cause, rest))
-    if fix in _fixes(_as_second(row, second)):
-        parts.append((second, moved))
-    return tuple(parts) or ((row.cause, lost),)
+    dollars)``. A miss two causes share (``secondary_cause``) has two parts (:func:`.shares.loss_parts`,
+    as the causes table splits it), each the fix's where the fix is among that cause's
+    (:func:`fixes_for`), so the parts of the fixes add up to the row's loss as the causes table's
+    do. A row with one cause is one part (dollars None: not priced)."""
+    whole = loss_parts(row)
+    if len(whole) == 1:
+        return ((whole[0].cause, whole[0].usd),)
+    lead, second = whole
+    parts = tuple((part.cause, part.usd) for part, facts in ((lead, row), (second, _as_second(row, second.cause)))
+                  if fix in _fixes(facts))
+    return parts or ((lead.cause, getattr(row, "lost_usd", None)),)
 
 
 def _fixes(row: _Row) -> tuple[str, ...]:
@@ -285,20 +281,19 @@ class _Priced(_Row, Protocol):
 def split_losses(rows: Iterable[_Priced]) -> LossSplit:
     """Per class: the requests and their lost dollars, rounded so that the parts add up to the
     total. A miss two causes share counts in its leading cause's class; its second cause's part
-    of the dollars goes to that cause's class."""
+    of the dollars (:func:`.shares.loss_parts`) goes to that cause's class."""
     groups: dict[str, tuple[int, Decimal, int, int]] = {}
     for row in rows:
         if row.loss_class is not None:
-            n, lost, unpriced, shared = groups.get(row.loss_class, (0, Decimal(0), 0, 0))
             unseen = row.lost_usd is None and (row.lost_tokens or 0) > 0
-            moved, other = row.secondary_lost_usd, row.secondary_loss_class
-            if other is None or other == row.loss_class:
-                moved = None
-            groups[row.loss_class] = (n + 1, usd_sum((lost, row.lost_usd or Decimal(0), -(moved or Decimal(0)))),
-                                      unpriced + unseen, shared)
-            if other is not None and other != row.loss_class:
-                n, lost, unpriced, shared = groups.get(other, (0, Decimal(0), 0, 0))
-                groups[other] = (n, usd_sum((lost, moved or Decimal(0))), unpriced + unseen, shared + 1)
+            for k, part in enumerate(loss_parts(row)):
+                # The second part's class, where it has one of its own (else it stays in the
+                # leading class, and adds only dollars there).
+                name = row.loss_class if k == 0 else row.secondary_loss_class or row.loss_class
+                moved = name != row.loss_class
+                n, lost, unpriced, shared = groups.get(name, (0, Decimal(0), 0, 0))
+                groups[name] = (n + (k == 0), usd_sum((lost, part.usd or Decimal(0))),
+                                unpriced + (unseen if k == 0 or moved else 0), shared + moved)
     return split_sums(groups)
 
 
