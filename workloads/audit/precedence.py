@@ -676,6 +676,24 @@ def _best_effort_note(ev: Evidence) -> str | None:
     return None
 
 
+def _tools_logged(ev: Evidence) -> Finding | None:
+    """A short read on a provider whose cache is best-effort, after the log recorded a change of
+    the tool list since the previous request (Codex's ``dynamic_tools_updated``, Kimi CLI's
+    ``toolsHash``): the request's tools are part of its prefix (sent before the conversation), so
+    the prefix cached before the change was not the one sent. Before, such a miss was put down to
+    the provider, its detail saying nothing had changed in the log."""
+    if _best_effort_note(ev) is None or out_of_order(ev):
+        return None
+    tools = sorted({detail for kind, detail in ev.r.events if kind == "tools_change"})
+    if not tools:
+        return None
+    return Finding("tools-changed", "log", (
+        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens after the tool list changed since the previous request "
+        f"(logged: {'; '.join(tools)}): the tools are part of the prefix, sent before the conversation, so what was "
+        "cached before the change was not what this request sent: the agent's doing, not the provider's"
+    ))
+
+
 def _best_effort(ev: Evidence) -> Finding | None:
     note = _best_effort_note(ev)
     if note is None:
@@ -880,6 +898,8 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
               _unwritten_miss),
     CauseRule("read-later", "a later call of the lane, same head and logged messages, that read past this read within "
               "its TTL what no call since had written", _read_later),
+    CauseRule("tools-logged", "a tool-list change logged since the previous request, on a provider whose cache is best-effort",
+              _tools_logged),
     CauseRule("best-effort", "a provider whose cache is best-effort", _best_effort),
     CauseRule("stopped-at-head", "the reported read equals the shared head", _stopped_at_head),
     CauseRule("located", "the reported read mapped onto the logged messages (transcripts)", _located),

@@ -476,3 +476,22 @@ def test_qwens_implicit_cache_is_best_effort_for_a_request_known_to_carry_no_mar
     wrote = replace(r, source_format="claude-code", body=unmarked, prefix=None, usage=replace(r.usage, cache_write_5m=36))
     assert rule(replace(at(wrote), pred=replayed)) != "best-effort"
     assert rule(replace(at(replace(r, source_format="pi", body=marked, prefix=None)), pred=replayed)) != "best-effort"
+
+
+def test_a_tool_list_change_logged_before_a_best_effort_miss_is_the_tools_doing():
+    """Codex 0.167.2 writes ``dynamic_tools_updated`` when a thread's dynamic tools change (the
+    reader logs a ``tools_change``): a miss after it on OpenAI is the tools' doing. Base: the
+    provider's, its detail saying nothing had changed in the log."""
+    prev = req(0, provider="openai", model="gpt-5.5", parent=None)
+    changed = req(provider="openai", model="gpt-5.5", usage=Usage(cache_read=1_024, uncached=19_476),
+                  events=(("tools_change", "dynamic_tools_updated at line 6 (now: fetch, lookup)"),))
+    e = ev(changed, prev=prev, tick=MIN, lost=18_816, expected=19_840)
+    finding = find_cause(e)
+    assert (rule(e), finding.cause) == ("tools-logged", "tools-changed")
+    assert "logged: dynamic_tools_updated at line 6 (now: fetch, lookup)" in finding.detail
+    assert "nothing changed in the log" not in finding.detail
+    # Without the event, the provider's as before; on Anthropic (no best-effort cache), not this rule.
+    plain = ev(replace(changed, events=()), prev=prev, tick=MIN, lost=18_816, expected=19_840)
+    assert (rule(plain), cause(plain)) == ("best-effort", "provider-best-effort")
+    anthropic = ev(req(events=changed.events, usage=Usage(cache_read=1_024, uncached=4_000)))
+    assert rule(anthropic) != "tools-logged"

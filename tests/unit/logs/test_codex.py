@@ -1982,3 +1982,100 @@ def test_codex_calls_through_a_third_party_host_are_unpriced(tmp_path: Path) -> 
     result = run_audit([path])
     assert [row.cost_usd for row in result.rows] == [None] and result.totals.unpriced_requests == 1
     assert any("served by groq (the log names it): Groq sets its own" in n for n in result.notes), result.notes
+
+
+# Codex 0.167.2 on (measured on the npm linux-x64 binaries 0.167.2 and 0.171.0 against a loopback
+# Responses server): a token count's info carries last_usage_includes_reasoning, and a thread's
+# dynamic tools changing writes a dynamic_tools_updated line.
+TOOLS = [{"name": "lookup", "description": "Look a thing up", "inputSchema": {"type": "object"}}]
+
+
+def _counts(prompt: int, cached: int, output: int, reasoning: int) -> dict:
+    return {"input_tokens": prompt, "cached_input_tokens": cached, "cache_write_input_tokens": 0,
+            "output_tokens": output, "reasoning_output_tokens": reasoning, "total_tokens": prompt + output}
+
+
+def _tc167(total: tuple[int, int, int, int], last: tuple[int, int, int, int], flag: bool | None) -> dict:
+    info = {"total_token_usage": _counts(*total), "last_token_usage": _counts(*last), "model_context_window": 258400}
+    if flag is not None:
+        info["last_usage_includes_reasoning"] = flag
+    return {"type": "token_count", "info": info, "rate_limits": {"limit_id": "codex", "primary": None, "secondary": None}}
+
+
+def _rollout167(path: Path, *, flag: bool | None = False, update: dict | None = None, read: int = 1024) -> Path:
+    """Two calls of one turn on gpt-5.5: 20,000 then 20,500 prompt tokens, each reasoning 30 of
+    its output tokens; a ``dynamic_tools_updated`` record between them when ``update`` is given."""
+    records = [
+        ("2026-12-01T10:00:00.000Z", "session_meta", _meta("t-167", cli_version="0.167.2", history_mode="paginated",
+                                                           base_instructions={"text": "You are Codex."}, dynamic_tools=TOOLS)),
+        ("2026-12-01T10:00:01.000Z", "turn_context", {"model": "gpt-5.5", "effort": "medium"}),
+        ("2026-12-01T10:00:02.000Z", "response_item", _user("go")),
+        ("2026-12-01T10:00:10.000Z", "event_msg", _tc167((20000, 0, 400, 30), (20000, 0, 400, 30), flag)),
+        ("2026-12-01T10:00:11.000Z", "response_item", {"type": "function_call_output", "call_id": "c", "output": "ok"}),
+        *([("2026-12-01T10:00:11.500Z", "dynamic_tools_updated", update)] if update is not None else []),
+        ("2026-12-01T10:00:20.000Z", "event_msg", _tc167((40500, read, 450, 60), (20500, read, 50, 30), flag)),
+    ]
+    return _paginated(path, records)
+
+
+@pytest.mark.parametrize("flag", [False, True, None])
+def test_last_usage_includes_reasoning_changes_no_count(flag: bool | None, tmp_path: Path) -> None:
+    """``last_usage_includes_reasoning`` is the model's (Codex sets it true for a model its catalog
+    marks ``use_responses_lite``, false otherwise) and not a statement about the counts: the
+    binaries copy the provider's usage into ``last_token_usage`` byte for byte either way, output
+    including the reasoning and ``total_tokens`` = input + output, and the running total is the sum
+    of the last counts. Each flag value (and none, before 0.167.2) is read the same: output 400 and
+    50, never with the reasoning added again, and no running-total jump noted."""
+    requests, summaries = load_trace([_rollout167(tmp_path / "rollout-f.jsonl", flag=flag, read=19968)])
+    assert [(r.usage.prompt, r.usage.cache_read, r.usage.output) for r in requests if r.usage] == [(20000, 0, 400), (20500, 19968, 50)]
+    assert not any("rose by more than" in note for note in summaries[0].notes)
+
+
+def test_a_dynamic_tools_update_changes_the_head_and_names_the_miss(tmp_path: Path) -> None:
+    """A ``dynamic_tools_updated`` record (Codex 0.167.2 on): the requests after it are sent with
+    other tools, which come first in the prefix. The next call's head key changes (a digest of
+    the record with the base instructions) and it carries a ``tools_change`` event naming the
+    record and the tools it lists, so its miss is ``tools-changed``. Base: the same head key, and
+    the miss put down to the provider "with nothing changed in the log"."""
+    update = {"dynamic_tools": [*TOOLS, {"name": "fetch", "description": "Fetch a page", "inputSchema": {"type": "object"}}]}
+    path = _rollout167(tmp_path / "changed" / "rollout-c.jsonl", update=update)
+    requests, _ = load_trace([path])
+    first, second = (r.prefix.head for r in requests if r.prefix)
+    assert first != second and first.startswith("codex:gpt-5.5:0.167.2:")
+    assert ("tools_change", "dynamic_tools_updated at line 6 (now: fetch, lookup)") in requests[1].events
+    row = run_audit([path]).rows[1]
+    assert (row.reported_cache_read, row.cause) == (1024, "tools-changed")
+    assert "dynamic_tools_updated at line 6" in row.detail
+    # Without the record: one head, and the miss is the provider's, as before.
+    plain = _rollout167(tmp_path / "plain" / "rollout-p.jsonl")
+    requests, _ = load_trace([plain])
+    assert len({r.prefix.head for r in requests if r.prefix}) == 1
+    assert run_audit([plain]).rows[1].cause == "provider-best-effort"
+    # Another update is another head.
+    other = _rollout167(tmp_path / "other" / "rollout-o.jsonl", update={"dynamic_tools": []})
+    assert [r.prefix.head for r in load_trace([other])[0] if r.prefix][1] != second
+
+
+def test_a_delegates_own_rollout_and_its_forwarded_usage_count_once(tmp_path: Path) -> None:
+    """A one-shot delegate (a guardian review) writes its own rollout, and Codex forwards its
+    response's usage to the parent's as a ``token_usage_record`` of the delegate's thread, kept
+    out of the parent's running total: read together, the delegate's call is counted once (in its
+    own side lane), the parent's record named in a note, not counted again."""
+    guardian = "019b0000-0000-7000-8000-00000000fade"
+    forwarded = _usage_record("resp_guard", (900, 0, 20), (900, 0, 20), (900, 0, 20), "gpt-5.1-codex-mini")
+    forwarded["thread_id"] = guardian
+    parent = _paginated(tmp_path / "rollout-parent.jsonl", [*V2_LINES, ("2026-09-21T11:15:05.000Z", "token_usage_record", forwarded)])
+    own = _paginated(tmp_path / "rollout-guardian.jsonl", [
+        ("2026-09-21T11:15:00.000Z", "session_meta", _meta(guardian, source={"subagent": {"other": "guardian"}},
+                                                           thread_source="guardian_review", parent_thread_id=PARENT)),
+        ("2026-09-21T11:15:01.000Z", "turn_context", {"model": "gpt-5.1-codex-mini", "effort": "low"}),
+        ("2026-09-21T11:15:02.000Z", "response_item", _user("review this command")),
+        ("2026-09-21T11:15:04.900Z", "token_usage_record", _usage_record("resp_guard", (900, 0, 20), (900, 0, 20), (900, 0, 20),
+                                                                        "gpt-5.1-codex-mini")),
+        ("2026-09-21T11:15:05.000Z", "event_msg", _tc(900, 0, 20, 900, 0, 20)),
+    ])
+    alone, _ = load_trace([parent])
+    requests, summaries = load_trace([parent, own])
+    assert [(r.lane, r.usage.prompt) for r in requests if r.usage] == [
+        *[(r.lane, r.usage.prompt) for r in alone if r.usage], ("guardian-review", 900)]
+    assert any("of another thread" in note and guardian in note for note in summaries[0].notes)

@@ -12,7 +12,8 @@ before plus the response it sends back, or after a turn that reasoned and was no
 shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
 Codex's built-in tool schemas are never in a rollout, its base instructions only from 0.88
 (``session_meta.base_instructions``, with ``dynamic_tools`` from 0.115): the head is an opaque
-prefix, keyed by a digest of the instructions and dynamic tools where the rollout logs them.
+prefix, keyed by a digest of the instructions and dynamic tools where the rollout logs them (and,
+after a ``dynamic_tools_updated`` record, of that record: the tools changed, the next call says so).
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
 every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
@@ -289,6 +290,22 @@ def _codex_context(payload: dict, metadata: dict) -> bool:
             or isinstance(metadata.get("delivered_assistant_message"), str))
 
 
+def _tool_names(value: object, depth: int = 0) -> set[str]:
+    """The names of the tools a ``dynamic_tools_updated`` payload lists: every object with a string
+    ``name`` beside a ``description``, ``inputSchema`` or ``tools`` (a function, or a namespace of
+    them), a few levels down. Codex's field names for the payload are not read: the payload is
+    taken whole."""
+    if depth > 4:
+        return set()
+    if isinstance(value, list):
+        return set().union(*(_tool_names(v, depth + 1) for v in value)) if value else set()
+    if not isinstance(value, dict):
+        return set()
+    found = {value["name"]} if isinstance(value.get("name"), str) and any(
+        k in value for k in ("description", "inputSchema", "input_schema", "tools")) else set()
+    return found.union(*(_tool_names(v, depth + 1) for v in value.values()))
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -348,6 +365,9 @@ class _Rollout:
         self.session = self.name
         self.version: str | None = None
         self.base_tag = ""
+        #: The base instructions ``session_meta`` logs (None: not logged), for the head key to
+        #: carry again when a ``dynamic_tools_updated`` record changes the tools after them.
+        self.base_text: str | None = None
         self.provider: Provider = "openai"
         #: The self-hosted host that serves the calls (:func:`_upstream`), "" for a vendor.
         self.upstream = ""
@@ -500,6 +520,8 @@ class _Rollout:
             # Later Codex writes another agent's instruction as this line, not as the agent_message
             # item it puts in the history: read as that item (a turn for a rollback, in any version).
             self._item({"type": "agent_message"}, when)
+        elif kind == "dynamic_tools_updated":
+            self._tools_updated(payload, record.line)
         elif kind == "event_msg" and ptype == "token_count":
             self._token_count(record, value, payload, when)
         elif kind == "event_msg" and ptype == "thread_settings_applied":
@@ -752,6 +774,7 @@ class _Rollout:
         if isinstance(text, str) and text:
             # The head key carries what the rollout shows of the head: rollouts of other
             # instructions (or dynamic tools) start with another one.
+            self.base_text = text
             self.base_tag = head_digest([text, payload.get("dynamic_tools")])
         if self.thread.label:
             self.thread_notes.append(f"a Codex {self.thread.label}: its calls are the lane {self.thread.lane!r}")
@@ -789,6 +812,17 @@ class _Rollout:
                 + (f" (history_base: {base_thread})" if base_thread else "")
                 + ": its first call starts a new context after a compaction"
             )
+
+    def _tools_updated(self, payload: dict, line: int) -> None:
+        """``dynamic_tools_updated`` (Codex 0.167.2 on): the thread's dynamic tools changed, and
+        the requests after it are sent with the new list. The tools come first in a request's
+        prefix: the next call is on another head (its key carries a digest of the record, with the
+        base instructions where the rollout logs them), and a ``tools_change`` event names the
+        change, so a miss there is the tools' doing, not the provider's."""
+        self.base_tag = head_digest([self.base_text, "dynamic_tools_updated", payload])
+        names = sorted(_tool_names(payload))
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        self.events.append(("tools_change", f"dynamic_tools_updated at line {line}" + (f" (now: {shown})" if names else "")))
 
     def _item(self, payload: dict, when: int | None, metadata: dict | None = None) -> None:
         """A message, tool call or output: inputs move the send time, the first output the answer
@@ -1629,6 +1663,9 @@ FORMAT = LogFormat(
         "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
         "later Codex: another agent's instruction as an inter_agent_communication line (not an agent_message item): "
         "read as that item, a turn for a rollback",
+        "Codex 0.167.2 on: dynamic_tools_updated (the thread's dynamic tools changed) puts the calls after it on another "
+        "head key and gives the next a tools_change event; a token count's last_usage_includes_reasoning (the model's "
+        "use_responses_lite) changes no count",
         "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
         "extending the last call of the turn before them",
         "Codex 0.118 on (multi-agent v2): a rollback's turns count another agent's instructions too (an agent_message item, "
