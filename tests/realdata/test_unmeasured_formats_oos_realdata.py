@@ -13,6 +13,17 @@ naming its repository, commit and how to get it, without a git copy):
   ``611629e6999ad398dc49c761721eefe18d5e6bd9``), from ``PREFIXBENCH_OPENHANDS_SDK_REPO``. Its
   usage is four ``stats`` updates, running totals: each step one call.
 
+* mini-swe-agent 1.15.0 on SWE-bench Verified with gemini-3-pro-preview (2025-11-18, 500 runs of
+  a submission reaching 74%), committed to github.com/gruckion/mini-swe-agent
+  (``swebench_results/20251118_gemini-3-pro-74pct/trajs/`` at commit
+  ``d12a71affd95403b036b2bdbd827349b77bfffb9``), from ``PREFIXBENCH_GRUCKION_MINI_SWE_AGENT_REPO``:
+  each response as OpenRouter returned it (its upstream: ``Google`` or ``Google AI Studio``), 16
+  runs through Portkey (``@google/...``, no cost). The whole folder (35 s here) gives 20,163
+  calls, one per API call the runs counted: input 53,982,621, output 5,556,752, reads 279,065,308
+  (the responses' own sums), $230.46 at list prices, OpenRouter's own ``cost`` on its 19,584 calls
+  equal to list prices there to the cent ($224.4892); 5,370 reads within 3%. The test reads every
+  tenth run.
+
 What is checked is the logs' own bookkeeping, recounted here from the raw files.
 """
 
@@ -23,7 +34,7 @@ import os
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import file_at
+from tests.realdata.mirrors import file_at, files_at
 
 MOONCAKE = Path(os.environ.get("PREFIXBENCH_MOONCAKE_REPO", "/work/.mirror/kvcache-ai+Mooncake/repo"))
 MOONCAKE_COMMIT = "3b5a594133958449a1feaf1c9e0fc1b553e34a28"
@@ -87,3 +98,38 @@ def test_openhands_sdk_event_log_calls_are_the_steps_of_its_running_totals(tmp_p
     # within 3%; the second and third read more than the previous call did.
     assert [r.predicted_cache_read for r in result.rows] == [0, 596, 1_115, 33_421]
     assert result.files[0].read_within == 2
+
+
+GRUCKION = Path(os.environ.get("PREFIXBENCH_GRUCKION_MINI_SWE_AGENT_REPO", "/work/.mirror/gruckion+mini-swe-agent/repo"))
+GRUCKION_COMMIT = "d12a71affd95403b036b2bdbd827349b77bfffb9"
+GEMINI_RUNS = "swebench_results/20251118_gemini-3-pro-74pct/trajs/"
+
+
+def test_mini_swe_agent_gemini_3_pro_runs_count_what_the_responses_sum(tmp_path: Path) -> None:
+    url, env = "github.com/gruckion/mini-swe-agent", "PREFIXBENCH_GRUCKION_MINI_SWE_AGENT_REPO"
+    names = sorted(n for n in files_at(GRUCKION, GRUCKION_COMMIT, url, env) if n.startswith(GEMINI_RUNS) and n.endswith(".traj.json"))
+    assert len(names) == 500
+    calls = uncached = output = read = api_calls = 0
+    for name in names[::10]:
+        path = tmp_path / Path(name).name
+        path.write_bytes(file_at(GRUCKION, GRUCKION_COMMIT, name, url, env))
+        doc = json.loads(path.read_text())
+        api_calls += doc["info"]["model_stats"]["api_calls"]
+        for message in doc["messages"]:
+            usage = ((message.get("extra") or {}).get("response") or {}).get("usage")
+            if usage:
+                # OpenAI-shaped: the prompt count holds the cached part.
+                cached = usage["prompt_tokens_details"]["cached_tokens"]
+                calls, read = calls + 1, read + cached
+                uncached, output = uncached + usage["prompt_tokens"] - cached, output + usage["completion_tokens"]
+    assert (calls, api_calls) == (2_001, 2_001)
+    result = run_audit([tmp_path])
+    t = result.totals
+    assert {f.format for f in result.files} == {"swe-agent"}
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read) == (2_001, 5_234_291, 548_638, 26_537_658)
+    assert {(r.provider, r.model) for r in result.rows} == {("gemini", "gemini-3-pro-preview")}
+    # Reads climb in steps of about 2,000 tokens and drift a few tokens between them, where the
+    # audit predicts nearly the whole previous prompt; and a run's calls switch between Vertex AI
+    # and AI Studio, each a cache of its own. Most misses are put to the provider's best effort.
+    within = sum(r.read_error is not None and abs(r.read_error) <= 0.03 for r in result.rows)
+    assert within == sum(f.read_within for f in result.files) == 497
