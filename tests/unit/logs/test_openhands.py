@@ -20,6 +20,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats.common import as_dict
 from tests.fuzz.harness import NASTY_TOKENS, Tally, edited, fuzz_settings, mutated, to_json_line
 
 FIXTURE = Path(__file__).parent / "fixtures" / "openhands.json"
@@ -587,6 +588,52 @@ def test_app_server_events_are_ordered_by_their_time_not_their_text(tmp_path: Pa
         ("main", ms("10:00:10"), ms("10:00:10.990")),
         ("condenser", ms("10:00:15"), ms("10:00:19.990")),
     ]
+
+
+def _event_log(tmp_path: Path, edit=lambda event: event) -> Path:
+    """The app-server fixture's events one a line in a file of their own (as a 1.x conversation's
+    persisted events are kept where they are exported), each through ``edit`` (None drops it)."""
+    events = [edit(json.loads(f.read_text())) for f in sorted(SNAPSHOTS.iterdir())]
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events if e is not None))
+    return path
+
+
+def test_sdk_event_log_one_a_line_reads_its_stats_updates(tmp_path: Path) -> None:
+    # The same calls as the folder: before, the file yielded none and sent the user to a
+    # base_state.json it does not have.
+    path = _event_log(tmp_path)
+    assert detect_format(path).name == "openhands"
+    requests, summary = import_file(path, FORMATS["openhands"], ImportContext())
+    assert [(r.lane, r.lane_kind, r.usage) for r in requests] == [
+        ("main", "main", Usage(cache_write_5m=4900, uncached=100, output=100)),
+        ("main", "main", Usage(cache_read=4900, cache_write_5m=300, uncached=100, output=80)),
+        ("condenser", "compaction", Usage(cache_read=6000, cache_write_5m=1200, uncached=1800, output=800)),
+    ]
+    assert any(n.startswith("an OpenHands 1.x event log (events one a line): its 11 event(s)") for n in summary.notes)
+    assert not any("base_state.json" in n for n in summary.notes)
+
+
+def test_sdk_event_log_without_stats_still_says_where_the_usage_is(tmp_path: Path) -> None:
+    path = _event_log(tmp_path, lambda e: None if e.get("key") in ("stats", "full_state") else e)
+    requests, summary = import_file(path, FORMATS["openhands"], ImportContext())
+    assert requests == [] and "base_state.json" in summary.notes[0]
+
+
+def test_an_llm_with_the_sdks_default_usage_id_is_the_main_lane(tmp_path: Path) -> None:
+    # No full_state names the agent's LLM and its usage id is the SDK's default, "default": the
+    # main lane (before, a side lane), the condenser still a compaction lane.
+    def default(event: dict) -> dict | None:
+        if event.get("key") == "full_state":
+            return None
+        usages = as_dict(event.get("value")).get("usage_to_metrics")
+        if isinstance(usages, dict) and "agent" in usages:
+            usages["default"] = usages.pop("agent")
+        return event
+
+    requests, _ = import_file(_event_log(tmp_path, default), FORMATS["openhands"], ImportContext())
+    assert [(r.lane, r.lane_kind) for r in requests] == [("main", "main"), ("main", "main"), ("condenser", "compaction")]
+    assert requests[1].prefix.parent == requests[0].prefix.node
 
 
 def test_app_server_damaged_conversations_end_cleanly(tmp_path: Path) -> None:

@@ -21,7 +21,8 @@ rewritten whole) and ``events/event-<n>-<id>.json`` (one event a file, ``{kind, 
 source, ...}``, no usage). The usage is in the state's ``stats.usage_to_metrics`` (SDK 1.0
 previews: ``service_to_metrics``), one ``Metrics`` per LLM of the conversation keyed by its
 ``usage_id``, each with its ``token_usages`` (one ``TokenUsage`` a call, as above). The agent's
-LLM (``agent.llm.usage_id``, ``"agent"`` by default) is the main lane, the condenser's
+LLM (``agent.llm.usage_id``; where no state names it ``"agent"``, else the SDK's default
+``"default"``) is the main lane, the condenser's
 (``agent.condenser.llm.usage_id``, ``"condenser"``) a compaction lane, any other a side lane.
 The events beside the state time the calls (the first event naming a call's
 ``llm_response_id``) and mark condensations. An event file beside such a state is read with it;
@@ -45,7 +46,8 @@ time the calls (a listed one by the action naming its ``llm_response_id``; a ste
 its update, sent at the event before it), and the calls are read in time order. The folder's first event file (by name) reads them all; another yields
 no call and names it. The user's ``~/.openhands/`` (``OH_PERSISTENCE_DIR``) holds the app's
 ``openhands.db``, ``settings.json``, keys, ``v1_conversations/`` (or ``v1/events/``), 0.x
-``sessions/`` and the CLI's 1.x ``conversations/``.
+``sessions/`` and the CLI's 1.x ``conversations/``. A 1.x conversation's persisted events one a
+line in a file of their own, with state updates holding stats, are read the same way.
 
 OpenHands 0.x's app (its GUI and server) keeps a session in ``sessions/<id>/``: ``events/<n>.json``
 (one event a file, numbered from 0: the stream, whose actions carry their ``model_response``),
@@ -400,6 +402,14 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     "folder, which reads them all: audit the folder or that file")
             return [], FileSummary(name, NAME, 0, (), (note,))
         return _read_app_conversation(path, head, found)
+    if isinstance(head.value, dict) and _is_sdk_event(head.value) and state_file_of(path, head.value) is None:
+        # The persisted events of a 1.x conversation one a line, not beside a base_state.json:
+        # the stats updates among them hold its usage, read as an app-server folder's are.
+        rest = list(found)
+        if any(_has_stats(record.value) for record in (head, *rest)):
+            return _read_sdk_events(path, [(name, record) for record in (head, *rest)],
+                                    "an OpenHands 1.x event log (events one a line)", "event(s)")
+        found = iter(rest)
     session = _is_session_file(path, head.value)
     files: set[str] = set()
     for source, record in _stream(path, head, found):
@@ -550,11 +560,28 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
     """An OpenHands V1 app-server conversation folder, read from its first event file: every
     event file of the folder in time order, the calls from its state update events (see the
     module doc)."""
-    name = str(path)
     records = [(str(path), record) for record in (head, *rest)]
     for other in _app_events(path.parent)[1:]:
         file = path.parent / other
         records.extend((str(file), record) for record in objects(file, iter_records(file), " (an OpenHands event)"))
+    return _read_sdk_events(path, records, "an OpenHands V1 app-server conversation", "event file(s)",
+                            " (the app's openhands.db, conversation_metadata, keeps only totals)")
+
+
+def _has_stats(value: object) -> bool:
+    """Whether ``value`` is a 1.x state update carrying the conversation's stats (a ``stats``
+    update or a ``full_state``)."""
+    return (isinstance(value, dict) and value.get("kind") == _STATE_UPDATE and value.get("key") in ("stats", "full_state")
+            and isinstance(value.get("value"), dict))
+
+
+def _read_sdk_events(path: Path, records: list[tuple[str, Record]], what: str, unit: str,
+                     elsewhere: str = "") -> tuple[list[TraceRequest], FileSummary]:
+    """The calls of OpenHands 1.x events (an app-server conversation folder's files, or a log of
+    the persisted events one a line), from their state update events, in time order; ``what``
+    names the source in the notes, ``unit`` what each record is, ``elsewhere`` where else its
+    usage is kept (said when no call is found)."""
+    name = str(path)
     events: list[tuple[int, int, str, dict]] = []  # (time in µs, place in the files, where, event)
     at = 0  # the time of the event before, in the files' order
     for place, (source, record) in enumerate(records):
@@ -643,7 +670,10 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
         if when is not None and value["kind"] != _STATE_UPDATE:
             previous = when
     llm = as_dict(agent.get("llm"))
-    main_id = str(llm.get("usage_id") or "agent")
+    # Where no state names the agent's LLM: "agent" (what the CLI and agent server name it), else
+    # "default" (the SDK's own default usage id, what a script's LLM keeps).
+    ids = set(listed) | set(stepped)
+    main_id = str(llm.get("usage_id") or ("default" if "default" in ids and "agent" not in ids else "agent"))
     condenser_llm = as_dict(as_dict(agent.get("condenser")).get("llm"))
     condenser_id = str(condenser_llm.get("usage_id") or "condenser")
     calls: list[_Call] = []
@@ -663,17 +693,17 @@ def _read_app_conversation(path: Path, head: Record, rest: Iterator[Record]) -> 
         per_llm.append(f"{usage_id}: " + " and ".join(f"{len(part)} from {source}" for part, source in
                                                       ((from_list, "token_usages"), (from_steps, "stats updates")) if part))
     calls.sort(key=lambda c: c.line)
-    where_looked = (f"{len(events)} event file(s), {updates} of them state updates with stats (ConversationStateUpdateEvent "
+    where_looked = (f"{len(events)} {unit}, {updates} of them state updates with stats (ConversationStateUpdateEvent "
                     "full_state: stats.usage_to_metrics token_usages; stats: accumulated_token_usage)")
     if not calls:
-        note = (f"an OpenHands V1 app-server conversation with no per-call usage: looked in its {where_looked}, "
-                "none holds a call's tokens (the app's openhands.db, conversation_metadata, keeps only totals)")
+        note = (f"{what} with no per-call usage: looked in its {where_looked}, "
+                f"none holds a call's tokens{elsewhere}")
         return [], FileSummary(name, NAME, 0, (), (note,))
     timed = _time_calls(timeline, calls)
     # In time order: a call listed by a late full_state at its response, not at that update.
     calls.sort(key=lambda c: (c.ready_ms if c.ready_ms is not None else stamps.get(c.line, 0), c.line))
     out, summary = _requests(name, calls, servers, kinds, {"main": tag} if tag else None)
-    notes = [*summary.notes, f"an OpenHands V1 app-server conversation: its {where_looked} read in time order; one call per "
+    notes = [*summary.notes, f"{what}: its {where_looked} read in time order; one call per "
              f"TokenUsage, and per step of a running total after the last list ({', '.join(per_llm)}); a call's line is the "
              f"place in time order of the state update it was read from; {timed} of {len(calls)} call(s) timed"]
     if spanned:
