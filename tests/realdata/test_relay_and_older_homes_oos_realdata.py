@@ -1,0 +1,154 @@
+"""Claude Code and Codex homes committed to public repositories, audited out of sample (none was
+used while the readers were written), read where they live (a local git copy; never copied into
+this project, each test skips without it):
+
+* github.com/7567491/Feishu_ClaudeCode (``869a42d7abaa93ca3ff0dcf4a63eb10fc696d736``): a committed
+  ``.codex/sessions/`` of 19 Codex CLI 0.63.0 rollouts (2025-11-27 to 12-02; three more the
+  workplace's snapshot lacks), gpt-5.1-codex-max through a provider the home's ``config.toml``
+  names ``codex``, a reseller's relay (its own ``base_url``), which the rollouts name only as
+  ``model_provider: "codex"``. From ``PREFIXBENCH_FEISHU_CLAUDECODE_REPO``.
+* github.com/emd5-afk/BIME_U01 (``24127c0e299638f28fbaadd3aa2e7fca78a98e3f``): 4 rollouts of Codex
+  in VS Code 0.107.0-alpha.5 (2026-03-03/04), gpt-5.3-codex on OpenAI. From
+  ``PREFIXBENCH_BIME_U01_REPO``.
+* github.com/akhileswar18/behaviour_lab (``488736298bc266f4b853d225cc4eb6b074f2926b``): one rollout
+  of Codex Desktop 0.108.0-alpha.12 (2026-03-05; a second the snapshot lacks), gpt-5.3-codex on
+  OpenAI. From ``PREFIXBENCH_BEHAVIOUR_LAB_REPO``.
+* github.com/gouchan/agent-swarm-config (``fca6ecb24baa3dc2226b11741d74fc5311c25e50``): a committed
+  ``.claude/projects/`` of 3 transcripts, Claude Code 2.0.15-2.0.21 (2025-10-15 to 17), Claude on
+  Anthropic. From ``PREFIXBENCH_AGENT_SWARM_CONFIG_REPO``.
+* github.com/patleeman/dotfiles (``d0b6898268b45005124bc85b76eab2be7789d47c``): a committed
+  ``.claude/projects/`` of 5,757 transcripts (three more the snapshot lacks), Claude Code
+  2.0.67-2.0.76 (2025-12-28 to 2026-01-03), most of them short sessions an app of the user's
+  starts in its own workspaces, Claude on Anthropic. From ``PREFIXBENCH_PATLEEMAN_DOTFILES_REPO``.
+* github.com/JaydenXsoe/ocodex (``317a6db6db4dddc6300a1b7501490548b88d5e8f``): 134 rollouts of a
+  Codex of 2025-08 that wrote no token counts: nothing to audit, said in one line. From
+  ``PREFIXBENCH_OCODEX_REPO``.
+
+What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
+and how many reads are predicted within 3%.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+from prefixbench.workloads.audit.core import run_audit
+from tests.realdata.mirrors import claude_recount, codex_recount, read_within, tree_at
+
+
+def _repo(owner_name: str, env: str) -> tuple[str, str, Path]:
+    url = f"github.com/{owner_name}"
+    return url, env, Path(os.environ.get(env, f"/work/.mirror/{owner_name.replace('/', '+')}/repo"))
+
+
+FEISHU_URL, FEISHU_ENV, FEISHU = _repo("7567491/Feishu_ClaudeCode", "PREFIXBENCH_FEISHU_CLAUDECODE_REPO")
+FEISHU_COMMIT = "869a42d7abaa93ca3ff0dcf4a63eb10fc696d736"
+#: Absent from the workplace's snapshot (past its size limit).
+FEISHU_LEFT_OUT = frozenset(f".codex/sessions/{name}.jsonl" for name in (
+    "2025/11/29/rollout-2025-11-29T15-06-29-019ace6f-419b-73f1-8566-1d9d4463b457",
+    "2025/12/01/rollout-2025-12-01T14-35-29-019ad89f-9a9d-7f72-b277-5b8fba246863",
+    "2025/12/02/rollout-2025-12-02T05-03-41-019adbba-7601-73f0-9816-e9ba38884d05"))
+BIME_URL, BIME_ENV, BIME = _repo("emd5-afk/BIME_U01", "PREFIXBENCH_BIME_U01_REPO")
+BIME_COMMIT = "24127c0e299638f28fbaadd3aa2e7fca78a98e3f"
+LAB_URL, LAB_ENV, LAB = _repo("akhileswar18/behaviour_lab", "PREFIXBENCH_BEHAVIOUR_LAB_REPO")
+LAB_COMMIT = "488736298bc266f4b853d225cc4eb6b074f2926b"
+LAB_LEFT_OUT = frozenset({
+    ".codex/sessions/2026/03/05/rollout-2026-03-05T16-14-54-019cc07f-4e0a-74d3-9567-409e2ab6f7e9.jsonl"})
+SWARM_URL, SWARM_ENV, SWARM = _repo("gouchan/agent-swarm-config", "PREFIXBENCH_AGENT_SWARM_CONFIG_REPO")
+SWARM_COMMIT = "fca6ecb24baa3dc2226b11741d74fc5311c25e50"
+PAT_URL, PAT_ENV, PAT = _repo("patleeman/dotfiles", "PREFIXBENCH_PATLEEMAN_DOTFILES_REPO")
+PAT_COMMIT = "d0b6898268b45005124bc85b76eab2be7789d47c"
+PAT_LEFT_OUT = frozenset(f".claude/projects/-Users-patrick-workingdir-familiar/{name}.jsonl" for name in (
+    "1be0f875-0798-4f9b-ad96-619f34a5d419", "aa963161-1823-4c76-bbd6-9ba194427e16",
+    "b12bc5c9-232e-4962-baa4-daebd8549f82"))
+OCODEX_URL, OCODEX_ENV, OCODEX = _repo("JaydenXsoe/ocodex", "PREFIXBENCH_OCODEX_REPO")
+OCODEX_COMMIT = "317a6db6db4dddc6300a1b7501490548b88d5e8f"
+
+
+def test_a_codex_0_63_home_through_a_relay_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = tree_at(FEISHU, FEISHU_COMMIT, FEISHU_URL, FEISHU_ENV, ".codex/sessions/", tmp_path, ".jsonl",
+                    FEISHU_LEFT_OUT)
+    assert len(paths) == 19
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    # Counted file by file: two sessions a day apart open with the same instructions and a
+    # four-character prompt, so their first calls report the same running total and usage
+    # (3,511 in, 3,072 read, 29 out), which codex_recount over all files takes for a fork's copy.
+    sums = tuple(map(sum, zip(*(codex_recount([p]) for p in paths))))
+    assert (t.requests, t.input, t.cache_read, t.output) == sums == (593, 13_505_974, 5_836_288, 144_522)
+    assert codex_recount(paths)[0] == 592
+    # The rollouts name the relay only as "codex", which is read as OpenAI's.
+    assert Counter((r.provider, r.model) for r in result.rows) == {("openai", "gpt-5.1-codex-max"): 593}
+    # 448 of the 593 calls read 3,072 tokens, the head every session opens with, whatever the
+    # session had sent before; 30 read 90% or more of their prompt. OpenAI's cache would have
+    # read each conversation back: no rule models the relay (one source).
+    assert sum(r.reported_cache_read == 3_072 for r in result.rows) == 448
+    assert read_within(result) == 37
+    causes = Counter(r.cause for r in result.rows if r.cause)
+    assert causes == {"provider-best-effort": 531, "messages-changed": 37, "ttl-expired": 4}
+
+
+def test_two_codex_0_107_and_0_108_homes_total_their_token_counts(tmp_path: Path) -> None:
+    for repo, commit, url, env, left_out, into, count, sums, within in (
+            (BIME, BIME_COMMIT, BIME_URL, BIME_ENV, frozenset(), tmp_path / "b", 4,
+             (88, 182_377, 1_791_360, 34_971), 79),
+            (LAB, LAB_COMMIT, LAB_URL, LAB_ENV, LAB_LEFT_OUT, tmp_path / "l", 1,
+             (7, 30_707, 163_712, 1_709), 6)):
+        paths = tree_at(repo, commit, url, env, ".codex/sessions/", into, ".jsonl", left_out)
+        assert len(paths) == count
+        result = run_audit([into / ".codex" / "sessions"])
+        t = result.totals
+        assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == sums
+        assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.3-codex")}
+        assert read_within(result) == within
+
+
+def _audit_claude_home(into: Path, paths: list[Path], sums: tuple[int, int, int, int, int]):
+    """The audit of the ``.claude/projects/`` copied into ``into``, its calls, uncached input,
+    output, reads and writes asserted equal to the transcripts' own (``paths``) and to ``sums``."""
+    result = run_audit([into / ".claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == claude_recount(paths) == sums
+    return result
+
+
+def test_a_claude_code_2_0_15_to_2_0_21_home_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(SWARM, SWARM_COMMIT, SWARM_URL, SWARM_ENV, ".claude/projects/", tmp_path, ".jsonl")
+    assert len(paths) == 3
+    result = _audit_claude_home(tmp_path, paths, (54, 3_777, 5_860, 1_314_203, 110_825))
+    assert Counter(r.model for r in result.rows) == {
+        "claude-sonnet-4-5-20250929": 52, "claude-haiku-4-5-20251001": 2}
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    assert read_within(result) == 51
+
+
+def test_a_claude_code_2_0_76_home_of_many_short_sessions_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(PAT, PAT_COMMIT, PAT_URL, PAT_ENV, ".claude/projects/", tmp_path, ".jsonl", PAT_LEFT_OUT)
+    assert len(paths) == 5_757
+    result = _audit_claude_home(tmp_path, paths, (1_619, 775_964, 239_851, 43_666_397, 3_359_890))
+    assert Counter(r.model for r in result.rows) == {
+        "claude-sonnet-4-5-20250929": 682, "claude-haiku-4-5-20251001": 513, "claude-opus-4-5-20251101": 424}
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    # Of the 531 not within 3%, 518 read more than predicted (no miss): most are sessions' first
+    # calls in the app's workspaces reading a little past the head the others share (14,830
+    # where 12,673 was predicted), cached by sessions the repository does not hold.
+    assert read_within(result) == 1_088
+    assert sum(not r.read_within and r.reported_cache_read > (r.predicted_cache_read or 0)
+               for r in result.rows) == 518
+
+
+def test_a_codex_home_of_rollouts_without_token_counts_is_nothing_to_audit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = tree_at(OCODEX, OCODEX_COMMIT, OCODEX_URL, OCODEX_ENV, ".codex/", tmp_path, ".jsonl")
+    rollouts = [p for p in paths if p.name.startswith("rollout-")]
+    assert len(rollouts) == 134
+    assert codex_recount(rollouts)[0] == 0
+    assert main(["audit", *map(str, rollouts), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "nothing to audit" in err[0] and "no token_count events" in err[0]
+    assert "133 other file(s) hold none either" in err[0]
