@@ -20,6 +20,11 @@ this project, each test skips without it):
   ``.claude/projects/`` of 5,757 transcripts (three more the snapshot lacks), Claude Code
   2.0.67-2.0.76 (2025-12-28 to 2026-01-03), most of them short sessions an app of the user's
   starts in its own workspaces, Claude on Anthropic. From ``PREFIXBENCH_PATLEEMAN_DOTFILES_REPO``.
+* github.com/kimjindol2025/home-projects (``fc89df5e3210f37c2b3aa105087a237909ab0a7a``, 2026-03-05): a
+  Termux home's committed ``.claude/projects/``, 493 transcripts (468 subagents', 360 of them
+  ``agent-acompact-*``), Claude Code 2.1.49-2.1.62 (2026-02-19 to 03-03), Claude on Anthropic; 22
+  session transcripts the snapshot lacks (past its size limit) left out, so most subagents' parents
+  are absent. From ``PREFIXBENCH_KIMJINDOL_HOME_REPO``.
 * github.com/JaydenXsoe/ocodex (``317a6db6db4dddc6300a1b7501490548b88d5e8f``): 134 rollouts of a
   Codex of 2025-08 that wrote no token counts: nothing to audit, said in one line. From
   ``PREFIXBENCH_OCODEX_REPO``.
@@ -66,6 +71,20 @@ PAT_COMMIT = "d0b6898268b45005124bc85b76eab2be7789d47c"
 PAT_LEFT_OUT = frozenset(f".claude/projects/-Users-patrick-workingdir-familiar/{name}.jsonl" for name in (
     "1be0f875-0798-4f9b-ad96-619f34a5d419", "aa963161-1823-4c76-bbd6-9ba194427e16",
     "b12bc5c9-232e-4962-baa4-daebd8549f82"))
+KIM_URL, KIM_ENV, KIM = _repo("kimjindol2025/home-projects", "PREFIXBENCH_KIMJINDOL_HOME_REPO")
+KIM_COMMIT = "fc89df5e3210f37c2b3aa105087a237909ab0a7a"
+KIM_LEFT_OUT = frozenset(f".claude/projects/-data-data-com-termux-files-home/{name}.jsonl" for name in (
+    "0cc5fe38-ad48-4a14-9f63-0071e0bc5b9a", "0d74e48e-79b2-44f9-906f-23c3170a6041",
+    "34632016-9b2c-4684-95b0-f61221a4e094", "4136806b-8583-4da6-a3ad-b6cfd8ea7b6e",
+    "42d6ef44-6d38-4495-a97b-a2a9c903dfe1", "47817460-ef14-445d-9f88-261cf9516610",
+    "4e24fd2d-d039-4b57-854f-e0a5e3922aa1", "6f956068-91e6-4317-9ad3-c3a5f80b6584",
+    "76285b21-53cd-4da2-b567-1d06ca35c207", "87f05ea2-2d8d-4d0b-a657-0a34abadd5a2",
+    "986daba2-4079-4137-ad25-a3c244703217", "a0850af1-4b54-4124-865d-9c7700103be0",
+    "a952e850-dabf-44ec-a2be-f559f9551fa8", "aefc00fa-5689-44b8-88b0-623efc4bea0d",
+    "b2c7f404-c0b1-4988-8ee0-9840300710a0", "bd403f91-bda6-4621-9762-571c6865f355",
+    "cae2d11c-e97f-4785-a216-d6ed9efff01e", "dca68f14-4317-4a00-ac81-cbf80a23c5f1",
+    "ed347de5-82a9-4de1-a627-24cac64f0591", "f34b371e-ed73-469f-b7c0-aa9c4fddf530",
+    "f785cb1d-1595-4fbb-bb0d-22db695e6f68", "fd54aa30-47f9-4f2b-ac33-21e08d2239de"))
 OCODEX_URL, OCODEX_ENV, OCODEX = _repo("JaydenXsoe/ocodex", "PREFIXBENCH_OCODEX_REPO")
 OCODEX_COMMIT = "317a6db6db4dddc6300a1b7501490548b88d5e8f"
 
@@ -140,6 +159,23 @@ def test_a_claude_code_2_0_76_home_of_many_short_sessions_totals_its_lines(tmp_p
     assert read_within(result) == 1_088
     assert sum(not r.read_within and r.reported_cache_read > (r.predicted_cache_read or 0)
                for r in result.rows) == 518
+
+
+def test_a_claude_code_2_1_49_to_2_1_62_termux_home_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(KIM, KIM_COMMIT, KIM_URL, KIM_ENV, ".claude/projects/", tmp_path, ".jsonl", KIM_LEFT_OUT)
+    assert len(paths) == 493
+    # Output 859,977 while a reply the session's file cut at its first block (output 4, as an
+    # auto-compaction began) was not given the 2,838 of its agent-acompact-* copy, that copy's
+    # line written mid-stream too (stop_reason null on almost every 2.1.49-2.1.55 line).
+    result = _audit_claude_home(tmp_path, paths, (2_911, 58_619, 862_811, 254_015_078, 12_437_300))
+    assert Counter(r.model for r in result.rows) == {"claude-haiku-4-5-20251001": 2_209, "claude-sonnet-4-6": 702}
+    assert {r.provider for r in result.rows} == {"anthropic"}
+    # Of the 475 not within 3%, 454 read more than predicted (no miss), 274 of them calls of
+    # agent-acompact-* files whose session transcripts are absent: they read a conversation
+    # the files do not hold.
+    assert read_within(result) == 2_436
+    more = [r for r in result.rows if not r.read_within and r.reported_cache_read > (r.predicted_cache_read or 0)]
+    assert (len(more), sum(r.lane_kind == "compaction" and r.cause is None for r in more)) == (454, 274)
 
 
 def test_a_codex_home_of_rollouts_without_token_counts_is_nothing_to_audit(
