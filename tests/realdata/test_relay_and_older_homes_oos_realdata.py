@@ -25,6 +25,16 @@ this project, each test skips without it):
   ``agent-acompact-*``), Claude Code 2.1.49-2.1.62 (2026-02-19 to 03-03), Claude on Anthropic; 22
   session transcripts the snapshot lacks (past its size limit) left out, so most subagents' parents
   are absent. From ``PREFIXBENCH_KIMJINDOL_HOME_REPO``.
+* github.com/awesumsawz/dotfiles-universal (``49d63c930ee4cdc8db5a394fd579dbe108fae8e0``, 2026-03-25), a
+  committed ``.claude/projects/`` of 59 transcripts (23 subagents'), Claude Code 2.1.12-2.1.83
+  (2026-01-20 to 03-25), Claude on Anthropic; 13 the snapshot lacks left out. From
+  ``PREFIXBENCH_AWESUMSAWZ_DOTFILES_REPO``.
+* github.com/carollynn2253/Clauding (``8caedfbd01c4574f745b88591e91429beb86394e``, 2026-03-11): 12
+  transcripts (4 subagents'), Claude Code 2.1.53-2.1.59 (2026-02-25/26), Claude on Anthropic. From
+  ``PREFIXBENCH_CLAUDING_REPO``.
+* github.com/outrcore/Atlas (``d1548b7d525943899ae62d6ea9d27b53e04823ba``, 2026-02-09): 30
+  transcripts (4 subagents'), Claude Code 2.1.27-2.1.29 (2026-01-30 to 02-01), Claude on
+  Anthropic. From ``PREFIXBENCH_OUTRCORE_ATLAS_REPO``.
 * github.com/JaydenXsoe/ocodex (``317a6db6db4dddc6300a1b7501490548b88d5e8f``): 134 rollouts of a
   Codex of 2025-08 that wrote no token counts: nothing to audit, said in one line. From
   ``PREFIXBENCH_OCODEX_REPO``.
@@ -85,6 +95,21 @@ KIM_LEFT_OUT = frozenset(f".claude/projects/-data-data-com-termux-files-home/{na
     "cae2d11c-e97f-4785-a216-d6ed9efff01e", "dca68f14-4317-4a00-ac81-cbf80a23c5f1",
     "ed347de5-82a9-4de1-a627-24cac64f0591", "f34b371e-ed73-469f-b7c0-aa9c4fddf530",
     "f785cb1d-1595-4fbb-bb0d-22db695e6f68", "fd54aa30-47f9-4f2b-ac33-21e08d2239de"))
+AWE_URL, AWE_ENV, AWE = _repo("awesumsawz/dotfiles-universal", "PREFIXBENCH_AWESUMSAWZ_DOTFILES_REPO")
+AWE_COMMIT = "49d63c930ee4cdc8db5a394fd579dbe108fae8e0"
+AWE_LEFT_OUT = frozenset(f".claude/projects/-Users-jbiggs-code-buy-hh{name}.jsonl" for name in (
+    "-buy-honehealth-com-longevity-lp/979e30c8-84cf-43c8-a3ce-4383887d8d43",
+    "-buy-honehealth-com-longevity-lp/979e30c8-84cf-43c8-a3ce-4383887d8d43/subagents/agent-acompact-33ce7cb51b98e134",
+    "-buy-honehealth-com-themes-HoneLandingPages/5b2f9863-0747-463f-ad7c-b1cba8d96ad6",
+    "-buy-honehealth-com-themes-HoneLandingPages/984b5a77-c1b0-432e-acf9-6aae6c557aad",
+    "/9d578e7d-f32a-4224-8017-efbaa1a68f97",
+    *(f"/9d578e7d-f32a-4224-8017-efbaa1a68f97/subagents/agent-acompact-{agent}" for agent in (
+        "20c0812a64ec43e1", "52a209d0b7c32d4e", "8da7758ca7b53827", "cec22566c8275d66", "e5b9c9a910f88b54",
+        "e7aa7fe15a626485", "f679c831a1374769", "f877c1b79a542278"))))
+CLAUDING_URL, CLAUDING_ENV, CLAUDING = _repo("carollynn2253/Clauding", "PREFIXBENCH_CLAUDING_REPO")
+CLAUDING_COMMIT = "8caedfbd01c4574f745b88591e91429beb86394e"
+ATLAS_URL, ATLAS_ENV, ATLAS = _repo("outrcore/Atlas", "PREFIXBENCH_OUTRCORE_ATLAS_REPO")
+ATLAS_COMMIT = "d1548b7d525943899ae62d6ea9d27b53e04823ba"
 OCODEX_URL, OCODEX_ENV, OCODEX = _repo("JaydenXsoe/ocodex", "PREFIXBENCH_OCODEX_REPO")
 OCODEX_COMMIT = "317a6db6db4dddc6300a1b7501490548b88d5e8f"
 
@@ -176,6 +201,26 @@ def test_a_claude_code_2_1_49_to_2_1_62_termux_home_totals_its_lines(tmp_path: P
     assert read_within(result) == 2_436
     more = [r for r in result.rows if not r.read_within and r.reported_cache_read > (r.predicted_cache_read or 0)]
     assert (len(more), sum(r.lane_kind == "compaction" and r.cause is None for r in more)) == (454, 274)
+
+
+def test_three_claude_code_2_1_12_to_2_1_83_homes_total_their_lines(tmp_path: Path) -> None:
+    for repo, commit, url, env, left_out, into, count, sums, models, within in (
+            (AWE, AWE_COMMIT, AWE_URL, AWE_ENV, AWE_LEFT_OUT, tmp_path / "a", 59,
+             (1_054, 63_781, 495_442, 61_125_558, 4_050_660),
+             {"claude-sonnet-4-6": 873, "claude-haiku-4-5-20251001": 139, "claude-opus-4-6": 29,
+              "claude-opus-4-5-20251101": 13}, 1_017),
+            (CLAUDING, CLAUDING_COMMIT, CLAUDING_URL, CLAUDING_ENV, frozenset(), tmp_path / "c", 12,
+             (130, 3_135, 137_330, 8_476_265, 472_042),
+             {"claude-sonnet-4-6": 69, "claude-opus-4-6": 50, "claude-haiku-4-5-20251001": 11}, 127),
+            (ATLAS, ATLAS_COMMIT, ATLAS_URL, ATLAS_ENV, frozenset(), tmp_path / "o", 30,
+             (74, 262, 637, 1_513_520, 141_944),
+             {"claude-opus-4-5-20251101": 59, "claude-haiku-4-5-20251001": 15}, 72)):
+        paths = tree_at(repo, commit, url, env, ".claude/projects/", into, ".jsonl", left_out)
+        assert len(paths) == count
+        result = _audit_claude_home(into, paths, sums)
+        assert Counter(r.model for r in result.rows) == models
+        assert {r.provider for r in result.rows} == {"anthropic"}
+        assert read_within(result) == within
 
 
 def test_a_codex_home_of_rollouts_without_token_counts_is_nothing_to_audit(
