@@ -35,6 +35,10 @@ this project, each test skips without it):
 * github.com/outrcore/Atlas (``d1548b7d525943899ae62d6ea9d27b53e04823ba``, 2026-02-09): 30
   transcripts (4 subagents'), Claude Code 2.1.27-2.1.29 (2026-01-30 to 02-01), Claude on
   Anthropic. From ``PREFIXBENCH_OUTRCORE_ATLAS_REPO``.
+* github.com/underspecified/dotfiles (``a011f3846ca2e57e3e0bb0e27ceaf5e6511ee2a7``, 2025-08-09): a
+  ``~/.config/claude/projects/`` (Claude Code's XDG home) of 6 transcripts, Claude Code
+  1.0.44-1.0.68, Claude on Anthropic; 4 the snapshot lacks left out. From
+  ``PREFIXBENCH_UNDERSPECIFIED_DOTFILES_REPO``.
 * github.com/JaydenXsoe/ocodex (``317a6db6db4dddc6300a1b7501490548b88d5e8f``): 134 rollouts of a
   Codex of 2025-08 that wrote no token counts: nothing to audit, said in one line. From
   ``PREFIXBENCH_OCODEX_REPO``.
@@ -110,6 +114,11 @@ CLAUDING_URL, CLAUDING_ENV, CLAUDING = _repo("carollynn2253/Clauding", "PREFIXBE
 CLAUDING_COMMIT = "8caedfbd01c4574f745b88591e91429beb86394e"
 ATLAS_URL, ATLAS_ENV, ATLAS = _repo("outrcore/Atlas", "PREFIXBENCH_OUTRCORE_ATLAS_REPO")
 ATLAS_COMMIT = "d1548b7d525943899ae62d6ea9d27b53e04823ba"
+XDG_URL, XDG_ENV, XDG = _repo("underspecified/dotfiles", "PREFIXBENCH_UNDERSPECIFIED_DOTFILES_REPO")
+XDG_COMMIT = "a011f3846ca2e57e3e0bb0e27ceaf5e6511ee2a7"
+XDG_LEFT_OUT = frozenset(f".config/claude/projects/-Users-eric-git-{name}.jsonl" for name in (
+    "classy/27aec5d6-9f22-47c1-9305-7aa81e2193da", "classy/633cea7d-1cfd-4ee4-94aa-59cd56d633f2",
+    "gliclass/85edd7bc-851f-413e-a62d-edc3346eb4ac", "gliclass/a5c8886c-1572-4a26-b92d-4075d016bd89"))
 OCODEX_URL, OCODEX_ENV, OCODEX = _repo("JaydenXsoe/ocodex", "PREFIXBENCH_OCODEX_REPO")
 OCODEX_COMMIT = "317a6db6db4dddc6300a1b7501490548b88d5e8f"
 
@@ -221,6 +230,17 @@ def test_three_claude_code_2_1_12_to_2_1_83_homes_total_their_lines(tmp_path: Pa
         assert Counter(r.model for r in result.rows) == models
         assert {r.provider for r in result.rows} == {"anthropic"}
         assert read_within(result) == within
+
+
+def test_a_claude_code_1_0_xdg_home_totals_its_lines(tmp_path: Path) -> None:
+    paths = tree_at(XDG, XDG_COMMIT, XDG_URL, XDG_ENV, ".config/claude/projects/", tmp_path, ".jsonl", XDG_LEFT_OUT)
+    assert len(paths) == 6
+    result = run_audit([tmp_path / ".config" / "claude" / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == claude_recount(paths) == (
+        527, 1_557, 71_011, 31_466_528, 2_394_384)
+    assert Counter(r.model for r in result.rows) == {"claude-sonnet-4-20250514": 327, "claude-opus-4-20250514": 200}
+    assert read_within(result) == 519
 
 
 def test_a_codex_home_of_rollouts_without_token_counts_is_nothing_to_audit(
