@@ -1259,6 +1259,32 @@ def test_claude_code_call_counted_mid_stream_takes_a_later_copys_final_usage(tmp
     assert load_trace([project], map_files=functools.partial(map_runs, jobs=2)) == (requests, summaries)
 
 
+def test_claude_code_call_counted_mid_stream_takes_a_later_mid_stream_copys_larger_output(tmp_path: Path) -> None:
+    # Claude Code 2.1.49-2.1.55 write stop_reason null on almost every line: a session's file ends
+    # a reply at its first block (output 4) when an auto-compaction starts, and the compaction
+    # agent's file opens with the same reply as it ended (output 2,838), its stop_reason null too.
+    # Before, that copy was skipped as counted: the reply's output was 4.
+    main = Transcript("sess", version="2.1.49")
+    main.user("go", "2026-02-25T03:15:00.000Z", root=True)
+    main.assistant("req_1", "2026-02-25T03:15:07.000Z", [cc_usage(1, 300, 165_000, 4)])
+    copy = Transcript("sess", version="2.1.49", sidechain=True)
+    copy.lines = [dict(line, isSidechain=True, message=dict(line["message"])) for line in main.lines]
+    copy.lines[1]["message"]["usage"] = cc_usage(1, 300, 165_000, 2_838)
+    copy.lines[1]["timestamp"] = "2026-02-25T03:15:21.000Z"
+    for lines in (main.lines, copy.lines):
+        lines[1]["message"]["stop_reason"] = None
+    project = tmp_path / "project"
+    write_jsonl(project / "sess.jsonl", main.lines)
+    write_jsonl(project / "sess" / "subagents" / "agent-acompact-1.jsonl", copy.lines)
+    requests, summaries = load_trace([project])
+    assert [(Path(r.file).name, r.request_id, r.usage.output) for r in requests] == [("sess.jsonl", "req_1", 2_838)]
+    copied = next(s for s in summaries if Path(s.file).name == "agent-acompact-1.jsonl")
+    assert [why for _, why in copied.skipped] == [
+        "request already counted in another file from a line written mid-stream: this copy, written mid-stream too, gives "
+        "its usage where it is the same prompt with more output"]
+    assert run_audit([project]).totals.output == 2_838
+
+
 def test_a_final_usage_is_taken_by_its_own_formats_call_only() -> None:
     # A request id is the log's: another format's call may carry the same one (a LiteLLM proxy
     # logging Claude Code's traffic under the response's msg_ id). Only the Claude Code call the

@@ -1134,8 +1134,8 @@ def _requested_elsewhere(value: dict) -> bool:
 
 def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
     """The file's requests in first-line order, less those an earlier file counted (skipped).
-    A skipped copy that holds the response's end, of a call counted from a line written
-    mid-stream, gives its final usage (:attr:`_Walk.final`)."""
+    A skipped copy of a call counted from a line written mid-stream gives its usage
+    (:attr:`_Walk.final`): the response's end, or a later line of it, taken where it has more output."""
     fresh = []
     for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
         if req.key in walk.restated or req.key in walk.copied:
@@ -1144,10 +1144,14 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
                                  else _REQUESTED_ELSEWHERE if req.key in walk.requested_elsewhere else _COPIED))
         elif req.key not in seen_requests:
             fresh.append(req)
-        elif req.key not in walk.mid_stream and (_MID_STREAM, req.key) in seen_requests:
+        elif (_MID_STREAM, req.key) in seen_requests:
+            # This copy's last line may be mid-stream too (2.1.49-2.1.55, seen, write stop_reason null on
+            # almost every line): its usage is still taken where it is the same prompt with more output.
             walk.final.append(req)
             walk.skipped.append((req.last_line, "request already counted in another file from a line written mid-stream: "
-                                                "this copy's final usage is taken where it is the same prompt with more output"))
+                                                + ("this copy, written mid-stream too, gives its usage" if req.key in walk.mid_stream
+                                                   else "this copy's final usage is taken")
+                                                + " where it is the same prompt with more output"))
         else:
             walk.skipped.append((req.last_line, "request already counted in another file (resumed or forked session)"))
     seen_requests.update(req.key for req in fresh)
