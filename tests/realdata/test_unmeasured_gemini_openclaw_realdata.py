@@ -1,4 +1,4 @@
-"""Two committed agent homes not measured before, read where they live (a local git copy of each;
+"""Three committed agent homes not measured before, read where they live (a local git copy of each;
 never copied into this project, each test skips without it):
 
 * ``.gemini/tmp/`` of github.com/wingorithm/Vibe-Coding-Comparison-Project (commit
@@ -14,16 +14,24 @@ never copied into this project, each test skips without it):
   the cache; the audit predicts none, yet counts 66 misses against the prefix a cache would have
   kept, which its opening said it did not see. From ``PREFIXBENCH_ADRIANSTANCA1_VPS_REPO``.
 
+* ``nanobot/workspace/sessions/`` of github.com/AlisaKondakova/se-toolkit-lab-8 (commit
+  ``c1fcaae8b93c3bf9aa5a02a7f34197922e273256``, 2026-03/04): seven nanobot sessions (HKUDS/nanobot),
+  no message with a model or a token count: refused in one line naming nanobot. From
+  ``PREFIXBENCH_SE_TOOLKIT_LAB_8_REPO``.
+
 What is checked is each home's usage recounted from its raw fields, and how many of its reads are
 predicted within 3%.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
+import pytest
 from prefixbench.reports.cli import main
+from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import gemini_jsonl_recount, pi_recount, read_within, tree_at
 
@@ -32,6 +40,8 @@ WINGORITHM = Path(os.environ.get("PREFIXBENCH_WINGORITHM_VIBE_REPO",
 WINGORITHM_COMMIT = "310ce4d7341fa223342117b808c73cba131e1479"
 ADRIAN = Path(os.environ.get("PREFIXBENCH_ADRIANSTANCA1_VPS_REPO", "/work/.mirror/adrianstanca1+vps-config/repo"))
 ADRIAN_COMMIT = "3bc7c8902d806d2fe325cf6307c13aba1948b2bc"
+NANOBOT = Path(os.environ.get("PREFIXBENCH_SE_TOOLKIT_LAB_8_REPO", "/work/.mirror/AlisaKondakova+se-toolkit-lab-8/repo"))
+NANOBOT_COMMIT = "c1fcaae8b93c3bf9aa5a02a7f34197922e273256"
 
 
 def test_gemini_cli_sessions_with_the_customtools_endpoint(tmp_path: Path) -> None:
@@ -82,3 +92,15 @@ def test_openclaw_sessions_on_a_local_ollama_never_read_and_say_so(tmp_path: Pat
     head = capsys.readouterr().out.split("\nlost ")[0]
     assert "sees no miss" not in head
     assert "so the 66 misses it counts (2,918,144 tokens) are against the prefix a cache would have kept" in head
+
+
+def test_nanobot_sessions_hold_no_usage_and_are_refused_naming_nanobot(tmp_path: Path) -> None:
+    paths = tree_at(NANOBOT, NANOBOT_COMMIT, "github.com/AlisaKondakova/se-toolkit-lab-8", "PREFIXBENCH_SE_TOOLKIT_LAB_8_REPO",
+                    "nanobot/workspace/sessions/", tmp_path, suffix=".jsonl")
+    assert len(paths) == 7
+    records = [json.loads(line) for path in paths for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert sum(r.get("_type") == "metadata" for r in records) == 7
+    assert not any("usage" in r or "model" in r for r in records)
+    assert sum(r.get("role") == "assistant" for r in records) > 0
+    with pytest.raises(UserError, match=r"none is a log \([a-z_0-9-]+\.jsonl: a nanobot session"):
+        run_audit([tmp_path / "nanobot"])
