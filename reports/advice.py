@@ -97,28 +97,35 @@ def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     return f"lost {lost} = " + " + ".join(part(name) for name in LOSS_CLASSES)
 
 
-def never_read_words(reporting: int, read: int, written: int | None, predicted: bool, uncached: int) -> str:
+def never_read_words(reporting: int, read: int, written: int | None, predicted: bool, uncached: int,
+                     missed: int = 0, lost: int = 0) -> str:
     """What "nothing to change" leaves out where no request read anything from the cache: a 0%
     hit ratio with no miss is not a log with nothing to change (a gateway's calls with caching off
     or not reported); the log cannot tell which, so this says what it shows and what to check.
     ``reporting``: requests that report their cache use; ``read``, ``written``: the cache tokens
     they report (``written`` None: no request gives a write count, an OpenAI-shaped usage's, so
-    nothing is said of writes); ``predicted``: whether the audit predicted any read; '' when any
-    was read."""
+    nothing is said of writes); ``predicted``: whether the audit predicted any read; ``missed``,
+    ``lost``: the requests the audit counts as misses all the same (a server whose cache it does
+    not model: against the prefix a cache would have kept) and the tokens they lost, said as such
+    rather than "no miss"; '' when any was read."""
     if not reporting or read or written or predicted:
         return ""
     did = "read or wrote anything in it" if written is not None else "read anything from it (their writes are not reported)"
+    seen = ("so it sees no miss" if not missed else
+            f"so the {missed:,} miss{'' if missed == 1 else 'es'} it counts ({lost:,} tokens) {'is' if missed == 1 else 'are'} against the prefix a "
+            "cache would have kept, not a read it predicts")
     return (f"but none of the {reporting:,} requests that report their cache use {did} "
-            f"({uncached:,} input tokens, every one at the full price), and the audit predicts no read either, so it "
-            "sees no miss: the log does not tell why; if the provider caches this model, check that caching "
+            f"({uncached:,} input tokens, every one at the full price), and the audit predicts no read either, "
+            f"{seen}: the log does not tell why; if the provider caches this model, check that caching "
             "reaches it (cache_control sent, a gateway passing it on and reporting cached tokens)")
 
 
 def _never_read_lines(result: AuditResult) -> list[str]:
     t = result.totals
     # (a count is None where no request reports it: then never_read_words says nothing)
+    lost = [row.lost_tokens for row in result.rows if row.lost_tokens]
     words = never_read_words(sum(row.reported_cache_read is not None for row in result.rows), t.cache_read or 0, t.cache_write,
-                             any(row.predicted_cache_read for row in result.rows), t.input or 0)
+                             any(row.predicted_cache_read for row in result.rows), t.input or 0, len(lost), sum(lost))
     return [f"  {words}"] if words else []
 
 
@@ -284,7 +291,8 @@ def advice_html(record: dict, unseen: bool = False) -> str:
             if record.get("requests_shown") is None and (words := never_read_words(
                     sum(r.get("reported_cache_read") is not None for r in rows), int(totals.get("cache_read") or 0),
                     None if totals.get("cache_write") is None else int(totals["cache_write"]),
-                    any(r.get("predicted_cache_read") for r in rows), int(totals.get("input") or 0))):
+                    any(r.get("predicted_cache_read") for r in rows), int(totals.get("input") or 0),
+                    sum(bool(r.get("lost_tokens")) for r in rows), sum(r.get("lost_tokens") or 0 for r in rows))):
                 parts.append(note(words[0].upper() + words[1:] + "."))
         else:
             rows = []

@@ -2338,6 +2338,9 @@ class Predictor:
         #: that long: told only between two known send times, not across the counter ticks
         #: :func:`clock_by_position` gives a call without one).
         self.lane_ticks: dict[tuple[str, str], int | None] = {}
+        #: The same per lane and model: a lane that went back to a model it left idles, for that
+        #: model's entry, since its own latest request, not the other model's.
+        self.model_ticks: dict[tuple[str, str, str], int | None] = {}
 
     def predict(self, r: TraceRequest, tick: int, ready: int, source: Key | None = None, uses: int | None = None) -> Prediction:
         """``source``: for a compaction call, the main request it summarizes (:func:`compaction_sources`).
@@ -2369,9 +2372,10 @@ class Predictor:
         lane = (r.file, r.lane)
         switched = self.lane_models.get(lane, r.model) != r.model
         self.lane_models[lane] = r.model
-        before = self.lane_ticks.get(lane)
+        own = switched and (*lane, r.model) in self.model_ticks
+        before = self.model_ticks[(*lane, r.model)] if own else self.lane_ticks.get(lane)
         idle = tick - before if before is not None and r.sent_ms is not None else 0
-        self.lane_ticks[lane] = tick if r.sent_ms is not None else None
+        self.lane_ticks[lane] = self.model_ticks[(*lane, r.model)] = tick if r.sent_ms is not None else None
         limit = provider.unread_after_idle(r.model)
         if pred.read and ((switched and not provider.reads_after_switch(r.model)) or 0 < limit < idle):
             # The lane's previous request went to another model, or was sent that long before:
@@ -2380,7 +2384,7 @@ class Predictor:
             # An idle past the limit is kept for the row's detail to name.
             idled = (idle, limit) if 0 < limit < idle else (0, 0)
             pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write),
-                           idle_ms=idled[0], idle_limit_ms=idled[1])
+                           idle_ms=idled[0], idle_limit_ms=idled[1], idle_since_model=own and idled[1] > 0)
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:
@@ -2954,7 +2958,8 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         detail = said if cause is None else f"{detail}; {said}"
     if pred.idle_limit_ms:
         # The provider's idle rule predicted nothing read: the row names the limit that applied.
-        detail = (f"{detail}; predicted to read nothing: sent {duration(pred.idle_ms)} after its lane's previous call, "
+        since = f"its lane's previous {r.model} call" if pred.idle_since_model else "its lane's previous call"
+        detail = (f"{detail}; predicted to read nothing: sent {duration(pred.idle_ms)} after {since}, "
                   f"past the {duration(pred.idle_limit_ms)} idle after which the audit predicts a {r.model} call reads "
                   "nothing (a measured rule, not a published lifetime)")
     cost = lost_usd = None

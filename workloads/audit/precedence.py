@@ -49,6 +49,9 @@ class Prediction(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cyc
     #: limit that applied (ms); 0: the rule did not apply.
     idle_ms: int = 0
     idle_limit_ms: int = 0
+    #: The idle was counted since the lane's previous call to this model, another model's calls
+    #: between (a lane that went back to a model: its entry aged since its own last use).
+    idle_since_model: bool = False
 
 
 class Previous(msgspec.Struct, frozen=True):

@@ -28,12 +28,14 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    NANOBOT_SESSION,
     QODER_SESSION,
     database_of,
     is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_nanobot_session_header,
     is_qoder_session_header,
     kiro_session,
 )
@@ -427,6 +429,8 @@ def _one_object_reason(path: Path) -> str | None:
         return HEADLESS + GOOSE_SESSION
     if isinstance(values[0], dict) and is_cursor_transcript_line(values[0]):
         return HEADLESS + CURSOR_TRANSCRIPT
+    if isinstance(values[0], dict) and is_nanobot_session_header(values[0]):
+        return HEADLESS + NANOBOT_SESSION
     kiro = next((found for value in values if isinstance(value, dict) and (found := kiro_session(value)) is not None), None)
     if kiro is not None:
         return HEADLESS + kiro

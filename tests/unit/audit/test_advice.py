@@ -397,6 +397,36 @@ def test_a_log_that_never_read_the_cache_is_not_told_there_is_nothing_to_change(
     assert "But none of the 3 requests that report their cache use" in (tmp_path / "out" / "report.html").read_text()
 
 
+def test_a_log_that_never_read_and_whose_misses_are_counted_is_not_told_it_has_no_miss(tmp_path: Path, capsys) -> None:
+    # An OpenClaw (pi) session on a local Ollama (adrianstanca1/vps-config's shape: 67 calls, none
+    # reading the cache): the audit predicts no read, yet counts the calls as misses of the prefix
+    # an ideal cache would have kept; the opening said "so it sees no miss" above a table of 66.
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-21T19:16:45.000Z", "cwd": "/w"}]
+    parent = None
+    for n in range(4):
+        user = {"type": "message", "id": f"u{n}", "parentId": parent, "timestamp": f"2026-03-21T19:2{n}:00.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": f"question {n}"}]}}
+        reply = {"type": "message", "id": f"a{n}", "parentId": f"u{n}", "timestamp": f"2026-03-21T19:2{n}:05.000Z",
+                 "message": {"role": "assistant", "content": [{"type": "text", "text": f"answer {n}"}], "stopReason": "stop",
+                             "api": "ollama", "provider": "ollama", "model": "qwen3:8b",
+                             "usage": {"input": 10_000 + 1_000 * n, "output": 50, "cacheRead": 0, "cacheWrite": 0,
+                                       "totalTokens": 10_050 + 1_000 * n}}}
+        lines += [user, reply]
+        parent = f"a{n}"
+    session = tmp_path / "s1.jsonl"
+    session.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    result = run_audit([session])
+    missed = [row.lost_tokens for row in result.rows if row.lost_tokens]
+    assert all(not row.predicted_cache_read and row.reported_cache_read == 0 for row in result.rows) and missed
+    assert main(["audit", str(session), "--quiet"]) == 0
+    head = capsys.readouterr().out.split("\nlost ")[0]
+    assert "sees no miss" not in head
+    assert (f"and the audit predicts no read either, so the {len(missed)} misses it counts ({sum(missed):,} tokens) are "
+            "against the prefix a cache would have kept, not a read it predicts: the log does not tell why") in head
+    assert main(["audit", str(session), "--quiet", "--out", str(tmp_path / "out")]) == 0
+    assert f"so the {len(missed)} misses it counts" in (tmp_path / "out" / "report.html").read_text()
+
+
 def test_a_gap_past_a_models_one_lifetime_that_keep_alives_bridge_is_recoverable_by_them() -> None:
     """A real OpenCode session (w12z/Cap) on gpt-5.6-sol, whose one retention is 30 min, missed
     after idling 37m43s: before, the split called it unavoidable and the audit's what to change

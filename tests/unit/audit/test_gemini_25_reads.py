@@ -193,3 +193,19 @@ def test_the_3_flash_idle_limit_is_20_minutes_and_a_zeroed_call_names_its_limit(
         row = run_audit([log]).rows[2]
         assert row.predicted_cache_read == 0, other
         assert f"sent 15m00s after its lane's previous call, past the 10m00s idle after which the audit predicts a {other} call reads nothing" in row.detail, row.detail
+
+
+def test_a_lane_back_on_a_model_idles_since_that_models_own_last_call(tmp_path: Path) -> None:
+    # wingorithm/Vibe-Coding-Comparison-Project's Gemini CLI session (tests/realdata/
+    # test_unmeasured_gemini_openclaw_realdata.py): 3 Flash, then 3.1 Pro for a few calls, then 3
+    # Flash again 43 min after its own last call but 1.5 min after the lane's last (Pro) call: it
+    # read nothing. The idle was counted from the lane's previous call, so Flash's 43-minute-old
+    # entry was predicted read (47,088 tokens there). A call is sent when the message before it
+    # was written: Flash's calls are sent at 0 and 1 s, Pro's at 25 min, Flash's third 5 s later.
+    flash, pro = "gemini-3-flash-preview", "gemini-3.1-pro-preview"
+    log = _session(tmp_path / "back.json", [(flash, 20_000, 0), (flash, 21_000, 19_620), (pro, 22_000, 0), (flash, 23_000, 0)],
+                   at=[1, 1_500, 1_505, 1_510])
+    row = run_audit([log]).rows[3]
+    assert (row.gap_ms, row.predicted_cache_read, row.read_within) == (5_000, 0, True)
+    assert ("predicted to read nothing: sent 25m04s after its lane's previous gemini-3-flash-preview call, past the "
+            "20m00s idle") in row.detail, row.detail

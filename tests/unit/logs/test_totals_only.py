@@ -22,6 +22,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     DROID_SESSION,
     GOOSE,
     KIRO_CONVERSATION,
+    NANOBOT_SESSION,
     QODER_SESSION,
     WARP,
     database_of,
@@ -172,6 +173,43 @@ def test_a_message_with_more_than_a_role_and_content_is_no_cursor_transcript(tmp
     with pytest.raises(UserError) as caught:
         run_audit([path])
     assert "Cursor" not in str(caught.value)
+
+
+#: A nanobot session (HKUDS/nanobot: <workspace>/sessions/<channel>_<chat>.jsonl): a metadata
+#: line, then one message a line with its time, tool calls beside; no model, no token count.
+NANOBOT_FILE = [
+    {"_type": "metadata", "key": "cli:direct", "created_at": "2026-03-27T18:31:26.175153",
+     "updated_at": "2026-03-27T20:10:37.555516", "metadata": {}, "last_consolidated": 0},
+    {"role": "user", "content": "what is in the repo?", "timestamp": "2026-03-27T18:31:39.238767"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+     "function": {"name": "list_dir", "arguments": "{\"path\": \".\"}"}}], "timestamp": "2026-03-27T18:31:41.000000"},
+    {"role": "tool", "tool_call_id": "c1", "name": "list_dir", "content": "README.md", "timestamp": "2026-03-27T18:31:41.100000"},
+    {"role": "assistant", "content": "A README.", "timestamp": "2026-03-27T18:31:43.000000"},
+]
+
+
+def test_a_nanobot_session_is_refused_in_one_line_naming_nanobot(tmp_path: Path) -> None:
+    # A real one (AlisaKondakova/se-toolkit-lab-8's nanobot/workspace/sessions/) was an unknown log
+    # format named, and "no record of a format audit reads" in a folder walk.
+    path = tmp_path / "cli_direct.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in NANOBOT_FILE))
+    _refused_in_one_line(path, NANOBOT_SESSION)
+    with pytest.raises(UserError, match=r"none is a log \(cli_direct\.jsonl: a nanobot session"):
+        find_log_files([tmp_path])
+    # An early release's first line (no key, no last_consolidated) is one too; a metadata line of
+    # another tool (no session times) is not.
+    early = tmp_path / "early" / "telegram_1.jsonl"
+    early.parent.mkdir()
+    early.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"_type": "metadata", "created_at": "2026-02-01T10:00:00", "updated_at": "2026-02-01T10:05:00", "metadata": {}},
+        *NANOBOT_FILE[1:]]))
+    _refused_in_one_line(early, NANOBOT_SESSION)
+    other = tmp_path / "other" / "dataset.jsonl"
+    other.parent.mkdir()
+    other.write_text(json.dumps({"_type": "metadata", "name": "pkg", "version": "1"}) + "\n")
+    with pytest.raises(UserError) as caught:
+        run_audit([other])
+    assert "a nanobot session" not in str(caught.value)
 
 
 def test_a_crush_database_is_the_crush_kind_not_gooses(tmp_path: Path) -> None:

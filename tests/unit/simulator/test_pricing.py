@@ -363,6 +363,15 @@ def test_openai_gpt_5_4_mini_and_nano():
     assert cost_of(obs, get_price("gpt-5.4-nano-2026-03-17")).total == D("0.0117")
 
 
+def test_gemini_3_1_pro_customtools_endpoint_is_priced_as_3_1_pro():
+    # Gemini CLI sessions name Google's second 3.1 Pro endpoint (custom tools preferred over
+    # bash); it was unpriced, its calls' dollars left out of a real session's total.
+    obs = make_observation(100_000, 60_000, 0, output=2_000)
+    custom = get_price("gemini-3.1-pro-preview-customtools", as_of="2026-04-25")
+    assert custom.rates == get_price("gemini-3.1-pro-preview", as_of="2026-04-25").rates
+    assert parts(cost_of(obs, custom)) == (D("0.08"), D("0.012"), D("0"), D("0.024"), D("0.116"))
+
+
 def test_gemini_3_5_3_8_and_3_1_flash_lite():
     obs = make_observation(100_000, 60_000, 0, output=2_000)
     assert parts(cost_of(obs, get_price("gemini-3.5-flash"))) == (

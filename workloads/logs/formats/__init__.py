@@ -61,11 +61,13 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    NANOBOT_SESSION,
     QODER_SESSION,
     is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_nanobot_session_header,
     is_qoder_session_header,
     kiro_session,
 )
@@ -321,6 +323,8 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
             return None, seen, first_line, f"{path}:{record.line}: {LEGACY_SESSION}"
         if seen == 1 and isinstance(record.value, dict) and is_cursor_transcript_line(record.value):
             return None, seen, first_line, f"{path}:{record.line}: {CURSOR_TRANSCRIPT}"
+        if seen == 1 and isinstance(record.value, dict) and is_nanobot_session_header(record.value):
+            return None, seen, first_line, f"{path}:{record.line}: {NANOBOT_SESSION}"
         lacking = opencode.export_lacking(record.value) if seen == 1 and isinstance(record.value, dict) else None
         if lacking is not None:
             return None, seen, first_line, f"{path}:{record.line}: {lacking}"

@@ -31,6 +31,11 @@ read as calls.
   Droid's, before its entries are read as Claude Code's of no usage.
 * Cursor's agent transcripts, ``~/.cursor/projects/<project>/agent-transcripts/<id>.jsonl``: one
   message a line, ``{role, message: {content}}``, no model and no token count at all.
+* nanobot's sessions (HKUDS/nanobot and its forks), ``<workspace>/sessions/<channel>_<chat>.jsonl``:
+  a first line ``{_type: metadata, key, created_at, updated_at, metadata, last_consolidated}``
+  (early releases: no ``key`` nor ``last_consolidated``), then one message a line ``{role,
+  content, timestamp}`` (tool calls and results beside), no model and no token count at all
+  (a real one: AlisaKondakova/se-toolkit-lab-8's ``nanobot/workspace/sessions/``).
 * Cursor CLI's chat stores, ``~/.cursor/chats/<workspace>/<id>/store.db``: the messages as
   content-addressed blobs, the context's current size on the newest root, no call's usage
   (:data:`CURSOR_CLI`).
@@ -195,6 +200,21 @@ def is_cursor_transcript_line(value: dict) -> bool:
     message = value.get("message")
     return (value.keys() == {"role", "message"} and value["role"] in ("user", "assistant") and isinstance(message, dict)
             and message.keys() == {"content"} and isinstance(message["content"], list))
+
+
+#: What a nanobot session is, and why it is no log to audit (said after ``file:line: ``).
+NANOBOT_SESSION = (
+    "a nanobot session (sessions/<channel>_<chat>.jsonl): a metadata line, then each message's role and content, "
+    "no model and no token count: no request to audit; record nanobot's calls with `prefixbench proxy` "
+    "(its provider's apiBase takes the proxy's URL)"
+)
+
+
+def is_nanobot_session_header(value: dict) -> bool:
+    """Whether a record is the first line of a nanobot session file: ``_type`` ``metadata`` with
+    the session's ``created_at`` and ``updated_at`` times and its ``metadata`` object."""
+    return (value.get("_type") == "metadata" and isinstance(value.get("created_at"), str)
+            and isinstance(value.get("updated_at"), str) and isinstance(value.get("metadata"), dict))
 
 
 #: Why a Kiro session is no log to audit (said after what it is).
