@@ -85,6 +85,7 @@ __all__ = [
     "Measurement",
     "Message",
     "ModelInfo",
+    "Preset",
     "Reasoning",
     "Reply",
     "Request",

@@ -61,7 +61,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     if args.engine_config is not None:
         from prefixbench.workloads.scripted.registry import check_sections_run, get_workload, read_engine_config, split_engine_config
 
-        sections = read_engine_config(args.engine_config)
+        sections = read_engine_config(args.engine_config, named)
         engines = named or (get_workload(args.workload).default_engine,)
         tables, engine_configs = split_engine_config(args.workload, sections, str(args.engine_config))
         options.update(tables)

@@ -217,7 +217,7 @@ def engine_config(path: str | None, engine: str) -> dict[str, Any]:
     from prefixbench.simulator.errors import UserError
     from prefixbench.workloads.scripted.registry import read_engine_config, renamed_table
 
-    tables = read_engine_config(Path(path))
+    tables = read_engine_config(Path(path), [engine])
     unused = [name for name in tables if name != engine]
     if unused:
         renamed_table(unused[0], [engine], path)
