@@ -210,7 +210,6 @@ def _folder_imports(module_file: Path, modules: Mapping[str, object]) -> dict[st
 
     folder = module_file.resolve().parent
     excluded = {Path(p).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
-    excluded.add(Path(__file__).resolve().parents[2])  # prefixbench itself
 
     def local(path: Path) -> bool:
         path = path.resolve()
@@ -246,7 +245,7 @@ def _folder_imports(module_file: Path, modules: Mapping[str, object]) -> dict[st
                 names += [alias.name.partition(".")[0] for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 names.append(node.module.partition(".")[0])
-        for name in sorted(set(names)):
+        for name in sorted(set(names) - {"prefixbench"}):  # prefixbench's own code is in the version part of the key
             path = located(name)
             if path is None or not local(path) or path.resolve() in seen:
                 continue
