@@ -18,6 +18,7 @@ from prefixbench.kernel.api import (
     Measurement,
     Message,
     ModelInfo,
+    Preset,
     Reasoning,
     Reply,
     Request,

@@ -85,6 +85,7 @@ __all__ = [
     "Measurement",
     "Message",
     "ModelInfo",
+    "Preset",
     "Reasoning",
     "Reply",
     "Request",
@@ -207,11 +208,23 @@ def messages_problem(messages: object) -> str | None:
     return None
 
 
+#: What a view (or a request's messages) should be, said after a problem that is not a Message.
+MESSAGES_EXPECTED = "expected a sequence of Message"
+
+
+def messages_expected(problem: str) -> str:
+    """What to say after :func:`messages_problem`'s ``problem``: ``expected a sequence of
+    Message`` when something is not a Message, nothing when a Message is malformed (its role,
+    its blocks): it is one, and the problem already says what is wrong with it."""
+    return "" if " holding a Message " in problem else MESSAGES_EXPECTED
+
+
 def check_messages(messages: object, what: str) -> tuple[Message, ...]:
     """``messages`` as a tuple, or TypeError naming ``what`` and the first thing that is not a Message."""
     problem = messages_problem(messages)
     if problem is not None:
-        raise TypeError(f"{what}: {problem.removeprefix('returned ')}; expected a sequence of Message")
+        expected = messages_expected(problem)
+        raise TypeError(f"{what}: {problem.removeprefix('returned ')}{'; ' + expected if expected else ''}")
     return tuple(messages)  # type: ignore[arg-type]
 
 

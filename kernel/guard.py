@@ -28,12 +28,12 @@ import traceback
 from collections.abc import Iterator
 from types import TracebackType
 
-from prefixbench.kernel.api import Engine, EngineError, StepContext, message_problem, messages_problem, type_name
+from prefixbench.kernel.api import Engine, EngineError, StepContext, MESSAGES_EXPECTED, message_problem, messages_expected, messages_problem, type_name
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.wire import Message, ToolCall
 
 #: Sequence expected of a view, and of a tool result.
-VIEW_EXPECTED = "expected a sequence of Message"
+VIEW_EXPECTED = MESSAGES_EXPECTED
 TOOL_EXPECTED = "expected a Message or None"
 
 
@@ -189,7 +189,7 @@ class GuardedEngine:
         if problem is None and not messages:
             problem, expected = f"returned an empty {type(messages).__name__}", "a request carries at least one message"
         else:
-            expected = VIEW_EXPECTED
+            expected = messages_expected(problem or "")
         if problem is not None:
             raise EngineError(self.label, "view()", problem, expected, trace=method_location(self.inner.view))
         return messages if isinstance(messages, tuple) else tuple(messages)

@@ -70,6 +70,8 @@ class LoadedEngine(msgspec.Struct, frozen=True):
             raise UserError(
                 f"engine {self.ref}: the factory raised {type(exc).__name__}{raised_in(exc)}: {failure_detail(exc)}"
             ) from None
+        if isinstance(engine, type):  # its methods are there, unbound: the first call would fail far from here
+            raise UserError(f"engine {self.ref}: the factory returned a class ({engine.__name__}), not an instance (call it?)")
         missing = [m for m in _METHODS if not callable(getattr(engine, m, None))]
         try:
             with engine_output():
@@ -81,6 +83,9 @@ class LoadedEngine(msgspec.Struct, frozen=True):
                 self.ref, "name", f"raised {type(exc).__name__}{raised_in(exc)}", failure_detail(exc), workload=options.workload, window=window,
                 trace=engine_frames(exc),
             ) from None
+        if not missing and name is not None and not (isinstance(name, str) and name):
+            said = "an empty string" if isinstance(name, str) else f"{name!r} ({type(name).__name__}), not a string"
+            raise UserError(f"engine {self.ref}: its name is {said} (give it one: name = \"my-engine\")")
         if missing or not isinstance(name, str) or not name:
             what = f"no {', '.join(missing)}" if missing else "no name"
             raise UserError(f"engine {self.ref}: the factory returned {type(engine).__name__}, not an engine ({what})")

@@ -13,7 +13,7 @@ two runs of the same sweep print the same bytes. Print them with
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from types import SimpleNamespace
@@ -24,6 +24,7 @@ import pandas as pd
 from prefixbench.kernel.presets import PRESET_ORDER
 from prefixbench.workloads.runs.schema import COST_COLUMNS, RUN_KEYS
 from prefixbench.reports.palette import CACHED, FOLD, STORAGE, UNCACHED, WRITTEN
+from prefixbench.reports.tables import SAME_RUN
 from prefixbench.reports.textable import Table, markdown_lines
 from prefixbench.simulator.pricing import (
     DEEPSEEK_PEAK_HOURS,
@@ -36,6 +37,7 @@ from prefixbench.simulator.pricing import (
     usd_sum,
 )
 from prefixbench.simulator.windows import format_window
+from prefixbench.simulator.observe import rejected_status
 
 #: The five parts of a bill, in stacking order (``COST_COLUMNS``, from the run schema, is their
 #: ``*_usd`` columns and ``total_usd``).
@@ -120,7 +122,8 @@ def run_costs(obs_costs: pd.DataFrame) -> pd.DataFrame:
 
     Runs are told apart by whichever of ``run_id`` and the sweep keys (workload, window, engine,
     preset, profile, cache) the frame has; the legacy run to compare with is the one that
-    matches on every key but the preset. Columns added: ``num_requests``, the ``*_usd`` sums,
+    matches on every key but the preset. Columns added: ``num_requests``, ``num_rejected`` (the
+    requests the provider refused, when ``status`` is known), the ``*_usd`` sums,
     ``compaction_usd`` (summary / compaction calls, when ``purpose`` is known),
     ``saving_vs_legacy_usd`` (legacy total minus this total: positive = cheaper; None without a
     legacy run) and ``saving_vs_legacy_pct`` (float, NaN without a legacy run or at $0).
@@ -139,6 +142,8 @@ def run_costs(obs_costs: pd.DataFrame) -> pd.DataFrame:
         values = key if isinstance(key, tuple) else (key,)
         record: dict[str, object] = dict(zip(keys, values))
         record["num_requests"] = len(group)
+        if "status" in group.columns:
+            record["num_rejected"] = sum(1 for code in group["status"] if rejected_status(int(code)))
         total = sum((_breakdown(row) for row in group[list(COST_COLUMNS[:-1])].itertuples(index=False)), CostBreakdown.zero())
         for part in COST_PARTS:
             record[f"{part}_usd"] = getattr(total, part)
@@ -153,12 +158,14 @@ def run_costs(obs_costs: pd.DataFrame) -> pd.DataFrame:
     return _with_saving(runs, keys)
 
 
-def cost_markdown(run_costs: pd.DataFrame, price: PriceRow) -> str:
-    """The ``## Cost`` section of report.md: the price used, a table of runs, the saving vs legacy."""
+def cost_markdown(run_costs: pd.DataFrame, price: PriceRow, same: Collection[SameKey] = ()) -> str:
+    """The ``## Cost`` section of report.md: the price used, a table of runs, the saving vs legacy.
+    ``same``: the runs identical to their legacy run (:func:`same_key`), whose saving reads
+    ``same run`` as in the sweep table."""
     lines = ["## Cost", "", price_markdown(price), ""]
     if run_costs.empty:
         return "\n".join([*lines, "No runs.", ""])
-    header, rows, numeric = _table(run_costs)
+    header, rows, numeric = _table(run_costs, same)
     lines += markdown_lines(header, rows, numeric)
     lines += [
         "",
@@ -166,6 +173,8 @@ def cost_markdown(run_costs: pd.DataFrame, price: PriceRow) -> str:
         + _group_words(run_costs)
         + "); positive = cheaper.",
     ]
+    if _any_rejected(run_costs):
+        lines.append(REJECTED_NOTE)
     if any(v != 0 for v in run_costs.get("storage_usd", [])):
         lines.append(
             "*explicit-cache storage* is what keeping the explicit caches costs (tokens x hours kept at the "
@@ -179,9 +188,22 @@ def cost_markdown(run_costs: pd.DataFrame, price: PriceRow) -> str:
     return "\n".join(lines) + "\n"
 
 
-def cost_text(run_costs: pd.DataFrame) -> str:
-    """The cost table as aligned plain text (for the terminal)."""
-    return Table(*_table(run_costs)).text()
+def cost_text(run_costs: pd.DataFrame, same: Collection[SameKey] = ()) -> str:
+    """The cost table as aligned plain text (for the terminal), with the note on refused
+    requests under it when a run has any."""
+    text = Table(*_table(run_costs, same)).text()
+    return text + ("\n" + REJECTED_NOTE if _any_rejected(run_costs) else "")
+
+
+#: Under a cost table with a refused request: what its ``! rejected`` mark means.
+REJECTED_NOTE = (
+    "! rejected: the provider refused some of the run's requests (HTTP 400; 400s counts them). "
+    "A refused request costs nothing, so the run's total leaves them out: it is not what the work would cost."
+)
+
+
+def _any_rejected(run_costs: pd.DataFrame) -> bool:
+    return "num_rejected" in run_costs.columns and bool((run_costs["num_rejected"].fillna(0) > 0).any())
 
 
 def price_markdown(price: PriceRow) -> str:
@@ -325,15 +347,28 @@ def _shown_parts(runs: pd.DataFrame) -> list[str]:
     return [p for p in COST_PARTS if p != "storage" or any(v != 0 for v in runs.get("storage_usd", []))]
 
 
-def _table(run_costs: pd.DataFrame) -> tuple[list[str], list[list[str]], set[int]]:
+#: A run as :func:`same_key` names it.
+SameKey = tuple[tuple[str, str], ...]
+
+
+def same_key(run: Mapping[str, object], columns: Collection[str]) -> SameKey:
+    """A run by its sweep keys and workload options, those of ``columns`` (a cost frame's):
+    how a run of the runs frame is found again in the cost table."""
+    return tuple((k, str(run[k])) for k in (*RUN_KEYS, "params") if k in columns)
+
+
+def _table(run_costs: pd.DataFrame, same: Collection[SameKey] = ()) -> tuple[list[str], list[list[str]], set[int]]:
     runs = _sorted_runs(run_costs)
     keys = _varying(runs)
     has_compaction = "compaction_usd" in runs.columns
     parts = _shown_parts(runs)
-    header = [*keys, "requests", *(PART_LABELS[p] for p in parts), "total"]
+    rejected = _any_rejected(runs)
+    header = [*keys, "requests", *(["400s"] if rejected else []), *(PART_LABELS[p] for p in parts), "total"]
     if has_compaction:
         header.append("summary calls")
     header.append("saving vs legacy")
+    if rejected:
+        header.append("status")
     numeric = set(range(len(keys), len(header)))
     dollar_columns = [*(f"{p}_usd" for p in parts), "total_usd", *(["compaction_usd"] if has_compaction else [])]
     shown = {column: usd_column(list(runs[column])) for column in dollar_columns}
@@ -342,9 +377,16 @@ def _table(run_costs: pd.DataFrame) -> tuple[list[str], list[list[str]], set[int
     for n, (_, r) in enumerate(runs.iterrows()):
         row = [format_window(int(r[k])) if k == "window" else str(r[k]) for k in keys]
         row.append(f"{int(r['num_requests']):,}")
+        refused = int(r["num_rejected"]) if rejected and not pd.isna(r["num_rejected"]) else 0
+        if rejected:
+            row.append(f"{refused:,}")
         row += [shown[column][n] for column in dollar_columns]
-        row.append(_saving_text(r, savings[n]))
+        row.append(SAME_RUN if same and _saving_or_none(r) is not None and same_key(r, runs.columns) in same else _saving_text(r, savings[n]))
+        if rejected:
+            row.append("! rejected" if refused else "ok")
         rows.append(row)
+    if rejected:
+        numeric.discard(len(header) - 1)
     return header, rows, numeric
 
 

@@ -27,7 +27,7 @@ from prefixbench.reports.html import (
     stacked_bars,
     table,
 )
-from prefixbench.reports.tables import SAME_RUN, shows_engine
+from prefixbench.reports.tables import SAME_RUN, shows_engine, summaries_refused
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
 from prefixbench.workloads.audit.core import BAD_INPUT
@@ -72,6 +72,11 @@ def _run_label(rec: dict, multi_engine: bool | RunLabels) -> str:
     base = f"{rec['engine']}/{rec['preset']}" if multi_engine else str(rec["preset"])
     extra = getattr(multi_engine, "extra", ())
     return f"{base} ({', '.join(str(rec[k]) for k in extra)})" if extra else base
+
+
+def _refused_text(record: dict) -> str:
+    refused = summaries_refused(record)
+    return f" ({'+' if len(record['summary_uncached_tokens']) else ''}{refused:,} refused)" if refused else ""
 
 
 def _hits_text(values: Sequence[float]) -> str:
@@ -190,7 +195,7 @@ def _runs_table(runs_sorted: list[tuple[int, dict]], multi_engine: bool | RunLab
             num("num_folds", r["num_folds"], str(r["num_folds"])),
             num("num_rejected", r["num_rejected"], str(r["num_rejected"])),
             num("summary_uncached_tokens", r["summary_uncached_tokens"],
-                " / ".join(fmt_int(v) for v in r["summary_uncached_tokens"]) or "-"),
+                (" / ".join(fmt_int(v) for v in r["summary_uncached_tokens"]) or "-") + _refused_text(r)),
             num("summary_hit_ratio", r["summary_hit_ratio"], _hits_text(r["summary_hit_ratio"])),
             num("session_prompt_tokens", r["session_prompt_tokens"], fmt_int(r["session_prompt_tokens"])),
             num("session_cached_tokens", r["session_cached_tokens"], fmt_int(r["session_cached_tokens"])),

@@ -61,7 +61,7 @@ def sweep_spec(args: argparse.Namespace) -> SweepSpec:
     if args.engine_config is not None:
         from prefixbench.workloads.scripted.registry import check_sections_run, get_workload, read_engine_config, split_engine_config
 
-        sections = read_engine_config(args.engine_config)
+        sections = read_engine_config(args.engine_config, named)
         engines = named or (get_workload(args.workload).default_engine,)
         tables, engine_configs = split_engine_config(args.workload, sections, str(args.engine_config))
         options.update(tables)
@@ -267,7 +267,7 @@ def _print_outcome(
         print(f"note: {line}")
     if costs is not None and price is not None:
         print(f"\ncost at {price.model} prices (USD):")
-        print(cost_text(costs))
+        print(cost_text(costs, _same_keys(runs_df, same, costs)))
 
 
 def _write_sweep_html(
@@ -440,12 +440,19 @@ def _rebuild(
     if price is not None:
         from prefixbench.reports.cost import cost_markdown
 
-        section = cost_markdown(costs, price)
+        section = cost_markdown(costs, price, _same_keys(runs_df, same, costs))
         write_file(out / "cost.md", section.encode())
         sections.append(section)
         written.add("cost.md")
     write_file(out / "report.md", "\n".join(sections).encode())
     return runs_df, obs_df, costs, written, drawing, same
+
+
+def _same_keys(runs_df: pd.DataFrame, same: Collection[int], costs: pd.DataFrame) -> set[tuple[tuple[str, str], ...]]:
+    """The runs identical to their legacy run (rows of ``runs_df``), as the cost table finds them."""
+    from prefixbench.reports.cost import same_key
+
+    return {same_key(runs_df.loc[row], costs.columns) for row in same}
 
 
 #: A chart to draw: ``"module:function"`` in prefixbench.reports, its leading arguments,

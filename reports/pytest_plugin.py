@@ -193,6 +193,8 @@ def plugin_option_names(message: str) -> str:
         return "--prefixbench-engine " + message.removeprefix("--engine ")
     if message.startswith("unknown engine "):
         return f"--prefixbench-engine: {message}"
+    if message.startswith("engine "):  # the factory failed or returned no engine: the option gave it
+        return "--prefixbench-engine " + message.removeprefix("engine ")
     return message
 
 
@@ -215,7 +217,7 @@ def engine_config(path: str | None, engine: str) -> dict[str, Any]:
     from prefixbench.simulator.errors import UserError
     from prefixbench.workloads.scripted.registry import read_engine_config, renamed_table
 
-    tables = read_engine_config(Path(path))
+    tables = read_engine_config(Path(path), [engine])
     unused = [name for name in tables if name != engine]
     if unused:
         renamed_table(unused[0], [engine], path)
@@ -240,11 +242,15 @@ class Runner:
 
         from prefixbench.kernel.api import EngineError
 
-        size = parse_window(window) if isinstance(window, str) else window
+        from prefixbench.simulator.errors import UserError
+
         try:
+            size = parse_window(window) if isinstance(window, str) else window
             return run_case(self.engine, EngineCase(size, workload, profile), preset, self.config)
         except EngineError as exc:  # the engine's line and its own frames, not prefixbench's
             text = engine_error_text(exc)
+        except UserError as exc:  # a bad argument (a workload's name mistyped): its line, no traceback into prefixbench
+            text = f"prefixbench.run(): {exc}"
         pytest.fail(text, pytrace=False)
 
 

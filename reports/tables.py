@@ -38,10 +38,16 @@ NUMERIC = ("folds", "400s", "session uncached", "vs legacy")
 MAX_LISTED_CALLS = 8
 
 
-def fmt_calls(values: Sequence[int]) -> str:
-    """Uncached tokens of each summary call: ``22,268 / 21,112 / 21,020``; beyond
-    :data:`MAX_LISTED_CALLS` the first 4 and last 2 with the range and count between them:
-    ``470 / 470 / 470 / 470 / ... / 470 / 470 (40 calls, 470-22,268)``."""
+def fmt_calls(values: Sequence[int], refused: int = 0) -> str:
+    """Uncached tokens of each summary call the provider accepted: ``22,268 / 21,112 / 21,020``;
+    beyond :data:`MAX_LISTED_CALLS` the first 4 and last 2 with the range and count between them:
+    ``470 / 470 / 470 / 470 / ... / 470 / 470 (40 calls, 470-22,268)``. Refused summary calls
+    are not uncached ones: they are counted after the list, ``470 / 470 (+3 refused)``, or
+    ``- (44 refused)`` when none was accepted."""
+    return _calls_text(values) + (f" ({'+' if len(values) else ''}{refused:,} refused)" if refused else "")
+
+
+def _calls_text(values: Sequence[int]) -> str:
     if not len(values):
         return "-"
     if len(values) <= MAX_LISTED_CALLS:
@@ -58,6 +64,13 @@ def fmt_hits(values: Sequence[float]) -> str:
     if fmt_pct(lo) == fmt_pct(hi):
         return fmt_pct(lo)
     return f"{lo * 100:.1f}-{fmt_pct(hi)}"
+
+
+def summaries_refused(record: object) -> int:
+    """The refused summary calls of a run record (0 for a record written before they were
+    counted apart)."""
+    value = record.get("num_summaries_rejected", 0)  # type: ignore[attr-defined]
+    return 0 if value is None or (isinstance(value, float) and math.isnan(value)) else int(value)
 
 
 #: The ``vs legacy`` cell of a run identical to its legacy run (a user's engine that does not
@@ -105,7 +118,7 @@ def table_rows(runs: pd.DataFrame, same: Collection[int] = ()) -> tuple[list[str
         if show_rejected:
             row.append(str(r["num_rejected"]))
         row += [
-            fmt_calls(r["summary_uncached_tokens"]),
+            fmt_calls(r["summary_uncached_tokens"], summaries_refused(r)),
             fmt_hits(r["summary_hit_ratio"]),
             fmt_int(r["session_uncached_tokens"]),
             "-" if r["preset"] == "legacy" else SAME_RUN if index in same else fmt_change(r["uncached_change_vs_legacy"]) + ("*" if r["legacy_rejected"] else ""),

@@ -145,7 +145,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
     if options.engine_config is not None:
         from prefixbench.workloads.scripted.registry import read_engine_config, renamed_table
 
-        configs = dict(read_engine_config(options.engine_config))
+        configs = dict(read_engine_config(options.engine_config, user))
         unused = [name for name in configs if name not in user]
         if unused and is_builtin_engine(unused[0]):
             raise UserError(f"{options.engine_config}: check --engine-config sets user engines only, not {unused[0]!r}")

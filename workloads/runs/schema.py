@@ -29,6 +29,7 @@ RUN_FIELDS: tuple[Field, ...] = (
     Field("num_requests", "int"),
     Field("num_folds", "int", "figure"),
     Field("num_summaries", "int"),
+    Field("num_summaries_rejected", "int"),
     Field("num_rejected", "int", "figure", gate="rejected"),
     Field("summary_prompt_tokens", "ints"),
     Field("summary_cached_tokens", "ints"),
@@ -109,8 +110,10 @@ OBSERVATION_COLUMNS = names(OBSERVATION_FIELDS)
 
 
 def run_record(run: Run) -> dict[str, object]:
-    """One run as a flat record (lists for the per-summary-call figures)."""
-    summaries = run.summaries
+    """One run as a flat record (lists for the per-summary-call figures). A refused request is
+    counted in ``num_rejected``, never in the token figures: the summary lists hold the summary
+    calls the provider accepted, and ``num_summaries_rejected`` counts the refused ones apart."""
+    summaries = [o for o in run.summaries if not o.is_rejected]
     accepted = [o for o in run.observations if not o.is_rejected]
     return {
         "workload": run.workload,
@@ -123,7 +126,8 @@ def run_record(run: Run) -> dict[str, object]:
         "params": ";".join(f"{k}={v}" for k, v in sorted(run.params.items())),
         "num_requests": len(run.observations),
         "num_folds": run.num_folds,
-        "num_summaries": len(summaries),
+        "num_summaries": len(run.summaries),
+        "num_summaries_rejected": len(run.summaries) - len(summaries),
         "num_rejected": run.num_rejected,
         "summary_prompt_tokens": [o.prompt_tokens for o in summaries],
         "summary_cached_tokens": [o.cached_tokens for o in summaries],

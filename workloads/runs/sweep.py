@@ -156,9 +156,14 @@ def engine_code_digest(ref: str) -> str:
     that module alone when it is not in a package. Every ``.py`` file under a package's folder
     is read, in the order of its sorted relative path (``__pycache__`` skipped).
 
+    A module that is not in a package (``my_engine.py`` in a plain folder) brings in the modules
+    it imports from its own folder or below (``import tuning`` of a ``tuning.py`` beside it, at
+    the top or inside a function), and theirs in turn (:func:`_folder_imports`): editing one of
+    those recomputes the engine's runs too.
+
     Loads the engine (UserError when it does not load) and reads its files again at every plan,
     never cached: a process that plans twice, such as a test, sees an edit made between the two.
-    Packages the engine imports from outside its own are not read (as other libraries are not).
+    Packages the engine imports from outside its own folder are not read (as other libraries are not).
     """
     import sys
 
@@ -168,6 +173,10 @@ def engine_code_digest(ref: str) -> str:
     for module_name in dict.fromkeys((named, getattr(factory, "__module__", None) or named)):
         name, path = _source_root(module_name, sys.modules)
         roots[name] = path
+    for name, path in list(roots.items()):
+        if path is not None and path.is_file():
+            for other, other_path in _folder_imports(path, sys.modules).items():
+                roots.setdefault(other, other_path)
     digest = hashlib.sha256()
     for name, root in sorted(roots.items()):
         digest.update(f"{name}\0".encode())
@@ -186,6 +195,65 @@ def engine_code_digest(ref: str) -> str:
                 raise UserError(f"engine {ref}: cannot read its source {path} ({exc.strerror})") from None
             digest.update(rel.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()[:12]
+
+
+def _folder_imports(module_file: Path, modules: Mapping[str, object]) -> dict[str, Path]:
+    """The modules a single-module engine imports from its own folder tree: ``{name: file or
+    package folder}`` for each ``import x`` / ``from x import ...`` (top-level names, anywhere in
+    the file) that resolves to a source under the folder of ``module_file``, neither in the
+    standard library nor in site-packages; a single module found so is read for its own imports
+    in turn. Read from the sources (not from what this process happens to have imported), so the
+    same files give the same answer."""
+    import ast
+    import importlib.util
+    import sysconfig
+
+    folder = module_file.resolve().parent
+    excluded = {Path(p).resolve() for key in ("stdlib", "platstdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(key))}
+
+    def local(path: Path) -> bool:
+        path = path.resolve()
+        return (path.is_relative_to(folder)
+                and not {"site-packages", "dist-packages"} & set(path.parts)
+                and not any(path.is_relative_to(e) for e in excluded))
+
+    def located(name: str) -> Path | None:
+        module = modules.get(name)
+        file = getattr(module, "__file__", None)
+        if file is None and module is None:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            file = spec.origin if spec is not None and spec.has_location else None
+        if file is None:
+            return None
+        path = Path(file)
+        return path.parent if path.name == "__init__.py" else path
+
+    found: dict[str, Path] = {}
+    pending = [module_file]
+    seen = {module_file.resolve()}
+    while pending:
+        try:
+            tree = ast.parse(pending.pop(0).read_bytes())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        names = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names += [alias.name.partition(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.append(node.module.partition(".")[0])
+        for name in sorted(set(names) - {"prefixbench"}):  # prefixbench's own code is in the version part of the key
+            path = located(name)
+            if path is None or not local(path) or path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            found.setdefault(name, path)
+            if path.is_file():
+                pending.append(path)
+    return found
 
 
 def _source_root(module_name: str, modules: Mapping[str, object]) -> tuple[str, Path | None]:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from prefixbench.kernel.api import Engine, EngineError, StepContext, messages_problem, type_name
+from prefixbench.kernel.api import Engine, EngineError, StepContext, messages_expected, messages_problem, type_name
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.cache import tokens_of
@@ -253,7 +253,8 @@ class _Driver:
             raise TypeError(f"ctx.client() takes a Request (ctx.summary_request builds one), got {type_name(request)}")
         problem = messages_problem(request.messages)
         if problem is not None:
-            raise TypeError(f"ctx.client(): the request's messages: {problem.removeprefix('returned ')}; expected a sequence of Message")
+            expected = messages_expected(problem)
+            raise TypeError(f"ctx.client(): the request's messages: {problem.removeprefix('returned ')}{'; ' + expected if expected else ''}")
         observation, reply = self.send(request)
         if observation.is_rejected:
             return Reply(error=f"HTTP {observation.status}: {observation.error}")
@@ -286,7 +287,7 @@ class _Driver:
             return messages  # the common case, checked in one pass (the guard checked the blocks)
         problem = messages_problem(messages)
         if problem is not None:
-            raise EngineError(self.engine.name, "view()", problem, "expected a sequence of Message")
+            raise EngineError(self.engine.name, "view()", problem, messages_expected(problem))
         return tuple(messages)
 
     def _step(self, turn_idx: int, step_idx: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -248,8 +248,11 @@ def quote_hint(text: str) -> str:
     return f"; quote a table named by import path: [\"{found.group(1)}\"]" if found else ""
 
 
-def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
-    """Per-engine config sections from a TOML (``.toml``, any case) or JSON file: ``{engine: {key: value}}``."""
+def read_engine_config(path: Path, engines: Sequence[str] = ()) -> dict[str, Mapping[str, Any]]:
+    """Per-engine config sections from a TOML (``.toml``, any case) or JSON file: ``{engine: {key: value}}``.
+    ``engines``: the engines the command runs, as given; a table named after one of them another
+    way (a user engine's ``name`` or module for ``my_engine:factory``) is refused naming the
+    table to write instead."""
     text = read_text(path)
     is_toml = path.suffix.lower() == ".toml"
     kind = "TOML" if is_toml else "JSON"
@@ -272,6 +275,11 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
     known = all_engines()
     for engine, section in data.items():
         if engine not in known and not is_user_engine(engine):
+            meant = _user_engine_called(engine, engines)
+            if meant is not None:
+                ref, how = meant
+                raise UserError(f"{path}: [{engine}] names {ref} by {how}, but a user engine's table is named as "
+                                f'--engine gives it: ["{ref}"]')
             installed = sorted(name for name in installed_engines() if name not in known)
             also = f"; installed: {', '.join(installed)}" if installed else ""
             raise UserError(
@@ -281,6 +289,27 @@ def read_engine_config(path: Path) -> dict[str, Mapping[str, Any]]:
         if not isinstance(section, dict):
             raise UserError(f"{path}: [{engine}] must be a table of settings")
     return data
+
+
+def _user_engine_called(table: str, engines: Sequence[str]) -> tuple[str, str] | None:
+    """``(engine, how table names it)`` for the user engine of ``engines`` (an import path)
+    whose ``name`` or module is ``table``: ``my_engine:factory`` for ``[my-engine]`` when its
+    engine is named so (the factory is called once, at 32k, to read the name), or for
+    ``[my_engine]``. None when there is none."""
+    from prefixbench.kernel.api import EngineOptions
+
+    for ref in engines:
+        if not is_import_path(ref):
+            continue
+        try:
+            engine = load_engine(ref).build(32_000, EngineOptions())
+        except Exception:  # noqa: BLE001 - only a hint: an engine that fails here fails again, saying why, when it runs
+            engine = None
+        if getattr(engine, "name", None) == table:
+            return ref, "its engine's name"
+        if ref.partition(":")[0].rpartition(".")[2] == table:
+            return ref, "its module"
+    return None
 
 
 def other_name_of(table: str, engines: tuple[str, ...] | list[str]) -> str | None:

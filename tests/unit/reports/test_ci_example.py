@@ -56,4 +56,19 @@ def test_the_workflow_engine_commands_run_on_an_engine(tmp_path, monkeypatch, ca
     assert "no-silent-rewrite @32k [declared-truncating/seed-coding/lenient]" in capsys.readouterr().out
     assert main(shlex.split(record)[1:]) == 0
     assert main(shlex.split(trace)[1:]) in (0, 1)
-    assert "PASS  no-silent-rewrite [engine.jsonl/lenient]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "PASS  no-silent-rewrite @32k [engine.jsonl/lenient]" in out
+    assert "PASS  window-respected @32k [engine.jsonl/lenient]" in out  # judged at the window recorded
+
+
+def test_the_workflow_installs_prefixbench_judges_the_trace_at_its_window_and_prices_the_sweep():
+    text = WORKFLOW.read_text().replace("\\\n", " ")
+    # prefixbench itself is installed, not only the user's project
+    assert re.search(r"^  PREFIXBENCH: git\+https://\S+@\S+", text, re.M)
+    assert 'pip install "$PREFIXBENCH"' in text
+    # check --trace is told the window record used, so window-respected judges the recording
+    recorded = re.search(r"prefixbench record \S+ .*--window (\S+)", text).group(1)
+    assert re.search(rf"prefixbench check --trace \S+ --windows {re.escape(recorded)}(\s|$)", text, re.M)
+    # the sweep is priced, so compare's usd=5% limit has a figure to check
+    sweep = re.search(r"prefixbench sweep [^\n]*", text).group(0)
+    assert "usd=" in text and "--price " in sweep

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from prefixbench.workloads.runs.schema import COST_COLUMNS
-from prefixbench.reports.cost import cost_chart, cost_markdown, cost_table, run_costs
+from prefixbench.reports.cost import cost_chart, cost_markdown, cost_table, cost_text, run_costs
 from prefixbench.simulator.pricing import get_price
 
 D = Decimal
@@ -146,3 +146,33 @@ def test_cost_chart_names_storage_only_where_a_run_paid_it(tmp_path, monkeypatch
     runs = run_costs(cost_table(make_observations(), get_price("claude-sonnet-4-5")))
     cost_chart(runs, tmp_path / "cost.png")
     assert legends == [["uncached input", "cache read", "cache write", "output"]], legends
+
+
+def test_a_run_with_refused_requests_is_marked_rejected_and_the_note_says_its_total_leaves_them_out():
+    obs = make_observations()
+    obs.loc[obs["preset"] == "patched", "status"] = 400  # every patched request refused
+    price = get_price("deepseek-v4-flash")
+    runs = run_costs(cost_table(obs, price))
+    assert list(runs["num_rejected"]) == [0, 2]
+    text = cost_text(runs)
+    lines = text.splitlines()
+    assert lines[0].split()[-1] == "status" and "400s" in lines[0].split()
+    assert lines[2].endswith(" ok") and lines[3].endswith("! rejected")
+    assert "the run's total leaves them out" in text
+    table = [line for line in cost_markdown(runs, price).splitlines() if line.startswith("|")]
+    assert table[0].endswith("| saving vs legacy | status |") and table[3].endswith("| ! rejected |")
+    # without a refused request the table is as before
+    assert "status" not in cost_text(run_costs(cost_table(make_observations(), price)))
+
+
+def test_a_run_identical_to_its_legacy_run_reads_same_run_in_the_cost_table(tmp_path, capsys):
+    from prefixbench.reports.cli import main
+
+    argv = ["sweep", "--engine", "tests.user_engines:declared", "--windows", "32k", "--steps", "20",
+            "--presets", "legacy,patched", "--price", "deepseek-v4-flash", "--out", str(tmp_path / "out")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    cost = out[out.index("cost at"):].splitlines()
+    patched = next(line for line in cost if " patched " in line)
+    assert patched.endswith("same run") and "(0.0%)" not in patched
+    assert "| same run |" in (tmp_path / "out" / "cost.md").read_text()

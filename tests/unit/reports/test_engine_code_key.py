@@ -151,3 +151,45 @@ def test_builtin_engines_carry_no_engine_digest():
 
     plan = plan_sweep(SweepSpec(windows=(32_000,), presets=("legacy",)))
     assert [item.engine_code for item in plan.runs] == [""]
+
+
+FLAT = '''from prefixbench.kernel import EngineBase
+import {tuning}
+
+
+class Flat(EngineBase):
+    name = "flat"
+
+
+def factory(window, options):
+    from {late} import LATE  # imported only when the factory runs
+    return Flat()
+'''
+
+
+def test_a_flat_engine_counts_the_modules_it_imports_from_its_own_folder(tmp_path, monkeypatch):
+    name = "pb_flat_engine"
+    folder = tmp_path / "flat"
+    (folder / "sub").mkdir(parents=True)
+    (folder / f"{name}.py").write_text(FLAT.format(tuning=f"{name}_tuning", late=f"{name}_late"))
+    (folder / f"{name}_tuning.py").write_text(f"import {name}_deeper\nFOLD_AT = 0.5\n")
+    (folder / f"{name}_deeper.py").write_text("X = 1\n")
+    (folder / f"{name}_late.py").write_text("LATE = 1\n")
+    (folder / f"{name}_unused.py").write_text("Y = 1\n")
+    monkeypatch.syspath_prepend(str(folder))
+    ref = f"{name}:factory"
+    try:
+        first = engine_code_digest(ref)
+        assert engine_code_digest(ref) == first
+        # a module of the folder the engine does not import is not its source
+        (folder / f"{name}_unused.py").write_text("Y = 2\n")
+        assert engine_code_digest(ref) == first
+        seen = {first}
+        for sibling in ("tuning", "deeper", "late"):  # imported, imported by an import, imported late
+            path = folder / f"{name}_{sibling}.py"
+            path.write_text(path.read_text() + "# edited\n")
+            digest = engine_code_digest(ref)
+            assert digest not in seen, sibling
+            seen.add(digest)
+    finally:
+        forget(name)

@@ -106,7 +106,8 @@ def test_a_bad_engine_is_a_usage_error(tmp_path):
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "the factory raised ValueError" in proc.stderr
+    # the line names the option that gave the engine, as docs/engine-api.md says
+    assert "prefixbench: --prefixbench-engine tests.user_engines:raises: the factory raised ValueError" in proc.stderr
 
 
 def test_the_engine_config_reaches_the_factory(tmp_path):
@@ -172,7 +173,7 @@ def test_an_engine_whose_name_raises_is_a_usage_error(tmp_path):
     proc = _run_pytest_raw(tmp_path, "--prefixbench-engine", "tests.user_engines:name_raises")
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert (
-        f"prefixbench: engine tests.user_engines:name_raises: name raised ValueError in {ENGINES_FILE}:124 (seed-coding, 32k): "
+        f"prefixbench: --prefixbench-engine tests.user_engines:name_raises: name raised ValueError in {ENGINES_FILE}:124 (seed-coding, 32k): "
         "the name is not configured"
     ) in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -187,6 +188,18 @@ def test_the_fixture_reports_an_engine_error_in_one_short_failure(tmp_path):
     outcome, message = outcomes["test_team::test_team"]
     assert outcome == "failed" and message.startswith("Failed: engine broken-view-none (tests.user_engines:view_none): view() returned None")
     assert "loop.py" not in output and len(output.splitlines()) < 20, output
+
+
+def test_the_fixture_reports_a_mistyped_workload_in_one_line_with_the_closest_name(tmp_path):
+    (tmp_path / "test_team.py").write_text("def test_team(prefixbench):\n    prefixbench.run('seed-codng')\n")
+    code, outcomes, output = run_pytest(
+        tmp_path, "--prefixbench-engine", "tests.user_engines:declared", "--prefixbench-windows", "32k", "-k", "test_team",
+    )
+    assert code == 1, output
+    outcome, message = outcomes["test_team::test_team"]
+    assert outcome == "failed"
+    assert message.startswith("Failed: prefixbench.run(): unknown workload 'seed-codng': did you mean 'seed-coding'?"), message
+    assert "registry.py" not in output and "Traceback" not in output, output
 
 
 def test_a_table_for_an_engine_that_is_not_running_is_refused(tmp_path):
