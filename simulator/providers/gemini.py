@@ -362,6 +362,15 @@ CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: ``google/gemini-2.5-pro`` through OpenRouter reads on ~4,080-token checkpoints; the same name
 #: on Vertex AI's OpenAI-compatible endpoint, or a dated/preview name, is not measured there.
 ROUTE_STEPS: tuple[tuple[str, str, int], ...] = (("openrouter", r"google/gemini-2\.5-pro$", 4080),)
+#: The step gemini-3-pro's reads count in when sent through a gateway that names the upstream
+#: that served it [M] (see the module doc, "Through OpenRouter, 3 Pro reads whole blocks"):
+#: (route, upstream, model pattern, step). The route and the upstream together decide it: no call
+#: sent straight to Google (Gemini CLI, Vertex AI) takes it.
+ROUTE_UPSTREAM_STEPS: tuple[tuple[str, str, str, int], ...] = (
+    ("openrouter", "google", r"gemini-3-pro-preview$", 2016),
+    ("openrouter", "google ai studio", r"gemini-3-pro-preview$", 4032),
+    ("portkey", "google", r"gemini-3-pro-preview$", 4032),
+)
 #: The grid gemini-3-flash's reads lie on when a gateway names Google AI Studio as the upstream
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
@@ -515,6 +524,9 @@ RULES = ProviderRules(
     upstream_grids=UPSTREAM_GRIDS,
     upstream_read_lags=UPSTREAM_READ_LAGS,
     route_steps=ROUTE_STEPS,
+    route_upstream_steps=ROUTE_UPSTREAM_STEPS,
+    route_upstream_evidence="measured on one published source of 500 runs (gemini-3-pro-preview, 2025-11; every 2,016-token "
+                            "block read through Vertex AI, every second one, 4,032, through Google AI Studio and Portkey)",
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
     min_tokens_before=((DOCS_MINIMUMS_SINCE_MS, EARLIER_MINIMUMS),),
