@@ -5,9 +5,10 @@ through Google AI Studio and Portkey. The gateway and the upstream decide the st
 call that names neither (Gemini CLI, Vertex AI direct) keeps the model's own.
 
 Each fixture is a mini-swe-agent 1.15 trajectory written here: LiteLLM keeps OpenRouter's
-response (its ``gen-`` id and ``provider``, the upstream) and Portkey's (``portkey-`` id). Before
-the rule (checked on the base code) the reader set no step and the audit predicted each call to
-read nearly all of its upstream's previous prompt (7,000, 15,000, 11,000 below).
+response (its ``gen-`` id and ``provider``, the upstream) and Portkey's (``portkey-`` id). On the
+code before the rule (checked) the reader set no step, so every test here but the one of a prompt
+under one block failed (that one the documented 4,096-token minimum already decides): after a
+switch of upstream, for one, the audit predicted 11,001, about all of Google's previous prompt.
 """
 
 from __future__ import annotations
