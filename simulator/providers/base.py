@@ -562,6 +562,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
             f"{self.block_tokens:,}"
             + "".join(f" ({tokens:,}: {quote}{pattern}{quote})" for pattern, tokens in self.block_tokens_by_model)
             + "".join(f" ({tokens:,}: {quote}{pattern}{quote} through {route})" for route, pattern, tokens in self.route_steps)
+            + "".join(f" ({tokens:,}: {quote}{pattern}{quote} through {route}, upstream {quote}{served}{quote})"
+                      for route, served, pattern, tokens in self.route_upstream_steps)
             + "".join(f" ({tokens:,}: {quote}{marker}{quote} endpoint)" for marker, tokens in self.block_tokens_by_url)
             + "".join(f" ({tokens:,}: sent before {day(until)})" for until, tokens in self.block_tokens_before)
         )
