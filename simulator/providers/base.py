@@ -91,6 +91,10 @@ def mapping(value: object) -> Mapping[str, object]:
     return value if isinstance(value, dict) else {}
 
 
+#: Gateways' names as a row gives them, by the route name the rules key steps by.
+_ROUTE_NAMES = {"openrouter": "OpenRouter", "portkey": "Portkey"}
+
+
 @lru_cache(maxsize=64)
 def _pattern(text: str) -> re.Pattern[str]:
     return re.compile(text + r"(?![0-9])")
@@ -220,6 +224,14 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: route (a gateway: ``openrouter``), and through it only (google/gemini-2.5-pro through
     #: OpenRouter: measured; the same name on Vertex AI's own endpoint reads to the token).
     route_steps: tuple[tuple[str, str, int], ...] = ()
+    #: ``(route, upstream, model regex, step)``: the step a model's reads count in when sent
+    #: through that route (a gateway: ``openrouter``, ``portkey``) AND the gateway names that
+    #: upstream as the one that served it (any case); the route and upstream together, never the
+    #: model alone, decide it (gemini-3-pro through OpenRouter's ``Google`` and ``Google AI
+    #: Studio``: measured). :meth:`route_upstream_step` gives it.
+    route_upstream_steps: tuple[tuple[str, str, str, int], ...] = ()
+    #: What :attr:`route_upstream_steps` rests on, for the detail of each row whose step they gave.
+    route_upstream_evidence: str = ""
     #: Tokens at the end of a prompt that the next call of the conversation does not read, as
     #: reported (the chat template's closing tokens, which the next prompt renders otherwise):
     #: the audit's chain and expected reads leave them out (xAI: measured).
@@ -550,6 +562,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
             f"{self.block_tokens:,}"
             + "".join(f" ({tokens:,}: {quote}{pattern}{quote})" for pattern, tokens in self.block_tokens_by_model)
             + "".join(f" ({tokens:,}: {quote}{pattern}{quote} through {route})" for route, pattern, tokens in self.route_steps)
+            + "".join(f" ({tokens:,}: {quote}{pattern}{quote} through {route}, upstream {quote}{served}{quote})"
+                      for route, served, pattern, tokens in self.route_upstream_steps)
             + "".join(f" ({tokens:,}: {quote}{marker}{quote} endpoint)" for marker, tokens in self.block_tokens_by_url)
             + "".join(f" ({tokens:,}: sent before {day(until)})" for until, tokens in self.block_tokens_before)
         )
@@ -649,6 +663,30 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         0 where the model decides it."""
         return next((step for through, pattern, step in self.route_steps
                      if through == route and _pattern(pattern).search(model)), 0)
+
+    def route_upstream_step(self, route: str, upstream: object, model: str) -> int:
+        """The step ``model``'s reads count in when sent through ``route`` and served by the
+        upstream the gateway names (:attr:`route_upstream_steps`); 0 where neither is known or no
+        rule names them (the model decides it)."""
+        if not route or not isinstance(upstream, str):
+            return 0
+        name = upstream.strip().lower()
+        return next((step for through, served, pattern, step in self.route_upstream_steps
+                     if through == route and served == name and _pattern(pattern).search(model)), 0)
+
+    def route_upstream_detail(self, upstream: str, model: str, step: int) -> str:
+        """The words a row gives the rule of :attr:`route_upstream_steps` that set its ``step``
+        (the gateway, the upstream as the log names it, the step and :attr:`route_upstream_evidence`);
+        "" where no rule of one gateway gives that upstream and model that step."""
+        if not step or not upstream or not self.route_upstream_steps:
+            return ""
+        name = upstream.strip().lower()
+        routes = {through for through, served, pattern, tokens in self.route_upstream_steps
+                  if served == name and tokens == step and _pattern(pattern).search(model)}
+        if len(routes) != 1:
+            return ""
+        route = _ROUTE_NAMES.get(*routes, *routes)
+        return f"{route}'s {upstream.strip()} route: blocks of {step:,}, {self.route_upstream_evidence}"
 
     def is_route_step(self, step: int) -> bool:
         """Whether ``step`` is one of :attr:`route_steps`' (the rules' own, not an endpoint's)."""

@@ -75,6 +75,25 @@ them; and each call's ``cost`` is its counts at 2.5 Pro's prices (1.25, 0.31 rea
 tokens) times 1.05, the zeros billed as misses. A read of 0 followed a read in 4 of 6 cases, a 0
 in 2 of 8: too few calls to make a rule of.
 
+**Through OpenRouter, 3 Pro reads whole blocks of its upstream's previous prompt [M].** In
+gruckion/mini-swe-agent's 500 SWE-bench runs (gemini-3-pro-preview, 2025-11-18/19, 20,163 calls;
+mini-swe-agent keeps each response as OpenRouter returned it, its ``provider`` the upstream) a read
+is the last whole block inside the previous prompt the same upstream served. Vertex AI
+(``Google``, 14,782 calls) reads every block of ~2,016 reported tokens; Google AI Studio (4,802)
+and the 16 runs sent through Portkey (579, ``google``) every block to four, then only every second
+one. The blocks fall ~1-1.7% short of 2,048 as reported, the more the more blocks (a median 2,024
+for one block, 32,222 for sixteen through Vertex AI), alike on Portkey, which passes Google's own
+counts; OpenRouter documents its usage as the model's native tokenizer's counts; so the shortfall is
+not a gateway's normalizing. So such a call (the route and the upstream both named:
+:data:`ROUTE_UPSTREAM_STEPS`, :attr:`~prefixbench.simulator.providers.base.ProviderRules.route_upstream_steps`)
+reads in steps of 2,016 through Vertex AI and 4,032 through AI Studio and Portkey (their finer
+blocks below 8,064 are not modelled: one step per request is what the cache model takes); within
+3% 5,370 -> 14,747 of 20,163 (2,016 for every upstream: 13,546). AI Studio's step was chosen on the
+even runs by name (6,863 -> 7,481 of 10,102 for 4,032 against 2,016) and held on the odd (6,683 ->
+7,266 of 10,061). No call straight to Google takes it: Gemini CLI's 3 Pro reads (105) lie on
+neither grid more often than chance, and a gateway whose route or upstream is not known keeps the
+model's own step.
+
 **Reads lag the prompts [M].** A read is seldom the whole previous prompt: it stays on one
 checkpoint for a few calls, its count drifting by tens of tokens (3.1 Pro, March 2026: 10,952,
 10,889, 10,781 while the prompt grew 11.6K -> 12.1K; 39,795 ... 39,724 over five calls from 43K
@@ -362,6 +381,15 @@ CHECKPOINTS: tuple[tuple[str, int], ...] = ((r"gemini-3-flash(?!-lite)", 3924),)
 #: ``google/gemini-2.5-pro`` through OpenRouter reads on ~4,080-token checkpoints; the same name
 #: on Vertex AI's OpenAI-compatible endpoint, or a dated/preview name, is not measured there.
 ROUTE_STEPS: tuple[tuple[str, str, int], ...] = (("openrouter", r"google/gemini-2\.5-pro$", 4080),)
+#: The step gemini-3-pro's reads count in when sent through a gateway that names the upstream
+#: that served it [M] (see the module doc, "Through OpenRouter, 3 Pro reads whole blocks"):
+#: (route, upstream, model pattern, step). The route and the upstream together decide it: no call
+#: sent straight to Google (Gemini CLI, Vertex AI) takes it.
+ROUTE_UPSTREAM_STEPS: tuple[tuple[str, str, str, int], ...] = (
+    ("openrouter", "google", r"gemini-3-pro-preview$", 2016),
+    ("openrouter", "google ai studio", r"gemini-3-pro-preview$", 4032),
+    ("portkey", "google", r"gemini-3-pro-preview$", 4032),
+)
 #: The grid gemini-3-flash's reads lie on when a gateway names Google AI Studio as the upstream
 #: that served it [M] (see the module doc, "Through Google AI Studio"): (upstream, model pattern,
 #: step, first checkpoint).
@@ -485,9 +513,9 @@ OPTIONS = (
                 source="O", help="which per-model minimum table (the audit: the page's table on the day a request was sent)"),
     CacheOption(key="min_tokens", default=None, seen="1,024-4,096; ~3,000 measured on Flash-Lite",
                 source="O", help="one minimum for every model, overriding the table"),
-    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 1 (2.5 Pro; 3.1 Pro; 3 Flash through Vertex AI behind Kilo's gateway, 116 calls)",
+    CacheOption(key="block", default=None, seen="3,924 (3 Flash: grid in May 2026, 94 calls; best fit, no grid, March 2026, 1,234 calls) | 4,080 (2.5 Pro through OpenRouter, 2025-08, 20 calls) | 2,016 / 4,032 (3 Pro through OpenRouter's Vertex AI / AI Studio and Portkey, 2025-11, 20,163 calls) | 1 (2.5 Pro; 3.1 Pro; 3 Flash through Vertex AI behind Kilo's gateway, 116 calls)",
                 source="M", help="implicit-cache checkpoint step in tokens, a read being the last checkpoint inside "
-                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro through OpenRouter, else 1)"),
+                                 "the shared prefix (none: per model, 3,924 for gemini-3-flash but Flash-Lite, 4,080 for google/gemini-2.5-pro through OpenRouter, 2,016 or 4,032 for gemini-3-pro-preview through OpenRouter's or Portkey's named Google upstreams, else 1)"),
     CacheOption(key="ttl_ms", default=None, seen="not published (best effort)", source="O",
                 help="idle lifetime of an entry in ms"),
     CacheOption(key="mode", default="implicit", seen="implicit | explicit", source="O",
@@ -515,6 +543,9 @@ RULES = ProviderRules(
     upstream_grids=UPSTREAM_GRIDS,
     upstream_read_lags=UPSTREAM_READ_LAGS,
     route_steps=ROUTE_STEPS,
+    route_upstream_steps=ROUTE_UPSTREAM_STEPS,
+    route_upstream_evidence="measured on one published source of 500 runs (gemini-3-pro-preview, 2025-11; every 2,016-token "
+                            "block read through Vertex AI, every second one, 4,032, through Google AI Studio and Portkey)",
     min_tokens=DEFAULT_MIN_TOKENS,
     min_tokens_by_model=DOCS_MINIMUMS,
     min_tokens_before=((DOCS_MINIMUMS_SINCE_MS, EARLIER_MINIMUMS),),

@@ -2951,6 +2951,12 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         if slack:
             detail = (f"read {slack:,} tokens short of the {expected:,} predicted, within the {rules_for(r.provider).step_slack:,} "
                       "its provider's counts of one checkpoint vary by: no miss")
+    if r.read_step and r.upstream:
+        # A step a gateway's route and upstream gave (gemini-3-pro through OpenRouter's Google
+        # routes, measured): the row names the rule and what it rests on.
+        route = rules_for(r.provider).route_upstream_detail(r.upstream, r.model, r.read_step)
+        if route:
+            detail = f"{detail}; {route}" if detail else route
     if r.explicit_cache is not None:
         # A read from an explicit cache is the client's own cache, not the lane's prefix: say so
         # rather than call it a surplus.

@@ -190,6 +190,21 @@ def upstream_of(response: Mapping[str, object]) -> str:
     return name.strip()[:60] if isinstance(name, str) else ""
 
 
+def route_of(response: Mapping[str, object]) -> str:
+    """The gateway a response came through where it names the upstream that served it, for the
+    rules' per-route-and-upstream steps (``route_upstream_steps``): ``openrouter`` for
+    OpenRouter's generation ids (``gen-...``), ``portkey`` for Portkey's (``portkey-...``); ""
+    where the response names no upstream or its id no gateway."""
+    ident = response.get("id")
+    if not upstream_of(response) or not isinstance(ident, str):
+        return ""
+    if ident.startswith("gen-"):
+        return "openrouter"
+    if ident.startswith("portkey-"):
+        return "portkey"
+    return ""
+
+
 #: litellm's route through Hugging Face's Inference Providers router, ``huggingface/<host>/<org>/<model>``
 #: (docs.litellm.ai/docs/providers/huggingface): the router bills the host's own price with no
 #: markup of Hugging Face's (huggingface.co/docs/inference-providers/pricing), so the host the

@@ -401,6 +401,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             prefix = Prefix(f"swe:{name}:{call.model}", node, parent) if body is None else None
             parent = node
             model = call.model.rsplit("/", 1)[-1] or NO_MODEL
+            upstream = gateway_usage.served_by(call.model, gateway_usage.upstream_of(call.response) if call.response is not None else "")
+            # A gateway's upstream whose reads count in a step of their own (gemini-3-pro through
+            # OpenRouter's Google routes: route_upstream_steps); the route and upstream decide it.
+            route = gateway_usage.route_of(call.response) if call.response is not None else ""
+            step = rules_for(provider).route_upstream_step(route, upstream, model)
             out.append(
                 TraceRequest(
                     file=name,
@@ -421,7 +426,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                     agent_version=_version(run.info),
                     source_format=NAME,
                     reply=reply,
-                    upstream=gateway_usage.served_by(call.model, gateway_usage.upstream_of(call.response) if call.response is not None else ""),
+                    upstream=upstream,
+                    read_step=step,
                 )
             )
         notes.extend(run.notes if not run.lane else (f"{run.lane}: {n}" for n in run.notes))
