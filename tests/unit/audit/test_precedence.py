@@ -484,11 +484,11 @@ def test_a_tool_list_change_logged_before_a_best_effort_miss_is_the_tools_doing(
     provider's, its detail saying nothing had changed in the log."""
     prev = req(0, provider="openai", model="gpt-5.5", parent=None)
     changed = req(provider="openai", model="gpt-5.5", usage=Usage(cache_read=1_024, uncached=19_476),
-                  events=(("tools_change", "dynamic_tools_updated at line 6 (now: fetch, lookup)"),))
+                  events=(("tools_change", "dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)"),))
     e = ev(changed, prev=prev, tick=MIN, lost=18_816, expected=19_840)
     finding = find_cause(e)
     assert (rule(e), finding.cause) == ("tools-logged", "tools-changed")
-    assert "logged: dynamic_tools_updated at line 6 (now: fetch, lookup)" in finding.detail
+    assert "logged: dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)" in finding.detail
     assert "nothing changed in the log" not in finding.detail
     # Without the event, the provider's as before; on Anthropic (no best-effort cache), not this rule.
     plain = ev(replace(changed, events=()), prev=prev, tick=MIN, lost=18_816, expected=19_840)
