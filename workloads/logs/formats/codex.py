@@ -838,7 +838,8 @@ class _Rollout:
         self.base_tag = tag
         names = sorted(_tool_names(payload if tools is None else tools))
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        self.events.append(("tools_change", f"dynamic_tools_updated at line {line}" + (f" (tools named in it: {shown})" if names else "")))
+        self.events.append(("tools_change", f"dynamic_tools_updated at line {line}"
+                            + (f" (tools named in it: {shown})" if names else "")))
 
     def _item(self, payload: dict, when: int | None, metadata: dict | None = None) -> None:
         """A message, tool call or output: inputs move the send time, the first output the answer
@@ -1679,9 +1680,9 @@ FORMAT = LogFormat(
         "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
         "later Codex: another agent's instruction as an inter_agent_communication line (not an agent_message item): "
         "read as that item, a turn for a rollback",
-        "Codex 0.167.2 on: a dynamic_tools_updated that changes the thread's dynamic tools puts the calls after it on another "
-        "head key and gives the next a tools_change event (the same list again changes nothing); a token count's last_usage_includes_reasoning (the model's "
-        "use_responses_lite) changes no count",
+        "Codex 0.167.2 on: a dynamic_tools_updated that changes the thread's dynamic tools puts the calls after it on "
+        "another head key and gives the next a tools_change event (the same list again changes nothing); a token "
+        "count's last_usage_includes_reasoning (the model's use_responses_lite) changes no count",
         "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
         "extending the last call of the turn before them",
         "Codex 0.118 on (multi-agent v2): a rollback's turns count another agent's instructions too (an agent_message item, "
