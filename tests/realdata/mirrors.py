@@ -5,11 +5,19 @@ where the copy or the commit is absent."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+
+def mirror(owner_name: str, env: str) -> tuple[str, str, Path]:
+    """A public repository's address, the variable naming its local git copy, and that copy: the
+    variable's value, else the look-up tools' mirror of it under ``/work/.mirror``."""
+    url = f"github.com/{owner_name}"
+    return url, env, Path(os.environ.get(env, f"/work/.mirror/{owner_name.replace('/', '+')}/repo"))
 
 
 def git(repo: Path, *args: str, text: bool = True) -> subprocess.CompletedProcess:

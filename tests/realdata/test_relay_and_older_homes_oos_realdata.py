@@ -49,7 +49,6 @@ and how many reads are predicted within 3%.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
@@ -57,35 +56,30 @@ import pytest
 
 from prefixbench.reports.cli import main
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import claude_recount, codex_recount, read_within, tree_at
+from tests.realdata.mirrors import claude_recount, codex_recount, mirror, read_within, tree_at
 
 
-def _repo(owner_name: str, env: str) -> tuple[str, str, Path]:
-    url = f"github.com/{owner_name}"
-    return url, env, Path(os.environ.get(env, f"/work/.mirror/{owner_name.replace('/', '+')}/repo"))
-
-
-FEISHU_URL, FEISHU_ENV, FEISHU = _repo("7567491/Feishu_ClaudeCode", "PREFIXBENCH_FEISHU_CLAUDECODE_REPO")
+FEISHU_URL, FEISHU_ENV, FEISHU = mirror("7567491/Feishu_ClaudeCode", "PREFIXBENCH_FEISHU_CLAUDECODE_REPO")
 FEISHU_COMMIT = "869a42d7abaa93ca3ff0dcf4a63eb10fc696d736"
 #: Absent from the workplace's snapshot (past its size limit).
 FEISHU_LEFT_OUT = frozenset(f".codex/sessions/{name}.jsonl" for name in (
     "2025/11/29/rollout-2025-11-29T15-06-29-019ace6f-419b-73f1-8566-1d9d4463b457",
     "2025/12/01/rollout-2025-12-01T14-35-29-019ad89f-9a9d-7f72-b277-5b8fba246863",
     "2025/12/02/rollout-2025-12-02T05-03-41-019adbba-7601-73f0-9816-e9ba38884d05"))
-BIME_URL, BIME_ENV, BIME = _repo("emd5-afk/BIME_U01", "PREFIXBENCH_BIME_U01_REPO")
+BIME_URL, BIME_ENV, BIME = mirror("emd5-afk/BIME_U01", "PREFIXBENCH_BIME_U01_REPO")
 BIME_COMMIT = "24127c0e299638f28fbaadd3aa2e7fca78a98e3f"
-LAB_URL, LAB_ENV, LAB = _repo("akhileswar18/behaviour_lab", "PREFIXBENCH_BEHAVIOUR_LAB_REPO")
+LAB_URL, LAB_ENV, LAB = mirror("akhileswar18/behaviour_lab", "PREFIXBENCH_BEHAVIOUR_LAB_REPO")
 LAB_COMMIT = "488736298bc266f4b853d225cc4eb6b074f2926b"
 LAB_LEFT_OUT = frozenset({
     ".codex/sessions/2026/03/05/rollout-2026-03-05T16-14-54-019cc07f-4e0a-74d3-9567-409e2ab6f7e9.jsonl"})
-SWARM_URL, SWARM_ENV, SWARM = _repo("gouchan/agent-swarm-config", "PREFIXBENCH_AGENT_SWARM_CONFIG_REPO")
+SWARM_URL, SWARM_ENV, SWARM = mirror("gouchan/agent-swarm-config", "PREFIXBENCH_AGENT_SWARM_CONFIG_REPO")
 SWARM_COMMIT = "fca6ecb24baa3dc2226b11741d74fc5311c25e50"
-PAT_URL, PAT_ENV, PAT = _repo("patleeman/dotfiles", "PREFIXBENCH_PATLEEMAN_DOTFILES_REPO")
+PAT_URL, PAT_ENV, PAT = mirror("patleeman/dotfiles", "PREFIXBENCH_PATLEEMAN_DOTFILES_REPO")
 PAT_COMMIT = "d0b6898268b45005124bc85b76eab2be7789d47c"
 PAT_LEFT_OUT = frozenset(f".claude/projects/-Users-patrick-workingdir-familiar/{name}.jsonl" for name in (
     "1be0f875-0798-4f9b-ad96-619f34a5d419", "aa963161-1823-4c76-bbd6-9ba194427e16",
     "b12bc5c9-232e-4962-baa4-daebd8549f82"))
-KIM_URL, KIM_ENV, KIM = _repo("kimjindol2025/home-projects", "PREFIXBENCH_KIMJINDOL_HOME_REPO")
+KIM_URL, KIM_ENV, KIM = mirror("kimjindol2025/home-projects", "PREFIXBENCH_KIMJINDOL_HOME_REPO")
 KIM_COMMIT = "fc89df5e3210f37c2b3aa105087a237909ab0a7a"
 KIM_LEFT_OUT = frozenset(f".claude/projects/-data-data-com-termux-files-home/{name}.jsonl" for name in (
     "0cc5fe38-ad48-4a14-9f63-0071e0bc5b9a", "0d74e48e-79b2-44f9-906f-23c3170a6041",
@@ -99,7 +93,7 @@ KIM_LEFT_OUT = frozenset(f".claude/projects/-data-data-com-termux-files-home/{na
     "cae2d11c-e97f-4785-a216-d6ed9efff01e", "dca68f14-4317-4a00-ac81-cbf80a23c5f1",
     "ed347de5-82a9-4de1-a627-24cac64f0591", "f34b371e-ed73-469f-b7c0-aa9c4fddf530",
     "f785cb1d-1595-4fbb-bb0d-22db695e6f68", "fd54aa30-47f9-4f2b-ac33-21e08d2239de"))
-AWE_URL, AWE_ENV, AWE = _repo("awesumsawz/dotfiles-universal", "PREFIXBENCH_AWESUMSAWZ_DOTFILES_REPO")
+AWE_URL, AWE_ENV, AWE = mirror("awesumsawz/dotfiles-universal", "PREFIXBENCH_AWESUMSAWZ_DOTFILES_REPO")
 AWE_COMMIT = "49d63c930ee4cdc8db5a394fd579dbe108fae8e0"
 AWE_LEFT_OUT = frozenset(f".claude/projects/-Users-jbiggs-code-buy-hh{name}.jsonl" for name in (
     "-buy-honehealth-com-longevity-lp/979e30c8-84cf-43c8-a3ce-4383887d8d43",
@@ -110,16 +104,16 @@ AWE_LEFT_OUT = frozenset(f".claude/projects/-Users-jbiggs-code-buy-hh{name}.json
     *(f"/9d578e7d-f32a-4224-8017-efbaa1a68f97/subagents/agent-acompact-{agent}" for agent in (
         "20c0812a64ec43e1", "52a209d0b7c32d4e", "8da7758ca7b53827", "cec22566c8275d66", "e5b9c9a910f88b54",
         "e7aa7fe15a626485", "f679c831a1374769", "f877c1b79a542278"))))
-CLAUDING_URL, CLAUDING_ENV, CLAUDING = _repo("carollynn2253/Clauding", "PREFIXBENCH_CLAUDING_REPO")
+CLAUDING_URL, CLAUDING_ENV, CLAUDING = mirror("carollynn2253/Clauding", "PREFIXBENCH_CLAUDING_REPO")
 CLAUDING_COMMIT = "8caedfbd01c4574f745b88591e91429beb86394e"
-ATLAS_URL, ATLAS_ENV, ATLAS = _repo("outrcore/Atlas", "PREFIXBENCH_OUTRCORE_ATLAS_REPO")
+ATLAS_URL, ATLAS_ENV, ATLAS = mirror("outrcore/Atlas", "PREFIXBENCH_OUTRCORE_ATLAS_REPO")
 ATLAS_COMMIT = "d1548b7d525943899ae62d6ea9d27b53e04823ba"
-XDG_URL, XDG_ENV, XDG = _repo("underspecified/dotfiles", "PREFIXBENCH_UNDERSPECIFIED_DOTFILES_REPO")
+XDG_URL, XDG_ENV, XDG = mirror("underspecified/dotfiles", "PREFIXBENCH_UNDERSPECIFIED_DOTFILES_REPO")
 XDG_COMMIT = "a011f3846ca2e57e3e0bb0e27ceaf5e6511ee2a7"
 XDG_LEFT_OUT = frozenset(f".config/claude/projects/-Users-eric-git-{name}.jsonl" for name in (
     "classy/27aec5d6-9f22-47c1-9305-7aa81e2193da", "classy/633cea7d-1cfd-4ee4-94aa-59cd56d633f2",
     "gliclass/85edd7bc-851f-413e-a62d-edc3346eb4ac", "gliclass/a5c8886c-1572-4a26-b92d-4075d016bd89"))
-OCODEX_URL, OCODEX_ENV, OCODEX = _repo("JaydenXsoe/ocodex", "PREFIXBENCH_OCODEX_REPO")
+OCODEX_URL, OCODEX_ENV, OCODEX = mirror("JaydenXsoe/ocodex", "PREFIXBENCH_OCODEX_REPO")
 OCODEX_COMMIT = "317a6db6db4dddc6300a1b7501490548b88d5e8f"
 
 

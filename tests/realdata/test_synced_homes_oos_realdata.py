@@ -46,20 +46,14 @@ and how many reads are predicted within 3%.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import claude_recount, codex_recount, read_within, tree_at
+from tests.realdata.mirrors import claude_recount, codex_recount, mirror, read_within, tree_at
 
 
-def _repo(owner_name: str, env: str) -> tuple[str, str, Path]:
-    url = f"github.com/{owner_name}"
-    return url, env, Path(os.environ.get(env, f"/work/.mirror/{owner_name.replace('/', '+')}/repo"))
-
-
-PSH_URL, PSH_ENV, PSH = _repo("pshung/personal_git", "PREFIXBENCH_PERSONAL_GIT_REPO")
+PSH_URL, PSH_ENV, PSH = mirror("pshung/personal_git", "PREFIXBENCH_PERSONAL_GIT_REPO")
 PSH_COMMIT = "a8cbef1d282193633e7209e1fc6782cdbe5df19f"
 #: Absent from the workplace's snapshot (past its size limit), and one file of assembler output.
 PSH_LEFT_OUT = frozenset(f".claude/projects/{name}.jsonl" for name in (
@@ -76,38 +70,38 @@ PSH_LEFT_OUT = frozenset(f".claude/projects/{name}.jsonl" for name in (
     "-home-nick-work-AIAutoIREE/44aa4b1c-b38e-4c12-9e05-a725871f6a6c/subagents/agent-acompact-273ef0",
 ))
 
-ZIBE_URL, ZIBE_ENV, ZIBE = _repo("Zatoichi-42/claude-zibe", "PREFIXBENCH_CLAUDE_ZIBE_REPO")
+ZIBE_URL, ZIBE_ENV, ZIBE = mirror("Zatoichi-42/claude-zibe", "PREFIXBENCH_CLAUDE_ZIBE_REPO")
 ZIBE_COMMIT = "0a42058a34e87db7e8e0a9d1e3eaaa6584f7a5f2"
-BORJA_URL, BORJA_ENV, BORJA = _repo("borja-rojo-ilvento/dotfiles", "PREFIXBENCH_BORJA_DOTFILES_REPO")
+BORJA_URL, BORJA_ENV, BORJA = mirror("borja-rojo-ilvento/dotfiles", "PREFIXBENCH_BORJA_DOTFILES_REPO")
 BORJA_COMMIT = "229634138a2bac88f324ed476535b6546b73cbc1"
-FRANCO_URL, FRANCO_ENV, FRANCO = _repo("francojc/dotfiles", "PREFIXBENCH_FRANCOJC_DOTFILES_REPO")
+FRANCO_URL, FRANCO_ENV, FRANCO = mirror("francojc/dotfiles", "PREFIXBENCH_FRANCOJC_DOTFILES_REPO")
 FRANCO_COMMIT = "9d714146d2e084c09b268ec6002d3ea76a371542"
-CAI_URL, CAI_ENV, CAI = _repo("886caigudong/caigudong-", "PREFIXBENCH_CAIGUDONG_REPO")
+CAI_URL, CAI_ENV, CAI = mirror("886caigudong/caigudong-", "PREFIXBENCH_CAIGUDONG_REPO")
 CAI_COMMIT = "9d7335ec1ba67383c3d80383745b3d3084bc38c0"
-LZY_URL, LZY_ENV, LZY = _repo("LZY2333/LZY-FE-JumpTrack", "PREFIXBENCH_LZY_JUMPTRACK_REPO")
+LZY_URL, LZY_ENV, LZY = mirror("LZY2333/LZY-FE-JumpTrack", "PREFIXBENCH_LZY_JUMPTRACK_REPO")
 LZY_COMMIT = "27fd886e87ce56352ac34ca4b9f7232356f7d0f4"
-IKN_URL, IKN_ENV, IKN = _repo("ikn7/sentinelPI", "PREFIXBENCH_SENTINELPI_REPO")
+IKN_URL, IKN_ENV, IKN = mirror("ikn7/sentinelPI", "PREFIXBENCH_SENTINELPI_REPO")
 IKN_COMMIT = "bc1331ad1a0040b66c0e7994cca8b9014f67ec8b"
 IKN_LEFT_OUT = frozenset(f".claude/projects/-home-user/{name}.jsonl" for name in (
     "4c410970-27cf-44b9-9a7b-538f37bf2d48", "f725ca92-357d-4931-a104-d9c9f554567f",
     "fad99b44-7337-47f8-955b-2384ef483150"))
-YAK_URL, YAK_ENV, YAK = _repo("yakschuss/dotfiles", "PREFIXBENCH_YAKSCHUSS_DOTFILES_REPO")
+YAK_URL, YAK_ENV, YAK = mirror("yakschuss/dotfiles", "PREFIXBENCH_YAKSCHUSS_DOTFILES_REPO")
 YAK_COMMIT = "10a2e4cf61407e8c12c368163fc93af925bb9f9f"
 YAK_LEFT_OUT = frozenset(f".claude/projects/-Users-jschuss-Brightline-reef/{name}.jsonl" for name in (
     "2ec88ade-0de1-46cb-a53c-119ef1c24aa3", "4290e9eb-c4c8-41d3-8452-9f6400648f31",
     "47676caa-8819-4e39-88ca-f5a47e1d6de4", "6174db5e-7c71-46f6-a2fb-66c64caa1dc0",
     "c541241e-90ec-4f48-b2e3-4728e585f3c9"))
-OLI_URL, OLI_ENV, OLI = _repo("oliyoung/dotfiles", "PREFIXBENCH_OLIYOUNG_DOTFILES_REPO")
+OLI_URL, OLI_ENV, OLI = mirror("oliyoung/dotfiles", "PREFIXBENCH_OLIYOUNG_DOTFILES_REPO")
 OLI_COMMIT = "d375c4f57cc75e98fcbe09991672081bf6b8bc49"
 OLI_LEFT_OUT = frozenset(f".claude/projects/-mnt-c-Users-o-young-work-architecture/{name}.jsonl" for name in (
     "c6b70995-fb42-44d0-878a-2a2a203ac178", "c7bf99a4-22b1-498b-b2bf-bb697fa65a6e"))
-SHELL_URL, SHELL_ENV, SHELL = _repo("Quelklef/shell-ws", "PREFIXBENCH_SHELL_WS_REPO")
+SHELL_URL, SHELL_ENV, SHELL = mirror("Quelklef/shell-ws", "PREFIXBENCH_SHELL_WS_REPO")
 SHELL_COMMIT = "044184aacc6683c4f7951b104db1c56ba3fc4a39"
-JG_URL, JG_ENV, JG = _repo("KongJin/JG", "PREFIXBENCH_KONGJIN_JG_REPO")
+JG_URL, JG_ENV, JG = mirror("KongJin/JG", "PREFIXBENCH_KONGJIN_JG_REPO")
 JG_COMMIT = "83ad8964c83d8de54ff249b0813eb6c7c2196b5f"
-MEMRY_URL, MEMRY_ENV, MEMRY = _repo("memrynote/memrynote", "PREFIXBENCH_MEMRYNOTE_REPO")
+MEMRY_URL, MEMRY_ENV, MEMRY = mirror("memrynote/memrynote", "PREFIXBENCH_MEMRYNOTE_REPO")
 MEMRY_COMMIT = "8cd473e9b7ad6562839c9cf8424362026308d2eb"
-PHISH_URL, PHISH_ENV, PHISH = _repo("Satyam-stysh/Phishing_url_cheaker", "PREFIXBENCH_PHISHING_URL_REPO")
+PHISH_URL, PHISH_ENV, PHISH = mirror("Satyam-stysh/Phishing_url_cheaker", "PREFIXBENCH_PHISHING_URL_REPO")
 PHISH_COMMIT = "048cbed9877777c0323355a77885bebff3263461"
 PHISH_LEFT_OUT = frozenset({
     ".codex/sessions/2026/04/03/rollout-2026-04-03T14-55-22-019d53d7-7683-7ab1-a3cd-d3383a18938c.jsonl"})

@@ -679,16 +679,30 @@ def _best_effort_note(ev: Evidence) -> str | None:
     return None
 
 
+def _tool_changes(ev: Evidence) -> list[str]:
+    """The tool-list changes the log recorded since the previous request (``tools_change`` events)."""
+    return sorted({detail for kind, detail in ev.r.events if kind == "tools_change"})
+
+
+def _past_tools(ev: Evidence) -> int:
+    """The read past which the tools were cached as sent: the shared head where its size is
+    known, and never less than the model's minimum (a read below it caches nothing)."""
+    return max(ev.head or 0, ev.rules.min_cacheable(ev.r.model, ev.r.sent_ms))
+
+
 def _tools_logged(ev: Evidence) -> Finding | None:
     """A short read on a provider whose cache is best-effort, after the log recorded a change of
     the tool list since the previous request (Codex's ``dynamic_tools_updated``, Kimi CLI's
     ``toolsHash``): the request's tools are part of its prefix (sent before the conversation), so
     the prefix cached before the change was not the one sent. Before, such a miss was put down to
-    the provider, its detail saying nothing had changed in the log."""
+    the provider, its detail saying nothing had changed in the log. A read past the shared head
+    (or, where its size is not known, past the model's minimum) shows the tools were cached as
+    this request sent them: then the change is not the miss's cause, and the provider's rule
+    decides, naming the change."""
     if _best_effort_note(ev) is None or out_of_order(ev):
         return None
-    tools = sorted({detail for kind, detail in ev.r.events if kind == "tools_change"})
-    if not tools:
+    tools = _tool_changes(ev)
+    if not tools or ev.cache_read > _past_tools(ev):
         return None
     return Finding("tools-changed", "log", (
         f"read {ev.cache_read:,} of {ev.expected:,} cached tokens after the tool list changed since the previous request "
@@ -711,12 +725,30 @@ def _best_effort(ev: Evidence) -> Finding | None:
             f"with {_alone(ev)}: {note}, not the agent's doing"
         ))
     return Finding("provider-best-effort", "log", (
-        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens with nothing changed in the log and "
+        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens {_logged_changes(ev)} and "
         + (f"{duration(ev.gap)} idle: " if ev.idle_ms is None else f"{duration(ev.idle_ms)} idle after the previous response ended: ")
         + note
         + ", not the agent's doing"
         + _lagging(ev)
     ))
+
+
+def _logged_changes(ev: Evidence) -> str:
+    """What the log recorded since the previous request, for a miss put down to the provider:
+    nothing, or a tool-list change that :func:`_tools_logged` did not take as the cause (the read
+    went past it, or the request was sent before the previous one), and why not."""
+    tools = _tool_changes(ev)
+    if not tools:
+        return "with nothing changed in the log"
+    logged = f"the tool-list change logged since the previous request ({'; '.join(tools)})"
+    if ev.cache_read > _past_tools(ev):
+        minimum = ev.rules.min_cacheable(ev.r.model, ev.r.sent_ms)
+        bound = (f"the shared head's {ev.head:,} tokens" if ev.head is not None and ev.head >= minimum else
+                 f"{ev.r.model}'s minimum of {minimum:,}" + ("" if ev.head is not None else ", the head's size not being known"))
+        return (f"past {logged}: a read past {bound} shows the tools were cached as this request sent them; "
+                "with nothing else changed in the log")
+    return (f"with {logged} telling nothing, as it was sent before that request (its prompt does not extend that "
+            "one's); with nothing else changed in the log")
 
 
 def _lagging(ev: Evidence) -> str:

@@ -484,14 +484,66 @@ def test_a_tool_list_change_logged_before_a_best_effort_miss_is_the_tools_doing(
     provider's, its detail saying nothing had changed in the log."""
     prev = req(0, provider="openai", model="gpt-5.5", parent=None)
     changed = req(provider="openai", model="gpt-5.5", usage=Usage(cache_read=1_024, uncached=19_476),
-                  events=(("tools_change", "dynamic_tools_updated at line 6 (now: fetch, lookup)"),))
+                  events=(("tools_change", "dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)"),))
     e = ev(changed, prev=prev, tick=MIN, lost=18_816, expected=19_840)
     finding = find_cause(e)
     assert (rule(e), finding.cause) == ("tools-logged", "tools-changed")
-    assert "logged: dynamic_tools_updated at line 6 (now: fetch, lookup)" in finding.detail
+    assert "logged: dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)" in finding.detail
     assert "nothing changed in the log" not in finding.detail
     # Without the event, the provider's as before; on Anthropic (no best-effort cache), not this rule.
     plain = ev(replace(changed, events=()), prev=prev, tick=MIN, lost=18_816, expected=19_840)
     assert (rule(plain), cause(plain)) == ("best-effort", "provider-best-effort")
     anthropic = ev(req(events=changed.events, usage=Usage(cache_read=1_024, uncached=4_000)))
     assert rule(anthropic) != "tools-logged"
+
+
+def test_a_read_past_the_head_after_a_logged_tool_change_is_not_the_tools_doing():
+    """A read past the shared head (or, its size not logged, past the model's minimum) shows the
+    tools, which come before the conversation, were cached as the request sent them: the logged
+    tool change did not cause the miss, and the provider's rule decides, its detail naming the
+    change and that the read went past it. Base: ``tools-changed`` for any short read after a
+    change, however much was read. The Codex case: 17,000 of 19,840 on gpt-5.5 after a
+    ``dynamic_tools_updated`` line; the Kimi CLI case: 7,000 of 9,472 on deepseek-chat after
+    ``toolsHash`` went from t1 to t2."""
+    codex_prev = req(0, provider="openai", model="gpt-5.5", parent=None)
+    codex = req(provider="openai", model="gpt-5.5", usage=Usage(cache_read=17_000, uncached=2_840),
+                events=(("tools_change", "dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)"),))
+    kimi_prev = req(0, provider="deepseek", model="deepseek-chat", parent=None)
+    kimi = req(provider="deepseek", model="deepseek-chat", usage=Usage(cache_read=7_000, uncached=2_472),
+               events=(("tools_change", "toolsHash t1 -> t2"),))
+    for r, prev, expected, logged in ((codex, codex_prev, 19_840, "dynamic_tools_updated at line 6"),
+                                      (kimi, kimi_prev, 9_472, "toolsHash t1 -> t2")):
+        e = ev(r, prev=prev, tick=MIN, lost=expected - r.usage.cache_read, expected=expected)
+        finding = find_cause(e)
+        assert (rule(e), finding.cause) == ("best-effort", "provider-best-effort")
+        assert f"cached tokens past the tool-list change logged since the previous request ({logged}" in finding.detail
+        assert "shows the tools were cached as this request sent them" in finding.detail
+        assert "the head's size not being known" in finding.detail
+        assert "with nothing changed in the log" not in finding.detail
+    # A known head the read went past is the bound the detail names.
+    e = ev(codex, prev=codex_prev, tick=MIN, lost=2_840, expected=19_840, head=12_000)
+    assert rule(e) == "best-effort" and "a read past the shared head's 12,000 tokens" in find_cause(e).detail
+    # A read that stopped at or short of the head (or the minimum, with no head known) is still the tools'.
+    for head, read in ((17_000, 17_000), (None, 1_024), (18_000, 4_096)):
+        short = ev(replace(codex, usage=Usage(cache_read=read, uncached=19_840 - read)), prev=codex_prev, tick=MIN,
+                   lost=19_840 - read, expected=19_840, head=head)
+        assert (rule(short), cause(short)) == ("tools-logged", "tools-changed"), (head, read)
+
+
+def test_a_tool_change_logged_before_a_request_sent_before_the_previous_one_is_not_the_cause():
+    """A request sent before the one it follows in the file does not extend that one's prompt: a
+    tool change logged between them says nothing of its miss, and the tools rule does not fire
+    (removing its ``out_of_order`` guard makes this fail). The provider's rule says why the change
+    tells nothing, not that nothing changed."""
+    prev = req(0, provider="openai", model="gpt-5.5", parent=None, sent_ms=10 * MIN)
+    late = req(provider="openai", model="gpt-5.5", usage=Usage(cache_read=1_024, uncached=18_816), sent_ms=9 * MIN,
+               events=(("tools_change", "dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)"),))
+    e = ev(late, prev=prev, tick=MIN, lost=18_816, expected=19_840)
+    assert rule(e) != "tools-logged" and cause(e) != "tools-changed"
+    finding = find_cause(e)
+    assert (rule(e), finding.cause) == ("best-effort", "provider-best-effort")
+    assert "(dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)) telling nothing, as it was sent before" in finding.detail
+    assert "with nothing changed in the log" not in finding.detail
+    # In order, the same request is the tools' doing.
+    in_order = ev(replace(late, sent_ms=11 * MIN), prev=prev, tick=MIN, lost=18_816, expected=19_840)
+    assert rule(in_order) == "tools-logged"

@@ -2042,7 +2042,7 @@ def test_a_dynamic_tools_update_changes_the_head_and_names_the_miss(tmp_path: Pa
     requests, _ = load_trace([path])
     first, second = (r.prefix.head for r in requests if r.prefix)
     assert first != second and first.startswith("codex:gpt-5.5:0.167.2:")
-    assert ("tools_change", "dynamic_tools_updated at line 6 (now: fetch, lookup)") in requests[1].events
+    assert ("tools_change", "dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)") in requests[1].events
     row = run_audit([path]).rows[1]
     assert (row.reported_cache_read, row.cause) == (1024, "tools-changed")
     assert "dynamic_tools_updated at line 6" in row.detail
@@ -2054,6 +2054,55 @@ def test_a_dynamic_tools_update_changes_the_head_and_names_the_miss(tmp_path: Pa
     # Another update is another head.
     other = _rollout167(tmp_path / "other" / "rollout-o.jsonl", update={"dynamic_tools": []})
     assert [r.prefix.head for r in load_trace([other])[0] if r.prefix][1] != second
+
+
+FETCH = {"name": "fetch", "description": "Fetch a page", "inputSchema": {"type": "object"}}
+
+
+def test_a_dynamic_tools_update_with_the_start_list_changes_nothing(tmp_path: Path) -> None:
+    """A ``dynamic_tools_updated`` whose list is the one the thread has is no change: no
+    ``tools_change`` event and the same head key, so a short read there is not put down to the
+    tools. The list is keyed as ``session_meta`` keys its ``dynamic_tools`` (with the base
+    instructions), so an update going back to the start's list gives the start's head again.
+    Base: every record was a change, keyed by a digest of the record whole (another head each
+    time, the start's never again)."""
+    requests, _ = load_trace([_rollout167(tmp_path / "same" / "rollout-s.jsonl", update={"dynamic_tools": TOOLS})])
+    assert len({r.prefix.head for r in requests if r.prefix}) == 1
+    assert not any(kind == "tools_change" for r in requests for kind, _ in r.events)
+    # Out to another list and back: three calls on the start's head, another, then the start's again.
+    turn = [("2026-12-01T10:00:00.000Z", "session_meta", _meta("t-167b", cli_version="0.167.2", history_mode="paginated",
+                                                              base_instructions={"text": "You are Codex."}, dynamic_tools=TOOLS)),
+            ("2026-12-01T10:00:01.000Z", "turn_context", {"model": "gpt-5.5", "effort": "medium"}),
+            ("2026-12-01T10:00:02.000Z", "response_item", _user("go")),
+            ("2026-12-01T10:00:10.000Z", "event_msg", _tc167((20000, 0, 400, 30), (20000, 0, 400, 30), False))]
+    for n, (tools, ts) in enumerate((([*TOOLS, FETCH], "11"), (TOOLS, "21")), start=1):
+        turn += [(f"2026-12-01T10:00:{ts}.000Z", "response_item", {"type": "function_call_output", "call_id": f"c{n}", "output": "ok"}),
+                 (f"2026-12-01T10:00:{ts}.500Z", "dynamic_tools_updated", {"dynamic_tools": tools}),
+                 (f"2026-12-01T10:00:{int(ts) + 8}.000Z", "event_msg",
+                  _tc167((20000 + n * 20500, 1024, 400 + n * 50, 30 + n * 30), (20500, 1024, 50, 30), False))]
+    requests, _ = load_trace([_paginated(tmp_path / "back" / "rollout-b.jsonl", turn)])
+    heads = [r.prefix.head for r in requests if r.prefix]
+    assert len(heads) == 3 and heads[0] == heads[2] != heads[1]
+    assert [[d for k, d in r.events if k == "tools_change"] for r in requests] == [
+        [], ["dynamic_tools_updated at line 6 (tools named in it: fetch, lookup)"],
+        ["dynamic_tools_updated at line 9 (tools named in it: lookup)"]]
+    # A payload with no list (dynamic_tools or tools) is keyed whole: a change of head, named.
+    whole = {"namespace": {"name": "web", "tools": {"fetch": FETCH}}}
+    requests, _ = load_trace([_rollout167(tmp_path / "whole" / "rollout-w.jsonl", update=whole)])
+    assert len({r.prefix.head for r in requests if r.prefix}) == 2
+    assert ("tools_change", "dynamic_tools_updated at line 6 (tools named in it: fetch, web)") in requests[1].events
+
+
+def test_a_read_past_the_head_after_a_dynamic_tools_update_is_the_providers(tmp_path: Path) -> None:
+    """Read 17,000 of the 19,840 cached tokens after a ``dynamic_tools_updated`` that changed the
+    tools: past gpt-5.5's minimum of 1,024 (the head's size is not logged), so the tools were
+    cached as sent and the miss is the provider's, its detail naming the update and that the read
+    went past it. Base: ``tools-changed``."""
+    path = _rollout167(tmp_path / "rollout-r.jsonl", update={"dynamic_tools": [*TOOLS, FETCH]}, read=17000)
+    row = run_audit([path]).rows[1]
+    assert (row.reported_cache_read, row.cause) == (17000, "provider-best-effort")
+    assert "past the tool-list change logged since the previous request (dynamic_tools_updated at line 6" in row.detail
+    assert "with nothing changed in the log" not in row.detail
 
 
 def test_a_delegates_own_rollout_and_its_forwarded_usage_count_once(tmp_path: Path) -> None:

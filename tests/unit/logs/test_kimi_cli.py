@@ -409,3 +409,25 @@ def test_kimi_code_2_1_records_are_known_and_carry_no_call(tmp_path: Path) -> No
     assert [(r.usage.uncached, r.usage.cache_read, r.usage.output) for r in requests] == [(9000, 0, 100), (300, 8960, 50)]
     assert requests[0].sent_ms == MS + 2100  # the retried request's own llm.request
     assert not any("kinds this reader does not know" in note for note in summaries[0].notes)
+
+
+def test_kimi_code_read_past_the_head_after_a_tools_hash_change_is_the_providers(tmp_path: Path) -> None:
+    """Kimi CLI on deepseek-chat: ``toolsHash`` went from t1 to t2 (a logged tool change), and the
+    next call read 7,000 of the 9,472 tokens the first sent. That is past the model's minimum (the
+    head's size is not logged), so the tools were cached as sent: the miss is DeepSeek's, its
+    detail naming the change and that the read went past it. Base: ``tools-changed``. A read of
+    nothing after the same change is still the tools' doing."""
+    for read, cause in ((7000, "provider-best-effort"), (0, "tools-changed")):
+        path = _code_file(tmp_path / str(read) / "agents" / "main" / "wire.jsonl", [
+            _code(1000, "turn.prompt", agentId="main", input=[{"type": "text", "text": "go"}], origin="user"),
+            _llm(1100, model="deepseek-chat"),
+            _record(5000, 9472, 100),
+            _code(6000, "context.append_message", agentId="main", message={"role": "tool", "content": []}),
+            _llm(6100, tools="t2", model="deepseek-chat"),
+            _record(9000, 9600 - read, 50, read=read),
+        ])
+        row = run_audit([path]).rows[1]
+        assert (row.reported_cache_read, row.cause) == (read, cause), row.detail
+        assert "toolsHash t1 -> t2" in row.detail
+        if read:
+            assert "past the tool-list change logged since the previous request (toolsHash t1 -> t2)" in row.detail

@@ -12,8 +12,9 @@ before plus the response it sends back, or after a turn that reasoned and was no
 shares with it only the prompt of the previous turn's first call (:meth:`_Rollout._shared`).
 Codex's built-in tool schemas are never in a rollout, its base instructions only from 0.88
 (``session_meta.base_instructions``, with ``dynamic_tools`` from 0.115): the head is an opaque
-prefix, keyed by a digest of the instructions and dynamic tools where the rollout logs them (and,
-after a ``dynamic_tools_updated`` record, of that record: the tools changed, the next call says so).
+prefix, keyed by a digest of the instructions and dynamic tools where the rollout logs them (after
+a ``dynamic_tools_updated`` record that changes them, of the list it holds, else of the record: the
+next call says so).
 
 Later Codex (about 0.128 on: paginated rollouts, multi-agent threads, Codex Desktop) numbers
 every record (``ordinal``) and says in its first ``session_meta`` what the thread is:
@@ -291,10 +292,9 @@ def _codex_context(payload: dict, metadata: dict) -> bool:
 
 
 def _tool_names(value: object, depth: int = 0) -> set[str]:
-    """The names of the tools a ``dynamic_tools_updated`` payload lists: every object with a string
-    ``name`` beside a ``description``, ``inputSchema`` or ``tools`` (a function, or a namespace of
-    them), a few levels down. Codex's field names for the payload are not read: the payload is
-    taken whole."""
+    """The names of the tools a ``dynamic_tools_updated`` payload (or the list it holds) names:
+    every object with a string ``name`` beside a ``description``, ``inputSchema`` or ``tools`` (a
+    function, or a namespace of them), a few levels down."""
     if depth > 4:
         return set()
     if isinstance(value, list):
@@ -368,6 +368,9 @@ class _Rollout:
         #: The base instructions ``session_meta`` logs (None: not logged), for the head key to
         #: carry again when a ``dynamic_tools_updated`` record changes the tools after them.
         self.base_text: str | None = None
+        #: The dynamic tools the first ``session_meta`` logs (None: not logged), for a
+        #: ``dynamic_tools_updated`` record going back to them to give the start's head key again.
+        self.start_tools: object = None
         self.provider: Provider = "openai"
         #: The self-hosted host that serves the calls (:func:`_upstream`), "" for a vendor.
         self.upstream = ""
@@ -769,6 +772,7 @@ class _Rollout:
             self.events.append(("resume", "a second session_meta: resumed or forked session"))
             return
         self.thread = _thread(payload)
+        self.start_tools = payload.get("dynamic_tools")
         base = payload.get("base_instructions")
         text = as_dict(base).get("text") if isinstance(base, dict) else base
         if isinstance(text, str) and text:
@@ -814,15 +818,28 @@ class _Rollout:
             )
 
     def _tools_updated(self, payload: dict, line: int) -> None:
-        """``dynamic_tools_updated`` (Codex 0.167.2 on): the thread's dynamic tools changed, and
-        the requests after it are sent with the new list. The tools come first in a request's
-        prefix: the next call is on another head (its key carries a digest of the record, with the
-        base instructions where the rollout logs them), and a ``tools_change`` event names the
-        change, so a miss there is the tools' doing, not the provider's."""
-        self.base_tag = head_digest([self.base_text, "dynamic_tools_updated", payload])
-        names = sorted(_tool_names(payload))
+        """``dynamic_tools_updated`` (Codex 0.167.2 on): the thread's dynamic tools may have
+        changed, and the requests after it are sent with the list it holds. The tools come first
+        in a request's prefix, so the head key follows them: where the payload holds a list
+        (``dynamic_tools``, else ``tools``) the key is keyed as ``session_meta``'s, a digest of the
+        base instructions and that list (the start's own key for the start's list); else a digest
+        of the record whole. Only a key that changed is a change: then the next call is on another
+        head and a ``tools_change`` event names the record, so a miss there is the tools' doing,
+        not the provider's; the same list again changes nothing."""
+        tools = next((payload[k] for k in ("dynamic_tools", "tools") if isinstance(payload.get(k), list)), None)
+        if tools is None:
+            tag = head_digest([self.base_text, "dynamic_tools_updated", payload])
+        elif self.base_text is None and tools == self.start_tools:
+            tag = ""  # the start's key: no base instructions logged, so none was digested
+        else:
+            tag = head_digest([self.base_text, tools])
+        if tag == self.base_tag:
+            return
+        self.base_tag = tag
+        names = sorted(_tool_names(payload if tools is None else tools))
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        self.events.append(("tools_change", f"dynamic_tools_updated at line {line}" + (f" (now: {shown})" if names else "")))
+        self.events.append(("tools_change", f"dynamic_tools_updated at line {line}"
+                            + (f" (tools named in it: {shown})" if names else "")))
 
     def _item(self, payload: dict, when: int | None, metadata: dict | None = None) -> None:
         """A message, tool call or output: inputs move the send time, the first output the answer
@@ -1663,9 +1680,9 @@ FORMAT = LogFormat(
         "configuration_update and a delivered_assistant_message (line metadata) are Codex's own context, no response",
         "later Codex: another agent's instruction as an inter_agent_communication line (not an agent_message item): "
         "read as that item, a turn for a rollback",
-        "Codex 0.167.2 on: dynamic_tools_updated (the thread's dynamic tools changed) puts the calls after it on another "
-        "head key and gives the next a tools_change event; a token count's last_usage_includes_reasoning (the model's "
-        "use_responses_lite) changes no count",
+        "Codex 0.167.2 on: a dynamic_tools_updated that changes the thread's dynamic tools puts the calls after it on "
+        "another head key and gives the next a tools_change event (the same list again changes nothing); a token "
+        "count's last_usage_includes_reasoning (the model's use_responses_lite) changes no count",
         "thread rollbacks (event_msg thread_rolled_back {num_turns}): the dropped turns' calls counted, the next call "
         "extending the last call of the turn before them",
         "Codex 0.118 on (multi-agent v2): a rollback's turns count another agent's instructions too (an agent_message item, "

@@ -21,8 +21,9 @@ rewritten whole) and ``events/event-<n>-<id>.json`` (one event a file, ``{kind, 
 source, ...}``, no usage). The usage is in the state's ``stats.usage_to_metrics`` (SDK 1.0
 previews: ``service_to_metrics``), one ``Metrics`` per LLM of the conversation keyed by its
 ``usage_id``, each with its ``token_usages`` (one ``TokenUsage`` a call, as above). The agent's
-LLM (``agent.llm.usage_id``; where no state names it ``"agent"``, else the SDK's default
-``"default"``) is the main lane, the condenser's
+LLM (``agent.llm.usage_id``; where no state names it, ``"agent"``, unless the stats hold a
+``"default"`` LLM and no ``"agent"`` one: then the SDK's own default ``"default"``) is the main
+lane, the condenser's
 (``agent.condenser.llm.usage_id``, ``"condenser"``) a compaction lane, any other a side lane.
 The events beside the state time the calls (the first event naming a call's
 ``llm_response_id``) and mark condensations. An event file beside such a state is read with it;
@@ -670,8 +671,9 @@ def _read_sdk_events(path: Path, records: list[tuple[str, Record]], what: str, u
         if when is not None and value["kind"] != _STATE_UPDATE:
             previous = when
     llm = as_dict(agent.get("llm"))
-    # Where no state names the agent's LLM: "agent" (what the CLI and agent server name it), else
-    # "default" (the SDK's own default usage id, what a script's LLM keeps).
+    # Where no state names the agent's LLM: "agent" (what the CLI and agent server name it), unless
+    # the stats hold a "default" LLM and no "agent" one: then "default" (the SDK's own default
+    # usage id, what a script's LLM keeps).
     ids = set(listed) | set(stepped)
     main_id = str(llm.get("usage_id") or ("default" if "default" in ids and "agent" not in ids else "agent"))
     condenser_llm = as_dict(as_dict(agent.get("condenser")).get("llm"))
