@@ -17,7 +17,9 @@ object in :mod:`prefixbench.simulator.providers`):
   from the request's start (the rules' ``ttl_from``: a long response uses up part of it; Qwen's
   counts from the response's end, where the log says when); every read
   pushes the expiry of the entry it hit (and of the head) on; entries further back on the chain
-  keep their own last use, so a later branch back to one of them is judged by that. Below the model's minimum cacheable length nothing is read or written.
+  keep their own last use, so a later branch back to one of them is judged by that. A chain's
+  first call whose own node holds a usable entry (an earlier call of the same name: the same
+  prompt, sent again) reads it. Below the model's minimum cacheable length nothing is read or written.
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
   behind the call's end is not found.
 * ``openai``: prefix caching is automatic: the whole prompt is stored; a hit needs 1,024 tokens
@@ -226,6 +228,13 @@ class ChainCache:
         hit: _Entry | None = None
         cursor, blocks, steps = parent, new_blocks, 0
         entries, parents, lookback, max_walk = self._table(family), self._parent, self.lookback_blocks, self.max_walk
+        if parent is None:
+            # A chain's first call whose node an earlier call named (the same prompt sent again,
+            # another session's: a reader names such a node by what it sends) reads that call's
+            # entry while it lives, at the breakpoint that call wrote at its end.
+            own = entries.get(node)
+            if type(own) is _Entry and own.usable(tick) and own.tokens - own.output <= cacheable:
+                read, source, hit = own.tokens - own.output, "node", own
         while cursor is not None and steps < max_walk:
             if lookback is not None and blocks > lookback:
                 break

@@ -219,8 +219,10 @@ def test_three_more_claude_code_2_0_and_2_1_homes_total_their_lines(tmp_path: Pa
              {"claude-opus-4-5-20251101": 1_846, "claude-haiku-4-5-20251001": 951, "claude-sonnet-4-5-20250929": 102},
              # 2,686 while the second of two parallel tool results in a 2.0.x subagent's
              # transcript, chained under an entry the file never gives (126 of them), started
-             # a new chain: the next call was predicted to read the head only.
-             2_823),
+             # a new chain: the next call was predicted to read the head only. 2,823 while four
+             # subagents' first calls sending an earlier one's "Warmup" prompt again (same size, same
+             # folder, within the TTL) were predicted to read 0, not all of it.
+             2_827),
             (OLI, OLI_COMMIT, OLI_URL, OLI_ENV, OLI_LEFT_OUT, tmp_path / "o", 76,
              (1_582, 77_890, 535_796, 104_323_553, 9_802_321),
              {"claude-sonnet-4-5-20250929": 1_566, "claude-haiku-4-5-20251001": 16}, 1_515)):

@@ -49,6 +49,7 @@ prefix; measured, see :func:`_reply_written_after`).
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import re
@@ -257,6 +258,9 @@ class _Walk:
         #: The chain node names made so far: a request's parent is the same string as the node of
         #: the request it extends, not a copy (the trace keeps both until the audit ends).
         self.node_names: dict[str, str] = {}
+        #: Per root user entry (no parent: a conversation's first message), a digest of its
+        #: message's content, for naming a lane start's node by what it sends (:func:`_start_node`).
+        self.root_digest: dict[str, str] = {}
         #: Entries written before their parent: parent uuid -> the entries waiting for it, and
         #: the uuids of every waiting entry.
         self.waiting: dict[str, list[Record]] = {}
@@ -512,6 +516,9 @@ class _Walk:
             message = {}
         kind = value.get("type")
         self._remember(record, kind, uuid, message)
+        if parent is None and kind == "user" and "content" in message:
+            self.root_digest[uuid] = hashlib.blake2b(
+                json.dumps(message["content"], sort_keys=True).encode(), digest_size=12).hexdigest()
         if kind == "progress":
             self.progress.add(uuid)
         elif uuid in self.message_of:
@@ -1186,6 +1193,10 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
     if above is None:
         parent = None
+        if req.node is not None and req.node not in walk.node_names and req.lane_kind in ("main", "subagent"):
+            start = _start_node(walk, req)
+            if start is not None:
+                walk.node_names[req.node] = start
     elif above.key in walk.restated or above.key in walk.copied:
         # A fork's first call extends the parent's call that spawned it (a fork subagent's) or the
         # last call of the history it copied (a forked session's), known here by its id alone.
@@ -1225,6 +1236,22 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
     # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
     return replace(request, provider_by_model=True) if relayed or _served_by_model(model) else request
+
+
+def _start_node(walk: _Walk, req: _Request) -> str | None:
+    """The node of a lane's first call whose prompt is its conversation's first message alone,
+    named by what it sends, so that two sessions sending the same prompt name one node: the
+    agent's version, the lane's kind, the project folder (a subagent's file in
+    ``<session>/subagents/`` is of its session's folder), a digest of the message's content and
+    the prompt's size as reported (Claude Code's system prompt and first message carry parts the
+    transcript leaves out, the git status and the date among them: the same size is what tells
+    those parts unchanged). None where the prompt ends at no first message (an entry before it)."""
+    digest = walk.root_digest.get(req.node or "")
+    if digest is None:
+        return None
+    path = Path(walk.name).parent
+    folder = path.parent.parent.name if path.name == "subagents" else path.name
+    return sys.intern(f"cc-start:{req.version or '?'}:{req.lane_kind}:{folder}:{digest}:{_prompt_tokens(req.usage)}")
 
 
 def relayed_call(r: TraceRequest) -> bool:
