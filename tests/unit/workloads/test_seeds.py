@@ -39,6 +39,7 @@ def digest(spec: SweepSpec) -> str:
         record.pop("tool_result_chars_kept")
         record.pop("engine_warnings")  # the column engine warnings added (empty on these runs)
         record.pop("longest_idle_ms")  # the column idle gaps added (0 on these runs)
+        assert record.pop("num_summaries_rejected") == 0  # the column refused summary calls added
         h.update(json.dumps(record, sort_keys=True).encode())
         for obs in observation_records(run):
             obs.pop("seed")
