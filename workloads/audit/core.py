@@ -2757,6 +2757,19 @@ def _with_ttl(body: Request, ttl: str) -> Request:
     )
 
 
+def _written_bound(r: TraceRequest, prev: TraceRequest) -> int | None:
+    """For a provider the audit cannot name (a relay) whose usage counts writes (Anthropic-shaped:
+    :func:`writes_reported`, for ``r`` or ``prev``): what ``prev`` read and wrote, the most its
+    cache can return, as a cache returns only what was written (the rest of ``prev``'s prompt was
+    sent uncached and never stored, so no loss); None otherwise (the subset convention's whole
+    previous prompt applies)."""
+    if r.usage is None or prev.usage is None or rules_for(r.provider).name != UNKNOWN.name:
+        return None
+    if not (writes_reported(prev.provider, prev.usage) or writes_reported(r.provider, r.usage)):
+        return None
+    return prev.usage.cache_read + prev.usage.cache_write
+
+
 def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
     """What ``prev`` left cached that ``r`` could read (see the module doc)."""
     if r.usage is None or prev.usage is None:
@@ -2766,7 +2779,11 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step, r.read_offset)
+    cacheable = rules.cacheable(prev.usage)
+    written = _written_bound(r, prev)
+    if written is not None:
+        cacheable = min(cacheable, written)
+    return rules.round_read(min(r.usage.prompt, cacheable), r.model, r.read_step, r.read_offset)
 
 
 class _Shared(msgspec.Struct):
@@ -2862,6 +2879,13 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
             "before the log begins (another session, or requests not in these files)"
         )
     prev = step.prev.request if step.prev is not None else None
+    written = _written_bound(step.r, prev) if prev is not None and step.continues else None
+    if written is not None and prev is not None and prev.usage is not None and usage.cache_read >= written and usage.uncached:
+        return (
+            f"read all {written:,} tokens the previous call read and wrote; the other {usage.uncached:,} were sent "
+            "uncached and never written (the provider's usage counts writes, and a cache returns only what was "
+            "written): unwritten, not counted as a loss"
+        )
     # (the read tested first: the TTL is looked up only for a read above the prediction, a few requests)
     if prev is not None and usage.cache_read > step.pred.read * (1 + READ_TOLERANCE) and step.tick - step.prev.tick > ttl_ms(prev):
         # The model let the previous request's entry expire; the provider still served it. (One
