@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 import msgspec
+from prefixbench.simulator.providers import UNKNOWN
 from prefixbench.simulator.pricing import format_usd, usd_sum
 from prefixbench.workloads.audit.losses import Recommendation, fix_parts, fixes_for
 
@@ -559,6 +560,11 @@ def _recommendation(
     pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
     if lost > 0:
         pattern = (pattern + f": {format_usd(lost)} lost" if pattern else "")
+    if pattern and (unknown := sum(row.provider == UNKNOWN.name and row.cause is not None for row in rows)):
+        # Their causes rest on default rules (a relay's, a server prefixbench has no rules for):
+        # said where the fix is, not only in each row's detail.
+        pattern += (f"; {unknown:,} of these misses {'is' if unknown == 1 else 'are'} on a provider the audit has no "
+                    "rules for (unknown): read under default rules, not the provider's own")
     return Recommendation(
         rank=0,
         fix=fix,

@@ -56,3 +56,23 @@ def test_a_short_read_is_a_miss_of_what_was_written_only(tmp_path: Path, capsys)
     row = _second_row(tmp_path, capsys)
     assert row["cause"] is not None
     assert 0 < row["lost_tokens"] <= 1500
+
+
+def test_a_fix_whose_misses_are_on_an_unknown_provider_says_they_rest_on_default_rules() -> None:
+    # static-system was recommended from an unknown relay's misses with nothing at the fix saying
+    # their cause was read under default rules (only each row's detail said so).
+    from decimal import Decimal
+    from types import SimpleNamespace
+
+    from prefixbench.workloads.audit.advice import _recommendation
+
+    def row(provider: str) -> SimpleNamespace:
+        return SimpleNamespace(cause="system-changed", provider=provider, file="f.jsonl", lane="main", lost_usd=Decimal("0.1"))
+
+    w = SimpleNamespace(requests_changed=0, assumption="")
+    rec = _recommendation("static-system", w, [row("unknown"), row("anthropic")], [], {"f.jsonl": "claude-code"},
+                          None, Decimal("0.2"), "")
+    assert rec.pattern.startswith("system-changed x2: $0.2000 lost; 1 of these misses is on a provider the audit has "
+                                  "no rules for (unknown): read under default rules")
+    rec = _recommendation("static-system", w, [row("anthropic")], [], {"f.jsonl": "claude-code"}, None, Decimal("0.1"), "")
+    assert "unknown" not in rec.pattern
