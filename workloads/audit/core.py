@@ -2853,6 +2853,21 @@ def _expected(step: _Step, shared: _Shared) -> int:
     return head if (head is not None and earlier) else 0
 
 
+def _dropped_part(step: _Step, expected: int) -> int:
+    """Of ``expected`` (what the lane's previous request left cached), the tokens past the part of
+    its prompt this request kept (``Prefix.shared``: a Codex turn sent without the previous turn's
+    reasoning), which it did not send; 0 where it kept all of it."""
+    r = step.r
+    if r.prefix is None or r.prefix.shared is None or r.usage is None or step.prev is None:
+        return 0
+    if step.source is not None or r.explicit_cache is not None:
+        return 0
+    rules = rules_for(r.provider)
+    kept = min(r.usage.prompt, r.prefix.shared)
+    kept = kept if rules.is_additive else rules.round_read(kept, r.model, r.read_step, r.read_offset)
+    return max(0, expected - kept)
+
+
 def _identity(step: _Step) -> bool | None:
     """Additive usage: whether this read is exactly what the previous request read and wrote."""
     usage, prev = step.r.usage, step.prev.request if step.prev else None
@@ -2964,6 +2979,15 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
             detail = f"{detail}; {UNKNOWN_CACHING}"
         if finding.also is not None and 0 < finding.also_tokens < lost:
             also, also_tokens = finding.also, finding.also_tokens
+        elif cause != "messages-changed" and (dropped := _dropped_part(step, expected)) and 0 < dropped < lost:
+            # Sent without part of the previous prompt (Codex: the previous turn's reasoning): that
+            # part was not sent, so no fix of this cause reads it (the what-if re-simulations read
+            # only the part kept); it is the dropped part's own loss, split off as the causes
+            # table splits a compaction after an expiry.
+            also, also_tokens = "messages-changed", dropped
+            detail = (f"{detail}; {dropped:,} of the {lost:,} tokens lost were not sent: the prompt kept only "
+                      f"{r.prefix.shared:,} tokens of the previous one (sent without a later part of it: the previous "
+                      "turn's reasoning where the file's note says so), counted messages-changed")
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()
         if evidence == "diagnostic":
