@@ -172,7 +172,8 @@ Lifetimes = tuple[bool, frozenset[str]]
 #: (OpenAI, on a model offering both) instead of a TTL per write (:data:`GENERIC_CHANGE`'s words):
 #: naming Anthropic's ``cache_control`` on a Codex log was advice its agent cannot follow.
 RETENTION_CHANGE: dict[str, str] = {
-    "ttl-1h": "ask for extended prompt cache retention on every request (prompt_cache_retention \"24h\", same price)",
+    "ttl-1h": "on OpenAI, ttl-1h means its extended 24 h retention, not a 1 h TTL: ask for it on every request "
+    "(prompt_cache_retention \"24h\", same price)",
     "ttl-5m": "ask for in-memory prompt cache retention on every request (prompt_cache_retention \"in_memory\")",
     "ttl-auto": "pick the retention per lane: prompt_cache_retention \"24h\" for lanes that idle 10 m-24 h between "
     "requests, \"in_memory\" for the others",
