@@ -68,6 +68,9 @@ MIN_TOKENS = 1024
 INCREMENT = 128
 #: ``in_memory``: the upper end of the documented 5-10 min of inactivity (see the module doc).
 IN_MEMORY_TTL_MS = 10 * 60_000
+#: ``in_memory``: the lower end of the same 5-10 min, best effort: what a keep-alive must beat to
+#: keep an entry warm (the what-if keep-alive pings at it).
+IN_MEMORY_TTL_MIN_MS = 5 * 60_000
 EXTENDED_TTL_MS = 24 * 3_600_000
 BREAKPOINT_TTL_MS = 30 * 60_000
 #: GPT-6.2 Sol's 12-hour retention (see the module doc).

@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 import msgspec
+from prefixbench.simulator.providers import UNKNOWN
 from prefixbench.simulator.pricing import format_usd, usd_sum
 from prefixbench.workloads.audit.losses import Recommendation, fix_parts, fixes_for
 
@@ -171,7 +172,8 @@ Lifetimes = tuple[bool, frozenset[str]]
 #: (OpenAI, on a model offering both) instead of a TTL per write (:data:`GENERIC_CHANGE`'s words):
 #: naming Anthropic's ``cache_control`` on a Codex log was advice its agent cannot follow.
 RETENTION_CHANGE: dict[str, str] = {
-    "ttl-1h": "ask for extended prompt cache retention on every request (prompt_cache_retention \"24h\", same price)",
+    "ttl-1h": "on OpenAI, ttl-1h means its extended 24 h retention, not a 1 h TTL: ask for it on every request "
+    "(prompt_cache_retention \"24h\", same price)",
     "ttl-5m": "ask for in-memory prompt cache retention on every request (prompt_cache_retention \"in_memory\")",
     "ttl-auto": "pick the retention per lane: prompt_cache_retention \"24h\" for lanes that idle 10 m-24 h between "
     "requests, \"in_memory\" for the others",
@@ -402,7 +404,30 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                                    causes=causes))
     recommendations.sort(key=_rank_key)
-    return tuple(msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1))
+    ranked = [msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1)]
+    return tuple(_with_alternatives(ranked))
+
+
+#: Fixes that recover the same misses (an entry that idles past its TTL) in different ways: each
+#: is re-simulated alone, so their savings are alternatives, never a sum.
+ALTERNATIVE_FIXES = frozenset({"ttl-1h", "ttl-auto", "keep-alive"})
+
+
+def _with_alternatives(recs: Sequence[Recommendation]) -> list[Recommendation]:
+    """``recs`` with each of :data:`ALTERNATIVE_FIXES`, where another of them is ranked too, saying
+    which (by rank) it is an alternative to, and that their dollars do not add up."""
+    alternatives = [rec for rec in recs if _fix_name(rec.fix) in ALTERNATIVE_FIXES]
+    if len(alternatives) < 2:
+        return list(recs)
+    out = []
+    for rec in recs:
+        if rec in alternatives:
+            names = ", ".join(f"{other.fix} (#{other.rank})" for other in alternatives if other is not rec)
+            said = (f"an alternative to {names}, not in addition: each was re-simulated alone on the same idle gaps, "
+                    "so their dollars do not add up")
+            rec = msgspec.structs.replace(rec, detail=f"{rec.detail}; {said}" if rec.detail else said)
+        out.append(rec)
+    return out
 
 
 #: How the detail of a fix whose re-simulation changed none of its misses opens (and its
@@ -456,8 +481,8 @@ def _misses_changed(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> 
 
 
 def _causes_text(rows: Sequence[AuditRow]) -> str:
-    """``system-changed x36, unexplained x1`` (most first; a request that did not miss: ``hit``)."""
-    counts = Counter(row.cause or "hit" for row in rows)
+    """``system-changed x36, unexplained x1`` (most first), of the rows that have a cause."""
+    counts = Counter(row.cause for row in rows if row.cause is not None)
     return ", ".join(f"{cause} x{n:,}" for cause, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
@@ -482,8 +507,20 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
     more = saved - lost
     if others:
         one = len(others) == 1
-        text = (f"it also changes {len(others):,} request{'' if one else 's'} the audit put down to "
-                f"{'another cause' if one else 'other causes'} ({_causes_text(others)}), "
+        missed_others = sum(row.cause is not None for row in others)
+        if missed_others == len(others):
+            what = (f"{len(others):,} request{'' if one else 's'} the audit put down to "
+                    f"{'another cause' if one else 'other causes'} ({_causes_text(others)})")
+        elif not missed_others:
+            what = f"{len(others):,} request{'' if one else 's'} that did not miss"
+        else:
+            # A request that did not miss has no cause ("hit" is none): counted apart.
+            hits = len(others) - missed_others
+            what = f"{len(others):,} request{'' if one else 's'}: " + " and ".join(
+                ([f"{missed_others:,} the audit put down to {'another cause' if missed_others == 1 else 'other causes'} "
+                  f"({_causes_text(others)})"] if missed_others else [])
+                + [f"{hits:,} that did not miss"])
+        text = (f"it also changes {what}, "
                 f"{'saving' if on_others >= 0 else 'costing'} {format_usd(abs(on_others))} there")
         if more > 0 and on_misses <= lost:
             text += f": so it saves {format_usd(more)} more than its misses lost"
@@ -517,6 +554,11 @@ def _captured_agents(requests: Sequence[TraceRequest], formats: dict[str, str]) 
                 found[r.file] = fmt
                 break
     return found
+
+
+#: How a fix that is not to be made names the change its re-simulation tried (an instruction
+#: after "leave it as it is" read as one to follow).
+RESIMULATED_CHANGE = "the change re-simulated was"
 
 
 def _rank_key(rec: Recommendation) -> tuple[int, Decimal, str]:
@@ -553,12 +595,17 @@ def _recommendation(
     name = _fix_name(fix)
     agent, change, setting, source = _agent_advice(name, fmts, knobs, agent_knobs)
     if recovers_none:  # (the re-simulation changed none of its misses: no price verdict)
-        change = f"would not have recovered these misses, re-simulated (leave it as it is): {change}"
+        change = f"would not have recovered these misses, re-simulated, so leave it as it is; {RESIMULATED_CHANGE}: {change}"
     elif saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
-        change = f"not worth it at these prices (leave it as it is): {change}"
+        change = f"not worth it at these prices, so leave it as it is; {RESIMULATED_CHANGE}: {change}"
     pattern = ", ".join(f"{cause} x{n:,}" for cause, n in sorted(causes.items(), key=lambda item: (-item[1], item[0])))
     if lost > 0:
         pattern = (pattern + f": {format_usd(lost)} lost" if pattern else "")
+    if pattern and (unknown := sum(row.provider == UNKNOWN.name and row.cause is not None for row in rows)):
+        # Their causes rest on default rules (a relay's, a server prefixbench has no rules for):
+        # said where the fix is, not only in each row's detail.
+        pattern += (f"; {unknown:,} of these misses {'is' if unknown == 1 else 'are'} on a provider the audit has no "
+                    "rules for (unknown): read under default rules, not the provider's own")
     return Recommendation(
         rank=0,
         fix=fix,

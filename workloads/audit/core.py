@@ -2757,6 +2757,19 @@ def _with_ttl(body: Request, ttl: str) -> Request:
     )
 
 
+def _written_bound(r: TraceRequest, prev: TraceRequest) -> int | None:
+    """For a provider the audit cannot name (a relay) whose usage counts writes (Anthropic-shaped:
+    :func:`writes_reported`, for ``r`` or ``prev``): what ``prev`` read and wrote, the most its
+    cache can return, as a cache returns only what was written (the rest of ``prev``'s prompt was
+    sent uncached and never stored, so no loss); None otherwise (the subset convention's whole
+    previous prompt applies)."""
+    if r.usage is None or prev.usage is None or rules_for(r.provider).name != UNKNOWN.name:
+        return None
+    if not (writes_reported(prev.provider, prev.usage) or writes_reported(r.provider, r.usage)):
+        return None
+    return prev.usage.cache_read + prev.usage.cache_write
+
+
 def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
     """What ``prev`` left cached that ``r`` could read (see the module doc)."""
     if r.usage is None or prev.usage is None:
@@ -2766,7 +2779,11 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    return rules.round_read(min(r.usage.prompt, rules.cacheable(prev.usage)), r.model, r.read_step, r.read_offset)
+    cacheable = rules.cacheable(prev.usage)
+    written = _written_bound(r, prev)
+    if written is not None:
+        cacheable = min(cacheable, written)
+    return rules.round_read(min(r.usage.prompt, cacheable), r.model, r.read_step, r.read_offset)
 
 
 class _Shared(msgspec.Struct):
@@ -2836,6 +2853,21 @@ def _expected(step: _Step, shared: _Shared) -> int:
     return head if (head is not None and earlier) else 0
 
 
+def _dropped_part(step: _Step, expected: int) -> int:
+    """Of ``expected`` (what the lane's previous request left cached), the tokens past the part of
+    its prompt this request kept (``Prefix.shared``: a Codex turn sent without the previous turn's
+    reasoning), which it did not send; 0 where it kept all of it."""
+    r = step.r
+    if r.prefix is None or r.prefix.shared is None or r.usage is None or step.prev is None:
+        return 0
+    if step.source is not None or r.explicit_cache is not None:
+        return 0
+    rules = rules_for(r.provider)
+    kept = min(r.usage.prompt, r.prefix.shared)
+    kept = kept if rules.is_additive else rules.round_read(kept, r.model, r.read_step, r.read_offset)
+    return max(0, expected - kept)
+
+
 def _identity(step: _Step) -> bool | None:
     """Additive usage: whether this read is exactly what the previous request read and wrote."""
     usage, prev = step.r.usage, step.prev.request if step.prev else None
@@ -2862,6 +2894,13 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
             "before the log begins (another session, or requests not in these files)"
         )
     prev = step.prev.request if step.prev is not None else None
+    written = _written_bound(step.r, prev) if prev is not None and step.continues else None
+    if written is not None and prev is not None and prev.usage is not None and usage.cache_read >= written and usage.uncached:
+        return (
+            f"read all {written:,} tokens the previous call read and wrote; the other {usage.uncached:,} were sent "
+            "uncached and never written (the provider's usage counts writes, and a cache returns only what was "
+            "written): unwritten, not counted as a loss"
+        )
     # (the read tested first: the TTL is looked up only for a read above the prediction, a few requests)
     if prev is not None and usage.cache_read > step.pred.read * (1 + READ_TOLERANCE) and step.tick - step.prev.tick > ttl_ms(prev):
         # The model let the previous request's entry expire; the provider still served it. (One
@@ -2940,6 +2979,15 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
             detail = f"{detail}; {UNKNOWN_CACHING}"
         if finding.also is not None and 0 < finding.also_tokens < lost:
             also, also_tokens = finding.also, finding.also_tokens
+        elif cause != "messages-changed" and (dropped := _dropped_part(step, expected)) and 0 < dropped < lost:
+            # Sent without part of the previous prompt (Codex: the previous turn's reasoning): that
+            # part was not sent, so no fix of this cause reads it (the what-if re-simulations read
+            # only the part kept); it is the dropped part's own loss, split off as the causes
+            # table splits a compaction after an expiry.
+            also, also_tokens = "messages-changed", dropped
+            detail = (f"{detail}; {dropped:,} of the {lost:,} tokens lost were not sent: the prompt kept only "
+                      f"{r.prefix.shared:,} tokens of the previous one (sent without a later part of it: the previous "
+                      "turn's reasoning where the file's note says so), counted messages-changed")
         if where is not None and not out_of_order(ev):
             location = where.text() if cause in CONTENT_CAUSES else where.where()
         if evidence == "diagnostic":

@@ -68,7 +68,8 @@ from prefixbench.kernel.session import Header
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.price_lookup import Prices
 from prefixbench.simulator.pricing import cost_total, format_usd, usd_sum
-from prefixbench.simulator.providers import ANTHROPIC, rules_for
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI, rules_for
+from prefixbench.simulator.providers.openai import IN_MEMORY_TTL_MIN_MS, IN_MEMORY_TTL_MS
 from prefixbench.simulator.wire import CacheBreakpoint, Request
 from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX
 from prefixbench.workloads.audit.precedence import READ_TOLERANCE
@@ -115,7 +116,9 @@ FIXES: dict[str, str] = {
     "model (the detail states that effect apart)",
     # The reach the loss split gives the fix too (losses.KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX).
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap (the TTL of OpenAI's "
+    f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
+    "stays warm; each "
     "keep-alive is charged (its read, any write, 1 output token)",
 }
 
@@ -1330,7 +1333,9 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         if prev.usage is None or (prev.body is None and prev.prefix is None):
             continue
         start, end = ticks[j], ticks[i]
-        step = ttl - KEEP_ALIVE_MARGIN_MS
+        # OpenAI's in-memory retention lasts 5-10 min, best effort: a keep-alive planned at the
+        # upper end may come after the entry went, so it pings before the lower end.
+        step = (IN_MEMORY_TTL_MIN_MS if rules_for(prev.provider) is OPENAI and ttl == IN_MEMORY_TTL_MS else ttl) - KEEP_ALIVE_MARGIN_MS
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
             continue

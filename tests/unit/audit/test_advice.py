@@ -314,6 +314,8 @@ def test_ttl_advice_on_an_openai_log_names_the_retention_it_can_ask_for(tmp_path
         change = recs[fix].change
         assert 'prompt_cache_retention "24h"' in change and "cache_control" not in change and "5 m-1 h" not in change, change
     assert "10 m-24 h" in recs["ttl-auto"].change
+    # The fix's name says 1 h; on OpenAI it re-simulated the 24 h retention, and the row says so.
+    assert recs["ttl-1h"].change.startswith("on OpenAI, ttl-1h means its extended 24 h retention, not a 1 h TTL")
     # An Anthropic log keeps the TTL's words.
     claude = _paused(tmp_path)
     trace = load_trace([claude])
