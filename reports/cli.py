@@ -903,7 +903,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     import msgspec
 
     with readable_file(options.trace, "check --trace") as path:
-        return run_check(msgspec.structs.replace(options, trace=path))
+        return run_check(msgspec.structs.replace(options, trace=path, trace_shown=STDIN_NAME))
 
 
 #: ``check``'s windows when --windows is not given.

@@ -308,6 +308,8 @@ def _windows(value: object, key: str, problems: _Problems) -> list[int]:
 def _caches(value: object, key: str, problems: _Problems, flag: bool = False) -> list[str]:
     """The cache models named, each checked: a bad one is a problem at ``key`` (or of ``--cache``
     where the flag gave it, ``flag``) and left out of the runs."""
+    if not _as_list(value):  # (no cache model: the sweep planned no run, and the command had none to plan)
+        problems.add(key, "give at least one cache model")
     out = []
     for item in _as_list(value):
         if isinstance(item, str) and item:
@@ -362,6 +364,11 @@ def _price(values: dict[str, Any], prefix: str, problems: _Problems):
     if not isinstance(price, str):
         problems.add(f"{prefix}.price", f"must be one price model name, got {price!r}")
         return None
+    for key, example in (("price_as_of", '"2025-06-01"'), ("period", '"peak"')):
+        if values.get(key) is not None and not isinstance(values[key], str):
+            # (a TOML date or a number reached the date parser, a TypeError traceback)
+            problems.add(f"{prefix}.{key}", f"must be text such as {example}, got {values[key]!r}")
+            return None
     try:
         return price_row(price, values.get("price_as_of"), values.get("period"), named='period "peak"', option=None)
     except UserError as exc:

@@ -113,7 +113,7 @@ def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:
             raise UserError(with_the_format_found(exc, options.trace, "check --trace")) from None
         finally:
             progress.close()
-        warn_torn(options.trace, torn)
+        warn_torn(Path(options.trace_shown) if options.trace_shown else options.trace, torn)
         return results
     from prefixbench.workloads.scripted.registry import is_builtin_engine, user_engines
 

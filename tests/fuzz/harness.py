@@ -16,6 +16,7 @@ import json
 import math
 import re
 import signal
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -61,9 +62,10 @@ class Tally:
     refusals: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
 
-    def check(self, argv: Sequence[str], gate: bool = False) -> int:
+    def check(self, argv: Sequence[str], gate: bool = False, echo: bool = False) -> int:
         """Run the command line once; assert a clean ending within the bound (``gate``: exit 1,
-        a gate that failed, is a clean ending too)."""
+        a gate that failed, is a clean ending too; ``echo``: what it printed is passed on to the
+        caller's stdout and stderr, to compare two runs)."""
         out, err = io.StringIO(), io.StringIO()
         begin = time.monotonic()
         previous = signal.signal(signal.SIGALRM, _on_alarm)
@@ -82,6 +84,9 @@ class Tally:
             signal.signal(signal.SIGALRM, previous)
         self.slowest_s = max(self.slowest_s, time.monotonic() - begin)
         text = err.getvalue()
+        if echo:
+            print(out.getvalue(), end="")
+            print(text, end="", file=sys.stderr)
         if status == 2:
             lines = [line for line in text.splitlines() if not line.startswith("prefixbench: warning:")]
             assert len(lines) == 1 and lines[0].startswith("prefixbench: error: "), text

@@ -154,7 +154,12 @@ def result_from_json(data: object, source: str) -> Result:
 
 
 def _sweep_from_csv(text: str, source: str) -> Result:
-    rows = list(csv.DictReader(text.splitlines()))
+    reader = csv.DictReader(text.splitlines())
+    try:
+        rows = list(reader)
+    except csv.Error as exc:  # a field over the csv module's limit (128 KiB): _csv.Error was a traceback
+        # (line_num counts the lines read before the record that failed: that record starts a line on)
+        raise UserError(f"{source}:{reader.line_num + 1}: not runs.csv nor JSON ({exc})") from None
     if not rows and not text.strip().splitlines()[0].startswith("workload"):
         raise UserError(f"{source}:1: not runs.csv (no 'workload' column) nor JSON")
     header = text.splitlines()[0].split(",")

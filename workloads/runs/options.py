@@ -42,6 +42,9 @@ class CheckOptions(msgspec.Struct, frozen=True):
     #: Provider profiles, comma-separated.
     profile: str = "lenient"
     trace: Path | None = None
+    #: How messages name the trace where it is not its path: ``<stdin>`` for ``--trace -``
+    #: (read from a temporary copy whose folder differs on every run).
+    trace_shown: str | None = None
     input: str = "chat-completions"
     out: Path | None = None
     #: A vacuous result fails instead of being skipped.

@@ -235,6 +235,16 @@ def test_replay_bad_file_names_file_and_line(tmp_path, capsys):
     assert err == f"prefixbench: error: {log}:2: missing field 'messages'"
 
 
+@pytest.mark.parametrize("command", [["replay"], ["check", "--trace"]])
+def test_a_log_with_a_line_longer_than_a_csv_field_is_one_line_not_a_traceback(tmp_path, capsys, command):
+    # fuzz59: a log that is not JSON was tried as a prefixbench result (runs.csv) to say what it is;
+    # a line of more than 128 KiB (minimal: '"' and 131,073 x) raised _csv.Error there, a traceback.
+    log = tmp_path / "log.jsonl"
+    log.write_text('"' + "x" * 131_073)
+    assert main([*command, str(log)]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {log}:1: invalid JSON (Unterminated string starting at column 1)"
+
+
 def test_priced_sweep_adds_dollars_everywhere(tmp_path, capsys):
     assert main([*SMALL, "--out", str(tmp_path), "--price", "deepseek-v4-flash", "--format", "json"]) == 0
     runs = json.loads(capsys.readouterr().out)

@@ -243,6 +243,9 @@ def test_default_thresholds_parse():
         # trial54: check --out's check.json was "neither an audit result (no 'schema' key) nor a baseline"
         ('{"preset": "patched", "results": [{"spec": "no-silent-rewrite", "verdict": "pass"}]}',
          ": a check result .*check's exit status is its gate"),
+        # fuzz59: a field over the csv module's 128 KiB limit was a traceback (_csv.Error)
+        ('"' + "x" * 131_073, r":1: not runs.csv nor JSON \(field larger than field limit"),
+        ("workload,window\n32k,1\n" + "x" * 131_073, r":3: not runs.csv nor JSON \(field larger than field limit"),
     ],
 )
 def test_bad_files_name_file_and_place(tmp_path, content, where):
@@ -283,8 +286,13 @@ def test_figures_too_large_for_a_float_are_one_user_error_or_read(sweep_files, t
     assert "$100,000,000,000,000," in capsys.readouterr().out
 
 
+#: Bytes, or bytes around a run longer than the csv module takes in one field (128 KiB: fuzz59).
+_BLOBS = st.binary(max_size=200) | st.tuples(st.binary(max_size=40), st.sampled_from((b"x", b'"', b"a,")), st.binary(max_size=40)).map(
+    lambda parts: parts[0] + parts[1] * 131_073 + parts[2])
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.binary(max_size=200))
+@given(_BLOBS)
 def test_any_bytes_are_a_result_or_one_user_error(tmp_path, blob):
     path = tmp_path / "fuzz"
     path.write_bytes(blob)

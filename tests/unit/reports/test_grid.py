@@ -236,3 +236,66 @@ def test_an_inline_engine_config_table_is_named_a_table_not_a_file(tmp_path: Pat
     with pytest.raises(UserError) as caught:
         read_grid(grid)
     assert str(caught.value).endswith("grid.toml:sweep.u.engine_config: engine_config is a file path (a TOML file of tables), not a table")
+
+
+def test_an_empty_list_of_caches_is_a_problem_not_a_traceback(tmp_path, capsys):
+    # fuzz59: `caches = []` planned no run and no problem: sweep raised IndexError (exit 1, a traceback).
+    grid = tmp_path / "g.toml"
+    grid.write_text('[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\npresets = ["patched"]\ncaches = []\n')
+    out = tmp_path / "o"
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"prefixbench: error: {grid}:sweep.a.caches: give at least one cache model"
+    ]
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("line", "shown"), [
+    ("price_as_of = 2025-06-01", "datetime.date(2025, 6, 1)"),  # a TOML date, not text
+    ("price_as_of = 20250601", "20250601"),
+    ("period = 1", "1"),
+])
+def test_a_price_date_or_period_that_is_not_text_is_a_problem_naming_its_key(tmp_path, capsys, line, shown):
+    # fuzz59: a price_as_of that was not a string reached the date parser: TypeError, a traceback.
+    grid = tmp_path / "g.toml"
+    grid.write_text(f'[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\nprice = "deepseek-v4-flash"\n{line}\n')
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--out", str(tmp_path / "o")]) == 2
+    key, example = line.split(" = ")[0], {"price_as_of": '"2025-06-01"', "period": '"peak"'}[line.split(" = ")[0]]
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"prefixbench: error: {grid}:sweep.a.{key}: must be text such as {example}, got {shown}"
+    ]
+
+
+#: TOML values of every type (dates and times too, which JSON has not), and edge values.
+_TOML_VALUES = ("1979-05-27", "07:32:00", "1979-05-27T07:32:00Z", "nan", "inf", "-inf", "-1", "0", "9223372036854775807",
+                "0.5", "true", '""', '"x"', '"0-9"', '"32k"', "[]", "[[]]", "[1, 2]", '["a", "a"]', "{}", '{ model = "vllm" }',
+                '{ model = 1 }', '{ model = "vllm", capacity_blocks = -1 }', '[{ model = "deepseek" }, "byte-exact"]')
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_any_value_of_a_grid_swapped_for_any_toml_type_plans_or_is_refused_cleanly(tmp_path_factory, data):
+    """A key of the example grid (or a key it leaves out) set to a TOML value of any type, in one
+    or more of its sweeps: specs that plan, or UserError lines naming the file; never a crash (an
+    empty caches list and a TOML date as price_as_of were tracebacks before fuzz59)."""
+    from prefixbench.workloads.runs.sweep import plan_sweep, plan_sweeps
+
+    keys = ("workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds", "price", "period",
+            "price_as_of", "engine_config")
+    tables: dict[str, dict[str, str]] = {
+        "seed-spread": {"workloads": '["seed-coding"]', "windows": '["32k"]', "presets": '["legacy", "patched"]', "seeds": '"0-1"'},
+        "engines": {"workloads": '["thinking-tools"]', "engines": '["checkpoint", "ranges"]', "windows": '["32k"]',
+                    "caches": '["byte-exact", { model = "deepseek" }]', "price": '"deepseek-v4-flash"'},
+    }
+    for _ in range(data.draw(st.integers(1, 3))):
+        table = tables[data.draw(st.sampled_from(sorted(tables)))]
+        table[data.draw(st.sampled_from(keys))] = data.draw(st.sampled_from(_TOML_VALUES))
+    text = "".join(f"[sweep.{name}]\n" + "".join(f"{k} = {v}\n" for k, v in table.items()) for name, table in tables.items())
+    grid = tmp_path_factory.mktemp("grid") / "g.toml"
+    grid.write_text(text, encoding="utf-8")
+    try:
+        specs = read_grid(grid)
+        assert specs, text
+        plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])  # as sweep plans before its first run
+    except UserError as exc:
+        assert all(line.startswith(str(grid)) for line in str(exc).splitlines()), str(exc)

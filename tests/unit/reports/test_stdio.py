@@ -250,6 +250,22 @@ def test_audit_dash_names_a_torn_last_line_stdin_not_the_temporary_copy(monkeypa
     assert warning.startswith(f"prefixbench: warning: <stdin>:{lines + 1}: the last line breaks off with no newline"), warning
 
 
+@pytest.mark.parametrize("command", [["check", "--trace", "-", "--quiet"], ["replay", "-", "--quiet"]])
+def test_check_trace_dash_names_a_torn_last_line_stdin_not_the_temporary_copy(monkeypatch, capsys, command) -> None:
+    """Found by fuzz59 (the same log read twice warned differently): ``check --trace -`` named
+    a last line that breaks off at the temporary copy (``/tmp/prefixbench-stdin-x1y2/<stdin>:2:
+    ...``), another folder on every run and gone when the check ends; ``replay -`` said ``<stdin>:2``."""
+    log = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n{"model": "m", "mess'
+    warnings = []
+    for _ in range(2):
+        monkeypatch.setattr(sys, "stdin", _Stdin(log))
+        assert main(command) == 0
+        warnings.append([line for line in capsys.readouterr().err.splitlines() if "breaks off" in line])
+    assert warnings[0] == warnings[1] == [
+        "prefixbench: warning: <stdin>:2: the last line breaks off with no newline (the agent still writing it?): not read"
+    ]
+
+
 def test_audit_dash_folds_sessionless_gateway_calls_in_stdout_md_and_html(monkeypatch, capsys, tmp_path) -> None:
     """Review of integ56: ``renamed`` left the frozenset of sessionless lanes naming the temporary
     copy, so ``audit -`` printed each sessionless call as a row of its own (r0..r11) under the
