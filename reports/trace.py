@@ -25,7 +25,8 @@ def add_trace_options(parser: argparse.ArgumentParser) -> None:
         "--trace", type=path_argument, default=None, metavar="FILE",
         help="judge a recorded request log instead of running engines: the specs that apply to recorded "
         "traffic (no silent rewrite, summary calls warm and in the routed family, a strict --profile "
-        "accepts every request); - reads it from standard input; see 'prefixbench record'",
+        "accepts every request, tool pairs intact, rewrites pay back, and the window with --windows); "
+        "- reads it from standard input; see 'prefixbench record'",
     )
     parser.add_argument(
         "--input", default="chat-completions", choices=TRACE_FORMATS,
