@@ -1620,7 +1620,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             kind, shown = _unseen_compaction(step, shared.compaction_at)
         if kind is not None:
             compactions.append((k, _judge_compaction(kind, r, row, pred, prices, shown, predicted_only)))
-        here = Previous(r, tick, ready, end_tick(r, ready))
+        lane_wrote = wrote(r) or (lane_prev[lane_key].lane_wrote if lane_key in lane_prev else False)
+        here = Previous(r, tick, ready, end_tick(r, ready), lane_wrote)
         if key in needed:
             previous[key] = here
         if not (r.compaction_call and r.lane_kind != "compaction"):
@@ -2757,21 +2758,30 @@ def _with_ttl(body: Request, ttl: str) -> Request:
     )
 
 
-def _written_bound(r: TraceRequest, prev: TraceRequest) -> int | None:
-    """For a provider the audit cannot name (a relay) whose usage counts writes (Anthropic-shaped:
-    :func:`writes_reported`, for ``r`` or ``prev``): what ``prev`` read and wrote, the most its
+def wrote(r: TraceRequest) -> bool:
+    """Whether ``r``'s usage gives a write above 0 (:func:`writes_reported`)."""
+    return r.usage is not None and r.usage.cache_write > 0 and writes_reported(r.provider, r.usage)
+
+
+def _written_bound(r: TraceRequest, prev: Previous) -> int | None:
+    """For a provider the audit cannot name (a relay): what ``prev`` read and wrote, the most its
     cache can return, as a cache returns only what was written (the rest of ``prev``'s prompt was
-    sent uncached and never stored, so no loss); None otherwise (the subset convention's whole
+    sent uncached and never stored, so no loss), when ``prev``'s own write count can be trusted:
+    its usage has a write field and it wrote something, or a call of its lane up to it reported a
+    write (a relay that counts writes on some responses only gives 0 or no field on the others,
+    and those say nothing of what was stored). None otherwise (the subset convention's whole
     previous prompt applies)."""
-    if r.usage is None or prev.usage is None or rules_for(r.provider).name != UNKNOWN.name:
+    p = prev.request
+    if r.usage is None or p.usage is None or rules_for(r.provider).name != UNKNOWN.name:
         return None
-    if not (writes_reported(prev.provider, prev.usage) or writes_reported(r.provider, r.usage)):
+    if not (p.usage.cache_reported and p.usage.writes_reported and (p.usage.cache_write > 0 or prev.lane_wrote)):
         return None
-    return prev.usage.cache_read + prev.usage.cache_write
+    return p.usage.cache_read + p.usage.cache_write
 
 
-def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
-    """What ``prev`` left cached that ``r`` could read (see the module doc)."""
+def _identity_expected(r: TraceRequest, previous: Previous) -> int:
+    """What ``previous`` left cached that ``r`` could read (see the module doc)."""
+    prev = previous.request
     if r.usage is None or prev.usage is None:
         return 0
     rules = rules_for(r.provider)
@@ -2780,7 +2790,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
     cacheable = rules.cacheable(prev.usage)
-    written = _written_bound(r, prev)
+    written = _written_bound(r, previous)
     if written is not None:
         cacheable = min(cacheable, written)
     return rules.round_read(min(r.usage.prompt, cacheable), r.model, r.read_step, r.read_offset)
@@ -2841,9 +2851,9 @@ def _expected(step: _Step, shared: _Shared) -> int:
         return min(usage.prompt, shared.created.get(r.explicit_cache, usage.cache_read_explicit))
     if step.source is not None and step.source.request.usage is not None:
         # A compaction call could have replayed what the main request it summarizes left cached.
-        return _identity_expected(r, step.source.request)
-    if prev is not None and prev.usage is not None and (step.continues or compacted):
-        return _identity_expected(r, prev)
+        return _identity_expected(r, step.source)
+    if step.prev is not None and prev is not None and prev.usage is not None and (step.continues or compacted):
+        return _identity_expected(r, step.prev)
     if r.body is not None:
         # A lane start with a body: what the model says was cached, unless the report is within
         # the model's token-count tolerance of it.
@@ -2894,7 +2904,7 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
             "before the log begins (another session, or requests not in these files)"
         )
     prev = step.prev.request if step.prev is not None else None
-    written = _written_bound(step.r, prev) if prev is not None and step.continues else None
+    written = _written_bound(step.r, step.prev) if step.prev is not None and step.continues else None
     if written is not None and prev is not None and prev.usage is not None and usage.cache_read >= written and usage.uncached:
         return (
             f"read all {written:,} tokens the previous call read and wrote; the other {usage.uncached:,} were sent "
