@@ -49,7 +49,7 @@ from pathlib import Path, PurePath
 
 import msgspec
 from msgspec.structs import replace
-from prefixbench.simulator.chain import ChainCache
+from prefixbench.simulator.chain import BY_CONTENT, ChainCache
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
@@ -1612,7 +1612,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             prev = previous.get(origins[key])
         used_at, after = inputs.head_before[k], inputs.later[k]
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment,
-                     None if used_at < 0 else used_at, None if after < 0 else _later(requests[after], ticks[after] - tick))
+                     None if used_at < 0 else used_at, None if after < 0 else _later(requests[after], ticks[after] - tick),
+                     predictor.start_reads.pop(key, None) if predictor.start_reads else None)
         row = _explain(step, shared)
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind, shown = _compaction_kind(r, row), ""
@@ -2304,6 +2305,12 @@ class Predictor:
         #: The first requests predicted to read their group's common head (``common-head``), by
         #: (provider, model, level, earlier first requests that read it).
         self.common: Counter[tuple[str, str, int, int]] = Counter()
+        #: Per node named by what its call sends (:data:`~prefixbench.simulator.chain.BY_CONTENT`:
+        #: a lane start), ``file:line`` of the latest call that wrote its entry.
+        self.start_writers: dict[str, str] = {}
+        #: Per request (file, lane, seq), the ``file:line`` of the earlier call whose entry at
+        #: its own start node it was predicted to read (the caller pops it).
+        self.start_reads: dict[Key, str] = {}
         self.warm = frozenset(heads.warm)
         #: Heads read at lane starts only (:attr:`Heads.start_warm`).
         self.start_warm = frozenset(heads.start_warm)
@@ -2516,6 +2523,11 @@ class Predictor:
             end_tick(r, ready),  # done
             bool(r.read_offset) and grid.keeps_output(r),  # grid_output
         )
+        if prefix.parent is None and prefix.node.startswith(BY_CONTENT):
+            if verdict.source == "node":
+                self.start_reads[(r.file, r.lane, r.seq)] = self.start_writers.get(prefix.node, "?")
+            elif verdict.write:
+                self.start_writers[prefix.node] = f"{r.file}:{r.line}"
         if uses is not None and self.in_order:
             self._forget(cache, lane, prefix, uses)
         read = verdict.read
@@ -2828,6 +2840,9 @@ class _Step(msgspec.Struct, frozen=True):
     head_used: int | None = None
     #: The later call of its lane that read past its read what no call since had written (:func:`read_later`).
     later: Later | None = None
+    #: A lane start predicted to read the entry at its own node, named by what it sends (the
+    #: same prompt sent again): ``file:line`` of the earlier call that wrote it.
+    start_from: str | None = None
 
     @property
     def continues(self) -> bool:
@@ -3015,6 +3030,13 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         route = rules_for(r.provider).route_upstream_detail(r.upstream, r.model, r.read_step)
         if route:
             detail = f"{detail}; {route}" if detail else route
+    if step.start_from is not None:
+        # A lane start predicted to read an earlier lane start's entry: the row names that call
+        # and what the two were matched on (counts and a digest, not the prompts themselves).
+        said = (f"predicted to read the entry {step.start_from} wrote: an earlier first call with the same first "
+                "message, the same reported prompt size, home, project folder and version; inferred from the "
+                "counts (the log leaves the system prompt out)")
+        detail = f"{detail}; {said}" if detail else said
     if r.explicit_cache is not None:
         # A read from an explicit cache is the client's own cache, not the lane's prefix: say so
         # rather than call it a surplus.
