@@ -94,6 +94,7 @@ from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
+from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
@@ -3024,10 +3025,11 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         if slack:
             detail = (f"read {slack:,} tokens short of the {expected:,} predicted, within the {rules_for(r.provider).step_slack:,} "
                       "its provider's counts of one checkpoint vary by: no miss")
-    if r.read_step and r.upstream:
+    if r.read_step and r.upstream and r.request_id:
         # A step a gateway's route and upstream gave (gemini-3-pro through OpenRouter's Google
-        # routes, measured): the row names the rule and what it rests on.
-        route = rules_for(r.provider).route_upstream_detail(r.upstream, r.model, r.read_step)
+        # routes, measured): the row names the rule and what it rests on, the route the
+        # response's id names (not any gateway whose rule gives that upstream the same step).
+        route = rules_for(r.provider).route_upstream_detail(gateway_of_id(r.request_id), r.upstream, r.model, r.read_step)
         if route:
             detail = f"{detail}; {route}" if detail else route
     if step.start_from is not None:
@@ -3786,8 +3788,8 @@ def _predicted_uncached(rules: ProviderRules, usage: Usage, read: int, write: in
 
 def drop_request_ids(requests: list[TraceRequest]) -> None:
     """Each request's ``request_id`` (the log's id for the call) dropped, in place, one request at
-    a time: the readers read it (a call two files log is counted once), the audit never does, and
-    the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request).
+    a time: the readers read it (a call two files log is counted once), the audit never does (but
+    for a gateway's id where its route gave the read step), and the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request).
     So held, a request whose other rare fields are at their default too is a
     :class:`~prefixbench.workloads.logs.trace.PlainRequest` (:func:`~prefixbench.workloads.logs.trace.plain`:
     104 bytes less), its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be."""
@@ -3796,6 +3798,10 @@ def drop_request_ids(requests: list[TraceRequest]) -> None:
             usage = None if r.usage is None else plain_usage(r.usage)
             if r.request_id is not None or usage is not r.usage:
                 requests[i] = replace(r, request_id=None, usage=usage)
+        elif r.read_step and r.upstream and gateway_of_id(r.request_id or ""):
+            # (kept where it names the gateway whose route gave the step: the row's detail names
+            # that route, :meth:`~prefixbench.simulator.providers.base.ProviderRules.route_upstream_detail`)
+            continue
         else:
             requests[i] = plain(r if r.request_id is None else replace(r, request_id=None))
 
