@@ -18,8 +18,8 @@ object in :mod:`prefixbench.simulator.providers`):
   counts from the response's end, where the log says when); every read
   pushes the expiry of the entry it hit (and of the head) on; entries further back on the chain
   keep their own last use, so a later branch back to one of them is judged by that. A chain's
-  first call whose own node holds a usable entry (an earlier call of the same name: the same
-  prompt, sent again) reads it. Below the model's minimum cacheable length nothing is read or written.
+  first call whose own node a reader named by content (``BY_CONTENT``) and holds a usable entry
+  (an earlier call of the same name: the same prompt, sent again) reads it. Below the model's minimum cacheable length nothing is read or written.
   A breakpoint checks 20 block boundaries back: an entry more than ``lookback_blocks`` blocks
   behind the call's end is not found.
 * ``openai``: prefix caching is automatic: the whole prompt is stored; a hit needs 1,024 tokens
@@ -74,6 +74,12 @@ _Tombstone = int
 
 #: Entries stored between two sweeps at the least.
 SWEEP_AT_LEAST = 256
+
+
+#: The start of a node name a reader gives by what its call sends (the same prompt, sent again,
+#: names the same node: Claude Code's lane starts, ``cc-start:``): a chain's first call at such a
+#: node reads the entry an earlier call left there. No other node is read by a call without a parent.
+BY_CONTENT = "by-content:"
 
 
 class ChainVerdict(msgspec.Struct, frozen=True):
@@ -228,13 +234,23 @@ class ChainCache:
         hit: _Entry | None = None
         cursor, blocks, steps = parent, new_blocks, 0
         entries, parents, lookback, max_walk = self._table(family), self._parent, self.lookback_blocks, self.max_walk
-        if parent is None:
+        if parent is None and node.startswith(BY_CONTENT):
             # A chain's first call whose node an earlier call named (the same prompt sent again,
-            # another session's: a reader names such a node by what it sends) reads that call's
-            # entry while it lives, at the breakpoint that call wrote at its end.
+            # another session's: a reader names such a node by what it sends, marked
+            # BY_CONTENT) reads that call's entry while it lives, at the breakpoint that call
+            # wrote at its end. Other nodes are a reader's own names: a call without a parent
+            # there reads no entry at its node.
             own = entries.get(node)
-            if type(own) is _Entry and own.usable(tick) and own.tokens - own.output <= cacheable:
-                read, source, hit = own.tokens - own.output, "node", own
+            if type(own) is _Tombstone:
+                if own <= cacheable:
+                    expired = True
+            elif own is not None and own.tokens - own.output <= cacheable:
+                if own.usable(tick):
+                    read, source, hit = own.tokens - own.output, "node", own
+                elif own.ready > tick:
+                    in_flight = True
+                else:
+                    expired = True
         while cursor is not None and steps < max_walk:
             if lookback is not None and blocks > lookback:
                 break

@@ -674,19 +674,14 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         return next((step for through, served, pattern, step in self.route_upstream_steps
                      if through == route and served == name and _pattern(pattern).search(model)), 0)
 
-    def route_upstream_detail(self, upstream: str, model: str, step: int) -> str:
+    def route_upstream_detail(self, route: str, upstream: str, model: str, step: int) -> str:
         """The words a row gives the rule of :attr:`route_upstream_steps` that set its ``step``
         (the gateway, the upstream as the log names it, the step and :attr:`route_upstream_evidence`);
-        "" where no rule of one gateway gives that upstream and model that step."""
-        if not step or not upstream or not self.route_upstream_steps:
+        "" where the rule of ``route`` and ``upstream`` gives that model no step, or another
+        (a step ``--read-step`` set: the gateway's rule did not give it)."""
+        if not step or not route or self.route_upstream_step(route, upstream, model) != step:
             return ""
-        name = upstream.strip().lower()
-        routes = {through for through, served, pattern, tokens in self.route_upstream_steps
-                  if served == name and tokens == step and _pattern(pattern).search(model)}
-        if len(routes) != 1:
-            return ""
-        route = _ROUTE_NAMES.get(*routes, *routes)
-        return f"{route}'s {upstream.strip()} route: blocks of {step:,}, {self.route_upstream_evidence}"
+        return f"{_ROUTE_NAMES.get(route, route)}'s {upstream.strip()} route: blocks of {step:,}, {self.route_upstream_evidence}"
 
     def is_route_step(self, step: int) -> bool:
         """Whether ``step`` is one of :attr:`route_steps`' (the rules' own, not an endpoint's)."""

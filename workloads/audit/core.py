@@ -49,7 +49,7 @@ from pathlib import Path, PurePath
 
 import msgspec
 from msgspec.structs import replace
-from prefixbench.simulator.chain import ChainCache
+from prefixbench.simulator.chain import BY_CONTENT, ChainCache
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheModel
 from prefixbench.simulator.models import make_cache
@@ -94,6 +94,7 @@ from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
+from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
@@ -1612,7 +1613,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             prev = previous.get(origins[key])
         used_at, after = inputs.head_before[k], inputs.later[k]
         step = _Step(r, prev, pred, tick, lane_index[lane_key], None if source is None else previous.get(source), segment,
-                     None if used_at < 0 else used_at, None if after < 0 else _later(requests[after], ticks[after] - tick))
+                     None if used_at < 0 else used_at, None if after < 0 else _later(requests[after], ticks[after] - tick),
+                     predictor.start_reads.pop(key, None) if predictor.start_reads else None)
         row = _explain(step, shared)
         buckets.add(file_order.get(row.file, 0), _unreported(row) if predicted_only else row)
         kind, shown = _compaction_kind(r, row), ""
@@ -1620,7 +1622,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
             kind, shown = _unseen_compaction(step, shared.compaction_at)
         if kind is not None:
             compactions.append((k, _judge_compaction(kind, r, row, pred, prices, shown, predicted_only)))
-        here = Previous(r, tick, ready, end_tick(r, ready))
+        lane_wrote = wrote(r) or (lane_prev[lane_key].lane_wrote if lane_key in lane_prev else False)
+        here = Previous(r, tick, ready, end_tick(r, ready), lane_wrote)
         if key in needed:
             previous[key] = here
         if not (r.compaction_call and r.lane_kind != "compaction"):
@@ -2303,6 +2306,12 @@ class Predictor:
         #: The first requests predicted to read their group's common head (``common-head``), by
         #: (provider, model, level, earlier first requests that read it).
         self.common: Counter[tuple[str, str, int, int]] = Counter()
+        #: Per node named by what its call sends (:data:`~prefixbench.simulator.chain.BY_CONTENT`:
+        #: a lane start), ``file:line`` of the latest call that wrote its entry.
+        self.start_writers: dict[str, str] = {}
+        #: Per request (file, lane, seq), the ``file:line`` of the earlier call whose entry at
+        #: its own start node it was predicted to read (the caller pops it).
+        self.start_reads: dict[Key, str] = {}
         self.warm = frozenset(heads.warm)
         #: Heads read at lane starts only (:attr:`Heads.start_warm`).
         self.start_warm = frozenset(heads.start_warm)
@@ -2515,6 +2524,11 @@ class Predictor:
             end_tick(r, ready),  # done
             bool(r.read_offset) and grid.keeps_output(r),  # grid_output
         )
+        if prefix.parent is None and prefix.node.startswith(BY_CONTENT):
+            if verdict.source == "node":
+                self.start_reads[(r.file, r.lane, r.seq)] = self.start_writers.get(prefix.node, "?")
+            elif verdict.write:
+                self.start_writers[prefix.node] = f"{r.file}:{r.line}"
         if uses is not None and self.in_order:
             self._forget(cache, lane, prefix, uses)
         read = verdict.read
@@ -2757,21 +2771,30 @@ def _with_ttl(body: Request, ttl: str) -> Request:
     )
 
 
-def _written_bound(r: TraceRequest, prev: TraceRequest) -> int | None:
-    """For a provider the audit cannot name (a relay) whose usage counts writes (Anthropic-shaped:
-    :func:`writes_reported`, for ``r`` or ``prev``): what ``prev`` read and wrote, the most its
+def wrote(r: TraceRequest) -> bool:
+    """Whether ``r``'s usage gives a write above 0 (:func:`writes_reported`)."""
+    return r.usage is not None and r.usage.cache_write > 0 and writes_reported(r.provider, r.usage)
+
+
+def _written_bound(r: TraceRequest, prev: Previous) -> int | None:
+    """For a provider the audit cannot name (a relay): what ``prev`` read and wrote, the most its
     cache can return, as a cache returns only what was written (the rest of ``prev``'s prompt was
-    sent uncached and never stored, so no loss); None otherwise (the subset convention's whole
+    sent uncached and never stored, so no loss), when ``prev``'s own write count can be trusted:
+    its usage has a write field and it wrote something, or a call of its lane up to it reported a
+    write (a relay that counts writes on some responses only gives 0 or no field on the others,
+    and those say nothing of what was stored). None otherwise (the subset convention's whole
     previous prompt applies)."""
-    if r.usage is None or prev.usage is None or rules_for(r.provider).name != UNKNOWN.name:
+    p = prev.request
+    if r.usage is None or p.usage is None or rules_for(r.provider).name != UNKNOWN.name:
         return None
-    if not (writes_reported(prev.provider, prev.usage) or writes_reported(r.provider, r.usage)):
+    if not (p.usage.cache_reported and p.usage.writes_reported and (p.usage.cache_write > 0 or prev.lane_wrote)):
         return None
-    return prev.usage.cache_read + prev.usage.cache_write
+    return p.usage.cache_read + p.usage.cache_write
 
 
-def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
-    """What ``prev`` left cached that ``r`` could read (see the module doc)."""
+def _identity_expected(r: TraceRequest, previous: Previous) -> int:
+    """What ``previous`` left cached that ``r`` could read (see the module doc)."""
+    prev = previous.request
     if r.usage is None or prev.usage is None:
         return 0
     rules = rules_for(r.provider)
@@ -2780,7 +2803,7 @@ def _identity_expected(r: TraceRequest, prev: TraceRequest) -> int:
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
     cacheable = rules.cacheable(prev.usage)
-    written = _written_bound(r, prev)
+    written = _written_bound(r, previous)
     if written is not None:
         cacheable = min(cacheable, written)
     return rules.round_read(min(r.usage.prompt, cacheable), r.model, r.read_step, r.read_offset)
@@ -2818,6 +2841,9 @@ class _Step(msgspec.Struct, frozen=True):
     head_used: int | None = None
     #: The later call of its lane that read past its read what no call since had written (:func:`read_later`).
     later: Later | None = None
+    #: A lane start predicted to read the entry at its own node, named by what it sends (the
+    #: same prompt sent again): ``file:line`` of the earlier call that wrote it.
+    start_from: str | None = None
 
     @property
     def continues(self) -> bool:
@@ -2841,9 +2867,9 @@ def _expected(step: _Step, shared: _Shared) -> int:
         return min(usage.prompt, shared.created.get(r.explicit_cache, usage.cache_read_explicit))
     if step.source is not None and step.source.request.usage is not None:
         # A compaction call could have replayed what the main request it summarizes left cached.
-        return _identity_expected(r, step.source.request)
-    if prev is not None and prev.usage is not None and (step.continues or compacted):
-        return _identity_expected(r, prev)
+        return _identity_expected(r, step.source)
+    if step.prev is not None and prev is not None and prev.usage is not None and (step.continues or compacted):
+        return _identity_expected(r, step.prev)
     if r.body is not None:
         # A lane start with a body: what the model says was cached, unless the report is within
         # the model's token-count tolerance of it.
@@ -2894,7 +2920,7 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
             "before the log begins (another session, or requests not in these files)"
         )
     prev = step.prev.request if step.prev is not None else None
-    written = _written_bound(step.r, prev) if prev is not None and step.continues else None
+    written = _written_bound(step.r, step.prev) if step.prev is not None and step.continues else None
     if written is not None and prev is not None and prev.usage is not None and usage.cache_read >= written and usage.uncached:
         return (
             f"read all {written:,} tokens the previous call read and wrote; the other {usage.uncached:,} were sent "
@@ -2999,12 +3025,20 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         if slack:
             detail = (f"read {slack:,} tokens short of the {expected:,} predicted, within the {rules_for(r.provider).step_slack:,} "
                       "its provider's counts of one checkpoint vary by: no miss")
-    if r.read_step and r.upstream:
+    if r.read_step and r.upstream and r.request_id:
         # A step a gateway's route and upstream gave (gemini-3-pro through OpenRouter's Google
-        # routes, measured): the row names the rule and what it rests on.
-        route = rules_for(r.provider).route_upstream_detail(r.upstream, r.model, r.read_step)
+        # routes, measured): the row names the rule and what it rests on, the route the
+        # response's id names (not any gateway whose rule gives that upstream the same step).
+        route = rules_for(r.provider).route_upstream_detail(gateway_of_id(r.request_id), r.upstream, r.model, r.read_step)
         if route:
             detail = f"{detail}; {route}" if detail else route
+    if step.start_from is not None:
+        # A lane start predicted to read an earlier lane start's entry: the row names that call
+        # and what the two were matched on (counts and a digest, not the prompts themselves).
+        said = (f"predicted to read the entry {step.start_from} wrote: an earlier first call with the same first "
+                "message, the same reported prompt size, home, project folder and version; inferred from the "
+                "counts (the log leaves the system prompt out)")
+        detail = f"{detail}; {said}" if detail else said
     if r.explicit_cache is not None:
         # A read from an explicit cache is the client's own cache, not the lane's prefix: say so
         # rather than call it a surplus.
@@ -3754,8 +3788,8 @@ def _predicted_uncached(rules: ProviderRules, usage: Usage, read: int, write: in
 
 def drop_request_ids(requests: list[TraceRequest]) -> None:
     """Each request's ``request_id`` (the log's id for the call) dropped, in place, one request at
-    a time: the readers read it (a call two files log is counted once), the audit never does, and
-    the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request).
+    a time: the readers read it (a call two files log is counted once), the audit never does (but
+    for a gateway's id where its route gave the read step), and the trace is held to the audit's end (an id is a string of its own, 50-90 bytes a request).
     So held, a request whose other rare fields are at their default too is a
     :class:`~prefixbench.workloads.logs.trace.PlainRequest` (:func:`~prefixbench.workloads.logs.trace.plain`:
     104 bytes less), its usage a :class:`~prefixbench.simulator.usage.PlainUsage` where it can be."""
@@ -3764,6 +3798,10 @@ def drop_request_ids(requests: list[TraceRequest]) -> None:
             usage = None if r.usage is None else plain_usage(r.usage)
             if r.request_id is not None or usage is not r.usage:
                 requests[i] = replace(r, request_id=None, usage=usage)
+        elif r.read_step and r.upstream and gateway_of_id(r.request_id or ""):
+            # (kept where it names the gateway whose route gave the step: the row's detail names
+            # that route, :meth:`~prefixbench.simulator.providers.base.ProviderRules.route_upstream_detail`)
+            continue
         else:
             requests[i] = plain(r if r.request_id is None else replace(r, request_id=None))
 

@@ -29,6 +29,7 @@ from prefixbench.workloads.audit.core import (
     _Step,
     end_tick,
     head_sizes,
+    wrote,
 )
 from prefixbench.workloads.audit.locate import Histories
 from prefixbench.workloads.audit.precedence import Previous
@@ -75,8 +76,11 @@ class LiveAudit:
         ready = max(tick, r.ready_ms) if r.ready_ms is not None else tick
         pred = self.predictor.predict(r, tick, ready)
         segment = self.shared.histories.add(r)  # a capture logs bodies, not a transcript: usually None
-        row = _explain(_Step(r, self.previous.get(r.lane), pred, tick, self.index[r.lane], segment=segment), self.shared)
-        self.previous[r.lane] = Previous(r, tick, ready, end_tick(r, ready))
+        start_from = self.predictor.start_reads.pop((r.file, r.lane, r.seq), None) if self.predictor.start_reads else None
+        row = _explain(_Step(r, self.previous.get(r.lane), pred, tick, self.index[r.lane], segment=segment, start_from=start_from),
+                       self.shared)
+        last = self.previous.get(r.lane)
+        self.previous[r.lane] = Previous(r, tick, ready, end_tick(r, ready), wrote(r) or (last is not None and last.lane_wrote))
         self.index[r.lane] += 1
         if r.prefix is not None:
             self.shared.head_seen.setdefault(r.prefix.head, tick)

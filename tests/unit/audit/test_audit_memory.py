@@ -22,14 +22,15 @@ from prefixbench.workloads.audit.core import run_audit
 from .fixtures import Transcript, cc_usage, write_jsonl
 
 
-def _long_session(folder: Path, turns: int = 600, session: str = "big", day: int = 3) -> Path:
+def _long_session(folder: Path, turns: int = 600, session: str = "big", day: int = 3, first: str | None = None) -> Path:
     """One lane of ``turns`` requests from ``day`` of September 2025 on (about two days for 600);
-    every fifth reads nothing (a miss, each losing more than the one before)."""
+    every fifth reads nothing (a miss, each losing more than the one before). ``first``: the
+    first message (default: one of the session's own)."""
     t = Transcript(session)
-    # (a first message of each session's own: sessions opening with the same message and prompt
-    # size name one start node, which ties them together for re-simulation; all six opening with
-    # "go" measured 802 bytes a request on the test below, not under 760)
-    t.user(f"go {session}", f"2025-09-{day:02d}T00:00:00.000Z", root=True)
+    # (a first message of each session's own by default: sessions opening with the same message
+    # and prompt size name one start node, which ties them together for re-simulation; that case
+    # is measured apart, test_a_folder_whose_sessions_send_one_first_prompt)
+    t.user(f"go {session}" if first is None else first, f"2025-09-{day:02d}T00:00:00.000Z", root=True)
     read = 0
     minute = 0
     for n in range(turns):
@@ -386,6 +387,36 @@ def test_bytes_a_request_of_a_folders_later_files_adds_to_the_commands_peak(tmp_
         gc.collect()
         six, _ = _peak_of(["audit", str(tmp_path / "x6"), *argv])
         assert (six - three) / 1800 <= FOLDER_BYTES_PER_REQUEST, (options, (six - three) / 1800)
+
+
+#: :data:`FOLDER_BYTES_PER_REQUEST` where every session opens with the same first message and
+#: prompt size (one Claude Code start node, named by content, for all: the base of this test's
+#: fixture, changed by cchead59 to give each session its own message). Measured (Python 3.11, on
+#: fix59b): 573 bytes a request with ``--format json``, 802 with the table (cchead59 measured 802),
+#: against under 760 with each session's own message: the shared node is kept to the pass's end
+#: (``NODE_KEPT``: its name is other requests' too) though the sessions are days apart and its
+#: entry cannot live from one to the next; dropping it once it cannot is not done yet. The budget
+#: is the measure and the peak's run-to-run drift (about 30 bytes).
+SHARED_FOLDER_BYTES_PER_REQUEST = 840
+
+
+def test_a_folder_whose_sessions_send_one_first_prompt(tmp_path: Path) -> None:
+    """The folder test's sessions all opening with "go" (their start nodes one): kept as its own
+    case, with its own budget, as the shared node ties the sessions together."""
+    import gc
+
+    for copies in (3, 6):
+        (tmp_path / f"x{copies}").mkdir()
+        for n in range(copies):
+            _long_session(tmp_path / f"x{copies}", 600, f"s{n}", day=3 + 3 * n, first="go")
+    for options in (["--format", "json"], []):
+        argv = ["--quiet", *options]
+        _peak_of(["audit", str(tmp_path / "x3"), *argv])
+        gc.collect()
+        three, _ = _peak_of(["audit", str(tmp_path / "x3"), *argv])
+        gc.collect()
+        six, _ = _peak_of(["audit", str(tmp_path / "x6"), *argv])
+        assert (six - three) / 1800 <= SHARED_FOLDER_BYTES_PER_REQUEST, (options, (six - three) / 1800)
 
 
 #: The traced peak of the command's reading (:func:`~prefixbench.workloads.audit.core.load_trace`)

@@ -64,7 +64,7 @@ def _steps(path: Path) -> list[tuple[str, int]]:
 
 
 def test_vertex_ai_through_openrouter_reads_every_2016_token_block(tmp_path: Path) -> None:
-    path = _trajectory(tmp_path / "v.traj.json", [("gen-1", "Google", 7000, 0), ("gen-2", "Google", 11000, 6048)])
+    path = _trajectory(tmp_path / "v.traj.json", [("gen-1763510511-q", "Google", 7000, 0), ("gen-1763510512-q", "Google", 11000, 6048)])
     assert _steps(path) == [("Google", 2016), ("Google", 2016)]
     rows = run_audit([path]).rows
     # The last whole block of 7,000 tokens: 3 x 2,016 (base: about the whole 7,000).
@@ -73,7 +73,7 @@ def test_vertex_ai_through_openrouter_reads_every_2016_token_block(tmp_path: Pat
 
 
 def test_ai_studio_through_openrouter_reads_every_second_block(tmp_path: Path) -> None:
-    path = _trajectory(tmp_path / "s.traj.json", [("gen-1", "Google AI Studio", 15000, 0), ("gen-2", "Google AI Studio", 19000, 12096)])
+    path = _trajectory(tmp_path / "s.traj.json", [("gen-1763510511-q", "Google AI Studio", 15000, 0), ("gen-1763510512-q", "Google AI Studio", 19000, 12096)])
     assert _steps(path) == [("Google AI Studio", 4032), ("Google AI Studio", 4032)]
     row = run_audit([path]).rows[1]
     # 15,000 holds seven 2,016-token blocks; AI Studio reads the sixth (3 x 4,032), not the seventh.
@@ -82,8 +82,8 @@ def test_ai_studio_through_openrouter_reads_every_second_block(tmp_path: Path) -
 
 
 def test_a_switch_of_upstream_reads_the_last_block_of_that_upstreams_own_previous_prompt(tmp_path: Path) -> None:
-    path = _trajectory(tmp_path / "w.traj.json", [("gen-1", "Google", 11000, 0), ("gen-2", "Google AI Studio", 15000, 0),
-                                                  ("gen-3", "Google", 19000, 10080)])
+    path = _trajectory(tmp_path / "w.traj.json", [("gen-1763510511-q", "Google", 11000, 0), ("gen-1763510512-q", "Google AI Studio", 15000, 0),
+                                                  ("gen-1763510513-q", "Google", 19000, 10080)])
     rows = run_audit([path]).rows
     assert [r.predicted_cache_read for r in rows] == [0, 0, 10080]  # 5 x 2,016 of Google's 11,000
     assert rows[1].cause == "provider-best-effort"  # AI Studio held nothing Google cached
@@ -94,7 +94,7 @@ def test_a_prompt_under_one_block_leaves_nothing_to_read(tmp_path: Path) -> None
     # puts the read at 0 whatever minimum applies.)
     assert RULES.round_read(2015, "gemini-3-pro-preview", 2016) == 0
     assert RULES.round_read(4031, "gemini-3-pro-preview", 4032) == 0
-    path = _trajectory(tmp_path / "u.traj.json", [("gen-1", "Google", 1900, 0), ("gen-2", "Google", 6000, 0)])
+    path = _trajectory(tmp_path / "u.traj.json", [("gen-1763510511-q", "Google", 1900, 0), ("gen-1763510512-q", "Google", 6000, 0)])
     assert [r.predicted_cache_read for r in run_audit([path]).rows] == [0, 0]
 
 
@@ -109,7 +109,7 @@ def test_portkey_reads_every_second_block_and_direct_calls_keep_the_models_step(
     named = _trajectory(tmp_path / "n.traj.json", [("abc", "Google", 7000, 0), ("def", "Google", 11000, 6048)])
     assert _steps(named) == [("Google", 0), ("Google", 0)]
     # Another model through the same route keeps its own rules.
-    flash = _trajectory(tmp_path / "f.traj.json", [("gen-1", "Google", 7000, 0)], model="google/gemini-3-flash-preview")
+    flash = _trajectory(tmp_path / "f.traj.json", [("gen-1763510511-q", "Google", 7000, 0)], model="google/gemini-3-flash-preview")
     assert _steps(flash) == [("Google", 0)]
 
 
@@ -120,3 +120,25 @@ def test_route_of_names_the_gateway_only_where_the_response_names_an_upstream() 
     assert route_of({"id": "chatcmpl-1", "provider": "Google"}) == ""
     assert RULES.route_upstream_step("openrouter", "Google", "gemini-3-pro-preview") == 2016
     assert RULES.route_upstream_step("", "Google", "gemini-3-pro-preview") == 0
+
+
+def test_a_hand_made_gen_id_names_no_gateway() -> None:
+    # OpenRouter's ids are ``gen-`` and the epoch second; a proxy's own ``gen-`` id is not one
+    # (the base took any ``gen-`` id for OpenRouter's).
+    assert route_of({"id": "gen-google-rest", "provider": "Google"}) == ""
+    assert route_of({"id": "gen-176351051-q", "provider": "Google"}) == ""
+
+
+def test_a_read_step_flag_is_not_put_down_to_another_gateways_route(tmp_path: Path, capsys) -> None:
+    # An OpenRouter call to Google with ``--read-step gemini=4032``: the step is the flag's, and
+    # Portkey's Google rule (also 4,032) gave it nothing; the base's detail said "Portkey's
+    # Google route".
+    from prefixbench.reports.cli import main
+
+    path = _trajectory(tmp_path / "v.traj.json", [("gen-1763510511-q", "Google", 7000, 0), ("gen-1763510512-q", "Google", 11000, 4032)])
+    assert main(["audit", str(path), "--quiet", "--format", "json", "--read-step", "gemini=4032"]) == 0
+    rows = json.loads(capsys.readouterr().out)["requests"]
+    assert not any("route: blocks of" in (row["detail"] or "") for row in rows)
+    assert main(["audit", str(path), "--quiet", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["requests"]
+    assert "OpenRouter's Google route: blocks of 2,016" in rows[1]["detail"]

@@ -76,3 +76,51 @@ def test_a_fix_whose_misses_are_on_an_unknown_provider_says_they_rest_on_default
                                   "no rules for (unknown): read under default rules")
     rec = _recommendation("static-system", w, [row("anthropic")], [], {"f.jsonl": "claude-code"}, None, Decimal("0.1"), "")
     assert "unknown" not in rec.pattern
+
+
+def _relay_call(seq: int, read: int, write: int, uncached: int, write_field: bool = True):
+    from prefixbench.simulator.usage import Usage
+    from prefixbench.workloads.logs.trace import Prefix, TraceRequest
+
+    usage = Usage(cache_read=read, cache_write_5m=write, uncached=uncached, writes_reported=write_field)
+    return TraceRequest(file="relay.jsonl", line=seq + 1, lane="main", lane_kind="main", seq=seq, sent_ms=seq * 1_000,
+                        ready_ms=seq * 1_000 + 500, provider="unknown", model=RELAY_MODEL, usage=usage,
+                        prefix=Prefix("h", f"relay.jsonl#{seq}", None if seq == 0 else f"relay.jsonl#{seq - 1}"))
+
+
+def test_the_cap_needs_a_write_count_of_the_previous_call_that_can_be_trusted() -> None:
+    # Mixed usage shapes from one relay. The base capped whenever either call showed a write, at
+    # the previous call's read + write: a previous call with no write field (or a 0 the relay
+    # gave because it does not count writes on every response) hid ~29K tokens of loss
+    # (expected 29,952 -> 896 for a previous read of 1,000 of 30,000 and a current write of 500).
+    from prefixbench.workloads.audit.core import _identity_expected
+    from prefixbench.workloads.audit.precedence import Previous
+
+    current = _relay_call(1, 0, 500, 29_600)
+    no_field = Previous(_relay_call(0, 1_000, 0, 29_000, write_field=False), 0, 500)
+    assert _identity_expected(current, no_field) > 29_000
+    zero_alone = Previous(_relay_call(0, 1_000, 0, 29_000), 0, 500)
+    assert _identity_expected(current, zero_alone) > 29_000
+    # A 0 from a relay that reported writes on the lane's other calls, or a write above 0: trusted.
+    zero_in_writing_lane = Previous(_relay_call(0, 1_000, 0, 29_000), 0, 500, lane_wrote=True)
+    assert _identity_expected(current, zero_in_writing_lane) <= 1_000
+    wrote = Previous(_relay_call(0, 1_000, 200, 28_800), 0, 500, lane_wrote=True)
+    assert _identity_expected(current, wrote) <= 1_200
+
+
+def test_a_zero_write_is_trusted_once_the_lane_showed_a_write(tmp_path: Path, capsys) -> None:
+    # End to end: the first call writes 0 of 30,000 and nothing before it wrote: the second (which
+    # writes 500) is measured against the whole previous prompt; a third after the second's write
+    # is capped at what the second read and wrote.
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [_unsplit(29000, 0, 1000)], model=RELAY_MODEL)
+    t.user("next", "2025-09-03T00:00:30.000Z")
+    t.assistant("r2", "2025-09-03T00:00:33.000Z", [_unsplit(29600, 500, 0)], model=RELAY_MODEL)
+    t.user("more", "2025-09-03T00:01:00.000Z")
+    t.assistant("r3", "2025-09-03T00:01:03.000Z", [_unsplit(29600, 0, 500)], model=RELAY_MODEL)
+    write_jsonl(tmp_path / "s1.jsonl", t.lines)
+    assert main(["audit", str(tmp_path), "--quiet", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["requests"]
+    assert rows[1]["expected_cache_read"] > 29_000 and rows[1]["lost_tokens"] > 29_000
+    assert rows[2]["expected_cache_read"] <= 500 and not rows[2]["lost_tokens"]

@@ -13,7 +13,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from prefixbench.simulator.chain import ChainCache
+from prefixbench.simulator.chain import BY_CONTENT, ChainCache
 from prefixbench.workloads.audit.core import run_audit
 
 T0 = datetime(2026, 1, 2, 9, 0, tzinfo=UTC).timestamp() * 1000
@@ -75,11 +75,56 @@ def test_another_folder_or_version_sends_another_prompt(tmp_path: Path) -> None:
     assert (got["c"], got["d"]) == ((HEAD, HEAD), (HEAD, 0))
 
 
+_ARGS = dict(family="f", head="h", head_tokens=None, parent=None, new_blocks=1, cacheable=5_000, model="claude-sonnet-4-5")
+
+
 def test_a_chains_first_call_reads_a_live_entry_at_its_own_node() -> None:
     cache = ChainCache("anthropic")
-    args = dict(family="f", head="h", head_tokens=None, parent=None, new_blocks=1, cacheable=5_000, model="claude-sonnet-4-5")
-    first = cache.observe(node="same", tick=0, ready=1_000, **args)
-    again = cache.observe(node="same", tick=60_000, ready=61_000, **args)
-    other = cache.observe(node="other", tick=60_000, ready=61_000, **args)
-    late = cache.observe(node="same", tick=60_000 + 301_000, ready=362_000, **args)
-    assert [(v.read, v.write) for v in (first, again, other, late)] == [(0, 5_000), (5_000, 0), (0, 5_000), (0, 5_000)]
+    same, other = BY_CONTENT + "same", BY_CONTENT + "other"
+    first = cache.observe(node=same, tick=0, ready=1_000, **_ARGS)
+    again = cache.observe(node=same, tick=60_000, ready=61_000, **_ARGS)
+    other_ = cache.observe(node=other, tick=60_000, ready=61_000, **_ARGS)
+    late = cache.observe(node=same, tick=60_000 + 301_000, ready=362_000, **_ARGS)
+    assert [(v.read, v.write) for v in (first, again, other_, late)] == [(0, 5_000), (5_000, 0), (0, 5_000), (0, 5_000)]
+    # The walk back's flags: an entry past its lifetime is expired, one still being written in flight.
+    assert late.expired and not late.in_flight
+    early = cache.observe(node=same, tick=361_500, ready=363_000, **_ARGS)  # (the entry is ready at 362,000)
+    assert (early.read, early.in_flight) == (0, True)
+
+
+def test_only_a_node_named_by_content_is_read_by_a_call_without_a_parent() -> None:
+    # The rule is a Claude Code lane start's (its node named by what it sends); another reader's
+    # parent-less call at a node it named before (its own name, not the prompt's) reads nothing there.
+    cache = ChainCache("anthropic")
+    cache.observe(node="same", tick=0, ready=1_000, **_ARGS)
+    again = cache.observe(node="same", tick=60_000, ready=61_000, **_ARGS)
+    assert (again.read, again.in_flight, again.expired) == (0, False, False)
+
+
+def test_the_row_names_the_earlier_call_and_what_matched(tmp_path: Path) -> None:
+    folder = tmp_path / "projects" / "-w"
+    _session(folder, "a", T0, "status", HEAD, 3_000)
+    _session(folder, "b", T0 + 2 * MIN, "status", HEAD + 3_000, 0)
+    rows = {Path(r.file).stem: r for r in run_audit([tmp_path / "projects"]).rows}
+    said = rows["b"].detail
+    assert f"{rows['a'].file}:{rows['a'].line} wrote" in said
+    assert "same first message, the same reported prompt size, home, project folder and version" in said
+    assert "inferred from the counts" in said
+    assert "wrote: an earlier first call" not in rows["a"].detail
+
+
+def test_two_homes_same_folder_share_no_start(tmp_path: Path) -> None:
+    # Two homes (machines, accounts) audited together: the same folder name and first prompt in
+    # each is not one cache, so their lane starts name two nodes (the base named one).
+    from prefixbench.workloads.logs.formats import FORMATS, import_file
+    from prefixbench.workloads.logs.formats.base import ImportContext
+
+    _session(tmp_path / "one" / "projects" / "-w", "a", T0, "status", HEAD, 3_000)
+    _session(tmp_path / "two" / "projects" / "-w", "b", T0 + 2 * MIN, "status", HEAD + 3_000, 0)
+    _session(tmp_path / "one" / "projects" / "-w", "c", T0 + 3 * MIN, "status", HEAD + 3_000, 0)
+    nodes = {}
+    for home, name in (("one", "a"), ("two", "b"), ("one", "c")):
+        path = tmp_path / home / "projects" / "-w" / f"{name}.jsonl"
+        (r,), _ = import_file(path, FORMATS["claude-code"], ImportContext())
+        nodes[name] = r.prefix.node
+    assert nodes["a"] == nodes["c"] != nodes["b"] and nodes["a"].startswith(BY_CONTENT)

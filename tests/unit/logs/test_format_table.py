@@ -58,7 +58,11 @@ def expected(name: str) -> list[TraceRequest]:
                 TraceRequest(
                     file, 3, "main", "main", 0, 1756857600000, 1756857602000, "anthropic", "claude-sonnet-4-20250514",
                     usage=Usage(cache_write_5m=2000, uncached=3, output=120),  # the LAST line's output count
-                    prefix=Prefix("claude-code:main:claude-sonnet-4-20250514:1.0.98", "cc:u1"),
+                    # (a lane start whose prompt is the first message alone: named by what it sends,
+                    # the home (the folder above the project's) and project folder among it)
+                    prefix=Prefix("claude-code:main:claude-sonnet-4-20250514:1.0.98",
+                                  f"by-content:cc-start:{fixture(name).parents[2]}:1.0.98:main:fixtures:"
+                                  "f45ac1b3898a13385f0c8685:2003"),
                     events=(("user_turn", ""),), request_id="req_1", agent_version="1.0.98", source_format=name,
                 )
             ]

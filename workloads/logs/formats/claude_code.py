@@ -63,6 +63,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
+from prefixbench.simulator.chain import BY_CONTENT
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import ANTHROPIC, BEDROCK, UNKNOWN, provider_of_model
@@ -1241,8 +1242,8 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
 def _start_node(walk: _Walk, req: _Request) -> str | None:
     """The node of a lane's first call whose prompt is its conversation's first message alone,
     named by what it sends, so that two sessions sending the same prompt name one node: the
-    agent's version, the lane's kind, the project folder (a subagent's file in
-    ``<session>/subagents/`` is of its session's folder), a digest of the message's content and
+    agent's version, the lane's kind, the home (the folder above ``projects/``), the project
+    folder (a subagent's file in ``<session>/subagents/`` is of its session's folder), a digest of the message's content and
     the prompt's size as reported (Claude Code's system prompt and first message carry parts the
     transcript leaves out, the git status and the date among them: the same size is what tells
     those parts unchanged). None where the prompt ends at no first message (an entry before it)."""
@@ -1250,8 +1251,12 @@ def _start_node(walk: _Walk, req: _Request) -> str | None:
     if digest is None:
         return None
     path = Path(walk.name).parent
-    folder = path.parent.parent.name if path.name == "subagents" else path.name
-    return sys.intern(f"cc-start:{req.version or '?'}:{req.lane_kind}:{folder}:{digest}:{_prompt_tokens(req.usage)}")
+    project = path.parent.parent if path.name == "subagents" else path
+    # (the home, the folder above ``projects/``: two homes' same-named folders are two machines'
+    # or accounts', which share no cache)
+    home = project.parent.parent
+    return sys.intern(f"{BY_CONTENT}cc-start:{home}:{req.version or '?'}:{req.lane_kind}:{project.name}:{digest}:"
+                      f"{_prompt_tokens(req.usage)}")
 
 
 def relayed_call(r: TraceRequest) -> bool:

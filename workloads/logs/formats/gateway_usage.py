@@ -20,6 +20,7 @@ No field names the version, so a file is read one way, decided from its own numb
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 import msgspec
@@ -190,15 +191,27 @@ def upstream_of(response: Mapping[str, object]) -> str:
     return name.strip()[:60] if isinstance(name, str) else ""
 
 
+#: OpenRouter's generation id: ``gen-``, the epoch second, a dash.
+_OPENROUTER_ID = re.compile(r"gen-\d{10}-")
+
+
 def route_of(response: Mapping[str, object]) -> str:
     """The gateway a response came through where it names the upstream that served it, for the
     rules' per-route-and-upstream steps (``route_upstream_steps``): ``openrouter`` for
-    OpenRouter's generation ids (``gen-...``), ``portkey`` for Portkey's (``portkey-...``); ""
-    where the response names no upstream or its id no gateway."""
+    OpenRouter's generation ids (``gen-`` and the ten-digit epoch second it was made,
+    ``gen-1763510516-...``: another ``gen-`` id, a hand-made proxy's, names no gateway),
+    ``portkey`` for Portkey's (``portkey-...``); "" where the response names no upstream or its
+    id no gateway."""
     ident = response.get("id")
     if not upstream_of(response) or not isinstance(ident, str):
         return ""
-    if ident.startswith("gen-"):
+    return gateway_of_id(ident)
+
+
+def gateway_of_id(ident: str) -> str:
+    """The gateway a response id names (:func:`route_of`'s ``openrouter`` or ``portkey``), ""
+    for any other id."""
+    if _OPENROUTER_ID.match(ident):
         return "openrouter"
     if ident.startswith("portkey-"):
         return "portkey"
