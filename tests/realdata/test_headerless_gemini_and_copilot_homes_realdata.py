@@ -8,6 +8,9 @@ without it):
   file's first 105,647 bytes, committed three minutes before, begin the same way), 28 calls to
   gemini-3-flash-preview, each reply written twice (before and after its tool calls). From
   ``PREFIXBENCH_DINGJUN_ESGGO_REPO``.
+* ``.gemini/tmp/`` of github.com/dogmaai/magi-ui (commit ``9bb46ef1846f3683a25210c19169fdd21c4b54bd``,
+  2025-09-10): one Gemini CLI session (one JSON object), three gemini-2.5-pro calls, the second
+  sent 3h01m after the first. From ``PREFIXBENCH_MAGI_UI_REPO``.
 * ``.gemini/tmp/code-oss-for-cloud-shell/chats/`` of github.com/1919114514yasenpai-maker/focus-quest
   (commit ``c695164713accc0ad09df8e3156c3502c8286cc4``, 2026-08): 26 sessions Gemini CLI's A2A
   server wrote (``*-a2a-serv.jsonl``, session id ``a2a-server``), each a header and one ``$set`` of
@@ -35,10 +38,12 @@ import pytest
 from prefixbench.reports.cli import main
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import gemini_jsonl_recount, read_within, tree_at
+from tests.realdata.mirrors import gemini_jsonl_recount, gemini_recount, read_within, tree_at
 
 ESGGO = Path(os.environ.get("PREFIXBENCH_DINGJUN_ESGGO_REPO", "/work/.mirror/DingJun1028+esggo/repo"))
 ESGGO_COMMIT = "c2e18307815805a219e318004afe49e8d0ac52eb"
+MAGI = Path(os.environ.get("PREFIXBENCH_MAGI_UI_REPO", "/work/.mirror/dogmaai+magi-ui/repo"))
+MAGI_COMMIT = "9bb46ef1846f3683a25210c19169fdd21c4b54bd"
 FOCUS = Path(os.environ.get("PREFIXBENCH_FOCUS_QUEST_REPO", "/work/.mirror/1919114514yasenpai-maker+focus-quest/repo"))
 FOCUS_COMMIT = "c695164713accc0ad09df8e3156c3502c8286cc4"
 COPILOT_HOMES = {
@@ -69,6 +74,25 @@ def test_gemini_cli_session_without_a_header_line(tmp_path: Path) -> None:
     assert read_within(result) == 19
     assert result.rows[0].reported_cache_read == 47_713 and result.rows[0].predicted_cache_read == 0
     assert {row.cause for row in result.rows[1:] if row.cause} == {"provider-best-effort"}
+
+
+def test_a_gemini_2_5_call_after_three_idle_hours_names_the_idle_rule(tmp_path: Path) -> None:
+    paths = tree_at(MAGI, MAGI_COMMIT, "github.com/dogmaai/magi-ui", "PREFIXBENCH_MAGI_UI_REPO", ".gemini/tmp/", tmp_path,
+                    suffix=".json")
+    sessions = [p for p in paths if "/chats/" in str(p)]
+    assert len(sessions) == 1
+    calls, uncached, output, read, models = gemini_recount(sessions)
+    assert (calls, uncached, output, read) == (3, 17_885, 2_856, 7_567) and models == {"gemini-2.5-pro"}
+    result = run_audit(sessions)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read)
+    # The third read 7,567 of 8,435, where a 2.5 lane that had read nothing yet is predicted nothing.
+    assert read_within(result) == 2
+    idle = result.rows[1]
+    assert (idle.reported_cache_read, idle.predicted_cache_read, idle.gap_ms) == (0, 0, 10_890_546)
+    # Predicted nothing by unread_until_read; the 10-minute idle rule applies too and is named
+    # (before: left out of the detail, the provider blamed with 3h01m idle unremarked).
+    assert "sent 3h01m after its lane's previous call, past the 10m00s idle" in idle.detail, idle.detail
 
 
 def test_gemini_cli_a2a_server_sessions_without_replies_are_refused(tmp_path: Path, capsys) -> None:
