@@ -11,6 +11,10 @@ without it):
 * ``.gemini/tmp/`` of github.com/dogmaai/magi-ui (commit ``9bb46ef1846f3683a25210c19169fdd21c4b54bd``,
   2025-09-10): one Gemini CLI session (one JSON object), three gemini-2.5-pro calls, the second
   sent 3h01m after the first. From ``PREFIXBENCH_MAGI_UI_REPO``.
+* ``.gemini/tmp/louisfelipecabral/chats/`` of github.com/LoouisFelipe/BarDoLoouis (commit
+  ``e9f87ce228fd73b7c1f9b23360af0ffde2b1377c``, 2026-03-02 to 05): four Gemini CLI sessions (one JSON
+  object each, two with a ``summary``), 27 calls to gemini-2.5-pro (25) and gemini-2.5-flash (2,
+  the first call of two sessions: Gemini CLI's router). From ``PREFIXBENCH_BARDOLOOUIS_REPO``.
 * ``.gemini/tmp/code-oss-for-cloud-shell/chats/`` of github.com/1919114514yasenpai-maker/focus-quest
   (commit ``c695164713accc0ad09df8e3156c3502c8286cc4``, 2026-08): 26 sessions Gemini CLI's A2A
   server wrote (``*-a2a-serv.jsonl``, session id ``a2a-server``), each a header and one ``$set`` of
@@ -44,6 +48,8 @@ ESGGO = Path(os.environ.get("PREFIXBENCH_DINGJUN_ESGGO_REPO", "/work/.mirror/Din
 ESGGO_COMMIT = "c2e18307815805a219e318004afe49e8d0ac52eb"
 MAGI = Path(os.environ.get("PREFIXBENCH_MAGI_UI_REPO", "/work/.mirror/dogmaai+magi-ui/repo"))
 MAGI_COMMIT = "9bb46ef1846f3683a25210c19169fdd21c4b54bd"
+BAR = Path(os.environ.get("PREFIXBENCH_BARDOLOOUIS_REPO", "/work/.mirror/LoouisFelipe+BarDoLoouis/repo"))
+BAR_COMMIT = "e9f87ce228fd73b7c1f9b23360af0ffde2b1377c"
 FOCUS = Path(os.environ.get("PREFIXBENCH_FOCUS_QUEST_REPO", "/work/.mirror/1919114514yasenpai-maker+focus-quest/repo"))
 FOCUS_COMMIT = "c695164713accc0ad09df8e3156c3502c8286cc4"
 COPILOT_HOMES = {
@@ -93,6 +99,26 @@ def test_a_gemini_2_5_call_after_three_idle_hours_names_the_idle_rule(tmp_path: 
     # Predicted nothing by unread_until_read; the 10-minute idle rule applies too and is named
     # (before: left out of the detail, the provider blamed with 3h01m idle unremarked).
     assert "sent 3h01m after its lane's previous call, past the 10m00s idle" in idle.detail, idle.detail
+
+
+def test_gemini_cli_2_5_sessions_with_router_switches(tmp_path: Path) -> None:
+    paths = tree_at(BAR, BAR_COMMIT, "github.com/LoouisFelipe/BarDoLoouis", "PREFIXBENCH_BARDOLOOUIS_REPO",
+                    ".gemini/tmp/louisfelipecabral/chats/", tmp_path, suffix=".json")
+    assert len(paths) == 4
+    calls, uncached, output, read, models = gemini_recount(paths)
+    assert (calls, uncached, output, read) == (27, 339_466, 10_463, 581_058)
+    assert models == {"gemini-2.5-pro", "gemini-2.5-flash"}
+    result = run_audit(paths)
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read) == (calls, uncached, output, read)
+    assert t.unpriced_requests == 0
+    # Of the 13 off: two Flash session starts that read what was cached before the log began
+    # (predicted 0), two Pro lanes' first reads (24,252 and 24,011) where a 2.5 lane that has read
+    # nothing yet is predicted nothing, 1,699 read right after the switch to Pro, four reads of 0
+    # after 13 s to 7m35s idle, and four reads 3-6% off the predicted lag.
+    assert read_within(result) == 14
+    starts = [row for row in result.rows if row.model == "gemini-2.5-flash"]
+    assert [(row.reported_cache_read, row.predicted_cache_read) for row in starts] == [(19_560, 0), (19_916, 0)]
 
 
 def test_gemini_cli_a2a_server_sessions_without_replies_are_refused(tmp_path: Path, capsys) -> None:
