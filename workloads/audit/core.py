@@ -2394,6 +2394,11 @@ class Predictor:
             idled = (idle, limit) if 0 < limit < idle else (0, 0)
             pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write),
                            idle_ms=idled[0], idle_limit_ms=idled[1], idle_since_model=own and idled[1] > 0)
+        elif not pred.read and 0 < limit < idle:
+            # Nothing predicted already (a Gemini 2.5 lane that has not read yet: unread_until_read),
+            # yet the lane also idled past the limit: the row's detail names that rule too, as it
+            # does where the idle alone zeroed the read.
+            pred = replace(pred, idle_ms=idle, idle_limit_ms=limit, idle_since_model=own)
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:

@@ -209,3 +209,21 @@ def test_a_lane_back_on_a_model_idles_since_that_models_own_last_call(tmp_path: 
     assert (row.gap_ms, row.predicted_cache_read, row.read_within) == (5_000, 0, True)
     assert ("predicted to read nothing: sent 25m04s after its lane's previous gemini-3-flash-preview call, past the "
             "20m00s idle") in row.detail, row.detail
+
+
+def test_a_call_predicted_nothing_before_its_lane_read_still_names_the_idle_limit(tmp_path: Path) -> None:
+    # dogmaai/magi-ui's Gemini CLI session (2025-09, gemini-2.5-pro): the second call, sent 3h01m
+    # after the first, read 0. Its lane had read nothing yet, so unread_until_read predicted 0
+    # before the idle rule looked; the code before then left the idle limit out of the row's
+    # detail (it named it only where the idle alone zeroed a read), blaming the provider with the
+    # 3h idle unremarked. The idle rule applies alike and is named; the prediction is unchanged.
+    model = "gemini-2.5-pro"
+    log = _session(tmp_path / "idle.json", [(model, 8_000, 0), (model, 8_400, 0), (model, 8_800, 0), (model, 9_200, 8_500)],
+                   at=[1, 1 + 3 * 3600, 30 + 3 * 3600, 60 + 3 * 3600])
+    rows = run_audit([log]).rows
+    assert [r.predicted_cache_read for r in rows][:3] == [0, 0, 0]
+    assert rows[2].gap_ms == 3 * 3600_000
+    assert ("sent 3h00m after its lane's previous call, past the 10m00s idle after which the audit predicts a "
+            f"{model} call reads nothing") in rows[2].detail, rows[2].detail
+    # Within the limit nothing is added: the last call, 29 s after the one before.
+    assert "idle after which" not in rows[3].detail and "idle after which" not in rows[1].detail
