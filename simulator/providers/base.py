@@ -190,6 +190,11 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     #: How its wire usage counts the prompt (see :data:`UsageConvention`).
     usage_convention: UsageConvention
+    #: A usage that gives a write count that can be trusted is read as an additive one, whatever
+    #: :attr:`usage_convention` says: the next call reads at most what that call read and wrote,
+    #: as a cache returns only what was written (a relay the audit cannot name, whose usage may
+    #: come in Anthropic's shape). :meth:`cacheable_given` applies it.
+    writes_bound_reads: bool = False
     #: Reads its wire usage into the normalized :class:`~prefixbench.simulator.usage.Usage`.
     read_usage: UsageReader = _no_usage
     #: Lower-case model-name prefixes that name this provider (``claude`` -> Anthropic).
@@ -538,6 +543,26 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         if self.is_additive:
             return usage.prompt - usage.uncached if usage.writes_reported else usage.prompt
         return max(0, usage.prompt - self.unread_tail)
+
+    def written_bound(self, usage: Usage, lane_wrote: bool = False) -> int | None:
+        """Under :attr:`writes_bound_reads`: what a call of ``usage`` read and wrote, the most the
+        next call can read from its cache (the rest of its prompt was sent uncached and never
+        stored), where its write count can be trusted: its usage has a write field and it wrote
+        something, or ``lane_wrote`` (a call of its lane up to it reported a write: a relay that
+        counts writes on some responses only gives 0 or no field on the others, and those say
+        nothing of what was stored). None otherwise (:meth:`cacheable` alone applies)."""
+        if not (self.writes_bound_reads and usage.cache_reported and usage.writes_reported):
+            return None
+        if usage.cache_write <= 0 and not lane_wrote:
+            return None
+        return usage.cache_read + usage.cache_write
+
+    def cacheable_given(self, usage: Usage, lane_wrote: bool = False) -> int:
+        """:meth:`cacheable` of a previous call's ``usage``, capped at :meth:`written_bound` where
+        that applies (``lane_wrote``: a call of its lane up to it reported a write)."""
+        cacheable = self.cacheable(usage)
+        written = self.written_bound(usage, lane_wrote)
+        return cacheable if written is None else min(cacheable, written)
 
     def round_read(self, tokens: int, model: str = "", step: int = 0, offset: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where

@@ -88,9 +88,11 @@ def own_host(upstream: str) -> bool:
 
 #: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads
 #: count in 128-token steps, nothing expires, and a body-less chain runs with Anthropic's rules.
+#: A usage that counts writes (a relay's, in Anthropic's shape) bounds the next read by them.
 UNKNOWN = ProviderRules(
     name="unknown",
     usage_convention="subset",
+    writes_bound_reads=True,
     block_tokens=128,
     chain_as="anthropic",
 )

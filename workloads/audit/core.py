@@ -2782,19 +2782,13 @@ def wrote(r: TraceRequest) -> bool:
 
 
 def _written_bound(r: TraceRequest, prev: Previous) -> int | None:
-    """For a provider the audit cannot name (a relay): what ``prev`` read and wrote, the most its
-    cache can return, as a cache returns only what was written (the rest of ``prev``'s prompt was
-    sent uncached and never stored, so no loss), when ``prev``'s own write count can be trusted:
-    its usage has a write field and it wrote something, or a call of its lane up to it reported a
-    write (a relay that counts writes on some responses only gives 0 or no field on the others,
-    and those say nothing of what was stored). None otherwise (the subset convention's whole
-    previous prompt applies)."""
+    """The most ``r`` can read of what ``prev`` stored, where its provider's rules bound reads by a
+    trusted write count (:meth:`~prefixbench.simulator.providers.base.ProviderRules.written_bound`);
+    None otherwise, or where either call reports no usage."""
     p = prev.request
-    if r.usage is None or p.usage is None or rules_for(r.provider).name != UNKNOWN.name:
+    if r.usage is None or p.usage is None:
         return None
-    if not (p.usage.cache_reported and p.usage.writes_reported and (p.usage.cache_write > 0 or prev.lane_wrote)):
-        return None
-    return p.usage.cache_read + p.usage.cache_write
+    return rules_for(r.provider).written_bound(p.usage, prev.lane_wrote)
 
 
 def _identity_expected(r: TraceRequest, previous: Previous) -> int:
@@ -2807,10 +2801,7 @@ def _identity_expected(r: TraceRequest, previous: Previous) -> int:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
         return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    cacheable = rules.cacheable(prev.usage)
-    written = _written_bound(r, previous)
-    if written is not None:
-        cacheable = min(cacheable, written)
+    cacheable = rules.cacheable_given(prev.usage, previous.lane_wrote)
     return rules.round_read(min(r.usage.prompt, cacheable), r.model, r.read_step, r.read_offset)
 
 

@@ -63,7 +63,8 @@ class Previous(msgspec.Struct, frozen=True):
     #: The tick its response ended, where the log records it.
     done: int | None = None
     #: A call of its lane up to and including it reported a cache write above 0 (a relay that
-    #: counts writes: a 0 it reports can be trusted; see ``_written_bound``).
+    #: counts writes: a 0 it reports can be trusted; see
+    #: :meth:`~prefixbench.simulator.providers.base.ProviderRules.written_bound`).
     lane_wrote: bool = False
 
 

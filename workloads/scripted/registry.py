@@ -275,7 +275,7 @@ def read_engine_config(path: Path, engines: Sequence[str] = ()) -> dict[str, Map
     known = all_engines()
     for engine, section in data.items():
         if engine not in known and not is_user_engine(engine):
-            meant = _user_engine_called(engine, engines)
+            meant = other_name_of(engine, engines)
             if meant is not None:
                 ref, how = meant
                 raise UserError(f"{path}: [{engine}] names {ref} by {how}, but a user engine's table is named as "
@@ -291,13 +291,25 @@ def read_engine_config(path: Path, engines: Sequence[str] = ()) -> dict[str, Map
     return data
 
 
-def _user_engine_called(table: str, engines: Sequence[str]) -> tuple[str, str] | None:
-    """``(engine, how table names it)`` for the user engine of ``engines`` (an import path)
-    whose ``name`` or module is ``table``: ``my_engine:factory`` for ``[my-engine]`` when its
-    engine is named so (the factory is called once, at 32k, to read the name), or for
-    ``[my_engine]``. None when there is none."""
-    from prefixbench.kernel.api import EngineOptions
-
+def other_name_of(table: str, engines: Sequence[str]) -> tuple[str, str] | None:
+    """``(engine, how)``: the engine of ``engines`` (as the command was given them) that the config
+    table ``table`` names under another name, and how it does; the one place that decides it.
+    A user engine's reference (an installed name, or an import path) names the engine of
+    ``engines`` with the same factory (its import path for its installed name, or the reverse):
+    how is "the same factory". Any other name that is not a built-in engine's names an engine of
+    ``engines`` given by import path whose engine is so named (the factory is called once, at 32k,
+    to read the name: "its engine's name", ``[my-engine]`` for ``my_engine:factory``) or whose
+    module it is ("its module", ``[my_engine]``). None when there is none (a built-in engine's
+    name: always)."""
+    if is_user_engine(table):
+        try:
+            factory = load_engine(table).factory
+            same = next((e for e in engines if is_user_engine(e) and load_engine(e).factory is factory), None)
+        except UserError:
+            return None
+        return None if same is None else (same, "the same factory")
+    if is_builtin_engine(table):
+        return None
     for ref in engines:
         if not is_import_path(ref):
             continue
@@ -312,22 +324,11 @@ def _user_engine_called(table: str, engines: Sequence[str]) -> tuple[str, str] |
     return None
 
 
-def other_name_of(table: str, engines: tuple[str, ...] | list[str]) -> str | None:
-    """The engine of ``engines`` that ``table`` names by another reference (its installed name
-    for its import path, or the reverse): the same factory. None when there is none."""
-    if not is_user_engine(table):
-        return None
-    try:
-        factory = load_engine(table).factory
-        return next((e for e in engines if is_user_engine(e) and load_engine(e).factory is factory), None)
-    except UserError:
-        return None
-
-
 def renamed_table(table: str, engines: tuple[str, ...] | list[str], where: str) -> None:
     """Refuse a table that names an engine under test by another reference, saying which name to give it."""
-    same = other_name_of(table, engines)
-    if same is not None:
+    named = other_name_of(table, engines)
+    if named is not None:
+        same = named[0]
         header = f'["{same}"]' if is_import_path(same) else f"[{same}]"
         raise UserError(f"{where}: [{table}] is {same} named another way: name its table as --engine names the engine, {header}")
 

@@ -25,6 +25,24 @@ def test_a_table_named_another_way_says_which_header_to_write(tmp_path, capsys, 
                    f'as --engine gives it: ["{REF}"]'), err
 
 
+def test_one_lookup_decides_every_other_name_of_an_engine(monkeypatch):
+    # One function answers "which engine of the list does this table name under another name",
+    # and how: by the engine's name, its module, or the same factory under its installed name.
+    from importlib.metadata import EntryPoint
+
+    from prefixbench.kernel import loading
+    from prefixbench.workloads.scripted.registry import other_name_of
+
+    assert other_name_of("declared-truncating", [REF]) == (REF, "its engine's name")
+    assert other_name_of("user_engines", [REF]) == (REF, "its module")
+    assert other_name_of("nothing-like-it", [REF]) is None
+    assert other_name_of("ranges", [REF]) is None  # a built-in engine's name names no user engine
+    entry = EntryPoint("declared-here", REF, "prefixbench.engines")
+    monkeypatch.setattr(loading, "_installed_engines", lambda: (("declared-here", entry),))
+    assert other_name_of(REF, ["declared-here"]) == ("declared-here", "the same factory")
+    assert other_name_of("declared-here", [REF]) == (REF, "the same factory")
+
+
 def test_preset_is_exported_for_engines_to_compare_by_name():
     from prefixbench.kernel import EngineOptions, Preset
 

@@ -367,3 +367,26 @@ def test_the_models_that_drop_earlier_thinking_are_haiku_and_those_before_opus_4
     assert not bedrock.strips_thinking("us.anthropic.claude-opus-4-6-v1:0")
     assert not bedrock.strips_thinking("us.amazon.nova-pro-v1:0")
     assert not PROVIDERS["openai"].strips_thinking("gpt-5.4")
+
+
+def test_a_trusted_write_count_bounds_the_next_read_where_the_rules_say_so():
+    # The relay cap is a rule of the provider rules (UNKNOWN's writes_bound_reads), not a test of
+    # the provider's name in the audit: a previous call that read 1,000, wrote 200 and sent 28,800
+    # uncached left at most 1,200 cached.
+    wrote = Usage(cache_read=1_000, cache_write_5m=200, uncached=28_800)
+    assert UNKNOWN.cacheable(wrote) == 30_000
+    assert UNKNOWN.written_bound(wrote) == 1_200
+    assert UNKNOWN.cacheable_given(wrote) == 1_200
+    # A 0 write is trusted only once the lane reported a write; no write field is never trusted.
+    zero = Usage(cache_read=1_000, uncached=29_000)
+    assert UNKNOWN.cacheable_given(zero) == 30_000
+    assert UNKNOWN.cacheable_given(zero, lane_wrote=True) == 1_000
+    no_field = Usage(cache_read=1_000, uncached=29_000, writes_reported=False)
+    assert UNKNOWN.written_bound(no_field, lane_wrote=True) is None
+    assert UNKNOWN.cacheable_given(no_field, lane_wrote=True) == 30_000
+    # A named provider's own convention decides alone, whatever its usage reports.
+    for rules in (OPENAI, DEEPSEEK, ANTHROPIC):
+        assert not rules.writes_bound_reads
+        assert rules.written_bound(wrote, lane_wrote=True) is None
+        assert rules.cacheable_given(wrote, lane_wrote=True) == rules.cacheable(wrote)
+    assert [name for name, rules in PROVIDERS.items() if rules.writes_bound_reads] == []
