@@ -229,3 +229,18 @@ def test_user_pages_name_the_price_table_of_the_installed_package():
     stale = [f"{page.name}:{n}" for page in PAGES if page.name not in DEVELOPER_PAGES
              for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1) if checkout.search(line)]
     assert stale == []
+
+
+def test_the_readme_lists_each_command_as_its_help_says():
+    # newuser (round 60): `prefixbench --help` worded the subcommands otherwise than README.md's
+    # list (record: "run one workload and record every request ...", README: "write a kernel run ...").
+    from prefixbench.reports.cli import build_parser
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if a.dest == "command")
+    helps = {action.dest: action.help for action in subcommands._choices_actions}
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## The commands\n", 1)[1].split("```\n", 2)[1]
+    listed = [line.split(None, 2)[1:] for line in block.splitlines()]
+    assert listed == [[name, help] for name, help in helps.items()]
+
