@@ -932,7 +932,7 @@ def run_check(options: CheckOptions) -> int:
 
     for result in results:
         print(result.line(options.vacuous_fails))
-    failed, line = tally(results, options.vacuous_fails)
+    failed, line = tally(results, options.vacuous_fails, None if options.trace is not None else options.preset)
     print(line)
     notes = warning_lines(runs)
     for note in notes:
