@@ -44,7 +44,6 @@ def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_opti
     """``bench``'s options (``sub`` is the command line's subparsers)."""
     bench = sub.add_parser(
         "bench",
-        help="benchmark compaction strategies across provider caches, windows and seeds; print the leaderboard",
         description="Run every compaction strategy (the seed engines and every engine installed under the "
         "prefixbench.engines entry points) on each workload, provider cache model, window and seed, price each "
         "run at its provider's dated prices (and at the variants --read-discount and --read-price ask for), and write a "

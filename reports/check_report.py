@@ -11,12 +11,14 @@ from prefixbench.workloads.scripted.base import Run
 from prefixbench.workloads.specs.base import SpecResult
 
 
-def tally(results: Sequence[SpecResult], vacuous_fails: bool = False) -> tuple[list[SpecResult], str]:
-    """The failed results and the closing line: ``34 passed, 2 skipped (vacuous), 0 failed``."""
+def tally(results: Sequence[SpecResult], vacuous_fails: bool = False, preset: str | None = None) -> tuple[list[SpecResult], str]:
+    """The failed results and the closing line: ``34 passed, 2 skipped (vacuous), 0 failed``,
+    after ``preset NAME:`` when the runs judged were made under a preset (not on ``--trace``,
+    whose log says nothing of one): a user engine's spec lines do not name it."""
     failed = [r for r in results if r.failed(vacuous_fails)]
     skipped = [r for r in results if r.status(vacuous_fails) == "SKIP"]
     passed = len(results) - len(failed) - len(skipped)
-    line = f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
+    line = (f"preset {preset}: " if preset is not None else "") + f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
     if failed:
         line += f": {', '.join(sorted({r.spec for r in failed}))}"
     return failed, line

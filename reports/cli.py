@@ -47,6 +47,19 @@ DEFAULT_OUT = Path("prefixbench-out")
 DEBUG_VARIABLE = "PREFIXBENCH_DEBUG"
 DEBUG_HELP = f"on an error, print the traceback before the one-line message (also: {DEBUG_VARIABLE}=1)"
 
+#: Each subcommand's one line, in ``prefixbench --help``'s order: its ``--help`` line and
+#: README.md's list of commands (tests/test_docs.py holds the README to it).
+COMMANDS = {
+    "sweep": "run workloads x engines x presets x windows; tables, CSV, charts, report.html",
+    "check": "run the integrity specs on a preset, your engine (--engine) or a recorded log (--trace)",
+    "replay": "replay a request log or a captured session through a cache model",
+    "compare": "judge a new sweep or audit against a baseline, with regression limits",
+    "audit": "which requests of real agent logs missed the cache, why, and what it cost",
+    "record": "write a kernel run as a request log, for replay and check --trace",
+    "bench": "rank compaction strategies by cost per task across provider caches, windows and seeds",
+    "proxy": "record an agent's calls through a local reverse proxy, each miss explained live",
+}
+
 
 def _terminal_columns() -> int:
     """``shutil.get_terminal_size().columns``, worked out the same way without importing shutil
@@ -288,7 +301,7 @@ class _Subcommands:
         self._only = only
 
     def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser | _Unused:
-        parser = self._action.add_parser(name, **kwargs)
+        parser = self._action.add_parser(name, help=COMMANDS[name], **kwargs)  # one wording: COMMANDS
         # --debug after the subcommand too; SUPPRESS: absent, it leaves the top-level value alone.
         parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         return parser if self._only is None or self._only == name else _Unused()
@@ -339,7 +352,6 @@ def _add_bench_parser(sub: _Subcommands) -> None:
 def _add_proxy_parser(sub: _Subcommands) -> None:
     proxy = sub.add_parser(
         "proxy",
-        help="a local recording reverse proxy: point an agent's base URL at it, audit each call live",
         description="Forward every call of an agent to its provider unchanged (streams pass through as they "
         "arrive), append each call to a capture file that prefixbench audit reads (request bodies, usage, "
         "stream events; API keys and auth headers redacted) and print one line per call: lane, read / prompt, "
@@ -357,7 +369,6 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
 def _add_sweep_parser(sub: _Subcommands) -> None:
     sweep = sub.add_parser(
         "sweep",
-        help="run a workload across windows and presets; print the table, write the report",
         description="Run a scripted workload through the compaction kernel at each window, engine and "
         "preset against the simulated provider cache. Prints the table and writes runs.csv, "
         "observations.csv, report.md, report.html, hit-rate.png, timeline-<window>.png (engines.png "
@@ -404,8 +415,6 @@ def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
 def _add_check_parser(sub: _Subcommands) -> None:
     check = sub.add_parser(
         "check",
-        help="run the integrity specs on a preset, your engine (--engine) or a recorded log (--trace); "
-        "exit 1 if any fails",
         description="Run every integrity spec on a preset, on your engine (--engine MODULE:FACTORY) or on a "
         "recorded request log (--trace FILE) and print one line per spec with the figure that decided it. "
         "Exit status 1 if any spec fails: use it to gate a kernel, engine or agent change.",
@@ -430,7 +439,6 @@ def _add_check_parser(sub: _Subcommands) -> None:
 def _add_replay_parser(sub: _Subcommands) -> None:
     replay = sub.add_parser(
         "replay",
-        help="replay a request log through the simulated cache",
         description="Replay a JSONL request log through a simulated prefix cache (byte-exact unless --cache names "
         "another model) and print, per request, "
         "prompt, cached and uncached tokens, whether it extends the previous request of its "
@@ -486,7 +494,6 @@ def _add_trace_options(parser: argparse.ArgumentParser) -> None:
 def _add_compare_parser(sub: _Subcommands) -> None:
     compare = sub.add_parser(
         "compare",
-        help="compare a sweep or audit result with a baseline; exit 1 on a regression",
         description="Compare two sweep results (runs.csv or sweep --format json) or two audit results "
         "(audit --format json) run by run / lane by lane, and judge each figure against --max-regression. "
         "Exit 1 when a figure crosses its threshold or a baseline run is missing, 2 on files of "
@@ -512,7 +519,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
 
 
 def _add_audit_parser(sub: _Subcommands) -> None:
-    audit = sub.add_parser("audit", help="audit real agent logs: every request predicted, every miss explained and priced")
+    audit = sub.add_parser("audit")
     if not audit:
         return
     from prefixbench.workloads.audit.causes import CAUSES
@@ -925,7 +932,7 @@ def run_check(options: CheckOptions) -> int:
 
     for result in results:
         print(result.line(options.vacuous_fails))
-    failed, line = tally(results, options.vacuous_fails)
+    failed, line = tally(results, options.vacuous_fails, None if options.trace is not None else options.preset)
     print(line)
     notes = warning_lines(runs)
     for note in notes:

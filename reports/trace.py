@@ -193,7 +193,6 @@ def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_wo
     """``prefixbench record FILE``: run one workload and write its requests as a chat-completions log."""
     record = sub.add_parser(
         "record",
-        help="run one workload and record every request as a chat-completions log (for check --trace)",
         description="Run one workload at one window and preset and write every request the provider received, "
         "in order, as chat-completions bodies (one per line, with purpose and the declared rewrites): the "
         "format replay and check --trace read.",

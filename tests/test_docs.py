@@ -229,3 +229,71 @@ def test_user_pages_name_the_price_table_of_the_installed_package():
     stale = [f"{page.name}:{n}" for page in PAGES if page.name not in DEVELOPER_PAGES
              for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1) if checkout.search(line)]
     assert stale == []
+
+
+def test_the_readme_lists_each_command_as_its_help_says():
+    # newuser (round 60): `prefixbench --help` worded the subcommands otherwise than README.md's
+    # list (record: "run one workload and record every request ...", README: "write a kernel run ...").
+    from prefixbench.reports.cli import build_parser
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if a.dest == "command")
+    helps = {action.dest: action.help for action in subcommands._choices_actions}
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = text.split("## The commands\n", 1)[1].split("```\n", 2)[1]
+    listed = [line.split(None, 2)[1:] for line in block.splitlines()]
+    assert listed == [[name, help] for name, help in helps.items()]
+
+
+def shown_blocks(command: str) -> list[tuple[str, str, list[str]]]:
+    """Each ``$ prefixbench COMMAND ...`` line of README.md and docs/ with the lines shown after it."""
+    found = []
+    for page in PAGES:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for n, line in enumerate(lines):
+            if line.startswith(f"$ prefixbench {command} "):
+                after = []
+                for shown in lines[n + 1:]:
+                    if shown.startswith(("$ ", "```")):
+                        break
+                    after.append(shown)
+                found.append((page.name, line[2:], after))
+    return found
+
+
+def test_every_record_example_runs_twice_as_written_and_shows_what_it_prints(tmp_path, monkeypatch, capsys):
+    # newuser (round 60): the guide's `prefixbench record legacy.jsonl ...` failed when run a
+    # second time (the log existed; only --force replaces it), and the blocks left out the
+    # "wrote ..." line record prints.
+    import shlex
+
+    from prefixbench.reports.cli import main
+
+    examples = shown_blocks("record")
+    assert len(examples) >= 6
+    monkeypatch.chdir(tmp_path)
+    printed: dict[str, list[str]] = {}
+    for page, line, after in examples:
+        argv = shlex.split(line.split("&&")[0])[1:]
+        if line not in printed:
+            for _ in range(2):
+                assert main(argv) == 0, f"{page}: {line}: {capsys.readouterr().err}"
+                printed[line] = capsys.readouterr().err.splitlines()
+        assert after[:len(printed[line])] == printed[line], f"{page}: {line}"
+        check = shlex.split(line.split("&&")[1])[1:]
+        main(check)
+        assert shown_as(after[len(printed[line]):], capsys.readouterr().out.splitlines()), f"{page}: {line}"
+
+
+def shown_as(shown: list[str], printed: list[str]) -> bool:
+    """Whether a page's ``shown`` lines are the ``printed`` ones, a line ending ``...`` standing for
+    any line that starts with what comes before it, and a line ``...`` alone for any lines."""
+    if not shown:
+        return not printed
+    head, rest = shown[0], shown[1:]
+    if head == "...":
+        return any(shown_as(rest, printed[n:]) for n in range(len(printed) + 1))
+    if not printed:
+        return False
+    same = printed[0].startswith(head[:-3]) if head.endswith("...") else printed[0] == head
+    return same and shown_as(rest, printed[1:])

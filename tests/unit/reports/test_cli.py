@@ -614,3 +614,18 @@ def test_a_price_row_of_another_providers_cache_is_noted(tmp_path, capsys):
     log.write_text('{"model": "m", "messages": [{"role": "user", "content": "hi"}]}\n')
     assert main(["replay", str(log), "--price", "gpt-5.1", "--cache", "anthropic"]) == 0
     assert "note: --price gpt-5.1 is openai's price row and --cache anthropic" in capsys.readouterr().err
+
+
+def test_check_says_which_preset_ran_and_the_pages_show_it(capsys):
+    # newuser (round 60): `check --preset legacy` ended "3 passed, 3 failed: ...", naming no
+    # preset (a user engine's spec lines do not name it either).
+    from pathlib import Path
+
+    assert main(["check", "--preset", "legacy", "--windows", "32k", "--engines", "checkpoint"]) == 1
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("preset legacy: 3 passed, 3 failed: ")
+    root = Path(__file__).resolve().parents[3]
+    for page in ("README.md", "docs/check.md"):
+        text = (root / page).read_text(encoding="utf-8")
+        block = text.split("$ prefixbench check --preset legacy --windows 32k --engines checkpoint\n", 1)[1].split("```", 1)[0]
+        assert block.strip().splitlines()[-1] == last, page

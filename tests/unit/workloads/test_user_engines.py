@@ -73,7 +73,7 @@ def test_check_engine_exits_1_on_the_silent_engine(capsys):
     assert main(["check", "--engine", SILENT, "--windows", "32k"]) == 1
     out = capsys.readouterr().out
     assert "FAIL  no-silent-rewrite @32k [truncating/seed-coding/lenient]: request #" in out
-    assert out.strip().splitlines()[-1] == "6 passed, 4 skipped (vacuous: proves nothing), 4 failed: no-silent-rewrite, summary-uncached-bounded"
+    assert out.strip().splitlines()[-1] == "preset patched: 6 passed, 4 skipped (vacuous: proves nothing), 4 failed: no-silent-rewrite, summary-uncached-bounded"
 
 
 def test_check_engine_with_a_strict_profile(capsys):
