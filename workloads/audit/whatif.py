@@ -36,7 +36,9 @@ Fixes (:data:`FIXES`):
 * ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
   bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
-  as one change of the lane with ``index`` -1.
+  as one change of the lane with ``index`` -1. A gap no longer than one the log shows an entry of
+  the same model surviving (a lane's request read in full what its previous one left cached) is
+  not bridged: a keep-alive there saves nothing.
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -119,7 +121,8 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap (the TTL of OpenAI's "
     f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
     "stays warm; each "
-    "keep-alive is charged (its read, any write, 1 output token)",
+    "keep-alive is charged (its read, any write, 1 output token); a gap no longer than one after which the log shows an "
+    "entry of the same model read in full is not bridged (the entry outlived it: a keep-alive there saves nothing)",
 }
 
 
@@ -1308,15 +1311,50 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     return _Plan(out, lambda r: None, detail, logged_prices=True)
 
 
+def _read_in_full(r: TraceRequest, prev: TraceRequest) -> bool:
+    """``r`` read (within the read tolerance) all that its lane's previous request ``prev`` left
+    cached, and that was something: the entry outlived the gap between them (or was refreshed)."""
+    if r.usage is None or prev.usage is None or not r.usage.cache_reported or not prev.usage.cache_reported:
+        return False
+    rules = rules_for(prev.provider)
+    cached = prev.usage.cache_read + prev.usage.cache_write if rules.is_additive else rules.cacheable(prev.usage)
+    return cached > 0 and r.usage.cache_read >= cached * (1 - READ_TOLERANCE)
+
+
+def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions: Sequence[int],
+              ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str], tuple[int, TraceRequest]]:
+    """Per (provider, model): the longest idle gap past the TTL after which a lane's next request
+    read in full what its previous one left cached (:func:`_read_in_full`), and that request. A gap
+    no longer than that is one the log shows the entry surviving: a keep-alive there saves nothing."""
+    last: dict[tuple[str, str], int] = {}
+    out: dict[tuple[str, str], tuple[int, TraceRequest]] = {}
+    for i in positions:
+        r = requests[i]
+        j = last.get((r.file, r.lane))
+        last[(r.file, r.lane)] = i
+        if j is None:
+            continue
+        prev = requests[j]
+        gap = ticks[i] - ticks[j]
+        key = (prev.provider, prev.model)
+        if prev.model == r.model and gap > ttl_of(prev) and _read_in_full(r, prev) and gap > out.get(key, (0, r))[0]:
+            out[key] = (gap, r)
+    return out
+
+
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
-    """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
-    from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
+    """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`),
+    but for a gap no longer than one the log shows an entry of the same model surviving
+    (:func:`_survived`): that one is not bridged, and the detail says how many were not."""
+    from prefixbench.workloads.audit.precedence import NO_TTL_MS, duration, ttl_ms
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
     ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
+    survived = _survived(requests, ticks, positions, ttl_ms)
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
+    kept: dict[tuple[str, str], int] = defaultdict(int)  # gaps not bridged: the log shows the entry outliving them
     timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
@@ -1339,6 +1377,10 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
             continue
+        outlived = survived.get((prev.provider, prev.model))
+        if outlived is not None and end - start <= outlived[0]:
+            kept[(prev.provider, prev.model)] += 1
+            continue
         gaps += 1
         for k, tick in enumerate(pings, 1):
             # The previous request again: it reads what that one left cached and refreshes it. Its
@@ -1349,9 +1391,21 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     if not gaps and not timed:
         raise _CannotApply("no request went on from one whose provider publishes a cache lifetime (an unknown "
                            "provider, or one that names none): there is no TTL for a keep-alive to beat")
+    outlived_text = ""
+    if kept:
+        each = "; ".join(
+            f"{model}: {n:,} gap(s), the entry read in full after {duration(survived[(provider, model)][0])} idle "
+            f"({survived[(provider, model)][1].file.rsplit('/', 1)[-1]}:{survived[(provider, model)][1].line})"
+            for (provider, model), n in sorted(kept.items()))
+        outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged: the log shows an entry of the same "
+                         f"model surviving at least that long (a later request read in full what its lane's previous one "
+                         f"left cached after a gap at least as long), so a keep-alive there would save nothing ({each})")
     if not gaps:
-        return _Plan(requests, lambda r: None, "no idle gap past a TTL that ten keep-alives or fewer would bridge")
+        none = "no idle gap past a TTL that ten keep-alives or fewer would bridge"
+        return _Plan(requests, lambda r: None, f"{none}; {outlived_text}" if outlived_text else none)
     detail = f"{len(added)} keep-alive request(s) bridge {gaps} idle gap(s) past the TTL"
+    if outlived_text:
+        detail += f"; {outlived_text}"
     return _Plan([*requests, *added], lambda r: None, detail, added=tuple(added))
 
 
