@@ -1849,6 +1849,8 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                             clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
+    if name == "keep-prefix-compaction":
+        detail = _replay_against_warm_cost(detail, requests, plan, changes)
     if name in ("ttl-1h", "ttl-5m"):
         # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL),
         # each in its provider's two lifetimes: another provider's gaps say nothing about what a
@@ -1865,6 +1867,25 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
             detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
     return _summarize(fix, assumption, detail, changes, notes)
+
+
+def _replay_against_warm_cost(detail: str, requests: Sequence[TraceRequest], plan: _Plan, changes: _Changes) -> str:
+    """``keep-prefix-compaction``'s detail, with what each replayed call reads and writes against
+    the prompt the call was logged with: the compactions table's *warm cost* prices that logged
+    prompt with what the main request left cached read, while the replay sends the main request's
+    prompt plus the instruction (another size), so their two savings differ and each says why."""
+    replayed = {(r.file, r.line): old for r, old in zip(plan.requests, requests) if r is not old and old.usage is not None}
+    said = []
+    for c in changes:
+        old = replayed.get((c.file, c.line))
+        if old is None or c.index < 0:
+            continue
+        said.append(f"{c.lane} at line {c.line}: the replay sends the main request's prompt and the instruction, "
+                    f"{c.counterfactual_read:,} tokens read and {c.counterfactual_write:,} written, where the call as logged sent "
+                    f"{old.usage.prompt:,} of its own (read {c.reported_read:,}); the compactions table's warm cost prices those "
+                    f"{old.usage.prompt:,} read as far as the main request left them cached: it counts the logged prompt, this "
+                    f"figure the replay's, so the two savings differ")
+    return "; ".join([detail, *said]) if said else detail
 
 
 def _summarize(fix, assumption, detail, changes: _Changes, notes=None) -> WhatIf:

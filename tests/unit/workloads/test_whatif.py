@@ -322,3 +322,42 @@ def test_static_system_on_a_mix_of_bodies_and_transcripts_fixes_each_its_own_way
     assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
     assert w.detail.startswith("logged bodies: every main and subagent lane already sends one system prompt")
     assert "logs without bodies: 1 request(s) in 1 lane(s)" in w.detail
+
+
+
+def test_keep_prefix_compaction_says_what_it_counts_against_the_compactions_warm_cost():
+    """The compaction call sent a prompt of its own (the main request's first three turns under
+    another tool list, as a claude-trace capture's does) where the main request had five turns
+    cached: the compactions table's warm cost prices the call's own prompt read, the fix the replay
+    of the main request plus the instruction. Each figure says which prompt it counts, so a reader
+    sees why they differ (the detail named neither before)."""
+    from prefixbench.workloads.audit.core import run_audit
+    from prefixbench.workloads.audit.whatif import simulate
+
+    system = "You are a coding agent. " + "Rules. " * 300
+    main = _body(system, 5)
+    instruction = Message("user", (Text("Summarize the conversation so far."),))
+    call = replace(main, messages=(*main.messages[:3], instruction), tools=(ToolSchema.make("Task", "launch an agent " * 200),),
+                   cache_breakpoints=(CacheBreakpoint("system", 0), CacheBreakpoint("messages", 0, 3)))
+    rs = [
+        TraceRequest(file="c.jsonl", line=1, lane="main", lane_kind="main", seq=0, sent_ms=T0, ready_ms=T0 + 1000,
+                     provider="anthropic", model=MODEL, usage=None, body=main),
+        TraceRequest(file="c.jsonl", line=2, lane="compaction", lane_kind="compaction", seq=1, sent_ms=T0 + 10_000,
+                     ready_ms=T0 + 11_000, provider="anthropic", model=MODEL, usage=None, body=call),
+    ]
+    predicted = simulate(rs, summaries("c.jsonl"), Heads())
+    rs = [replace(r, usage=Usage(cache_read=p.read, cache_write_5m=p.write, uncached=p.uncached, output=10))
+          for r, p in zip(rs, (predicted[("c.jsonl", "main", 0)], predicted[("c.jsonl", "compaction", 1)]))]
+    (w,) = what_if(rs, summaries("c.jsonl"), ["keep-prefix-compaction"])
+    (change,) = w.changes
+    prompt = rs[1].usage.prompt
+    said = (f"compaction at line 2: the replay sends the main request's prompt and the instruction, "
+            f"{change.counterfactual_read:,} tokens read and {change.counterfactual_write:,} written, where the call as logged "
+            f"sent {prompt:,} of its own (read {rs[1].usage.cache_read:,}); the compactions table's warm cost prices those "
+            f"{prompt:,} read as far as the main request left them cached: it counts the logged prompt, this figure the "
+            "replay's, so the two savings differ")
+    assert said in w.detail, w.detail
+    assert change.counterfactual_read > prompt  # the replay reads the main request's whole prompt
+    # The table's figure for the same call, on its own prompt: not the fix's.
+    (judged,) = [c for c in run_audit([], trace=(rs, summaries("c.jsonl"))).compactions if c.kind == "call"]
+    assert judged.lost_usd is not None and judged.lost_usd != w.saved_usd
