@@ -1102,6 +1102,44 @@ def _static_system_chains(
     return _Plan(requests, lambda r: None, detail), logged
 
 
+def _day_breaks(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], changes: _Changes) -> str:
+    """What ``static-system`` on a log without bodies says of the breaks it removed in pi-format
+    sessions that came after their lane's previous request of another day: pi writes the date into
+    its system prompt (0.58 and later; the time before), so a session resumed on a new day sends
+    another prefix whatever its settings, and the saving counts such a break as removed all the
+    same. The day is the log's UTC date: the local time zone, which pi's date follows, is not
+    logged. Empty where there is none."""
+    from datetime import datetime, timezone
+
+    pi = {f.file for f in summaries if f.format == "pi"}
+    changed = {(c.file, c.line): c for c in changes if c.index >= 0 and c.file in pi}
+    if not changed:
+        return ""
+    lanes = {(file, c.lane) for (file, _), c in changed.items()}
+    by_lane: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
+    for r in requests:
+        if (r.file, r.lane) in lanes and r.sent_ms is not None:
+            by_lane[(r.file, r.lane)].append(r)
+
+    def day(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
+
+    found: list[RequestChange] = []
+    for lane in by_lane.values():
+        lane.sort(key=lambda r: r.seq)
+        for prev, r in zip(lane, lane[1:]):
+            c = changed.get((r.file, r.line))
+            if c is not None and prev.sent_ms is not None and day(prev.sent_ms) != day(r.sent_ms):  # type: ignore[arg-type]
+                found.append(c)
+    if not found:
+        return ""
+    usd = usd_sum(c.saved_usd for c in found if c.priced)
+    return (f"; {len(found):,} of these breaks in pi-format sessions came after their lane's previous request of another day "
+            "(UTC dates: the local time zone is not logged): pi writes the date into its system prompt, so a session resumed "
+            "on a new day sends another prefix whatever its settings, and the figure counts these as removed all the same "
+            f"({format_usd(usd)} of it on those requests; only moving the date out of the system prompt would save it)")
+
+
 def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
     """Every body of a main or subagent lane sent with its lane's first system prompt and tools;
     ``also``: what the same fix does to the requests without bodies (see ``_static_system_chains``)."""
@@ -1822,7 +1860,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                     plan = _plan_static_system(requests, also=plan.detail)
                 changes = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
                                     reported_usd=inputs.reported_usd, ref=inputs.ref)
-                return _summarize(fix, assumption, plan.detail, changes)
+                return _summarize(fix, assumption, plan.detail + _day_breaks(requests, summaries, changes), changes)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)

@@ -361,3 +361,29 @@ def test_keep_prefix_compaction_says_what_it_counts_against_the_compactions_warm
     # The table's figure for the same call, on its own prompt: not the fix's.
     (judged,) = [c for c in run_audit([], trace=(rs, summaries("c.jsonl"))).compactions if c.kind == "call"]
     assert judged.lost_usd is not None and judged.lost_usd != w.saved_usd
+
+
+def test_static_system_on_pi_names_the_breaks_after_a_day_change():
+    """A pi session's break located in its head two minutes after UTC midnight, its lane's previous
+    request the day before: pi writes the date into its system prompt, so a session resumed on a
+    new day rebuilds the prefix whatever its settings. The saving still counts it (moving the date
+    out would remove it), and the detail says so with the dollars on it; before, it said nothing."""
+    f = "p.jsonl"
+    night = T0 - 42 * 60_000  # 2025-09-02 23:58 UTC
+    rs = [
+        req(f, "main", "main", 0, night, night + 1000, "n0", None, Usage(cache_write_5m=20_000, uncached=3, output=50)),
+        req(f, "main", "main", 1, night + 60_000, night + 61_000, "n1", "n0", Usage(cache_read=20_000, cache_write_5m=500, uncached=3, output=50)),
+        req(f, "main", "main", 2, night + 180_000, night + 181_000, "n2", "n1", Usage(cache_write_5m=21_000, uncached=3, output=50)),
+    ]
+    pi = [FileSummary(f, "pi", 0)]
+    (w,) = what_if(rs, pi, ["static-system"], system_changed={(f, 3)})
+    assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
+    assert ("; 1 of these breaks in pi-format sessions came after their lane's previous request of another day (UTC dates: "
+            "the local time zone is not logged)") in w.detail, w.detail
+    assert "the figure counts these as removed all the same ($0.0707 of it on those requests;" in w.detail
+    # The same session within one day, or another agent's log across midnight: nothing said.
+    (same_day,) = what_if([replace(r, sent_ms=r.sent_ms - 3_600_000, ready_ms=r.ready_ms - 3_600_000) for r in rs], pi,
+                          ["static-system"], system_changed={(f, 3)})
+    (other,) = what_if(rs, summaries(f), ["static-system"], system_changed={(f, 3)})
+    assert "another day" not in same_day.detail and "another day" not in other.detail
+    assert same_day.saved_usd == other.saved_usd == w.saved_usd
