@@ -36,9 +36,10 @@ Fixes (:data:`FIXES`):
 * ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
   bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
-  as one change of the lane with ``index`` -1. A gap no longer than one the log shows an entry of
-  the same model surviving (a lane's request read in full what its previous one left cached) is
-  not bridged: a keep-alive there saves nothing.
+  as one change of the lane with ``index`` -1. A gap the log shows an entry outliving is not
+  bridged (a keep-alive there saves nothing): the lane's next request read in full what its
+  previous one left cached, or, per model, the gap is no longer than the longest gap up to which
+  every gap the log can judge was read in full (:func:`_survived`).
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -121,8 +122,9 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap (the TTL of OpenAI's "
     f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
     "stays warm; each "
-    "keep-alive is charged (its read, any write, 1 output token); a gap no longer than one after which the log shows an "
-    "entry of the same model read in full is not bridged (the entry outlived it: a keep-alive there saves nothing)",
+    "keep-alive is charged (its read, any write, 1 output token); a gap the log shows an entry outliving (the next request "
+    "read in full what the previous one left cached, or the gap is no longer than every gap of the model up to which was "
+    "read in full) is not bridged: a keep-alive there saves nothing",
 }
 
 
@@ -1354,18 +1356,32 @@ def _read_in_full(r: TraceRequest, prev: TraceRequest) -> bool:
     cached, and that was something: the entry outlived the gap between them (or was refreshed)."""
     if r.usage is None or prev.usage is None or not r.usage.cache_reported or not prev.usage.cache_reported:
         return False
-    rules = rules_for(prev.provider)
-    cached = prev.usage.cache_read + prev.usage.cache_write if rules.is_additive else rules.cacheable(prev.usage)
+    cached = _left_cached(prev)
     return cached > 0 and r.usage.cache_read >= cached * (1 - READ_TOLERANCE)
 
 
+def _left_cached(prev: TraceRequest) -> int:
+    """What ``prev`` left cached: what it read and wrote, where its usage reports writes; else the
+    part of its prompt its provider caches (:meth:`~prefixbench.simulator.providers.base.ProviderRules.cacheable`)."""
+    u = prev.usage
+    if u is None:
+        return 0
+    return u.cache_read + u.cache_write if u.writes_reported else rules_for(prev.provider).cacheable(u)
+
+
 def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions: Sequence[int],
-              ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str], tuple[int, TraceRequest]]:
-    """Per (provider, model): the longest idle gap past the TTL after which a lane's next request
-    read in full what its previous one left cached (:func:`_read_in_full`), and that request. A gap
-    no longer than that is one the log shows the entry surviving: a keep-alive there saves nothing."""
+              ttl_of: Callable[[TraceRequest], int]) -> tuple[set[int], dict[tuple[str, str], tuple[int, TraceRequest]]]:
+    """What the log shows of entries outliving idle gaps past the TTL: the positions of the
+    requests that read in full what their lane's previous request left cached after such a gap
+    (:func:`_read_in_full`: that gap the entry survived, or something refreshed it), and per
+    (provider, model) the longest such gap below which every gap past the TTL the log can judge (the
+    previous request left something cached) was read in full, with the request that read after it.
+    A gap no longer than that is one the log shows entries surviving, and none dying in: a
+    keep-alive there saves nothing. A gap of the model read short at or under a full one's length
+    ends its bound there (the log shows entries dying in such gaps too)."""
     last: dict[tuple[str, str], int] = {}
-    out: dict[tuple[str, str], tuple[int, TraceRequest]] = {}
+    full: set[int] = set()
+    judged: dict[tuple[str, str], list[tuple[int, bool, TraceRequest]]] = defaultdict(list)
     for i in positions:
         r = requests[i]
         j = last.get((r.file, r.lane))
@@ -1374,25 +1390,40 @@ def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions:
             continue
         prev = requests[j]
         gap = ticks[i] - ticks[j]
-        key = (prev.provider, prev.model)
-        if prev.model == r.model and gap > ttl_of(prev) and _read_in_full(r, prev) and gap > out.get(key, (0, r))[0]:
-            out[key] = (gap, r)
-    return out
+        if prev.model != r.model or gap <= ttl_of(prev) or r.usage is None or prev.usage is None:
+            continue
+        if not r.usage.cache_reported or not prev.usage.cache_reported:
+            continue
+        if _left_cached(prev) <= 0:
+            continue  # nothing was cached: the gap says nothing of an entry's life
+        read = _read_in_full(r, prev)
+        if read:
+            full.add(i)
+        judged[(prev.provider, prev.model)].append((gap, read, r))
+    bounds: dict[tuple[str, str], tuple[int, TraceRequest]] = {}
+    for key, gaps in judged.items():
+        # The gaps by length, a short read first among equal ones: the bound stops before it.
+        for gap, read, r in sorted(gaps, key=lambda g: (g[0], g[1])):
+            if not read:
+                break
+            bounds[key] = (gap, r)
+    return full, bounds
 
 
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`),
-    but for a gap no longer than one the log shows an entry of the same model surviving
-    (:func:`_survived`): that one is not bridged, and the detail says how many were not."""
+    but for a gap the log shows an entry outliving (:func:`_survived`): that one is not bridged,
+    and the detail says how many were not, per model."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, duration, ttl_ms
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
     ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
-    survived = _survived(requests, ticks, positions, ttl_ms)
+    full, survived = _survived(requests, ticks, positions, ttl_ms)
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
-    kept: dict[tuple[str, str], int] = defaultdict(int)  # gaps not bridged: the log shows the entry outliving them
+    # Gaps not bridged, by model: the next request read the entry in full / no longer than the model's bound.
+    kept: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
@@ -1415,9 +1446,12 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
             continue
+        if i in full:
+            kept[(prev.provider, prev.model)][0] += 1
+            continue
         outlived = survived.get((prev.provider, prev.model))
         if outlived is not None and end - start <= outlived[0]:
-            kept[(prev.provider, prev.model)] += 1
+            kept[(prev.provider, prev.model)][1] += 1
             continue
         gaps += 1
         for k, tick in enumerate(pings, 1):
@@ -1431,13 +1465,16 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
                            "provider, or one that names none): there is no TTL for a keep-alive to beat")
     outlived_text = ""
     if kept:
-        each = "; ".join(
-            f"{model}: {n:,} gap(s), the entry read in full after {duration(survived[(provider, model)][0])} idle "
-            f"({survived[(provider, model)][1].file.rsplit('/', 1)[-1]}:{survived[(provider, model)][1].line})"
-            for (provider, model), n in sorted(kept.items()))
-        outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged: the log shows an entry of the same "
-                         f"model surviving at least that long (a later request read in full what its lane's previous one "
-                         f"left cached after a gap at least as long), so a keep-alive there would save nothing ({each})")
+        each = []
+        for (provider, model), (read, under) in sorted(kept.items()):
+            said = [f"{read:,} read in full after the gap"] if read else []
+            if under:
+                gap, r = survived[(provider, model)]
+                said.append(f"{under:,} no longer than {duration(gap)}, up to which every gap of the model was read in full "
+                            f"(the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
+            each.append(f"{model}: {', '.join(said)}")
+        outlived_text = (f"{sum(sum(n) for n in kept.values()):,} idle gap(s) past the TTL not bridged, as the log shows the "
+                         f"entry outliving them, so a keep-alive there would save nothing ({'; '.join(each)})")
     if not gaps:
         none = "no idle gap past a TTL that ten keep-alives or fewer would bridge"
         return _Plan(requests, lambda r: None, f"{none}; {outlived_text}" if outlived_text else none)

@@ -38,15 +38,28 @@ def _session(path: Path, calls: list[tuple[int, int, int, int]], provider: str =
 
 
 def test_a_gap_the_log_shows_the_entry_surviving_is_not_bridged(tmp_path: Path) -> None:
-    # Gaps of 12 min (read in full: the entry outlived it), 8 min (read nothing) and 30 min (read
-    # nothing), each past MiniMax's 5 m. The 8 min gap is no longer than the 12 min one the log
-    # shows the entry surviving: no keep-alive; the 30 min gap still gets its pings.
+    # Gaps past MiniMax's 5 m: 12 min read in full (the entry outlived it); 8 min after a call
+    # that cached nothing (the log cannot judge it, but every gap it can judge up to 12 min was
+    # read in full); 30 min read nothing. Only the 30 min gap gets its pings.
+    log = _session(tmp_path / "s.jsonl", [(0, 20, 0, 13_000), (12, 20, 13_020, 60), (13, 13_100, 0, 0),
+                                         (21, 20, 0, 13_200), (51, 20, 0, 13_300)])
+    (keep,) = what_if(*load_trace([log]), ["keep-alive"])
+    assert keep.detail == (
+        "6 keep-alive request(s) bridge 1 idle gap(s) past the TTL; 2 idle gap(s) past the TTL not bridged, as the log "
+        "shows the entry outliving them, so a keep-alive there would save nothing (MiniMax-M2.5-highspeed: 1 read in full "
+        "after the gap, 1 no longer than 12m00s, up to which every gap of the model was read in full (the longest at "
+        "s.jsonl:6))"), keep.detail
+
+
+def test_a_shorter_gap_read_short_keeps_its_keep_alive(tmp_path: Path) -> None:
+    # 12 min read in full, but 8 min read nothing: the log shows entries dying in gaps that short
+    # too, so only the gap read in full goes unbridged.
     log = _session(tmp_path / "s.jsonl", [(0, 20, 0, 13_000), (12, 20, 13_020, 60), (20, 20, 0, 13_140),
                                          (50, 20, 0, 13_200)])
     (keep,) = what_if(*load_trace([log]), ["keep-alive"])
-    assert keep.detail.startswith("6 keep-alive request(s) bridge 1 idle gap(s) past the TTL; "), keep.detail
-    assert "2 idle gap(s) past the TTL not bridged: the log shows an entry of the same model surviving" in keep.detail
-    assert "MiniMax-M2.5-highspeed: 2 gap(s), the entry read in full after 12m00s idle (s.jsonl:" in keep.detail
+    assert keep.detail.startswith("7 keep-alive request(s) bridge 2 idle gap(s) past the TTL; 1 idle gap(s) past the TTL "
+                                  "not bridged"), keep.detail
+    assert keep.detail.endswith("(MiniMax-M2.5-highspeed: 1 read in full after the gap)")
 
 
 def test_no_entry_shown_surviving_leaves_every_gap_bridged(tmp_path: Path) -> None:
@@ -59,9 +72,9 @@ def test_no_entry_shown_surviving_leaves_every_gap_bridged(tmp_path: Path) -> No
 
 def test_the_rule_is_the_same_on_anthropic(tmp_path: Path) -> None:
     # Anthropic's 5 m entry read in full after 7 min (refreshed by a call the log does not hold,
-    # say): the later 6 min gap is not bridged; the 40 min one is.
-    log = _session(tmp_path / "s.jsonl", [(0, 20, 0, 13_000), (7, 20, 13_000, 60), (13, 20, 0, 13_140),
-                                         (53, 20, 0, 13_200)], provider="anthropic", model="claude-sonnet-4-5")
+    # say): no keep-alive there; the 40 min gap still gets its pings.
+    log = _session(tmp_path / "s.jsonl", [(0, 20, 0, 13_000), (7, 20, 13_000, 60), (47, 20, 0, 13_200)],
+                   provider="anthropic", model="claude-sonnet-4-5")
     (keep,) = what_if(*load_trace([log]), ["keep-alive"])
-    assert "bridge 1 idle gap(s) past the TTL; 2 idle gap(s) past the TTL not bridged" in keep.detail, keep.detail
-    assert "claude-sonnet-4-5: 2 gap(s), the entry read in full after 7m00s idle" in keep.detail
+    assert keep.detail.startswith("8 keep-alive request(s) bridge 1 idle gap(s) past the TTL; 1 idle gap(s)"), keep.detail
+    assert keep.detail.endswith("(claude-sonnet-4-5: 1 read in full after the gap)")
