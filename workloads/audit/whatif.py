@@ -36,7 +36,10 @@ Fixes (:data:`FIXES`):
 * ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
   bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
-  as one change of the lane with ``index`` -1.
+  as one change of the lane with ``index`` -1. A gap the log shows an entry outliving is not
+  bridged (a keep-alive there saves nothing): the lane's next request read in full what its
+  previous one left cached, or, per model, the gap is no longer than the longest gap up to which
+  every gap the log can judge was read in full (:func:`_survived`).
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -119,7 +122,9 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap (the TTL of OpenAI's "
     f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
     "stays warm; each "
-    "keep-alive is charged (its read, any write, 1 output token)",
+    "keep-alive is charged (its read, any write, 1 output token); a gap the log shows an entry outliving (the next request "
+    "read in full what the previous one left cached, or the gap is no longer than every gap of the model up to which was "
+    "read in full) is not bridged: a keep-alive there saves nothing",
 }
 
 
@@ -1099,6 +1104,44 @@ def _static_system_chains(
     return _Plan(requests, lambda r: None, detail), logged
 
 
+def _day_breaks(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], changes: _Changes) -> str:
+    """What ``static-system`` on a log without bodies says of the breaks it removed in pi-format
+    sessions that came after their lane's previous request of another day: pi writes the date into
+    its system prompt (0.58 and later; the time before), so a session resumed on a new day sends
+    another prefix whatever its settings, and the saving counts such a break as removed all the
+    same. The day is the log's UTC date: the local time zone, which pi's date follows, is not
+    logged. Empty where there is none."""
+    from datetime import datetime, timezone
+
+    pi = {f.file for f in summaries if f.format == "pi"}
+    changed = {(c.file, c.line): c for c in changes if c.index >= 0 and c.file in pi}
+    if not changed:
+        return ""
+    lanes = {(file, c.lane) for (file, _), c in changed.items()}
+    by_lane: dict[tuple[str, str], list[TraceRequest]] = defaultdict(list)
+    for r in requests:
+        if (r.file, r.lane) in lanes and r.sent_ms is not None:
+            by_lane[(r.file, r.lane)].append(r)
+
+    def day(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d")
+
+    found: list[RequestChange] = []
+    for lane in by_lane.values():
+        lane.sort(key=lambda r: r.seq)
+        for prev, r in zip(lane, lane[1:]):
+            c = changed.get((r.file, r.line))
+            if c is not None and prev.sent_ms is not None and day(prev.sent_ms) != day(r.sent_ms):  # type: ignore[arg-type]
+                found.append(c)
+    if not found:
+        return ""
+    usd = usd_sum(c.saved_usd for c in found if c.priced)
+    return (f"; {len(found):,} of these breaks in pi-format sessions came after their lane's previous request of another day "
+            "(UTC dates: the local time zone is not logged): pi writes the date into its system prompt, so a session resumed "
+            "on a new day sends another prefix whatever its settings, and the figure counts these as removed all the same "
+            f"({format_usd(usd)} of it on those requests; only moving the date out of the system prompt would save it)")
+
+
 def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
     """Every body of a main or subagent lane sent with its lane's first system prompt and tools;
     ``also``: what the same fix does to the requests without bodies (see ``_static_system_chains``)."""
@@ -1308,15 +1351,79 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     return _Plan(out, lambda r: None, detail, logged_prices=True)
 
 
+def _read_in_full(r: TraceRequest, prev: TraceRequest) -> bool:
+    """``r`` read (within the read tolerance) all that its lane's previous request ``prev`` left
+    cached, and that was something: the entry outlived the gap between them (or was refreshed)."""
+    if r.usage is None or prev.usage is None or not r.usage.cache_reported or not prev.usage.cache_reported:
+        return False
+    cached = _left_cached(prev)
+    return cached > 0 and r.usage.cache_read >= cached * (1 - READ_TOLERANCE)
+
+
+def _left_cached(prev: TraceRequest) -> int:
+    """What ``prev`` left cached: what it read and wrote, where its usage reports writes; else the
+    part of its prompt its provider caches (:meth:`~prefixbench.simulator.providers.base.ProviderRules.cacheable`)."""
+    u = prev.usage
+    if u is None:
+        return 0
+    return u.cache_read + u.cache_write if u.writes_reported else rules_for(prev.provider).cacheable(u)
+
+
+def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions: Sequence[int],
+              ttl_of: Callable[[TraceRequest], int]) -> tuple[set[int], dict[tuple[str, str], tuple[int, TraceRequest]]]:
+    """What the log shows of entries outliving idle gaps past the TTL: the positions of the
+    requests that read in full what their lane's previous request left cached after such a gap
+    (:func:`_read_in_full`: that gap the entry survived, or something refreshed it), and per
+    (provider, model) the longest such gap below which every gap past the TTL the log can judge (the
+    previous request left something cached) was read in full, with the request that read after it.
+    A gap no longer than that is one the log shows entries surviving, and none dying in: a
+    keep-alive there saves nothing. A gap of the model read short at or under a full one's length
+    ends its bound there (the log shows entries dying in such gaps too)."""
+    last: dict[tuple[str, str], int] = {}
+    full: set[int] = set()
+    judged: dict[tuple[str, str], list[tuple[int, bool, TraceRequest]]] = defaultdict(list)
+    for i in positions:
+        r = requests[i]
+        j = last.get((r.file, r.lane))
+        last[(r.file, r.lane)] = i
+        if j is None:
+            continue
+        prev = requests[j]
+        gap = ticks[i] - ticks[j]
+        if prev.model != r.model or gap <= ttl_of(prev) or r.usage is None or prev.usage is None:
+            continue
+        if not r.usage.cache_reported or not prev.usage.cache_reported:
+            continue
+        if _left_cached(prev) <= 0:
+            continue  # nothing was cached: the gap says nothing of an entry's life
+        read = _read_in_full(r, prev)
+        if read:
+            full.add(i)
+        judged[(prev.provider, prev.model)].append((gap, read, r))
+    bounds: dict[tuple[str, str], tuple[int, TraceRequest]] = {}
+    for key, gaps in judged.items():
+        # The gaps by length, a short read first among equal ones: the bound stops before it.
+        for gap, read, r in sorted(gaps, key=lambda g: (g[0], g[1])):
+            if not read:
+                break
+            bounds[key] = (gap, r)
+    return full, bounds
+
+
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
-    """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`)."""
-    from prefixbench.workloads.audit.precedence import NO_TTL_MS, ttl_ms
+    """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`),
+    but for a gap the log shows an entry outliving (:func:`_survived`): that one is not bridged,
+    and the detail says how many were not, per model."""
+    from prefixbench.workloads.audit.precedence import NO_TTL_MS, duration, ttl_ms
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
     ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
+    full, survived = _survived(requests, ticks, positions, ttl_ms)
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
+    # Gaps not bridged, by model: the next request read the entry in full / no longer than the model's bound.
+    kept: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
@@ -1339,6 +1446,13 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
             continue
+        if i in full:
+            kept[(prev.provider, prev.model)][0] += 1
+            continue
+        outlived = survived.get((prev.provider, prev.model))
+        if outlived is not None and end - start <= outlived[0]:
+            kept[(prev.provider, prev.model)][1] += 1
+            continue
         gaps += 1
         for k, tick in enumerate(pings, 1):
             # The previous request again: it reads what that one left cached and refreshes it. Its
@@ -1349,9 +1463,24 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     if not gaps and not timed:
         raise _CannotApply("no request went on from one whose provider publishes a cache lifetime (an unknown "
                            "provider, or one that names none): there is no TTL for a keep-alive to beat")
+    outlived_text = ""
+    if kept:
+        each = []
+        for (provider, model), (read, under) in sorted(kept.items()):
+            said = [f"{read:,} read in full after the gap"] if read else []
+            if under:
+                gap, r = survived[(provider, model)]
+                said.append(f"{under:,} no longer than {duration(gap)}, up to which every gap of the model was read in full "
+                            f"(the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
+            each.append(f"{model}: {', '.join(said)}")
+        outlived_text = (f"{sum(sum(n) for n in kept.values()):,} idle gap(s) past the TTL not bridged, as the log shows the "
+                         f"entry outliving them, so a keep-alive there would save nothing ({'; '.join(each)})")
     if not gaps:
-        return _Plan(requests, lambda r: None, "no idle gap past a TTL that ten keep-alives or fewer would bridge")
+        none = "no idle gap past a TTL that ten keep-alives or fewer would bridge"
+        return _Plan(requests, lambda r: None, f"{none}; {outlived_text}" if outlived_text else none)
     detail = f"{len(added)} keep-alive request(s) bridge {gaps} idle gap(s) past the TTL"
+    if outlived_text:
+        detail += f"; {outlived_text}"
     return _Plan([*requests, *added], lambda r: None, detail, added=tuple(added))
 
 
@@ -1768,7 +1897,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                     plan = _plan_static_system(requests, also=plan.detail)
                 changes = _evaluate(fix, requests, plan, logged, summaries, heads, prices, clock=inputs.clock,
                                     reported_usd=inputs.reported_usd, ref=inputs.ref)
-                return _summarize(fix, assumption, plan.detail, changes)
+                return _summarize(fix, assumption, plan.detail + _day_breaks(requests, summaries, changes), changes)
             plan = _plan_static_system(requests)
         elif name == "keep-prefix-compaction":
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
@@ -1795,6 +1924,8 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
                             clock=inputs.clock, reported_usd=inputs.reported_usd, ref=inputs.ref)
     notes = None
     detail = plan.detail
+    if name == "keep-prefix-compaction":
+        detail = _replay_against_warm_cost(detail, requests, plan, changes)
     if name in ("ttl-1h", "ttl-5m"):
         # Counted over the lanes the fix reaches (a provider that lets the client pick the TTL),
         # each in its provider's two lifetimes: another provider's gaps say nothing about what a
@@ -1811,6 +1942,25 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         if logged and all((u.cache_write_1h == 0) if other == "1h" else (u.cache_write_1h == u.cache_write) for u in logged):
             detail = f"every write in the log already uses the {name.removeprefix('ttl-').replace('m', ' m').replace('h', ' h')} TTL; " + detail
     return _summarize(fix, assumption, detail, changes, notes)
+
+
+def _replay_against_warm_cost(detail: str, requests: Sequence[TraceRequest], plan: _Plan, changes: _Changes) -> str:
+    """``keep-prefix-compaction``'s detail, with what each replayed call reads and writes against
+    the prompt the call was logged with: the compactions table's *warm cost* prices that logged
+    prompt with what the main request left cached read, while the replay sends the main request's
+    prompt plus the instruction (another size), so their two savings differ and each says why."""
+    replayed = {(r.file, r.line): old for r, old in zip(plan.requests, requests) if r is not old and old.usage is not None}
+    said = []
+    for c in changes:
+        old = replayed.get((c.file, c.line))
+        if old is None or c.index < 0:
+            continue
+        said.append(f"{c.lane} at line {c.line}: the replay sends the main request's prompt and the instruction, "
+                    f"{c.counterfactual_read:,} tokens read and {c.counterfactual_write:,} written, where the call as logged sent "
+                    f"{old.usage.prompt:,} of its own (read {c.reported_read:,}); the compactions table's warm cost prices those "
+                    f"{old.usage.prompt:,} read as far as the main request left them cached: it counts the logged prompt, this "
+                    f"figure the replay's, so the two savings differ")
+    return "; ".join([detail, *said]) if said else detail
 
 
 def _summarize(fix, assumption, detail, changes: _Changes, notes=None) -> WhatIf:

@@ -322,3 +322,68 @@ def test_static_system_on_a_mix_of_bodies_and_transcripts_fixes_each_its_own_way
     assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
     assert w.detail.startswith("logged bodies: every main and subagent lane already sends one system prompt")
     assert "logs without bodies: 1 request(s) in 1 lane(s)" in w.detail
+
+
+
+def test_keep_prefix_compaction_says_what_it_counts_against_the_compactions_warm_cost():
+    """The compaction call sent a prompt of its own (the main request's first three turns under
+    another tool list, as a claude-trace capture's does) where the main request had five turns
+    cached: the compactions table's warm cost prices the call's own prompt read, the fix the replay
+    of the main request plus the instruction. Each figure says which prompt it counts, so a reader
+    sees why they differ (the detail named neither before)."""
+    from prefixbench.workloads.audit.core import run_audit
+    from prefixbench.workloads.audit.whatif import simulate
+
+    system = "You are a coding agent. " + "Rules. " * 300
+    main = _body(system, 5)
+    instruction = Message("user", (Text("Summarize the conversation so far."),))
+    call = replace(main, messages=(*main.messages[:3], instruction), tools=(ToolSchema.make("Task", "launch an agent " * 200),),
+                   cache_breakpoints=(CacheBreakpoint("system", 0), CacheBreakpoint("messages", 0, 3)))
+    rs = [
+        TraceRequest(file="c.jsonl", line=1, lane="main", lane_kind="main", seq=0, sent_ms=T0, ready_ms=T0 + 1000,
+                     provider="anthropic", model=MODEL, usage=None, body=main),
+        TraceRequest(file="c.jsonl", line=2, lane="compaction", lane_kind="compaction", seq=1, sent_ms=T0 + 10_000,
+                     ready_ms=T0 + 11_000, provider="anthropic", model=MODEL, usage=None, body=call),
+    ]
+    predicted = simulate(rs, summaries("c.jsonl"), Heads())
+    rs = [replace(r, usage=Usage(cache_read=p.read, cache_write_5m=p.write, uncached=p.uncached, output=10))
+          for r, p in zip(rs, (predicted[("c.jsonl", "main", 0)], predicted[("c.jsonl", "compaction", 1)]))]
+    (w,) = what_if(rs, summaries("c.jsonl"), ["keep-prefix-compaction"])
+    (change,) = w.changes
+    prompt = rs[1].usage.prompt
+    said = (f"compaction at line 2: the replay sends the main request's prompt and the instruction, "
+            f"{change.counterfactual_read:,} tokens read and {change.counterfactual_write:,} written, where the call as logged "
+            f"sent {prompt:,} of its own (read {rs[1].usage.cache_read:,}); the compactions table's warm cost prices those "
+            f"{prompt:,} read as far as the main request left them cached: it counts the logged prompt, this figure the "
+            "replay's, so the two savings differ")
+    assert said in w.detail, w.detail
+    assert change.counterfactual_read > prompt  # the replay reads the main request's whole prompt
+    # The table's figure for the same call, on its own prompt: not the fix's.
+    (judged,) = [c for c in run_audit([], trace=(rs, summaries("c.jsonl"))).compactions if c.kind == "call"]
+    assert judged.lost_usd is not None and judged.lost_usd != w.saved_usd
+
+
+def test_static_system_on_pi_names_the_breaks_after_a_day_change():
+    """A pi session's break located in its head two minutes after UTC midnight, its lane's previous
+    request the day before: pi writes the date into its system prompt, so a session resumed on a
+    new day rebuilds the prefix whatever its settings. The saving still counts it (moving the date
+    out would remove it), and the detail says so with the dollars on it; before, it said nothing."""
+    f = "p.jsonl"
+    night = T0 - 42 * 60_000  # 2025-09-02 23:58 UTC
+    rs = [
+        req(f, "main", "main", 0, night, night + 1000, "n0", None, Usage(cache_write_5m=20_000, uncached=3, output=50)),
+        req(f, "main", "main", 1, night + 60_000, night + 61_000, "n1", "n0", Usage(cache_read=20_000, cache_write_5m=500, uncached=3, output=50)),
+        req(f, "main", "main", 2, night + 180_000, night + 181_000, "n2", "n1", Usage(cache_write_5m=21_000, uncached=3, output=50)),
+    ]
+    pi = [FileSummary(f, "pi", 0)]
+    (w,) = what_if(rs, pi, ["static-system"], system_changed={(f, 3)})
+    assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
+    assert ("; 1 of these breaks in pi-format sessions came after their lane's previous request of another day (UTC dates: "
+            "the local time zone is not logged)") in w.detail, w.detail
+    assert "the figure counts these as removed all the same ($0.0707 of it on those requests;" in w.detail
+    # The same session within one day, or another agent's log across midnight: nothing said.
+    (same_day,) = what_if([replace(r, sent_ms=r.sent_ms - 3_600_000, ready_ms=r.ready_ms - 3_600_000) for r in rs], pi,
+                          ["static-system"], system_changed={(f, 3)})
+    (other,) = what_if(rs, summaries(f), ["static-system"], system_changed={(f, 3)})
+    assert "another day" not in same_day.detail and "another day" not in other.detail
+    assert same_day.saved_usd == other.saved_usd == w.saved_usd
