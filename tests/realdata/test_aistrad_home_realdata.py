@@ -20,6 +20,10 @@ removed), its ``.claude/projects/``: Claude Code 2.0.74-2.1.21 on one Linux mach
   -sonnet-4-5 on Anthropic, three subagent calls of glm-4.7; 330 calls of 38 transcripts went
   through an endpoint whose usage has no cache field (no ``requestId`` either): read unknown.
 
+* one transcript of ``-home-aiscend-work-vibelife`` (Claude Code 2.1.19, claude-sonnet-4-5 on
+  Anthropic) whose messages hold raw U+0085 characters (text decoded in the wrong encoding): a line
+  is split at newlines only.
+
 Transcripts of 4 MiB or more are left out (the workplace's snapshot lacks them: three of
 fortune-ai's main sessions, and in the GLM slice those the tree gives no size for). From
 ``PREFIXBENCH_AISTRAD_WORK_REPO``, else the look-up tools' mirror; each test skips without it.
@@ -115,3 +119,15 @@ def test_claude_code_partly_through_an_endpoint_without_cache_counts_counts_what
     # 12,832-token head cached before the log), 8 compactions, 9 calls after the history shrank,
     # 8 reads that ended inside the head (system-changed) and 3 that read past the previous call.
     assert read_within(result) == 1_227
+
+
+def test_a_transcript_holding_next_line_characters_counts_what_it_sums(tmp_path: Path) -> None:
+    name = ".claude/projects/-home-aiscend-work-vibelife/68845b78-7183-4d0f-a83e-f2622c9e656e.jsonl"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(file_at(REPO, COMMIT, name, URL, ENV))
+    text = path.read_text(encoding="utf-8")
+    assert "\x85" in text and len(text.splitlines()) > len(text.rstrip("\n").split("\n"))
+    result = run_audit([path])
+    calls, uncached, output, read, written = claude_recount([path])
+    assert _totals(result) == (calls, uncached, output, read, written) == (11, 510_793, 0, 241_176, 87_334)
+    assert read_within(result) == 10
