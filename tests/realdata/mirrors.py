@@ -148,10 +148,11 @@ def claude_recount(paths: list[Path]) -> tuple[int, int, int, int, int]:
     """Calls, uncached input, output, reads and writes of Claude Code transcripts: one call per
     (requestId, message id), the usage of its last line in the file (a file holding its entries
     twice over gives the same last line twice); ``<synthetic>`` lines are no call, nor is a
-    response whose usage counts nothing (a relay's all-zero answers)."""
+    response whose usage counts nothing (a relay's all-zero answers). Lines are split at newlines
+    only (a message may hold a U+0085 or U+2028, which ``splitlines`` would split at)."""
     last: dict[tuple, dict] = {}
     for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
             if not line.strip():
                 continue
             entry = json.loads(line)

@@ -528,6 +528,24 @@ def test_claude_code_on_deepseek_reads_into_the_reply_it_sends_back(tmp_path: Pa
     assert result.rows[1].predicted_cache_read == 8_960
 
 
+def test_claude_code_on_glm_reads_into_the_reply_it_sends_back(tmp_path: Path) -> None:
+    """Z.AI keeps each reply after its prompt (``caches_output``) and Claude Code sends the reply
+    back whole: the next call of a tool loop on glm-4.7 is predicted to read the previous prompt
+    and its reply, not the prompt alone."""
+    t = Transcript(version="2.1.1")
+    t.user("go", "2026-01-02T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-01-02T00:00:02.000Z", [cc_usage(1_500, 0, 30_000, 700, write_1h=None)],
+                model="glm-4.7")
+    t.user("tool output", "2026-01-02T00:00:05.000Z", tool=True)
+    # prompt 32,400 = 31,500 + 700 + 200 new; reads (31,500 + 700) // 128 units
+    t.assistant("req_2", "2026-01-02T00:00:07.000Z", [cc_usage(328, 0, 32_072, 90, write_1h=None)],
+                model="glm-4.7")
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [r.provider for r in result.rows] == ["zai", "zai"]
+    # 31,500 (the previous prompt alone) while the reply was taken as not sent back.
+    assert result.rows[1].predicted_cache_read == 32_200
+
+
 def _with_iterations(top: dict, *compactions: dict) -> dict:
     """A response's usage under Anthropic's server-side compaction: ``iterations`` lists the
     compaction samplings and the message's own, the top level is the message's alone."""
