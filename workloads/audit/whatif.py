@@ -36,10 +36,11 @@ Fixes (:data:`FIXES`):
 * ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
   bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
-  as one change of the lane with ``index`` -1. A gap the log shows an entry outliving is not
-  bridged (a keep-alive there saves nothing): the lane's next request read in full what its
-  previous one left cached, or, per model, the gap is no longer than the longest gap up to which
-  every gap the log can judge was read in full (:func:`_survived`).
+  as one change of the lane with ``index`` -1. Every gap past the interval is bridged, whether
+  or not the entry outlived it (a client cannot know that when the gap starts); the interval is
+  the TTL but, per model, where the log shows entries outliving it: a gap no longer than the
+  longest gap up to which every gap the log can judge was read in full is not bridged
+  (:func:`_survived`), a schedule a client could take from its own history.
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -122,9 +123,9 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap (the TTL of OpenAI's "
     f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
     "stays warm; each "
-    "keep-alive is charged (its read, any write, 1 output token); a gap the log shows an entry outliving (the next request "
-    "read in full what the previous one left cached, or the gap is no longer than every gap of the model up to which was "
-    "read in full) is not bridged: a keep-alive there saves nothing",
+    "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
+    "(a client cannot know that when the gap starts); on a model whose log shows its entries outliving the TTL (every gap "
+    "it can judge up to a length read in full), the lane pings only past that length",
 }
 
 
@@ -1370,17 +1371,16 @@ def _left_cached(prev: TraceRequest) -> int:
 
 
 def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions: Sequence[int],
-              ttl_of: Callable[[TraceRequest], int]) -> tuple[set[int], dict[tuple[str, str], tuple[int, TraceRequest]]]:
-    """What the log shows of entries outliving idle gaps past the TTL: the positions of the
-    requests that read in full what their lane's previous request left cached after such a gap
-    (:func:`_read_in_full`: that gap the entry survived, or something refreshed it), and per
-    (provider, model) the longest such gap below which every gap past the TTL the log can judge (the
+              ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str], tuple[int, TraceRequest]]:
+    """How long the log shows entries outliving idle gaps past the TTL: per (provider, model) the
+    longest gap after which the lane's next request read in full what its previous one left
+    cached (:func:`_read_in_full`) and up to which every gap past the TTL the log can judge (the
     previous request left something cached) was read in full, with the request that read after it.
-    A gap no longer than that is one the log shows entries surviving, and none dying in: a
-    keep-alive there saves nothing. A gap of the model read short at or under a full one's length
-    ends its bound there (the log shows entries dying in such gaps too)."""
+    A client that kept such a history would ping that model only past that length: in the log no
+    entry died in a shorter gap. A gap of the model read short at or under a full one's length
+    ends its bound there (the log shows entries dying in such gaps too). Whether one gap was read
+    in full is not used on its own: a client cannot know it when the gap starts."""
     last: dict[tuple[str, str], int] = {}
-    full: set[int] = set()
     judged: dict[tuple[str, str], list[tuple[int, bool, TraceRequest]]] = defaultdict(list)
     for i in positions:
         r = requests[i]
@@ -1397,8 +1397,6 @@ def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions:
         if _left_cached(prev) <= 0:
             continue  # nothing was cached: the gap says nothing of an entry's life
         read = _read_in_full(r, prev)
-        if read:
-            full.add(i)
         judged[(prev.provider, prev.model)].append((gap, read, r))
     bounds: dict[tuple[str, str], tuple[int, TraceRequest]] = {}
     for key, gaps in judged.items():
@@ -1407,23 +1405,23 @@ def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions:
             if not read:
                 break
             bounds[key] = (gap, r)
-    return full, bounds
+    return bounds
 
 
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`),
-    but for a gap the log shows an entry outliving (:func:`_survived`): that one is not bridged,
-    and the detail says how many were not, per model."""
+    whether or not its entry outlived it, but for a gap no longer than its model's survival bound
+    (:func:`_survived`): that one is not bridged, and the detail says how many were not, per model."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, duration, ttl_ms
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
     ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
-    full, survived = _survived(requests, ticks, positions, ttl_ms)
+    survived = _survived(requests, ticks, positions, ttl_ms)
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
-    # Gaps not bridged, by model: the next request read the entry in full / no longer than the model's bound.
-    kept: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    # Gaps not bridged, by model: no longer than the model's survival bound.
+    kept: dict[tuple[str, str], int] = defaultdict(int)
     timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
@@ -1446,12 +1444,9 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
         if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
             continue
-        if i in full:
-            kept[(prev.provider, prev.model)][0] += 1
-            continue
         outlived = survived.get((prev.provider, prev.model))
         if outlived is not None and end - start <= outlived[0]:
-            kept[(prev.provider, prev.model)][1] += 1
+            kept[(prev.provider, prev.model)] += 1
             continue
         gaps += 1
         for k, tick in enumerate(pings, 1):
@@ -1466,15 +1461,12 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     outlived_text = ""
     if kept:
         each = []
-        for (provider, model), (read, under) in sorted(kept.items()):
-            said = [f"{read:,} read in full after the gap"] if read else []
-            if under:
-                gap, r = survived[(provider, model)]
-                said.append(f"{under:,} no longer than {duration(gap)}, up to which every gap of the model was read in full "
-                            f"(the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
-            each.append(f"{model}: {', '.join(said)}")
-        outlived_text = (f"{sum(sum(n) for n in kept.values()):,} idle gap(s) past the TTL not bridged, as the log shows the "
-                         f"entry outliving them, so a keep-alive there would save nothing ({'; '.join(each)})")
+        for (provider, model), under in sorted(kept.items()):
+            gap, r = survived[(provider, model)]
+            each.append(f"{model}: {under:,} no longer than {duration(gap)}, up to which every gap of the model was read in full "
+                        f"(the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
+        outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged, as the log shows the model's entries "
+                         f"outliving gaps that long, so a client would ping it only past them ({'; '.join(each)})")
     if not gaps:
         none = "no idle gap past a TTL that ten keep-alives or fewer would bridge"
         return _Plan(requests, lambda r: None, f"{none}; {outlived_text}" if outlived_text else none)
