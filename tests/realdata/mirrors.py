@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -201,3 +202,39 @@ def pi_recount(paths: list[Path], once: bool = False) -> tuple[int, int, int, in
             written += usage.get("cacheWrite", 0)
             served.add((message["provider"], message["model"]))
     return messages, calls, uncached, output, read, written, served
+
+
+_CREATED = re.compile(r'"created(?:_at)?":\s*(\d+)')
+
+
+def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tuple[str, ...], into: Path) -> list[dict]:
+    """The VCR cassettes (``*.yaml``) under ``folders`` at ``commit``, each made into a capture
+    file in ``into`` (one line a call: the request body, and the answer as a JSON body or, for a
+    stream, ``body_raw``, timed at the answer's own ``created`` / ``created_at`` where it names
+    one), for ``http-capture`` to read; every line written. An interaction without a JSON request
+    body (a GET) is no call; a cassette past the snapshot's size limit (absent) gives nothing.
+    Skips as :func:`files_at` does, and where no cassette is found."""
+    yaml = pytest.importorskip("yaml")
+    every = []
+    for n, path in enumerate(sorted(p for p in files_at(repo, commit, url, env) if p.startswith(folders) and p.endswith(".yaml"))):
+        shown = git(repo, "show", f"{commit}:{path}")
+        lines = []
+        for interaction in ((yaml.safe_load(shown.stdout) if shown.returncode == 0 else None) or {}).get("interactions", []):
+            request, response = interaction["request"], interaction["response"]
+            if not isinstance(request.get("parsed_body"), dict):
+                continue
+            answer = response.get("parsed_body")
+            raw = None if isinstance(answer, dict) else (response.get("body") or {}).get("string")
+            created = (answer.get("created") or answer.get("created_at")) if isinstance(answer, dict) else None
+            if created is None and raw and _CREATED.search(raw):
+                created = int(_CREATED.search(raw).group(1))
+            kept: dict = {"timestamp": created, "status_code": response["status"]["code"],
+                          "headers": {"content-type": (response["headers"].get("content-type") or ["application/json"])[0]}}
+            kept["body" if isinstance(answer, dict) else "body_raw"] = answer if isinstance(answer, dict) else raw
+            lines.append({"request": {"timestamp": created, "method": request["method"], "url": request["uri"],
+                                      "body": request["parsed_body"]}, "response": kept})
+        (into / f"{n:03d}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        every.extend(lines)
+    if not every:
+        pytest.skip(f"no cassette under {folders} at {commit[:12]} in {repo}")
+    return every
