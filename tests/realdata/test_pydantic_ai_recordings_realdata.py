@@ -30,10 +30,8 @@ from collections import defaultdict
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import cassette_captures
+from tests.realdata.mirrors import anthropic_answer_calls, answer_events, cassette_captures
 
 REPO = Path(os.environ.get("PREFIXBENCH_PYDANTIC_AI_REPO", "/work/.mirror/pydantic+pydantic-ai/repo"))
 COMMIT = "4fda38988f2939fa6ea9cdefcf120693e10ef491"
@@ -45,44 +43,15 @@ OPENAI = ("tests/models/cassettes/test_openai_responses/", "tests/models/cassett
 GOOGLE = ("tests/models/cassettes/test_google/", "tests/models/google/cassettes/")
 
 
-def _events(response: dict) -> list[dict]:
-    """The answer's JSON body, else its stream's ``data:`` events (or a JSON array of chunks)."""
-    body = response.get("body")
-    if isinstance(body, dict):
-        return [body]
-    raw = response.get("body_raw") or ""
-    try:
-        whole = json.loads(raw)
-        return [e for e in (whole if isinstance(whole, list) else [whole]) if isinstance(e, dict)]
-    except ValueError:
-        return [json.loads(e[len("data: "):]) for e in raw.splitlines() if e.startswith("data: {")]
-
-
-def _anthropic_calls(response: dict) -> list[tuple[int, int, int, int]]:
-    """(uncached, read, written, output) of each call an Anthropic answer reports: its usage (a
-    stream's ``message_start``, each count the last ``message_delta`` gives overriding it), and
-    each ``compaction`` and ``advisor_message`` of its ``iterations`` as a call of its own."""
-    usage: dict = {}
-    for event in _events(response):
-        found = event.get("usage") or (event.get("message") or {}).get("usage")
-        if found:
-            usage.update({key: value for key, value in found.items() if value is not None})
-    if "output_tokens" not in usage:
-        return []
-    own = [it for it in usage.get("iterations") or [] if it.get("type") in ("compaction", "advisor_message")]
-    return [(u["input_tokens"], u.get("cache_read_input_tokens") or 0, u.get("cache_creation_input_tokens") or 0,
-             u["output_tokens"]) for u in [*own, usage]]
-
-
 def _openai_usage(response: dict) -> dict | None:
     """The usage an OpenAI-shaped answer reports: its body's, else the stream's last."""
     found = None
-    for event in _events(response):
+    for event in answer_events(response):
         found = event.get("usage") or (event.get("response") or {}).get("usage") or found
     return found
 
 
-def _rows_by_host(result, folder: Path, lines: dict[tuple[str, int], dict]) -> dict[str, list]:
+def _rows_by_host(result, lines: dict[tuple[str, int], dict]) -> dict[str, list]:
     """The audit's rows by the host of the URL their line was sent to."""
     by_host: dict[str, list] = defaultdict(list)
     for row in result.rows:
@@ -110,8 +79,8 @@ def test_anthropic_calls_with_inline_system_messages_are_read_and_count_what_ant
     # Refused before: 14 cassettes (19 calls) whose bodies hold a system message between the
     # turns were left out as bad input ("role must be user or assistant, not 'system'").
     assert not [note for note in result.notes if "bad input" in note]
-    rows = _rows_by_host(result, tmp_path, lines)["api.anthropic.com"]
-    calls = [call for line in _served(lines, "api.anthropic.com") for call in _anthropic_calls(line["response"])]
+    rows = _rows_by_host(result, lines)["api.anthropic.com"]
+    calls = [call for line in _served(lines, "api.anthropic.com") for call in anthropic_answer_calls(line["response"])]
     assert len(rows) == len(calls) == 173
     got = (sum(r.reported_uncached for r in rows), sum(r.reported_cache_read for r in rows),
            sum(r.reported_cache_write + r.reported_cache_write_1h for r in rows), sum(r.reported_output for r in rows))
@@ -143,7 +112,7 @@ def test_openrouter_calls_count_what_openrouter_reported_a_gemini_content_made_f
 
 def test_openai_calls_count_what_openai_reported(tmp_path: Path) -> None:
     result, lines = _audited(OPENAI, tmp_path)
-    rows = _rows_by_host(result, tmp_path, lines)["api.openai.com"]
+    rows = _rows_by_host(result, lines)["api.openai.com"]
     used = [u for u in (_openai_usage(line["response"]) for line in _served(lines, "api.openai.com")) if u]
     assert len(rows) == len(used) == 208
     prompt = sum(u.get("input_tokens", u.get("prompt_tokens", 0)) for u in used)
@@ -157,20 +126,20 @@ def test_openai_calls_count_what_openai_reported(tmp_path: Path) -> None:
 def test_gemini_calls_count_what_google_reported(tmp_path: Path) -> None:
     result, lines = _audited(GOOGLE, tmp_path)
     # The Gemini API's host and Vertex AI's (``aiplatform.googleapis.com``, regional or global).
-    rows = [row for host, found in _rows_by_host(result, tmp_path, lines).items() if host.endswith("googleapis.com") for row in found]
+    rows = [row for host, found in _rows_by_host(result, lines).items() if host.endswith("googleapis.com") for row in found]
     metas = []
     for line in _served(lines, "googleapis.com"):
         # A stream's usage grows chunk by chunk: the one with the most counts, the last on a tie.
-        found = [e["usageMetadata"] for e in _events(line["response"]) if e.get("usageMetadata")]
+        found = [e["usageMetadata"] for e in answer_events(line["response"]) if e.get("usageMetadata")]
         richest = max(reversed(found), key=len) if found else {}
         if "promptTokenCount" in richest:  # a cached content's creation has none
             metas.append(richest)
-    assert len(rows) == len(metas) == 151
+    assert len(rows) == len(metas) == 152
     read = sum(m.get("cachedContentTokenCount", 0) for m in metas)
     uncached = sum(m["promptTokenCount"] - m.get("cachedContentTokenCount", 0) + m.get("toolUsePromptTokenCount", 0) for m in metas)
     output = sum(m.get("candidatesTokenCount", 0) + m.get("thoughtsTokenCount", 0) for m in metas)
     assert (sum(r.reported_uncached for r in rows), sum(r.reported_cache_read for r in rows), sum(r.reported_output for r in rows)) \
-        == (uncached, read, output) == (129_007, 24_997, 40_115)
-    # 154 of 156 within 3% (five Anthropic and OpenAI calls of cross-provider tests among them);
-    # one Model Armor block answered with no token count is skipped, not a call (before: 157).
-    assert result.totals.requests == 156 and sum(f.read_within for f in result.files) == 154
+        == (uncached, read, output) == (131_434, 24_997, 40_203)
+    # 155 of 157 within 3% (five Anthropic and OpenAI calls of cross-provider tests among them);
+    # one Model Armor block answered with no token count is skipped, not a call (before: 158).
+    assert result.totals.requests == 157 and sum(f.read_within for f in result.files) == 155
