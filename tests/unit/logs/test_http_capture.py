@@ -473,3 +473,20 @@ def test_a_proxy_capture_opening_with_an_unanswered_call_is_read_and_lists_it(tm
     assert summaries[0].format == "http-capture"
     assert summaries[0].skipped == ((1, "not answered: upstream unreachable: ClientConnectorDNSError: no such host"),)
     assert summaries[0].notes == ()  # one call was answered: no "no call in it was answered"
+
+
+def test_a_groq_stream_whose_usage_is_only_in_x_groq_is_a_call(tmp_path: Path) -> None:
+    """Groq's chat-completions stream of 2025 put the usage in its last chunk's ``x_groq`` alone
+    (no top-level ``usage``; pydantic-ai's recordings of 2025-09 keep three such calls). Before,
+    the call was skipped as having no usage."""
+    chunks = [{"id": "c1", "object": "chat.completion.chunk", "model": "llama-3.3-70b-versatile",
+               "choices": [{"index": 0, "delta": {"content": "hi"}}], "x_groq": {"id": "req_1"}},
+              {"id": "c1", "object": "chat.completion.chunk", "model": "llama-3.3-70b-versatile",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+               "x_groq": {"id": "req_1", "usage": {"queue_time": 0.05, "prompt_tokens": 573, "completion_tokens": 88,
+                                                    "total_tokens": 661, "total_time": 0.4}}}]
+    body = {"model": "llama-3.3-70b-versatile", "messages": [{"role": "user", "content": "hello"}], "stream": True}
+    raw = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    path = write_jsonl(tmp_path / "groq.jsonl", [capture_line(body, {"body_raw": raw}, url="https://api.groq.com/openai/v1/chat/completions")])
+    requests, _ = load_trace([path])
+    assert [(r.usage.uncached, r.usage.output, r.usage.cache_reported) for r in requests] == [(573, 88, False)]

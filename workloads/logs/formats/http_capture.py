@@ -355,7 +355,8 @@ def _sse_texts(response: dict) -> list[str]:
 
 
 def _streamed_openai_usage(response: dict) -> dict | None:
-    """The usage of the last SSE event that carries one (``response.completed`` last of all)."""
+    """The usage of the last SSE event that carries one (``response.completed`` last of all;
+    Groq's last chunk, until 2026, held it only as ``x_groq.usage``)."""
     found = None
     for text in _sse_texts(response):
         try:
@@ -367,6 +368,8 @@ def _streamed_openai_usage(response: dict) -> dict | None:
             found = data["response"]["usage"]  # response.completed
         elif isinstance(data.get("usage"), dict):
             found = data["usage"]
+        elif isinstance(as_dict(data.get("x_groq")).get("usage"), dict):
+            found = data["x_groq"]["usage"]  # Groq's stream of 2025, its usage in its own envelope only
     return found
 
 
