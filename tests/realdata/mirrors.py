@@ -4,6 +4,7 @@ where the copy or the commit is absent."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -228,7 +229,9 @@ def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tupl
     stream, ``body_raw``, timed at the answer's own ``created`` / ``created_at`` where it names
     one), for ``http-capture`` to read; every line written. Both shapes are read: pydantic-ai's
     (``parsed_body`` beside each body) and vcrpy's own (the body as text, a response's
-    ``body.string`` gzipped or not). An interaction without a JSON request body (a GET) is no
+    ``body.string`` gzipped or not; a binary one, Bedrock's event stream, kept as base64 and
+    flagged ``body_encoding``; Bedrock's ``X-Amzn-Bedrock-*`` count headers kept beside the
+    content type). An interaction without a JSON request body (a GET) is no
     call; a cassette past the snapshot's size limit (absent) gives nothing. Skips as
     :func:`files_at` does, and where no cassette is found."""
     yaml = pytest.importorskip("yaml")
@@ -243,15 +246,23 @@ def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tupl
                 continue
             raw = (response.get("body") or {}).get("string")
             raw = gzip.decompress(raw).decode("utf-8") if isinstance(raw, bytes) and raw[:2] == b"\x1f\x8b" else raw
-            raw = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            answer = response["parsed_body"] if "parsed_body" in response else _cassette_json(raw)
+            encoded = False
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError:  # a binary answer (Bedrock's event stream): kept as base64
+                    raw, encoded = base64.b64encode(raw).decode("ascii"), True
+            answer = response["parsed_body"] if "parsed_body" in response else (None if encoded else _cassette_json(raw))
             created = (answer.get("created") or answer.get("created_at")) if isinstance(answer, dict) else None
             if created is None and isinstance(raw, str) and _CREATED.search(raw):
                 created = int(_CREATED.search(raw).group(1))
             headers = {key.lower(): value for key, value in (response.get("headers") or {}).items()}
             kept: dict = {"timestamp": created, "status_code": response["status"]["code"],
-                          "headers": {"content-type": (headers.get("content-type") or ["application/json"])[0]}}
+                          "headers": {"content-type": (headers.get("content-type") or ["application/json"])[0],
+                                      **{key: value[0] for key, value in headers.items() if key.startswith("x-amzn-bedrock-") and value}}}
             kept["body" if isinstance(answer, dict) else "body_raw"] = answer if isinstance(answer, dict) else raw
+            if encoded:
+                kept["body_encoding"] = "base64"
             lines.append({"request": {"timestamp": created, "method": request["method"], "url": request["uri"],
                                       "body": body}, "response": kept})
         (into / f"{n:03d}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
