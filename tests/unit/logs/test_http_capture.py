@@ -490,3 +490,20 @@ def test_a_groq_stream_whose_usage_is_only_in_x_groq_is_a_call(tmp_path: Path) -
     path = write_jsonl(tmp_path / "groq.jsonl", [capture_line(body, {"body_raw": raw}, url="https://api.groq.com/openai/v1/chat/completions")])
     requests, _ = load_trace([path])
     assert [(r.usage.uncached, r.usage.output, r.usage.cache_reported) for r in requests] == [(573, 88, False)]
+
+
+def test_a_usage_of_another_wire_under_the_same_key_is_no_call_of_zero_tokens(tmp_path: Path) -> None:
+    """Cohere's v2 chat answers hold ``usage: {billed_units, tokens}``, none of the counts an
+    OpenAI-shaped usage names: before, each was read as a call of 0 tokens, reported as a full
+    read miss of nothing; now it is skipped and listed with the fields it has."""
+    usage = {"billed_units": {"input_tokens": 62, "output_tokens": 28}, "tokens": {"input_tokens": 968, "output_tokens": 83}}
+    cohere = capture_line({"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
+                          {"body": {"id": "c1", "usage": usage}}, url="https://api.cohere.com/v2/chat")
+    plain = capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                         {"body": {"usage": chat_usage(1200, 0)}}, url="https://api.openai.com/v1/chat/completions", sent=1748554710.0)
+    path = write_jsonl(tmp_path / "mixed.jsonl", [cohere, plain])
+    requests, _ = load_trace([path])
+    assert [r.model for r in requests] == ["gpt-4o"]
+    result = run_audit([path])
+    assert result.totals.requests == 1
+    assert [reason for reason, _ in result.files[0].skip_reasons] == ["usage in a shape not read (fields billed_units, tokens; no prompt or output count)"]

@@ -197,6 +197,10 @@ def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: d
     return _Call(answer.usage, parsed, classify_call(parsed), (("effort", effort),) if effort else (), None)
 
 
+#: The counts an OpenAI-shaped usage (chat completions or Responses) names, one at least.
+_OPENAI_COUNTS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
+
+
 def _openai_call(provider: Provider, body: dict, response: dict, where: str, keeps_output: bool = True) -> _Call:
     """An OpenAI Responses or chat-completions call (OpenAI's or a compatible endpoint: its
     usage read by the serving provider's rules). ``keeps_output``: False on a known gateway
@@ -205,6 +209,10 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
+    if not any(key in raw for key in _OPENAI_COUNTS):
+        # Another wire's usage under the same key (Cohere's v2 chat: ``billed_units`` and
+        # ``tokens``): not read as a call of 0 tokens.
+        raise _NoUsage(f"usage in a shape not read (fields {', '.join(sorted(map(str, raw)))}; no prompt or output count)")
     rules = rules_for(provider)
     # A provider whose own usage is additive (Anthropic behind an OpenAI-shaped proxy) answers
     # this endpoint in OpenAI's shape; the others' readers know the OpenAI shape.
