@@ -256,6 +256,8 @@ def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tupl
             created = (answer.get("created") or answer.get("created_at")) if isinstance(answer, dict) else None
             if created is None and isinstance(raw, str) and _CREATED.search(raw):
                 created = int(_CREATED.search(raw).group(1))
+            if isinstance(created, str) and created.isdigit():  # Writer's answers give the epoch as text
+                created = int(created)
             headers = {key.lower(): value for key, value in (response.get("headers") or {}).items()}
             kept: dict = {"timestamp": created, "status_code": response["status"]["code"],
                           "headers": {"content-type": (headers.get("content-type") or ["application/json"])[0],
