@@ -214,7 +214,10 @@ def _cassette_json(value: object) -> object:
     """A cassette's body as JSON: pydantic-ai's ``parsed_body``, or vcrpy's text (bytes gunzipped);
     None where it is not JSON (a stream's events stay text for the caller)."""
     if isinstance(value, bytes):
-        value = gzip.decompress(value).decode("utf-8") if value[:2] == b"\x1f\x8b" else value.decode("utf-8")
+        try:
+            value = gzip.decompress(value).decode("utf-8") if value[:2] == b"\x1f\x8b" else value.decode("utf-8")
+        except UnicodeDecodeError:  # a binary body (an upload, a protobuf): not JSON
+            return None
     if isinstance(value, str):
         try:
             return json.loads(value)

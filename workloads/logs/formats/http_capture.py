@@ -25,7 +25,8 @@ from the one asked for), else unknown; a Messages-shaped answer of an unknown se
 as the Messages API writes usage (input excludes reads). Such a call, and one whose URL names
 no provider or another than its model's (a local proxy), is marked ``provider_by_model``: the
 audit states the assumption and ``--assume-provider`` corrects it
-(:mod:`prefixbench.workloads.audit.assume_provider`). A call sent to a third-party host of
+(:mod:`prefixbench.workloads.audit.assume_provider`). An Azure OpenAI call, its body naming no
+model, is read with the model its URL's deployment names. A call sent to a third-party host of
 open models (a label of the URL's host name: :func:`~prefixbench.simulator.providers.hosts.host_at`),
 or of a Workers AI model, keeps that host as its ``upstream``: its own prices, so unpriced.
 """
@@ -33,10 +34,12 @@ or of a Workers AI model, keeps that host as its ``upstream``: its own prices, s
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
+from urllib.parse import unquote
 
 import msgspec
 from msgspec.structs import replace
@@ -195,6 +198,11 @@ def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: d
         return _Call(answer.usage, None, "main", (), None)
     effort = parsed.envelope.reasoning_effort
     return _Call(answer.usage, parsed, classify_call(parsed), (("effort", effort),) if effort else (), None)
+
+
+#: An Azure OpenAI call's deployment, named in its path (``/openai/deployments/<name>/chat/completions``);
+#: its body names no model. The deployment's name is read as the model's.
+_AZURE_DEPLOYMENT = re.compile(r"/openai/deployments/([^/?#]+)/(?:chat/completions|completions|responses|embeddings)(?:[?#]|$)")
 
 
 #: The counts an OpenAI-shaped usage (chat completions or Responses) names, one at least.
@@ -515,6 +523,9 @@ class _Capture:
         bedrock = bedrock_call(url) if isinstance(body, dict) and "model" not in body else None
         if bedrock is not None:
             body = {**body, "model": bedrock.model}  # type: ignore[dict-item]
+        deployment = _AZURE_DEPLOYMENT.search(url) if isinstance(body, dict) and "model" not in body else None
+        if deployment is not None:  # Azure OpenAI names the deployment in the path, not the body
+            body = {**body, "model": unquote(deployment.group(1))}  # type: ignore[dict-item]
         if not isinstance(body, dict) or "model" not in body:
             self.skipped.append((record.line, "not a model call (no request body with a model)"))
             return
