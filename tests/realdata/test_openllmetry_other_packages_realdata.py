@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import anthropic_answer_calls, answer_events, cassette_captures
+from tests.realdata.mirrors import cassette_captures, recorded_calls
 
 REPO = Path(os.environ.get("PREFIXBENCH_OPENLLMETRY_REPO", "/work/.mirror/traceloop+openllmetry/repo"))
 COMMIT = "93429cfb9767e6b51db6cb35f6b70f758117669a"
@@ -50,31 +50,6 @@ PACKAGES = {
 }
 
 
-def _recount(line: dict) -> list[tuple[int, int | None, int]]:
-    """(prompt, read or None where no cache field, output) of each call a served answer reports:
-    Anthropic's usage (its iterations too), Gemini's ``usageMetadata`` (the richest), else an
-    OpenAI-shaped usage (the last; Groq's stream of 2025 kept it in ``x_groq``)."""
-    response = line["response"]
-    if response["status_code"] != 200:
-        return []
-    if "anthropic.com" in line["request"]["url"]:
-        return [(u + read + written, read, out) for u, read, written, out in anthropic_answer_calls(response)]
-    events = answer_events(response)
-    metas = [e["usageMetadata"] for e in events if e.get("usageMetadata")]
-    if metas:
-        meta = max(reversed(metas), key=len)
-        return [(meta["promptTokenCount"] + meta.get("toolUsePromptTokenCount", 0), meta.get("cachedContentTokenCount", 0),
-                 meta.get("candidatesTokenCount", 0) + meta.get("thoughtsTokenCount", 0))]
-    usage = None
-    for event in events:
-        usage = event.get("usage") or (event.get("response") or {}).get("usage") or (event.get("x_groq") or {}).get("usage") or usage
-    if not usage or not any(key in usage for key in ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")):
-        return []
-    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
-    return [(usage.get("prompt_tokens", usage.get("input_tokens")) or 0, details.get("cached_tokens"),
-             usage.get("completion_tokens", usage.get("output_tokens")) or 0)]
-
-
 @pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_openllmetry_package_recordings_count_what_each_provider_reported(package: str, tmp_path: Path) -> None:
     cassette_captures(REPO, COMMIT, URL, ENV, (f"packages/{package}/tests/",), tmp_path)
@@ -85,7 +60,7 @@ def test_openllmetry_package_recordings_count_what_each_provider_reported(packag
     for path in sorted(tmp_path.glob("*.jsonl")):
         if path.name not in copies:
             for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if calls := _recount(json.loads(text)):
+                if calls := recorded_calls(json.loads(text)):
                     recounted[(path.name, n)] = calls
     rows: dict[tuple[str, int], list] = {}
     for r in result.rows:

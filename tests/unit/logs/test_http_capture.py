@@ -511,7 +511,7 @@ def test_a_usage_of_another_wire_under_the_same_key_is_no_call_of_zero_tokens(tm
 
 def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_path: Path) -> None:
     """Azure OpenAI's chat completions name the deployment in the URL and no model in the body
-    (crewAI's recordings keep 31 such calls): before, each was skipped as not a model call."""
+    (31 of crewAI's recorded calls): before, each was skipped as not a model call."""
     url = "https://res.openai.azure.com/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-12-01-preview"
     path = write_jsonl(tmp_path / "azure.jsonl", [capture_line({"messages": [{"role": "user", "content": "hi"}]},
                                                                {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url)])
