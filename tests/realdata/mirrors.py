@@ -306,7 +306,7 @@ def anthropic_answer_calls(response: dict) -> list[tuple[int, int, int, int]]:
              u["output_tokens"]) for u in [*own, usage]]
 
 
-def _bedrock_counts(response: dict) -> tuple[int, int | None, int | None, int] | None:
+def bedrock_counts(response: dict) -> tuple[int, int | None, int | None, int] | None:
     """(uncached, read, written, output) of a Bedrock answer, as it says them: an InvokeModel
     answer's ``X-Amzn-Bedrock-*`` count headers, a Converse body's usage, or a stream's last
     metrics (an InvokeModel stream's ``amazon-bedrock-invocationMetrics``, a ConverseStream's
@@ -349,7 +349,7 @@ _OPENAI_COUNTS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_
 def recorded_calls(line: dict) -> list[tuple[int, int | None, int]]:
     """(prompt, read or None where no cache field, output) of each call a served capture line's
     answer reports, by the wire its URL and answer speak: Anthropic's usage (its iterations too),
-    Bedrock's counts (:func:`_bedrock_counts`), Gemini's ``usageMetadata`` (the richest; a usage
+    Bedrock's counts (:func:`bedrock_counts`), Gemini's ``usageMetadata`` (the richest; a usage
     without ``cachedContentTokenCount`` a read of 0: Gemini leaves a 0 out), else an OpenAI-shaped
     usage (the last; Groq's stream of 2025 kept it in ``x_groq``), one holding a prompt or output
     count. The prompt includes the reads and writes."""
@@ -360,7 +360,7 @@ def recorded_calls(line: dict) -> list[tuple[int, int | None, int]]:
     if "anthropic.com" in url:
         return [(u + read + written, read, out) for u, read, written, out in anthropic_answer_calls(response)]
     if "bedrock-runtime" in url:
-        counts = _bedrock_counts(response)
+        counts = bedrock_counts(response)
         if counts is None:
             return []
         uncached, read, written, out = counts

@@ -25,15 +25,13 @@ and how many reads the audit predicted within 3%.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from prefixbench.workloads.audit.core import run_audit
-from prefixbench.workloads.logs.bedrock_wire import decode_frames
-from tests.realdata.mirrors import answer_events, cassette_captures
+from tests.realdata.mirrors import answer_events, bedrock_counts, cassette_captures
 
 REPO = Path(os.environ.get("PREFIXBENCH_OPENLLMETRY_REPO", "/work/.mirror/traceloop+openllmetry/repo"))
 COMMIT = "93429cfb9767e6b51db6cb35f6b70f758117669a"
@@ -89,43 +87,12 @@ def test_openllmetry_openai_recordings_count_what_openai_reported(tmp_path: Path
     assert sum(f.read_within for f in result.files) == 214
 
 
-def _bedrock_counts(response: dict) -> tuple[int, int | None, int | None, int] | None:
-    """(uncached, read, written, output) of a Bedrock answer, as it says them: the InvokeModel
-    answer's count headers, a Converse body's usage, or a stream's last metrics (an InvokeModel
-    stream's ``amazon-bedrock-invocationMetrics``, a ConverseStream's ``metadata`` usage). Every
-    count excludes the cached parts."""
-    headers = response["headers"]
-    if "x-amzn-bedrock-input-token-count" in headers:
-        count = lambda name: int(headers[f"x-amzn-bedrock-{name}-token-count"]) if f"x-amzn-bedrock-{name}-token-count" in headers else None
-        return count("input"), count("cache-read-input"), count("cache-write-input"), count("output")
-    body = response.get("body")
-    if isinstance(body, dict):
-        usage = body.get("usage") or {}
-        if "inputTokens" in usage:
-            return usage["inputTokens"], usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"), usage["outputTokens"]
-        if "prompt_tokens" in usage:  # a SageMaker model imported into Bedrock, OpenAI-shaped
-            return usage["prompt_tokens"], None, None, usage["completion_tokens"]
-        return None
-    found = None
-    for frame in decode_frames(base64.b64decode(response["body_raw"])):
-        payload = json.loads(frame.payload)
-        if "bytes" in payload:
-            metrics = json.loads(base64.b64decode(payload["bytes"])).get("amazon-bedrock-invocationMetrics")
-            if metrics:
-                found = (metrics["inputTokenCount"], metrics.get("cacheReadInputTokenCount"),
-                         metrics.get("cacheWriteInputTokenCount"), metrics["outputTokenCount"])
-        elif "inputTokens" in (payload.get("usage") or {}):
-            usage = payload["usage"]
-            found = usage["inputTokens"], usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"), usage["outputTokens"]
-    return found
-
-
 def test_openllmetry_bedrock_recordings_count_what_bedrock_reported(tmp_path: Path) -> None:
     result, own = _read("bedrock", tmp_path)
     formats = [f.format for f in result.files]
     assert (formats.count("http-capture"), formats.count("copy")) == (28, 50)
     rows = _rows(result)
-    recounted = {key: counts for key, line in own if (counts := _bedrock_counts(line["response"]))}
+    recounted = {key: counts for key, line in own if (counts := bedrock_counts(line["response"]))}
     # Before, 9 InvokeModel answers whose counts are in the headers alone were skipped (19 calls),
     # and reading the recordings stopped at the first binary answer (not UTF-8).
     assert set(rows) == set(recounted) and len(rows) == 28
