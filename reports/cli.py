@@ -918,8 +918,9 @@ DEFAULT_CHECK_WINDOWS = "32k,128k,512k"
 
 
 def run_check(options: CheckOptions) -> int:
-    """Run the specs ``check`` asks for, print one line each, the tally and a note per kind of
-    warning the engines logged in the runs the specs made; 1 if any failed."""
+    """Run the specs ``check`` asks for, print one line each, a note per kind of warning the
+    engines logged in the runs the specs made, then the tally, always the last line on stdout
+    (``tail -n 1`` reads it); 1 if any failed."""
     if options.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
@@ -932,11 +933,11 @@ def run_check(options: CheckOptions) -> int:
 
     for result in results:
         print(result.line(options.vacuous_fails))
-    failed, line = tally(results, options.vacuous_fails, None if options.trace is not None else options.preset)
-    print(line)
     notes = warning_lines(runs)
     for note in notes:
         print(f"note: {note}")
+    failed, line = tally(results, options.vacuous_fails, None if options.trace is not None else options.preset)
+    print(line)
     if options.out is not None:
         from prefixbench.reports.check_report import write_check
 
