@@ -1076,25 +1076,43 @@ def emit(text: str, stream=None) -> None:
 def nothing_to_audit(summaries) -> str:
     """The error of an audit whose logs hold no model call: what the first file says instead
     (that no call in it was answered, a record skipped and why, or its first note), so the user knows where the calls are; a log
-    first, before a file the walk skipped as none (an app's settings beside its conversations)."""
+    first, before a file the walk skipped as none (an app's settings beside its conversations).
+    Where that file's words send the user to a file beside it that this audit read too (a Kimi CLI
+    context.jsonl's wire.jsonl), the pointer is left out and what that file lacks is said instead."""
+    from prefixbench.workloads.logs.formats import SIBLING_POINTERS
+
     read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
+    first = next((s for s in read if s.format != "not-a-log"), read[0])
+    why = _why_none(first)
+    said = 1
+    pointer = next((p for p in SIBLING_POINTERS if why.endswith(p)), None)
+    if pointer is not None:
+        here = Path(os.path.abspath(first.file))
+        beside = [s for s in read if s is not first and SIBLING_POINTERS[pointer](here, Path(os.path.abspath(s.file)))]
+        if beside:  # (every file read holds no call: the file pointed at holds none either)
+            why = f"{why.removesuffix(pointer)}; {_why_none(beside[0])}"
+            said = 2
+    more = f"; {len(read) - said} other file(s) hold none either" if len(read) > said else ""
+    return f"nothing to audit: no model call with usage in the logs given ({why}{more})"
+
+
+def _why_none(summary) -> str:
+    """Why a file read holds no model call, after its name, from its summary: that no call in it was
+    answered, a record skipped (``file:line``) and why, the note that says why no call was read,
+    else its first note."""
     from prefixbench.workloads.logs.formats.http_capture import UNANSWERED
 
-    first = next((s for s in read if s.format != "not-a-log"), read[0])
-    unanswered = [n for n in first.notes if n.startswith(UNANSWERED)]
+    unanswered = [n for n in summary.notes if n.startswith(UNANSWERED)]
     if unanswered:  # a proxy's capture of calls the upstream never answered: that, not a record's skip
-        why = f"{first.file}: {unanswered[0]}"
-    elif first.skipped:
-        line, reason = first.skipped[0]
-        why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")
-    elif first.notes:
+        return f"{summary.file}: {unanswered[0]}"
+    if summary.skipped:
+        line, reason = summary.skipped[0]
+        return f"{summary.file}:{line}: {reason}" + (f" ({len(summary.skipped)} record(s) skipped)" if len(summary.skipped) > 1 else "")
+    if summary.notes:
         # The note that says why no call was read, where one does (else the file's first).
-        said = [n for n in first.notes if any(w in n for w in ("no call", "no usage", "no model call", "usage is"))]
-        why = f"{first.file}: {(said or list(first.notes))[0]}"
-    else:
-        why = f"{first.file}: read as {first.format}, no model call in it"
-    more = f"; {len(read) - 1} other file(s) hold none either" if len(read) > 1 else ""
-    return f"nothing to audit: no model call with usage in the logs given ({why}{more})"
+        said = [n for n in summary.notes if any(w in n for w in ("no call", "no usage", "no per-call usage", "no model call", "usage is"))]
+        return f"{summary.file}: {(said or list(summary.notes))[0]}"
+    return f"{summary.file}: read as {summary.format}, no model call in it"
 
 
 def total_bytes(files: list[tuple[Path, str | None]]) -> int:

@@ -13,7 +13,7 @@ tried in the table's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -240,6 +240,16 @@ COPILOT_CLI = (
     "OpenTelemetry file export (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel)"
 )
 
+
+#: A note's last words that send the user to other files beside the one read, and which files
+#: they mean (given the pointing file's path and another file's). Where every file an audit read
+#: holds no call, its one line names what such a file lacks instead of pointing at it
+#: (``reports.audit.nothing_to_audit``).
+SIBLING_POINTERS: dict[str, Callable[[Path, Path], bool]] = {
+    kimi_cli.WIRE_BESIDE: lambda path, other: other == path.parent / "wire.jsonl",
+    gemini_cli.CHATS_BESIDE: lambda path, other: path.parent / "chats" in other.parents,
+    gemini_cli.CHATS: lambda path, other: path.parent / "chats" in other.parents,
+}
 
 def copilot_cli_refusal(path: Path) -> str:
     """Why the Copilot CLI session ``path`` is no log: :data:`COPILOT_CLI`, which points to the
