@@ -241,14 +241,15 @@ COPILOT_CLI = (
 )
 
 
-#: A note's last words that send the user to other files beside the one read, and which files
-#: they mean (given the pointing file's path and another file's). Where every file an audit read
-#: holds no call, its one line names what such a file lacks instead of pointing at it
-#: (``reports.audit.nothing_to_audit``).
-SIBLING_POINTERS: dict[str, Callable[[Path, Path], bool]] = {
-    kimi_cli.WIRE_BESIDE: lambda path, other: other == path.parent / "wire.jsonl",
-    gemini_cli.CHATS_BESIDE: lambda path, other: path.parent / "chats" in other.parents,
-    gemini_cli.CHATS: lambda path, other: path.parent / "chats" in other.parents,
+#: A note's (or a refusal's) last words that send the user to other files than the one read, and
+#: which files they mean (given the pointing file's path, and another file's path and the format it
+#: was read as). Where every file an audit read holds no call, its one line says what such a file
+#: lacks instead of pointing at it (``reports.audit.nothing_to_audit``).
+SIBLING_POINTERS: dict[str, Callable[[Path, Path, str], bool]] = {
+    kimi_cli.WIRE_BESIDE: lambda path, other, _: other == path.parent / "wire.jsonl",
+    gemini_cli.CHATS_BESIDE: lambda path, other, _: path.parent / "chats" in other.parents,
+    gemini_cli.CHATS: lambda path, other, _: path.parent / "chats" in other.parents,
+    aider.CHAT_HISTORY_INSTEAD: lambda _, other, read_as: read_as == "aider",
 }
 
 def copilot_cli_refusal(path: Path) -> str:
