@@ -223,7 +223,7 @@ def test_an_analytics_log_beside_a_history_of_no_tokens_line_points_at_neither(
 ) -> None:
     # Both in one folder: the audit's error was the analytics log's refusal, "audit aider's chat
     # history instead", the history it had just read and found no call in.
-    INSTEAD = "; audit aider's chat history instead (.aider.chat.history.md)"  # noqa: N806
+    instead = "; audit aider's chat history instead (.aider.chat.history.md)"
     log = tmp_path / "analytics.jsonl"
     log.write_text(json.dumps({"event": "message_send", "properties": {"prompt_tokens": 1200, "completion_tokens": 30},
                                "user_id": "u1", "time": 1746086400}) + "\n")
@@ -231,7 +231,7 @@ def test_an_analytics_log_beside_a_history_of_no_tokens_line_points_at_neither(
     history.write_text(_run("> Aider v0.86.1  \n> Main model: gpt-4o with diff edit format  \n\n#### /add x.py  \n"))
     assert main(["audit", str(tmp_path), "--quiet"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err == (f"prefixbench: error: {log}:1: {ANALYTICS.removesuffix(INSTEAD)}; {history}: no call read "
+    assert err == (f"prefixbench: error: {log}:1: {ANALYTICS.removesuffix(instead)}; {history}: no call read "
                    "from .aider.chat.history.md: no 'Tokens:' line in its 1 run(s) (aider writes one after each message it sends)")
 
 
