@@ -434,7 +434,7 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     """
     native = next((key for key in ("promptTokenCount", "prompt_token_count") if key in usage), None)
     if native is None:
-        return read_openai_usage(usage, where)
+        return _read_chat_usage(usage, where)
     snake = native == "prompt_token_count"
     total = count(usage.get(native), where, native)
     cached_key = "cached_content_token_count" if snake else "cachedContentTokenCount"
@@ -447,6 +447,25 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     tool_key = "tool_use_prompt_token_count" if snake else "toolUsePromptTokenCount"
     tool = count(usage.get(tool_key), where, tool_key)
     return Usage(cache_read=cached, uncached=total - cached + tool, output=output)
+
+
+def _read_chat_usage(usage: Mapping[str, object], where: str) -> Usage:
+    """An OpenAI-shaped Gemini usage (the OpenAI-compatible endpoint, or a gateway's). OpenRouter
+    turns a ``cache_control`` marker on a Gemini model into an explicit cached content made for
+    the call and read by it at once: its usage then names the same tokens twice, as
+    ``cache_write_tokens`` and inside ``cached_tokens`` (both within ``prompt_tokens``), and its
+    own ``cost`` bills them as a read plus five minutes of storage, not as input [M]. Such a count
+    (the written part no larger than the read, the two together above the prompt) is read as that
+    explicit read, no write; any other is OpenAI's reading."""
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and "prompt_tokens" in usage:
+        total = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
+        cached = count(details.get("cached_tokens"), where, "prompt_tokens_details.cached_tokens")
+        written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
+        if 0 < written <= cached <= total < cached + written:
+            output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
+            return Usage(cache_read=cached, cache_read_explicit=cached, uncached=total - cached, output=output)
+    return read_openai_usage(usage, where)
 
 
 #: What a native Gemini call is: a model call (``generate``, ``stream``), or the creation,

@@ -4,8 +4,10 @@ where the copy or the commit is absent."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -202,3 +204,87 @@ def pi_recount(paths: list[Path], once: bool = False) -> tuple[int, int, int, in
             written += usage.get("cacheWrite", 0)
             served.add((message["provider"], message["model"]))
     return messages, calls, uncached, output, read, written, served
+
+
+_CREATED = re.compile(r'"created(?:_at)?":\s*(\d+)')
+
+
+def _cassette_json(value: object) -> object:
+    """A cassette's body as JSON: pydantic-ai's ``parsed_body``, or vcrpy's text (bytes gunzipped);
+    None where it is not JSON (a stream's events stay text for the caller)."""
+    if isinstance(value, bytes):
+        value = gzip.decompress(value).decode("utf-8") if value[:2] == b"\x1f\x8b" else value.decode("utf-8")
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tuple[str, ...], into: Path) -> list[dict]:
+    """The VCR cassettes (``*.yaml``) under ``folders`` at ``commit``, each made into a capture
+    file in ``into`` (one line a call: the request body, and the answer as a JSON body or, for a
+    stream, ``body_raw``, timed at the answer's own ``created`` / ``created_at`` where it names
+    one), for ``http-capture`` to read; every line written. Both shapes are read: pydantic-ai's
+    (``parsed_body`` beside each body) and vcrpy's own (the body as text, a response's
+    ``body.string`` gzipped or not). An interaction without a JSON request body (a GET) is no
+    call; a cassette past the snapshot's size limit (absent) gives nothing. Skips as
+    :func:`files_at` does, and where no cassette is found."""
+    yaml = pytest.importorskip("yaml")
+    every = []
+    for n, path in enumerate(sorted(p for p in files_at(repo, commit, url, env) if p.startswith(folders) and p.endswith(".yaml"))):
+        shown = git(repo, "show", f"{commit}:{path}", text=False)
+        lines = []
+        for interaction in ((yaml.safe_load(shown.stdout) if shown.returncode == 0 else None) or {}).get("interactions", []):
+            request, response = interaction["request"], interaction["response"]
+            body = _cassette_json(request.get("parsed_body", request.get("body")))
+            if not isinstance(body, dict):
+                continue
+            raw = (response.get("body") or {}).get("string")
+            raw = gzip.decompress(raw).decode("utf-8") if isinstance(raw, bytes) and raw[:2] == b"\x1f\x8b" else raw
+            raw = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            answer = response["parsed_body"] if "parsed_body" in response else _cassette_json(raw)
+            created = (answer.get("created") or answer.get("created_at")) if isinstance(answer, dict) else None
+            if created is None and isinstance(raw, str) and _CREATED.search(raw):
+                created = int(_CREATED.search(raw).group(1))
+            headers = {key.lower(): value for key, value in (response.get("headers") or {}).items()}
+            kept: dict = {"timestamp": created, "status_code": response["status"]["code"],
+                          "headers": {"content-type": (headers.get("content-type") or ["application/json"])[0]}}
+            kept["body" if isinstance(answer, dict) else "body_raw"] = answer if isinstance(answer, dict) else raw
+            lines.append({"request": {"timestamp": created, "method": request["method"], "url": request["uri"],
+                                      "body": body}, "response": kept})
+        (into / f"{n:03d}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        every.extend(lines)
+    if not every:
+        pytest.skip(f"no cassette under {folders} at {commit[:12]} in {repo}")
+    return every
+
+
+def answer_events(response: dict) -> list[dict]:
+    """The answer's JSON body, else its stream's ``data:`` events (or a JSON array of chunks)."""
+    body = response.get("body")
+    if isinstance(body, dict):
+        return [body]
+    raw = response.get("body_raw") or ""
+    try:
+        whole = json.loads(raw)
+        return [e for e in (whole if isinstance(whole, list) else [whole]) if isinstance(e, dict)]
+    except ValueError:
+        return [json.loads(e[len("data: "):]) for e in raw.splitlines() if e.startswith("data: {")]
+
+
+def anthropic_answer_calls(response: dict) -> list[tuple[int, int, int, int]]:
+    """(uncached, read, written, output) of each call an Anthropic answer reports: its usage (a
+    stream's ``message_start``, each count the last ``message_delta`` gives overriding it), and
+    each ``compaction`` and ``advisor_message`` of its ``iterations`` as a call of its own."""
+    usage: dict = {}
+    for event in answer_events(response):
+        found = event.get("usage") or (event.get("message") or {}).get("usage")
+        if found:
+            usage.update({key: value for key, value in found.items() if value is not None})
+    if "output_tokens" not in usage:
+        return []
+    own = [it for it in usage.get("iterations") or [] if it.get("type") in ("compaction", "advisor_message")]
+    return [(u["input_tokens"], u.get("cache_read_input_tokens") or 0, u.get("cache_creation_input_tokens") or 0,
+             u["output_tokens"]) for u in [*own, usage]]

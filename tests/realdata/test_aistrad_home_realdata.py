@@ -91,6 +91,13 @@ def test_claude_code_on_glm_through_a_router_counts_what_its_transcripts_sum(tmp
     # all zero (those calls were sent and cached, but are no call here) and 6 read less with
     # nothing changed in the log (provider-best-effort).
     assert read_within(result) == 225
+    # Every read off by more than 3% says why: the five follow-ups past the previous counted call
+    # with all-zero responses between name those lines (main gave them no detail, Z.AI's usage
+    # not being additive); the three with none say nothing in the log tells.
+    off = [r for r in result.rows if not r.read_within]
+    assert all(r.detail for r in off)
+    assert sum("with no token counts between them" in r.detail for r in off) == 5
+    assert sum("nothing in the log tells what cached them" in r.detail for r in off) == 3
 
 
 def test_claude_code_on_anthropic_in_the_same_home_counts_what_its_transcripts_sum(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
@@ -98,7 +98,7 @@ from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -1286,7 +1286,7 @@ def audit_requests(
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
                          file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks),
-                         read_later(requests, positions, ticks, readies))
+                         read_later(requests, positions, ticks, readies), _uncounted(summaries))
     # Each row under its file's bucket: the rows are listed file by file, in line order.
     buckets = _Rows() if spill is None else spill
     of_file = explicit.cost_by(caches, lambda c: c.file)
@@ -1360,6 +1360,8 @@ class _PassInputs(msgspec.Struct):
     #: At each place in the send order, the position of the later call that read past this one's
     #: read of the same content, of what no call since had written (:func:`read_later`), -1 where none did.
     later: array
+    #: Each file's lines, ascending, of responses sent without any token count (``SENT_UNCOUNTED``).
+    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
 
 
 class _Passed(msgspec.Struct):
@@ -1574,7 +1576,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
-    shared = _Shared(heads, prices, Histories(heads), created=created)
+    shared = _Shared(heads, prices, Histories(heads), created=created, uncounted=inputs.uncounted)
     uses = node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
@@ -2819,6 +2821,20 @@ class _Shared(msgspec.Struct):
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
     created: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Each file's lines, ascending, of responses sent without any token count (no call here).
+    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+
+
+def _uncounted(summaries: Iterable[FileSummary]) -> dict[str, tuple[int, ...]]:
+    """Each file's lines, ascending, of the responses its endpoint answered without any token
+    count (skipped as ``SENT_UNCOUNTED``): calls that were sent, and may have cached, though the
+    log counts none of them."""
+    out = {}
+    for summary in summaries:
+        lines = sorted(line for line, why in summary.skipped if why == SENT_UNCOUNTED)
+        if lines:
+            out[summary.file] = tuple(lines)
+    return out
 
 
 class _Step(msgspec.Struct, frozen=True):
@@ -2901,16 +2917,42 @@ def _identity(step: _Step) -> bool | None:
     return usage.cache_read == prev.usage.cache_read + prev.usage.cache_write
 
 
-def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
-    """Why a request read more than expected, when it did."""
+def _uncounted_between(step: _Step, shared: _Shared) -> tuple[int, ...]:
+    """The lines of responses with no token counts between the lane's previous request and this
+    one, in their one file (``()`` where there are none)."""
+    lines = shared.uncounted.get(step.r.file)
+    if not lines or step.prev is None or step.prev.request.file != step.r.file:
+        return ()
+    return lines[bisect_right(lines, step.prev.request.line):bisect_left(lines, step.r.line)]
+
+
+def _uncounted_words(lines: tuple[int, ...]) -> str:
+    """What the responses at ``lines`` with no token counts tell: the evidence a surplus names."""
+    shown = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    if len(lines) == 1:
+        return f"the log has a response with no token counts between them (its file's line {shown}), which was sent and may have cached"
+    return (f"the log has {len(lines)} responses with no token counts between them (its file's lines {shown}), "
+            "which were sent and may have cached")
+
+
+def _surplus_detail(step: _Step, expected: int, identity: bool | None, shared: _Shared) -> str:
+    """Why a request read more than expected, when it did, naming the evidence."""
     usage = step.r.usage
     if usage is None:
         return ""
     if identity is False and usage.cache_read > expected:
+        between = _uncounted_between(step, shared)
         return (
             f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
-            "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
+            + (_uncounted_words(between) if between else
+               "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them")
         )
+    if (identity is None and step.continues and usage.cache_read > max(expected, step.pred.read * (1 + READ_TOLERANCE))
+            and (between := _uncounted_between(step, shared))):
+        # (a provider whose usage is not additive, Z.AI's: no identity to break, but the calls the
+        # log leaves uncounted are still its evidence; named where the read is past the
+        # prediction's tolerance, not for a read within it)
+        return f"read {usage.cache_read - expected:,} tokens more than the previous counted call left: {_uncounted_words(between)}"
     if step.prev is None and usage.cache_read > step.pred.read:
         return (
             f"read {usage.cache_read - step.pred.read:,} tokens more than the model predicts for a lane start: cached "
@@ -2948,6 +2990,12 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
         moved = f"{read - predicted:,} tokens more" if read > predicted else f"{predicted - read:,} tokens less"
         return (f"read {moved} than predicted: the provider's checkpoint moved, which nothing in the log tells; "
                 f"{rules.best_effort_note}; no loss")
+    if prev is not None and read > predicted * (1 + READ_TOLERANCE):
+        # Past the prediction by more than the tolerance with nothing above to tell why: the row
+        # still says so, and what could have cached the rest.
+        return (f"read {read - predicted:,} tokens more than the model predicts, and nothing in the log tells what "
+                "cached them (a call the log does not record, another session under the same head, or the provider's "
+                "own checkpoints): not modelled")
     return ""
 
 
@@ -3018,7 +3066,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         elif r.diagnostic is not None:
             inferred = cause  # the server gave no cause (unavailable): the audit's own is the answer
     if cause is None:
-        detail = _surplus_detail(step, expected, identity) if usage is None or usage.cache_reported else NOT_REPORTED
+        detail = _surplus_detail(step, expected, identity, shared) if usage is None or usage.cache_reported else NOT_REPORTED
         if slack:
             detail = (f"read {slack:,} tokens short of the {expected:,} predicted, within the {rules_for(r.provider).step_slack:,} "
                       "its provider's counts of one checkpoint vary by: no miss")

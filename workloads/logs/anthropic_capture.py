@@ -370,14 +370,16 @@ def _parse_system(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -
 
 
 def _parse_messages(raw_messages: list[object], where: str, breakpoints: list[CacheBreakpoint]) -> tuple[Message, ...]:
-    """The conversation: user and assistant messages, string or block content."""
+    """The conversation: user and assistant messages, string or block content, and the inline
+    ``system`` messages the Messages API takes between them (a system prompt added mid-conversation,
+    at its place in the prefix; recorded from ``claude-opus-4-8``, 2026)."""
     messages = []
     for message_idx, message in enumerate(raw_messages):
         message_where = f"{where}: message {message_idx}"
         message = require_dict(message, message_where)
         role = message.get("role")
-        if role not in ("user", "assistant"):
-            raise UserError(f"{message_where}: role must be user or assistant, not {role!r:.40}")
+        if role not in ("user", "assistant", "system"):
+            raise UserError(f"{message_where}: role must be user, assistant or system, not {role!r:.40}")
         content = message.get("content")
         blocks: list[Block] = []
         if isinstance(content, str):

@@ -92,6 +92,19 @@ def test_native_calls_read_from_the_wire_json_sse_and_array(tmp_path: Path) -> N
     assert body.envelope.provider == "gemini" and body.envelope.temperature == 0.2
 
 
+def test_a_usage_without_a_token_count_is_no_call(tmp_path: Path) -> None:
+    # Vertex AI's answer to a prompt its Model Armor template blocked: usageMetadata holds the
+    # traffic type alone (pydantic-ai's recording, 2026-05). Before, a call of 0 tokens.
+    blocked = {"promptFeedback": {"blockReason": "MODEL_ARMOR"}, "usageMetadata": {"trafficType": "ON_DEMAND"}}
+    lines = [
+        call(f"{VERTEX}/publishers/google/models/gemini-2.5-flash:generateContent", gen_body("hi"), {"body": answer("ok", usage(5000, 0, 9))}, T0),
+        call(f"{VERTEX}/publishers/google/models/gemini-2.5-flash:generateContent", gen_body("tell me"), {"body": blocked}, T0 + 60),
+    ]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "gemini.jsonl", lines)])
+    assert [(r.usage.uncached, r.usage.output) for r in requests] == [(5000, 9)]
+    assert [line for line, _ in summaries[0].skipped] == [2]
+
+
 def test_openai_compatible_endpoint_is_gemini_with_its_usage(tmp_path: Path) -> None:
     # generativelanguage.googleapis.com/v1beta/openai/ speaks chat completions: the endpoint says
     # Gemini, its usage is OpenAI's shape (cached tokens inside prompt_tokens).

@@ -48,6 +48,22 @@ def test_openai_usage_is_a_subset_in_both_apis():
         OPENAI.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 8, "cache_write_tokens": 3}}, "here")
 
 
+def test_a_gemini_content_openrouter_made_for_the_call_is_one_explicit_read_not_a_write_too():
+    # OpenRouter's usage for a Gemini call whose cache_control it turned into a cached content:
+    # the same tokens as written and as read, both inside prompt_tokens (pydantic-ai's recording,
+    # 2026-06: its cost bills them as a read plus storage). Refused before: "cached (3000) and
+    # written (3000) tokens exceed input tokens (3010)".
+    gemini = rules_for("gemini")
+    made = {"prompt_tokens": 3010, "completion_tokens": 4,
+            "prompt_tokens_details": {"cached_tokens": 3000, "cache_write_tokens": 3000}}
+    assert gemini.read_usage(made, "here") == Usage(cache_read=3000, cache_read_explicit=3000, uncached=10, output=4)
+    # Within the count, or a write larger than the read: OpenAI's reading, as before.
+    within = {"prompt_tokens": 3010, "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 3000}}
+    assert gemini.read_usage(within, "here") == OPENAI.read_usage(within, "here")
+    with pytest.raises(UserError, match="exceed input tokens"):
+        gemini.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 3, "cache_write_tokens": 8}}, "here")
+
+
 def test_deepseek_usage_from_chat_and_from_the_anthropic_endpoint():
     chat = {"prompt_tokens": 1000, "prompt_cache_hit_tokens": 896, "prompt_cache_miss_tokens": 104, "completion_tokens": 3}
     assert DEEPSEEK.read_usage(chat, "here") == Usage(cache_read=896, uncached=104, output=3)

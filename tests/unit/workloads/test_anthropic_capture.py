@@ -182,7 +182,7 @@ def test_non_2xx_lines_are_skipped_not_replayed(tmp_path: Path):
         (json.dumps({"request": {"timestamp": 1, "body": side_body()}}), "no response, so no usage"),
         (json.dumps({"request": {"body": side_body()}, "response": {}}), "request has no numeric timestamp"),
         (make_line({"messages": []}, usage()), "request body has no model"),
-        (make_line({**side_body(), "messages": [{"role": "system", "content": "x"}]}, usage()), "message 0: role must be"),
+        (make_line({**side_body(), "messages": [{"role": "tool", "content": "x"}]}, usage()), "message 0: role must be"),
         (
             make_line(main_body({"role": "user", "content": [{"type": "text", "text": "x", "cache_control": {"type": "ephemeral", "ttl": "2h"}}]}), usage()),
             'message 0 block 0: cache_control ttl must be "5m" or "1h"',
@@ -251,3 +251,18 @@ def test_a_capture_of_one_main_request_claims_no_share(tmp_path: Path):
     path = write(tmp_path, make_line(main_body({"role": "user", "content": "hi"}), usage(write=0), sent=0))
     table = capture_table(replay_capture(path))
     assert "main requests after the first: 0/0 with cache read within 3% of reported (none to check; target >= 90%)" in table
+
+
+def test_an_inline_system_message_is_part_of_the_prefix_where_it_stands(tmp_path: Path):
+    # The Messages API takes a system message between the turns (recorded from claude-opus-4-8 in
+    # pydantic-ai's tests); its cache_control is a breakpoint like any message block's. Refused
+    # before ("message 2: role must be user or assistant").
+    inline = {"role": "system", "content": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]}
+    body = main_body({"role": "user", "content": "start " * 400}, {"role": "assistant", "content": "ok"}, inline)
+    request = parse_body(body)
+    assert [m.role for m in request.messages] == ["user", "assistant", "system"]
+    assert request.messages[2].blocks == (Text("be brief"),)
+    assert request.cache_breakpoints[-1] == CacheBreakpoint("messages", 0, 2)
+    path = write(tmp_path, make_line(body, usage(write=1_600, uncached=2)), make_line(body, usage(read=1_600, uncached=2), sent=5))
+    capture = read_capture(path)
+    assert [(c.usage.cache_write_5m, c.usage.cache_read) for c in capture.calls] == [(1_600, 0), (0, 1_600)]

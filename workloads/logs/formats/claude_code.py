@@ -73,7 +73,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest, call_parent
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, SENT_UNCOUNTED, TraceRequest, call_parent
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -932,7 +932,7 @@ def _streamed(value: dict) -> bool:
 #: The counts of a call's usage: a line with none of them is no call.
 _COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _ZERO_COPIED = "usage all zero: a response copied across a compaction, not a call of its own"
-_ZERO_UNREPORTED = "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"
+_ZERO_UNREPORTED = SENT_UNCOUNTED
 #: The model iFlow CLI names on a slash command's printed output (an assistant message, no call).
 _SLASH_COMMAND = "slash-command"
 _SLASH_OUTPUT = "iFlow slash command's output (model slash-command), not an API call"

@@ -185,6 +185,12 @@ _QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by
 _CONTENT_ROLES = ("user", "model")
 
 
+#: Where a logs.json's note points, and a saved chat's (``formats.SIBLING_POINTERS``: the session
+#: files under the chats/ folder beside it).
+CHATS_BESIDE = " (audit the session files under chats/ beside it)"
+CHATS = " (audit the session files under chats/)"
+
+
 def detect(value: dict) -> Evidence | None:
     """A Gemini CLI session (object or metadata line), one of its JSONL lines, a Qwen Code record,
     or a saved chat."""
@@ -1123,9 +1129,9 @@ def _notes(session: _Session) -> tuple[str, ...]:
                             f"message(s){'' if users == len(kinds) else ' and notices'} and no model reply")
     if session.prompt_log and not session.out:
         notes.append(f"a {who} logs.json: the prompts the user typed (sessionId, messageId, message), no model call or usage: "
-                     "no calls to audit here (audit the session files under chats/ beside it)")
+                     f"no calls to audit here{CHATS_BESIDE}")
     if session.saved_chat and not session.out:
-        notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
+        notes.append(f"a saved chat or shared export holds the conversation, not its usage: no calls to audit here{CHATS}")
     if session.run_totals is not None:
         prompt, read = session.run_totals
         counted = (sum(r.usage.prompt for r in session.out if r.usage), sum(r.usage.cache_read for r in session.out if r.usage))

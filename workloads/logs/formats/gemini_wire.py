@@ -85,12 +85,16 @@ def model_call(rules: ProviderRules, route: NativeRoute, body: dict, response: d
 
 def response_usage(response: dict) -> dict | None:
     """The richest ``usageMetadata`` of a response (the last one on a tie): its JSON body, a
-    JSON array of streamed chunks, ``?alt=sse`` events (``body_raw``) or parsed ``events``."""
+    JSON array of streamed chunks, ``?alt=sse`` events (``body_raw``) or parsed ``events``. One
+    without a token count is none: Vertex AI answers a prompt its Model Armor template blocked
+    (``promptFeedback.blockReason: MODEL_ARMOR``) with ``usageMetadata: {trafficType}`` alone, no
+    model call."""
     found: list[dict] = []
     for chunk in _chunks(response):
         for key in _USAGE_KEYS:
             if isinstance(chunk.get(key), dict):
-                found.append(chunk[key])
+                if any(name.endswith(("TokenCount", "token_count")) for name in chunk[key]):
+                    found.append(chunk[key])
                 break
     if not found:
         return None
