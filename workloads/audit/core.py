@@ -2396,11 +2396,12 @@ class Predictor:
             idled = (idle, limit) if 0 < limit < idle else (0, 0)
             pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write),
                            idle_ms=idled[0], idle_limit_ms=idled[1], idle_since_model=own and idled[1] > 0)
-        elif not pred.read and 0 < limit < idle:
-            # Nothing predicted already (a Gemini 2.5 lane that has not read yet: unread_until_read),
-            # yet the lane also idled past the limit: the row's detail names that rule too, as it
-            # does where the idle alone zeroed the read.
-            pred = replace(pred, idle_ms=idle, idle_limit_ms=limit, idle_since_model=own)
+        elif pred.unread_until_read and 0 < limit < idle:
+            # unread_until_read predicted nothing already (a Gemini 2.5 lane that has not read yet),
+            # and the lane also idled past the limit: the row's detail names that rule as the one
+            # that decided, and the idle as an added fact. (Not for a zero the chain model gave, a
+            # prefix too short to cache say: the idle rule has nothing to add there.)
+            pred = replace(pred, idle_ms=idle, idle_limit_ms=limit, idle_since_model=own, idle_also=True)
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:
@@ -2441,7 +2442,7 @@ class Predictor:
             # A lane that has read nothing yet reads nothing (Gemini 2.5, measured:
             # unread_until_read), whatever checkpoint step the model has (before the head's).
             self.followed[rules.name] += 1
-            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write))
+            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write), unread_until_read=True)
         gridded = rules.read_step(r.model, r.read_step) > 1
         if read <= 0 and gridded and rules.head_checkpoint and not r.read_offset and self.heads is not None:
             # The lane has read nothing yet: its first checkpoint is the head (system prompt and
@@ -3089,11 +3090,17 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         said = explicit.read_detail(r, shared.created)
         detail = said if cause is None else f"{detail}; {said}"
     if pred.idle_limit_ms:
-        # The provider's idle rule predicted nothing read: the row names the limit that applied.
+        # The rule that predicted nothing read, named: the provider's idle rule with the limit that
+        # applied, or unread_until_read where that rule had predicted nothing already, the idle
+        # past the limit then an added fact (the prediction would have been 0 without it).
         since = f"its lane's previous {r.model} call" if pred.idle_since_model else "its lane's previous call"
-        detail = (f"{detail}; predicted to read nothing: sent {duration(pred.idle_ms)} after {since}, "
-                  f"past the {duration(pred.idle_limit_ms)} idle after which the audit predicts a {r.model} call reads "
-                  "nothing (a measured rule, not a published lifetime)")
+        idled = (f"sent {duration(pred.idle_ms)} after {since}, past the {duration(pred.idle_limit_ms)} idle after "
+                 f"which the audit predicts a {r.model} call reads nothing (a measured rule, not a published lifetime)")
+        if pred.idle_also:
+            detail = (f"{detail}; predicted to read nothing: its lane had read nothing yet, and a {r.model} call whose "
+                      f"lane has read nothing reads nothing (unread_until_read, a measured rule); also {idled}")
+        else:
+            detail = f"{detail}; predicted to read nothing: {idled}"
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
     if usage is not None and row is not None and usage.cache_unsplit:
