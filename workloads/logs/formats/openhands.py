@@ -779,7 +779,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
     elsewhere: set[str] = set()
     for call in calls:
         where = f"{name}:{call.line}"
-        usage = gateway_usage.read_usage(call.usage, where, writes_included=included)
+        usage = gateway_usage.read_usage(call.usage, where, writes_included=included, model=call.model)
         shaped = gateway_usage.is_anthropic_shaped(call.usage)
         anthropic_calls += shaped
         provider = _served_by(gateway_usage.provider_of(call.model, shaped), call.model, servers.get(call.lane))
