@@ -1378,11 +1378,11 @@ def _left_cached(prev: TraceRequest) -> int:
 
 def _source_of(file: str) -> str:
     """The source a file came from, for the survival bound (:func:`_judged_gaps`): the path up
-    to its agent home's ``projects`` or ``sessions`` folder (a Claude Code, pi or Codex home),
-    else its folder. Histories are never pooled across sources: what one home's entries did says
-    nothing of another's client."""
+    to its agent home's ``projects`` or ``sessions`` folder, the outermost (a Claude Code, pi or
+    Codex home, whose sessions lie in folders under it), else its folder. Histories are never
+    pooled across sources: what one home's entries did says nothing of another's client."""
     parts = file.split("/")
-    for k in range(len(parts) - 2, -1, -1):
+    for k in range(len(parts) - 1):
         if parts[k] in ("projects", "sessions"):
             return "/".join(parts[:k + 1])
     return "/".join(parts[:-1])
