@@ -1111,11 +1111,13 @@ def _static_system_chains(
 
 def _day_breaks(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], changes: _Changes) -> str:
     """What ``static-system`` on a log without bodies says of the breaks it removed in pi-format
-    sessions that came after their lane's previous request of another day: pi writes the date into
-    its system prompt (0.58 and later; the time before), so a session resumed on a new day sends
-    another prefix whatever its settings, and the saving counts such a break as removed all the
-    same. The day is the log's UTC date: the local time zone, which pi's date follows, is not
-    logged. Empty where there is none."""
+    sessions that came after their lane's previous request of another UTC date: pi writes the date
+    into its system prompt (0.58 and later; the time before), so if the local date changed too, the
+    date line alone would break the prefix whatever its settings. The local time zone is not
+    logged, and the log does not show what changed in the unlogged head: the words say where such a
+    break lies, not that the date caused it, and the saving counts it as removed all the same.
+    Named as the transcripts' breaks: an audit holding bodies too says of those apart. Empty where
+    there is none."""
     from datetime import datetime, timezone
 
     pi = {f.file for f in summaries if f.format == "pi"}
@@ -1141,10 +1143,12 @@ def _day_breaks(requests: Sequence[TraceRequest], summaries: Sequence[FileSummar
     if not found:
         return ""
     usd = usd_sum(c.saved_usd for c in found if c.priced)
-    return (f"; {len(found):,} of these breaks in pi-format sessions came after their lane's previous request of another day "
-            "(UTC dates: the local time zone is not logged): pi writes the date into its system prompt, so a session resumed "
-            "on a new day sends another prefix whatever its settings, and the figure counts these as removed all the same "
-            f"({format_usd(usd)} of it on those requests; only moving the date out of the system prompt would save it)")
+    return (f"; {len(found):,} of the breaks located in pi-format transcripts (not the request bodies) came after a "
+            "request of their lane of another UTC date, where pi's date line alone would break the prefix if the local date "
+            "changed too (pi writes the date into its system prompt; the local time zone is not logged); the log does not "
+            "show whether that caused it. The figure counts them as removed all the same "
+            f"({format_usd(usd)} of it on those requests; where the date did cause one, only moving the date out of the "
+            "system prompt would save it)")
 
 
 def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
