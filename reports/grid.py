@@ -76,13 +76,17 @@ def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, An
     Raises:
         UserError: every problem found, one line each (``file:sweep.NAME.key: ...``).
     """
-    from prefixbench.workloads.logs.reading import read_text
+    from prefixbench.workloads.logs.reading import int_limit_text, read_text
 
     text = read_text(path)  # a folder or a device (/dev/zero never ends) is refused before reading
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise UserError(f"{path}: TOML nested too deep to read (arrays or tables hundreds of levels deep)") from None
+    except ValueError as exc:  # an integer beyond Python's int-string limit
+        raise UserError(f"{path}: {int_limit_text(exc)}") from None
     problems = _Problems(str(path), [])
     sweeps = data.get("sweep")
     for key in data:
