@@ -214,9 +214,29 @@ def _known_workloads(
         elif not any(engine in WORKLOADS[w].engines for w in known):
             problems.add(f"{prefix}.engines", f"no workload of this sweep mounts engine {engine!r}")
     for option in options_table:
-        if not any(option in WORKLOADS[w].option_names() for w in known):
-            problems.add(f"{prefix}.options.{option}", f"no workload of this sweep takes this option ({', '.join(known)})")
+        if not any(option in _settable(w) for w in known):
+            elsewhere = _SET_BY_THE_SWEEP.get(option) if any(option in WORKLOADS[w].option_names() for w in known) else None
+            problems.add(f"{prefix}.options.{option}", f"no workload of this sweep takes this option ({', '.join(known)})"
+                         + (f"; {elsewhere}" if elsewhere else ""))
     return known
+
+
+#: A workload's fields a sweep sets itself, not its options table: where each is set instead.
+_SET_BY_THE_SWEEP = {
+    "seed": "a sweep's seeds are its seeds key",
+    "binding": "the client's binding follows the sweep's profiles",
+    "checkpoint": "an engine's settings go in the file engine_config names",
+    "user_tail": "an engine's settings go in the file engine_config names",
+    "ranges": "an engine's settings go in the file engine_config names",
+}
+
+
+def _settable(workload: str) -> tuple[str, ...]:
+    """The options a grid's options table sets on ``workload``: those it declares, each a flag of
+    ``sweep`` (``steps``, ``effort``...). Its factory's other fields (``seed``, ``binding``, an
+    engine's settings, seed-coding's ``prompt``) are the sweep's to set: given as options they
+    reached the factory unchecked (a traceback mid-run, or Python's own words: fuzz60)."""
+    return tuple(option.name for option in WORKLOADS[workload].options)
 
 
 def _engine_sections(path: Path, values: dict[str, Any], prefix: str, problems: _Problems) -> dict[str, Any] | None:
@@ -250,7 +270,7 @@ def _workload_specs(
         if any(is_builtin_engine(e) for e in axes.engines):  # (an unknown name is its own problem, said once)
             problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
         return []
-    own = {k: _as_list(v) for k, v in options_table.items() if k in entry.option_names()}
+    own = {k: _as_list(v) for k, v in options_table.items() if k in _settable(workload)}
     base: dict[str, object] = {}
     engine_configs: dict[str, dict[str, object]] = {}
     if engine_sections is not None:

@@ -292,6 +292,27 @@ def test_an_engine_config_path_holding_a_nul_byte_is_a_problem_naming_its_key(tm
     ]
 
 
+@pytest.mark.parametrize(("workload", "line", "hint"), [
+    ("seed-coding", "prompt = 5", ""),  # was AttributeError ('int' object has no attribute 'isascii') mid-run
+    ("thinking-tools", "ranges = 1", "; an engine's settings go in the file engine_config names"),  # AttributeError in planning
+    ("thinking-tools", 'user_tail = "x"', "; an engine's settings go in the file engine_config names"),  # "`struct` must be a `msgspec.Struct`"
+    ("thinking-tools", 'binding = "x"', "; the client's binding follows the sweep's profiles"),  # "make_workload() got multiple values..."
+    ("thinking-tools", "checkpoint = { a = 1 }", "; an engine's settings go in the file engine_config names"),  # ran, its key unchecked
+    ("seed-coding", "seed = 5", "; a sweep's seeds are its seeds key"),  # ran, beside the seeds key
+])
+def test_a_workload_field_that_is_no_option_is_refused_in_the_options_table(tmp_path, capsys, workload, line, hint):
+    # fuzz60: the options table took any field of the workload's factory, not only its options
+    # (its sweep flags): the sweep's own fields reached the factory unchecked.
+    grid = tmp_path / "g.toml"
+    grid.write_text(f'[sweep.a]\nworkloads = ["{workload}"]\nwindows = ["32k"]\npresets = ["patched"]\n[sweep.a.options]\n{line}\n')
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--out", str(tmp_path / "o")]) == 2
+    key = line.split(" = ")[0]
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"prefixbench: error: {grid}:sweep.a.options.{key}: no workload of this sweep takes this option ({workload}){hint}"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
 #: TOML values of every type (dates and times too, which JSON has not), and edge values (a path
 #: with a NUL byte, an integer past Python's int-string limit, nesting past the recursion limit).
 _TOML_VALUES = ("1979-05-27", "07:32:00", "1979-05-27T07:32:00Z", "nan", "inf", "-inf", "-1", "0", "9223372036854775807",
@@ -309,7 +330,10 @@ def test_any_value_of_a_grid_swapped_for_any_toml_type_plans_or_is_refused_clean
     from prefixbench.workloads.runs.sweep import plan_sweep, plan_sweeps
 
     keys = ("workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds", "price", "period",
-            "price_as_of", "engine_config")
+            "price_as_of", "engine_config",
+            # workload options (dotted keys), and fields of a workload's factory that are no option (fuzz60)
+            "options.steps", "options.turns", "options.effort", "options.prompt", "options.ranges", "options.user_tail",
+            "options.binding", "options.checkpoint", "options.seed")
     tables: dict[str, dict[str, str]] = {
         "seed-spread": {"workloads": '["seed-coding"]', "windows": '["32k"]', "presets": '["legacy", "patched"]', "seeds": '"0-1"'},
         "engines": {"workloads": '["thinking-tools"]', "engines": '["checkpoint", "ranges"]', "windows": '["32k"]',
