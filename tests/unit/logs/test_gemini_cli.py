@@ -1396,3 +1396,33 @@ def test_a_session_start_that_misses_the_shared_head_invents_no_idle_time(tmp_pa
     assert last.cause == "unexplained"
     assert "0s after the previous request" not in last.detail
     assert "no previous call in its lane" in last.detail and "sent 5m00s before" in last.detail
+
+
+def test_a_subagent_sidecar_that_is_a_named_pipe_is_a_note_not_a_hang(tmp_path: Path) -> None:
+    """fuzz60: a subagent's ``.meta.json`` that is a named pipe (or a link to /dev/zero) was read
+    whole: the audit waited on the pipe for ever (or read the device until memory ran out). Only a
+    regular file is read; anything else is a note, and the calls are counted as without one."""
+    import os
+    import signal
+
+    main, agent = _qwen_024_home(tmp_path)
+    meta = agent.with_name(agent.name.removesuffix(".jsonl") + ".meta.json")
+    meta.unlink()
+    os.mkfifo(meta)
+
+    class _Hang(BaseException):  # (not TimeoutError: an OSError, which a reader may skip as an unreadable file)
+        pass
+
+    def _hang(signum: int, frame: object) -> None:
+        raise _Hang("the audit waited on the named pipe")
+
+    previous = signal.signal(signal.SIGALRM, _hang)
+    signal.alarm(20)
+    try:
+        requests, summaries = load_trace([agent])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(requests) == 2
+    summary = next(s for s in summaries if s.file == str(agent))
+    assert f"{meta}: not a regular file (a pipe or a device may never end): the subagent's model is not taken from it" in summary.notes

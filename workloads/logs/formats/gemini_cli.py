@@ -92,6 +92,7 @@ names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -913,6 +914,10 @@ class _Session:
             return
         meta = self.path.with_name(name.removesuffix(".jsonl") + META_SUFFIX)
         try:
+            # A pipe, or a link to a device (/dev/zero), would never end: only a regular file is read.
+            if not stat.S_ISREG(meta.stat().st_mode):
+                self.meta_notes.append(f"{meta}: not a regular file (a pipe or a device may never end): the subagent's model is not taken from it")
+                return
             text = meta.read_bytes().decode("utf-8")
         except FileNotFoundError:
             return

@@ -725,6 +725,8 @@ def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | N
     timeline: list[tuple[int, str, str | None]] = []  # (time, kind, llm_response_id), in file order
     tag: str | None = None
     for file in sorted(events_dir.glob("event-*.json")):
+        if not file.is_file():  # a named pipe, or a link to a device, would never end (fuzz60): left out
+            continue
         try:
             # Read as every log is: at most MAX_DEPTH levels (a SystemPromptEvent nested deeper
             # would overflow the stack in its head digest), finite numbers, valid Unicode.
