@@ -1076,25 +1076,62 @@ def emit(text: str, stream=None) -> None:
 def nothing_to_audit(summaries) -> str:
     """The error of an audit whose logs hold no model call: what the first file says instead
     (that no call in it was answered, a record skipped and why, or its first note), so the user knows where the calls are; a log
-    first, before a file the walk skipped as none (an app's settings beside its conversations)."""
+    first, before a file the walk skipped as none (an app's settings beside its conversations).
+    Where that file's words send the user to a file that this audit read too (a Kimi CLI
+    context.jsonl's wire.jsonl), the pointer is left out and what that file lacks is said instead."""
     read = [s for s in summaries if s.format not in ("copy", "unreadable")] or list(summaries)
+    first = next((s for s in read if s.format != "not-a-log"), read[0])
+    why, said = _unpointed(_why_none(first), first, read)
+    more = f"; {len(read) - said} other file(s) hold none either" if len(read) > said else ""
+    return f"nothing to audit: no model call with usage in the logs given ({why}{more})"
+
+
+def left_out_error(error: str, summaries) -> str:
+    """The error of an audit with no model call whose first file left out as bad input is ``error``:
+    that, unless it sends the user to a file this audit read and found no call in (an aider
+    analytics log's chat history): then what that file lacks is said in the pointer's place."""
+    from prefixbench.workloads.audit.core import BAD_INPUT
+
+    left = next((s for s in summaries if s.format == BAD_INPUT and s.notes and s.notes[0].endswith(error)), None)
+    if left is None:
+        return error
+    read = [s for s in summaries if s.format not in ("copy", "unreadable", BAD_INPUT)]
+    return _unpointed(error, left, read)[0]
+
+
+def _unpointed(why: str, summary, read) -> tuple[str, int]:
+    """``why`` (what ``summary``'s file is) and how many files it speaks of: where its last words
+    send the user to files ``read`` holds (which held no call), those words left out and the
+    first such file's reason said instead."""
+    from prefixbench.workloads.logs.formats import SIBLING_POINTERS
+
+    pointer = next((p for p in SIBLING_POINTERS if why.endswith(p)), None)
+    if pointer is None:
+        return why, 1
+    here = Path(os.path.abspath(summary.file))
+    meant = [s for s in read if s is not summary and SIBLING_POINTERS[pointer](here, Path(os.path.abspath(s.file)), s.format)]
+    if not meant:
+        return why, 1
+    return f"{why.removesuffix(pointer)}; {_why_none(meant[0])}", 2
+
+
+def _why_none(summary) -> str:
+    """Why a file read holds no model call, after its name, from its summary: that no call in it was
+    answered, a record skipped (``file:line``) and why, the note that says why no call was read,
+    else its first note."""
     from prefixbench.workloads.logs.formats.http_capture import UNANSWERED
 
-    first = next((s for s in read if s.format != "not-a-log"), read[0])
-    unanswered = [n for n in first.notes if n.startswith(UNANSWERED)]
+    unanswered = [n for n in summary.notes if n.startswith(UNANSWERED)]
     if unanswered:  # a proxy's capture of calls the upstream never answered: that, not a record's skip
-        why = f"{first.file}: {unanswered[0]}"
-    elif first.skipped:
-        line, reason = first.skipped[0]
-        why = f"{first.file}:{line}: {reason}" + (f" ({len(first.skipped)} record(s) skipped)" if len(first.skipped) > 1 else "")
-    elif first.notes:
+        return f"{summary.file}: {unanswered[0]}"
+    if summary.skipped:
+        line, reason = summary.skipped[0]
+        return f"{summary.file}:{line}: {reason}" + (f" ({len(summary.skipped)} record(s) skipped)" if len(summary.skipped) > 1 else "")
+    if summary.notes:
         # The note that says why no call was read, where one does (else the file's first).
-        said = [n for n in first.notes if any(w in n for w in ("no call", "no usage", "no model call", "usage is"))]
-        why = f"{first.file}: {(said or list(first.notes))[0]}"
-    else:
-        why = f"{first.file}: read as {first.format}, no model call in it"
-    more = f"; {len(read) - 1} other file(s) hold none either" if len(read) > 1 else ""
-    return f"nothing to audit: no model call with usage in the logs given ({why}{more})"
+        said = [n for n in summary.notes if any(w in n for w in ("no call", "no usage", "no per-call usage", "no model call", "usage is"))]
+        return f"{summary.file}: {(said or list(summary.notes))[0]}"
+    return f"{summary.file}: read as {summary.format}, no model call in it"
 
 
 def total_bytes(files: list[tuple[Path, str | None]]) -> int:
@@ -1310,7 +1347,7 @@ def _run_audit_command(args) -> int:
                            notice=lambda text: progress.notice(_as_given(args, text)), held=True, unread=unread)
         # An audit with no call ends in one error line: a warning that line already says (the
         # torn last line of a file whose only other lines hold no call) is not said twice.
-        error = None if trace[0] else unread[0] if unread else nothing_to_audit(trace[1])
+        error = None if trace[0] else left_out_error(unread[0], trace[1]) if unread else nothing_to_audit(trace[1])
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).

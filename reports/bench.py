@@ -31,6 +31,7 @@ from prefixbench.reports.stdio import path_argument
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:  # annotations only: the command line loads these when bench runs
+    from prefixbench.reports.subcommands import Subcommands
     from prefixbench.simulator.pricing import PriceRow
     from prefixbench.workloads.runs.bench import BenchSpec
     from prefixbench.workloads.runs.options import SweepRunOptions
@@ -40,7 +41,7 @@ DEFAULT_BENCH_OUT = Path("prefixbench-bench")
 BASELINE = "no-compaction"
 
 
-def add_bench_parser(sub: object, add_engine_option: Callable, add_workload_options: Callable) -> None:
+def add_bench_parser(sub: Subcommands, add_engine_option: Callable, add_workload_options: Callable) -> None:
     """``bench``'s options (``sub`` is the command line's subparsers)."""
     bench = sub.add_parser(
         "bench",

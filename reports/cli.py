@@ -28,6 +28,7 @@ from prefixbench.reports.stdio import (
     refuse_terminal,
     reopen_closed_streams,
 )
+from prefixbench.reports.subcommands import Subcommands
 from prefixbench.simulator.errors import UserError
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from prefixbench.workloads.specs.base import SpecResult
     from prefixbench.workloads.scripted.registry import WorkloadEntry
 
-# Start-up (docs/performance.md): this module imports only argparse and two small modules. A
+# Start-up (docs/performance.md): this module imports only argparse and a few small modules. A
 # subcommand's options, and what their help lists (workloads, presets, cache models), are
 # built only for the subcommand on the command line, and each command imports what it uses
 # when it runs: `--version`, `--help` and `replay` never load the kernel, the workloads,
@@ -280,33 +281,6 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
-class _Unused:
-    """Stands in for the parser of a subcommand that is not being run: takes any call, adds
-    nothing, and is falsy so a ``_add_*_parser`` can return before importing what its help lists."""
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __getattr__(self, name: str) -> Any:
-        return lambda *args, **kwargs: self
-
-
-class _Subcommands:
-    """``add_subparsers()``, filling in only the subcommand ``only`` (None: all of them).
-
-    Every subcommand is still registered, with its help, so ``--help`` lists them all."""
-
-    def __init__(self, action: argparse._SubParsersAction, only: str | None) -> None:
-        self._action = action
-        self._only = only
-
-    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser | _Unused:
-        parser = self._action.add_parser(name, help=COMMANDS[name], **kwargs)  # one wording: COMMANDS
-        # --debug after the subcommand too; SUPPRESS: absent, it leaves the top-level value alone.
-        parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
-        return parser if self._only is None or self._only == name else _Unused()
-
-
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser (public so the docs' command synopses can be checked against it).
 
@@ -322,7 +296,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_VersionAction, help="show the installed version and exit")
     parser.add_argument("--debug", action="store_true", default=False, help=DEBUG_HELP)
-    sub = _Subcommands(parser.add_subparsers(dest="command", required=True, parser_class=_Parser), only)
+    sub = Subcommands(parser.add_subparsers(dest="command", required=True, parser_class=_Parser), only, COMMANDS, DEBUG_HELP)
     _add_sweep_parser(sub)
     _add_check_parser(sub)
     _add_replay_parser(sub)
@@ -339,17 +313,17 @@ def _command_in(argv: Sequence[str]) -> str:
     return next((arg for arg in argv if not arg.startswith("-")), "")
 
 
-def _add_record_parser(sub: _Subcommands) -> None:
+def _add_record_parser(sub: Subcommands) -> None:
     from prefixbench.reports.trace import add_record_parser
 
     add_record_parser(sub, _add_engine_option, _add_workload_options)
 
 
-def _add_bench_parser(sub: _Subcommands) -> None:
+def _add_bench_parser(sub: Subcommands) -> None:
     from prefixbench.reports.bench import add_bench_parser
 
     add_bench_parser(sub, _add_engine_option, _add_workload_options)
-def _add_proxy_parser(sub: _Subcommands) -> None:
+def _add_proxy_parser(sub: Subcommands) -> None:
     proxy = sub.add_parser(
         "proxy",
         description="Forward every call of an agent to its provider unchanged (streams pass through as they "
@@ -366,7 +340,7 @@ def _add_proxy_parser(sub: _Subcommands) -> None:
     proxy.add_argument("--out", type=path_argument, default=Path("prefixbench-capture.jsonl"), metavar="FILE.jsonl", help="the capture, appended to, one call a line; a file holding another log is refused (default: prefixbench-capture.jsonl)")
 
 
-def _add_sweep_parser(sub: _Subcommands) -> None:
+def _add_sweep_parser(sub: Subcommands) -> None:
     sweep = sub.add_parser(
         "sweep",
         description="Run a scripted workload through the compaction kernel at each window, engine and "
@@ -412,7 +386,7 @@ def _add_scale_options(sweep: argparse.ArgumentParser) -> None:
     sweep.add_argument("--fresh", action="store_true", help="recompute every run, even those already in --out's result store")
 
 
-def _add_check_parser(sub: _Subcommands) -> None:
+def _add_check_parser(sub: Subcommands) -> None:
     check = sub.add_parser(
         "check",
         description="Run every integrity spec on a preset, on your engine (--engine MODULE:FACTORY) or on a "
@@ -436,7 +410,7 @@ def _add_check_parser(sub: _Subcommands) -> None:
     check.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
 
 
-def _add_replay_parser(sub: _Subcommands) -> None:
+def _add_replay_parser(sub: Subcommands) -> None:
     replay = sub.add_parser(
         "replay",
         description="Replay a JSONL request log through a simulated prefix cache (byte-exact unless --cache names "
@@ -491,7 +465,7 @@ def _add_trace_options(parser: argparse.ArgumentParser) -> None:
     add_trace_options(parser)
 
 
-def _add_compare_parser(sub: _Subcommands) -> None:
+def _add_compare_parser(sub: Subcommands) -> None:
     compare = sub.add_parser(
         "compare",
         description="Compare two sweep results (runs.csv or sweep --format json) or two audit results "
@@ -518,7 +492,7 @@ def _add_compare_parser(sub: _Subcommands) -> None:
     compare.add_argument("--markdown", type=path_argument, default=None, metavar="FILE", help="also write the Markdown summary to FILE (for a PR comment)")
 
 
-def _add_audit_parser(sub: _Subcommands) -> None:
+def _add_audit_parser(sub: Subcommands) -> None:
     audit = sub.add_parser("audit")
     if not audit:
         return
@@ -918,8 +892,9 @@ DEFAULT_CHECK_WINDOWS = "32k,128k,512k"
 
 
 def run_check(options: CheckOptions) -> int:
-    """Run the specs ``check`` asks for, print one line each, the tally and a note per kind of
-    warning the engines logged in the runs the specs made; 1 if any failed."""
+    """Run the specs ``check`` asks for, print one line each, a note per kind of warning the
+    engines logged in the runs the specs made, then the tally, always the last line on stdout
+    (``tail -n 1`` reads it); 1 if any failed."""
     if options.out is not None:
         from prefixbench.reports.outdir import check_out_dir
 
@@ -932,11 +907,11 @@ def run_check(options: CheckOptions) -> int:
 
     for result in results:
         print(result.line(options.vacuous_fails))
-    failed, line = tally(results, options.vacuous_fails, None if options.trace is not None else options.preset)
-    print(line)
     notes = warning_lines(runs)
     for note in notes:
         print(f"note: {note}")
+    failed, line = tally(results, options.vacuous_fails, None if options.trace is not None else options.preset)
+    print(line)
     if options.out is not None:
         from prefixbench.reports.check_report import write_check
 

@@ -76,13 +76,17 @@ def read_grid(path: Path, name: str | None = None, *, overrides: Mapping[str, An
     Raises:
         UserError: every problem found, one line each (``file:sweep.NAME.key: ...``).
     """
-    from prefixbench.workloads.logs.reading import read_text
+    from prefixbench.workloads.logs.reading import int_limit_text, read_text
 
     text = read_text(path)  # a folder or a device (/dev/zero never ends) is refused before reading
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # arrays or inline tables nested thousands deep
+        raise UserError(f"{path}: TOML nested too deep to read (arrays or tables hundreds of levels deep)") from None
+    except ValueError as exc:  # an integer beyond Python's int-string limit
+        raise UserError(f"{path}: {int_limit_text(exc)}") from None
     problems = _Problems(str(path), [])
     sweeps = data.get("sweep")
     for key in data:
@@ -210,9 +214,29 @@ def _known_workloads(
         elif not any(engine in WORKLOADS[w].engines for w in known):
             problems.add(f"{prefix}.engines", f"no workload of this sweep mounts engine {engine!r}")
     for option in options_table:
-        if not any(option in WORKLOADS[w].option_names() for w in known):
-            problems.add(f"{prefix}.options.{option}", f"no workload of this sweep takes this option ({', '.join(known)})")
+        if not any(option in _settable(w) for w in known):
+            elsewhere = _SET_BY_THE_SWEEP.get(option) if any(option in WORKLOADS[w].option_names() for w in known) else None
+            problems.add(f"{prefix}.options.{option}", f"no workload of this sweep takes this option ({', '.join(known)})"
+                         + (f"; {elsewhere}" if elsewhere else ""))
     return known
+
+
+#: A workload's fields a sweep sets itself, not its options table: where each is set instead.
+_SET_BY_THE_SWEEP = {
+    "seed": "a sweep's seeds are its seeds key",
+    "binding": "the client's binding follows the sweep's profiles",
+    "checkpoint": "an engine's settings go in the file engine_config names",
+    "user_tail": "an engine's settings go in the file engine_config names",
+    "ranges": "an engine's settings go in the file engine_config names",
+}
+
+
+def _settable(workload: str) -> tuple[str, ...]:
+    """The options a grid's options table sets on ``workload``: those it declares, each a flag of
+    ``sweep`` (``steps``, ``effort``...). Its factory's other fields (``seed``, ``binding``, an
+    engine's settings, seed-coding's ``prompt``) are the sweep's to set: given as options they
+    reached the factory unchecked (a traceback mid-run, or Python's own words: fuzz60)."""
+    return tuple(option.name for option in WORKLOADS[workload].options)
 
 
 def _engine_sections(path: Path, values: dict[str, Any], prefix: str, problems: _Problems) -> dict[str, Any] | None:
@@ -246,7 +270,7 @@ def _workload_specs(
         if any(is_builtin_engine(e) for e in axes.engines):  # (an unknown name is its own problem, said once)
             problems.add(f"{prefix}.engines", f"workload {workload!r} mounts none of them (its engines: {', '.join(entry.engines)})")
         return []
-    own = {k: _as_list(v) for k, v in options_table.items() if k in entry.option_names()}
+    own = {k: _as_list(v) for k, v in options_table.items() if k in _settable(workload)}
     base: dict[str, object] = {}
     engine_configs: dict[str, dict[str, object]] = {}
     if engine_sections is not None:

@@ -13,6 +13,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.windows import MIN_TRACE_WINDOW
 
 if TYPE_CHECKING:  # annotations only: the CLI builds the record parser without loading the specs
+    from prefixbench.reports.subcommands import Subcommands
     from prefixbench.workloads.runs.options import CheckOptions, RecordOptions
     from prefixbench.workloads.specs.base import SpecResult
 
@@ -189,7 +190,7 @@ def check_progress_mode(quiet: bool) -> str:
     return "off" if quiet else "lines"
 
 
-def add_record_parser(sub: argparse._SubParsersAction, add_engine_option, add_workload_options) -> None:  # type: ignore[no-untyped-def]
+def add_record_parser(sub: Subcommands, add_engine_option, add_workload_options) -> None:  # type: ignore[no-untyped-def]
     """``prefixbench record FILE``: run one workload and write its requests as a chat-completions log."""
     record = sub.add_parser(
         "record",

@@ -424,18 +424,39 @@ NO_IMPLICIT: tuple[tuple[str, int], ...] = ((r"gemini-(?:1\.[0-9]+|2\.0)", 0),)
 EXPLICIT_TTL_MS = 60 * 60_000
 
 
+#: Why a ``usageMetadata`` without a single token count is no call: Vertex AI answers a prompt its
+#: Model Armor template blocked with ``usageMetadata: {trafficType}`` alone (pydantic-ai's recording).
+NO_TOKEN_COUNT = "usageMetadata with no token count (blocked prompt?): no model call"
+#: The keys of an OpenAI-shaped usage (the OpenAI-compatible endpoint's, or a gateway's).
+_CHAT_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens")
+
+
+class NoTokenCount(UserError):
+    """A Gemini usage that names no token count at all: no model call was made (a blocked prompt).
+    A reader that can skip a line skips it with :data:`NO_TOKEN_COUNT`; another refuses it."""
+
+
+def has_token_count(usage: Mapping[str, object]) -> bool:
+    """Whether a native ``usageMetadata`` names any token count (camelCase or the SDK's snake_case)."""
+    return any(isinstance(key, str) and key.endswith(("TokenCount", "token_count")) for key in usage)
+
+
 def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     """Gemini usage: the native ``usageMetadata`` (camelCase, or the SDK's snake_case), else the
     OpenAI-compatible endpoint's chat-completions usage. Cached tokens are part of the prompt;
-    tool-use prompt tokens are input beside it, thoughts are output.
+    tool-use prompt tokens are input beside it, thoughts are output. A native usage naming some
+    counts but not the prompt's is read with what it names (the prompt 0).
 
     Raises:
+        NoTokenCount: a non-empty usage naming no token count in either shape (no model call).
         UserError: a bad count, or cached tokens above the prompt.
     """
-    native = next((key for key in ("promptTokenCount", "prompt_token_count") if key in usage), None)
-    if native is None:
-        return _read_chat_usage(usage, where)
-    snake = native == "prompt_token_count"
+    if not has_token_count(usage):
+        if usage and not any(key in usage for key in _CHAT_COUNTS):
+            raise NoTokenCount(f"{where}: {NO_TOKEN_COUNT}")
+        return read_chat_usage(usage, where)
+    snake = "promptTokenCount" not in usage and any(isinstance(key, str) and key.endswith("token_count") for key in usage)
+    native = "prompt_token_count" if snake else "promptTokenCount"
     total = count(usage.get(native), where, native)
     cached_key = "cached_content_token_count" if snake else "cachedContentTokenCount"
     cached = count(usage.get(cached_key), where, cached_key)
@@ -449,14 +470,17 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     return Usage(cache_read=cached, uncached=total - cached + tool, output=output)
 
 
-def _read_chat_usage(usage: Mapping[str, object], where: str) -> Usage:
-    """An OpenAI-shaped Gemini usage (the OpenAI-compatible endpoint, or a gateway's). OpenRouter
-    turns a ``cache_control`` marker on a Gemini model into an explicit cached content made for
-    the call and read by it at once: its usage then names the same tokens twice, as
-    ``cache_write_tokens`` and inside ``cached_tokens`` (both within ``prompt_tokens``), and its
-    own ``cost`` bills them as a read plus five minutes of storage, not as input [M]. Such a count
-    (the written part no larger than the read, the two together above the prompt) is read as that
-    explicit read, no write; any other is OpenAI's reading."""
+def read_chat_usage(usage: Mapping[str, object], where: str) -> Usage:
+    """An OpenAI-shaped Gemini usage (the OpenAI-compatible endpoint, or a gateway's: http-capture
+    and the LiteLLM-shaped readers alike). OpenRouter turns a ``cache_control`` marker on a Gemini
+    model into an explicit cached content made for the call and read by it at once: its usage then
+    names the same tokens twice, as ``cache_write_tokens`` and inside ``cached_tokens`` (both
+    within ``prompt_tokens``), and its own ``cost`` bills them as a read plus five minutes of
+    storage, not as input [M]. Such a count (the written part no larger than the read, the two
+    together above the prompt) is read as a read with no write, its explicit part the written
+    one: that is the content the log shows made for the call; the rest of a larger read (never
+    seen: the recorded calls read what they wrote) is taken as the implicit cache's. Any other
+    count is OpenAI's reading."""
     details = usage.get("prompt_tokens_details")
     if isinstance(details, dict) and "prompt_tokens" in usage:
         total = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
@@ -464,7 +488,7 @@ def _read_chat_usage(usage: Mapping[str, object], where: str) -> Usage:
         written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         if 0 < written <= cached <= total < cached + written:
             output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")
-            return Usage(cache_read=cached, cache_read_explicit=cached, uncached=total - cached, output=output)
+            return Usage(cache_read=cached, cache_read_explicit=written, uncached=total - cached, output=output)
     return read_openai_usage(usage, where)
 
 

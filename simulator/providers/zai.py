@@ -18,6 +18,17 @@ page says only that content "identical or highly similar to previous requests" i
 * glm-4.6: to the token. Crush's recorded agent tests on Z.AI's coding endpoint, re-recorded
   from 2025-10 to 2026-04 (about 40 calls each time), never read a multiple of 64 (11,238,
   11,326, 7,003, 7,214...); pydantic-ai's one recorded glm-4.6v call read 4 tokens.
+* glm-4.5-air: to the token in two logs (Crush's title calls, 13 reads of 130-131 tokens;
+  Claude Code's subagent calls in github.com/aistrad/work, 4 of 868-871); glm-4.7-flashx to the
+  token in one (an OpenClaw home, github.com/CroCooCn/zhipuclaw: 1 of 206 reads a multiple of 64).
+* glm-4.7: one log only, so no rule. Claude Code through claude-code-router
+  (github.com/aistrad/work, 2025-12/2026-01): all 287 reads above 0 are multiples of 128 and 161
+  of them of 256 (a 128 step: read to the token 1 in 128 would be, in 64s about half). No other Z.AI
+  log of glm-4.7 at hand reports a read (github.com/bastion-agentique/bastion's Claude Code
+  session and a pi session's calls through a free router log zero usage; Volcengine Ark's
+  glm-4-7 is another host). In 128s the log's reads are predicted exactly 205 times of 288 (14
+  to the token) but within 3% no more often (225 of 292 either way), so glm-4.7 stays at
+  ``block=1`` until a second log agrees.
 
 So ``block=1`` by default and 64 for the glm-5 models (``block_tokens_by_model``), chain and
 bodies alike; ``block=64`` reads every model in 64s.

@@ -91,6 +91,21 @@ def test_claude_code_on_glm_through_a_router_counts_what_its_transcripts_sum(tmp
     # all zero (those calls were sent and cached, but are no call here) and 6 read less with
     # nothing changed in the log (provider-best-effort).
     assert read_within(result) == 225
+    # Every read off by more than 3% says why: the five follow-ups past the previous counted call
+    # with all-zero responses between name those lines (main gave them no detail, Z.AI's usage
+    # not being additive); the three with none say nothing in the log tells.
+    off = [r for r in result.rows if not r.read_within]
+    assert all(r.detail for r in off)
+    assert sum("with no token counts between them" in r.detail for r in off) == 5
+    assert sum("nothing in the log tells what cached them" in r.detail for r in off) == 3
+    # The read step: every glm-4.7 read above 0 is a multiple of 128 and about half of them of 256
+    # (a 128 step, not 64 or 256); glm-4.5-air reads to the token. One log of glm-4.7 on Z.AI, so
+    # the zai rules read it to the token: 14 reads predicted exactly (205 in 128-token steps).
+    reads = [r.reported_cache_read for r in result.rows if r.model == "glm-4.7" and r.reported_cache_read]
+    assert (len(reads), sum(n % 128 == 0 for n in reads), sum(n % 256 == 0 for n in reads)) == (287, 287, 161)
+    assert sorted(r.reported_cache_read for r in result.rows if r.model == "glm-4.5-air") == [868, 869, 869, 871]
+    glm = [r for r in result.rows if r.model == "glm-4.7"]
+    assert (len(glm), sum(r.predicted_cache_read == r.reported_cache_read for r in glm)) == (288, 14)
 
 
 def test_claude_code_on_anthropic_in_the_same_home_counts_what_its_transcripts_sum(tmp_path: Path) -> None:

@@ -84,6 +84,15 @@ def test_pi_labels(everything: AuditResult) -> None:
     assert user_turn and all("cannot tell" in row.detail or "kept the cache" in row.detail for row in user_turn)
 
 
+def test_every_row_says_what_decided_it(everything: AuditResult) -> None:
+    # A row with a cause, or a reported read off the prediction by more than the tolerance,
+    # names its evidence: none ends with an empty detail (Z.AI's reads past the previous counted
+    # call said nothing).
+    said = [row for row in everything.rows if not row.detail and (row.cause is not None or (
+        row.reported_cache_read is not None and not row.read_within))]
+    assert said == []
+
+
 def test_every_lane_predicted(everything: AuditResult) -> None:
     lanes = {(lane.file, lane.lane) for lane in everything.lanes}
     assert {(row.file, row.lane) for row in everything.rows} == lanes

@@ -24,7 +24,8 @@ without it):
   ``95632ada4ad18733283d2c813ec019e8970c3381``), 2026-04: GitHub Copilot CLI 1.0.18 and 1.0.14 run
   from CI (gpt-5.4-mini, claude-haiku-4.5), a session store of schema 2 (no
   ``assistant_usage_events``) and one ``events.jsonl`` whose only usage is ``session.shutdown``'s
-  per-model totals: refused, naming the store's schema. From
+  per-model totals: the folder is refused in one line that says what each file lacks (the store's
+  schema too) and points at neither (before, it sent the user to that store). From
   ``PREFIXBENCH_LITTLE_HOU_CLAW_REPO`` and ``PREFIXBENCH_LITTLESHRIMP_REPO``.
 
 What is checked is each home's usage recounted from its raw fields, how many of its reads are
@@ -156,6 +157,15 @@ def test_copilot_cli_1_0_1x_homes_hold_no_per_call_usage(tmp_path: Path, repo: s
     store = tmp_path / ".copilot" / "session-store.db"
     with pytest.raises(UserError, match=r"session store of schema 2 without assistant_usage_events"):
         run_audit([store])
-    with pytest.raises(UserError, match=r"events\.jsonl: a GitHub Copilot CLI session \(events\.jsonl\): it logs no "
-                                        r"call's prompt or cache counts"):
+    # The folder's one line says it of both files, and points at neither (the store is refused too).
+    with pytest.raises(UserError) as refused:
         run_audit([tmp_path / ".copilot"])
+    said = str(refused.value)
+    assert said.startswith(f"{tmp_path / '.copilot'}: no log to audit: ") and "audit its session store instead" not in said
+    assert said.endswith(
+        "(events.jsonl: a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts (at most "
+        "each call's output tokens, and the session's totals in session.shutdown), and the Copilot CLI session store "
+        f"({store}) is of schema 2, without assistant_usage_events (the per-call usage table Copilot CLI keeps from "
+        "1.0.73): neither holds a request to audit; to record each call's usage, run copilot with "
+        "COPILOT_OTEL_FILE_EXPORTER_PATH=FILE (Copilot CLI 1.0.4 on) and audit FILE (format otel), or update Copilot "
+        "CLI to 1.0.73 or later, whose session store keeps it)")

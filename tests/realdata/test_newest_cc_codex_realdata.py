@@ -94,6 +94,21 @@ def test_a_claude_code_2_1_212_backup_through_a_relay_totals_its_lines(tmp_path:
     assert read_within(result) == 362
 
 
+def test_keep_alive_on_the_backup_takes_no_bound_from_a_gaps_own_read(tmp_path: Path) -> None:
+    # MiniMax-M2.7's two gaps read in full past its 5 m TTL are 5m00.1s and 5m02.1s send to send:
+    # within the margin, and each would have set a bound from its own outcome. Taken from history
+    # only (two survivals past the TTL plus the margin), no bound applies: every gap is bridged
+    # and charged, and keep-alive costs more than it saves (it showed +$0.0086 with the bound).
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    paths = _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    assert len(paths) == 159
+    (keep,) = what_if(*load_trace([tmp_path / "projects"]), ["keep-alive"])
+    assert keep.detail.endswith("12 keep-alive request(s) bridge 8 idle gap(s) past the TTL"), keep.detail
+    assert f"{keep.saved_usd:.4f}" == "-0.0064"
+
+
 def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> None:
     paths = _copy(AUSTIN, AUSTIN_LARGEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
     assert len(paths) == 979

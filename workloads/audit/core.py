@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
@@ -98,7 +98,7 @@ from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -1286,7 +1286,7 @@ def audit_requests(
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
                          file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks),
-                         read_later(requests, positions, ticks, readies))
+                         read_later(requests, positions, ticks, readies), _uncounted(summaries))
     # Each row under its file's bucket: the rows are listed file by file, in line order.
     buckets = _Rows() if spill is None else spill
     of_file = explicit.cost_by(caches, lambda c: c.file)
@@ -1360,6 +1360,8 @@ class _PassInputs(msgspec.Struct):
     #: At each place in the send order, the position of the later call that read past this one's
     #: read of the same content, of what no call since had written (:func:`read_later`), -1 where none did.
     later: array
+    #: Each file's lines, ascending, of responses sent without any token count (``SENT_UNCOUNTED``).
+    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
 
 
 class _Passed(msgspec.Struct):
@@ -1574,7 +1576,7 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
-    shared = _Shared(heads, prices, Histories(heads), created=created)
+    shared = _Shared(heads, prices, Histories(heads), created=created, uncounted=inputs.uncounted)
     uses = node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
@@ -2394,11 +2396,12 @@ class Predictor:
             idled = (idle, limit) if 0 < limit < idle else (0, 0)
             pred = replace(pred, read=0, uncached=_predicted_uncached(provider, r.usage, 0, pred.write),
                            idle_ms=idled[0], idle_limit_ms=idled[1], idle_since_model=own and idled[1] > 0)
-        elif not pred.read and 0 < limit < idle:
-            # Nothing predicted already (a Gemini 2.5 lane that has not read yet: unread_until_read),
-            # yet the lane also idled past the limit: the row's detail names that rule too, as it
-            # does where the idle alone zeroed the read.
-            pred = replace(pred, idle_ms=idle, idle_limit_ms=limit, idle_since_model=own)
+        elif pred.unread_until_read and 0 < limit < idle:
+            # unread_until_read predicted nothing already (a Gemini 2.5 lane that has not read yet),
+            # and the lane also idled past the limit: the row's detail names that rule as the one
+            # that decided, and the idle as an added fact. (Not for a zero the chain model gave, a
+            # prefix too short to cache say: the idle rule has nothing to add there.)
+            pred = replace(pred, idle_ms=idle, idle_limit_ms=limit, idle_since_model=own, idle_also=True)
         return pred
 
     def _follow(self, r: TraceRequest, prefix: Prefix, pred: Prediction, rules: ProviderRules) -> Prediction:
@@ -2439,7 +2442,7 @@ class Predictor:
             # A lane that has read nothing yet reads nothing (Gemini 2.5, measured:
             # unread_until_read), whatever checkpoint step the model has (before the head's).
             self.followed[rules.name] += 1
-            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write))
+            return replace(pred, read=0, uncached=_predicted_uncached(rules, usage, 0, pred.write), unread_until_read=True)
         gridded = rules.read_step(r.model, r.read_step) > 1
         if read <= 0 and gridded and rules.head_checkpoint and not r.read_offset and self.heads is not None:
             # The lane has read nothing yet: its first checkpoint is the head (system prompt and
@@ -2818,6 +2821,20 @@ class _Shared(msgspec.Struct):
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
     created: dict[str, int] = msgspec.field(default_factory=dict)
+    #: Each file's lines, ascending, of responses sent without any token count (no call here).
+    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+
+
+def _uncounted(summaries: Iterable[FileSummary]) -> dict[str, tuple[int, ...]]:
+    """Each file's lines, ascending, of the responses its endpoint answered without any token
+    count (skipped as ``SENT_UNCOUNTED``): calls that were sent, and may have cached, though the
+    log counts none of them."""
+    out = {}
+    for summary in summaries:
+        lines = sorted(line for line, why in summary.skipped if why == SENT_UNCOUNTED)
+        if lines:
+            out[summary.file] = tuple(lines)
+    return out
 
 
 class _Step(msgspec.Struct, frozen=True):
@@ -2900,16 +2917,42 @@ def _identity(step: _Step) -> bool | None:
     return usage.cache_read == prev.usage.cache_read + prev.usage.cache_write
 
 
-def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
-    """Why a request read more than expected, when it did."""
+def _uncounted_between(step: _Step, shared: _Shared) -> tuple[int, ...]:
+    """The lines of responses with no token counts between the lane's previous request and this
+    one, in their one file (``()`` where there are none)."""
+    lines = shared.uncounted.get(step.r.file)
+    if not lines or step.prev is None or step.prev.request.file != step.r.file:
+        return ()
+    return lines[bisect_right(lines, step.prev.request.line):bisect_left(lines, step.r.line)]
+
+
+def _uncounted_words(lines: tuple[int, ...]) -> str:
+    """What the responses at ``lines`` with no token counts tell: the evidence a surplus names."""
+    shown = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    if len(lines) == 1:
+        return f"the log has a response with no token counts between them (its file's line {shown}), which was sent and may have cached"
+    return (f"the log has {len(lines)} responses with no token counts between them (its file's lines {shown}), "
+            "which were sent and may have cached")
+
+
+def _surplus_detail(step: _Step, expected: int, identity: bool | None, shared: _Shared) -> str:
+    """Why a request read more than expected, when it did, naming the evidence."""
     usage = step.r.usage
     if usage is None:
         return ""
     if identity is False and usage.cache_read > expected:
+        between = _uncounted_between(step, shared)
         return (
             f"read {usage.cache_read - expected:,} tokens more than the previous request left cached: "
-            "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them"
+            + (_uncounted_words(between) if between else
+               "a call the log does not count (aborted, no usage) or the provider's own checkpoints stored them")
         )
+    if (identity is None and step.continues and usage.cache_read > max(expected, step.pred.read * (1 + READ_TOLERANCE))
+            and (between := _uncounted_between(step, shared))):
+        # (a provider whose usage is not additive, Z.AI's: no identity to break, but the calls the
+        # log leaves uncounted are still its evidence; named where the read is past the
+        # prediction's tolerance, not for a read within it)
+        return f"read {usage.cache_read - expected:,} tokens more than the previous counted call left: {_uncounted_words(between)}"
     if step.prev is None and usage.cache_read > step.pred.read:
         return (
             f"read {usage.cache_read - step.pred.read:,} tokens more than the model predicts for a lane start: cached "
@@ -2947,6 +2990,12 @@ def _surplus_detail(step: _Step, expected: int, identity: bool | None) -> str:
         moved = f"{read - predicted:,} tokens more" if read > predicted else f"{predicted - read:,} tokens less"
         return (f"read {moved} than predicted: the provider's checkpoint moved, which nothing in the log tells; "
                 f"{rules.best_effort_note}; no loss")
+    if prev is not None and read > predicted * (1 + READ_TOLERANCE):
+        # Past the prediction by more than the tolerance with nothing above to tell why: the row
+        # still says so, and what could have cached the rest.
+        return (f"read {read - predicted:,} tokens more than the model predicts, and nothing in the log tells what "
+                "cached them (a call the log does not record, another session under the same head, or the provider's "
+                "own checkpoints): not modelled")
     return ""
 
 
@@ -3017,7 +3066,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         elif r.diagnostic is not None:
             inferred = cause  # the server gave no cause (unavailable): the audit's own is the answer
     if cause is None:
-        detail = _surplus_detail(step, expected, identity) if usage is None or usage.cache_reported else NOT_REPORTED
+        detail = _surplus_detail(step, expected, identity, shared) if usage is None or usage.cache_reported else NOT_REPORTED
         if slack:
             detail = (f"read {slack:,} tokens short of the {expected:,} predicted, within the {rules_for(r.provider).step_slack:,} "
                       "its provider's counts of one checkpoint vary by: no miss")
@@ -3041,11 +3090,17 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         said = explicit.read_detail(r, shared.created)
         detail = said if cause is None else f"{detail}; {said}"
     if pred.idle_limit_ms:
-        # The provider's idle rule predicted nothing read: the row names the limit that applied.
+        # The rule that predicted nothing read, named: the provider's idle rule with the limit that
+        # applied, or unread_until_read where that rule had predicted nothing already, the idle
+        # past the limit then an added fact (the prediction would have been 0 without it).
         since = f"its lane's previous {r.model} call" if pred.idle_since_model else "its lane's previous call"
-        detail = (f"{detail}; predicted to read nothing: sent {duration(pred.idle_ms)} after {since}, "
-                  f"past the {duration(pred.idle_limit_ms)} idle after which the audit predicts a {r.model} call reads "
-                  "nothing (a measured rule, not a published lifetime)")
+        idled = (f"sent {duration(pred.idle_ms)} after {since}, past the {duration(pred.idle_limit_ms)} idle after "
+                 f"which the audit predicts a {r.model} call reads nothing (a measured rule, not a published lifetime)")
+        if pred.idle_also:
+            detail = (f"{detail}; predicted to read nothing: its lane had read nothing yet, and a {r.model} call whose "
+                      f"lane has read nothing reads nothing (unread_until_read, a measured rule); also {idled}")
+        else:
+            detail = f"{detail}; predicted to read nothing: {idled}"
     cost = lost_usd = None
     row = shared.prices.row(r.model, r.sent_ms, r.speed, r.upstream) if usage is not None else None
     if usage is not None and row is not None and usage.cache_unsplit:

@@ -52,6 +52,12 @@ class Prediction(msgspec.Struct, frozen=True, gc=False):  # scalars only: no cyc
     #: The idle was counted since the lane's previous call to this model, another model's calls
     #: between (a lane that went back to a model: its entry aged since its own last use).
     idle_since_model: bool = False
+    #: The lane had read nothing yet, and the model reads nothing until its lane has read (Gemini
+    #: 2.5: the provider's ``unread_until_read``): that rule predicted nothing read.
+    unread_until_read: bool = False
+    #: The idle above did not decide the prediction: ``unread_until_read`` had predicted nothing
+    #: already, and the lane had also idled past the limit (the row names both, the idle as "also").
+    idle_also: bool = False
 
 
 class Previous(msgspec.Struct, frozen=True):

@@ -38,9 +38,11 @@ Fixes (:data:`FIXES`):
   reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
   as one change of the lane with ``index`` -1. Every gap past the interval is bridged, whether
   or not the entry outlived it (a client cannot know that when the gap starts); the interval is
-  the TTL but, per model, where the log shows entries outliving it: a gap no longer than the
-  longest gap up to which every gap the log can judge was read in full is not bridged
-  (:func:`_survived`), a schedule a client could take from its own history.
+  the TTL (OpenAI's in-memory retention at its 5 min lower end) but, per source and model, where
+  the history before the gap shows entries outliving it: a gap no longer than the longest idle
+  up to which every earlier judged gap was read in full, resting on at least two such reads, is
+  not bridged (:func:`_judged_gaps`, :func:`_bound`), a schedule a client could take from what
+  it had seen.
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -59,6 +61,7 @@ from __future__ import annotations
 
 import multiprocessing
 import re
+from bisect import bisect_left, bisect_right
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -124,8 +127,9 @@ FIXES: dict[str, str] = {
     f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
     "stays warm; each "
     "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
-    "(a client cannot know that when the gap starts); on a model whose log shows its entries outliving the TTL (every gap "
-    "it can judge up to a length read in full), the lane pings only past that length",
+    "(a client cannot know that when the gap starts); on a model whose earlier gaps in the same source show its entries "
+    "outliving the TTL (at least two read in full past the TTL and margin, idle measured from the response's end, and "
+    "every judged gap up to that length read in full), the lane pings only past that length",
 }
 
 
@@ -1107,11 +1111,13 @@ def _static_system_chains(
 
 def _day_breaks(requests: Sequence[TraceRequest], summaries: Sequence[FileSummary], changes: _Changes) -> str:
     """What ``static-system`` on a log without bodies says of the breaks it removed in pi-format
-    sessions that came after their lane's previous request of another day: pi writes the date into
-    its system prompt (0.58 and later; the time before), so a session resumed on a new day sends
-    another prefix whatever its settings, and the saving counts such a break as removed all the
-    same. The day is the log's UTC date: the local time zone, which pi's date follows, is not
-    logged. Empty where there is none."""
+    sessions that came after their lane's previous request of another UTC date: pi writes the date
+    into its system prompt (0.58 and later; the time before), so if the local date changed too, the
+    date line alone would break the prefix whatever its settings. The local time zone is not
+    logged, and the log does not show what changed in the unlogged head: the words say where such a
+    break lies, not that the date caused it, and the saving counts it as removed all the same.
+    Named as the transcripts' breaks: an audit holding bodies too says of those apart. Empty where
+    there is none."""
     from datetime import datetime, timezone
 
     pi = {f.file for f in summaries if f.format == "pi"}
@@ -1137,10 +1143,12 @@ def _day_breaks(requests: Sequence[TraceRequest], summaries: Sequence[FileSummar
     if not found:
         return ""
     usd = usd_sum(c.saved_usd for c in found if c.priced)
-    return (f"; {len(found):,} of these breaks in pi-format sessions came after their lane's previous request of another day "
-            "(UTC dates: the local time zone is not logged): pi writes the date into its system prompt, so a session resumed "
-            "on a new day sends another prefix whatever its settings, and the figure counts these as removed all the same "
-            f"({format_usd(usd)} of it on those requests; only moving the date out of the system prompt would save it)")
+    return (f"; {len(found):,} of the breaks located in pi-format transcripts (not the request bodies) came after a "
+            "request of their lane of another UTC date, where pi's date line alone would break the prefix if the local date "
+            "changed too (pi writes the date into its system prompt; the local time zone is not logged); the log does not "
+            "show whether that caused it. The figure counts them as removed all the same "
+            f"({format_usd(usd)} of it on those requests; where the date did cause one, only moving the date out of the "
+            "system prompt would save it)")
 
 
 def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
@@ -1363,25 +1371,67 @@ def _read_in_full(r: TraceRequest, prev: TraceRequest) -> bool:
 
 def _left_cached(prev: TraceRequest) -> int:
     """What ``prev`` left cached: what it read and wrote, where its usage reports writes; else the
-    part of its prompt its provider caches (:meth:`~prefixbench.simulator.providers.base.ProviderRules.cacheable`)."""
+    part of its prompt its provider caches (:meth:`~prefixbench.simulator.providers.base.ProviderRules.cacheable`).
+    Whether it reports writes is :func:`~prefixbench.workloads.audit.core.writes_reported`: an
+    OpenAI-shaped usage's 0 is no write count (a Codex call caches its prompt and says nothing)."""
     u = prev.usage
     if u is None:
         return 0
-    return u.cache_read + u.cache_write if u.writes_reported else rules_for(prev.provider).cacheable(u)
+    return u.cache_read + u.cache_write if writes_reported(prev.provider, u) else rules_for(prev.provider).cacheable(u)
 
 
-def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions: Sequence[int],
-              ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str], tuple[int, TraceRequest]]:
-    """How long the log shows entries outliving idle gaps past the TTL: per (provider, model) the
-    longest gap after which the lane's next request read in full what its previous one left
-    cached (:func:`_read_in_full`) and up to which every gap past the TTL the log can judge (the
-    previous request left something cached) was read in full, with the request that read after it.
-    A client that kept such a history would ping that model only past that length: in the log no
-    entry died in a shorter gap. A gap of the model read short at or under a full one's length
-    ends its bound there (the log shows entries dying in such gaps too). Whether one gap was read
-    in full is not used on its own: a client cannot know it when the gap starts."""
+def _source_of(file: str) -> str:
+    """The source a file came from, for the survival bound (:func:`_judged_gaps`): the path up
+    to its agent home's ``projects`` or ``sessions`` folder, the outermost (a Claude Code, pi or
+    Codex home, whose sessions lie in folders under it), else its folder. Histories are never
+    pooled across sources: what one home's entries did says nothing of another's client."""
+    parts = file.split("/")
+    for k in range(len(parts) - 1):
+        if parts[k] in ("projects", "sessions"):
+            return "/".join(parts[:k + 1])
+    return "/".join(parts[:-1])
+
+
+def _keep_alive_ttl(prev: TraceRequest, ttl: int) -> int:
+    """The interval keep-alive judges and bridges gaps with: the TTL, but OpenAI's in-memory
+    retention (5-10 min, best effort) at its lower end, as its pings are planned."""
+    return IN_MEMORY_TTL_MIN_MS if rules_for(prev.provider) is OPENAI and ttl == IN_MEMORY_TTL_MS else ttl
+
+
+def _idle_from(prev: TraceRequest, tick: int, ready: int) -> int:
+    """When ``prev``'s entry started its idle: its response's end where the log has it, else
+    its ready time, else its send (the TTL runs from the entry's last use, not the send)."""
+    if prev.done_ms is not None:
+        return max(tick, prev.done_ms)
+    return max(tick, ready)
+
+
+class _Judged(msgspec.Struct, frozen=True, gc=False):
+    """One idle gap past the interval the log can judge: when its next request was sent
+    (``end``), how long it was idle (from the previous response's end), whether the next
+    request read in full what the previous one left cached, and that request."""
+
+    end: int
+    idle: int
+    read: bool
+    r: TraceRequest
+
+
+def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies: Sequence[int],
+                 positions: Sequence[int], ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str, str], list[_Judged]]:
+    """Per (source, provider, model), in send order of their next request, the idle gaps whose
+    outcome shows something of an entry's life: the previous request of the lane, of the same
+    model, left something cached and both report their cache; the gap, measured from the
+    previous response's end, is past the keep-alive interval (:func:`_keep_alive_ttl`); and no
+    other request of that provider and model in the same source was sent during it (it may have
+    refreshed the entry). A read in full counts only past the interval plus the keep-alive margin
+    (a few seconds past it are clock noise, not survival); a short read counts past the interval."""
+    sent: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for i in positions:
+        r = requests[i]
+        sent[(_source_of(r.file), r.provider, r.model)].append(ticks[i])
     last: dict[tuple[str, str], int] = {}
-    judged: dict[tuple[str, str], list[tuple[int, bool, TraceRequest]]] = defaultdict(list)
+    judged: dict[tuple[str, str, str], list[_Judged]] = defaultdict(list)
     for i in positions:
         r = requests[i]
         j = last.get((r.file, r.lane))
@@ -1389,39 +1439,69 @@ def _survived(requests: Sequence[TraceRequest], ticks: Sequence[int], positions:
         if j is None:
             continue
         prev = requests[j]
-        gap = ticks[i] - ticks[j]
-        if prev.model != r.model or gap <= ttl_of(prev) or r.usage is None or prev.usage is None:
+        if prev.model != r.model or r.usage is None or prev.usage is None:
             continue
         if not r.usage.cache_reported or not prev.usage.cache_reported:
             continue
-        if _left_cached(prev) <= 0:
-            continue  # nothing was cached: the gap says nothing of an entry's life
+        interval = _keep_alive_ttl(prev, ttl_of(prev))
+        idle = ticks[i] - _idle_from(prev, ticks[j], readies[j])
+        if idle <= interval or _left_cached(prev) <= 0:
+            continue  # within the interval, or nothing was cached: the gap says nothing of an entry's life
+        key = (_source_of(r.file), prev.provider, prev.model)
+        others = sent[key]
+        if bisect_left(others, ticks[i]) > bisect_right(others, ticks[j]):
+            continue  # another request of the model was sent during the gap: it may have refreshed the entry
         read = _read_in_full(r, prev)
-        judged[(prev.provider, prev.model)].append((gap, read, r))
-    bounds: dict[tuple[str, str], tuple[int, TraceRequest]] = {}
-    for key, gaps in judged.items():
-        # The gaps by length, a short read first among equal ones: the bound stops before it.
-        for gap, read, r in sorted(gaps, key=lambda g: (g[0], g[1])):
-            if not read:
-                break
-            bounds[key] = (gap, r)
-    return bounds
+        if read and idle <= interval + KEEP_ALIVE_MARGIN_MS:
+            continue
+        judged[key].append(_Judged(ticks[i], idle, read, r))
+    return judged
+
+
+#: Reads in full (each past the interval plus the margin) a model's history must show before a
+#: client would trust its entries to outlive the published TTL: one could be a refresh the log
+#: does not hold.
+MIN_SURVIVALS = 2
+
+
+def _bound(history: Sequence[_Judged]) -> tuple[int, TraceRequest, int] | None:
+    """The survival bound a client that kept ``history`` (the gaps it had seen end) would use:
+    the longest idle up to which every judged gap was read in full, with the request that read
+    after it and how many reads in full it rests on; None under :data:`MIN_SURVIVALS` of them.
+    A gap read short at or under a full one's length ends the bound there."""
+    found: tuple[int, TraceRequest] | None = None
+    count = 0
+    # The gaps by length, a short read first among equal ones: the bound stops before it.
+    for g in sorted(history, key=lambda g: (g.idle, g.read)):
+        if not g.read:
+            break
+        found = (g.idle, g.r)
+        count += 1
+    if found is None or count < MIN_SURVIVALS:
+        return None
+    return found[0], found[1], count
 
 
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
-    """Keep-alive requests inside every idle gap longer than the lane's TTL (see :data:`FIXES`),
-    whether or not its entry outlived it, but for a gap no longer than its model's survival bound
-    (:func:`_survived`): that one is not bridged, and the detail says how many were not, per model."""
+    """Keep-alive requests inside every idle gap longer than the lane's keep-alive interval (see
+    :data:`FIXES`), whether or not its entry outlived it, but for a gap no longer than its model's
+    survival bound at the time the gap starts (:func:`_bound` of the gaps of its source and model
+    that had ended by then, :func:`_judged_gaps`): that one is not bridged, and the detail says how
+    many were not, per model. Only history is used: a gap's own outcome, or a later one's, is
+    hindsight a client does not have when the gap starts."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, duration, ttl_ms
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
-    ticks, _, positions = clock if clock is not None else clock_by_position(requests, summaries)
-    survived = _survived(requests, ticks, positions, ttl_ms)
+    ticks, readies, positions = clock if clock is not None else clock_by_position(requests, summaries)
+    judged = _judged_gaps(requests, ticks, readies, positions, ttl_ms)
+    ends = {key: [g.end for g in gaps] for key, gaps in judged.items()}
+    bounds: dict[tuple[tuple[str, str, str], int], tuple[int, TraceRequest, int] | None] = {}
     last: dict[tuple[str, str], int] = {}
     added: list[TraceRequest] = []
     gaps = 0
-    # Gaps not bridged, by model: no longer than the model's survival bound.
+    # Gaps not bridged, by model, with the longest bound that left one unbridged.
     kept: dict[tuple[str, str], int] = defaultdict(int)
+    widest: dict[tuple[str, str], tuple[int, TraceRequest, int]] = {}
     timed = False  # a lane went on after a request whose provider publishes a cache lifetime
     for i in positions:
         r = requests[i]
@@ -1439,14 +1519,25 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
             continue
         start, end = ticks[j], ticks[i]
         # OpenAI's in-memory retention lasts 5-10 min, best effort: a keep-alive planned at the
-        # upper end may come after the entry went, so it pings before the lower end.
-        step = (IN_MEMORY_TTL_MIN_MS if rules_for(prev.provider) is OPENAI and ttl == IN_MEMORY_TTL_MS else ttl) - KEEP_ALIVE_MARGIN_MS
+        # upper end may come after the entry went, so it pings before the lower end, and a gap
+        # past the lower end is one to bridge.
+        interval = _keep_alive_ttl(prev, ttl)
+        step = interval - KEEP_ALIVE_MARGIN_MS
         pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
-        if end - start <= ttl or not pings or len(pings) > KEEP_ALIVE_MAX:
+        if end - start <= interval or not pings or len(pings) > KEEP_ALIVE_MAX:
             continue
-        outlived = survived.get((prev.provider, prev.model))
-        if outlived is not None and end - start <= outlived[0]:
+        key = (_source_of(prev.file), prev.provider, prev.model)
+        # The history a client has when the gap starts: the judged gaps whose next request was
+        # sent by then (the gap's own previous request among them: its response, read or not,
+        # came before the idle began), never this gap or a later one.
+        seen = bisect_right(ends.get(key, ()), start)
+        if (key, seen) not in bounds:
+            bounds[(key, seen)] = _bound(judged[key][:seen]) if seen else None
+        outlived = bounds[(key, seen)]
+        if outlived is not None and end - _idle_from(prev, start, readies[j]) <= outlived[0]:
             kept[(prev.provider, prev.model)] += 1
+            if outlived[0] > widest.get((prev.provider, prev.model), (-1,))[0]:
+                widest[(prev.provider, prev.model)] = outlived
             continue
         gaps += 1
         for k, tick in enumerate(pings, 1):
@@ -1462,14 +1553,16 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
     if kept:
         each = []
         for (provider, model), under in sorted(kept.items()):
-            gap, r = survived[(provider, model)]
-            each.append(f"{model}: {under:,} no longer than {duration(gap)}, up to which every gap of the model was read in full "
-                        f"(the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
-        outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged, as the log shows the model's entries "
-                         f"outliving gaps that long, so a client would ping it only past them ({'; '.join(each)})")
+            idle, r, count = widest[(provider, model)]
+            each.append(f"{model}: {under:,} idle no longer than a bound of at most {duration(idle)}, the longest idle up to "
+                        f"which every gap of the model its source had shown before was read in full ({count:,} such reads "
+                        f"past the TTL and margin, the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
+        outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged, as the log had already shown the "
+                         f"model's entries outliving gaps that long, so a client would ping it only past them ({'; '.join(each)})")
     if not gaps:
-        none = "no idle gap past a TTL that ten keep-alives or fewer would bridge"
-        return _Plan(requests, lambda r: None, f"{none}; {outlived_text}" if outlived_text else none)
+        if outlived_text:
+            return _Plan(requests, lambda r: None, f"no idle gap bridged: {outlived_text}")
+        return _Plan(requests, lambda r: None, "no idle gap past a TTL that ten keep-alives or fewer would bridge")
     detail = f"{len(added)} keep-alive request(s) bridge {gaps} idle gap(s) past the TTL"
     if outlived_text:
         detail += f"; {outlived_text}"

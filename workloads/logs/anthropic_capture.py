@@ -171,9 +171,12 @@ def _ms(seconds: float) -> int:
 
 def classify_call(request: Request) -> CallKind:
     """``compaction`` if the last user text asks for a summary of the conversation, else
-    ``main`` when the request carries tools (the agent loop), else ``side`` (title, quota...)."""
-    if request.messages and request.messages[-1].role == "user":
-        texts = [block.text for block in request.messages[-1].blocks if isinstance(block, Text)]
+    ``main`` when the request carries tools (the agent loop), else ``side`` (title, quota...).
+    Inline system messages after the last user message (the API takes one last) are passed over:
+    the instruction is the user message's still."""
+    turns = [message for message in request.messages if message.role != "system"]
+    if turns and turns[-1].role == "user":
+        texts = [block.text for block in turns[-1].blocks if isinstance(block, Text)]
         if texts and _SUMMARY_INSTRUCTION.search(texts[-1]):
             return "compaction"
     return "main" if request.tools else "side"
@@ -372,7 +375,11 @@ def _parse_system(raw: object, where: str, breakpoints: list[CacheBreakpoint]) -
 def _parse_messages(raw_messages: list[object], where: str, breakpoints: list[CacheBreakpoint]) -> tuple[Message, ...]:
     """The conversation: user and assistant messages, string or block content, and the inline
     ``system`` messages the Messages API takes between them (a system prompt added mid-conversation,
-    at its place in the prefix; recorded from ``claude-opus-4-8``, 2026)."""
+    at its place in the prefix; recorded from ``claude-opus-4-8``, 2026). Where one stands is not
+    checked: Anthropic takes it on Claude Opus 4.8 only, after a user message (or an assistant's
+    ending in a server tool use), last or before an assistant message, text blocks only, and
+    answers any other body with a 400, and a line whose response is not a 2xx is skipped before
+    its body is read; a logged 2xx says the API took the body as it is."""
     messages = []
     for message_idx, message in enumerate(raw_messages):
         message_where = f"{where}: message {message_idx}"

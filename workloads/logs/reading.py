@@ -38,6 +38,9 @@ def check_readable(path: Path) -> None:
         mode = os.stat(path).st_mode
     except OSError as exc:
         raise UserError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError:  # a NUL byte in a path a file gave (a grid's engine_config = "\u0000")
+        shown = str(path).replace("\0", "\\x00")
+        raise UserError(f"{shown}: cannot read (a path cannot hold a NUL byte)") from None
     if stat.S_ISDIR(mode):
         raise UserError(f"{path}: is a folder, not a file")
     if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):

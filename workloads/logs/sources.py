@@ -19,8 +19,9 @@ import stat
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, classify_record, continue_cli, empty_export, no_records_why
-from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session, store_without_usage
+from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, copilot_cli_refusal, classify_record, continue_cli, empty_export, no_records_why
+from prefixbench.workloads.logs.formats.copilot_store import (LEGACY_SESSION, earlier_schema, is_legacy_session, neither_holds_usage,
+                                                              store_without_usage)
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import (
@@ -125,6 +126,12 @@ def find_log_files(paths: list[Path]) -> list[tuple[Path, str | None]]:
                 if marked:
                     # The file that says most: one that names the agent it is from and why it holds no call.
                     item, reason = next(((i, r) for i, r in marked if (r or "").startswith((HEADLESS, EMPTY_EXPORT))), marked[0])
+                    if reason == HEADLESS + COPILOT_CLI:
+                        # It points to the session store: where the one here holds no usage either, both are said.
+                        earlier = next(((i, schema) for i, r in marked if (r or "").startswith(HEADLESS)
+                                        and i.name.endswith(_FILE_SUFFIXES) and (schema := earlier_schema(i))), None)
+                        if earlier is not None:
+                            reason = HEADLESS + neither_holds_usage(earlier[1], str(earlier[0]))
                     # A database the walk offered (an agent's database of totals) is named among them.
                     names = [*LOG_SUFFIXES, *(x for x in dict.fromkeys(_FILE_SUFFIXES) if any(i.name.endswith(x) for i, _ in marked))]
                     raise UserError(
@@ -422,7 +429,7 @@ def _one_object_reason(path: Path) -> str | None:
         return EMPTY_EXPORT + said
     if any(isinstance(value, dict) and is_copilot_cli_event(value) for value in values) and not any(
             headless_output(value) is COPILOT_JSON for value in values):
-        return HEADLESS + COPILOT_CLI  # (its refusal too, as audit says it of the file alone)
+        return HEADLESS + copilot_cli_refusal(path)  # (its refusal too, as audit says it of the file alone)
     if isinstance(values[0], dict) and is_legacy_session(values[0]):
         return HEADLESS + LEGACY_SESSION
     if isinstance(values[0], dict) and is_goose_session_header(values[0]):

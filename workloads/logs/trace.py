@@ -505,6 +505,13 @@ class ExplicitCache(msgspec.Struct, frozen=True):
     ended_by: str = "expiry"
 
 
+#: The reason a skipped record gives where the endpoint answered a call without any token count
+#: (a gateway or Anthropic-compatible server that reports zeros): the call was sent, and may have
+#: cached, but there is nothing to count (the audit names such lines where a later call reads past
+#: what the previous counted call left).
+SENT_UNCOUNTED = "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"
+
+
 class FileSummary(msgspec.Struct, frozen=True):
     """What an importer saw in one file besides its requests."""
 

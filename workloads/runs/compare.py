@@ -400,13 +400,21 @@ def _from_baseline(data: dict, source: str) -> Result:
     if data.get("prefixbench_baseline") != BASELINE_FORMAT or data.get("kind") not in ("sweep", "audit"):
         raise UserError(f"{source}: not a baseline this prefixbench can read (format {data.get('prefixbench_baseline')!r})")
     units: dict[tuple[str, str], Unit] = {}
-    for i, u in enumerate(data.get("units", [])):
+    listed = data.get("units", [])
+    if not isinstance(listed, list):  # (a number here was a TypeError traceback: fuzz60)
+        raise UserError(f"{source}: 'units' is a JSON {type(listed).__name__}, expected a list of units")
+    for i, u in enumerate(listed):
         try:
             params = {str(k): str(v) for k, v in u.get("params", {}).items()}
             unreported = tuple(str(name) for name in u.get("unreported", []))
             unit = Unit(str(u["group"]), str(u["key"]), {str(k): float(v) for k, v in u["figures"].items()}, params, unreported)
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
             raise UserError(f"{source}: units[{i}] is malformed") from None
+        # Each figure finite, as an audit's or a sweep's are read: NaN, or 1e999 (infinity to
+        # json.loads), reached the table's formatting as a ValueError traceback (fuzz60).
+        for name, value in unit.figures.items():
+            if not math.isfinite(value):
+                raise UserError(f"{source}: units[{i}]: figure {name!r} is {value}, expected a finite number")
         _add_unit(units, unit, f"{source}: units[{i}]")
     return Result(str(data["kind"]), str(data.get("source", source)), units)
 

@@ -235,6 +235,24 @@ def require_scheduler(scheduler: str | None) -> None:
         raise UserError("--scheduler needs Dask distributed: pip install 'prefixbench[dask]' (in a checkout: pip install -e '.[dask]')")
     if not scheduler:
         raise UserError("--scheduler: give a scheduler address (tcp://host:8786) or 'local'")
+    if scheduler != "local":
+        _check_address(scheduler)
+
+
+def _check_address(scheduler: str) -> None:
+    """Refuse a ``--scheduler`` address that cannot be parsed or names no host, before any work (an audit
+    of one file never contacts the scheduler, so a typo would otherwise pass unnoticed)."""
+    from urllib.parse import urlsplit
+
+    address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
+    try:
+        parts = urlsplit(address)
+        port = parts.port
+    except ValueError as exc:
+        raise UserError(f"--scheduler {scheduler!r}: not a scheduler address ({exc}); give tcp://host:8786 or 'local'") from None
+    if parts.scheme in {"tcp", "tls", "ws", "wss", "ucx"} and not parts.hostname:
+        raise UserError(f"--scheduler {scheduler!r}: not a scheduler address (no host); give tcp://host:8786 or 'local'")
+    del port  # read for its check: a port that is not a number in range raises above
 
 
 def _stdout_to_stderr() -> None:

@@ -133,6 +133,22 @@ def test_a_bad_jobs_value_is_one_line_and_exit_2(tmp_path: Path, capfd: pytest.C
     assert len(err.strip().splitlines()) == 1 and message in err
 
 
+@pytest.mark.parametrize(("address", "message"), [
+    ("tcp://[::1", "not a scheduler address (Invalid IPv6 URL)"),
+    ("tcp://:8786", "not a scheduler address (no host)"),
+    ("tcp://host:99999", "not a scheduler address (Port out of range"),
+])
+def test_a_bad_scheduler_address_is_refused_even_for_one_file(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], address: str, message: str
+) -> None:
+    """One file is read here and never contacts the scheduler, so the address is checked first."""
+    pytest.importorskip("distributed")
+    one = _folder(tmp_path) / "cc" / "a.jsonl"
+    code, out, err = _audit(one, capfd, "--scheduler", address)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and message in err and address in err
+
+
 def test_progress_is_told_each_file_as_it_is_read(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     seen: list[int] = []

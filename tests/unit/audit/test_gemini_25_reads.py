@@ -216,14 +216,36 @@ def test_a_call_predicted_nothing_before_its_lane_read_still_names_the_idle_limi
     # after the first, read 0. Its lane had read nothing yet, so unread_until_read predicted 0
     # before the idle rule looked; the code before then left the idle limit out of the row's
     # detail (it named it only where the idle alone zeroed a read), blaming the provider with the
-    # 3h idle unremarked. The idle rule applies alike and is named; the prediction is unchanged.
+    # 3h idle unremarked. The row names unread_until_read as what predicted nothing and the idle
+    # past the limit as an added fact (it did not decide: the prediction is 0 without it); the
+    # code before named the idle as the reason. The prediction is unchanged.
     model = "gemini-2.5-pro"
     log = _session(tmp_path / "idle.json", [(model, 8_000, 0), (model, 8_400, 0), (model, 8_800, 0), (model, 9_200, 8_500)],
                    at=[1, 1 + 3 * 3600, 30 + 3 * 3600, 60 + 3 * 3600])
     rows = run_audit([log]).rows
     assert [r.predicted_cache_read for r in rows][:3] == [0, 0, 0]
     assert rows[2].gap_ms == 3 * 3600_000
-    assert ("sent 3h00m after its lane's previous call, past the 10m00s idle after which the audit predicts a "
-            f"{model} call reads nothing") in rows[2].detail, rows[2].detail
+    assert (f"; predicted to read nothing: its lane had read nothing yet, and a {model} call whose lane has read nothing "
+            "reads nothing (unread_until_read, a measured rule); also sent 3h00m after its lane's previous call, past the "
+            f"10m00s idle after which the audit predicts a {model} call reads nothing") in rows[2].detail, rows[2].detail
+    assert "predicted to read nothing: sent" not in rows[2].detail
     # Within the limit nothing is added: the last call, 29 s after the one before.
     assert "idle after which" not in rows[3].detail and "idle after which" not in rows[1].detail
+
+
+def test_a_prefix_too_short_to_cache_sent_past_the_idle_limit_gets_no_idle_words(tmp_path: Path) -> None:
+    # A prompt below the model's minimum is predicted to read nothing by the chain model, idle or
+    # not: the idle rule decided nothing and adds nothing, so the row's detail stays the
+    # minimum's (the code before appended "predicted to read nothing: sent 3h00m after ..." to any
+    # zero prediction past the limit). A call the idle rule did zero still names it (the control).
+    model = "gemini-2.5-pro"
+    short = _session(tmp_path / "short.json", [(model, 500, 0), (model, 600, 0), (model, 700, 0)], at=[1, 1 + 3 * 3600, 30 + 3 * 3600])
+    row = run_audit([short]).rows[2]
+    assert (row.predicted_cache_read, row.gap_ms, row.cause) == (0, 3 * 3600_000, "below-minimum")
+    assert "idle" not in row.detail and "unread_until_read" not in row.detail, row.detail
+    read = _session(tmp_path / "read.json", [(model, 8_000, 0), (model, 8_400, 7_900), (model, 8_800, 0), (model, 9_200, 0)],
+                    at=[1, 30, 30 + 3 * 3600, 60 + 3 * 3600])
+    row = run_audit([read]).rows[3]
+    assert row.predicted_cache_read == 0
+    assert ("; predicted to read nothing: sent 3h00m after its lane's previous call, past the 10m00s idle") in row.detail, row.detail
+    assert "unread_until_read" not in row.detail

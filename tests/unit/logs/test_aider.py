@@ -218,6 +218,23 @@ def test_the_analytics_log_is_refused_saying_what_it_keeps(tmp_path: Path) -> No
     assert str(caught.value) == f"{log}:1: {ANALYTICS}"
 
 
+def test_an_analytics_log_beside_a_history_of_no_tokens_line_points_at_neither(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Both in one folder: the audit's error was the analytics log's refusal, "audit aider's chat
+    # history instead", the history it had just read and found no call in.
+    instead = "; audit aider's chat history instead (.aider.chat.history.md)"
+    log = tmp_path / "analytics.jsonl"
+    log.write_text(json.dumps({"event": "message_send", "properties": {"prompt_tokens": 1200, "completion_tokens": 30},
+                               "user_id": "u1", "time": 1746086400}) + "\n")
+    history = tmp_path / ".aider.chat.history.md"
+    history.write_text(_run("> Aider v0.86.1  \n> Main model: gpt-4o with diff edit format  \n\n#### /add x.py  \n"))
+    assert main(["audit", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == (f"prefixbench: error: {log}:1: {ANALYTICS.removesuffix(instead)}; {history}: no call read "
+                   "from .aider.chat.history.md: no 'Tokens:' line in its 1 run(s) (aider writes one after each message it sends)")
+
+
 def test_a_history_of_no_tokens_line_reads_no_call_and_says_why(tmp_path: Path) -> None:
     log = tmp_path / "h.md"
     log.write_text(_run("> Aider v0.86.1  \n> Main model: gpt-4o with diff edit format  \n\n#### /add x.py  \n"))

@@ -537,13 +537,28 @@ def test_claude_code_on_glm_reads_into_the_reply_it_sends_back(tmp_path: Path) -
     t.assistant("req_1", "2026-01-02T00:00:02.000Z", [cc_usage(1_500, 0, 30_000, 700, write_1h=None)],
                 model="glm-4.7")
     t.user("tool output", "2026-01-02T00:00:05.000Z", tool=True)
-    # prompt 32,400 = 31,500 + 700 + 200 new; reads (31,500 + 700) // 128 units
+    # prompt 32,400 = 31,500 + 700 + 200 new; reads 31,500 + 700 (glm-4.x reads to the token)
     t.assistant("req_2", "2026-01-02T00:00:07.000Z", [cc_usage(328, 0, 32_072, 90, write_1h=None)],
                 model="glm-4.7")
     result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
     assert [r.provider for r in result.rows] == ["zai", "zai"]
     # 31,500 (the previous prompt alone) while the reply was taken as not sent back.
     assert result.rows[1].predicted_cache_read == 32_200
+
+
+@pytest.mark.parametrize("model", ["glm-5", "glm-5.1"])
+def test_claude_code_on_glm_5_reads_to_the_previous_prompt_not_into_the_reply(tmp_path: Path, model: str) -> None:
+    """The reply is taken as read back on glm-4.x only: Z.AI's glm-5 follow-ups measured
+    (OpenCode, GJC) stopped at the previous prompt. Before, every Z.AI model read into the reply:
+    32,192 (31,500 + 700 in 64-token steps)."""
+    t = Transcript(version="2.1.90")
+    t.user("go", "2026-05-02T00:00:00.000Z", root=True)
+    t.assistant("req_1", "2026-05-02T00:00:02.000Z", [cc_usage(1_500, 0, 30_000, 700, write_1h=None)], model=model)
+    t.user("tool output", "2026-05-02T00:00:05.000Z", tool=True)
+    t.assistant("req_2", "2026-05-02T00:00:07.000Z", [cc_usage(928, 0, 31_472, 90, write_1h=None)], model=model)
+    result = run_audit([write_jsonl(tmp_path / "s.jsonl", t.lines)])
+    assert [r.provider for r in result.rows] == ["zai", "zai"]
+    assert result.rows[1].predicted_cache_read == 31_488
 
 
 def _with_iterations(top: dict, *compactions: dict) -> dict:

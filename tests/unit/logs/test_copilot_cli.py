@@ -155,6 +155,71 @@ def test_a_folder_of_an_earlier_schemas_store_alone_says_what_the_store_is(
         "instead (run copilot with COPILOT_OTEL_FILE_EXPORTER_PATH=FILE, then audit FILE: format otel))")
 
 
+#: What a Copilot CLI session of an events.jsonl beside a store without a usage table is said to be
+#: (after the store's path): neither file holds a call's usage, and only what would record it is named.
+NEITHER = (") is of schema 2, without assistant_usage_events (the per-call usage table Copilot CLI keeps from "
+           "1.0.73): neither holds a request to audit; to record each call's usage, run copilot with "
+           "COPILOT_OTEL_FILE_EXPORTER_PATH=FILE (Copilot CLI 1.0.4 on) and audit FILE (format otel), or update "
+           "Copilot CLI to 1.0.73 or later, whose session store keeps it")
+EVENTS = ("a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts (at most each call's "
+          "output tokens, and the session's totals in session.shutdown), and the Copilot CLI session store (")
+
+
+def _events(path: Path) -> Path:
+    """A Copilot CLI 1.0.14 session's events: its start and its totals, no call's prompt counts."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in (
+        {"type": "session.start", "data": {"sessionId": "a1", "copilotVersion": "1.0.14"}, "id": "e1",
+         "timestamp": "2026-03-31T10:00:00.000Z", "parentId": None},
+        {"type": "session.shutdown", "data": {"modelMetrics": {"claude-sonnet-4.6": {"usage": {
+            "inputTokens": 9000, "outputTokens": 40, "cacheReadTokens": 8000, "cacheWriteTokens": 900}}}},
+         "id": "e2", "timestamp": "2026-03-31T10:05:00.000Z", "parentId": "e1"})))
+    return path
+
+
+def test_a_home_whose_events_and_store_hold_no_usage_says_so_of_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A Copilot CLI 1.0.14 home: the refusal of the folder quoted only the events.jsonl, which sent the
+    # user to "audit its session store instead": a store of schema 2, refused too.
+    home = tmp_path / ".copilot"
+    events = _events(home / "session-state" / "a1" / "events.jsonl")
+    db = store(home / "session-store.db", [], version=2, usage_table=False)
+    assert run(["audit", str(home), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "audit its session store instead" not in err
+    assert err == (f"prefixbench: error: {home}: no log to audit: of the 2 file(s) named *.jsonl, *.json, *.traj or *.db "
+                   f"here, none is a log (events.jsonl: {EVENTS}{db}{NEITHER})")
+    # The events file named alone, or its session folder, says the same of the store of its home.
+    assert run(["audit", str(events), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {events}:1: {EVENTS}{db}{NEITHER}"
+    assert run(["audit", str(events.parent), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"(events.jsonl: {EVENTS}{db}{NEITHER})")
+
+
+def test_an_events_file_beside_a_store_without_usage_in_one_folder_names_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Both copied into one folder (not a home's layout): the folder's refusal still names the store.
+    _events(tmp_path / "events.jsonl")
+    db = store(tmp_path / "session-store.db", [], version=4, usage_table=False)
+    assert run(["audit", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"(events.jsonl: {EVENTS}{db}{NEITHER.replace('schema 2', 'schema 4')})")
+
+
+def test_an_events_file_whose_home_store_keeps_usage_still_points_to_it(tmp_path: Path) -> None:
+    # The store of a later Copilot CLI is a log: the events are skipped pointing at it, as before.
+    home = tmp_path / ".copilot"
+    events = _events(home / "session-state" / "a1" / "events.jsonl")
+    store(home / "session-store.db", json.loads(FIXTURE.read_text()))
+    with pytest.raises(UserError, match=r"audit its session store instead \(~/\.copilot/session-store\.db"):
+        detect_format(events)
+    _, summaries = load_trace([home])
+    skipped = {Path(s.file).name: s.notes for s in summaries if s.format == "headless"}
+    assert "audit its session store instead" in skipped["events.jsonl"][0]
+
+
 @pytest.mark.parametrize(("row", "message"), [
     ({"input_tokens": -1}, r"rows\.jsonl:1: input_tokens is not a non-negative integer"),
     ({"session_id": 7}, r"rows\.jsonl:1: session_id is not a session id"),

@@ -557,6 +557,27 @@ def test_a_logs_json_of_typed_prompts_is_gemini_clis_and_says_where_the_calls_ar
     assert len(requests) == 3 and sorted(s.format for s in summaries) == ["gemini-cli", "gemini-cli"]
 
 
+def test_a_logs_json_points_at_no_session_that_holds_no_call_either(tmp_path: Path) -> None:
+    # A logs.json named before its project's chats/, whose one session has no model reply: the line
+    # told the user to "audit the session files under chats/ beside it", which it had just read.
+    project = tmp_path / "f360e83f"
+    (project / "chats").mkdir(parents=True)
+    session = project / "chats" / "session-2025-10-01T10-00-5f0c2a9e.json"
+    session.write_text(json.dumps({
+        "sessionId": "5f0c2a9e-1111-4222-8333-944455556666", "projectHash": "ab", "startTime": "2025-10-01T10:00:00.000Z",
+        "lastUpdated": "2025-10-01T10:01:00.000Z",
+        "messages": [{"id": "m1", "timestamp": "2025-10-01T10:00:00.000Z", "type": "user", "content": "fix the build"}]}))
+    logs = project / "logs.json"
+    logs.write_text(json.dumps(_prompt_log("5f0c2a9e-1111-4222-8333-944455556666", "fix the build"), indent=2))
+    _, summaries = load_trace([logs, project / "chats"])
+    assert nothing_to_audit(summaries) == (
+        f"nothing to audit: no model call with usage in the logs given ({logs}: a Gemini CLI logs.json: the prompts the "
+        "user typed (sessionId, messageId, message), no model call or usage: no calls to audit here; "
+        f"{session}: no model call in this Gemini CLI session: its 1 message(s) are 1 user message(s) and no model reply)")
+    _, summaries = load_trace([logs])  # (alone, it still says where the calls are)
+    assert nothing_to_audit(summaries).endswith("no calls to audit here (audit the session files under chats/ beside it))")
+
+
 def test_a_logs_json_in_a_qwen_home_is_named_qwen_codes(tmp_path: Path) -> None:
     # Qwen Code (a Gemini CLI fork) writes the same logs.json to ~/.qwen/tmp/<project hash>/: a
     # committed .qwen home holding only that file was refused as "a Gemini CLI logs.json".
@@ -1375,3 +1396,33 @@ def test_a_session_start_that_misses_the_shared_head_invents_no_idle_time(tmp_pa
     assert last.cause == "unexplained"
     assert "0s after the previous request" not in last.detail
     assert "no previous call in its lane" in last.detail and "sent 5m00s before" in last.detail
+
+
+def test_a_subagent_sidecar_that_is_a_named_pipe_is_a_note_not_a_hang(tmp_path: Path) -> None:
+    """fuzz60: a subagent's ``.meta.json`` that is a named pipe (or a link to /dev/zero) was read
+    whole: the audit waited on the pipe for ever (or read the device until memory ran out). Only a
+    regular file is read; anything else is a note, and the calls are counted as without one."""
+    import os
+    import signal
+
+    main, agent = _qwen_024_home(tmp_path)
+    meta = agent.with_name(agent.name.removesuffix(".jsonl") + ".meta.json")
+    meta.unlink()
+    os.mkfifo(meta)
+
+    class _Hang(BaseException):  # (not TimeoutError: an OSError, which a reader may skip as an unreadable file)
+        pass
+
+    def _hang(signum: int, frame: object) -> None:
+        raise _Hang("the audit waited on the named pipe")
+
+    previous = signal.signal(signal.SIGALRM, _hang)
+    signal.alarm(20)
+    try:
+        requests, summaries = load_trace([agent])
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(requests) == 2
+    summary = next(s for s in summaries if s.file == str(agent))
+    assert f"{meta}: not a regular file (a pipe or a device may never end): the subagent's model is not taken from it" in summary.notes

@@ -102,7 +102,23 @@ def test_a_usage_without_a_token_count_is_no_call(tmp_path: Path) -> None:
     ]
     requests, summaries = load_trace([write_jsonl(tmp_path / "gemini.jsonl", lines)])
     assert [(r.usage.uncached, r.usage.output) for r in requests] == [(5000, 9)]
-    assert [line for line, _ in summaries[0].skipped] == [2]
+    # Named, not the generic "no usage in the response" of a response with no usageMetadata.
+    assert list(summaries[0].skipped) == [(2, "usageMetadata with no token count (blocked prompt?): no model call")]
+
+
+def test_the_sdks_snake_case_usage_metadata_is_read_and_one_without_a_count_is_no_call(tmp_path: Path) -> None:
+    # The Python SDK's dump: usage_metadata with snake_case counts is a call like camelCase's;
+    # with traffic_type alone (a blocked prompt) it is skipped and named.
+    read = {"candidates": [], "usage_metadata": {"prompt_token_count": 5000, "cached_content_token_count": 4096,
+                                                  "candidates_token_count": 9, "traffic_type": "ON_DEMAND"}}
+    blocked = {"prompt_feedback": {"block_reason": "MODEL_ARMOR"}, "usage_metadata": {"traffic_type": "ON_DEMAND"}}
+    lines = [
+        call(f"{VERTEX}/publishers/google/models/gemini-2.5-flash:generateContent", gen_body("hi"), {"body": read}, T0),
+        call(f"{VERTEX}/publishers/google/models/gemini-2.5-flash:generateContent", gen_body("tell me"), {"body": blocked}, T0 + 60),
+    ]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "gemini.jsonl", lines)])
+    assert [(r.usage.cache_read, r.usage.uncached, r.usage.output) for r in requests] == [(4096, 904, 9)]
+    assert list(summaries[0].skipped) == [(2, "usageMetadata with no token count (blocked prompt?): no model call")]
 
 
 def test_openai_compatible_endpoint_is_gemini_with_its_usage(tmp_path: Path) -> None:

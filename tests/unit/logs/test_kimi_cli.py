@@ -143,6 +143,25 @@ def test_versions_older_wire_files_and_other_providers(tmp_path: Path) -> None:
     assert requests[1].lane == "agent:call_9"
 
 
+def test_a_session_whose_context_and_wire_hold_no_usage_points_at_neither(tmp_path: Path) -> None:
+    # A session of Kimi CLI before December 2025: its context.jsonl (messages) and a wire.jsonl of
+    # StatusUpdate without token_usage. The folder's line quoted the context file's note, "audit the
+    # wire.jsonl beside it", a file the same audit had read and found none in; and the wire file
+    # alone was said to be its first note (the system prompt is not in it), not why it held no call.
+    session = tmp_path / "s1"
+    wire = _write(session / "wire.jsonl", [
+        _rec(0, "TurnBegin", {"user_input": "hi"}), _rec(1, "StepBegin", {"n": 1}), _rec(2, "StatusUpdate", {"context_usage": 0.05}),
+    ], version=None)
+    (session / "context.jsonl").write_text('{"role": "_system_prompt", "content": "s"}\n{"role": "user", "content": "hi"}\n')
+    lacks = "StatusUpdate without token_usage only (Kimi CLI before December 2025): no per-call usage to audit"
+    status, _, err = _cli("audit", str(session), "--quiet")
+    assert status == 2 and err.strip() == (
+        f"prefixbench: error: nothing to audit: no model call with usage in the logs given ({session / 'context.jsonl'}: "
+        f"a context.jsonl holds the messages, not per-call usage: no calls to audit here; {wire}: {lacks})")
+    status, _, err = _cli("audit", str(wire), "--quiet")
+    assert status == 2 and err.strip().endswith(f"({wire}: {lacks})")
+
+
 @pytest.mark.parametrize(
     ("record", "message"),
     [

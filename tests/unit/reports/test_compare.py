@@ -286,6 +286,68 @@ def test_figures_too_large_for_a_float_are_one_user_error_or_read(sweep_files, t
     assert "$100,000,000,000,000," in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("edit", "said"), [
+    ({"figures": "NaN"}, "units[0]: figure 'cost_usd' is nan, expected a finite number"),
+    ({"figures": "1e999"}, "units[0]: figure 'cost_usd' is inf, expected a finite number"),
+    ({"figures": "-Infinity"}, "units[0]: figure 'cost_usd' is -inf, expected a finite number"),
+    ({"units": "7"}, "'units' is a JSON int, expected a list of units"),
+    ({"units": "0.5"}, "'units' is a JSON float, expected a list of units"),
+])
+def test_a_saved_baseline_with_a_figure_not_finite_or_units_not_a_list_is_one_line(tmp_path, monkeypatch, capsys, edit, said):
+    # fuzz60: a figure NaN or infinite (1e999 is infinity to json.loads) reached the table's
+    # formatting (int(nan): ValueError; int(inf): OverflowError; a dollar figure: decimal.InvalidOperation),
+    # and 'units' a number was a TypeError: tracebacks, exit 1.
+    monkeypatch.chdir(tmp_path)
+    new = _write(tmp_path / "new.json", AUDIT)
+    assert main(["compare", str(new), "--save", "b"]) == 0
+    saved = (tmp_path / ".prefixbench" / "b.json").read_text()
+    if "figures" in edit:
+        saved = saved.replace('"cost_usd": ' + json.dumps(json.loads(saved)["units"][0]["figures"]["cost_usd"]), '"cost_usd": ' + edit["figures"], 1)
+    else:
+        saved = json.dumps({**json.loads(saved), "units": json.loads(edit["units"])})
+    (tmp_path / ".prefixbench" / "b.json").write_text(saved)
+    capsys.readouterr()
+    assert main(["compare", str(new), "--compare", "b", "--format", "md"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"prefixbench: error: .prefixbench/b.json: {said}"]
+
+
+_FIGURES = st.sampled_from([0, -1, 1.5, 10**400, "3", "x", "NaN", "1e999", None, True, [], {}]) | st.floats()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_saved_baseline_with_any_value_swapped_is_read_or_one_user_error(tmp_path, data):
+    """A saved baseline with a figure, a unit or its units list set to any JSON value (NaN and
+    infinity too, which json.loads reads): a result, or one line naming the file."""
+    from prefixbench.workloads.runs.compare import baseline_path
+
+    folder = tmp_path / data.draw(st.uuids()).hex
+    save_baseline(result_from_json(AUDIT, "a.json"), "b", folder)
+    doc = json.loads(baseline_path("b", folder).read_text())
+    unit = doc["units"][data.draw(st.integers(0, len(doc["units"]) - 1))]
+    place = data.draw(st.sampled_from(("figure", "unit", "units", "group")))
+    if place == "figure":
+        unit["figures"][data.draw(st.sampled_from(sorted(unit["figures"])))] = data.draw(_FIGURES)
+    elif place == "units":
+        doc["units"] = data.draw(_FIGURES)
+    else:
+        unit["figures" if place == "unit" else "group"] = data.draw(_FIGURES)
+    baseline_path("b", folder).write_text(json.dumps(doc, allow_nan=True).replace('"NaN"', "NaN").replace('"1e999"', "1e999"))
+    try:
+        base = load_baseline("b", folder)
+    except UserError as exc:
+        assert "\n" not in str(exc) and "b.json" in str(exc), str(exc)
+        return
+    from prefixbench.reports.compare import compare_json, compare_markdown, compare_text
+
+    try:
+        comparison = compare(base, result_from_json(AUDIT, "a.json"), Thresholds.parse("", over=DEFAULT_THRESHOLDS))
+    except UserError as exc:  # no lane shared, another kind...
+        assert "\n" not in str(exc), str(exc)
+        return
+    compare_text(comparison), compare_markdown(comparison), compare_json(comparison)  # as the command prints it
+
+
 #: Bytes, or bytes around a run longer than the csv module takes in one field (128 KiB: fuzz59).
 _BLOBS = st.binary(max_size=200) | st.tuples(st.binary(max_size=40), st.sampled_from((b"x", b'"', b"a,")), st.binary(max_size=40)).map(
     lambda parts: parts[0] + parts[1] * 131_073 + parts[2])

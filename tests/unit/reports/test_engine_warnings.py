@@ -1,6 +1,6 @@
 """The warnings an engine logs over a run reach the user: counted in the run record
-(``engine_warnings``) and as one note per engine and kind under sweep's, bench's and check's
-output and in report.md, never one line per warning; runs without warnings print no note."""
+(``engine_warnings``) and as one note per engine and kind under sweep's and bench's output, above
+check's tally, and in report.md, never one line per warning; runs without warnings print no note."""
 
 from __future__ import annotations
 
@@ -111,11 +111,14 @@ def test_the_notes_name_the_cache_model_their_counts_were_made_under(tmp_path, c
             "anthropic-1h (38), thinking-tools 24k patched cache openai (34), thinking-tools 24k patched seed 1 cache openai (31);") in several
 
 
-def test_check_notes_each_run_once(tmp_path, capsys):
+def test_check_notes_each_run_once_before_the_tally(tmp_path, capsys):
     # The deterministic spec runs a case twice: the note counts that run once. At 24k only
     # thinking-tools thrashes; its threshold is above the restarted context (no other note).
+    # The tally stays the last line on stdout, which scripts read with `tail -n 1`.
     main(["check", "--engine", "claude-code-autocompact", "--windows", "24k", "--quiet", "--out", str(tmp_path)])
-    printed = _notes(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("preset patched: "), out.splitlines()[-1]
+    printed = _notes(out)
     assert printed == [f"note: {THRASH_NOTE} in thinking-tools 24k patched cache byte-exact; the engine compacted anyway, as the user's next turn would"]
     assert json.loads((tmp_path / "check.json").read_text())["notes"] == [printed[0].removeprefix("note: ")]
 

@@ -266,10 +266,59 @@ def test_a_price_date_or_period_that_is_not_text_is_a_problem_naming_its_key(tmp
     ]
 
 
-#: TOML values of every type (dates and times too, which JSON has not), and edge values.
+@pytest.mark.parametrize(("value", "said"), [
+    ("9" * 5000, "an integer with more than 4,300 digits (no count or setting is that large)"),
+    ("[" * 3000 + "]" * 3000, "TOML nested too deep to read (arrays or tables hundreds of levels deep)"),
+    ("{ a = " * 3000 + "1" + " }" * 3000, "TOML nested too deep to read (arrays or tables hundreds of levels deep)"),
+])
+def test_a_grid_value_python_cannot_hold_is_one_line_naming_the_file(tmp_path, capsys, value, said):
+    # fuzz60: tomllib's ValueError (an integer of more than 4,300 digits) and RecursionError (arrays
+    # or inline tables thousands deep) escaped read_grid: a traceback, exit 1.
+    grid = tmp_path / "g.toml"
+    grid.write_text(f'[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\nseeds = {value}\n')
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"prefixbench: error: {grid}: {said}"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_engine_config_path_holding_a_nul_byte_is_a_problem_naming_its_key(tmp_path, capsys):
+    # fuzz60: engine_config = "x\u0000y" reached os.stat, whose ValueError (embedded null byte) was a traceback.
+    grid = tmp_path / "g.toml"
+    grid.write_text('[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\nengines = ["checkpoint"]\n'
+                    'engine_config = "x\\u0000y.toml"\n')
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--out", str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"prefixbench: error: {grid}:sweep.a.engine_config: {tmp_path}/x\\x00y.toml: cannot read (a path cannot hold a NUL byte)"
+    ]
+
+
+@pytest.mark.parametrize(("workload", "line", "hint"), [
+    ("seed-coding", "prompt = 5", ""),  # was AttributeError ('int' object has no attribute 'isascii') mid-run
+    ("thinking-tools", "ranges = 1", "; an engine's settings go in the file engine_config names"),  # AttributeError in planning
+    ("thinking-tools", 'user_tail = "x"', "; an engine's settings go in the file engine_config names"),  # "`struct` must be a `msgspec.Struct`"
+    ("thinking-tools", 'binding = "x"', "; the client's binding follows the sweep's profiles"),  # "make_workload() got multiple values..."
+    ("thinking-tools", "checkpoint = { a = 1 }", "; an engine's settings go in the file engine_config names"),  # ran, its key unchecked
+    ("seed-coding", "seed = 5", "; a sweep's seeds are its seeds key"),  # ran, beside the seeds key
+])
+def test_a_workload_field_that_is_no_option_is_refused_in_the_options_table(tmp_path, capsys, workload, line, hint):
+    # fuzz60: the options table took any field of the workload's factory, not only its options
+    # (its sweep flags): the sweep's own fields reached the factory unchecked.
+    grid = tmp_path / "g.toml"
+    grid.write_text(f'[sweep.a]\nworkloads = ["{workload}"]\nwindows = ["32k"]\npresets = ["patched"]\n[sweep.a.options]\n{line}\n')
+    assert main(["sweep", "--grid", str(grid), "--quiet", "--out", str(tmp_path / "o")]) == 2
+    key = line.split(" = ")[0]
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"prefixbench: error: {grid}:sweep.a.options.{key}: no workload of this sweep takes this option ({workload}){hint}"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+#: TOML values of every type (dates and times too, which JSON has not), and edge values (a path
+#: with a NUL byte, an integer past Python's int-string limit, nesting past the recursion limit).
 _TOML_VALUES = ("1979-05-27", "07:32:00", "1979-05-27T07:32:00Z", "nan", "inf", "-inf", "-1", "0", "9223372036854775807",
                 "0.5", "true", '""', '"x"', '"0-9"', '"32k"', "[]", "[[]]", "[1, 2]", '["a", "a"]', "{}", '{ model = "vllm" }',
-                '{ model = 1 }', '{ model = "vllm", capacity_blocks = -1 }', '[{ model = "deepseek" }, "byte-exact"]')
+                '{ model = 1 }', '{ model = "vllm", capacity_blocks = -1 }', '[{ model = "deepseek" }, "byte-exact"]',
+                '"a\\u0000b"', "9" * 4400, "[" * 2000 + "]" * 2000, "{ a = " * 1000 + "1" + " }" * 1000)
 
 
 @settings(max_examples=60, deadline=None)
@@ -281,7 +330,10 @@ def test_any_value_of_a_grid_swapped_for_any_toml_type_plans_or_is_refused_clean
     from prefixbench.workloads.runs.sweep import plan_sweep, plan_sweeps
 
     keys = ("workloads", "windows", "presets", "engines", "profiles", "caches", "tokenizer", "seeds", "price", "period",
-            "price_as_of", "engine_config")
+            "price_as_of", "engine_config",
+            # workload options (dotted keys), and fields of a workload's factory that are no option (fuzz60)
+            "options.steps", "options.turns", "options.effort", "options.prompt", "options.ranges", "options.user_tail",
+            "options.binding", "options.checkpoint", "options.seed")
     tables: dict[str, dict[str, str]] = {
         "seed-spread": {"workloads": '["seed-coding"]', "windows": '["32k"]', "presets": '["legacy", "patched"]', "seeds": '"0-1"'},
         "engines": {"workloads": '["thinking-tools"]', "engines": '["checkpoint", "ranges"]', "windows": '["32k"]',

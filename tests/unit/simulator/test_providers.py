@@ -20,6 +20,8 @@ from prefixbench.simulator.providers import (
     rules_for,
 )
 from prefixbench.simulator.usage import Usage
+from prefixbench.simulator.providers.gemini import NoTokenCount
+from prefixbench.workloads.logs.formats import gateway_usage
 
 
 def test_anthropic_usage_is_additive_and_splits_the_write_by_ttl():
@@ -62,6 +64,44 @@ def test_a_gemini_content_openrouter_made_for_the_call_is_one_explicit_read_not_
     assert gemini.read_usage(within, "here") == OPENAI.read_usage(within, "here")
     with pytest.raises(UserError, match="exceed input tokens"):
         gemini.read_usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 3, "cache_write_tokens": 8}}, "here")
+    # The two together exactly the prompt: no token counted twice, OpenAI's reading (a write of 40).
+    exact = {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 60, "cache_write_tokens": 40}}
+    assert gemini.read_usage(exact, "here") == OPENAI.read_usage(exact, "here")
+    assert gemini.read_usage(exact, "here").cache_read_explicit == 0
+    # A read above the prompt is no content made for the call: OpenAI's reading (a prompt count
+    # that leaves the cached part out), not an explicit read of 20 tokens less than nothing.
+    above = {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 120, "cache_write_tokens": 50}}
+    assert gemini.read_usage(above, "here") == OPENAI.read_usage(above, "here")
+    assert gemini.read_usage(above, "here").cache_read_explicit == 0
+
+
+def test_a_partly_overlapping_gemini_write_and_read_through_openrouter_is_explicit_for_the_written_part():
+    # Written 30, read 80, prompt 100: at least 10 tokens named twice, so the content made for the
+    # call was read; only those 30 are known to be that content, the other 50 are taken as implicit.
+    partial = {"prompt_tokens": 100, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 80, "cache_write_tokens": 30}}
+    assert rules_for("gemini").read_usage(partial, "here") == Usage(cache_read=80, cache_read_explicit=30, uncached=20, output=2)
+
+
+def test_a_gemini_usage_with_no_token_count_is_no_call_and_a_partial_one_keeps_what_it_names():
+    gemini = rules_for("gemini")
+    # Vertex AI's answer to a blocked prompt: before, a call of 0 tokens.
+    with pytest.raises(NoTokenCount, match=r"^here: usageMetadata with no token count \(blocked prompt\?\): no model call$"):
+        gemini.read_usage({"trafficType": "ON_DEMAND"}, "here")
+    with pytest.raises(NoTokenCount):
+        gemini.read_usage({"traffic_type": "ON_DEMAND"}, "here")
+    # Output alone, no prompt count: before, read as an OpenAI usage and the 3 dropped.
+    assert gemini.read_usage({"candidatesTokenCount": 3}, "here") == Usage(output=3)
+    assert gemini.read_usage({"candidates_token_count": 3, "thoughts_token_count": 2}, "here") == Usage(output=5)
+
+
+@pytest.mark.parametrize("model", ["openrouter/google/gemini-2.5-flash", "google/gemini-3-flash-preview"])
+def test_gateway_readers_read_openrouters_gemini_content_as_http_capture_does(model):
+    # LiteLLM, OpenHands, SWE-agent and LangSmith read usage through gateway_usage: a Gemini
+    # model's usage naming OpenRouter's content made for the call was refused there before.
+    made = {"prompt_tokens": 3010, "completion_tokens": 4, "prompt_tokens_details": {"cached_tokens": 3000, "cache_write_tokens": 3000}}
+    assert gateway_usage.read_usage(made, "here", model=model) == rules_for("gemini").read_usage(made, "here")
+    with pytest.raises(UserError, match="exceed input tokens"):
+        gateway_usage.read_usage(made, "here", model="openai/gpt-4o")
 
 
 def test_deepseek_usage_from_chat_and_from_the_anthropic_endpoint():

@@ -255,14 +255,36 @@ def test_a_capture_of_one_main_request_claims_no_share(tmp_path: Path):
 
 def test_an_inline_system_message_is_part_of_the_prefix_where_it_stands(tmp_path: Path):
     # The Messages API takes a system message between the turns (recorded from claude-opus-4-8 in
-    # pydantic-ai's tests); its cache_control is a breakpoint like any message block's. Refused
-    # before ("message 2: role must be user or assistant").
+    # pydantic-ai's tests): right after a user message, last or before an assistant message (the
+    # docs' placement; after an assistant's text the API answers 400). Its cache_control is a
+    # breakpoint like any message block's. Refused before ("message 3: role must be user or assistant").
     inline = {"role": "system", "content": [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]}
-    body = main_body({"role": "user", "content": "start " * 400}, {"role": "assistant", "content": "ok"}, inline)
+    body = {**main_body({"role": "user", "content": "start " * 400}, {"role": "assistant", "content": "ok"},
+                        {"role": "user", "content": "go on"}, inline), "model": "claude-opus-4-8"}
     request = parse_body(body)
-    assert [m.role for m in request.messages] == ["user", "assistant", "system"]
-    assert request.messages[2].blocks == (Text("be brief"),)
-    assert request.cache_breakpoints[-1] == CacheBreakpoint("messages", 0, 2)
+    assert [m.role for m in request.messages] == ["user", "assistant", "user", "system"]
+    assert request.messages[3].blocks == (Text("be brief"),)
+    assert request.cache_breakpoints[-1] == CacheBreakpoint("messages", 0, 3)
     path = write(tmp_path, make_line(body, usage(write=1_600, uncached=2)), make_line(body, usage(read=1_600, uncached=2), sent=5))
     capture = read_capture(path)
     assert [(c.usage.cache_write_5m, c.usage.cache_read) for c in capture.calls] == [(1_600, 0), (0, 1_600)]
+
+
+def test_a_system_message_after_the_last_user_message_leaves_its_compaction_instruction_seen():
+    # An inline system message may close the messages; the compaction instruction is still the last
+    # user message's. Before, only a user message last was looked at: read as a main call.
+    summary = "Your task is to create a detailed summary of the conversation so far, paying close attention."
+    request = parse_body({**main_body(
+        {"role": "user", "content": "fix the bug"},
+        {"role": "assistant", "content": "done"},
+        {"role": "user", "content": [{"type": "text", "text": summary}]},
+        {"role": "system", "content": [{"type": "text", "text": "answer in English"}]},
+    ), "model": "claude-opus-4-8"})
+    assert classify_call(request) == "compaction"
+    # A user message that is not the last turn (an assistant answered it) is still not looked at.
+    answered = parse_body({**main_body(
+        {"role": "user", "content": [{"type": "text", "text": summary}]},
+        {"role": "system", "content": "answer in English"},
+        {"role": "assistant", "content": "Summary:"},
+    ), "model": "claude-opus-4-8"})
+    assert classify_call(answered) == "main"

@@ -13,7 +13,7 @@ tried in the table's order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -53,7 +53,8 @@ from prefixbench.workloads.logs.formats import (
 )
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.workloads.logs.formats.common import MAX_EPOCH_MS
-from prefixbench.workloads.logs.formats.copilot_store import LEGACY_SESSION, is_legacy_session
+from prefixbench.workloads.logs.formats.copilot_store import (LEGACY_SESSION, earlier_schema, home_store, is_legacy_session,
+                                                              neither_holds_usage)
 from prefixbench.workloads.logs.formats.headless import COPILOT_JSON, Headless, headless_output
 from prefixbench.workloads.logs.formats.managed_agents import is_copilot_cli_event
 from prefixbench.workloads.logs.formats.totals_only import (
@@ -240,6 +241,42 @@ COPILOT_CLI = (
 )
 
 
+#: A note's (or a refusal's) last words that send the user to other files than the one read, and
+#: which files they mean (given the pointing file's path, and another file's path and the format it
+#: was read as). Where every file an audit read holds no call, its one line says what such a file
+#: lacks instead of pointing at it (``reports.audit.nothing_to_audit``).
+SIBLING_POINTERS: dict[str, Callable[[Path, Path, str], bool]] = {
+    kimi_cli.WIRE_BESIDE: lambda path, other, _: other == path.parent / "wire.jsonl",
+    gemini_cli.CHATS_BESIDE: lambda path, other, _: path.parent / "chats" in other.parents,
+    gemini_cli.CHATS: lambda path, other, _: path.parent / "chats" in other.parents,
+    aider.CHAT_HISTORY_INSTEAD: lambda _, other, read_as: read_as == "aider",
+}
+
+def copilot_cli_refusal(path: Path) -> str:
+    """Why the Copilot CLI session ``path`` is no log: :data:`COPILOT_CLI`, which points to the
+    session store; where the store of the home it is in is there and holds no usage table (a
+    Copilot CLI before 1.0.73), a line that says so of both and points only at what records the calls."""
+    store = home_store(path)
+    if store is None:
+        return COPILOT_CLI
+    try:  # (a walk asks once per session: a store is looked at again only once its files change)
+        stat, wal = store.stat(), Path(f"{store}-wal")
+        key = (str(store), stat.st_mtime_ns, stat.st_size, wal.stat().st_size if wal.is_file() else -1)
+    except OSError:
+        return COPILOT_CLI
+    if key not in _STORE_SCHEMAS:
+        if len(_STORE_SCHEMAS) >= 64:
+            _STORE_SCHEMAS.clear()
+        _STORE_SCHEMAS[key] = earlier_schema(store)
+    schema = _STORE_SCHEMAS[key]
+    return COPILOT_CLI if schema is None else neither_holds_usage(schema, str(store))
+
+
+#: The schema without a usage table of the session stores :func:`copilot_cli_refusal` looked at
+#: (None: not such a store), by path and size and time of change.
+_STORE_SCHEMAS: dict[tuple, str | None] = {}
+
+
 def detect_format(path: Path) -> LogFormat:
     """The log format of a file, from the content of its first records (or its bytes, for a
     format kept in a binary file).
@@ -348,7 +385,7 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
         return None, seen, first_line, empty
     # (Copilot CLI's -p JSON output is named as such even where its events are its events.jsonl's too.)
     if copilot_line is not None and (headless is None or headless[1] is not COPILOT_JSON):
-        return None, seen, first_line, f"{path}:{copilot_line}: {COPILOT_CLI}"
+        return None, seen, first_line, f"{path}:{copilot_line}: {copilot_cli_refusal(path)}"
     if goose_line is not None:
         return None, seen, first_line, f"{path}:{goose_line}: {GOOSE_SESSION}"
     if headless is not None:

@@ -137,16 +137,17 @@ DOUBLED = (
 )
 _LLM_HISTORY = re.compile(rb"\A(?:TO LLM|LLM RESPONSE) \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 
+#: Where the refusals of aider's other files point (``formats.SIBLING_POINTERS``: a chat history).
+CHAT_HISTORY_INSTEAD = "; audit aider's chat history instead (.aider.chat.history.md)"
 #: What aider's LLM history is, and why it is no log to audit.
 LLM_HISTORY = (
     "an aider LLM history (--llm-history-file): it keeps the messages sent and received and their times, "
-    "no call's usage: no request to audit; audit aider's chat history instead (.aider.chat.history.md)"
+    f"no call's usage: no request to audit{CHAT_HISTORY_INSTEAD}"
 )
 #: What aider's analytics log is, and why it is no log to audit.
 ANALYTICS = (
     "an aider analytics log (--analytics-log): its message_send events keep each message's prompt and "
-    "completion tokens and cost, no cache count: no request to audit; audit aider's chat history instead "
-    "(.aider.chat.history.md)"
+    f"completion tokens and cost, no cache count: no request to audit{CHAT_HISTORY_INSTEAD}"
 )
 
 

@@ -73,7 +73,7 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, TraceRequest, call_parent
+from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, SENT_UNCOUNTED, TraceRequest, call_parent
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -932,7 +932,7 @@ def _streamed(value: dict) -> bool:
 #: The counts of a call's usage: a line with none of them is no call.
 _COUNTED = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 _ZERO_COPIED = "usage all zero: a response copied across a compaction, not a call of its own"
-_ZERO_UNREPORTED = "usage all zero: the endpoint reported no token counts for this call (nothing to audit in it)"
+_ZERO_UNREPORTED = SENT_UNCOUNTED
 #: The model iFlow CLI names on a slash command's printed output (an assistant message, no call).
 _SLASH_COMMAND = "slash-command"
 _SLASH_OUTPUT = "iFlow slash command's output (model slash-command), not an API call"
@@ -1223,7 +1223,7 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
             node=walk.node_name(req.node or req.key),
             parent=parent,
             new_blocks=req.new_blocks,
-            replays_output=provider in _REPLAYS_OUTPUT,
+            replays_output=_replays_output(provider, model),
             shared=shared,
         ),
         events=_shared_events(tuple(req.events)),
@@ -1337,11 +1337,23 @@ def _find_relayed(walk: _Walk) -> None:
 #: DeepSeek's Anthropic-compatible endpoint, as the OpenCode, Cline and pi readers have it. On a
 #: public home (olivia215215/cabinet-governance, 2026-05, Claude Code 2.1.117-2.1.138,
 #: deepseek-v4-flash / -pro) a read reached into the previous call's reply (8,960 after a
-#: prompt of 8,886 and a reply of 200: the last 128-token unit of both). Z.AI too: on a public home
-#: (aistrad/work, 2025-12/2026-01, Claude Code 2.0.74-2.1.1 through claude-code-router, glm-4.7)
-#: 153 of 228 follow-ups read the previous prompt and reply to their last 128-token unit, 42 the
-#: previous prompt's (a reply that adds no whole unit reads the same): 217 -> 225 of 292 within 3%.
-_REPLAYS_OUTPUT = frozenset({"deepseek", "zai"})
+#: prompt of 8,886 and a reply of 200: the last 128-token unit of both).
+_REPLAYS_OUTPUT = frozenset({"deepseek"})
+#: Z.AI's models whose reads were seen to reach into the reply Claude Code sends back, as
+#: (provider, model pattern). On a public home (aistrad/work, 2025-12/2026-01, Claude Code
+#: 2.0.74-2.1.1 through claude-code-router, glm-4.7) 153 of 228 follow-ups read the previous prompt
+#: and its reply, 42 the previous prompt alone (a reply too short to move a read reads the same):
+#: 217 -> 225 of 292 within 3% (the reads themselves were multiples of 128; the model reads
+#: glm-4.x to the token, zai.py). Not glm-5: zai.py's own follow-ups stopped at the previous
+#: prompt (OpenCode 39 of 41, GJC 522), and the 10 glm-5 / 5.1 / 5-turbo calls of Claude Code at
+#: hand (Xu-Wentao/dotfile, the committed sessions) read the same either way (3 within 3%).
+_REPLAYS_OUTPUT_BY_MODEL: tuple[tuple[str, str], ...] = (("zai", r"(?i)\bglm-4"),)
+
+
+def _replays_output(provider: str, model: str) -> bool:
+    """Whether ``provider`` is taken to read into the reply Claude Code sends back on ``model``."""
+    return provider in _REPLAYS_OUTPUT or any(
+        provider == name and re.search(pattern, model) for name, pattern in _REPLAYS_OUTPUT_BY_MODEL)
 
 #: Content blocks of a response that are its thinking.
 _THINKING = ("thinking", "redacted_thinking")

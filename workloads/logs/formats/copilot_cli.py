@@ -12,7 +12,9 @@ are read the same way.
 
 The session folders' ``events.jsonl`` holds no call's prompt or cache counts (its per-call
 ``assistant.usage`` event is never written to it): it is refused, pointing here and to the OTel
-export (``formats.COPILOT_CLI``). A store of an earlier schema (2 and 4 are seen) has ``sessions``
+export (``formats.COPILOT_CLI``); where the store of its home (or one in the same folder) has no
+usage table either, the refusal says so of both and names only the OTel export and a later
+Copilot CLI (``copilot_store.neither_holds_usage``). A store of an earlier schema (2 and 4 are seen) has ``sessions``
 and ``turns`` but no usage table: named on the command line, it is one line saying so. So are
 ``copilot -p --output-format json``'s output (``formats.headless.COPILOT_JSON``: no call's prompt
 or cache counts) and a legacy ``history-session-state/<id>.json`` session

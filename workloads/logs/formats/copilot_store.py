@@ -63,9 +63,10 @@ def is_store(path: Path) -> bool:
         db.close()
 
 
-def store_without_usage(path: Path) -> str | None:
-    """Why ``path`` is no log when it is a Copilot CLI session store without the usage table (an
-    earlier schema); None for anything else, or anything that cannot be read as such."""
+def earlier_schema(path: Path) -> str | None:
+    """What schema ``path`` is of when it is a Copilot CLI session store without the usage table
+    (``schema 2``, or ``an earlier schema`` where it keeps no number); None for anything else, or
+    anything that cannot be read as such."""
     try:
         db = opencode_db.connect(path)
     except UserError:
@@ -78,9 +79,41 @@ def store_without_usage(path: Path) -> str | None:
         return None
     finally:
         db.close()
-    version = f" of schema {row[0]}" if row is not None and isinstance(row[0], int) else ""
+    return f"schema {row[0]}" if row is not None and isinstance(row[0], int) else "an earlier schema"
+
+
+def store_without_usage(path: Path) -> str | None:
+    """Why ``path`` is no log when it is a Copilot CLI session store without the usage table (an
+    earlier schema); None for anything else, or anything that cannot be read as such."""
+    schema = earlier_schema(path)
+    if schema is None:
+        return None
+    version = f" of {schema}" if schema.startswith("schema ") else ""
     return (f"a GitHub Copilot CLI session store{version} without {TABLE} (its per-call usage table, from Copilot CLI "
             f"1.0.73): no request to audit; {OTEL_HINT}")
+
+
+def home_store(events: Path) -> Path | None:
+    """The session store of the Copilot CLI home a session file is in: ``<home>/session-store.db``
+    beside ``<home>/session-state/``, which holds ``<id>/events.jsonl`` (or, late 2025,
+    ``<id>.jsonl``); None where the file lies elsewhere or the home has no store."""
+    for state in events.parents[:2]:
+        if state.name == "session-state":
+            store = state.parent / "session-store.db"
+            return store if store.is_file() else None
+    return None
+
+
+def neither_holds_usage(schema: str, store: str) -> str:
+    """Why a Copilot CLI session (events.jsonl) is no log when the session store beside it, ``store``
+    (as it is to be named), is of ``schema``, without the usage table: both said, and only what
+    records each call's usage (the OpenTelemetry export, or the store a later Copilot CLI writes)."""
+    return ("a GitHub Copilot CLI session (events.jsonl): it logs no call's prompt or cache counts (at most each call's "
+            "output tokens, and the session's totals in session.shutdown), and the Copilot CLI session store "
+            f"({store}) is of {schema}, without {TABLE} (the per-call usage table Copilot CLI "
+            "keeps from 1.0.73): neither holds a request to audit; to record each call's usage, run copilot with "
+            "COPILOT_OTEL_FILE_EXPORTER_PATH=FILE (Copilot CLI 1.0.4 on) and audit FILE (format otel), or update Copilot "
+            "CLI to 1.0.73 or later, whose session store keeps it")
 
 
 def rows(path: Path) -> Iterator[tuple[int, dict]]:

@@ -26,7 +26,8 @@ from collections.abc import Iterable, Mapping
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for, writes_unreported
+from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, hosted_provider, provider_of_model, rules_for, writes_unreported
+from prefixbench.simulator.providers.gemini import read_chat_usage as read_gemini_chat_usage
 from prefixbench.simulator.providers.base import count, given, mapping
 from prefixbench.simulator.providers.vllm import litellm_engine
 from prefixbench.simulator.providers.hosts import WORKERS_AI, billing_host, host_at, named_host, workers_ai
@@ -84,10 +85,13 @@ def writes_in_prompt(usages: Iterable[tuple[Mapping[str, object], str]]) -> bool
     return True
 
 
-def read_usage(usage: Mapping[str, object], where: str, *, writes_included: bool = True) -> Usage:
+def read_usage(usage: Mapping[str, object], where: str, *, writes_included: bool = True, model: str = "") -> Usage:
     """One OpenAI-shaped usage (chat completions or Responses, as LiteLLM writes it) as the
     normalized :class:`Usage`. ``writes_included``: how this file's Anthropic-shaped usages count
-    writes (:func:`writes_in_prompt`).
+    writes (:func:`writes_in_prompt`). A Gemini ``model`` (:func:`provider_of`) is read as an
+    http-capture reads Gemini's OpenAI-shaped usage
+    (:func:`~prefixbench.simulator.providers.gemini.read_chat_usage`: OpenRouter's content made
+    for the call, written and read at once, is one explicit read).
 
     Raises:
         UserError: a bad count, or reads and writes above the prompt count.
@@ -97,6 +101,8 @@ def read_usage(usage: Mapping[str, object], where: str, *, writes_included: bool
         if details.get("cached_tokens") is None and usage.get("cached_tokens") is not None and "prompt_tokens" in usage:
             # Kimi's chat usage names its cached part at the top (LiteLLM passes it on as it is).
             usage = {**usage, "prompt_tokens_details": {**details, "cached_tokens": usage["cached_tokens"]}}
+        if model and provider_of(model, False) == GEMINI.name:
+            return read_gemini_chat_usage(usage, where)
         return OPENAI.read_usage(usage, where)  # subset: the prompt count includes the cached part
     prompt, read, written = _parts(usage, where)
     uncached = prompt - read - (written if writes_included else 0)

@@ -92,6 +92,7 @@ names no provider (Qwen Code's ``coder-model``), the login a Qwen Code telemetry
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -183,6 +184,12 @@ _FORK_NAME = "qwen-fork:{session}#{call}"
 _QWEN_SPLIT = "assistant message with zero usage: Qwen Code splits a response by block type, its usage is on the last part"
 #: The roles of a Gemini API ``Content`` (a saved chat or a shared export holds a list of them).
 _CONTENT_ROLES = ("user", "model")
+
+
+#: Where a logs.json's note points, and a saved chat's (``formats.SIBLING_POINTERS``: the session
+#: files under the chats/ folder beside it).
+CHATS_BESIDE = " (audit the session files under chats/ beside it)"
+CHATS = " (audit the session files under chats/)"
 
 
 def detect(value: dict) -> Evidence | None:
@@ -907,6 +914,10 @@ class _Session:
             return
         meta = self.path.with_name(name.removesuffix(".jsonl") + META_SUFFIX)
         try:
+            # A pipe, or a link to a device (/dev/zero), would never end: only a regular file is read.
+            if not stat.S_ISREG(meta.stat().st_mode):
+                self.meta_notes.append(f"{meta}: not a regular file (a pipe or a device may never end): the subagent's model is not taken from it")
+                return
             text = meta.read_bytes().decode("utf-8")
         except FileNotFoundError:
             return
@@ -1123,9 +1134,9 @@ def _notes(session: _Session) -> tuple[str, ...]:
                             f"message(s){'' if users == len(kinds) else ' and notices'} and no model reply")
     if session.prompt_log and not session.out:
         notes.append(f"a {who} logs.json: the prompts the user typed (sessionId, messageId, message), no model call or usage: "
-                     "no calls to audit here (audit the session files under chats/ beside it)")
+                     f"no calls to audit here{CHATS_BESIDE}")
     if session.saved_chat and not session.out:
-        notes.append("a saved chat or shared export holds the conversation, not its usage: no calls to audit here (audit the session files under chats/)")
+        notes.append(f"a saved chat or shared export holds the conversation, not its usage: no calls to audit here{CHATS}")
     if session.run_totals is not None:
         prompt, read = session.run_totals
         counted = (sum(r.usage.prompt for r in session.out if r.usage), sum(r.usage.cache_read for r in session.out if r.usage))

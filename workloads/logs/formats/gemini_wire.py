@@ -28,7 +28,7 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers.base import ProviderRules, count
-from prefixbench.simulator.providers.gemini import EXPLICIT_TTL_MS, NativeRoute, cache_id
+from prefixbench.simulator.providers.gemini import EXPLICIT_TTL_MS, NativeRoute, cache_id, has_token_count
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
@@ -55,6 +55,7 @@ def model_call(rules: ProviderRules, route: NativeRoute, body: dict, response: d
     """A ``generateContent`` call read, or None when its response carries no usage.
 
     Raises:
+        NoTokenCount: a usage naming no token count (a blocked prompt: no model call).
         UserError: a bad count, cached tokens above the prompt, or a malformed ``cachedContent``.
     """
     raw = response_usage(response)
@@ -86,18 +87,19 @@ def model_call(rules: ProviderRules, route: NativeRoute, body: dict, response: d
 def response_usage(response: dict) -> dict | None:
     """The richest ``usageMetadata`` of a response (the last one on a tie): its JSON body, a
     JSON array of streamed chunks, ``?alt=sse`` events (``body_raw``) or parsed ``events``. One
-    without a token count is none: Vertex AI answers a prompt its Model Armor template blocked
-    (``promptFeedback.blockReason: MODEL_ARMOR``) with ``usageMetadata: {trafficType}`` alone, no
-    model call."""
+    without a token count counts only where no other is: Vertex AI answers a prompt its Model
+    Armor template blocked (``promptFeedback.blockReason: MODEL_ARMOR``) with
+    ``usageMetadata: {trafficType}`` alone, which the provider's reader takes as no model call
+    (:class:`~prefixbench.simulator.providers.gemini.NoTokenCount`)."""
     found: list[dict] = []
+    countless: list[dict] = []
     for chunk in _chunks(response):
         for key in _USAGE_KEYS:
             if isinstance(chunk.get(key), dict):
-                if any(name.endswith(("TokenCount", "token_count")) for name in chunk[key]):
-                    found.append(chunk[key])
+                (found if has_token_count(chunk[key]) else countless).append(chunk[key])
                 break
     if not found:
-        return None
+        return countless[-1] if countless else None
     return max(reversed(found), key=lambda usage: sum(value is not None for value in usage.values()))
 
 

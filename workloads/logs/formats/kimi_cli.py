@@ -118,6 +118,10 @@ _CODE_TYPES = frozenset({
 _CODE_PROTOCOLS = {"kimi": "moonshot", "anthropic": "anthropic", "openai": "openai", "openai_responses": "openai", "google-genai": "gemini"}
 
 
+#: Where a context.jsonl's note points (``formats.SIBLING_POINTERS``: the session's wire.jsonl).
+WIRE_BESIDE = " (audit the wire.jsonl beside it)"
+
+
 def detect(value: dict) -> Evidence | None:
     """A wire record ``{timestamp, message: {type, payload}}``, a Kimi Code record ``{type, ...,
     time}``, the metadata line, or a ``context.jsonl`` marker."""
@@ -464,7 +468,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             "the wire names no model: calls are put down to the provider their message_id shows (Moonshot's kimi-for-coding otherwise)",
         ]
     if session.context_file:
-        notes.append("a context.jsonl holds the messages, not per-call usage: no calls to audit here (audit the wire.jsonl beside it)")
+        notes.append(f"a context.jsonl holds the messages, not per-call usage: no calls to audit here{WIRE_BESIDE}")
     elif not session.out and session.status_without_usage:
         notes.append("StatusUpdate without token_usage only (Kimi CLI before December 2025): no per-call usage to audit")
     elif not session.out and session.code:

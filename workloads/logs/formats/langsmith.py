@@ -224,7 +224,7 @@ def read_run_usage(run: dict, where: str) -> _Reading | None:
                           logged_count(raw.get("output_tokens"), where, "output_tokens") or 0)
             return _Reading(usage, "provider", "cache_creation_input_tokens" in raw, True)
         if "prompt_tokens" in raw or "completion_tokens" in raw:
-            return _Reading(gateway_usage.read_usage(raw, where), "provider", gateway_usage.names_writes(raw), shaped)
+            return _Reading(gateway_usage.read_usage(raw, where, model=_model(run)[0]), "provider", gateway_usage.names_writes(raw), shaped)
     return None
 
 

@@ -255,7 +255,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for r in rows:
         row = r.value
         where = f"{name}:{r.record.line}"
-        usage = gateway_usage.read_usage(r.usage, where, writes_included=included)
+        usage = gateway_usage.read_usage(r.usage, where, writes_included=included, model=str(r.value.get("model") or ""))
         shaped = gateway_usage.is_anthropic_shaped(r.usage)
         anthropic_calls += shaped
         not_reported += not r.reported

@@ -725,6 +725,8 @@ def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | N
     timeline: list[tuple[int, str, str | None]] = []  # (time, kind, llm_response_id), in file order
     tag: str | None = None
     for file in sorted(events_dir.glob("event-*.json")):
+        if not file.is_file():  # a named pipe, or a link to a device, would never end (fuzz60): left out
+            continue
         try:
             # Read as every log is: at most MAX_DEPTH levels (a SystemPromptEvent nested deeper
             # would overflow the stack in its head digest), finite numbers, valid Unicode.
@@ -779,7 +781,7 @@ def _requests(name: str, calls: list[_Call], servers: dict[str, str],
     elsewhere: set[str] = set()
     for call in calls:
         where = f"{name}:{call.line}"
-        usage = gateway_usage.read_usage(call.usage, where, writes_included=included)
+        usage = gateway_usage.read_usage(call.usage, where, writes_included=included, model=call.model)
         shaped = gateway_usage.is_anthropic_shaped(call.usage)
         anthropic_calls += shaped
         provider = _served_by(gateway_usage.provider_of(call.model, shaped), call.model, servers.get(call.lane))

@@ -284,7 +284,7 @@ def _requests(name: str, calls: list[_Call], skipped: list[tuple[int, str]]) -> 
         where = f"{call.file}:{call.line}"
         shaped = gateway_usage.is_anthropic_shaped(raw)
         anthropic_calls += shaped
-        usage = gateway_usage.read_usage(raw, where, writes_included=included)
+        usage = gateway_usage.read_usage(raw, where, writes_included=included, model=call.model)
         provider = gateway_usage.provider_of(call.model, shaped)
         usage = gateway_usage.writes_unknown(usage, raw, provider)
         writes_unknown += not usage.writes_reported

@@ -381,7 +381,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             shaped = isinstance(usage_raw, dict) and gateway_usage.is_anthropic_shaped(usage_raw)
             provider = gateway_usage.provider_of(call.model, shaped)
             if isinstance(usage_raw, dict):
-                usage = gateway_usage.read_usage(usage_raw, f"{run.where}: call {i + 1}", writes_included=included)
+                usage = gateway_usage.read_usage(usage_raw, f"{run.where}: call {i + 1}", writes_included=included, model=call.model)
                 usage = gateway_usage.writes_unknown(usage, usage_raw, provider)
                 writes_unknown += not usage.writes_reported
             kept.append((i, call, usage, provider))
