@@ -4,6 +4,7 @@ where the copy or the commit is absent."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import os
@@ -213,7 +214,10 @@ def _cassette_json(value: object) -> object:
     """A cassette's body as JSON: pydantic-ai's ``parsed_body``, or vcrpy's text (bytes gunzipped);
     None where it is not JSON (a stream's events stay text for the caller)."""
     if isinstance(value, bytes):
-        value = gzip.decompress(value).decode("utf-8") if value[:2] == b"\x1f\x8b" else value.decode("utf-8")
+        try:
+            value = gzip.decompress(value).decode("utf-8") if value[:2] == b"\x1f\x8b" else value.decode("utf-8")
+        except UnicodeDecodeError:  # a binary body (an upload, a protobuf): not JSON
+            return None
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -228,7 +232,9 @@ def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tupl
     stream, ``body_raw``, timed at the answer's own ``created`` / ``created_at`` where it names
     one), for ``http-capture`` to read; every line written. Both shapes are read: pydantic-ai's
     (``parsed_body`` beside each body) and vcrpy's own (the body as text, a response's
-    ``body.string`` gzipped or not). An interaction without a JSON request body (a GET) is no
+    ``body.string`` gzipped or not; a binary one, Bedrock's event stream, kept as base64 and
+    flagged ``body_encoding``; Bedrock's ``X-Amzn-Bedrock-*`` count headers kept beside the
+    content type). An interaction without a JSON request body (a GET) is no
     call; a cassette past the snapshot's size limit (absent) gives nothing. Skips as
     :func:`files_at` does, and where no cassette is found."""
     yaml = pytest.importorskip("yaml")
@@ -243,15 +249,25 @@ def cassette_captures(repo: Path, commit: str, url: str, env: str, folders: tupl
                 continue
             raw = (response.get("body") or {}).get("string")
             raw = gzip.decompress(raw).decode("utf-8") if isinstance(raw, bytes) and raw[:2] == b"\x1f\x8b" else raw
-            raw = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-            answer = response["parsed_body"] if "parsed_body" in response else _cassette_json(raw)
+            encoded = False
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError:  # a binary answer (Bedrock's event stream): kept as base64
+                    raw, encoded = base64.b64encode(raw).decode("ascii"), True
+            answer = response["parsed_body"] if "parsed_body" in response else (None if encoded else _cassette_json(raw))
             created = (answer.get("created") or answer.get("created_at")) if isinstance(answer, dict) else None
             if created is None and isinstance(raw, str) and _CREATED.search(raw):
                 created = int(_CREATED.search(raw).group(1))
+            if isinstance(created, str) and created.isdigit():  # Writer's answers give the epoch as text
+                created = int(created)
             headers = {key.lower(): value for key, value in (response.get("headers") or {}).items()}
             kept: dict = {"timestamp": created, "status_code": response["status"]["code"],
-                          "headers": {"content-type": (headers.get("content-type") or ["application/json"])[0]}}
+                          "headers": {"content-type": (headers.get("content-type") or ["application/json"])[0],
+                                      **{key: value[0] for key, value in headers.items() if key.startswith("x-amzn-bedrock-") and value}}}
             kept["body" if isinstance(answer, dict) else "body_raw"] = answer if isinstance(answer, dict) else raw
+            if encoded:
+                kept["body_encoding"] = "base64"
             lines.append({"request": {"timestamp": created, "method": request["method"], "url": request["uri"],
                                       "body": body}, "response": kept})
         (into / f"{n:03d}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
@@ -288,3 +304,81 @@ def anthropic_answer_calls(response: dict) -> list[tuple[int, int, int, int]]:
     own = [it for it in usage.get("iterations") or [] if it.get("type") in ("compaction", "advisor_message")]
     return [(u["input_tokens"], u.get("cache_read_input_tokens") or 0, u.get("cache_creation_input_tokens") or 0,
              u["output_tokens"]) for u in [*own, usage]]
+
+
+def bedrock_counts(response: dict) -> tuple[int, int | None, int | None, int] | None:
+    """(uncached, read, written, output) of a Bedrock answer, as it says them: an InvokeModel
+    answer's ``X-Amzn-Bedrock-*`` count headers, a Converse body's usage, or a stream's last
+    metrics (an InvokeModel stream's ``amazon-bedrock-invocationMetrics``, a ConverseStream's
+    ``metadata`` usage, base64 event-stream frames). Every count excludes the cached parts."""
+    from prefixbench.workloads.logs.bedrock_wire import decode_frames
+
+    headers = response.get("headers") or {}
+    if "x-amzn-bedrock-input-token-count" in headers:
+        def count(name: str) -> int | None:
+            value = headers.get(f"x-amzn-bedrock-{name}-token-count")
+            return None if value is None else int(value)
+        return count("input"), count("cache-read-input"), count("cache-write-input"), count("output")  # type: ignore[return-value]
+    body = response.get("body")
+    if isinstance(body, dict):
+        usage = body.get("usage") or {}
+        if "inputTokens" in usage:
+            return usage["inputTokens"], usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"), usage["outputTokens"]
+        if "prompt_tokens" in usage:  # a SageMaker model imported into Bedrock, OpenAI-shaped
+            return usage["prompt_tokens"], None, None, usage["completion_tokens"]
+        return None
+    if response.get("body_encoding") != "base64":
+        return None
+    found = None
+    for frame in decode_frames(base64.b64decode(response["body_raw"])):
+        payload = json.loads(frame.payload)
+        if "bytes" in payload:
+            metrics = json.loads(base64.b64decode(payload["bytes"])).get("amazon-bedrock-invocationMetrics")
+            if metrics:
+                found = (metrics["inputTokenCount"], metrics.get("cacheReadInputTokenCount"),
+                         metrics.get("cacheWriteInputTokenCount"), metrics["outputTokenCount"])
+        elif "inputTokens" in (payload.get("usage") or {}):
+            usage = payload["usage"]
+            found = usage["inputTokens"], usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens"), usage["outputTokens"]
+    return found
+
+
+_OPENAI_COUNTS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
+
+
+def recorded_calls(line: dict) -> list[tuple[int, int | None, int]]:
+    """(prompt, read or None where no cache field, output) of each call a served capture line's
+    answer reports, by the wire its URL and answer speak: Anthropic's usage (its iterations too),
+    Bedrock's counts (:func:`bedrock_counts`), Gemini's ``usageMetadata`` (the richest; a usage
+    without ``cachedContentTokenCount`` a read of 0: Gemini leaves a 0 out), else an OpenAI-shaped
+    usage (the last; Groq's stream of 2025 kept it in ``x_groq``), one holding a prompt or output
+    count. The prompt includes the reads and writes."""
+    response = line["response"]
+    if response["status_code"] != 200:
+        return []
+    url = line["request"]["url"]
+    if "anthropic.com" in url:
+        return [(u + read + written, read, out) for u, read, written, out in anthropic_answer_calls(response)]
+    if "bedrock-runtime" in url:
+        counts = bedrock_counts(response)
+        if counts is None:
+            return []
+        uncached, read, written, out = counts
+        return [(uncached + (read or 0) + (written or 0), read, out)]
+    events = answer_events(response)
+    metas = [e["usageMetadata"] for e in events if isinstance(e.get("usageMetadata"), dict)]
+    if metas:
+        meta = max(reversed(metas), key=len)
+        if "promptTokenCount" not in meta:
+            return []
+        return [(meta["promptTokenCount"] + meta.get("toolUsePromptTokenCount", 0), meta.get("cachedContentTokenCount", 0),
+                 meta.get("candidatesTokenCount", 0) + meta.get("thoughtsTokenCount", 0))]
+    usage = None
+    for event in events:
+        nested = event.get("response") if isinstance(event.get("response"), dict) else {}
+        usage = event.get("usage") or nested.get("usage") or (event.get("x_groq") or {}).get("usage") or usage
+    if not isinstance(usage, dict) or not any(key in usage for key in _OPENAI_COUNTS):
+        return []
+    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
+    return [(usage.get("prompt_tokens", usage.get("input_tokens")) or 0, details.get("cached_tokens"),
+             usage.get("completion_tokens", usage.get("output_tokens")) or 0)]

@@ -473,3 +473,47 @@ def test_a_proxy_capture_opening_with_an_unanswered_call_is_read_and_lists_it(tm
     assert summaries[0].format == "http-capture"
     assert summaries[0].skipped == ((1, "not answered: upstream unreachable: ClientConnectorDNSError: no such host"),)
     assert summaries[0].notes == ()  # one call was answered: no "no call in it was answered"
+
+
+def test_a_groq_stream_whose_usage_is_only_in_x_groq_is_a_call(tmp_path: Path) -> None:
+    """Groq's chat-completions stream of 2025 put the usage in its last chunk's ``x_groq`` alone
+    (no top-level ``usage``; pydantic-ai's recordings of 2025-09 keep three such calls). Before,
+    the call was skipped as having no usage."""
+    chunks = [{"id": "c1", "object": "chat.completion.chunk", "model": "llama-3.3-70b-versatile",
+               "choices": [{"index": 0, "delta": {"content": "hi"}}], "x_groq": {"id": "req_1"}},
+              {"id": "c1", "object": "chat.completion.chunk", "model": "llama-3.3-70b-versatile",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+               "x_groq": {"id": "req_1", "usage": {"queue_time": 0.05, "prompt_tokens": 573, "completion_tokens": 88,
+                                                    "total_tokens": 661, "total_time": 0.4}}}]
+    body = {"model": "llama-3.3-70b-versatile", "messages": [{"role": "user", "content": "hello"}], "stream": True}
+    raw = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    path = write_jsonl(tmp_path / "groq.jsonl", [capture_line(body, {"body_raw": raw}, url="https://api.groq.com/openai/v1/chat/completions")])
+    requests, _ = load_trace([path])
+    assert [(r.usage.uncached, r.usage.output, r.usage.cache_reported) for r in requests] == [(573, 88, False)]
+
+
+def test_a_usage_of_another_wire_under_the_same_key_is_no_call_of_zero_tokens(tmp_path: Path) -> None:
+    """Cohere's v2 chat answers hold ``usage: {billed_units, tokens}``, none of the counts an
+    OpenAI-shaped usage names: before, each was read as a call of 0 tokens, reported as a full
+    read miss of nothing; now it is skipped and listed with the fields it has."""
+    usage = {"billed_units": {"input_tokens": 62, "output_tokens": 28}, "tokens": {"input_tokens": 968, "output_tokens": 83}}
+    cohere = capture_line({"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
+                          {"body": {"id": "c1", "usage": usage}}, url="https://api.cohere.com/v2/chat")
+    plain = capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                         {"body": {"usage": chat_usage(1200, 0)}}, url="https://api.openai.com/v1/chat/completions", sent=1748554710.0)
+    path = write_jsonl(tmp_path / "mixed.jsonl", [cohere, plain])
+    requests, _ = load_trace([path])
+    assert [r.model for r in requests] == ["gpt-4o"]
+    result = run_audit([path])
+    assert result.totals.requests == 1
+    assert [reason for reason, _ in result.files[0].skip_reasons] == ["usage in a shape not read (fields billed_units, tokens; no prompt or output count)"]
+
+
+def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_path: Path) -> None:
+    """Azure OpenAI's chat completions name the deployment in the URL and no model in the body
+    (31 of crewAI's recorded calls): before, each was skipped as not a model call."""
+    url = "https://res.openai.azure.com/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-12-01-preview"
+    path = write_jsonl(tmp_path / "azure.jsonl", [capture_line({"messages": [{"role": "user", "content": "hi"}]},
+                                                               {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url)])
+    requests, _ = load_trace([path])
+    assert [(r.model, r.usage.cache_read, r.usage.uncached) for r in requests] == [("gpt-4o-mini", 1024, 276)]

@@ -25,7 +25,8 @@ from the one asked for), else unknown; a Messages-shaped answer of an unknown se
 as the Messages API writes usage (input excludes reads). Such a call, and one whose URL names
 no provider or another than its model's (a local proxy), is marked ``provider_by_model``: the
 audit states the assumption and ``--assume-provider`` corrects it
-(:mod:`prefixbench.workloads.audit.assume_provider`). A call sent to a third-party host of
+(:mod:`prefixbench.workloads.audit.assume_provider`). An Azure OpenAI call, its body naming no
+model, is read with the model its URL's deployment names. A call sent to a third-party host of
 open models (a label of the URL's host name: :func:`~prefixbench.simulator.providers.hosts.host_at`),
 or of a Workers AI model, keeps that host as its ``upstream``: its own prices, so unpriced.
 """
@@ -33,10 +34,12 @@ or of a Workers AI model, keeps that host as its ``upstream``: its own prices, s
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TypeAlias, assert_never
+from urllib.parse import unquote
 
 import msgspec
 from msgspec.structs import replace
@@ -197,6 +200,15 @@ def _bedrock_call(provider: Provider, call: BedrockCall, body: dict, response: d
     return _Call(answer.usage, parsed, classify_call(parsed), (("effort", effort),) if effort else (), None)
 
 
+#: An Azure OpenAI call's deployment, named in its path (``/openai/deployments/<name>/chat/completions``);
+#: its body names no model. The deployment's name is read as the model's.
+_AZURE_DEPLOYMENT = re.compile(r"/openai/deployments/([^/?#]+)/(?:chat/completions|completions|responses|embeddings)(?:[?#]|$)")
+
+
+#: The counts an OpenAI-shaped usage (chat completions or Responses) names, one at least.
+_OPENAI_COUNTS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
+
+
 def _openai_call(provider: Provider, body: dict, response: dict, where: str, keeps_output: bool = True) -> _Call:
     """An OpenAI Responses or chat-completions call (OpenAI's or a compatible endpoint: its
     usage read by the serving provider's rules). ``keeps_output``: False on a known gateway
@@ -205,6 +217,10 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
+    if not any(key in raw for key in _OPENAI_COUNTS):
+        # Another wire's usage under the same key (Cohere's v2 chat: ``billed_units`` and
+        # ``tokens``): not read as a call of 0 tokens.
+        raise _NoUsage(f"usage in a shape not read (fields {', '.join(sorted(map(str, raw)))}; no prompt or output count)")
     rules = rules_for(provider)
     # A provider whose own usage is additive (Anthropic behind an OpenAI-shaped proxy) answers
     # this endpoint in OpenAI's shape; the others' readers know the OpenAI shape.
@@ -355,7 +371,8 @@ def _sse_texts(response: dict) -> list[str]:
 
 
 def _streamed_openai_usage(response: dict) -> dict | None:
-    """The usage of the last SSE event that carries one (``response.completed`` last of all)."""
+    """The usage of the last SSE event that carries one (``response.completed`` last of all;
+    Groq's last chunk, until 2026, held it only as ``x_groq.usage``)."""
     found = None
     for text in _sse_texts(response):
         try:
@@ -367,6 +384,8 @@ def _streamed_openai_usage(response: dict) -> dict | None:
             found = data["response"]["usage"]  # response.completed
         elif isinstance(data.get("usage"), dict):
             found = data["usage"]
+        elif isinstance(as_dict(data.get("x_groq")).get("usage"), dict):
+            found = data["x_groq"]["usage"]  # Groq's stream of 2025, its usage in its own envelope only
     return found
 
 
@@ -504,6 +523,9 @@ class _Capture:
         bedrock = bedrock_call(url) if isinstance(body, dict) and "model" not in body else None
         if bedrock is not None:
             body = {**body, "model": bedrock.model}  # type: ignore[dict-item]
+        deployment = _AZURE_DEPLOYMENT.search(url) if isinstance(body, dict) and "model" not in body else None
+        if deployment is not None:  # Azure OpenAI names the deployment in the path, not the body
+            body = {**body, "model": unquote(deployment.group(1))}  # type: ignore[dict-item]
         if not isinstance(body, dict) or "model" not in body:
             self.skipped.append((record.line, "not a model call (no request body with a model)"))
             return
