@@ -329,13 +329,24 @@ def _headline(result: AuditResult) -> str:
                    + f", cache read {_count(t.cache_read)}")
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
-        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}, "
+        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}"
+        f"{_relay_words(result)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
             f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
             if result.explicit_caches else ""
         )
     )
+
+
+def _relay_words(result: AuditResult) -> str:
+    """What the headline's *paid* adds where calls went through a relay: the maker's list price,
+    not the relay's bill, and which relay (:attr:`AuditResult.relays`)."""
+    if not result.relays:
+        return ""
+    calls = sum(n for *_, n in result.relays)
+    names = ", ".join(dict.fromkeys(repr(relay) for _, _, relay, _ in result.relays))
+    return f" (at the maker's list price, not the relay's bill: {calls:,} request(s) through the relay {names})"
 
 
 def _write(count: int | None) -> str:
@@ -610,7 +621,7 @@ def _model_lines(result: AuditResult) -> list[str]:
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
-                m.provider, m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
+                _via(result, m), m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
                 _count(m.cache_write), "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
             ]
             for m in result.models
@@ -619,6 +630,13 @@ def _model_lines(result: AuditResult) -> list[str]:
     )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else []) + (
         [WRITES_NOT_REPORTED] if any(m.cache_read is not None and m.cache_write is None for m in result.models) else []) + (
         _loss_legend(result.models))
+
+
+def _via(result: AuditResult, m: ModelSummary) -> str:
+    """A models row's provider, with the relay its calls went through (``openai via relay 'codex'``:
+    :attr:`AuditResult.relays`; a relay that served only some of them says how many)."""
+    via = [(relay, n) for provider, model, relay, n in result.relays if (provider, model) == (m.provider, m.model)]
+    return m.provider + "".join(f" via relay {relay!r}" + ("" if n == m.requests else f" ({n:,} req)") for relay, n in via)
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:
