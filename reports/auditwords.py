@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
 from prefixbench.simulator.providers.hosts import third_party_host
-from prefixbench.simulator.providers.vllm import own_host
+from prefixbench.simulator.providers.vllm import OLLAMA_CLOUD, ollama_cloud, own_host
 
 
 def ratio_basis(reporting: int, total: int) -> str:
@@ -106,7 +106,9 @@ def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str
     engines: Counter[str] = Counter()
     for model, host, n in hosts:
         no_price[model] -= n
-        if own_host(host):
+        if ollama_cloud(model, host):  # (Ollama's cloud bills it through its plans: no engine of the user's)
+            billed[OLLAMA_CLOUD] += n
+        elif own_host(host):
             engines[host] += n
         else:  # (one spelling a host: fireworks, fireworks-ai and Fireworks are one)
             billed[third_party_host(host) or host] += n
