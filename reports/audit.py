@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
@@ -1052,10 +1052,12 @@ def _text_file(path: Path):
 
 
 def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None,
-                  what_if_md: str | None = None) -> list[Path]:
+                  what_if_md: str | None = None, say: Callable[[str], None] | None = None) -> list[Path]:
     """audit.md, audit.csv, audit.json, audit.png and report.html in ``out``, all or nothing;
     ``what_if_md``: ``--what-if``'s section (:func:`what_if_markdown`), which ends audit.md as
-    it ends ``--format md``.
+    it ends ``--format md``; ``say``: told before each step that takes seconds on a big log (the
+    tables, the chart, the page), as ``audit``'s progress says its steps
+    (:meth:`~prefixbench.reports.progress.ReadProgress.phase`).
 
     Everything is written to a staging folder beside ``out`` first, then lands together
     (:func:`prefixbench.reports.outdir.staged_out`), so a failure or a kill never leaves half
@@ -1063,14 +1065,18 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     """
     from prefixbench.reports.outdir import staged_out
 
+    tell = say or (lambda text: None)
     with staged_out(out, AUDIT_FILES) as staging:
+        tell(f"writing {out}/: audit.md, audit.csv, audit.json")
         markdown = audit_markdown(result) + (f"\n{what_if_md}\n" if what_if_md else "")
         (staging / "audit.md").write_text(printable(markdown), encoding="utf-8")
         with _text_file(staging / "audit.csv") as handle:
             write_audit_csv(result, handle)
         with _text_file(staging / "audit.json") as handle:
             write_chunks(audit_json_chunks(result, what_if), handle, batch=_CHUNKS_A_WRITE)
+        tell(f"drawing {out}/audit.png")
         audit_chart(result, staging / "audit.png")
+        tell(f"writing {out}/report.html")
         (staging / "report.html").write_text(printable(audit_html(result, what_if)), encoding="utf-8")
     return [out / name for name in AUDIT_FILES]
 
@@ -1480,7 +1486,7 @@ def _run_audit_command(args) -> int:
         if args.format != "json":
             emit(what_if_md if args.format == "md" else table)
     if args.out is not None:
-        write_outputs(result, args.out, what_if, what_if_md)
+        write_outputs(result, args.out, what_if, what_if_md, say=lambda text: progress.phase(visible(text)))
         if not args.quiet:  # as sweep says where it wrote
             emit(visible(f"wrote {args.out}/: {', '.join(AUDIT_FILES)}"), sys.stderr)
     if args.junit is not None:
