@@ -6,6 +6,7 @@ changed down to the relay's cache, not OpenAI's best effort."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -69,8 +70,18 @@ def test_a_relay_named_by_model_provider_is_said_and_its_misses_are_its_own(tmp_
 
 
 def test_only_an_unknown_model_provider_is_a_relay(tmp_path: Path) -> None:
-    from prefixbench.workloads.logs.formats.codex import _relay
-    assert _relay({"model_provider": "codex"}) == "codex"
-    # OpenAI's own, a self-hosted engine, Codex's --oss host and a host of open models are not.
-    for named in ("openai", "OpenAI", "ollama", "oss", "lmstudio", "fireworks", ""):
-        assert _relay({"model_provider": named}) == "", named
+    from prefixbench.simulator.providers.hosts import agent_relay
+    from prefixbench.workloads.audit.core import load_trace
+
+    assert agent_relay("codex", "openai") == "codex" and agent_relay(" my-relay ", "openai") == "my-relay"
+    # OpenAI's own, a provider the audit knows, a self-hosted engine, Codex's --oss host and a
+    # host of open models are not.
+    for named in ("openai", "OpenAI", "deepseek", "ollama", "oss", "lmstudio", "fireworks", ""):
+        assert agent_relay(named, "openai") == "", named
+    # Codex's OpenTelemetry export names the provider as its rollouts do.
+    export = Path(__file__).parents[1] / "logs" / "fixtures" / "otel_codex.json"
+    relayed = tmp_path / "otel_codex.json"
+    relayed.write_text(export.read_text().replace('"stringValue": "OpenAI"', '"stringValue": "codex"'))
+    assert {r.relay for r in load_trace([export])[0]} == {""}
+    # (its second conversation names no provider: read by its model's name, no relay)
+    assert Counter((r.provider, r.relay) for r in load_trace([relayed])[0]) == {("openai", "codex"): 4, ("openai", ""): 2}

@@ -136,7 +136,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import OPENAI, provider_named_in, rules_for
-from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers.hosts import agent_relay, billing_host
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -202,17 +202,9 @@ def _upstream(session_meta: dict) -> str:
 
 
 def _relay(session_meta: dict) -> str:
-    """The ``model_provider`` of a session whose calls went to an endpoint of the user's own
-    configuration rather than the model maker's: a name other than ``openai`` (Codex's default)
-    that names no provider, self-hosted engine or host of open models the audit knows (a
-    reseller's relay, configured in ``config.toml`` with its own ``base_url``: ``codex``). Its
-    calls keep OpenAI's rules and list prices, but the cache that answered and the bill are the
-    relay's (the audit says so); "" for any other."""
-    named = str(session_meta.get("model_provider", "")).strip()
-    lowered = named.lower()
-    if not lowered or lowered == OPENAI.name or _upstream(session_meta) or self_hosted_upstream(lowered, oss=True):
-        return ""
-    return named if provider_named_in(lowered, UNKNOWN) is UNKNOWN else ""
+    """The relay a session's calls went through (:func:`~prefixbench.simulator.providers.hosts.agent_relay`
+    of its ``model_provider``, OpenAI being Codex's own): "" for none."""
+    return agent_relay(str(session_meta.get("model_provider", "")), OPENAI.name)
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:
