@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, relay_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -330,23 +330,13 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}"
-        f"{_relay_words(result)}, "
+        f"{relay_words(result.relays)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
             f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
             if result.explicit_caches else ""
         )
     )
-
-
-def _relay_words(result: AuditResult) -> str:
-    """What the headline's *paid* adds where calls went through a relay: the maker's list price,
-    not the relay's bill, and which relay (:attr:`AuditResult.relays`)."""
-    if not result.relays:
-        return ""
-    calls = sum(n for *_, n in result.relays)
-    names = ", ".join(dict.fromkeys(repr(relay) for _, _, relay, _ in result.relays))
-    return f" (at the maker's list price, not the relay's bill: {calls:,} request(s) through the relay {names})"
 
 
 def _write(count: int | None) -> str:
@@ -1042,7 +1032,7 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
     if result.sessionless_lanes:
         lanes = [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None)
                  for lane in fold_sessionless(result.lanes, result.sessionless_lanes)]
-    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts,
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts, relays=result.relays,
                       lanes=lanes)
 
 

@@ -115,6 +115,18 @@ def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str
     return dict(no_usage), dict(no_price), (dict(billed), dict(engines))
 
 
+def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
+    """What the headline's *paid* adds where calls went through a relay (``(provider, model, relay,
+    requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.relays`): the maker's list
+    price, not the relay's bill, and which relay; "" where none did."""
+    relays = list(relays)
+    if not relays:
+        return ""
+    calls = sum(n for *_, n in relays)
+    names = ", ".join(dict.fromkeys(repr(relay) for _, _, relay, _ in relays))
+    return f" (at the maker's list price, not the relay's bill: {calls:,} request(s) through the relay {names})"
+
+
 def unpriced_misses_words(misses: int) -> str:
     """What the lost-dollars total leaves out: `` (not in it: 2 misses with no dollar figure)``, '' when
     every miss that lost tokens is priced (no price row, or a range only: ``-`` in the causes table)."""

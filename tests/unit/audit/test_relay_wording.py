@@ -10,7 +10,8 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from prefixbench.reports.audit import audit_json, audit_table
+from prefixbench.reports.audit import audit_html, audit_json, audit_table
+from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.core import run_audit
 from tests.unit.audit.fixtures import write_jsonl
 
@@ -67,6 +68,9 @@ def test_a_relay_named_by_model_provider_is_said_and_its_misses_are_its_own(tmp_
     assert any(n.startswith("6 request(s) of gpt-5.1-codex-max went through 'myrelay', a relay") and "not the relay's bill" in n
                for n in notes)
     assert "relay" not in audit_table(direct)
+    # The page's subtitle says it as the terminal's headline does.
+    assert (f"paid {format_usd(relayed.totals.cost_usd)} (at the maker&#x27;s list price, not the relay&#x27;s bill: 6 request(s) through the relay "
+            "&#x27;myrelay&#x27;)") in audit_html(relayed)
 
 
 def test_only_an_unknown_model_provider_is_a_relay(tmp_path: Path) -> None:
