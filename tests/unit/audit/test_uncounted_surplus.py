@@ -109,3 +109,33 @@ def test_a_resumed_sessions_zero_line_is_named_whichever_file_is_read_first(tmp_
     assert words[(a, b)] == words[(b, a)] == (
         "read 4,000 tokens more than the previous request left cached: the log has a response with no "
         "token counts between them (its file's line 6), which was sent and may have cached")
+
+
+def test_jobs_2_names_the_same_lines_as_jobs_1(tmp_path: Path, capfd, monkeypatch) -> None:
+    # The lanes' uncounted lines and the copies' lines reach the workers of a pass in parts.
+    from prefixbench.reports.cli import main
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.workloads.audit import core
+    from prefixbench.workloads.audit.core import audit_requests, load_trace
+
+    monkeypatch.setattr(core, "PARALLEL_PASS_AT_LEAST", 0)
+    monkeypatch.setattr(core, "LARGEST_PART", 1.0)
+    made = []
+    parts = core.pass_parts
+    monkeypatch.setattr(core, "pass_parts", lambda inputs, jobs: made.append(parts(inputs, jobs)) or made[-1])
+    _resumed(tmp_path)
+    other = Transcript("s9", version="2.0.76")
+    other.user("another repo", "2026-01-04T10:00:00.000Z", root=True)
+    other.assistant("req_9", "2026-01-04T10:00:02.000Z", [cc_usage(3, 0, 5_000, 10)], model="claude-opus-4-1-20250805")
+    write_jsonl(tmp_path / "c.jsonl", other.lines)
+    outputs = []
+    for jobs in ("1", "2"):
+        code = main(["audit", str(tmp_path), "--quiet", "--format", "json", "--jobs", jobs])
+        captured = capfd.readouterr()
+        outputs.append((code, captured.out, captured.err))
+    assert outputs[0][0] == 0 and outputs[0] == outputs[1]
+    requests, summaries = load_trace([tmp_path])
+    details = [[row.detail for row in audit_requests(requests, summaries, Prices(None), jobs=jobs).rows] for jobs in (1, 2)]
+    assert details[0] == details[1]
+    assert any("no token counts between them (its file's line 6)" in detail for detail in details[1])
+    assert any(p is not None and len(p) > 1 for p in made)
