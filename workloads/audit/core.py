@@ -1290,7 +1290,7 @@ def audit_requests(
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
                          file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks),
-                         read_later(requests, positions, ticks, readies), _uncounted(summaries))
+                         read_later(requests, positions, ticks, readies), _uncounted(summaries), _copies(summaries))
     # Each row under its file's bucket: the rows are listed file by file, in line order.
     buckets = _Rows() if spill is None else spill
     of_file = explicit.cost_by(caches, lambda c: c.file)
@@ -1364,8 +1364,10 @@ class _PassInputs(msgspec.Struct):
     #: At each place in the send order, the position of the later call that read past this one's
     #: read of the same content, of what no call since had written (:func:`read_later`), -1 where none did.
     later: array
-    #: Each file's lines, ascending, of responses sent without any token count (``SENT_UNCOUNTED``).
-    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    #: Each file's lines, ascending, of responses sent without any token count (``SENT_UNCOUNTED``),
+    #: by lane, and the lines of the calls it holds that another file counts (:func:`_uncounted`).
+    uncounted: dict[str, dict[str, tuple[int, ...]]] = msgspec.field(default_factory=dict)
+    copies: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
 
 class _Passed(msgspec.Struct):
@@ -1580,7 +1582,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
-    shared = _Shared(heads, prices, Histories(heads), created=created, uncounted=inputs.uncounted)
+    shared = _Shared(heads, prices, Histories(heads), created=created, uncounted=inputs.uncounted,
+                     copies=inputs.copies)
     uses = node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
@@ -2825,20 +2828,29 @@ class _Shared(msgspec.Struct):
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
     created: dict[str, int] = msgspec.field(default_factory=dict)
-    #: Each file's lines, ascending, of responses sent without any token count (no call here).
-    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    #: Each file's lines, ascending, of responses sent without any token count (no call here), by lane.
+    uncounted: dict[str, dict[str, tuple[int, ...]]] = msgspec.field(default_factory=dict)
+    #: Each file's line of each call it holds that another file counts, by request id.
+    copies: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
 
-def _uncounted(summaries: Iterable[FileSummary]) -> dict[str, tuple[int, ...]]:
+def _uncounted(summaries: Iterable[FileSummary]) -> dict[str, dict[str, tuple[int, ...]]]:
     """Each file's lines, ascending, of the responses its endpoint answered without any token
-    count (skipped as ``SENT_UNCOUNTED``): calls that were sent, and may have cached, though the
-    log counts none of them."""
-    out = {}
+    count (:attr:`FileSummary.uncounted`, skipped as ``SENT_UNCOUNTED``), by lane: calls that were
+    sent, and may have cached, though the log counts none of them."""
+    out: dict[str, dict[str, tuple[int, ...]]] = {}
     for summary in summaries:
-        lines = sorted(line for line, why in summary.skipped if why == SENT_UNCOUNTED)
-        if lines:
-            out[summary.file] = tuple(lines)
+        by_lane: dict[str, list[int]] = {}
+        for line, lane in summary.uncounted:
+            by_lane.setdefault(lane, []).append(line)
+        if by_lane:
+            out[summary.file] = {lane: tuple(sorted(lines)) for lane, lines in by_lane.items()}
     return out
+
+
+def _copies(summaries: Iterable[FileSummary]) -> dict[str, dict[str, int]]:
+    """Each file's line of each call it holds that another file counts (:attr:`FileSummary.copies`)."""
+    return {summary.file: dict(summary.copies) for summary in summaries if summary.copies}
 
 
 class _Step(msgspec.Struct, frozen=True):
@@ -2922,12 +2934,18 @@ def _identity(step: _Step) -> bool | None:
 
 
 def _uncounted_between(step: _Step, shared: _Shared) -> tuple[int, ...]:
-    """The lines of responses with no token counts between the lane's previous request and this
-    one, in their one file (``()`` where there are none)."""
-    lines = shared.uncounted.get(step.r.file)
-    if not lines or step.prev is None or step.prev.request.file != step.r.file:
+    """The lines of responses of this request's lane with no token counts between the lane's
+    previous request and this one in this request's file (``()`` where there are none). A previous
+    request another file counted starts the window at its copy's line here (a resumed or forked
+    session), whichever file was read first; one with no copy here leaves none."""
+    lines = shared.uncounted.get(step.r.file, {}).get(step.r.lane)
+    if not lines or step.prev is None:
         return ()
-    return lines[bisect_right(lines, step.prev.request.line):bisect_left(lines, step.r.line)]
+    prev = step.prev.request
+    start = prev.line if prev.file == step.r.file else shared.copies.get(step.r.file, {}).get(prev.request_id)
+    if start is None:
+        return ()
+    return lines[bisect_right(lines, start):bisect_left(lines, step.r.line)]
 
 
 def _uncounted_words(lines: tuple[int, ...]) -> str:

@@ -553,6 +553,12 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: OpenTelemetry export's ``service.name``): a log format's name where the agent has one
     #: (``claude-code``: its settings apply), else the agent's own name; "" where none is named.
     agent: str = ""
+    #: ``(line, lane)`` of the responses skipped as :data:`SENT_UNCOUNTED`, ascending: the audit
+    #: names one as evidence only for a request of the same lane.
+    uncounted: tuple[tuple[int, str], ...] = ()
+    #: ``(request id, line)`` of the calls this file holds that another file counts (a resumed or
+    #: forked session's copies): where the lane's previous call sits in this file.
+    copies: tuple[tuple[str, int], ...] = ()
 
 
 #: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of
