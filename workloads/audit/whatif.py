@@ -1380,13 +1380,27 @@ def _left_cached(prev: TraceRequest) -> int:
     return u.cache_read + u.cache_write if writes_reported(prev.provider, u) else rules_for(prev.provider).cacheable(u)
 
 
+#: The folders of an agent's home that hold its sessions, innermost part last: the path up to
+#: one of them is one home, one account's client and cache (Claude Code's ``.claude/projects``,
+#: Codex's ``.codex/sessions``, pi's ``.pi/agent/sessions``, Gemini CLI's ``.gemini/tmp``,
+#: opencode's ``opencode/storage``).
+_AGENT_HOMES = ((".claude", "projects"), (".codex", "sessions"), (".pi", "agent", "sessions"), (".gemini", "tmp"),
+                ("opencode", "storage"))
+
+
 def _source_of(file: str) -> str:
-    """The source a file came from, for the survival bound (:func:`_judged_gaps`): the path up
-    to its agent home's ``projects`` or ``sessions`` folder, the outermost (a Claude Code, pi or
-    Codex home, whose sessions lie in folders under it), else its folder. Histories are never
-    pooled across sources: what one home's entries did says nothing of another's client."""
+    """The source a file came from, for the survival bound (:func:`_judged_gaps`): one agent home
+    (one account's cache), the same grain in every format. The path up to the innermost agent
+    home folder in it (:data:`_AGENT_HOMES`); else up to its innermost ``projects`` or
+    ``sessions`` folder (a copied home, whose sessions lie in folders under it); else its
+    folder. Histories are never pooled across sources: what one home's entries did says nothing
+    of another's client, and a ``projects`` folder above two homes keeps them apart."""
     parts = file.split("/")
-    for k in range(len(parts) - 1):
+    for k in range(len(parts) - 2, -1, -1):
+        for home in _AGENT_HOMES:
+            if tuple(parts[k:k + len(home)]) == home and k + len(home) < len(parts):
+                return "/".join(parts[:k + len(home)])
+    for k in range(len(parts) - 2, -1, -1):
         if parts[k] in ("projects", "sessions"):
             return "/".join(parts[:k + 1])
     return "/".join(parts[:-1])

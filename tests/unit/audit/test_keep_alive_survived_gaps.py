@@ -185,3 +185,32 @@ def test_openai_survivals_are_judged_past_the_floor_from_what_its_prompt_cached(
                                   "not bridged"), keep.detail
     # Idle is measured from the response's end (3 s after the send), not send to send.
     assert "(gpt-5.4: 1 idle no longer than a bound of at most 7m57s" in keep.detail, keep.detail
+
+
+def test_a_projects_folder_above_two_homes_keeps_their_histories_apart(tmp_path: Path) -> None:
+    # Two users' homes under one ``projects`` folder: one home's survivals say nothing of the
+    # other's client, so the other's 10 min gap is bridged. (Before, the outermost ``projects``
+    # folder was the source: both homes pooled, and the gap was left unbridged.)
+    history = [(0, 20, 0, 13_000), (12, 20, 13_000, 60), (24, 20, 13_060, 60)]
+    later = [(30, 20, 0, 13_000), (40, 20, 0, 13_100)]
+    for home in (".pi/agent/sessions", "sessions"):
+        keep = _keep(_session(tmp_path / home / "projects" / "alice" / home / "p" / "a.jsonl", history),
+                     _session(tmp_path / home / "projects" / "bob" / home / "q" / "b.jsonl", later))
+        assert NOT_BRIDGED not in keep.detail, (home, keep.detail)
+    # The same two sessions in one home pool their history.
+    same = _keep(_session(tmp_path / "one" / ".pi" / "agent" / "sessions" / "p" / "a.jsonl", history),
+                 _session(tmp_path / "one" / ".pi" / "agent" / "sessions" / "q" / "b.jsonl", later))
+    assert "1 idle gap(s) past the TTL not bridged" in same.detail, same.detail
+
+
+def test_a_source_is_one_agent_home_in_every_format() -> None:
+    from prefixbench.workloads.audit.whatif import _source_of
+
+    assert _source_of("/home/u/projects/alice/.claude/projects/-w-x/s.jsonl") == "/home/u/projects/alice/.claude/projects"
+    assert _source_of("/home/u/projects/alice/.claude/projects/-w-x/s/subagents/a.jsonl") == (
+        "/home/u/projects/alice/.claude/projects")
+    assert _source_of("/home/u/projects/bob/.codex/sessions/2026/05/04/r.jsonl") == "/home/u/projects/bob/.codex/sessions"
+    assert _source_of("/h/projects/c/.pi/agent/sessions/--w--/s.jsonl") == "/h/projects/c/.pi/agent/sessions"
+    assert _source_of("/h/.gemini/tmp/abc123/chats/s.json") == "/h/.gemini/tmp"
+    assert _source_of("/backup/projects/x/sessions/p/s.jsonl") == "/backup/projects/x/sessions"
+    assert _source_of("/logs/run/s.jsonl") == "/logs/run"
