@@ -34,15 +34,18 @@ Fixes (:data:`FIXES`):
   the instruction appended, under the envelope :func:`~prefixbench.kernel.engines.checkpoint.summary_envelope`
   picks with ``inherit_envelope`` on.
 * ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
-  bridge), the lane's previous request is sent again every TTL minus 30 s, so the next request
-  reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
+  bridge), the lane's previous request is sent again every TTL minus 30 s, counted from where
+  the re-simulation starts the entry's lifetime (the provider's ``ttl_from``: the send, or
+  Qwen's response end, :func:`_lifetime_from`), so the next request reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
   as one change of the lane with ``index`` -1. Every gap past the interval is bridged, whether
   or not the entry outlived it (a client cannot know that when the gap starts); the interval is
   the TTL (OpenAI's in-memory retention at its 5 min lower end) but, per source and model, where
-  the history before the gap shows entries outliving it: a gap no longer than the longest idle
-  up to which every earlier judged gap was read in full, resting on at least two such reads, is
-  not bridged (:func:`_judged_gaps`, :func:`_bound`), a schedule a client could take from what
-  it had seen.
+  the history before the gap shows entries outliving it: the longest idle up to which every
+  earlier judged gap was read in full, resting on at least two such reads, moves the first ping
+  to 30 s before that length (a gap that ends sooner is not bridged), then every TTL minus 30 s
+  (:func:`_judged_gaps`, :func:`_bound`), a schedule a client could take from what it had seen:
+  a gap is history once its next request's response has ended, and the history is one agent
+  home's (:func:`_source_of`).
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -129,7 +132,10 @@ FIXES: dict[str, str] = {
     "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
     "(a client cannot know that when the gap starts); on a model whose earlier gaps in the same source show its entries "
     "outliving the TTL (at least two read in full past the TTL and margin, idle measured from the response's end, and "
-    "every judged gap up to that length read in full), the lane pings only past that length",
+    f"every judged gap up to that length read in full), the lane's first ping comes {KEEP_ALIVE_MARGIN_MS // 1000} s "
+    f"before that length of idle (a gap that ends sooner is not bridged), then every TTL minus "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s; without such a bound the TTL and its pings count from where the provider starts "
+    "an entry's lifetime (the send; Qwen: the response's end)",
 }
 
 
@@ -1380,13 +1386,27 @@ def _left_cached(prev: TraceRequest) -> int:
     return u.cache_read + u.cache_write if writes_reported(prev.provider, u) else rules_for(prev.provider).cacheable(u)
 
 
+#: The folders of an agent's home that hold its sessions, innermost part last: the path up to
+#: one of them is one home, one account's client and cache (Claude Code's ``.claude/projects``,
+#: Codex's ``.codex/sessions``, pi's ``.pi/agent/sessions``, Gemini CLI's ``.gemini/tmp``,
+#: opencode's ``opencode/storage``).
+_AGENT_HOMES = ((".claude", "projects"), (".codex", "sessions"), (".pi", "agent", "sessions"), (".gemini", "tmp"),
+                ("opencode", "storage"))
+
+
 def _source_of(file: str) -> str:
-    """The source a file came from, for the survival bound (:func:`_judged_gaps`): the path up
-    to its agent home's ``projects`` or ``sessions`` folder, the outermost (a Claude Code, pi or
-    Codex home, whose sessions lie in folders under it), else its folder. Histories are never
-    pooled across sources: what one home's entries did says nothing of another's client."""
+    """The source a file came from, for the survival bound (:func:`_judged_gaps`): one agent home
+    (one account's cache), the same grain in every format. The path up to the innermost agent
+    home folder in it (:data:`_AGENT_HOMES`); else up to its innermost ``projects`` or
+    ``sessions`` folder (a copied home, whose sessions lie in folders under it); else its
+    folder. Histories are never pooled across sources: what one home's entries did says nothing
+    of another's client, and a ``projects`` folder above two homes keeps them apart."""
     parts = file.split("/")
-    for k in range(len(parts) - 1):
+    for k in range(len(parts) - 2, -1, -1):
+        for home in _AGENT_HOMES:
+            if tuple(parts[k:k + len(home)]) == home and k + len(home) < len(parts):
+                return "/".join(parts[:k + len(home)])
+    for k in range(len(parts) - 2, -1, -1):
         if parts[k] in ("projects", "sessions"):
             return "/".join(parts[:k + 1])
     return "/".join(parts[:-1])
@@ -1406,10 +1426,22 @@ def _idle_from(prev: TraceRequest, tick: int, ready: int) -> int:
     return max(tick, ready)
 
 
+def _lifetime_from(prev: TraceRequest, tick: int, ready: int) -> int:
+    """Where the lifetime of ``prev``'s entry starts, as the re-simulation counts it (the rules'
+    ``ttl_from``, :class:`~prefixbench.simulator.chain.ChainCache`): its send (``start``), its
+    response's first byte (``response``) or its response's end (``end``, :func:`_idle_from`).
+    Keep-alive's pings at the TTL count from there, so none comes after the entry went."""
+    ttl_from = rules_for(prev.provider).ttl_from
+    if ttl_from == "end":
+        return _idle_from(prev, tick, ready)
+    return max(tick, ready) if ttl_from == "response" else tick
+
+
 class _Judged(msgspec.Struct, frozen=True, gc=False):
-    """One idle gap past the interval the log can judge: when its next request was sent
-    (``end``), how long it was idle (from the previous response's end), whether the next
-    request read in full what the previous one left cached, and that request."""
+    """One idle gap past the interval the log can judge: when its outcome was known (``end``: its
+    next request's response's end, else its ready time, :func:`_idle_from`), how long it was
+    idle (from the previous response's end), whether the next request read in full what the
+    previous one left cached, and that request."""
 
     end: int
     idle: int
@@ -1419,8 +1451,9 @@ class _Judged(msgspec.Struct, frozen=True, gc=False):
 
 def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies: Sequence[int],
                  positions: Sequence[int], ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str, str], list[_Judged]]:
-    """Per (source, provider, model), in send order of their next request, the idle gaps whose
-    outcome shows something of an entry's life: the previous request of the lane, of the same
+    """Per (source, provider, model), in the order their outcome was known (the next request's
+    response's end, :func:`_idle_from`), the idle gaps whose outcome shows something of an
+    entry's life: the previous request of the lane, of the same
     model, left something cached and both report their cache; the gap, measured from the
     previous response's end, is past the keep-alive interval (:func:`_keep_alive_ttl`); and no
     other request of that provider and model in the same source was sent during it (it may have
@@ -1454,7 +1487,9 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
         read = _read_in_full(r, prev)
         if read and idle <= interval + KEEP_ALIVE_MARGIN_MS:
             continue
-        judged[key].append(_Judged(ticks[i], idle, read, r))
+        judged[key].append(_Judged(_idle_from(r, ticks[i], readies[i]), idle, read, r))
+    for gaps in judged.values():
+        gaps.sort(key=lambda g: g.end)  # stable: equal ends stay in send order
     return judged
 
 
@@ -1484,11 +1519,14 @@ def _bound(history: Sequence[_Judged]) -> tuple[int, TraceRequest, int] | None:
 
 def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | None = None) -> _Plan:
     """Keep-alive requests inside every idle gap longer than the lane's keep-alive interval (see
-    :data:`FIXES`), whether or not its entry outlived it, but for a gap no longer than its model's
-    survival bound at the time the gap starts (:func:`_bound` of the gaps of its source and model
-    that had ended by then, :func:`_judged_gaps`): that one is not bridged, and the detail says how
-    many were not, per model. Only history is used: a gap's own outcome, or a later one's, is
-    hindsight a client does not have when the gap starts."""
+    :data:`FIXES`), whether or not its entry outlived it: the first a margin before the interval
+    ends (counted from where the entry's lifetime starts, :func:`_lifetime_from`), then one every
+    interval minus the margin. Where its model's survival bound at the time the gap starts is
+    longer (:func:`_bound` of the gaps of its source and model whose outcome was known by then,
+    :func:`_judged_gaps`), the first comes a margin before the bound instead, in idle from the
+    previous response's end (:func:`_idle_from`, the bound's own measure); a gap that ends before
+    it is not bridged, and the detail says how many were not, per model. Only history is used: a
+    gap's own outcome, or a later one's, is hindsight a client does not have when the gap starts."""
     from prefixbench.workloads.audit.precedence import NO_TTL_MS, duration, ttl_ms
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
@@ -1517,27 +1555,38 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         timed = True
         if prev.usage is None or (prev.body is None and prev.prefix is None):
             continue
-        start, end = ticks[j], ticks[i]
+        # The TTL's pings count from where the provider's entry lifetime starts, as the
+        # re-simulation counts it (:func:`_lifetime_from`); the bound, an idle the log showed
+        # entries outliving, counts from the previous response's end (:func:`_idle_from`).
+        lifetime, start, end = _lifetime_from(prev, ticks[j], readies[j]), _idle_from(prev, ticks[j], readies[j]), ticks[i]
         # OpenAI's in-memory retention lasts 5-10 min, best effort: a keep-alive planned at the
         # upper end may come after the entry went, so it pings before the lower end, and a gap
         # past the lower end is one to bridge.
         interval = _keep_alive_ttl(prev, ttl)
         step = interval - KEEP_ALIVE_MARGIN_MS
-        pings = [start + step * k for k in range(1, KEEP_ALIVE_MAX + 2) if start + step * k < end]
-        if end - start <= interval or not pings or len(pings) > KEEP_ALIVE_MAX:
-            continue
+        if end - lifetime <= interval:
+            continue  # the entry lives past the next send (as the re-simulation counts its TTL)
         key = (_source_of(prev.file), prev.provider, prev.model)
-        # The history a client has when the gap starts: the judged gaps whose next request was
-        # sent by then (the gap's own previous request among them: its response, read or not,
-        # came before the idle began), never this gap or a later one.
+        # The history a client has when the gap starts: the judged gaps whose outcome was known
+        # by then (their next request's response had ended: the gap's own previous request among
+        # them, whose response, read or not, ended as the idle began), never this gap or a later one.
         seen = bisect_right(ends.get(key, ()), start)
         if (key, seen) not in bounds:
             bounds[(key, seen)] = _bound(judged[key][:seen]) if seen else None
         outlived = bounds[(key, seen)]
-        if outlived is not None and end - _idle_from(prev, start, readies[j]) <= outlived[0]:
+        # A client that trusts entries to outlive the bound pings first a margin before it (in
+        # idle), then every interval minus the margin; else a margin before the TTL, and so on.
+        if outlived is not None and outlived[0] <= interval:
+            outlived = None  # a bound under this lane's interval (another TTL's gaps): the interval decides
+        first = (lifetime + interval if outlived is None else start + outlived[0]) - KEEP_ALIVE_MARGIN_MS
+        pings = [first + step * k for k in range(KEEP_ALIVE_MAX + 1) if first + step * k < end]
+        if outlived is not None and not pings:
+            # The gap ended before the first ping a client trusting the bound would send.
             kept[(prev.provider, prev.model)] += 1
             if outlived[0] > widest.get((prev.provider, prev.model), (-1,))[0]:
                 widest[(prev.provider, prev.model)] = outlived
+            continue
+        if not pings or len(pings) > KEEP_ALIVE_MAX:
             continue
         gaps += 1
         for k, tick in enumerate(pings, 1):
@@ -1558,7 +1607,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
                         f"which every gap of the model its source had shown before was read in full ({count:,} such reads "
                         f"past the TTL and margin, the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
         outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged, as the log had already shown the "
-                         f"model's entries outliving gaps that long, so a client would ping it only past them ({'; '.join(each)})")
+                         f"model's entries outliving gaps that long, so a client's first ping, {KEEP_ALIVE_MARGIN_MS // 1000} s before that length, would come after the gap's end ({'; '.join(each)})")
     if not gaps:
         if outlived_text:
             return _Plan(requests, lambda r: None, f"no idle gap bridged: {outlived_text}")

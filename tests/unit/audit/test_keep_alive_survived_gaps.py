@@ -81,7 +81,8 @@ def test_a_gap_within_the_bound_of_earlier_gaps_is_not_bridged(tmp_path: Path) -
     # not (bound 12 min on two reads in full); 34-64 is (the 10 min gap read short ends the bound).
     assert keep.detail == (
         "10 keep-alive request(s) bridge 3 idle gap(s) past the TTL; 1 idle gap(s) past the TTL not bridged, as the log "
-        "had already shown the model's entries outliving gaps that long, so a client would ping it only past them "
+        "had already shown the model's entries outliving gaps that long, so a client's first ping, 30 s before that length, "
+        "would come after the gap's end "
         "(MiniMax-M2.5-highspeed: 1 idle no longer than a bound of at most 12m00s, the longest idle up to which every gap "
         "of the model its source had shown before was read in full (2 such reads past the TTL and margin, the longest at "
         "s.jsonl:8))"), keep.detail
@@ -135,19 +136,21 @@ def test_a_gap_to_another_model_is_no_survival_of_the_first(tmp_path: Path) -> N
 
 def test_a_short_read_as_long_as_a_full_one_ends_the_bound_before_it(tmp_path: Path) -> None:
     # 8 and 9 min read in full, then 12 min read short and 12 min read in full: the bound stops
-    # at 9 min, before the equal short read, so the last 11 min gap is bridged.
+    # at 9 min (8m59s of idle), before the equal short read, so the last 11 min gap is bridged.
+    # Once the bound holds, each gap's one ping comes 30 s before it (the last three gaps).
     calls = [(0, 20, 0, 13_000), (8, 20, 13_000, 60), (17, 20, 13_060, 60), (29, 20, 0, 13_200),
              (41, 20, 13_200, 60), (52, 20, 0, 13_300)]
     keep = _keep(_session(tmp_path / "s.jsonl", calls))
-    assert keep.detail == "8 keep-alive request(s) bridge 5 idle gap(s) past the TTL", keep.detail
+    assert keep.detail == "5 keep-alive request(s) bridge 5 idle gap(s) past the TTL", keep.detail
 
 
 def test_a_read_of_six_tenths_is_a_short_read(tmp_path: Path) -> None:
     # 8 and 9 min read in full, 10 min read 60% of what was cached: short (the tolerance is
-    # far tighter), so the bound is 9 min and the next 10 min gap is bridged.
+    # far tighter), so the bound is 9 min and the next 10 min gap is bridged, by one ping 30 s
+    # before the bound.
     calls = [(0, 20, 0, 13_000), (8, 20, 13_000, 60), (17, 20, 13_060, 60), (27, 20, 7_872, 5_300), (37, 20, 0, 13_300)]
     keep = _keep(_session(tmp_path / "s.jsonl", calls))
-    assert keep.detail == "6 keep-alive request(s) bridge 4 idle gap(s) past the TTL", keep.detail
+    assert keep.detail == "4 keep-alive request(s) bridge 4 idle gap(s) past the TTL", keep.detail
 
 
 def test_all_gaps_unbridged_says_so_without_contradiction(tmp_path: Path) -> None:
@@ -185,3 +188,87 @@ def test_openai_survivals_are_judged_past_the_floor_from_what_its_prompt_cached(
                                   "not bridged"), keep.detail
     # Idle is measured from the response's end (3 s after the send), not send to send.
     assert "(gpt-5.4: 1 idle no longer than a bound of at most 7m57s" in keep.detail, keep.detail
+
+
+def test_a_projects_folder_above_two_homes_keeps_their_histories_apart(tmp_path: Path) -> None:
+    # Two users' homes under one ``projects`` folder: one home's survivals say nothing of the
+    # other's client, so the other's 10 min gap is bridged. (Before, the outermost ``projects``
+    # folder was the source: both homes pooled, and the gap was left unbridged.)
+    history = [(0, 20, 0, 13_000), (12, 20, 13_000, 60), (24, 20, 13_060, 60)]
+    later = [(30, 20, 0, 13_000), (40, 20, 0, 13_100)]
+    for home in (".pi/agent/sessions", "sessions"):
+        keep = _keep(_session(tmp_path / home / "projects" / "alice" / home / "p" / "a.jsonl", history),
+                     _session(tmp_path / home / "projects" / "bob" / home / "q" / "b.jsonl", later))
+        assert NOT_BRIDGED not in keep.detail, (home, keep.detail)
+    # The same two sessions in one home pool their history.
+    same = _keep(_session(tmp_path / "one" / ".pi" / "agent" / "sessions" / "p" / "a.jsonl", history),
+                 _session(tmp_path / "one" / ".pi" / "agent" / "sessions" / "q" / "b.jsonl", later))
+    assert "1 idle gap(s) past the TTL not bridged" in same.detail, same.detail
+
+
+def test_a_source_is_one_agent_home_in_every_format() -> None:
+    from prefixbench.workloads.audit.whatif import _source_of
+
+    assert _source_of("/home/u/projects/alice/.claude/projects/-w-x/s.jsonl") == "/home/u/projects/alice/.claude/projects"
+    assert _source_of("/home/u/projects/alice/.claude/projects/-w-x/s/subagents/a.jsonl") == (
+        "/home/u/projects/alice/.claude/projects")
+    assert _source_of("/home/u/projects/bob/.codex/sessions/2026/05/04/r.jsonl") == "/home/u/projects/bob/.codex/sessions"
+    assert _source_of("/h/projects/c/.pi/agent/sessions/--w--/s.jsonl") == "/h/projects/c/.pi/agent/sessions"
+    assert _source_of("/h/.gemini/tmp/abc123/chats/s.json") == "/h/.gemini/tmp"
+    assert _source_of("/backup/projects/x/sessions/p/s.jsonl") == "/backup/projects/x/sessions"
+    assert _source_of("/logs/run/s.jsonl") == "/logs/run"
+
+
+def test_past_the_bound_the_first_ping_comes_a_margin_before_it(tmp_path: Path) -> None:
+    # Two gaps of 12 min read in full set a 12 min bound; the 20 min gap after it is bridged by a
+    # ping at 11m30s of idle, then one every 4m30s (at 16m00s): two, not four from 4m30s.
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import _plan_keep_alive
+
+    requests, summaries = load_trace([_session(tmp_path / "s.jsonl", [(0, 20, 0, 13_000), (12, 20, 13_000, 60),
+                                                                      (24, 20, 13_060, 60), (44, 20, 13_100, 60)])])[:2]
+    plan = _plan_keep_alive(requests, summaries)
+    last = max(r.sent_ms for r in requests if r.sent_ms is not None and r not in plan.added)
+    start = last - 20 * MIN
+    assert sorted(r.sent_ms - start for r in plan.added if r.sent_ms > start) == [11 * MIN + 30_000, 16 * MIN], plan.added
+
+
+def _codex_timed(path: Path, turns: list[tuple[str, str, int, int]], provider: str = "openai") -> Path:
+    """Codex turns: per ``(sent, answered, prompt, read)``, the user's message at ``sent`` and the
+    answer and its token count at ``answered`` (times of day with seconds)."""
+    items = []
+    for sent, answered, prompt, read in turns:
+        items += [(f"{sent}.000", "message", USER), (f"{answered}.000", "message", ANSWER),
+                  (f"{answered}.500", "usage", _usage(prompt, read))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _write(path, items, model="gpt-5.4" if provider == "openai" else "qwen3-coder-plus", provider=provider)
+
+
+def test_a_gap_is_history_once_its_next_response_has_ended(tmp_path: Path) -> None:
+    # Session a's two 8 min gaps read in full; the second's next call answers only at 10:18:00.
+    # Session b's gap starts at 10:16:33, before that answer: a client has one survival then,
+    # no bound, so b's 7 min gap is bridged. (Before, history was keyed on the send, 10:16:00.)
+    home = tmp_path / "home" / "sessions"
+    a = _codex_timed(home / "a.jsonl", [("10:00:00", "10:00:03", 20_000, 0), ("10:08:00", "10:08:03", 20_500, 19_968),
+                                        ("10:16:00", "10:18:00", 21_000, 20_480)])
+    b = _codex_timed(home / "b.jsonl", [("10:16:30", "10:16:33", 20_000, 0), ("10:23:30", "10:23:33", 20_500, 0)])
+    keep = _keep(a, b)
+    assert NOT_BRIDGED not in keep.detail, keep.detail
+    # Answered at 10:16:03 instead, the two survivals are history when b's gap starts.
+    a = _codex_timed(tmp_path / "early" / "sessions" / "a.jsonl", [
+        ("10:00:00", "10:00:03", 20_000, 0), ("10:08:00", "10:08:03", 20_500, 19_968), ("10:16:00", "10:16:03", 21_000, 20_480)])
+    b = _codex_timed(tmp_path / "early" / "sessions" / "b.jsonl", [
+        ("10:16:30", "10:16:33", 20_000, 0), ("10:23:30", "10:23:33", 20_500, 0)])
+    assert NOT_BRIDGED in _keep(a, b).detail
+
+
+def test_the_ttl_counts_from_where_the_provider_starts_an_entrys_lifetime(tmp_path: Path) -> None:
+    # Sent 5m30s apart, the first answer ending a minute after its send. OpenAI's entry lives
+    # from the send (as the re-simulation counts it): past 5 min, one ping. Qwen's lives from the
+    # response's end: 4m30s idle, within its 5 min, so no ping (before: one, send to send).
+    turns = [("10:00:00", "10:01:00", 20_000, 0), ("10:05:30", "10:05:33", 20_500, 0)]
+    openai = _keep(_codex_timed(tmp_path / "o" / "r.jsonl", turns))
+    assert openai.detail == "1 keep-alive request(s) bridge 1 idle gap(s) past the TTL", openai.detail
+    qwen = _keep(_codex_timed(tmp_path / "q" / "r.jsonl", turns, provider="qwen"))
+    assert not _pings(qwen), qwen.detail
+    assert "keep-alive request(s) bridge" not in qwen.detail, qwen.detail
