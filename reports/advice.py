@@ -269,6 +269,10 @@ def advice_lines(result: AuditResult) -> list[str]:
     elif split is not None:
         out.append(split_line(split, none_priced(result.totals.requests, result.totals.unpriced_requests)))
         out += [f"  {name}: {CLASS_MEANINGS[name]}" for name in LOSS_CLASSES]
+        if result.relays and split.requests("unavoidable"):
+            names = ", ".join(dict.fromkeys(repr(relay) for _, _, relay, _ in result.relays))
+            out.append(f"  (the provider's own miss of a call through the relay {names} is the relay's cache's, not the model "
+                       "maker's: the notes say which calls)")
         out.append("")
     return out
 

@@ -11,14 +11,14 @@ import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, relay_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -329,7 +329,8 @@ def _headline(result: AuditResult) -> str:
                    + f", cache read {_count(t.cache_read)}")
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
-        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}, "
+        f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}"
+        f"{relay_words(result.relays)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
             f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
@@ -610,7 +611,7 @@ def _model_lines(result: AuditResult) -> list[str]:
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
-                m.provider, m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
+                _via(result, m), m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
                 _count(m.cache_write), "no price" if not m.priced and m.unpriced_no_usage < m.requests else _paid(m), _lost(m),
             ]
             for m in result.models
@@ -619,6 +620,13 @@ def _model_lines(result: AuditResult) -> list[str]:
     )) + ([ENGINE_PROVIDER] if any(m.provider == "engine" for m in result.models) else []) + (
         [WRITES_NOT_REPORTED] if any(m.cache_read is not None and m.cache_write is None for m in result.models) else []) + (
         _loss_legend(result.models))
+
+
+def _via(result: AuditResult, m: ModelSummary) -> str:
+    """A models row's provider, with the relay its calls went through (``openai via relay 'codex'``:
+    :attr:`AuditResult.relays`; a relay that served only some of them says how many)."""
+    via = [(relay, n) for provider, model, relay, n in result.relays if (provider, model) == (m.provider, m.model)]
+    return m.provider + "".join(f" via relay {relay!r}" + ("" if n == m.requests else f" ({n:,} req)") for relay, n in via)
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:
@@ -1024,7 +1032,7 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
     if result.sessionless_lanes:
         lanes = [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None)
                  for lane in fold_sessionless(result.lanes, result.sessionless_lanes)]
-    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts,
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts, relays=result.relays,
                       lanes=lanes)
 
 
@@ -1034,10 +1042,12 @@ def _text_file(path: Path):
 
 
 def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object]] | None = None,
-                  what_if_md: str | None = None) -> list[Path]:
+                  what_if_md: str | None = None, say: Callable[[str], None] | None = None) -> list[Path]:
     """audit.md, audit.csv, audit.json, audit.png and report.html in ``out``, all or nothing;
     ``what_if_md``: ``--what-if``'s section (:func:`what_if_markdown`), which ends audit.md as
-    it ends ``--format md``.
+    it ends ``--format md``; ``say``: told before each step that takes seconds on a big log (the
+    tables, the chart, the page), as ``audit``'s progress says its steps
+    (:meth:`~prefixbench.reports.progress.ReadProgress.phase`).
 
     Everything is written to a staging folder beside ``out`` first, then lands together
     (:func:`prefixbench.reports.outdir.staged_out`), so a failure or a kill never leaves half
@@ -1045,14 +1055,18 @@ def write_outputs(result: AuditResult, out: Path, what_if: list[dict[str, object
     """
     from prefixbench.reports.outdir import staged_out
 
+    tell = say or (lambda text: None)
     with staged_out(out, AUDIT_FILES) as staging:
+        tell(f"writing {out}/: audit.md, audit.csv, audit.json")
         markdown = audit_markdown(result) + (f"\n{what_if_md}\n" if what_if_md else "")
         (staging / "audit.md").write_text(printable(markdown), encoding="utf-8")
         with _text_file(staging / "audit.csv") as handle:
             write_audit_csv(result, handle)
         with _text_file(staging / "audit.json") as handle:
             write_chunks(audit_json_chunks(result, what_if), handle, batch=_CHUNKS_A_WRITE)
+        tell(f"drawing {out}/audit.png")
         audit_chart(result, staging / "audit.png")
+        tell(f"writing {out}/report.html")
         (staging / "report.html").write_text(printable(audit_html(result, what_if)), encoding="utf-8")
     return [out / name for name in AUDIT_FILES]
 
@@ -1462,7 +1476,7 @@ def _run_audit_command(args) -> int:
         if args.format != "json":
             emit(what_if_md if args.format == "md" else table)
     if args.out is not None:
-        write_outputs(result, args.out, what_if, what_if_md)
+        write_outputs(result, args.out, what_if, what_if_md, say=lambda text: progress.phase(visible(text)))
         if not args.quiet:  # as sweep says where it wrote
             emit(visible(f"wrote {args.out}/: {', '.join(AUDIT_FILES)}"), sys.stderr)
     if args.junit is not None:

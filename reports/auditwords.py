@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
 from prefixbench.simulator.providers.hosts import third_party_host
-from prefixbench.simulator.providers.vllm import own_host
+from prefixbench.simulator.providers.vllm import OLLAMA_CLOUD, ollama_cloud, own_host
 
 
 def ratio_basis(reporting: int, total: int) -> str:
@@ -106,11 +106,25 @@ def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str
     engines: Counter[str] = Counter()
     for model, host, n in hosts:
         no_price[model] -= n
-        if own_host(host):
+        if ollama_cloud(model, host):  # (Ollama's cloud bills it through its plans: no engine of the user's)
+            billed[OLLAMA_CLOUD] += n
+        elif own_host(host):
             engines[host] += n
         else:  # (one spelling a host: fireworks, fireworks-ai and Fireworks are one)
             billed[third_party_host(host) or host] += n
     return dict(no_usage), dict(no_price), (dict(billed), dict(engines))
+
+
+def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
+    """What the headline's *paid* adds where calls went through a relay (``(provider, model, relay,
+    requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.relays`): the maker's list
+    price, not the relay's bill, and which relay; "" where none did."""
+    relays = list(relays)
+    if not relays:
+        return ""
+    calls = sum(n for *_, n in relays)
+    names = ", ".join(dict.fromkeys(repr(relay) for _, _, relay, _ in relays))
+    return f" (at the maker's list price, not the relay's bill: {calls:,} request(s) through the relay {names})"
 
 
 def unpriced_misses_words(misses: int) -> str:

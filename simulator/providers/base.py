@@ -308,6 +308,8 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
     #: provider's :attr:`name` is one too. Another upstream of an open-weight model bills its own
     #: price (:meth:`bills_list_price_at`).
     own_hosts: tuple[str, ...] = ()
+    #: The maker's name as the audit writes it in a sentence (``OpenAI``); "" for :attr:`name`.
+    maker: str = ""
     #: Why a miss with nothing changed is the provider's doing (None: it is not best-effort).
     best_effort_note: str | None = None
     #: Why a miss with nothing changed is the provider's doing for a request known to carry no

@@ -431,9 +431,35 @@ NO_TOKEN_COUNT = "usageMetadata with no token count (blocked prompt?): no model 
 _CHAT_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens", "input_tokens", "output_tokens")
 
 
+#: The same for an OpenAI-shaped usage (the OpenAI-compatible endpoint's, or a gateway's).
+NO_CHAT_COUNT = "usage with no token count (no prompt_tokens, completion_tokens or total_tokens): no model call"
+#: Why a native usage naming cached tokens but no prompt count is left out: the cached part is
+#: known, the prompt's size (and so its uncached part) is not.
+NO_PROMPT_COUNT = "usageMetadata names cached tokens but no prompt token count: the prompt's size is unknown"
+
+
 class NoTokenCount(UserError):
     """A Gemini usage that names no token count at all: no model call was made (a blocked prompt).
-    A reader that can skip a line skips it with :data:`NO_TOKEN_COUNT`; another refuses it."""
+    A reader that can skip a line skips it with its :attr:`reason` (:data:`NO_TOKEN_COUNT`,
+    :data:`NO_CHAT_COUNT`); another refuses it."""
+
+    def __init__(self, where: str, reason: str = NO_TOKEN_COUNT) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.reason = reason
+
+
+class NoPromptCount(NoTokenCount):
+    """A native usage naming cached tokens but not the prompt's count: one call that cannot be
+    read, skipped with :data:`NO_PROMPT_COUNT` where a reader can skip a line (its file is kept)."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(where, NO_PROMPT_COUNT)
+
+
+def _native_shaped(usage: Mapping[str, object]) -> bool:
+    """Whether a count-less usage is shaped as a native ``usageMetadata`` (a camelCase key, or the
+    SDK's ``traffic_type``) rather than an OpenAI-shaped one."""
+    return any(isinstance(key, str) and (key != key.lower() or key == "traffic_type") for key in usage)
 
 
 def has_token_count(usage: Mapping[str, object]) -> bool:
@@ -445,15 +471,17 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     """Gemini usage: the native ``usageMetadata`` (camelCase, or the SDK's snake_case), else the
     OpenAI-compatible endpoint's chat-completions usage. Cached tokens are part of the prompt;
     tool-use prompt tokens are input beside it, thoughts are output. A native usage naming some
-    counts but not the prompt's is read with what it names (the prompt 0).
+    counts but not the prompt's is read with what it names (the prompt 0), unless it names cached
+    tokens: a prompt of unknown size holding them is no count to read.
 
     Raises:
         NoTokenCount: a non-empty usage naming no token count in either shape (no model call).
+        NoPromptCount: cached tokens named with no prompt count (a subclass: skipped alike).
         UserError: a bad count, or cached tokens above the prompt.
     """
     if not has_token_count(usage):
         if usage and not any(key in usage for key in _CHAT_COUNTS):
-            raise NoTokenCount(f"{where}: {NO_TOKEN_COUNT}")
+            raise NoTokenCount(where, NO_TOKEN_COUNT if _native_shaped(usage) else NO_CHAT_COUNT)
         return read_chat_usage(usage, where)
     snake = "promptTokenCount" not in usage and any(isinstance(key, str) and key.endswith("token_count") for key in usage)
     native = "prompt_token_count" if snake else "promptTokenCount"
@@ -463,6 +491,8 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     output = 0
     for key in ("candidates_token_count", "thoughts_token_count") if snake else ("candidatesTokenCount", "thoughtsTokenCount"):
         output += count(usage.get(key), where, key)
+    if cached and native not in usage:
+        raise NoPromptCount(where)
     if cached > total:
         raise UserError(f"{where}: {cached_key} ({cached}) exceeds {native} ({total})")
     tool_key = "tool_use_prompt_token_count" if snake else "toolUsePromptTokenCount"

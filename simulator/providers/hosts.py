@@ -170,6 +170,22 @@ def billing_host(name: str, *, oss: bool = False, litellm: bool = False) -> str:
     return self_hosted_upstream(name, oss=oss, litellm=litellm) or (name if third_party_host(name) is not None else "")
 
 
+def agent_relay(name: str, default: str) -> str:
+    """``name`` (the provider an agent's log says served a call, Codex's ``model_provider``) where
+    it is an endpoint of the user's own configuration, not the model maker's: neither ``default``
+    (the name of the agent's own provider, Codex's ``openai``) nor the name of a provider, a host
+    running open models itself or a host of open models the audit knows (:func:`billing_host`,
+    Codex's ``oss`` among them) but, most likely, a reseller's relay passing the maker's models on
+    (``codex`` in a home whose ``config.toml`` gives it a ``base_url``). The calls keep the
+    maker's rules and list price; the audit names the relay. "" for any other."""
+    from prefixbench.simulator.providers import UNKNOWN, provider_named_in
+
+    lowered = name.strip().lower()
+    if not lowered or lowered == default.lower() or billing_host(name, oss=True):
+        return ""
+    return name.strip() if provider_named_in(lowered, UNKNOWN) is UNKNOWN else ""
+
+
 def agent_host(name: str, model: str) -> str:
     """The ``upstream`` of a call an agent's log says provider ``name`` served as ``model`` (pi's
     and OpenCode's provider id and model): that provider where it runs open models itself,

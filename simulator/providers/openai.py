@@ -251,6 +251,7 @@ RULES = ProviderRules(
     long_write_ttls=("12h",),
     read_multiplier=0.1,
     write_multiplier=1.0,
+    maker="OpenAI",
     best_effort_note="OpenAI routes by a prefix hash and caches best-effort",
     # [M] Codex rollouts (../shared's and a public one, 60 calls): a read often goes past the
     # previous prompt, into the previous response (reasoning included), which Codex sends back

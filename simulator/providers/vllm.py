@@ -80,6 +80,20 @@ def litellm_engine(model: str) -> str:
     return self_hosted_upstream(model.split("/", 1)[0], litellm=True) if "/" in model else ""
 
 
+#: What the audit calls the host of an Ollama ``:cloud`` model (:func:`ollama_cloud`).
+OLLAMA_CLOUD = "Ollama's cloud"
+
+
+def ollama_cloud(model: str, upstream: str) -> bool:
+    """Whether a call of ``model`` that an Ollama host (``upstream``, :func:`self_hosted`) served ran
+    in Ollama's cloud, not on the user's machine: a cloud model's tag ends in ``cloud``
+    (``kimi-k2.5:cloud``, ``gpt-oss:120b-cloud``). Ollama bills such calls through its plans (a
+    subscription's usage allowance, measured in GPU time, or usage credits: no price per token,
+    https://docs.ollama.com/cloud), so no vendor's list price applies, but it is not free either."""
+    name, colon, tag = model.lower().rpartition(":")
+    return bool(colon and name) and tag.endswith("cloud") and "ollama" in upstream.lower().replace("_", "").replace("-", "")
+
+
 def own_host(upstream: str) -> bool:
     """Whether ``upstream``, the host a reader says served a call, is one that no vendor bills: any
     name :func:`self_hosted_upstream` keeps (Codex's ``oss`` and litellm's engines included)."""

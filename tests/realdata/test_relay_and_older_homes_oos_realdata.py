@@ -129,8 +129,11 @@ def test_a_codex_0_63_home_through_a_relay_totals_its_token_counts(tmp_path: Pat
     sums = tuple(map(sum, zip(*(codex_recount([p]) for p in paths))))
     assert (t.requests, t.input, t.cache_read, t.output) == sums == (593, 13_505_974, 5_836_288, 144_522)
     assert codex_recount(paths)[0] == 592
-    # The rollouts name the relay only as "codex", which is read as OpenAI's.
+    # The rollouts name the relay only as "codex", which is read under OpenAI's rules and prices,
+    # the relay named: its misses with nothing changed are the relay's cache's, not OpenAI's.
     assert Counter((r.provider, r.model) for r in result.rows) == {("openai", "gpt-5.1-codex-max"): 593}
+    assert result.relays == (("openai", "gpt-5.1-codex-max", "codex", 593),)
+    assert all(r.detail.startswith("through the relay 'codex': ") for r in result.rows if r.cause == "provider-best-effort")
     # 448 of the 593 calls read 3,072 tokens, the head every session opens with, whatever the
     # session had sent before; 30 read 90% or more of their prompt. OpenAI's cache would have
     # read each conversation back: no rule models the relay (one source).

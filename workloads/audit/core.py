@@ -65,7 +65,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import UNKNOWN, chain_rules, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
-from prefixbench.simulator.providers.vllm import own_host
+from prefixbench.simulator.providers.vllm import ollama_cloud, own_host
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, NO_MISS, verdict
 from prefixbench.workloads.audit import explicit, grid
@@ -479,6 +479,10 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: price or none (:func:`host_unpriced`), as ``(model, host, requests)``: the headline gives
     #: them their own reason. Not in the JSON record (its unpriced counts are per model).
     unpriced_hosts: tuple[tuple[str, str, int], ...] = ()
+    #: The requests that went through a relay the log names (:attr:`TraceRequest.relay`), as
+    #: ``(provider, model, relay, requests)``: the headline and models table name the relay. Not
+    #: in the JSON record (the notes say it).
+    relays: tuple[tuple[str, str, str, int], ...] = ()
     #: The lanes of gateway calls naming no session, each alone (``(file, lane)``): the lanes
     #: tables fold them into one row a file (:func:`fold_sessionless`). Not in the JSON record.
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
@@ -1286,7 +1290,7 @@ def audit_requests(
     created = {c.name: c.tokens for summary in summaries for c in summary.explicit_caches}
     inputs = _PassInputs(requests, heads, prices, ticks, readies, positions, sources, origins, created, follow_reads,
                          file_order, _head_firsts(requests, positions), _head_before(requests, positions, ticks),
-                         read_later(requests, positions, ticks, readies), _uncounted(summaries))
+                         read_later(requests, positions, ticks, readies), _uncounted(summaries), _copies(summaries))
     # Each row under its file's bucket: the rows are listed file by file, in line order.
     buckets = _Rows() if spill is None else spill
     of_file = explicit.cost_by(caches, lambda c: c.file)
@@ -1360,8 +1364,10 @@ class _PassInputs(msgspec.Struct):
     #: At each place in the send order, the position of the later call that read past this one's
     #: read of the same content, of what no call since had written (:func:`read_later`), -1 where none did.
     later: array
-    #: Each file's lines, ascending, of responses sent without any token count (``SENT_UNCOUNTED``).
-    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    #: Each file's lines, ascending, of responses sent without any token count (``SENT_UNCOUNTED``),
+    #: by lane, and the lines of the calls it holds that another file counts (:func:`_uncounted`).
+    uncounted: dict[str, dict[str, tuple[int, ...]]] = msgspec.field(default_factory=dict)
+    copies: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
 
 class _Passed(msgspec.Struct):
@@ -1576,7 +1582,8 @@ def _pass(inputs: _PassInputs, order: Sequence[int], expire: Collection[int], pr
     # their lane's next.
     needed = frozenset(sources.values()) | frozenset(origins.values())
     predictor = Predictor(heads, keep=needed, follow=inputs.follow_reads, in_order=True)
-    shared = _Shared(heads, prices, Histories(heads), created=created, uncounted=inputs.uncounted)
+    shared = _Shared(heads, prices, Histories(heads), created=created, uncounted=inputs.uncounted,
+                     copies=inputs.copies)
     uses = node_uses(requests, positions, order, sources)
     firsts, next_first = inputs.head_firsts, 0
     lane_prev: dict[tuple[str, str], Previous] = {}
@@ -2821,20 +2828,29 @@ class _Shared(msgspec.Struct):
     #: The explicit caches the logs create, with their tokens (a read of another one says its
     #: storage is unknown).
     created: dict[str, int] = msgspec.field(default_factory=dict)
-    #: Each file's lines, ascending, of responses sent without any token count (no call here).
-    uncounted: dict[str, tuple[int, ...]] = msgspec.field(default_factory=dict)
+    #: Each file's lines, ascending, of responses sent without any token count (no call here), by lane.
+    uncounted: dict[str, dict[str, tuple[int, ...]]] = msgspec.field(default_factory=dict)
+    #: Each file's line of each call it holds that another file counts, by request id.
+    copies: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)
 
 
-def _uncounted(summaries: Iterable[FileSummary]) -> dict[str, tuple[int, ...]]:
+def _uncounted(summaries: Iterable[FileSummary]) -> dict[str, dict[str, tuple[int, ...]]]:
     """Each file's lines, ascending, of the responses its endpoint answered without any token
-    count (skipped as ``SENT_UNCOUNTED``): calls that were sent, and may have cached, though the
-    log counts none of them."""
-    out = {}
+    count (:attr:`FileSummary.uncounted`, skipped as ``SENT_UNCOUNTED``), by lane: calls that were
+    sent, and may have cached, though the log counts none of them."""
+    out: dict[str, dict[str, tuple[int, ...]]] = {}
     for summary in summaries:
-        lines = sorted(line for line, why in summary.skipped if why == SENT_UNCOUNTED)
-        if lines:
-            out[summary.file] = tuple(lines)
+        by_lane: dict[str, list[int]] = {}
+        for line, lane in summary.uncounted:
+            by_lane.setdefault(lane, []).append(line)
+        if by_lane:
+            out[summary.file] = {lane: tuple(sorted(lines)) for lane, lines in by_lane.items()}
     return out
+
+
+def _copies(summaries: Iterable[FileSummary]) -> dict[str, dict[str, int]]:
+    """Each file's line of each call it holds that another file counts (:attr:`FileSummary.copies`)."""
+    return {summary.file: dict(summary.copies) for summary in summaries if summary.copies}
 
 
 class _Step(msgspec.Struct, frozen=True):
@@ -2918,12 +2934,18 @@ def _identity(step: _Step) -> bool | None:
 
 
 def _uncounted_between(step: _Step, shared: _Shared) -> tuple[int, ...]:
-    """The lines of responses with no token counts between the lane's previous request and this
-    one, in their one file (``()`` where there are none)."""
-    lines = shared.uncounted.get(step.r.file)
-    if not lines or step.prev is None or step.prev.request.file != step.r.file:
+    """The lines of responses of this request's lane with no token counts between the lane's
+    previous request and this one in this request's file (``()`` where there are none). A previous
+    request another file counted starts the window at its copy's line here (a resumed or forked
+    session), whichever file was read first; one with no copy here leaves none."""
+    lines = shared.uncounted.get(step.r.file, {}).get(step.r.lane)
+    if not lines or step.prev is None:
         return ()
-    return lines[bisect_right(lines, step.prev.request.line):bisect_left(lines, step.r.line)]
+    prev = step.prev.request
+    start = prev.line if prev.file == step.r.file else shared.copies.get(step.r.file, {}).get(prev.request_id)
+    if start is None:
+        return ()
+    return lines[bisect_right(lines, start):bisect_left(lines, step.r.line)]
 
 
 def _uncounted_words(lines: tuple[int, ...]) -> str:
@@ -3434,6 +3456,7 @@ def _summarize(
     where: Counter[tuple[str, object]] = Counter()
     totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches), where)
     days = sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))
+    relays = relayed(requests)
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
         _ranged(sums.lanes, where, "lane", lambda lane: (lane.file, lane.lane)),
@@ -3441,7 +3464,7 @@ def _summarize(
         _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
-        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
@@ -3449,6 +3472,7 @@ def _summarize(
         days=_ranged(days, where, "day", lambda r: r.key),
         explicit_caches=caches,
         unpriced_hosts=host_unpriced(requests, prices),
+        relays=relays,
         sessionless_lanes=sessionless,
     )
 
@@ -4136,6 +4160,26 @@ def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tup
     return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
 
 
+def relayed(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, str, int], ...]:
+    """The requests that went through a relay the log names, as ``(provider, model, relay,
+    requests)`` in that order (:attr:`AuditResult.relays`)."""
+    counted: Counter[tuple[str, str, str]] = Counter((r.provider, r.model, r.relay) for r in requests if r.relay)
+    return tuple((*key, n) for key, n in sorted(counted.items()))
+
+
+def relay_notes(relays: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
+    """What the audit says of the calls that went through a relay (:func:`relayed`): priced at the
+    maker's list price, not the relay's bill, and their unexplained misses the relay's cache's."""
+    notes = []
+    for provider, model, relay, calls in relays:
+        maker = rules_for(provider).maker or provider
+        notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, a relay (the endpoint the log names is "
+                     f"not {maker}'s own): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
+                     f"not show; the cache that answered was the relay's, read under {maker}'s rules (the relay's are not "
+                     f"known), so a miss with nothing changed in the log is put down to the relay, not {maker}")
+    return tuple(notes)
+
+
 def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, ...]:
     """What the audit says of open-weight models a gateway or another host served (:meth:`Prices.at_list_price`):
     those calls a gateway says another host than the model's maker served, or the log names a
@@ -4177,7 +4221,11 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
     # (each model tested once, not each call)
     unnamed = {model for model in unnamed
                if ("/" in model or model in named) and model not in prices.missing and prices.open_weight(model)}
-    notes = [f"no price for {calls:,} request(s) of {model} served by {host}, a host running open models itself: no vendor "
+    notes = [f"no price for {calls:,} request(s) of {model} served by {host}: a cloud model of Ollama's (its tag ends in "
+             "cloud) runs in Ollama's cloud, not on the user's machine, and Ollama bills it through its plans (a usage "
+             "allowance measured in GPU time, or usage credits), not at a price per token the table could hold; counted unpriced"
+             if ollama_cloud(model, host) else
+             f"no price for {calls:,} request(s) of {model} served by {host}, a host running open models itself: no vendor "
              f"bills its calls, whatever the model's name; counted unpriced" if own_host(host) else
              f"no price for {calls:,} request(s) of {model} served by {host} ({_told(model, logged)}): {shown} sets its own "
              "per-token prices and cache discount (or none) for the open models it serves, not their maker's list price, "

@@ -119,6 +119,12 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
         # unknown, not $0; the gate cannot vouch for the log, as --min-hit-ratio cannot.
         lines.append(f"FAIL no loss (no request reports its cache use, so no miss could be seen) to hold to "
                      f"--max-lost-usd ${gate.max_lost_usd}")
+    elif gate.max_lost_usd is not None and (unpriced := _unpriced_misses(result)):
+        # Misses seen, none of them in a dollar figure (no price, a self-hosted engine's calls):
+        # the loss is unknown in dollars, not $0, so the gate cannot vouch for the log either.
+        lines.append(f"FAIL lost unknown in dollars: {len(unpriced):,} miss(es) lost "
+                     f"{sum(row.lost_tokens or 0 for row in unpriced):,} tokens, none of them in a dollar figure, to hold to "
+                     f"--max-lost-usd ${gate.max_lost_usd}")
     elif gate.max_lost_usd is not None and result.totals.lost_usd > gate.max_lost_usd:
         lost = result.totals.lost_usd
         predicted = usd_sum(row.lost_usd for row in result.rows if row.reported_cache_read is None and row.lost_usd)
@@ -139,6 +145,13 @@ def _unseen(row: AuditRow) -> bool:
 def _none_seen(result: AuditResult) -> bool:
     """Whether every request's usage has no cache field: the loss cannot be judged at all."""
     return bool(result.rows) and all(_unseen(row) for row in result.rows)
+
+
+def _unpriced_misses(result: AuditResult) -> list[AuditRow]:
+    """The misses that lost tokens, where every one of them is in no dollar figure (empty where
+    there is none, or one has a dollar figure): ``--max-lost-usd`` cannot judge such a log."""
+    misses = [row for row in result.rows if row.lost_tokens]
+    return misses if all(row.lost_usd is None for row in misses) else []
 
 
 def _all_predicted(result: AuditResult) -> bool:
@@ -167,7 +180,7 @@ def unjudged(result: AuditResult, gate: Gate) -> list[str]:
     if gate.max_lost_usd is None:
         return []
     lines = []
-    if t.unpriced_requests:
+    if t.unpriced_requests and not _unpriced_misses(result):  # (every miss unpriced: the gate fails, saying why)
         lines.append(f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
                      f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown")
     # (usage with no cache field: priced, but no miss could be seen; those with no usage are said above)

@@ -680,6 +680,8 @@ def _best_effort_note(ev: Evidence) -> str | None:
     implicit cache for a request with no marker, is best effort, the detail saying what showed it
     unmarked); None where it is not."""
     rules = ev.rules
+    if ev.r.relay and (rules.best_effort_note is not None or rules.unmarked_best_effort_note is not None):
+        return relay_miss(ev.r.relay, rules)
     if rules.best_effort_note is not None:
         return rules.best_effort_note
     if rules.unmarked_best_effort_note is not None:
@@ -687,6 +689,21 @@ def _best_effort_note(ev: Evidence) -> str | None:
         if why is not None:
             return f"{rules.unmarked_best_effort_note} ({why})"
     return None
+
+
+def _through(ev: Evidence) -> str:
+    """The start of a provider-best-effort detail of a call that went through a relay (named
+    first: a table cuts a long detail), else ""."""
+    return f"through the relay {ev.r.relay!r}: " if ev.r.relay else ""
+
+
+def relay_miss(relay: str, rules: ProviderRules) -> str:
+    """Why a miss with nothing changed is put down to the relay a call went through
+    (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.relay`): its cache answered, not the
+    model maker's, whose rules the audit applies for want of the relay's."""
+    maker = rules.maker or rules.name
+    return (f"the relay, not {maker}: the log names {relay!r}, not {maker}'s own API, as the endpoint the call went "
+            f"through, so the cache that missed was the relay's (its rules are not known; {maker}'s were applied)")
 
 
 def _tool_changes(ev: Evidence) -> list[str]:
@@ -731,11 +748,13 @@ def _best_effort(ev: Evidence) -> Finding | None:
             # prompt starts as theirs did, so the provider is not blamed (unexplained says why).
             return None
         return Finding("provider-best-effort", "log", (
-            f"read {ev.cache_read:,} of {ev.expected:,} cached tokens of a head its body shares with other lanes' calls, "
+            _through(ev)
+            + f"read {ev.cache_read:,} of {ev.expected:,} cached tokens of a head its body shares with other lanes' calls, "
             f"with {_alone(ev)}: {note}, not the agent's doing"
         ))
     return Finding("provider-best-effort", "log", (
-        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens {_logged_changes(ev)} and "
+        _through(ev)
+        + f"read {ev.cache_read:,} of {ev.expected:,} cached tokens {_logged_changes(ev)} and "
         + (f"{duration(ev.gap)} idle: " if ev.idle_ms is None else f"{duration(ev.idle_ms)} idle after the previous response ended: ")
         + note
         + ", not the agent's doing"
@@ -798,11 +817,13 @@ def _read_later(ev: Evidence) -> Finding | None:
         return None
     ttl = ttl_ms(ev.r)
     return Finding("provider-best-effort", "log", (
-        f"read {ev.cache_read:,} of {ev.expected:,} cached tokens; the call at line {later.line}, sent "
+        _through(ev)
+        + f"read {ev.cache_read:,} of {ev.expected:,} cached tokens; the call at line {later.line}, sent "
         f"{duration(later.ms)} later" + (f" (inside the {duration(ttl)} TTL)" if ttl != NO_TTL_MS else "")
         + f" with the same head and logged messages and nothing logged in between, read {later.read:,} tokens of that "
         "prefix, none of it written by this call or one between (each reported writing nothing or had not begun its "
-        f"response), so the prefix before token {ev.cache_read:,} was cached as this call sent it: the provider missed "
+        f"response), so the prefix before token {ev.cache_read:,} was cached as this call sent it: the "
+        + ("relay" if ev.r.relay else "provider") + " missed "
         "(a server without the entry, an eviction), not the agent's doing"
     ))
 

@@ -261,6 +261,11 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: such upstream keeps a cache of its own, so the audit predicts the call against that
     #: upstream's entries alone; "" where the log names none (the provider's one cache).
     upstream: str = ""
+    #: The endpoint of the user's own configuration the call went through where the log names one
+    #: that is not the model maker's (Codex's ``model_provider`` of a reseller's relay, ``codex``):
+    #: the call keeps the maker's rules and list price, but the cache that answered and the bill
+    #: were the relay's, which the audit says; "" where the log names none.
+    relay: str = ""
     #: The agent's own name of the wire API the call went through, where its log names one (pi's
     #: ``message.api``: ``openai-completions``, ``anthropic-messages``...); "" where it names none.
     #: What the agent marked for the provider may follow from it (pi marks no DashScope request
@@ -291,7 +296,7 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
 #: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
 RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_call", "read_step",
                "read_offset", "read_lag", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model",
-               "upstream")
+               "upstream", "relay")
 
 
 class Shape(msgspec.Struct, frozen=True, gc=False):
@@ -442,7 +447,7 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None
             or r.hash_ids is not None or r.block_tokens is not None or r.compaction_call or r.read_step or r.read_offset
             or r.read_lag or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
-            or r.provider_by_model or r.upstream):
+            or r.provider_by_model or r.upstream or r.relay):
         return r
     held = r.usage if r.usage is None or not usage else plain_usage(r.usage)
     # A time equal to the send's is the send's int (a response begun or ended in the same
@@ -548,6 +553,12 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: OpenTelemetry export's ``service.name``): a log format's name where the agent has one
     #: (``claude-code``: its settings apply), else the agent's own name; "" where none is named.
     agent: str = ""
+    #: ``(line, lane)`` of the responses skipped as :data:`SENT_UNCOUNTED`, ascending: the audit
+    #: names one as evidence only for a request of the same lane.
+    uncounted: tuple[tuple[int, str], ...] = ()
+    #: ``(request id, line)`` of the calls this file holds that another file counts (a resumed or
+    #: forked session's copies): where the lane's previous call sits in this file.
+    copies: tuple[tuple[str, int], ...] = ()
 
 
 #: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of

@@ -462,3 +462,18 @@ def test_a_model_on_a_third_party_host_is_unpriced(tmp_path: Path, capsys: pytes
     assert upstreams == [host]
     assert any(f"served by {host} (the log names it)" in note for note in out["notes"]), out["notes"]
     assert out["totals"]["unpriced_requests"] == 1
+
+
+def test_an_aider_log_points_past_a_chat_history_of_another_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The pointer to aider's chat history was taken as met by a history of any folder the audit
+    # read: an analytics log of one repo lost "audit aider's chat history instead" to another's.
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    log = tmp_path / "one" / "analytics.jsonl"
+    log.write_text(json.dumps({"event": "message_send", "properties": {"prompt_tokens": 1200, "completion_tokens": 30},
+                               "user_id": "u1", "time": 1746086400}) + "\n")
+    history = tmp_path / "two" / ".aider.chat.history.md"
+    history.write_text(_run("> Aider v0.86.1  \n> Main model: gpt-4o with diff edit format  \n\n#### /add x.py  \n"))
+    assert main(["audit", str(log), str(history), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"prefixbench: error: {log}:1: {ANALYTICS}"

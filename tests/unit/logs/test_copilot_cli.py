@@ -428,3 +428,26 @@ def test_one_hour_writes_are_priced_at_the_one_hour_rate(tmp_path: Path) -> None
 def _store_1_0_102(path: Path, rows: list[dict]) -> Path:
     """A store whose usage table has 1.0.102's billing columns (``copilot_usage_model``, ``token_details_json``)."""
     return store(path, rows, columns=("copilot_usage_model", "token_details_json"), session=False)
+
+
+def test_a_store_copied_over_with_its_times_kept_is_looked_at_again(tmp_path: Path) -> None:
+    # The refusal's look at the home's store is kept by the store's path, size and mtime: `cp -p`
+    # of a store of another schema (same size, same mtime) was given the first store's words.
+    import os
+    import shutil
+    import time
+
+    from prefixbench.workloads.logs.formats import copilot_cli_refusal
+
+    home = tmp_path / ".copilot"
+    events = _events(home / "session-state" / "a1" / "events.jsonl")
+    db = store(home / "session-store.db", [], version=2, usage_table=False)
+    other = store(tmp_path / "other.db", [], version=4, usage_table=False)
+    assert other.stat().st_size == db.stat().st_size
+    os.utime(other, ns=(db.stat().st_atime_ns, db.stat().st_mtime_ns))
+    assert "is of schema 2" in copilot_cli_refusal(events)
+    time.sleep(0.05)  # (a file's change time moves by the kernel's tick)
+    shutil.copy2(other, db)  # cp -p: the same file, its bytes and times replaced
+    assert db.stat().st_mtime_ns == other.stat().st_mtime_ns
+    assert "is of schema 4" in copilot_cli_refusal(events)
+

@@ -121,6 +121,19 @@ def test_the_sdks_snake_case_usage_metadata_is_read_and_one_without_a_count_is_n
     assert list(summaries[0].skipped) == [(2, "usageMetadata with no token count (blocked prompt?): no model call")]
 
 
+def test_cached_tokens_with_no_prompt_count_skip_that_call_and_keep_the_file(tmp_path: Path) -> None:
+    # cachedContentTokenCount with no promptTokenCount: before, "exceeds promptTokenCount (0)"
+    # refused the whole file; now that one call is skipped and named, the first is audited.
+    odd = {"candidates": [], "usageMetadata": {"cachedContentTokenCount": 4096, "candidatesTokenCount": 3}}
+    lines = [
+        call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("hi"), {"body": answer("ok", usage(5000, 0, 9))}, T0),
+        call(f"{API}/models/gemini-2.5-flash:generateContent", gen_body("tell me"), {"body": odd}, T0 + 60),
+    ]
+    requests, summaries = load_trace([write_jsonl(tmp_path / "gemini.jsonl", lines)])
+    assert [(r.usage.uncached, r.usage.output) for r in requests] == [(5000, 9)]
+    assert list(summaries[0].skipped) == [(2, "usageMetadata names cached tokens but no prompt token count: the prompt's size is unknown")]
+
+
 def test_openai_compatible_endpoint_is_gemini_with_its_usage(tmp_path: Path) -> None:
     # generativelanguage.googleapis.com/v1beta/openai/ speaks chat completions: the endpoint says
     # Gemini, its usage is OpenAI's shape (cached tokens inside prompt_tokens).

@@ -450,3 +450,17 @@ def test_audit_out_folds_sessionless_calls_in_audit_md_and_report_html(tmp_path:
     assert not re.search(r"^spend\.jsonl\s+r\d+\s", md, re.M)  # no lane row per sessionless call
     assert re.search(r"^spend\.jsonl\s+sess\s", md, re.M)
     assert len(json.loads((out / "audit.json").read_text())["lanes"]) == 13
+
+
+def test_a_gemini_row_through_openrouter_reads_the_content_made_for_the_call_as_one_explicit_read(tmp_path: Path) -> None:
+    # OpenRouter names a cache_control content made for a Gemini call twice (cache_write_tokens
+    # inside cached_tokens, the two above the prompt): the reader passes the row's model on, so it
+    # is one explicit read; read as OpenAI's it was refused (reads and writes above the prompt).
+    usage = {"prompt_tokens": 5000, "completion_tokens": 20,
+             "prompt_tokens_details": {"cached_tokens": 4096, "cache_write_tokens": 4096}}
+    path = tmp_path / "spend.jsonl"
+    path.write_text(json.dumps(row("g", "2025-11-01T10:00:00Z", model="openrouter/google/gemini-2.5-flash",
+                                   custom_llm_provider="openrouter", prompt_tokens=5000, completion_tokens=20,
+                                   metadata={"usage_object": usage})) + "\n")
+    requests, _ = read(path)
+    assert [r.usage for r in requests] == [Usage(cache_read=4096, cache_read_explicit=4096, uncached=904, output=20)]

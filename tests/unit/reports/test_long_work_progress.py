@@ -141,3 +141,26 @@ def test_the_reading_bar_on_a_terminal_leaves_stdout_alone(long_log, monkeypatch
     assert "reading logs" in terminal.getvalue()  # drawn where progress goes
     monkeypatch.undo()
     assert _run(["replay", str(long_log), "--format", "json", "--quiet"], capsys)[1] == out
+
+
+def test_audit_out_tells_each_slow_file_before_writing_it(tmp_path, every_time, capsys) -> None:
+    """After "re-simulating the fixes..." --out wrote its files for seconds on a big log without a
+    word until "wrote": each slow step is said first, as the audit's other steps are."""
+    out = tmp_path / "out"
+    status, _, err = _run(["audit", str(FIXTURES / "codex.jsonl"), "--out", str(out)], capsys)
+    assert status == 0
+    lines = err.splitlines()
+    said = [line for line in lines if line.startswith(("prefixbench audit: writing", "prefixbench audit: drawing"))]
+    assert said == [f"prefixbench audit: writing {out}/: audit.md, audit.csv, audit.json",
+                    f"prefixbench audit: drawing {out}/audit.png",
+                    f"prefixbench audit: writing {out}/report.html"], err
+    assert lines.index(said[0]) > max(i for i, line in enumerate(lines) if "re-simulating the fixes" in line)
+    assert lines[-1].startswith(f"wrote {out}/: ")
+    # --quiet: none of it.
+    assert _run(["audit", str(FIXTURES / "codex.jsonl"), "--out", str(out), "--quiet"], capsys)[2] == ""
+
+
+def test_a_quick_audit_out_prints_no_progress(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(progress_module, "READ_PROGRESS_SECONDS", 3600.0)
+    err = _run(["audit", str(FIXTURES / "codex.jsonl"), "--out", str(tmp_path / "out")], capsys)[2]
+    assert err.splitlines() == [f"wrote {tmp_path / 'out'}/: audit.md, audit.csv, audit.json, audit.png, report.html"]

@@ -20,7 +20,7 @@ from prefixbench.simulator.providers import (
     rules_for,
 )
 from prefixbench.simulator.usage import Usage
-from prefixbench.simulator.providers.gemini import NoTokenCount
+from prefixbench.simulator.providers.gemini import NoPromptCount, NoTokenCount
 from prefixbench.workloads.logs.formats import gateway_usage
 
 
@@ -89,6 +89,15 @@ def test_a_gemini_usage_with_no_token_count_is_no_call_and_a_partial_one_keeps_w
         gemini.read_usage({"trafficType": "ON_DEMAND"}, "here")
     with pytest.raises(NoTokenCount):
         gemini.read_usage({"traffic_type": "ON_DEMAND"}, "here")
+    # An OpenAI-shaped usage naming no count is named as that shape, not as a usageMetadata.
+    with pytest.raises(NoTokenCount, match=r"^here: usage with no token count \(no prompt_tokens, completion_tokens or total_tokens\): no model call$"):
+        gemini.read_usage({"prompt_tokens_details": {"cached_tokens": 0}}, "here")
+    # Cached tokens with no prompt count: a call skipped alike (NoTokenCount's subclass), not a
+    # plain UserError refusing the file ("exceeds promptTokenCount (0)" before).
+    with pytest.raises(NoPromptCount, match=r"^here: usageMetadata names cached tokens but no prompt token count"):
+        gemini.read_usage({"cachedContentTokenCount": 4096, "candidatesTokenCount": 3}, "here")
+    with pytest.raises(NoPromptCount):
+        gemini.read_usage({"cached_content_token_count": 4096}, "here")
     # Output alone, no prompt count: before, read as an OpenAI usage and the 3 dropped.
     assert gemini.read_usage({"candidatesTokenCount": 3}, "here") == Usage(output=3)
     assert gemini.read_usage({"candidates_token_count": 3, "thoughts_token_count": 2}, "here") == Usage(output=5)

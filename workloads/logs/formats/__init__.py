@@ -249,7 +249,9 @@ SIBLING_POINTERS: dict[str, Callable[[Path, Path, str], bool]] = {
     kimi_cli.WIRE_BESIDE: lambda path, other, _: other == path.parent / "wire.jsonl",
     gemini_cli.CHATS_BESIDE: lambda path, other, _: path.parent / "chats" in other.parents,
     gemini_cli.CHATS: lambda path, other, _: path.parent / "chats" in other.parents,
-    aider.CHAT_HISTORY_INSTEAD: lambda _, other, read_as: read_as == "aider",
+    # aider writes its files in the folder it runs in (the repo's root): a chat history elsewhere
+    # is another project's.
+    aider.CHAT_HISTORY_INSTEAD: lambda path, other, read_as: read_as == "aider" and other.parent == path.parent,
 }
 
 def copilot_cli_refusal(path: Path) -> str:
@@ -261,7 +263,9 @@ def copilot_cli_refusal(path: Path) -> str:
         return COPILOT_CLI
     try:  # (a walk asks once per session: a store is looked at again only once its files change)
         stat, wal = store.stat(), Path(f"{store}-wal")
-        key = (str(store), stat.st_mtime_ns, stat.st_size, wal.stat().st_size if wal.is_file() else -1)
+        # Inode and change time too: a copy made with its times kept (``cp -p``) or a file put in
+        # its place keeps size and mtime, never both of these.
+        key = (str(store), stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, _stat_key(wal))
     except OSError:
         return COPILOT_CLI
     if key not in _STORE_SCHEMAS:
@@ -272,8 +276,16 @@ def copilot_cli_refusal(path: Path) -> str:
     return COPILOT_CLI if schema is None else neither_holds_usage(schema, str(store))
 
 
+def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
+    """A file's inode, times of change and size (None: no regular file there)."""
+    if not path.is_file():
+        return None
+    stat = path.stat()
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
+
+
 #: The schema without a usage table of the session stores :func:`copilot_cli_refusal` looked at
-#: (None: not such a store), by path and size and time of change.
+#: (None: not such a store), by path, inode, size and times of change (its write-ahead log's too).
 _STORE_SCHEMAS: dict[tuple, str | None] = {}
 
 

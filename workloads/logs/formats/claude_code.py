@@ -309,6 +309,11 @@ class _Walk:
         self.streaming: dict[tuple[str | None, ...], tuple[str, dict]] = {}
         self.zero_held: dict[str, tuple[Record, dict, dict, str, str | None, int | None]] = {}
         self.zero_lines: dict[str, list[int]] = {}
+        #: The lane of each line skipped as :data:`_ZERO_UNREPORTED` (kept to the end: the audit
+        #: names such a line only for a request of its own lane).
+        self.zero_lane: dict[int, str] = {}
+        #: ``(request id, line)`` of the calls this file holds that another file counts (copies).
+        self.copy_lines: list[tuple[str, int]] = []
         #: A fork subagent's transcript (2.1.232 on: it opens with a ``fork-context-ref`` entry):
         #: until its first user entry, the assistant lines are the parent's message that spawned
         #: the fork, restated (:data:`_RESTATED`); their request ids, never counted here.
@@ -706,6 +711,8 @@ class _Walk:
             # compaction is then pending on the path to it. Anywhere else the endpoint answered
             # without counts (a gateway or Anthropic-compatible server that reports zeros).
             self.skipped.append((record.line, _ZERO_COPIED if self.boundary.get(uuid) == "compaction" else _ZERO_UNREPORTED))
+            if uuid in self.lane_of:
+                self.zero_lane[record.line] = self.lane_of[uuid][0]
             ident = message.get("id")
             if _streamed(value) and isinstance(ident, str) and isinstance(model, str):
                 # (a stream_event message_delta may bring its counts: see _stream_event)
@@ -1146,6 +1153,8 @@ def _fresh(walk: _Walk, seen_requests: set[str]) -> list[_Request]:
     (:attr:`_Walk.final`): the response's end, or a later line of it, taken where it has more output."""
     fresh = []
     for req in sorted(walk.requests.values(), key=lambda r: r.first_seq):
+        if req.key in walk.restated or req.key in walk.copied or req.key in seen_requests:
+            walk.copy_lines.append((req.key, req.last_line))
         if req.key in walk.restated or req.key in walk.copied:
             # Asked of no earlier file, added to none: the parent's transcript counts it, before or after.
             walk.skipped.append((req.last_line, _RESTATED if req.key in walk.restated
@@ -1623,8 +1632,10 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                   f"in that session's transcript, not here; {first} first call extends the last call it copied (by its "
                   "request id), measured against what that call left cached where its log is in the audit (else the "
                   "head's)",)
+    uncounted = tuple(sorted((line, walk.zero_lane[line]) for line, why in walk.skipped
+                             if why == _ZERO_UNREPORTED and line in walk.zero_lane))
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
-                            call_parents=tuple(sorted(walk.linked)))
+                            call_parents=tuple(sorted(walk.linked)), uncounted=uncounted, copies=tuple(walk.copy_lines))
 
 
 FORMAT = LogFormat(

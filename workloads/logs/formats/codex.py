@@ -135,8 +135,8 @@ import msgspec
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import provider_named_in, rules_for
-from prefixbench.simulator.providers.hosts import billing_host
+from prefixbench.simulator.providers import OPENAI, provider_named_in, rules_for
+from prefixbench.simulator.providers.hosts import agent_relay, billing_host
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -199,6 +199,12 @@ def _upstream(session_meta: dict) -> str:
     of ``fireworks``, ``groq``...), kept as their ``upstream``: no maker bills them at its list
     price, so they are unpriced whatever the model's name; "" for any other."""
     return billing_host(str(session_meta.get("model_provider", "")), oss=True)
+
+
+def _relay(session_meta: dict) -> str:
+    """The relay a session's calls went through (:func:`~prefixbench.simulator.providers.hosts.agent_relay`
+    of its ``model_provider``, OpenAI being Codex's own): "" for none."""
+    return agent_relay(str(session_meta.get("model_provider", "")), OPENAI.name)
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:
@@ -374,6 +380,8 @@ class _Rollout:
         self.provider: Provider = "openai"
         #: The self-hosted host that serves the calls (:func:`_upstream`), "" for a vendor.
         self.upstream = ""
+        #: The relay the calls went through (:func:`_relay`), "" for none.
+        self.relay = ""
         self.model = NO_MODEL
         self.effort: str | None = None
         self.last_input_ms: int | None = None
@@ -616,6 +624,7 @@ class _Rollout:
             done_ms=when,
             provider=self.provider,
             upstream=self.upstream,
+            relay=self.relay,
             model=model,
             envelope=(("effort", self.effort),) if self.effort else (),
             usage=_usage(usage, f"{self.name}:{record.line}"),
@@ -767,7 +776,7 @@ class _Rollout:
             self.meta_ms = when
         self.session = str(payload.get("id") or self.session) if self.sessions_seen == 1 else self.session
         self.version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else self.version
-        self.provider, self.upstream = _provider(payload), _upstream(payload)
+        self.provider, self.upstream, self.relay = _provider(payload), _upstream(payload), _relay(payload)
         if self.sessions_seen > 1:
             self.events.append(("resume", "a second session_meta: resumed or forked session"))
             return
@@ -1073,6 +1082,7 @@ class _Rollout:
                 done_ms=done,
                 provider=self.provider,
                 upstream=self.upstream,
+                relay=self.relay,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
@@ -1372,6 +1382,8 @@ class _Printed:
         self.provider: Provider = "openai"
         #: The self-hosted host that serves the calls (:func:`_upstream`), "" for a vendor.
         self.upstream = ""
+        #: The relay the calls went through (:func:`_relay`), "" for none.
+        self.relay = ""
         self.model = NO_MODEL
         self.effort: str | None = None
         self.rollout_counted = 0
@@ -1403,6 +1415,7 @@ class _Printed:
                 done_ms=None,
                 provider=self.provider,
                 upstream=self.upstream,
+                relay=self.relay,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
@@ -1462,7 +1475,7 @@ class _AppServer(_Printed):
                 self.model = result["model"]
             if isinstance(result.get("modelProvider"), str):
                 named = {"model_provider": result["modelProvider"]}
-                self.provider, self.upstream = _provider(named), _upstream(named)
+                self.provider, self.upstream, self.relay = _provider(named), _upstream(named), _relay(named)
             self._effort(result.get("reasoningEffort"))
             self._thread(result.get("thread"))
             return
@@ -1551,7 +1564,7 @@ class _Exec(_Printed):
                 # The config summary printed first: every value a string.
                 self.model = value["model"]
                 named = {"model_provider": value["provider"]}
-                self.provider, self.upstream = _provider(named), _upstream(named)
+                self.provider, self.upstream, self.relay = _provider(named), _upstream(named), _relay(named)
                 self._effort(value.get("reasoning effort"))
             return  # {"prompt": ...}, or a line of no event
         kind = msg.get("type")

@@ -58,7 +58,7 @@ from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, 
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
-from prefixbench.simulator.providers.gemini import NO_TOKEN_COUNT, NativeRoute, NoTokenCount, native_route
+from prefixbench.simulator.providers.gemini import NativeRoute, NoTokenCount, native_route
 from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, host_price_file, third_party_host, workers_ai
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
@@ -581,8 +581,8 @@ class _Capture:
         except _NoUsage as exc:
             self.skipped.append((record.line, str(exc) or "no usage in the response"))
             return
-        except NoTokenCount:
-            self.skipped.append((record.line, NO_TOKEN_COUNT))
+        except NoTokenCount as exc:
+            self.skipped.append((record.line, exc.reason))
             return
         if call.serving is not None:  # the answer's own wire names its server: no assumption
             provider, by_model = call.serving, False
@@ -620,8 +620,8 @@ class _Capture:
             case "generate" | "stream":
                 try:
                     call = model_call(GEMINI, route, body, response, where)
-                except NoTokenCount:
-                    self.skipped.append((record.line, NO_TOKEN_COUNT))
+                except NoTokenCount as exc:
+                    self.skipped.append((record.line, exc.reason))
                     return
                 if call is None:
                     self.skipped.append((record.line, "no usage in the response"))

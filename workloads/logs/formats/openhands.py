@@ -537,7 +537,7 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     if not calls:
         raise UserError(f"{name}:{record.line}: an OpenHands conversation state with no per-call usage "
                         f"(stats.{'/'.join(_USAGE_MAPS)} hold no token_usages)")
-    timed, tag = _timeline(path.parent / EVENTS_DIR, calls)
+    timed, tag, irregular = _timeline(path.parent / EVENTS_DIR, calls)
     out, summary = _requests(name, calls, servers, kinds, {"main": tag} if tag else None)
     per_llm = ", ".join(f"{usage_id}: {sum(c.lane == lane for c in calls)}" for usage_id, lane in lanes.items())
     notes = [*summary.notes, f"an OpenHands 1.x conversation state: one call per TokenUsage of each LLM ({per_llm}), "
@@ -551,6 +551,9 @@ def _read_state(path: Path, record: Record) -> tuple[list[TraceRequest], FileSum
     else:
         notes.append(f"times from the {EVENTS_DIR}/ beside it (the events naming each call's llm_response_id): "
                      f"{timed} of {len(calls)} call(s) timed; a Condensation event starts a new chain")
+    if irregular:
+        shown = ", ".join(irregular[:3]) + (f" and {len(irregular) - 3} more" if len(irregular) > 3 else "")
+        notes.append(f"{EVENTS_DIR}/{shown}: not a regular file (a pipe or a device may never end): left out of the call times")
     return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, tuple(notes))
 
 
@@ -714,18 +717,22 @@ def _read_sdk_events(path: Path, records: list[tuple[str, Record]], what: str, u
     return out, FileSummary(summary.file, summary.format, summary.requests, summary.skipped, tuple(notes))
 
 
-def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | None]:
+def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | None, tuple[str, ...]]:
     """Time the calls of a 1.x conversation from its event files: a call is ready when the first
     event naming its ``llm_response_id`` was written and sent at the event before that one; a
     main-lane call after a ``Condensation`` event starts a new chain. Returns how many calls
     were timed (None: no events folder) and the head digest of the first ``SystemPromptEvent``
-    (:func:`_prompt_tag`; None: none logs one). Event files that cannot be read are left out."""
+    (:func:`_prompt_tag`; None: none logs one), and the names of the event files left out as
+    not regular files (a named pipe, or a link to a device, would never end: fuzz60), which the
+    reader notes. Event files that cannot be read are left out."""
     if not events_dir.is_dir():
-        return None, None
+        return None, None, ()
     timeline: list[tuple[int, str, str | None]] = []  # (time, kind, llm_response_id), in file order
     tag: str | None = None
+    irregular: list[str] = []
     for file in sorted(events_dir.glob("event-*.json")):
-        if not file.is_file():  # a named pipe, or a link to a device, would never end (fuzz60): left out
+        if not file.is_file():
+            irregular.append(file.name)
             continue
         try:
             # Read as every log is: at most MAX_DEPTH levels (a SystemPromptEvent nested deeper
@@ -739,7 +746,7 @@ def _timeline(events_dir: Path, calls: list[_Call]) -> tuple[int | None, str | N
             continue
         rid = event.get("llm_response_id")
         timeline.append((when, str(event.get("kind")), rid if isinstance(rid, str) and rid else None))
-    return _time_calls(timeline, calls), tag
+    return _time_calls(timeline, calls), tag, tuple(irregular)
 
 
 def _time_calls(timeline: list[tuple[int, str, str | None]], calls: list[_Call]) -> int:
