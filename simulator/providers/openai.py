@@ -165,7 +165,9 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
     """OpenAI usage, Responses (``input_tokens``) or Chat Completions (``prompt_tokens``): the
     input count includes cached (and, GPT-5.6+, written) tokens; where the cached ones exceed
     it, the count is read as one without them (:func:`~.base.subset_usage`). DeepSeek's chat
-    completions name the cached part ``prompt_cache_hit_tokens``; it is read the same way.
+    completions name the cached part ``prompt_cache_hit_tokens``; it is read the same way, and so
+    is a ``cached_tokens`` at the top level of a chat usage whose ``prompt_tokens_details`` holds
+    none (Hugging Face's router for DeepSeek-R1; Kimi's older usage, as :mod:`.compatible` reads it).
 
     Raises:
         UserError: a bad count, or cached + written tokens above the input where the cached
@@ -182,6 +184,8 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         total = count(usage.get("prompt_tokens"), where, "usage.prompt_tokens")
         details = mapping(usage.get("prompt_tokens_details"))
         hit = usage.get("prompt_cache_hit_tokens")
+        if hit is None and details.get("cached_tokens") is None:
+            hit = usage.get("cached_tokens")  # at the top level, not in the details
         cached = count(details.get("cached_tokens") if hit is None else hit, where, "cached tokens")
         written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")

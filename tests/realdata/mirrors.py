@@ -352,11 +352,23 @@ def recorded_calls(line: dict) -> list[tuple[int, int | None, int]]:
     Bedrock's counts (:func:`bedrock_counts`), Gemini's ``usageMetadata`` (the richest; a usage
     without ``cachedContentTokenCount`` a read of 0: Gemini leaves a 0 out), else an OpenAI-shaped
     usage (the last; Groq's stream of 2025 kept it in ``x_groq``), one holding a prompt or output
-    count. The prompt includes the reads and writes."""
+    count (its read ``prompt_tokens_details.cached_tokens``, else a top-level ``cached_tokens``), or
+    Cohere's v2 chat usage (``tokens``, its read a top-level ``cached_tokens``; a stream's in its
+    ``message-end`` delta); Ollama's own API (``/api/chat``, ``/api/generate``): its final
+    (``done``) line's ``prompt_eval_count`` and ``eval_count``, no cache field. The prompt
+    includes the reads and writes."""
     response = line["response"]
     if response["status_code"] != 200:
         return []
     url = line["request"]["url"]
+    if re.search(r"/api/(chat|generate)$", url):
+        raw = response.get("body_raw")
+        finals = [response["body"]] if isinstance(response.get("body"), dict) else [
+            json.loads(text) for text in (raw or "").splitlines() if text.strip().startswith("{")]
+        final = next((f for f in reversed(finals) if f.get("done") is True), None)
+        if final is None or "prompt_eval_count" not in final or "eval_count" not in final:
+            return []
+        return [(final["prompt_eval_count"], final.get("prompt_eval_cached_count"), final["eval_count"])]
     if "anthropic.com" in url:
         return [(u + read + written, read, out) for u, read, written, out in anthropic_answer_calls(response)]
     if "bedrock-runtime" in url:
@@ -376,9 +388,13 @@ def recorded_calls(line: dict) -> list[tuple[int, int | None, int]]:
     usage = None
     for event in events:
         nested = event.get("response") if isinstance(event.get("response"), dict) else {}
-        usage = event.get("usage") or nested.get("usage") or (event.get("x_groq") or {}).get("usage") or usage
+        usage = (event.get("usage") or nested.get("usage") or (event.get("x_groq") or {}).get("usage")
+                 or ((event.get("delta") or {}).get("usage") if event.get("type") == "message-end" else None) or usage)
+    if isinstance(usage, dict) and isinstance(usage.get("tokens"), dict) and not any(key in usage for key in _OPENAI_COUNTS):
+        tokens = usage["tokens"]  # Cohere's v2 chat
+        return [(tokens.get("input_tokens", 0), usage.get("cached_tokens"), tokens.get("output_tokens", 0))]
     if not isinstance(usage, dict) or not any(key in usage for key in _OPENAI_COUNTS):
         return []
     details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
-    return [(usage.get("prompt_tokens", usage.get("input_tokens")) or 0, details.get("cached_tokens"),
+    return [(usage.get("prompt_tokens", usage.get("input_tokens")) or 0, (details.get("cached_tokens") if details.get("cached_tokens") is not None else usage.get("cached_tokens")),
              usage.get("completion_tokens", usage.get("output_tokens")) or 0)]

@@ -7,10 +7,11 @@ never copied into this project; the test skips without them.
 The cassettes are made into capture files (:func:`~tests.realdata.mirrors.cassette_captures`)
 and read by ``http-capture``: OpenAI (chat completions and Responses), Anthropic, Gemini and
 Vertex AI, Azure OpenAI (its deployments named in the URL, no model in the body), Bedrock's
-Converse and OpenRouter. 102 OpenAI calls (41 embeddings, 61 gpt-4o chat completions recorded
-before OpenAI reported cached tokens) and OpenRouter's 2 report no cache field: they count in the
-totals, not in the hit ratio or the loss. crewAI's own tracing posts, a local Ollama's answers
-and Vertex AI's embedding calls (``:predict``) are no call read.
+Converse, OpenRouter and a local Ollama (its own ``/api/chat``). 102 OpenAI calls (41
+embeddings, 61 gpt-4o chat completions recorded before OpenAI reported cached tokens),
+OpenRouter's 2 and Ollama's 2 report no cache field: they count in the totals, not in the hit
+ratio or the loss. crewAI's own tracing posts and Vertex AI's embedding calls (``:predict``) are
+no call read.
 
 What is checked is the log's own bookkeeping, recounted here from the raw answers, call by call
 (:func:`~tests.realdata.mirrors.recorded_calls`), and how many reads the audit predicted within 3%.
@@ -57,14 +58,16 @@ def test_crewai_recordings_count_what_each_provider_reported(tmp_path: Path) -> 
             tally[3] += output
             tally[4] += read is None
     # host: (calls, prompt tokens, reads, output, calls with no cache field). Before, the 31
-    # Azure calls whose body names no model were skipped (1,186 calls).
+    # Azure calls whose body names no model were skipped (1,186 calls); before Ollama's own API
+    # was read, its 2 calls (1,217 calls).
     assert by_host == {"api.openai.com": [973, 861_094, 15_104, 125_047, 102],
                        "api.anthropic.com": [99, 150_777, 88_633, 10_916, 0],
                        "generativelanguage.googleapis.com": [86, 40_494, 2_114, 10_585, 0],
                        "azure": [34, 11_317, 0, 7_736, 0],
                        "bedrock": [22, 11_449, 0, 1_547, 0],
                        "openrouter.ai": [2, 76, 0, 276, 2],
+                       "localhost": [2, 219, 0, 46, 2],
                        "aiplatform.googleapis.com": [1, 163, 0, 13, 0]}
     t = result.totals
-    assert (t.requests, t.cache_read, t.cache_write) == (1_217, 105_851, 4_353)
+    assert (t.requests, t.cache_read, t.cache_write) == (1_219, 105_851, 4_353)
     assert sum(f.read_within for f in result.files) == 1_084

@@ -492,21 +492,79 @@ def test_a_groq_stream_whose_usage_is_only_in_x_groq_is_a_call(tmp_path: Path) -
     assert [(r.usage.uncached, r.usage.output, r.usage.cache_reported) for r in requests] == [(573, 88, False)]
 
 
-def test_a_usage_of_another_wire_under_the_same_key_is_no_call_of_zero_tokens(tmp_path: Path) -> None:
-    """Cohere's v2 chat answers hold ``usage: {billed_units, tokens}``, none of the counts an
-    OpenAI-shaped usage names: before, each was read as a call of 0 tokens, reported as a full
-    read miss of nothing; now it is skipped and listed with the fields it has."""
-    usage = {"billed_units": {"input_tokens": 62, "output_tokens": 28}, "tokens": {"input_tokens": 968, "output_tokens": 83}}
-    cohere = capture_line({"model": "command-r", "messages": [{"role": "user", "content": "hi"}]},
-                          {"body": {"id": "c1", "usage": usage}}, url="https://api.cohere.com/v2/chat")
-    plain = capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
-                         {"body": {"usage": chat_usage(1200, 0)}}, url="https://api.openai.com/v1/chat/completions", sent=1748554710.0)
-    path = write_jsonl(tmp_path / "mixed.jsonl", [cohere, plain])
-    requests, _ = load_trace([path])
-    assert [r.model for r in requests] == ["gpt-4o"]
+def test_cohere_v2_chat_usage_is_read_from_its_processed_tokens(tmp_path: Path) -> None:
+    """Cohere's v2 chat answers hold ``usage: {billed_units, tokens, cached_tokens?}``: before,
+    each was skipped ("usage in a shape not read"). Now ``tokens`` (all Cohere processed, the
+    template it adds included: what its cache sees) is the call's prompt and output, and a
+    top-level ``cached_tokens`` its read; without one the cache is not reported. A usage with
+    none of the counts either wire names is still skipped, not read as 0 tokens."""
+    body = {"model": "command-a-03-2025", "messages": [{"role": "user", "content": "name three rivers"}]}
+    url = "https://api.cohere.com/v2/chat"
+    warm = capture_line(body, {"body": {"id": "a1", "usage": {"billed_units": {"input_tokens": 11, "output_tokens": 40},
+                                                               "tokens": {"input_tokens": 530, "output_tokens": 44}}}}, url=url)
+    cached = capture_line(body, {"body": {"id": "a2", "usage": {"billed_units": {"input_tokens": 11, "output_tokens": 37},
+                                                                 "tokens": {"input_tokens": 530, "output_tokens": 41},
+                                                                 "cached_tokens": 512.0}}}, url=url, sent=1748554706.0)
+    end = {"type": "message-end", "id": "a3", "delta": {"finish_reason": "COMPLETE", "usage": {
+        "billed_units": {"input_tokens": 11, "output_tokens": 9}, "tokens": {"input_tokens": 530, "output_tokens": 12}, "cached_tokens": 256}}}
+    streamed = capture_line({**body, "stream": True}, {"body_raw": f"event: message-end\ndata: {json.dumps(end)}\n\n"}, url=url, sent=1748554708.0)
+    odd = capture_line(body, {"body": {"id": "a4", "usage": {"billed_units": {"input_tokens": 11}}}}, url=url, sent=1748554710.0)
+    path = write_jsonl(tmp_path / "cohere.jsonl", [warm, cached, streamed, odd])
+    requests, summaries = load_trace([path])
+    assert [(r.provider, r.provider_by_model, r.usage.cache_read, r.usage.uncached, r.usage.output, r.usage.cache_reported) for r in requests] == [
+        ("unknown", False, 0, 530, 44, False), ("unknown", False, 512, 18, 41, True), ("unknown", False, 256, 274, 12, True)]
+    assert [reason for _, reason in summaries[0].skipped] == ["usage in a shape not read (fields billed_units; no prompt or output count)"]
     result = run_audit([path])
-    assert result.totals.requests == 1
-    assert [reason for reason, _ in result.files[0].skip_reasons] == ["usage in a shape not read (fields billed_units, tokens; no prompt or output count)"]
+    assert result.totals.requests == 3
+    assert [r.detail.startswith("cache not reported") for r in result.rows] == [True, False, False]
+
+
+def test_a_top_level_cached_tokens_of_a_chat_usage_is_its_read(tmp_path: Path) -> None:
+    """Hugging Face's router answers DeepSeek-R1 with ``cached_tokens`` beside ``prompt_tokens``,
+    not inside ``prompt_tokens_details``: before, read as "cache not reported"; now as the read
+    (a 0 a reported miss). ``prompt_tokens_details.cached_tokens`` wins where both are given."""
+    url = "https://router.huggingface.co/v1/chat/completions"
+    body = {"model": "deepseek-ai/DeepSeek-R1", "messages": [{"role": "user", "content": "what is 7 * 6"}]}
+    zero = capture_line(body, {"body": {"usage": {"prompt_tokens": 14, "completion_tokens": 300, "total_tokens": 314, "cached_tokens": 0}}}, url=url)
+    some = capture_line(body, {"body": {"usage": {"prompt_tokens": 900, "completion_tokens": 20, "cached_tokens": 640}}}, url=url, sent=1748554706.0)
+    both = capture_line(body, {"body": {"usage": {"prompt_tokens": 900, "completion_tokens": 20, "cached_tokens": 1,
+                                                  "prompt_tokens_details": {"cached_tokens": 768}}}}, url=url, sent=1748554708.0)
+    requests, _ = load_trace([write_jsonl(tmp_path / "hf.jsonl", [zero, some, both])])
+    assert [(r.usage.cache_read, r.usage.uncached, r.usage.cache_reported) for r in requests] == [(0, 14, True), (640, 260, True), (768, 132, True)]
+
+
+def _ndjson(*lines: dict) -> str:
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
+def test_ollama_native_api_calls_are_a_self_hosted_hosts_with_no_cache_count(tmp_path: Path) -> None:
+    """Ollama's own ``/api/chat`` and ``/api/generate`` answer with ``prompt_eval_count`` and
+    ``eval_count`` (a stream's in its last, ``done: true`` NDJSON line): before, none was read
+    (no usage found). Now each is a call of the unknown provider with Ollama as its upstream
+    (unpriced), its cache not reported; a final line without ``prompt_eval_count`` (older
+    Ollama, the whole prompt cached) or a stream cut before its last line is skipped and listed."""
+    chat = {"model": "qwen3:8b", "messages": [{"role": "user", "content": "say hello in French"}], "stream": False}
+    one = capture_line(chat, {"body": {"model": "qwen3:8b", "created_at": "2026-03-02T10:00:01Z", "done": True, "done_reason": "stop",
+                                       "message": {"role": "assistant", "content": "Bonjour"}, "prompt_eval_count": 15, "eval_count": 4}},
+                       url="http://localhost:11434/api/chat")
+    stream = _ndjson({"model": "gemma3", "created_at": "2026-03-02T10:00:02Z", "response": "Le", "done": False},
+                     {"model": "gemma3", "created_at": "2026-03-02T10:00:03Z", "response": "", "done": True,
+                      "prompt_eval_count": 27, "eval_count": 61, "total_duration": 123})
+    generated = capture_line({"model": "gemma3", "prompt": "write a haiku"}, {"body_raw": stream},
+                             url="http://127.0.0.1:11434/api/generate", sent=1748554706.0)
+    quirk = capture_line(chat, {"body": {"model": "qwen3:8b", "done": True, "eval_count": 4}}, url="http://localhost:11434/api/chat", sent=1748554708.0)
+    cut = capture_line({"model": "gemma3", "prompt": "again"}, {"body_raw": _ndjson({"model": "gemma3", "response": "Le", "done": False})},
+                       url="http://127.0.0.1:11434/api/generate", sent=1748554710.0)
+    path = write_jsonl(tmp_path / "ollama.jsonl", [one, generated, quirk, cut])
+    requests, summaries = load_trace([path])
+    assert [(r.provider, r.upstream, r.model, r.usage.uncached, r.usage.output, r.usage.cache_reported) for r in requests] == [
+        ("unknown", "ollama", "qwen3:8b", 15, 4, False), ("unknown", "ollama", "gemma3", 27, 61, False)]
+    assert requests[0].body is not None and requests[1].body is None
+    assert [reason.split(" (")[0] for _, reason in summaries[0].skipped] == [
+        "Ollama left out prompt_eval_count", "Ollama's answer has no final"]
+    result = run_audit([path])
+    assert result.totals.requests == 2
+    assert all(r.lost_tokens is None and r.detail.startswith("cache not reported") for r in result.rows)
 
 
 def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ answer, JSON or an event stream, is read by :mod:`prefixbench.workloads.logs.bed
 Converse body (:mod:`prefixbench.workloads.logs.converse_body`) and an InvokeModel body in
 Anthropic's Messages shape are replayed, Nova's own InvokeModel body is not and the chain model
 predicts its reads), and Google's own Gemini API and Vertex AI (``:generateContent`` /
-``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`). A call
+``:streamGenerateContent``, and the explicit caches it creates: :mod:`.gemini_wire`), Cohere's v2
+chat (:func:`_cohere_usage`) and Ollama's own API (:func:`_ollama_usage`). A call
 that was not served (HTTP 4xx/5xx, or recorded by ``prefixbench proxy`` with the upstream's error
 in place of a response), that is not a model call, or whose response has no usage is skipped
 and listed; a capture none of whose calls was answered says so in a note naming the errors. A Messages response's ``usage.iterations`` is read as Claude Code's
@@ -56,7 +57,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
-from prefixbench.simulator.providers.base import ProviderRules
+from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.providers.gemini import NativeRoute, NoTokenCount, native_route
 from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, host_price_file, third_party_host, workers_ai
 from prefixbench.simulator.usage import Usage
@@ -140,6 +141,9 @@ class _Call(msgspec.Struct, frozen=True):
     served_model: str | None = None
     #: The upstream a gateway says served the call (OpenRouter's response ``provider``), "" where none.
     upstream: str = ""
+    #: The provider the usage's own shape decides, in place of the one the URL's default gave
+    #: (Cohere's v2 chat: :data:`UNKNOWN`, no cache model of its own); None where it decides none.
+    serving: Provider | None = None
 
 
 def _messages_call(provider: Provider, body: dict, response: dict, where: str) -> _Call:
@@ -217,9 +221,10 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
     raw = _openai_response_usage(response)
     if raw is None:
         raise _NoUsage
+    cohere = _cohere_usage(raw)
+    raw = cohere or raw
     if not any(key in raw for key in _OPENAI_COUNTS):
-        # Another wire's usage under the same key (Cohere's v2 chat: ``billed_units`` and
-        # ``tokens``): not read as a call of 0 tokens.
+        # Another wire's usage under the same key: not read as a call of 0 tokens.
         raise _NoUsage(f"usage in a shape not read (fields {', '.join(sorted(map(str, raw)))}; no prompt or output count)")
     rules = rules_for(provider)
     # A provider whose own usage is additive (Anthropic behind an OpenAI-shaped proxy) answers
@@ -239,7 +244,24 @@ def _openai_call(provider: Provider, body: dict, response: dict, where: str, kee
     # prompt + response: a next body that sends it back reads into it).
     keeps = keeps_output and rules.bodies_keep_output
     reply = reply_messages(body, shaped, response, _sse_texts(response)) if shaped is not None and parsed is not None and keeps else ()
-    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply, upstream=_upstream(response))
+    return _Call(usage, parsed, "main", envelope, _openai_diagnostic(response), reply=reply, upstream=_upstream(response),
+                 serving=UNKNOWN.name if cohere is not None else None)
+
+
+def _cohere_usage(raw: dict) -> dict | None:
+    """Cohere's v2 chat usage in the chat-completions shape, None for any other usage. Cohere
+    reports ``tokens`` (every token the model processed, the template and preamble it adds
+    included: the prompt its cache sees) and ``billed_units`` (the part it bills, fewer); and,
+    where its inference cache served part of the prompt, a top-level ``cached_tokens`` (read as
+    a part of ``tokens.input_tokens``). Without ``cached_tokens`` the cache is not reported."""
+    tokens = raw.get("tokens")
+    if not isinstance(tokens, dict) or any(key in raw for key in _OPENAI_COUNTS) or not any(key in tokens for key in ("input_tokens", "output_tokens")):
+        return None
+    shaped: dict = {"prompt_tokens": tokens.get("input_tokens", 0), "completion_tokens": tokens.get("output_tokens", 0)}
+    if raw.get("cached_tokens") is not None:
+        cached = raw["cached_tokens"]  # documented as a number (a double): a whole one is a count
+        shaped["prompt_tokens_details"] = {"cached_tokens": int(cached) if isinstance(cached, float) and cached.is_integer() else cached}
+    return shaped
 
 
 def _body_naming(response: dict, marker: str) -> object:
@@ -386,6 +408,8 @@ def _streamed_openai_usage(response: dict) -> dict | None:
             found = data["usage"]
         elif isinstance(as_dict(data.get("x_groq")).get("usage"), dict):
             found = data["x_groq"]["usage"]  # Groq's stream of 2025, its usage in its own envelope only
+        elif data.get("type") == "message-end" and isinstance(as_dict(data.get("delta")).get("usage"), dict):
+            found = data["delta"]["usage"]  # Cohere's v2 chat stream: the usage in its last event's delta
     return found
 
 
@@ -516,6 +540,9 @@ class _Capture:
         if isinstance(status, int) and not 200 <= status < 300:
             self.skipped.append((record.line, f"HTTP {status}: not served, neither read nor written"))
             return
+        if _OLLAMA_NATIVE.search(url) and isinstance(body, dict) and "model" in body and _ollama_answer(response):
+            self._ollama(record, request, body, response, where)
+            return
         native = native_route(url, str(request.get("method") or "POST"))
         if native is not None:
             self._native(record, native, request, body, response, where)
@@ -557,7 +584,30 @@ class _Capture:
         except NoTokenCount as exc:
             self.skipped.append((record.line, exc.reason))
             return
+        if call.serving is not None:  # the answer's own wire names its server: no assumption
+            provider, by_model = call.serving, False
         self._add(record, body, provider, call, sent, answered, url, by_model)
+
+    def _ollama(self, record: Record, request: dict, body: dict, response: dict, where: str) -> None:
+        """A call to Ollama's own API (:func:`_ollama_usage`): a self-hosted host's, its provider
+        unknown and its ``upstream`` Ollama (unpriced, whatever its model's name)."""
+        if record.plain or isinstance(request.get("body"), str):
+            refuse_lone_surrogates(body, where, "request.body")
+        try:
+            usage = _ollama_usage(response, where)
+        except _NoUsage as exc:
+            self.skipped.append((record.line, str(exc)))
+            return
+        parsed = None
+        if isinstance(body.get("messages"), list):  # /api/chat: a chat body; /api/generate's prompt is not
+            try:
+                parsed = parse_request({key: body[key] for key in ("model", "messages", "tools") if key in body})
+            except LineError:
+                parsed = None
+        sent = parse_time_ms(request.get("timestamp"), where)
+        answered = parse_time_ms(response.get("timestamp"), where)
+        call = _Call(usage, parsed, "main", (), None, upstream=OLLAMA)
+        self._add(record, body, UNKNOWN.name, call, sent, answered, str(request.get("url") or ""))
 
     def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
         """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
@@ -682,6 +732,58 @@ class _Capture:
             self.last_node[lane] = node
 
 
+#: Ollama's own API: ``/api/chat`` and ``/api/generate`` (its OpenAI-compatible ``/v1/...`` is read
+#: as chat completions).
+_OLLAMA_NATIVE = re.compile(r"://[^/?#]+(?:/[^?#]*)?/api/(?:chat|generate)/?(?:[?#]|$)")
+#: The ``upstream`` of a call to Ollama's own API (a host that runs open models itself:
+#: :func:`~prefixbench.simulator.providers.vllm.self_hosted`).
+OLLAMA = "ollama"
+
+
+def _ollama_answer(response: dict) -> bool:
+    """Whether an answer at an ``/api/chat`` or ``/api/generate`` path is in Ollama's own shape (its
+    JSON body, or a streamed line, names ``done``): another server's answer at such a path is read
+    as any other."""
+    body = json_text(response.get("body"))
+    raw = response.get("body_raw")
+    return (isinstance(body, dict) and "done" in body) or (isinstance(raw, str) and '"done"' in raw and "data:" not in raw[:64])
+
+
+def _ollama_usage(response: dict, where: str) -> Usage:
+    """The usage of an answer of Ollama's own API: its JSON body, or the last line of its NDJSON
+    stream (``done: true``): ``prompt_eval_count`` (the whole prompt) and ``eval_count`` (the
+    output). Its cache is not reported, but by a ``prompt_eval_cached_count`` (part of the
+    prompt) where the answer carries one.
+
+    Raises:
+        _NoUsage: no final line (a stream cut short), or a final line without ``eval_count`` or
+            without ``prompt_eval_count``: Ollama before 0.2 left the prompt count out when the
+            whole prompt was already in its cache (ollama/ollama#2068, #3427), so the prompt is
+            unknown, neither 0 nor read.
+    """
+    body = response.get("body")
+    if isinstance(body, str):
+        body = json_text(body)
+    lines: list[object] = [body] if isinstance(body, dict) else []
+    raw = response.get("body_raw")
+    if not lines and isinstance(raw, str):
+        lines = [json_text(text) for text in raw.splitlines() if text.strip()]
+    final = next((as_dict(line) for line in reversed(lines) if as_dict(line).get("done") is True), None)
+    if final is None:
+        raise _NoUsage("Ollama's answer has no final (done) line: no usage")
+    if "eval_count" not in final:
+        raise _NoUsage("Ollama's final line has no eval_count: no usage")
+    if "prompt_eval_count" not in final:
+        raise _NoUsage("Ollama left out prompt_eval_count (before 0.2 it did when the whole prompt was cached): prompt unknown")
+    prompt = count(final.get("prompt_eval_count"), where, "prompt_eval_count")
+    output = count(final.get("eval_count"), where, "eval_count")
+    if final.get("prompt_eval_cached_count") is None:
+        return Usage(uncached=prompt, output=output, cache_reported=False)
+    cached = count(final.get("prompt_eval_cached_count"), where, "prompt_eval_cached_count")
+    return subset_usage(prompt, cached, 0, output, reported=True,
+                        excess=f"{where}: prompt_eval_cached_count ({cached}) exceeds prompt_eval_count ({prompt})")
+
+
 def _priority_note(host: str, calls: int) -> str:
     """What the audit says of calls that asked a host for its Priority tier: the host's file holds
     its Standard rows only (simulator/data/host-*.csv), so they are priced below what they billed."""
@@ -727,6 +829,8 @@ FORMAT = LogFormat(
         "Gemini API and Vertex AI generateContent / streamGenerateContent (usageMetadata; SSE or a JSON array), "
         "cachedContents create / update / delete",
         "llm-path proxy records: the body as request, the JSON answer or {stream, sse_lines} as response, no URL",
+        "Cohere v2 chat (usage tokens, billed_units, cached_tokens; a stream's message-end delta)",
+        "Ollama's own /api/chat and /api/generate (JSON, or NDJSON ending in done: true): prompt_eval_count, eval_count",
     ),
     aliases=("claude-trace", "anthropic-capture"),
     replay=Replay(
