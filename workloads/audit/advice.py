@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from prefixbench.simulator.providers import UNKNOWN
 from prefixbench.simulator.pricing import format_usd, usd_sum
-from prefixbench.workloads.audit.losses import UNKNOWN_FIX, Recommendation, fix_parts, fixes_for
+from prefixbench.workloads.audit.losses import UNKNOWN_FIX, Recommendation, fix_parts, fixes_for, keep_alive_may_bridge
 
 if TYPE_CHECKING:
     from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration
@@ -254,6 +254,8 @@ def resimulation_targets(batches: Iterable[Sequence[AuditRow]]) -> tuple[list[st
     for rows in batches:
         for row in rows:
             fixes.update(dict.fromkeys(fixes_for(row)))
+            if keep_alive_may_bridge(row):
+                fixes["keep-alive"] = None
             if "system-changed" in (row.cause, getattr(row, "secondary_cause", None)):
                 changed.add((row.file, row.line))
     if "ttl-auto" in fixes:
