@@ -104,7 +104,8 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         None, _CLAUDE_CODE_CACHING),
     ("pi", "ttl-1h"): AgentSetting("ask for long cache retention (the 1 h TTL on Anthropic)", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "ttl-auto"): AgentSetting(
-        "ask for long cache retention (the 1 h TTL on Anthropic) for sessions that idle 5 m-1 h", "PI_CACHE_RETENTION=long", _PI_AI),
+        "ask for long cache retention (the 1 h TTL on Anthropic) in the runs of the lane kind the detail gives 1 h (one "
+        "setting per run: it is not picked per session in hindsight)", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "static-system"): AgentSetting(
         "keep the system prompt byte-stable across reloads and resumed sessions: on pi older than 0.58.0, update pi "
         "to 0.58.0 or later (before it, every start wrote the current time into the system prompt), and edit "
