@@ -1843,7 +1843,7 @@ def what_if(
 #: here, already in its memory, so nothing of the trace is pickled to it.
 _FORKED: _Inputs | None = None
 #: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs three).
-_WEIGHT = {"ttl-auto": 3, "keep-prefix-compaction": 2, "stagger-subagents": 2}
+_WEIGHT = {"ttl-auto": 4, "keep-prefix-compaction": 2, "stagger-subagents": 2}
 
 
 def _in_workers(inputs: _Inputs, fixes: list[str], jobs: int) -> list[WhatIf]:
