@@ -401,7 +401,11 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
         lost = usd_sum(usd or Decimal(0) for _, usd in parts)
         unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
         causes = Counter(cause for cause, _ in parts if cause)
-        if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
+        # A fix whose recovering a miss made it recoverable in the split (keep-alive over a gap
+        # past a logged 1 h TTL) is listed too, whatever it costs: the split names it as the fix.
+        evidence = (w.applies and not rows and _fix_name(fix) not in (*SETTABLE_TTLS, *_CHOICE_FIXES)
+                    and bool(_recovered_keys(w, by_key)))
+        if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows or evidence):
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]

@@ -5,7 +5,9 @@ recoverable and keep-alive is credited with it, and a Codex TTL fix says it has 
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
+from types import SimpleNamespace
 
 from prefixbench.workloads.audit.advice import advise
 from prefixbench.workloads.audit.core import load_trace, run_audit
@@ -93,3 +95,22 @@ def test_keep_alive_names_openai_retention_only_where_the_log_has_openai(tmp_pat
     codex = _codex_idle(tmp_path)
     (openai,) = what_if(*load_trace([codex]), ["keep-alive"])
     assert "OpenAI's in-memory retention" in openai.assumption
+
+
+def test_a_fix_that_made_a_miss_recoverable_is_listed_even_where_it_does_not_pay(tmp_path: Path) -> None:
+    """The split calls a miss recoverable because keep-alive, re-simulated, reads it: keep-alive is
+    then in what to change, whatever its pings cost, as the split's recoverable fix."""
+    from prefixbench.workloads.audit.advice import Resimulated, follow_resimulation, rank
+    from tests.unit.audit.test_advice_honesty import _ran
+
+    path = _two(tmp_path, "long", "01:20:00", cc_usage(3, 20_000, 0, 40, write_1h=20_000),
+                cc_usage(3, 20_300, 0, 40, write_1h=20_300))
+    result = run_audit([path], trace=load_trace([path]))
+    (miss,) = [row for row in result.rows if row.cause == "ttl-expired"]
+    read = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index, saved_usd=Decimal("-0.01"), priced=True,
+                           reported_read=0, counterfactual_read=20_000)
+    found = Resimulated({"keep-alive": _ran("keep-alive", "-0.01", (read,))}, {})
+    followed = follow_resimulation(result, found)
+    assert [row.loss_class for row in followed.rows if row.cause == "ttl-expired"] == ["recoverable"]
+    (rec,) = rank(followed, found)
+    assert rec.fix == "keep-alive" and rec.causes == ("ttl-expired",) and rec.saved_usd < 0
