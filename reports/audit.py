@@ -1451,7 +1451,8 @@ def _run_audit_command(args) -> int:
             # before the rows come back, and its memory serves them.
             del baseline, trace, changed
             result = replace(result, rows=spill.load())
-        result = replace(follow_resimulation(result, found), recommendations=rank(result, found))
+        followed = follow_resimulation(result, found)
+        result = replace(followed, recommendations=rank(followed, found))
         del found
     finally:
         progress.close()

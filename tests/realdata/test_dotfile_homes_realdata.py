@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,27 @@ def test_a_codex_home_of_0_118_totals_its_token_counts(tmp_path: Path) -> None:
     assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (42, 323_949, 1_755_008, 14_545)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
     assert sum(f.read_within for f in result.files) == 35  # 4 of the 7 off: OpenAI's best effort
+
+
+def test_the_claude_code_homes_what_to_change_is_advice_a_setting_can_follow(tmp_path: Path) -> None:
+    """Xu-Wentao/dotfile@936f6d7: ttl-auto ranked first, "saves $3.1337", by giving 1 h to 6 of 80
+    lanes in hindsight (a setting applies to every session of its kind), while ttl-5m
+    (FORCE_PROMPT_CACHING_5M=1), saving $2.2506, was not listed; keep-alive was credited with 3
+    misses it left as logged, and the two it bridged (idle 1h30m and 1h01m after 1 h writes) were
+    unavoidable in the split."""
+    from prefixbench.workloads.audit.advice import advise
+    from prefixbench.workloads.audit.core import load_trace
+
+    _copy(XU, XU_COMMIT, XU_URL, XU_ENV, ".claude/projects/", tmp_path)
+    trace = load_trace([tmp_path / ".claude" / "projects"])
+    result = advise(run_audit([tmp_path / ".claude" / "projects"], trace=trace), trace)
+    recs = {rec.fix: rec for rec in result.recommendations}
+    assert recs["ttl-5m"].saved_usd == recs["ttl-auto"].saved_usd  # 5 m on both lane kinds: ttl-5m's figure
+    assert abs(recs["ttl-5m"].saved_usd - Decimal("2.2506")) < Decimal("0.0001")
+    assert recs["ttl-5m"].setting == "FORCE_PROMPT_CACHING_5M=1"
+    assert "an upper bound, not a setting" in recs["ttl-auto"].detail
+    keep = recs["keep-alive"]
+    assert "changes 0 of these" not in keep.pattern and "ttl-expired x2" in keep.pattern
+    bridged = [row for row in result.rows if row.cause == "ttl-expired" and row.line in (60, 143)
+               and row.lost_usd is not None and row.lost_usd > Decimal("0.25")]
+    assert len(bridged) == 2 and {row.loss_class for row in bridged} == {"recoverable"}

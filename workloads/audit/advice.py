@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from prefixbench.simulator.providers import UNKNOWN
 from prefixbench.simulator.pricing import format_usd, usd_sum
-from prefixbench.workloads.audit.losses import Recommendation, fix_parts, fixes_for
+from prefixbench.workloads.audit.losses import UNKNOWN_FIX, Recommendation, fix_parts, fixes_for, keep_alive_may_bridge
 
 if TYPE_CHECKING:
     from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration
@@ -91,9 +91,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("claude-code", "ttl-5m"): AgentSetting(
         "force the 5-minute prompt-cache TTL", "FORCE_PROMPT_CACHING_5M=1", _CLAUDE_CODE_1H),
     ("claude-code", "ttl-auto"): AgentSetting(
-        "set the TTL per lane: \"1h\" for the lanes that idle 5 m-1 h between requests, \"5m\" for the others",
-        "promptCacheTtl (main lane), subagentPromptCacheTtl (subagents) in settings.json; before 2.1.243: "
-        "ENABLE_PROMPT_CACHING_1H=1", _CLAUDE_CODE_TTLS),
+        "set one TTL for the main session and one for subagents, \"1h\" or \"5m\" each, as the detail names them "
+        "(the cheaper over all the lanes of that kind)",
+        "promptCacheTtl (main session), subagentPromptCacheTtl (subagents) in settings.json; before 2.1.243: "
+        "ENABLE_PROMPT_CACHING_1H=1 (both kinds at once)", _CLAUDE_CODE_TTLS),
     ("claude-code", "static-system"): AgentSetting(
         "keep the system prompt stable mid-session: connect MCP servers and edit CLAUDE.md before the session, "
         "not during it (either rebuilds the cached prefix)", None, _CLAUDE_CODE_CACHING),
@@ -103,7 +104,8 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         None, _CLAUDE_CODE_CACHING),
     ("pi", "ttl-1h"): AgentSetting("ask for long cache retention (the 1 h TTL on Anthropic)", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "ttl-auto"): AgentSetting(
-        "ask for long cache retention (the 1 h TTL on Anthropic) for sessions that idle 5 m-1 h", "PI_CACHE_RETENTION=long", _PI_AI),
+        "ask for long cache retention (the 1 h TTL on Anthropic) in the runs of the lane kind the detail gives 1 h (one "
+        "setting per run: it is not picked per session in hindsight)", "PI_CACHE_RETENTION=long", _PI_AI),
     ("pi", "static-system"): AgentSetting(
         "keep the system prompt byte-stable across reloads and resumed sessions: on pi older than 0.58.0, update pi "
         "to 0.58.0 or later (before it, every start wrote the current time into the system prompt), and edit "
@@ -144,11 +146,15 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         _OPENCODE_CONFIG),
 }
 
+#: The agents whose documentation names no setting for the cache lifetime: a TTL fix's setting
+#: line says so, rather than a change with no way to apply it.
+NO_TTL_SETTING: dict[str, str] = {"codex": "none documented for Codex CLI"}
+
 #: What to change for a fix in any agent (the agent's setting is added when known).
 GENERIC_CHANGE: dict[str, str] = {
     "ttl-1h": "write the prompt cache with the 1 h TTL (Anthropic cache_control ttl \"1h\")",
     "ttl-5m": "write the prompt cache with the 5 m TTL",
-    "ttl-auto": "pick the TTL per lane: 1 h for lanes that idle 5 m-1 h between requests, 5 m elsewhere",
+    "ttl-auto": "pick one TTL for the main sessions and one for the subagents, 1 h or 5 m each, as the detail names them",
     "keep-alive": "while the session idles past the cache TTL (a user away, a long tool run), send a minimal request "
     "(the last prompt again, max_tokens 1) a little before the TTL runs out, so the next turn reads the cache",
     "stagger-subagents": "start subagents after the first one's response has begun, so they read the shared head "
@@ -175,8 +181,8 @@ RETENTION_CHANGE: dict[str, str] = {
     "ttl-1h": "on OpenAI, ttl-1h means its extended 24 h retention, not a 1 h TTL: ask for it on every request "
     "(prompt_cache_retention \"24h\", same price)",
     "ttl-5m": "ask for in-memory prompt cache retention on every request (prompt_cache_retention \"in_memory\")",
-    "ttl-auto": "pick the retention per lane: prompt_cache_retention \"24h\" for lanes that idle 10 m-24 h between "
-    "requests, \"in_memory\" for the others",
+    "ttl-auto": "pick one retention for the main sessions and one for the subagents: prompt_cache_retention \"24h\" "
+    "or \"in_memory\" each, as the detail names them",
 }
 
 
@@ -186,8 +192,8 @@ TWELVE_HOUR_CHANGE: dict[str, str] = {
     "ttl-1h": "ask for the 12-hour prompt cache retention on every gpt-6.2-sol request (its write costs 2x the "
     "30-minute write's price)",
     "ttl-5m": "keep gpt-6.2-sol's 30-minute prompt cache retention (the default) on every request",
-    "ttl-auto": "pick the retention per lane on gpt-6.2-sol: 12 hours for lanes that idle 30 m-12 h between requests "
-    "(its write at 2x the 30-minute write's price), 30 minutes for the others",
+    "ttl-auto": "pick one retention for the main sessions and one for the subagents on gpt-6.2-sol: 12 hours (its write "
+    "at 2x the 30-minute write's price) or 30 minutes each, as the detail names them",
 }
 
 
@@ -225,7 +231,8 @@ def advise(
     wanted, changed = resimulation_targets([result.rows])
     found = resimulate(requests, summaries, wanted, changed, result.files, prices=Prices(price_as_of), what_ifs=what_ifs,
                        jobs=jobs, baseline=baseline)
-    return replace(follow_resimulation(result, found), recommendations=rank(result, found))
+    followed = follow_resimulation(result, found)
+    return replace(followed, recommendations=rank(followed, found))
 
 
 def targets(result: AuditResult) -> dict[str, list[AuditRow]]:
@@ -248,9 +255,19 @@ def resimulation_targets(batches: Iterable[Sequence[AuditRow]]) -> tuple[list[st
     for rows in batches:
         for row in rows:
             fixes.update(dict.fromkeys(fixes_for(row)))
+            if keep_alive_may_bridge(row):
+                fixes["keep-alive"] = None
             if "system-changed" in (row.cause, getattr(row, "secondary_cause", None)):
                 changed.add((row.file, row.line))
+    if "ttl-auto" in fixes:
+        # The one-TTL settings (FORCE_PROMPT_CACHING_5M, ENABLE_PROMPT_CACHING_1H) beside the
+        # per-kind one: listed where they save (their evaluations are ttl-auto's own, memoised).
+        fixes.update(dict.fromkeys(SETTABLE_TTLS))
     return list(fixes), changed
+
+
+#: The TTL fixes a single setting applies, re-simulated wherever ttl-auto is.
+SETTABLE_TTLS = ("ttl-5m", "ttl-1h")
 
 
 class Resimulated(msgspec.Struct):
@@ -309,7 +326,7 @@ def recommend(
     see :func:`~prefixbench.workloads.audit.whatif.what_if`)."""
     wanted, changed = resimulation_targets([result.rows])
     found = resimulate(requests, summaries, wanted, changed, result.files, prices=prices, what_ifs=what_ifs, jobs=jobs, baseline=baseline)
-    return rank(result, found)
+    return rank(follow_resimulation(result, found), found)
 
 
 def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
@@ -332,11 +349,40 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
             key = (row.file, row.lane, row.index)
             ran[key] = ran.get(key, False) or key in changed
     unrecovered = {key for key, recovered in ran.items() if not recovered}
-    if not unrecovered:
+    # A miss classed otherwise that a re-simulated fix recovers (reads more of it) is recoverable:
+    # the fix is the evidence (keep-alive bridging a gap past a 1 h TTL the write logged). Not so
+    # for a fix of an unknown cause that may have been the user's choice (pin-model: UNKNOWN_FIX).
+    by_key = {(row.file, row.lane, row.index): row for row in result.rows}
+    recovered = {key for fix, w in found.done.items() if w.applies and _fix_name(fix) not in _CHOICE_FIXES
+                 for key in _recovered_keys(w, by_key)}
+    promoted = {key for key in recovered if (row := by_key.get(key)) is not None and row.cause is not None
+                and (row.lost_tokens or 0) > 0 and row.loss_class != "recoverable"
+                and getattr(row, "secondary_cause", None) is None}
+    unrecovered -= recovered
+    if not unrecovered and not promoted:
         return result
-    rows = tuple(replace(row, loss_class="unknown") if (row.file, row.lane, row.index) in unrecovered else row
+    rows = tuple(replace(row, loss_class="unknown") if (key := (row.file, row.lane, row.index)) in unrecovered
+                 else replace(row, loss_class="recoverable") if key in promoted else row
                  for row in result.rows)
     return replace(result, rows=rows, loss_split=split_losses(rows))
+
+
+#: Fixes of a cause the user may have chosen (:data:`~.losses.UNKNOWN_FIX`): what they recover
+#: stays where the split put it, and their row says how much of their saving is there.
+_CHOICE_FIXES = frozenset(fix for fixes in UNKNOWN_FIX.values() for fix in fixes)
+
+
+def _recovered_keys(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> set[tuple[str, str, int]]:
+    """The misses ``w``'s re-simulation recovers: it reads more of them than they read as logged
+    and than the audit's own model predicted (a TTL fix changes every write, not every read)."""
+    out = set()
+    for c in w.changes:
+        key = (c.file, c.lane, c.index)
+        row = by_key.get(key)
+        if (c.index >= 0 and row is not None and row.cause is not None and (row.lost_tokens or 0) > 0
+                and c.counterfactual_read > max(c.reported_read, row.predicted_cache_read)):
+            out.add(key)
+    return out
 
 
 def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
@@ -355,15 +401,37 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
         lost = usd_sum(usd or Decimal(0) for _, usd in parts)
         unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
         causes = Counter(cause for cause, _ in parts if cause)
-        if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows):
+        # A fix whose recovering a miss made it recoverable in the split (keep-alive over a gap
+        # past a logged 1 h TTL) is listed too, whatever it costs: the split names it as the fix.
+        evidence = (w.applies and not rows and _fix_name(fix) not in (*SETTABLE_TTLS, *_CHOICE_FIXES)
+                    and bool(_recovered_keys(w, by_key)))
+        if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows or evidence):
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
             detail = w.detail
+            left: list[AuditRow] = []
+            credited = _credited(w, rows, by_key)
+            if credited is not None:
+                # Credited with the misses it recovers, whatever cause the audit gave them; the
+                # misses its cause points at that it leaves as logged are said apart.
+                recovered = {(row.file, row.lane, row.index) for row in credited}
+                left = [row for row in rows if (row.file, row.lane, row.index) not in recovered]
+                targeted = {(row.file, row.lane, row.index) for row in rows}
+                parts = [part for row in credited for part in
+                         (fix_parts(row, fix) if (row.file, row.lane, row.index) in targeted else ((row.cause, row.lost_usd),))]
+                rows = credited
+                lost = usd_sum(usd or Decimal(0) for _, usd in parts)
+                unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
+                causes = Counter(cause for cause, _ in parts if cause)
+            split_said = _on_split_classes(fix, w, by_key)
+            if split_said:
+                detail = f"{detail}; {split_said}" if detail else split_said
             if not rows:
                 # Listed for what it saves (a --what-if fix no cause points at, ttl-1h): the misses
                 # among the requests it changes are still its misses, not "no miss".
-                rows = _misses_changed(w, by_key)
+                keys = _recovered_keys(w, by_key)
+                rows = [row for key, row in by_key.items() if key in keys]
                 lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
                 causes = Counter(row.cause for row in rows if row.cause is not None)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
@@ -395,7 +463,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
-            recommendations.append(msgspec.structs.replace(rec, pattern=_pattern_of_changes(rec.pattern, w, rows, lost, by_key)))
+            pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key)
+            if left:
+                left_lost = usd_sum(row.lost_usd or Decimal(0) for row in left)
+                pattern += (f"; it leaves as logged the {len(left):,} miss(es) its cause points it at ({_causes_text(left)}: "
+                            f"{format_usd(left_lost)} lost)")
+            recommendations.append(msgspec.structs.replace(rec, pattern=pattern))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
             # unknown on two counts, and said so rather than left out.
@@ -410,7 +483,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
 
 #: Fixes that recover the same misses (an entry that idles past its TTL) in different ways: each
 #: is re-simulated alone, so their savings are alternatives, never a sum.
-ALTERNATIVE_FIXES = frozenset({"ttl-1h", "ttl-auto", "keep-alive"})
+ALTERNATIVE_FIXES = frozenset({"ttl-1h", "ttl-5m", "ttl-auto", "keep-alive"})
 
 
 def _with_alternatives(recs: Sequence[Recommendation]) -> list[Recommendation]:
@@ -456,6 +529,44 @@ def _recovers_none(fix: str, w: WhatIf, rows: Sequence[AuditRow]) -> bool:
         return False
     changed = {(c.file, c.lane, c.index) for c in w.changes}
     return not any((row.file, row.lane, row.index) in changed for row in rows)
+
+
+def _credited(w: WhatIf, rows: Sequence[AuditRow],
+              by_key: dict[tuple[str, str, int], AuditRow]) -> list[AuditRow] | None:
+    """The misses ``w``'s re-simulation recovers (reads more of), in the audit's order, where they
+    are not exactly ``rows`` (the misses its cause points at); None where they are, or where it
+    recovers none (its misses stay ``rows``: it is said to recover none of them)."""
+    keys = _recovered_keys(w, by_key)
+    found = [row for key, row in by_key.items() if key in keys]
+    if not found or {(r.file, r.lane, r.index) for r in found} == {(r.file, r.lane, r.index) for r in rows}:
+        return None
+    return found
+
+
+#: Why a fix's saving on a miss the loss split does not count recoverable stays there.
+_CHOICE_WHY = "the log does not say whether the agent or the user made the change"
+_OTHER_WHY = "the split classes a miss by its cause, and this fix is not the one its cause points at"
+
+
+def _on_split_classes(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> str:
+    """Which of ``w``'s saving is on misses it recovers that the loss split counts unknown or
+    unavoidable (a fix of a cause the user may have chosen: :data:`_CHOICE_FIXES`), and why."""
+    by_class: dict[tuple[str, bool], list[tuple[AuditRow, Decimal]]] = defaultdict(list)
+    recovered = _recovered_keys(w, by_key)
+    for c in w.changes:
+        row = by_key.get((c.file, c.lane, c.index))
+        if ((c.file, c.lane, c.index) in recovered and c.priced and row is not None
+                and row.loss_class in ("unknown", "unavoidable")):
+            by_class[(row.loss_class, fix in UNKNOWN_FIX.get(row.cause, ()))].append((row, c.saved_usd))
+    said = []
+    for key in sorted(by_class, key=lambda k: (k[0] != "unknown", not k[1])):
+        name, chosen = key
+        found = by_class[key]
+        usd = usd_sum(u for _, u in found)
+        why = _CHOICE_WHY if chosen else _OTHER_WHY
+        said.append(f"{format_usd(usd)} of its saving is on {len(found):,} miss(es) the loss split counts {name} "
+                    f"({_causes_text([row for row, _ in found])}): {why}")
+    return "; ".join(said)
 
 
 def _knobs(w: WhatIf, rows: Sequence[AuditRow], by_key: dict[tuple[str, str, int], AuditRow],
@@ -635,8 +746,8 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
     def one(fmt: str, lifetimes: Lifetimes) -> tuple[str, str, str | None, str | None]:
         found = AGENT_SETTINGS.get((fmt, name))
         change = found.change if found is not None else _ttl_change(name, lifetimes)
-        return (AGENTS.get(fmt, fmt or "the agent"), change, found.setting if found is not None else None,
-                found.source if found is not None else None)
+        setting = found.setting if found is not None else NO_TTL_SETTING.get(fmt) if name.startswith("ttl-") else None
+        return (AGENTS.get(fmt, fmt or "the agent"), change, setting, found.source if found is not None else None)
 
     if len(fmts) == 1:
         return one(fmts[0], knobs)
@@ -647,6 +758,7 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
     change = "; ".join(f"{a}: {c}" for a, c, _, _ in each)
     setting = None
     if any(s for _, _, s, _ in each):
-        setting = "; ".join(f"{a}: {s or 'none documented (the change says what to ask for)'}" for a, _, s, _ in each)
+        setting = "; ".join(f"{a}: {s if s and s not in NO_TTL_SETTING.values() else 'none documented (the change says what to ask for)'}"
+                            for a, _, s, _ in each)
     sources = [f"{a}: {src}" for a, _, _, src in each if src]
     return agent, change, setting, "; ".join(sources) or None

@@ -153,6 +153,19 @@ def loss_class(row: _Row) -> str | None:
     return CAUSE_CLASS.get(cause, "unknown")
 
 
+def keep_alive_may_bridge(row: _Row) -> bool:
+    """Whether keep-alives could have bridged an ``unavoidable`` ttl-expired gap past the longest
+    TTL on a model whose client picks the TTL: only if the lane's write asked for that longest TTL,
+    which the row does not say but the log does (the previous request's 1 h write), so the gap is
+    re-simulated (``keep-alive``) and the split follows what it finds (:func:`.advice.follow_resimulation`)."""
+    if row.cause != "ttl-expired" or row.gap_ms is None:
+        return False
+    longest = longest_ttl_ms(row.provider, row.model)
+    rules = rules_for(row.provider)
+    return (longest is not None and row.gap_ms > longest > KEEP_ALIVE_MARGIN_MS and rules.picks_ttl(row.model)
+            and row.gap_ms <= (KEEP_ALIVE_MAX + 1) * (longest - KEEP_ALIVE_MARGIN_MS))
+
+
 class _AsCause(msgspec.Struct, frozen=True):
     """A row's facts with another cause: the second cause of a shared miss, classed and fixed as
     a row of that cause would be."""

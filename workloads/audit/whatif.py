@@ -112,7 +112,8 @@ FIXES: dict[str, str] = {
     "OpenAI request to a model offering both policies with prompt_cache_retention 24h (same price)",
     "ttl-5m": "every Anthropic cache write made with the 5 m TTL; every OpenAI request to a model offering both policies "
     "with prompt_cache_retention in_memory",
-    "ttl-auto": "per lane, the cheaper of ttl-1h and ttl-5m given the lane's idle gaps",
+    "ttl-auto": "one TTL per lane kind (the main sessions, the subagents), as the agents' settings allow: the cheaper of "
+    "ttl-1h and ttl-5m summed over the kind's lanes (the cheaper per lane, picked in hindsight, is only an upper bound)",
     "stagger-subagents": "a lane that started while the shared head was still being written starts when that "
     "write has landed (its response began); its later requests move by the same delay",
     "static-system": "the system prompt and tools held byte-stable inside each main and subagent lane (e.g. a date "
@@ -126,8 +127,7 @@ FIXES: dict[str, str] = {
     "model (the detail states that effect apart)",
     # The reach the loss split gives the fix too (losses.KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX).
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap (the TTL of OpenAI's "
-    f"in-memory retention taken at its documented lower bound, {IN_MEMORY_TTL_MIN_MS // 60_000} min), so the entry "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry "
     "stays warm; each "
     "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
     "(a client cannot know that when the gap starts); on a model whose earlier gaps in the same source show its entries "
@@ -137,6 +137,21 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s; without such a bound the TTL and its pings count from where the provider starts "
     "an entry's lifetime (the send; Qwen: the response's end)",
 }
+
+
+#: What keep-alive's assumption adds where the log has OpenAI requests (only there: a log of
+#: other providers' is told of none it does not hold).
+KEEP_ALIVE_OPENAI = (f" (the TTL of OpenAI's in-memory retention taken at its documented lower bound, "
+                     f"{IN_MEMORY_TTL_MIN_MS // 60_000} min)")
+
+
+def _keep_alive_assumption(requests: Sequence[TraceRequest]) -> str:
+    """keep-alive's assumption, naming OpenAI's in-memory retention only where the log has OpenAI."""
+    text = FIXES["keep-alive"]
+    if any(rules_for(r.provider) is OPENAI for r in requests):
+        head, tail = text.split(" times a gap, ", 1)
+        text = f"{head} times a gap{KEEP_ALIVE_OPENAI}, {tail}"
+    return text
 
 
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.
@@ -1970,7 +1985,7 @@ def what_if(
 #: here, already in its memory, so nothing of the trace is pickled to it.
 _FORKED: _Inputs | None = None
 #: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs three).
-_WEIGHT = {"ttl-auto": 3, "keep-prefix-compaction": 2, "stagger-subagents": 2}
+_WEIGHT = {"ttl-auto": 4, "keep-prefix-compaction": 2, "stagger-subagents": 2}
 
 
 def _in_workers(inputs: _Inputs, fixes: list[str], jobs: int) -> list[WhatIf]:
@@ -2036,6 +2051,7 @@ def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
         elif name == "keep-prefix-compaction":
             plan = _plan_keep_prefix(requests, summaries, inputs.clock)
         elif name == "keep-alive":
+            assumption = _keep_alive_assumption(requests)
             plan = _plan_keep_alive(requests, summaries, inputs.clock)
             unpriced = sum(prices.row(r.model, r.sent_ms, r.speed, r.upstream) is None for r in plan.added)
             if unpriced:  # charged nothing in the figure: said, not hidden in it
@@ -2146,6 +2162,24 @@ def _ttl_auto_choice(choice: Mapping[tuple[str, str], str], bounds: Mapping[tupl
     return "; ".join(parts)
 
 
+def _settable_kind(r: TraceRequest) -> str:
+    """The lanes one TTL setting reaches: subagents (Claude Code's subagentPromptCacheTtl), or the
+    main session with its side and compaction calls (promptCacheTtl)."""
+    return "subagent" if r.lane_kind == "subagent" else "main"
+
+
+def _ttl_auto_kind_choice(kind_choice: Mapping[tuple[str, str], str], by_kind: Mapping[tuple[str, str], Sequence],
+                          bounds: Mapping[tuple[str, str], GapBounds]) -> str:
+    """ttl-auto's settable choice: the TTL of each lane kind, in the words of its way of picking."""
+    parts = []
+    for (kind, long), ttl in sorted(kind_choice.items()):
+        group = by_kind[(kind, long)]
+        short = bounds[group[0]].short
+        name = "main-session" if kind == "main" else "subagent"
+        parts.append(f"{long if ttl == '1h' else short} on the {len(group):,} {name} lane(s)")
+    return "one TTL per lane kind, as the agents' settings allow, the cheaper over its lanes: " + ", ".join(parts)
+
+
 def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | None = None,
               reported_usd: dict[tuple[int, ...], Decimal] | None = None, ref: _Reference | None = None,
               memo: dict | None = None) -> WhatIf:
@@ -2163,17 +2197,38 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         unpriced |= {lane for lane, items in per_lane.items() if items and not found.any_priced(items)}
     bounds = lane_bounds(requests)
     lanes = set(bounds)
-    choice = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m") for lane in lanes}
-    plan = _Plan(requests, lambda r: _ttl_for(r, choice[(r.file, r.lane)]) if (r.file, r.lane) in choice else None)
-    changes = _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                        ref=ref)
+    # Hindsight: the cheaper TTL of each lane alone, which no setting picks (a setting applies to
+    # every session of its kind). The figure is the settable choice: one TTL per lane kind (the
+    # main lanes, the subagents) and way of picking a lifetime, the cheaper summed over its lanes.
+    hindsight = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m")
+                 for lane in lanes}
+    kinds = {(r.file, r.lane): _settable_kind(r) for r in requests if (r.file, r.lane) in lanes}
+    by_kind: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    for lane in sorted(lanes):
+        by_kind[(kinds.get(lane, "main"), bounds[lane].long)].append(lane)
+    kind_choice = {key: ("1h" if usd_sum(saved["1h"].get(lane, Decimal(0)) for lane in group)
+                         > usd_sum(saved["5m"].get(lane, Decimal(0)) for lane in group) else "5m")
+                   for key, group in by_kind.items()}
+    choice = {lane: kind_choice[key] for key, group in by_kind.items() for lane in group}
+
+    def evaluate(picks: Mapping[tuple[str, str], str]) -> _Changes:
+        plan = _Plan(requests, lambda r: _ttl_for(r, picks[(r.file, r.lane)]) if (r.file, r.lane) in picks else None)
+        return _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
+                         ref=ref)
+
+    changes = evaluate(choice)
     # What the lane asks for (5m / 1h, in_memory / 24h), and its gaps in those two lifetimes.
     notes = {
         lane: f"{bounds[lane].long if choice[lane] == '1h' else bounds[lane].short} "
         f"({_lane_gaps_text(gaps.get(lane, ()), bounds[lane], middle=False)})"
         for lane in sorted(lanes)
     }
-    detail = _ttl_auto_choice(choice, bounds)
+    detail = f"{_ttl_auto_choice(choice, bounds)} ({_ttl_auto_kind_choice(kind_choice, by_kind, bounds)})"
+    if hindsight != choice:
+        found = evaluate(hindsight)
+        upper = found.saved_usd(range(len(found)))
+        detail += (f"; picked per lane in hindsight ({_ttl_auto_choice(hindsight, bounds)}) it would save "
+                   f"{format_usd(upper)}: an upper bound, not a setting (a setting applies to every session of its kind)")
     if unpriced:
         detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
     return _summarize("ttl-auto", assumption, detail, changes, notes)

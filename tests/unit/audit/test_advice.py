@@ -259,7 +259,8 @@ def test_the_fixes_to_resimulate_are_the_same_read_whole_or_a_batch_at_a_time() 
     whole = resimulation_targets([rows])
     assert whole == resimulation_targets([rows[:2], [], rows[2:]])
     fixes, changed = whole
-    assert fixes == list(dict.fromkeys(f for r in rows for f in CAUSE_FIX.get(r.cause, ())))
+    # ttl-auto brings the two one-TTL settings with it (listed where they save).
+    assert fixes == [*dict.fromkeys(f for r in rows for f in CAUSE_FIX.get(r.cause, ())), "ttl-5m", "ttl-1h"]
     assert fixes[0] == CAUSE_FIX["concurrent-write"][0] and len(fixes) == len(set(fixes))
     assert changed == {("a", 2), ("b", 5)}
 
@@ -313,7 +314,7 @@ def test_ttl_advice_on_an_openai_log_names_the_retention_it_can_ask_for(tmp_path
     for fix in ("ttl-1h", "ttl-auto"):
         change = recs[fix].change
         assert 'prompt_cache_retention "24h"' in change and "cache_control" not in change and "5 m-1 h" not in change, change
-    assert "10 m-24 h" in recs["ttl-auto"].change
+    assert "one retention for the main sessions and one for the subagents" in recs["ttl-auto"].change
     # The fix's name says 1 h; on OpenAI it re-simulated the 24 h retention, and the row says so.
     assert recs["ttl-1h"].change.startswith("on OpenAI, ttl-1h means its extended 24 h retention, not a 1 h TTL")
     # An Anthropic log keeps the TTL's words.
@@ -486,7 +487,7 @@ def test_a_miss_no_fix_recovers_when_re_simulated_is_not_counted_recoverable(tmp
 
     result = run_audit([_two_sessions(tmp_path)])
     (miss,) = [row for row in result.rows if row.loss_class == "recoverable"]  # ttl-expired: ttl-auto, keep-alive
-    at = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index)
+    at = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index, reported_read=0, counterfactual_read=0)
     ran = lambda changes: SimpleNamespace(applies=True, changes=changes)  # noqa: E731
     unchanged = follow_resimulation(result, Resimulated({"ttl-auto": ran(()), "keep-alive": ran(())}, {}))
     split = unchanged.loss_split

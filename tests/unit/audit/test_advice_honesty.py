@@ -28,7 +28,8 @@ def _ran(fix: str, saved: str, changes: tuple = ()) -> WhatIf:
 
 
 def _change(row, saved: str) -> SimpleNamespace:
-    return SimpleNamespace(file=row.file, lane=row.lane, index=row.index, saved_usd=Decimal(saved), priced=True)
+    return SimpleNamespace(file=row.file, lane=row.lane, index=row.index, saved_usd=Decimal(saved), priced=True,
+                           reported_read=0, counterfactual_read=0)
 
 
 def _audit_and_miss(tmp_path: Path):
@@ -53,7 +54,8 @@ def test_a_fix_that_leaves_its_misses_as_logged_recovers_none_and_is_no_price_ve
     assert "not worth it" not in rec.change and rec.change.startswith("would not have recovered these misses")
     assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "recovers none"
     # Costing more on other requests: said of those requests, net of what the fix adds.
-    elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("-0.01"), priced=True)
+    elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("-0.01"), priced=True,
+                                reported_read=0, counterfactual_read=0)
     rec = _one(result, "keep-alive", _ran("keep-alive", "-0.01", (elsewhere,)))
     assert rec.detail.startswith(advice.RECOVERS_NONE)
     assert "on the other requests it changes it costs $0.0100 more net of the keep-alive requests it sends" in rec.detail

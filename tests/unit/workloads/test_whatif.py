@@ -114,17 +114,19 @@ def test_ttl_auto_words_its_choice_in_the_terms_of_each_provider_in_the_log():
     # the rest": both providers' words. Each provider present gets its own, and only those.
     requests, sums = idle_lane(20 * 60_000)
     (auto,) = what_if(requests, sums, ["ttl-auto"])
-    assert auto.detail == "1 h on 1 of 1 lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest"
+    assert auto.detail == ("1 h on 1 of 1 lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest "
+                           "(one TTL per lane kind, as the agents' settings allow, the cheaper over its lanes: 1h on the "
+                           "1 main-session lane(s))")
     # An OpenAI lane on a model offering both retention policies (gpt-5.1: in_memory or 24h).
     f = "o.jsonl"
     openai = [replace(r, file=f, provider="openai", model="gpt-5.1", usage=replace(r.usage, cache_write_5m=0),
                       prefix=replace(r.prefix, head="test:o", node=f"o{r.seq}", parent=f"o{r.seq - 1}" if r.seq else None))
               for r in requests]
     (auto,) = what_if(openai, summaries(f), ["ttl-auto"])
-    assert auto.detail.startswith("24h on ") and auto.detail.endswith(
+    assert auto.detail.startswith("24h on ") and auto.detail.split(" (one TTL per lane kind")[0].endswith(
         " of 1 lane(s) picking OpenAI's prompt cache retention per request (in_memory / 24h), in_memory on the rest")
     (auto,) = what_if(requests + openai, sums + summaries(f), ["ttl-auto"])
-    anthropic_words, openai_words = auto.detail.split("; ")
+    anthropic_words, openai_words = auto.detail.split(" (one TTL per lane kind")[0].split("; ")
     assert anthropic_words == "1 h on 1 of 1 lane(s) picking Anthropic's cache TTL per write (5 m / 1 h), 5 m on the rest"
     assert "OpenAI's prompt cache retention" in openai_words and "Anthropic" not in openai_words
 
