@@ -24,6 +24,7 @@ from prefixbench.workloads.logs.formats.gemini_cli import SEEN_AGENT, SEEN_COPY,
 from prefixbench.workloads.logs.records import iter_records
 from tests.fuzz.harness import Tally, fuzz_settings, mutated, write
 from tests.unit.audit.fixtures import gemini_session
+from tests.unit.logs.hang_guard import no_hang
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LEGACY = FIXTURES / "gemini-cli.json"
@@ -1403,26 +1404,14 @@ def test_a_subagent_sidecar_that_is_a_named_pipe_is_a_note_not_a_hang(tmp_path: 
     whole: the audit waited on the pipe for ever (or read the device until memory ran out). Only a
     regular file is read; anything else is a note, and the calls are counted as without one."""
     import os
-    import signal
 
     main, agent = _qwen_024_home(tmp_path)
     meta = agent.with_name(agent.name.removesuffix(".jsonl") + ".meta.json")
     meta.unlink()
     os.mkfifo(meta)
 
-    class _Hang(BaseException):  # (not TimeoutError: an OSError, which a reader may skip as an unreadable file)
-        pass
-
-    def _hang(signum: int, frame: object) -> None:
-        raise _Hang("the audit waited on the named pipe")
-
-    previous = signal.signal(signal.SIGALRM, _hang)
-    signal.alarm(20)
-    try:
+    with no_hang():
         requests, summaries = load_trace([agent])
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert len(requests) == 2
     summary = next(s for s in summaries if s.file == str(agent))
     assert f"{meta}: not a regular file (a pipe or a device may never end): the subagent's model is not taken from it" in summary.notes

@@ -22,6 +22,7 @@ from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_fi
 from prefixbench.workloads.logs.formats.base import ImportContext
 from prefixbench.workloads.logs.formats.common import as_dict
 from tests.fuzz.harness import NASTY_TOKENS, Tally, edited, fuzz_settings, mutated, to_json_line
+from tests.unit.logs.hang_guard import no_hang
 
 FIXTURE = Path(__file__).parent / "fixtures" / "openhands.json"
 
@@ -780,7 +781,6 @@ def test_a_v1_event_file_that_is_a_named_pipe_is_left_out_not_waited_on(tmp_path
     whole: one that was a named pipe made the audit wait for ever (the folder walk skips it with
     a warning; the timing read did not). It is left out, as an event file that cannot be read."""
     import os
-    import signal
 
     whole = run_audit([V1]).totals
     folder = tmp_path / V1.name
@@ -789,19 +789,8 @@ def test_a_v1_event_file_that_is_a_named_pipe_is_left_out_not_waited_on(tmp_path
     event.unlink()
     os.mkfifo(event)
 
-    class _Hang(BaseException):  # (not TimeoutError: an OSError, which a reader may skip as an unreadable file)
-        pass
-
-    def _hang(signum: int, frame: object) -> None:
-        raise _Hang("the audit waited on the named pipe")
-
-    previous = signal.signal(signal.SIGALRM, _hang)
-    signal.alarm(20)
-    try:
+    with no_hang():
         totals = run_audit([folder]).totals
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert (totals.requests, totals.cache_read, totals.input) == (whole.requests, whole.cache_read, whole.input)
     # Named, as Gemini CLI names a metadata file that is no regular file (it was left out silently).
     notes = import_file(folder / "base_state.json", detect_format(folder / "base_state.json"), ImportContext())[1].notes
