@@ -523,8 +523,8 @@ def _with_alternatives(recs: Sequence[Recommendation]) -> list[Recommendation]:
     for rec in recs:
         if rec in alternatives:
             names = ", ".join(f"{other.fix} (#{other.rank})" for other in alternatives if other is not rec)
-            said = (f"an alternative to {names}, not in addition: each was re-simulated alone on the same idle gaps, "
-                    "so their dollars do not add up")
+            said = (f"an alternative to {names}, not in addition: each was re-simulated alone (they may save on "
+                    "different lanes and requests): their dollars do not add up")
             rec = msgspec.structs.replace(rec, detail=f"{rec.detail}; {said}" if rec.detail else said)
         out.append(rec)
     return out
