@@ -22,6 +22,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -349,12 +350,23 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
             key = (row.file, row.lane, row.index)
             ran[key] = ran.get(key, False) or key in changed
     unrecovered = {key for key, recovered in ran.items() if not recovered}
-    # A miss classed otherwise that a re-simulated fix recovers (reads more of it) is recoverable:
-    # the fix is the evidence (keep-alive bridging a gap past a 1 h TTL the write logged). Not so
-    # for a fix of an unknown cause that may have been the user's choice (pin-model: UNKNOWN_FIX).
+    # A miss classed otherwise that one of its own fixes recovers (reads most of it) is
+    # recoverable: the fix is the evidence (keep-alive bridging a gap past a 1 h TTL the write
+    # logged). Only the row's own fixes count (:func:`_own_fixes`), never a --what-if the user
+    # asked for or a fix another row of the run triggered: the split must not depend on them. Not
+    # so for a fix of an unknown cause that may have been the user's choice (pin-model: UNKNOWN_FIX).
     by_key = {(row.file, row.lane, row.index): row for row in result.rows}
-    recovered = {key for fix, w in found.done.items() if w.applies and _fix_name(fix) not in _CHOICE_FIXES
-                 for key in _recovered_keys(w, by_key)}
+    by_fix: dict[str, set[tuple[str, str, int]]] = {}
+
+    def recovers(fix: str, key: tuple[str, str, int]) -> bool:
+        w = found.done.get(fix)
+        if w is None or not w.applies or _fix_name(fix) in _CHOICE_FIXES:
+            return False
+        if fix not in by_fix:
+            by_fix[fix] = _recovered_keys(w, by_key)
+        return key in by_fix[fix]
+
+    recovered = {key for key, row in by_key.items() if any(recovers(fix, key) for fix in _own_fixes(row))}
     promoted = {key for key in recovered if (row := by_key.get(key)) is not None and row.cause is not None
                 and (row.lost_tokens or 0) > 0 and row.loss_class != "recoverable"
                 and getattr(row, "secondary_cause", None) is None}
@@ -372,15 +384,30 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
 _CHOICE_FIXES = frozenset(fix for fixes in UNKNOWN_FIX.values() for fix in fixes)
 
 
+def _own_fixes(row: AuditRow) -> tuple[str, ...]:
+    """The fixes re-simulated for ``row`` itself (:func:`resimulation_targets`): those its causes
+    point at, and keep-alive where it may bridge the row's gap."""
+    own = fixes_for(row)
+    return own + ("keep-alive",) if keep_alive_may_bridge(row) and "keep-alive" not in own else own
+
+
+#: The share of a miss's lost tokens a fix must read back to recover it (:func:`_recovered_keys`):
+#: at least half, so one more token read of a 100k miss neither moves its loss nor credits the fix.
+RECOVERED_SHARE = Fraction(1, 2)
+
+
 def _recovered_keys(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> set[tuple[str, str, int]]:
     """The misses ``w``'s re-simulation recovers: it reads more of them than they read as logged
-    and than the audit's own model predicted (a TTL fix changes every write, not every read)."""
+    and than the audit's own model predicted (a TTL fix changes every write, not every read), by
+    at least :data:`RECOVERED_SHARE` of the tokens the miss lost."""
     out = set()
     for c in w.changes:
         key = (c.file, c.lane, c.index)
         row = by_key.get(key)
-        if (c.index >= 0 and row is not None and row.cause is not None and (row.lost_tokens or 0) > 0
-                and c.counterfactual_read > max(c.reported_read, row.predicted_cache_read)):
+        if c.index < 0 or row is None or row.cause is None or (row.lost_tokens or 0) <= 0:
+            continue
+        gained = c.counterfactual_read - max(c.reported_read, row.predicted_cache_read)
+        if gained > 0 and gained >= RECOVERED_SHARE * row.lost_tokens:
             out.add(key)
     return out
 
@@ -496,8 +523,8 @@ def _with_alternatives(recs: Sequence[Recommendation]) -> list[Recommendation]:
     for rec in recs:
         if rec in alternatives:
             names = ", ".join(f"{other.fix} (#{other.rank})" for other in alternatives if other is not rec)
-            said = (f"an alternative to {names}, not in addition: each was re-simulated alone on the same idle gaps, "
-                    "so their dollars do not add up")
+            said = (f"an alternative to {names}, not in addition: each was re-simulated alone (they may save on "
+                    "different lanes and requests): their dollars do not add up")
             rec = msgspec.structs.replace(rec, detail=f"{rec.detail}; {said}" if rec.detail else said)
         out.append(rec)
     return out

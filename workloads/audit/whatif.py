@@ -2168,15 +2168,19 @@ def _settable_kind(r: TraceRequest) -> str:
     return "subagent" if r.lane_kind == "subagent" else "main"
 
 
-def _ttl_auto_kind_choice(kind_choice: Mapping[tuple[str, str], str], by_kind: Mapping[tuple[str, str], Sequence],
+def _ttl_auto_kind_choice(kind_choice: Mapping[tuple[str, str, str, str], str],
+                          by_kind: Mapping[tuple[str, str, str, str], Sequence],
                           bounds: Mapping[tuple[str, str], GapBounds]) -> str:
-    """ttl-auto's settable choice: the TTL of each lane kind, in the words of its way of picking."""
+    """ttl-auto's settable choice: the TTL of each lane kind of each agent and home, in the words
+    of its way of picking; the agent and home are named where the run has more than one."""
+    several = len({(fmt, source) for _, _, fmt, source in kind_choice}) > 1
     parts = []
-    for (kind, long), ttl in sorted(kind_choice.items()):
-        group = by_kind[(kind, long)]
+    for (kind, long, fmt, source), ttl in sorted(kind_choice.items()):
+        group = by_kind[(kind, long, fmt, source)]
         short = bounds[group[0]].short
         name = "main-session" if kind == "main" else "subagent"
-        parts.append(f"{long if ttl == '1h' else short} on the {len(group):,} {name} lane(s)")
+        where = f" of {fmt or 'the log'} in {source or '.'}" if several else ""
+        parts.append(f"{long if ttl == '1h' else short} on the {len(group):,} {name} lane(s){where}")
     return "one TTL per lane kind, as the agents' settings allow, the cheaper over its lanes: " + ", ".join(parts)
 
 
@@ -2203,9 +2207,12 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     hindsight = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m")
                  for lane in lanes}
     kinds = {(r.file, r.lane): _settable_kind(r) for r in requests if (r.file, r.lane) in lanes}
-    by_kind: dict[tuple[str, str], list[tuple[str, str]]] = defaultdict(list)
+    # A setting is one agent's, in one home: lanes of two agents (log formats) or two homes
+    # (:func:`_source_of`) get their own picks, never one pooled across them.
+    formats = {s.file: s.format for s in summaries}
+    by_kind: dict[tuple[str, str, str, str], list[tuple[str, str]]] = defaultdict(list)
     for lane in sorted(lanes):
-        by_kind[(kinds.get(lane, "main"), bounds[lane].long)].append(lane)
+        by_kind[(kinds.get(lane, "main"), bounds[lane].long, formats.get(lane[0], ""), _source_of(lane[0]))].append(lane)
     kind_choice = {key: ("1h" if usd_sum(saved["1h"].get(lane, Decimal(0)) for lane in group)
                          > usd_sum(saved["5m"].get(lane, Decimal(0)) for lane in group) else "5m")
                    for key, group in by_kind.items()}
