@@ -84,14 +84,25 @@ def litellm_engine(model: str) -> str:
 OLLAMA_CLOUD = "Ollama's cloud"
 
 
+#: The ``upstream`` of a call to Ollama's own API at its cloud's host (``https://ollama.com/api/chat``,
+#: an API key's calls): Ollama's cloud, whatever the model's tag.
+OLLAMA_COM = "ollama.com"
+
+
 def ollama_cloud(model: str, upstream: str) -> bool:
     """Whether a call of ``model`` that an Ollama host (``upstream``, :func:`self_hosted`) served ran
-    in Ollama's cloud, not on the user's machine: a cloud model's tag ends in ``cloud``
-    (``kimi-k2.5:cloud``, ``gpt-oss:120b-cloud``). Ollama bills such calls through its plans (a
-    subscription's usage allowance, measured in GPU time, or usage credits: no price per token,
-    https://docs.ollama.com/cloud), so no vendor's list price applies, but it is not free either."""
+    in Ollama's cloud, not on the user's machine: a call to :data:`OLLAMA_COM` itself, or a cloud
+    model's, whose tag ends in ``cloud`` (``kimi-k2.5:cloud``, ``gpt-oss:120b-cloud``) through a
+    local Ollama or Codex's ``--oss`` host (``oss``, Ollama by default). Ollama bills such calls
+    through its plans (a subscription's usage allowance, measured in GPU time, or usage credits:
+    no price per token, https://docs.ollama.com/cloud), so no vendor's list price applies, but it
+    is not free either."""
+    lowered = upstream.lower()
+    if lowered == OLLAMA_COM:
+        return True
     name, colon, tag = model.lower().rpartition(":")
-    return bool(colon and name) and tag.endswith("cloud") and "ollama" in upstream.lower().replace("_", "").replace("-", "")
+    local = "ollama" in lowered.replace("_", "").replace("-", "") or lowered == "oss"
+    return bool(colon and name) and tag.endswith("cloud") and local
 
 
 def own_host(upstream: str) -> bool:

@@ -65,6 +65,9 @@ def test_only_a_cloud_tag_on_an_ollama_host_is_ollamas_cloud() -> None:
     assert ollama_cloud("kimi-k2.5:cloud", "ollama") and ollama_cloud("gpt-oss:120b-cloud", "ollama-launch")
     assert not ollama_cloud("qwen3-coder:30b", "ollama") and not ollama_cloud("kimi-k2.5:cloud", "lmstudio")
     assert not ollama_cloud("cloud", "ollama")
+    # Ollama's cloud API itself, whatever the tag; Codex's --oss host (Ollama) with a cloud tag.
+    assert ollama_cloud("gpt-oss:120b", "ollama.com") and ollama_cloud("gpt-oss:120b-cloud", "oss")
+    assert ollama_cloud("kimi-k2.5:cloud", "oss") and not ollama_cloud("gpt-oss:20b", "oss")
 
 
 def test_max_lost_usd_fails_when_unpriced_misses_lost_most_tokens(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
