@@ -37,13 +37,23 @@ RADIX = ProviderRules(
 #: 2026-04), through OpenCode's ``ollama`` none of 548 (k1.lib-bootstrap, 1.15.5, 2026-05).
 SELF_HOSTED_MARKERS = ("ollama", "lmstudio")
 
+#: Whole names (any case, ``_``, ``-``, ``.`` and spaces left out) of an engine a user runs or a
+#: server on the user's own machine, as such a config names its host (a Codex ``model_provider``
+#: of ``vllm`` or ``llama.cpp``, as their docs' examples of a local server have it): vLLM, SGLang,
+#: llama.cpp, Hugging Face's Text Generation Inference (``tgi``), llamafile, LocalAI, KoboldCpp,
+#: ``local``, ``localhost``. Matched whole, never as a word inside a name: ``vllm-cloud`` or
+#: litellm's ``hosted_vllm`` as a provider's name says nothing (:data:`LITELLM_ENGINES` reads
+#: litellm's routes).
+SELF_HOSTED_NAMES = frozenset({"vllm", "sglang", "llamacpp", "tgi", "llamafile", "localai", "koboldcpp", "local", "localhost"})
+
 
 def self_hosted(name: str) -> bool:
-    """Whether an agent names a host that runs open models itself (:data:`SELF_HOSTED_MARKERS`, any
-    case, ``_`` and ``-`` left out: litellm's ``lm_studio``): its calls are :data:`UNKNOWN`'s,
-    whatever their model's name."""
-    lowered = name.lower().replace("_", "").replace("-", "")
-    return any(marker in lowered for marker in SELF_HOSTED_MARKERS)
+    """Whether an agent names a host that runs open models itself (:data:`SELF_HOSTED_MARKERS`
+    inside the name, :data:`SELF_HOSTED_NAMES` as the whole of it; any case, ``_``, ``-``, ``.``
+    and spaces left out: litellm's ``lm_studio``, ``llama.cpp``): its calls are
+    :data:`UNKNOWN`'s, whatever their model's name."""
+    lowered = "".join(c for c in name.lower() if c not in "_-. ")
+    return lowered in SELF_HOSTED_NAMES or any(marker in lowered for marker in SELF_HOSTED_MARKERS)
 
 
 #: litellm's provider prefixes (its ``LlmProviders``, ``litellm/types/utils.py``) that route a call

@@ -4173,8 +4173,8 @@ def relay_notes(relays: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
     notes = []
     for provider, model, relay, calls in relays:
         maker = rules_for(provider).maker or provider
-        notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, a relay (the endpoint the log names is "
-                     f"not {maker}'s own): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
+        notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, an endpoint of your configuration (a relay "
+                     f"or gateway, not {maker}'s own API): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
                      f"not show; the cache that answered was the relay's, read under {maker}'s rules (the relay's are not "
                      f"known), so a miss with nothing changed in the log is put down to the relay, not {maker}")
     return tuple(notes)
