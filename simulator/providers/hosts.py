@@ -172,18 +172,28 @@ def billing_host(name: str, *, oss: bool = False, litellm: bool = False) -> str:
 
 def agent_relay(name: str, default: str) -> str:
     """``name`` (the provider an agent's log says served a call, Codex's ``model_provider``) where
-    it is an endpoint of the user's own configuration, not the model maker's: neither ``default``
-    (the name of the agent's own provider, Codex's ``openai``) nor the name of a provider, a host
-    running open models itself or a host of open models the audit knows (:func:`billing_host`,
-    Codex's ``oss`` among them) but, most likely, a reseller's relay passing the maker's models on
-    (``codex`` in a home whose ``config.toml`` gives it a ``base_url``). The calls keep the
-    maker's rules and list price; the audit names the relay. "" for any other."""
+    it is an endpoint of the user's own configuration (a relay or gateway), not the model maker's:
+    neither ``default`` (the name of the agent's own provider, Codex's ``openai``) nor a name
+    starting with it (``openai-chat-completions``, the Codex docs' example name for OpenAI's own
+    API), nor Azure OpenAI (:func:`azure_openai`: OpenAI's models on Microsoft's first-party
+    service, OpenAI's caching rules), nor the name of a provider, a host running open models
+    itself (vLLM, llama.cpp, ``localhost``...) or a host of open models the audit knows
+    (:func:`billing_host`, Codex's ``oss`` among them). The calls keep the maker's rules and list
+    price; the audit names the endpoint. "" for any other."""
     from prefixbench.simulator.providers import UNKNOWN, provider_named_in
 
     lowered = name.strip().lower()
-    if not lowered or lowered == default.lower() or billing_host(name, oss=True):
+    if not lowered or lowered.startswith(default.lower()) or azure_openai(lowered) or billing_host(name, oss=True):
         return ""
     return name.strip() if provider_named_in(lowered, UNKNOWN) is UNKNOWN else ""
+
+
+def azure_openai(name: str) -> bool:
+    """Whether an agent's provider name (Codex's ``model_provider``: ``azure``, ``azure-openai``,
+    any case) names Azure OpenAI: Microsoft's first-party service of OpenAI's models, whose
+    prompt caching follows OpenAI's (https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching),
+    not a relay."""
+    return "azure" in name.lower()
 
 
 def agent_host(name: str, model: str) -> str:

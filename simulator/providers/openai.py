@@ -186,6 +186,8 @@ def read_usage(usage: Mapping[str, object], where: str) -> Usage:
         hit = usage.get("prompt_cache_hit_tokens")
         if hit is None and details.get("cached_tokens") is None:
             hit = usage.get("cached_tokens")  # at the top level, not in the details
+            if isinstance(hit, float) and hit.is_integer():
+                hit = int(hit)  # a whole number written as a double (40.0): a count, as Cohere's is read
         cached = count(details.get("cached_tokens") if hit is None else hit, where, "cached tokens")
         written = count(details.get("cache_write_tokens"), where, "prompt_tokens_details.cache_write_tokens")
         output = count(usage.get("completion_tokens"), where, "usage.completion_tokens")

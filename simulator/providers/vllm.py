@@ -37,13 +37,23 @@ RADIX = ProviderRules(
 #: 2026-04), through OpenCode's ``ollama`` none of 548 (k1.lib-bootstrap, 1.15.5, 2026-05).
 SELF_HOSTED_MARKERS = ("ollama", "lmstudio")
 
+#: Whole names (any case, ``_``, ``-``, ``.`` and spaces left out) of an engine a user runs or a
+#: server on the user's own machine, as such a config names its host (a Codex ``model_provider``
+#: of ``vllm`` or ``llama.cpp``, as their docs' examples of a local server have it): vLLM, SGLang,
+#: llama.cpp, Hugging Face's Text Generation Inference (``tgi``), llamafile, LocalAI, KoboldCpp,
+#: ``local``, ``localhost``. Matched whole, never as a word inside a name: ``vllm-cloud`` or
+#: litellm's ``hosted_vllm`` as a provider's name says nothing (:data:`LITELLM_ENGINES` reads
+#: litellm's routes).
+SELF_HOSTED_NAMES = frozenset({"vllm", "sglang", "llamacpp", "tgi", "llamafile", "localai", "koboldcpp", "local", "localhost"})
+
 
 def self_hosted(name: str) -> bool:
-    """Whether an agent names a host that runs open models itself (:data:`SELF_HOSTED_MARKERS`, any
-    case, ``_`` and ``-`` left out: litellm's ``lm_studio``): its calls are :data:`UNKNOWN`'s,
-    whatever their model's name."""
-    lowered = name.lower().replace("_", "").replace("-", "")
-    return any(marker in lowered for marker in SELF_HOSTED_MARKERS)
+    """Whether an agent names a host that runs open models itself (:data:`SELF_HOSTED_MARKERS`
+    inside the name, :data:`SELF_HOSTED_NAMES` as the whole of it; any case, ``_``, ``-``, ``.``
+    and spaces left out: litellm's ``lm_studio``, ``llama.cpp``): its calls are
+    :data:`UNKNOWN`'s, whatever their model's name."""
+    lowered = "".join(c for c in name.lower() if c not in "_-. ")
+    return lowered in SELF_HOSTED_NAMES or any(marker in lowered for marker in SELF_HOSTED_MARKERS)
 
 
 #: litellm's provider prefixes (its ``LlmProviders``, ``litellm/types/utils.py``) that route a call
@@ -84,14 +94,25 @@ def litellm_engine(model: str) -> str:
 OLLAMA_CLOUD = "Ollama's cloud"
 
 
+#: The ``upstream`` of a call to Ollama's own API at its cloud's host (``https://ollama.com/api/chat``,
+#: an API key's calls): Ollama's cloud, whatever the model's tag.
+OLLAMA_COM = "ollama.com"
+
+
 def ollama_cloud(model: str, upstream: str) -> bool:
     """Whether a call of ``model`` that an Ollama host (``upstream``, :func:`self_hosted`) served ran
-    in Ollama's cloud, not on the user's machine: a cloud model's tag ends in ``cloud``
-    (``kimi-k2.5:cloud``, ``gpt-oss:120b-cloud``). Ollama bills such calls through its plans (a
-    subscription's usage allowance, measured in GPU time, or usage credits: no price per token,
-    https://docs.ollama.com/cloud), so no vendor's list price applies, but it is not free either."""
+    in Ollama's cloud, not on the user's machine: a call to :data:`OLLAMA_COM` itself, or a cloud
+    model's, whose tag ends in ``cloud`` (``kimi-k2.5:cloud``, ``gpt-oss:120b-cloud``) through a
+    local Ollama or Codex's ``--oss`` host (``oss``, Ollama by default). Ollama bills such calls
+    through its plans (a subscription's usage allowance, measured in GPU time, or usage credits:
+    no price per token, https://docs.ollama.com/cloud), so no vendor's list price applies, but it
+    is not free either."""
+    lowered = upstream.lower()
+    if lowered == OLLAMA_COM:
+        return True
     name, colon, tag = model.lower().rpartition(":")
-    return bool(colon and name) and tag.endswith("cloud") and "ollama" in upstream.lower().replace("_", "").replace("-", "")
+    local = "ollama" in lowered.replace("_", "").replace("-", "") or lowered == "oss"
+    return bool(colon and name) and tag.endswith("cloud") and local
 
 
 def own_host(upstream: str) -> bool:

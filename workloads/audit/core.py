@@ -65,7 +65,7 @@ from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.providers import UNKNOWN, chain_rules, rules_for
 from prefixbench.simulator.providers.base import ProviderRules
 from prefixbench.simulator.providers.hosts import host_model, host_price_file, named_host, third_party_host
-from prefixbench.simulator.providers.vllm import ollama_cloud, own_host
+from prefixbench.simulator.providers.vllm import OLLAMA_COM, ollama_cloud, own_host
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.audit.causes import CAUSES, NO_MISS, verdict
 from prefixbench.workloads.audit import explicit, grid
@@ -4173,8 +4173,8 @@ def relay_notes(relays: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
     notes = []
     for provider, model, relay, calls in relays:
         maker = rules_for(provider).maker or provider
-        notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, a relay (the endpoint the log names is "
-                     f"not {maker}'s own): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
+        notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, an endpoint of your configuration (a relay "
+                     f"or gateway, not {maker}'s own API): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
                      f"not show; the cache that answered was the relay's, read under {maker}'s rules (the relay's are not "
                      f"known), so a miss with nothing changed in the log is put down to the relay, not {maker}")
     return tuple(notes)
@@ -4221,8 +4221,8 @@ def host_notes(requests: Iterable[TraceRequest], prices: Prices) -> tuple[str, .
     # (each model tested once, not each call)
     unnamed = {model for model in unnamed
                if ("/" in model or model in named) and model not in prices.missing and prices.open_weight(model)}
-    notes = [f"no price for {calls:,} request(s) of {model} served by {host}: a cloud model of Ollama's (its tag ends in "
-             "cloud) runs in Ollama's cloud, not on the user's machine, and Ollama bills it through its plans (a usage "
+    notes = [f"no price for {calls:,} request(s) of {model} served by {host}: a cloud model of Ollama's "
+             f"({'called at ollama.com' if host.lower() == OLLAMA_COM else 'its tag ends in cloud'}) runs in Ollama's cloud, not on the user's machine, and Ollama bills it through its plans (a usage "
              "allowance measured in GPU time, or usage credits), not at a price per token the table could hold; counted unpriced"
              if ollama_cloud(model, host) else
              f"no price for {calls:,} request(s) of {model} served by {host}, a host running open models itself: no vendor "

@@ -120,11 +120,10 @@ def violations(result: AuditResult, gate: Gate) -> list[str]:
         lines.append(f"FAIL no loss (no request reports its cache use, so no miss could be seen) to hold to "
                      f"--max-lost-usd ${gate.max_lost_usd}")
     elif gate.max_lost_usd is not None and (unpriced := _unpriced_misses(result)):
-        # Misses seen, none of them in a dollar figure (no price, a self-hosted engine's calls):
-        # the loss is unknown in dollars, not $0, so the gate cannot vouch for the log either.
-        lines.append(f"FAIL lost unknown in dollars: {len(unpriced):,} miss(es) lost "
-                     f"{sum(row.lost_tokens or 0 for row in unpriced):,} tokens, none of them in a dollar figure, to hold to "
-                     f"--max-lost-usd ${gate.max_lost_usd}")
+        # The misses in no dollar figure (no price, a self-hosted engine's calls) lost the larger
+        # part of the tokens: the loss is mostly unknown in dollars, not the priced part's figure,
+        # so the gate cannot vouch for the log either (docs/audit.md#gate).
+        lines.append(_unpriced_line(result, unpriced, gate.max_lost_usd))
     elif gate.max_lost_usd is not None and result.totals.lost_usd > gate.max_lost_usd:
         lost = result.totals.lost_usd
         predicted = usd_sum(row.lost_usd for row in result.rows if row.reported_cache_read is None and row.lost_usd)
@@ -148,10 +147,60 @@ def _none_seen(result: AuditResult) -> bool:
 
 
 def _unpriced_misses(result: AuditResult) -> list[AuditRow]:
-    """The misses that lost tokens, where every one of them is in no dollar figure (empty where
-    there is none, or one has a dollar figure): ``--max-lost-usd`` cannot judge such a log."""
+    """The misses in no dollar figure, where they lost more tokens than the priced misses did
+    (empty where they did not, or there is none): ``--max-lost-usd`` cannot judge such a log,
+    whose dollar figure would leave out the larger part of its loss."""
     misses = [row for row in result.rows if row.lost_tokens]
-    return misses if all(row.lost_usd is None for row in misses) else []
+    unpriced = [row for row in misses if row.lost_usd is None]
+    priced = sum(row.lost_tokens or 0 for row in misses if row.lost_usd is not None)
+    return unpriced if sum(row.lost_tokens or 0 for row in unpriced) > priced else []
+
+
+def _unpriced_reasons(result: AuditResult, rows: list[AuditRow]) -> dict[str, dict[str, int]]:
+    """Why ``rows`` (misses in no dollar figure) have no dollars, by model: ``self-hosted: no
+    bill`` where the model's unpriced calls were served by an engine of the user's
+    (:func:`~prefixbench.simulator.providers.vllm.own_host`, Ollama's cloud not among them),
+    ``a host's price prefixbench lacks`` where by a host billing its own price, ``priced as a range
+    only`` where the log sums its cache reads and writes, else ``no price row`` (the price table
+    has none for the model); each reason's misses counted per engine, host or model."""
+    from prefixbench.simulator.providers.vllm import ollama_cloud, own_host
+
+    hosts: dict[str, str] = {}
+    for model, host, _ in result.unpriced_hosts:
+        hosts.setdefault(model, host)
+    ranged = {m.model for m in result.models if m.ranged_requests and m.ranged_requests == m.unpriced_requests}
+    out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        host = hosts.get(row.model, "")
+        if host and own_host(host) and not ollama_cloud(row.model, host):
+            out["self-hosted: no bill"][host] += 1
+        elif host:
+            out["a host's price prefixbench lacks"][host] += 1
+        elif row.model in ranged:
+            out["priced as a range only"][row.model] += 1
+        else:
+            out["no price row"][row.model] += 1
+    return {why: dict(names) for why, names in out.items()}
+
+
+def _unpriced_line(result: AuditResult, unpriced: list[AuditRow], limit: Decimal) -> str:
+    """The ``FAIL`` line of :func:`_unpriced_misses`: how many misses and tokens are in no dollar
+    figure, of how many, why (:func:`_unpriced_reasons`), and, where a self-hosted engine's calls
+    are all there is to it, the gates that judge them (``--fail-on``, ``--min-hit-ratio``)."""
+    misses = [row for row in result.rows if row.lost_tokens]
+    tokens = sum(row.lost_tokens or 0 for row in unpriced)
+    reasons = _unpriced_reasons(result, unpriced)
+    why = "; ".join(f"{reason}: " + ", ".join(f"{name} {n:,}" if len(names) > 1 else name for name, n in sorted(names.items()))
+                    for reason, names in sorted(reasons.items()))
+    if len(unpriced) == len(misses):
+        head = f"{len(unpriced):,} miss(es) lost {tokens:,} tokens, none of them in a dollar figure ({why})"
+    else:
+        priced = usd_sum(row.lost_usd for row in misses if row.lost_usd is not None)
+        head = (f"{len(unpriced):,} of {len(misses):,} miss(es), {tokens:,} of {sum(row.lost_tokens or 0 for row in misses):,} "
+                f"lost tokens, in no dollar figure ({why}; the priced rest lost ${priced:.4f})")
+    hint = ("; a self-hosted engine sends no bill: gate its misses with --fail-on or --min-hit-ratio"
+            if set(reasons) == {"self-hosted: no bill"} else "")
+    return f"FAIL lost unknown in dollars: {head}, to hold to --max-lost-usd ${limit}{hint}"
 
 
 def _all_predicted(result: AuditResult) -> bool:
@@ -180,7 +229,7 @@ def unjudged(result: AuditResult, gate: Gate) -> list[str]:
     if gate.max_lost_usd is None:
         return []
     lines = []
-    if t.unpriced_requests and not _unpriced_misses(result):  # (every miss unpriced: the gate fails, saying why)
+    if t.unpriced_requests and not _unpriced_misses(result):  # (most lost tokens unpriced: the gate fails, saying why)
         lines.append(f"prefixbench: warning: --max-lost-usd judged the priced requests only: {t.unpriced_requests:,} of "
                      f"{t.requests:,} request(s) are in no dollar figure (no price, no usage to price, or priced as a range only), their misses' losses unknown")
     # (usage with no cache field: priced, but no miss could be seen; those with no usage are said above)

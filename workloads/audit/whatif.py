@@ -1403,9 +1403,9 @@ def _left_cached(prev: TraceRequest) -> int:
 
 #: The folders of an agent's home that hold its sessions, innermost part last: the path up to
 #: one of them is one home, one account's client and cache (Claude Code's ``.claude/projects``,
-#: Codex's ``.codex/sessions``, pi's ``.pi/agent/sessions``, Gemini CLI's ``.gemini/tmp``,
-#: opencode's ``opencode/storage``).
-_AGENT_HOMES = ((".claude", "projects"), (".codex", "sessions"), (".pi", "agent", "sessions"), (".gemini", "tmp"),
+#: Codex's ``.codex``: its ``sessions`` and ``archived_sessions`` are one account's, pi's
+#: ``.pi/agent/sessions``, Gemini CLI's ``.gemini/tmp``, opencode's ``opencode/storage``).
+_AGENT_HOMES = ((".claude", "projects"), (".codex",), (".pi", "agent", "sessions"), (".gemini", "tmp"),
                 ("opencode", "storage"))
 
 

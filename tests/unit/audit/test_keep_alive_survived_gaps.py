@@ -212,7 +212,9 @@ def test_a_source_is_one_agent_home_in_every_format() -> None:
     assert _source_of("/home/u/projects/alice/.claude/projects/-w-x/s.jsonl") == "/home/u/projects/alice/.claude/projects"
     assert _source_of("/home/u/projects/alice/.claude/projects/-w-x/s/subagents/a.jsonl") == (
         "/home/u/projects/alice/.claude/projects")
-    assert _source_of("/home/u/projects/bob/.codex/sessions/2026/05/04/r.jsonl") == "/home/u/projects/bob/.codex/sessions"
+    assert _source_of("/home/u/projects/bob/.codex/sessions/2026/05/04/r.jsonl") == "/home/u/projects/bob/.codex"
+    # Codex's archived sessions are the same home, one account's cache, as its live ones.
+    assert _source_of("/home/u/projects/bob/.codex/archived_sessions/r.jsonl") == "/home/u/projects/bob/.codex"
     assert _source_of("/h/projects/c/.pi/agent/sessions/--w--/s.jsonl") == "/h/projects/c/.pi/agent/sessions"
     assert _source_of("/h/.gemini/tmp/abc123/chats/s.json") == "/h/.gemini/tmp"
     assert _source_of("/backup/projects/x/sessions/p/s.jsonl") == "/backup/projects/x/sessions"

@@ -65,8 +65,8 @@ def test_a_relay_named_by_model_provider_is_said_and_its_misses_are_its_own(tmp_
     assert any(line.startswith("openai via relay 'myrelay'  gpt-5.1-codex-max") for line in table.splitlines())
     assert "the relay 'myrelay' is the relay's cache's, not the model maker's" in table
     notes = json.loads(audit_json(relayed))["notes"]
-    assert any(n.startswith("6 request(s) of gpt-5.1-codex-max went through 'myrelay', a relay") and "not the relay's bill" in n
-               for n in notes)
+    assert any(n.startswith("6 request(s) of gpt-5.1-codex-max went through 'myrelay', an endpoint of your configuration "
+                            "(a relay or gateway, not OpenAI's own API)") and "not the relay's bill" in n for n in notes)
     assert "relay" not in audit_table(direct)
     # The page's subtitle says it as the terminal's headline does.
     assert (f"paid {format_usd(relayed.totals.cost_usd)} (at the maker&#x27;s list price, not the relay&#x27;s bill: 6 request(s) through the relay "
@@ -89,3 +89,38 @@ def test_only_an_unknown_model_provider_is_a_relay(tmp_path: Path) -> None:
     assert {r.relay for r in load_trace([export])[0]} == {""}
     # (its second conversation names no provider: read by its model's name, no relay)
     assert Counter((r.provider, r.relay) for r in load_trace([relayed])[0]) == {("openai", "codex"): 4, ("openai", ""): 2}
+
+
+def test_azure_openai_is_openai_not_a_relay(tmp_path: Path) -> None:
+    """A rollout with ``model_provider = "azure"`` said "openai via relay 'azure'": Azure OpenAI is
+    Microsoft's first-party service of OpenAI's models, with OpenAI's caching rules. Now its
+    calls are OpenAI's, with no relay; so are ``openai-chat-completions`` (the Codex docs' name
+    for OpenAI's own API) and ``azure-openai``."""
+    direct = _audit(tmp_path, "openai")
+    for named in ("azure", "azure-openai", "openai-chat-completions"):
+        result = _audit(tmp_path, named)
+        assert result.relays == () and result.totals == direct.totals, named
+        assert {r.provider for r in result.rows} == {"openai"} and "relay" not in audit_table(result), named
+
+
+def test_a_self_hosted_engine_named_by_model_provider_is_no_relay(tmp_path: Path) -> None:
+    """``model_provider = "vllm"`` (or ``llama.cpp``, ``localhost``) was a relay, its headline "at
+    the maker's list price, not the relay's bill", though a self-hosted engine sends no bill. Now
+    it is the engine its name says: provider unknown, unpriced, said as a self-hosted engine."""
+    for named in ("vllm", "llama.cpp", "localhost", "sglang"):
+        result = _audit(tmp_path, named)
+        table = audit_table(result)
+        assert result.relays == () and "relay" not in table, named
+        assert {r.provider for r in result.rows} == {"unknown"}, named
+        assert f"served by a self-hosted engine: {named})" in table, named
+
+
+def test_a_custom_name_is_an_endpoint_of_the_users_configuration(tmp_path: Path) -> None:
+    from prefixbench.simulator.providers.hosts import agent_relay
+
+    result = _audit(tmp_path, "custom")
+    assert result.relays == (("openai", "gpt-5.1-codex-max", "custom", 6),)
+    notes = json.loads(audit_json(result))["notes"]
+    assert any("went through 'custom', an endpoint of your configuration (a relay or gateway" in n for n in notes)
+    assert not any("reseller" in n for n in notes)
+    assert agent_relay("litellm", "openai") == "litellm" and agent_relay("Azure", "openai") == ""

@@ -567,6 +567,26 @@ def test_ollama_native_api_calls_are_a_self_hosted_hosts_with_no_cache_count(tmp
     assert all(r.lost_tokens is None and r.detail.startswith("cache not reported") for r in result.rows)
 
 
+def test_a_call_to_ollama_com_is_ollamas_cloud_not_a_self_hosted_engine(tmp_path: Path) -> None:
+    """``https://ollama.com/api/chat`` with ``gpt-oss:120b`` (no cloud tag: the cloud API takes the
+    bare name) was read as the user's own engine (upstream ``ollama``), and the audit said "served
+    by a self-hosted engine: ollama ... no vendor bills". It is Ollama's cloud, billed through
+    its plans: upstream ``ollama.com``, its note says so."""
+    from prefixbench.reports.audit import audit_table
+
+    chat = {"model": "gpt-oss:120b", "messages": [{"role": "user", "content": "say hello in French"}], "stream": False}
+    answer = {"body": {"model": "gpt-oss:120b", "done": True, "message": {"role": "assistant", "content": "Bonjour"},
+                       "prompt_eval_count": 15, "eval_count": 4}}
+    path = write_jsonl(tmp_path / "cloud.jsonl", [capture_line(chat, answer, url="https://ollama.com/api/chat")])
+    requests, _ = load_trace([path])
+    assert [(r.provider, r.upstream) for r in requests] == [("unknown", "ollama.com")]
+    table = audit_table(run_audit([path]))
+    assert "self-hosted engine" not in table and "no vendor bills" not in table
+    assert "a cloud model of Ollama's (called at ollama.com) runs in Ollama's cloud" in table
+    local = write_jsonl(tmp_path / "local.jsonl", [capture_line(chat, answer, url="http://localhost:11434/api/chat")])
+    assert [r.upstream for r in load_trace([local])[0]] == ["ollama"]
+
+
 def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_path: Path) -> None:
     """Azure OpenAI's chat completions name the deployment in the URL and no model in the body
     (31 of crewAI's recorded calls): before, each was skipped as not a model call."""

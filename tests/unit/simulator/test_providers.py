@@ -455,3 +455,13 @@ def test_a_trusted_write_count_bounds_the_next_read_where_the_rules_say_so():
         assert rules.written_bound(wrote, lane_wrote=True) is None
         assert rules.cacheable_given(wrote, lane_wrote=True) == rules.cacheable(wrote)
     assert [name for name, rules in PROVIDERS.items() if rules.writes_bound_reads] == []
+
+
+def test_a_whole_float_top_level_cached_tokens_is_a_count() -> None:
+    """A chat-completions usage whose top-level ``cached_tokens`` is a double (``40.0``, as
+    Cohere documents its count) raised and refused the file; a whole one is now read as the
+    count, as the capture reader's Cohere usage is, and a fractional one is still refused."""
+    usage = OPENAI.read_usage({"prompt_tokens": 100, "completion_tokens": 5, "cached_tokens": 40.0}, "here")
+    assert usage.cache_read == 40 and usage.uncached == 60
+    with pytest.raises(UserError, match="cached tokens"):
+        OPENAI.read_usage({"prompt_tokens": 100, "completion_tokens": 5, "cached_tokens": 40.5}, "here")

@@ -24,6 +24,13 @@ from prefixbench.simulator.providers.vllm import litellm_engine, own_host, self_
     ("Triton", False, True, "Triton"),
     ("vllm-cloud", False, True, ""),
     ("oss", False, True, ""),
+    # An engine a user runs, or the user's own machine, named whole (a Codex model_provider).
+    ("vllm", False, False, "vllm"),
+    ("llama.cpp", False, False, "llama.cpp"),
+    ("LocalHost", False, False, "LocalHost"),
+    ("sglang", False, False, "sglang"),
+    ("vllm-cloud", False, False, ""),
+    ("custom", True, True, ""),
 ])
 def test_self_hosted_upstream(name: str, oss: bool, litellm: bool, upstream: str) -> None:
     assert self_hosted_upstream(name, oss=oss, litellm=litellm) == upstream

@@ -56,6 +56,7 @@ from prefixbench.workloads.logs.responses_body import chat_shape
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat, Replay
 from prefixbench.simulator.providers import ANTHROPIC, GEMINI, OPENAI, UNKNOWN, gateway_at, provider_at, provider_of_model, provider_of_request, rules_for
 from prefixbench.simulator.providers import openai as openai_rules
+from prefixbench.simulator.providers.vllm import OLLAMA_COM
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.providers.gemini import NativeRoute, NoTokenCount, native_route
@@ -590,7 +591,8 @@ class _Capture:
 
     def _ollama(self, record: Record, request: dict, body: dict, response: dict, where: str) -> None:
         """A call to Ollama's own API (:func:`_ollama_usage`): a self-hosted host's, its provider
-        unknown and its ``upstream`` Ollama (unpriced, whatever its model's name)."""
+        unknown and its ``upstream`` Ollama, or Ollama's cloud (:data:`OLLAMA_COM`) where the URL's
+        host is ``ollama.com`` (unpriced either way, whatever its model's name)."""
         if record.plain or isinstance(request.get("body"), str):
             refuse_lone_surrogates(body, where, "request.body")
         try:
@@ -606,8 +608,12 @@ class _Capture:
                 parsed = None
         sent = parse_time_ms(request.get("timestamp"), where)
         answered = parse_time_ms(response.get("timestamp"), where)
-        call = _Call(usage, parsed, "main", (), None, upstream=OLLAMA)
-        self._add(record, body, UNKNOWN.name, call, sent, answered, str(request.get("url") or ""))
+        url = str(request.get("url") or "")
+        # Ollama's cloud API (https://ollama.com/api/chat) bills through its plans: not the user's engine.
+        host = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2].partition(":")[0].lower().rstrip(".")
+        upstream = OLLAMA_COM if host == OLLAMA_COM or host.endswith("." + OLLAMA_COM) else OLLAMA
+        call = _Call(usage, parsed, "main", (), None, upstream=upstream)
+        self._add(record, body, UNKNOWN.name, call, sent, answered, url)
 
     def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
         """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
