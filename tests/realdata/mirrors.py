@@ -346,6 +346,17 @@ def bedrock_counts(response: dict) -> tuple[int, int | None, int | None, int] | 
 _OPENAI_COUNTS = ("prompt_tokens", "input_tokens", "completion_tokens", "output_tokens")
 
 
+def audited_calls(result) -> dict[tuple[str, int], list[tuple[int, int | None, int]]]:
+    """The audit's rows as :func:`recorded_calls` gives a line's calls, keyed by (file name,
+    line): (prompt with its cached and written parts, read, output) for each row."""
+    rows: dict[tuple[str, int], list[tuple[int, int | None, int]]] = {}
+    for r in result.rows:
+        rows.setdefault((Path(r.file).name, r.line), []).append(
+            (r.reported_uncached + (r.reported_cache_read or 0) + (r.reported_cache_write or 0) + (r.reported_cache_write_1h or 0),
+             r.reported_cache_read, r.reported_output))
+    return rows
+
+
 def recorded_calls(line: dict) -> list[tuple[int, int | None, int]]:
     """(prompt, read or None where no cache field, output) of each call a served capture line's
     answer reports, by the wire its URL and answer speak: Anthropic's usage (its iterations too),

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import cassette_captures, recorded_calls
+from tests.realdata.mirrors import audited_calls, cassette_captures, recorded_calls
 
 REPO = Path(os.environ.get("PREFIXBENCH_CREWAI_REPO", "/work/.mirror/crewAIInc+crewAI/repo"))
 COMMIT = "f4731f5025f861c78e3af0487cc80bf5e7c64782"
@@ -42,11 +42,7 @@ def test_crewai_recordings_count_what_each_provider_reported(tmp_path: Path) -> 
     lines = {(path.name, n): json.loads(text) for path in sorted(tmp_path.glob("*.jsonl"))
              for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)}
     recounted = {key: calls for key, line in lines.items() if (calls := recorded_calls(line))}
-    rows: dict[tuple[str, int], list] = {}
-    for r in result.rows:
-        rows.setdefault((Path(r.file).name, r.line), []).append(
-            (r.reported_uncached + (r.reported_cache_read or 0) + (r.reported_cache_write or 0) + (r.reported_cache_write_1h or 0),
-             r.reported_cache_read, r.reported_output))
+    rows = audited_calls(result)
     assert rows == recounted
     by_host: dict[str, list[int]] = {}
     for key, calls in rows.items():

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from prefixbench.workloads.audit.core import run_audit
-from tests.realdata.mirrors import cassette_captures, recorded_calls
+from tests.realdata.mirrors import audited_calls, cassette_captures, recorded_calls
 
 REPO = Path(os.environ.get("PREFIXBENCH_OPENLLMETRY_REPO", "/work/.mirror/traceloop+openllmetry/repo"))
 COMMIT = "93429cfb9767e6b51db6cb35f6b70f758117669a"
@@ -68,11 +68,7 @@ def test_openllmetry_package_recordings_count_what_each_provider_reported(packag
             for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
                 if calls := recorded_calls(json.loads(text)):
                     recounted[(path.name, n)] = calls
-    rows: dict[tuple[str, int], list] = {}
-    for r in result.rows:
-        rows.setdefault((Path(r.file).name, r.line), []).append(
-            (r.reported_uncached + (r.reported_cache_read or 0) + (r.reported_cache_write or 0) + (r.reported_cache_write_1h or 0),
-             r.reported_cache_read, r.reported_output))
+    rows = audited_calls(result)
     assert rows == recounted
     calls = [call for found in rows.values() for call in found]
     got = (formats["http-capture"] + formats["empty"], formats["copy"], len(calls), sum(c[0] for c in calls),
