@@ -515,7 +515,7 @@ def _add_audit_parser(sub: Subcommands) -> None:
     audit.add_argument("--fail-on", default=None, metavar="CAUSE,...", help=f"exit 1 if any request has one of these causes ({', '.join(CAUSES)}); "
                        "compaction also holds a miss another cause leads (ttl-expired) beside a compaction the log marks")
     audit.add_argument("--min-hit-ratio", default=None, metavar="R", help="exit 1 if the overall hit ratio (read / all input) is below R")
-    audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X")
+    audit.add_argument("--max-lost-usd", default=None, metavar="X", help="exit 1 if the dollars lost to misses exceed X, or if the loss cannot be told in dollars: no request's usage has a cache field, or misses with no dollar figure (no price row, a self-hosted engine) lost most of the lost tokens")
     audit.add_argument("--junit", type=path_argument, default=None, metavar="FILE", help="write JUnit XML, one test case per lane")
     audit.add_argument("--quiet", action="store_true", help="no progress, notes or 'wrote' line on stderr (warnings and errors are still said)")
     audit.add_argument(

@@ -2231,6 +2231,10 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         for lane in sorted(lanes)
     }
     detail = f"{_ttl_auto_choice(choice, bounds)} ({_ttl_auto_kind_choice(kind_choice, by_kind, bounds)})"
+    if choice and all(pick == "5m" for pick in choice.values()):
+        # The change names "the lane kind the detail gives 1 h": say that none is, so the plan
+        # re-simulated is every lane on the short lifetime (ttl-5m's), not a long one somewhere.
+        detail += "; no lane kind is given the long lifetime, so the plan re-simulated keeps every lane on the short one"
     if hindsight != choice:
         found = evaluate(hindsight)
         upper = found.saved_usd(range(len(found)))
