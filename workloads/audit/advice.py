@@ -430,15 +430,16 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
         causes = Counter(cause for cause, _ in parts if cause)
         # A fix whose recovering a miss made it recoverable in the split (keep-alive over a gap
         # past a logged 1 h TTL) is listed too, whatever it costs: the split names it as the fix.
+        recovered_keys = _recovered_keys(w, by_key)  # once a fix: the credit, the split's words and the misses read it
         evidence = (w.applies and not rows and _fix_name(fix) not in (*SETTABLE_TTLS, *_CHOICE_FIXES)
-                    and bool(_recovered_keys(w, by_key)))
+                    and bool(recovered_keys))
         if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows or evidence):
             # A fix that saves money, or one the audit's recoverable misses point at (listed with
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
             detail = w.detail
             left: list[AuditRow] = []
-            credited = _credited(w, rows, by_key)
+            credited = _credited(recovered_keys, rows, by_key)
             if credited is not None:
                 # Credited with the misses it recovers, whatever cause the audit gave them; the
                 # misses its cause points at that it leaves as logged are said apart.
@@ -451,14 +452,13 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 lost = usd_sum(usd or Decimal(0) for _, usd in parts)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
                 causes = Counter(cause for cause, _ in parts if cause)
-            split_said = _on_split_classes(fix, w, by_key)
+            split_said = _on_split_classes(fix, w, by_key, recovered_keys)
             if split_said:
                 detail = f"{detail}; {split_said}" if detail else split_said
             if not rows:
                 # Listed for what it saves (a --what-if fix no cause points at, ttl-1h): the misses
                 # among the requests it changes are still its misses, not "no miss".
-                keys = _recovered_keys(w, by_key)
-                rows = [row for key, row in by_key.items() if key in keys]
+                rows = [row for key, row in by_key.items() if key in recovered_keys]
                 lost = usd_sum(row.lost_usd or Decimal(0) for row in rows)
                 causes = Counter(row.cause for row in rows if row.cause is not None)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
@@ -558,12 +558,11 @@ def _recovers_none(fix: str, w: WhatIf, rows: Sequence[AuditRow]) -> bool:
     return not any((row.file, row.lane, row.index) in changed for row in rows)
 
 
-def _credited(w: WhatIf, rows: Sequence[AuditRow],
+def _credited(keys: set[tuple[str, str, int]], rows: Sequence[AuditRow],
               by_key: dict[tuple[str, str, int], AuditRow]) -> list[AuditRow] | None:
-    """The misses ``w``'s re-simulation recovers (reads more of), in the audit's order, where they
-    are not exactly ``rows`` (the misses its cause points at); None where they are, or where it
-    recovers none (its misses stay ``rows``: it is said to recover none of them)."""
-    keys = _recovered_keys(w, by_key)
+    """The misses a fix's re-simulation recovers (``keys``, :func:`_recovered_keys`), in the
+    audit's order, where they are not exactly ``rows`` (the misses its cause points at); None where
+    they are, or where it recovers none (its misses stay ``rows``: it is said to recover none of them)."""
     found = [row for key, row in by_key.items() if key in keys]
     if not found or {(r.file, r.lane, r.index) for r in found} == {(r.file, r.lane, r.index) for r in rows}:
         return None
@@ -575,11 +574,12 @@ _CHOICE_WHY = "the log does not say whether the agent or the user made the chang
 _OTHER_WHY = "the split classes a miss by its cause, and this fix is not the one its cause points at"
 
 
-def _on_split_classes(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> str:
-    """Which of ``w``'s saving is on misses it recovers that the loss split counts unknown or
-    unavoidable (a fix of a cause the user may have chosen: :data:`_CHOICE_FIXES`), and why."""
+def _on_split_classes(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow],
+                      recovered: set[tuple[str, str, int]]) -> str:
+    """Which of ``w``'s saving is on misses it recovers (``recovered``, :func:`_recovered_keys`)
+    that the loss split counts unknown or unavoidable (a fix of a cause the user may have chosen:
+    :data:`_CHOICE_FIXES`), and why."""
     by_class: dict[tuple[str, bool], list[tuple[AuditRow, Decimal]]] = defaultdict(list)
-    recovered = _recovered_keys(w, by_key)
     for c in w.changes:
         row = by_key.get((c.file, c.lane, c.index))
         if ((c.file, c.lane, c.index) in recovered and c.priced and row is not None
