@@ -36,8 +36,9 @@ Fixes (:data:`FIXES`):
 * ``keep-alive``: inside every idle gap longer than the lane's TTL (that ten or fewer would
   bridge), the lane's previous request is sent again every TTL minus 30 s, counted from where
   the re-simulation starts the entry's lifetime (the provider's ``ttl_from``: the send, or
-  Qwen's response end, :func:`_lifetime_from`), so the next request reads instead of rewriting; the keep-alives are charged (their read and 1 output token each)
-  as one change of the lane with ``index`` -1. Every gap past the interval is bridged, whether
+  Qwen's response end, :func:`_lifetime_from`), so the next request reads instead of
+  rewriting; the keep-alives are charged (their read and 1 output token each) as one change of
+  the lane with ``index`` -1. Every gap past the interval is bridged, whether
   or not the entry outlived it (a client cannot know that when the gap starts); the interval is
   the TTL (OpenAI's in-memory retention at its 5 min lower end) but, per source and model, where
   the history before the gap shows entries outliving it: the longest idle up to which every
@@ -127,8 +128,7 @@ FIXES: dict[str, str] = {
     "model (the detail states that effect apart)",
     # The reach the loss split gives the fix too (losses.KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX).
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry "
-    "stays warm; each "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
     "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
     "(a client cannot know that when the gap starts); on a model whose earlier gaps in the same source show its entries "
     "outliving the TTL (at least two read in full past the TTL and margin, idle measured from the response's end, and "
