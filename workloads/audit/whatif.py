@@ -1784,7 +1784,7 @@ def _evaluate(
                         Decimal(0), priced=False)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
-        # changes nearly every request, and ttl-auto evaluates three), so priced once.
+        # changes nearly every request, and ttl-auto evaluates up to four plans), so priced once.
         logged = (id(row), usage.prompt, cache_read, cache_write, usage.cache_write_1h, usage.output)
         reported = reported_usd.get(logged)
         if reported is None:
@@ -1984,7 +1984,7 @@ def what_if(
 #: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
 #: here, already in its memory, so nothing of the trace is pickled to it.
 _FORKED: _Inputs | None = None
-#: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs three).
+#: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs two to four).
 _WEIGHT = {"ttl-auto": 4, "keep-prefix-compaction": 2, "stagger-subagents": 2}
 
 
@@ -2194,8 +2194,10 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     unpriced: set[tuple[str, str]] = set()  # lanes a plan changes with no price row for any change
+    evaluated: dict[str, _Changes] = {}  # each TTL's plan evaluated, for a final plan that is one of them
     for ttl, plan in plans.items():
-        found = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
+        found = evaluated[ttl] = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd,
+                                               ref, memo)
         per_lane = found.by_lane()
         saved[ttl] = {lane: found.saved_usd(items) for lane, items in per_lane.items()}
         unpriced |= {lane for lane, items in per_lane.items() if items and not found.any_priced(items)}
@@ -2219,9 +2221,19 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     choice = {lane: kind_choice[key] for key, group in by_kind.items() for lane in group}
 
     def evaluate(picks: Mapping[tuple[str, str], str]) -> _Changes:
-        plan = _Plan(requests, lambda r: _ttl_for(r, picks[(r.file, r.lane)]) if (r.file, r.lane) in picks else None)
-        return _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                         ref=ref)
+        def ttl_of(r: TraceRequest) -> str | None:
+            return _ttl_for(r, picks[(r.file, r.lane)]) if (r.file, r.lane) in picks else None
+
+        # A plan that asks every request for what one TTL's plan asks (every lane picked the same,
+        # and no request outside them asks for anything) is that plan, evaluated above: reused,
+        # not re-simulated again (the same changes; one re-simulation fewer).
+        picked = set(picks.values())
+        if len(picked) == 1:
+            (ttl,) = picked
+            if all(ttl_of(r) == _ttl_for(r, ttl) for r in requests):
+                return evaluated[ttl]
+        return _evaluate("ttl-auto", requests, _Plan(requests, ttl_of), base, summaries, heads, prices, clock=clock,
+                         reported_usd=reported_usd, ref=ref)
 
     changes = evaluate(choice)
     # What the lane asks for (5m / 1h, in_memory / 24h), and its gaps in those two lifetimes.
