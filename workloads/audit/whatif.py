@@ -129,13 +129,11 @@ FIXES: dict[str, str] = {
     # The reach the loss split gives the fix too (losses.KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX).
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
-    "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
-    "(a client cannot know that when the gap starts); on a model whose earlier gaps in the same source show its entries "
-    "outliving the TTL (at least two read in full past the TTL and margin, idle measured from the response's end, and "
-    f"every judged gap up to that length read in full), the lane's first ping comes {KEEP_ALIVE_MARGIN_MS // 1000} s "
-    f"before that length of idle (a gap that ends sooner is not bridged), then every TTL minus "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s; without such a bound the TTL and its pings count from where the provider starts "
-    "an entry's lifetime (the send; Qwen: the response's end)",
+    "is charged (its read, any write, 1 output token) on every such gap, whether the entry outlived it or not (unknown "
+    "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
+    "response's end), or, on a model whose earlier gaps in the same source show entries outliving the TTL (2+ read in full past it plus "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged",
 }
 
 
