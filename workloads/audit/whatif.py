@@ -319,6 +319,10 @@ class LaneEffect(msgspec.Struct, frozen=True):
 #: out of its figure: what it saves is then at most the figure (the views say ``saves up to``).
 UNCHARGED = "not charged in the figure (their cost is unknown)"
 
+#: How static-system's detail says, on a log without bodies, that the change it re-simulates was
+#: never seen: the views say ``may save`` (:func:`~prefixbench.reports.whatif.hedged`).
+INFERRED = "the change itself is inferred from the reads, not seen"
+
 
 class WhatIf(msgspec.Struct, frozen=True):
     """One fix over the whole log."""
@@ -1120,8 +1124,7 @@ def _static_system_chains(
     detail = (
         f"{len(breaks)} request(s) in {lanes} lane(s) read less than the unlogged system prompt and tools where "
         "the cache model read past them (the breaks the audit locates in the head); re-simulated on the chain "
-        "model with each of them extending its chain under the lane's head (no bodies: the change itself is "
-        "inferred from the reads, not seen)"
+        f"model with each of them extending its chain under the lane's head (no bodies: {INFERRED})"
     )
     # (Each break sent as logged under a head of its own: the log's clock and links hold.)
     logged = simulate(as_logged, summaries, heads) if ref is None else _resimulate(ref, as_logged, summaries, aligned=True)

@@ -128,6 +128,22 @@ def _uncharged_keep_alives(folder: Path) -> list[Path]:
     return paths
 
 
+def test_a_saving_on_a_change_inferred_from_the_reads_reads_may_save() -> None:
+    """pi's static-system row read "saves $17.1855" (its share "saves 22.4%") where its detail
+    says the system prompt's change is inferred from the reads of a log without bodies, not seen:
+    the row and the share carry that hedge; a detail without it keeps "saves"."""
+    from prefixbench.reports.whatif import saved_cell
+    from prefixbench.workloads.audit.whatif import INFERRED, UNCHARGED
+
+    detail = f"36 request(s) in 2 lane(s) read less than the unlogged system prompt ... (no bodies: {INFERRED})"
+    assert views.saves_text(Decimal("17.1855"), 0, Decimal("16.8"), detail) == "may save $17.1855"
+    assert views.share_words("static-system", 1, 4, 0, detail) == "the top fix, static-system, may save 25.0% of the $4.0000 paid"
+    assert saved_cell(Decimal("0.02"), 3, detail) == "may save $0.0200 + 3 unpriced"
+    assert saved_cell(Decimal("-0.01"), 0, detail) == "costs $0.0100 more"  # (no saving to hedge)
+    assert saved_cell(Decimal("0.02"), 0, f"{detail}; {UNCHARGED}") == "may save up to $0.0200"
+    assert views.saves_text(Decimal("17.1855"), 0, Decimal("16.8"), "logged bodies: 3 request(s)") == "saves $17.1855"
+
+
 def test_a_saving_that_leaves_uncharged_keep_alives_out_is_an_upper_bound(tmp_path: Path, capsys) -> None:
     """A real OpenClaw home's keep-alive read "saves $0.0067" (what-if: "saves $0.006722") while
     8 of its 44 keep-alives went to a model with no price row, charged nothing in the figure:

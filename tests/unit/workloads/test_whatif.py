@@ -293,6 +293,10 @@ def test_static_system_without_bodies_re_simulates_the_breaks_located_in_the_hea
     assert (change.index, change.counterfactual_read, change.counterfactual_write) == (2, 20_500, 500)
     assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
     assert "1 request(s) in 1 lane(s)" in w.detail and "inferred from the reads" in w.detail
+    # Its row carries the detail's hedge: the change was inferred, not seen (it read "saves $0.0707").
+    from prefixbench.reports.whatif import saved_text
+
+    assert saved_text(w) == "may save $0.0707"
     # Left to the audit, this log (no history to locate on) says "unexplained": not this fix's.
     (other,) = what_if(rs, summaries(f), ["static-system"])
     assert not other.applies and "prefixbench proxy" in other.detail
