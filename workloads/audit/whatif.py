@@ -98,6 +98,7 @@ from prefixbench.workloads.audit.core import (
     same_int,
     state_slots,
     writes_reported,
+    wrote,
 )
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest, replace_request
@@ -1382,24 +1383,24 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     return _Plan(out, lambda r: None, detail, logged_prices=True)
 
 
-def _read_in_full(r: TraceRequest, prev: TraceRequest) -> bool:
+def _read_in_full(r: TraceRequest, prev: TraceRequest, lane_wrote: bool = False) -> bool:
     """``r`` read (within the read tolerance) all that its lane's previous request ``prev`` left
-    cached, and that was something: the entry outlived the gap between them (or was refreshed)."""
+    cached (:func:`_left_cached`), and that was something: the entry outlived the gap between
+    them (or was refreshed)."""
     if r.usage is None or prev.usage is None or not r.usage.cache_reported or not prev.usage.cache_reported:
         return False
-    cached = _left_cached(prev)
+    cached = _left_cached(prev, lane_wrote)
     return cached > 0 and r.usage.cache_read >= cached * (1 - READ_TOLERANCE)
 
 
-def _left_cached(prev: TraceRequest) -> int:
-    """What ``prev`` left cached: what it read and wrote, where its usage reports writes; else the
-    part of its prompt its provider caches (:meth:`~prefixbench.simulator.providers.base.ProviderRules.cacheable`).
-    Whether it reports writes is :func:`~prefixbench.workloads.audit.core.writes_reported`: an
-    OpenAI-shaped usage's 0 is no write count (a Codex call caches its prompt and says nothing)."""
+def _left_cached(prev: TraceRequest, lane_wrote: bool = False) -> int:
+    """What ``prev`` left cached, by the audit's own rule
+    (:meth:`~prefixbench.simulator.providers.base.ProviderRules.left_cached`: the expected read of
+    the next request is measured against the same): so a gap keep-alive judges read in full is one
+    the audit finds no miss after. ``lane_wrote``: a request of its lane up to ``prev`` reported a
+    write (:func:`~prefixbench.workloads.audit.core.wrote`)."""
     u = prev.usage
-    if u is None:
-        return 0
-    return u.cache_read + u.cache_write if writes_reported(prev.provider, u) else rules_for(prev.provider).cacheable(u)
+    return 0 if u is None else rules_for(prev.provider).left_cached(u, lane_wrote)
 
 
 #: The folders of an agent's home that hold its sessions, innermost part last: the path up to
@@ -1480,11 +1481,14 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
         r = requests[i]
         sent[(_source_of(r.file), r.provider, r.model)].append(ticks[i])
     last: dict[tuple[str, str], int] = {}
+    lane_wrote: dict[tuple[str, str], bool] = {}  # a request of the lane up to the last reported a write
     judged: dict[tuple[str, str, str], list[_Judged]] = defaultdict(list)
     for i in positions:
         r = requests[i]
         j = last.get((r.file, r.lane))
         last[(r.file, r.lane)] = i
+        wrote_before = lane_wrote.get((r.file, r.lane), False)
+        lane_wrote[(r.file, r.lane)] = wrote_before or wrote(r)
         if j is None:
             continue
         prev = requests[j]
@@ -1494,13 +1498,13 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
             continue
         interval = _keep_alive_ttl(prev, ttl_of(prev))
         idle = ticks[i] - _idle_from(prev, ticks[j], readies[j])
-        if idle <= interval or _left_cached(prev) <= 0:
+        if idle <= interval or _left_cached(prev, wrote_before) <= 0:
             continue  # within the interval, or nothing was cached: the gap says nothing of an entry's life
         key = (_source_of(r.file), prev.provider, prev.model)
         others = sent[key]
         if bisect_left(others, ticks[i]) > bisect_right(others, ticks[j]):
             continue  # another request of the model was sent during the gap: it may have refreshed the entry
-        read = _read_in_full(r, prev)
+        read = _read_in_full(r, prev, wrote_before)
         if read and idle <= interval + KEEP_ALIVE_MARGIN_MS:
             continue
         judged[key].append(_Judged(_idle_from(r, ticks[i], readies[i]), idle, read, r))
