@@ -68,6 +68,27 @@ def test_a_fix_that_leaves_its_misses_as_logged_recovers_none_and_is_no_price_ve
     assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "does not pay"
 
 
+def test_ttl_auto_is_credited_only_with_the_misses_it_recovers(tmp_path: Path) -> None:
+    """ttl-auto that gave a lane the other lifetime, saving on a request that did not miss, and
+    recovered none of the ttl-expired misses its cause points at, listed them as its own
+    ("ttl-expired x1: $... lost" in its pattern and its lost dollars). It is credited with the
+    misses it recovers only: none, said in its pattern. Where it changed nothing (every lane kept
+    as logged) its misses stay its own, a verdict on the prices (above)."""
+    result, miss = _audit_and_miss(tmp_path)
+    elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("0.05"), priced=True,
+                                reported_read=0, counterfactual_read=0)
+    for changes in ((elsewhere,), (elsewhere, _change(miss, "0"))):  # the miss's own write changed, its read not
+        rec = _one(result, "ttl-auto", _ran("ttl-auto", "0.05", changes))
+        assert rec.lost_usd == 0 and rec.causes == () and rec.saved_usd == Decimal("0.05")
+        assert rec.pattern.startswith("it recovers none of the 1 miss(es) its cause points it at (ttl-expired x1: $")
+        assert f"its dollars are on what the {len(changes)} request(s) it changes paid" in rec.pattern
+    # It recovers the miss: credited with it, as before.
+    recovered = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index, saved_usd=Decimal("0.05"), priced=True,
+                                reported_read=0, counterfactual_read=miss.lost_tokens)
+    rec = _one(result, "ttl-auto", _ran("ttl-auto", "0.05", (recovered,)))
+    assert rec.lost_usd == miss.lost_usd and rec.causes == ("ttl-expired",)
+
+
 def test_a_fix_that_does_not_pay_is_net_only_of_what_it_adds(tmp_path: Path) -> None:
     """Every "does not pay" read "net of its write premiums", keep-alive's and pin-model's too."""
     result, miss = _audit_and_miss(tmp_path)
