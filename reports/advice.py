@@ -8,7 +8,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from prefixbench.reports.auditwords import file_labels, none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
-from prefixbench.reports.whatif import up_to
+from prefixbench.reports.whatif import hedged
 from prefixbench.workloads.audit.advice import RECOVERS_NONE
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
@@ -28,7 +28,7 @@ def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float =
     ``recovers none`` for 0 where the re-simulation changed none of its misses (its
     ``detail`` opens with :data:`~.advice.RECOVERS_NONE`): not a verdict on the prices, and
     ``recovers none; costs $0.0012 more`` below 0 (what the fix adds, as keep-alive requests); ``saves
-    up to $0.0067`` where requests it adds are not charged (:func:`~.whatif.up_to`)."""
+    up to $0.0067`` / ``may save $0.0067`` where its detail hedges it (:func:`~.whatif.hedged`)."""
     if (saved is None or saved <= 0) and unpriced and not lost:
         return "unknown (unpriced)"
     if saved is not None and saved <= 0 and detail.startswith(RECOVERS_NONE):
@@ -37,7 +37,7 @@ def saves_text(saved: Decimal | None, unpriced: int = 0, lost: Decimal | float =
         return "cannot re-simulate"
     if saved <= 0:
         return "does not pay" if saved == 0 else f"costs {usd_cents4(-saved)} more"
-    return up_to(f"saves {usd_cents4(saved)}", saved, detail)
+    return hedged(f"saves {usd_cents4(saved)}", saved, detail)
 
 
 def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float | None, unpriced: int = 0,
@@ -53,7 +53,7 @@ def share_words(fix: str, saved: Decimal | float | None, paid: Decimal | float |
         return ""
     share = saved / paid * 100
     pct = "<0.1%" if share < Decimal("0.05") else f"{share.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)}%"
-    out = f"the top fix, {fix}, {up_to('saves ' + pct, saved, detail)} of the {usd_cents4(paid)} paid"
+    out = f"the top fix, {fix}, {hedged('saves ' + pct, saved, detail)} of the {usd_cents4(paid)} paid"
     if unpriced:
         out += f" (by the priced requests: the {unpriced:,} request(s) in no dollar figure are not in it)"
     return out

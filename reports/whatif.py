@@ -9,7 +9,7 @@ from decimal import Decimal
 from prefixbench.reports.auditwords import plus_unpriced, usd_cents4
 from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.whatif import UNCHARGED, RequestChange, WhatIf
+from prefixbench.workloads.audit.whatif import INFERRED, UNCHARGED, RequestChange, WhatIf
 
 
 def what_if_records(results: Sequence[WhatIf], changes: bool = True) -> list[dict[str, object]]:
@@ -39,23 +39,30 @@ def saved_cell(saved: Decimal | float | None, unpriced: int | None, detail: str 
     """:func:`saved_words`, and the changed requests no price row prices: ``unknown (unpriced)``
     when none of the dollars moved (``saved`` 0, or None: the JSON's null of a fix none of whose
     changed requests is priced), else ``saves $0.0331 + 2 unpriced``
-    (:func:`~prefixbench.reports.auditwords.plus_unpriced`); ``saves up to $0.0067`` where the
-    fix's ``detail`` says requests it adds are not charged (:data:`~.whatif.UNCHARGED`)."""
+    (:func:`~prefixbench.reports.auditwords.plus_unpriced`); ``saves up to $0.0067`` or ``may save
+    $0.0067`` where the fix's ``detail`` hedges its figure (:func:`hedged`)."""
     if not unpriced:
-        return up_to(saved_words(saved), saved, detail)
+        return hedged(saved_words(saved), saved, detail)
     if saved is None:
         return "unknown (unpriced)"
     value = saved if isinstance(saved, Decimal) else Decimal(str(saved))
-    return "unknown (unpriced)" if value == 0 else plus_unpriced(up_to(saved_words(value), value, detail), unpriced)
+    return "unknown (unpriced)" if value == 0 else plus_unpriced(hedged(saved_words(value), value, detail), unpriced)
 
 
-def up_to(words: str, saved: Decimal | float | None, detail: str | None) -> str:
-    """``saves $X`` as ``saves up to $X`` where the fix adds requests its figure does not charge
-    (keep-alives to a model with no price row: ``detail`` holds :data:`~.whatif.UNCHARGED`):
-    their cost, unknown, can only take from the saving."""
-    if saved is None or not detail or UNCHARGED not in detail or not words.startswith("saves "):
+def hedged(words: str, saved: Decimal | float | None, detail: str | None) -> str:
+    """``saves $X`` with the hedges its fix's ``detail`` gives it, so that the row does not read
+    as a certainty where the detail hedges: ``saves up to $X`` where the fix adds requests its
+    figure does not charge (keep-alives to a model with no price row: :data:`~.whatif.UNCHARGED`),
+    whose cost, unknown, can only take from the saving; ``may save $X`` where the change itself is
+    inferred from the reads, not seen (static-system on a log without bodies:
+    :data:`~.whatif.INFERRED`), so the saving holds only as far as that inference does."""
+    if saved is None or not detail or not words.startswith("saves "):
         return words
-    return "saves up to " + words[len("saves "):]
+    if UNCHARGED in detail:
+        words = "saves up to " + words[len("saves "):]
+    if INFERRED in detail:
+        words = "may save " + words[len("saves "):]
+    return words
 
 
 def saved_words(saved: Decimal | float | None) -> str:

@@ -566,6 +566,16 @@ class ProviderRules(msgspec.Struct, frozen=True, kw_only=True):
         written = self.written_bound(usage, lane_wrote)
         return cacheable if written is None else min(cacheable, written)
 
+    def left_cached(self, usage: Usage, lane_wrote: bool = False) -> int:
+        """What a call of ``usage`` left in the cache for the next call of its lane, before that
+        call's own prompt and read step bound it: on an additive provider what it read and wrote
+        (what it stored; a usage with no write field, its read), on a subset provider
+        :meth:`cacheable_given` (``lane_wrote``: as there). The one rule the audit's expected read
+        and keep-alive's judgement of an idle gap (whether the next call read all of it) share."""
+        if self.is_additive:
+            return usage.cache_read + usage.cache_write
+        return self.cacheable_given(usage, lane_wrote)
+
     def round_read(self, tokens: int, model: str = "", step: int = 0, offset: int = 0) -> int:
         """A read as the provider reports it: in :attr:`block_tokens` steps (``model``'s own, where
         :attr:`block_tokens_by_model` names it; ``step``, where the endpoint decided it: see

@@ -74,6 +74,10 @@ def test_the_pi_sessions_system_prompt_dates_are_re_simulated_without_bodies(adv
     assert rec.fix == "static-system" and rec.saved_usd is not None
     assert Decimal("16") < rec.lost_usd < rec.saved_usd < Decimal("18")  # the write premiums avoided come on top
     assert "36 request(s)" in rec.detail and "inferred from the reads" in rec.detail
+    # The row says the saving rests on that inference (it read "saves $17.1855").
+    from prefixbench.reports.advice import saves_text
+
+    assert saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail).startswith("may save $17.")
 
 
 def test_the_claude_trace_compaction_is_recommended_its_prefix(advised: dict[str, AuditResult]) -> None:

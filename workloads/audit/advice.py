@@ -440,6 +440,14 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             detail = w.detail
             left: list[AuditRow] = []
             credited = _credited(recovered_keys, rows, by_key)
+            if credited is None and rows and not recovered_keys and _fix_name(fix) == "ttl-auto" and any(
+                    c.index >= 0 for c in w.changes):
+                # ttl-auto gave some lane the other lifetime and recovered none of its misses: what
+                # it saves is on what the requests it changes paid (a TTL fix changes every write,
+                # not every read), so it is credited with none of them, as any fix is credited with
+                # what it recovers only. Where it changed nothing (every lane kept as logged, as
+                # the other lifetime did not pay), its misses stay its own: a verdict on the prices.
+                credited = []
             if credited is not None:
                 # Credited with the misses it recovers, whatever cause the audit gave them; the
                 # misses its cause points at that it leaves as logged are said apart.
@@ -491,7 +499,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key)
-            if left:
+            if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
+                pattern = (f"it recovers none of the {len(left):,} miss(es) its cause points it at ({_causes_text(left)}: "
+                           f"{format_usd(usd_sum(row.lost_usd or Decimal(0) for row in left))} lost): its dollars are on "
+                           f"what the {w.requests_changed:,} request(s) it changes paid (e.g. a cheaper cache write), not "
+                           "on a miss")
+            elif left:
                 left_lost = usd_sum(row.lost_usd or Decimal(0) for row in left)
                 pattern += (f"; it leaves as logged the {len(left):,} miss(es) its cause points it at ({_causes_text(left)}: "
                             f"{format_usd(left_lost)} lost)")

@@ -2794,7 +2794,10 @@ def wrote(r: TraceRequest) -> bool:
 def _written_bound(r: TraceRequest, prev: Previous) -> int | None:
     """The most ``r`` can read of what ``prev`` stored, where its provider's rules bound reads by a
     trusted write count (:meth:`~prefixbench.simulator.providers.base.ProviderRules.written_bound`);
-    None otherwise, or where either call reports no usage."""
+    None otherwise, or where either call reports no usage. Not what ``prev`` left cached (that is
+    :meth:`~prefixbench.simulator.providers.base.ProviderRules.left_cached`, which this bounds on
+    such a provider): only whether a write count bounds it, for the detail of a read that took all
+    of it while the rest of the prompt went uncached and unwritten."""
     p = prev.request
     if r.usage is None or p.usage is None:
         return None
@@ -2807,12 +2810,12 @@ def _identity_expected(r: TraceRequest, previous: Previous) -> int:
     if r.usage is None or prev.usage is None:
         return 0
     rules = rules_for(r.provider)
+    left = rules.left_cached(prev.usage, previous.lane_wrote)
     if rules.is_additive:
         # Capped at the whole prompt, not at what this request cached: a request whose markers
         # do not reach the previous entry pays it as uncached input, and that is a miss.
-        return min(r.usage.prompt, prev.usage.cache_read + prev.usage.cache_write)
-    cacheable = rules.cacheable_given(prev.usage, previous.lane_wrote)
-    return rules.round_read(min(r.usage.prompt, cacheable), r.model, r.read_step, r.read_offset)
+        return min(r.usage.prompt, left)
+    return rules.round_read(min(r.usage.prompt, left), r.model, r.read_step, r.read_offset)
 
 
 class _Shared(msgspec.Struct):

@@ -98,6 +98,7 @@ from prefixbench.workloads.audit.core import (
     same_int,
     state_slots,
     writes_reported,
+    wrote,
 )
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest, replace_request
@@ -129,13 +130,11 @@ FIXES: dict[str, str] = {
     # The reach the loss split gives the fix too (losses.KEEP_ALIVE_MARGIN_MS, KEEP_ALIVE_MAX).
     "keep-alive": "a lane idle past its TTL sends its previous request again (1 output token) every TTL minus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
-    "keep-alive is charged (its read, any write, 1 output token), on every such gap whether or not the entry outlived it "
-    "(a client cannot know that when the gap starts); on a model whose earlier gaps in the same source show its entries "
-    "outliving the TTL (at least two read in full past the TTL and margin, idle measured from the response's end, and "
-    f"every judged gap up to that length read in full), the lane's first ping comes {KEEP_ALIVE_MARGIN_MS // 1000} s "
-    f"before that length of idle (a gap that ends sooner is not bridged), then every TTL minus "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s; without such a bound the TTL and its pings count from where the provider starts "
-    "an entry's lifetime (the send; Qwen: the response's end)",
+    "is charged (its read, any write, 1 output token) on every such gap, whether the entry outlived it or not (unknown "
+    "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
+    "response's end), or, on a model whose earlier gaps in the same source show entries outliving the TTL (2+ read in full past it plus "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged",
 }
 
 
@@ -320,6 +319,10 @@ class LaneEffect(msgspec.Struct, frozen=True):
 #: How a fix's detail says requests it adds (keep-alives to a model with no price row) are left
 #: out of its figure: what it saves is then at most the figure (the views say ``saves up to``).
 UNCHARGED = "not charged in the figure (their cost is unknown)"
+
+#: How static-system's detail says, on a log without bodies, that the change it re-simulates was
+#: never seen: the views say ``may save`` (:func:`~prefixbench.reports.whatif.hedged`).
+INFERRED = "the change itself is inferred from the reads, not seen"
 
 
 class WhatIf(msgspec.Struct, frozen=True):
@@ -1122,8 +1125,7 @@ def _static_system_chains(
     detail = (
         f"{len(breaks)} request(s) in {lanes} lane(s) read less than the unlogged system prompt and tools where "
         "the cache model read past them (the breaks the audit locates in the head); re-simulated on the chain "
-        "model with each of them extending its chain under the lane's head (no bodies: the change itself is "
-        "inferred from the reads, not seen)"
+        f"model with each of them extending its chain under the lane's head (no bodies: {INFERRED})"
     )
     # (Each break sent as logged under a head of its own: the log's clock and links hold.)
     logged = simulate(as_logged, summaries, heads) if ref is None else _resimulate(ref, as_logged, summaries, aligned=True)
@@ -1381,24 +1383,24 @@ def _plan_pin_model(requests: list[TraceRequest], prices: Prices) -> _Plan:
     return _Plan(out, lambda r: None, detail, logged_prices=True)
 
 
-def _read_in_full(r: TraceRequest, prev: TraceRequest) -> bool:
+def _read_in_full(r: TraceRequest, prev: TraceRequest, lane_wrote: bool = False) -> bool:
     """``r`` read (within the read tolerance) all that its lane's previous request ``prev`` left
-    cached, and that was something: the entry outlived the gap between them (or was refreshed)."""
+    cached (:func:`_left_cached`), and that was something: the entry outlived the gap between
+    them (or was refreshed)."""
     if r.usage is None or prev.usage is None or not r.usage.cache_reported or not prev.usage.cache_reported:
         return False
-    cached = _left_cached(prev)
+    cached = _left_cached(prev, lane_wrote)
     return cached > 0 and r.usage.cache_read >= cached * (1 - READ_TOLERANCE)
 
 
-def _left_cached(prev: TraceRequest) -> int:
-    """What ``prev`` left cached: what it read and wrote, where its usage reports writes; else the
-    part of its prompt its provider caches (:meth:`~prefixbench.simulator.providers.base.ProviderRules.cacheable`).
-    Whether it reports writes is :func:`~prefixbench.workloads.audit.core.writes_reported`: an
-    OpenAI-shaped usage's 0 is no write count (a Codex call caches its prompt and says nothing)."""
+def _left_cached(prev: TraceRequest, lane_wrote: bool = False) -> int:
+    """What ``prev`` left cached, by the audit's own rule
+    (:meth:`~prefixbench.simulator.providers.base.ProviderRules.left_cached`: the expected read of
+    the next request is measured against the same): so a gap keep-alive judges read in full is one
+    the audit finds no miss after. ``lane_wrote``: a request of its lane up to ``prev`` reported a
+    write (:func:`~prefixbench.workloads.audit.core.wrote`)."""
     u = prev.usage
-    if u is None:
-        return 0
-    return u.cache_read + u.cache_write if writes_reported(prev.provider, u) else rules_for(prev.provider).cacheable(u)
+    return 0 if u is None else rules_for(prev.provider).left_cached(u, lane_wrote)
 
 
 #: The folders of an agent's home that hold its sessions, innermost part last: the path up to
@@ -1479,11 +1481,14 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
         r = requests[i]
         sent[(_source_of(r.file), r.provider, r.model)].append(ticks[i])
     last: dict[tuple[str, str], int] = {}
+    lane_wrote: dict[tuple[str, str], bool] = {}  # a request of the lane up to the last reported a write
     judged: dict[tuple[str, str, str], list[_Judged]] = defaultdict(list)
     for i in positions:
         r = requests[i]
         j = last.get((r.file, r.lane))
         last[(r.file, r.lane)] = i
+        wrote_before = lane_wrote.get((r.file, r.lane), False)
+        lane_wrote[(r.file, r.lane)] = wrote_before or wrote(r)
         if j is None:
             continue
         prev = requests[j]
@@ -1493,13 +1498,13 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
             continue
         interval = _keep_alive_ttl(prev, ttl_of(prev))
         idle = ticks[i] - _idle_from(prev, ticks[j], readies[j])
-        if idle <= interval or _left_cached(prev) <= 0:
+        if idle <= interval or _left_cached(prev, wrote_before) <= 0:
             continue  # within the interval, or nothing was cached: the gap says nothing of an entry's life
         key = (_source_of(r.file), prev.provider, prev.model)
         others = sent[key]
         if bisect_left(others, ticks[i]) > bisect_right(others, ticks[j]):
             continue  # another request of the model was sent during the gap: it may have refreshed the entry
-        read = _read_in_full(r, prev)
+        read = _read_in_full(r, prev, wrote_before)
         if read and idle <= interval + KEEP_ALIVE_MARGIN_MS:
             continue
         judged[key].append(_Judged(_idle_from(r, ticks[i], readies[i]), idle, read, r))
@@ -1784,7 +1789,7 @@ def _evaluate(
                         Decimal(0), priced=False)
             continue
         # What the request cost as logged: the same in every fix that changes it (a TTL fix
-        # changes nearly every request, and ttl-auto evaluates three), so priced once.
+        # changes nearly every request, and ttl-auto evaluates up to four plans), so priced once.
         logged = (id(row), usage.prompt, cache_read, cache_write, usage.cache_write_1h, usage.output)
         reported = reported_usd.get(logged)
         if reported is None:
@@ -1984,7 +1989,7 @@ def what_if(
 #: The inputs of the :func:`what_if` call whose workers are running: a forked worker finds them
 #: here, already in its memory, so nothing of the trace is pickled to it.
 _FORKED: _Inputs | None = None
-#: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs three).
+#: Re-simulations a fix costs, for handing the longest out first (``ttl-auto`` runs two to four).
 _WEIGHT = {"ttl-auto": 4, "keep-prefix-compaction": 2, "stagger-subagents": 2}
 
 
@@ -2194,8 +2199,10 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
         return WhatIf("ttl-auto", False, 0, 0, None, assumption, str(reason))
     saved: dict[str, dict[tuple[str, str], Decimal]] = {}
     unpriced: set[tuple[str, str]] = set()  # lanes a plan changes with no price row for any change
+    evaluated: dict[str, _Changes] = {}  # each TTL's plan evaluated, for a final plan that is one of them
     for ttl, plan in plans.items():
-        found = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd, ref, memo)
+        found = evaluated[ttl] = _evaluate_ttl(ttl, requests, plan, base, summaries, heads, prices, clock, reported_usd,
+                                               ref, memo)
         per_lane = found.by_lane()
         saved[ttl] = {lane: found.saved_usd(items) for lane, items in per_lane.items()}
         unpriced |= {lane for lane, items in per_lane.items() if items and not found.any_priced(items)}
@@ -2219,9 +2226,19 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     choice = {lane: kind_choice[key] for key, group in by_kind.items() for lane in group}
 
     def evaluate(picks: Mapping[tuple[str, str], str]) -> _Changes:
-        plan = _Plan(requests, lambda r: _ttl_for(r, picks[(r.file, r.lane)]) if (r.file, r.lane) in picks else None)
-        return _evaluate("ttl-auto", requests, plan, base, summaries, heads, prices, clock=clock, reported_usd=reported_usd,
-                         ref=ref)
+        def ttl_of(r: TraceRequest) -> str | None:
+            return _ttl_for(r, picks[(r.file, r.lane)]) if (r.file, r.lane) in picks else None
+
+        # A plan that asks every request for what one TTL's plan asks (every lane picked the same,
+        # and no request outside them asks for anything) is that plan, evaluated above: reused,
+        # not re-simulated again (the same changes; one re-simulation fewer).
+        picked = set(picks.values())
+        if len(picked) == 1:
+            (ttl,) = picked
+            if all(ttl_of(r) == _ttl_for(r, ttl) for r in requests):
+                return evaluated[ttl]
+        return _evaluate("ttl-auto", requests, _Plan(requests, ttl_of), base, summaries, heads, prices, clock=clock,
+                         reported_usd=reported_usd, ref=ref)
 
     changes = evaluate(choice)
     # What the lane asks for (5m / 1h, in_memory / 24h), and its gaps in those two lifetimes.

@@ -130,6 +130,22 @@ def test_the_keep_alive_fix_states_the_reach_the_plan_runs() -> None:
     assert f"every TTL minus {KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap" in FIXES["keep-alive"]
 
 
+def test_the_keep_alive_assumption_is_short_and_keeps_every_fact() -> None:
+    """keep-alive's assumption (printed in the what-to-change detail) ran past 1,000 characters;
+    it says the same facts in fewer words: the interval and cap, what each ping is charged and
+    on which gaps, where the pings count from, and the survival bound's source and effect."""
+    from prefixbench.workloads.audit.losses import KEEP_ALIVE_MARGIN_MS
+
+    text = FIXES["keep-alive"]
+    margin = f"{KEEP_ALIVE_MARGIN_MS // 1000} s"
+    assert len(text) <= 700, len(text)
+    for fact in ("every TTL minus", "at most", "(its read, any write, 1 output token)", "whether the entry outlived it or not",
+                 "(the send; Qwen: the response's end)", "earlier gaps in the same source", "2+ read in full past it plus "
+                 + margin, "idle from the response's end", "none read short up to that idle", f"the first comes {margin} "
+                 "before that idle", "a shorter gap is not bridged"):
+        assert fact in text, fact
+
+
 def test_keep_alive_charges_its_requests(tmp_path: Path) -> None:
     trace = load_trace([_paused(tmp_path)])
     (keep,) = what_if(*trace, ["keep-alive"])

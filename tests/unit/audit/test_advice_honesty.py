@@ -68,6 +68,27 @@ def test_a_fix_that_leaves_its_misses_as_logged_recovers_none_and_is_no_price_ve
     assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "does not pay"
 
 
+def test_ttl_auto_is_credited_only_with_the_misses_it_recovers(tmp_path: Path) -> None:
+    """ttl-auto that gave a lane the other lifetime, saving on a request that did not miss, and
+    recovered none of the ttl-expired misses its cause points at, listed them as its own
+    ("ttl-expired x1: $... lost" in its pattern and its lost dollars). It is credited with the
+    misses it recovers only: none, said in its pattern. Where it changed nothing (every lane kept
+    as logged) its misses stay its own, a verdict on the prices (above)."""
+    result, miss = _audit_and_miss(tmp_path)
+    elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("0.05"), priced=True,
+                                reported_read=0, counterfactual_read=0)
+    for changes in ((elsewhere,), (elsewhere, _change(miss, "0"))):  # the miss's own write changed, its read not
+        rec = _one(result, "ttl-auto", _ran("ttl-auto", "0.05", changes))
+        assert rec.lost_usd == 0 and rec.causes == () and rec.saved_usd == Decimal("0.05")
+        assert rec.pattern.startswith("it recovers none of the 1 miss(es) its cause points it at (ttl-expired x1: $")
+        assert f"its dollars are on what the {len(changes)} request(s) it changes paid" in rec.pattern
+    # It recovers the miss: credited with it, as before.
+    recovered = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index, saved_usd=Decimal("0.05"), priced=True,
+                                reported_read=0, counterfactual_read=miss.lost_tokens)
+    rec = _one(result, "ttl-auto", _ran("ttl-auto", "0.05", (recovered,)))
+    assert rec.lost_usd == miss.lost_usd and rec.causes == ("ttl-expired",)
+
+
 def test_a_fix_that_does_not_pay_is_net_only_of_what_it_adds(tmp_path: Path) -> None:
     """Every "does not pay" read "net of its write premiums", keep-alive's and pin-model's too."""
     result, miss = _audit_and_miss(tmp_path)
@@ -126,6 +147,22 @@ def _uncharged_keep_alives(folder: Path) -> list[Path]:
         t.assistant(f"{name}-r2", "2025-09-03T00:20:02.000Z", [cc_usage(3, 20_300, 0, 40)], model=model)
         paths.append(write_jsonl(folder / f"{name}.jsonl", t.lines))
     return paths
+
+
+def test_a_saving_on_a_change_inferred_from_the_reads_reads_may_save() -> None:
+    """pi's static-system row read "saves $17.1855" (its share "saves 22.4%") where its detail
+    says the system prompt's change is inferred from the reads of a log without bodies, not seen:
+    the row and the share carry that hedge; a detail without it keeps "saves"."""
+    from prefixbench.reports.whatif import saved_cell
+    from prefixbench.workloads.audit.whatif import INFERRED, UNCHARGED
+
+    detail = f"36 request(s) in 2 lane(s) read less than the unlogged system prompt ... (no bodies: {INFERRED})"
+    assert views.saves_text(Decimal("17.1855"), 0, Decimal("16.8"), detail) == "may save $17.1855"
+    assert views.share_words("static-system", 1, 4, 0, detail) == "the top fix, static-system, may save 25.0% of the $4.0000 paid"
+    assert saved_cell(Decimal("0.02"), 3, detail) == "may save $0.0200 + 3 unpriced"
+    assert saved_cell(Decimal("-0.01"), 0, detail) == "costs $0.0100 more"  # (no saving to hedge)
+    assert saved_cell(Decimal("0.02"), 0, f"{detail}; {UNCHARGED}") == "may save up to $0.0200"
+    assert views.saves_text(Decimal("17.1855"), 0, Decimal("16.8"), "logged bodies: 3 request(s)") == "saves $17.1855"
 
 
 def test_a_saving_that_leaves_uncharged_keep_alives_out_is_an_upper_bound(tmp_path: Path, capsys) -> None:

@@ -134,7 +134,9 @@ def test_ttl_auto_words_its_choice_in_the_terms_of_each_provider_in_the_log():
 def test_ttl_fixes_evaluate_each_ttl_plan_once_and_say_what_they_say_alone(monkeypatch):
     """ttl-auto evaluates the 5 m and the 1 h plan, as ttl-5m and ttl-1h do: asked together
     (``--what-if all``) each plan is evaluated once (five evaluations before: 1h, 5m, and ttl-auto's
-    5m, 1h and its final plan), and every fix says what it says when asked alone."""
+    5m, 1h and its final plan), and every fix says what it says when asked alone. Its final plan
+    here (1 h on the one lane) is ttl-1h's, so it is not evaluated a third time (it was, as
+    ``ttl-auto``, before: two evaluations now, the same results)."""
     import prefixbench.workloads.audit.whatif as whatif
 
     requests, sums = idle_lane(20 * 60_000)
@@ -145,7 +147,43 @@ def test_ttl_fixes_evaluate_each_ttl_plan_once_and_say_what_they_say_alone(monke
     monkeypatch.setattr(whatif, "_evaluate", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     together = what_if(requests, sums, fixes)
     assert together == alone
-    assert calls == ["ttl-1h", "ttl-5m", "ttl-auto"]
+    assert calls == ["ttl-1h", "ttl-5m"]
+
+
+@pytest.mark.parametrize("gap_ms, same_as", [(20 * 60_000, "ttl-1h"), (60_000, "ttl-5m")])
+def test_ttl_auto_reuses_the_ttl_plan_its_choice_equals(monkeypatch, gap_ms, same_as):
+    """Asked alone, ttl-auto evaluates the 5 m and the 1 h plan; where every lane picks the same
+    TTL (1 h over a 20-minute gap, 5 m where every gap is short) its plan is that TTL's, reused:
+    two evaluations, not three, and the figure is that TTL's own."""
+    import prefixbench.workloads.audit.whatif as whatif
+
+    requests, sums = idle_lane(gap_ms)
+    (same,) = what_if(requests, sums, [same_as])
+    calls: list[object] = []
+    real = whatif._evaluate
+    monkeypatch.setattr(whatif, "_evaluate", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    (auto,) = what_if(requests, sums, ["ttl-auto"])
+    assert calls == ["ttl-5m", "ttl-1h"]
+    assert auto.saved_usd == same.saved_usd and auto.changes == same.changes
+
+
+def test_ttl_auto_re_simulates_a_plan_that_is_neither_ttl_plan(monkeypatch):
+    """Two lane kinds picking different TTLs: the final plan is neither the 5 m nor the 1 h one,
+    so it is evaluated itself (three evaluations)."""
+    import prefixbench.workloads.audit.whatif as whatif
+
+    long_gap, _ = idle_lane(20 * 60_000)
+    short_gap, _ = idle_lane(60_000)
+    sub = [replace(r, file="idle.jsonl", lane="sub", lane_kind="subagent", seq=10 + r.seq, line=11 + r.seq,
+                   prefix=replace(r.prefix, head="test:sub", node=f"s{r.seq}", parent=f"s{r.seq - 1}" if r.seq else None))
+           for r in short_gap]
+    requests = long_gap + sub
+    calls: list[object] = []
+    real = whatif._evaluate
+    monkeypatch.setattr(whatif, "_evaluate", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    (auto,) = what_if(requests, summaries("idle.jsonl"), ["ttl-auto"])
+    assert calls == ["ttl-5m", "ttl-1h", "ttl-auto"]
+    assert "1h on the 1 main-session lane(s)" in auto.detail and "5m on the 1 subagent lane(s)" in auto.detail
 
 
 def test_body_fixes_cannot_apply_to_a_log_without_bodies():
@@ -255,6 +293,10 @@ def test_static_system_without_bodies_re_simulates_the_breaks_located_in_the_hea
     assert (change.index, change.counterfactual_read, change.counterfactual_write) == (2, 20_500, 500)
     assert w.saved_usd == Decimal(20_500) * (Decimal("3.75") - Decimal("0.30")) / 1_000_000
     assert "1 request(s) in 1 lane(s)" in w.detail and "inferred from the reads" in w.detail
+    # Its row carries the detail's hedge: the change was inferred, not seen (it read "saves $0.0707").
+    from prefixbench.reports.whatif import saved_text
+
+    assert saved_text(w) == "may save $0.0707"
     # Left to the audit, this log (no history to locate on) says "unexplained": not this fix's.
     (other,) = what_if(rs, summaries(f), ["static-system"])
     assert not other.applies and "prefixbench proxy" in other.detail
