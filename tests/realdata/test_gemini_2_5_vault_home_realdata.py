@@ -9,6 +9,10 @@ without it):
   gemini-2.5-flash-lite (23), on Google. From ``PREFIXBENCH_DEVENV_VAULT_REPO``; only the
   ``chats/`` and ``logs.json`` files are written out (the home's binaries and credentials are
   never read).
+* ``.gemini/tmp/`` of github.com/7567491/ren (commit ``89e42066f736d8afac9e2e6144bfc11f80f8d6ba``,
+  2026-01-14): one Gemini CLI session of 2026-01-03 (16 gemini-2.5-pro calls) and its
+  ``logs.json``, in a home that also holds Antigravity's folder. From ``PREFIXBENCH_REN_REPO``;
+  only the ``.json`` files under ``.gemini/tmp/`` are written out.
 
 What is checked: the audit's totals equal the files' own ``tokens`` recounted (input is
 ``input`` less ``cached``, output is ``output`` plus ``thoughts``), the folder audits with exit 0,
@@ -60,3 +64,23 @@ def test_the_home_audits_as_a_folder(sessions: list[Path], capsys) -> None:
     assert main(["audit", str(home), "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert '"requests": 1850' in captured.out and "Traceback" not in captured.err
+
+
+REN_URL = "github.com/7567491/ren"
+REN_ENV = "PREFIXBENCH_REN_REPO"
+REN = Path(os.environ.get(REN_ENV, "/work/.mirror/7567491+ren/repo"))
+REN_COMMIT = "89e42066f736d8afac9e2e6144bfc11f80f8d6ba"
+
+
+def test_a_2026_gemini_2_5_pro_session_totals_equal_its_own_counts(tmp_path: Path) -> None:
+    written = tree_at(REN, REN_COMMIT, REN_URL, REN_ENV, ".gemini/tmp/", tmp_path, suffix=".json")
+    sessions = [p for p in written if p.parent.name == "chats"]
+    assert len(written) == 2 and len(sessions) == 1
+    calls, uncached, output, read, models = gemini_recount(sessions)
+    assert (calls, uncached, read, output, models) == (16, 262_344, 257_624, 11_012, {"gemini-2.5-pro"})
+    result = run_audit(sessions)
+    assert (result.totals.requests, result.totals.input, result.totals.cache_read, result.totals.output) == (
+        calls, uncached, read, output)
+    # Six reads fall to 1,735-9,129 tokens 4 to 8 s after the call before, on prompts of 14,156 to
+    # 71,977 (the implicit cache's best effort): 3 of 16 within 3%.
+    assert read_within(result) == 3
