@@ -43,10 +43,11 @@ def files_at(repo: Path, commit: str, url: str, env: str) -> list[str]:
     """Every file of ``repo`` at ``commit``; skips the test when git, the copy or the commit is missing."""
     if shutil.which("git") is None or not repo.is_dir():
         pytest.skip(f"no git copy of {url} at {repo}: clone it and set {env}")
-    listed = git(repo, "ls-tree", "-r", "--name-only", commit)
+    # NUL-separated: without -z, git quotes a name holding non-ASCII bytes ("\320\267...").
+    listed = git(repo, "ls-tree", "-r", "-z", "--name-only", commit)
     if listed.returncode != 0:
         pytest.skip(f"commit {commit[:12]} not in {repo}")
-    return listed.stdout.splitlines()
+    return [name for name in listed.stdout.split("\0") if name]
 
 
 def tree_at(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path, suffix: str = "",

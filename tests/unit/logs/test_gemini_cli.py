@@ -596,6 +596,41 @@ def test_a_logs_json_in_a_qwen_home_is_named_qwen_codes(tmp_path: Path) -> None:
     assert any(n.startswith("a Gemini CLI logs.json: the prompts") for s in summaries for n in s.notes)
 
 
+def _qwen_runtime(session: str, version: str = "0.18.5") -> dict:
+    """The file Qwen Code writes beside a session's chats/<id>.jsonl (``<id>.runtime.json``): the
+    running process, no message and no usage."""
+    return {"schema_version": 1, "pid": 1224, "session_id": session, "work_dir": "C:\\Users\\me", "hostname": "DESK",
+            "started_at": 1782130550.124, "qwen_version": version}
+
+
+def test_a_qwen_runtime_file_is_named_and_points_at_its_session(tmp_path: Path) -> None:
+    # A committed ~/.qwen (Qwen Code 0.18.5, 2026-06) held chats/<id>.runtime.json and no session:
+    # the file was refused as an "unknown log format", a walk of the home as "no record of a format
+    # audit reads", not saying what the file is nor where the calls are.
+    chats = tmp_path / ".qwen" / "projects" / "c--users-me" / "chats"
+    chats.mkdir(parents=True)
+    sid = "054b8439-3658-4ea0-913d-366f134893b7"
+    runtime = chats / f"{sid}.runtime.json"
+    runtime.write_text(json.dumps(_qwen_runtime(sid), indent=2))
+    assert detect(_qwen_runtime(sid)) is Evidence.SHAPE
+    assert detect_format(runtime) is FORMAT
+    requests, summary = _read(runtime)
+    assert requests == [] and summary.notes[-1] == (
+        "a Qwen Code runtime file (Qwen Code 0.18.5): the process that ran the session (pid, host, folder, start), "
+        "no model call or usage: no calls to audit here (audit the session's .jsonl of the same name beside it)")
+    _, summaries = load_trace([tmp_path / ".qwen"])
+    assert nothing_to_audit(summaries) == (
+        f"nothing to audit: no model call with usage in the logs given ({runtime}: " + summary.notes[-1] + ")")
+    # Beside its session, it adds no call and the session is read as ever.
+    session = chats / f"{sid}.jsonl"
+    session.write_bytes(QWEN.read_bytes())
+    alone, _ = load_trace([session])
+    requests, summaries = load_trace([chats])
+    assert len(requests) == len(alone) > 0 and sorted(s.format for s in summaries) == ["gemini-cli", "gemini-cli"]
+    # Another object with a pid and a session id is no such file.
+    assert detect({"pid": 1, "session_id": sid}) is None
+
+
 def test_a_session_of_only_its_context_says_it_holds_no_model_reply(tmp_path: Path) -> None:
     # Cloud Shell's Gemini agent (the CLI's a2a-server) writes a session file per chat it opens:
     # its header, then a $set of the first user message (the session context). Committed homes

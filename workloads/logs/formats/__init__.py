@@ -249,6 +249,7 @@ SIBLING_POINTERS: dict[str, Callable[[Path, Path, str], bool]] = {
     kimi_cli.WIRE_BESIDE: lambda path, other, _: other == path.parent / "wire.jsonl",
     gemini_cli.CHATS_BESIDE: lambda path, other, _: path.parent / "chats" in other.parents,
     gemini_cli.CHATS: lambda path, other, _: path.parent / "chats" in other.parents,
+    gemini_cli.RUNTIME_BESIDE: lambda path, other, _: other == path.with_name(path.name.removesuffix(gemini_cli.RUNTIME_SUFFIX) + ".jsonl"),
     # aider writes its files in the folder it runs in (the repo's root): a chat history elsewhere
     # is another project's.
     aider.CHAT_HISTORY_INSTEAD: lambda path, other, read_as: read_as == "aider" and other.parent == path.parent,

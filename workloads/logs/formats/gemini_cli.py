@@ -190,6 +190,11 @@ _CONTENT_ROLES = ("user", "model")
 #: files under the chats/ folder beside it).
 CHATS_BESIDE = " (audit the session files under chats/ beside it)"
 CHATS = " (audit the session files under chats/)"
+#: Where a Qwen Code runtime file's note points (``formats.SIBLING_POINTERS``: ``<id>.jsonl`` for
+#: ``<id>.runtime.json``).
+RUNTIME_BESIDE = " (audit the session's .jsonl of the same name beside it)"
+#: The suffix of that file's name.
+RUNTIME_SUFFIX = ".runtime.json"
 
 
 def detect(value: dict) -> Evidence | None:
@@ -215,6 +220,8 @@ def detect(value: dict) -> Evidence | None:
         return Evidence.SHAPE  # a saved chat {history, authType}
     if _is_prompt_log(value):
         return Evidence.SHAPE  # an entry of logs.json beside chats/: a prompt the user typed
+    if _is_qwen_runtime(value):
+        return Evidence.SHAPE  # Qwen Code's chats/<id>.runtime.json: the process, beside the session
     if value.get("role") in _CONTENT_ROLES and isinstance(value.get("parts"), list) and len(value) <= 3:
         return Evidence.SHAPE  # an element of an older saved chat or a shared export (a list of Content)
     return None
@@ -247,6 +254,13 @@ def _is_prompt_log(value: dict) -> bool:
         and isinstance(value.get("message"), str)
         and value.get("type") == "user"
     )
+
+
+def _is_qwen_runtime(value: dict) -> bool:
+    """Qwen Code's ``chats/<session id>.runtime.json`` (0.18 on): ``{schema_version, pid, session_id,
+    work_dir, hostname, started_at, qwen_version}``, the process that ran the session; no message."""
+    return (isinstance(value.get("qwen_version"), str) and isinstance(value.get("session_id"), str)
+            and isinstance(value.get("pid"), int) and "type" not in value and "message" not in value)
 
 
 def _is_content_list(items: list) -> bool:
@@ -429,6 +443,8 @@ class _Session:
         # Qwen Code: the chain node after each record of its tree.
         self.qwen_node: dict[str, str | None] = {}
         self.saved_chat = False
+        #: The Qwen Code version a runtime file names (None: not such a file).
+        self.runtime_version: str | None = None
         self.prompt_log = False
         #: Qwen Code managed-engine records (``managed_session_*_v1``) seen.
         self.managed = 0
@@ -1093,6 +1109,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             session.saved_chat = True
         elif _is_prompt_log(value):
             session.prompt_log = True
+        elif _is_qwen_runtime(value):
+            session.runtime_version = value["qwen_version"]
         else:
             raise UserError(f"{session.name}:{record.line}: not a Gemini CLI session record (no id, sessionId, $set or $rewindTo)")
     if not seen_any:
@@ -1135,6 +1153,9 @@ def _notes(session: _Session) -> tuple[str, ...]:
     if session.prompt_log and not session.out:
         notes.append(f"a {who} logs.json: the prompts the user typed (sessionId, messageId, message), no model call or usage: "
                      f"no calls to audit here{CHATS_BESIDE}")
+    if session.runtime_version is not None and not session.out:
+        notes.append(f"a Qwen Code runtime file (Qwen Code {session.runtime_version}): the process that ran the session "
+                     f"(pid, host, folder, start), no model call or usage: no calls to audit here{RUNTIME_BESIDE}")
     if session.saved_chat and not session.out:
         notes.append(f"a saved chat or shared export holds the conversation, not its usage: no calls to audit here{CHATS}")
     if session.run_totals is not None:
