@@ -71,7 +71,7 @@ from prefixbench.workloads.logs.jsonlines import BadJson, decode, may_nest_too_d
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
-NAME = "inspect"
+NAME = "inspect-ai"
 #: The zip's first bytes, and the members that make a zip an Inspect log.
 ZIP_MAGIC = b"PK\x03\x04"
 HEADER = "header.json"
@@ -227,10 +227,11 @@ class _Log:
         self.logged = dict.fromkeys(_FIELDS, 0)
         self.seen: set[str] = set()
 
-    def sample(self, value: object, line: int, where: str) -> None:
-        """Read one sample's calls (``where``: the sample's place, for errors)."""
+    def sample(self, value: object, line: int, where: str, place: str) -> None:
+        """Read one sample's calls: ``where`` leads an error's line (``file:line: ``), ``place``
+        is where the sample is (``samples[0].`` in a .json log, its member in a zip)."""
         if not isinstance(value, dict):
-            raise UserError(f"{where}: a sample is not a JSON object")
+            raise UserError(f"{where}{place.rstrip('.:')}: a sample is not a JSON object")
         self.samples += 1
         sid, epoch = str(value.get("id"))[:80], value.get("epoch", 1)
         lane = f"{sid}_epoch_{epoch}"
@@ -244,9 +245,9 @@ class _Log:
             return
         calls_before = len(self.out)
         last: dict[str, str] = {}
-        for k, event, at in _walk(events, base):
+        for event, at in _walk(events, base):
             if event.get("event") == "model":
-                self._call(event, line, f"{where}.{at}" if where.endswith("]") else f"{where}: {at}", at, lane, last, k)
+                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last)
         if len(self.out) > calls_before:
             for usage in as_dict(value.get("model_usage")).values():
                 usage = as_dict(usage)
@@ -255,7 +256,7 @@ class _Log:
                     if isinstance(got, int) and not isinstance(got, bool):
                         self.logged[key] += got
 
-    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], k: int) -> None:
+    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str]) -> None:
         uuid = event.get("uuid")
         if isinstance(uuid, str) and uuid:
             if uuid in self.seen:
@@ -285,7 +286,7 @@ class _Log:
         config = as_dict(event.get("config"))
         effort = config.get("reasoning_effort")
         envelope = (("effort", str(effort)[:20]),) if isinstance(effort, str) and effort else ()
-        node = f"inspect:{self.file}#{lane}:{k}"
+        node = f"inspect:{self.file}#{at}"
         self.out.append(TraceRequest(
             file=self.file, line=line, lane=lane, lane_kind="main", seq=len(self.out),
             sent_ms=parse_time_ms(event.get("timestamp"), where), ready_ms=None, provider=provider, model=model,
@@ -358,16 +359,16 @@ class _Log:
         return tuple(notes)
 
 
-def _walk(events: list, base: str, depth: int = 0) -> Iterator[tuple[int, dict, str]]:
+def _walk(events: list, base: str, depth: int = 0) -> Iterator[tuple[dict, str]]:
     """Each event object of ``events`` with its index path, nested ``events`` read in place."""
     for index, event in enumerate(events):
         if not isinstance(event, dict):
             continue
         at = f"{base}[{index}]"
-        yield index, event, at
+        yield event, at
         nested = event.get("events")
         if isinstance(nested, list) and depth < 8 and event.get("event") != "model":
-            yield from ((k, e, a) for k, e, a in _walk(nested, f"{at}.events", depth + 1))
+            yield from _walk(nested, f"{at}.events", depth + 1)
 
 
 def _served(name: str) -> tuple[str, str]:
@@ -403,7 +404,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         if samples is not None and not isinstance(samples, list):
             raise UserError(f"{path}:{record.line}: samples is not a list")
         for index, sample in enumerate(samples or ()):
-            log.sample(sample, record.line, f"{path}:{record.line}: samples[{index}]")
+            log.sample(sample, record.line, f"{path}:{record.line}: ", f"samples[{index}].")
         logs.append(log)
     if not logs:
         raise UserError(f"{path}:1: empty file, no Inspect log")
@@ -424,7 +425,7 @@ def read_eval(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
         log = _Log(path, header)
         for member in infos:
             if SAMPLE_MEMBER.fullmatch(member):
-                log.sample(_member(path, zf, infos[member]), 1, f"{path}: {member}")
+                log.sample(_member(path, zf, infos[member]), 1, f"{path}: ", f"{member}:")
     extra = () if name == HEADER else (f"no {HEADER} (a run still going, or one that stopped): the eval read from {START}",)
     return log.summary(extra)
 
@@ -443,7 +444,7 @@ FORMAT = LogFormat(
         "inspect_ai before 0.3.184: OpenAI-shaped and Grok input_tokens include the cached part (Google's before 0.3.208)",
         "inspect_ai 0.3.184 on: input_tokens excludes cache reads and writes for every adapter (Google's from 0.3.208)",
     ),
-    aliases=("inspect-ai",),
+    aliases=("inspect",),
     detect_file=is_eval_log,
     read_file=read_eval,
     file_suffixes=(".eval",),
