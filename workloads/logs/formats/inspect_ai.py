@@ -60,6 +60,7 @@ import struct
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, rules_for
@@ -86,8 +87,33 @@ MAX_MEMBER_BYTES = 1 << 30
 #: and Grok, and Google's.
 ADDITIVE_FROM = (0, 3, 184)
 GOOGLE_ADDITIVE_FROM = (0, 3, 208)
-#: Inspect's adapter (the model name's first part) to the provider that serves its calls.
-DIRECT = {"anthropic": "anthropic", "openai": "openai", "google": "gemini", "vertex": "gemini", "grok": "xai", "bedrock": "bedrock"}
+
+
+class Adapter(NamedTuple):
+    """What Inspect's adapter of a provider the audit models writes (the adapter's name is the
+    model name's part before its first ``/``)."""
+
+    #: The provider that serves its calls.
+    provider: str
+    #: The release from which its ``input_tokens`` excludes the cached part (None: always did).
+    additive_from: tuple[int, ...] | None
+    #: Whether it counts cache reads from that release on (a count left out is then a 0).
+    counts_cache: bool = True
+    #: A part of its model names that is no part of the model (``openai/azure/gpt-4o``).
+    strip: str = ""
+
+
+#: Inspect's adapters of the providers the audit models; any other adapter (a gateway, a host of
+#: open models) reads as :data:`OTHER`.
+ADAPTERS = {
+    "anthropic": Adapter("anthropic", None),
+    "openai": Adapter("openai", ADDITIVE_FROM, strip="azure/"),
+    "google": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
+    "vertex": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
+    "grok": Adapter("xai", ADDITIVE_FROM),
+    "bedrock": Adapter("bedrock", ADDITIVE_FROM, counts_cache=False),
+}
+OTHER = Adapter(UNKNOWN.name, ADDITIVE_FROM, counts_cache=False)
 #: The usage fields read, in the order the notes list them.
 _FIELDS = ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write", "output_tokens")
 
@@ -301,15 +327,13 @@ class _Log:
         output = count(logged.get("output_tokens"), where, "usage.output_tokens")
         read = count(logged.get("input_tokens_cache_read"), where, "usage.input_tokens_cache_read")
         write = count(logged.get("input_tokens_cache_write"), where, "usage.input_tokens_cache_write")
-        adapter = name.split("/", 1)[0]
-        first = GOOGLE_ADDITIVE_FROM if adapter in ("google", "vertex") else ADDITIVE_FROM
-        later = _from(self.release, self.dev, first)
+        adapter = ADAPTERS.get(name.split("/", 1)[0], OTHER)
+        later = adapter.additive_from is None or _from(self.release, self.dev, adapter.additive_from)
         present = logged.get("input_tokens_cache_read") is not None or logged.get("input_tokens_cache_write") is not None
-        reported = present or (later and adapter in DIRECT and adapter != "bedrock")
-        if not reported:
+        if not (present or (later and adapter.counts_cache)):
             self.unreported += 1
             return Usage(uncached=tokens_in, output=output, cache_reported=False)
-        if adapter == "anthropic" or later:
+        if later:
             self.additive += 1
             return Usage(cache_read=read, cache_write_5m=write, uncached=tokens_in, output=output)
         bills_writes = rules_for(provider).bills_writes if provider != UNKNOWN.name else True
@@ -374,13 +398,13 @@ def _walk(events: list, base: str, depth: int = 0) -> Iterator[tuple[dict, str]]
 def _served(name: str) -> tuple[str, str]:
     """The provider a model name of Inspect's (``adapter/model``) is served by, and the model as
     priced: the name after the adapter for a provider the audit models, else the whole name."""
-    adapter, _, rest = name.partition("/")
-    provider = DIRECT.get(adapter)
-    if provider is None or not rest:
+    first, _, rest = name.partition("/")
+    adapter = ADAPTERS.get(first)
+    if adapter is None or not rest:
         return UNKNOWN.name, name
-    if adapter == "openai" and rest.startswith("azure/"):
-        rest = rest[len("azure/"):]
-    return provider, rest
+    if adapter.strip and rest.startswith(adapter.strip):
+        rest = rest[len(adapter.strip):]
+    return adapter.provider, rest
 
 
 def _head(event: dict) -> str:
