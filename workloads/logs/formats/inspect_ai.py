@@ -9,8 +9,8 @@ eval), ``samples/<id>_epoch_<n>.json`` (one :class:`EvalSample` each), ``summari
 ``_journal/summaries/<n>.json`` and ``reductions.json`` (not read). Members are deflated, or
 zstd-compressed (method 93, multi-frame) by later releases; both are read.
 
-A sample's ``events`` (``transcript.events`` in the logs of mid-2024, with ``content`` beside
-them) hold one ``ModelEvent`` per model call (``event/_model.py``): ``{event: "model", model,
+A sample's ``events`` (``transcript.events``, with ``content`` beside them, in the logs of
+inspect_ai 0.3.25 to 0.3.42, August to October 2024) hold one ``ModelEvent`` per model call (``event/_model.py``): ``{event: "model", model,
 input, tools, config, output {usage}, cache, timestamp, completed, working_start, working_time,
 call, uuid}``. Each such event with a usage is a call, in the order the sample lists them; an
 event whose ``cache`` is ``"read"`` was answered from Inspect's own local cache (no provider
@@ -47,8 +47,8 @@ under provider ``unknown`` with its full name, unpriced.
 
 Each sample and epoch is a lane; a call extends the previous call of the same model in its lane
 (Inspect's agents resend the conversation), its head the model, the tools and the system
-messages the event shows. A sample with no events (a log of release 1, or one whose events were
-left out) keeps only its ``model_usage`` totals: it is counted apart, never read as calls, and a
+messages the event shows. A sample with no events (a log written before inspect_ai 0.3.25, August 2024,
+or one whose events were left out) keeps only its ``model_usage`` totals: it is counted apart, never read as calls, and a
 log none of whose samples holds a call is refused in one line saying so.
 """
 
@@ -463,8 +463,8 @@ FORMAT = LogFormat(
     read=read,
     usage="by-endpoint",
     versions=(
-        "log version 1 (early 2024): samples without events, only model_usage totals: refused",
-        "log version 2 (mid-2024 on): sample transcript.events, then events; .eval zips deflated, later zstd-compressed",
+        "before inspect_ai 0.3.25 (August 2024; log version 1, early version 2): samples without events, only totals: refused",
+        "0.3.25 to 0.3.42: a sample's transcript.events; from 0.3.43 (October 2024) its events, and .eval zips (later zstd-compressed)",
         "inspect_ai before 0.3.184: OpenAI-shaped and Grok input_tokens include the cached part (Google's before 0.3.208)",
         "inspect_ai 0.3.184 on: input_tokens excludes cache reads and writes for every adapter (Google's from 0.3.208)",
     ),
