@@ -5,7 +5,8 @@ Inspect's own tests read (github.com/UKGovernmentBEIS/inspect_ai at commit
 git copy of that repository (``PREFIXBENCH_INSPECT_REPO``, default the workplace's mirror). They
 are never copied into this project; the test skips without them.
 
-What is checked is the logs' own bookkeeping, recounted here from the raw JSON, call by call:
+What is checked is the logs' own bookkeeping, recounted here from the raw JSON, call by call
+(and how many reads the audit predicted within 3%: all 16 of the calls that report a read):
 each model event with a usage (not answered from Inspect's local cache) is one audited call, with
 its prompt (``input_tokens``, the cached part inside for these releases' OpenAI adapter), read
 (None where the usage has no cache field) and output; and the logs that hold no call's usage are
@@ -80,6 +81,7 @@ def test_inspect_logs_count_what_each_call_reported(tmp_path: Path) -> None:
     logs = _logs(tmp_path)
     assert len(logs) == 23
     totals = [0, 0, 0, 0]  # calls, prompt, read, output
+    within = 0  # reads the audit predicted within 3%
     refused = []
     for path in logs:
         calls = recounted(path)
@@ -93,6 +95,7 @@ def test_inspect_logs_count_what_each_call_reported(tmp_path: Path) -> None:
         # (the audit lists a file's rows by lane and time; the samples' order is the zip's)
         assert sorted(c for calls_of in audited_calls(result).values() for c in calls_of) == sorted(calls)
         assert result.totals.requests == len(calls)
+        within += sum(f.read_within for f in result.files)
         totals[0] += len(calls)
         totals[1] += sum(c[0] for c in calls)
         totals[2] += sum(c[1] or 0 for c in calls)
@@ -103,3 +106,7 @@ def test_inspect_logs_count_what_each_call_reported(tmp_path: Path) -> None:
                                "2024-08-29T15-11-18+00-00_popularity_5EAmX6wjMFqea6WY7XHzZp.json",
                                "2025-05-12T20-28-13-04-00_no-samples.json", "log_tool_call_error.json"]
     assert totals == [54, 20_216, 9_088, 2_172]
+    # The 16 calls that report their cache use (gpt-4o and gpt-4o-mini, inspect_ai 0.3.95 and
+    # 0.3.154; the browser task's five read 1,024 to 3,840 tokens of their growing conversation):
+    # each read predicted within 3%.
+    assert within == 16 == sum(1 for path in logs for c in recounted(path) if c[1] is not None)

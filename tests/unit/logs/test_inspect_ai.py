@@ -222,3 +222,18 @@ def test_a_folder_of_eval_and_json_logs_is_audited(tmp_path: Path, capsys: pytes
     assert run(["audit", str(folder), "--format", "json", "--quiet"]) == 0
     audit = json.loads(capsys.readouterr().out)
     assert audit["totals"]["requests"] == 4
+
+
+def test_a_call_keeps_the_messages_it_adds_to_its_models_previous_call(tmp_path: Path) -> None:
+    """Where the audit locates a break: the input messages past those the model's previous call
+    in the sample sent (system messages aside), the whole input at a lane start."""
+    first = event("anthropic/claude-sonnet-4-5", usage(10, 5, read=0, write=2000), 1)
+    second = event("anthropic/claude-sonnet-4-5", usage(10, 5, read=2000, write=50), 2)
+    second["input"] = [*first["input"], {"role": "assistant", "content": "running ls"},
+                       {"role": "tool", "content": [{"type": "text", "text": "a.py b.py"}]}]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.150", [sample(1, [first, second])])))
+    requests, _ = import_file(path, FORMAT, ImportContext())
+    assert [[(m.role, m.excerpt) for m in r.messages] for r in requests] == [
+        [("user", "q")], [("assistant", "running ls"), ("tool", "a.py b.py")]]
+    assert [r.prefix.new_blocks for r in requests] == [1, 2]

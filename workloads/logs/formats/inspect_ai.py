@@ -47,7 +47,8 @@ under provider ``unknown`` with its full name, unpriced.
 
 Each sample and epoch is a lane; a call extends the previous call of the same model in its lane
 (Inspect's agents resend the conversation), its head the model, the tools and the system
-messages the event shows. A sample with no events (a log written before inspect_ai 0.3.25, August 2024,
+messages the event shows; it keeps the input messages it sends past those that previous call
+sent, for the audit to locate a break on. A sample with no events (a log written before inspect_ai 0.3.25, August 2024,
 or one whose events were left out) keeps only its ``model_usage`` totals: it is counted apart, never read as calls, and a
 log none of whose samples holds a call is refused in one line saying so.
 """
@@ -69,8 +70,9 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.jsonlines import BadJson, decode, may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.history import make_message
 from prefixbench.workloads.logs.records import Record
-from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
 NAME = "inspect-ai"
 #: The zip's first bytes, and the members that make a zip an Inspect log.
@@ -271,9 +273,10 @@ class _Log:
             return
         calls_before = len(self.out)
         last: dict[str, str] = {}
+        sent: dict[str, int] = {}
         for event, at in _walk(events, base):
             if event.get("event") == "model":
-                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last)
+                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last, sent)
         if len(self.out) > calls_before:
             for usage in as_dict(value.get("model_usage")).values():
                 usage = as_dict(usage)
@@ -282,7 +285,9 @@ class _Log:
                     if isinstance(got, int) and not isinstance(got, bool):
                         self.logged[key] += got
 
-    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str]) -> None:
+    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int]) -> None:
+        """Read one model event (``last``: each model's last call in the lane, ``sent``: how many
+        input messages it sent)."""
         uuid = event.get("uuid")
         if isinstance(uuid, str) and uuid:
             if uuid in self.seen:
@@ -313,14 +318,18 @@ class _Log:
         effort = config.get("reasoning_effort")
         envelope = (("effort", str(effort)[:20]),) if isinstance(effort, str) and effort else ()
         node = f"inspect:{self.file}#{at}"
+        parent = last.get(name)
+        added = _added(event.get("input"), sent.get(name, 0) if parent is not None else 0)
         self.out.append(TraceRequest(
             file=self.file, line=line, lane=lane, lane_kind="main", seq=len(self.out),
             sent_ms=parse_time_ms(event.get("timestamp"), where), ready_ms=None, provider=provider, model=model,
-            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event)}", node, last.get(name)),
+            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event)}", node, parent, max(1, len(added))),
+            messages=added,
             request_id=uuid if isinstance(uuid, str) and uuid else None, source_format=NAME,
             done_ms=parse_time_ms(event.get("completed"), where), path=at,
         ))
         last[name] = node
+        sent[name] = len(event["input"]) if isinstance(event.get("input"), list) else 0
 
     def _usage(self, name: str, provider: str, logged: dict, where: str) -> Usage:
         tokens_in = count(logged.get("input_tokens"), where, "usage.input_tokens")
@@ -405,6 +414,16 @@ def _served(name: str) -> tuple[str, str]:
     if adapter.strip and rest.startswith(adapter.strip):
         rest = rest[len(adapter.strip):]
     return adapter.provider, rest
+
+
+def _added(messages: object, before: int) -> tuple[LoggedMessage, ...]:
+    """The input messages a call sends past the ``before`` its model's previous call in the lane
+    sent (the previous reply, tool results, a user turn), system messages aside: where the audit
+    locates a break. None where the event keeps no input (a condensed log's ``input_refs``)."""
+    if not isinstance(messages, list):
+        return ()
+    return tuple(make_message(str(m.get("role") or "user")[:20], m.get("content") if m.get("content") is not None else "")
+                 for m in messages[before:] if isinstance(m, dict) and m.get("role") != "system")
 
 
 def _head(event: dict) -> str:
