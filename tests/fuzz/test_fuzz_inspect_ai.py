@@ -36,8 +36,8 @@ def test_mutated_inspect_logs_end_cleanly(importer_examples):
            explicit=st.booleans())
     def case(data: st.DataObject, as_zip: bool, zstd: bool, damage: str, explicit: bool) -> None:
         doc = data.draw(docs)
-        if as_zip and isinstance(doc, dict) and all(isinstance(s, dict) and "id" in s and "epoch" in s
-                                                     for s in doc.get("samples") or [] if isinstance(doc.get("samples"), list)):
+        samples = doc.get("samples", []) if isinstance(doc, dict) else None
+        if as_zip and isinstance(samples, list) and all(isinstance(s, dict) and "id" in s and "epoch" in s for s in samples):
             try:
                 path = eval_zip(folder / "run.eval", doc, zstd=zstd)
             except (TypeError, ValueError):  # (a value json.dumps refuses: nothing to write)
