@@ -237,3 +237,13 @@ def test_a_call_keeps_the_messages_it_adds_to_its_models_previous_call(tmp_path:
     assert [[(m.role, m.excerpt) for m in r.messages] for r in requests] == [
         [("user", "q")], [("assistant", "running ls"), ("tool", "a.py b.py")]]
     assert [r.prefix.new_blocks for r in requests] == [1, 2]
+
+
+def test_the_note_names_where_inspects_own_totals_differ(tmp_path: Path) -> None:
+    value = log("0.3.150", [sample(1, [event("anthropic/claude-sonnet-4-5", usage(10, 5, read=100, write=0), 1)])])
+    value["samples"][0]["model_usage"]["anthropic/claude-sonnet-4-5"]["output_tokens"] = 7
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(value))
+    _, summary = import_file(path, FORMAT, ImportContext())
+    assert ("counted against the samples' own model_usage: input_tokens 10, input_tokens_cache_read 100, "
+            "input_tokens_cache_write 0, output_tokens 5 (Inspect's 7)") in summary.notes
