@@ -121,7 +121,7 @@ _FIELDS = ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write"
 
 
 def detect(value: dict) -> Evidence | None:
-    """A ``.json`` Inspect log: an integer ``version``, an ``eval`` naming its task and model, and
+    """A ``.json`` Inspect log: a ``version``, an ``eval`` naming its task and model, and
     its ``samples`` or ``stats``."""
     spec = value.get("eval")
     if not isinstance(spec, dict) or "task" not in spec or "model" not in spec:
