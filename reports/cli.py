@@ -504,7 +504,7 @@ def _add_audit_parser(sub: Subcommands) -> None:
         f"Read real agent logs ({formats.nouns()}), replay every lane through the provider's cache model on the log's "
         "clock, give each miss a cause with its evidence, and price it. Exit 1 when a gate fails, 2 on bad input."
     )
-    audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2, xz or zstd compressed: *.jsonl.gz ...; for agents' databases: *.db, *.sqlite; and for aider's chat histories: *.md, .aider.chat.history.md; for a LangSmith bulk export: *.parquet); - reads one log from standard input, its format found from its content")
+    audit.add_argument("paths", nargs="+", type=path_argument, metavar="PATH", help="log files or folders (walked for *.jsonl / *.json / *.traj, also gzip, bzip2, xz or zstd compressed: *.jsonl.gz ...; for agents' databases: *.db, *.sqlite; and for aider's chat histories: *.md, .aider.chat.history.md; for a LangSmith bulk export: *.parquet; for Inspect AI's evaluation logs: *.eval); - reads one log from standard input, its format found from its content")
     audit.add_argument(
         "--input", default="auto", choices=formats.input_choices(), metavar="FORMAT",
         help=f"{formats.input_help()}. FORMAT: {', '.join(formats.input_choices())}",

@@ -26,6 +26,7 @@ from prefixbench.workloads.logs.formats import (
     noun_a,
 )
 from prefixbench.workloads.logs.formats.base import ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import head_digest
 from prefixbench.workloads.logs.records import iter_records
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
@@ -439,6 +440,28 @@ def expected(name: str) -> list[TraceRequest]:
                     request_id="sevt_fx09", source_format=name, done_ms=1785578406000,
                 ),
             ]
+        case "inspect-ai":
+            # An Inspect log of release 0.3.130: Anthropic's input_tokens excludes the read and
+            # written parts (additive) in every release. The third model event was answered from
+            # Inspect's local cache (cache: read): no provider call, skipped. Each sample and epoch
+            # a lane; a call extends the previous call of its model; the head digests the event's
+            # tools and system messages.
+            head = "inspect:anthropic/claude-sonnet-4-20250514:" + head_digest(
+                [[{"name": "bash", "description": "run a command"}], ["You are a careful engineer."]])
+            node = f"inspect:{file}#samples[0].events["
+            return [
+                TraceRequest(
+                    file, 1, "1_epoch_1", "main", 0, 1756720801000, None, "anthropic", "claude-sonnet-4-20250514",
+                    usage=Usage(cache_write_5m=9000, uncached=3, output=120), prefix=Prefix(head, node + "1]"),
+                    request_id="ev-1", source_format=name, done_ms=1756720803000, path="samples[0].events[1]",
+                ),
+                TraceRequest(
+                    file, 1, "1_epoch_1", "main", 1, 1756720805000, None, "anthropic", "claude-sonnet-4-20250514",
+                    envelope=(("effort", "high"),), usage=Usage(cache_read=9000, cache_write_5m=1200, uncached=4, output=80),
+                    prefix=Prefix(head, node + "3]", node + "1]"), request_id="ev-2", source_format=name, done_ms=1756720806000,
+                    path="samples[0].events[3]",
+                ),
+            ]
         case "zed":
             # A 0.2.0 thread: request_token_usage has one entry per message; each assistant
             # message's entry is its call's (Anthropic: additive); the entry at message 5 is a copy
@@ -652,7 +675,7 @@ def test_the_unknown_format_message_lists_every_kind_of_log(tmp_path: Path) -> N
                 "OpenRouter generation export, Helicone request export, OpenHands event stream, "
                 "Cline task folder, "
             "Amp thread, Kimi CLI wire log, Managed Agents event stream, OpenHands completion log, Zed thread, Copilot CLI session store, "
-        "aider chat history, Continue session or Trae Agent trajectory); "
+        "aider chat history, Continue session, Trae Agent trajectory or Inspect AI log); "
         "audit reads only these"
     )
 

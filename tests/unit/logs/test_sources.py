@@ -312,13 +312,13 @@ def test_a_folder_whose_logs_are_behind_a_linked_folder_names_the_link(tmp_path:
     (tmp_path / "top" / "nested" / "sessions").symlink_to(tmp_path / "real", target_is_directory=True)
     assert main(["audit", str(tmp_path / "top"), "--quiet"]) == 2
     assert capsys.readouterr().err.strip() == (
-        f"prefixbench: error: {tmp_path / 'top'}: no log files (*.jsonl, *.json, *.traj (each also .gz, .bz2, .xz, .zst), *.sqlite, *.db, *.parquet, *.md) in this folder; it holds a link to "
+        f"prefixbench: error: {tmp_path / 'top'}: no log files (*.jsonl, *.json, *.traj (each also .gz, .bz2, .xz, .zst), *.sqlite, *.db, *.parquet, *.md, *.eval) in this folder; it holds a link to "
         f"a folder, which a walk does not enter: name it to audit it ({tmp_path / 'top' / 'nested' / 'sessions'})")
     assert main(["audit", str(tmp_path / "top" / "nested" / "sessions"), "--quiet"]) == 0
     capsys.readouterr()
     (tmp_path / "empty").mkdir()  # no link: the line as it was
     assert main(["audit", str(tmp_path / "empty"), "--quiet"]) == 2
-    assert capsys.readouterr().err.strip().endswith("no log files (*.jsonl, *.json, *.traj (each also .gz, .bz2, .xz, .zst), *.sqlite, *.db, *.parquet, *.md) in this folder")
+    assert capsys.readouterr().err.strip().endswith("no log files (*.jsonl, *.json, *.traj (each also .gz, .bz2, .xz, .zst), *.sqlite, *.db, *.parquet, *.md, *.eval) in this folder")
 
 
 def test_an_empty_folder_names_every_kind_of_file_the_walk_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

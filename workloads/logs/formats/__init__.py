@@ -35,6 +35,7 @@ from prefixbench.workloads.logs.formats import (
     gemini_cli,
     helicone,
     http_capture,
+    inspect_ai,
     kimi_cli,
     langfuse,
     langsmith,
@@ -110,6 +111,7 @@ FORMATS: dict[str, LogFormat] = {
         aider.FORMAT,
         continue_cli.FORMAT,
         trae_agent.FORMAT,
+        inspect_ai.FORMAT,
     )
 }
 #: Other names ``--input`` accepts, to the format they name.

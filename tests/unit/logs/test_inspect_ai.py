@@ -1,0 +1,249 @@
+"""Inspect AI evaluation logs (workloads/logs/formats/inspect_ai.py): ``.eval`` zips (deflated or
+zstd-compressed members) and ``.json`` logs, detected from content; each model event with usage
+a call, its ``input_tokens`` read per adapter and inspect_ai release; local-cache answers,
+failed calls and samples without events counted apart; the totals checked field by field."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+import zstandard
+from prefixbench.reports.cli import run
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
+from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
+from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats.inspect_ai import is_eval_log
+
+FORMAT = FORMATS["inspect-ai"]
+
+
+def usage(inp: int, out: int, read: int | None = None, write: int | None = None) -> dict:
+    found = {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out + (read or 0) + (write or 0)}
+    if read is not None:
+        found["input_tokens_cache_read"] = read
+    if write is not None:
+        found["input_tokens_cache_write"] = write
+    return found
+
+
+def event(model: str, used: dict | None, second: int, **more: object) -> dict:
+    return {"event": "model", "model": model, "timestamp": f"2026-03-01T10:00:{second:02d}+00:00",
+            "input": [{"role": "system", "content": "sys"}, {"role": "user", "content": "q"}], "tools": [], "config": {},
+            "output": {"choices": [], **({"usage": used} if used is not None else {})}, **more}
+
+
+def sample(sid: int, events: list[dict] | None, epoch: int = 1) -> dict:
+    found: dict = {"id": sid, "epoch": epoch, "input": "q", "target": "", "model_usage": {}}
+    if events is not None:
+        found["events"] = events
+    for e in events or ():
+        if e.get("event") == "model" and e.get("cache") != "read" and "usage" in e["output"]:
+            into = found["model_usage"].setdefault(e["model"], dict.fromkeys(("input_tokens", "output_tokens"), 0))
+            for key, value in e["output"]["usage"].items():
+                if key != "total_tokens":
+                    into[key] = into.get(key, 0) + value
+    return found
+
+
+def log(release: str | None, samples: list[dict] | None, model: str = "openai/gpt-4o") -> dict:
+    spec: dict = {"task": "t", "model": model, "created": "2026-03-01T10:00:00+00:00"}
+    if release is not None:
+        spec["packages"] = {"inspect_ai": release}
+    found: dict = {"version": 2, "status": "success", "eval": spec, "plan": {}, "stats": {"model_usage": {}}}
+    if samples is not None:
+        found["samples"] = samples
+    return found
+
+
+def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True) -> Path:
+    """``value`` written as Inspect writes an ``.eval``: its header (or, for a run still going,
+    ``_journal/start.json``) and a member per sample; ``zstd``: every member zstd-compressed in
+    frames of a few bytes (zip method 93), as later releases write them."""
+    members = {}
+    head = {k: v for k, v in value.items() if k != "samples"}
+    members["header.json" if header else "_journal/start.json"] = head
+    for s in value.get("samples", []):
+        members[f"samples/{s['id']}_epoch_{s['epoch']}.json"] = s
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED if zstd else zipfile.ZIP_DEFLATED) as zf:
+        for name, member in members.items():
+            data = json.dumps(member).encode()
+            if zstd:  # several frames, as Inspect's capped frames make them
+                data = b"".join(zstandard.ZstdCompressor().compress(data[i:i + 64]) for i in range(0, len(data), 64))
+            zf.writestr(name, data)
+    if zstd:  # mark each member's method as zstd (93) in its local header and the directory
+        raw = bytearray(path.read_bytes())
+        for magic, at in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+            start = 0
+            while (found := raw.find(magic, start)) >= 0:
+                raw[found + at:found + at + 2] = (93).to_bytes(2, "little")
+                start = found + 4
+        path.write_bytes(bytes(raw))
+    return path
+
+
+MIXED = log("0.3.150", [
+    sample(1, [
+        event("anthropic/claude-sonnet-4-5", usage(10, 100, read=0, write=5000), 1),
+        {"event": "tool", "timestamp": "2026-03-01T10:00:02+00:00",
+         "events": [event("anthropic/claude-sonnet-4-5", usage(20, 50, read=5000, write=300), 3, uuid="nested")]},
+        event("anthropic/claude-sonnet-4-5", usage(20, 50, read=5000, write=300), 4, uuid="nested"),  # the same event again
+        event("openai/gpt-4o", usage(3000, 40, read=2048), 5),
+        event("anthropic/claude-sonnet-4-5", usage(1, 1), 6, cache="read"),
+        event("anthropic/claude-sonnet-4-5", None, 7, error="overloaded"),
+    ]),
+    sample(2, None),
+])
+
+
+def test_a_json_log_reads_each_model_event_as_a_call_and_sums_field_by_field(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(MIXED))
+    assert detect_format(path) is FORMAT
+    requests, summary = import_file(path, FORMAT, ImportContext())
+    # Anthropic additive; OpenAI before 0.3.184: input_tokens includes the read (3000 - 2048).
+    assert [r.usage for r in requests] == [
+        Usage(cache_write_5m=5000, uncached=10, output=100),
+        Usage(cache_read=5000, cache_write_5m=300, uncached=20, output=50),
+        Usage(cache_read=2048, uncached=952, output=40),
+    ]
+    assert [(r.provider, r.model, r.lane, r.path) for r in requests] == [
+        ("anthropic", "claude-sonnet-4-5", "1_epoch_1", "samples[0].events[0]"),
+        ("anthropic", "claude-sonnet-4-5", "1_epoch_1", "samples[0].events[1].events[0]"),
+        ("openai", "gpt-4o", "1_epoch_1", "samples[0].events[3]"),
+    ]
+    # A call extends the previous call of its model in the sample.
+    assert requests[1].prefix.parent == requests[0].prefix.node and requests[2].prefix.parent is None
+    assert sum(r.usage.prompt for r in requests) == (10 + 5000) + (20 + 5000 + 300) + 3000
+    assert sum(r.usage.cache_read for r in requests) == 7048
+    assert sum(r.usage.cache_write for r in requests) == 5300
+    assert sum(r.usage.output for r in requests) == 190
+    skipped = [why for _, why in summary.skipped]
+    assert any("local cache (cache: read): no provider call" in why for why in skipped)
+    assert any("model call without usage (error: overloaded)" in why for why in skipped)
+    assert any("sample 2 epoch 1: no events" in why for why in skipped)
+    assert ("counted against the samples' own model_usage: input_tokens 3,030, input_tokens_cache_read 7,048, "
+            "input_tokens_cache_write 5,300, output_tokens 190") in summary.notes
+
+
+@pytest.mark.parametrize(("release", "model", "expected"), [
+    # OpenAI-shaped adapters: the cached part inside input_tokens before 0.3.184, outside from it.
+    ("0.3.183", "openai/gpt-4o", Usage(cache_read=1024, uncached=976, output=5)),
+    ("0.3.184.dev3+gabc", "openai/gpt-4o", Usage(cache_read=1024, uncached=976, output=5)),  # a build before the release
+    ("0.3.184", "openai/gpt-4o", Usage(cache_read=1024, uncached=2000, output=5)),
+    ("0.3.200", "grok/grok-4", Usage(cache_read=1024, uncached=2000, output=5)),
+    # Google's from 0.3.208.
+    ("0.3.200", "google/gemini-2.5-pro", Usage(cache_read=1024, uncached=976, output=5)),
+    ("0.3.208", "google/gemini-2.5-pro", Usage(cache_read=1024, uncached=2000, output=5)),
+    # Anthropic's in every release.
+    ("0.3.40", "anthropic/claude-3-5-sonnet-latest", Usage(cache_read=1024, uncached=2000, output=5)),
+    # No release logged: the newest reading.
+    (None, "openai/gpt-4o", Usage(cache_read=1024, uncached=2000, output=5)),
+])
+def test_input_tokens_are_read_per_adapter_and_release(tmp_path: Path, release: str | None, model: str, expected: Usage) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log(release, [sample(1, [event(model, usage(2000, 5, read=1024), 1)])], model)))
+    requests, _ = import_file(path, FORMAT, ImportContext())
+    assert [r.usage for r in requests] == [expected]
+
+
+def test_a_read_above_input_tokens_in_an_earlier_release_is_read_as_excluding_it(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.184.dev3+gabc", [sample(1, [event("openai/gpt-4o", usage(500, 5, read=1024), 1)])])))
+    requests, summary = import_file(path, FORMAT, ImportContext())
+    assert requests[0].usage == Usage(cache_read=1024, uncached=500, output=5, prompt_count=PROMPT_EXCLUSIVE)
+    assert any("whose read exceeds it" in note for note in summary.notes)
+
+
+def test_a_usage_without_cache_fields_is_cache_not_reported_and_a_gateway_is_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.60", [sample(1, [event("openai/gpt-4o-mini", usage(287, 20), 1),
+                                                          event("openrouter/anthropic/claude-3.5-sonnet", usage(90, 2), 2)])])))
+    requests, summary = import_file(path, FORMAT, ImportContext())
+    assert [r.usage for r in requests] == [Usage(uncached=287, output=20, cache_reported=False),
+                                           Usage(uncached=90, output=2, cache_reported=False)]
+    assert [(r.provider, r.model) for r in requests] == [("openai", "gpt-4o-mini"), ("unknown", "openrouter/anthropic/claude-3.5-sonnet")]
+    assert any("openrouter 1" in note for note in summary.notes)
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_an_eval_zip_reads_as_its_json_log(tmp_path: Path, zstd: bool) -> None:
+    path = eval_zip(tmp_path / "run.eval", MIXED, zstd=zstd)
+    assert is_eval_log(path) and detect_format(path) is FORMAT
+    requests, summary = import_file(path, FORMAT, ImportContext())
+    as_json = tmp_path / "run.json"
+    as_json.write_text(json.dumps(MIXED))
+    json_requests, _ = import_file(as_json, FORMAT, ImportContext())
+    assert [r.usage for r in requests] == [r.usage for r in json_requests]
+    assert [r.path for r in requests] == ["samples/1_epoch_1.json:events[0]", "samples/1_epoch_1.json:events[1].events[0]",
+                                          "samples/1_epoch_1.json:events[3]"]
+    assert summary.requests == 3
+
+
+def test_a_run_still_going_reads_from_its_journal(tmp_path: Path) -> None:
+    path = eval_zip(tmp_path / "run.eval", MIXED, header=False)
+    requests, summary = import_file(path, FORMAT, ImportContext())
+    assert len(requests) == 3 and any("_journal/start.json" in note for note in summary.notes)
+
+
+def test_a_zip_of_something_else_is_no_inspect_log(tmp_path: Path) -> None:
+    path = tmp_path / "other.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("readme.txt", "hi")
+    assert not is_eval_log(path)
+    broken = tmp_path / "cut.eval"
+    broken.write_bytes(b"PK\x03\x04" + b"\x00" * 40)
+    with pytest.raises(UserError, match=r"cut\.eval: an Inspect \.eval log that is not a readable zip"):
+        detect_format(broken)
+
+
+def test_logs_without_per_call_usage_are_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    no_events = tmp_path / "v1.json"
+    no_events.write_text(json.dumps({**log("0.3.10", [sample(1, None), sample(2, None)]), "version": 1}))
+    no_samples = tmp_path / "header-only.json"
+    no_samples.write_text(json.dumps(log("0.3.150", None)))
+    assert run(["audit", str(no_events)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"prefixbench: error: {no_events}: an Inspect log (version 1) whose 2 sample(s) hold no events: "
+                   "only each sample's model_usage totals, no call's usage to audit")
+    assert run(["audit", str(no_samples)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "an Inspect log with no sample" in err
+
+
+def test_a_folder_of_eval_and_json_logs_is_audited(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    eval_zip(folder / "a.eval", MIXED, zstd=True)
+    (folder / "b.json").write_text(json.dumps(log("0.3.190", [sample(1, [event("openai/gpt-5", usage(100, 5, read=2048), 1)])])))
+    assert run(["audit", str(folder), "--format", "json", "--quiet"]) == 0
+    audit = json.loads(capsys.readouterr().out)
+    assert audit["totals"]["requests"] == 4
+
+
+def test_a_call_keeps_the_messages_it_adds_to_its_models_previous_call(tmp_path: Path) -> None:
+    """Where the audit locates a break: the input messages past those the model's previous call
+    in the sample sent (system messages aside), the whole input at a lane start."""
+    first = event("anthropic/claude-sonnet-4-5", usage(10, 5, read=0, write=2000), 1)
+    second = event("anthropic/claude-sonnet-4-5", usage(10, 5, read=2000, write=50), 2)
+    second["input"] = [*first["input"], {"role": "assistant", "content": "running ls"},
+                       {"role": "tool", "content": [{"type": "text", "text": "a.py b.py"}]}]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.150", [sample(1, [first, second])])))
+    requests, _ = import_file(path, FORMAT, ImportContext())
+    assert [[(m.role, m.excerpt) for m in r.messages] for r in requests] == [
+        [("user", "q")], [("assistant", "running ls"), ("tool", "a.py b.py")]]
+    assert [r.prefix.new_blocks for r in requests] == [1, 2]
+
+
+def test_the_note_names_where_inspects_own_totals_differ(tmp_path: Path) -> None:
+    value = log("0.3.150", [sample(1, [event("anthropic/claude-sonnet-4-5", usage(10, 5, read=100, write=0), 1)])])
+    value["samples"][0]["model_usage"]["anthropic/claude-sonnet-4-5"]["output_tokens"] = 7
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(value))
+    _, summary = import_file(path, FORMAT, ImportContext())
+    assert ("counted against the samples' own model_usage: input_tokens 10, input_tokens_cache_read 100, "
+            "input_tokens_cache_write 0, output_tokens 5 (Inspect's 7)") in summary.notes

@@ -1,0 +1,494 @@
+"""Inspect AI's evaluation logs (UKGovernmentBEIS/inspect_ai): an ``.eval`` file (a zip) or a
+``.json`` log (one object).
+
+Both hold the same :class:`EvalLog` (``src/inspect_ai/log/_log.py``): ``{version, status, eval
+{task, model, packages {inspect_ai}, ...}, plan, results, stats {model_usage}, samples [...]}``.
+An ``.eval`` zip (``log/_recorders/eval.py``) keeps it in members: ``header.json`` (the log
+without its samples; absent from a run still going, whose ``_journal/start.json`` holds the
+eval), ``samples/<id>_epoch_<n>.json`` (one :class:`EvalSample` each), ``summaries.json``,
+``_journal/summaries/<n>.json`` and ``reductions.json`` (not read). Members are deflated, or
+zstd-compressed (method 93, multi-frame) by later releases; both are read.
+
+A sample's ``events`` (``transcript.events``, with ``content`` beside them, in the logs of
+inspect_ai 0.3.25 to 0.3.42, August to October 2024) hold one ``ModelEvent`` per model call (``event/_model.py``): ``{event: "model", model,
+input, tools, config, output {usage}, cache, timestamp, completed, working_start, working_time,
+call, uuid}``. Each such event with a usage is a call, in the order the sample lists them; an
+event whose ``cache`` is ``"read"`` was answered from Inspect's own local cache (no provider
+call: skipped, said so), and an event without usage (the call failed) is skipped too. Events
+nested in another event's ``events`` (the tool and subtask events of early logs) are read in
+place; an event whose ``uuid`` was already read is not read again.
+
+The usage is Inspect's :class:`ModelUsage` (``model/_model_output.py``): ``input_tokens``,
+``output_tokens``, ``input_tokens_cache_read``, ``input_tokens_cache_write``,
+``reasoning_tokens``. What ``input_tokens`` holds depends on the adapter and the release that
+wrote the log (``eval.packages.inspect_ai``):
+
+* Anthropic (``anthropic/...``): Anthropic's own ``input_tokens``, without the read and written
+  parts, in every release (additive).
+* OpenAI and the OpenAI-shaped adapters (``openai/``, ``openai-api/``, ``openrouter/``,
+  ``together/``, ``vllm/``, ``ollama/``...) and Grok: before 0.3.184 the wire's prompt count, the
+  cached part inside (subset); from 0.3.184 (inspect_ai #3341, February 2026, "input tokens now
+  excludes cached tokens") the count without it (additive).
+* Google (``google/``, ``vertex/``): the prompt count with the cached part inside before 0.3.208,
+  without it from 0.3.208 (commit 5120cd87e, April 2026).
+
+A development build of the release that changed a reading (``0.3.184.dev5+g...``) is read the
+earlier way; a call whose read exceeds its ``input_tokens`` can only be the later one, and is
+read so (marked, as any OpenAI-shaped record read with its count excluding the cached part).
+A log naming no release is read the newest way. Adapters that report no cache count (Mistral,
+Bedrock, Azure AI, early OpenAI releases) leave the two cache fields out: such a call's cache is
+not reported, but where a release from 0.3.184 on leaves a count out for a zero (its Responses
+adapter does) of a provider whose adapter counts reads.
+
+Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``
+(and its ``azure/`` models), ``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``;
+any other (a gateway or a host of open models: OpenRouter, Together, vLLM, Ollama...) is counted
+under provider ``unknown`` with its full name, unpriced.
+
+Each sample and epoch is a lane; a call extends the previous call of the same model in its lane
+(Inspect's agents resend the conversation), its head the model, the tools and the system
+messages the event shows; it keeps the input messages it sends past those that previous call
+sent, for the audit to locate a break on. A sample with no events (a log written before inspect_ai 0.3.25, August 2024,
+or one whose events were left out) keeps only its ``model_usage`` totals: it is counted apart, never read as calls, and a
+log none of whose samples holds a call is refused in one line saying so.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import struct
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from prefixbench.simulator.errors import UserError
+from prefixbench.simulator.providers import UNKNOWN, rules_for
+from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
+from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
+from prefixbench.workloads.logs.jsonlines import BadJson, decode, may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.history import make_message
+from prefixbench.workloads.logs.records import Record
+from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
+
+NAME = "inspect-ai"
+#: The zip's first bytes, and the members that make a zip an Inspect log.
+ZIP_MAGIC = b"PK\x03\x04"
+HEADER = "header.json"
+START = "_journal/start.json"
+#: A sample's member: ``samples/<id>_epoch_<n>.json``.
+SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
+#: The zip compression method of zstd (Inspect's later releases write every member so).
+ZIP_ZSTD = 93
+#: Largest member read, decompressed (bytes): far above any sample's.
+MAX_MEMBER_BYTES = 1 << 30
+#: The releases from which ``input_tokens`` excludes the cached part: the OpenAI-shaped adapters
+#: and Grok, and Google's.
+ADDITIVE_FROM = (0, 3, 184)
+GOOGLE_ADDITIVE_FROM = (0, 3, 208)
+
+
+class Adapter(NamedTuple):
+    """What Inspect's adapter of a provider the audit models writes (the adapter's name is the
+    model name's part before its first ``/``)."""
+
+    #: The provider that serves its calls.
+    provider: str
+    #: The release from which its ``input_tokens`` excludes the cached part (None: always did).
+    additive_from: tuple[int, ...] | None
+    #: Whether it counts cache reads from that release on (a count left out is then a 0).
+    counts_cache: bool = True
+    #: A part of its model names that is no part of the model (``openai/azure/gpt-4o``).
+    strip: str = ""
+
+
+#: Inspect's adapters of the providers the audit models; any other adapter (a gateway, a host of
+#: open models) reads as :data:`OTHER`.
+ADAPTERS = {
+    "anthropic": Adapter("anthropic", None),
+    "openai": Adapter("openai", ADDITIVE_FROM, strip="azure/"),
+    "google": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
+    "vertex": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
+    "grok": Adapter("xai", ADDITIVE_FROM),
+    "bedrock": Adapter("bedrock", ADDITIVE_FROM, counts_cache=False),
+}
+OTHER = Adapter(UNKNOWN.name, ADDITIVE_FROM, counts_cache=False)
+#: The usage fields read, in the order the notes list them.
+_FIELDS = ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write", "output_tokens")
+
+
+def detect(value: dict) -> Evidence | None:
+    """A ``.json`` Inspect log: a ``version``, an ``eval`` naming its task and model, and
+    its ``samples`` or ``stats``."""
+    spec = value.get("eval")
+    if not isinstance(spec, dict) or "task" not in spec or "model" not in spec:
+        return None
+    if "version" in value and ("samples" in value or "stats" in value):
+        return Evidence.WRAPPER
+    return None
+
+
+def _zip(path: Path) -> zipfile.ZipFile | None:
+    """``path`` opened as a zip when its first bytes say it is one (None: it is not)."""
+    try:
+        with path.open("rb") as raw:
+            if raw.read(4) != ZIP_MAGIC:
+                return None
+    except OSError:
+        return None
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        if path.suffix == ".eval":
+            raise UserError(f"{path}: an Inspect .eval log that is not a readable zip ({str(exc)[:80]})") from None
+        return None
+
+
+def is_eval_log(path: Path) -> bool:
+    """Whether ``path`` is an ``.eval`` Inspect log: a zip holding ``header.json`` or
+    ``_journal/start.json``.
+
+    Raises:
+        UserError: a ``.eval`` file that starts as a zip and cannot be read as one.
+    """
+    if not path.is_file():
+        return False
+    zf = _zip(path)
+    if zf is None:
+        return False
+    with zf:
+        names = set(zf.namelist())
+    return HEADER in names or START in names
+
+
+def _raw_member(path: Path, info: zipfile.ZipInfo) -> bytes:
+    """A member's compressed bytes, read past its local header (for a method zipfile lacks)."""
+    with path.open("rb") as raw:
+        raw.seek(info.header_offset)
+        local = raw.read(30)
+        if len(local) < 30 or local[:4] != ZIP_MAGIC:
+            raise UserError(f"{path}: {info.filename}: no local header where the zip's directory puts it")
+        name_len, extra_len = struct.unpack("<HH", local[26:30])
+        raw.seek(info.header_offset + 30 + name_len + extra_len)
+        data = raw.read(info.compress_size)
+    if len(data) < info.compress_size:
+        raise UserError(f"{path}: {info.filename}: the zip ends inside this member")
+    return data
+
+
+def _member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
+    """A member's JSON object; else one line naming the member."""
+    where = f"{path}: {info.filename}"
+    if info.file_size > MAX_MEMBER_BYTES:
+        raise UserError(f"{where}: larger than {MAX_MEMBER_BYTES:,} bytes")
+    try:
+        if info.compress_type == ZIP_ZSTD:
+            import zstandard  # (a dependency; imported here, as the zstd-compressed logs need it)
+
+            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(_raw_member(path, info)), read_across_frames=True) as reader:
+                data = reader.read(MAX_MEMBER_BYTES + 1)
+            if len(data) > MAX_MEMBER_BYTES:
+                raise UserError(f"{where}: decompresses to more than {MAX_MEMBER_BYTES:,} bytes")
+        else:
+            with zf.open(info) as member:
+                data = member.read(MAX_MEMBER_BYTES + 1)
+    except UserError:
+        raise
+    except NotImplementedError:
+        raise UserError(f"{where}: compressed with a method audit cannot read (zip method {info.compress_type})") from None
+    except Exception as exc:  # zlib.error, zstandard.ZstdError, BadZipFile (CRC), EOFError, OSError
+        raise UserError(f"{where}: cannot be decompressed ({type(exc).__name__}: {str(exc)[:80]})") from None
+    try:
+        value = decode(data)
+    except BadJson as exc:
+        raise UserError(f"{where}: {exc}") from None
+    if may_nest_too_deep(data) and too_deep(value):
+        raise UserError(f"{where}: nests too deep")
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: not a JSON object")
+    return value
+
+
+def _release(log: dict) -> tuple[tuple[int, ...] | None, bool, str]:
+    """The inspect_ai release that wrote ``log``: its numbers (None: not logged), whether it is a
+    development build before that release, and the version as logged."""
+    version = as_dict(as_dict(log.get("eval")).get("packages")).get("inspect_ai")
+    if not isinstance(version, str):
+        return None, False, ""
+    found = re.match(r"(\d+)\.(\d+)\.(\d+)", version)
+    if found is None:
+        return None, False, version[:40]
+    return tuple(int(part) for part in found.groups()), ".dev" in version, version[:40]
+
+
+def _from(release: tuple[int, ...] | None, dev: bool, first: tuple[int, ...]) -> bool:
+    """Whether ``release`` is ``first`` or later (a development build of ``first`` is before it;
+    a release not logged is taken as the newest)."""
+    if release is None:
+        return True
+    return release > first or (release == first and not dev)
+
+
+class _Log:
+    """The calls of one Inspect log (its samples read one by one)."""
+
+    def __init__(self, path: Path, log: dict) -> None:
+        self.path = path
+        self.file = str(path)
+        self.release, self.dev, self.version = _release(log)
+        self.log_version = log.get("version")
+        self.out: list[TraceRequest] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.samples = 0
+        self.without_events = 0
+        self.local_cache = 0
+        self.additive = 0
+        self.subset = 0
+        self.exclusive = 0
+        self.unreported = 0
+        self.unknown_hosts: dict[str, int] = {}
+        #: The calls' own sums and the samples' model_usage sums (of the samples read).
+        self.counted = dict.fromkeys(_FIELDS, 0)
+        self.logged = dict.fromkeys(_FIELDS, 0)
+        self.seen: set[str] = set()
+
+    def sample(self, value: object, line: int, where: str, place: str) -> None:
+        """Read one sample's calls: ``where`` leads an error's line (``file:line: ``), ``place``
+        is where the sample is (``samples[0].`` in a .json log, its member in a zip)."""
+        if not isinstance(value, dict):
+            raise UserError(f"{where}{place.rstrip('.:')}: a sample is not a JSON object")
+        self.samples += 1
+        sid, epoch = str(value.get("id"))[:80], value.get("epoch", 1)
+        lane = f"{sid}_epoch_{epoch}"
+        events = value.get("events")
+        base = "events"
+        if events is None and isinstance(value.get("transcript"), dict):
+            events, base = value["transcript"].get("events"), "transcript.events"
+        if not isinstance(events, list) or not events:
+            self.without_events += 1
+            self.skipped.append((line, f"sample {sid} epoch {epoch}: no events, only the sample's model_usage totals: not read as calls"))
+            return
+        calls_before = len(self.out)
+        last: dict[str, str] = {}
+        sent: dict[str, int] = {}
+        for event, at in _walk(events, base):
+            if event.get("event") == "model":
+                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last, sent)
+        if len(self.out) > calls_before:
+            for usage in as_dict(value.get("model_usage")).values():
+                usage = as_dict(usage)
+                for key in _FIELDS:
+                    got = usage.get(key)
+                    if isinstance(got, int) and not isinstance(got, bool):
+                        self.logged[key] += got
+
+    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int]) -> None:
+        """Read one model event (``last``: each model's last call in the lane, ``sent``: how many
+        input messages it sent)."""
+        uuid = event.get("uuid")
+        if isinstance(uuid, str) and uuid:
+            if uuid in self.seen:
+                return
+            self.seen.add(uuid)
+        if event.get("cache") == "read":
+            self.local_cache += 1
+            self.skipped.append((line, f"{lane}: {at}: answered from Inspect's local cache (cache: read): no provider call"))
+            return
+        logged = as_dict(event.get("output")).get("usage")
+        if not isinstance(logged, dict):
+            error = event.get("error")
+            why = f" (error: {str(error)[:60]})" if isinstance(error, str) and error else ""
+            self.skipped.append((line, f"{lane}: {at}: model call without usage{why}"))
+            return
+        name = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else NO_MODEL
+        provider, model = _served(name)
+        usage = self._usage(name, provider, logged, where)
+        if usage.is_empty:
+            self.skipped.append((line, f"{lane}: {at}: call with no tokens"))
+            return
+        for key in _FIELDS:
+            self.counted[key] += count(logged.get(key), where, f"usage.{key}")
+        if provider == UNKNOWN.name:
+            host = name.split("/", 1)[0]
+            self.unknown_hosts[host] = self.unknown_hosts.get(host, 0) + 1
+        config = as_dict(event.get("config"))
+        effort = config.get("reasoning_effort")
+        envelope = (("effort", str(effort)[:20]),) if isinstance(effort, str) and effort else ()
+        node = f"inspect:{self.file}#{at}"
+        parent = last.get(name)
+        added = _added(event.get("input"), sent.get(name, 0) if parent is not None else 0)
+        self.out.append(TraceRequest(
+            file=self.file, line=line, lane=lane, lane_kind="main", seq=len(self.out),
+            sent_ms=parse_time_ms(event.get("timestamp"), where), ready_ms=None, provider=provider, model=model,
+            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event)}", node, parent, max(1, len(added))),
+            messages=added,
+            request_id=uuid if isinstance(uuid, str) and uuid else None, source_format=NAME,
+            done_ms=parse_time_ms(event.get("completed"), where), path=at,
+        ))
+        last[name] = node
+        sent[name] = len(event["input"]) if isinstance(event.get("input"), list) else 0
+
+    def _usage(self, name: str, provider: str, logged: dict, where: str) -> Usage:
+        tokens_in = count(logged.get("input_tokens"), where, "usage.input_tokens")
+        output = count(logged.get("output_tokens"), where, "usage.output_tokens")
+        read = count(logged.get("input_tokens_cache_read"), where, "usage.input_tokens_cache_read")
+        write = count(logged.get("input_tokens_cache_write"), where, "usage.input_tokens_cache_write")
+        adapter = ADAPTERS.get(name.split("/", 1)[0], OTHER)
+        later = adapter.additive_from is None or _from(self.release, self.dev, adapter.additive_from)
+        present = logged.get("input_tokens_cache_read") is not None or logged.get("input_tokens_cache_write") is not None
+        if not (present or (later and adapter.counts_cache)):
+            self.unreported += 1
+            return Usage(uncached=tokens_in, output=output, cache_reported=False)
+        if later:
+            self.additive += 1
+            return Usage(cache_read=read, cache_write_5m=write, uncached=tokens_in, output=output)
+        bills_writes = rules_for(provider).bills_writes if provider != UNKNOWN.name else True
+        usage = subset_usage(tokens_in, read, write, output, bills_writes=bills_writes,
+                             excess=f"{where}: input_tokens_cache_read and input_tokens_cache_write exceed input_tokens ({tokens_in:,})")
+        if usage.prompt_count:
+            self.exclusive += 1
+        else:
+            self.subset += 1
+        return usage
+
+    def summary(self, extra: tuple[str, ...] = ()) -> tuple[list[TraceRequest], FileSummary]:
+        if not self.out:
+            if not self.samples:
+                raise UserError(f"{self.path}: an Inspect log with no sample (logged without its samples): only the eval's totals "
+                                "(stats.model_usage), no call's usage to audit; audit a log written with its samples")
+            if self.without_events == self.samples:
+                raise UserError(f"{self.path}: an Inspect log (version {str(self.log_version)[:10]}) whose {self.samples} sample(s) hold "
+                                "no events: only each sample's model_usage totals, no call's usage to audit")
+        return self.out, FileSummary(self.file, NAME, len(self.out), tuple(self.skipped), (*self._notes(), *extra))
+
+    def _notes(self) -> tuple[str, ...]:
+        release = f"inspect_ai {self.version}" if self.version else "a release it does not name (read as the newest)"
+        notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {self.samples} sample(s), each epoch a lane; "
+                 f"{len(self.out)} call(s) read from its model events"]
+        if self.additive:
+            notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Anthropic's in every "
+                         "release; every adapter's from inspect_ai 0.3.184, Google's from 0.3.208)")
+        if self.subset:
+            notes.append(f"{self.subset} call(s) read with input_tokens including the cached part (OpenAI-shaped adapters before "
+                         "inspect_ai 0.3.184, Google's before 0.3.208): uncached = input - read")
+        if self.exclusive:
+            notes.append(f"{self.exclusive} call(s) of a release that counted the cached part inside input_tokens whose read exceeds "
+                         "it: read with input_tokens excluding the cache")
+        if self.unreported:
+            notes.append(f"{self.unreported} call(s) whose usage has no cache count (the adapter wrote none): cache not reported")
+        if self.unknown_hosts:
+            hosts = ", ".join(f"{host} {n}" for host, n in sorted(self.unknown_hosts.items()))
+            notes.append(f"calls through an adapter the audit does not model as a provider ({hosts}): counted under provider "
+                         "unknown, unpriced")
+        if self.local_cache:
+            notes.append(f"{self.local_cache} model event(s) answered from Inspect's local cache (cache: read): no provider call, skipped")
+        if self.out:
+            shown = ", ".join(f"{key} {self.counted[key]:,}" + ("" if self.counted[key] == self.logged[key] else f" (Inspect's {self.logged[key]:,})")
+                              for key in _FIELDS)
+            notes.append(f"counted against the samples' own model_usage: {shown}")
+        return tuple(notes)
+
+
+def _walk(events: list, base: str, depth: int = 0) -> Iterator[tuple[dict, str]]:
+    """Each event object of ``events`` with its index path, nested ``events`` read in place."""
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            continue
+        at = f"{base}[{index}]"
+        yield event, at
+        nested = event.get("events")
+        if isinstance(nested, list) and depth < 8 and event.get("event") != "model":
+            yield from _walk(nested, f"{at}.events", depth + 1)
+
+
+def _served(name: str) -> tuple[str, str]:
+    """The provider a model name of Inspect's (``adapter/model``) is served by, and the model as
+    priced: the name after the adapter for a provider the audit models, else the whole name."""
+    first, _, rest = name.partition("/")
+    adapter = ADAPTERS.get(first)
+    if adapter is None or not rest:
+        return UNKNOWN.name, name
+    if adapter.strip and rest.startswith(adapter.strip):
+        rest = rest[len(adapter.strip):]
+    return adapter.provider, rest
+
+
+def _added(messages: object, before: int) -> tuple[LoggedMessage, ...]:
+    """The input messages a call sends past the ``before`` its model's previous call in the lane
+    sent (the previous reply, tool results, a user turn), system messages aside: where the audit
+    locates a break. None where the event keeps no input (a condensed log's ``input_refs``)."""
+    if not isinstance(messages, list):
+        return ()
+    return tuple(make_message(str(m.get("role") or "user")[:20], m.get("content") if m.get("content") is not None else "")
+                 for m in messages[before:] if isinstance(m, dict) and m.get("role") != "system")
+
+
+def _head(event: dict) -> str:
+    """A digest of what a call's event shows of its head: the tools and the system messages."""
+    system = [as_dict(m).get("content") for m in event.get("input") or () if isinstance(m, dict) and m.get("role") == "system"] \
+        if isinstance(event.get("input"), list) else []
+    return head_digest([event.get("tools"), system])
+
+
+def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """A ``.json`` Inspect log's calls; see the module doc."""
+    logs: list[_Log] = []
+    for record in objects(path, records, " (an Inspect log)"):
+        value: dict = record.value  # type: ignore[assignment]
+        if detect(value) is None:
+            raise UserError(f"{path}:{record.line}: not an Inspect log (no version, eval and samples)")
+        if logs:
+            raise UserError(f"{path}:{record.line}: a second Inspect log in one file (a .json log is one object)")
+        log = _Log(path, value)
+        samples = value.get("samples")
+        if samples is not None and not isinstance(samples, list):
+            raise UserError(f"{path}:{record.line}: samples is not a list")
+        for index, sample in enumerate(samples or ()):
+            log.sample(sample, record.line, f"{path}:{record.line}: ", f"samples[{index}].")
+        logs.append(log)
+    if not logs:
+        raise UserError(f"{path}:1: empty file, no Inspect log")
+    return logs[0].summary()
+
+
+def read_eval(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
+    """An ``.eval`` Inspect log's calls (a zip: its header, then each sample's member)."""
+    zf = _zip(path)
+    if zf is None:
+        raise UserError(f"{path}: not an Inspect .eval log (not a zip)")
+    with zf:
+        infos = {info.filename: info for info in zf.infolist()}
+        name = HEADER if HEADER in infos else START if START in infos else None
+        if name is None:
+            raise UserError(f"{path}: a zip without {HEADER} or {START}: not an Inspect .eval log")
+        header = _member(path, zf, infos[name])
+        log = _Log(path, header)
+        for member in infos:
+            if SAMPLE_MEMBER.fullmatch(member):
+                log.sample(_member(path, zf, infos[member]), 1, f"{path}: ", f"{member}:")
+    extra = () if name == HEADER else (f"no {HEADER} (a run still going, or one that stopped): the eval read from {START}",)
+    return log.summary(extra)
+
+
+FORMAT = LogFormat(
+    name=NAME,
+    noun="Inspect AI log",
+    nouns="Inspect AI logs",
+    description="Inspect AI evaluation logs (.eval zips and .json logs): one call per model event of each sample",
+    detect=detect,
+    read=read,
+    usage="by-endpoint",
+    versions=(
+        "before inspect_ai 0.3.25 (August 2024; log version 1, early version 2): samples without events, only totals: refused",
+        "0.3.25 to 0.3.42: a sample's transcript.events; from 0.3.43 (October 2024) its events, and .eval zips (later zstd-compressed)",
+        "inspect_ai before 0.3.184: OpenAI-shaped and Grok input_tokens include the cached part (Google's before 0.3.208)",
+        "inspect_ai 0.3.184 on: input_tokens excludes cache reads and writes for every adapter (Google's from 0.3.208)",
+    ),
+    aliases=("inspect",),
+    detect_file=is_eval_log,
+    read_file=read_eval,
+    file_suffixes=(".eval",),
+)
