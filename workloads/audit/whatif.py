@@ -63,6 +63,7 @@ requests) says why (``applies`` false, ``saved_usd`` None) instead of printing 0
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import re
 from bisect import bisect_left, bisect_right
@@ -902,22 +903,44 @@ class _CannotApply(Exception):
 def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
     """Requests whose provider lets the client pick the TTL (per write, or OpenAI's retention per
     request), with usage and a body or prefix chain."""
-    return [
-        r for r in requests
-        if (_picks_ttl(r) or _picks_retention(r)) and r.usage is not None and (r.body is not None or r.prefix is not None)
-    ]
+    # (whether a provider and model let the client pick, asked once a pair: a plan asks this of
+    # every request, and a run of the TTL fixes nine times)
+    picks: dict[tuple[str, str], bool] = {}
+    found = []
+    for r in requests:
+        if r.usage is None or (r.body is None and r.prefix is None):
+            continue
+        key = (r.provider, r.model)
+        chooses = picks.get(key)
+        if chooses is None:
+            chooses = picks[key] = _picks_ttl(r) or _picks_retention(r)
+        if chooses:
+            found.append(r)
+    return found
 
 
 def _ttl_for(r: TraceRequest, ttl: str) -> str | None:
     """What a ttl plan (``1h`` / ``5m``) has ``r`` ask for: the TTL of its writes (Anthropic),
     the longer or shorter retention its model offers (OpenAI: ``24h`` / ``in_memory``, ``12h`` /
-    ``30m`` on GPT-6.2 Sol), or None (nothing to choose)."""
-    if _picks_ttl(r):
+    ``30m`` on GPT-6.2 Sol), or None (nothing to choose). Answered once a provider, model and
+    ``ttl`` (a TTL plan asks it of every request it re-simulates)."""
+    key = (r.provider, r.model, ttl)
+    found = _TTL_FOR.get(key, _TTL_FOR)
+    if found is _TTL_FOR:
+        found = _TTL_FOR[key] = _model_ttl_for(*key)
+    return found  # type: ignore[return-value]
+
+
+def _model_ttl_for(provider: str, model: str, ttl: str) -> str | None:
+    if _model_picks_ttl(provider, model):
         return ttl
-    choice = _retention_choice(r.provider, r.model)
+    choice = _retention_choice(provider, model)
     if choice is not None:
         return choice[1] if ttl == "1h" else choice[0]
     return None
+
+
+_TTL_FOR: dict[tuple[str, str, str], str | None] = {}
 
 
 def _picks_retention(r: TraceRequest) -> bool:
@@ -1411,6 +1434,7 @@ _AGENT_HOMES = ((".claude", "projects"), (".codex",), (".pi", "agent", "sessions
                 ("opencode", "storage"))
 
 
+@functools.lru_cache(maxsize=4096)
 def _source_of(file: str) -> str:
     """The source a file came from, for the survival bound (:func:`_judged_gaps`): one agent home
     (one account's cache), the same grain in every format. The path up to the innermost agent
