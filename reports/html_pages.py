@@ -380,10 +380,9 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
 
 def check_page(preset: str | None, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
+    from prefixbench.reports.verdicts import count_statuses
     from prefixbench.reports.frames import ordered
 
-    failed = [r for r in records if r["status"] == "FAIL"]
-    skipped = [r for r in records if r["status"] == "SKIP"]
     # A user engine's specs run once per workload and profile: each case is its own row and grid
     # line, as check prints it ([engine/workload/profile]), never one case's verdict for another's.
     cases = any(r.get("workload") is not None for r in records)
@@ -413,11 +412,11 @@ def check_page(preset: str | None, records: list[dict]) -> str:
         for r in records
     }
     grid = matrix(names, cols, cells, title="Verdict per spec and window ('-': the spec runs at its own fixed setup)")
-    passed = len(records) - len(failed) - len(skipped)
-    summary = (f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
-               + (f": {', '.join(sorted({r['spec'] for r in failed}))}" if failed else ""))
+    # The terminal's closing line counts with the same function: the two cannot disagree.
+    counted = count_statuses((r["spec"], r["status"]) for r in records)
+    summary = counted.line()
     sections = [
-        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{passed}" data-skipped="{len(skipped)}" data-failed="{len(failed)}">'
+        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{counted.passed}" data-skipped="{counted.skipped}" data-failed="{counted.failed}">'
          f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", *(["workload", "profile"] if cases else []), "preset", "window", "verdict",
                                               "figure that decided it"], rows)
          + note("A vacuous result (the run never exercised what the spec judges) proves nothing: it is skipped, "
