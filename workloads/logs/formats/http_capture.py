@@ -60,7 +60,7 @@ from prefixbench.simulator.providers.vllm import OLLAMA_COM
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.providers.gemini import NativeRoute, NoTokenCount, native_route
-from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, host_price_file, third_party_host, workers_ai
+from prefixbench.simulator.providers.hosts import WORKERS_AI, azure_service, host_at, host_price_file, third_party_host, workers_ai
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
@@ -723,6 +723,7 @@ class _Capture:
             # own endpoint the URL is (api.together.xyz, api.fireworks.ai...), else Cloudflare's
             # Workers AI for one of its own models: each bills its own price (unpriced).
             upstream=call.upstream or host_at(url) or (WORKERS_AI if workers_ai(model) else ""),
+            service=azure_service(_endpoint(url)),  # Azure OpenAI's resource (and deployment): named, OpenAI's rules kept
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)
