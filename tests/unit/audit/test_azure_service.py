@@ -45,3 +45,37 @@ def test_a_captured_call_to_an_azure_deployment_names_it(tmp_path: Path) -> None
     table = audit_table(run_audit([deployment]))
     assert any(line.startswith("openai (Azure OpenAI deployment 'gpt-4o-mini')  gpt-4o-mini") for line in table.splitlines()), table
     assert "1 request(s) to Azure OpenAI deployment 'gpt-4o-mini')" in table
+
+
+def _pi_session(path: Path, provider: str, model: str) -> Path:
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "provider": provider, "model": model,
+              "stopReason": "stop", "timestamp": 1761987602000,
+              "usage": {"input": 1200, "output": 30, "cacheRead": 1024, "cacheWrite": 0, "cost": {"total": 0.012}}}
+    return write_jsonl(path, [
+        {"type": "session", "id": "s", "timestamp": "2025-11-01T09:00:00.000Z", "cwd": "/work", "thinkingLevel": "off"},
+        {"type": "message", "timestamp": "2025-11-01T09:00:01.000Z", "message": {"role": "user", "content": "hi", "timestamp": 1761987601000}},
+        {"type": "message", "timestamp": "2025-11-01T09:00:03.000Z", "message": answer}])
+
+
+def test_pi_and_opencode_sessions_on_azure_name_it(tmp_path: Path) -> None:
+    """pi's ``azure-openai-responses`` provider and OpenCode's ``azure``: OpenAI's models on Azure
+    OpenAI. A model of another maker is not Azure OpenAI's, whatever its provider's name."""
+    azure = _pi_session(tmp_path / "azure.jsonl", "azure-openai-responses", "gpt-5.1")
+    own = _pi_session(tmp_path / "own.jsonl", "openai", "gpt-5.1")
+    assert [(r.provider, r.service) for r in load_trace([azure, own])[0]] == [("openai", "Azure OpenAI"), ("openai", "")]
+    assert run_audit([azure]).totals.cost_usd == run_audit([own]).totals.cost_usd
+    assert any(line.startswith("openai (Azure OpenAI)  gpt-5.1") for line in audit_table(run_audit([azure])).splitlines())
+    claude = _pi_session(tmp_path / "claude.jsonl", "azure-foundry", "claude-sonnet-4-5")
+    assert [r.service for r in load_trace([claude])[0]] == [""]
+
+    fixture = json.loads((Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "opencode.json").read_text())
+
+    def on(provider: str, model: str, value: object) -> object:
+        if isinstance(value, dict):
+            return {k: provider if k == "providerID" else model if k == "modelID" else on(provider, model, v) for k, v in value.items()}
+        return [on(provider, model, v) for v in value] if isinstance(value, list) else value
+
+    session = tmp_path / "opencode" / "ses.json"
+    session.parent.mkdir()
+    session.write_text(json.dumps(on("azure", "gpt-5.1", fixture)))
+    assert {(r.provider, r.service) for r in load_trace([session])[0]} == {("openai", "Azure OpenAI")}
