@@ -79,3 +79,19 @@ def test_pi_and_opencode_sessions_on_azure_name_it(tmp_path: Path) -> None:
     session.parent.mkdir()
     session.write_text(json.dumps(on("azure", "gpt-5.1", fixture)))
     assert {(r.provider, r.service) for r in load_trace([session])[0]} == {("openai", "Azure OpenAI")}
+
+
+def test_a_litellm_row_of_an_azure_deployment_names_it(tmp_path: Path) -> None:
+    """LiteLLM's spend log keeps ``custom_llm_provider`` (``azure``) and the ``api_base`` the call
+    went to: either names Azure OpenAI; OpenAI's own base names none."""
+    fixture = Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "litellm.jsonl"
+    row = json.loads(fixture.read_text().splitlines()[-1])  # (a gpt-4o row)
+
+    def log(name: str, **changed: str) -> Path:
+        return write_jsonl(tmp_path / name, [{**row, "request_id": name, **changed}])  # (one id a file: not a row counted twice)
+
+    by_base = log("base.jsonl", custom_llm_provider="azure", api_base="https://res.openai.azure.com/openai/deployments/prod-4o/chat/completions")
+    by_name = log("name.jsonl", custom_llm_provider="azure", api_base="https://gateway.internal/v1")
+    own = log("own.jsonl", custom_llm_provider="openai", api_base="https://api.openai.com/v1")
+    assert [(r.provider, r.service) for r in load_trace([by_base, by_name, own])[0]] == [
+        ("openai", "Azure OpenAI deployment 'prod-4o'"), ("openai", "Azure OpenAI"), ("openai", "")]
