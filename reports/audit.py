@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, relay_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, paid_total_words, relay_words, service_words, usd_cents4
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -330,7 +330,7 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}"
-        f"{relay_words(result.relays)}, "
+        f"{relay_words(result.relays)}{service_words(result.services)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
             f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
@@ -626,7 +626,11 @@ def _via(result: AuditResult, m: ModelSummary) -> str:
     """A models row's provider, with the relay its calls went through (``openai via relay 'codex'``:
     :attr:`AuditResult.relays`; a relay that served only some of them says how many)."""
     via = [(relay, n) for provider, model, relay, n in result.relays if (provider, model) == (m.provider, m.model)]
-    return m.provider + "".join(f" via relay {relay!r}" + ("" if n == m.requests else f" ({n:,} req)") for relay, n in via)
+    # A service of the maker's models (Azure OpenAI, :attr:`AuditResult.services`) in brackets:
+    # ``openai (Azure OpenAI deployment 'gpt-4o-mini')``.
+    at = [(service, n) for provider, model, service, n in result.services if (provider, model) == (m.provider, m.model)]
+    return m.provider + "".join(f" via relay {relay!r}" + ("" if n == m.requests else f" ({n:,} req)") for relay, n in via) + "".join(
+        f" ({service}" + ("" if n == m.requests else f", {n:,} req") + ")" for service, n in at)
 
 
 def _explicit_cache_lines(result: AuditResult) -> list[str]:
@@ -1032,7 +1036,7 @@ def audit_html(result: AuditResult, what_if: list[dict[str, object]] | None = No
     if result.sessionless_lanes:
         lanes = [_group_record(LANE_FIELDS, lane, lane.reported_cache_read is None)
                  for lane in fold_sessionless(result.lanes, result.sessionless_lanes)]
-    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts, relays=result.relays,
+    return audit_page(record, what_if, basis=ratio_basis(*reporting_requests(result)), hosts=result.unpriced_hosts, relays=result.relays, services=result.services,
                       lanes=lanes)
 
 

@@ -127,6 +127,19 @@ def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
     return f" (at the maker's list price, not the relay's bill: {calls:,} request(s) through the relay {names})"
 
 
+def service_words(services: Iterable[tuple[str, str, str, int]]) -> str:
+    """What the headline's *paid* adds where calls went to a service of the maker's models
+    (``(provider, model, service, requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.services`,
+    Azure OpenAI): the maker's list price, not the service's bill, and which service; "" where
+    none did."""
+    services = list(services)
+    if not services:
+        return ""
+    calls = sum(n for *_, n in services)
+    names = ", ".join(dict.fromkeys(service for _, _, service, _ in services))
+    return f" (at the maker's list price, not the service's bill: {calls:,} request(s) to {names})"
+
+
 def unpriced_misses_words(misses: int) -> str:
     """What the lost-dollars total leaves out: `` (not in it: 2 misses with no dollar figure)``, '' when
     every miss that lost tokens is priced (no price row, or a range only: ``-`` in the causes table)."""

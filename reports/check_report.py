@@ -7,6 +7,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from prefixbench.reports.verdicts import count_statuses
 from prefixbench.workloads.scripted.base import Run
 from prefixbench.workloads.specs.base import SpecResult
 
@@ -16,12 +17,7 @@ def tally(results: Sequence[SpecResult], vacuous_fails: bool = False, preset: st
     after ``preset NAME:`` when the runs judged were made under a preset (not on ``--trace``,
     whose log says nothing of one): a user engine's spec lines do not name it."""
     failed = [r for r in results if r.failed(vacuous_fails)]
-    skipped = [r for r in results if r.status(vacuous_fails) == "SKIP"]
-    passed = len(results) - len(failed) - len(skipped)
-    line = (f"preset {preset}: " if preset is not None else "") + f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
-    if failed:
-        line += f": {', '.join(sorted({r.spec for r in failed}))}"
-    return failed, line
+    return failed, count_statuses((r.spec, r.status(vacuous_fails)) for r in results).line(preset)
 
 
 def check_records(results: Sequence[SpecResult], vacuous_fails: bool = False, trace: bool = False) -> list[dict[str, object]]:

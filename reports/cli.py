@@ -10,6 +10,7 @@ the traceback before that line.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -107,6 +108,10 @@ class _Formatter(argparse.HelpFormatter):
                              break_on_hyphens=False)
 
 
+#: argparse's line for a value its ``type=int`` (``float``) could not read.
+_INVALID_NUMBER = re.compile(r"argument (?P<names>\S+): invalid (?P<kind>int|float) value: (?P<value>'.*')", re.DOTALL)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (and exit 2), like every other user error."""
 
@@ -180,6 +185,11 @@ class _Parser(argparse.ArgumentParser):
             message = self._missing_value(message)
         elif message.startswith("argument ") and ": invalid choice: " in message:
             message, says_where = self._invalid_choice(message)
+        elif message.startswith("argument ") and (bad := _INVALID_NUMBER.fullmatch(message)) is not None:
+            # argparse's "argument --jobs: invalid int value: 'abc'", in the words of the options
+            # that read their own numbers (--read-step, --codex-warm-head): the option, the value.
+            option = next((name for name in bad["names"].split("/") if name.startswith("--")), bad["names"])
+            message = f"{option}: {bad['value']} is not a {'whole number' if bad['kind'] == 'int' else 'number'}"
         elif message.startswith("the following arguments are required"):
             # argparse checks the positionals before it looks at what it could not place: an
             # unknown option is the likelier mistake, so it is the one named.

@@ -380,10 +380,9 @@ def _cost_section(runs_sorted: list[tuple[int, dict]], windows: list[int], multi
 
 def check_page(preset: str | None, records: list[dict]) -> str:
     """report.html of ``check``: the verdict of every spec, and a spec x window grid."""
+    from prefixbench.reports.verdicts import count_statuses
     from prefixbench.reports.frames import ordered
 
-    failed = [r for r in records if r["status"] == "FAIL"]
-    skipped = [r for r in records if r["status"] == "SKIP"]
     # A user engine's specs run once per workload and profile: each case is its own row and grid
     # line, as check prints it ([engine/workload/profile]), never one case's verdict for another's.
     cases = any(r.get("workload") is not None for r in records)
@@ -413,11 +412,11 @@ def check_page(preset: str | None, records: list[dict]) -> str:
         for r in records
     }
     grid = matrix(names, cols, cells, title="Verdict per spec and window ('-': the spec runs at its own fixed setup)")
-    passed = len(records) - len(failed) - len(skipped)
-    summary = (f"{passed} passed, " + (f"{len(skipped)} skipped (vacuous: proves nothing), " if skipped else "") + f"{len(failed)} failed"
-               + (f": {', '.join(sorted({r['spec'] for r in failed}))}" if failed else ""))
+    # The terminal's closing line counts with the same function: the two cannot disagree.
+    counted = count_statuses((r["spec"], r["status"]) for r in records)
+    summary = counted.line()
     sections = [
-        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{passed}" data-skipped="{len(skipped)}" data-failed="{len(failed)}">'
+        ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{counted.passed}" data-skipped="{counted.skipped}" data-failed="{counted.failed}">'
          f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", *(["workload", "profile"] if cases else []), "preset", "window", "verdict",
                                               "figure that decided it"], rows)
          + note("A vacuous result (the run never exercised what the spec judges) proves nothing: it is skipped, "
@@ -470,7 +469,8 @@ def _lane_label(file: str, lane: str, many_files: dict[str, str]) -> str:
 
 def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = None,
                hosts: Iterable[tuple[str, str, int]] = (), lanes: list[dict] | None = None,
-               relays: Iterable[tuple[str, str, str, int]] = ()) -> str:
+               relays: Iterable[tuple[str, str, str, int]] = (),
+               services: Iterable[tuple[str, str, str, int]] = ()) -> str:
     """report.html of ``audit``. ``record`` is the ``--format json`` object (what_if added);
     ``basis``: what its hit ratio is over (:func:`~prefixbench.reports.auditwords.ratio_basis`, the
     terminal's words), counted from ``record``'s requests when not given; ``hosts``: the requests
@@ -479,8 +479,10 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     ``lanes``: the rows of the lanes table when they are not ``record``'s (sessionless gateway
     calls folded into one row a file: :func:`~prefixbench.workloads.audit.core.fold_sessionless`);
     ``relays``: the requests that went through a relay, as the terminal's headline names them
-    (:attr:`~prefixbench.workloads.audit.core.AuditResult.relays`; not in ``record``)."""
-    from prefixbench.reports.auditwords import ratio_basis, relay_words
+    (:attr:`~prefixbench.workloads.audit.core.AuditResult.relays`; not in ``record``); ``services``:
+    the requests that went to a service of the maker's models (Azure OpenAI), as the headline
+    names them (:attr:`~prefixbench.workloads.audit.core.AuditResult.services`; not in ``record``)."""
+    from prefixbench.reports.auditwords import ratio_basis, relay_words, service_words
 
     if basis is None:
         requests = record["requests"]
@@ -529,7 +531,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
          for m in record.get("models", [])), hosts)
     paid = paid_total_words(fmt_usd(totals['cost_usd'] or 0), int(totals['requests']), no_usage, no_price,
                             (ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0))),
-                            by_host) + relay_words(relays)
+                            by_host) + relay_words(relays) + service_words(services)
     # A file left out as bad input is listed under files but was not read: the header counts the
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})

@@ -19,6 +19,7 @@ where it names the upstream that served the call the upstream decides.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from prefixbench.simulator.providers.vllm import self_hosted, self_hosted_upstream
@@ -194,6 +195,30 @@ def azure_openai(name: str) -> bool:
     prompt caching follows OpenAI's (https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching),
     not a relay."""
     return "azure" in name.lower()
+
+
+#: How the audit names Azure OpenAI where a log says a call went to it (:func:`azure_service`).
+AZURE_OPENAI = "Azure OpenAI"
+#: An Azure OpenAI resource's endpoint: ``<resource>.openai.azure.com``, or the newer
+#: ``<resource>.cognitiveservices.azure.com`` under ``/openai/``; the deployment named in the
+#: path where the call is to one (``/openai/deployments/<name>/chat/completions``).
+_AZURE_HOST = re.compile(r"^[a-z0-9-]+\.(?:openai\.azure\.com(?=/|$)|cognitiveservices\.azure\.com/openai/)")
+_AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?#]+)/")
+
+
+def azure_service(endpoint: str = "", name: str = "") -> str:
+    """The words naming Azure OpenAI as the service a call went to, where its ``endpoint`` (host
+    and path, lower case host) is an Azure OpenAI resource's (``Azure OpenAI deployment
+    'gpt-4o-mini'`` where the path names the deployment) or the agent's provider ``name`` is
+    Azure's (:func:`azure_openai`, Codex's ``azure``); "" for any other. The calls keep OpenAI's
+    rules and its list price: Azure's own bill (a deployment's type and region set it) is not
+    in the log, which the audit says."""
+    from urllib.parse import unquote
+
+    if endpoint and _AZURE_HOST.match(endpoint):
+        deployment = _AZURE_DEPLOYMENT_PATH.search(endpoint + "/")
+        return f"{AZURE_OPENAI} deployment {unquote(deployment.group(1))!r}" if deployment else AZURE_OPENAI
+    return AZURE_OPENAI if name.strip() and azure_openai(name) else ""
 
 
 def agent_host(name: str, model: str) -> str:

@@ -483,6 +483,10 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: ``(provider, model, relay, requests)``: the headline and models table name the relay. Not
     #: in the JSON record (the notes say it).
     relays: tuple[tuple[str, str, str, int], ...] = ()
+    #: The requests that went to a service of the maker's models the log names
+    #: (:attr:`TraceRequest.service`: Azure OpenAI), as ``(provider, model, service, requests)``:
+    #: the headline and models table name the service. Not in the JSON record (the notes say it).
+    services: tuple[tuple[str, str, str, int], ...] = ()
     #: The lanes of gateway calls naming no session, each alone (``(file, lane)``): the lanes
     #: tables fold them into one row a file (:func:`fold_sessionless`). Not in the JSON record.
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
@@ -3459,7 +3463,7 @@ def _summarize(
     where: Counter[tuple[str, object]] = Counter()
     totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches), where)
     days = sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))
-    relays = relayed(requests)
+    relays, services = relayed(requests), served_through(requests)
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
         _ranged(sums.lanes, where, "lane", lambda lane: (lane.file, lane.lane)),
@@ -3467,7 +3471,7 @@ def _summarize(
         _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
-        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
@@ -3476,6 +3480,7 @@ def _summarize(
         explicit_caches=caches,
         unpriced_hosts=host_unpriced(requests, prices),
         relays=relays,
+        services=services,
         sessionless_lanes=sessionless,
     )
 
@@ -4168,6 +4173,26 @@ def relayed(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, str, int]
     requests)`` in that order (:attr:`AuditResult.relays`)."""
     counted: Counter[tuple[str, str, str]] = Counter((r.provider, r.model, r.relay) for r in requests if r.relay)
     return tuple((*key, n) for key, n in sorted(counted.items()))
+
+
+def served_through(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, str, int], ...]:
+    """The requests that went to a service of the maker's models the log names (Azure OpenAI), as
+    ``(provider, model, service, requests)`` in that order (:attr:`AuditResult.services`)."""
+    counted: Counter[tuple[str, str, str]] = Counter((r.provider, r.model, r.service) for r in requests if r.service)
+    return tuple((*key, n) for key, n in sorted(counted.items()))
+
+
+def service_notes(services: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
+    """What the audit says of the calls that went to a service of the maker's models
+    (:func:`served_through`): read under the maker's rules and priced at its list price, the
+    service's own bill not in the log."""
+    notes = []
+    for provider, model, service, calls in services:
+        maker = rules_for(provider).maker or provider
+        notes.append(f"{calls:,} request(s) of {model} went to {service}, not {maker}'s own API: read under {maker}'s "
+                     f"caching rules, which the service's follow; paid and lost are {maker}'s list price, not the service's "
+                     "bill (its price for a deployment, set by the deployment's type and region, is not in the log)")
+    return tuple(notes)
 
 
 def relay_notes(relays: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:

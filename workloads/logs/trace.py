@@ -271,6 +271,11 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: What the agent marked for the provider may follow from it (pi marks no DashScope request
     #: on ``openai-completions`` by default).
     api: str = ""
+    #: The maker's own models' service of another company the call went to, where the log says
+    #: so (:func:`~prefixbench.simulator.providers.hosts.azure_service`: ``Azure OpenAI``, with
+    #: its deployment where the URL names it): the call keeps the maker's rules and list price,
+    #: and the audit names the service beside the provider; "" where the log names none.
+    service: str = ""
 
     @property
     def asked_retention(self) -> str | None:
@@ -296,7 +301,7 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
 #: settings ``audit`` assumes...): a :class:`PlainRequest` holds none of them.
 RARE_FIELDS = ("body", "diagnostic", "hash_ids", "block_tokens", "compaction_call", "read_step",
                "read_offset", "read_lag", "warm_head", "explicit_cache", "reply", "retention", "endpoint", "provider_by_model",
-               "upstream", "relay")
+               "upstream", "relay", "service")
 
 
 class Shape(msgspec.Struct, frozen=True, gc=False):
@@ -447,7 +452,7 @@ def plain(r: TraceRequest, usage: bool = True) -> TraceRequest:
     if (type(r) is not TraceRequest or r.body is not None or r.diagnostic is not None
             or r.hash_ids is not None or r.block_tokens is not None or r.compaction_call or r.read_step or r.read_offset
             or r.read_lag or r.warm_head or r.explicit_cache is not None or r.reply or r.retention is not None or r.endpoint
-            or r.provider_by_model or r.upstream or r.relay):
+            or r.provider_by_model or r.upstream or r.relay or r.service):
         return r
     held = r.usage if r.usage is None or not usage else plain_usage(r.usage)
     # A time equal to the send's is the send's int (a response begun or ended in the same

@@ -217,7 +217,7 @@ def check_jobs(jobs: int | None, scheduler: str | None = None) -> None:
     if jobs is None:
         return
     if jobs < 1:
-        raise UserError(f"--jobs must be >= 1, got {jobs}")
+        raise UserError(f"--jobs: '{jobs}' is not a whole number of 1 or more")
     limit = max_local_jobs()
     if jobs > limit and scheduler in (None, "local"):
         cores = os.cpu_count() or 1

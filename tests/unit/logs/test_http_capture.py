@@ -595,3 +595,31 @@ def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_p
                                                                {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url)])
     requests, _ = load_trace([path])
     assert [(r.model, r.usage.cache_read, r.usage.uncached) for r in requests] == [("gpt-4o-mini", 1024, 276)]
+
+
+def test_an_ollama_count_below_the_previous_calls_is_a_part_of_the_prompt_not_read_as_it(tmp_path: Path) -> None:
+    """Ollama 0.30.0 (llama-server's ``prompt_n``) reported only the prompt tokens it evaluated,
+    the cached prefix left out (ollama/ollama#16414; 0.30.1 adds ``cache_n`` back, #16428). The
+    second call below extends the first's messages but reports 9 prompt tokens against the
+    first's 15: read as the prompt, it said the call sent 9 tokens. Its prompt is unknown: it is
+    skipped and listed, as a call that leaves the count out is; a call that reports more (a
+    whole count, as before 0.30 and from 0.30.1 on) and a new conversation are read."""
+    first = [{"role": "user", "content": "say hello in French"}]
+    second = [*first, {"role": "assistant", "content": "Bonjour"}, {"role": "user", "content": "and in German"}]
+    third = [*second, {"role": "assistant", "content": "Hallo"}, {"role": "user", "content": "and in Dutch"}]
+
+    def call(messages: list, prompt: int, sent: float) -> dict:
+        answer = {"body": {"model": "qwen3:8b", "done": True, "message": {"role": "assistant", "content": "ok"},
+                           "prompt_eval_count": prompt, "eval_count": 4}}
+        return capture_line({"model": "qwen3:8b", "messages": messages, "stream": False}, answer,
+                            url="http://localhost:11434/api/chat", sent=sent)
+
+    partial = write_jsonl(tmp_path / "partial.jsonl", [call(first, 15, 1748554700.0), call(second, 9, 1748554702.0)])
+    requests, summaries = load_trace([partial])
+    assert [r.usage.uncached for r in requests] == [15]
+    assert [reason.split(":")[0] for _, reason in summaries[0].skipped] == ["Ollama's prompt_eval_count (9) is below the previous call's (15), whose messages this call's extend"]
+    assert "prompt unknown" in summaries[0].skipped[0][1]
+    whole = write_jsonl(tmp_path / "whole.jsonl", [call(first, 15, 1748554700.0), call(second, 27, 1748554702.0),
+                                                   call(third, 40, 1748554704.0), call(first, 15, 1748554706.0)])
+    requests, summaries = load_trace([whole])
+    assert [r.usage.uncached for r in requests] == [15, 27, 40, 15] and not summaries[0].skipped

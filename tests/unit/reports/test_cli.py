@@ -415,8 +415,8 @@ def test_a_simulation_option_given_is_in_the_report_s_assumptions(tmp_path):
         (["sweep", "--windows=-5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-5k'"),
         (["sweep", "--win", "-5k"], "--windows: window must be a positive number"),  # an abbreviation argparse accepts
         (["sweep", "--seeds", "-1-3"], "--seeds: '-1-3' is not a seed"),
-        (["sweep", "--jobs", "-1e3"], "argument --jobs: invalid int value: '-1e3'"),
-        (["sweep", "--retain-tokens", "-1k"], "argument --retain-tokens: invalid int value: '-1k'"),
+        (["sweep", "--jobs", "-1e3"], "--jobs: '-1e3' is not a whole number"),
+        (["sweep", "--retain-tokens", "-1k"], "--retain-tokens: '-1k' is not a whole number"),
         (["check", "--windows", "-5k"], "--windows: window must be a positive number"),
         (["bench", "--windows", "-.5k"], "--windows: window must be a positive number of tokens up to 1,000m, got '-.5k'"),
         (["audit", "log.jsonl", "--min-hit-ratio", "-5e-1"], "--min-hit-ratio: -0.5 is not between 0 and 1"),

@@ -136,7 +136,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import OPENAI, provider_named_in, rules_for
-from prefixbench.simulator.providers.hosts import agent_relay, billing_host
+from prefixbench.simulator.providers.hosts import agent_relay, azure_service, billing_host
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -205,6 +205,12 @@ def _relay(session_meta: dict) -> str:
     """The relay a session's calls went through (:func:`~prefixbench.simulator.providers.hosts.agent_relay`
     of its ``model_provider``, OpenAI being Codex's own): "" for none."""
     return agent_relay(str(session_meta.get("model_provider", "")), OPENAI.name)
+
+
+def _service(session_meta: dict) -> str:
+    """The service of OpenAI's models a session's calls went to where its ``model_provider``
+    names Azure OpenAI (:func:`~prefixbench.simulator.providers.hosts.azure_service`): "" for any other."""
+    return azure_service(name=str(session_meta.get("model_provider", "")))
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:
@@ -382,6 +388,8 @@ class _Rollout:
         self.upstream = ""
         #: The relay the calls went through (:func:`_relay`), "" for none.
         self.relay = ""
+        #: The service of OpenAI's models the calls went to (Azure OpenAI: :func:`_service`), "" for none.
+        self.service = ""
         self.model = NO_MODEL
         self.effort: str | None = None
         self.last_input_ms: int | None = None
@@ -625,6 +633,7 @@ class _Rollout:
             provider=self.provider,
             upstream=self.upstream,
             relay=self.relay,
+            service=self.service,
             model=model,
             envelope=(("effort", self.effort),) if self.effort else (),
             usage=_usage(usage, f"{self.name}:{record.line}"),
@@ -776,7 +785,7 @@ class _Rollout:
             self.meta_ms = when
         self.session = str(payload.get("id") or self.session) if self.sessions_seen == 1 else self.session
         self.version = payload.get("cli_version") if isinstance(payload.get("cli_version"), str) else self.version
-        self.provider, self.upstream, self.relay = _provider(payload), _upstream(payload), _relay(payload)
+        self.provider, self.upstream, self.relay, self.service = _provider(payload), _upstream(payload), _relay(payload), _service(payload)
         if self.sessions_seen > 1:
             self.events.append(("resume", "a second session_meta: resumed or forked session"))
             return
@@ -1083,6 +1092,7 @@ class _Rollout:
                 provider=self.provider,
                 upstream=self.upstream,
                 relay=self.relay,
+                service=self.service,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
@@ -1384,6 +1394,8 @@ class _Printed:
         self.upstream = ""
         #: The relay the calls went through (:func:`_relay`), "" for none.
         self.relay = ""
+        #: The service of OpenAI's models the calls went to (Azure OpenAI: :func:`_service`), "" for none.
+        self.service = ""
         self.model = NO_MODEL
         self.effort: str | None = None
         self.rollout_counted = 0
@@ -1416,6 +1428,7 @@ class _Printed:
                 provider=self.provider,
                 upstream=self.upstream,
                 relay=self.relay,
+                service=self.service,
                 model=self.model,
                 envelope=(("effort", self.effort),) if self.effort else (),
                 usage=usage,
@@ -1475,7 +1488,7 @@ class _AppServer(_Printed):
                 self.model = result["model"]
             if isinstance(result.get("modelProvider"), str):
                 named = {"model_provider": result["modelProvider"]}
-                self.provider, self.upstream, self.relay = _provider(named), _upstream(named), _relay(named)
+                self.provider, self.upstream, self.relay, self.service = _provider(named), _upstream(named), _relay(named), _service(named)
             self._effort(result.get("reasoningEffort"))
             self._thread(result.get("thread"))
             return
@@ -1564,7 +1577,7 @@ class _Exec(_Printed):
                 # The config summary printed first: every value a string.
                 self.model = value["model"]
                 named = {"model_provider": value["provider"]}
-                self.provider, self.upstream, self.relay = _provider(named), _upstream(named), _relay(named)
+                self.provider, self.upstream, self.relay, self.service = _provider(named), _upstream(named), _relay(named), _service(named)
                 self._effort(value.get("reasoning effort"))
             return  # {"prompt": ...}, or a line of no event
         kind = msg.get("type")

@@ -60,7 +60,7 @@ from prefixbench.simulator.providers.vllm import OLLAMA_COM
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.providers.base import ProviderRules, count, subset_usage
 from prefixbench.simulator.providers.gemini import NativeRoute, NoTokenCount, native_route
-from prefixbench.simulator.providers.hosts import WORKERS_AI, host_at, host_price_file, third_party_host, workers_ai
+from prefixbench.simulator.providers.hosts import WORKERS_AI, azure_service, host_at, host_price_file, third_party_host, workers_ai
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.gemini_wire import CacheBook, model_call
@@ -509,6 +509,9 @@ class _Capture:
         #: Calls asking a host whose Standard rows prefixbench holds for its Priority tier
         #: (``service_tier: "priority"``), by the host's name: priced at Standard (:func:`_priority_note`).
         self.priority: Counter[str] = Counter()
+        #: The last call to Ollama's own ``/api/chat`` read, per model: its messages and the prompt
+        #: count it reported (:meth:`_ollama_counts_part`).
+        self.ollama_chats: dict[str, tuple[list, int]] = {}
 
     def line(self, record: Record) -> None:
         """Add one captured call, or say why it is skipped."""
@@ -600,6 +603,10 @@ class _Capture:
         except _NoUsage as exc:
             self.skipped.append((record.line, str(exc)))
             return
+        partial = self._ollama_counts_part(body, usage)
+        if partial:
+            self.skipped.append((record.line, partial))
+            return
         parsed = None
         if isinstance(body.get("messages"), list):  # /api/chat: a chat body; /api/generate's prompt is not
             try:
@@ -614,6 +621,32 @@ class _Capture:
         upstream = OLLAMA_COM if host == OLLAMA_COM or host.endswith("." + OLLAMA_COM) else OLLAMA
         call = _Call(usage, parsed, "main", (), None, upstream=upstream)
         self._add(record, body, UNKNOWN.name, call, sent, answered, url)
+
+    def _ollama_counts_part(self, body: dict, usage: Usage) -> str:
+        """Why a chat call's ``prompt_eval_count`` cannot be its whole prompt, "" where nothing
+        says so. Ollama documents it as the prompt's tokens (docs/api.md), and so it is before
+        0.30 and from 0.30.1 on; Ollama 0.30.0 reported only the part it evaluated, the cached
+        prefix left out (ollama/ollama#16414, fixed by #16428), and a prompt longer than the
+        context window is cut to it (#3427). The log names no version, so the one sign is a call
+        whose messages extend the previous call's of its model yet that reports fewer prompt
+        tokens than that call did: its prompt holds the whole previous one, so the count is a
+        part of it. Read as the prompt, it would count the cached part as never sent; the prompt
+        is unknown, and the call is skipped, as one that leaves the count out is."""
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return ""
+        model = str(body.get("model"))
+        before = self.ollama_chats.get(model)
+        self.ollama_chats[model] = (messages, usage.prompt)
+        if before is None:
+            return ""
+        sent, counted = before
+        if len(sent) < len(messages) and messages[:len(sent)] == sent and usage.prompt < counted:
+            return (f"Ollama's prompt_eval_count ({usage.prompt:,}) is below the previous call's ({counted:,}), whose "
+                    "messages this call's extend: a part of the prompt, not all of it (Ollama 0.30.0 counted only "
+                    "the part it evaluated, leaving the cached prefix out; or the prompt was cut to the context "
+                    "window): prompt unknown")
+        return ""
 
     def _native(self, record: Record, route: NativeRoute, request: dict, body: object, response: dict, where: str) -> None:
         """A call to Gemini's own API: a model call, or an explicit cache's creation, update or
@@ -690,6 +723,7 @@ class _Capture:
             # own endpoint the URL is (api.together.xyz, api.fireworks.ai...), else Cloudflare's
             # Workers AI for one of its own models: each bills its own price (unpriced).
             upstream=call.upstream or host_at(url) or (WORKERS_AI if workers_ai(model) else ""),
+            service=azure_service(_endpoint(url)),  # Azure OpenAI's resource (and deployment): named, OpenAI's rules kept
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)
@@ -757,8 +791,8 @@ def _ollama_answer(response: dict) -> bool:
 
 def _ollama_usage(response: dict, where: str) -> Usage:
     """The usage of an answer of Ollama's own API: its JSON body, or the last line of its NDJSON
-    stream (``done: true``): ``prompt_eval_count`` (the whole prompt) and ``eval_count`` (the
-    output). Its cache is not reported, but by a ``prompt_eval_cached_count`` (part of the
+    stream (``done: true``): ``prompt_eval_count`` (the whole prompt, but in Ollama 0.30.0:
+    :meth:`_Capture._ollama_counts_part`) and ``eval_count`` (the output). Its cache is not reported, but by a ``prompt_eval_cached_count`` (part of the
     prompt) where the answer carries one.
 
     Raises:

@@ -42,7 +42,8 @@ from pathlib import Path
 import msgspec
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.simulator.providers import ANTHROPIC
+from prefixbench.simulator.providers import ANTHROPIC, OPENAI
+from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.wire import Request
 from prefixbench.workloads.logs.chat_completions import LineError, parse_request
 from prefixbench.workloads.logs.formats import gateway_usage
@@ -163,6 +164,17 @@ def _body(row: dict, provider: str, model: str, where: str) -> Request | None:
         return parse_request(body)
     except LineError:
         return None
+
+
+def _service(row: dict, provider: str) -> str:
+    """Azure OpenAI where the row's ``api_base`` is an Azure OpenAI resource's, or its
+    ``custom_llm_provider`` is ``azure`` on one of OpenAI's models
+    (:func:`~prefixbench.simulator.providers.hosts.azure_service`); "" for any other."""
+    base = row.get("api_base")
+    at = azure_service(base.split("://", 1)[-1].lower()) if isinstance(base, str) else ""
+    if at or provider != OPENAI.name:
+        return at
+    return azure_service(name=str(row.get("custom_llm_provider") or ""))
 
 
 def _vertex_location(row: dict) -> str:
@@ -292,6 +304,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                 request_id=rid if isinstance(rid, str) else None,
                 source_format=NAME,
                 upstream=gateway_usage.served_by(route, _upstream(row, where), base if isinstance(base := row.get("api_base"), str) else ""),
+                service=_service(row, provider),
             )
         )
         last_node[lane] = node

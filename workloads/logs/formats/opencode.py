@@ -65,7 +65,7 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import ANTHROPIC, OPENAI, UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import MAX_COUNT, count
-from prefixbench.simulator.providers.hosts import agent_host, workers_ai
+from prefixbench.simulator.providers.hosts import agent_host, azure_service, workers_ai
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import opencode_db
@@ -620,6 +620,8 @@ class _Session:
                 # own prices: at its own row where prefixbench holds one, else unpriced
                 # (Prices.at_list_price, Prices.host_row).
                 upstream=agent_host(host, str(info.get("modelID") or "")),
+                # OpenCode's ``azure`` provider serving OpenAI's models: Azure OpenAI, named.
+                service=azure_service(name=host) if provider == OPENAI.name else "",
             )
         )
         if summary:

@@ -85,7 +85,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_total, format_usd
 from prefixbench.simulator.providers import OPENAI, UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for, writes_unreported
 from prefixbench.simulator.providers.base import count, subset_usage
-from prefixbench.simulator.providers.hosts import agent_relay, billing_host
+from prefixbench.simulator.providers.hosts import agent_relay, azure_service, billing_host
 from prefixbench.simulator.providers.vllm import self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.price_lookup import Prices
@@ -868,7 +868,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         model = next((m for m in (span.attributes.get("model"),) if isinstance(m, str) and m), NO_MODEL)
         session = next((v for k in agent.session_keys if isinstance(v := span.attributes.get(k), str) and v), span.session or "main")
         rules = provider_of_model(model.rsplit("/", 1)[-1])
-        host = relay = ""
+        host = relay = service = ""
         if session in codex_providers and agent.kind:
             # The conversation's configured provider ("OpenAI" for Codex's own), read as a rollout's
             # model_provider is (codex.py): a host running open models itself is not OpenAI's.
@@ -876,6 +876,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             rules = UNKNOWN if self_hosted_upstream(named, oss=True) else provider_named_in(named.lower())
             host = billing_host(named, oss=True)  # (no maker bills it at its list price: unpriced)
             relay = agent_relay(named, OPENAI.name)  # (a relay of the user's: named, the maker's rules kept)
+            service = azure_service(name=named)  # (Azure OpenAI: OpenAI's rules, the service named)
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
@@ -898,7 +899,7 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
         request_id = span.attributes.get("request_id")
         out.append(TraceRequest(
             file=name, line=span.line, path=span.path, lane=lane, lane_kind="main", seq=seq + len(out), sent_ms=sent, ready_ms=None, done_ms=done,
-            provider=provider, model=model, upstream=host, relay=relay,
+            provider=provider, model=model, upstream=host, relay=relay, service=service,
             usage=usage,
             prefix=Prefix(f"otel:{provider}:{model}", node, last_node.get(lane)),
             request_id=request_id if isinstance(request_id, str) and request_id else None, source_format=NAME,

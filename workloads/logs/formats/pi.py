@@ -72,9 +72,9 @@ from msgspec.structs import replace
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats import openclaw_db, pi_db
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.simulator.providers import UNKNOWN, counted_as, hosted_provider, provider_of_model
+from prefixbench.simulator.providers import OPENAI, UNKNOWN, counted_as, hosted_provider, provider_of_model
 from prefixbench.simulator.providers.base import count
-from prefixbench.simulator.providers.hosts import agent_host, workers_ai
+from prefixbench.simulator.providers.hosts import agent_host, azure_service, workers_ai
 from prefixbench.simulator.providers.vllm import self_hosted
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, logged_cost, objects, parse_time_ms, writes_left_as_logged
@@ -206,6 +206,14 @@ def _provider(message: dict) -> Provider:
         if rules is None or not rules.reports_usage:
             rules = provider_of_model(model.split("/", 1)[0])
     return counted_as(rules)
+
+
+def _service(message: dict) -> str:
+    """The service of OpenAI's models a call went to where pi's provider names Azure OpenAI
+    (``azure-openai-responses``: :func:`~prefixbench.simulator.providers.hosts.azure_service`) and
+    the call is read as OpenAI's; "" for any other (a model of another maker on Azure is not
+    Azure OpenAI)."""
+    return azure_service(name=str(message.get("provider") or "")) if _provider(message) == OPENAI.name else ""
 
 
 def _host(message: dict) -> str:
@@ -573,6 +581,7 @@ class _Session:
                 ready_ms=None,
                 provider=_provider(call),
                 upstream=_host(call),
+                service=_service(call),
                 model=model,
                 envelope=(("thinking", "off" if self.thinking == "off" else "on"),),
                 usage=reported,
@@ -733,6 +742,7 @@ class _Session:
                 ready_ms=None,
                 provider=_provider(message),
                 upstream=_host(message),
+                service=_service(message),
                 model=model,
                 # Only turning thinking on or off starts a new family:
                 # budget changes kept the cache in the shared pi logs.

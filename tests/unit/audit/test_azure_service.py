@@ -1,0 +1,97 @@
+"""Calls to Azure OpenAI are read under OpenAI's rules and priced at its list price, but no output
+said "Azure": the models table, headline and notes said plain ``openai``, as for OpenAI's own API.
+Now the service is named (``openai (Azure OpenAI deployment 'gpt-4o-mini')``), with what its
+price rests on, and no figure moves."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefixbench.reports.audit import audit_html, audit_json, audit_table
+from prefixbench.workloads.audit.core import load_trace, run_audit
+from tests.unit.audit.fixtures import capture_line, chat_usage, write_jsonl
+from tests.unit.audit.test_relay_wording import _audit
+
+NOTE = ("6 request(s) of gpt-5.1-codex-max went to Azure OpenAI, not OpenAI's own API: read under OpenAI's caching rules, "
+        "which the service's follow; paid and lost are OpenAI's list price, not the service's bill")
+PAID = "(at the maker's list price, not the service's bill: 6 request(s) to Azure OpenAI)"
+
+
+def test_a_codex_session_on_azure_names_the_service_and_moves_no_figure(tmp_path: Path) -> None:
+    direct, azure = _audit(tmp_path, "openai"), _audit(tmp_path, "azure")
+    assert azure.totals == direct.totals and azure.models == direct.models
+    assert [(r.cause, r.lost_tokens, r.lost_usd, r.detail) for r in azure.rows] == [
+        (r.cause, r.lost_tokens, r.lost_usd, r.detail) for r in direct.rows]
+    assert azure.services == (("openai", "gpt-5.1-codex-max", "Azure OpenAI", 6),) and direct.services == ()
+    table = audit_table(azure)
+    assert any(line.startswith("openai (Azure OpenAI)  gpt-5.1-codex-max") for line in table.splitlines())
+    assert PAID in table and "relay" not in table
+    assert any(n.startswith(NOTE) for n in json.loads(audit_json(azure))["notes"])
+    assert PAID.replace("'", "&#x27;") in audit_html(azure)
+    assert "Azure" not in audit_table(direct) and "Azure" not in audit_html(direct)
+
+
+def test_a_captured_call_to_an_azure_deployment_names_it(tmp_path: Path) -> None:
+    def capture(url: str, **model: str) -> Path:  # (a deployment's call names its model in the path only)
+        line = capture_line({**model, "messages": [{"role": "user", "content": "hi"}]},
+                            {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url)
+        return write_jsonl(tmp_path / f"{len(list(tmp_path.iterdir()))}.jsonl", [line])
+
+    deployment = capture("https://res.openai.azure.com/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-12-01-preview")
+    v1 = capture("https://res.openai.azure.com/openai/v1/chat/completions", model="gpt-4o-mini")
+    own = capture("https://api.openai.com/v1/chat/completions", model="gpt-4o-mini")
+    assert [r.service for r in load_trace([deployment, v1, own])[0]] == ["Azure OpenAI deployment 'gpt-4o-mini'", "Azure OpenAI", ""]
+    table = audit_table(run_audit([deployment]))
+    assert any(line.startswith("openai (Azure OpenAI deployment 'gpt-4o-mini')  gpt-4o-mini") for line in table.splitlines()), table
+    assert "1 request(s) to Azure OpenAI deployment 'gpt-4o-mini')" in table
+
+
+def _pi_session(path: Path, provider: str, model: str) -> Path:
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "hello"}], "provider": provider, "model": model,
+              "stopReason": "stop", "timestamp": 1761987602000,
+              "usage": {"input": 1200, "output": 30, "cacheRead": 1024, "cacheWrite": 0, "cost": {"total": 0.012}}}
+    return write_jsonl(path, [
+        {"type": "session", "id": "s", "timestamp": "2025-11-01T09:00:00.000Z", "cwd": "/work", "thinkingLevel": "off"},
+        {"type": "message", "timestamp": "2025-11-01T09:00:01.000Z", "message": {"role": "user", "content": "hi", "timestamp": 1761987601000}},
+        {"type": "message", "timestamp": "2025-11-01T09:00:03.000Z", "message": answer}])
+
+
+def test_pi_and_opencode_sessions_on_azure_name_it(tmp_path: Path) -> None:
+    """pi's ``azure-openai-responses`` provider and OpenCode's ``azure``: OpenAI's models on Azure
+    OpenAI. A model of another maker is not Azure OpenAI's, whatever its provider's name."""
+    azure = _pi_session(tmp_path / "azure.jsonl", "azure-openai-responses", "gpt-5.1")
+    own = _pi_session(tmp_path / "own.jsonl", "openai", "gpt-5.1")
+    assert [(r.provider, r.service) for r in load_trace([azure, own])[0]] == [("openai", "Azure OpenAI"), ("openai", "")]
+    assert run_audit([azure]).totals.cost_usd == run_audit([own]).totals.cost_usd
+    assert any(line.startswith("openai (Azure OpenAI)  gpt-5.1") for line in audit_table(run_audit([azure])).splitlines())
+    claude = _pi_session(tmp_path / "claude.jsonl", "azure-foundry", "claude-sonnet-4-5")
+    assert [r.service for r in load_trace([claude])[0]] == [""]
+
+    fixture = json.loads((Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "opencode.json").read_text())
+
+    def on(provider: str, model: str, value: object) -> object:
+        if isinstance(value, dict):
+            return {k: provider if k == "providerID" else model if k == "modelID" else on(provider, model, v) for k, v in value.items()}
+        return [on(provider, model, v) for v in value] if isinstance(value, list) else value
+
+    session = tmp_path / "opencode" / "ses.json"
+    session.parent.mkdir()
+    session.write_text(json.dumps(on("azure", "gpt-5.1", fixture)))
+    assert {(r.provider, r.service) for r in load_trace([session])[0]} == {("openai", "Azure OpenAI")}
+
+
+def test_a_litellm_row_of_an_azure_deployment_names_it(tmp_path: Path) -> None:
+    """LiteLLM's spend log keeps ``custom_llm_provider`` (``azure``) and the ``api_base`` the call
+    went to: either names Azure OpenAI; OpenAI's own base names none."""
+    fixture = Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "litellm.jsonl"
+    row = json.loads(fixture.read_text().splitlines()[-1])  # (a gpt-4o row)
+
+    def log(name: str, **changed: str) -> Path:
+        return write_jsonl(tmp_path / name, [{**row, "request_id": name, **changed}])  # (one id a file: not a row counted twice)
+
+    by_base = log("base.jsonl", custom_llm_provider="azure", api_base="https://res.openai.azure.com/openai/deployments/prod-4o/chat/completions")
+    by_name = log("name.jsonl", custom_llm_provider="azure", api_base="https://gateway.internal/v1")
+    own = log("own.jsonl", custom_llm_provider="openai", api_base="https://api.openai.com/v1")
+    assert [(r.provider, r.service) for r in load_trace([by_base, by_name, own])[0]] == [
+        ("openai", "Azure OpenAI deployment 'prod-4o'"), ("openai", "Azure OpenAI"), ("openai", "")]
