@@ -619,6 +619,15 @@ def test_an_ollama_count_below_the_previous_calls_is_a_part_of_the_prompt_not_re
     assert [r.usage.uncached for r in requests] == [15]
     assert [reason.split(":")[0] for _, reason in summaries[0].skipped] == ["Ollama's prompt_eval_count (9) is below the previous call's (15), whose messages this call's extend"]
     assert "prompt unknown" in summaries[0].skipped[0][1]
+    # A third partial count (13) is judged against the 15 the prompt is known to hold, not the
+    # skipped call's 9: it is a part of the prompt too, and skipped.
+    again = write_jsonl(tmp_path / "again.jsonl", [call(first, 15, 1748554700.0), call(second, 9, 1748554702.0),
+                                                   call(third, 13, 1748554704.0)])
+    requests, summaries = load_trace([again])
+    assert [r.usage.uncached for r in requests] == [15]
+    assert [reason.split(" is below")[0] for _, reason in summaries[0].skipped] == [
+        "Ollama's prompt_eval_count (9)", "Ollama's prompt_eval_count (13)"]
+    assert "the previous call's (15)" in summaries[0].skipped[1][1]
     whole = write_jsonl(tmp_path / "whole.jsonl", [call(first, 15, 1748554700.0), call(second, 27, 1748554702.0),
                                                    call(third, 40, 1748554704.0), call(first, 15, 1748554706.0)])
     requests, summaries = load_trace([whole])

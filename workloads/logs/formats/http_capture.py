@@ -642,6 +642,9 @@ class _Capture:
             return ""
         sent, counted = before
         if len(sent) < len(messages) and messages[:len(sent)] == sent and usage.prompt < counted:
+            # This prompt holds the whole previous one: at least ``counted`` tokens, the bound the
+            # next call is judged by (its own partial count would let a later partial one through).
+            self.ollama_chats[model] = (messages, counted)
             return (f"Ollama's prompt_eval_count ({usage.prompt:,}) is below the previous call's ({counted:,}), whose "
                     "messages this call's extend: a part of the prompt, not all of it (Ollama 0.30.0 counted only "
                     "the part it evaluated, leaving the cached prefix out; or the prompt was cut to the context "
