@@ -2000,6 +2000,40 @@ def test_a_new_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it_
     assert predicted("claude-haiku-4-5-20251001", thought=False) == 21_000
 
 
+def _typed_subagent(project: Path, name: str, kind: str | None, start: str, head: int) -> None:
+    """A Sonnet 4.6 subagent of session ``sess`` on Claude Code 2.1.87 whose first call reads
+    ``head`` tokens, with its ``agent-<name>.meta.json`` naming ``kind`` (none where None)."""
+    agent = Transcript("sess", version="2.1.87", sidechain=True)
+    agent.user(f"task {name}: review the change", f"{start}:00.000Z", root=True)
+    agent.assistant(f"{name}-1", f"{start}:04.000Z", [cc_usage(3, 900, head, 90)], model="claude-sonnet-4-6")
+    folder = project / "sess" / "subagents"
+    write_jsonl(folder / f"agent-{name}.jsonl", agent.lines)
+    if kind is not None:
+        (folder / f"agent-{name}.meta.json").write_text(json.dumps({"agentType": kind, "description": "x"}))
+
+
+def test_a_subagents_head_is_its_types_own(tmp_path: Path) -> None:
+    # Xu-Wentao/dotfile's session e1dfbe01 (2.1.87): its executor agents read 9,059 tokens at their
+    # starts, its code reviewers 6,763 (each type its own system prompt and tools). One head for
+    # the session's agents predicted one level for both (8,503 there): 2 of 14 starts within
+    # before, 10 after. A file with no meta.json keeps the session's head.
+    project = tmp_path / "project"
+    for n, start in enumerate(("2026-03-27T09:30", "2026-03-27T09:32", "2026-03-27T09:34")):
+        _typed_subagent(project, f"e{n}", "oh-my-claudecode:executor", start, 9_059)
+        _typed_subagent(project, f"r{n}", "superpowers:code-reviewer", start.replace(":3", ":4"), 6_763)
+    result = run_audit([project])
+    starts = {row.lane: row.predicted_cache_read for row in result.rows}
+    assert starts == {**{f"agent-e{n}": 9_059 for n in range(3)}, **{f"agent-r{n}": 6_763 for n in range(3)}}
+    assert all(row.read_within for row in result.rows)
+    requests, _ = load_trace([project])
+    assert {r.prefix.head for r in requests} == {
+        "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess:oh-my-claudecode:executor",
+        "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess:superpowers:code-reviewer"}
+    _typed_subagent(tmp_path / "plain", "p0", None, "2026-03-27T09:30", 9_059)
+    (plain,), _ = load_trace([tmp_path / "plain"])
+    assert plain.prefix.head == "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess"
+
+
 @pytest.mark.parametrize("stamp", [
     "2025-09-03T00:00:02.000Z", "2025-09-03T00:00:02", "2025-09-03T02:00:02.5+02:00", "2025-09-03T00:00:02.123456Z",
     "2025-09-03 00:00:02", "20250903T000002Z", "2025-09-03T00:00:02.0004999Z",

@@ -228,6 +228,9 @@ class _Walk:
         stem = path.stem
         self.in_subagents = path.parent.name == "subagents" or stem.startswith("agent-")
         self.file_lane = (stem, ("compaction" if "acompact" in stem else "subagent")) if self.in_subagents else ("main", "main")
+        #: The subagent's type, as its ``agent-<id>.meta.json`` beside the file names it (``agentType``);
+        #: None for the main thread's file or where no such file names one (:func:`_agent_type`).
+        self.agent_type = _agent_type(path) if self.in_subagents else None
         self.lane_of: dict[str, tuple[str, str]] = {}
         self.depth: dict[str, int] = {}
         self.time_of: dict[str, int | None] = {}
@@ -1099,6 +1102,18 @@ def _position(line: int, path: str) -> tuple[int, int]:
     return line, int(inside) if inside.isdigit() else -1
 
 
+def _agent_type(path: Path) -> str | None:
+    """The ``agentType`` of the ``<stem>.meta.json`` beside a subagent's transcript (Claude Code
+    writes one beside each subagent file, seen from 2.1.78: ``{"agentType": "Explore", ...}``), or
+    None where there is no such file, it cannot be read, or it names no type (a string)."""
+    try:
+        meta = json.loads(path.with_name(f"{path.stem}.meta.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    kind = meta.get("agentType") if isinstance(meta, dict) else None
+    return sys.intern(kind) if isinstance(kind, str) and kind else None
+
+
 def _mid_stream(message: dict) -> bool:
     """Whether an assistant line was written before its response ended: ``stop_reason`` there
     and null (2.x writes a line per content block as the block ends; the response's end, with
@@ -1198,6 +1213,12 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         head = f"{head}:{req.entrypoint}"
     if head_kind == "subagent" and req.session is not None:
         head = f"{head}:{req.session}"
+    # And one per subagent type: its system prompt is its agent definition's, and its tools can be
+    # a subset of the session's. Xu-Wentao/dotfile's session e1dfbe01 (2.1.87, Sonnet 4.6): its 8
+    # oh-my-claudecode:executor agents read 9,059 tokens at their starts (5 of the 6 that read),
+    # its 6 superpowers:code-reviewer agents 6,763 or 7,758, never 9,059.
+    if head_kind == "subagent" and walk.agent_type is not None:
+        head = f"{head}:{walk.agent_type}"
     # (named as that request names its own node: a response no logged entry prompted, a
     # stream-json run's first, is its own key)
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
