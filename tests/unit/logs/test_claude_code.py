@@ -2034,6 +2034,38 @@ def test_a_subagents_head_is_its_types_own(tmp_path: Path) -> None:
     assert plain.prefix.head == "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess"
 
 
+def _through_copilot_proxy(project: Path, name: str, reads: list[int], wrote: int = 0) -> None:
+    """A session of Claude Code 2.1.63 on claude-opus-4.6-1m whose calls read ``reads`` (each
+    sending 2,000 tokens more than it read) and report ``wrote`` as written, as a proxy zeroing
+    the field gives."""
+    t = Transcript(name, version="2.1.63")
+    t.user("go", "2026-03-05T10:00:00.000Z", root=True)
+    for n, read in enumerate(reads):
+        t.assistant(f"{name}-{n}", f"2026-03-05T10:00:{2 + 4 * n:02d}.000Z", [cc_usage(2_000, wrote, read, 50)], model="claude-opus-4.6-1m")
+        t.user("result", f"2026-03-05T10:00:{3 + 4 * n:02d}.000Z", tool=True)
+    write_jsonl(project / f"{name}.jsonl", t.lines)
+
+
+def test_a_claude_models_writes_reported_as_0_while_its_reads_grow_are_not_reported(tmp_path: Path) -> None:
+    # Damon-Salvetore/claude-code (2.1.63 through copilot-api on localhost:4141): none of 772 calls
+    # reports a write, yet its calls read on past what the previous one read. Taken as 0 writes, each call
+    # was predicted to read only what the previous read (450 of 772 within before, 638 after).
+    project = tmp_path / "project"
+    _through_copilot_proxy(project, "proxy", [11_000, 13_000, 15_000, 17_000])
+    result = run_audit([project])
+    assert [row.predicted_cache_read for row in result.rows[1:]] == [13_000, 15_000, 17_000]
+    assert all(row.read_within for row in result.rows[1:])
+    (summary,) = load_trace([project])[1]
+    assert any("claude-opus-4.6-1m: its writes read as not reported, not 0: all 4 of its call(s) here" in n for n in summary.notes)
+    # A file where the model wrote, or whose reads did not grow twice, keeps its zeros.
+    _through_copilot_proxy(tmp_path / "wrote", "w", [11_000, 13_000, 15_000], wrote=5)
+    _through_copilot_proxy(tmp_path / "flat", "f", [11_000, 11_000, 13_000])
+    for folder in ("wrote", "flat"):
+        requests, summaries = load_trace([tmp_path / folder])
+        assert all(r.usage.writes_reported for r in requests)
+        assert not any("not reported, not 0" in n for s in summaries for n in s.notes)
+
+
 @pytest.mark.parametrize("stamp", [
     "2025-09-03T00:00:02.000Z", "2025-09-03T00:00:02", "2025-09-03T02:00:02.5+02:00", "2025-09-03T00:00:02.123456Z",
     "2025-09-03 00:00:02", "20250903T000002Z", "2025-09-03T00:00:02.0004999Z",

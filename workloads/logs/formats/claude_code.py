@@ -303,6 +303,10 @@ class _Walk:
         #: (the writes, the calls, the model's calls here that split their writes, whether an
         #: unsplit call left much of its prompt uncached).
         self.unsplit_kept: dict[str, tuple[int, int, int, bool]] = {}
+        #: Claude models whose calls in this file report a write of 0 every time though their reads
+        #: grow (:func:`_find_unwritten`): the writes are not reported, not 0; with the calls that
+        #: report their cache use and those whose read outgrew every earlier one.
+        self.unwritten: dict[str, tuple[int, int]] = {}
         #: The requests whose last line was written mid-stream (:func:`_mid_stream`).
         self.mid_stream: set[str] = set()
         #: A stream-json run's stream events (``--include-partial-messages``): per thread, the
@@ -1196,6 +1200,8 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     relayed = provider == ANTHROPIC.name and req.model in walk.relayed
     if relayed:
         provider = UNKNOWN.name
+    if req.model in walk.unwritten and usage.cache_reported:
+        usage = replace(usage, writes_reported=False)
     # The strings every request of a model repeats are one object each (the trace holds every
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
@@ -1360,6 +1366,46 @@ def _find_relayed(walk: _Walk) -> None:
     walk.relayed = {model: seen for model, seen in unsplit.items() if model in uncached and not split[model]}
     walk.unsplit_kept = {model: (*seen, split[model], model in uncached)
                          for model, seen in unsplit.items() if model not in walk.relayed}
+
+
+#: How many of a model's calls in a file must read more than every earlier call of it there read,
+#: none reporting a write, for its writes to be taken as not reported (:func:`_find_unwritten`).
+_UNWRITTEN_GROWTH = 2
+
+
+def _find_unwritten(walk: _Walk) -> None:
+    """Mark the Claude models whose writes this file's usage does not report: every call of the
+    model here that reports its cache use gives ``cache_creation_input_tokens`` 0, yet at least
+    :data:`_UNWRITTEN_GROWTH` of them read more than any earlier call of it here read. A cache
+    serves only what was written, so those reads grew by writes the usage left out: a proxy in
+    front of the cache that zeroes the field. github.com/Damon-Salvetore/claude-code (Claude Code
+    2.1.63, ``ANTHROPIC_BASE_URL=http://localhost:4141``, the default port of the copilot-api
+    proxies that serve GitHub Copilot's models, named ``claude-opus-4.6-1m``): none of its 772
+    calls reports a write, 43.2M tokens read; taken as 0, 450 reads were predicted within 3%, taken
+    as not reported (761 calls, in the 28 of its 49 files where reads grew), 638. Such calls' writes
+    are unknown, not 0: what the next call may read is the whole prompt
+    (:attr:`~prefixbench.simulator.usage.Usage.writes_reported`). A first read (a lane start
+    reading a head another file wrote) shows nothing."""
+    most: dict[str, int] = {}
+    grew: Counter[str] = Counter()
+    reporting: Counter[str] = Counter()
+    wrote: set[str] = set()
+    for req in walk.requests.values():
+        usage = req.usage
+        if _transcript_rules(req.model)[0] != ANTHROPIC.name or not isinstance(usage, dict):
+            continue
+        written, read = usage.get("cache_creation_input_tokens"), usage.get("cache_read_input_tokens")
+        if type(written) is not int or type(read) is not int:
+            continue
+        reporting[req.model] += 1
+        if written:
+            wrote.add(req.model)
+        before = most.get(req.model, 0)
+        if before and read > before:
+            grew[req.model] += 1
+        most[req.model] = max(before, read)
+    walk.unwritten = {model: (reporting[model], count) for model, count in grew.items()
+                      if count >= _UNWRITTEN_GROWTH and model not in wrote}
 
 
 #: Providers a transcript's calls reach whose cache keeps each reply (``caches_output``) and to
@@ -1570,6 +1616,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
     _find_relayed(walk)
+    _find_unwritten(walk)
     out: list[TraceRequest] = []
     paused: set[str] = set()  # nodes of responses paused after a server-side compaction
     advisors: dict[str, tuple[str | None, int]] = {}  # each advisor lane's last call, blocks since
@@ -1615,6 +1662,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{written:,} main-thread turn(s) that ended on Claude Code 2.1.185 or later: the next call is predicted to "
                   "read the turn's reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn "
                   f"(measured on two public sessions; replies up to {_REPLY_WRITTEN_MAX:,} tokens)",)
+    for model, (calls, grew) in sorted(walk.unwritten.items()):
+        notes += (f"{model}: its writes read as not reported, not 0: all {calls:,} of its call(s) here that report their "
+                  f"cache use give cache_creation_input_tokens 0, yet {grew:,} read more than every earlier one read (a "
+                  "cache serves only what was written): most likely a proxy in front of the cache that zeroes the field "
+                  "(copilot-api for GitHub Copilot's models, say); each call is taken to leave its whole prompt readable",)
     for model, (tokens, calls) in sorted(walk.relayed.items()):
         # The evidence the provider rests on, said: the transcript keeps no endpoint. The option
         # is applied after the reader: the assumed: note says whether it set another provider.
