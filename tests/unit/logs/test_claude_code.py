@@ -1967,10 +1967,10 @@ def test_claude_code_request_rows_without_references_change_nothing(tmp_path: Pa
     assert not any("api-request row" in note for note in summaries[0].notes)
 
 
-def _turn_after_thinking(model: str, thought: bool = True) -> list[dict]:
+def _turn_after_thinking(model: str, thought: bool = True, version: str = "2.1.90") -> list[dict]:
     """A turn whose first call thinks before a tool call (20,003 tokens of prompt), whose second
     call ends it (1,000 more), then the next user turn, which read the first call's prompt."""
-    t = Transcript(version="2.1.90")
+    t = Transcript(version=version)
     t.user("go", "2026-04-01T00:00:00.000Z", root=True)
     t.assistant("r1", "2026-04-01T00:00:02.000Z", [cc_usage(3, 20_000, 0, 400)], model=model)
     if thought:
@@ -1998,6 +1998,20 @@ def test_a_new_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it_
     assert predicted("claude-sonnet-4-6") == 21_000
     assert predicted("claude-opus-4-5-20251101") == 21_000
     assert predicted("claude-haiku-4-5-20251001", thought=False) == 21_000
+
+
+def test_a_new_turn_from_claude_code_2_1_119_keeps_earlier_thinking_on_every_model(tmp_path: Path) -> None:
+    """Eduardodmb/ClaudeHome (Claude Code 2.1.119-2.1.136): 110 claude-sonnet-4-5 calls that start
+    a user turn after a turn that thought read the previous call's whole prompt, none stopped at
+    the first thinking block. Failed before: 20,003 predicted (the thinking taken as dropped)."""
+    def predicted(model: str, version: str) -> int:
+        path = write_jsonl(tmp_path / "s.jsonl", _turn_after_thinking(model, version=version))
+        return run_audit([path]).rows[2].predicted_cache_read
+
+    assert predicted("claude-sonnet-4-5-20250929", "2.1.126") == 21_000
+    assert predicted("claude-haiku-4-5-20251001", "2.1.119") == 21_000
+    # Before 2.1.119 (2.1.112-2.1.118 unmeasured), dropped as the API page says.
+    assert predicted("claude-sonnet-4-5-20250929", "2.1.118") == 20_003
 
 
 def _typed_subagent(project: Path, name: str, kind: str | None, start: str, head: int) -> None:

@@ -1441,10 +1441,24 @@ def _prompt_tokens(usage: dict) -> int:
                if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
 
 
+#: The first Claude Code release seen keeping earlier turns' thinking at a new user turn on a model
+#: whose API drops it there (:func:`_kept_before_thinking`): github.com/Eduardodmb/ClaudeHome
+#: (2.1.119-2.1.136, 2026-04/05), claude-sonnet-4-5-20250929 in 12 transcripts: 110 calls that start
+#: a user turn after a turn that thought read the previous call's whole prompt (within 8 tokens), none
+#: stopped at the first thinking block. 2.1.81-2.1.111 dropped it (LAF-US/IDAHO-VAULT's Haiku 4.5
+#: turns); 2.1.112-2.1.118 unmeasured, taken to drop it as before.
+_THINKING_KEPT_FROM = (2, 1, 119)
+
+
 def _kept_before_thinking(walk: _Walk, req: _Request) -> int | None:
     """Of the previous call's prompt, the tokens a new user turn keeps on a model that drops
     earlier turns' thinking then (:func:`~prefixbench.workloads.logs.formats.common.kept_before_thinking`),
-    counted from its transcript line; None where nothing is dropped."""
+    counted from its transcript line; None where nothing is dropped, as from Claude Code 2.1.119
+    on (:data:`_THINKING_KEPT_FROM`: the turns' thinking stays in the prompt, so the cache goes on
+    past it; most likely the client asks the API to keep it, which the transcript does not show)."""
+    release = _RELEASE.match(req.version) if req.version is not None else None
+    if release is not None and tuple(map(int, release.groups())) >= _THINKING_KEPT_FROM:
+        return None
     new_turn = any(kind == "user_turn" for kind, _ in req.events)
     first = kept_before_thinking(_transcript_rules(req.model)[1], req.model, new_turn, _calls_above(walk, req))
     return None if first is None else _prompt_tokens(first.usage)
