@@ -17,6 +17,9 @@ into this project, each test skips without it):
   added a ``.codex/``, deleted by the next): 11 rollouts, the 6 of 2026-05-19 of Codex 0.131.0
   (``codex-tui``), gpt-5.4 and gpt-5.5 on OpenAI; 5 of them end before any call (no credit left),
   the 5 older ones hold a session header alone. From ``PREFIXBENCH_TTIIMMOTHY_DOTFILES_REPO``.
+* github.com/pichi-vm/devmap (``515ee756d970fea55a0af9358f86a2c28552fdae``): two rollouts of
+  ``codex exec`` naming itself 1.17.7 (2026-07-31), gpt-5.5 through ``amd-openai``, a provider of
+  the user's configuration (a company gateway). From ``PREFIXBENCH_PICHI_DEVMAP_REPO``.
 
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
@@ -42,6 +45,9 @@ DAMON_LEFT_OUT = frozenset(f"projects/-home-yingbohao/{name}.jsonl" for name in 
 
 TT_URL, TT_ENV, TT = mirror("ttiimmothy/dotfiles", "PREFIXBENCH_TTIIMMOTHY_DOTFILES_REPO")
 TT_COMMIT = "1d6dc9153bdba92917f89e013ff3a7b764d269d1"
+
+DEVMAP_URL, DEVMAP_ENV, DEVMAP = mirror("pichi-vm/devmap", "PREFIXBENCH_PICHI_DEVMAP_REPO")
+DEVMAP_COMMIT = "515ee756d970fea55a0af9358f86a2c28552fdae"
 
 
 def _home(repo: Path, commit: str, url: str, env: str, prefixes: tuple[str, ...], into: Path,
@@ -103,3 +109,15 @@ def test_a_codex_0_131_home_totals_its_token_counts(tmp_path: Path) -> None:
     # added: two reads of one head in one home are no rule.
     assert [r.reported_cache_read for r in result.rows] == [5_504, 5_504]
     assert read_within(result) == 0
+
+
+def test_a_codex_exec_home_through_a_company_gateway_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = _home(DEVMAP, DEVMAP_COMMIT, DEVMAP_URL, DEVMAP_ENV, (".codex/sessions/",), tmp_path, frozenset())
+    assert len(paths) == 2
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (14, 160_534, 1_118_976, 10_455)
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.5")}
+    assert any("went through 'amd-openai', an endpoint of your configuration" in n for n in result.notes)
+    # The one off: the first rollout's first call read 3,456 tokens cached before the log begins.
+    assert read_within(result) == 13
