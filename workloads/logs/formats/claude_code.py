@@ -1450,14 +1450,20 @@ def _prompt_tokens(usage: dict) -> int:
 _THINKING_KEPT_FROM = (2, 1, 119)
 
 
+@lru_cache(maxsize=64)  # once a release, not once a request
+def _thinking_kept(version: str) -> bool:
+    """Whether Claude Code ``version`` keeps earlier turns' thinking (:data:`_THINKING_KEPT_FROM`)."""
+    release = _RELEASE.match(version)
+    return release is not None and tuple(map(int, release.groups())) >= _THINKING_KEPT_FROM
+
+
 def _kept_before_thinking(walk: _Walk, req: _Request) -> int | None:
     """Of the previous call's prompt, the tokens a new user turn keeps on a model that drops
     earlier turns' thinking then (:func:`~prefixbench.workloads.logs.formats.common.kept_before_thinking`),
     counted from its transcript line; None where nothing is dropped, as from Claude Code 2.1.119
     on (:data:`_THINKING_KEPT_FROM`: the turns' thinking stays in the prompt, so the cache goes on
     past it; most likely the client asks the API to keep it, which the transcript does not show)."""
-    release = _RELEASE.match(req.version) if req.version is not None else None
-    if release is not None and tuple(map(int, release.groups())) >= _THINKING_KEPT_FROM:
+    if req.version is not None and _thinking_kept(req.version):
         return None
     new_turn = any(kind == "user_turn" for kind, _ in req.events)
     first = kept_before_thinking(_transcript_rules(req.model)[1], req.model, new_turn, _calls_above(walk, req))
