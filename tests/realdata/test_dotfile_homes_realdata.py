@@ -129,8 +129,10 @@ def test_a_claude_code_home_of_2_1_78_to_2_1_96_totals_its_lines(tmp_path: Path)
     # 968 of 1,026 before; 969 while a session's first call sending an earlier session's first
     # prompt again (the same message and size, the same folder and version, within the TTL) was
     # predicted to read the head only: four such read all of it (+4), one 22 s after the other
-    # read the head only (-1).
-    assert sum(f.read_within for f in result.files) == 972
+    # read the head only (-1). 972 while a subagent's head was its session's alone, not its type's
+    # too: session e1dfbe01's executor agents read 9,059 tokens at their starts, its code reviewers
+    # 6,763 or 7,758, and one level (8,503) was predicted for both (+8).
+    assert sum(f.read_within for f in result.files) == 980
     # longcat-flash-thinking-2601-platform (48 calls) is no modelled provider's model: unknown,
     # not Anthropic (it was Anthropic's before).
     assert {r.provider for r in result.rows} == {"anthropic", "zai", "unknown"}

@@ -1967,10 +1967,10 @@ def test_claude_code_request_rows_without_references_change_nothing(tmp_path: Pa
     assert not any("api-request row" in note for note in summaries[0].notes)
 
 
-def _turn_after_thinking(model: str, thought: bool = True) -> list[dict]:
+def _turn_after_thinking(model: str, thought: bool = True, version: str = "2.1.90") -> list[dict]:
     """A turn whose first call thinks before a tool call (20,003 tokens of prompt), whose second
     call ends it (1,000 more), then the next user turn, which read the first call's prompt."""
-    t = Transcript(version="2.1.90")
+    t = Transcript(version=version)
     t.user("go", "2026-04-01T00:00:00.000Z", root=True)
     t.assistant("r1", "2026-04-01T00:00:02.000Z", [cc_usage(3, 20_000, 0, 400)], model=model)
     if thought:
@@ -1998,6 +1998,86 @@ def test_a_new_turn_on_a_model_that_drops_earlier_thinking_reads_up_to_where_it_
     assert predicted("claude-sonnet-4-6") == 21_000
     assert predicted("claude-opus-4-5-20251101") == 21_000
     assert predicted("claude-haiku-4-5-20251001", thought=False) == 21_000
+
+
+def test_a_new_turn_from_claude_code_2_1_119_keeps_earlier_thinking_on_every_model(tmp_path: Path) -> None:
+    """Eduardodmb/ClaudeHome (Claude Code 2.1.119-2.1.136): 110 claude-sonnet-4-5 calls that start
+    a user turn after a turn that thought read the previous call's whole prompt, none stopped at
+    the first thinking block. Failed before: 20,003 predicted (the thinking taken as dropped)."""
+    def predicted(model: str, version: str) -> int:
+        path = write_jsonl(tmp_path / "s.jsonl", _turn_after_thinking(model, version=version))
+        return run_audit([path]).rows[2].predicted_cache_read
+
+    assert predicted("claude-sonnet-4-5-20250929", "2.1.126") == 21_000
+    assert predicted("claude-haiku-4-5-20251001", "2.1.119") == 21_000
+    # Before 2.1.119 (2.1.112-2.1.118 unmeasured), dropped as the API page says.
+    assert predicted("claude-sonnet-4-5-20250929", "2.1.118") == 20_003
+
+
+def _typed_subagent(project: Path, name: str, kind: str | None, start: str, head: int) -> None:
+    """A Sonnet 4.6 subagent of session ``sess`` on Claude Code 2.1.87 whose first call reads
+    ``head`` tokens, with its ``agent-<name>.meta.json`` naming ``kind`` (none where None)."""
+    agent = Transcript("sess", version="2.1.87", sidechain=True)
+    agent.user(f"task {name}: review the change", f"{start}:00.000Z", root=True)
+    agent.assistant(f"{name}-1", f"{start}:04.000Z", [cc_usage(3, 900, head, 90)], model="claude-sonnet-4-6")
+    folder = project / "sess" / "subagents"
+    write_jsonl(folder / f"agent-{name}.jsonl", agent.lines)
+    if kind is not None:
+        (folder / f"agent-{name}.meta.json").write_text(json.dumps({"agentType": kind, "description": "x"}))
+
+
+def test_a_subagents_head_is_its_types_own(tmp_path: Path) -> None:
+    # Xu-Wentao/dotfile's session e1dfbe01 (2.1.87): its executor agents read 9,059 tokens at their
+    # starts, its code reviewers 6,763 (each type its own system prompt and tools). One head for
+    # the session's agents predicted one level for both (8,503 there): 2 of 14 starts within
+    # before, 10 after. A file with no meta.json keeps the session's head.
+    project = tmp_path / "project"
+    for n, start in enumerate(("2026-03-27T09:30", "2026-03-27T09:32", "2026-03-27T09:34")):
+        _typed_subagent(project, f"e{n}", "oh-my-claudecode:executor", start, 9_059)
+        _typed_subagent(project, f"r{n}", "superpowers:code-reviewer", start.replace(":3", ":4"), 6_763)
+    result = run_audit([project])
+    starts = {row.lane: row.predicted_cache_read for row in result.rows}
+    assert starts == {**{f"agent-e{n}": 9_059 for n in range(3)}, **{f"agent-r{n}": 6_763 for n in range(3)}}
+    assert all(row.read_within for row in result.rows)
+    requests, _ = load_trace([project])
+    assert {r.prefix.head for r in requests} == {
+        "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess:oh-my-claudecode:executor",
+        "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess:superpowers:code-reviewer"}
+    _typed_subagent(tmp_path / "plain", "p0", None, "2026-03-27T09:30", 9_059)
+    (plain,), _ = load_trace([tmp_path / "plain"])
+    assert plain.prefix.head == "claude-code:subagent:claude-sonnet-4-6:2.1.87:sess"
+
+
+def _through_copilot_proxy(project: Path, name: str, reads: list[int], wrote: int = 0) -> None:
+    """A session of Claude Code 2.1.63 on claude-opus-4.6-1m whose calls read ``reads`` (each
+    sending 2,000 tokens more than it read) and report ``wrote`` as written, as a proxy zeroing
+    the field gives."""
+    t = Transcript(name, version="2.1.63")
+    t.user("go", "2026-03-05T10:00:00.000Z", root=True)
+    for n, read in enumerate(reads):
+        t.assistant(f"{name}-{n}", f"2026-03-05T10:00:{2 + 4 * n:02d}.000Z", [cc_usage(2_000, wrote, read, 50)], model="claude-opus-4.6-1m")
+        t.user("result", f"2026-03-05T10:00:{3 + 4 * n:02d}.000Z", tool=True)
+    write_jsonl(project / f"{name}.jsonl", t.lines)
+
+
+def test_a_claude_models_writes_reported_as_0_while_its_reads_grow_are_not_reported(tmp_path: Path) -> None:
+    # Damon-Salvetore/claude-code (2.1.63 through copilot-api on localhost:4141): none of 772 calls
+    # reports a write, yet its calls read on past what the previous one read. Taken as 0 writes, each call
+    # was predicted to read only what the previous read (450 of 772 within before, 638 after).
+    project = tmp_path / "project"
+    _through_copilot_proxy(project, "proxy", [11_000, 13_000, 15_000, 17_000])
+    result = run_audit([project])
+    assert [row.predicted_cache_read for row in result.rows[1:]] == [13_000, 15_000, 17_000]
+    assert all(row.read_within for row in result.rows[1:])
+    (summary,) = load_trace([project])[1]
+    assert any("claude-opus-4.6-1m: its writes read as not reported, not 0: all 4 of its call(s) here" in n for n in summary.notes)
+    # A file where the model wrote, or whose reads did not grow twice, keeps its zeros.
+    _through_copilot_proxy(tmp_path / "wrote", "w", [11_000, 13_000, 15_000], wrote=5)
+    _through_copilot_proxy(tmp_path / "flat", "f", [11_000, 11_000, 13_000])
+    for folder in ("wrote", "flat"):
+        requests, summaries = load_trace([tmp_path / folder])
+        assert all(r.usage.writes_reported for r in requests)
+        assert not any("not reported, not 0" in n for s in summaries for n in s.notes)
 
 
 @pytest.mark.parametrize("stamp", [

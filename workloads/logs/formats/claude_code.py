@@ -228,6 +228,9 @@ class _Walk:
         stem = path.stem
         self.in_subagents = path.parent.name == "subagents" or stem.startswith("agent-")
         self.file_lane = (stem, ("compaction" if "acompact" in stem else "subagent")) if self.in_subagents else ("main", "main")
+        #: The subagent's type, as its ``agent-<id>.meta.json`` beside the file names it (``agentType``);
+        #: None for the main thread's file or where no such file names one (:func:`_agent_type`).
+        self.agent_type = _agent_type(path) if self.in_subagents else None
         self.lane_of: dict[str, tuple[str, str]] = {}
         self.depth: dict[str, int] = {}
         self.time_of: dict[str, int | None] = {}
@@ -300,6 +303,10 @@ class _Walk:
         #: (the writes, the calls, the model's calls here that split their writes, whether an
         #: unsplit call left much of its prompt uncached).
         self.unsplit_kept: dict[str, tuple[int, int, int, bool]] = {}
+        #: Claude models whose calls in this file report a write of 0 every time though their reads
+        #: grow (:func:`_find_unwritten`): the writes are not reported, not 0; with the calls that
+        #: report their cache use and those whose read outgrew every earlier one.
+        self.unwritten: dict[str, tuple[int, int]] = {}
         #: The requests whose last line was written mid-stream (:func:`_mid_stream`).
         self.mid_stream: set[str] = set()
         #: A stream-json run's stream events (``--include-partial-messages``): per thread, the
@@ -1099,6 +1106,18 @@ def _position(line: int, path: str) -> tuple[int, int]:
     return line, int(inside) if inside.isdigit() else -1
 
 
+def _agent_type(path: Path) -> str | None:
+    """The ``agentType`` of the ``<stem>.meta.json`` beside a subagent's transcript (Claude Code
+    writes one beside each subagent file, seen from 2.1.78: ``{"agentType": "Explore", ...}``), or
+    None where there is no such file, it cannot be read, or it names no type (a string)."""
+    try:
+        meta = json.loads(path.with_name(f"{path.stem}.meta.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    kind = meta.get("agentType") if isinstance(meta, dict) else None
+    return sys.intern(kind) if isinstance(kind, str) and kind else None
+
+
 def _mid_stream(message: dict) -> bool:
     """Whether an assistant line was written before its response ended: ``stop_reason`` there
     and null (2.x writes a line per content block as the block ends; the response's end, with
@@ -1181,6 +1200,8 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     relayed = provider == ANTHROPIC.name and req.model in walk.relayed
     if relayed:
         provider = UNKNOWN.name
+    if req.model in walk.unwritten and usage.cache_reported:
+        usage = replace(usage, writes_reported=False)
     # The strings every request of a model repeats are one object each (the trace holds every
     # request of every file until the audit ends): interned.
     model, version = sys.intern(req.model), None if req.version is None else sys.intern(req.version)
@@ -1198,6 +1219,12 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
         head = f"{head}:{req.entrypoint}"
     if head_kind == "subagent" and req.session is not None:
         head = f"{head}:{req.session}"
+    # And one per subagent type: its system prompt is its agent definition's, and its tools can be
+    # a subset of the session's. Xu-Wentao/dotfile's session e1dfbe01 (2.1.87, Sonnet 4.6): its 8
+    # oh-my-claudecode:executor agents read 9,059 tokens at their starts (5 of the 6 that read),
+    # its 6 superpowers:code-reviewer agents 6,763 or 7,758, never 9,059.
+    if head_kind == "subagent" and walk.agent_type is not None:
+        head = f"{head}:{walk.agent_type}"
     # (named as that request names its own node: a response no logged entry prompted, a
     # stream-json run's first, is its own key)
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
@@ -1341,6 +1368,46 @@ def _find_relayed(walk: _Walk) -> None:
                          for model, seen in unsplit.items() if model not in walk.relayed}
 
 
+#: How many of a model's calls in a file must read more than every earlier call of it there read,
+#: none reporting a write, for its writes to be taken as not reported (:func:`_find_unwritten`).
+_UNWRITTEN_GROWTH = 2
+
+
+def _find_unwritten(walk: _Walk) -> None:
+    """Mark the Claude models whose writes this file's usage does not report: every call of the
+    model here that reports its cache use gives ``cache_creation_input_tokens`` 0, yet at least
+    :data:`_UNWRITTEN_GROWTH` of them read more than any earlier call of it here read. A cache
+    serves only what was written, so those reads grew by writes the usage left out: a proxy in
+    front of the cache that zeroes the field. github.com/Damon-Salvetore/claude-code (Claude Code
+    2.1.63, ``ANTHROPIC_BASE_URL=http://localhost:4141``, the default port of the copilot-api
+    proxies that serve GitHub Copilot's models, named ``claude-opus-4.6-1m``): none of its 772
+    calls reports a write, 43.2M tokens read; taken as 0, 450 reads were predicted within 3%, taken
+    as not reported (761 calls, in the 28 of its 49 files where reads grew), 638. Such calls' writes
+    are unknown, not 0: what the next call may read is the whole prompt
+    (:attr:`~prefixbench.simulator.usage.Usage.writes_reported`). A first read (a lane start
+    reading a head another file wrote) shows nothing."""
+    most: dict[str, int] = {}
+    grew: Counter[str] = Counter()
+    reporting: Counter[str] = Counter()
+    wrote: set[str] = set()
+    for req in walk.requests.values():
+        usage = req.usage
+        if _transcript_rules(req.model)[0] != ANTHROPIC.name or not isinstance(usage, dict):
+            continue
+        written, read = usage.get("cache_creation_input_tokens"), usage.get("cache_read_input_tokens")
+        if type(written) is not int or type(read) is not int:
+            continue
+        reporting[req.model] += 1
+        if written:
+            wrote.add(req.model)
+        before = most.get(req.model, 0)
+        if before and read > before:
+            grew[req.model] += 1
+        most[req.model] = max(before, read)
+    walk.unwritten = {model: (reporting[model], count) for model, count in grew.items()
+                      if count >= _UNWRITTEN_GROWTH and model not in wrote}
+
+
 #: Providers a transcript's calls reach whose cache keeps each reply (``caches_output``) and to
 #: which Claude Code sends a response back whole, thinking included, in the next call of its chain:
 #: DeepSeek's Anthropic-compatible endpoint, as the OpenCode, Cline and pi readers have it. On a
@@ -1374,10 +1441,30 @@ def _prompt_tokens(usage: dict) -> int:
                if isinstance(v := usage.get(k), int) and not isinstance(v, bool))
 
 
+#: The first Claude Code release seen keeping earlier turns' thinking at a new user turn on a model
+#: whose API drops it there (:func:`_kept_before_thinking`): github.com/Eduardodmb/ClaudeHome
+#: (2.1.119-2.1.136, 2026-04/05), claude-sonnet-4-5-20250929 in 12 transcripts: 110 calls that start
+#: a user turn after a turn that thought read the previous call's whole prompt (within 8 tokens), none
+#: stopped at the first thinking block. 2.1.81-2.1.111 dropped it (LAF-US/IDAHO-VAULT's Haiku 4.5
+#: turns); 2.1.112-2.1.118 unmeasured, taken to drop it as before.
+_THINKING_KEPT_FROM = (2, 1, 119)
+
+
+@lru_cache(maxsize=64)  # once a release, not once a request
+def _thinking_kept(version: str) -> bool:
+    """Whether Claude Code ``version`` keeps earlier turns' thinking (:data:`_THINKING_KEPT_FROM`)."""
+    release = _RELEASE.match(version)
+    return release is not None and tuple(map(int, release.groups())) >= _THINKING_KEPT_FROM
+
+
 def _kept_before_thinking(walk: _Walk, req: _Request) -> int | None:
     """Of the previous call's prompt, the tokens a new user turn keeps on a model that drops
     earlier turns' thinking then (:func:`~prefixbench.workloads.logs.formats.common.kept_before_thinking`),
-    counted from its transcript line; None where nothing is dropped."""
+    counted from its transcript line; None where nothing is dropped, as from Claude Code 2.1.119
+    on (:data:`_THINKING_KEPT_FROM`: the turns' thinking stays in the prompt, so the cache goes on
+    past it; most likely the client asks the API to keep it, which the transcript does not show)."""
+    if req.version is not None and _thinking_kept(req.version):
+        return None
     new_turn = any(kind == "user_turn" for kind, _ in req.events)
     first = kept_before_thinking(_transcript_rules(req.model)[1], req.model, new_turn, _calls_above(walk, req))
     return None if first is None else _prompt_tokens(first.usage)
@@ -1549,6 +1636,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     if not seen_any:
         raise UserError(f"{walk.name}:1: empty file, no transcript entries")
     _find_relayed(walk)
+    _find_unwritten(walk)
     out: list[TraceRequest] = []
     paused: set[str] = set()  # nodes of responses paused after a server-side compaction
     advisors: dict[str, tuple[str | None, int]] = {}  # each advisor lane's last call, blocks since
@@ -1594,6 +1682,11 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{written:,} main-thread turn(s) that ended on Claude Code 2.1.185 or later: the next call is predicted to "
                   "read the turn's reply too, which a call of Claude Code's own, not in the transcript, wrote after the turn "
                   f"(measured on two public sessions; replies up to {_REPLY_WRITTEN_MAX:,} tokens)",)
+    for model, (calls, grew) in sorted(walk.unwritten.items()):
+        notes += (f"{model}: its writes read as not reported, not 0: all {calls:,} of its call(s) here that report their "
+                  f"cache use give cache_creation_input_tokens 0, yet {grew:,} read more than every earlier one read (a "
+                  "cache serves only what was written): most likely a proxy in front of the cache that zeroes the field "
+                  "(copilot-api for GitHub Copilot's models, say); each call is taken to leave its whole prompt readable",)
     for model, (tokens, calls) in sorted(walk.relayed.items()):
         # The evidence the provider rests on, said: the transcript keeps no endpoint. The option
         # is applied after the reader: the assumed: note says whether it set another provider.
