@@ -422,12 +422,17 @@ class Step(msgspec.Struct, frozen=True):
     amount: float
     kind: str  # "total", "loss" (from the running sum), "alone"/"cost" (a what-if, from the first total)
     tip: str
+    #: A what-if step's fix's detail: its hedges (``may save``, ``saves up to``) go on the bar's
+    #: label as on its tip and the table (:func:`~.whatif.hedged`).
+    detail: str = ""
 
 
 def step_amount_text(step: Step) -> str:
     """A waterfall step's amount in the one sign convention of the reports (docs/audit.md): dollars
     lost and dollars saved are positive amounts said in words, a fix that costs more says so; only a
-    total is a bare amount."""
+    total is a bare amount. A saving its fix's detail hedges says so (``may save $17.1855``)."""
+    from prefixbench.reports.whatif import hedged  # (imported here: reports.whatif loads the what-if engine)
+
     match step.kind:
         case "total":
             return fmt_usd(step.amount)
@@ -435,7 +440,7 @@ def step_amount_text(step: Step) -> str:
             return f"lost {fmt_usd(abs(step.amount))}"
         case _:
             saved = -step.amount
-            return f"saves {fmt_usd(saved)}" if saved >= 0 else f"costs {fmt_usd(-saved)} more"
+            return hedged(f"saves {fmt_usd(saved)}", saved, step.detail) if saved >= 0 else f"costs {fmt_usd(-saved)} more"
 
 
 def waterfall(steps: Sequence[Step], *, title: str, unit: str = "$", height: int = 300, width: int = 1000) -> str:

@@ -718,7 +718,8 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
                           f"{w['fix']} alone, from what was paid: {saved_cell(saved, w.get('unpriced_requests'), w.get('detail'))}"
-                          f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)"))
+                          f" ({w['requests_changed']} requests changed, {w['tokens_to_read']:+,} tokens to read)",
+                          w.get("detail") or ""))
     seen_only = (f" The lost steps sum the {totals['requests'] - unseen:,} request(s) that report their cache use "
                  f"only: {unseen:,} report none, so a miss of theirs could not be seen." if unseen else "")
     return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
@@ -728,7 +729,8 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
 
 def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
-    from prefixbench.reports.whatif import saved_cell, saved_words
+    from prefixbench.reports.whatif import hedged, saved_cell, saved_words
+    from prefixbench.workloads.audit.whatif import INFERRED
 
     rows = []
     for i, w in enumerate(what_if):
@@ -753,12 +755,16 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
     for w in what_if:
         if not w["applies"] or not w.get("lanes"):
             continue
+        # A lane's saving carries its fix's "may save" (an inferred change is inferred on every lane);
+        # not "saves up to", whose uncharged keep-alives need not be on this lane.
+        lane_hedge = INFERRED if INFERRED in (w.get("detail") or "") else ""
         lane_rows = [
             ({"data-fix-lane": f"{w['fix']}|{e['file']}|{e['lane']}"}, [
                 _lane_label(e["file"], e["lane"], many),
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
-                num("saved_usd", e["saved_usd"], "unknown (unpriced)" if e["saved_usd"] is None else saved_words(e["saved_usd"])),
+                num("saved_usd", e["saved_usd"], "unknown (unpriced)" if e["saved_usd"] is None
+                    else hedged(saved_words(e["saved_usd"]), e["saved_usd"], lane_hedge)),
                 e.get("note", ""),
             ])
             for e in w["lanes"]

@@ -637,6 +637,14 @@ def _causes_text(rows: Sequence[AuditRow]) -> str:
     return ", ".join(f"{cause} x{n:,}" for cause, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 
 
+def _inferred(w: WhatIf) -> bool:
+    """Whether the fix's saving rests on a change inferred from the reads, not seen (static-system
+    on a log without bodies: :data:`~.whatif.INFERRED` in its detail): its words say "may save"."""
+    from prefixbench.workloads.audit.whatif import INFERRED  # (imported here, as WhatIf is only for typing above)
+
+    return w.saved_usd is not None and INFERRED in (w.detail or "")
+
+
 def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost: Decimal,
                         by_key: dict[tuple[str, str, int], AuditRow]) -> str:
     """The pattern of a re-simulated fix, saying where its requests and dollars differ from its
@@ -646,8 +654,9 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
     changes = [c for c in w.changes if c.index >= 0]
     others = [by_key[key] for c in changes if (key := (c.file, c.lane, c.index)) in by_key and key not in targeted]
     saved = w.saved_usd or Decimal(0)
+    saves = "may save" if _inferred(w) else "saves"  # the hedge the fix's dollars carry (reports.whatif.hedged)
     if not rows:
-        return (f"no miss the audit found points at this fix: it saves on what the {w.requests_changed:,} request(s) it "
+        return (f"no miss the audit found points at this fix: it {saves} on what the {w.requests_changed:,} request(s) it "
                 "changes paid (e.g. a cheaper cache write), not on a miss")
     parts = [pattern]
     missed = sum((c.file, c.lane, c.index) in targeted for c in changes)
@@ -674,11 +683,11 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
         text = (f"it also changes {what}, "
                 f"{'saving' if on_others >= 0 else 'costing'} {format_usd(abs(on_others))} there")
         if more > 0 and on_misses <= lost:
-            text += f": so it saves {format_usd(more)} more than its misses lost"
+            text += f": so it {saves} {format_usd(more)} more than its misses lost"
         parts.append(text)
     if more > 0 and on_misses > lost:
         # The misses themselves saved more than the audit's loss on them.
-        parts.append(f"it saves {format_usd(more)} more than its misses lost: the loss counts only the tokens the lane's "
+        parts.append(f"it {saves} {format_usd(more)} more than its misses lost: the loss counts only the tokens the lane's "
                      f"previous request left readable, and the fix also changes what the rest of each prompt paid to write")
     return "; ".join(parts)
 
@@ -774,6 +783,7 @@ def _recommendation(
         assumption=w.assumption,
         detail=detail,
         unpriced_requests=unpriced,
+        inferred=_inferred(w) and saved is not None,
     )
 
 

@@ -374,6 +374,9 @@ class Recommendation(msgspec.Struct, frozen=True):
     #: Of the misses it targets, those that lost tokens no dollar figure holds (a model with no
     #: price, a range only): not in ``lost_usd``, and what the fix saves on them is unknown.
     unpriced_requests: int = 0
+    #: Whether its saving rests on a change inferred from the reads, not seen (static-system on a
+    #: log without bodies): every report says "may save" for it, never "saves".
+    inferred: bool = False
 
     @property
     def lost_unknown(self) -> bool:

@@ -243,6 +243,7 @@ RECOMMENDATION_FIELDS: tuple[Field, ...] = (
     Field("assumption", "str"),
     Field("detail", "str"),
     Field("unpriced_requests", "int"),
+    Field("inferred", "bool"),
 )
 
 #: One compaction the log shows, judged warm, cold or unknown (its cache use not reported;
