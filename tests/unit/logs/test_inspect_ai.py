@@ -6,6 +6,7 @@ failed calls and samples without events counted apart; the totals checked field 
 from __future__ import annotations
 
 import json
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.logs.formats import inspect_ai
 from prefixbench.workloads.logs.formats.inspect_ai import is_eval_log
 
 FORMAT = FORMATS["inspect-ai"]
@@ -59,10 +61,11 @@ def log(release: str | None, samples: list[dict] | None, model: str = "openai/gp
     return found
 
 
-def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True) -> Path:
+def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True, frame: int = 64, pad: int = 0) -> Path:
     """``value`` written as Inspect writes an ``.eval``: its header (or, for a run still going,
     ``_journal/start.json``) and a member per sample; ``zstd``: every member zstd-compressed in
-    frames of a few bytes (zip method 93), as later releases write them."""
+    frames of ``frame`` bytes (zip method 93), as later releases write them; ``pad``: spaces
+    after each sample's JSON (a zip bomb)."""
     members = {}
     head = {k: v for k, v in value.items() if k != "samples"}
     members["header.json" if header else "_journal/start.json"] = head
@@ -70,9 +73,9 @@ def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True
         members[f"samples/{s['id']}_epoch_{s['epoch']}.json"] = s
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED if zstd else zipfile.ZIP_DEFLATED) as zf:
         for name, member in members.items():
-            data = json.dumps(member).encode()
+            data = json.dumps(member).encode() + (b" " * pad if name.startswith("samples/") else b"")
             if zstd:  # several frames, as Inspect's capped frames make them
-                data = b"".join(zstandard.ZstdCompressor().compress(data[i:i + 64]) for i in range(0, len(data), 64))
+                data = b"".join(zstandard.ZstdCompressor().compress(data[i:i + frame]) for i in range(0, len(data), frame))
             zf.writestr(name, data)
     if zstd:  # mark each member's method as zstd (93) in its local header and the directory
         raw = bytearray(path.read_bytes())
@@ -247,3 +250,28 @@ def test_the_note_names_where_inspects_own_totals_differ(tmp_path: Path) -> None
     _, summary = import_file(path, FORMAT, ImportContext())
     assert ("counted against the samples' own model_usage: input_tokens 10, input_tokens_cache_read 100, "
             "input_tokens_cache_write 0, output_tokens 5 (Inspect's 7)") in summary.notes
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_a_zip_bomb_member_is_refused_before_it_is_held(tmp_path: Path, zstd: bool) -> None:
+    """A member that inflates past 16 MiB at more than 400 times its compressed size is refused
+    as it is read: main read a member up to 1 GiB whole (a 4.4 MB .eval took 2 GB)."""
+    path = eval_zip(tmp_path / "bomb.eval", log("0.3.200", [sample(1, [event("openai/gpt-5", usage(100, 5, read=0), 1)])]),
+                    zstd=zstd, frame=1 << 30, pad=40 << 20)
+    assert path.stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(UserError, match=r"bomb\.eval: samples/1_epoch_1\.json: inflates more than 400 times its [\d,]+ "
+                                             r"compressed bytes \(past [\d,]+ bytes read\): a zip bomb"):
+            import_file(path, FORMAT, ImportContext())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 << 20, peak
+
+
+def test_a_member_the_zip_says_is_too_large_is_not_decompressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inspect_ai, "MAX_MEMBER_BYTES", 1 << 20)
+    path = eval_zip(tmp_path / "big.eval", MIXED, pad=2 << 20)
+    with pytest.raises(UserError, match=r"samples/1_epoch_1\.json: larger than 1,048,576 bytes decompressed \(the zip says"):
+        import_file(path, FORMAT, ImportContext())

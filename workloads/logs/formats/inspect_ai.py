@@ -18,6 +18,10 @@ call: skipped, said so), and an event without usage (the call failed) is skipped
 nested in another event's ``events`` (the tool and subtask events of early logs) are read in
 place; an event whose ``uuid`` was already read is not read again.
 
+A member is decoded whole: one that decompresses past 256 MiB, or past 16 MiB at more than 400
+times its compressed size (a zip bomb; Inspect's JSON deflates 5 to 20 times), is refused in one
+line as soon as it is, before more of it is held.
+
 The usage is Inspect's :class:`ModelUsage` (``model/_model_output.py``): ``input_tokens``,
 ``output_tokens``, ``input_tokens_cache_read``, ``input_tokens_cache_write``,
 ``reasoning_tokens``. What ``input_tokens`` holds depends on the adapter and the release that
@@ -83,8 +87,16 @@ START = "_journal/start.json"
 SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
 #: The zip compression method of zstd (Inspect's later releases write every member so).
 ZIP_ZSTD = 93
-#: Largest member read, decompressed (bytes): far above any sample's.
-MAX_MEMBER_BYTES = 1 << 30
+#: Largest member read, decompressed (bytes): far above any sample's (the member is decoded whole,
+#: so its bytes and the objects they make are held at once).
+MAX_MEMBER_BYTES = 1 << 28
+#: A member larger than :data:`RATIO_FLOOR` decompressed that inflates more than
+#: :data:`MAX_RATIO` times its compressed size is refused as a zip bomb: Inspect's compact JSON
+#: deflates about 5 to 20 times, while a run of one repeated byte deflates about 1,000 times.
+MAX_RATIO = 400
+RATIO_FLOOR = 1 << 24
+#: Decompressed bytes read at a time (what is held beyond the bounds before a refusal).
+_CHUNK = 1 << 20
 #: The releases from which ``input_tokens`` excludes the cached part: the OpenAI-shaped adapters
 #: and Grok, and Google's.
 ADDITIVE_FROM = (0, 3, 184)
@@ -183,18 +195,16 @@ def _member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
     """A member's JSON object; else one line naming the member."""
     where = f"{path}: {info.filename}"
     if info.file_size > MAX_MEMBER_BYTES:
-        raise UserError(f"{where}: larger than {MAX_MEMBER_BYTES:,} bytes")
+        raise UserError(f"{where}: larger than {MAX_MEMBER_BYTES:,} bytes decompressed (the zip says {info.file_size:,}): not read")
     try:
         if info.compress_type == ZIP_ZSTD:
             import zstandard  # (a dependency; imported here, as the zstd-compressed logs need it)
 
             with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(_raw_member(path, info)), read_across_frames=True) as reader:
-                data = reader.read(MAX_MEMBER_BYTES + 1)
-            if len(data) > MAX_MEMBER_BYTES:
-                raise UserError(f"{where}: decompresses to more than {MAX_MEMBER_BYTES:,} bytes")
+                data = _bounded(reader, info.compress_size, where)
         else:
             with zf.open(info) as member:
-                data = member.read(MAX_MEMBER_BYTES + 1)
+                data = _bounded(member, info.compress_size, where)
     except UserError:
         raise
     except NotImplementedError:
@@ -210,6 +220,21 @@ def _member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
     if not isinstance(value, dict):
         raise UserError(f"{where}: not a JSON object")
     return value
+
+
+def _bounded(stream, compressed: int, where: str) -> bytearray:
+    """A member's decompressed bytes, read a chunk at a time and refused in one line as soon as
+    they pass :data:`MAX_MEMBER_BYTES`, or :data:`RATIO_FLOOR` and :data:`MAX_RATIO` times the
+    ``compressed`` size (a zip bomb: a few MB inflating to a GB), before more is held."""
+    data = bytearray()
+    while chunk := stream.read(_CHUNK):
+        data += chunk
+        if len(data) > MAX_MEMBER_BYTES:
+            raise UserError(f"{where}: decompresses to more than {MAX_MEMBER_BYTES:,} bytes: not read")
+        if len(data) > RATIO_FLOOR and len(data) > MAX_RATIO * max(compressed, 1):
+            raise UserError(f"{where}: inflates more than {MAX_RATIO} times its {compressed:,} compressed bytes (past "
+                            f"{len(data):,} bytes read): a zip bomb, not an Inspect log's member; not read")
+    return data  # (not copied to bytes: the decoder reads a bytearray as it is)
 
 
 def _release(log: dict) -> tuple[tuple[int, ...] | None, bool, str]:
