@@ -6,6 +6,7 @@ failed calls and samples without events counted apart; the totals checked field 
 from __future__ import annotations
 
 import json
+import re
 import tracemalloc
 import zipfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.logs.formats import inspect_ai
 from prefixbench.workloads.logs.formats.inspect_ai import is_eval_log
 
@@ -250,6 +252,86 @@ def test_the_note_names_where_inspects_own_totals_differ(tmp_path: Path) -> None
     _, summary = import_file(path, FORMAT, ImportContext())
     assert ("counted against the samples' own model_usage: input_tokens 10, input_tokens_cache_read 100, "
             "input_tokens_cache_write 0, output_tokens 5 (Inspect's 7)") in summary.notes
+
+
+def condensed(value: dict) -> dict:
+    """``value`` written as inspect_ai 0.3.195 on writes a sample (``event/_pool.py``): each
+    distinct message once in ``events_data.messages``, a model event's ``input`` ``[]`` beside
+    ``input_refs``, ranges ``[start, end)`` of that list."""
+    value = json.loads(json.dumps(value))
+    for s in value["samples"]:
+        pool: list = []
+        at: dict[str, int] = {}
+        for e in s["events"]:
+            if e.get("event") != "model" or not e.get("input"):
+                continue
+            refs: list[list[int]] = []
+            for message in e["input"]:
+                key = json.dumps(message, sort_keys=True)
+                if key not in at:
+                    at[key] = len(pool)
+                    pool.append(message)
+                if refs and refs[-1][1] == at[key]:
+                    refs[-1][1] += 1
+                else:
+                    refs.append([at[key], at[key] + 1])
+            e["input"], e["input_refs"] = [], refs
+        s["events_data"] = {"messages": pool, "calls": []}
+    return value
+
+
+def _system_changed_log() -> dict:
+    """Three Claude calls of one sample; the third's system prompt changed (its miss is
+    system-changed where the reader sees the input)."""
+    def call(second: int, system: str, turns: int, used: dict) -> dict:
+        found = event("anthropic/claude-sonnet-4-5", used, second)
+        found["input"] = [{"role": "system", "content": system}, {"role": "user", "content": "fix the test"}]
+        for n in range(turns):
+            found["input"] += [{"role": "assistant", "content": f"step {n}"}, {"role": "user", "content": f"result {n}"}]
+        return found
+
+    return log("0.3.200", [sample(1, [
+        call(1, "You are an engineer.", 0, usage(5, 50, read=0, write=9000)),
+        call(3, "You are an engineer.", 1, usage(5, 50, read=9000, write=200)),
+        call(5, "You are a DIFFERENT engineer.", 2, usage(5, 50, read=0, write=9400)),
+    ])], model="anthropic/claude-sonnet-4-5")
+
+
+def test_a_condensed_sample_reads_as_the_same_log_written_whole(tmp_path: Path) -> None:
+    """Main ignored ``events_data``: a condensed log's events showed no message, so no call's
+    added messages and no system prompt, and its changed system prompt was an unexplained miss."""
+    whole, pooled = tmp_path / "whole.json", tmp_path / "condensed.json"
+    whole.write_text(json.dumps(_system_changed_log()))
+    pooled.write_text(json.dumps(condensed(_system_changed_log())))
+    assert json.loads(pooled.read_text())["samples"][0]["events"][2]["input"] == []
+    one, _ = import_file(whole, FORMAT, ImportContext())
+    other, summary = import_file(pooled, FORMAT, ImportContext())
+    assert [(r.usage, r.messages, r.prefix.head, r.prefix.new_blocks) for r in other] == [
+        (r.usage, r.messages, r.prefix.head, r.prefix.new_blocks) for r in one]
+    assert [len(r.messages) for r in other] == [1, 2, 2] and other[1].prefix.head != other[2].prefix.head
+    assert any(note.startswith("3 model event(s) of condensed samples (inspect_ai 0.3.195 on)") for note in summary.notes)
+    causes = [[(r.cause, r.lost_tokens) for r in run_audit([path]).rows] for path in (whole, pooled)]
+    assert causes[0] == causes[1] and ("system-changed", 9200) in causes[1]
+    eval_log = eval_zip(tmp_path / "condensed.eval", condensed(_system_changed_log()), zstd=True)
+    assert [r.prefix.head for r in import_file(eval_log, FORMAT, ImportContext())[0]] == [r.prefix.head for r in one]
+
+
+@pytest.mark.parametrize(("refs", "said"), [
+    ([[0, 99]], r"input_refs holds \[0, 99\], not a \[start, end\) range of the sample's 2 events_data.messages"),
+    ("0-2", "input_refs is not a list"),
+    (None, "input_refs, but the sample has no events_data.messages"),
+])
+def test_bad_input_refs_are_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], refs: object, said: str) -> None:
+    value = condensed(log("0.3.200", [sample(1, [event("openai/gpt-5", usage(100, 5, read=0), 1)])]))
+    if refs is None:
+        del value["samples"][0]["events_data"]
+    else:
+        value["samples"][0]["events"][0]["input_refs"] = refs
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(value))
+    assert run(["audit", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and re.search(rf"bad\.json:1: samples\[0\]\.events\[0\]: {said}", err), err
 
 
 @pytest.mark.parametrize("zstd", [False, True])

@@ -18,6 +18,13 @@ call: skipped, said so), and an event without usage (the call failed) is skipped
 nested in another event's ``events`` (the tool and subtask events of early logs) are read in
 place; an event whose ``uuid`` was already read is not read again.
 
+From inspect_ai 0.3.195 (#3374, March 2026, ``log/_condense.py``, ``event/_pool.py``) a sample
+is written condensed: each message is kept once, in the sample's ``events_data.messages``, and
+a model event's ``input`` is ``[]`` beside ``input_refs``, ranges ``[start, end)`` of that list
+in order; the input is rebuilt from them (a range outside the list is refused in one line).
+The ``call.request`` messages are pooled the same way (``events_data.calls``, ``call.call_refs``),
+but the provider's wire request is not read, so neither is that pool.
+
 A member is decoded whole: one that decompresses past 256 MiB, or past 16 MiB at more than 400
 times its compressed size (a zip bomb; Inspect's JSON deflates 5 to 20 times), is refused in one
 line as soon as it is, before more of it is held.
@@ -274,6 +281,7 @@ class _Log:
         self.subset = 0
         self.exclusive = 0
         self.unreported = 0
+        self.condensed = 0
         self.unknown_hosts: dict[str, int] = {}
         #: The calls' own sums and the samples' model_usage sums (of the samples read).
         self.counted = dict.fromkeys(_FIELDS, 0)
@@ -296,12 +304,14 @@ class _Log:
             self.without_events += 1
             self.skipped.append((line, f"sample {sid} epoch {epoch}: no events, only the sample's model_usage totals: not read as calls"))
             return
+        pool = as_dict(value.get("events_data")).get("messages")
+        pool = pool if isinstance(pool, list) else None
         calls_before = len(self.out)
         last: dict[str, str] = {}
         sent: dict[str, int] = {}
         for event, at in _walk(events, base):
             if event.get("event") == "model":
-                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last, sent)
+                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last, sent, pool)
         if len(self.out) > calls_before:
             for usage in as_dict(value.get("model_usage")).values():
                 usage = as_dict(usage)
@@ -310,9 +320,11 @@ class _Log:
                     if isinstance(got, int) and not isinstance(got, bool):
                         self.logged[key] += got
 
-    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int]) -> None:
+    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int],
+              pool: list | None) -> None:
         """Read one model event (``last``: each model's last call in the lane, ``sent``: how many
-        input messages it sent)."""
+        input messages it sent; ``pool``: the sample's ``events_data.messages``, which a condensed
+        event's ``input_refs`` index)."""
         uuid = event.get("uuid")
         if isinstance(uuid, str) and uuid:
             if uuid in self.seen:
@@ -344,17 +356,39 @@ class _Log:
         envelope = (("effort", str(effort)[:20]),) if isinstance(effort, str) and effort else ()
         node = f"inspect:{self.file}#{at}"
         parent = last.get(name)
-        added = _added(event.get("input"), sent.get(name, 0) if parent is not None else 0)
+        messages = self._input(event, pool, where)
+        added = _added(messages, sent.get(name, 0) if parent is not None else 0)
         self.out.append(TraceRequest(
             file=self.file, line=line, lane=lane, lane_kind="main", seq=len(self.out),
             sent_ms=parse_time_ms(event.get("timestamp"), where), ready_ms=None, provider=provider, model=model,
-            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event)}", node, parent, max(1, len(added))),
+            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event.get('tools'), messages)}", node, parent, max(1, len(added))),
             messages=added,
             request_id=uuid if isinstance(uuid, str) and uuid else None, source_format=NAME,
             done_ms=parse_time_ms(event.get("completed"), where), path=at,
         ))
         last[name] = node
-        sent[name] = len(event["input"]) if isinstance(event.get("input"), list) else 0
+        sent[name] = len(messages) if isinstance(messages, list) else 0
+
+    def _input(self, event: dict, pool: list | None, where: str) -> object:
+        """A call's input messages: its ``input``, or, in a condensed sample (inspect_ai 0.3.195 on,
+        ``event/_pool.py``), the ``events_data.messages`` its ``input_refs`` ranges (``[start,
+        end)``, in order) pick where its ``input`` is empty."""
+        messages, refs = event.get("input"), event.get("input_refs")
+        if refs is None or messages:
+            return messages
+        if not isinstance(refs, list):
+            raise UserError(f"{where}: input_refs is not a list")
+        if pool is None:
+            raise UserError(f"{where}: input_refs, but the sample has no events_data.messages for them to index")
+        rebuilt: list = []
+        for ref in refs:
+            if not (isinstance(ref, list) and len(ref) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in ref)
+                    and 0 <= ref[0] <= ref[1] <= len(pool)):
+                raise UserError(f"{where}: input_refs holds {str(ref)[:40]}, not a [start, end) range of the sample's "
+                                f"{len(pool):,} events_data.messages")
+            rebuilt.extend(pool[ref[0]:ref[1]])
+        self.condensed += 1
+        return rebuilt
 
     def _usage(self, name: str, provider: str, logged: dict, where: str) -> Usage:
         tokens_in = count(logged.get("input_tokens"), where, "usage.input_tokens")
@@ -402,6 +436,9 @@ class _Log:
         if self.exclusive:
             notes.append(f"{self.exclusive} call(s) of a release that counted the cached part inside input_tokens whose read exceeds "
                          "it: read with input_tokens excluding the cache")
+        if self.condensed:
+            notes.append(f"{self.condensed} model event(s) of condensed samples (inspect_ai 0.3.195 on): input rebuilt from "
+                         "input_refs over the sample's events_data.messages")
         if self.unreported:
             notes.append(f"{self.unreported} call(s) whose usage has no cache count (the adapter wrote none): cache not reported")
         if self.unknown_hosts:
@@ -444,18 +481,18 @@ def _served(name: str) -> tuple[str, str]:
 def _added(messages: object, before: int) -> tuple[LoggedMessage, ...]:
     """The input messages a call sends past the ``before`` its model's previous call in the lane
     sent (the previous reply, tool results, a user turn), system messages aside: where the audit
-    locates a break. None where the event keeps no input (a condensed log's ``input_refs``)."""
+    locates a break (a condensed event's input rebuilt from its ``input_refs`` first: ``_Log._input``)."""
     if not isinstance(messages, list):
         return ()
     return tuple(make_message(str(m.get("role") or "user")[:20], m.get("content") if m.get("content") is not None else "")
                  for m in messages[before:] if isinstance(m, dict) and m.get("role") != "system")
 
 
-def _head(event: dict) -> str:
+def _head(tools: object, messages: object) -> str:
     """A digest of what a call's event shows of its head: the tools and the system messages."""
-    system = [as_dict(m).get("content") for m in event.get("input") or () if isinstance(m, dict) and m.get("role") == "system"] \
-        if isinstance(event.get("input"), list) else []
-    return head_digest([event.get("tools"), system])
+    system = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "system"] \
+        if isinstance(messages, list) else []
+    return head_digest([tools, system])
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -511,6 +548,7 @@ FORMAT = LogFormat(
         "0.3.25 to 0.3.42: a sample's transcript.events; from 0.3.43 (October 2024) its events, and .eval zips (later zstd-compressed)",
         "inspect_ai before 0.3.184: OpenAI-shaped and Grok input_tokens include the cached part (Google's before 0.3.208)",
         "inspect_ai 0.3.184 on: input_tokens excludes cache reads and writes for every adapter (Google's from 0.3.208)",
+        "inspect_ai 0.3.195 on: condensed samples (model events' input_refs into events_data.messages): input rebuilt",
     ),
     aliases=("inspect",),
     detect_file=is_eval_log,
