@@ -357,3 +357,25 @@ def test_a_member_the_zip_says_is_too_large_is_not_decompressed(tmp_path: Path, 
     path = eval_zip(tmp_path / "big.eval", MIXED, pad=2 << 20)
     with pytest.raises(UserError, match=r"samples/1_epoch_1\.json: larger than 1,048,576 bytes decompressed \(the zip says"):
         import_file(path, FORMAT, ImportContext())
+
+
+@pytest.mark.parametrize(("model", "provider", "priced", "service"), [
+    ("anthropic/claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5", ""),
+    ("anthropic/bedrock/us.anthropic.claude-sonnet-4-20250514-v1:0", "bedrock", "us.anthropic.claude-sonnet-4-20250514-v1:0", ""),
+    ("anthropic/vertex/claude-sonnet-4@20250514", "anthropic", "claude-sonnet-4@20250514", "Vertex AI"),
+    ("anthropic/azure/claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5", "Microsoft Foundry"),
+    ("openai/azure/gpt-4o", "openai", "gpt-4o", "Azure OpenAI"),
+    ("openai/gpt-4o", "openai", "gpt-4o", ""),
+])
+def test_the_service_an_adapter_sends_to_decides_the_provider_and_is_named(
+        tmp_path: Path, model: str, provider: str, priced: str, service: str) -> None:
+    """Inspect's Anthropic adapter sends ``anthropic/bedrock|vertex|azure/...`` to Bedrock, Vertex AI
+    and Microsoft Foundry with Anthropic's usage (additive in every release): main read them as
+    Anthropic's own API, the service part left in the model."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.150", [sample(1, [event(model, usage(2000, 5, read=1024, write=0), 1)])], model)))
+    requests, _ = import_file(path, FORMAT, ImportContext())
+    additive = Usage(cache_read=1024, uncached=2000, output=5)
+    subset = Usage(cache_read=1024, uncached=976, output=5)  # OpenAI's before 0.3.184
+    assert [(r.provider, r.model, r.service, r.usage) for r in requests] == [
+        (provider, priced, service, subset if provider == "openai" else additive)]

@@ -51,10 +51,14 @@ Bedrock, Azure AI, early OpenAI releases) leave the two cache fields out: such a
 not reported, but where a release from 0.3.184 on leaves a count out for a zero (its Responses
 adapter does) of a provider whose adapter counts reads.
 
-Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``
-(and its ``azure/`` models), ``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``;
-any other (a gateway or a host of open models: OpenRouter, Together, vLLM, Ollama...) is counted
-under provider ``unknown`` with its full name, unpriced.
+Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``,
+``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``; any other (a gateway or a host
+of open models: OpenRouter, Together, vLLM, Ollama...) is counted under provider ``unknown`` with
+its full name, unpriced. A service named next (:data:`SERVICES`) decides where it went:
+``anthropic/bedrock/...`` is provider ``bedrock`` (Claude on Amazon Bedrock);
+``anthropic/vertex/...`` and ``anthropic/azure/...`` are Anthropic's, with the service (Vertex AI,
+Microsoft Foundry) named; ``openai/azure/...`` is OpenAI's on Azure OpenAI, named so. Each keeps
+its maker's rules and list price, which the audit says.
 
 Each sample and epoch is a lane; a call extends the previous call of the same model in its lane
 (Inspect's agents resend the conversation), its head the model, the tools and the system
@@ -77,6 +81,7 @@ from typing import NamedTuple
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
@@ -120,21 +125,33 @@ class Adapter(NamedTuple):
     additive_from: tuple[int, ...] | None
     #: Whether it counts cache reads from that release on (a count left out is then a 0).
     counts_cache: bool = True
-    #: A part of its model names that is no part of the model (``openai/azure/gpt-4o``).
-    strip: str = ""
+    #: The service of the maker's models the calls went to (:attr:`TraceRequest.service`), where
+    #: it is not the provider's own API: ``Vertex AI``, ``Azure OpenAI``.
+    service: str = ""
 
 
 #: Inspect's adapters of the providers the audit models; any other adapter (a gateway, a host of
 #: open models) reads as :data:`OTHER`.
 ADAPTERS = {
     "anthropic": Adapter("anthropic", None),
-    "openai": Adapter("openai", ADDITIVE_FROM, strip="azure/"),
+    "openai": Adapter("openai", ADDITIVE_FROM),
     "google": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
     "vertex": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
     "grok": Adapter("xai", ADDITIVE_FROM),
     "bedrock": Adapter("bedrock", ADDITIVE_FROM, counts_cache=False),
 }
 OTHER = Adapter(UNKNOWN.name, ADDITIVE_FROM, counts_cache=False)
+#: The services an adapter sends to when a model name's next part names one (``anthropic/bedrock/
+#: us.anthropic.claude-sonnet-4-...``, ``openai/azure/gpt-4o``): Inspect's Anthropic adapter (its
+#: ``service``, ``model/_providers/anthropic.py``) builds the Anthropic SDK's Bedrock, Vertex and
+#: Foundry clients, whose usage is Anthropic's own (additive, cache counted); its OpenAI adapter's
+#: ``azure/`` goes to Azure OpenAI. The model is the name past that part.
+SERVICES = {
+    ("anthropic", "bedrock"): Adapter("bedrock", None),
+    ("anthropic", "vertex"): Adapter("anthropic", None, service="Vertex AI"),
+    ("anthropic", "azure"): Adapter("anthropic", None, service="Microsoft Foundry"),
+    ("openai", "azure"): Adapter("openai", ADDITIVE_FROM, service=azure_service(name="azure")),
+}
 #: The usage fields read, in the order the notes list them.
 _FIELDS = ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write", "output_tokens")
 
@@ -341,8 +358,9 @@ class _Log:
             self.skipped.append((line, f"{lane}: {at}: model call without usage{why}"))
             return
         name = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else NO_MODEL
-        provider, model = _served(name)
-        usage = self._usage(name, provider, logged, where)
+        adapter, model = _served(name)
+        provider = adapter.provider
+        usage = self._usage(adapter, provider, logged, where)
         if usage.is_empty:
             self.skipped.append((line, f"{lane}: {at}: call with no tokens"))
             return
@@ -364,7 +382,7 @@ class _Log:
             envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event.get('tools'), messages)}", node, parent, max(1, len(added))),
             messages=added,
             request_id=uuid if isinstance(uuid, str) and uuid else None, source_format=NAME,
-            done_ms=parse_time_ms(event.get("completed"), where), path=at,
+            done_ms=parse_time_ms(event.get("completed"), where), path=at, service=adapter.service,
         ))
         last[name] = node
         sent[name] = len(messages) if isinstance(messages, list) else 0
@@ -390,12 +408,11 @@ class _Log:
         self.condensed += 1
         return rebuilt
 
-    def _usage(self, name: str, provider: str, logged: dict, where: str) -> Usage:
+    def _usage(self, adapter: Adapter, provider: str, logged: dict, where: str) -> Usage:
         tokens_in = count(logged.get("input_tokens"), where, "usage.input_tokens")
         output = count(logged.get("output_tokens"), where, "usage.output_tokens")
         read = count(logged.get("input_tokens_cache_read"), where, "usage.input_tokens_cache_read")
         write = count(logged.get("input_tokens_cache_write"), where, "usage.input_tokens_cache_write")
-        adapter = ADAPTERS.get(name.split("/", 1)[0], OTHER)
         later = adapter.additive_from is None or _from(self.release, self.dev, adapter.additive_from)
         present = logged.get("input_tokens_cache_read") is not None or logged.get("input_tokens_cache_write") is not None
         if not (present or (later and adapter.counts_cache)):
@@ -466,16 +483,19 @@ def _walk(events: list, base: str, depth: int = 0) -> Iterator[tuple[dict, str]]
             yield from _walk(nested, f"{at}.events", depth + 1)
 
 
-def _served(name: str) -> tuple[str, str]:
-    """The provider a model name of Inspect's (``adapter/model``) is served by, and the model as
-    priced: the name after the adapter for a provider the audit models, else the whole name."""
+def _served(name: str) -> tuple[Adapter, str]:
+    """The adapter (and service) a model name of Inspect's (``adapter/model``,
+    ``adapter/service/model``) is served by, and the model as priced: the name past the adapter
+    and service for a provider the audit models, else the whole name."""
     first, _, rest = name.partition("/")
     adapter = ADAPTERS.get(first)
     if adapter is None or not rest:
-        return UNKNOWN.name, name
-    if adapter.strip and rest.startswith(adapter.strip):
-        rest = rest[len(adapter.strip):]
-    return adapter.provider, rest
+        return OTHER, name
+    second, _, model = rest.partition("/")
+    service = SERVICES.get((first, second))
+    if service is not None and model:
+        return service, model
+    return adapter, rest
 
 
 def _added(messages: object, before: int) -> tuple[LoggedMessage, ...]:
