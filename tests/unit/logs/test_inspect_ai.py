@@ -379,3 +379,38 @@ def test_the_service_an_adapter_sends_to_decides_the_provider_and_is_named(
     subset = Usage(cache_read=1024, uncached=976, output=5)  # OpenAI's before 0.3.184
     assert [(r.provider, r.model, r.service, r.usage) for r in requests] == [
         (provider, priced, service, subset if provider == "openai" else additive)]
+
+
+def test_a_zip_named_inspect_without_its_members_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "other.eval"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("a.txt", "hello")
+    assert run(["audit", "--input", "inspect-ai", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == (f"prefixbench: error: {path}: a zip without header.json or _journal/start.json: "
+                                               "not an Inspect .eval log")
+
+
+def test_a_model_that_is_not_a_string_is_refused_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    value = log("0.3.150", [sample(1, [event("anthropic/claude-sonnet-4-5", usage(10, 5, read=0, write=0), 1)])])
+    value["samples"][0]["events"][0]["model"] = ["a"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(value))
+    assert run(["audit", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {path}:1: samples[0].events[0]: model is not a string (list)"
+
+
+def test_the_additive_note_says_which_adapter_from_which_release(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.210", [sample(1, [event("google/gemini-2.5-pro", usage(10, 5, read=0), 1)])])))
+    _, summary = import_file(path, FORMAT, ImportContext())
+    assert ("1 call(s) read with input_tokens excluding the cache read and write (Inspect's Anthropic adapter writes it so in "
+            "every release, its OpenAI-shaped, Grok and Bedrock adapters from inspect_ai 0.3.184, its Google adapter from 0.3.208; "
+            "adapters that write no cache count are read apart)") in summary.notes
+
+
+def test_another_tools_version_eval_samples_json_is_not_taken_for_inspect(tmp_path: Path) -> None:
+    other = {"version": 1, "eval": {"task": "t", "model": "m"}, "samples": [{"id": 1, "input": "q", "output": "a"}]}
+    assert FORMAT.detect(other) is None
+    assert FORMAT.detect({**other, "eval": {"task": "t", "model": "m", "created": "2025-01-01T00:00:00"}}) is not None
+    assert FORMAT.detect({**other, "version": "1", "eval": {"task": "t", "model": "m", "created": "x"}}) is None
+    assert FORMAT.detect(MIXED) is not None

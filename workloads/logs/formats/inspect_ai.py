@@ -48,8 +48,8 @@ earlier way; a call whose read exceeds its ``input_tokens`` can only be the late
 read so (marked, as any OpenAI-shaped record read with its count excluding the cached part).
 A log naming no release is read the newest way. Adapters that report no cache count (Mistral,
 Bedrock, Azure AI, early OpenAI releases) leave the two cache fields out: such a call's cache is
-not reported, but where a release from 0.3.184 on leaves a count out for a zero (its Responses
-adapter does) of a provider whose adapter counts reads.
+not reported. The exception is a release from 0.3.184 on of an adapter that counts reads
+(OpenAI's Responses adapter leaves a count of zero out): there a missing count is a zero.
 
 Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``,
 ``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``; any other (a gateway or a host
@@ -157,14 +157,27 @@ _FIELDS = ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write"
 
 
 def detect(value: dict) -> Evidence | None:
-    """A ``.json`` Inspect log: a ``version``, an ``eval`` naming its task and model, and
-    its ``samples`` or ``stats``."""
+    """A ``.json`` Inspect log: an integer ``version``, an ``eval`` (:class:`EvalSpec`) naming
+    its task and model and when it was ``created`` (strings, in every release since the first),
+    and its ``samples`` or ``stats``. Another tool's ``{version, eval {task, model}, samples}``
+    lacks the time."""
     spec = value.get("eval")
-    if not isinstance(spec, dict) or "task" not in spec or "model" not in spec:
+    if not isinstance(spec, dict) or not all(isinstance(spec.get(key), str) for key in ("task", "model", "created")):
         return None
-    if "version" in value and ("samples" in value or "stats" in value):
+    version = value.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and ("samples" in value or "stats" in value):
         return Evidence.WRAPPER
     return None
+
+
+def starts_as_zip(path: Path) -> bool:
+    """Whether ``path``'s first bytes are a zip's: with ``--input inspect-ai``, such a file is read
+    as an ``.eval`` log, whose reader says what it lacks."""
+    try:
+        with path.open("rb") as raw:
+            return raw.read(4) == ZIP_MAGIC
+    except OSError:
+        return False
 
 
 def _zip(path: Path) -> zipfile.ZipFile | None:
@@ -357,7 +370,10 @@ class _Log:
             why = f" (error: {str(error)[:60]})" if isinstance(error, str) and error else ""
             self.skipped.append((line, f"{lane}: {at}: model call without usage{why}"))
             return
-        name = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else NO_MODEL
+        name = event.get("model")
+        if name is not None and not isinstance(name, str):
+            raise UserError(f"{where}: model is not a string ({type(name).__name__})")
+        name = name or NO_MODEL
         adapter, model = _served(name)
         provider = adapter.provider
         usage = self._usage(adapter, provider, logged, where)
@@ -445,8 +461,9 @@ class _Log:
         notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {self.samples} sample(s), each epoch a lane; "
                  f"{len(self.out)} call(s) read from its model events"]
         if self.additive:
-            notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Anthropic's in every "
-                         "release; every adapter's from inspect_ai 0.3.184, Google's from 0.3.208)")
+            notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Inspect's Anthropic "
+                         "adapter writes it so in every release, its OpenAI-shaped, Grok and Bedrock adapters from inspect_ai "
+                         "0.3.184, its Google adapter from 0.3.208; adapters that write no cache count are read apart)")
         if self.subset:
             notes.append(f"{self.subset} call(s) read with input_tokens including the cached part (OpenAI-shaped adapters before "
                          "inspect_ai 0.3.184, Google's before 0.3.208): uncached = input - read")
@@ -521,7 +538,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for record in objects(path, records, " (an Inspect log)"):
         value: dict = record.value  # type: ignore[assignment]
         if detect(value) is None:
-            raise UserError(f"{path}:{record.line}: not an Inspect log (no version, eval and samples)")
+            raise UserError(f"{path}:{record.line}: not an Inspect log (no version, eval with task, model and created, and samples)")
         if logs:
             raise UserError(f"{path}:{record.line}: a second Inspect log in one file (a .json log is one object)")
         log = _Log(path, value)
@@ -567,11 +584,13 @@ FORMAT = LogFormat(
         "before inspect_ai 0.3.25 (August 2024; log version 1, early version 2): samples without events, only totals: refused",
         "0.3.25 to 0.3.42: a sample's transcript.events; from 0.3.43 (October 2024) its events, and .eval zips (later zstd-compressed)",
         "inspect_ai before 0.3.184: OpenAI-shaped and Grok input_tokens include the cached part (Google's before 0.3.208)",
-        "inspect_ai 0.3.184 on: input_tokens excludes cache reads and writes for every adapter (Google's from 0.3.208)",
+        "inspect_ai 0.3.184 on: OpenAI-shaped, Grok and Bedrock input_tokens exclude cache reads and writes (Google's from 0.3.208; "
+        "Anthropic's always did; adapters writing no cache count: cache not reported)",
         "inspect_ai 0.3.195 on: condensed samples (model events' input_refs into events_data.messages): input rebuilt",
     ),
     aliases=("inspect",),
     detect_file=is_eval_log,
+    claims_file=starts_as_zip,
     read_file=read_eval,
     file_suffixes=(".eval",),
 )
