@@ -95,3 +95,26 @@ def test_a_litellm_row_of_an_azure_deployment_names_it(tmp_path: Path) -> None:
     own = log("own.jsonl", custom_llm_provider="openai", api_base="https://api.openai.com/v1")
     assert [(r.provider, r.service) for r in load_trace([by_base, by_name, own])[0]] == [
         ("openai", "Azure OpenAI deployment 'prod-4o'"), ("openai", "Azure OpenAI"), ("openai", "")]
+
+
+def test_an_inspect_log_of_openai_azure_names_it(tmp_path: Path) -> None:
+    """Inspect AI's ``openai/azure/<model>`` (its OpenAI adapter on Azure OpenAI): the model is the
+    name past ``azure/``, the service named, the figures OpenAI's own API's."""
+    fixture = json.loads((Path(__file__).resolve().parents[1] / "logs" / "fixtures" / "inspect-ai.json").read_text())
+    fixture["eval"]["packages"]["inspect_ai"] = "0.3.190"  # (OpenAI's input_tokens without the cached part, as the fixture's)
+
+    def on(model: str) -> Path:
+        def swap(value: object) -> object:
+            if isinstance(value, dict):
+                return {k: model if k == "model" and isinstance(v, str) else swap(v) for k, v in value.items()}
+            return [swap(v) for v in value] if isinstance(value, list) else value
+
+        path = tmp_path / f"{model.replace('/', '_')}.json"
+        path.write_text(json.dumps(swap(fixture)))
+        return path
+
+    azure, own = on("openai/azure/gpt-4o"), on("openai/gpt-4o")
+    assert {(r.provider, r.model, r.service) for r in load_trace([azure])[0]} == {("openai", "gpt-4o", "Azure OpenAI")}
+    assert {(r.provider, r.model, r.service) for r in load_trace([own])[0]} == {("openai", "gpt-4o", "")}
+    assert run_audit([azure]).totals == run_audit([own]).totals
+    assert any(line.startswith("openai (Azure OpenAI)  gpt-4o") for line in audit_table(run_audit([azure])).splitlines())

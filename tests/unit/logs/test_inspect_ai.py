@@ -6,6 +6,8 @@ failed calls and samples without events counted apart; the totals checked field 
 from __future__ import annotations
 
 import json
+import re
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import PROMPT_EXCLUSIVE, Usage
 from prefixbench.workloads.logs.formats import FORMATS, detect_format, import_file
 from prefixbench.workloads.logs.formats.base import ImportContext
+from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.formats import inspect_ai
 from prefixbench.workloads.logs.formats.inspect_ai import is_eval_log
 
 FORMAT = FORMATS["inspect-ai"]
@@ -59,10 +63,11 @@ def log(release: str | None, samples: list[dict] | None, model: str = "openai/gp
     return found
 
 
-def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True) -> Path:
+def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True, frame: int = 64, pad: int = 0) -> Path:
     """``value`` written as Inspect writes an ``.eval``: its header (or, for a run still going,
     ``_journal/start.json``) and a member per sample; ``zstd``: every member zstd-compressed in
-    frames of a few bytes (zip method 93), as later releases write them."""
+    frames of ``frame`` bytes (zip method 93), as later releases write them; ``pad``: spaces
+    after each sample's JSON (a zip bomb)."""
     members = {}
     head = {k: v for k, v in value.items() if k != "samples"}
     members["header.json" if header else "_journal/start.json"] = head
@@ -70,9 +75,9 @@ def eval_zip(path: Path, value: dict, *, zstd: bool = False, header: bool = True
         members[f"samples/{s['id']}_epoch_{s['epoch']}.json"] = s
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED if zstd else zipfile.ZIP_DEFLATED) as zf:
         for name, member in members.items():
-            data = json.dumps(member).encode()
+            data = json.dumps(member).encode() + (b" " * pad if name.startswith("samples/") else b"")
             if zstd:  # several frames, as Inspect's capped frames make them
-                data = b"".join(zstandard.ZstdCompressor().compress(data[i:i + 64]) for i in range(0, len(data), 64))
+                data = b"".join(zstandard.ZstdCompressor().compress(data[i:i + frame]) for i in range(0, len(data), frame))
             zf.writestr(name, data)
     if zstd:  # mark each member's method as zstd (93) in its local header and the directory
         raw = bytearray(path.read_bytes())
@@ -247,3 +252,165 @@ def test_the_note_names_where_inspects_own_totals_differ(tmp_path: Path) -> None
     _, summary = import_file(path, FORMAT, ImportContext())
     assert ("counted against the samples' own model_usage: input_tokens 10, input_tokens_cache_read 100, "
             "input_tokens_cache_write 0, output_tokens 5 (Inspect's 7)") in summary.notes
+
+
+def condensed(value: dict) -> dict:
+    """``value`` written as inspect_ai 0.3.195 on writes a sample (``event/_pool.py``): each
+    distinct message once in ``events_data.messages``, a model event's ``input`` ``[]`` beside
+    ``input_refs``, ranges ``[start, end)`` of that list."""
+    value = json.loads(json.dumps(value))
+    for s in value["samples"]:
+        pool: list = []
+        at: dict[str, int] = {}
+        for e in s["events"]:
+            if e.get("event") != "model" or not e.get("input"):
+                continue
+            refs: list[list[int]] = []
+            for message in e["input"]:
+                key = json.dumps(message, sort_keys=True)
+                if key not in at:
+                    at[key] = len(pool)
+                    pool.append(message)
+                if refs and refs[-1][1] == at[key]:
+                    refs[-1][1] += 1
+                else:
+                    refs.append([at[key], at[key] + 1])
+            e["input"], e["input_refs"] = [], refs
+        s["events_data"] = {"messages": pool, "calls": []}
+    return value
+
+
+def _system_changed_log() -> dict:
+    """Three Claude calls of one sample; the third's system prompt changed (its miss is
+    system-changed where the reader sees the input)."""
+    def call(second: int, system: str, turns: int, used: dict) -> dict:
+        found = event("anthropic/claude-sonnet-4-5", used, second)
+        found["input"] = [{"role": "system", "content": system}, {"role": "user", "content": "fix the test"}]
+        for n in range(turns):
+            found["input"] += [{"role": "assistant", "content": f"step {n}"}, {"role": "user", "content": f"result {n}"}]
+        return found
+
+    return log("0.3.200", [sample(1, [
+        call(1, "You are an engineer.", 0, usage(5, 50, read=0, write=9000)),
+        call(3, "You are an engineer.", 1, usage(5, 50, read=9000, write=200)),
+        call(5, "You are a DIFFERENT engineer.", 2, usage(5, 50, read=0, write=9400)),
+    ])], model="anthropic/claude-sonnet-4-5")
+
+
+def test_a_condensed_sample_reads_as_the_same_log_written_whole(tmp_path: Path) -> None:
+    """Main ignored ``events_data``: a condensed log's events showed no message, so no call's
+    added messages and no system prompt, and its changed system prompt was an unexplained miss."""
+    whole, pooled = tmp_path / "whole.json", tmp_path / "condensed.json"
+    whole.write_text(json.dumps(_system_changed_log()))
+    pooled.write_text(json.dumps(condensed(_system_changed_log())))
+    assert json.loads(pooled.read_text())["samples"][0]["events"][2]["input"] == []
+    one, _ = import_file(whole, FORMAT, ImportContext())
+    other, summary = import_file(pooled, FORMAT, ImportContext())
+    assert [(r.usage, r.messages, r.prefix.head, r.prefix.new_blocks) for r in other] == [
+        (r.usage, r.messages, r.prefix.head, r.prefix.new_blocks) for r in one]
+    assert [len(r.messages) for r in other] == [1, 2, 2] and other[1].prefix.head != other[2].prefix.head
+    assert any(note.startswith("3 model event(s) of condensed samples (inspect_ai 0.3.195 on)") for note in summary.notes)
+    causes = [[(r.cause, r.lost_tokens) for r in run_audit([path]).rows] for path in (whole, pooled)]
+    assert causes[0] == causes[1] and ("system-changed", 9200) in causes[1]
+    eval_log = eval_zip(tmp_path / "condensed.eval", condensed(_system_changed_log()), zstd=True)
+    assert [r.prefix.head for r in import_file(eval_log, FORMAT, ImportContext())[0]] == [r.prefix.head for r in one]
+
+
+@pytest.mark.parametrize(("refs", "said"), [
+    ([[0, 99]], r"input_refs holds \[0, 99\], not a \[start, end\) range of the sample's 2 events_data.messages"),
+    ("0-2", "input_refs is not a list"),
+    (None, "input_refs, but the sample has no events_data.messages"),
+])
+def test_bad_input_refs_are_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], refs: object, said: str) -> None:
+    value = condensed(log("0.3.200", [sample(1, [event("openai/gpt-5", usage(100, 5, read=0), 1)])]))
+    if refs is None:
+        del value["samples"][0]["events_data"]
+    else:
+        value["samples"][0]["events"][0]["input_refs"] = refs
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(value))
+    assert run(["audit", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and re.search(rf"bad\.json:1: samples\[0\]\.events\[0\]: {said}", err), err
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_a_zip_bomb_member_is_refused_before_it_is_held(tmp_path: Path, zstd: bool) -> None:
+    """A member that inflates past 16 MiB at more than 400 times its compressed size is refused
+    as it is read: main read a member up to 1 GiB whole (a 4.4 MB .eval took 2 GB)."""
+    path = eval_zip(tmp_path / "bomb.eval", log("0.3.200", [sample(1, [event("openai/gpt-5", usage(100, 5, read=0), 1)])]),
+                    zstd=zstd, frame=1 << 30, pad=40 << 20)
+    assert path.stat().st_size < 200_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(UserError, match=r"bomb\.eval: samples/1_epoch_1\.json: inflates more than 400 times its [\d,]+ "
+                                             r"compressed bytes \(past [\d,]+ bytes read\): a zip bomb"):
+            import_file(path, FORMAT, ImportContext())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 24 << 20, peak
+
+
+def test_a_member_the_zip_says_is_too_large_is_not_decompressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(inspect_ai, "MAX_MEMBER_BYTES", 1 << 20)
+    path = eval_zip(tmp_path / "big.eval", MIXED, pad=2 << 20)
+    with pytest.raises(UserError, match=r"samples/1_epoch_1\.json: larger than 1,048,576 bytes decompressed \(the zip says"):
+        import_file(path, FORMAT, ImportContext())
+
+
+@pytest.mark.parametrize(("model", "provider", "priced", "service"), [
+    ("anthropic/claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5", ""),
+    ("anthropic/bedrock/us.anthropic.claude-sonnet-4-20250514-v1:0", "bedrock", "us.anthropic.claude-sonnet-4-20250514-v1:0", ""),
+    ("anthropic/vertex/claude-sonnet-4@20250514", "anthropic", "claude-sonnet-4@20250514", "Vertex AI"),
+    ("anthropic/azure/claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5", "Microsoft Foundry"),
+    ("openai/azure/gpt-4o", "openai", "gpt-4o", "Azure OpenAI"),
+    ("openai/gpt-4o", "openai", "gpt-4o", ""),
+])
+def test_the_service_an_adapter_sends_to_decides_the_provider_and_is_named(
+        tmp_path: Path, model: str, provider: str, priced: str, service: str) -> None:
+    """Inspect's Anthropic adapter sends ``anthropic/bedrock|vertex|azure/...`` to Bedrock, Vertex AI
+    and Microsoft Foundry with Anthropic's usage (additive in every release): main read them as
+    Anthropic's own API, the service part left in the model."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.150", [sample(1, [event(model, usage(2000, 5, read=1024, write=0), 1)])], model)))
+    requests, _ = import_file(path, FORMAT, ImportContext())
+    additive = Usage(cache_read=1024, uncached=2000, output=5)
+    subset = Usage(cache_read=1024, uncached=976, output=5)  # OpenAI's before 0.3.184
+    assert [(r.provider, r.model, r.service, r.usage) for r in requests] == [
+        (provider, priced, service, subset if provider == "openai" else additive)]
+
+
+def test_a_zip_named_inspect_without_its_members_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "other.eval"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("a.txt", "hello")
+    assert run(["audit", "--input", "inspect-ai", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == (f"prefixbench: error: {path}: a zip without header.json or _journal/start.json: "
+                                               "not an Inspect .eval log")
+
+
+def test_a_model_that_is_not_a_string_is_refused_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    value = log("0.3.150", [sample(1, [event("anthropic/claude-sonnet-4-5", usage(10, 5, read=0, write=0), 1)])])
+    value["samples"][0]["events"][0]["model"] = ["a"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(value))
+    assert run(["audit", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: {path}:1: samples[0].events[0]: model is not a string (list)"
+
+
+def test_the_additive_note_says_which_adapter_from_which_release(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log("0.3.210", [sample(1, [event("google/gemini-2.5-pro", usage(10, 5, read=0), 1)])])))
+    _, summary = import_file(path, FORMAT, ImportContext())
+    assert ("1 call(s) read with input_tokens excluding the cache read and write (Inspect's Anthropic adapter writes it so in "
+            "every release, its OpenAI-shaped, Grok and Bedrock adapters from inspect_ai 0.3.184, its Google adapter from 0.3.208; "
+            "adapters that write no cache count are read apart)") in summary.notes
+
+
+def test_another_tools_version_eval_samples_json_is_not_taken_for_inspect(tmp_path: Path) -> None:
+    other = {"version": 1, "eval": {"task": "t", "model": "m"}, "samples": [{"id": 1, "input": "q", "output": "a"}]}
+    assert FORMAT.detect(other) is None
+    assert FORMAT.detect({**other, "eval": {"task": "t", "model": "m", "created": "2025-01-01T00:00:00"}}) is not None
+    assert FORMAT.detect({**other, "version": "1", "eval": {"task": "t", "model": "m", "created": "x"}}) is None
+    assert FORMAT.detect(MIXED) is not None

@@ -18,6 +18,17 @@ call: skipped, said so), and an event without usage (the call failed) is skipped
 nested in another event's ``events`` (the tool and subtask events of early logs) are read in
 place; an event whose ``uuid`` was already read is not read again.
 
+From inspect_ai 0.3.195 (#3374, March 2026, ``log/_condense.py``, ``event/_pool.py``) a sample
+is written condensed: each message is kept once, in the sample's ``events_data.messages``, and
+a model event's ``input`` is ``[]`` beside ``input_refs``, ranges ``[start, end)`` of that list
+in order; the input is rebuilt from them (a range outside the list is refused in one line).
+The ``call.request`` messages are pooled the same way (``events_data.calls``, ``call.call_refs``),
+but the provider's wire request is not read, so neither is that pool.
+
+A member is decoded whole: one that decompresses past 256 MiB, or past 16 MiB at more than 400
+times its compressed size (a zip bomb; Inspect's JSON deflates 5 to 20 times), is refused in one
+line as soon as it is, before more of it is held.
+
 The usage is Inspect's :class:`ModelUsage` (``model/_model_output.py``): ``input_tokens``,
 ``output_tokens``, ``input_tokens_cache_read``, ``input_tokens_cache_write``,
 ``reasoning_tokens``. What ``input_tokens`` holds depends on the adapter and the release that
@@ -37,13 +48,17 @@ earlier way; a call whose read exceeds its ``input_tokens`` can only be the late
 read so (marked, as any OpenAI-shaped record read with its count excluding the cached part).
 A log naming no release is read the newest way. Adapters that report no cache count (Mistral,
 Bedrock, Azure AI, early OpenAI releases) leave the two cache fields out: such a call's cache is
-not reported, but where a release from 0.3.184 on leaves a count out for a zero (its Responses
-adapter does) of a provider whose adapter counts reads.
+not reported. The exception is a release from 0.3.184 on of an adapter that counts reads
+(OpenAI's Responses adapter leaves a count of zero out): there a missing count is a zero.
 
-Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``
-(and its ``azure/`` models), ``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``;
-any other (a gateway or a host of open models: OpenRouter, Together, vLLM, Ollama...) is counted
-under provider ``unknown`` with its full name, unpriced.
+Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``,
+``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``; any other (a gateway or a host
+of open models: OpenRouter, Together, vLLM, Ollama...) is counted under provider ``unknown`` with
+its full name, unpriced. A service named next (:data:`SERVICES`) decides where it went:
+``anthropic/bedrock/...`` is provider ``bedrock`` (Claude on Amazon Bedrock);
+``anthropic/vertex/...`` and ``anthropic/azure/...`` are Anthropic's, with the service (Vertex AI,
+Microsoft Foundry) named; ``openai/azure/...`` is OpenAI's on Azure OpenAI, named so. Each keeps
+its maker's rules and list price, which the audit says.
 
 Each sample and epoch is a lane; a call extends the previous call of the same model in its lane
 (Inspect's agents resend the conversation), its head the model, the tools and the system
@@ -66,6 +81,7 @@ from typing import NamedTuple
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
+from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
@@ -83,8 +99,16 @@ START = "_journal/start.json"
 SAMPLE_MEMBER = re.compile(r"samples/(.+)_epoch_(\d+)\.json")
 #: The zip compression method of zstd (Inspect's later releases write every member so).
 ZIP_ZSTD = 93
-#: Largest member read, decompressed (bytes): far above any sample's.
-MAX_MEMBER_BYTES = 1 << 30
+#: Largest member read, decompressed (bytes): far above any sample's (the member is decoded whole,
+#: so its bytes and the objects they make are held at once).
+MAX_MEMBER_BYTES = 1 << 28
+#: A member larger than :data:`RATIO_FLOOR` decompressed that inflates more than
+#: :data:`MAX_RATIO` times its compressed size is refused as a zip bomb: Inspect's compact JSON
+#: deflates about 5 to 20 times, while a run of one repeated byte deflates about 1,000 times.
+MAX_RATIO = 400
+RATIO_FLOOR = 1 << 24
+#: Decompressed bytes read at a time (what is held beyond the bounds before a refusal).
+_CHUNK = 1 << 20
 #: The releases from which ``input_tokens`` excludes the cached part: the OpenAI-shaped adapters
 #: and Grok, and Google's.
 ADDITIVE_FROM = (0, 3, 184)
@@ -101,34 +125,59 @@ class Adapter(NamedTuple):
     additive_from: tuple[int, ...] | None
     #: Whether it counts cache reads from that release on (a count left out is then a 0).
     counts_cache: bool = True
-    #: A part of its model names that is no part of the model (``openai/azure/gpt-4o``).
-    strip: str = ""
+    #: The service of the maker's models the calls went to (:attr:`TraceRequest.service`), where
+    #: it is not the provider's own API: ``Vertex AI``, ``Azure OpenAI``.
+    service: str = ""
 
 
 #: Inspect's adapters of the providers the audit models; any other adapter (a gateway, a host of
 #: open models) reads as :data:`OTHER`.
 ADAPTERS = {
     "anthropic": Adapter("anthropic", None),
-    "openai": Adapter("openai", ADDITIVE_FROM, strip="azure/"),
+    "openai": Adapter("openai", ADDITIVE_FROM),
     "google": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
     "vertex": Adapter("gemini", GOOGLE_ADDITIVE_FROM),
     "grok": Adapter("xai", ADDITIVE_FROM),
     "bedrock": Adapter("bedrock", ADDITIVE_FROM, counts_cache=False),
 }
 OTHER = Adapter(UNKNOWN.name, ADDITIVE_FROM, counts_cache=False)
+#: The services an adapter sends to when a model name's next part names one (``anthropic/bedrock/
+#: us.anthropic.claude-sonnet-4-...``, ``openai/azure/gpt-4o``): Inspect's Anthropic adapter (its
+#: ``service``, ``model/_providers/anthropic.py``) builds the Anthropic SDK's Bedrock, Vertex and
+#: Foundry clients, whose usage is Anthropic's own (additive, cache counted); its OpenAI adapter's
+#: ``azure/`` goes to Azure OpenAI. The model is the name past that part.
+SERVICES = {
+    ("anthropic", "bedrock"): Adapter("bedrock", None),
+    ("anthropic", "vertex"): Adapter("anthropic", None, service="Vertex AI"),
+    ("anthropic", "azure"): Adapter("anthropic", None, service="Microsoft Foundry"),
+    ("openai", "azure"): Adapter("openai", ADDITIVE_FROM, service=azure_service(name="azure")),
+}
 #: The usage fields read, in the order the notes list them.
 _FIELDS = ("input_tokens", "input_tokens_cache_read", "input_tokens_cache_write", "output_tokens")
 
 
 def detect(value: dict) -> Evidence | None:
-    """A ``.json`` Inspect log: a ``version``, an ``eval`` naming its task and model, and
-    its ``samples`` or ``stats``."""
+    """A ``.json`` Inspect log: an integer ``version``, an ``eval`` (:class:`EvalSpec`) naming
+    its task and model and when it was ``created`` (strings, in every release since the first),
+    and its ``samples`` or ``stats``. Another tool's ``{version, eval {task, model}, samples}``
+    lacks the time."""
     spec = value.get("eval")
-    if not isinstance(spec, dict) or "task" not in spec or "model" not in spec:
+    if not isinstance(spec, dict) or not all(isinstance(spec.get(key), str) for key in ("task", "model", "created")):
         return None
-    if "version" in value and ("samples" in value or "stats" in value):
+    version = value.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and ("samples" in value or "stats" in value):
         return Evidence.WRAPPER
     return None
+
+
+def starts_as_zip(path: Path) -> bool:
+    """Whether ``path``'s first bytes are a zip's: with ``--input inspect-ai``, such a file is read
+    as an ``.eval`` log, whose reader says what it lacks."""
+    try:
+        with path.open("rb") as raw:
+            return raw.read(4) == ZIP_MAGIC
+    except OSError:
+        return False
 
 
 def _zip(path: Path) -> zipfile.ZipFile | None:
@@ -183,18 +232,16 @@ def _member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
     """A member's JSON object; else one line naming the member."""
     where = f"{path}: {info.filename}"
     if info.file_size > MAX_MEMBER_BYTES:
-        raise UserError(f"{where}: larger than {MAX_MEMBER_BYTES:,} bytes")
+        raise UserError(f"{where}: larger than {MAX_MEMBER_BYTES:,} bytes decompressed (the zip says {info.file_size:,}): not read")
     try:
         if info.compress_type == ZIP_ZSTD:
             import zstandard  # (a dependency; imported here, as the zstd-compressed logs need it)
 
             with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(_raw_member(path, info)), read_across_frames=True) as reader:
-                data = reader.read(MAX_MEMBER_BYTES + 1)
-            if len(data) > MAX_MEMBER_BYTES:
-                raise UserError(f"{where}: decompresses to more than {MAX_MEMBER_BYTES:,} bytes")
+                data = _bounded(reader, info.compress_size, where)
         else:
             with zf.open(info) as member:
-                data = member.read(MAX_MEMBER_BYTES + 1)
+                data = _bounded(member, info.compress_size, where)
     except UserError:
         raise
     except NotImplementedError:
@@ -210,6 +257,21 @@ def _member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
     if not isinstance(value, dict):
         raise UserError(f"{where}: not a JSON object")
     return value
+
+
+def _bounded(stream, compressed: int, where: str) -> bytearray:
+    """A member's decompressed bytes, read a chunk at a time and refused in one line as soon as
+    they pass :data:`MAX_MEMBER_BYTES`, or :data:`RATIO_FLOOR` and :data:`MAX_RATIO` times the
+    ``compressed`` size (a zip bomb: a few MB inflating to a GB), before more is held."""
+    data = bytearray()
+    while chunk := stream.read(_CHUNK):
+        data += chunk
+        if len(data) > MAX_MEMBER_BYTES:
+            raise UserError(f"{where}: decompresses to more than {MAX_MEMBER_BYTES:,} bytes: not read")
+        if len(data) > RATIO_FLOOR and len(data) > MAX_RATIO * max(compressed, 1):
+            raise UserError(f"{where}: inflates more than {MAX_RATIO} times its {compressed:,} compressed bytes (past "
+                            f"{len(data):,} bytes read): a zip bomb, not an Inspect log's member; not read")
+    return data  # (not copied to bytes: the decoder reads a bytearray as it is)
 
 
 def _release(log: dict) -> tuple[tuple[int, ...] | None, bool, str]:
@@ -249,6 +311,7 @@ class _Log:
         self.subset = 0
         self.exclusive = 0
         self.unreported = 0
+        self.condensed = 0
         self.unknown_hosts: dict[str, int] = {}
         #: The calls' own sums and the samples' model_usage sums (of the samples read).
         self.counted = dict.fromkeys(_FIELDS, 0)
@@ -271,12 +334,14 @@ class _Log:
             self.without_events += 1
             self.skipped.append((line, f"sample {sid} epoch {epoch}: no events, only the sample's model_usage totals: not read as calls"))
             return
+        pool = as_dict(value.get("events_data")).get("messages")
+        pool = pool if isinstance(pool, list) else None
         calls_before = len(self.out)
         last: dict[str, str] = {}
         sent: dict[str, int] = {}
         for event, at in _walk(events, base):
             if event.get("event") == "model":
-                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last, sent)
+                self._call(event, line, f"{where}{place}{at}", f"{place}{at}", lane, last, sent, pool)
         if len(self.out) > calls_before:
             for usage in as_dict(value.get("model_usage")).values():
                 usage = as_dict(usage)
@@ -285,9 +350,11 @@ class _Log:
                     if isinstance(got, int) and not isinstance(got, bool):
                         self.logged[key] += got
 
-    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int]) -> None:
+    def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int],
+              pool: list | None) -> None:
         """Read one model event (``last``: each model's last call in the lane, ``sent``: how many
-        input messages it sent)."""
+        input messages it sent; ``pool``: the sample's ``events_data.messages``, which a condensed
+        event's ``input_refs`` index)."""
         uuid = event.get("uuid")
         if isinstance(uuid, str) and uuid:
             if uuid in self.seen:
@@ -303,9 +370,13 @@ class _Log:
             why = f" (error: {str(error)[:60]})" if isinstance(error, str) and error else ""
             self.skipped.append((line, f"{lane}: {at}: model call without usage{why}"))
             return
-        name = event.get("model") if isinstance(event.get("model"), str) and event.get("model") else NO_MODEL
-        provider, model = _served(name)
-        usage = self._usage(name, provider, logged, where)
+        name = event.get("model")
+        if name is not None and not isinstance(name, str):
+            raise UserError(f"{where}: model is not a string ({type(name).__name__})")
+        name = name or NO_MODEL
+        adapter, model = _served(name)
+        provider = adapter.provider
+        usage = self._usage(adapter, provider, logged, where)
         if usage.is_empty:
             self.skipped.append((line, f"{lane}: {at}: call with no tokens"))
             return
@@ -319,24 +390,45 @@ class _Log:
         envelope = (("effort", str(effort)[:20]),) if isinstance(effort, str) and effort else ()
         node = f"inspect:{self.file}#{at}"
         parent = last.get(name)
-        added = _added(event.get("input"), sent.get(name, 0) if parent is not None else 0)
+        messages = self._input(event, pool, where)
+        added = _added(messages, sent.get(name, 0) if parent is not None else 0)
         self.out.append(TraceRequest(
             file=self.file, line=line, lane=lane, lane_kind="main", seq=len(self.out),
             sent_ms=parse_time_ms(event.get("timestamp"), where), ready_ms=None, provider=provider, model=model,
-            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event)}", node, parent, max(1, len(added))),
+            envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event.get('tools'), messages)}", node, parent, max(1, len(added))),
             messages=added,
             request_id=uuid if isinstance(uuid, str) and uuid else None, source_format=NAME,
-            done_ms=parse_time_ms(event.get("completed"), where), path=at,
+            done_ms=parse_time_ms(event.get("completed"), where), path=at, service=adapter.service,
         ))
         last[name] = node
-        sent[name] = len(event["input"]) if isinstance(event.get("input"), list) else 0
+        sent[name] = len(messages) if isinstance(messages, list) else 0
 
-    def _usage(self, name: str, provider: str, logged: dict, where: str) -> Usage:
+    def _input(self, event: dict, pool: list | None, where: str) -> object:
+        """A call's input messages: its ``input``, or, in a condensed sample (inspect_ai 0.3.195 on,
+        ``event/_pool.py``), the ``events_data.messages`` its ``input_refs`` ranges (``[start,
+        end)``, in order) pick where its ``input`` is empty."""
+        messages, refs = event.get("input"), event.get("input_refs")
+        if refs is None or messages:
+            return messages
+        if not isinstance(refs, list):
+            raise UserError(f"{where}: input_refs is not a list")
+        if pool is None:
+            raise UserError(f"{where}: input_refs, but the sample has no events_data.messages for them to index")
+        rebuilt: list = []
+        for ref in refs:
+            if not (isinstance(ref, list) and len(ref) == 2 and all(isinstance(n, int) and not isinstance(n, bool) for n in ref)
+                    and 0 <= ref[0] <= ref[1] <= len(pool)):
+                raise UserError(f"{where}: input_refs holds {str(ref)[:40]}, not a [start, end) range of the sample's "
+                                f"{len(pool):,} events_data.messages")
+            rebuilt.extend(pool[ref[0]:ref[1]])
+        self.condensed += 1
+        return rebuilt
+
+    def _usage(self, adapter: Adapter, provider: str, logged: dict, where: str) -> Usage:
         tokens_in = count(logged.get("input_tokens"), where, "usage.input_tokens")
         output = count(logged.get("output_tokens"), where, "usage.output_tokens")
         read = count(logged.get("input_tokens_cache_read"), where, "usage.input_tokens_cache_read")
         write = count(logged.get("input_tokens_cache_write"), where, "usage.input_tokens_cache_write")
-        adapter = ADAPTERS.get(name.split("/", 1)[0], OTHER)
         later = adapter.additive_from is None or _from(self.release, self.dev, adapter.additive_from)
         present = logged.get("input_tokens_cache_read") is not None or logged.get("input_tokens_cache_write") is not None
         if not (present or (later and adapter.counts_cache)):
@@ -369,14 +461,18 @@ class _Log:
         notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {self.samples} sample(s), each epoch a lane; "
                  f"{len(self.out)} call(s) read from its model events"]
         if self.additive:
-            notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Anthropic's in every "
-                         "release; every adapter's from inspect_ai 0.3.184, Google's from 0.3.208)")
+            notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Inspect's Anthropic "
+                         "adapter writes it so in every release, its OpenAI-shaped, Grok and Bedrock adapters from inspect_ai "
+                         "0.3.184, its Google adapter from 0.3.208; adapters that write no cache count are read apart)")
         if self.subset:
             notes.append(f"{self.subset} call(s) read with input_tokens including the cached part (OpenAI-shaped adapters before "
                          "inspect_ai 0.3.184, Google's before 0.3.208): uncached = input - read")
         if self.exclusive:
             notes.append(f"{self.exclusive} call(s) of a release that counted the cached part inside input_tokens whose read exceeds "
                          "it: read with input_tokens excluding the cache")
+        if self.condensed:
+            notes.append(f"{self.condensed} model event(s) of condensed samples (inspect_ai 0.3.195 on): input rebuilt from "
+                         "input_refs over the sample's events_data.messages")
         if self.unreported:
             notes.append(f"{self.unreported} call(s) whose usage has no cache count (the adapter wrote none): cache not reported")
         if self.unknown_hosts:
@@ -404,33 +500,36 @@ def _walk(events: list, base: str, depth: int = 0) -> Iterator[tuple[dict, str]]
             yield from _walk(nested, f"{at}.events", depth + 1)
 
 
-def _served(name: str) -> tuple[str, str]:
-    """The provider a model name of Inspect's (``adapter/model``) is served by, and the model as
-    priced: the name after the adapter for a provider the audit models, else the whole name."""
+def _served(name: str) -> tuple[Adapter, str]:
+    """The adapter (and service) a model name of Inspect's (``adapter/model``,
+    ``adapter/service/model``) is served by, and the model as priced: the name past the adapter
+    and service for a provider the audit models, else the whole name."""
     first, _, rest = name.partition("/")
     adapter = ADAPTERS.get(first)
     if adapter is None or not rest:
-        return UNKNOWN.name, name
-    if adapter.strip and rest.startswith(adapter.strip):
-        rest = rest[len(adapter.strip):]
-    return adapter.provider, rest
+        return OTHER, name
+    second, _, model = rest.partition("/")
+    service = SERVICES.get((first, second))
+    if service is not None and model:
+        return service, model
+    return adapter, rest
 
 
 def _added(messages: object, before: int) -> tuple[LoggedMessage, ...]:
     """The input messages a call sends past the ``before`` its model's previous call in the lane
     sent (the previous reply, tool results, a user turn), system messages aside: where the audit
-    locates a break. None where the event keeps no input (a condensed log's ``input_refs``)."""
+    locates a break (a condensed event's input rebuilt from its ``input_refs`` first: ``_Log._input``)."""
     if not isinstance(messages, list):
         return ()
     return tuple(make_message(str(m.get("role") or "user")[:20], m.get("content") if m.get("content") is not None else "")
                  for m in messages[before:] if isinstance(m, dict) and m.get("role") != "system")
 
 
-def _head(event: dict) -> str:
+def _head(tools: object, messages: object) -> str:
     """A digest of what a call's event shows of its head: the tools and the system messages."""
-    system = [as_dict(m).get("content") for m in event.get("input") or () if isinstance(m, dict) and m.get("role") == "system"] \
-        if isinstance(event.get("input"), list) else []
-    return head_digest([event.get("tools"), system])
+    system = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "system"] \
+        if isinstance(messages, list) else []
+    return head_digest([tools, system])
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
@@ -439,7 +538,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     for record in objects(path, records, " (an Inspect log)"):
         value: dict = record.value  # type: ignore[assignment]
         if detect(value) is None:
-            raise UserError(f"{path}:{record.line}: not an Inspect log (no version, eval and samples)")
+            raise UserError(f"{path}:{record.line}: not an Inspect log (no version, eval with task, model and created, and samples)")
         if logs:
             raise UserError(f"{path}:{record.line}: a second Inspect log in one file (a .json log is one object)")
         log = _Log(path, value)
@@ -485,10 +584,13 @@ FORMAT = LogFormat(
         "before inspect_ai 0.3.25 (August 2024; log version 1, early version 2): samples without events, only totals: refused",
         "0.3.25 to 0.3.42: a sample's transcript.events; from 0.3.43 (October 2024) its events, and .eval zips (later zstd-compressed)",
         "inspect_ai before 0.3.184: OpenAI-shaped and Grok input_tokens include the cached part (Google's before 0.3.208)",
-        "inspect_ai 0.3.184 on: input_tokens excludes cache reads and writes for every adapter (Google's from 0.3.208)",
+        "inspect_ai 0.3.184 on: OpenAI-shaped, Grok and Bedrock input_tokens exclude cache reads and writes (Google's from 0.3.208; "
+        "Anthropic's always did; adapters writing no cache count: cache not reported)",
+        "inspect_ai 0.3.195 on: condensed samples (model events' input_refs into events_data.messages): input rebuilt",
     ),
     aliases=("inspect",),
     detect_file=is_eval_log,
+    claims_file=starts_as_zip,
     read_file=read_eval,
     file_suffixes=(".eval",),
 )
