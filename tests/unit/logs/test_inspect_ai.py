@@ -174,6 +174,23 @@ def test_a_usage_without_cache_fields_is_cache_not_reported_and_a_gateway_is_unk
     assert any("openrouter 1" in note for note in summary.notes)
 
 
+@pytest.mark.parametrize(("model", "release", "reported"), [
+    ("anthropic/claude-3-5-sonnet-latest", "0.3.100", False), ("anthropic/claude-sonnet-4-5", "0.3.190", True),
+    ("google/gemini-2.5-pro", "0.3.190", False), ("google/gemini-2.5-pro", "0.3.210", True),
+    ("openai/gpt-4o-mini", "0.3.183", False), ("openai/gpt-4o-mini", "0.3.184", True),
+])
+def test_a_missing_cache_count_is_a_zero_only_from_the_adapters_release(tmp_path: Path, model: str, release: str,
+                                                                         reported: bool) -> None:
+    """docs/formats.md: a usage without either cache field is "cache not reported", a 0 only from
+    0.3.184 (Google's and Vertex's adapter: 0.3.208). An Anthropic call of 0.3.100 was read as
+    reading and writing 0, in every release."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(log(release, [sample(1, [event(model, usage(5000, 20), 1)])])))
+    requests, _ = import_file(path, FORMAT, ImportContext())
+    assert [r.usage.cache_reported for r in requests] == [reported]
+    assert requests[0].usage.prompt == 5000
+
+
 @pytest.mark.parametrize("zstd", [False, True])
 def test_an_eval_zip_reads_as_its_json_log(tmp_path: Path, zstd: bool) -> None:
     path = eval_zip(tmp_path / "run.eval", MIXED, zstd=zstd)

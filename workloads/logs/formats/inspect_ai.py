@@ -431,7 +431,12 @@ class _Log:
         write = count(logged.get("input_tokens_cache_write"), where, "usage.input_tokens_cache_write")
         later = adapter.additive_from is None or _from(self.release, self.dev, adapter.additive_from)
         present = logged.get("input_tokens_cache_read") is not None or logged.get("input_tokens_cache_write") is not None
-        if not (present or (later and adapter.counts_cache)):
+        # A count left out is a 0 only from the release on which the adapter leaves a zero out
+        # (0.3.184; Google's and Vertex's 0.3.208); before it, and for an adapter that counts no
+        # cache, a usage without either field did not report the cache (Anthropic's too: its
+        # counts are the API's, ``None`` where the response had none).
+        zero = adapter.counts_cache and _from(self.release, self.dev, adapter.additive_from or ADDITIVE_FROM)
+        if not (present or zero):
             self.unreported += 1
             return Usage(uncached=tokens_in, output=output, cache_reported=False)
         if later:
