@@ -438,6 +438,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
             detail = w.detail
+            pointed = (lost, causes, unpriced)  # what the misses its cause points at lost
             left: list[AuditRow] = []
             credited = _credited(recovered_keys, rows, by_key)
             if credited is None and rows and not recovered_keys and _fix_name(fix) == "ttl-auto" and any(
@@ -463,7 +464,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             split_said = _on_split_classes(fix, w, by_key, recovered_keys)
             if split_said:
                 detail = f"{detail}; {split_said}" if detail else split_said
-            if not rows:
+            if left and not rows:
+                # Credited with none of the misses its cause points at (ttl-auto, above): what they
+                # lost is still what its *lost to its misses* says, as its pattern does ("no miss"
+                # means no miss points at the fix); the pattern says it recovers none of them.
+                lost, causes, unpriced = pointed
+            elif not rows:
                 # Listed for what it saves (a --what-if fix no cause points at, ttl-1h): the misses
                 # among the requests it changes are still its misses, not "no miss".
                 rows = [row for key, row in by_key.items() if key in recovered_keys]
@@ -501,7 +507,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key)
             if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
                 pattern = (f"it recovers none of the {len(left):,} miss(es) its cause points it at ({_causes_text(left)}: "
-                           f"{format_usd(usd_sum(row.lost_usd or Decimal(0) for row in left))} lost): its dollars are on "
+                           f"{format_usd(lost)} lost): its dollars are on "
                            f"what the {w.requests_changed:,} request(s) it changes paid (e.g. a cheaper cache write), not "
                            "on a miss")
             elif left:

@@ -72,15 +72,21 @@ def test_ttl_auto_is_credited_only_with_the_misses_it_recovers(tmp_path: Path) -
     """ttl-auto that gave a lane the other lifetime, saving on a request that did not miss, and
     recovered none of the ttl-expired misses its cause points at, listed them as its own
     ("ttl-expired x1: $... lost" in its pattern and its lost dollars). It is credited with the
-    misses it recovers only: none, said in its pattern. Where it changed nothing (every lane kept
+    misses it recovers only: none, said in its pattern; its lost dollars stay those of the misses
+    its cause points at (its table cell read "no miss" while its pattern named 3). Where it changed nothing (every lane kept
     as logged) its misses stay its own, a verdict on the prices (above)."""
     result, miss = _audit_and_miss(tmp_path)
     elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("0.05"), priced=True,
                                 reported_read=0, counterfactual_read=0)
     for changes in ((elsewhere,), (elsewhere, _change(miss, "0"))):  # the miss's own write changed, its read not
         rec = _one(result, "ttl-auto", _ran("ttl-auto", "0.05", changes))
-        assert rec.lost_usd == 0 and rec.causes == () and rec.saved_usd == Decimal("0.05")
+        assert rec.saved_usd == Decimal("0.05")
         assert rec.pattern.startswith("it recovers none of the 1 miss(es) its cause points it at (ttl-expired x1: $")
+        # Its *lost to its misses* cell is what the misses its cause points at lost, as its pattern
+        # says, not "no miss" (which means no miss points at the fix): one meaning for both.
+        cell = views.lost_words(rec.lost_usd, rec.causes, rec.unpriced_requests)
+        assert rec.lost_usd == miss.lost_usd and rec.causes == ("ttl-expired",) and cell != "no miss"
+        assert f"(ttl-expired x1: {cell} lost)" in rec.pattern
         assert f"its dollars are on what the {len(changes)} request(s) it changes paid" in rec.pattern
     # It recovers the miss: credited with it, as before.
     recovered = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index, saved_usd=Decimal("0.05"), priced=True,
