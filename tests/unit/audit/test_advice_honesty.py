@@ -222,3 +222,22 @@ def test_report_html_evidence_counts_agree_in_number(tmp_path: Path) -> None:
     text = re.sub(r"<[^>]+>", "", (out / "report.html").read_text())
     assert "1 request, 1 lane, 1 session: ttl-expired x1" in text and "1 lanes" not in text
     assert views.counted(0, "request") == "0 requests" and views.counted(1_200, "lane") == "1,200 lanes"
+
+
+def test_a_miss_its_fixes_change_without_reading_back_is_not_recoverable(tmp_path: Path) -> None:
+    """static-system changed 11 system-changed misses of a Claude Code home and read 1 of them
+    back; its text said it left the other 10 as logged (and "put down to other causes") while the
+    loss split counted all 11 recoverable. A miss is recoverable only where a fix of its that ran
+    recovers it (reads back at least half of what it lost), not where one merely changes it."""
+    result, miss = _audit_and_miss(tmp_path)
+    assert miss.loss_class == "recoverable"
+    fixes = advice.fixes_for(miss)
+    touched = _change(miss, "0.01")  # its write changed, nothing more read
+    followed = advice.follow_resimulation(result, Resimulated({fix: _ran(fix, "0.01", (touched,)) for fix in fixes}, {}))
+    (row,) = [row for row in followed.rows if (row.file, row.lane, row.index) == (miss.file, miss.lane, miss.index)]
+    assert row.loss_class == "unknown" and followed.loss_split.recoverable_requests == 0
+    # Read back: recoverable, as its cause says.
+    back = SimpleNamespace(**{**vars(touched), "counterfactual_read": miss.predicted_cache_read + miss.lost_tokens})
+    followed = advice.follow_resimulation(result, Resimulated({fix: _ran(fix, "0.01", (back,)) for fix in fixes}, {}))
+    (row,) = [row for row in followed.rows if (row.file, row.lane, row.index) == (miss.file, miss.lane, miss.index)]
+    assert row.loss_class == "recoverable"
