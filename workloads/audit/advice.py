@@ -467,9 +467,14 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 # misses its cause points at that it leaves as logged are said apart.
                 recovered = {(row.file, row.lane, row.index) for row in credited}
                 left = [row for row in rows if (row.file, row.lane, row.index) not in recovered]
-                targeted = {(row.file, row.lane, row.index) for row in rows}
-                parts = [part for row in credited for part in
-                         (fix_parts(row, fix) if (row.file, row.lane, row.index) in targeted else ((row.cause, row.lost_usd),))]
+                # Each by the parts of its loss whose cause the fix recovers (the whole, under its
+                # cause, where no part's cause points at it), with ttl-1h and ttl-5m taken as the
+                # TTL fix they set: ttl-1h and ttl-auto running the same plan on a Codex home
+                # recovered the same 24 misses and said $1.9254 and $1.8462 lost (6 misses shared
+                # between an expired entry and a changed message counted whole for one, by their
+                # ttl-expired part for the other).
+                parts_fix = "ttl-auto" if _fix_name(fix) in SETTABLE_TTLS else fix
+                parts = [part for row in credited for part in fix_parts(row, parts_fix)]
                 rows = credited
                 lost = usd_sum(usd or Decimal(0) for _, usd in parts)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)

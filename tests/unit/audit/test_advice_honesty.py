@@ -241,3 +241,31 @@ def test_a_miss_its_fixes_change_without_reading_back_is_not_recoverable(tmp_pat
     followed = advice.follow_resimulation(result, Resimulated({fix: _ran(fix, "0.01", (back,)) for fix in fixes}, {}))
     (row,) = [row for row in followed.rows if (row.file, row.lane, row.index) == (miss.file, miss.lane, miss.index)]
     assert row.loss_class == "recoverable"
+
+
+def test_two_fixes_that_change_the_same_requests_are_credited_alike() -> None:
+    """ttl-1h and ttl-auto ran the same plan on a Codex home (24h on 35 of 35 lanes), recovered the
+    same 24 misses, and said $1.9254 and $1.8462 lost: 6 misses shared between an expired entry
+    and a changed message counted whole for ttl-1h (no cause points at it) and by their
+    ttl-expired part for ttl-auto. Equal changes, equal credit: ttl-1h and ttl-5m are the TTL fix
+    they set, so both count the ttl-expired part."""
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.workloads.audit.core import audit_requests
+    from prefixbench.workloads.logs.trace import FileSummary
+    from tests.unit.audit.test_shared_head_causes import MIN, _call
+
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, 4_000, 11_000, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+    ]
+    result = audit_requests(requests, [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")], Prices(None))
+    (row,) = [row for row in result.rows if row.secondary_cause == "ttl-expired"]
+    back = SimpleNamespace(file=row.file, lane=row.lane, index=row.index, saved_usd=Decimal("0.05"), priced=True,
+                           reported_read=0, counterfactual_read=row.predicted_cache_read + row.lost_tokens)
+    recs = {rec.fix: rec for rec in rank(result, Resimulated({fix: _ran(fix, "0.05", (back,)) for fix in
+                                                             ("ttl-auto", "ttl-1h", "ttl-5m")}, {}))}
+    assert {fix: (rec.lost_usd, rec.causes) for fix, rec in recs.items()} == {
+        fix: (row.secondary_lost_usd, ("ttl-expired",)) for fix in ("ttl-auto", "ttl-1h", "ttl-5m")}
+    assert 0 < row.secondary_lost_usd < row.lost_usd
