@@ -260,3 +260,33 @@ def test_the_claude_code_homes_what_to_change_is_advice_a_setting_can_follow(tmp
     bridged = [row for row in result.rows if row.cause == "ttl-expired" and row.line in (60, 143)
                and row.lost_usd is not None and row.lost_usd > Decimal("0.25")]
     assert len(bridged) == 2 and {row.loss_class for row in bridged} == {"recoverable"}
+
+
+def test_the_claude_code_homes_fixes_say_what_they_recover_as_the_split_counts_it(tmp_path: Path) -> None:
+    """Xu-Wentao/dotfile@936f6d7: static-system said it "changes 10 requests the audit put down to
+    other causes (system-changed x10)" and "leaves as logged the 13 miss(es) its cause points it at
+    (system-changed x10, tools-changed x3)", while the loss split counted all 11 system-changed
+    misses recoverable. Its re-simulation reads each of the 11 back (against the log with the
+    break in it; the audit's model, blind to a change it infers from the reads, had predicted those
+    reads): credited with 11, leaving the 3 tools-changed as logged (a log without bodies shows no
+    tools change to re-simulate). Every recoverable miss is one a fix of its recovered."""
+    from prefixbench.workloads.audit.advice import (_own_fixes, _recovered_keys, follow_resimulation, rank, resimulate,
+                                                    resimulation_targets)
+    from prefixbench.workloads.audit.core import load_trace
+
+    _copy(XU, XU_COMMIT, XU_URL, XU_ENV, ".claude/projects/", tmp_path)
+    trace = load_trace([tmp_path / ".claude" / "projects"])
+    audited = run_audit([tmp_path / ".claude" / "projects"], trace=trace)
+    wanted, changed = resimulation_targets([audited.rows])
+    found = resimulate(*trace, wanted, changed, audited.files)
+    result = follow_resimulation(audited, found)
+    recs = {rec.fix: rec for rec in rank(result, found)}
+    static = recs["static-system"]
+    assert static.pattern.startswith("system-changed x11: $0.8922 lost") and "other cause" not in static.pattern
+    assert static.pattern.endswith("it leaves as logged the 3 miss(es) its cause points it at (tools-changed x3: $0.8819 lost)")
+    by_key = {(row.file, row.lane, row.index): row for row in result.rows}
+    recovered = {fix: _recovered_keys(fix, w, by_key) for fix, w in found.done.items() if w.applies}
+    recoverable = [row for row in result.rows if row.loss_class == "recoverable" and row.cause is not None]
+    assert len(recoverable) == result.loss_split.recoverable_requests == 13
+    assert all(any((row.file, row.lane, row.index) in recovered.get(fix, ()) for fix in _own_fixes(row)) for row in recoverable)
+    assert sum(row.cause == "system-changed" for row in recoverable) == 11

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -340,30 +340,35 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
 
     from prefixbench.workloads.audit.losses import split_losses
 
-    ran: dict[tuple[str, str, int], bool] = {}  # a targeted miss: whether a fix that ran changed it
+    by_key = {(row.file, row.lane, row.index): row for row in result.rows}
+    by_fix: dict[str, set[tuple[str, str, int]]] = {}
+    # A targeted miss: whether a fix of its that ran recovered it (:func:`_recovered_keys`, as
+    # each fix's credit counts it), not merely changed it: a re-simulation that changes a miss's
+    # write and reads little more of it did not recover it, so the split must not call it
+    # recoverable (static-system's 10 misses "left as logged" stayed recoverable).
+    ran: dict[tuple[str, str, int], bool] = {}
     for fix, rows in targets(result).items():
         w = found.done.get(fix)
         if w is None or not w.applies:
             continue  # not re-simulated: its class stays what its cause says
-        changed = {(c.file, c.lane, c.index) for c in w.changes}
+        if fix not in by_fix:
+            by_fix[fix] = _recovered_keys(fix, w, by_key)
         for row in rows:
             key = (row.file, row.lane, row.index)
-            ran[key] = ran.get(key, False) or key in changed
+            ran[key] = ran.get(key, False) or key in by_fix[fix]
     unrecovered = {key for key, recovered in ran.items() if not recovered}
     # A miss classed otherwise that one of its own fixes recovers (reads most of it) is
     # recoverable: the fix is the evidence (keep-alive bridging a gap past a 1 h TTL the write
     # logged). Only the row's own fixes count (:func:`_own_fixes`), never a --what-if the user
     # asked for or a fix another row of the run triggered: the split must not depend on them. Not
     # so for a fix of an unknown cause that may have been the user's choice (pin-model: UNKNOWN_FIX).
-    by_key = {(row.file, row.lane, row.index): row for row in result.rows}
-    by_fix: dict[str, set[tuple[str, str, int]]] = {}
 
     def recovers(fix: str, key: tuple[str, str, int]) -> bool:
         w = found.done.get(fix)
         if w is None or not w.applies or _fix_name(fix) in _CHOICE_FIXES:
             return False
         if fix not in by_fix:
-            by_fix[fix] = _recovered_keys(w, by_key)
+            by_fix[fix] = _recovered_keys(fix, w, by_key)
         return key in by_fix[fix]
 
     recovered = {key for key, row in by_key.items() if any(recovers(fix, key) for fix in _own_fixes(row))}
@@ -396,17 +401,25 @@ def _own_fixes(row: AuditRow) -> tuple[str, ...]:
 RECOVERED_SHARE = Fraction(1, 2)
 
 
-def _recovered_keys(w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> set[tuple[str, str, int]]:
+def _recovered_keys(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], AuditRow]) -> set[tuple[str, str, int]]:
     """The misses ``w``'s re-simulation recovers: it reads more of them than they read as logged
     and than the audit's own model predicted (a TTL fix changes every write, not every read), by
     at least :data:`RECOVERED_SHARE` of the tokens the miss lost."""
     out = set()
+    inferred = _fix_name(fix) == "static-system"
     for c in w.changes:
         key = (c.file, c.lane, c.index)
         row = by_key.get(key)
         if c.index < 0 or row is None or row.cause is None or (row.lost_tokens or 0) <= 0:
             continue
-        gained = c.counterfactual_read - max(c.reported_read, row.predicted_cache_read)
+        # A system prompt change the audit infers from the reads (a log without bodies) is one
+        # its model did not see: it predicted the read past it that the miss lost, and the fix,
+        # measured against the log with the break in it, reads it back. Against that prediction
+        # it would gain nothing on any of them (10 of 11 such misses of a Claude Code home were
+        # said to be left as logged while the fix read each back in full).
+        seen = c.reported_read if inferred and "system-changed" in (row.cause, getattr(row, "secondary_cause", None)) \
+            else max(c.reported_read, row.predicted_cache_read)
+        gained = c.counterfactual_read - seen
         if gained > 0 and gained >= RECOVERED_SHARE * row.lost_tokens:
             out.add(key)
     return out
@@ -430,7 +443,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
         causes = Counter(cause for cause, _ in parts if cause)
         # A fix whose recovering a miss made it recoverable in the split (keep-alive over a gap
         # past a logged 1 h TTL) is listed too, whatever it costs: the split names it as the fix.
-        recovered_keys = _recovered_keys(w, by_key)  # once a fix: the credit, the split's words and the misses read it
+        recovered_keys = _recovered_keys(fix, w, by_key)  # once a fix: the credit, the split's words and the misses read it
         evidence = (w.applies and not rows and _fix_name(fix) not in (*SETTABLE_TTLS, *_CHOICE_FIXES)
                     and bool(recovered_keys))
         if w.applies and w.saved_usd is not None and (w.saved_usd > 0 or rows or evidence):
@@ -438,6 +451,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             # what the re-simulation says, even when its write premiums eat what it recovers).
             changed = [(c.file, c.lane) for c in w.changes]
             detail = w.detail
+            pointed = (lost, causes, unpriced)  # what the misses its cause points at lost
             left: list[AuditRow] = []
             credited = _credited(recovered_keys, rows, by_key)
             if credited is None and rows and not recovered_keys and _fix_name(fix) == "ttl-auto" and any(
@@ -453,9 +467,14 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                 # misses its cause points at that it leaves as logged are said apart.
                 recovered = {(row.file, row.lane, row.index) for row in credited}
                 left = [row for row in rows if (row.file, row.lane, row.index) not in recovered]
-                targeted = {(row.file, row.lane, row.index) for row in rows}
-                parts = [part for row in credited for part in
-                         (fix_parts(row, fix) if (row.file, row.lane, row.index) in targeted else ((row.cause, row.lost_usd),))]
+                # Each by the parts of its loss whose cause the fix recovers (the whole, under its
+                # cause, where no part's cause points at it), with ttl-1h and ttl-5m taken as the
+                # TTL fix they set: ttl-1h and ttl-auto running the same plan on a Codex home
+                # recovered the same 24 misses and said $1.9254 and $1.8462 lost (6 misses shared
+                # between an expired entry and a changed message counted whole for one, by their
+                # ttl-expired part for the other).
+                parts_fix = "ttl-auto" if _fix_name(fix) in SETTABLE_TTLS else fix
+                parts = [part for row in credited for part in fix_parts(row, parts_fix)]
                 rows = credited
                 lost = usd_sum(usd or Decimal(0) for _, usd in parts)
                 unpriced = sum(row.lost_usd is None and (row.lost_tokens or 0) > 0 for row in rows)
@@ -463,7 +482,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             split_said = _on_split_classes(fix, w, by_key, recovered_keys)
             if split_said:
                 detail = f"{detail}; {split_said}" if detail else split_said
-            if not rows:
+            if left and not rows:
+                # Credited with none of the misses its cause points at (ttl-auto, above): what they
+                # lost is still what its *lost to its misses* says, as its pattern does ("no miss"
+                # means no miss points at the fix); the pattern says it recovers none of them.
+                lost, causes, unpriced = pointed
+            elif not rows:
                 # Listed for what it saves (a --what-if fix no cause points at, ttl-1h): the misses
                 # among the requests it changes are still its misses, not "no miss".
                 rows = [row for key, row in by_key.items() if key in recovered_keys]
@@ -498,16 +522,29 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
-            pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key)
+            pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key,
+                                          {(row.file, row.lane, row.index) for row in left})
             if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
                 pattern = (f"it recovers none of the {len(left):,} miss(es) its cause points it at ({_causes_text(left)}: "
-                           f"{format_usd(usd_sum(row.lost_usd or Decimal(0) for row in left))} lost): its dollars are on "
+                           f"{format_usd(lost)} lost): its dollars are on "
                            f"what the {w.requests_changed:,} request(s) it changes paid (e.g. a cheaper cache write), not "
                            "on a miss")
             elif left:
-                left_lost = usd_sum(row.lost_usd or Decimal(0) for row in left)
-                pattern += (f"; it leaves as logged the {len(left):,} miss(es) its cause points it at ({_causes_text(left)}: "
-                            f"{format_usd(left_lost)} lost)")
+                # A miss its cause points at that it changes (a TTL fix changes every write of a
+                # lane) without reading it back is not recovered, nor left as logged: said apart.
+                changed_keys = {(c.file, c.lane, c.index) for c in w.changes}
+                touched = [row for row in left if (row.file, row.lane, row.index) in changed_keys]
+                kept = [row for row in left if (row.file, row.lane, row.index) not in changed_keys]
+                if touched:
+                    on_touched = usd_sum(c.saved_usd for c in w.changes if c.priced and c.index >= 0 and any(
+                        (c.file, c.lane, c.index) == (row.file, row.lane, row.index) for row in touched))
+                    pattern += (f"; it changes {len(touched):,} miss(es) its cause points it at without recovering them "
+                                f"({_causes_text(touched)}: {format_usd(usd_sum(row.lost_usd or Decimal(0) for row in touched))} "
+                                f"lost; it reads back less than half of what each lost), "
+                                f"{'saving' if on_touched >= 0 else 'costing'} {format_usd(abs(on_touched))} there")
+                if kept:
+                    pattern += (f"; it leaves as logged the {len(kept):,} miss(es) its cause points it at ({_causes_text(kept)}: "
+                                f"{format_usd(usd_sum(row.lost_usd or Decimal(0) for row in kept))} lost)")
             recommendations.append(msgspec.structs.replace(rec, pattern=pattern))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
@@ -646,13 +683,16 @@ def _inferred(w: WhatIf) -> bool:
 
 
 def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost: Decimal,
-                        by_key: dict[tuple[str, str, int], AuditRow]) -> str:
+                        by_key: dict[tuple[str, str, int], AuditRow],
+                        left: Collection[tuple[str, str, int]] = frozenset()) -> str:
     """The pattern of a re-simulated fix, saying where its requests and dollars differ from its
     misses': the requests it changes beyond them (their causes) and, when it saves more than its
-    misses lost, where the rest comes from."""
+    misses lost, where the rest comes from. ``left``: the misses its cause points at that it is
+    not credited with (said apart by the caller, so not among "other causes" here)."""
     targeted = {(row.file, row.lane, row.index) for row in rows}
     changes = [c for c in w.changes if c.index >= 0]
-    others = [by_key[key] for c in changes if (key := (c.file, c.lane, c.index)) in by_key and key not in targeted]
+    others = [by_key[key] for c in changes if (key := (c.file, c.lane, c.index)) in by_key and key not in targeted
+              and key not in left]
     saved = w.saved_usd or Decimal(0)
     saves = "may save" if _inferred(w) else "saves"  # the hedge the fix's dollars carry (reports.whatif.hedged)
     if not rows:
@@ -662,8 +702,10 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
     missed = sum((c.file, c.lane, c.index) in targeted for c in changes)
     if missed < len(rows):
         parts.append(f"the re-simulation changes {missed:,} of these {len(rows):,} misses")
-    on_others = usd_sum(c.saved_usd for c in w.changes if (c.file, c.lane, c.index) not in targeted)
-    on_misses = saved - on_others
+    on_others = usd_sum(c.saved_usd for c in w.changes if (c.file, c.lane, c.index) not in targeted
+                        and (c.file, c.lane, c.index) not in left)
+    on_left = usd_sum(c.saved_usd for c in w.changes if (c.file, c.lane, c.index) in left)
+    on_misses = saved - on_others - on_left
     more = saved - lost
     if others:
         one = len(others) == 1

@@ -2279,8 +2279,16 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     if hindsight != choice:
         found = evaluate(hindsight)
         upper = found.saved_usd(range(len(found)))
-        detail += (f"; picked per lane in hindsight ({_ttl_auto_choice(hindsight, bounds)}) it would save "
-                   f"{format_usd(upper)}: an upper bound, not a setting (a setting applies to every session of its kind)")
+        said = f"; picked per lane in hindsight ({_ttl_auto_choice(hindsight, bounds)}) it would save {format_usd(upper)}"
+        if upper >= changes.saved_usd(range(len(changes))):
+            detail += f"{said}: an upper bound, not a setting (a setting applies to every session of its kind)"
+        else:
+            # Each lane's pick is the cheaper of its figures with every lane on one TTL; lanes
+            # share cached entries (a head the lanes of a model read), so the picks re-simulated
+            # together can save less than the setting (a Codex home: $1.8865 against $1.8873),
+            # and the figure is no bound: said as what it is.
+            detail += (f"{said}, less than the setting: each lane's pick was made with every lane on one TTL, and "
+                       "lanes share cached entries, so picks made lane by lane do not add up (no upper bound)")
     if unpriced:
         detail += f"; {len(unpriced)} lane(s) with no price row among them: 5 m, no price to tell which TTL is cheaper"
     return _summarize("ttl-auto", assumption, detail, changes, notes)

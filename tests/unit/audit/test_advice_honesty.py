@@ -72,15 +72,21 @@ def test_ttl_auto_is_credited_only_with_the_misses_it_recovers(tmp_path: Path) -
     """ttl-auto that gave a lane the other lifetime, saving on a request that did not miss, and
     recovered none of the ttl-expired misses its cause points at, listed them as its own
     ("ttl-expired x1: $... lost" in its pattern and its lost dollars). It is credited with the
-    misses it recovers only: none, said in its pattern. Where it changed nothing (every lane kept
+    misses it recovers only: none, said in its pattern; its lost dollars stay those of the misses
+    its cause points at (its table cell read "no miss" while its pattern named 3). Where it changed nothing (every lane kept
     as logged) its misses stay its own, a verdict on the prices (above)."""
     result, miss = _audit_and_miss(tmp_path)
     elsewhere = SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal("0.05"), priced=True,
                                 reported_read=0, counterfactual_read=0)
     for changes in ((elsewhere,), (elsewhere, _change(miss, "0"))):  # the miss's own write changed, its read not
         rec = _one(result, "ttl-auto", _ran("ttl-auto", "0.05", changes))
-        assert rec.lost_usd == 0 and rec.causes == () and rec.saved_usd == Decimal("0.05")
+        assert rec.saved_usd == Decimal("0.05")
         assert rec.pattern.startswith("it recovers none of the 1 miss(es) its cause points it at (ttl-expired x1: $")
+        # Its *lost to its misses* cell is what the misses its cause points at lost, as its pattern
+        # says, not "no miss" (which means no miss points at the fix): one meaning for both.
+        cell = views.lost_words(rec.lost_usd, rec.causes, rec.unpriced_requests)
+        assert rec.lost_usd == miss.lost_usd and rec.causes == ("ttl-expired",) and cell != "no miss"
+        assert f"(ttl-expired x1: {cell} lost)" in rec.pattern
         assert f"its dollars are on what the {len(changes)} request(s) it changes paid" in rec.pattern
     # It recovers the miss: credited with it, as before.
     recovered = SimpleNamespace(file=miss.file, lane=miss.lane, index=miss.index, saved_usd=Decimal("0.05"), priced=True,
@@ -216,3 +222,50 @@ def test_report_html_evidence_counts_agree_in_number(tmp_path: Path) -> None:
     text = re.sub(r"<[^>]+>", "", (out / "report.html").read_text())
     assert "1 request, 1 lane, 1 session: ttl-expired x1" in text and "1 lanes" not in text
     assert views.counted(0, "request") == "0 requests" and views.counted(1_200, "lane") == "1,200 lanes"
+
+
+def test_a_miss_its_fixes_change_without_reading_back_is_not_recoverable(tmp_path: Path) -> None:
+    """static-system changed 11 system-changed misses of a Claude Code home and read 1 of them
+    back; its text said it left the other 10 as logged (and "put down to other causes") while the
+    loss split counted all 11 recoverable. A miss is recoverable only where a fix of its that ran
+    recovers it (reads back at least half of what it lost), not where one merely changes it."""
+    result, miss = _audit_and_miss(tmp_path)
+    assert miss.loss_class == "recoverable"
+    fixes = advice.fixes_for(miss)
+    touched = _change(miss, "0.01")  # its write changed, nothing more read
+    followed = advice.follow_resimulation(result, Resimulated({fix: _ran(fix, "0.01", (touched,)) for fix in fixes}, {}))
+    (row,) = [row for row in followed.rows if (row.file, row.lane, row.index) == (miss.file, miss.lane, miss.index)]
+    assert row.loss_class == "unknown" and followed.loss_split.recoverable_requests == 0
+    # Read back: recoverable, as its cause says.
+    back = SimpleNamespace(**{**vars(touched), "counterfactual_read": miss.predicted_cache_read + miss.lost_tokens})
+    followed = advice.follow_resimulation(result, Resimulated({fix: _ran(fix, "0.01", (back,)) for fix in fixes}, {}))
+    (row,) = [row for row in followed.rows if (row.file, row.lane, row.index) == (miss.file, miss.lane, miss.index)]
+    assert row.loss_class == "recoverable"
+
+
+def test_two_fixes_that_change_the_same_requests_are_credited_alike() -> None:
+    """ttl-1h and ttl-auto ran the same plan on a Codex home (24h on 35 of 35 lanes), recovered the
+    same 24 misses, and said $1.9254 and $1.8462 lost: 6 misses shared between an expired entry
+    and a changed message counted whole for ttl-1h (no cause points at it) and by their
+    ttl-expired part for ttl-auto. Equal changes, equal credit: ttl-1h and ttl-5m are the TTL fix
+    they set, so both count the ttl-expired part."""
+    from prefixbench.simulator.price_lookup import Prices
+    from prefixbench.workloads.audit.core import audit_requests
+    from prefixbench.workloads.logs.trace import FileSummary
+    from tests.unit.audit.test_shared_head_causes import MIN, _call
+
+    requests = [
+        _call("b.jsonl", 0, 0, 0, 12_000, None),
+        _call("a.jsonl", 0, MIN, 4_000, 11_000, None),
+        _call("a.jsonl", 1, 2 * MIN, 15_000, 1_000, "a.jsonl#0"),
+        _call("a.jsonl", 2, 30 * MIN, 0, 20_000, None, events=(("compaction", "context condensed"),)),
+    ]
+    result = audit_requests(requests, [FileSummary(f, "claude-code", 2) for f in ("a.jsonl", "b.jsonl")], Prices(None))
+    (row,) = [row for row in result.rows if row.secondary_cause == "ttl-expired"]
+    back = SimpleNamespace(file=row.file, lane=row.lane, index=row.index, saved_usd=Decimal("0.05"), priced=True,
+                           reported_read=0, counterfactual_read=row.predicted_cache_read + row.lost_tokens)
+    recs = {rec.fix: rec for rec in rank(result, Resimulated({fix: _ran(fix, "0.05", (back,)) for fix in
+                                                             ("ttl-auto", "ttl-1h", "ttl-5m")}, {}))}
+    assert {fix: (rec.lost_usd, rec.causes) for fix, rec in recs.items()} == {
+        fix: (row.secondary_lost_usd, ("ttl-expired",)) for fix in ("ttl-auto", "ttl-1h", "ttl-5m")}
+    assert 0 < row.secondary_lost_usd < row.lost_usd
