@@ -1202,7 +1202,7 @@ def file_map(jobs: int, scheduler: str | None):
     """
     from prefixbench.workloads.runs.execute import check_jobs
 
-    check_jobs(jobs, scheduler)
+    check_jobs(jobs, scheduler, "audit")
     if jobs == 1 and scheduler is None:
         return None
     import functools
