@@ -330,7 +330,7 @@ def _headline(result: AuditResult) -> str:
     return (
         f"{t.requests:,} request{'' if t.requests == 1 else 's'}: {tokens}; hit ratio {headline_hit(t.hit_ratio, _ratio_basis(result))}; "
         f"{paid_total_words(format_usd(t.cost_usd), t.requests, no_usage, no_price, (t.ranged_requests, t.ranged_low_usd, t.ranged_high_usd), hosts)}"
-        f"{relay_words(result.relays)}{service_words(result.services)}, "
+        f"{relay_words(result.relays)}{service_words(result.services, no_price)}, "
         f"{lost_total_words(format_usd(t.lost_usd), not t.lost_usd, sum(c.unpriced_requests for c in result.causes), seen=reporting_requests(result)[0] > 0 or not t.requests or bool(result.causes))}"
         + (
             f"; explicit caches (not requests): {usd_or_unknown(t.cache_create_usd)} to create, {usd_or_unknown(t.storage_usd)} storage"
@@ -1202,7 +1202,7 @@ def file_map(jobs: int, scheduler: str | None):
     """
     from prefixbench.workloads.runs.execute import check_jobs
 
-    check_jobs(jobs, scheduler)
+    check_jobs(jobs, scheduler, "audit")
     if jobs == 1 and scheduler is None:
         return None
     import functools

@@ -5,7 +5,7 @@ the one precision of a column of dollars."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
@@ -127,17 +127,25 @@ def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
     return f" (at the maker's list price, not the relay's bill: {calls:,} request(s) through the relay {names})"
 
 
-def service_words(services: Iterable[tuple[str, str, str, int]]) -> str:
+def service_words(services: Iterable[tuple[str, str, str, int]], no_price: Mapping[str, int] | None = None) -> str:
     """What the headline's *paid* adds where calls went to a service of the maker's models
     (``(provider, model, service, requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.services`,
-    Azure OpenAI): the maker's list price, not the service's bill, and which service; "" where
-    none did."""
-    services = list(services)
-    if not services:
-        return ""
-    calls = sum(n for *_, n in services)
-    names = ", ".join(dict.fromkeys(service for _, _, service, _ in services))
-    return f" (at the maker's list price, not the service's bill: {calls:,} request(s) to {names})"
+    Azure OpenAI): the maker's list price, not the service's bill, and which service, with a count
+    each where there are several; the calls of a model with no price (a count in ``no_price``,
+    :func:`left_out_counts`) said to be unpriced instead; "" where none went to one."""
+    priced: Counter[str] = Counter()
+    unpriced: Counter[str] = Counter()
+    for _, model, service, n in services:
+        ((unpriced if (no_price or {}).get(model, 0) > 0 else priced))[service] += n
+
+    def to(counts: Counter[str]) -> str:
+        names = (next(iter(counts)) if len(counts) == 1
+                 else ", ".join(f"{name} {n:,}" for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))))
+        return f"{sum(counts.values()):,} request(s) to {names}"
+
+    parts = ([f"at the maker's list price, not the service's bill: {to(priced)}"] if priced else []) + (
+        [f"unpriced, their model having no price: {to(unpriced)}"] if unpriced else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def unpriced_misses_words(misses: int) -> str:

@@ -183,7 +183,7 @@ def write_bench(spec: BenchSpec, options: SweepRunOptions) -> int:
 
     plan = plan_bench(spec)
     prices = prices_of(spec)
-    check_jobs(options.jobs, options.scheduler)
+    check_jobs(options.jobs, options.scheduler, "bench")
     require_scheduler(options.scheduler)
     out: Path = options.out
     names = [*OUTPUTS, *(f"bench-{w}.png" for w in spec.workloads)]

@@ -531,7 +531,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
          for m in record.get("models", [])), hosts)
     paid = paid_total_words(fmt_usd(totals['cost_usd'] or 0), int(totals['requests']), no_usage, no_price,
                             (ranged, Decimal(str(totals.get("ranged_low_usd") or 0)), Decimal(str(totals.get("ranged_high_usd") or 0))),
-                            by_host) + relay_words(relays) + service_words(services)
+                            by_host) + relay_words(relays) + service_words(services, no_price)
     # A file left out as bad input is listed under files but was not read: the header counts the
     # files audited and names the others.
     left_out = sorted({f["file"] for f in record.get("files", []) if f.get("format") == BAD_INPUT})

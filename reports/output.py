@@ -121,7 +121,7 @@ def write_sweep(specs: list[SweepSpec], options: SweepRunOptions) -> int:
         raise UserError("--grid: the sweeps run together name different prices; give each its own run with --sweep NAME")
     plan = plan_sweeps(specs) if len(specs) > 1 else plan_sweep(specs[0])
     price = plan.spec.price
-    check_jobs(options.jobs, options.scheduler)
+    check_jobs(options.jobs, options.scheduler, "sweep")
     require_scheduler(options.scheduler)
     out: Path = options.out
     check_out_dir(out, output_names(plan), "sweep")

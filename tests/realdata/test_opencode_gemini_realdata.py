@@ -24,4 +24,4 @@ def test_real_sessions_count_what_the_log_sums(realdata: Path, fmt: str) -> None
     assert read and result.totals.requests > 0
     checks = [note for f in read for note in f.notes if "own message totals" in note or "own token totals" in note]
     assert checks, "no file carried the agent's own totals"
-    assert all("(the same" in note or "; the same)" in note for note in checks), [n for n in checks if "the same" not in n]
+    assert all("(the same" in note or "; the same as the calls' prompt + output counted here)" in note for note in checks), [n for n in checks if "the same" not in n]

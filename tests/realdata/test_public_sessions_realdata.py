@@ -261,7 +261,7 @@ def _check_gemini(path: Path):
     assert [f.format for f in result.files] == ["gemini-cli"]
     assert result.totals.requests == calls
     assert (result.totals.cache_read, result.totals.input, result.totals.output, (result.totals.cache_write or 0)) == (cached, uncached, output, 0)
-    assert any("own token totals" in note and "the same)" in note for note in result.files[0].notes)
+    assert any("own token totals" in note and "the same as the calls' prompt + output counted here)" in note for note in result.files[0].notes)
     return result
 
 
@@ -389,7 +389,7 @@ def test_axe_gemini_cli_jsonl_session_counts_each_message_once(tmp_path: Path) -
     assert t.cache_read == sum(k["cached"] for k in tokens) == 3_892_664
     assert t.input == sum(k["input"] - k["cached"] + k["tool"] for k in tokens) == 478_192  # subset: input includes cached
     assert t.output == sum(k["output"] + k["thoughts"] for k in tokens) == 28_409
-    assert any("own token totals sum to 4,399,265" in note and "the same)" in note for note in result.files[0].notes)
+    assert any("own token totals sum to 4,399,265" in note and "the same as the calls' prompt + output counted here)" in note for note in result.files[0].notes)
     # Gemini 3 Flash reads only at checkpoints ~3,924 tokens apart (15,486 to 15,534 while the
     # prompt grew from 16,689 to 19,049 tokens; 19,448, 23,261 ... 74,336), predicted as the last
     # multiple of 3,924 inside the previous prompt: 75 of 94 within 3% (19 read to the token). The

@@ -248,7 +248,7 @@ def test_qwen_code_sessions_count_the_calls_their_telemetry_logs(env: str, tmp_p
     assert failures == failed == sum(e["event.name"] == "qwen-code.api_error" for e in events)
     # Each session's own checks: its telemetry's sums and its records' token totals, the same.
     notes = [n for f in result.files for n in f.notes if "telemetry logs" in n or "own token totals" in n]
-    assert notes and all("(the same" in n or "; the same)" in n for n in notes), [n for n in notes if "the same" not in n]
+    assert notes and all("(the same" in n or "; the same as the calls' prompt + output counted here)" in n for n in notes), [n for n in notes if "the same" not in n]
     # Qwen's own login (the telemetry's auth_type qwen-oauth) serves coder-model, a name of no
     # provider: read with Qwen's rules (explicit: Qwen Code marks every streamed request), each
     # entry living 5 min from its response's end, a read the previous prompt less 6 tokens (4 in

@@ -3471,7 +3471,7 @@ def _summarize(
         _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
-        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
+        + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services, prices.missing) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
@@ -4182,16 +4182,20 @@ def served_through(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, st
     return tuple((*key, n) for key, n in sorted(counted.items()))
 
 
-def service_notes(services: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
+def service_notes(services: Iterable[tuple[str, str, str, int]], unpriced: Collection[str] = ()) -> tuple[str, ...]:
     """What the audit says of the calls that went to a service of the maker's models
     (:func:`served_through`): read under the maker's rules and priced at its list price, the
-    service's own bill not in the log."""
+    service's own bill not in the log; those of a model in ``unpriced`` (no row in the price
+    table: :attr:`Prices.missing`) said to be unpriced, not at any list price."""
     notes = []
     for provider, model, service, calls in services:
         maker = rules_for(provider).maker or provider
-        notes.append(f"{calls:,} request(s) of {model} went to {service}, not {maker}'s own API: read under {maker}'s "
-                     f"caching rules, which the service's follow; paid and lost are {maker}'s list price, not the service's "
-                     "bill (its price for a deployment, set by the deployment's type and region, is not in the log)")
+        rules = (f"{calls:,} request(s) of {model} went to {service}, not {maker}'s own API: read under {maker}'s "
+                 "caching rules, which the service follows; ")
+        bill = "the service's bill (its price for a deployment, set by the deployment's type and region) is not in the log"
+        notes.append(rules + (f"unpriced: the price table has no row of {model} (counted unpriced), and {bill}" if model in unpriced
+                              else f"paid and lost are {maker}'s list price, not the service's bill (its price for a "
+                                   "deployment, set by the deployment's type and region, is not in the log)"))
     return tuple(notes)
 
 

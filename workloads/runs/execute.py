@@ -207,9 +207,10 @@ def max_local_jobs() -> int:
     return JOBS_PER_CORE * (os.cpu_count() or 1)
 
 
-def check_jobs(jobs: int | None, scheduler: str | None = None) -> None:
-    """Refuse a ``--jobs`` below 1, or above :func:`max_local_jobs` for local processes (no
-    limit with a remote Dask scheduler, whose workers are elsewhere).
+def check_jobs(jobs: int | None, scheduler: str | None = None, command: str = "") -> None:
+    """Refuse a ``--jobs`` below 1 (the line pointing at ``command``'s help where it is given, as
+    the parser's own errors do), or above :func:`max_local_jobs` for local processes (no limit
+    with a remote Dask scheduler, whose workers are elsewhere).
 
     Raises:
         UserError: naming ``--jobs``, the value and the limit.
@@ -217,7 +218,8 @@ def check_jobs(jobs: int | None, scheduler: str | None = None) -> None:
     if jobs is None:
         return
     if jobs < 1:
-        raise UserError(f"--jobs: '{jobs}' is not a whole number of 1 or more")
+        # (a whole number already: argparse read it; what is wrong is its size)
+        raise UserError(f"--jobs: '{jobs}' must be 1 or more" + (f" (see 'prefixbench {command} --help')" if command else ""))
     limit = max_local_jobs()
     if jobs > limit and scheduler in (None, "local"):
         cores = os.cpu_count() or 1

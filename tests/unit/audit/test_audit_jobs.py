@@ -122,8 +122,8 @@ def test_the_first_bad_file_in_file_order_is_the_error(tmp_path: Path, capfd: py
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("0", "--jobs: '0' is not a whole number of 1 or more"),
-    ("-3", "--jobs: '-3' is not a whole number of 1 or more"),
+    ("0", "--jobs: '0' must be 1 or more"),
+    ("-3", "--jobs: '-3' must be 1 or more"),
     ("abc", "--jobs: 'abc' is not a whole number"),
 ])
 def test_a_bad_jobs_value_is_one_line_and_exit_2(tmp_path: Path, capfd: pytest.CaptureFixture[str], value: str, message: str) -> None:
@@ -297,4 +297,4 @@ def test_without_jobs_a_big_folder_is_read_by_workers_with_the_same_output(
 
 def test_jobs_0_is_refused_before_the_paths_are_walked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(tmp_path / "missing"), "--jobs", "0"]) == 2
-    assert "--jobs: '0' is not a whole number of 1 or more" in capsys.readouterr().err
+    assert "--jobs: '0' must be 1 or more" in capsys.readouterr().err

@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 
 from prefixbench.reports.audit import audit_html, audit_json, audit_table
+from prefixbench.workloads.audit.assume_provider import assume_providers
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from tests.unit.audit.fixtures import capture_line, chat_usage, write_jsonl
 from tests.unit.audit.test_relay_wording import _audit
 
 NOTE = ("6 request(s) of gpt-5.1-codex-max went to Azure OpenAI, not OpenAI's own API: read under OpenAI's caching rules, "
-        "which the service's follow; paid and lost are OpenAI's list price, not the service's bill")
+        "which the service follows; paid and lost are OpenAI's list price, not the service's bill")
 PAID = "(at the maker's list price, not the service's bill: 6 request(s) to Azure OpenAI)"
 
 
@@ -118,3 +119,74 @@ def test_an_inspect_log_of_openai_azure_names_it(tmp_path: Path) -> None:
     assert {(r.provider, r.model, r.service) for r in load_trace([own])[0]} == {("openai", "gpt-4o", "")}
     assert run_audit([azure]).totals == run_audit([own]).totals
     assert any(line.startswith("openai (Azure OpenAI)  gpt-4o") for line in audit_table(run_audit([azure])).splitlines())
+
+
+def _deployment_call(tmp_path: Path, deployment: str, answered_as: str | None, name: str = "") -> Path:
+    """A captured call to an Azure OpenAI deployment (its model named in the path only), the
+    answer naming ``answered_as`` (no model where None)."""
+    answer = {"usage": chat_usage(1300, 1024), **({"model": answered_as} if answered_as else {})}
+    line = capture_line({"messages": [{"role": "user", "content": "hi"}]}, {"body": answer},
+                        url=f"https://res.openai.azure.com/openai/deployments/{deployment}/chat/completions?api-version=2024-10-21")
+    return write_jsonl(tmp_path / (name or f"{deployment}.jsonl"), [line])
+
+
+def test_the_model_is_the_one_the_answer_names_not_the_deployment_s_label(tmp_path: Path) -> None:
+    """A deployment's name is the user's label (``prod-chat``): the answer names the model that
+    served the call, which is priced; the label stays the service's. Before, ``prod-chat`` was
+    the model, unpriced, and the note asked for --model-alias."""
+    capture = _deployment_call(tmp_path, "prod-chat", "gpt-4o-2024-11-20")
+    assert [(r.provider, r.model, r.service) for r in load_trace([capture])[0]] == [
+        ("openai", "gpt-4o-2024-11-20", "Azure OpenAI deployment 'prod-chat'")]
+    result = run_audit([capture])
+    assert result.totals.cost_usd and not any("--model-alias" in n or "prod-chat" in n and "price" in n and "no " in n
+                                              for n in result.notes)
+    table = audit_table(result)
+    assert "(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI deployment 'prod-chat')" in table
+    # (no model in the answer: the deployment's name is all there is)
+    bare = _deployment_call(tmp_path, "gpt-4o-mini", None)
+    assert [r.model for r in load_trace([bare])[0]] == ["gpt-4o-mini"]
+
+
+def test_unpriced_calls_to_a_service_are_not_said_to_be_at_the_list_price(tmp_path: Path) -> None:
+    """A deployment's call whose model has no price is in no dollar figure: the headline and the
+    note say so, not "at the maker's list price"; priced calls beside it keep those words."""
+    unpriced = _deployment_call(tmp_path, "prod-chat", None)
+    table = audit_table(run_audit([unpriced]))
+    headline = next(line for line in table.splitlines() if "paid" in line)
+    assert "list price" not in headline, headline
+    assert "(unpriced, their model having no price: 1 request(s) to Azure OpenAI deployment 'prod-chat')" in headline
+    notes = [n for n in run_audit([unpriced]).notes if "went to Azure OpenAI" in n]
+    assert len(notes) == 1 and "list price" not in notes[0] and "unpriced: the price table has no row of prod-chat" in notes[0], notes
+    both = run_audit([unpriced, _deployment_call(tmp_path, "mini", "gpt-4o-mini-2024-07-18")])
+    assert ("(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI deployment 'mini'; "
+            "unpriced, their model having no price: 1 request(s) to Azure OpenAI deployment 'prod-chat')") in audit_table(both)
+    assert ("(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI deployment 'mini'; "
+            "unpriced, their model having no price: 1 request(s) to Azure OpenAI deployment 'prod-chat')").replace(
+                "'", "&#x27;") in audit_html(both)
+
+
+def test_several_deployments_are_counted_each(tmp_path: Path) -> None:
+    url = "https://res.openai.azure.com/openai/deployments/chat/chat/completions?api-version=2024-10-21"
+    chat = write_jsonl(tmp_path / "chat.jsonl", [
+        capture_line({"messages": [{"role": "user", "content": text}]},
+                     {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url, sent=1748554704.0 + i)
+        for i, text in enumerate(("hi", "hello"))])
+    paths = [chat, _deployment_call(tmp_path, "mini", "gpt-4o-mini-2024-07-18")]
+    assert ("(at the maker's list price, not the service's bill: 3 request(s) to Azure OpenAI deployment 'chat' 2, "
+            "Azure OpenAI deployment 'mini' 1)") in audit_table(run_audit(paths))
+
+
+def test_an_azure_endpoint_names_who_served_the_call_no_provider_assumed(tmp_path: Path) -> None:
+    """An ``*.openai.azure.com`` endpoint says who served the call: it is not among the calls the
+    "assumed" note counts as naming no endpoint that tells (a server of no provider's is)."""
+    azure = _deployment_call(tmp_path, "prod-chat", "gpt-4o-2024-11-20")
+    assert [r.provider_by_model for r in load_trace([azure])[0]] == [False]
+    assert assume_providers(load_trace([azure])[0], {})[1] == ()
+    line = capture_line({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+                        {"body": {"model": "gpt-4o", "usage": chat_usage(1300, 1024)}}, url="https://llm.internal/v1/chat/completions")
+    elsewhere = write_jsonl(tmp_path / "elsewhere.jsonl", [line])
+    (note,) = assume_providers(load_trace([azure, elsewhere])[0], {})[1]
+    assert note.startswith("assumed: 1 http-capture call(s) name no endpoint that tells who served them"), note
+    # --assume-provider leaves the Azure call's provider as its endpoint gave it
+    out, _ = assume_providers(load_trace([azure, elsewhere])[0], {"*": "unknown"})
+    assert [r.provider for r in out] == ["openai", "unknown"]

@@ -82,7 +82,7 @@ def test_legacy_session_totals() -> None:
     assert _sums(LEGACY) == (3, 9800, 21805, 0, 720)
     _, summary = _read(LEGACY)
     assert summary.skipped == ((1, "model message without tokens (its call's usage was not recorded)"),)
-    assert any("sum to 32,325 (input + tool + output + thoughts; the same)" in note for note in summary.notes)
+    assert any("sum to 32,325 (input + tool + output + thoughts; the same as the calls' prompt + output counted here)" in note for note in summary.notes)
 
 
 def test_jsonl_session_2026() -> None:
@@ -101,7 +101,7 @@ def test_jsonl_session_2026() -> None:
     assert [kind for kind, _ in requests[3].events] == ["rewind", "user_turn"]
     assert [kind for kind, _ in requests[4].events] == ["compaction", "user_turn", "model_change"]
     assert summary.skipped == ((16, "error shown by the CLI (a failed call or a CLI error): not a counted call"),)
-    assert any("sum to 35,415" in note and "the same" in note for note in summary.notes)
+    assert any("sum to 35,415" in note and "the same as the calls' prompt + output counted here)" in note for note in summary.notes)
 
 
 def test_a_compressed_history_is_a_compaction_in_the_audit() -> None:
@@ -145,7 +145,7 @@ def test_qwen_code_session() -> None:
     assert requests[1].prefix.parent == requests[0].prefix.node
     assert requests[3].prefix.parent is None and dict(requests[3].events)["compaction"] == "chat compression"
     assert {r.agent_version for r in requests} == {"0.8.2"}
-    assert any("Qwen Code's own token totals sum to 28,905" in note and "the same" in note for note in summary.notes)
+    assert any("Qwen Code's own token totals sum to 28,905" in note and "the same as the calls' prompt + output counted here)" in note for note in summary.notes)
 
 
 def test_saved_chats_hold_no_usage(tmp_path: Path) -> None:
@@ -715,7 +715,7 @@ def test_qwen_code_telemetry_counts_the_calls_no_record_holds(tmp_path: Path) ->
     # The totals the telemetry logs, and those of the records alone, both the same as counted.
     assert "Qwen Code's telemetry logs 6 call(s) (qwen-code.api_response): prompt 44,300, read 23,489 (the same); " \
            "2 with no record of the tree, counted from their events" in summary.notes
-    assert "Qwen Code's own token totals sum to 28,905 (input + tool + output + thoughts; the same)" in summary.notes
+    assert "Qwen Code's own token totals sum to 28,905 (input + tool + output + thoughts; the same as the calls' prompt + output counted here)" in summary.notes
     # An event read after its record pairs with it all the same; one of no record's counts is not counted.
     moved = _with_telemetry()
     moved[1], moved[2] = moved[2], moved[1]
@@ -775,7 +775,7 @@ def test_qwen_code_thoughts_inside_the_output_count_once(tmp_path: Path) -> None
     path = write(tmp_path / "qwen.jsonl", json.dumps(record) + "\n" + json.dumps(gemini) + "\n")
     requests, summary = _read(path)
     assert [r.usage.output for r in requests] == [35, 56]
-    assert "Qwen Code's own token totals sum to 42,105 (input + tool + output + thoughts; the same)" in summary.notes
+    assert "Qwen Code's own token totals sum to 42,105 (input + tool + output + thoughts; the same as the calls' prompt + output counted here)" in summary.notes
 
 
 def _oauth_session(auth: str = "qwen-oauth") -> list[dict]:

@@ -589,12 +589,13 @@ def test_a_call_to_ollama_com_is_ollamas_cloud_not_a_self_hosted_engine(tmp_path
 
 def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_path: Path) -> None:
     """Azure OpenAI's chat completions name the deployment in the URL and no model in the body
-    (31 of crewAI's recorded calls): before, each was skipped as not a model call."""
+    (31 of crewAI's recorded calls): before, each was skipped as not a model call. Its model is
+    the one the answer names (the deployment's name where the answer names none)."""
     url = "https://res.openai.azure.com/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-12-01-preview"
     path = write_jsonl(tmp_path / "azure.jsonl", [capture_line({"messages": [{"role": "user", "content": "hi"}]},
                                                                {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url)])
     requests, _ = load_trace([path])
-    assert [(r.model, r.usage.cache_read, r.usage.uncached) for r in requests] == [("gpt-4o-mini", 1024, 276)]
+    assert [(r.model, r.usage.cache_read, r.usage.uncached) for r in requests] == [("gpt-4o-mini-2024-07-18", 1024, 276)]
 
 
 def test_an_ollama_count_below_the_previous_calls_is_a_part_of_the_prompt_not_read_as_it(tmp_path: Path) -> None:

@@ -126,7 +126,7 @@ def test_a_bench_killed_with_sigkill_resumes_to_the_same_bytes(tmp_path):
         (["--read-discount", "x"], "--read-discount: 'x' is not a number"),
         (["--read-price", "11"], "--read-price: a factor of the listed read price from 0 to 10, got '11'"),
         (["--strategies", "nope"], "--strategies: unknown strategy 'nope'"),
-        (["--jobs", "0"], "--jobs: '0' is not a whole number of 1 or more"),
+        (["--jobs", "0"], "--jobs: '0' must be 1 or more"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, extra, message):

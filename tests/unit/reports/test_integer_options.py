@@ -53,4 +53,14 @@ def test_jobs_below_one_says_the_value_in_the_same_words(tmp_path, capsys, comma
     log.write_text("")
     status = main([command, *([str(log)] if command == "audit" else []), "--jobs", "0", "--out", str(tmp_path / "o")])
     assert status == 2
-    assert capsys.readouterr().err.strip() == "prefixbench: error: --jobs: '0' is not a whole number of 1 or more"
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: --jobs: '0' must be 1 or more (see 'prefixbench {command} --help')"
+
+
+@pytest.mark.parametrize("command", ["audit", "sweep"])
+def test_a_negative_jobs_is_a_whole_number_below_one(tmp_path, capsys, command: str) -> None:
+    """``-3`` is a whole number: what is wrong is its size, said as for 0 (before: "not a whole number")."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("")
+    status = main([command, *([str(log)] if command == "audit" else []), "--jobs=-3", "--out", str(tmp_path / "o")])
+    assert status == 2
+    assert capsys.readouterr().err.strip() == f"prefixbench: error: --jobs: '-3' must be 1 or more (see 'prefixbench {command} --help')"

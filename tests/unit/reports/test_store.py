@@ -97,7 +97,7 @@ def test_the_manifest_removes_only_what_prefixbench_wrote(tmp_path, capsys):
 
 def test_bad_scale_options_are_one_line(tmp_path, capsys):
     for argv, message in (
-        (["--jobs", "0"], "--jobs: '0' is not a whole number of 1 or more"),
+        (["--jobs", "0"], "--jobs: '0' must be 1 or more"),
         (["--seeds", "5-2"], "--seeds: '5-2' runs backwards"),
         (["--seeds", "0,0"], "given twice"),
         (["--seeds", "0-2,1"], "names a seed twice"),

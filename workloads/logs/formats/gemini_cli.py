@@ -1203,7 +1203,9 @@ def _notes(session: _Session) -> tuple[str, ...]:
                      "sends the startup context and those turns, not this call's prompt: measured from its head")
     if session.tokens_seen:
         counted = sum(r.usage.prompt + r.usage.output for r in session.out if r.usage and r.request_id not in session.qwen_unrecorded)
-        verdict = "the same" if counted == session.tokens_total else f"counted here {counted:,}"
+        # (what it is compared with named either way: the calls' prompt + output counted here)
+        verdict = ("the same as the calls' prompt + output counted here" if counted == session.tokens_total
+                   else f"the calls' prompt + output counted here {counted:,}")
         notes.append(f"{who}'s own token totals sum to {session.tokens_total:,} (input + tool + output + thoughts; {verdict})")
     return tuple(notes)
 

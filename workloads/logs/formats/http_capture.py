@@ -555,8 +555,10 @@ class _Capture:
         if bedrock is not None:
             body = {**body, "model": bedrock.model}  # type: ignore[dict-item]
         deployment = _AZURE_DEPLOYMENT.search(url) if isinstance(body, dict) and "model" not in body else None
-        if deployment is not None:  # Azure OpenAI names the deployment in the path, not the body
-            body = {**body, "model": unquote(deployment.group(1))}  # type: ignore[dict-item]
+        if deployment is not None:  # Azure OpenAI names the deployment in the path, not the body:
+            # the model is the one its answer names, else the deployment's name (a user's own label,
+            # kept as the service's: :func:`~prefixbench.simulator.providers.hosts.azure_service`).
+            body = {**body, "model": _served_model(response) or unquote(deployment.group(1))}  # type: ignore[dict-item]
         if not isinstance(body, dict) or "model" not in body:
             self.skipped.append((record.line, "not a model call (no request body with a model)"))
             return
@@ -573,8 +575,9 @@ class _Capture:
         else:
             provider, wire = _provider(url, body)
             # The model's name decided where the URL names no provider, or another (a local proxy
-            # at /v1/messages serving glm-4-7), and no known gateway serves it.
-            by_model = provider_at(url) is not rules_for(provider) and gateway_at(url) is None
+            # at /v1/messages serving glm-4-7), and no known gateway serves it. An Azure OpenAI
+            # resource's endpoint names who served the call (OpenAI's models, its rules): not assumed.
+            by_model = provider_at(url) is not rules_for(provider) and gateway_at(url) is None and not azure_service(_endpoint(url))
         try:
             if bedrock is not None:
                 call = _bedrock_call(provider, bedrock, body, response, where)
