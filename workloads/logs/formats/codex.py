@@ -209,7 +209,11 @@ def _relay(session_meta: dict) -> str:
 
 def _service(session_meta: dict) -> str:
     """The service of OpenAI's models a session's calls went to where its ``model_provider``
-    names Azure OpenAI (:func:`~prefixbench.simulator.providers.hosts.azure_service`): "" for any other."""
+    names Azure OpenAI (:func:`~prefixbench.simulator.providers.hosts.azure_service`) and the calls
+    are read as OpenAI's: "" for any other (``azure-deepseek`` serves DeepSeek's models, not
+    Azure OpenAI)."""
+    if _provider(session_meta) != OPENAI.name:
+        return ""
     return azure_service(name=str(session_meta.get("model_provider", "")))
 
 

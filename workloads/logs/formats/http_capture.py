@@ -726,7 +726,9 @@ class _Capture:
             # own endpoint the URL is (api.together.xyz, api.fireworks.ai...), else Cloudflare's
             # Workers AI for one of its own models: each bills its own price (unpriced).
             upstream=call.upstream or host_at(url) or (WORKERS_AI if workers_ai(model) else ""),
-            service=azure_service(_endpoint(url)),  # Azure OpenAI's resource (and deployment): named, OpenAI's rules kept
+            # Azure OpenAI's resource (and deployment): named, OpenAI's rules kept; only a call read
+            # under OpenAI's rules is Azure OpenAI's (another maker's model on Azure is not).
+            service=azure_service(_endpoint(url)) if provider == OPENAI.name else "",
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)

@@ -876,7 +876,8 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             rules = UNKNOWN if self_hosted_upstream(named, oss=True) else provider_named_in(named.lower())
             host = billing_host(named, oss=True)  # (no maker bills it at its list price: unpriced)
             relay = agent_relay(named, OPENAI.name)  # (a relay of the user's: named, the maker's rules kept)
-            service = azure_service(name=named)  # (Azure OpenAI: OpenAI's rules, the service named)
+            # (Azure OpenAI: OpenAI's rules, the service named; only calls read as OpenAI's)
+            service = azure_service(name=named) if rules.name == OPENAI.name else ""
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
