@@ -201,8 +201,9 @@ def azure_openai(name: str) -> bool:
 AZURE_OPENAI = "Azure OpenAI"
 #: An Azure OpenAI resource's endpoint: ``<resource>.openai.azure.com``, or the newer
 #: ``<resource>.cognitiveservices.azure.com`` under ``/openai/``; the deployment named in the
-#: path where the call is to one (``/openai/deployments/<name>/chat/completions``).
-_AZURE_HOST = re.compile(r"^[a-z0-9-]+\.(?:openai\.azure\.com(?=/|$)|cognitiveservices\.azure\.com/openai/)")
+#: path where the call is to one (``/openai/deployments/<name>/chat/completions``); an explicit
+#: port (``:443``) may follow the host, nothing else may (``res.openai.azure.com.evil.example``).
+_AZURE_HOST = re.compile(r"^[a-z0-9-]+\.(?:openai\.azure\.com(?::\d+)?(?=/|$)|cognitiveservices\.azure\.com(?::\d+)?/openai/)")
 _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?#]+)/")
 
 

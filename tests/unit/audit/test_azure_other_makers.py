@@ -78,3 +78,23 @@ def test_codex_app_server_and_exec_outputs_on_azure_name_it(tmp_path: Path) -> N
     assert {s for _, s in _read(write_jsonl(tmp_path / "exec.jsonl", exec_out))} == {"Azure OpenAI"}
     deepseek = [{**EXEC_INFO[0], "provider": "azure-deepseek"}, *EXEC_INFO[1:]]
     assert {s for _, s in _read(write_jsonl(tmp_path / "ds.jsonl", deepseek))} == {""}
+
+
+def test_an_azure_host_with_an_explicit_port_is_azure_and_a_longer_host_is_not(tmp_path: Path) -> None:
+    """``https://res.openai.azure.com:443/...`` is the same resource (its port was taken for
+    part of another host's name); ``res.openai.azure.com.evil.example`` is another host."""
+    from prefixbench.simulator.providers.hosts import azure_service
+
+    assert azure_service("res.openai.azure.com:443/openai/deployments/prod-4o/chat/completions") == "Azure OpenAI deployment 'prod-4o'"
+    assert azure_service("res.cognitiveservices.azure.com:443/openai/v1/chat/completions") == "Azure OpenAI"
+    for other in ("res.openai.azure.com.evil.example/openai/v1/chat/completions", "res.openai.azure.com.evil.example",
+                  "res.openai.azure.com:evil/openai/v1", "res.cognitiveservices.azure.com.evil.example/openai/v1"):
+        assert azure_service(other) == "", other
+    line = capture_line({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]},
+                        {"body": {"model": "gpt-4o-mini", "usage": chat_usage(1300, 1024)}},
+                        url="https://res.openai.azure.com:443/openai/v1/chat/completions")
+    assert _read(write_jsonl(tmp_path / "port.jsonl", [line])) == [("openai", "Azure OpenAI")]
+    evil = capture_line({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]},
+                        {"body": {"model": "gpt-4o-mini", "usage": chat_usage(1300, 1024)}},
+                        url="https://res.openai.azure.com.evil.example/openai/v1/chat/completions")
+    assert _read(write_jsonl(tmp_path / "evil.jsonl", [evil])) == [("openai", "")]
