@@ -98,3 +98,20 @@ def test_an_azure_host_with_an_explicit_port_is_azure_and_a_longer_host_is_not(t
                         {"body": {"model": "gpt-4o-mini", "usage": chat_usage(1300, 1024)}},
                         url="https://res.openai.azure.com.evil.example/openai/v1/chat/completions")
     assert _read(write_jsonl(tmp_path / "evil.jsonl", [evil])) == [("openai", "")]
+
+
+def test_a_codex_relay_whose_name_holds_azure_is_a_relay_not_azure_openai(tmp_path: Path) -> None:
+    """Codex's Azure OpenAI is its provider id ``azure``; ``azure`` inside another id (a relay
+    ``azureproxy-litellm`` of the user's) made it Azure OpenAI and lost the relay's wording."""
+    from prefixbench.simulator.providers.hosts import agent_relay, codex_azure
+
+    assert agent_relay("azureproxy-litellm", "openai") == "azureproxy-litellm" and agent_relay("Azure", "openai") == ""
+    assert [codex_azure(n) for n in ("azure", " Azure ", "azure-openai", "Azure_OpenAI", "azureproxy-litellm", "azure-deepseek", "my-azure")] == [
+        True, True, True, True, False, False, False]
+    rollout = _rollout(tmp_path / "relay" / "rollout.jsonl", "azureproxy-litellm")
+    assert {(r.provider, r.service, r.relay) for r in load_trace([rollout])[0]} == {("openai", "", "azureproxy-litellm")}
+    export = tmp_path / "otel_codex.json"
+    export.write_text((LOGS / "otel_codex.json").read_text().replace('"stringValue": "OpenAI"', '"stringValue": "azureproxy-litellm"'))
+    assert {(r.service, r.relay) for r in load_trace([export])[0]} == {("", "azureproxy-litellm"), ("", "")}
+    server = [json.loads(json.dumps(line).replace('"modelProvider": "openai"', '"modelProvider": "azureproxy-litellm"')) for line in _session()]
+    assert {(r.service, r.relay) for r in load_trace([write_jsonl(tmp_path / "server.jsonl", server)])[0]} == {("", "azureproxy-litellm")}
