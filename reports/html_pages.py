@@ -414,7 +414,7 @@ def check_page(preset: str | None, records: list[dict]) -> str:
     grid = matrix(names, cols, cells, title="Verdict per spec and window ('-': the spec runs at its own fixed setup)")
     # The terminal's closing line counts with the same function: the two cannot disagree.
     counted = count_statuses((r["spec"], r["status"]) for r in records)
-    summary = counted.line()
+    summary = counted.line(preset)  # ("preset NAME: ..." as the terminal says it; none on --trace)
     sections = [
         ("verdicts", "Verdicts", f'<p data-field="summary" data-passed="{counted.passed}" data-skipped="{counted.skipped}" data-failed="{counted.failed}">'
          f"<b>{_esc(summary)}</b></p>" + table(["spec", "engine", *(["workload", "profile"] if cases else []), "preset", "window", "verdict",

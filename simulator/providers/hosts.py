@@ -176,7 +176,7 @@ def agent_relay(name: str, default: str) -> str:
     it is an endpoint of the user's own configuration (a relay or gateway), not the model maker's:
     neither ``default`` (the name of the agent's own provider, Codex's ``openai``) nor a name
     starting with it (``openai-chat-completions``, the Codex docs' example name for OpenAI's own
-    API), nor Azure OpenAI (:func:`azure_openai`: OpenAI's models on Microsoft's first-party
+    API), nor Azure OpenAI (:func:`codex_azure`: OpenAI's models on Microsoft's first-party
     service, OpenAI's caching rules), nor the name of a provider, a host running open models
     itself (vLLM, llama.cpp, ``localhost``...) or a host of open models the audit knows
     (:func:`billing_host`, Codex's ``oss`` among them). The calls keep the maker's rules and list
@@ -184,7 +184,7 @@ def agent_relay(name: str, default: str) -> str:
     from prefixbench.simulator.providers import UNKNOWN, provider_named_in
 
     lowered = name.strip().lower()
-    if not lowered or lowered.startswith(default.lower()) or azure_openai(lowered) or billing_host(name, oss=True):
+    if not lowered or lowered.startswith(default.lower()) or codex_azure(lowered) or billing_host(name, oss=True):
         return ""
     return name.strip() if provider_named_in(lowered, UNKNOWN) is UNKNOWN else ""
 
@@ -197,12 +197,23 @@ def azure_openai(name: str) -> bool:
     return "azure" in name.lower()
 
 
+def codex_azure(name: str) -> bool:
+    """Whether a Codex ``model_provider`` id (a rollout's, its OpenTelemetry export's, its
+    app-server's and exec output's) is Azure OpenAI: the id ``azure`` (any case), the one Codex's
+    docs configure for an Azure OpenAI resource, or the service's whole name (``azure-openai``,
+    ``azure_openai``). Decided on the whole id, not on ``azure`` appearing in it: the user names
+    a provider entry as they like (a relay ``azureproxy-litellm`` is theirs, not Microsoft's
+    service). The rollout keeps no ``base_url`` to judge by."""
+    return re.split(r"[-_ ]+", name.strip().lower()) in (["azure"], ["azure", "openai"])
+
+
 #: How the audit names Azure OpenAI where a log says a call went to it (:func:`azure_service`).
 AZURE_OPENAI = "Azure OpenAI"
 #: An Azure OpenAI resource's endpoint: ``<resource>.openai.azure.com``, or the newer
 #: ``<resource>.cognitiveservices.azure.com`` under ``/openai/``; the deployment named in the
-#: path where the call is to one (``/openai/deployments/<name>/chat/completions``).
-_AZURE_HOST = re.compile(r"^[a-z0-9-]+\.(?:openai\.azure\.com(?=/|$)|cognitiveservices\.azure\.com/openai/)")
+#: path where the call is to one (``/openai/deployments/<name>/chat/completions``); an explicit
+#: port (``:443``) may follow the host, nothing else may (``res.openai.azure.com.evil.example``).
+_AZURE_HOST = re.compile(r"^[a-z0-9-]+\.(?:openai\.azure\.com(?::\d+)?(?=/|$)|cognitiveservices\.azure\.com(?::\d+)?/openai/)")
 _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?#]+)/")
 
 

@@ -43,11 +43,13 @@ def files_at(repo: Path, commit: str, url: str, env: str) -> list[str]:
     """Every file of ``repo`` at ``commit``; skips the test when git, the copy or the commit is missing."""
     if shutil.which("git") is None or not repo.is_dir():
         pytest.skip(f"no git copy of {url} at {repo}: clone it and set {env}")
-    # NUL-separated: without -z, git quotes a name holding non-ASCII bytes ("\320\267...").
-    listed = git(repo, "ls-tree", "-r", "-z", "--name-only", commit)
+    # NUL-separated: without -z, git quotes a name holding non-ASCII bytes ("\320\267..."). Read
+    # as bytes and decoded as the file system does: a name that is not UTF-8 (Latin-1 bytes) is
+    # kept, its bytes as surrogates, and given back to git and the file system as they were.
+    listed = git(repo, "ls-tree", "-r", "-z", "--name-only", commit, text=False)
     if listed.returncode != 0:
         pytest.skip(f"commit {commit[:12]} not in {repo}")
-    return [name for name in listed.stdout.split("\0") if name]
+    return [os.fsdecode(name) for name in listed.stdout.split(b"\0") if name]
 
 
 def tree_at(repo: Path, commit: str, url: str, env: str, prefix: str, into: Path, suffix: str = "",

@@ -94,6 +94,7 @@ from prefixbench.workloads.logs.bodydiff import body_diff
 from prefixbench.workloads.logs.formats import detect_format, import_file, no_records, resolve
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
+from prefixbench.workloads.logs.formats import gemini_cli
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
@@ -706,6 +707,8 @@ def load_trace(
     # A call counted from a line written mid-stream takes the final usage a later file's copy gives;
     # a lane start that names the call it extends by its id (a Claude Code fork's) names its node.
     requests = link_call_parents(take_final_usage(requests, summaries), summaries)
+    # A Qwen Code runtime file read with its session is said as that session's, not pointed at it.
+    summaries = gemini_cli.runtimes_with_sessions(summaries)
     return grid.settle(endpoints.settle(requests)), summaries
 
 

@@ -1450,3 +1450,38 @@ def test_a_subagent_sidecar_that_is_a_named_pipe_is_a_note_not_a_hang(tmp_path: 
     assert len(requests) == 2
     summary = next(s for s in summaries if s.file == str(agent))
     assert f"{meta}: not a regular file (a pipe or a device may never end): the subagent's model is not taken from it" in summary.notes
+
+
+def test_a_qwen_runtime_file_read_with_its_session_is_said_as_that_sessions(tmp_path: Path) -> None:
+    """Read in the same audit as its session, the runtime file still said "no calls to audit here
+    (audit the session's .jsonl ... beside it)", pointing at a file already audited, and carried
+    the note on the session's opaque head though it holds no session. Now it is the session's
+    runtime file, counted there; alone, it still points at it, with no note on a head."""
+    chats = tmp_path / ".qwen" / "projects" / "p" / "chats"
+    chats.mkdir(parents=True)
+    sid = "054b8439-3658-4ea0-913d-366f134893b7"
+    runtime = chats / f"{sid}.runtime.json"
+    runtime.write_text(json.dumps(_qwen_runtime(sid)))
+    _, alone = load_trace([runtime])
+    assert alone[0].notes == (
+        "a Qwen Code runtime file (Qwen Code 0.18.5): the process that ran the session (pid, host, folder, start), "
+        "no model call or usage: no calls to audit here (audit the session's .jsonl of the same name beside it)",)
+    (chats / f"{sid}.jsonl").write_bytes(QWEN.read_bytes())
+    requests, summaries = load_trace([chats])
+    assert requests
+    notes = next(s.notes for s in summaries if s.file.endswith(".runtime.json"))
+    assert notes == ("a Qwen Code runtime file (Qwen Code 0.18.5): the process that ran the session (pid, host, folder, start), "
+                     f"no model call or usage: the runtime file of {sid}.jsonl, the session read in this audit (counted there)",)
+    # Another session's runtime file is not this one's: it still points at its own.
+    other = chats / "other.runtime.json"
+    other.write_text(json.dumps(_qwen_runtime("other")))
+    _, summaries = load_trace([chats])
+    assert next(s.notes for s in summaries if s.file.endswith("other.runtime.json"))[-1].endswith(
+        "(audit the session's .jsonl of the same name beside it)")
+
+
+def test_a_qwen_runtime_file_has_a_whole_number_pid() -> None:
+    sid = "054b8439-3658-4ea0-913d-366f134893b7"
+    assert detect(_qwen_runtime(sid)) is Evidence.SHAPE
+    without = {k: v for k, v in _qwen_runtime(sid).items() if k != "pid"}
+    assert detect(without) is None and detect({**without, "pid": "1224"}) is None

@@ -633,3 +633,31 @@ def test_an_ollama_count_below_the_previous_calls_is_a_part_of_the_prompt_not_re
                                                    call(third, 40, 1748554704.0), call(first, 15, 1748554706.0)])
     requests, summaries = load_trace([whole])
     assert [r.usage.uncached for r in requests] == [15, 27, 40, 15] and not summaries[0].skipped
+
+
+def test_an_ollama_re_send_of_the_same_messages_with_a_smaller_count_is_a_part_too(tmp_path: Path) -> None:
+    """A retry or regenerate sends the previous call's messages unchanged: under Ollama 0.30.0
+    its count was about 1 (all of the prompt cached), and it was read as the whole prompt, since
+    only a call with strictly more messages was judged. The same messages hold the whole previous
+    prompt: a smaller count is a part of it, skipped. An extension reporting the same count, and
+    a trimmed history reporting less, are read."""
+    first = [{"role": "user", "content": "say hello in French"}]
+    second = [*first, {"role": "assistant", "content": "Bonjour"}, {"role": "user", "content": "and in German"}]
+
+    def call(messages: list, prompt: int, sent: float) -> dict:
+        answer = {"body": {"model": "qwen3:8b", "done": True, "message": {"role": "assistant", "content": "ok"},
+                           "prompt_eval_count": prompt, "eval_count": 4}}
+        return capture_line({"model": "qwen3:8b", "messages": messages, "stream": False}, answer,
+                            url="http://localhost:11434/api/chat", sent=sent)
+
+    again = write_jsonl(tmp_path / "again.jsonl", [call(second, 27, 1748554700.0), call(second, 1, 1748554702.0)])
+    requests, summaries = load_trace([again])
+    assert [r.usage.uncached for r in requests] == [27]
+    assert [reason.split(":")[0] for _, reason in summaries[0].skipped] == [
+        "Ollama's prompt_eval_count (1) is below the previous call's (27), whose messages this call's repeat"]
+    equal = write_jsonl(tmp_path / "equal.jsonl", [call(first, 15, 1748554700.0), call(second, 15, 1748554702.0)])
+    requests, summaries = load_trace([equal])
+    assert [r.usage.uncached for r in requests] == [15, 15] and not summaries[0].skipped
+    trimmed = write_jsonl(tmp_path / "trimmed.jsonl", [call(second, 27, 1748554700.0), call(first, 15, 1748554702.0)])
+    requests, summaries = load_trace([trimmed])
+    assert [r.usage.uncached for r in requests] == [27, 15] and not summaries[0].skipped

@@ -29,15 +29,19 @@ def _results() -> list[SpecResult]:
 @pytest.mark.parametrize("vacuous_fails", [False, True])
 def test_the_pages_summary_is_the_terminals_closing_line(vacuous_fails: bool) -> None:
     results = _results()
-    failed, line = tally(results, vacuous_fails)
+    # (under a preset, as check runs: the terminal says "preset patched: ...", and so must the page)
+    failed, line = tally(results, vacuous_fails, preset="patched")
     page = check_page("patched", check_records(results, vacuous_fails))
     summary = re.search(r'<p data-field="summary" data-passed="(\d+)" data-skipped="(\d+)" data-failed="(\d+)"><b>([^<]*)</b>', page)
     assert summary is not None
     assert summary.group(4) == line
     assert (int(summary.group(1)), int(summary.group(2)), int(summary.group(3))) == (
         2, 0 if vacuous_fails else 1, len(failed))
-    assert line == ("2 passed, 3 failed: no-400, rewrites-pay-back" if vacuous_fails
-                    else "2 passed, 1 skipped (vacuous: proves nothing), 2 failed: rewrites-pay-back")
+    assert line == ("preset patched: 2 passed, 3 failed: no-400, rewrites-pay-back" if vacuous_fails
+                    else "preset patched: 2 passed, 1 skipped (vacuous: proves nothing), 2 failed: rewrites-pay-back")
+    # A recorded log (--trace) names no preset: neither does the page.
+    traced = re.search(r'data-field="summary"[^>]*><b>([^<]*)</b>', check_page(None, check_records(results, vacuous_fails)))
+    assert traced is not None and traced.group(1) == tally(results, vacuous_fails)[1] and "preset" not in traced.group(1)
 
 
 def test_the_count_names_each_failed_spec_once_and_the_preset_where_given() -> None:

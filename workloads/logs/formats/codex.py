@@ -136,7 +136,7 @@ import msgspec
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.simulator.providers import OPENAI, provider_named_in, rules_for
-from prefixbench.simulator.providers.hosts import agent_relay, azure_service, billing_host
+from prefixbench.simulator.providers.hosts import agent_relay, azure_service, billing_host, codex_azure
 from prefixbench.simulator.providers.vllm import UNKNOWN, self_hosted_upstream
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.usage import Usage
@@ -209,8 +209,13 @@ def _relay(session_meta: dict) -> str:
 
 def _service(session_meta: dict) -> str:
     """The service of OpenAI's models a session's calls went to where its ``model_provider``
-    names Azure OpenAI (:func:`~prefixbench.simulator.providers.hosts.azure_service`): "" for any other."""
-    return azure_service(name=str(session_meta.get("model_provider", "")))
+    is Azure OpenAI's id (:func:`~prefixbench.simulator.providers.hosts.codex_azure`: ``azure``
+    itself, not a name holding it) and the calls are read as OpenAI's: "" for any other
+    (``azure-deepseek`` serves DeepSeek's models, ``azureproxy-litellm`` is a relay)."""
+    named = str(session_meta.get("model_provider", ""))
+    if _provider(session_meta) != OPENAI.name or not codex_azure(named):
+        return ""
+    return azure_service(name=named)
 
 
 def _usage(last: dict, where: str, app_server: bool = False) -> Usage:

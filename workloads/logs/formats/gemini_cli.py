@@ -195,6 +195,30 @@ CHATS = " (audit the session files under chats/)"
 RUNTIME_BESIDE = " (audit the session's .jsonl of the same name beside it)"
 #: The suffix of that file's name.
 RUNTIME_SUFFIX = ".runtime.json"
+#: The end of that file's note where the audit reads nothing of it (:data:`RUNTIME_BESIDE` after it).
+_RUNTIME_NONE = "no calls to audit here"
+
+
+def runtimes_with_sessions(summaries: list[FileSummary]) -> list[FileSummary]:
+    """``summaries``, a Qwen Code runtime file's (``<id>.runtime.json``) said as its session's
+    where this audit read that session (``<id>.jsonl`` beside it) too: its note no longer sends
+    the user to a file already audited, and says whose runtime file it is."""
+    import os
+
+    read = {os.path.abspath(s.file) for s in summaries if s.format == NAME and not s.file.endswith(RUNTIME_SUFFIX)}
+    if not read:
+        return summaries
+    out = []
+    for summary in summaries:
+        pointing = _RUNTIME_NONE + RUNTIME_BESIDE
+        if summary.format == NAME and summary.file.endswith(RUNTIME_SUFFIX) and any(n.endswith(pointing) for n in summary.notes):
+            session = os.path.abspath(summary.file.removesuffix(RUNTIME_SUFFIX) + ".jsonl")
+            if session in read:
+                whose = f"the runtime file of {Path(session).name}, the session read in this audit (counted there)"
+                summary = msgspec.structs.replace(summary, notes=tuple(
+                    n.removesuffix(pointing) + whose if n.endswith(pointing) else n for n in summary.notes))
+        out.append(summary)
+    return out
 
 
 def detect(value: dict) -> Evidence | None:
@@ -1136,7 +1160,9 @@ def _notes(session: _Session) -> tuple[str, ...]:
     # where no record names the agent, the home folder the file lives in does.
     qwen_home = session.agent != "qwen-code" and _QWEN_HOME in session.path.parts and _GEMINI_HOME not in session.path.parts
     who = "Qwen Code" if session.agent == "qwen-code" or qwen_home else "Gemini CLI"
-    notes = [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
+    # (a runtime file alone holds no session: nothing of a head to say)
+    runtime_only = session.runtime_version is not None and not session.out and not session.skipped and session.session_id is None
+    notes = [] if runtime_only else [f"{who}'s system prompt and tool declarations are not in a session file: the head is an opaque prefix"]
     if session.managed:
         notes.insert(0, f"{session.managed:,} Qwen Code managed-engine record(s) (managed_session_*): that engine keeps each "
                      "call's messages and usage as resources outside the transcript (usageRef), so its calls are listed "
@@ -1155,7 +1181,7 @@ def _notes(session: _Session) -> tuple[str, ...]:
                      f"no calls to audit here{CHATS_BESIDE}")
     if session.runtime_version is not None and not session.out:
         notes.append(f"a Qwen Code runtime file (Qwen Code {session.runtime_version}): the process that ran the session "
-                     f"(pid, host, folder, start), no model call or usage: no calls to audit here{RUNTIME_BESIDE}")
+                     f"(pid, host, folder, start), no model call or usage: {_RUNTIME_NONE}{RUNTIME_BESIDE}")
     if session.saved_chat and not session.out:
         notes.append(f"a saved chat or shared export holds the conversation, not its usage: no calls to audit here{CHATS}")
     if session.run_totals is not None:

@@ -631,8 +631,8 @@ class _Capture:
         0.30 and from 0.30.1 on; Ollama 0.30.0 reported only the part it evaluated, the cached
         prefix left out (ollama/ollama#16414, fixed by #16428), and a prompt longer than the
         context window is cut to it (#3427). The log names no version, so the one sign is a call
-        whose messages extend the previous call's of its model yet that reports fewer prompt
-        tokens than that call did: its prompt holds the whole previous one, so the count is a
+        whose messages extend or repeat the previous call's of its model yet that reports fewer
+        prompt tokens than that call did: its prompt holds the whole previous one, so the count is a
         part of it. Read as the prompt, it would count the cached part as never sent; the prompt
         is unknown, and the call is skipped, as one that leaves the count out is."""
         messages = body.get("messages")
@@ -644,12 +644,15 @@ class _Capture:
         if before is None:
             return ""
         sent, counted = before
-        if len(sent) < len(messages) and messages[:len(sent)] == sent and usage.prompt < counted:
+        # The same messages again (a retry or regenerate) hold the whole previous prompt too; a
+        # trimmed or edited history does not, and its smaller count may be whole.
+        if len(sent) <= len(messages) and messages[:len(sent)] == sent and usage.prompt < counted:
             # This prompt holds the whole previous one: at least ``counted`` tokens, the bound the
             # next call is judged by (its own partial count would let a later partial one through).
             self.ollama_chats[model] = (messages, counted)
+            held = "extend" if len(sent) < len(messages) else "repeat"
             return (f"Ollama's prompt_eval_count ({usage.prompt:,}) is below the previous call's ({counted:,}), whose "
-                    "messages this call's extend: a part of the prompt, not all of it (Ollama 0.30.0 counted only "
+                    f"messages this call's {held}: a part of the prompt, not all of it (Ollama 0.30.0 counted only "
                     "the part it evaluated, leaving the cached prefix out; or the prompt was cut to the context "
                     "window): prompt unknown")
         return ""
@@ -729,7 +732,9 @@ class _Capture:
             # own endpoint the URL is (api.together.xyz, api.fireworks.ai...), else Cloudflare's
             # Workers AI for one of its own models: each bills its own price (unpriced).
             upstream=call.upstream or host_at(url) or (WORKERS_AI if workers_ai(model) else ""),
-            service=azure_service(_endpoint(url)),  # Azure OpenAI's resource (and deployment): named, OpenAI's rules kept
+            # Azure OpenAI's resource (and deployment): named, OpenAI's rules kept; only a call read
+            # under OpenAI's rules is Azure OpenAI's (another maker's model on Azure is not).
+            service=azure_service(_endpoint(url)) if provider == OPENAI.name else "",
         )
         if by_model:  # set apart, as claude_code.py does (a keyword on every request costs memory)
             request = replace(request, provider_by_model=True)

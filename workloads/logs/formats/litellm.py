@@ -167,14 +167,15 @@ def _body(row: dict, provider: str, model: str, where: str) -> Request | None:
 
 
 def _service(row: dict, provider: str) -> str:
-    """Azure OpenAI where the row's ``api_base`` is an Azure OpenAI resource's, or its
-    ``custom_llm_provider`` is ``azure`` on one of OpenAI's models
-    (:func:`~prefixbench.simulator.providers.hosts.azure_service`); "" for any other."""
+    """Azure OpenAI where the call is read as OpenAI's and the row's ``api_base`` is an Azure
+    OpenAI resource's, or its ``custom_llm_provider`` is ``azure``
+    (:func:`~prefixbench.simulator.providers.hosts.azure_service`); "" for any other (another
+    maker's model on Azure is not Azure OpenAI)."""
+    if provider != OPENAI.name:
+        return ""
     base = row.get("api_base")
     at = azure_service(base.split("://", 1)[-1].lower()) if isinstance(base, str) else ""
-    if at or provider != OPENAI.name:
-        return at
-    return azure_service(name=str(row.get("custom_llm_provider") or ""))
+    return at or azure_service(name=str(row.get("custom_llm_provider") or ""))
 
 
 def _vertex_location(row: dict) -> str:

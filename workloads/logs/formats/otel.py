@@ -85,7 +85,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.pricing import cost_total, format_usd
 from prefixbench.simulator.providers import OPENAI, UNKNOWN, hosted_provider, provider_named_in, provider_of_model, rules_for, writes_unreported
 from prefixbench.simulator.providers.base import count, subset_usage
-from prefixbench.simulator.providers.hosts import agent_relay, azure_service, billing_host
+from prefixbench.simulator.providers.hosts import agent_relay, azure_service, billing_host, codex_azure
 from prefixbench.simulator.providers.vllm import self_hosted_upstream
 from prefixbench.simulator.usage import Usage
 from prefixbench.simulator.price_lookup import Prices
@@ -876,7 +876,8 @@ def _agent_calls(name: str, agents: list[tuple[Span, AgentEvent]], spans: list[S
             rules = UNKNOWN if self_hosted_upstream(named, oss=True) else provider_named_in(named.lower())
             host = billing_host(named, oss=True)  # (no maker bills it at its list price: unpriced)
             relay = agent_relay(named, OPENAI.name)  # (a relay of the user's: named, the maker's rules kept)
-            service = azure_service(name=named)  # (Azure OpenAI: OpenAI's rules, the service named)
+            # (Azure OpenAI: OpenAI's rules, the service named; only calls read as OpenAI's)
+            service = azure_service(name=named) if rules.name == OPENAI.name and codex_azure(named) else ""
         elif rules is None or not rules.reports_usage:
             rules = agent.default
         provider = rules.name if rules.reports_usage else UNKNOWN.name
