@@ -104,6 +104,22 @@ def may_nest_too_deep(text: bytes | str) -> bool:
     return text.count(b"[") + text.count(b"{") >= MAX_DEPTH
 
 
+def json_object(data: bytes | str, where: str, subject: str = "") -> dict:
+    """``data`` (a whole document: an archive's member, a database's blob) as one JSON object;
+    else one line naming ``where``, then ``subject`` (what the data is, where ``where`` does not
+    say), and why not: not JSON, nested too deep, or no object."""
+    said = f"{subject} " if subject else ""
+    try:
+        value = decode(data)
+    except BadJson as exc:
+        raise UserError(f"{where}: {said + 'is ' if subject else ''}{exc}") from None
+    if may_nest_too_deep(data) and too_deep(value):
+        raise UserError(f"{where}: {said}nests too deep")
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: {said + 'is ' if subject else ''}not a JSON object")
+    return value
+
+
 def read_json(data: bytes, path: Path, number: int) -> object:
     """One line of ``path`` as JSON: msgspec when it vouches for it, else the plain reading
     (:func:`prefixbench.workloads.logs.reading.loads`), which words the UserError exactly as every

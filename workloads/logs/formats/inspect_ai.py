@@ -85,7 +85,7 @@ from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
-from prefixbench.workloads.logs.jsonlines import BadJson, decode, may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.jsonlines import json_object
 from prefixbench.workloads.logs.history import make_message
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
@@ -248,15 +248,7 @@ def _member(path: Path, zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
         raise UserError(f"{where}: compressed with a method audit cannot read (zip method {info.compress_type})") from None
     except Exception as exc:  # zlib.error, zstandard.ZstdError, BadZipFile (CRC), EOFError, OSError
         raise UserError(f"{where}: cannot be decompressed ({type(exc).__name__}: {str(exc)[:80]})") from None
-    try:
-        value = decode(data)
-    except BadJson as exc:
-        raise UserError(f"{where}: {exc}") from None
-    if may_nest_too_deep(data) and too_deep(value):
-        raise UserError(f"{where}: nests too deep")
-    if not isinstance(value, dict):
-        raise UserError(f"{where}: not a JSON object")
-    return value
+    return json_object(data, where)
 
 
 def _bounded(stream, compressed: int, where: str) -> bytearray:

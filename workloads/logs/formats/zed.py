@@ -71,7 +71,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import as_dict, objects
 from prefixbench.workloads.logs.formats.opencode import replace_seq
 from prefixbench.workloads.logs.history import READ_TOOLS, make_message
-from prefixbench.workloads.logs.jsonlines import BadJson, decode, may_nest_too_deep, too_deep
+from prefixbench.workloads.logs.jsonlines import json_object
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
@@ -402,15 +402,7 @@ def _thread_json(path: Path, row_id: str, data_type: object, data: object) -> di
         raw = data
     else:
         raise UserError(f"{where}: data_type {str(data_type)[:20]!r} is neither json nor zstd")
-    try:
-        value = decode(raw)
-    except BadJson as exc:
-        raise UserError(f"{where}: data is {exc}") from None
-    if may_nest_too_deep(raw) and too_deep(value):
-        raise UserError(f"{where}: data nests too deep")
-    if not isinstance(value, dict):
-        raise UserError(f"{where}: data is not a JSON object")
-    return value
+    return json_object(raw, where, "data")
 
 
 def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
