@@ -443,6 +443,28 @@ def test_claude_code_resumed_history_counts_once(tmp_path: Path) -> None:
     assert "already counted" in summaries[1].skipped[0][1]
 
 
+def test_a_resumed_sessions_first_call_extends_the_start_it_resumes(tmp_path: Path) -> None:
+    # The first file names its lane start's node by content (two sessions sending the same first
+    # prompt name one node); the resumed file holds that start again, uncounted, and its first new
+    # call must extend that node. On the base it extended ``cc:<uuid>``, a node no request had: the
+    # resumed session was not linked to the one it resumes.
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    first = list(t.lines)
+    t.user("more", "2025-09-03T00:10:00.000Z")
+    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    for order, (a, b) in enumerate([("a", "b"), ("b", "a")]):  # the resumed file read last, then first
+        folder = tmp_path / str(order) / "projects" / "p"
+        write_jsonl(folder / f"{a}.jsonl", first)
+        write_jsonl(folder / f"{b}.jsonl", t.lines)
+        requests, _ = load_trace([folder])
+        start, resumed = sorted(requests, key=lambda r: r.request_id)
+        assert [start.request_id, resumed.request_id] == ["r1", "r2"]
+        assert start.prefix.node.startswith("by-content:cc-start:")
+        assert resumed.prefix.parent == start.prefix.node
+
+
 def test_a_new_root_in_a_lane_is_judged_against_the_head_only(tmp_path: Path) -> None:
     t = Transcript()
     t.user("go", "2025-09-03T00:00:00.000Z", root=True)

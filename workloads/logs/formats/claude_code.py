@@ -1230,16 +1230,18 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     above = walk.requests.get(req.parent_request) if req.parent_request is not None else None
     if above is None:
         parent = None
-        if req.node is not None and req.node not in walk.node_names and req.lane_kind in ("main", "subagent"):
-            start = _start_node(walk, req)
-            if start is not None:
-                walk.node_names[req.node] = start
+        _name_start(walk, req)
     elif above.key in walk.restated or above.key in walk.copied:
         # A fork's first call extends the parent's call that spawned it (a fork subagent's) or the
         # last call of the history it copied (a forked session's), known here by its id alone.
         parent = sys.intern(call_parent(above.key))
         walk.linked.add(above.key)
     else:
+        # A lane start this file holds but does not count (a resumed session's copy of the history
+        # it resumes, counted in the file that first sent it) is named by content here too: the
+        # call extending it names the node the counting file's start has, not a node none has.
+        if above.parent_request is None or above.parent_request not in walk.requests:
+            _name_start(walk, above)
         parent = walk.node_name(above.node or above.key)
     shared = _kept_before_thinking(walk, req) if parent is not None else None
     request = TraceRequest(
@@ -1273,6 +1275,15 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
     # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
     return replace(request, provider_by_model=True) if relayed or _served_by_model(model) else request
+
+
+def _name_start(walk: _Walk, req: _Request) -> None:
+    """Name the node of ``req``, a lane's first call, by what it sends (:func:`_start_node`),
+    unless its node is named already."""
+    if req.node is not None and req.node not in walk.node_names and req.lane_kind in ("main", "subagent"):
+        start = _start_node(walk, req)
+        if start is not None:
+            walk.node_names[req.node] = start
 
 
 def _start_node(walk: _Walk, req: _Request) -> str | None:
