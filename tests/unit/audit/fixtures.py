@@ -125,6 +125,18 @@ class Transcript:
         self.last = uuid
 
 
+def resumed_session() -> tuple[list[dict], list[dict]]:
+    """A Claude Code session of one call (r1, a lane start) and the session that resumes it: its
+    copy of r1, then r2 ten minutes on. The first file's lines, the resumed file's."""
+    t = Transcript("s1")
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
+    first = list(t.lines)
+    t.user("more", "2025-09-03T00:10:00.000Z")
+    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    return first, t.lines
+
+
 def compacted_after_idle(minute: str) -> list[dict]:
     """A Claude Code 2.1 transcript: three calls from 02:00, then a compaction and the first call
     on the compacted context at 02:``minute`` (``"01"`` inside the 5 m TTL, ``"30"`` past it), which

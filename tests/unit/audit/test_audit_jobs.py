@@ -14,7 +14,7 @@ from prefixbench.workloads.audit.core import load_trace
 from prefixbench.workloads.audit.reading import FileRead, read_log_file
 from prefixbench.workloads.runs.execute import map_runs
 
-from .fixtures import Transcript, cc_usage, write_jsonl
+from .fixtures import Transcript, cc_usage, resumed_session, write_jsonl
 from tests.unit.logs.test_codex import _codex, _tc
 
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
@@ -28,14 +28,9 @@ def _folder(tmp_path: Path) -> Path:
     for item in sorted(FIXTURES.iterdir()):
         if item.is_file() and item.suffix in (".jsonl", ".json"):
             shutil.copy(item, root / "fixtures" / item.name)
-    t = Transcript("s1")
-    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
-    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
-    first = list(t.lines)
-    t.user("more", "2025-09-03T00:10:00.000Z")
-    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    first, resumed = resumed_session()
     write_jsonl(root / "cc" / "a.jsonl", first)
-    write_jsonl(root / "cc" / "b.jsonl", t.lines)  # the larger file, read first by the workers
+    write_jsonl(root / "cc" / "b.jsonl", resumed)  # the larger file, read first by the workers
     lines = [
         ("2025-11-17T21:32:46.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
         ("2025-11-17T21:32:50.000Z", _tc(10000, 0, 30, 10000, 0, 30)),

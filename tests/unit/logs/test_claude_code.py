@@ -12,7 +12,7 @@ import pytest
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.logs.formats import detect_format
 from prefixbench.workloads.runs.execute import map_runs
-from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
+from tests.unit.audit.fixtures import Transcript, cc_usage, resumed_session, write_jsonl
 
 
 def test_claude_code_keeps_last_line_of_each_request(tmp_path: Path) -> None:
@@ -430,14 +430,9 @@ def test_claude_code_2x_file_starting_with_snapshots(tmp_path: Path) -> None:
 
 
 def test_claude_code_resumed_history_counts_once(tmp_path: Path) -> None:
-    t = Transcript("s1")
-    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
-    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
-    first = list(t.lines)
-    t.user("more", "2025-09-03T00:10:00.000Z")
-    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    first, resumed = resumed_session()
     write_jsonl(tmp_path / "a.jsonl", first)
-    write_jsonl(tmp_path / "b.jsonl", t.lines)  # the resumed session re-logs r1
+    write_jsonl(tmp_path / "b.jsonl", resumed)  # the resumed session re-logs r1
     requests, summaries = load_trace([tmp_path])
     assert [r.request_id for r in requests] == ["r1", "r2"]
     assert "already counted" in summaries[1].skipped[0][1]
@@ -448,16 +443,11 @@ def test_a_resumed_sessions_first_call_extends_the_start_it_resumes(tmp_path: Pa
     # prompt name one node); the resumed file holds that start again, uncounted, and its first new
     # call must extend that node. On the base it extended ``cc:<uuid>``, a node no request had: the
     # resumed session was not linked to the one it resumes.
-    t = Transcript("s1")
-    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
-    t.assistant("r1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 15000, 0, 9)])
-    first = list(t.lines)
-    t.user("more", "2025-09-03T00:10:00.000Z")
-    t.assistant("r2", "2025-09-03T00:10:02.000Z", [cc_usage(3, 15100, 0, 9)])
+    first, again = resumed_session()
     for order, (a, b) in enumerate([("a", "b"), ("b", "a")]):  # the resumed file read last, then first
         folder = tmp_path / str(order) / "projects" / "p"
         write_jsonl(folder / f"{a}.jsonl", first)
-        write_jsonl(folder / f"{b}.jsonl", t.lines)
+        write_jsonl(folder / f"{b}.jsonl", again)
         requests, _ = load_trace([folder])
         start, resumed = sorted(requests, key=lambda r: r.request_id)
         assert [start.request_id, resumed.request_id] == ["r1", "r2"]
