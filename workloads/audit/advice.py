@@ -825,7 +825,7 @@ def _recommendation(
         assumption=w.assumption,
         detail=detail,
         unpriced_requests=unpriced,
-        inferred=_inferred(w) and saved is not None,
+        inferred=saved is not None and _inferred(w),  # (no saving: nothing to hedge, and the fix not asked)
     )
 
 
