@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -53,3 +54,15 @@ def realdata_logs(realdata: Path) -> list[Path]:
     if not folders:
         pytest.skip(f"none of {', '.join(AUDITED_FOLDERS)} in {realdata}")
     return folders
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _temporary_folders_under_pytests_own(tmp_path_factory: pytest.TempPathFactory):
+    """Hypothesis properties make a folder an example with ``tempfile.mkdtemp`` (``tmp_path`` is
+    one a test, not one an example), which no test removes: a run of the suite left about a
+    thousand in /tmp. They go under pytest's own temporary folder, which pytest removes a few
+    runs later."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = str(tmp_path_factory.mktemp("mkdtemp"))
+    yield
+    tempfile.tempdir = saved
