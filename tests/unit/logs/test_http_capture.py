@@ -598,6 +598,26 @@ def test_an_azure_call_whose_body_names_no_model_is_read_by_its_deployment(tmp_p
     assert [(r.model, r.usage.cache_read, r.usage.uncached) for r in requests] == [("gpt-4o-mini-2024-07-18", 1024, 276)]
 
 
+#: Three turns of one Ollama chat, each request's messages extending the one before.
+_OLLAMA_TURNS = (
+    [{"role": "user", "content": "say hello in French"}],
+    [{"role": "user", "content": "say hello in French"}, {"role": "assistant", "content": "Bonjour"},
+     {"role": "user", "content": "and in German"}],
+    [{"role": "user", "content": "say hello in French"}, {"role": "assistant", "content": "Bonjour"},
+     {"role": "user", "content": "and in German"}, {"role": "assistant", "content": "Hallo"},
+     {"role": "user", "content": "and in Dutch"}],
+)
+
+
+def _ollama_call(messages: list, prompt: int, sent: float) -> dict:
+    """A captured ``/api/chat`` call to a local Ollama of ``messages``, answered with a
+    ``prompt_eval_count`` of ``prompt``."""
+    answer = {"body": {"model": "qwen3:8b", "done": True, "message": {"role": "assistant", "content": "ok"},
+                       "prompt_eval_count": prompt, "eval_count": 4}}
+    return capture_line({"model": "qwen3:8b", "messages": messages, "stream": False}, answer,
+                        url="http://localhost:11434/api/chat", sent=sent)
+
+
 def test_an_ollama_count_below_the_previous_calls_is_a_part_of_the_prompt_not_read_as_it(tmp_path: Path) -> None:
     """Ollama 0.30.0 (llama-server's ``prompt_n``) reported only the prompt tokens it evaluated,
     the cached prefix left out (ollama/ollama#16414; 0.30.1 adds ``cache_n`` back, #16428). The
@@ -605,32 +625,24 @@ def test_an_ollama_count_below_the_previous_calls_is_a_part_of_the_prompt_not_re
     first's 15: read as the prompt, it said the call sent 9 tokens. Its prompt is unknown: it is
     skipped and listed, as a call that leaves the count out is; a call that reports more (a
     whole count, as before 0.30 and from 0.30.1 on) and a new conversation are read."""
-    first = [{"role": "user", "content": "say hello in French"}]
-    second = [*first, {"role": "assistant", "content": "Bonjour"}, {"role": "user", "content": "and in German"}]
-    third = [*second, {"role": "assistant", "content": "Hallo"}, {"role": "user", "content": "and in Dutch"}]
+    first, second, third = _OLLAMA_TURNS
 
-    def call(messages: list, prompt: int, sent: float) -> dict:
-        answer = {"body": {"model": "qwen3:8b", "done": True, "message": {"role": "assistant", "content": "ok"},
-                           "prompt_eval_count": prompt, "eval_count": 4}}
-        return capture_line({"model": "qwen3:8b", "messages": messages, "stream": False}, answer,
-                            url="http://localhost:11434/api/chat", sent=sent)
-
-    partial = write_jsonl(tmp_path / "partial.jsonl", [call(first, 15, 1748554700.0), call(second, 9, 1748554702.0)])
+    partial = write_jsonl(tmp_path / "partial.jsonl", [_ollama_call(first, 15, 1748554700.0), _ollama_call(second, 9, 1748554702.0)])
     requests, summaries = load_trace([partial])
     assert [r.usage.uncached for r in requests] == [15]
     assert [reason.split(":")[0] for _, reason in summaries[0].skipped] == ["Ollama's prompt_eval_count (9) is below the previous call's (15), whose messages this call's extend"]
     assert "prompt unknown" in summaries[0].skipped[0][1]
     # A third partial count (13) is judged against the 15 the prompt is known to hold, not the
     # skipped call's 9: it is a part of the prompt too, and skipped.
-    again = write_jsonl(tmp_path / "again.jsonl", [call(first, 15, 1748554700.0), call(second, 9, 1748554702.0),
-                                                   call(third, 13, 1748554704.0)])
+    again = write_jsonl(tmp_path / "again.jsonl", [_ollama_call(first, 15, 1748554700.0), _ollama_call(second, 9, 1748554702.0),
+                                                   _ollama_call(third, 13, 1748554704.0)])
     requests, summaries = load_trace([again])
     assert [r.usage.uncached for r in requests] == [15]
     assert [reason.split(" is below")[0] for _, reason in summaries[0].skipped] == [
         "Ollama's prompt_eval_count (9)", "Ollama's prompt_eval_count (13)"]
     assert "the previous call's (15)" in summaries[0].skipped[1][1]
-    whole = write_jsonl(tmp_path / "whole.jsonl", [call(first, 15, 1748554700.0), call(second, 27, 1748554702.0),
-                                                   call(third, 40, 1748554704.0), call(first, 15, 1748554706.0)])
+    whole = write_jsonl(tmp_path / "whole.jsonl", [_ollama_call(first, 15, 1748554700.0), _ollama_call(second, 27, 1748554702.0),
+                                                   _ollama_call(third, 40, 1748554704.0), _ollama_call(first, 15, 1748554706.0)])
     requests, summaries = load_trace([whole])
     assert [r.usage.uncached for r in requests] == [15, 27, 40, 15] and not summaries[0].skipped
 
@@ -641,23 +653,16 @@ def test_an_ollama_re_send_of_the_same_messages_with_a_smaller_count_is_a_part_t
     only a call with strictly more messages was judged. The same messages hold the whole previous
     prompt: a smaller count is a part of it, skipped. An extension reporting the same count, and
     a trimmed history reporting less, are read."""
-    first = [{"role": "user", "content": "say hello in French"}]
-    second = [*first, {"role": "assistant", "content": "Bonjour"}, {"role": "user", "content": "and in German"}]
+    first, second, _ = _OLLAMA_TURNS
 
-    def call(messages: list, prompt: int, sent: float) -> dict:
-        answer = {"body": {"model": "qwen3:8b", "done": True, "message": {"role": "assistant", "content": "ok"},
-                           "prompt_eval_count": prompt, "eval_count": 4}}
-        return capture_line({"model": "qwen3:8b", "messages": messages, "stream": False}, answer,
-                            url="http://localhost:11434/api/chat", sent=sent)
-
-    again = write_jsonl(tmp_path / "again.jsonl", [call(second, 27, 1748554700.0), call(second, 1, 1748554702.0)])
+    again = write_jsonl(tmp_path / "again.jsonl", [_ollama_call(second, 27, 1748554700.0), _ollama_call(second, 1, 1748554702.0)])
     requests, summaries = load_trace([again])
     assert [r.usage.uncached for r in requests] == [27]
     assert [reason.split(":")[0] for _, reason in summaries[0].skipped] == [
         "Ollama's prompt_eval_count (1) is below the previous call's (27), whose messages this call's repeat"]
-    equal = write_jsonl(tmp_path / "equal.jsonl", [call(first, 15, 1748554700.0), call(second, 15, 1748554702.0)])
+    equal = write_jsonl(tmp_path / "equal.jsonl", [_ollama_call(first, 15, 1748554700.0), _ollama_call(second, 15, 1748554702.0)])
     requests, summaries = load_trace([equal])
     assert [r.usage.uncached for r in requests] == [15, 15] and not summaries[0].skipped
-    trimmed = write_jsonl(tmp_path / "trimmed.jsonl", [call(second, 27, 1748554700.0), call(first, 15, 1748554702.0)])
+    trimmed = write_jsonl(tmp_path / "trimmed.jsonl", [_ollama_call(second, 27, 1748554700.0), _ollama_call(first, 15, 1748554702.0)])
     requests, summaries = load_trace([trimmed])
     assert [r.usage.uncached for r in requests] == [27, 15] and not summaries[0].skipped
