@@ -84,7 +84,7 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms, starts_with
 from prefixbench.workloads.logs.jsonlines import json_object
 from prefixbench.workloads.logs.history import make_message
 from prefixbench.workloads.logs.records import Record
@@ -173,20 +173,12 @@ def detect(value: dict) -> Evidence | None:
 def starts_as_zip(path: Path) -> bool:
     """Whether ``path``'s first bytes are a zip's: with ``--input inspect-ai``, such a file is read
     as an ``.eval`` log, whose reader says what it lacks."""
-    try:
-        with path.open("rb") as raw:
-            return raw.read(4) == ZIP_MAGIC
-    except OSError:
-        return False
+    return starts_with(path, ZIP_MAGIC)
 
 
 def _zip(path: Path) -> zipfile.ZipFile | None:
     """``path`` opened as a zip when its first bytes say it is one (None: it is not)."""
-    try:
-        with path.open("rb") as raw:
-            if raw.read(4) != ZIP_MAGIC:
-                return None
-    except OSError:
+    if not starts_with(path, ZIP_MAGIC):
         return None
     try:
         return zipfile.ZipFile(path)

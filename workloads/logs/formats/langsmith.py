@@ -72,7 +72,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, objects, parse_time_ms
+from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, objects, parse_time_ms, starts_with
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -363,11 +363,7 @@ def is_parquet_runs(path: Path) -> bool:
     Raises:
         UserError: a file with Parquet's magic bytes pyarrow cannot read.
     """
-    try:
-        with path.open("rb") as f:
-            if f.read(4) != PARQUET_MAGIC:
-                return False
-    except OSError:
+    if not starts_with(path, PARQUET_MAGIC):
         return False
     import pyarrow.parquet as pq  # (only for a Parquet file: the audit does not load pyarrow otherwise)
 
