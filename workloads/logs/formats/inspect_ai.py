@@ -84,9 +84,10 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms, starts_with
+from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.jsonlines import json_object
 from prefixbench.workloads.logs.history import make_message
+from prefixbench.workloads.logs.reading import starts_with
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
