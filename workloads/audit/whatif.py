@@ -137,7 +137,9 @@ FIXES: dict[str, str] = {
     "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
     "response's end), or, on a model whose earlier gaps in the same source show entries outliving the TTL (2+ read in full past it plus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged",
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged; in that history a write the "
+    "log does not report (an Anthropic usage with no write field) is none (the call left only its read cached), and no "
+    "write premium is saved on one",
 }
 
 
