@@ -40,7 +40,7 @@ def formats_table() -> str:
         if fmt.name in TRACE_FORMATS:
             readers.append("check --trace")
         aliases = ", ".join(f"`{alias}`" for alias in fmt.aliases) or "-"
-        rows.append([f"`{fmt.name}`", aliases, "; ".join(readers), _USAGE[fmt.usage], fmt.description])
+        rows.append([f"`{fmt.name}`", aliases, "; ".join(readers), fmt.usage_words or _USAGE[fmt.usage], fmt.description])
     return "\n".join(markdown_lines(["format", "also named", "read by", "usage in the log", "holds"], rows,
                                     escape_pipes=True))
 

@@ -17,6 +17,12 @@ def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def range_text(low: int, high: int | None = None) -> str:
+    """An integer option's accepted range in the words its ``--help``, its error line and the docs
+    all use: ``1 to 10,000``, or ``0 or more`` where it has no upper end."""
+    return f"{low:,} or more" if high is None else f"{low:,} to {high:,}"
+
+
 def is_positive_int(value: object, *, minimum: int = 1) -> bool:
     """An integer (not a bool) of at least ``minimum``."""
     return is_int(value) and value >= minimum  # type: ignore[operator]

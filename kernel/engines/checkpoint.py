@@ -38,7 +38,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.simulator.checks import is_int, is_number
+from prefixbench.simulator.checks import is_int, is_number, range_text
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import CompactionError, StepContext, warn
 from prefixbench.kernel.meter import Measurement, measure, price_message
@@ -80,7 +80,7 @@ class CheckpointConfig(msgspec.Struct, frozen=True):
                     f"got {self.retain_ratio!r}"
                 )
         elif self.retain_tokens < 0:
-            raise UserError(f"checkpoint.retain_tokens must be >= 0, got {self.retain_tokens!r}")
+            raise UserError(f"checkpoint.retain_tokens must be {range_text(0)}, got {self.retain_tokens!r}")
         if self.max_tokens <= 0:
             raise UserError(f"checkpoint.max_tokens must be positive, got {self.max_tokens!r}")
         if self.compaction_retries < 0:

@@ -116,7 +116,9 @@ FIXES: dict[str, str] = {
     "ttl-5m": "every Anthropic cache write made with the 5 m TTL; every OpenAI request to a model offering both policies "
     "with prompt_cache_retention in_memory",
     "ttl-auto": "one TTL per lane kind (the main sessions, the subagents), as the agents' settings allow: the cheaper of "
-    "ttl-1h and ttl-5m summed over the kind's lanes (the cheaper per lane, picked in hindsight, is only an upper bound)",
+    "ttl-1h and ttl-5m summed over the kind's lanes (the cheaper per lane, picked in hindsight, is re-simulated too: an upper "
+    "bound where it saves at least the setting's figure; lanes share cached entries, so it can save less, and is then said "
+    "to be no bound)",
     "stagger-subagents": "a lane that started while the shared head was still being written starts when that "
     "write has landed (its response began); its later requests move by the same delay",
     "static-system": "the system prompt and tools held byte-stable inside each main and subagent lane (e.g. a date "
@@ -135,7 +137,9 @@ FIXES: dict[str, str] = {
     "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
     "response's end), or, on a model whose earlier gaps in the same source show entries outliving the TTL (2+ read in full past it plus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
-    f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged",
+    f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged; in that history a write the "
+    "log does not report (an Anthropic usage with no write field) is none (the call left only its read cached), and no "
+    "write premium is saved on one",
 }
 
 

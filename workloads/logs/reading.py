@@ -47,6 +47,17 @@ def check_readable(path: Path) -> None:
         raise UserError(f"{path}: not a regular file (a device or socket has no end to read to)")
 
 
+def starts_with(path: Path, magic: bytes) -> bool:
+    """Whether ``path``'s first bytes are ``magic`` (a zip's, a Parquet file's, a SQLite
+    database's); False for a file that cannot be read. (Here, not in the formats' common module:
+    the SQLite readers are imported by :mod:`.records`, which that module imports.)"""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
 def read_text(path: Path) -> str:
     """A whole small file as text (UTF-8, BOM skipped); UserError naming the line of a bad byte."""
     check_readable(path)

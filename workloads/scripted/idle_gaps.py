@@ -31,7 +31,6 @@ from prefixbench.kernel.meter import CHARS_PER_TOKEN
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.session import Header, tool_result_message
-from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
 from prefixbench.simulator.windows import MIN_WINDOW
@@ -67,9 +66,6 @@ class IdleGapsWorkload(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < MIN_WINDOW:
             raise UserError(f"idle-gaps: window must be an integer >= {MIN_WINDOW}, got {self.window!r}")
-        for key in ("turns", "steps_per_turn"):
-            if not is_positive_int(getattr(self, key)):
-                raise UserError(f"idle-gaps: {key} must be a positive integer, got {getattr(self, key)!r}")
         check_counts("idle-gaps", turns=self.turns, steps_per_turn=self.steps_per_turn)
         if isinstance(self.gap_s, bool) or not isinstance(self.gap_s, (int, float)) or not 0 <= self.gap_s <= 86_400:
             raise UserError(f"idle-gaps: gap_s must be between 0 and 86400 seconds, got {self.gap_s!r}")

@@ -37,6 +37,7 @@ from prefixbench.kernel.api import Engine, EngineError, StepContext, messages_ex
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.cache import tokens_of
+from prefixbench.simulator.checks import is_int, range_text
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
@@ -60,17 +61,29 @@ MAX_TURNS = 10_000
 MAX_STEPS_PER_TURN = MAX_TOOL_STEPS + 1
 
 
-def check_counts(workload: str, **counts: int) -> None:
-    """Refuse a turn count above :data:`MAX_TURNS` (``turns``) or a tool-step count above
-    :data:`MAX_TOOL_STEPS` (any other key), naming the workload and the key.
+def check_counts(workload: str, **counts: object) -> None:
+    """Refuse a turn count (``turns``) outside 1 to :data:`MAX_TURNS` or a tool-step count (any
+    other key) outside 1 to :data:`MAX_TOOL_STEPS`, naming the workload and the key.
 
     Raises:
-        UserError: the first count over its limit.
+        UserError: the first count out of its range (:func:`check_count`).
     """
     for key, value in counts.items():
-        limit = MAX_TURNS if key == "turns" else MAX_TOOL_STEPS
-        if value > limit:
-            raise UserError(f"{workload}: {key} must be at most {limit:,}, got {value!r}")
+        check_count(workload, key, value, MAX_TURNS if key == "turns" else MAX_TOOL_STEPS)
+
+
+def check_count(workload: str, key: str, value: object, high: int, low: int = 1) -> None:
+    """Refuse ``value`` unless it is a whole number from ``low`` to ``high``, in the words the
+    option's ``--help`` gives its range (:func:`~prefixbench.simulator.checks.range_text`); the
+    command line names the flag for the key (``seed-coding: --steps must be 1 to 10,000, got 0``).
+
+    Raises:
+        UserError: naming the workload, the key, the range and the value.
+    """
+    if not is_int(value):
+        raise UserError(f"{workload}: {key} must be a whole number, {range_text(low, high)}, got {value!r}")
+    if not low <= value <= high:  # type: ignore[operator]
+        raise UserError(f"{workload}: {key} must be {range_text(low, high)}, got {value!r}")
 
 
 class Clock(msgspec.Struct):

@@ -18,13 +18,15 @@ from prefixbench.kernel.api import Engine, EngineOptions
 from prefixbench.kernel.loading import installed_engines, is_import_path, load_engine
 from prefixbench.kernel.presets import Preset, get_preset
 from prefixbench.simulator.cache import CacheModel
+from prefixbench.simulator.checks import range_text
 from prefixbench.simulator.provider import SimulatedProvider, Validator
 from prefixbench.simulator.validate import PROFILES, make_validator
 from prefixbench.workloads.scripted.base import Run, Workload, missing_members
 from prefixbench.workloads.scripted.idle_gaps import IdleGapsWorkload
 from prefixbench.workloads.logs.reading import MAX_DEPTH, check_tree, int_limit_text, loads, read_text
 from prefixbench.workloads.scripted.seed_coding import SeedCodingWorkload
-from prefixbench.workloads.scripted.subagents import SubagentsWorkload
+from prefixbench.workloads.scripted.loop import MAX_TOOL_STEPS, MAX_TURNS
+from prefixbench.workloads.scripted.subagents import MAX_SUBAGENTS, SubagentsWorkload
 from prefixbench.workloads.scripted.thinking_tools import ThinkingToolsWorkload, binding_for_profile
 from prefixbench.workloads.scripted.thinking_tools import ranges_config as thinking_ranges_config
 
@@ -101,12 +103,13 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "seed 001's scripted coding session: tool steps, a pruner that rewrites every third result",
             engines=("checkpoint",),
             options=(
-                WorkloadOption("steps", int, "tool steps per run, 1 to 10,000 (default: 60)"),
+                WorkloadOption("steps", int, f"tool steps per run, {range_text(1, MAX_TOOL_STEPS)} (default: 60)"),
                 WorkloadOption("effort", str, "conversation reasoning effort: low|high|max|default (default: max)", default_word="default"),
                 WorkloadOption("pruner", str, "rewrite-only|none|default (default: rewrite-only)"),
                 WorkloadOption("threshold_ratio", float, "compact at this share of the window (default: 0.8)"),
                 WorkloadOption("retain_ratio", float, "verbatim tail budget as a share of the window (default: 0.16)"),
-                WorkloadOption("retain_tokens", int, "verbatim tail budget in tokens (exclusive with --retain-ratio)"),
+                WorkloadOption("retain_tokens", int, f"verbatim tail budget in tokens, {range_text(0)}, below the threshold (--threshold-ratio "
+                               "x the window) (exclusive with --retain-ratio)"),
             ),
             engine_sections={"checkpoint": EngineSection("checkpoint", _seed_checkpoint_section)},
             engine_gate=True,
@@ -117,8 +120,8 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "DeepSeek thinking mode with tools: user turns of tool steps carrying reasoning",
             engines=("user-tail", "checkpoint", "ranges"),
             options=(
-                WorkloadOption("turns", int, "user turns, at most 10,000 (default: 4)"),
-                WorkloadOption("steps_per_turn", int, "tool steps per turn, at most 10,000 (default: 40)"),
+                WorkloadOption("turns", int, f"user turns, {range_text(1, MAX_TURNS)} (default: 4)"),
+                WorkloadOption("steps_per_turn", int, f"tool steps per turn, {range_text(1, MAX_TOOL_STEPS)} (default: 40)"),
                 WorkloadOption("reasoning_field", str, "the field a relay reads (default: reasoning_content)"),
                 WorkloadOption("effort", str, "conversation reasoning effort: low|high|max (default: high)"),
             ),
@@ -136,9 +139,9 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "a main agent fans out concurrent subagents sharing a freshly written head (the write race)",
             engines=("checkpoint",),
             options=(
-                WorkloadOption("subagents", int, "concurrent subagents (default: 4)"),
-                WorkloadOption("subagent_steps", int, "read steps per subagent, at most 10,000 (default: 6)"),
-                WorkloadOption("main_steps", int, "main-agent steps before the fan-out, at most 10,000 (default: 4)"),
+                WorkloadOption("subagents", int, f"concurrent subagents, {range_text(1, MAX_SUBAGENTS)} (default: 4)"),
+                WorkloadOption("subagent_steps", int, f"read steps per subagent, {range_text(1, MAX_TOOL_STEPS)} (default: 6)"),
+                WorkloadOption("main_steps", int, f"main-agent steps before the fan-out, {range_text(1, MAX_TOOL_STEPS)} (default: 4)"),
             ),
         ),
         WorkloadEntry(
@@ -147,8 +150,8 @@ WORKLOADS: dict[str, WorkloadEntry] = {
             "user turns separated by idle gaps around the cache TTL (use a TTL cache model)",
             engines=("checkpoint",),
             options=(
-                WorkloadOption("turns", int, "user turns, at most 10,000 (default: 6)"),
-                WorkloadOption("steps_per_turn", int, "tool steps per turn, at most 10,000 (default: 6)"),
+                WorkloadOption("turns", int, f"user turns, {range_text(1, MAX_TURNS)} (default: 6)"),
+                WorkloadOption("steps_per_turn", int, f"tool steps per turn, {range_text(1, MAX_TOOL_STEPS)} (default: 6)"),
                 WorkloadOption("gap_s", float, "centre of the idle gaps in seconds (default: 300)"),
             ),
         ),

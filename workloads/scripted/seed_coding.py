@@ -33,7 +33,7 @@ from prefixbench.kernel.prune import PrunerConfig
 from prefixbench.kernel.session import Header, tool_result_message
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
 from prefixbench.workloads.scripted.base import unwrapped_client
-from prefixbench.workloads.scripted.loop import MAX_TOOL_STEPS, run_single_agent
+from prefixbench.workloads.scripted.loop import MAX_TOOL_STEPS, check_count, run_single_agent
 from prefixbench.workloads.scripted.prose import prose
 
 PrunerMode = Literal["rewrite-only", "none", "default"]
@@ -74,9 +74,7 @@ class SeedCodingWorkload(msgspec.Struct, frozen=True):
             raise UserError(f"window must be a positive integer, got {self.window!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise UserError(f"seed must be an integer >= 0, got {self.seed!r}")
-        if isinstance(self.steps, bool) or not isinstance(self.steps, int) or not 1 <= self.steps <= MAX_TOOL_STEPS:
-            raise UserError(f"--steps must be a whole number from 1 to {MAX_TOOL_STEPS:,} (a run with no tool step measures "
-                            f"nothing), got {self.steps!r}")
+        check_count("seed-coding", "steps", self.steps, MAX_TOOL_STEPS)
         if self.effort is not None and self.effort not in EFFORTS:
             raise UserError(f"unknown effort {self.effort!r} (known: {', '.join(EFFORTS)}, or default for the adapter's own)")
         if self.pruner == "rewrite-only" and self.rewrite_threshold - 1000 < 0:

@@ -37,13 +37,12 @@ from prefixbench.kernel.meter import CHARS_PER_TOKEN
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.presets import Preset
 from prefixbench.kernel.session import Header, tool_result_message
-from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.wire import Envelope, Message, Request, Text, ToolCall, ToolSchema, user_text
 from prefixbench.simulator.windows import MIN_WINDOW
 from prefixbench.workloads.scripted.base import Run, finished, unwrapped_client
-from prefixbench.workloads.scripted.loop import _Driver, check_counts
+from prefixbench.workloads.scripted.loop import _Driver, check_count, check_counts
 from prefixbench.workloads.scripted.prose import prose
 
 #: More concurrent subagents than this is not a workload anyone runs.
@@ -80,12 +79,8 @@ class SubagentsWorkload(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < MIN_WINDOW:
             raise UserError(f"subagents: window must be an integer >= {MIN_WINDOW}, got {self.window!r}")
-        for key in ("subagents", "subagent_steps", "main_steps"):
-            if not is_positive_int(getattr(self, key)):
-                raise UserError(f"subagents: {key} must be a positive integer, got {getattr(self, key)!r}")
+        check_count("subagents", "subagents", self.subagents, MAX_SUBAGENTS)
         check_counts("subagents", subagent_steps=self.subagent_steps, main_steps=self.main_steps)
-        if self.subagents > MAX_SUBAGENTS:
-            raise UserError(f"subagents: at most {MAX_SUBAGENTS} subagents, got {self.subagents}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise UserError(f"subagents: seed must be an integer >= 0, got {self.seed!r}")
 

@@ -37,7 +37,6 @@ from typing import Any, ClassVar
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.simulator.checks import is_positive_int
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import Engine
 from prefixbench.kernel.engines.checkpoint import CheckpointConfig, CheckpointEngine
@@ -150,10 +149,6 @@ class ThinkingToolsWorkload(msgspec.Struct, frozen=True):
             raise UserError(f"thinking-tools: window must be an integer >= {MIN_WINDOW}, got {self.window!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise UserError(f"thinking-tools: seed must be an integer >= 0, got {self.seed!r}")
-        for key in ("turns", "steps_per_turn"):
-            value = getattr(self, key)
-            if not is_positive_int(value):
-                raise UserError(f"thinking-tools: {key} must be a positive integer, got {value!r}")
         check_counts("thinking-tools", turns=self.turns, steps_per_turn=self.steps_per_turn)
         if self.binding not in BINDINGS:
             raise UserError(f"thinking-tools: binding must be one of {', '.join(BINDINGS)}, got {self.binding!r}")

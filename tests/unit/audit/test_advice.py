@@ -138,12 +138,23 @@ def test_the_keep_alive_assumption_is_short_and_keeps_every_fact() -> None:
 
     text = FIXES["keep-alive"]
     margin = f"{KEEP_ALIVE_MARGIN_MS // 1000} s"
-    assert len(text) <= 700, len(text)
+    # (700 before it said how a write the log does not report is counted: 160 characters more)
+    assert len(text) <= 860, len(text)
     for fact in ("every TTL minus", "at most", "(its read, any write, 1 output token)", "whether the entry outlived it or not",
                  "(the send; Qwen: the response's end)", "earlier gaps in the same source", "2+ read in full past it plus "
                  + margin, "idle from the response's end", "none read short up to that idle", f"the first comes {margin} "
                  "before that idle", "a shorter gap is not bridged"):
         assert fact in text, fact
+
+
+def test_the_keep_alive_assumption_says_an_unreported_write_counts_as_none() -> None:
+    """Keep-alive judges a gap by what the previous call left cached (``ProviderRules.left_cached``:
+    on an additive provider its read plus its write, so a usage with no write field left its read
+    only), and prices a logged call at its logged counts (no write there: no write premium to
+    save). Its assumption did not say so."""
+    text = FIXES["keep-alive"]
+    assert "a write the log does not report (an Anthropic usage with no write field) is none" in text
+    assert "the call left only its read cached" in text and "no write premium is saved on one" in text
 
 
 def test_keep_alive_charges_its_requests(tmp_path: Path) -> None:

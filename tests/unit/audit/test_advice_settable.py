@@ -114,3 +114,14 @@ def test_a_fix_that_made_a_miss_recoverable_is_listed_even_where_it_does_not_pay
     assert [row.loss_class for row in followed.rows if row.cause == "ttl-expired"] == ["recoverable"]
     (rec,) = rank(followed, found)
     assert rec.fix == "keep-alive" and rec.causes == ("ttl-expired",) and rec.saved_usd < 0
+
+
+def test_ttl_auto_s_assumption_calls_the_hindsight_pick_an_upper_bound_only_where_it_is_one(tmp_path: Path) -> None:
+    """The detail calls the per-lane pick "no upper bound" where lanes sharing entries make it save
+    less than the setting; the fix's assumption said it "is only an upper bound" on every log. It
+    now says what the detail does: a bound where it saves at least the setting, else none."""
+    (auto,) = what_if(*load_trace([_idle_20m(tmp_path)]), ["ttl-auto"])
+    assumption = auto.assumption
+    assert "only an upper bound" not in assumption
+    assert "an upper bound where it saves at least the setting's figure" in assumption
+    assert "no bound" in assumption

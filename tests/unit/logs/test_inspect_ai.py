@@ -431,3 +431,23 @@ def test_another_tools_version_eval_samples_json_is_not_taken_for_inspect(tmp_pa
     assert FORMAT.detect({**other, "eval": {"task": "t", "model": "m", "created": "2025-01-01T00:00:00"}}) is not None
     assert FORMAT.detect({**other, "version": "1", "eval": {"task": "t", "model": "m", "created": "x"}}) is None
     assert FORMAT.detect(MIXED) is not None
+
+
+def test_the_formats_table_says_the_usage_per_adapter_and_release() -> None:
+    """The formats table said "as the serving provider reports it" for inspect-ai, whose reader
+    decides per adapter and release (Anthropic additive always; OpenAI-shaped, Grok and Bedrock
+    from 0.3.184; Google from 0.3.208; a missing cache count is 0 only from then). Its row now
+    says so, from the release constants the reader uses."""
+    from prefixbench.reports.docs_tables import formats_table
+
+    (row,) = [line for line in formats_table().splitlines() if line.startswith("| `inspect-ai` |")]
+    assert "as the serving provider reports it" not in row
+    assert "per adapter and release: Anthropic additive; OpenAI-shaped, Grok and Bedrock additive from inspect_ai 0.3.184" in row
+    assert "Google from 0.3.208 (subset before)" in row
+    assert "a missing cache count is 0 only from 0.3.184 (Google from 0.3.208) on adapters that count the cache" in row
+    assert "local cache answers skipped" in row
+    # The words follow the reader's own table of adapters.
+    adapters = inspect_ai.ADAPTERS
+    assert adapters["anthropic"].additive_from is None
+    assert {adapters[a].additive_from for a in ("openai", "grok", "bedrock")} == {inspect_ai.ADDITIVE_FROM} == {(0, 3, 184)}
+    assert adapters["google"].additive_from == adapters["vertex"].additive_from == inspect_ai.GOOGLE_ADDITIVE_FROM == (0, 3, 208)

@@ -47,10 +47,10 @@ def test_idle_gaps_seed_0_cycles_around_the_ttl():
 @pytest.mark.parametrize(
     ("factory", "kwargs", "message"),
     [
-        (SubagentsWorkload, {"subagents": 0}, "subagents must be a positive integer"),
-        (SubagentsWorkload, {"subagents": 65}, "at most 64"),
+        (SubagentsWorkload, {"subagents": 0}, "subagents: subagents must be 1 to 64, got 0"),
+        (SubagentsWorkload, {"subagents": 65}, "subagents: subagents must be 1 to 64, got 65"),
         (IdleGapsWorkload, {"gap_s": -1.0}, "gap_s must be between"),
-        (IdleGapsWorkload, {"turns": 0}, "turns must be a positive integer"),
+        (IdleGapsWorkload, {"turns": 0}, "idle-gaps: turns must be 1 to 10,000, got 0"),
     ],
 )
 def test_bad_options_are_one_clear_error(factory, kwargs, message):

@@ -102,7 +102,7 @@ def test_engines_per_binding():
     ("options", "message"),
     [
         ({"window": 4_000}, "window must be an integer >= 8000"),
-        ({"turns": 0}, "turns must be a positive integer"),
+        ({"turns": 0}, "thinking-tools: turns must be 1 to 10,000, got 0"),
         ({"binding": "openrouter"}, "binding must be one of"),
         ({"reasoning_field": "thoughts"}, "reasoning_field must be one of"),
         ({"reasoning_field": "reasoning_text"}, "the official endpoint uses reasoning_content"),

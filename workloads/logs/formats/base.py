@@ -104,6 +104,10 @@ class LogFormat(msgspec.Struct, frozen=True):
     usage: UsageConvention
     #: The agent or log versions it has been read on, and what differs between them.
     versions: tuple[str, ...]
+    #: What the formats table says of its usage where the convention's name alone would not say
+    #: it (a reader whose convention depends on the adapter and release that wrote the log);
+    #: empty: the convention's own words.
+    usage_words: str = ""
     #: Other names ``--input`` accepts for it.
     aliases: tuple[str, ...] = ()
     #: Formats whose records a file of this one may hold (an Anthropic body without

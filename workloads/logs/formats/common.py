@@ -175,16 +175,6 @@ def head_digest(value: object) -> str:
     return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
-def starts_with(path: Path, magic: bytes) -> bool:
-    """Whether ``path``'s first bytes are ``magic`` (a zip's, a Parquet
-    file's); False for a file that cannot be read."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(len(magic)) == magic
-    except OSError:
-        return False
-
-
 def as_dict(value: object) -> dict:
     """``value`` when it is an object, else an empty one."""
     return value if isinstance(value, dict) else {}

@@ -37,7 +37,8 @@ wrote the log (``eval.packages.inspect_ai``):
 * Anthropic (``anthropic/...``): Anthropic's own ``input_tokens``, without the read and written
   parts, in every release (additive).
 * OpenAI and the OpenAI-shaped adapters (``openai/``, ``openai-api/``, ``openrouter/``,
-  ``together/``, ``vllm/``, ``ollama/``...) and Grok: before 0.3.184 the wire's prompt count, the
+  ``together/``, ``vllm/``, ``ollama/``...), Grok, Bedrock and any adapter not modelled
+  (:data:`OTHER`): before 0.3.184 the wire's prompt count, the
   cached part inside (subset); from 0.3.184 (inspect_ai #3341, February 2026, "input tokens now
   excludes cached tokens") the count without it (additive).
 * Google (``google/``, ``vertex/``): the prompt count with the cached part inside before 0.3.208,
@@ -84,9 +85,10 @@ from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.hosts import azure_service
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms, starts_with
+from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
 from prefixbench.workloads.logs.jsonlines import json_object
 from prefixbench.workloads.logs.history import make_message
+from prefixbench.workloads.logs.reading import starts_with
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, LoggedMessage, Prefix, TraceRequest
 
@@ -561,6 +563,19 @@ def read_eval(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
     return log.summary(extra)
 
 
+def _release_text(release: tuple[int, ...]) -> str:
+    return ".".join(str(part) for part in release)
+
+
+#: The formats table's words for the usage (docs/formats.md): the convention is per adapter and
+#: release (:data:`ADAPTERS`, :meth:`_Log._usage`).
+USAGE_WORDS = (f"per adapter and release: Anthropic additive; OpenAI-shaped, Grok and Bedrock additive from inspect_ai "
+               f"{_release_text(ADDITIVE_FROM)}, Google from {_release_text(GOOGLE_ADDITIVE_FROM)} (subset before); a "
+               f"missing cache count is 0 only from {_release_text(ADDITIVE_FROM)} (Google from "
+               f"{_release_text(GOOGLE_ADDITIVE_FROM)}) on adapters that count the cache, else not reported; local cache "
+               "answers skipped")
+
+
 FORMAT = LogFormat(
     name=NAME,
     noun="Inspect AI log",
@@ -569,6 +584,7 @@ FORMAT = LogFormat(
     detect=detect,
     read=read,
     usage="by-endpoint",
+    usage_words=USAGE_WORDS,
     versions=(
         "before inspect_ai 0.3.25 (August 2024; log version 1, early version 2): samples without events, only totals: refused",
         "0.3.25 to 0.3.42: a sample's transcript.events; from 0.3.43 (October 2024) its events, and .eval zips (later zstd-compressed)",

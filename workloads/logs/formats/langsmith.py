@@ -72,7 +72,8 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats import gateway_usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
-from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, objects, parse_time_ms, starts_with
+from prefixbench.workloads.logs.formats.common import as_dict, logged_count, logged_dollars_of, objects, parse_time_ms
+from prefixbench.workloads.logs.reading import starts_with
 from prefixbench.workloads.logs.records import Record
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.reading import starts_with
 
 #: The first 16 bytes of every SQLite 3 database file.
 HEADER = b"SQLite format 3\x00"
@@ -75,11 +76,7 @@ MAX_ROWS = 10_000_000
 
 def has_header(path: Path) -> bool:
     """Whether ``path`` starts as a SQLite 3 database does (False for anything unreadable)."""
-    try:
-        with path.open("rb") as handle:
-            return handle.read(len(HEADER)) == HEADER
-    except OSError:
-        return False
+    return starts_with(path, HEADER)
 
 
 def _uri(path: Path, immutable: bool) -> str:
