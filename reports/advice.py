@@ -217,6 +217,13 @@ def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -
     return out
 
 
+#: How the fixes that save nothing on the log (:func:`~.advice.saves_nothing`) are introduced,
+#: apart and after the ranked ones, each once with its re-simulation's reason; and what the list
+#: says where every fix re-simulated is such.
+NOT_RANKED = "not ranked, as re-simulated they save nothing on this log (why, for each)"
+NOTHING_SAVES = "no fix re-simulated saves anything on this log (listed below, not ranked)"
+
+
 #: What the opening says where no request reports its cache use (a block-hash trace): no miss could
 #: be seen, so neither "no miss has a fix" nor a loss split of $0.00 would be true of the log.
 UNSEEN = "no request reports its cache use, so no miss could be seen"
@@ -230,11 +237,15 @@ def advice_lines(result: AuditResult) -> list[str]:
     unseen = bool(result.rows) and all(row.reported_cache_read is None for row in result.rows) and not result.causes
     if recs is not None:
         out.append(f"what to change: {RANKING}")
-        if not recs and unseen:
+        apart = [rec for rec in recs if rec.rank is None]
+        recs = tuple(rec for rec in recs if rec.rank is not None)
+        if not recs and not apart and unseen:
             out.append(f"  nothing to rank: {UNSEEN}")
-        elif not recs:
+        elif not recs and not apart:
             out.append("  nothing: no miss in these logs has a fix that would have recovered it")
             out += _never_read_lines(result)
+        elif not recs:
+            out.append(f"  nothing: {NOTHING_SAVES}")
         else:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
@@ -259,6 +270,9 @@ def advice_lines(result: AuditResult) -> list[str]:
                 out.append(visible(f"   assumes: {rec.assumption}"))
                 if rec.detail:
                     out.append(visible(f"   {rec.detail}"))
+        if apart:
+            out.append(f"  {NOT_RANKED}:")
+            out += [visible(f"  - {rec.fix} ({rec.agent}): {rec.detail}") for rec in apart]
         if not unseen:
             labels = file_labels([f.file for f in result.files] + [r.file for r in result.rows])
             out += [visible(line) for line in never_read_group_lines(result.rows, result.totals.cost_usd, lambda f: labels.get(f) or f)]
@@ -286,8 +300,12 @@ def advice_html(record: dict, unseen: bool = False) -> str:
 
     parts = []
     recs = record.get("recommendations")
+    apart = [rec for rec in recs or () if rec["rank"] is None]
     if recs is not None:
-        if not recs and unseen:
+        recs = [rec for rec in recs if rec["rank"] is not None]
+        if not recs and apart:
+            parts.append(note(f"Nothing: {NOTHING_SAVES}."))
+        elif not recs and unseen:
             parts.append(note(f"Nothing to rank: {UNSEEN}."))
         elif not recs:
             parts.append(note("Nothing to change: no miss in these logs has a fix that would have recovered it."))
@@ -323,6 +341,14 @@ def advice_html(record: dict, unseen: bool = False) -> str:
                                     int(totals.get("unpriced_requests") or 0), recs[0]["detail"]):
                 parts.append(note(words[0].upper() + words[1:] + "."))
             parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
+        if apart:
+            parts.append(note(NOT_RANKED[0].upper() + NOT_RANKED[1:] + ":"))
+            parts.append(table(["fix", "agent", "lost to its misses", "why"], [
+                ({"data-not-ranked": rec["fix"]}, [
+                    rec["fix"], rec["agent"],
+                    num("lost_usd", rec["lost_usd"], lost_words(rec["lost_usd"], rec["causes"], rec.get("unpriced_requests", 0))),
+                    rec["detail"] or "",
+                ]) for rec in apart]))
         if not unseen and record.get("requests_shown") is None:
             totals = record.get("totals") or {}
             paid = totals.get("cost_usd")

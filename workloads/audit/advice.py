@@ -554,8 +554,22 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                                    causes=causes))
     recommendations.sort(key=_rank_key)
-    ranked = [msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(recommendations, 1)]
-    return tuple(_with_alternatives(ranked))
+    # Ranked: the fixes that save, then those whose saving is unknown (no re-simulation, no
+    # price); a fix that saves nothing here is set apart after them, unranked (rank None), once,
+    # its detail saying why (it ranked among the fixes that save, as "leave it as it is").
+    ranked = [msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(
+        (rec for rec in recommendations if not saves_nothing(rec)), 1)]
+    apart = [msgspec.structs.replace(rec, rank=None) for rec in recommendations if saves_nothing(rec)]
+    return (*_with_alternatives(ranked), *apart)
+
+
+def saves_nothing(rec: Recommendation) -> bool:
+    """Whether ``rec``'s fix is known to save nothing on this log: re-simulated, it saves $0 or
+    less (it recovers none of its misses, or does not pay for what it recovers), and that figure is
+    not unknown for want of prices (:attr:`~.losses.Recommendation.saved_unknown`). Such a fix is
+    not ranked among the fixes that save: it is listed apart, with the re-simulation's reason
+    (its ``detail``), the same in every view."""
+    return rec.saved_usd is not None and rec.saved_usd <= 0 and not rec.saved_unknown
 
 
 #: Fixes that recover the same misses (an entry that idles past its TTL) in different ways: each
@@ -764,10 +778,13 @@ RESIMULATED_CHANGE = "the change re-simulated was"
 
 
 def _rank_key(rec: Recommendation) -> tuple[int, Decimal, str]:
-    """Fixes that save money by what they save; then those that do not pay, and those the log
-    cannot re-simulate, by what their misses lost."""
+    """Fixes that save money by what they save; then those whose saving is unknown, and those
+    the log cannot re-simulate, by what their misses lost; last those that save nothing (not
+    ranked: :func:`saves_nothing`), by what their misses lost."""
     if rec.saved_usd is not None and rec.saved_usd > 0:
         return 0, -rec.saved_usd, rec.fix
+    if saves_nothing(rec):
+        return 3, -rec.lost_usd, rec.fix
     return (1 if rec.saved_usd is not None else 2), -rec.lost_usd, rec.fix
 
 

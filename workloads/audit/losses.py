@@ -346,7 +346,9 @@ def split_sums(groups: Mapping[str, tuple[int, Decimal, int, int]]) -> LossSplit
 class Recommendation(msgspec.Struct, frozen=True):
     """One thing to change, with the dollars its fix saved when the log was re-simulated with it."""
 
-    rank: int
+    #: Its place among the fixes ranked, from 1; None where its fix saves nothing on the log
+    #: (:func:`~.advice.saves_nothing`): listed apart, after the ranked ones, not ranked.
+    rank: int | None
     #: The ``--what-if`` fix that re-simulated it.
     fix: str
     #: What the audit saw: the causes and how many misses.

@@ -225,9 +225,10 @@ LOSS_SPLIT_FIELDS: tuple[Field, ...] = (
 )
 
 #: What to change, best first: one re-simulated fix each (``saved_usd`` null: the log cannot
-#: re-simulate it, and ``detail`` says how to record one that can).
+#: re-simulate it, and ``detail`` says how to record one that can); ``rank`` null: the fix saves
+#: nothing on the log, listed after the ranked ones, not ranked (``detail`` says why).
 RECOMMENDATION_FIELDS: tuple[Field, ...] = (
-    Field("rank", "int"),
+    Field("rank", "int?"),
     Field("fix", "str", "key"),
     Field("pattern", "str"),
     Field("causes", "texts"),

@@ -1,6 +1,11 @@
 """The TTL plans' questions answered once a provider and model (``_ttl_choosers``, ``_ttl_for``,
 ``_source_of``): the same answers, in the same order, as the providers' rules give request by
-request."""
+request, and each question asked once (the rules counted: the answers alone are the same
+without the memo, so only the counts can fail where it is gone)."""
+
+from collections import Counter
+
+import pytest
 
 from prefixbench.simulator.providers import rules_for
 from prefixbench.simulator.usage import Usage
@@ -53,3 +58,66 @@ def test_what_a_ttl_plan_asks_is_what_the_rules_say_asked_again_or_not() -> None
 def test_a_files_source_is_the_same_asked_twice() -> None:
     path = "/home/u/.claude/projects/-w-x/s.jsonl"
     assert whatif._source_of(path) == whatif._source_of(path) == "/home/u/.claude/projects"
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """The rules' two questions counted as the TTL plans ask them (each still answered), with
+    nothing kept from an earlier test: ``_ttl_for``'s answers forgotten."""
+    counts: Counter[str] = Counter()
+    picks, choice = whatif._model_picks_ttl, whatif._retention_choice
+
+    def counted_picks(provider: str, model: str) -> bool:
+        counts["picks_ttl"] += 1
+        return picks(provider, model)
+
+    def counted_choice(provider: str, model: str) -> tuple[str, str] | None:
+        counts["retention_choice"] += 1
+        return choice(provider, model)
+
+    monkeypatch.setattr(whatif, "_model_picks_ttl", counted_picks)
+    monkeypatch.setattr(whatif, "_retention_choice", counted_choice)
+    monkeypatch.setattr(whatif, "_TTL_FOR", {}, raising=False)
+    return counts
+
+
+def test_the_ttl_choosers_ask_the_rules_once_a_provider_and_model(asked: Counter[str]) -> None:
+    requests = _requests()
+    whatif._ttl_choosers(requests)
+    whatif._ttl_choosers(requests)  # (a run of the TTL fixes asks it again and again: nine passes)
+    # Once a pair a pass, of the pairs with a request it reads (usage and a chain): asked of
+    # each request, as before the memo, the two passes asked it 120 times.
+    readable = {(r.provider, r.model) for r in requests if r.usage is not None and r.prefix is not None}
+    assert asked["picks_ttl"] <= 2 * len(readable) < len(requests)
+    assert asked["retention_choice"] <= 2 * len(readable)
+
+
+def test_a_ttl_plan_asks_the_rules_once_a_provider_model_and_ttl(asked: Counter[str]) -> None:
+    requests = _requests()
+    for _ in range(2):
+        for r in requests:
+            for ttl in ("5m", "1h"):
+                whatif._ttl_for(r, ttl)
+    # 240 questions of six pairs and two TTLs: the rules asked at most 12 times (each once).
+    assert asked["picks_ttl"] <= len(PAIRS) * 2
+    assert asked["retention_choice"] <= len(PAIRS) * 2
+
+
+class _CountedHomes(tuple):
+    """The agent homes a file's path is matched against, counting the walks over them."""
+
+    walks = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_a_files_source_is_worked_out_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(whatif, "_AGENT_HOMES", _CountedHomes(whatif._AGENT_HOMES))
+    path = "/home/memo-test/.pi/agent/sessions/--w--/once.jsonl"  # (a path no other test asks of)
+    assert whatif._source_of(path) == "/home/memo-test/.pi/agent/sessions"
+    walked = _CountedHomes.walks
+    assert walked > 0
+    assert whatif._source_of(path) == "/home/memo-test/.pi/agent/sessions"
+    assert _CountedHomes.walks == walked  # (the second answer is the first one kept)
