@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
-from prefixbench.simulator.providers.hosts import third_party_host
+from prefixbench.simulator.providers.hosts import service_name, third_party_host
 from prefixbench.simulator.providers.vllm import OLLAMA_CLOUD, ollama_cloud, own_host
 
 
@@ -154,11 +154,13 @@ def service_words(services: Iterable[tuple[str, str, str, int]], no_price: Mappi
     (``(provider, model, service, requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.services`,
     Azure OpenAI): the maker's list price, not the service's bill, and which service, with a count
     each where there are several; the calls of a model with no price (a count in ``no_price``,
-    :func:`left_out_counts`) said to be unpriced instead; "" where none went to one."""
+    :func:`left_out_counts`) said to be unpriced instead; "" where none went to one. A service is
+    counted once, whatever deployments of it the calls named
+    (:func:`~prefixbench.simulator.providers.hosts.service_name`): the models table names those."""
     priced: Counter[str] = Counter()
     unpriced: Counter[str] = Counter()
     for _, model, service, n in services:
-        ((unpriced if (no_price or {}).get(model, 0) > 0 else priced))[service] += n
+        ((unpriced if (no_price or {}).get(model, 0) > 0 else priced))[service_name(service)] += n
 
     def to(counts: Counter[str]) -> str:
         names = (next(iter(counts)) if len(counts) == 1
