@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.reports.audit import audit_html, audit_json, audit_table
 from prefixbench.workloads.audit.assume_provider import assume_providers
 from prefixbench.workloads.audit.core import load_trace, run_audit
@@ -21,7 +23,8 @@ PAID = "(at the maker's list price, not the service's bill: 6 request(s) to Azur
 
 def test_a_codex_session_on_azure_names_the_service_and_moves_no_figure(tmp_path: Path) -> None:
     direct, azure = _audit(tmp_path, "openai"), _audit(tmp_path, "azure")
-    assert azure.totals == direct.totals and azure.models == direct.models
+    assert azure.totals == direct.totals and tuple(replace(m, service=None) for m in azure.models) == direct.models
+    assert [m.service for m in azure.models] == ["Azure OpenAI"]
     assert [(r.cause, r.lost_tokens, r.lost_usd, r.detail) for r in azure.rows] == [
         (r.cause, r.lost_tokens, r.lost_usd, r.detail) for r in direct.rows]
     assert azure.services == (("openai", "gpt-5.1-codex-max", "Azure OpenAI", 6),) and direct.services == ()
@@ -210,3 +213,25 @@ def test_an_azure_endpoint_names_who_served_the_call_no_provider_assumed(tmp_pat
     # --assume-provider leaves the Azure call's provider as its endpoint gave it
     out, _ = assume_providers(load_trace([azure, elsewhere])[0], {"*": "unknown"})
     assert [r.provider for r in out] == ["openai", "unknown"]
+
+
+def test_the_json_names_the_service_of_each_request_and_model(tmp_path: Path) -> None:
+    """The table named the service (``openai (Azure OpenAI deployment 'x')``), but the JSON's
+    requests and models carried no field for it: an Azure OpenAI log read there as OpenAI's own
+    API. Each now holds ``service``, null where the log names none."""
+    deployment = _deployment_call(tmp_path, "x", "gpt-4o-2024-11-20")
+    chat, mini = _deployment_call(tmp_path, "chat", "gpt-4o-mini-2024-07-18"), _deployment_call(tmp_path, "mini", "gpt-4o-mini-2024-07-18")
+    own = write_jsonl(tmp_path / "own.jsonl", [capture_line(
+        {"model": "gpt-4o-mini-2024-07-18", "messages": [{"role": "user", "content": "hello"}]},
+        {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url="https://api.openai.com/v1/chat/completions")])
+    record = json.loads(audit_json(run_audit([deployment, chat, mini, own])))
+    assert sorted((Path(r["file"]).name, r["service"]) for r in record["requests"]) == [
+        ("chat.jsonl", "Azure OpenAI deployment 'chat'"), ("mini.jsonl", "Azure OpenAI deployment 'mini'"), ("own.jsonl", None),
+        ("x.jsonl", "Azure OpenAI deployment 'x'")]
+    assert [(m["model"], m["service"]) for m in record["models"]] == [
+        ("gpt-4o-2024-11-20", "Azure OpenAI deployment 'x'"),
+        ("gpt-4o-mini-2024-07-18", "Azure OpenAI deployment 'chat', 1 req; Azure OpenAI deployment 'mini', 1 req")]  # (of 3)
+    assert record["schema"] == 5
+    # (a log that names no service: every record's is null)
+    plain = json.loads(audit_json(run_audit([own])))
+    assert [r["service"] for r in plain["requests"]] == [None] and [m["service"] for m in plain["models"]] == [None]
