@@ -73,8 +73,8 @@ LITELLM_ENGINES = frozenset({"ollama", "ollama_chat", "lm_studio", "vllm", "host
 #: user's: Hugging Face Transformers in the same process (``hf``), TransformerLens and nnterp (the
 #: same, for interpretability work), a vLLM or SGLang server it starts or is pointed at (``vllm``,
 #: ``vllm-completions``, ``sglang``), Ollama and llama-cpp-python's local servers. Matched whole,
-#: as :data:`LITELLM_ENGINES` are. Left out: ``sagemaker`` (an endpoint AWS bills by the instance
-#: hour), ``hf-inference-providers`` (Hugging Face's hosted router), ``mockllm`` and ``none``.
+#: as :data:`LITELLM_ENGINES` are. Left out: ``sagemaker`` (an endpoint AWS bills for its
+#: compute), ``hf-inference-providers`` (Hugging Face's hosted router), ``mockllm`` and ``none``.
 INSPECT_ENGINES = frozenset({"hf", "vllm", "vllm-completions", "sglang", "ollama", "llama-cpp-python", "transformer_lens",
                              "nnterp"})
 
