@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path, PurePath
 
-from prefixbench.simulator.providers.hosts import third_party_host
+from prefixbench.simulator.providers.hosts import service_name, third_party_host
 from prefixbench.simulator.providers.vllm import OLLAMA_CLOUD, ollama_cloud, own_host
 
 
@@ -115,6 +115,28 @@ def left_out_counts(files: Iterable[tuple[str, int]], models: Iterable[tuple[str
     return dict(no_usage), dict(no_price), (dict(billed), dict(engines))
 
 
+def engine_served(hosts: Iterable[tuple[str, str, int]]) -> Counter[str]:
+    """Per model, its requests an engine of the user's served (``(model, host, requests)``:
+    :attr:`~prefixbench.workloads.audit.core.AuditResult.unpriced_hosts`; a host
+    :func:`~prefixbench.simulator.providers.vllm.own_host` keeps, Ollama's cloud not among them):
+    the requests :func:`left_out_counts` says no vendor bills."""
+    served: Counter[str] = Counter()
+    for model, host, n in hosts:
+        if own_host(host) and not ollama_cloud(model, host):
+            served[model] += n
+    return served
+
+
+def model_paid_cell(paid: str, requests: int, unpriced: int, no_usage: int, ranged: int, priced: bool, engine: int) -> str:
+    """A model's *paid* cell: ``self-hosted`` where none of its requests is priced and every one
+    with usage to price was served by an engine of the user's (``engine``: :func:`engine_served`),
+    as the headline and the gate say of them; ``no price`` where the price table has no row of the
+    model; else as any group's (:func:`paid_cell`)."""
+    if not priced and no_usage < requests:
+        return "self-hosted" if engine and engine == unpriced - no_usage - ranged else "no price"
+    return paid_cell(paid, requests, unpriced, no_usage, ranged)
+
+
 def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
     """What the headline's *paid* adds where calls went through a relay (``(provider, model, relay,
     requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.relays`): the maker's list
@@ -132,11 +154,13 @@ def service_words(services: Iterable[tuple[str, str, str, int]], no_price: Mappi
     (``(provider, model, service, requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.services`,
     Azure OpenAI): the maker's list price, not the service's bill, and which service, with a count
     each where there are several; the calls of a model with no price (a count in ``no_price``,
-    :func:`left_out_counts`) said to be unpriced instead; "" where none went to one."""
+    :func:`left_out_counts`) said to be unpriced instead; "" where none went to one. A service is
+    counted once, whatever deployments of it the calls named
+    (:func:`~prefixbench.simulator.providers.hosts.service_name`): the models table names those."""
     priced: Counter[str] = Counter()
     unpriced: Counter[str] = Counter()
     for _, model, service, n in services:
-        ((unpriced if (no_price or {}).get(model, 0) > 0 else priced))[service] += n
+        ((unpriced if (no_price or {}).get(model, 0) > 0 else priced))[service_name(service)] += n
 
     def to(counts: Counter[str]) -> str:
         names = (next(iter(counts)) if len(counts) == 1

@@ -214,6 +214,8 @@ AZURE_OPENAI = "Azure OpenAI"
 #: path where the call is to one (``/openai/deployments/<name>/chat/completions``); an explicit
 #: port (``:443``) may follow the host, nothing else may (``res.openai.azure.com.evil.example``).
 _AZURE_HOST = re.compile(r"^[a-z0-9-]+\.(?:openai\.azure\.com(?::\d+)?(?=/|$)|cognitiveservices\.azure\.com(?::\d+)?/openai/)")
+#: What joins a service and the deployment it names (:func:`azure_service`, :func:`service_name`).
+DEPLOYMENT = " deployment "
 _AZURE_DEPLOYMENT_PATH = re.compile(r"/openai/deployments/([^/?#]+)/")
 
 
@@ -228,8 +230,16 @@ def azure_service(endpoint: str = "", name: str = "") -> str:
 
     if endpoint and _AZURE_HOST.match(endpoint):
         deployment = _AZURE_DEPLOYMENT_PATH.search(endpoint + "/")
-        return f"{AZURE_OPENAI} deployment {unquote(deployment.group(1))!r}" if deployment else AZURE_OPENAI
+        return f"{AZURE_OPENAI}{DEPLOYMENT}{unquote(deployment.group(1))!r}" if deployment else AZURE_OPENAI
     return AZURE_OPENAI if name.strip() and azure_openai(name) else ""
+
+
+def service_name(service: str) -> str:
+    """The service a call went to without the deployment :func:`azure_service` names after it
+    (``Azure OpenAI deployment 'gpt-4o-mini'`` -> ``Azure OpenAI``): the headline counts the
+    calls per service, and the models table names each deployment beside its model."""
+    name, deployment, _ = service.partition(DEPLOYMENT)
+    return name if deployment else service
 
 
 def agent_host(name: str, model: str) -> str:

@@ -68,17 +68,30 @@ LITELLM_ENGINES = frozenset({"ollama", "ollama_chat", "lm_studio", "vllm", "host
                              "triton", "oobabooga", "docker_model_runner", "lemonade"})
 
 
-def self_hosted_upstream(name: str, *, oss: bool = False, litellm: bool = False) -> str:
+#: Inspect AI's model adapters (a model name's part before its first ``/``; the ``@modelapi`` names
+#: of its ``src/inspect_ai/model/_providers/providers.py``) that run the model on an engine of the
+#: user's: Hugging Face Transformers in the same process (``hf``), TransformerLens and nnterp (the
+#: same, for interpretability work), a vLLM or SGLang server it starts or is pointed at (``vllm``,
+#: ``vllm-completions``, ``sglang``), Ollama and llama-cpp-python's local servers. Matched whole,
+#: as :data:`LITELLM_ENGINES` are. Left out: ``sagemaker`` (an endpoint AWS bills for its
+#: compute), ``hf-inference-providers`` (Hugging Face's hosted router), ``mockllm`` and ``none``.
+INSPECT_ENGINES = frozenset({"hf", "vllm", "vllm-completions", "sglang", "ollama", "llama-cpp-python", "transformer_lens",
+                             "nnterp"})
+
+
+def self_hosted_upstream(name: str, *, oss: bool = False, litellm: bool = False, inspect: bool = False) -> str:
     """The ``upstream`` a reader keeps for a call whose host an agent names ``name``
     (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.upstream`): ``name`` itself where that
     host runs open models itself (:func:`self_hosted`); with ``oss``, also Codex's ``oss`` (its
     ``--oss`` flag's local host: Codex's word alone, another agent's ``oss`` is a name of the
     user's); with ``litellm``, also one of :data:`LITELLM_ENGINES` (``name`` a litellm route's
-    prefix); "" for any other. No vendor bills such a call: it stays unpriced
+    prefix); with ``inspect``, also one of :data:`INSPECT_ENGINES` (an Inspect AI adapter's
+    name); "" for any other. No vendor bills such a call: it stays unpriced
     (:meth:`~prefixbench.simulator.price_lookup.Prices.at_list_price`), whatever its model's name,
     and its provider is :data:`UNKNOWN` (the host's cache, not the model maker's)."""
     lowered = name.lower()
-    if self_hosted(name) or (oss and lowered == "oss") or (litellm and lowered in LITELLM_ENGINES):
+    if (self_hosted(name) or (oss and lowered == "oss") or (litellm and lowered in LITELLM_ENGINES)
+            or (inspect and lowered in INSPECT_ENGINES)):
         return name
     return ""
 
@@ -88,6 +101,13 @@ def litellm_engine(model: str) -> str:
     (``ollama_chat/qwen2.5-coder`` -> ``ollama_chat``, ``hosted_vllm/Qwen/Qwen3-8B`` ->
     ``hosted_vllm``; :func:`self_hosted_upstream` of its first segment); "" for any other."""
     return self_hosted_upstream(model.split("/", 1)[0], litellm=True) if "/" in model else ""
+
+
+def inspect_engine(model: str) -> str:
+    """The engine an Inspect AI model name (``ollama/llama3.1:8b``, ``hf/openai-community/gpt2``)
+    runs on where its adapter is one of the user's (:data:`INSPECT_ENGINES`): the adapter's name;
+    "" for any other."""
+    return self_hosted_upstream(model.split("/", 1)[0], inspect=True) if "/" in model else ""
 
 
 #: What the audit calls the host of an Ollama ``:cloud`` model (:func:`ollama_cloud`).
@@ -117,8 +137,9 @@ def ollama_cloud(model: str, upstream: str) -> bool:
 
 def own_host(upstream: str) -> bool:
     """Whether ``upstream``, the host a reader says served a call, is one that no vendor bills: any
-    name :func:`self_hosted_upstream` keeps (Codex's ``oss`` and litellm's engines included)."""
-    return bool(self_hosted_upstream(upstream, oss=True, litellm=True))
+    name :func:`self_hosted_upstream` keeps (Codex's ``oss``, litellm's and Inspect AI's engines
+    included)."""
+    return bool(self_hosted_upstream(upstream, oss=True, litellm=True, inspect=True))
 
 
 #: A provider the audit cannot name (a self-hosted engine's trace, an unknown endpoint): reads

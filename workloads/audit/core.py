@@ -169,6 +169,11 @@ class AuditRow(msgspec.Struct, frozen=True, gc=False):
     secondary_loss_class: str | None = None
     secondary_lost_tokens: int | None = None
     secondary_lost_usd: Decimal | None = None
+    #: The service of the maker's models the request went to, where the log names one
+    #: (:attr:`~prefixbench.workloads.logs.trace.TraceRequest.service`: ``Azure OpenAI deployment
+    #: 'gpt-4o-mini'``, ``Vertex AI``); None where it names none (the maker's own API, as far as
+    #: the log tells).
+    service: str | None = None
 
     @property
     def read_error(self) -> float | None:
@@ -194,7 +199,7 @@ EXPLAIN_ROW_ORDER = (
     "reported_cache_write", "reported_cache_write_1h", "reported_uncached", "reported_output", "predicted_cache_read",
     "predicted_cache_write", "predicted_uncached", "expected_cache_read", "lost_tokens", "cause", "evidence", "detail",
     "cost_usd", "lost_usd", "predicted_by", "identity", "gap_ms", "inferred_cause", "server_reason", "loss_class",
-    "location", "path", "secondary_cause", "secondary_loss_class", "secondary_lost_tokens", "secondary_lost_usd",
+    "location", "path", "secondary_cause", "secondary_loss_class", "secondary_lost_tokens", "secondary_lost_usd", "service",
 )
 if AuditRow.__struct_fields__ != EXPLAIN_ROW_ORDER:
     raise ImportError("AuditRow's fields changed: place them in _explain's row and in EXPLAIN_ROW_ORDER")
@@ -263,6 +268,9 @@ class ModelSummary(msgspec.Struct, frozen=True):
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
+    #: The service of the maker's models its requests went to, where the log names one
+    #: (:func:`model_service`); None where none of them names one.
+    service: str | None = None
 
 
 class CauseSummary(msgspec.Struct, frozen=True):
@@ -3192,6 +3200,7 @@ def _explain(step: _Step, shared: _Shared) -> AuditRow:
         None,  # secondary_loss_class (given by _sum_file)
         also_tokens,  # secondary_lost_tokens
         also_usd,  # secondary_lost_usd
+        r.service or None,  # service
     )
 
 
@@ -3475,7 +3484,8 @@ def _summarize(
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services, prices.missing) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
-        _ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model", lambda m: (m.provider, m.model)),
+        _with_services(_ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model",
+                               lambda m: (m.provider, m.model)), services),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
         sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
@@ -4176,6 +4186,30 @@ def relayed(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, str, int]
     requests)`` in that order (:attr:`AuditResult.relays`)."""
     counted: Counter[tuple[str, str, str]] = Counter((r.provider, r.model, r.relay) for r in requests if r.relay)
     return tuple((*key, n) for key, n in sorted(counted.items()))
+
+
+def model_service(services: Iterable[tuple[str, int]], requests: int) -> str | None:
+    """A model's ``service`` (:class:`ModelSummary`) from the ``(service, requests)`` its calls
+    went to (:func:`served_through`) of its ``requests``: the one service where every call went
+    there (``Azure OpenAI deployment 'chat'``); else each, with its count, in that order
+    (``Azure OpenAI deployment 'chat', 2 req; Azure OpenAI, 1 req``: the rest of its calls named
+    none); None where none did."""
+    services = list(services)
+    if not services:
+        return None
+    if len(services) == 1 and services[0][1] == requests:
+        return services[0][0]
+    return "; ".join(f"{service}, {n:,} req" for service, n in services)
+
+
+def _with_services(models: tuple[ModelSummary, ...], services: Iterable[tuple[str, str, str, int]]) -> tuple[ModelSummary, ...]:
+    """``models`` with the service their calls went to (:func:`model_service`), where any did."""
+    went: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    for provider, model, service, n in services:
+        went.setdefault((provider, model), []).append((service, n))
+    if not went:
+        return models
+    return tuple(replace(m, service=model_service(at, m.requests)) if (at := went.get((m.provider, m.model))) else m for m in models)
 
 
 def served_through(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, str, int], ...]:

@@ -34,6 +34,8 @@ from prefixbench.workloads.fields import Field
 #: cause in ``verdict`` (``agrees``, ``names-more``, ``disagrees``, ``no-miss``, ``unscored``),
 #: its ``agree`` is true for ``names-more`` too (4 left ``unavailable`` with a cause null), and the
 #: calls a server labelled that did not miss are listed (``no-miss``; 4 left them out).
+#: A field added beside the others, which changes no figure an earlier schema wrote (a request's
+#: ``path``, a request's and a model's ``service``), keeps the number.
 SCHEMA_VERSION = 5
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
@@ -88,6 +90,9 @@ REQUEST_FIELDS: tuple[Field, ...] = (
     Field("secondary_loss_class", "str?"),
     Field("secondary_lost_tokens", "int?"),
     Field("secondary_lost_usd", "usd?"),
+    # The service of the maker's models it went to where the log names one (Azure OpenAI, with
+    # the deployment the URL names; Vertex AI...), else null.
+    Field("service", "str?"),
 )
 
 #: One lane of one file: what was reported beside what the cache model predicted.
@@ -175,6 +180,9 @@ MODEL_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # The service of the maker's models its requests went to (null: none names one); where not
+    # all went to the one service, each with its count: ``Azure OpenAI deployment 'a', 2 req; ...``.
+    Field("service", "str?"),
 )
 
 #: One log file: its format and how well the model predicted its reads.

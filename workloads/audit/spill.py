@@ -38,7 +38,7 @@ _FIELDS = AuditRow.__struct_fields__
 #: row's own, or a small int Python shares anyway).
 _TEXTS = frozenset(
     ("file", "lane", "lane_kind", "provider", "model", "cause", "evidence", "detail", "predicted_by", "inferred_cause",
-     "server_reason", "loss_class", "location", "path", "secondary_cause", "secondary_loss_class")
+     "server_reason", "loss_class", "location", "path", "secondary_cause", "secondary_loss_class", "service")
 )
 _COUNTS = frozenset(
     ("reported_cache_read", "reported_cache_write", "reported_uncached", "predicted_cache_read", "predicted_cache_write",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from prefixbench.reports.audit import audit_html, audit_json, audit_table
 from prefixbench.workloads.audit.assume_provider import assume_providers
 from prefixbench.workloads.audit.core import load_trace, run_audit
@@ -21,7 +23,8 @@ PAID = "(at the maker's list price, not the service's bill: 6 request(s) to Azur
 
 def test_a_codex_session_on_azure_names_the_service_and_moves_no_figure(tmp_path: Path) -> None:
     direct, azure = _audit(tmp_path, "openai"), _audit(tmp_path, "azure")
-    assert azure.totals == direct.totals and azure.models == direct.models
+    assert azure.totals == direct.totals and tuple(replace(m, service=None) for m in azure.models) == direct.models
+    assert [m.service for m in azure.models] == ["Azure OpenAI"]
     assert [(r.cause, r.lost_tokens, r.lost_usd, r.detail) for r in azure.rows] == [
         (r.cause, r.lost_tokens, r.lost_usd, r.detail) for r in direct.rows]
     assert azure.services == (("openai", "gpt-5.1-codex-max", "Azure OpenAI", 6),) and direct.services == ()
@@ -45,7 +48,7 @@ def test_a_captured_call_to_an_azure_deployment_names_it(tmp_path: Path) -> None
     assert [r.service for r in load_trace([deployment, v1, own])[0]] == ["Azure OpenAI deployment 'gpt-4o-mini'", "Azure OpenAI", ""]
     table = audit_table(run_audit([deployment]))
     assert any(line.startswith("openai (Azure OpenAI deployment 'gpt-4o-mini')  gpt-4o-mini") for line in table.splitlines()), table
-    assert "1 request(s) to Azure OpenAI deployment 'gpt-4o-mini')" in table
+    assert "1 request(s) to Azure OpenAI)" in table
 
 
 def _pi_session(path: Path, provider: str, model: str) -> Path:
@@ -141,7 +144,8 @@ def test_the_model_is_the_one_the_answer_names_not_the_deployment_s_label(tmp_pa
     assert result.totals.cost_usd and not any("--model-alias" in n or "prod-chat" in n and "price" in n and "no " in n
                                               for n in result.notes)
     table = audit_table(result)
-    assert "(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI deployment 'prod-chat')" in table
+    assert "(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI)" in table
+    assert any(line.startswith("openai (Azure OpenAI deployment 'prod-chat')  gpt-4o-2024-11-20") for line in table.splitlines())
     # (no model in the answer: the deployment's name is all there is)
     bare = _deployment_call(tmp_path, "gpt-4o-mini", None)
     assert [r.model for r in load_trace([bare])[0]] == ["gpt-4o-mini"]
@@ -154,26 +158,45 @@ def test_unpriced_calls_to_a_service_are_not_said_to_be_at_the_list_price(tmp_pa
     table = audit_table(run_audit([unpriced]))
     headline = next(line for line in table.splitlines() if "paid" in line)
     assert "list price" not in headline, headline
-    assert "(unpriced, their model having no price: 1 request(s) to Azure OpenAI deployment 'prod-chat')" in headline
+    assert "(unpriced, their model having no price: 1 request(s) to Azure OpenAI)" in headline
     notes = [n for n in run_audit([unpriced]).notes if "went to Azure OpenAI" in n]
     assert len(notes) == 1 and "list price" not in notes[0] and "unpriced: the price table has no row of prod-chat" in notes[0], notes
     both = run_audit([unpriced, _deployment_call(tmp_path, "mini", "gpt-4o-mini-2024-07-18")])
-    assert ("(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI deployment 'mini'; "
-            "unpriced, their model having no price: 1 request(s) to Azure OpenAI deployment 'prod-chat')") in audit_table(both)
-    assert ("(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI deployment 'mini'; "
-            "unpriced, their model having no price: 1 request(s) to Azure OpenAI deployment 'prod-chat')").replace(
-                "'", "&#x27;") in audit_html(both)
+    assert ("(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI; "
+            "unpriced, their model having no price: 1 request(s) to Azure OpenAI)") in audit_table(both)
+    assert ("(at the maker's list price, not the service's bill: 1 request(s) to Azure OpenAI; "
+            "unpriced, their model having no price: 1 request(s) to Azure OpenAI)").replace("'", "&#x27;") in audit_html(both)
 
 
-def test_several_deployments_are_counted_each(tmp_path: Path) -> None:
+def test_one_service_is_counted_once_its_deployments_named_in_the_models_table(tmp_path: Path) -> None:
+    """The headline stacked one service under each name it had: ``3 request(s) to Azure OpenAI
+    deployment 'chat' 2, Azure OpenAI deployment 'mini' 1``, and, beside calls that named no
+    deployment, ``Azure OpenAI 1, Azure OpenAI deployment 'x' 1``. It counts the service once;
+    each deployment is named once, in its model's row."""
     url = "https://res.openai.azure.com/openai/deployments/chat/chat/completions?api-version=2024-10-21"
     chat = write_jsonl(tmp_path / "chat.jsonl", [
         capture_line({"messages": [{"role": "user", "content": text}]},
                      {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url=url, sent=1748554704.0 + i)
         for i, text in enumerate(("hi", "hello"))])
     paths = [chat, _deployment_call(tmp_path, "mini", "gpt-4o-mini-2024-07-18")]
-    assert ("(at the maker's list price, not the service's bill: 3 request(s) to Azure OpenAI deployment 'chat' 2, "
-            "Azure OpenAI deployment 'mini' 1)") in audit_table(run_audit(paths))
+    table = audit_table(run_audit(paths))
+    assert "(at the maker's list price, not the service's bill: 3 request(s) to Azure OpenAI)" in table
+    assert any(line.startswith("openai (Azure OpenAI deployment 'chat', 2 req) (Azure OpenAI deployment 'mini', 1 req)  "
+                               "gpt-4o-mini-2024-07-18") for line in table.splitlines()), table
+
+    deployment = _deployment_call(tmp_path, "x", "gpt-4o-2024-11-20")
+    v1 = write_jsonl(tmp_path / "v1.jsonl", [capture_line(
+        {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]},
+        {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}},
+        url="https://res.openai.azure.com/openai/v1/chat/completions")])
+    result = run_audit([deployment, v1])
+    table = audit_table(result)
+    headline = next(line for line in table.splitlines() if "paid" in line)
+    assert "(at the maker's list price, not the service's bill: 2 request(s) to Azure OpenAI)" in headline, headline
+    assert "deployment" not in headline
+    rows = [line for line in table.splitlines() if line.startswith("openai (")]
+    assert [row.split("  ")[0] for row in rows] == ["openai (Azure OpenAI deployment 'x')", "openai (Azure OpenAI)"], rows
+    assert "2 request(s) to Azure OpenAI)" in audit_html(result)
 
 
 def test_an_azure_endpoint_names_who_served_the_call_no_provider_assumed(tmp_path: Path) -> None:
@@ -190,3 +213,25 @@ def test_an_azure_endpoint_names_who_served_the_call_no_provider_assumed(tmp_pat
     # --assume-provider leaves the Azure call's provider as its endpoint gave it
     out, _ = assume_providers(load_trace([azure, elsewhere])[0], {"*": "unknown"})
     assert [r.provider for r in out] == ["openai", "unknown"]
+
+
+def test_the_json_names_the_service_of_each_request_and_model(tmp_path: Path) -> None:
+    """The table named the service (``openai (Azure OpenAI deployment 'x')``), but the JSON's
+    requests and models carried no field for it: an Azure OpenAI log read there as OpenAI's own
+    API. Each now holds ``service``, null where the log names none."""
+    deployment = _deployment_call(tmp_path, "x", "gpt-4o-2024-11-20")
+    chat, mini = _deployment_call(tmp_path, "chat", "gpt-4o-mini-2024-07-18"), _deployment_call(tmp_path, "mini", "gpt-4o-mini-2024-07-18")
+    own = write_jsonl(tmp_path / "own.jsonl", [capture_line(
+        {"model": "gpt-4o-mini-2024-07-18", "messages": [{"role": "user", "content": "hello"}]},
+        {"body": {"model": "gpt-4o-mini-2024-07-18", "usage": chat_usage(1300, 1024)}}, url="https://api.openai.com/v1/chat/completions")])
+    record = json.loads(audit_json(run_audit([deployment, chat, mini, own])))
+    assert sorted((Path(r["file"]).name, r["service"]) for r in record["requests"]) == [
+        ("chat.jsonl", "Azure OpenAI deployment 'chat'"), ("mini.jsonl", "Azure OpenAI deployment 'mini'"), ("own.jsonl", None),
+        ("x.jsonl", "Azure OpenAI deployment 'x'")]
+    assert [(m["model"], m["service"]) for m in record["models"]] == [
+        ("gpt-4o-2024-11-20", "Azure OpenAI deployment 'x'"),
+        ("gpt-4o-mini-2024-07-18", "Azure OpenAI deployment 'chat', 1 req; Azure OpenAI deployment 'mini', 1 req")]  # (of 3)
+    assert record["schema"] == 5
+    # (a log that names no service: every record's is null)
+    plain = json.loads(audit_json(run_audit([own])))
+    assert [r["service"] for r in plain["requests"]] == [None] and [m["service"] for m in plain["models"]] == [None]

@@ -55,7 +55,9 @@ not reported. The exception is a release from 0.3.184 on of an adapter that coun
 Who served a call is the adapter named before the model's first ``/``: ``anthropic``, ``openai``,
 ``google`` and ``vertex`` (Gemini), ``grok`` (xAI), ``bedrock``; any other (a gateway or a host
 of open models: OpenRouter, Together, vLLM, Ollama...) is counted under provider ``unknown`` with
-its full name, unpriced. A service named next (:data:`SERVICES`) decides where it went:
+its full name, unpriced; an adapter that runs the model on an engine of the user's (``ollama``,
+``vllm``, ``hf``...: :data:`~prefixbench.simulator.providers.vllm.INSPECT_ENGINES`) is kept as
+the call's ``upstream``, so the audit says no vendor bills it (self-hosted). A service named next (:data:`SERVICES`) decides where it went:
 ``anthropic/bedrock/...`` is provider ``bedrock`` (Claude on Amazon Bedrock);
 ``anthropic/vertex/...`` and ``anthropic/azure/...`` are Anthropic's, with the service (Vertex AI,
 Microsoft Foundry) named; ``openai/azure/...`` is OpenAI's on Azure OpenAI, named so. Each keeps
@@ -83,6 +85,7 @@ from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.providers import UNKNOWN, rules_for
 from prefixbench.simulator.providers.base import count, subset_usage
 from prefixbench.simulator.providers.hosts import azure_service
+from prefixbench.simulator.providers.vllm import inspect_engine, ollama_cloud
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, LogFormat
 from prefixbench.workloads.logs.formats.common import as_dict, head_digest, objects, parse_time_ms
@@ -299,6 +302,7 @@ class _Log:
         self.unreported = 0
         self.condensed = 0
         self.unknown_hosts: dict[str, int] = {}
+        self.engines: dict[str, int] = {}
         #: The calls' own sums and the samples' model_usage sums (of the samples read).
         self.counted = dict.fromkeys(_FIELDS, 0)
         self.logged = dict.fromkeys(_FIELDS, 0)
@@ -368,7 +372,10 @@ class _Log:
             return
         for key in _FIELDS:
             self.counted[key] += count(logged.get(key), where, f"usage.{key}")
-        if provider == UNKNOWN.name:
+        engine = inspect_engine(name) if provider == UNKNOWN.name else ""
+        if engine and not ollama_cloud(name, engine):  # (a cloud model of Ollama's runs in its cloud: billed by plan)
+            self.engines[engine] = self.engines.get(engine, 0) + 1
+        elif provider == UNKNOWN.name:
             host = name.split("/", 1)[0]
             self.unknown_hosts[host] = self.unknown_hosts.get(host, 0) + 1
         config = as_dict(event.get("config"))
@@ -384,7 +391,7 @@ class _Log:
             envelope=envelope, usage=usage, prefix=Prefix(f"inspect:{name}:{_head(event.get('tools'), messages)}", node, parent, max(1, len(added))),
             messages=added,
             request_id=uuid if isinstance(uuid, str) and uuid else None, source_format=NAME,
-            done_ms=parse_time_ms(event.get("completed"), where), path=at, service=adapter.service,
+            done_ms=parse_time_ms(event.get("completed"), where), path=at, service=adapter.service, upstream=engine,
         ))
         last[name] = node
         sent[name] = len(messages) if isinstance(messages, list) else 0
@@ -470,6 +477,10 @@ class _Log:
             hosts = ", ".join(f"{host} {n}" for host, n in sorted(self.unknown_hosts.items()))
             notes.append(f"calls through an adapter the audit does not model as a provider ({hosts}): counted under provider "
                          "unknown, unpriced")
+        if self.engines:
+            engines = ", ".join(f"{engine} {n}" for engine, n in sorted(self.engines.items()))
+            notes.append(f"calls through an adapter that runs the model on an engine of the user's ({engines}): counted under "
+                         "provider unknown, self-hosted: no bill")
         if self.local_cache:
             notes.append(f"{self.local_cache} model event(s) answered from Inspect's local cache (cache: read): no provider call, skipped")
         if self.out:
