@@ -102,7 +102,7 @@ def test_every_lane_predicted(everything: AuditResult) -> None:
 def test_json_schema(realdata: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["audit", str(_folder(realdata, "claude-trace-lemmy")), "--format", "json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == 5 and set(data) >= {"requests", "lanes", "causes", "totals"}
+    assert data["schema"] == 6 and set(data) >= {"requests", "lanes", "causes", "totals"}
     request_keys = {
         "file", "lane", "index", "timestamp", "model", "reported_cache_read", "reported_cache_write",
         "reported_cache_write_1h", "reported_uncached", "reported_output", "predicted_cache_read",

@@ -1,4 +1,4 @@
-"""The audit record: what ``audit --format json`` writes (schema 5), what report.html draws and
+"""The audit record: what ``audit --format json`` writes (schema 6), what report.html draws and
 what ``compare`` reads, declared once.
 
 The object holds ``schema`` (:data:`SCHEMA_VERSION`) and one section a part of the audit, each a
@@ -34,16 +34,19 @@ from prefixbench.workloads.fields import Field
 #: cause in ``verdict`` (``agrees``, ``names-more``, ``disagrees``, ``no-miss``, ``unscored``),
 #: its ``agree`` is true for ``names-more`` too (4 left ``unavailable`` with a cause null), and the
 #: calls a server labelled that did not miss are listed (``no-miss``; 4 left them out).
+#: 6: a recommendation that, re-simulated, saves nothing on the log has ``rank`` null and comes
+#: after the ranked ones (5 ranked every recommendation, those too).
 #: A field added beside the others, which changes no figure an earlier schema wrote (a request's
 #: ``path``, a request's and a model's ``service``), keeps the number.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 #: The schemas ``compare`` reads (a reader refuses another): 1 is an audit.json saved before 2,
 #: whose 0.0 dollars of a unit none of whose requests is priced are read as unknown; 1 and 2,
 #: saved before 3, whose 0.0 lost dollars of a lane (or the totals) with no reported cache read
 #: and no lost tokens are read as not reported. 4 changes the requests' rows and the
 #: compactions only: compare reads neither. 5 moves a shared miss's second part between the
-#: causes it compares, and adds their ``shared_requests`` (an older file has none: 0).
-READ_SCHEMAS = (1, 2, 3, 4, 5)
+#: causes it compares, and adds their ``shared_requests`` (an older file has none: 0). 6 changes
+#: the recommendations' ranks only: compare reads none.
+READ_SCHEMAS = (1, 2, 3, 4, 5, 6)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
 NOT_REPORTED = "not reported"

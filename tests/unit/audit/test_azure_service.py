@@ -231,7 +231,7 @@ def test_the_json_names_the_service_of_each_request_and_model(tmp_path: Path) ->
     assert [(m["model"], m["service"]) for m in record["models"]] == [
         ("gpt-4o-2024-11-20", "Azure OpenAI deployment 'x'"),
         ("gpt-4o-mini-2024-07-18", "Azure OpenAI deployment 'chat', 1 req; Azure OpenAI deployment 'mini', 1 req")]  # (of 3)
-    assert record["schema"] == 5
+    assert record["schema"] == 6  # (the new field did not change it: 6 is the ranks')
     # (a log that names no service: every record's is null)
     plain = json.loads(audit_json(run_audit([own])))
     assert [r["service"] for r in plain["requests"]] == [None] and [m["service"] for m in plain["models"]] == [None]

@@ -124,7 +124,7 @@ def test_cli_json_writes_an_unknown_compaction_with_null_dollars(tmp_path: Path,
     log = _capture(tmp_path / "plain.jsonl", cached=False)
     assert main(["audit", str(log), "--format", "json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == SCHEMA_VERSION == 5
+    assert data["schema"] == SCHEMA_VERSION == 6
     call, _after = data["compactions"]
     assert (call["kind"], call["verdict"], call["cache_read"], call["lost_usd"], call["warm_cost_usd"]) == (
         "call", "unknown", None, None, None)
@@ -139,7 +139,7 @@ def test_compare_reads_schema_4_and_a_verdict_gone_unknown_is_no_change(tmp_path
     old = json.loads(json.dumps(new))
     old["schema"] = 3
     old["compactions"][0].update(verdict="warm", lost_usd=0.0, warm_cost_usd=old["compactions"][0]["cost_usd"])
-    assert READ_SCHEMAS[-1] == 5 and 3 in READ_SCHEMAS
+    assert READ_SCHEMAS[-1] == 6 and 3 in READ_SCHEMAS
     comparison = compare(result_from_json(old, "base"), result_from_json(new, "new"), Thresholds.parse("usd=0%"))
     assert not comparison.failed
     assert not [c for c in comparison.changes if c.base != c.new or c.regressed or "verdict" in c.figure]

@@ -75,7 +75,7 @@ def test_a_shared_miss_splits_its_loss_between_its_two_causes(head_read: int, le
     assert (record["secondary_cause"], record["secondary_lost_tokens"]) == (second, second_tokens)
     assert record["secondary_lost_usd"] == float(row.secondary_lost_usd)
     assert next(c for c in data["causes"] if c["cause"] == second)["shared_requests"] == 1
-    assert data["schema"] == 5
+    assert data["schema"] >= 5  # (5 on: a shared miss split)
     text = audit_table(result)
     assert "+1 shared" in text
     assert "+1 shared" in audit_page(data, None)

@@ -75,7 +75,7 @@ def test_no_request_reports_its_cache_use(tmp_path: Path) -> None:
 def test_the_json_the_csv_and_the_page_say_unknown(tmp_path: Path) -> None:
     result = run_audit([_unseen_log(tmp_path)])
     record = json.loads(audit_json(result))
-    assert record["schema"] == SCHEMA_VERSION == 5
+    assert record["schema"] == SCHEMA_VERSION == 6
     for section in ("models", "lanes", "sessions", "days", "files"):
         assert [(g["lost_usd"], g["unseen_requests"]) for g in record[section]] == [(None, g["requests"]) for g in record[section]], section
         assert all(g["cost_usd"] is not None for g in record[section])  # what was paid is known
@@ -129,7 +129,7 @@ def _audit(schema: int, lane: dict) -> dict:
 
 
 def test_compare_reads_an_unknown_loss_as_not_reported_never_gated() -> None:
-    assert READ_SCHEMAS == (1, 2, 3, 4, 5)
+    assert READ_SCHEMAS == (1, 2, 3, 4, 5, 6)
     known = _audit(3, _lane(0.25, 1_000, 900))
     unseen = _audit(3, _lane(None, None, None))
     comparison = compare(result_from_json(known, "base"), result_from_json(unseen, "new"), Thresholds.parse("usd=0%"))

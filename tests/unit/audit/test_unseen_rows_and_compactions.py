@@ -41,7 +41,7 @@ def test_cli_json_writes_an_unseen_requests_lost_tokens_null_not_0(tmp_path: Pat
     log = _capture(tmp_path / "plain.jsonl", cached=False)
     assert main(["audit", str(log), "--format", "json", "--quiet"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["schema"] == SCHEMA_VERSION == 5
+    assert data["schema"] == SCHEMA_VERSION == 6
     assert [r["lost_tokens"] for r in data["requests"]] == [None] * 4
     assert [r["lost_usd"] for r in data["requests"]] == [None] * 4
     assert data["totals"]["unseen_requests"] == 4
@@ -68,7 +68,7 @@ def test_compare_reads_schema_4_against_3_whose_0_was_written_for_an_unknown_los
     old["schema"] = 3
     for request in old["requests"]:
         request["lost_tokens"] = 0
-    assert READ_SCHEMAS == (1, 2, 3, 4, 5)
+    assert READ_SCHEMAS == (1, 2, 3, 4, 5, 6)
     comparison = compare(result_from_json(old, "base"), result_from_json(new, "new"), Thresholds.parse("usd=0%"))
     assert not comparison.failed
     assert not [c for c in comparison.changes if c.base != c.new or c.regressed]
