@@ -1457,6 +1457,40 @@ def _source_of(file: str) -> str:
     return "/".join(parts[:-1])
 
 
+#: The folder layouts ttl-auto reads a setting's unit from, by log format: how many of a file's
+#: last path parts lie below the unit one TTL setting of its agent covers (the file and the
+#: folders the agent makes per project, session or task), whatever the folders are named. Claude
+#: Code: ``<home>/<project>/<session>.jsonl`` (the home, ``~/.claude/projects`` or a copy of it
+#: under any name: ``promptCacheTtl`` is in its settings.json); Cline, Roo Code, Kilo Code:
+#: ``<tasks>/<id>/<file>`` (one extension's global storage); pi: ``<sessions>/<cwd>/<session>.jsonl``
+#: (one home), OpenClaw, written as pi: ``<agent>/sessions/<session>.jsonl`` (one agent's
+#: ``params``). Codex: :func:`_setting_scope`.
+_SCOPE_DEPTH = {"claude-code": 2, "cline": 2, "pi": 2}
+
+
+@functools.lru_cache(maxsize=4096)
+def _setting_scope(file: str, fmt: str) -> str:
+    """The unit one TTL setting covers for the lanes of ``file`` (a log of format ``fmt``):
+    ttl-auto picks one TTL per lane kind in each such unit. Read from the folder layout the agent
+    writes (:data:`_SCOPE_DEPTH`), never from a folder's name: a copied Claude Code home is one
+    unit whatever its folder is called, and a Cline ``tasks`` folder's tasks are one. A Claude
+    Code subagent (``<project>/<session>/subagents/agent-<id>.jsonl``) lies two folders deeper
+    than its session; a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
+    in the flat ``archived_sessions`` one. Other formats: the source (:func:`_source_of`)."""
+    parts = file.split("/")
+    if fmt == "codex":
+        dated = len(parts) >= 5 and [len(p) for p in parts[-4:-1]] == [4, 2, 2] and all(
+            p.isdigit() for p in parts[-4:-1])
+        depth = 5 if dated else 2
+    elif fmt in _SCOPE_DEPTH:
+        depth = _SCOPE_DEPTH[fmt]
+        if fmt == "claude-code" and len(parts) >= 2 and parts[-2] == "subagents":
+            depth += 2
+    else:
+        return _source_of(file)
+    return "/".join(parts[:max(len(parts) - depth, 0)])
+
+
 def _keep_alive_ttl(prev: TraceRequest, ttl: int) -> int:
     """The interval keep-alive judges and bridges gaps with: the TTL, but OpenAI's in-memory
     retention (5-10 min, best effort) at its lower end, as its pings are planned."""
@@ -2242,12 +2276,14 @@ def _ttl_auto(requests, summaries, heads, base, prices, gaps, clock: Clock | Non
     hindsight = {lane: ("1h" if saved["1h"].get(lane, Decimal(0)) > saved["5m"].get(lane, Decimal(0)) else "5m")
                  for lane in lanes}
     kinds = {(r.file, r.lane): _settable_kind(r) for r in requests if (r.file, r.lane) in lanes}
-    # A setting is one agent's, in one home: lanes of two agents (log formats) or two homes
-    # (:func:`_source_of`) get their own picks, never one pooled across them.
+    # A setting is one agent's, in the unit it covers (a home, an extension's storage): lanes of
+    # two agents (log formats) or two such units (:func:`_setting_scope`) get their own picks,
+    # never one pooled across them, and a unit's projects or tasks share one.
     formats = {s.file: s.format for s in summaries}
     by_kind: dict[tuple[str, str, str, str], list[tuple[str, str]]] = defaultdict(list)
     for lane in sorted(lanes):
-        by_kind[(kinds.get(lane, "main"), bounds[lane].long, formats.get(lane[0], ""), _source_of(lane[0]))].append(lane)
+        fmt = formats.get(lane[0], "")
+        by_kind[(kinds.get(lane, "main"), bounds[lane].long, fmt, _setting_scope(lane[0], fmt))].append(lane)
     kind_choice = {key: ("1h" if usd_sum(saved["1h"].get(lane, Decimal(0)) for lane in group)
                          > usd_sum(saved["5m"].get(lane, Decimal(0)) for lane in group) else "5m")
                    for key, group in by_kind.items()}
