@@ -306,6 +306,9 @@ class FileCalibration(msgspec.Struct, frozen=True):
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
+    #: The file's own prompt and reply lengths summed, where it gives them for every request and
+    #: reports no usage (:attr:`FileSummary.lengths`); not in the JSON's file records.
+    lengths: tuple[int, int] | None = None
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -3761,6 +3764,7 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
                 unpriced,
                 no_usage,
                 unseen_requests=unseen,
+                lengths=summary.lengths,
             )
         )
     return tuple(files)

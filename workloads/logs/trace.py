@@ -564,6 +564,10 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: ``(request id, line)`` of the calls this file holds that another file counts (a resumed or
     #: forked session's copies): where the lane's previous call sits in this file.
     copies: tuple[tuple[str, int], ...] = ()
+    #: ``(input, output)``: the prompt and reply lengths the file gives for every one of its
+    #: requests, summed, where it reports no usage (a block-hash agent trace's ``in`` and ``out``);
+    #: None where it gives none, or not for every request.
+    lengths: tuple[int, int] | None = None
 
 
 #: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of
