@@ -1296,7 +1296,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if history is None:
         notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
-    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes))
+    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=cost or None)
 
 
 def _sdk_compacted_at(path: Path) -> int | None:
@@ -1588,7 +1588,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         notes.append(f"compaction state beside it: the context was compacted after message {compacted_at} (only the latest compaction is kept)")
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=cost or None)
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
@@ -1785,7 +1785,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
     ]
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=cost or None)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:
