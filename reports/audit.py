@@ -323,7 +323,7 @@ def _headline(result: AuditResult) -> str:
     t = result.totals
     no_usage, no_price, hosts = _left_out(result)
     # A log with no usage at all has no token figures: zeros there would read as measured.
-    tokens = ("usage not reported (the logs give no input, output or cache tokens)" if t.requests and sum(no_usage.values()) >= t.requests
+    tokens = (_no_usage_words(result) if t.requests and sum(no_usage.values()) >= t.requests
               else f"input {_count(t.input)}, output {_count(t.output)}, cache write {_write(t.cache_write)}"
                    + (f" ({_count(t.cache_write_1h)} at 1 h)" if t.cache_write is not None and _one_hour(result) else "")
                    + f", cache read {_count(t.cache_read)}")
@@ -337,6 +337,19 @@ def _headline(result: AuditResult) -> str:
             if result.explicit_caches else ""
         )
     )
+
+
+def _no_usage_words(result: AuditResult) -> str:
+    """The headline's tokens where no request reports usage: the prompt and reply lengths the
+    files give for every request (a block-hash agent trace's ``in`` and ``out``: their sums, as
+    the files hold them), only the provider's cache counts missing; or, some file giving none,
+    no token figure at all."""
+    given = [f.lengths for f in result.files if f.requests]
+    if not given or any(lengths is None for lengths in given):
+        return "usage not reported (the logs give no input, output or cache tokens)"
+    prompts, replies = (sum(lengths[n] for lengths in given if lengths is not None) for n in (0, 1))
+    return (f"prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per request, the cached part inside "
+            "the prompts); cache read and write not reported (the logs give no provider cache counts)")
 
 
 def _write(count: int | None) -> str:

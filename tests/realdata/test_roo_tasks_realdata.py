@@ -142,7 +142,7 @@ def test_a_roo_task_on_openrouter_counts_its_reads_inside_the_prompt(tmp_path: P
 #: cut down to no usage): the OpenRouter task above and seven of its subtasks, each a task folder
 #: of its own, 53 calls in all (25 of anthropic/claude-opus-4.1, 28 of claude-sonnet-4) and five
 #: announced calls that never finished. Every call's cost is 1.05 times its counts with the prompt
-#: past the reads written.
+#: past the reads written (OpenRouter's 5% fee on a key of the user's own).
 HIERARCHY_COMMIT = "dbe9a8990222517ad5986e35b720f5ee14e86b6f"
 HIERARCHY = "servers/roo-state-manager/tests/fixtures/controlled-hierarchy/"
 
@@ -182,3 +182,12 @@ def test_a_roo_task_and_its_subtasks_on_openrouter_count_what_their_logs_sum(tmp
     # 31: the same task's call read 0 66 s after the first call after a condense (32 when the
     # condense was put on it).
     assert sum(r.read_within for r in result.rows) == 31
+    # Through OpenRouter (Roo Code's OpenRouter handler, told from the cost): every call relayed,
+    # the reads of 0 inside the TTL with nothing changed the relay's (33 "unexplained" before),
+    # and each file's cost fields 5.0% above its dollars, OpenRouter's fee named (no check before).
+    assert result.relays == (("anthropic", "anthropic/claude-opus-4.1", "openrouter", 25),
+                             ("anthropic", "anthropic/claude-sonnet-4", "openrouter", 28))
+    causes = {c.cause: c.requests for c in result.causes}
+    assert causes.get("provider-best-effort") == 33 and "unexplained" not in causes
+    checks = [n for f in result.files for n in f.notes if n.startswith("cost check")]
+    assert len(checks) == 8 and all("are 5.0% above the dollars here" in n and "OpenRouter's 5% fee" in n for n in checks)

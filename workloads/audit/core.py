@@ -314,6 +314,9 @@ class FileCalibration(msgspec.Struct, frozen=True):
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
+    #: The file's own prompt and reply lengths summed, where it gives them for every request and
+    #: reports no usage (:attr:`FileSummary.lengths`); not in the JSON's file records.
+    lengths: tuple[int, int] | None = None
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -3480,7 +3483,7 @@ def _summarize(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
         _ranged(sums.lanes, where, "lane", lambda lane: (lane.file, lane.lane)),
         _cause_summaries(sums.causes),
-        _ranged(_file_calibrations(sums.calibrations, summaries, of_file), where, "file", lambda f: f.file),
+        _ranged(_file_calibrations(sums.calibrations, summaries, of_file, _relays_by_file(requests)), where, "file", lambda f: f.file),
         totals,
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services, prices.missing) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
@@ -3749,13 +3752,17 @@ def _file_sums(items: list[AuditRow], extra: Decimal) -> tuple[int, int, float |
     )
 
 
-def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], extra: Mapping[str, Decimal] = {}) -> tuple[FileCalibration, ...]:
+def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], extra: Mapping[str, Decimal] = {},
+                       relays: Mapping[str, frozenset[str]] = {}) -> tuple[FileCalibration, ...]:
     """Per file: how close the predicted reads came to the reported ones (``sums``: :func:`_file_sums`
-    of the files with rows), and what was skipped (``extra``: its dollars billed outside any request)."""
+    of the files with rows), and what was skipped (``extra``: its dollars billed outside any request);
+    where the log's own cost fields are off its dollars, a note saying so (:func:`cost_check_note`,
+    ``relays``: the relays each file's calls went through, by file)."""
     files = []
     for summary in summaries:
         requests, within, error, cost, lost, unpriced, no_usage, unseen = (
             sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0))))
+        check = cost_check_note(summary.logged_cost, cost, requests, unpriced, relays.get(summary.file, frozenset()))
         files.append(
             FileCalibration(
                 summary.file,
@@ -3764,13 +3771,14 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
                 within,
                 error,
                 len(summary.skipped),
-                summary.notes,
+                summary.notes + ((check,) if check else ()),
                 cost,
                 lost,
                 tuple(Counter(reason for _, reason in summary.skipped).most_common()),
                 unpriced,
                 no_usage,
                 unseen_requests=unseen,
+                lengths=summary.lengths,
             )
         )
     return tuple(files)
@@ -4179,6 +4187,46 @@ def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tup
         (r.model, host) for r in requests if r.usage is not None and (host := _served_by(r)) and not prices.free_variant(r.model)
         and not prices.at_list_price(r.model, host) and not prices.priced_by_host(r.model, host))
     return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
+
+
+#: How far the dollars here may be off the log's own cost fields before the audit says so.
+COST_CHECK_ROOM = Decimal("0.01")
+#: OpenRouter's fee on a call made with a provider key of one's own (BYOK): its ``cost`` is the
+#: upstream's bill and this share of it (openrouter.ai/docs, "BYOK"), so every such call's cost
+#: field is 1.05 times the maker's list price.
+OPENROUTER_BYOK_FEE = Decimal("0.05")
+
+
+def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced: int, relays: Collection[str]) -> str:
+    """What the audit says where a file's own cost fields (``logged``: :attr:`FileSummary.logged_cost`)
+    are off the dollars it priced the file's ``requests`` at (``cost``) by more than
+    :data:`COST_CHECK_ROOM`: by how much, and why only where the log decides it: every call went
+    through OpenRouter (``relays``, as the reader named it) and the sum is 1.05 times the dollars
+    here (within half a percent): OpenRouter's fee on calls of a key of one's own. "" where they
+    agree, or where some request is unpriced (the two sums are then not of the same calls)."""
+    if not logged or unpriced or not requests or cost <= 0:
+        return ""
+    stated = Decimal(repr(logged))
+    off = stated / cost - 1
+    if abs(off) <= COST_CHECK_ROOM:
+        return ""
+    said = (f"cost check: the log's own cost fields are {abs(off):.1%} {'above' if off > 0 else 'below'} the dollars here "
+            f"(${cost:.4f}, the maker's list price of the counts read): ")
+    if {relay.lower() for relay in relays} == {"openrouter"} and abs(off - OPENROUTER_BYOK_FEE) <= Decimal("0.005"):
+        return said + ("every call went through OpenRouter, whose cost field is the upstream's bill and OpenRouter's "
+                       f"{OPENROUTER_BYOK_FEE:.0%} fee on a call made with a provider key of one's own (BYOK): the fee is "
+                       "not in the dollars here")
+    return said + ("the log does not say why (a fee, a discount, a price other than the list price, or counts read "
+                   "otherwise than the agent billed them): the dollars here are not the bill")
+
+
+def _relays_by_file(requests: Iterable[TraceRequest]) -> dict[str, frozenset[str]]:
+    """The relays each file's calls went through (:attr:`TraceRequest.relay`; "" for a call that
+    went through none), by file."""
+    found: dict[str, set[str]] = {}
+    for r in requests:
+        found.setdefault(r.file, set()).add(r.relay)
+    return {file: frozenset(relays) for file, relays in found.items()}
 
 
 def relayed(requests: Iterable[TraceRequest]) -> tuple[tuple[str, str, str, int], ...]:

@@ -680,7 +680,9 @@ def _best_effort_note(ev: Evidence) -> str | None:
     implicit cache for a request with no marker, is best effort, the detail saying what showed it
     unmarked); None where it is not."""
     rules = ev.rules
-    if ev.r.relay and (rules.best_effort_note is not None or rules.unmarked_best_effort_note is not None):
+    if ev.r.relay:
+        # (whatever the maker's own cache promises: the cache that answered was the relay's, and
+        # a gateway may send one model's calls to upstreams of caches of their own)
         return relay_miss(ev.r.relay, rules)
     if rules.best_effort_note is not None:
         return rules.best_effort_note

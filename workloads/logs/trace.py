@@ -564,6 +564,15 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: ``(request id, line)`` of the calls this file holds that another file counts (a resumed or
     #: forked session's copies): where the lane's previous call sits in this file.
     copies: tuple[tuple[str, int], ...] = ()
+    #: ``(input, output)``: the prompt and reply lengths the file gives for every one of its
+    #: requests, summed, where it reports no usage (a block-hash agent trace's ``in`` and ``out``);
+    #: None where it gives none, or not for every request.
+    lengths: tuple[int, int] | None = None
+    #: The log's own cost fields summed over the calls counted here, where the file logs them and
+    #: a note of the reader names the sum (``the log's own cost fields sum to $X``): the audit
+    #: says where its own dollars for the file are off it by more than 1% (:func:`cost_check_note`
+    #: of :mod:`~prefixbench.workloads.audit.core`). None where it logs none.
+    logged_cost: float | None = None
 
 
 #: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of

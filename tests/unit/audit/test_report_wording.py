@@ -728,12 +728,41 @@ def test_a_log_of_one_request_says_one_request(tmp_path: Path) -> None:
 
 def test_a_log_with_no_usage_has_no_token_figures_in_the_headline(tmp_path: Path) -> None:
     # A block-hash trace reports no usage: its headline said "input 0, output 0, cache write 0,
-    # cache read 0 ... paid $0, lost to misses $0", zeros that read as measured.
-    _agent_trace(tmp_path / "trace_0001.json", "claude-opus-4-6")
+    # cache read 0 ... paid $0, lost to misses $0", zeros that read as measured. One request here
+    # gives no "out": no length is summed.
+    path = _agent_trace(tmp_path / "trace_0001.json", "claude-opus-4-6")
+    trace = json.loads(path.read_text())
+    del trace["requests"][1]["out"]
+    path.write_text(json.dumps(trace))
     headline = next(line for line in audit_table(run_audit([tmp_path])).splitlines() if " requests: " in line)
     assert headline.startswith("2 requests: usage not reported (the logs give no input, output or cache tokens); hit ratio ")
     assert "paid unknown (2 request(s) with no usage reported by their format: agent-traces)" in headline
     assert "lost to misses unknown (no request reports its cache use" in headline and "input 0" not in headline
+
+
+def test_a_block_hash_trace_headline_sums_the_lengths_it_gives_and_says_only_the_cache_counts_are_missing(tmp_path: Path) -> None:
+    # kv-cache-tester's trace_0012 (callanjfox/kv-cache-tester@94f6046): every request gives "in"
+    # and "out", totals.combined_tokens input 649,460 / output 4,130; the headline said "usage not
+    # reported (the logs give no input, output or cache tokens)". Two files here, their subagent's
+    # requests counted in the file's combined totals as the trace's own totals count them.
+    _agent_trace(tmp_path / "trace_0001.json", "claude-opus-4-6")
+    second = {"id": "d", "block_size": 4, "tool_tokens": 4, "system_tokens": 0,
+              "requests": [{"t": 0.0, "type": "n", "model": "m", "in": 40, "out": 7, "hash_ids": list(range(10))},
+                           {"t": 1.0, "type": "subagent", "agent_id": "a1",
+                            "requests": [{"t": 0.0, "type": "n", "model": "m", "in": 9, "out": 3, "hash_ids": [7, 8]}]}],
+              "totals": {"combined_tokens": {"input": 49, "output": 10}}}
+    (tmp_path / "trace_0002.json").write_text(json.dumps(second))
+    first = json.loads((tmp_path / "trace_0001.json").read_text())
+    given = [(sum(r["in"] for r in first["requests"]), sum(r["out"] for r in first["requests"])),
+             (second["totals"]["combined_tokens"]["input"], second["totals"]["combined_tokens"]["output"])]
+    prompts, replies = sum(i for i, _ in given), sum(o for _, o in given)
+    assert (prompts, replies) == (70, 12)
+    headline = next(line for line in audit_table(run_audit([tmp_path])).splitlines() if " requests: " in line)
+    assert headline.startswith(f"4 requests: prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per "
+                               "request, the cached part inside the prompts); cache read and write not reported (the logs "
+                               "give no provider cache counts); hit ratio ")
+    assert "usage not reported" not in headline and "no input, output" not in headline
+
 
 
 def test_an_unpriced_sessions_top_cause_is_the_one_that_lost_tokens(tmp_path: Path) -> None:

@@ -84,6 +84,8 @@ class _Conversation(msgspec.Struct):
     out: list[TraceRequest]
     #: Whether some request's ids cannot be ``block_tokens``-token blocks of its prompt.
     misfit: bool = False
+    #: Whether some request gives no ``in`` or no ``out`` (its lengths then not summed).
+    unmeasured: bool = False
     #: Raw id to namespaced id, per context: a block repeated by every later request of a lane
     #: is one object, not one per request.
     ids: dict[str, dict[int | str, int | str]] = msgspec.field(default_factory=dict)
@@ -135,6 +137,7 @@ def _request(conv: _Conversation, value: dict, lane: str, kind: LaneKind, base_s
         raise UserError(f"{where}: model is not a string ({model!r:.40})")
     hashes = _namespaced(conv, lane, value.get("hash_ids"), where)
     length = count(value.get("in"), where, "in")
+    conv.unmeasured = conv.unmeasured or value.get("in") is None or value.get("out") is None
     conv.misfit = conv.misfit or not _fits(conv.block_tokens, length, len(hashes))
     sent_ms = round(sent_s * 1000)
     return TraceRequest(
@@ -204,9 +207,10 @@ def _shared_ids(value: dict, where: str) -> bool:
     raise UserError(f"{where}: hash_id_scope {scope!r:.40} is none of {known}")
 
 
-def _conversation(name: str, ordinal: int, record: Record, out: list[TraceRequest], lanes: set[str]) -> int:
+def _conversation(name: str, ordinal: int, record: Record, out: list[TraceRequest], lanes: set[str]) -> tuple[int, bool]:
     """Read one conversation's requests into ``out``; how many of them had their prompt spread
-    over their ids (all of them where some request's ids cannot be its blocks, else none)."""
+    over their ids (all of them where some request's ids cannot be its blocks, else none), and
+    whether every one of them gives its ``in`` and ``out``."""
     where = f"{name}:{record.line}"
     value = record.value
     if not isinstance(value, dict) or detect(value) is None:
@@ -220,9 +224,9 @@ def _conversation(name: str, ordinal: int, record: Record, out: list[TraceReques
     start = len(out)
     _lane(conv, value["requests"], lane, "main", 0.0, f"{where}: requests")
     if not conv.misfit:
-        return 0
+        return 0, not conv.unmeasured
     _spread(out, start)
-    return len(out) - start
+    return len(out) - start, not conv.unmeasured
 
 
 def _spread(out: list[TraceRequest], start: int) -> None:
@@ -247,18 +251,23 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     name = str(path)
     out: list[TraceRequest] = []
     lanes: set[str] = set()
-    spread = 0
+    spread, measured = 0, True
     for ordinal, record in enumerate(records):
-        spread += _conversation(name, ordinal, record, out, lanes)
+        n, whole = _conversation(name, ordinal, record, out, lanes)
+        spread, measured = spread + n, measured and whole
     if not out:
         raise UserError(f"{name}:1: no requests in this trace")
+    # The prompt and reply lengths every request gives (``in``, ``out``), summed: what the log does
+    # say of its tokens (the whole prompt, cached or not; no cache counts).
+    lengths = (sum(int(r.envelope_dict["input_length"]) for r in out),
+               sum(int(r.envelope_dict["output_length"]) for r in out)) if measured else None
     notes = ["block-hash agent trace: no reported usage, predictions only"]
     if spread:
         notes.append(
             f"{spread:,} of {len(out):,} request(s) are of a conversation whose hash_ids cannot all be block_size-token "
             "blocks of their prompts (fewer than a prompt's whole blocks, or more than it holds): each id is read as its "
             "even share of the new tokens of the request that first sent it")
-    return out, FileSummary(name, NAME, len(out), (), tuple(notes))
+    return out, FileSummary(name, NAME, len(out), (), tuple(notes), lengths=lengths)
 
 
 FORMAT = LogFormat(

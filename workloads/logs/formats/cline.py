@@ -437,6 +437,30 @@ def _served_by(info: dict) -> str:
     return name.strip()[:60] if isinstance(name, str) else ""
 
 
+#: The API handlers of Cline, Roo Code and Kilo Code (``modelInfo.providerId``, task_metadata's
+#: ``model_provider_id``, the SDK's ``modelInfo.provider``) that are gateways passing the model
+#: makers' models on, not a maker's own API (cline/cline ``src/core/api/providers/``,
+#: RooCodeInc/Roo-Code ``src/api/providers/``): OpenRouter, Cline's own and Kilo Code's own
+#: gateways, Requesty, LiteLLM, Vercel AI Gateway, Glama, Unbound, Roo Code Cloud, AIHubMix.
+#: A call through one is read under the maker's rules and priced at its list price, the bill and
+#: the cache that answered being the gateway's (:attr:`TraceRequest.relay`).
+GATEWAY_HANDLERS = frozenset({"openrouter", "cline", "kilocode", "requesty", "litellm", "vercel-ai-gateway", "glama",
+                              "unbound", "roo", "aihubmix"})
+
+
+def _relay(handler: str, model: str, info: dict, by_cost: bool = False) -> str:
+    """The gateway a call went through (:attr:`TraceRequest.relay`), from what the log says: a
+    gateway's handler (:data:`GATEWAY_HANDLERS`), or, where the log names only Roo Code's
+    protocol (``openai``), Roo Code's OpenRouter handler told from the cost (``by_cost``:
+    :func:`_folded_by_cost`, a model named by OpenRouter's ``vendor/model`` id); "" for any other, and for a model no provider claims by
+    name or an upstream that bills its own price (a host of open models: the maker's list price
+    is not what was billed)."""
+    relay = handler if handler in GATEWAY_HANDLERS else "openrouter" if by_cost and "/" in model else ""
+    if not relay or _provider_of(model) is None or billing_host(_served_by(info)) or billing_host(handler):
+        return ""
+    return relay
+
+
 def _route(handler: str, model: str, protocol: bool) -> str:
     """The gateway a call went through, for the rules' per-route steps (``route_steps``):
     ``openrouter`` where the handler is OpenRouter's, or where the log names only Roo Code's /
@@ -1055,14 +1079,15 @@ def _zero_tokens_in(calls: list[_Pending]) -> ProviderRules | None:
 def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, rules: ProviderRules | None, model: str,
           usage: Usage, chain: tuple[str, str, str | None, int], events: list[tuple[str, str]], *, lane: str = "main",
           lane_kind: str = "main", request_id: str | None = None, grid: tuple[int, int, int] = (0, 0, 0), upstream: str = "",
-          path: str = "", shared: int | None = None) -> TraceRequest:
+          path: str = "", shared: int | None = None, relay: str = "") -> TraceRequest:
     """One call of any of Cline's files: its provider from ``rules`` (unknown without); ``chain``:
     its prefix's (key, node, parent, new blocks), replaying the previous answer where that
     provider's cache keeps output; ``grid``: the ``(step, first, lag)`` its reads follow where
     the upstream a gateway names or the route decides it (else ``(0, 0, 0)``); ``upstream``: the server that gateway
     names as the one that served it (``inferenceProvider``), "" where none; ``path``: where in
     its line it is (``[57]``, ``messages[3]``: :attr:`TraceRequest.path`), "" where it has the
-    line to itself; ``shared``: of the parent's prompt, what this one keeps (:attr:`Prefix.shared`)."""
+    line to itself; ``shared``: of the parent's prompt, what this one keeps (:attr:`Prefix.shared`);
+    ``relay``: the gateway it went through (:func:`_relay`), "" where none."""
     provider = UNKNOWN.name if rules is None else rules.name
     key, node, parent, blocks = chain
     return TraceRequest(
@@ -1071,7 +1096,7 @@ def _call(file: str, line: int, seq: int, sent: int | None, done: int | None, ru
         prefix=Prefix(key, node, parent, max(1, blocks), replays_output=provider in _REPLAYS_OUTPUT, shared=shared),
         events=tuple(events),
         request_id=request_id, source_format=NAME, read_step=grid[0], read_offset=grid[1], read_lag=grid[2], upstream=upstream,
-        path=path,
+        path=path, relay=relay if rules is not None else "",
     )
 
 
@@ -1243,7 +1268,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             new_turn = True
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
                          (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
-                         upstream=_served_by(info) or billing_host(handler), path=call.path, shared=shared))
+                         upstream=_served_by(info) or billing_host(handler), path=call.path, shared=shared,
+                         relay=_relay(handler, model, info, by_cost=bool(by_cost))))
         chain.append((model, False, new_turn, usage.prompt))
         last_replied = call.replied
         parent = node
@@ -1296,7 +1322,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if history is None:
         notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
-    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes))
+    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=cost or None)
 
 
 def _sdk_compacted_at(path: Path) -> int | None:
@@ -1562,7 +1588,8 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         node = f"{NAME}:{name}#{key}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
                          (f"{NAME}:sdk:{lane_kind}:{this_model}", node, parent, blocks), events,
-                         lane=lane, lane_kind=lane_kind, request_id=key, path=f"messages[{index}]", upstream=billing_host(handler)))
+                         lane=lane, lane_kind=lane_kind, request_id=key, path=f"messages[{index}]", upstream=billing_host(handler),
+                         relay=_relay(handler, this_model, {})))
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt
@@ -1588,7 +1615,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         notes.append(f"compaction state beside it: the context was compacted after message {compacted_at} (only the latest compaction is kept)")
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=cost or None)
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
@@ -1773,7 +1800,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
         node = f"{NAME}:{name}#{index}"
         out.append(_call(name, record.line, len(out), sent if sent is not None else when, when, rules, this_model, usage,
                          (f"{NAME}:{path.parent}:{this_model}", node, parent, blocks), events, path=record.path,
-                         upstream=billing_host(handler)))  # (a third-party host of open models: its own prices)
+                         upstream=billing_host(handler), relay=_relay(handler, this_model, {})))  # (a third-party host of open models: its own prices)
         parent = node
         events = []
         blocks = size  # the answer is part of the next call's prompt
@@ -1785,7 +1812,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
     ]
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes))
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=cost or None)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:

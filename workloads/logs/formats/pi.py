@@ -930,7 +930,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
-    return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes)
+    return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes, logged_cost=session.cost or None)
 
 
 def _unjudged_note(compactions: list[tuple[str, object]]) -> tuple[str, ...]:
