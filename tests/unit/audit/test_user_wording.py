@@ -1,0 +1,41 @@
+"""Words a user read against what the audit had done (auditor62 on real homes): each said
+something the output did not hold."""
+
+from __future__ import annotations
+
+import re
+
+from prefixbench.reports.html_pages import _audit_waterfall
+
+TOTALS = {"cost_usd": 105.2210, "lost_usd": 10.6923, "requests": 2208, "unseen_requests": 0}
+CAUSES = [{"cause": "ttl-expired", "lost_usd": 2.2471, "requests": 5, "lost_tokens": 410_081}]
+KEEP_ALIVE = {"fix": "keep-alive", "applies": True, "requests_changed": 59, "tokens_to_read": 1_000,
+              "saved_usd": 6.571, "unpriced_requests": 0, "assumption": "assumed", "detail": "bridged", "lanes": []}
+
+
+def _caption(html: str) -> str:
+    (text,) = re.findall(r'<p class="note">(.*?)</p>', html, re.S)
+    return text
+
+
+def _title(html: str) -> str:
+    (text,) = re.findall(r'aria-label="([^"]*)"', html)
+    return text
+
+
+def test_the_waterfall_names_fix_bars_only_where_it_draws_them() -> None:
+    # Without --what-if no fix bar is drawn, yet the title said "then each fix alone" and the
+    # caption "A fix bar (green: saves ...)" (Eduardodmb/ClaudeHome: "What to change" showed
+    # keep-alive saving $6.57, the waterfall nothing of it).
+    plain = _audit_waterfall(TOTALS, CAUSES, None)
+    assert "fix" not in _title(plain), _title(plain)
+    assert "A fix bar" not in _caption(plain)
+    assert "No fix is drawn: the report was made without --what-if" in _caption(plain)
+    # With a fix that applies, its bar is drawn and the words say how to read it.
+    drawn = _audit_waterfall(TOTALS, CAUSES, [KEEP_ALIVE])
+    assert _title(drawn).endswith("; then each fix alone, from what was paid")
+    assert "A fix bar (green: saves, amber: costs more) starts at what was paid" in _caption(drawn)
+    # --what-if ran, but nothing applies: no bar, and the caption says why.
+    none = _audit_waterfall(TOTALS, CAUSES, [{**KEEP_ALIVE, "applies": False, "saved_usd": None}])
+    assert "fix" not in _title(none) and "A fix bar" not in _caption(none)
+    assert "none of the fixes --what-if asked for applies" in _caption(none)
