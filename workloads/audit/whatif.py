@@ -1917,12 +1917,14 @@ def _minutes(ms: int) -> str:
 
 def _gaps_text(g: tuple[int, int, int], bounds: GapBounds, middle: Sequence[int] = ()) -> str:
     short, long = _span(bounds.short_ms), _span(bounds.long_ms)
-    text = (f"gaps: {g[0]:,} <= {short}, {g[1]:,} in {short}-{long} ({bounds.keeps} keeps these warm), "
-            f"{g[2]:,} > {long}")
+    # The middle gaps are listed right after their own count, so the list does not read as the gaps past
+    # the long lifetime (it once followed "> 1 h").
+    listed = ""
     if middle:
         shown = sorted(middle)
-        text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
-    return text
+        listed = " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
+    return (f"gaps: {g[0]:,} <= {short}, {g[1]:,} in {short}-{long}{listed} ({bounds.keeps} keeps these warm), "
+            f"{g[2]:,} > {long}")
 
 
 def _lane_gaps_text(gaps: Sequence[int], bounds: GapBounds, middle: bool = True) -> str:
