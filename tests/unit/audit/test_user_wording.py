@@ -4,8 +4,10 @@ something the output did not hold."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 from prefixbench.reports.html_pages import _audit_waterfall
+from prefixbench.workloads.audit.losses import CLASS_MEANINGS, loss_class
 
 TOTALS = {"cost_usd": 105.2210, "lost_usd": 10.6923, "requests": 2208, "unseen_requests": 0}
 CAUSES = [{"cause": "ttl-expired", "lost_usd": 2.2471, "requests": 5, "lost_tokens": 410_081}]
@@ -39,3 +41,15 @@ def test_the_waterfall_names_fix_bars_only_where_it_draws_them() -> None:
     none = _audit_waterfall(TOTALS, CAUSES, [{**KEEP_ALIVE, "applies": False, "saved_usd": None}])
     assert "fix" not in _title(none) and "A fix bar" not in _caption(none)
     assert "none of the fixes --what-if asked for applies" in _caption(none)
+
+
+def test_the_loss_split_legend_does_not_call_a_gap_keep_alive_bridges_unavoidable() -> None:
+    # A gap past the longest TTL that keep-alives bridge is recoverable (a 2 h gap on a model whose
+    # one lifetime is 30 min), so the legend must not put every gap past the longest TTL under
+    # unavoidable ("idle 3h56m ... past the 1h00m TTL" was counted recoverable beneath it).
+    row = SimpleNamespace(cause="ttl-expired", provider="openai", model="gpt-5.6-sol", lane_kind="main", gap_ms=7_200_000)
+    assert loss_class(row) == "recoverable"
+    assert "idle longer than any TTL" not in CLASS_MEANINGS["unavoidable"]
+    assert CLASS_MEANINGS["unavoidable"].endswith(
+        "or idle past the longest TTL the provider offers where keep-alive requests (at most 10 a gap) would not have bridged it")
+    assert "keep-alive bridging an idle gap counts here, even a gap past the longest TTL" in CLASS_MEANINGS["recoverable"]
