@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, REWRITE_LEGEND, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -639,7 +639,9 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
             Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
-    legend = note(PREDICTED_HIT + ".") if any(r.get("cache_read", 0) is None and r["hit_ratio"] is not None for r in rolls) else ""
+    legend = note(REWRITE_LEGEND[0].upper() + REWRITE_LEGEND[1:] + ".") if any(r.get("rewrite_factor") is not None for r in rolls) else ""
+    if any(r.get("cache_read", 0) is None and r["hit_ratio"] is not None for r in rolls):
+        legend += note(PREDICTED_HIT + ".")
     return table(header, rows, css=f"rollup {what}s") + legend + _loss_legend(rolls)
 
 

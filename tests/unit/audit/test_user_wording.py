@@ -4,11 +4,15 @@ something the output did not hold."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from types import SimpleNamespace
 
-from prefixbench.reports.html_pages import _audit_waterfall
+from prefixbench.reports.audit import audit_table
+from prefixbench.reports.html_pages import _audit_roll_ups, _audit_waterfall
+from prefixbench.workloads.audit.core import run_audit
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, loss_class
 
+FIXTURES = Path(__file__).parents[1] / "logs" / "fixtures"
 TOTALS = {"cost_usd": 105.2210, "lost_usd": 10.6923, "requests": 2208, "unseen_requests": 0}
 CAUSES = [{"cause": "ttl-expired", "lost_usd": 2.2471, "requests": 5, "lost_tokens": 410_081}]
 KEEP_ALIVE = {"fix": "keep-alive", "applies": True, "requests_changed": 59, "tokens_to_read": 1_000,
@@ -53,3 +57,21 @@ def test_the_loss_split_legend_does_not_call_a_gap_keep_alive_bridges_unavoidabl
     assert CLASS_MEANINGS["unavoidable"].endswith(
         "or idle past the longest TTL the provider offers where keep-alive requests (at most 10 a gap) would not have bridged it")
     assert "keep-alive bridging an idle gap counts here, even a gap past the longest TTL" in CLASS_MEANINGS["recoverable"]
+
+
+def test_the_roll_ups_say_what_re_write_divides() -> None:
+    # The per-session and per-day tables showed "re-write 4.39x" with no word of what it is.
+    from prefixbench.reports.auditwords import REWRITE_LEGEND
+
+    result = run_audit([FIXTURES / "claude-code.jsonl"])
+    assert any(r.rewrite_factor is not None for r in result.sessions)
+    table = audit_table(result)
+    days = table.split("\nper day (UTC)\n", 1)[1]
+    assert REWRITE_LEGEND in days.split("\n\n", 1)[0]
+    assert REWRITE_LEGEND.startswith("re-write: the prompt tokens paid at the write or the full input price "
+                                     "(written + uncached) over the sum of each lane's largest prompt; 1.00x")
+    rolls = [{"key": "a.jsonl", "first": None, "last": None, "requests": 3, "lanes": 1, "misses": 0, "hit_ratio": 0.5,
+              "cache_read": 10, "rewrite_factor": 1.5, "cost_usd": 0.1, "lost_usd": 0.0, "top_cause": None}]
+    assert "Re-write: the prompt tokens paid" in _audit_roll_ups(rolls, "session")
+    # No factor in any row (a block-hash trace): nothing to explain.
+    assert "Re-write:" not in _audit_roll_ups([{**rolls[0], "rewrite_factor": None}], "session")
