@@ -9,8 +9,9 @@ from types import SimpleNamespace
 
 from prefixbench.reports.audit import audit_table
 from prefixbench.reports.html_pages import _audit_roll_ups, _audit_waterfall
-from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, loss_class
+from prefixbench.workloads.audit.whatif import what_if
 
 FIXTURES = Path(__file__).parents[1] / "logs" / "fixtures"
 TOTALS = {"cost_usd": 105.2210, "lost_usd": 10.6923, "requests": 2208, "unseen_requests": 0}
@@ -75,3 +76,16 @@ def test_the_roll_ups_say_what_re_write_divides() -> None:
     assert "Re-write: the prompt tokens paid" in _audit_roll_ups(rolls, "session")
     # No factor in any row (a block-hash trace): nothing to explain.
     assert "Re-write:" not in _audit_roll_ups([{**rolls[0], "rewrite_factor": None}], "session")
+
+
+def test_how_to_record_bodies_names_claude_trace_only_for_claude_code() -> None:
+    # On a Cline / Roo task the advice said "run Claude Code under claude-trace": a tool that
+    # wraps Claude Code alone. Elsewhere it names how any agent is recorded.
+    for log, claude in ((FIXTURES / "cline", False), (FIXTURES / "claude-code.jsonl", True)):
+        requests, summaries = load_trace([log])
+        for fix in what_if(list(requests), list(summaries), ["static-system", "breakpoints=auto"]):
+            assert not fix.applies, fix
+            assert "record the agent through `prefixbench proxy`" in fix.detail
+            assert ("run Claude Code under claude-trace" in fix.detail) is claude, (log, fix.detail)
+            if not claude:
+                assert "or a custom base URL in its provider settings), and audit that capture" in fix.detail
