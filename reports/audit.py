@@ -601,9 +601,12 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     return out + _loss_legend(result.lanes)
 
 
-#: Said under the models table when a row's provider is ``engine`` (a block-hash trace's).
+#: Said under the models table when a row's provider is ``engine`` (a block-hash trace's): what
+#: the trace is, and that it says nothing of where its model ran (a kv-cache-tester trace of
+#: claude-opus-4-5 traffic is no self-hosted Claude).
 ENGINE_PROVIDER = (
-    "engine: a self-hosted inference engine's block cache (block-hash traces name no provider): "
+    "engine: a block-hash replay trace of the row's traffic, simulated as an inference engine's block cache "
+    "(block-hash traces name no provider, so this does not say where the model ran): "
     "predicted by block hashes, no usage reported, no prices"
 )
 
