@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, engine_served, model_paid_cell, paid_total_words, relay_words, service_words, usd_cents4
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, engine_served, model_paid_cell, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -517,6 +517,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
                                   _roll_up_rows(rolls, lambda r: short(r.key)), right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
+    if any(r.rewrite_factor is not None for r in (*rolls, *result.days)):
+        out.append(REWRITE_LEGEND)
     if any(r.cache_read is None and r.hit_ratio is not None for r in (*rolls, *result.days)):
         out.append(PREDICTED_HIT)
     return out + _loss_legend((*rolls, *result.days))
@@ -612,9 +614,12 @@ def _lane_lines(result: AuditResult, reported_files: set[str]) -> list[str]:
     return out + _loss_legend(result.lanes)
 
 
-#: Said under the models table when a row's provider is ``engine`` (a block-hash trace's).
+#: Said under the models table when a row's provider is ``engine`` (a block-hash trace's): what
+#: the trace is, and that it says nothing of where its model ran (a kv-cache-tester trace of
+#: claude-opus-4-5 traffic is no self-hosted Claude).
 ENGINE_PROVIDER = (
-    "engine: a self-hosted inference engine's block cache (block-hash traces name no provider): "
+    "engine: a block-hash replay trace of the row's traffic, simulated as an inference engine's block cache "
+    "(block-hash traces name no provider, so this does not say where the model ran): "
     "predicted by block hashes, no usage reported, no prices"
 )
 

@@ -220,6 +220,12 @@ def headline_hit(ratio: float | None, basis: str) -> str:
     return f"{ratio:.1%}{basis}"
 
 
+#: The legend line under the roll-ups (sessions, days) when some row has a *re-write* factor
+#: (``RollUp.rewrite_factor``): the column's name alone does not say what it divides.
+REWRITE_LEGEND = ("re-write: the prompt tokens paid at the write or the full input price (written + uncached) over the "
+                  "sum of each lane's largest prompt; 1.00x: each lane paid for its context once and read it after, "
+                  "2.00x: twice (an expiry, a changed prefix); a compaction raises it, a head another session kept "
+                  "warm can take it below 1")
 #: The legend line under the roll-ups when some *hit* cell is predicted (:func:`hit_cell`).
 PREDICTED_HIT = "pred: no request of the row reports its cache use; its hit ratio is the cache model's prediction"
 #: Said under a table with a write cell ``-`` in a row that reports its cache use: its usage has no

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, REWRITE_LEGEND, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -639,7 +639,9 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
             Cell(r["top_cause"] or "-", css="cause", colour=cause_colour(r["top_cause"]) if r["top_cause"] else None),
         ]))
     header = [what, "time (UTC)", "requests", "lanes", "misses", "hit", "re-write", "paid", "lost", "top cause"]
-    legend = note(PREDICTED_HIT + ".") if any(r.get("cache_read", 0) is None and r["hit_ratio"] is not None for r in rolls) else ""
+    legend = note(REWRITE_LEGEND[0].upper() + REWRITE_LEGEND[1:] + ".") if any(r.get("rewrite_factor") is not None for r in rolls) else ""
+    if any(r.get("cache_read", 0) is None and r["hit_ratio"] is not None for r in rolls):
+        legend += note(PREDICTED_HIT + ".")
     return table(header, rows, css=f"rollup {what}s") + legend + _loss_legend(rolls)
 
 
@@ -712,9 +714,11 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
                               f"{c['cause']}: {c['requests']} request(s), {fmt_int(c['lost_tokens'])} tokens paid at the write/input price, {fmt_usd(c['lost_usd'])}"))
     steps.append(Step("without the misses", paid - lost_total, "total",
                       f"what the same traffic would have cost had every miss read what it should have: {fmt_usd(paid - lost_total)}"))
+    num_fix_bars = 0
     for w in what_if or []:
         if not w["applies"] or w["saved_usd"] is None:
             continue
+        num_fix_bars += 1
         saved = w["saved_usd"]
         steps.append(Step(f"fix: {w['fix']}", -saved, "alone" if saved >= 0 else "cost",
                           f"{w['fix']} alone, from what was paid: {saved_cell(saved, w.get('unpriced_requests'), w.get('detail'))}"
@@ -722,10 +726,20 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
                           w.get("detail") or ""))
     seen_only = (f" The lost steps sum the {totals['requests'] - unseen:,} request(s) that report their cache use "
                  f"only: {unseen:,} report none, so a miss of theirs could not be seen." if unseen else "")
-    return waterfall(steps, title="Paid -> lost by cause -> without the misses; then each fix alone, from what was paid") + note(
-        "Grey bars are totals, red steps the dollars each cause lost. A fix bar (green: saves, amber: costs more) starts "
-        "at what was paid: each fix is re-simulated alone, so fixes do not add up." + seen_only
-    )
+    title = "Paid -> lost by cause -> without the misses"
+    caption = "Grey bars are totals, red steps the dollars each cause lost."
+    # The title and caption describe the bars drawn: a fix bar only where --what-if ran a fix that applies
+    # and is priced ("What to change" ranks its fixes without drawing them here).
+    if num_fix_bars:
+        title += "; then each fix alone, from what was paid"
+        caption += (" A fix bar (green: saves, amber: costs more) starts at what was paid: each fix is re-simulated "
+                    "alone, so fixes do not add up.")
+    elif what_if is None:
+        caption += (" No fix is drawn: the report was made without --what-if (run it with --what-if to add a bar for "
+                    "each fix's saving, re-simulated alone; \"What to change\" ranks the fixes that apply).")
+    else:
+        caption += " No fix is drawn: none of the fixes --what-if asked for applies to this log with a priced saving."
+    return waterfall(steps, title=title) + note(caption + seen_only)
 
 
 def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:

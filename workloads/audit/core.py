@@ -4021,13 +4021,17 @@ def retention_notes(requests: Sequence[TraceRequest]) -> tuple[str, ...]:
         (asked if r.asked_retention is not None else default)[label] += 1
     if not asked and not default:
         return ()
+    # The lifetimes after the count, each with its own count only where there are several: a count
+    # then a label that starts with one ("14 24h (extended)") stuttered.
     def listed(counts: Counter[str]) -> str:
-        return ", ".join(f"{n} {_RETENTION_WORDS.get(label, label)}" for label, n in sorted(counts.items()))
+        if len(counts) == 1:
+            return _RETENTION_WORDS.get(next(iter(counts)), next(iter(counts)))
+        return ", ".join(f"{_RETENTION_WORDS.get(label, label)} for {n:,}" for label, n in sorted(counts.items()))
     parts = []
     if asked:
-        parts.append(f"{sum(asked.values())} as their body or --openai-zdr asked ({listed(asked)})")
+        parts.append(f"{sum(asked.values()):,} request(s) as their body or --openai-zdr asked: {listed(asked)}")
     if default:
-        parts.append(f"{sum(default.values())} their model's documented default ({listed(default)})")
+        parts.append(f"{sum(default.values()):,} request(s) with their model's documented default: {listed(default)}")
     return (_LIFETIME_NOTE + "; ".join(parts) + f". {_NO_ZDR}; {_IN_MEMORY}",)
 
 

@@ -5,7 +5,8 @@
   breakpoints, a compaction call that replays the cached prefix);
 * ``unavoidable``: the first write of a prefix (a lane's cold start, the context a compaction
   rebuilt), a prompt below the provider's minimum, the provider's own best-effort miss, or an
-  idle gap longer than any TTL the provider offers;
+  idle gap longer than any TTL the provider offers that keep-alives would not have bridged (one
+  they bridge is recoverable, by ``keep-alive``);
 * ``unknown``: nothing says which (an unexplained miss, an earlier message rewritten, a resumed
   session, an effort change outside a compaction call, a model switch: the logs record the
   model each request went to, not who picked it, a router or fallback of the agent's own, which
@@ -41,11 +42,20 @@ from prefixbench.workloads.audit.shares import loss_parts
 
 #: The three classes, in the order reports list them.
 LOSS_CLASSES: tuple[str, ...] = ("recoverable", "unavoidable", "unknown")
-#: What each class means (reports print it).
+#: The keep-alive fix's reach (``--what-if keep-alive``): a keep-alive this long before the entry
+#: would expire, at most this many a gap (ten reads of the prefix cost about one rewrite).
+KEEP_ALIVE_MARGIN_MS = 30_000
+KEEP_ALIVE_MAX = 10
+
+#: What each class means (reports print it). An idle gap past the provider's longest TTL is
+#: unavoidable only where keep-alives would not have bridged it (:func:`loss_class`,
+#: :func:`keep_alive_may_bridge`); one they bridge is recoverable, so the legend says both.
 CLASS_MEANINGS: dict[str, str] = {
-    "recoverable": "a fix re-simulated by --what-if would have read these tokens",
+    "recoverable": "a fix re-simulated by --what-if would have read these tokens (keep-alive bridging an idle gap "
+    "counts here, even a gap past the longest TTL the provider offers)",
     "unavoidable": "first write of a prefix, below the minimum, a model the user picked or a lane began on, the provider's own miss, "
-    "or idle longer than any TTL the provider offers",
+    f"or idle past the longest TTL the provider offers where keep-alive requests (at most {KEEP_ALIVE_MAX} a gap) "
+    "would not have bridged it",
     "unknown": "the log does not tell whether a change of the agent would have saved it",
 }
 
@@ -110,12 +120,6 @@ class _Row(Protocol):
 def longest_ttl_ms(provider: str, model: str = "") -> int | None:
     """The longest cache lifetime the provider offers ``model`` (None: it publishes none)."""
     return rules_for(provider).longest_ttl_ms(model)
-
-
-#: The keep-alive fix's reach (``--what-if keep-alive``): a keep-alive this long before the entry
-#: would expire, at most this many a gap (ten reads of the prefix cost about one rewrite).
-KEEP_ALIVE_MARGIN_MS = 30_000
-KEEP_ALIVE_MAX = 10
 
 
 def _kept_alive(row: _Row, longest: int) -> bool:

@@ -165,11 +165,24 @@ ALL_FIXES: tuple[str, ...] = (
 )
 
 
-#: How to get a log the body-level fixes can re-simulate (said wherever one cannot apply).
+#: How to get a log the body-level fixes can re-simulate (said wherever one cannot apply), for any
+#: agent: the proxy records whatever points its API base URL at it (an environment variable, or a
+#: custom base URL in the agent's provider settings: Cline-family agents set it there).
 RECORD_BODIES = (
+    "to get request bodies, record the agent through `prefixbench proxy` (point the agent's API base URL at it: "
+    "ANTHROPIC_BASE_URL or OPENAI_BASE_URL, or a custom base URL in its provider settings), and audit that capture"
+)
+#: The same for a log holding Claude Code's transcripts, which claude-trace can also record.
+RECORD_BODIES_CLAUDE_CODE = (
     "to get request bodies, record the agent through `prefixbench proxy` (point its ANTHROPIC_BASE_URL or "
     "OPENAI_BASE_URL at it) or run Claude Code under claude-trace, and audit that capture"
 )
+
+
+def record_bodies(requests: Iterable[TraceRequest]) -> str:
+    """How to record a log with bodies, naming claude-trace only where the log holds Claude Code's
+    requests (it wraps Claude Code alone: on a Cline or Roo task it was advice that could not apply)."""
+    return RECORD_BODIES_CLAUDE_CODE if any(r.source_format == "claude-code" for r in requests) else RECORD_BODIES
 
 
 def given_write(provider: str, usage: Usage) -> int | None:
@@ -1141,7 +1154,7 @@ def _static_system_chains(
     if not breaks:
         raise _CannotApply(
             "the log has no request bodies, and no request's read fell inside the unlogged system prompt and tools "
-            f"where the cache model read past them (nothing shows them changing); {RECORD_BODIES}"
+            f"where the cache model read past them (nothing shows them changing); {record_bodies(requests)}"
         )
     as_logged = [
         replace(r, prefix=replace(r.prefix, head=f"{r.prefix.head}|changed@{r.file}:{r.line}", parent=None))
@@ -1208,7 +1221,7 @@ def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
     if not with_body:
         raise _CannotApply(
             "the log has no request bodies, so it cannot show the system prompt or tools changing "
-            f"(a miss the log cannot explain is not evidence that they did); {RECORD_BODIES}"
+            f"(a miss the log cannot explain is not evidence that they did); {record_bodies(requests)}"
         )
     first: dict[tuple[str, str], Request] = {}
     out = []
@@ -1730,7 +1743,7 @@ def _plan_breakpoints(requests: list[TraceRequest], spec: str) -> _Plan:
     places = parse_breakpoints(spec)
     bodies = [r for r in requests if _has_breakpoints(r)]
     if not bodies:
-        raise _CannotApply(f"breakpoints can only be moved where the log has Anthropic request bodies; {RECORD_BODIES}")
+        raise _CannotApply(f"breakpoints can only be moved where the log has Anthropic request bodies; {record_bodies(requests)}")
     out = []
     for r in requests:
         if r.body is not None and _has_breakpoints(r) and (r.body.cache_breakpoints or r.body.auto_cache):
@@ -1951,12 +1964,14 @@ def _minutes(ms: int) -> str:
 
 def _gaps_text(g: tuple[int, int, int], bounds: GapBounds, middle: Sequence[int] = ()) -> str:
     short, long = _span(bounds.short_ms), _span(bounds.long_ms)
-    text = (f"gaps: {g[0]:,} <= {short}, {g[1]:,} in {short}-{long} ({bounds.keeps} keeps these warm), "
-            f"{g[2]:,} > {long}")
+    # The middle gaps are listed right after their own count, so the list does not read as the gaps past
+    # the long lifetime (it once followed "> 1 h").
+    listed = ""
     if middle:
         shown = sorted(middle)
-        text += " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
-    return text
+        listed = " [" + ", ".join(_minutes(m) for m in shown[:10]) + (", ..." if len(shown) > 10 else "") + "]"
+    return (f"gaps: {g[0]:,} <= {short}, {g[1]:,} in {short}-{long}{listed} ({bounds.keeps} keeps these warm), "
+            f"{g[2]:,} > {long}")
 
 
 def _lane_gaps_text(gaps: Sequence[int], bounds: GapBounds, middle: bool = True) -> str:

@@ -165,7 +165,7 @@ def test_a_gpt_6_2_sol_body_asking_12h_keeps_its_prefix_12_hours_and_the_note_sa
     assert ttl_ms(request("gpt-6.2-sol", None)) == 30 * 60_000
     assert ttl_ms(request("gpt-6.2-astra", "12h")) == 30 * 60_000
     (note,) = retention_notes([request("gpt-6.2-sol", "12h")])
-    assert "1 as their body or --openai-zdr asked (1 12h (GPT-6.2 Sol's 12-hour retention))" in note
+    assert "1 request(s) as their body or --openai-zdr asked: 12h (GPT-6.2 Sol's 12-hour retention)" in note
 
 
 def test_a_40_minute_gap_on_gpt_6_2_sol_is_recoverable_with_12h_retention(tmp_path: Path) -> None:
@@ -217,7 +217,7 @@ def test_openai_zdr_keeps_an_unasked_request_in_memory(tmp_path: Path) -> None:
     second = [row for row in result.rows if row.reported_cache_read is not None][1]
     # In memory, the prefix is predicted gone after 20 min; the log's read is no loss, so no cause.
     assert (second.predicted_cache_read, second.cause) == (0, None)
-    assert any("2 as their body or --openai-zdr asked (2 in_memory (10 min))" in note for note in result.notes)
+    assert any("2 request(s) as their body or --openai-zdr asked: in_memory (10 min)" in note for note in result.notes)
 
 
 def test_the_ttl_what_if_re_simulates_24h_retention_on_openai_lanes(tmp_path: Path) -> None:
@@ -244,7 +244,10 @@ def test_the_cli_flag_and_the_note_name_the_assumption(tmp_path: Path, capsys: p
     assert [r["cause"] for r in default["requests"]][1] == "provider-best-effort"
     assert [r["cause"] for r in zdr["requests"]][1] == "ttl-expired"
     note = next(n for n in default["notes"] if n.startswith("OpenAI cache lifetime per request"))
-    assert "2 their model's documented default (2 24h (extended))" in note and "--openai-zdr" in note
+    # The count, then the lifetime (it read "2 their model's documented default (2 24h (extended))").
+    assert note.startswith("OpenAI cache lifetime per request: 2 request(s) with their model's documented default: "
+                           "24h (extended). "), note
+    assert "--openai-zdr" in note
     # Given --openai-zdr, the note says the ZDR it assumed: it said "Assumed: the organization has
     # no Zero Data Retention unless --openai-zdr" with the option given.
     note = next(n for n in zdr["notes"] if n.startswith("OpenAI cache lifetime per request"))
@@ -303,3 +306,15 @@ def test_the_zdr_help_names_only_the_models_zdr_changes(capsys: pytest.CaptureFi
     assert retention("gpt-5.5", None, None, zdr=True) == "24h" and retention("gpt-5.4", None, None, zdr=True) == "in_memory"
     assert "gpt-5.4" in changed and "gpt-5.5" not in changed, action.help
     assert "gpt-5.5" in kept, action.help
+
+
+def test_the_lifetime_note_counts_each_lifetime_after_its_name_where_there_are_several(tmp_path: Path) -> None:
+    # gpt-5.1 defaults to 24h from the API reference of 2026-06-01, to in_memory before it: two
+    # rollouts, one each side, give one count per lifetime, each after the lifetime's name.
+    from prefixbench.workloads.audit.core import load_trace, retention_notes
+
+    requests, _ = load_trace([rollout(tmp_path / "may.jsonl", "gpt-5.1", "2026-05-20", 5, 0),
+                              rollout(tmp_path / "aug.jsonl", "gpt-5.1", "2026-08-03", 5, 0)])
+    (note,) = retention_notes(requests)
+    assert note.startswith("OpenAI cache lifetime per request: 4 request(s) with their model's documented default: "
+                           "24h (extended) for 2, in_memory (10 min) for 2. "), note
