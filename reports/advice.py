@@ -9,7 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from prefixbench.reports.auditwords import file_labels, none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
 from prefixbench.reports.whatif import hedged
-from prefixbench.workloads.audit.advice import RECOVERS_NONE
+from prefixbench.workloads.audit.advice import RECOVERS_NONE, names_setting
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
 
@@ -265,7 +265,8 @@ def advice_lines(result: AuditResult) -> list[str]:
                 if rec.setting:
                     out.append(visible(f"   setting: {rec.setting}"))
                 if rec.source:  # a line of its own: a setting's parentheses never nest around a URL
-                    out.append(visible(f"   {'source' if rec.setting else 'see'}: {rec.source}"))
+                    # (under a none-line it is the change's source, not a setting's)
+                    out.append(visible(f"   {'source' if names_setting(rec.setting) else 'see'}: {rec.source}"))
                 out.append(visible(f"   pattern: {rec.pattern}"))
                 out.append(visible(f"   assumes: {rec.assumption}"))
                 if rec.detail:

@@ -4,7 +4,7 @@ For every recoverable miss (:mod:`.losses`) the fix that recovers it (:data:`.lo
 is re-simulated on the whole log by :func:`.whatif.what_if` (``--what-if all``: every fix), and
 each fix that saves money becomes one :class:`~.losses.Recommendation`: the pattern and its evidence
 (requests, lanes, sessions), what to change in the agent that wrote the log (its documented
-setting where one is known: :data:`AGENT_SETTINGS`), the net dollars the re-simulation saves
+setting where one is known: :data:`AGENT_SETTINGS`; else that none is documented for it), the net dollars the re-simulation saves
 (after write premiums: a 1 h write costs 2x the input price; and after the keep-alive
 requests ``keep-alive`` sends, each charged) and the fix's assumption. A fix the log cannot re-simulate (no
 request bodies) is still listed where the audit found recoverable dollars for it, or misses no
@@ -71,6 +71,9 @@ _PI_AI = "pi-mono packages/ai: PI_CACHE_RETENTION=long asks Anthropic for the 1 
 _PI_SYSTEM = ("pi-mono packages/coding-agent CHANGELOG 0.58.0 (#2131: the system prompt keeps only the date, "
               "so prefixes stay cacheable across reloads and resumed sessions); src/core/system-prompt.ts and "
               "resource-loader.ts put AGENTS.md / CLAUDE.md in the system prompt")
+_PI_WARMING = ("pi 0.86.0+, secondary sources [S]: https://github.com/can1357/oh-my-pi/issues/12691 (quoting pi's "
+               "docs/settings.md, Cache warming: cacheWarming off / streaming / idle), "
+               "https://github.com/earendil-works/pi/issues/9868 (idle warming stops 30 minutes after the agent settles)")
 _OPENCLAW_CACHING = ("OpenClaw docs, the Prompt caching page at https://docs.openclaw.ai (cacheRetention none / short / long on "
                      "agents.defaults.models[\"provider/model\"].params or agents.list[].params; heartbeat keep-warm: "
                      "agents.defaults.heartbeat.every, agents.list[].heartbeat)")
@@ -78,6 +81,9 @@ _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_
 _CODEX_MODEL = ("https://developers.openai.com/codex/config-basic/ (Default model: model in ~/.codex/config.toml; "
                 "precedence: CLI flags such as --model, then a --profile's values, then config.toml)")
 _OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCompaction.html"
+_OPENCODE_WARMING = ("https://opencode.ai/docs/warming/ (warming: a request shortly before the model's cache.ttl runs out, "
+                     "at 90% of it, until duration has passed since the last request that was not one; off by default, "
+                     "duration 30 minutes)")
 _CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
                       "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
                       "the model setting, --model, ANTHROPIC_MODEL); CLI reference: --fallback-model (print mode)")
@@ -114,6 +120,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("pi", "keep-prefix-compaction"): AgentSetting(
         "compact less often and keep more recent context, so fewer compaction calls re-send the window",
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),
+    ("pi", "keep-alive"): AgentSetting(
+        "let pi warm the cache while the session idles: shortly before the entry expires it sends the last request "
+        "again for one output token, where it judges that cheaper than a rewrite; it stops 30 minutes after the agent "
+        "settles, so a longer gap is not bridged", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING),
     ("openclaw", "ttl-1h"): AgentSetting(
         "ask for long cache retention (the 1 h TTL on Anthropic)", "cacheRetention: \"long\" in the model's or the "
         "agent's params (openclaw.json)", _OPENCLAW_CACHING),
@@ -142,14 +152,32 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "Flash per task, and each switch re-sends the whole context uncached (the choice is yours: pinning Flash is cheaper "
         "per token, pinning Pro dearer)",
         "model.name in settings.json (or --model, GEMINI_MODEL; /model -> Manual for one session)", _GEMINI_MODEL),
+    ("opencode", "keep-alive"): AgentSetting(
+        "keep the cache warm through idle gaps with session warming, for longer than the gaps last (a warming "
+        "request adds a short user message and reply, which costs more than the 1-token keep-alive the figure charges)",
+        "warming: { \"duration\": longer than the idle gaps } in opencode.json (warming: true warms for 30 minutes only)",
+        _OPENCODE_WARMING),
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
 }
 
-#: The agents whose documentation names no setting for the cache lifetime: a TTL fix's setting
-#: line says so, rather than a change with no way to apply it.
-NO_TTL_SETTING: dict[str, str] = {"codex": "none documented for Codex CLI"}
+#: How the setting line of a fix opens where the agent's documentation, changelog and source name
+#: no setting for it (:data:`AGENT_SETTINGS` has none): every fix says its setting or that none is
+#: documented, rather than a change with no word on how to apply it (Claude Code's keep-alive,
+#: ttl-auto in Cline, Roo Code or Kilo Code, whose cache_ttl option is an open request: Kilo-Org/kilocode#11800).
+NONE_DOCUMENTED = "none documented"
+
+
+def no_setting(agent: str) -> str:
+    """The setting line of a fix with no documented setting in ``agent`` (its display name)."""
+    return f"{NONE_DOCUMENTED} for {agent}"
+
+
+def names_setting(setting: str | None) -> bool:
+    """Whether a recommendation's ``setting`` names one (not None, not :func:`no_setting`'s line):
+    its source is then the setting's (a *source* line), else the change's (a *see* line)."""
+    return bool(setting) and not setting.startswith(NONE_DOCUMENTED)
 
 #: What to change for a fix in any agent (the agent's setting is added when known).
 GENERIC_CHANGE: dict[str, str] = {
@@ -650,13 +678,25 @@ def _on_split_classes(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], Au
                 and row.loss_class in ("unknown", "unavoidable")):
             by_class[(row.loss_class, fix in UNKNOWN_FIX.get(row.cause, ()))].append((row, c.saved_usd))
     said = []
+    # A part is what the fix saves on those requests (gross); its saving is net of what its other
+    # changes cost (a TTL fix's dearer writes elsewhere, keep-alive's requests): where the parts
+    # come to more than the saving, they are called gross and the net said beside them, never a
+    # part larger than its whole under the same word ($0.3069 "of its saving" beside saves $0.2590).
+    total = usd_sum(u for found in by_class.values() for _, u in found)
+    net = w.saved_usd if w.saved_usd is not None else Decimal(0)
+    gross = total > net
     for key in sorted(by_class, key=lambda k: (k[0] != "unknown", not k[1])):
         name, chosen = key
         found = by_class[key]
         usd = usd_sum(u for _, u in found)
         why = _CHOICE_WHY if chosen else _OTHER_WHY
-        said.append(f"{format_usd(usd)} of its saving is on {len(found):,} miss(es) the loss split counts {name} "
-                    f"({_causes_text([row for row, _ in found])}): {why}")
+        said.append(f"{format_usd(usd)} of its {'gross ' if gross else ''}saving is on {len(found):,} miss(es) the loss "
+                    f"split counts {name} ({_causes_text([row for row, _ in found])}): {why}")
+    if said and gross:
+        said.append(f"gross: {'together ' if len(by_class) > 1 else ''}{format_usd(total)}, more than the "
+                    f"{format_usd(net)} it saves net, as "
+                    f"{'the keep-alive requests it sends and ' if _fix_name(fix) == 'keep-alive' else ''}its other "
+                    f"changes cost {format_usd(total - net)}")
     return "; ".join(said)
 
 
@@ -855,19 +895,22 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
     def one(fmt: str, lifetimes: Lifetimes) -> tuple[str, str, str | None, str | None]:
         found = AGENT_SETTINGS.get((fmt, name))
         change = found.change if found is not None else _ttl_change(name, lifetimes)
-        setting = found.setting if found is not None else NO_TTL_SETTING.get(fmt) if name.startswith("ttl-") else None
-        return (AGENTS.get(fmt, fmt or "the agent"), change, setting, found.source if found is not None else None)
+        agent = AGENTS.get(fmt, fmt or "the agent")
+        setting = found.setting if found is not None and found.setting else no_setting(agent)
+        return (agent, change, setting, found.source if found is not None else None)
 
     if len(fmts) == 1:
         return one(fmts[0], knobs)
     each = [one(fmt, agent_knobs(fmt) if agent_knobs is not None else knobs) for fmt in fmts]
     agent = ", ".join(a for a, _, _, _ in each)
-    if len({(c, st, src) for _, c, st, src in each}) == 1:  # the same words for every agent (keep-alive): said once
-        return agent, *each[0][1:]
+    # (an agent's none-line names it: the same words for every agent where none names a setting)
+    if len({(c, st if names_setting(st) else None, src) for _, c, st, src in each}) == 1:
+        # The same words for every agent (keep-alive): said once.
+        setting = each[0][2] if names_setting(each[0][2]) else no_setting(agent)
+        return agent, each[0][1], setting, each[0][3]
     change = "; ".join(f"{a}: {c}" for a, c, _, _ in each)
-    setting = None
-    if any(s for _, _, s, _ in each):
-        setting = "; ".join(f"{a}: {s if s and s not in NO_TTL_SETTING.values() else 'none documented (the change says what to ask for)'}"
-                            for a, _, s, _ in each)
+    setting = (no_setting(agent) if not any(names_setting(s) for _, _, s, _ in each) else
+               "; ".join(f"{a}: {s if names_setting(s) else f'{NONE_DOCUMENTED} (the change says what to ask for)'}"
+                         for a, _, s, _ in each))
     sources = [f"{a}: {src}" for a, _, _, src in each if src]
     return agent, change, setting, "; ".join(sources) or None

@@ -161,8 +161,17 @@ def keep_alive_may_bridge(row: _Row) -> bool:
     """Whether keep-alives could have bridged an ``unavoidable`` ttl-expired gap past the longest
     TTL on a model whose client picks the TTL: only if the lane's write asked for that longest TTL,
     which the row does not say but the log does (the previous request's 1 h write), so the gap is
-    re-simulated (``keep-alive``) and the split follows what it finds (:func:`.advice.follow_resimulation`)."""
-    if row.cause != "ttl-expired" or row.gap_ms is None:
+    re-simulated (``keep-alive``) and the split follows what it finds (:func:`.advice.follow_resimulation`).
+
+    So too a miss whose provider could not find the previous message (``previous-message-not-found``,
+    its diagnostic) where the audit's own cause without the diagnostic is ``ttl-expired`` (its
+    ``inferred_cause``): the diagnostic says the entry was gone, the gap says why (the audit's cause
+    names more than the server's, :data:`.causes.NARROWER`). Past a 1 h TTL such a miss is the same
+    gap as a ttl-expired one, so it is re-simulated the same way rather than counted unknown
+    while keep-alive's saving rests on it (9 such misses after 66-540 min gaps in a Claude Code home)."""
+    expired = row.cause == "ttl-expired" or (
+        row.cause == "previous-message-not-found" and getattr(row, "inferred_cause", None) == "ttl-expired")
+    if not expired or row.gap_ms is None:
         return False
     longest = longest_ttl_ms(row.provider, row.model)
     rules = rules_for(row.provider)

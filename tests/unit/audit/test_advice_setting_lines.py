@@ -1,0 +1,58 @@
+"""Every fix in what to change names its agent's setting or says none is documented for that
+agent: a user audit found ``1 ttl-auto Cline, Roo Code or Kilo Code saves $0.2590`` and Claude
+Code's ``1 keep-alive saves $6.5710`` with no setting line and no word that none exists (only a
+Codex TTL fix said ``none documented for Codex CLI``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.advice import advice_html, advice_lines
+from prefixbench.reports.audit import audit_record
+from prefixbench.workloads.audit import advice
+from prefixbench.workloads.audit.advice import names_setting, no_setting
+from tests.unit.audit.fixtures import cc_usage
+from tests.unit.audit.test_advice_settable import _advise, _two
+
+#: The fixes what to change can rank (each a --what-if of its own).
+FIXES = (*advice.GENERIC_CHANGE, "keep-prefix-compaction")
+
+
+@pytest.mark.parametrize("fmt", [*advice.AGENTS, "some-new-format"])
+@pytest.mark.parametrize("fix", FIXES)
+def test_every_agent_and_fix_names_a_setting_or_says_none_is_documented(fmt: str, fix: str) -> None:
+    agent, _, setting, source = advice._agent_advice(fix, [fmt], (True, frozenset()), None)
+    found = advice.AGENT_SETTINGS.get((fmt, fix))
+    if found is not None and found.setting:
+        assert setting == found.setting and names_setting(setting) and source == found.source
+    else:
+        assert setting == no_setting(agent) == f"none documented for {agent}", (fmt, fix, setting)
+        assert not names_setting(setting)
+
+
+def test_agents_sharing_a_fix_with_no_setting_say_so_once_naming_them_all() -> None:
+    agent, change, setting, _ = advice._agent_advice("keep-alive", ["claude-code", "cline"], (True, frozenset()), None)
+    assert agent == "Claude Code, Cline, Roo Code or Kilo Code"
+    assert setting == "none documented for Claude Code, Cline, Roo Code or Kilo Code"
+    assert change == advice.GENERIC_CHANGE["keep-alive"]
+
+
+def _long_gap(tmp_path: Path, reason: str | None = None) -> Path:
+    """A Claude Code session idle 1h20m after a 1 h write; the provider's miss reason if given."""
+    second = cc_usage(3, 20_300, 0, 40, write_1h=20_300)
+    if reason is not None:
+        second["cache_miss_reason"] = reason
+    return _two(tmp_path, "long", "01:20:00", cc_usage(3, 20_000, 0, 40, write_1h=20_000), second)
+
+
+def test_claude_code_keep_alive_says_no_setting_is_documented_in_every_view(tmp_path: Path) -> None:
+    result = _advise([_long_gap(tmp_path)])
+    (rec,) = [rec for rec in result.recommendations if rec.fix == "keep-alive"]
+    assert rec.rank == 1 and rec.setting == "none documented for Claude Code"
+    text = "\n".join(advice_lines(result))
+    assert "1. keep-alive: " in text and "   setting: none documented for Claude Code" in text
+    assert "   source:" not in text  # (a none-line has no source of its own)
+    html = advice_html(audit_record(result))
+    assert "setting: none documented for Claude Code" in html
