@@ -19,6 +19,12 @@ project, each test skips without it):
   ``PREFIXBENCH_CHASEKB_CODEX_REPO``.
 * github.com/gitcoder27/life-os (``f488988192ba0f56110ffc14f39c0f160b16bd8b``): one rollout of Codex
   CLI 0.118.0 (2026-04-04), gpt-5.4 on OpenAI. From ``PREFIXBENCH_LIFE_OS_REPO``.
+* github.com/rocxteady/Resting (``0bc2749830b3ce00cb32696a47b279fe2735a656``, 2026-04-14): a committed
+  ``.codex/sessions/``: 5 rollouts of Codex CLI 0.120.0 (``codex-tui``), gpt-5.4 on OpenAI. From
+  ``PREFIXBENCH_RESTING_REPO``.
+* github.com/minsuk1012/VitalConnection (``8e8059d1ac4b50a70309836e4c3abd707de70eed``, 2026-04-15):
+  one rollout of Codex CLI 0.118.0, gpt-5.4-mini and gpt-5.4 on OpenAI (the commit before a
+  second rollout past the workplace snapshot's size limit). From ``PREFIXBENCH_VITALCONNECTION_REPO``.
 * github.com/AndersKaae/dotfiles (``655a5df0a39e231b45ee29242988a58e0aa40a52``, 2026-03-22): a
   committed ``.claude/projects/``: two Claude Code 2.1.80 transcripts and the ``aside_question``
   subagent of a third (85 calls; the third's own transcript is past the workplace snapshot's size
@@ -53,6 +59,12 @@ CHASEKB_COMMIT = "6cae70e20c02e12ed05afabcad5b090e5d7b0373"
 
 LIFE_OS_URL, LIFE_OS_ENV, LIFE_OS = mirror("gitcoder27/life-os", "PREFIXBENCH_LIFE_OS_REPO")
 LIFE_OS_COMMIT = "f488988192ba0f56110ffc14f39c0f160b16bd8b"
+
+RESTING_URL, RESTING_ENV, RESTING = mirror("rocxteady/Resting", "PREFIXBENCH_RESTING_REPO")
+RESTING_COMMIT = "0bc2749830b3ce00cb32696a47b279fe2735a656"
+
+VITAL_URL, VITAL_ENV, VITAL = mirror("minsuk1012/VitalConnection", "PREFIXBENCH_VITALCONNECTION_REPO")
+VITAL_COMMIT = "8e8059d1ac4b50a70309836e4c3abd707de70eed"
 
 ANDERS_URL, ANDERS_ENV, ANDERS = mirror("AndersKaae/dotfiles", "PREFIXBENCH_ANDERSKAAE_DOTFILES_REPO")
 ANDERS_COMMIT = "655a5df0a39e231b45ee29242988a58e0aa40a52"
@@ -124,6 +136,28 @@ def test_a_codex_0_118_cli_rollout_totals_its_token_counts(tmp_path: Path) -> No
     assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (21, 65_756, 1_142_784, 8_041)
     assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
     assert read_within(result) == 20  # the first call read a 4,480-token head cached before the log
+
+
+def test_codex_0_120_cli_rollouts_total_their_token_counts(tmp_path: Path) -> None:
+    paths = tree_at(RESTING, RESTING_COMMIT, RESTING_URL, RESTING_ENV, ".codex/sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 5
+    result = run_audit([tmp_path / ".codex" / "sessions"])
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (141, 601_684, 7_775_488, 114_783)
+    assert {(r.provider, r.model) for r in result.rows} == {("openai", "gpt-5.4")}
+    # Of the 7 off, two are lane starts that read a head cached before the log (15,744 and
+    # 11,648 where the 5,504 most cold points read was predicted).
+    assert read_within(result) == 134
+
+
+def test_a_codex_0_118_cli_rollout_that_switches_to_a_mini_model_totals_its_token_counts(tmp_path: Path) -> None:
+    paths = tree_at(VITAL, VITAL_COMMIT, VITAL_URL, VITAL_ENV, ".codex/sessions/", tmp_path, ".jsonl")
+    assert len(paths) == 1
+    result = run_audit(paths)
+    t = result.totals
+    assert (t.requests, t.input, t.cache_read, t.output) == codex_recount(paths) == (45, 454_353, 3_607_808, 57_910)
+    assert Counter(r.model for r in result.rows) == {"gpt-5.4-mini": 38, "gpt-5.4": 7}
+    assert read_within(result) == 40
 
 
 def test_claude_code_2_1_80_transcripts_and_an_aside_question_subagent_total_their_lines(tmp_path: Path) -> None:
