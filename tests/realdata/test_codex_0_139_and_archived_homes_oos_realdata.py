@@ -29,6 +29,10 @@ project, each test skips without it):
   committed ``.claude/projects/``: two Claude Code 2.1.80 transcripts and the ``aside_question``
   subagent of a third (85 calls; the third's own transcript is past the workplace snapshot's size
   limit, left out), claude-opus-4-6 on Anthropic. From ``PREFIXBENCH_ANDERSKAAE_DOTFILES_REPO``.
+* github.com/tatijanazamora910/silaos.ai (``059c2f1b1cf5b65f1246f0af17f37b0eb351caf1``, 2026-06-28):
+  a Windows ``~/.claude`` committed as the repository (its ``projects/``): two Claude Code 2.1.181
+  transcripts (a third past the workplace snapshot's size limit, left out), claude-haiku-4-5 on
+  Anthropic. From ``PREFIXBENCH_SILAOS_REPO``.
 
 What is checked: the audit's totals equal the logs' own sums, counted here from the raw lines,
 and how many reads are predicted within 3%.
@@ -59,6 +63,10 @@ CHASEKB_COMMIT = "6cae70e20c02e12ed05afabcad5b090e5d7b0373"
 
 LIFE_OS_URL, LIFE_OS_ENV, LIFE_OS = mirror("gitcoder27/life-os", "PREFIXBENCH_LIFE_OS_REPO")
 LIFE_OS_COMMIT = "f488988192ba0f56110ffc14f39c0f160b16bd8b"
+
+SILAOS_URL, SILAOS_ENV, SILAOS = mirror("tatijanazamora910/silaos.ai", "PREFIXBENCH_SILAOS_REPO")
+SILAOS_COMMIT = "059c2f1b1cf5b65f1246f0af17f37b0eb351caf1"
+SILAOS_LEFT_OUT = frozenset({"projects/C--Users-zafia--claude/6c86775a-1996-4b3c-9abd-fef9a68ac608.jsonl"})
 
 RESTING_URL, RESTING_ENV, RESTING = mirror("rocxteady/Resting", "PREFIXBENCH_RESTING_REPO")
 RESTING_COMMIT = "0bc2749830b3ce00cb32696a47b279fe2735a656"
@@ -171,3 +179,15 @@ def test_claude_code_2_1_80_transcripts_and_an_aside_question_subagent_total_the
     # The one off: the aside question's first call read 6,443 tokens its parent (not in the
     # snapshot) had cached.
     assert read_within(result) == 93
+
+
+def test_claude_code_2_1_181_transcripts_total_their_lines(tmp_path: Path) -> None:
+    paths = tree_at(SILAOS, SILAOS_COMMIT, SILAOS_URL, SILAOS_ENV, "projects/", tmp_path, ".jsonl", SILAOS_LEFT_OUT)
+    assert len(paths) == 2
+    result = run_audit([tmp_path / "projects"])
+    t = result.totals
+    assert (t.requests, t.input, t.output, t.cache_read, t.cache_write) == claude_recount(paths) == (
+        44, 362, 8_443, 1_834_675, 52_422)
+    assert Counter(r.model for r in result.rows) == {"claude-haiku-4-5-20251001": 44}
+    # The one off: a session's first call read 18,295 tokens cached before the log.
+    assert read_within(result) == 43
