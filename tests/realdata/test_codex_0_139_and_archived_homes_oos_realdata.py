@@ -104,9 +104,9 @@ def test_the_zero_filled_and_the_torn_rollouts_are_each_said_once(tmp_path: Path
     torn = next(p for p in paths if p.name.endswith("4fcd25eb355f.jsonl"))
     zeroed = next(p for p in paths if p.name == ZEROED)
     assert err.splitlines() == [
-        f"prefixbench: warning: {zeroed}:134: the file ends in zero bytes (NUL) after its last whole line: room the file "
-        "system gave the file that no write filled (the machine stopped while the agent wrote it, or the file was copied "
-        "then): not read",
+        (f"prefixbench: warning: {zeroed}:134: the file ends in zero bytes (NUL) after its last whole line: room the file "
+         "system gave the file that no write filled (the machine stopped while the agent wrote it, or the file was copied "
+         "then): not read"),
         f"prefixbench: warning: {torn}:1954: the last line breaks off with no newline (the agent still writing it?): not read",
     ]
     assert json.loads(out)["totals"]["requests"] == 520

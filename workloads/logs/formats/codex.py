@@ -1246,8 +1246,8 @@ class _Rollout:
         if not self.out and self.usage_less:
             # Not "no token_count events": there are some, and the note said there were none.
             return notes + (
-                f"{self.usage_less} token_count event(s), each without usage (info null: a rate-limits update, or a call "
-                "that ended with none): this rollout carries no usage to audit",
+                (f"{self.usage_less} token_count event(s), each without usage (info null: a rate-limits update, or a call "
+                 "that ended with none): this rollout carries no usage to audit"),
             )
         if not self.out:
             return notes + (
