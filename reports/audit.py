@@ -1376,7 +1376,7 @@ def _run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
-        from prefixbench.workloads.logs.jsonlines import TORN_TAIL, torn_note
+        from prefixbench.workloads.logs.jsonlines import TORN_TAIL, ZERO_TAIL, torn_note
 
         # A file of bad input is left out (each error in unread): the others' audit is given and
         # written all the same, and the first error is the command's last line (exit 2).
@@ -1391,7 +1391,7 @@ def _run_audit_command(args) -> int:
             # format audit reads may be a log of a version it does not know yet).
             warnings = [f"{summary.file}: {summary.notes[0]}"] if (
                 summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
-            warnings += [torn_note(summary.file, line) for line, reason in summary.skipped if reason == TORN_TAIL]
+            warnings += [torn_note(summary.file, line, reason) for line, reason in summary.skipped if reason in (TORN_TAIL, ZERO_TAIL)]
             for text in warnings:
                 if error is None or text not in error:
                     emit(visible(_as_given(args, f"prefixbench: warning: {text}")), sys.stderr)

@@ -85,9 +85,9 @@ def warn_torn(file: Path, torn: list[int]) -> None:
     words audit uses; on stderr, so the output stays the requests read."""
     if torn:
         from prefixbench.reports.textable import visible
-        from prefixbench.workloads.logs.jsonlines import torn_note
+        from prefixbench.workloads.logs.jsonlines import tail_reason, torn_note
 
-        print(visible(f"prefixbench: warning: {torn_note(file, torn[0])}"), file=sys.stderr)
+        print(visible(f"prefixbench: warning: {torn_note(file, torn[0], tail_reason(torn[0]))}"), file=sys.stderr)
 
 
 def check_engines_and_trace(options: CheckOptions) -> list[SpecResult] | None:

@@ -72,15 +72,22 @@ def codex_recount(paths: list[Path]) -> tuple[int, int, int, int]:
     event whose running total moved, its ``last_token_usage``; a count of no input and no output
     is no call, and one whose running total and usage another rollout holds (a subagent's copy
     of its parent's history) is counted once. Lines are split at newlines only (a message may
-    hold a U+2028)."""
+    hold a U+2028). A last line with no newline that is not JSON (a torn tail, or the zero bytes a
+    crash left) is left out, as the audit leaves it."""
     calls = uncached = read = output = 0
     seen: set[tuple[str, str]] = set()
     for path in paths:
         previous = None
-        for line in path.read_text(encoding="utf-8").split("\n"):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        for n, line in enumerate(lines):
             if not line.strip():
                 continue
-            entry = json.loads(line)
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                if n == len(lines) - 1:
+                    continue
+                raise
             payload = entry.get("payload") or {}
             if entry.get("type") == "event_msg" and payload.get("type") == "token_count" and payload.get("info"):
                 total, last = payload["info"]["total_token_usage"], payload["info"]["last_token_usage"]

@@ -143,7 +143,8 @@ def iter_lines(
     would cut); ``what`` names the file in the error (``" capture"``: "cannot read capture").
 
     ``torn``: when given, a last line that is a torn tail (:func:`torn_tail`: a log an agent is
-    still writing) is not yielded; its number is appended here. Any other line, cut or not, is
+    still writing) or a zero-filled one (:func:`zero_tail`, appended as a :class:`ZeroTail`) is
+    not yielded; its number is appended here. Any other line, cut or not, is
     yielded for the caller to read (and refuse with its ``file:line``).
 
     ``progress``: told the bytes read so far every 256 lines (the command's progress line).
@@ -175,8 +176,8 @@ def iter_lines(
                 # isspace() stops at the first non-blank byte: no copy of a long line.
                 if line and not line.isspace():
                     # Only the file's last line can lack its newline.
-                    if torn is not None and seen and not line.endswith(b"\n") and torn_tail(line):
-                        torn.append(number)
+                    if torn is not None and seen and not line.endswith(b"\n") and (torn_tail(line) or zero_tail(line)):
+                        torn.append(number if torn_tail(line) else ZeroTail(number))
                         return
                     seen = True
                     yield number, line
@@ -187,11 +188,38 @@ def iter_lines(
 #: The skip reason of a JSON-lines log's torn last line, in every command that reads one
 #: (``audit`` lists it under skipped; each command warns with :func:`torn_note`).
 TORN_TAIL = "the last line breaks off with no newline (the agent still writing it?): not read"
+#: The skip reason of a JSON-lines log whose last line is zero bytes (:func:`zero_tail`), said as
+#: :data:`TORN_TAIL` is.
+ZERO_TAIL = ("the file ends in zero bytes (NUL) after its last whole line: room the file system gave the file that "
+             "no write filled (the machine stopped while the agent wrote it, or the file was copied then): not read")
 
 
-def torn_note(file: object, line: int) -> str:
-    """What every command says of a torn tail it did not read: ``FILE:LINE: <TORN_TAIL>``."""
-    return f"{file}:{line}: {TORN_TAIL}"
+class ZeroTail(int):
+    """A ``torn`` list's line number of a zero-filled tail (an int, as a torn line's is; its
+    reason :data:`ZERO_TAIL`, see :func:`tail_reason`)."""
+
+
+def tail_reason(line: int) -> str:
+    """The skip reason of a ``torn`` list's line: :data:`ZERO_TAIL` for a :class:`ZeroTail`, else :data:`TORN_TAIL`."""
+    return ZERO_TAIL if isinstance(line, ZeroTail) else TORN_TAIL
+
+
+def torn_note(file: object, line: int, reason: str = TORN_TAIL) -> str:
+    """What every command says of a tail it did not read: ``FILE:LINE: <reason>`` (a torn
+    tail's :data:`TORN_TAIL`, a zero-filled tail's :data:`ZERO_TAIL`)."""
+    return f"{file}:{int(line)}: {reason}"
+
+
+def zero_tail(raw: bytes) -> bool:
+    """Whether ``raw``, a JSON-lines file's last line that follows whole records, is a
+    *zero-filled tail*: no newline, and zero bytes (NUL) alone, or a torn tail (:func:`torn_tail`)
+    that zero bytes end. A file's length can run past what was written to it: a crash or power
+    loss while the agent appends leaves the end of the file as zeros (a Codex rollout of 2026-06,
+    3,772 of them after its 133rd line). JSON has no place for a NUL, so no record is lost."""
+    if raw.endswith((b"\n", b"\r")) or not raw.endswith(b"\x00"):
+        return False
+    rest = raw.rstrip(b"\x00")
+    return not rest.strip() or (b"\x00" not in rest and torn_tail(rest))
 
 
 def torn_tail(raw: bytes) -> bool:

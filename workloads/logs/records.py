@@ -6,7 +6,9 @@ problem is a :class:`~prefixbench.simulator.errors.UserError` naming ``file:line
 not JSON, binary content, text that is not UTF-8 (a file with a UTF-16 byte-order mark is read as
 its UTF-8 copy). One exception, asked for by the caller: the
 *torn tail* of a JSON-lines log an agent is still appending to (its last line, after whole
-records, cut short with no newline yet) ends the records instead, and its line is reported. A
+records, cut short with no newline yet) ends the records instead, and its line is reported; so
+does a *zero-filled tail* (zero bytes that end the file after whole records: room the file system
+gave the file that no write filled). A
 JSON-lines line that holds whole objects one after another (``{...}{...}``, a newline lost
 between two records) is read as those records, each on that line.
 """
@@ -31,7 +33,9 @@ import msgspec
 from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
-from prefixbench.workloads.logs.jsonlines import COMPRESSION_MAGIC, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail
+from prefixbench.workloads.logs.jsonlines import (
+    COMPRESSION_MAGIC, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail, zero_tail,
+)
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
 
@@ -131,7 +135,9 @@ def iter_records(
 
     ``torn``: when given, a JSON-lines file's last line that follows whole records, has no
     newline and breaks off (the JSON ends before the value does: a live log being written) is
-    not an error: its line number is appended here and the records end before it.
+    not an error: its line number is appended here and the records end before it. So is a last
+    line of zero bytes (:func:`~prefixbench.workloads.logs.jsonlines.zero_tail`), appended as a
+    :class:`~prefixbench.workloads.logs.jsonlines.ZeroTail`.
 
     Raises:
         UserError: ``file:line`` for binary content, text that is not UTF-8, or a record that is
@@ -367,6 +373,21 @@ def _wal_refusal(path: Path) -> str:
     return f"an SQLite write-ahead log, not a log: its database {name}, which the audit reads (with this file beside it), is not in this folder"
 
 
+def _zeros_after_lines(head: bytes) -> bool:
+    """Whether the zero bytes among a file's first bytes all come after a newline there, after
+    the last one, and the lines before them are UTF-8 text: the start of a zero-filled tail after
+    whole lines (see ``zero_tail``), which the line reader tells from binary data inside the log
+    (refused there with its line). A binary file's first bytes (an image's header) are no text."""
+    cut = head.rfind(b"\n")
+    if cut < 0 or b"\x00" in head[:cut]:
+        return False
+    try:
+        head[:cut].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _regular(raw) -> bool:
     """Whether an open file is a regular file (one a line can be read again from, by its offset)."""
     try:
@@ -437,7 +458,7 @@ def _iter_handle(
         # WAL File Format"): pages waiting to be written into the database of the same name less
         # "-wal". Not a log by itself: the database is, read with this file beside it.
         raise UserError(f"{path}:1: {_wal_refusal(path)}")
-    if b"\x00" in head:
+    if b"\x00" in head and not _zeros_after_lines(head):
         raise UserError(f"{path}:1: binary file, not a text log")
     bom = head.startswith(_BOM)
     handle.seek(len(_BOM) if bom else 0)
@@ -556,9 +577,13 @@ def _iter_lines(
         try:
             text = _decode(path, line_no, raw).strip()
         except UserError:
-            # Not UTF-8: a torn tail when the cut falls inside its last character.
+            # Not UTF-8: a torn tail when the cut falls inside its last character. Zero bytes: a
+            # zero-filled tail when they end the file after whole records.
             if torn is not None and not first and b"\x00" not in raw and torn_tail(raw):
                 torn.append(line_no)
+                return
+            if torn is not None and not first and zero_tail(raw):
+                torn.append(ZeroTail(line_no))
                 return
             raise
         if not text:

@@ -58,6 +58,20 @@ def test_older_codex_rollouts_without_usage_are_recognised(tmp_path: Path) -> No
     assert requests == [] and "no token_count events" in summaries[0].notes[-1]
 
 
+def test_a_rollout_whose_token_counts_hold_no_usage_says_so(tmp_path: Path) -> None:
+    """Two Codex 0.48 rollouts of a committed home (github.com/chasekb/codex) hold 12 and 6
+    token_count events, each ``info: null`` (no response was logged). The note said "no
+    token_count events", which the file contradicts."""
+    lines = [
+        ("2025-11-17T21:34:23.000Z", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}),
+        *((f"2025-11-17T21:34:2{n}.000Z", {"type": "token_count", "info": None, "rate_limits": {"primary": None}}) for n in (4, 5)),
+    ]
+    requests, summaries = load_trace([_codex(tmp_path / "rollout-null.jsonl", lines)])
+    assert requests == []
+    assert summaries[0].notes[-1] == ("2 token_count event(s), each without usage (info null: a rate-limits update, or a "
+                                      "call that ended with none): this rollout carries no usage to audit")
+
+
 def test_codex_cache_writes_inside_input_are_read_as_writes(tmp_path: Path, capsys) -> None:
     """Later Codex versions add ``cache_write_input_tokens`` to the token usage (the Responses
     API's ``cache_write_tokens``, GPT-5.6 on), part of ``input_tokens`` as the cached part is.

@@ -464,6 +464,40 @@ def test_a_torn_last_line_is_skipped_and_said_as_audit_does(tmp_path, capsys, ca
     assert_one_line(status, err, f"{path}:1: ")
 
 
+ZERO_WORDS = ("the file ends in zero bytes (NUL) after its last whole line: room the file system gave the file that "
+              "no write filled (the machine stopped while the agent wrote it, or the file was copied then): not read")
+
+
+@pytest.mark.parametrize("case", ["replay", "replay json", "check --trace", "replay anthropic-capture"])
+def test_a_zero_filled_tail_is_skipped_and_said(tmp_path, capsys, case):
+    """A file whose length ran past what was written to it ends in zero bytes: a Codex 0.139
+    rollout of 2026-06 ends in 3,772 of them after its 133rd line. Before, every command refused
+    the file ("binary data, not a text log", exit 2; audit left the whole file out)."""
+    argv, whole, cut = _torn_cases(tmp_path)[case]
+    path = tmp_path / "crashed.jsonl"
+    path.write_text(whole)
+    status, expected, err = run(capsys, *argv, str(path))
+    assert status == 0 and err == "", err
+    lines = whole.count("\n")
+    # Zeros alone after the last whole line, and zeros after a line cut short.
+    for tail in (b"\0" * 3_772, cut.encode() + b"\0" * 40):
+        path.write_bytes(whole.encode() + tail)
+        status, out, err = run(capsys, *argv, str(path))
+        assert (status, out) == (0, expected), err
+        assert err == f"prefixbench: warning: {path}:{lines + 1}: {ZERO_WORDS}"
+        if case != "check --trace":
+            status, _, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+            assert status == 0 and err == f"prefixbench: warning: {path}:{lines + 1}: {ZERO_WORDS}", err
+    # Zeros with a line after them are bad input inside the log: refused with their FILE:LINE.
+    path.write_bytes(whole.encode() + b"\0" * 10 + b"\n" + whole.encode())
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:{lines + 1}: ")
+    # A file of zeros alone is no log: refused as before.
+    path.write_bytes(b"\0" * 100)
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:1: ")
+
+
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):
     """Before, a Claude Code transcript cut inside its one assistant line printed the torn tail as
     a warning, then the error "nothing to audit (...: <the same words>)": two lines, one repeated."""

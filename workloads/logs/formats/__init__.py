@@ -73,7 +73,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     is_qoder_session_header,
     kiro_session,
 )
-from prefixbench.workloads.logs.jsonlines import TORN_TAIL
+from prefixbench.workloads.logs.jsonlines import tail_reason
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
@@ -508,8 +508,8 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
         if refusal is not None:
             raise UserError(refusal) from None
         raise
-    if torn:  # a live log: its last line is still being written
-        summary = replace(summary, skipped=(*summary.skipped, (torn[0], TORN_TAIL)))
+    if torn:  # a live log: its last line is still being written (or zeros the writer never filled)
+        summary = replace(summary, skipped=(*summary.skipped, (int(torn[0]), tail_reason(torn[0]))))
     return _timed((requests, summary))
 
 

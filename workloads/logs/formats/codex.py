@@ -496,6 +496,9 @@ class _Rollout:
         #: before a fork's first running total, which cannot say what they were (their lines).
         self.orphans: list[tuple[Record, int | None, str, dict, str | None]] = []
         self.undecided: list[int] = []
+        #: token_count events without usage (``info`` null: a rate-limits update, or a call that
+        #: ended with none), for the note of a rollout that has no call to audit.
+        self.usage_less = 0
         self.unknown_base: list[int] = []
         #: Records of another thread (a one-shot delegate's forwarded usage): line, thread, usage.
         self.forwarded: list[tuple[int, str, dict]] = []
@@ -904,6 +907,7 @@ class _Rollout:
         """One request, unless its running total repeats one already counted."""
         info = payload.get("info")
         if not isinstance(info, dict):
+            self.usage_less += 1
             return
         total = info.get("total_token_usage")
         last = info.get("last_token_usage")
@@ -1239,6 +1243,12 @@ class _Rollout:
             notes += (f"{self.copied_calls} token_count event(s) of {self.copied_why}: not counted here",)
         if not self.out and any("token_count" in why for _, why in self.skipped):
             return notes + ("every token_count event here was counted elsewhere (repeated, replayed or copied): no call of its own",)
+        if not self.out and self.usage_less:
+            # Not "no token_count events": there are some, and the note said there were none.
+            return notes + (
+                (f"{self.usage_less} token_count event(s), each without usage (info null: a rate-limits update, or a call "
+                 "that ended with none): this rollout carries no usage to audit"),
+            )
         if not self.out:
             return notes + (
                 "no token_count events: this rollout (an older Codex version, or a session that made no call) carries no usage to audit",
