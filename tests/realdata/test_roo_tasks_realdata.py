@@ -183,11 +183,12 @@ def test_a_roo_task_and_its_subtasks_on_openrouter_count_what_their_logs_sum(tmp
     # condense was put on it).
     assert sum(r.read_within for r in result.rows) == 31
     # Through OpenRouter (Roo Code's OpenRouter handler, told from the cost): every call relayed,
-    # the reads of 0 inside the TTL with nothing changed the relay's (33 "unexplained" before),
-    # and each file's cost fields 5.0% above its dollars, OpenRouter's fee named (no check before).
+    # the 33 misses inside the TTL with nothing changed still "unexplained" (Anthropic's cache
+    # keeps its promise and OpenRouter keeps none: nothing says why; 17 are short by exactly 10
+    # tokens), and each file's cost fields 5.0% above its dollars, OpenRouter's fee named.
     assert result.relays == (("anthropic", "anthropic/claude-opus-4.1", "openrouter", 25),
                              ("anthropic", "anthropic/claude-sonnet-4", "openrouter", 28))
     causes = {c.cause: c.requests for c in result.causes}
-    assert causes.get("provider-best-effort") == 33 and "unexplained" not in causes
+    assert causes.get("unexplained") == 33 and "provider-best-effort" not in causes
     checks = [n for f in result.files for n in f.notes if n.startswith("cost check")]
     assert len(checks) == 8 and all("are 5.0% above the dollars here" in n and "OpenRouter's 5% fee" in n for n in checks)

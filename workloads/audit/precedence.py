@@ -680,9 +680,10 @@ def _best_effort_note(ev: Evidence) -> str | None:
     implicit cache for a request with no marker, is best effort, the detail saying what showed it
     unmarked); None where it is not."""
     rules = ev.rules
-    if ev.r.relay:
-        # (whatever the maker's own cache promises: the cache that answered was the relay's, and
-        # a gateway may send one model's calls to upstreams of caches of their own)
+    if ev.r.relay and (rules.best_effort_note is not None or rules.unmarked_best_effort_note is not None):
+        # (only where the maker's own cache is best effort: a relay of a maker whose cache keeps
+        # its promise, a gateway such as OpenRouter keeping no cache of its own, says nothing of
+        # why a read fell short, so such a miss stays unexplained, not the relay's nor unavoidable)
         return relay_miss(ev.r.relay, rules)
     if rules.best_effort_note is not None:
         return rules.best_effort_note

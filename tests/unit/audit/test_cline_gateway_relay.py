@@ -1,6 +1,8 @@
 """Cline, Roo Code and Kilo Code calls served through a gateway (OpenRouter and the other
 handlers the agents name) are relayed calls, as Codex's through a relay: priced at the maker's
-list price and said so, their misses with nothing changed the gateway's cache's."""
+list price and said so. Their misses with nothing changed stay unexplained: OpenRouter keeps no
+cache of its own and the maker's (Anthropic's) keeps its promise, so nothing in the log says why
+(a review found 17 of the Roo folder's 33 such misses short by exactly 10 tokens, not reads of 0)."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def _roo_task(folder: Path, factor: float = 1.05) -> Path:
     return folder
 
 
-def test_a_roo_task_on_openrouter_is_relayed_and_its_unexplained_miss_put_down_to_the_gateway(tmp_path: Path) -> None:
+def test_a_roo_task_on_openrouter_is_relayed_and_its_unexplained_miss_left_unexplained(tmp_path: Path) -> None:
     # Before: no relay note, the models table "anthropic anthropic/claude-sonnet-4", no list-price
     # caveat in the headline, and the read of 0 inside the TTL "unexplained" (jsboige-mcp-servers'
     # controlled-hierarchy: 33 such misses on OpenRouter, $2.8031).
@@ -54,8 +56,8 @@ def test_a_roo_task_on_openrouter_is_relayed_and_its_unexplained_miss_put_down_t
     assert "anthropic via relay 'openrouter'" in table
     assert any(n.startswith(f"4 request(s) of {SLUG} went through 'openrouter'") for n in result.notes)
     miss = [row for row in result.rows if row.cause is not None and row.cause != "cold-start"]
-    assert [(row.cause, row.detail.split(":")[0]) for row in miss] == [("provider-best-effort", "through the relay 'openrouter'")]
-    assert "the relay, not anthropic: the log names 'openrouter'" in miss[0].detail
+    assert [(row.cause, row.loss_class) for row in miss] == [("unexplained", "unknown")]
+    assert "relay" not in miss[0].detail
     # The cost fields are 1.05 times the dollars here: OpenRouter's fee, named as the reason.
     check = [n for f in result.files for n in f.notes if n.startswith("cost check")]
     assert len(check) == 1 and "5.0% above" in check[0] and "OpenRouter's 5% fee" in check[0]
@@ -89,3 +91,24 @@ def test_the_handler_cline_names_decides_the_relay(tmp_path: Path) -> None:
         folder = _cline_task(tmp_path / f"t{n}", provider_id, model)
         requests, _ = import_file(folder / "ui_messages.json", FORMATS["cline"], ImportContext())
         assert {(r.provider, r.relay) for r in requests} == {("anthropic", relay)}, (provider_id, model)
+
+
+def test_no_cost_check_where_a_call_logs_no_cost(tmp_path: Path) -> None:
+    # Before: the sum of the costs logged (three calls) was checked against the dollars of all
+    # four, "1.8% below ... the log does not say why", hiding the 5% fee beside a note of its own.
+    folder = _roo_task(tmp_path / "t1")
+    entries = json.loads((folder / "ui_messages.json").read_text())
+    started = [e for e in entries if e.get("say") == "api_req_started"]
+    info = json.loads(started[3]["text"])
+    del info["cost"]
+    started[3]["text"] = json.dumps(info)
+    (folder / "ui_messages.json").write_text(json.dumps(entries))
+    result = run_audit([folder])
+    assert not [n for f in result.files for n in f.notes if n.startswith("cost check")]
+
+
+def test_poe_is_a_gateway(tmp_path: Path) -> None:
+    # Roo Code's Poe handler (src/api/providers/poe.ts) serves other makers' models: a relay.
+    folder = _cline_task(tmp_path / "t0", "poe", "claude-sonnet-4.5")
+    requests, _ = import_file(folder / "ui_messages.json", FORMATS["cline"], ImportContext())
+    assert {(r.provider, r.relay) for r in requests} == {("anthropic", "poe")}

@@ -445,7 +445,7 @@ def _served_by(info: dict) -> str:
 #: A call through one is read under the maker's rules and priced at its list price, the bill and
 #: the cache that answered being the gateway's (:attr:`TraceRequest.relay`).
 GATEWAY_HANDLERS = frozenset({"openrouter", "cline", "kilocode", "requesty", "litellm", "vercel-ai-gateway", "glama",
-                              "unbound", "roo", "aihubmix"})
+                              "unbound", "roo", "aihubmix", "poe"})
 
 
 def _relay(handler: str, model: str, info: dict, by_cost: bool = False) -> str:
@@ -1119,6 +1119,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     unbilled: dict[str, int] = {}
     upstreams: set[str] = set()
     cost = 0.0
+    uncosted = 0  # calls counted whose cost field is absent or 0, and costs of calls not counted
     apart: dict[str, list[int]] = {}
     parent: str | None = None
     history_done = 0
@@ -1220,6 +1221,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
             usage, readings[label] = gateway, ("folded-writes" if folded else "cost-folded-writes" if by_cost
                                                else "whole-gateway-writes" if reading == "by-counts-subset" else "gateway-writes")
         cost += logged_cost(info.get("cost"))
+        uncosted += logged_cost(info.get("cost")) <= 0
         logged = info.get("cost")
         if isinstance(logged, (int, float)) and not isinstance(logged, bool) and logged == 0:
             unbilled.setdefault(model, 0)
@@ -1322,7 +1324,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if history is None:
         notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
-    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=cost or None)
+    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=None if uncosted else cost or None)
 
 
 def _sdk_compacted_at(path: Path) -> int | None:
@@ -1504,6 +1506,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
     skipped: list[tuple[int, str]] = []
     readings: dict[str, str] = {}
     cost = 0.0
+    uncosted = 0  # calls counted whose cost field is absent or 0, and costs of calls not counted
     parent: str | None = None
     model: str | None = None
     events: list[tuple[str, str]] = []
@@ -1578,6 +1581,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
             readings[label] = "additive"
         prompts.append((index, tokens_in if tokens_in >= reads + writes else tokens_in + reads + writes))  # the whole prompt
         cost += logged_cost(metrics.get("cost"))
+        uncosted += logged_cost(metrics.get("cost")) <= 0
         found = agent_handler(handler) if handler else None
         rules = _provider_of(this_model) or (found[0] if found else None)
         # As in a task's ui_messages.json: Cline's own provider reports no writes.
@@ -1615,7 +1619,7 @@ def _read_sdk(path: Path, record: Record) -> tuple[list[TraceRequest], FileSumma
         notes.append(f"compaction state beside it: the context was compacted after message {compacted_at} (only the latest compaction is kept)")
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=cost or None)
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=None if uncosted else cost or None)
 
 
 #: Which reading a handler's note states when its calls were read in more than one way.
@@ -1761,6 +1765,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
     skipped: list[tuple[int, str]] = []
     readings: dict[str, str] = {}
     cost = 0.0
+    uncosted = 0  # calls counted whose cost field is absent or 0, and costs of calls not counted
     parent: str | None = None
     model: str | None = None
     events: list[tuple[str, str]] = []
@@ -1791,9 +1796,11 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
         usage, reading = _history_usage(handler, rules, tokens, where, this_model, sent if sent is not None else when, logged)
         cost += logged_cost(logged)
         if usage.is_empty:
+            uncosted += logged_cost(logged) > 0
             skipped.append((record.line, "assistant message with metrics all 0 (no usage recorded)"))
             blocks += size
             continue
+        uncosted += logged_cost(logged) <= 0
         label = f"{handler or 'no handler named'} ({this_model})"
         if _HISTORY_RANK.get(reading, 0) >= _HISTORY_RANK.get(readings.get(label, ""), 0):
             readings[label] = reading  # the note of a split by cost names the calls it could not split
@@ -1812,7 +1819,7 @@ def _read_history(path: Path, records: list[Record]) -> tuple[list[TraceRequest]
     ]
     if cost:
         notes.append(f"the log's own cost fields sum to ${cost:.4f} (a check on the dollars here)")
-    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=cost or None)
+    return out, FileSummary(name, NAME, len(out), tuple(skipped), tuple(notes), logged_cost=None if uncosted else cost or None)
 
 
 def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[list[TraceRequest], FileSummary]:

@@ -349,6 +349,9 @@ class _Session:
         self.chain_parent: str | None = None
         self.node_of_entry: dict[str, str | None] = {}
         self.cost = 0.0
+        #: a call the audit prices that logs no cost, or a cost on a call it does not count (the
+        #: two sums then not of the same calls: no cost check, :func:`~prefixbench.workloads.audit.core.cost_check_note`)
+        self.cost_apart = False
         #: Entry id -> the node of the first request whose prompt ended at that entry.
         self.prompt_end: dict[str, str] = {}
         #: The latest request's provider, model and API (a summary's call names none).
@@ -555,6 +558,7 @@ class _Session:
         spent = logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0
         if reported.is_empty:
             self.cost += spent
+            self.cost_apart |= spent > 0
             self.skipped.append((record.line, f"{kind} call with no usage"))
             return False
         sent = parse_time_ms(value.get("timestamp"), where)
@@ -563,6 +567,7 @@ class _Session:
         if self._copied(record, key, link=False, entry=isinstance(value.get("id"), str) and value.get("timestamp") is not None):  # (a side call is no step of the conversation)
             return True
         self.cost += spent
+        self.cost_apart |= spent <= 0
         self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
         provider = str(call.get("provider") or UNKNOWN.name)
@@ -668,6 +673,7 @@ class _Session:
         spent = logged_cost(cost.get("total")) if isinstance(cost, dict) else 0.0
         if reported.is_empty:
             self.cost += spent
+            self.cost_apart |= spent > 0
             self.skipped.append((record.line, f"{message.get('stopReason', 'aborted')} call with no usage"))
             return
         key = _call_key("message", message.get("timestamp"), message, usage)
@@ -678,6 +684,7 @@ class _Session:
                 self.prompt_end.setdefault(parent_id, self.chain_parent)
             return
         self.cost += spent
+        self.cost_apart |= spent <= 0
         sent = message.get("timestamp")
         entry_time = as_dict(record.value).get("timestamp")
         if sent is None and entry_time is not None:
@@ -930,7 +937,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out, unknown = writes_left_as_logged(session.out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)
-    return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes, logged_cost=session.cost or None)
+    return out, FileSummary(session.name, NAME, len(out), tuple(session.skipped), notes, logged_cost=None if session.cost_apart else session.cost or None)
 
 
 def _unjudged_note(compactions: list[tuple[str, object]]) -> tuple[str, ...]:
