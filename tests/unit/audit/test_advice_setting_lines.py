@@ -1,7 +1,9 @@
 """Every fix in what to change names its agent's setting or says none is documented for that
-agent: a user audit found ``1 ttl-auto Cline, Roo Code or Kilo Code saves $0.2590`` and Claude
-Code's ``1 keep-alive saves $6.5710`` with no setting line and no word that none exists (only a
-Codex TTL fix said ``none documented for Codex CLI``)."""
+agent: a user audit found a Cline-family TTL fix (Roo Code task folders) and Claude Code's
+``1 keep-alive saves $6.5710`` with no setting line and no word that none exists (only a Codex
+TTL fix said ``none documented for Codex CLI``); Roo Code's controlled-hierarchy tasks
+(jsboige-mcp-servers@dbe9a89) now read ``1 keep-alive Cline, Roo Code or Kilo Code saves
+$0.1867`` with ``setting: none documented for Cline, Roo Code or Kilo Code``."""
 
 from __future__ import annotations
 
