@@ -84,6 +84,10 @@ _OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCom
 _OPENCODE_WARMING = ("https://opencode.ai/docs/warming/ (warming: a request shortly before the model's cache.ttl runs out, "
                      "at 90% of it, until duration has passed since the last request that was not one; off by default, "
                      "duration 30 minutes)")
+_OPENCODE_CACHE_TTL = ("https://opencode.ai/docs/warming/ (its example sets \"providers\": {\"anthropic\": {\"settings\": "
+                       "{\"cache\": {\"ttl\": \"1h\"}}}}; a \"5m\" cache is warmed every 4.5 minutes, a \"1h\" one outlives "
+                       "the 30-minute warming window) and the model's cache lifetime it links, "
+                       "https://opencode.ai/docs/models#cache-lifetime")
 _CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
                       "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
                       "the model setting, --model, ANTHROPIC_MODEL); CLI reference: --fallback-model (print mode)")
@@ -157,10 +161,26 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "request adds a short user message and reply, which costs more than the 1-token keep-alive the figure charges)",
         "warming: { \"duration\": longer than the idle gaps } in opencode.json (warming: true warms for 30 minutes only)",
         _OPENCODE_WARMING),
+    # OpenCode's cache lifetime is a provider's or a model's setting, a TTL per write: the change is
+    # in the words of the provider the lanes went to (:data:`PER_WRITE_SETTINGS`).
+    ("opencode", "ttl-1h"): AgentSetting(
+        "", "cache.ttl \"1h\" in the settings of the provider (or model) the lanes use, in opencode.json "
+        "(\"providers\": {\"anthropic\": {\"settings\": {\"cache\": {\"ttl\": \"1h\"}}}})", _OPENCODE_CACHE_TTL),
+    ("opencode", "ttl-5m"): AgentSetting(
+        "", "cache.ttl \"5m\" in the settings of the provider (or model) the lanes use, in opencode.json", _OPENCODE_CACHE_TTL),
+    ("opencode", "ttl-auto"): AgentSetting(
+        "", "cache.ttl \"1h\" or \"5m\" in the settings of the model (or provider) each lane kind uses, as the detail "
+        "names them, in opencode.json (one setting per model: main and subagent lanes on one model get one TTL)",
+        _OPENCODE_CACHE_TTL),
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
 }
+
+#: Settings that pick a TTL per write (Anthropic's ``cache_control`` ttl): the change stays in the
+#: words of the provider the lanes went to (:func:`_ttl_change`), and where their clients pick no
+#: TTL per write (a retention per request, OpenAI's) the setting is not named for them.
+PER_WRITE_SETTINGS = frozenset({("opencode", "ttl-1h"), ("opencode", "ttl-5m"), ("opencode", "ttl-auto")})
 
 #: How the setting line of a fix opens where the agent's documentation, changelog and source name
 #: no setting for it (:data:`AGENT_SETTINGS` has none): every fix says its setting or that none is
@@ -902,6 +922,9 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
     another's setting (Claude Code's ENABLE_PROMPT_CACHING_1H for a Codex lane)."""
     def one(fmt: str, lifetimes: Lifetimes) -> tuple[str, str, str | None, str | None]:
         found = AGENT_SETTINGS.get((fmt, name))
+        if (fmt, name) in PER_WRITE_SETTINGS:
+            found = (msgspec.structs.replace(found, change=_ttl_change(name, lifetimes))
+                     if found is not None and lifetimes[0] else None)
         change = found.change if found is not None else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)

@@ -58,3 +58,22 @@ def test_claude_code_keep_alive_says_no_setting_is_documented_in_every_view(tmp_
     assert "   source:" not in text  # (a none-line has no source of its own)
     html = advice_html(audit_record(result))
     assert "setting: none documented for Claude Code" in html
+
+
+@pytest.mark.parametrize(("fix", "ttl"), [("ttl-1h", '"1h"'), ("ttl-5m", '"5m"'), ("ttl-auto", '"1h" or "5m"')])
+def test_opencode_ttl_fixes_name_its_documented_cache_ttl(fix: str, ttl: str) -> None:
+    """OpenCode documents a cache lifetime (its Warming page sets ``"providers": {"anthropic":
+    {"settings": {"cache": {"ttl": "1h"}}}}`` and links models#cache-lifetime): its TTL fixes said
+    ``none documented for OpenCode``."""
+    agent, change, setting, source = advice._agent_advice(fix, ["opencode"], (True, frozenset()), None)
+    assert agent == "OpenCode" and names_setting(setting)
+    assert setting.startswith(f"cache.ttl {ttl} in the settings of the ") and "opencode.json" in setting
+    assert "https://opencode.ai/docs/warming/" in source and "models#cache-lifetime" in source
+    assert change == advice._ttl_change(fix, (True, frozenset()))  # (Anthropic's words: a TTL per write)
+
+
+def test_opencode_ttl_setting_is_not_named_for_lanes_that_pick_a_retention_per_request() -> None:
+    """On OpenAI (a retention per request, no TTL per write) cache.ttl is not the setting to name."""
+    _, change, setting, _ = advice._agent_advice("ttl-1h", ["opencode"], (False, frozenset({"24h"})), None)
+    assert setting == "none documented for OpenCode"
+    assert "prompt_cache_retention" in change
