@@ -126,8 +126,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),
     ("pi", "keep-alive"): AgentSetting(
         "let pi warm the cache while the session idles: shortly before the entry expires it sends the last request "
-        "again for one output token, where it judges that cheaper than a rewrite; it stops 30 minutes after the agent "
-        "settles, so a longer gap is not bridged", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING),
+        "again for one output token, where it judges that cheaper than a rewrite. It does not apply everywhere the figure "
+        "does: pi's idle warming stops 30 minutes after the agent settles, so a longer gap is not bridged (the figure's "
+        "keep-alive bridges a gap with up to 10 requests at the TTL), and on 1 h entries (PI_CACHE_RETENTION=long) it "
+        "never fires (due at 54 minutes, past that 30-minute cap)", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING),
     ("openclaw", "ttl-1h"): AgentSetting(
         "ask for long cache retention (the 1 h TTL on Anthropic)", "cacheRetention: \"long\" in the model's or the "
         "agent's params (openclaw.json)", _OPENCLAW_CACHING),
@@ -570,6 +572,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
+            rec = _pi_warming_on_1h(rec, fix, changed or [(r.file, r.lane) for r in rows], formats, result.rows)
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key,
                                           {(row.file, row.lane, row.index) for row in left})
             if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
@@ -609,6 +612,29 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
         (rec for rec in recommendations if not saves_nothing(rec)), 1)]
     apart = [msgspec.structs.replace(rec, rank=None) for rec in recommendations if saves_nothing(rec)]
     return (*_with_alternatives(ranked), *apart)
+
+
+#: What pi's keep-alive change adds where pi lanes the fix changes wrote 1 h entries.
+PI_WARMING_ON_1H = "{n} write 1 h entries, which pi's idle warming never warms: on them the setting does not give this figure"
+
+
+def _pi_warming_on_1h(rec: Recommendation, fix: str, lanes: Iterable[tuple[str, str]], formats: dict[str, str],
+                      rows: Sequence[AuditRow]) -> Recommendation:
+    """``rec`` with pi's keep-alive change saying so where the pi lanes it changes wrote 1 h
+    entries: pi's ``cacheWarming: "idle"`` is due at 90% of the TTL (54 minutes) and stops 30
+    minutes after the agent settles (earendil-works/pi#9868), so it never warms them, and the
+    re-simulated figure is not what the setting gives there."""
+    pi_change = AGENT_SETTINGS[("pi", "keep-alive")].change
+    if _fix_name(fix) != "keep-alive" or pi_change not in rec.change:
+        return rec
+    pi_lanes = {lane for lane in lanes if formats.get(lane[0]) == "pi"}
+    long = {(row.file, row.lane) for row in rows
+            if (row.file, row.lane) in pi_lanes and (row.reported_cache_write_1h or 0) > 0}
+    if not long:
+        return rec
+    said = PI_WARMING_ON_1H.format(n=f"{len(long):,} of the {len(pi_lanes):,} pi lanes it changes"
+                                   if len(long) < len(pi_lanes) else "the pi lanes it changes")
+    return msgspec.structs.replace(rec, change=rec.change.replace(pi_change, f"{pi_change}; {said}", 1))
 
 
 def saves_nothing(rec: Recommendation) -> bool:
