@@ -640,10 +640,16 @@ def _pi_warming_on_1h(rec: Recommendation, fix: str, lanes: Iterable[tuple[str, 
 def saves_nothing(rec: Recommendation) -> bool:
     """Whether ``rec``'s fix is known to save nothing on this log: re-simulated, it saves $0 or
     less (it recovers none of its misses, or does not pay for what it recovers), and that figure is
-    not unknown for want of prices (:attr:`~.losses.Recommendation.saved_unknown`). Such a fix is
-    not ranked among the fixes that save: it is listed apart, with the re-simulation's reason
-    (its ``detail``), the same in every view."""
-    return rec.saved_usd is not None and rec.saved_usd <= 0 and not rec.saved_unknown
+    not unknown for want of prices (:attr:`~.losses.Recommendation.saved_unknown`), not even in
+    part: where some of its misses are in no dollar figure (``unpriced_requests``) what it saves
+    on them is unknown, and it stays ranked among the fixes whose saving is unknown (before, saved
+    $0 beside $0.40 lost and 2 unpriced misses set it apart while its detail said "what it saves
+    on them is unknown"), unless it recovers none of them (:data:`RECOVERS_NONE`: it saves nothing
+    on them either). Such a fix is not ranked among the fixes that save: it is listed apart, with
+    the re-simulation's reason (its ``detail``), the same in every view."""
+    if rec.saved_usd is None or rec.saved_usd > 0 or rec.saved_unknown:
+        return False
+    return not rec.unpriced_requests or rec.detail.startswith(RECOVERS_NONE)
 
 
 #: Fixes that recover the same misses (an entry that idles past its TTL) in different ways: each
