@@ -192,8 +192,10 @@ NONE_DOCUMENTED = "none documented"
 
 
 def no_setting(agent: str) -> str:
-    """The setting line of a fix with no documented setting in ``agent`` (its display name)."""
-    return f"{NONE_DOCUMENTED} for {agent}"
+    """The setting line of a fix with no documented setting in ``agent`` (its display name; a
+    list of agents, or the Cline family's name, is "any of" them: ``none documented for Claude
+    Code, Cline, Roo Code or Kilo Code`` read as alternatives)."""
+    return f"{NONE_DOCUMENTED} for {'any of: ' if ', ' in agent or ' or ' in agent else ''}{agent}"
 
 
 def names_setting(setting: str | None) -> bool:
@@ -972,8 +974,10 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         setting = each[0][2] if names_setting(each[0][2]) else no_setting(agent)
         return agent, each[0][1], setting, each[0][3]
     change = "; ".join(f"{a}: {c}" for a, c, _, _ in each)
+    # An agent with none: its change says what to do (a TTL fix's, what to ask the provider for).
+    what = "what to ask for" if name.startswith("ttl-") else "what to do"
     setting = (no_setting(agent) if not any(names_setting(s) for _, _, s, _ in each) else
-               "; ".join(f"{a}: {s if names_setting(s) else f'{NONE_DOCUMENTED} (the change says what to ask for)'}"
+               "; ".join(f"{a}: {s if names_setting(s) else f'{NONE_DOCUMENTED} (the change says {what})'}"
                          for a, _, s, _ in each))
     sources = [f"{a}: {src}" for a, _, _, src in each if src]
     return agent, change, setting, "; ".join(sources) or None
