@@ -84,6 +84,10 @@ _OPENCODE_CONFIG = "https://hexdocs.pm/opencode_sdk/OpenCode.Generated.ConfigCom
 _OPENCODE_WARMING = ("https://opencode.ai/docs/warming/ (warming: a request shortly before the model's cache.ttl runs out, "
                      "at 90% of it, until duration has passed since the last request that was not one; off by default, "
                      "duration 30 minutes)")
+_OPENCODE_CACHE_TTL = ("https://opencode.ai/docs/warming/ (its example sets \"providers\": {\"anthropic\": {\"settings\": "
+                       "{\"cache\": {\"ttl\": \"1h\"}}}}; a \"5m\" cache is warmed every 4.5 minutes, a \"1h\" one outlives "
+                       "the 30-minute warming window) and the model's cache lifetime it links, "
+                       "https://opencode.ai/docs/models#cache-lifetime")
 _CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
                       "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
                       "the model setting, --model, ANTHROPIC_MODEL); CLI reference: --fallback-model (print mode)")
@@ -122,8 +126,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "compaction.reserveTokens, compaction.keepRecentTokens (settings.json)", _PI_SETTINGS),
     ("pi", "keep-alive"): AgentSetting(
         "let pi warm the cache while the session idles: shortly before the entry expires it sends the last request "
-        "again for one output token, where it judges that cheaper than a rewrite; it stops 30 minutes after the agent "
-        "settles, so a longer gap is not bridged", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING),
+        "again for one output token, where it judges that cheaper than a rewrite. It does not apply everywhere the figure "
+        "does: pi's idle warming stops 30 minutes after the agent settles, so a longer gap is not bridged (the figure's "
+        "keep-alive bridges a gap with up to 10 requests at the TTL), and on 1 h entries (PI_CACHE_RETENTION=long) it "
+        "never fires (due at 54 minutes, past that 30-minute cap)", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING),
     ("openclaw", "ttl-1h"): AgentSetting(
         "ask for long cache retention (the 1 h TTL on Anthropic)", "cacheRetention: \"long\" in the model's or the "
         "agent's params (openclaw.json)", _OPENCLAW_CACHING),
@@ -157,10 +163,26 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "request adds a short user message and reply, which costs more than the 1-token keep-alive the figure charges)",
         "warming: { \"duration\": longer than the idle gaps } in opencode.json (warming: true warms for 30 minutes only)",
         _OPENCODE_WARMING),
+    # OpenCode's cache lifetime is a provider's or a model's setting, a TTL per write: the change is
+    # in the words of the provider the lanes went to (:data:`PER_WRITE_SETTINGS`).
+    ("opencode", "ttl-1h"): AgentSetting(
+        "", "cache.ttl \"1h\" in the settings of the provider (or model) the lanes use, in opencode.json "
+        "(\"providers\": {\"anthropic\": {\"settings\": {\"cache\": {\"ttl\": \"1h\"}}}})", _OPENCODE_CACHE_TTL),
+    ("opencode", "ttl-5m"): AgentSetting(
+        "", "cache.ttl \"5m\" in the settings of the provider (or model) the lanes use, in opencode.json", _OPENCODE_CACHE_TTL),
+    ("opencode", "ttl-auto"): AgentSetting(
+        "", "cache.ttl \"1h\" or \"5m\" in the settings of the model (or provider) each lane kind uses, as the detail "
+        "names them, in opencode.json (one setting per model: main and subagent lanes on one model get one TTL)",
+        _OPENCODE_CACHE_TTL),
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
 }
+
+#: Settings that pick a TTL per write (Anthropic's ``cache_control`` ttl): the change stays in the
+#: words of the provider the lanes went to (:func:`_ttl_change`), and where their clients pick no
+#: TTL per write (a retention per request, OpenAI's) the setting is not named for them.
+PER_WRITE_SETTINGS = frozenset({("opencode", "ttl-1h"), ("opencode", "ttl-5m"), ("opencode", "ttl-auto")})
 
 #: How the setting line of a fix opens where the agent's documentation, changelog and source name
 #: no setting for it (:data:`AGENT_SETTINGS` has none): every fix says its setting or that none is
@@ -170,8 +192,10 @@ NONE_DOCUMENTED = "none documented"
 
 
 def no_setting(agent: str) -> str:
-    """The setting line of a fix with no documented setting in ``agent`` (its display name)."""
-    return f"{NONE_DOCUMENTED} for {agent}"
+    """The setting line of a fix with no documented setting in ``agent`` (its display name; a
+    list of agents, or the Cline family's name, is "any of" them: ``none documented for Claude
+    Code, Cline, Roo Code or Kilo Code`` read as alternatives)."""
+    return f"{NONE_DOCUMENTED} for {'any of: ' if ', ' in agent or ' or ' in agent else ''}{agent}"
 
 
 def names_setting(setting: str | None) -> bool:
@@ -550,6 +574,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
+            rec = _pi_warming_on_1h(rec, fix, changed or [(r.file, r.lane) for r in rows], formats, result.rows)
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key,
                                           {(row.file, row.lane, row.index) for row in left})
             if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
@@ -591,13 +616,42 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
     return (*_with_alternatives(ranked), *apart)
 
 
+#: What pi's keep-alive change adds where pi lanes the fix changes wrote 1 h entries.
+PI_WARMING_ON_1H = "{n} write 1 h entries, which pi's idle warming never warms: on them the setting does not give this figure"
+
+
+def _pi_warming_on_1h(rec: Recommendation, fix: str, lanes: Iterable[tuple[str, str]], formats: dict[str, str],
+                      rows: Sequence[AuditRow]) -> Recommendation:
+    """``rec`` with pi's keep-alive change saying so where the pi lanes it changes wrote 1 h
+    entries: pi's ``cacheWarming: "idle"`` is due at 90% of the TTL (54 minutes) and stops 30
+    minutes after the agent settles (earendil-works/pi#9868), so it never warms them, and the
+    re-simulated figure is not what the setting gives there."""
+    pi_change = AGENT_SETTINGS[("pi", "keep-alive")].change
+    if _fix_name(fix) != "keep-alive" or pi_change not in rec.change:
+        return rec
+    pi_lanes = {lane for lane in lanes if formats.get(lane[0]) == "pi"}
+    long = {(row.file, row.lane) for row in rows
+            if (row.file, row.lane) in pi_lanes and (row.reported_cache_write_1h or 0) > 0}
+    if not long:
+        return rec
+    said = PI_WARMING_ON_1H.format(n=f"{len(long):,} of the {len(pi_lanes):,} pi lanes it changes"
+                                   if len(long) < len(pi_lanes) else "the pi lanes it changes")
+    return msgspec.structs.replace(rec, change=rec.change.replace(pi_change, f"{pi_change}; {said}", 1))
+
+
 def saves_nothing(rec: Recommendation) -> bool:
     """Whether ``rec``'s fix is known to save nothing on this log: re-simulated, it saves $0 or
     less (it recovers none of its misses, or does not pay for what it recovers), and that figure is
-    not unknown for want of prices (:attr:`~.losses.Recommendation.saved_unknown`). Such a fix is
-    not ranked among the fixes that save: it is listed apart, with the re-simulation's reason
-    (its ``detail``), the same in every view."""
-    return rec.saved_usd is not None and rec.saved_usd <= 0 and not rec.saved_unknown
+    not unknown for want of prices (:attr:`~.losses.Recommendation.saved_unknown`), not even in
+    part: where some of its misses are in no dollar figure (``unpriced_requests``) what it saves
+    on them is unknown, and it stays ranked among the fixes whose saving is unknown (before, saved
+    $0 beside $0.40 lost and 2 unpriced misses set it apart while its detail said "what it saves
+    on them is unknown"), unless it recovers none of them (:data:`RECOVERS_NONE`: it saves nothing
+    on them either). Such a fix is not ranked among the fixes that save: it is listed apart, with
+    the re-simulation's reason (its ``detail``), the same in every view."""
+    if rec.saved_usd is None or rec.saved_usd > 0 or rec.saved_unknown:
+        return False
+    return not rec.unpriced_requests or rec.detail.startswith(RECOVERS_NONE)
 
 
 #: Fixes that recover the same misses (an entry that idles past its TTL) in different ways: each
@@ -681,10 +735,15 @@ def _on_split_classes(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], Au
     # A part is what the fix saves on those requests (gross); its saving is net of what its other
     # changes cost (a TTL fix's dearer writes elsewhere, keep-alive's requests): where the parts
     # come to more than the saving, they are called gross and the net said beside them, never a
-    # part larger than its whole under the same word ($0.3069 "of its saving" beside saves $0.2590).
+    # part larger than its whole under the same word ($0.4993 "of its saving" beside saves $0.1867).
+    # The gross said beside them is the whole gross, every priced change that saves (its other
+    # recovered misses too), so that gross - net is what its costs come to: the parts alone left
+    # out what it saves elsewhere and understated those costs (a keep-alive's $0.4996 of requests
+    # said as $0.3126, its $0.1870 saved on misses the split counts recoverable left out).
     total = usd_sum(u for found in by_class.values() for _, u in found)
     net = w.saved_usd if w.saved_usd is not None else Decimal(0)
     gross = total > net
+    whole = usd_sum(c.saved_usd for c in w.changes if c.priced and c.saved_usd > 0)
     for key in sorted(by_class, key=lambda k: (k[0] != "unknown", not k[1])):
         name, chosen = key
         found = by_class[key]
@@ -693,10 +752,13 @@ def _on_split_classes(fix: str, w: WhatIf, by_key: dict[tuple[str, str, int], Au
         said.append(f"{format_usd(usd)} of its {'gross ' if gross else ''}saving is on {len(found):,} miss(es) the loss "
                     f"split counts {name} ({_causes_text([row for row, _ in found])}): {why}")
     if said and gross:
-        said.append(f"gross: {'together ' if len(by_class) > 1 else ''}{format_usd(total)}, more than the "
-                    f"{format_usd(net)} it saves net, as "
+        rest = whole - total
+        said.append(f"gross: {format_usd(whole)} on every request it saves on ("
+                    + (f"{format_usd(total)} on the misses above, {format_usd(rest)} on others"
+                       if rest > 0 else "all of it on the misses above")
+                    + f"), against the {format_usd(net)} it saves net, as "
                     f"{'the keep-alive requests it sends and ' if _fix_name(fix) == 'keep-alive' else ''}its other "
-                    f"changes cost {format_usd(total - net)}")
+                    f"changes cost {format_usd(whole - net)}")
     return "; ".join(said)
 
 
@@ -894,6 +956,9 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
     another's setting (Claude Code's ENABLE_PROMPT_CACHING_1H for a Codex lane)."""
     def one(fmt: str, lifetimes: Lifetimes) -> tuple[str, str, str | None, str | None]:
         found = AGENT_SETTINGS.get((fmt, name))
+        if (fmt, name) in PER_WRITE_SETTINGS:
+            found = (msgspec.structs.replace(found, change=_ttl_change(name, lifetimes))
+                     if found is not None and lifetimes[0] else None)
         change = found.change if found is not None else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)
@@ -909,8 +974,10 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         setting = each[0][2] if names_setting(each[0][2]) else no_setting(agent)
         return agent, each[0][1], setting, each[0][3]
     change = "; ".join(f"{a}: {c}" for a, c, _, _ in each)
+    # An agent with none: its change says what to do (a TTL fix's, what to ask the provider for).
+    what = "what to ask for" if name.startswith("ttl-") else "what to do"
     setting = (no_setting(agent) if not any(names_setting(s) for _, _, s, _ in each) else
-               "; ".join(f"{a}: {s if names_setting(s) else f'{NONE_DOCUMENTED} (the change says what to ask for)'}"
+               "; ".join(f"{a}: {s if names_setting(s) else f'{NONE_DOCUMENTED} (the change says {what})'}"
                          for a, _, s, _ in each))
     sources = [f"{a}: {src}" for a, _, _, src in each if src]
     return agent, change, setting, "; ".join(sources) or None

@@ -1489,10 +1489,12 @@ def _setting_scope(file: str, fmt: str) -> str:
     unit whatever its folder is called, and a Cline ``tasks`` folder's tasks are one. A Claude
     Code subagent (``<project>/<session>/subagents/agent-<id>.jsonl``) lies two folders deeper
     than its session; a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
-    in the flat ``archived_sessions`` one. Other formats: the source (:func:`_source_of`)."""
-    parts = file.split("/")
+    in the flat ``archived_sessions`` one (a relative path from inside ``sessions``,
+    ``2026/06/10/r.jsonl``, is dated too: one home, not one a month). Other formats: the source
+    (:func:`_source_of`). Folders are split at ``/`` and ``\\`` alike (a Windows path)."""
+    parts = re.split(r"[/\\]", file)
     if fmt == "codex":
-        dated = len(parts) >= 5 and [len(p) for p in parts[-4:-1]] == [4, 2, 2] and all(
+        dated = len(parts) >= 4 and [len(p) for p in parts[-4:-1]] == [4, 2, 2] and all(
             p.isdigit() for p in parts[-4:-1])
         depth = 5 if dated else 2
     elif fmt in _SCOPE_DEPTH:
@@ -1501,7 +1503,8 @@ def _setting_scope(file: str, fmt: str) -> str:
             depth += 2
     else:
         return _source_of(file)
-    return "/".join(parts[:max(len(parts) - depth, 0)])
+    kept = parts[:max(len(parts) - depth, 0)]
+    return file[:max(sum(len(p) + 1 for p in kept) - 1, 0)]  # (the path's own separators)
 
 
 def _keep_alive_ttl(prev: TraceRequest, ttl: int) -> int:

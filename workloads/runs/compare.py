@@ -4,9 +4,11 @@ Two kinds of result compare:
 
 - **sweep**: ``runs.csv`` or the ``sweep --format json`` output. One *unit* per run, keyed by
   the run schema's keys (workload, window, engine, preset, profile, cache, seed).
-- **audit**: the ``audit --format json`` object (``{"schema": 4, "requests", "lanes",
-  "causes", "totals"}``). One unit per lane (keyed by file and lane), one for the totals, and
-  one per cause (shown, never gated: a cause's share moves whenever another one does).
+- **audit**: the ``audit --format json`` object (``{"schema": 6, "requests", "lanes",
+  "causes", "totals", ...}``; schemas 1 to 6 are read, :data:`~prefixbench.workloads.audit.schema.READ_SCHEMAS`).
+  One unit per lane (keyed by file and lane), one for the totals, and one per cause (shown, never
+  gated: a cause's share moves whenever another one does); recommendations and their ranks are
+  not read.
 
 Which figures a unit has, and which threshold gates each, is declared on the record's schema
 (:mod:`prefixbench.workloads.runs.schema`, :mod:`prefixbench.workloads.audit.schema`). A

@@ -101,3 +101,37 @@ def test_a_fix_whose_saving_is_unknown_stays_ranked(tmp_path: Path) -> None:
                     assumption="assumed", detail="no timestamps")
     (rec,) = _advised(tmp_path, cannot).recommendations
     assert rec.rank == 1
+
+
+def _rec(fix: str, saved: str | None, lost: str, unpriced: int = 0, detail: str = "its detail"):
+    from prefixbench.workloads.audit.losses import Recommendation
+
+    return Recommendation(rank=0, fix=fix, pattern="p", causes=(), requests=1, lanes=1, sessions=1, agent="pi", change="c",
+                          setting=None, source=None, saved_usd=None if saved is None else Decimal(saved),
+                          lost_usd=Decimal(lost), assumption="a", detail=detail, unpriced_requests=unpriced)
+
+
+def test_a_fix_whose_saving_on_some_misses_is_unknown_stays_ranked() -> None:
+    """Saved $0 on the priced requests, $0.40 lost, 2 misses in no dollar figure: its detail says
+    what it saves on them is unknown, so it is not known to save nothing (it was set apart)."""
+    from prefixbench.workloads.audit.advice import _rank_key, saves_nothing
+
+    partly = _rec("ttl-1h", "0", "0.40", unpriced=2,
+                  detail="does not pay on the priced requests: ...; what it saves on them is unknown")
+    assert not saves_nothing(partly)
+    assert _rank_key(partly)[0] == 1  # among the fixes whose saving is unknown
+    assert saves_nothing(_rec("ttl-1h", "0", "0.40"))  # all priced: known to save nothing
+    assert saves_nothing(_rec("ttl-1h", "-0.01", "0.40"))
+    # Recovering none of its misses, it saves nothing on the unpriced ones either.
+    assert saves_nothing(_rec("keep-alive", "0", "0.40", unpriced=2, detail=f"{RECOVERS_NONE}: re-simulated, ..."))
+
+
+def test_a_partly_unknown_fix_takes_a_rank_beside_one_that_saves() -> None:
+    from prefixbench.workloads.audit import advice
+
+    saves = _rec("keep-alive", "0.50", "0.60")
+    partly = _rec("ttl-1h", "0", "0.40", unpriced=2, detail="unknown saving")
+    nothing = _rec("static-system", "0", "0.10")
+    ranked = sorted((nothing, partly, saves), key=advice._rank_key)
+    assert [r.fix for r in ranked if not advice.saves_nothing(r)] == ["keep-alive", "ttl-1h"]
+    assert [r.fix for r in ranked if advice.saves_nothing(r)] == ["static-system"]

@@ -1,7 +1,9 @@
 """Every fix in what to change names its agent's setting or says none is documented for that
-agent: a user audit found ``1 ttl-auto Cline, Roo Code or Kilo Code saves $0.2590`` and Claude
-Code's ``1 keep-alive saves $6.5710`` with no setting line and no word that none exists (only a
-Codex TTL fix said ``none documented for Codex CLI``)."""
+agent: a user audit found a Cline-family TTL fix (Roo Code task folders) and Claude Code's
+``1 keep-alive saves $6.5710`` with no setting line and no word that none exists (only a Codex
+TTL fix said ``none documented for Codex CLI``); Roo Code's controlled-hierarchy tasks
+(jsboige-mcp-servers@dbe9a89) now read ``1 keep-alive Cline, Roo Code or Kilo Code saves
+$0.1867`` with ``setting: none documented for any of: Cline, Roo Code or Kilo Code``."""
 
 from __future__ import annotations
 
@@ -28,15 +30,26 @@ def test_every_agent_and_fix_names_a_setting_or_says_none_is_documented(fmt: str
     if found is not None and found.setting:
         assert setting == found.setting and names_setting(setting) and source == found.source
     else:
-        assert setting == no_setting(agent) == f"none documented for {agent}", (fmt, fix, setting)
+        one_of = "any of: " if fmt == "cline" else ""  # (the Cline family's name lists three agents)
+        assert setting == no_setting(agent) == f"none documented for {one_of}{agent}", (fmt, fix, setting)
         assert not names_setting(setting)
 
 
 def test_agents_sharing_a_fix_with_no_setting_say_so_once_naming_them_all() -> None:
     agent, change, setting, _ = advice._agent_advice("keep-alive", ["claude-code", "cline"], (True, frozenset()), None)
     assert agent == "Claude Code, Cline, Roo Code or Kilo Code"
-    assert setting == "none documented for Claude Code, Cline, Roo Code or Kilo Code"
+    # "any of" them: "for Claude Code, Cline, Roo Code or Kilo Code" read as alternatives.
+    assert setting == "none documented for any of: Claude Code, Cline, Roo Code or Kilo Code"
     assert change == advice.GENERIC_CHANGE["keep-alive"]
+
+
+def test_a_mixed_agents_keep_alive_says_its_change_says_what_to_do_not_what_to_ask_for() -> None:
+    """Keep-alive asks the provider for nothing: ``(the change says what to ask for)`` is a TTL
+    fix's wording."""
+    _, _, setting, _ = advice._agent_advice("keep-alive", ["pi", "claude-code"], (True, frozenset()), None)
+    assert setting == ('pi: cacheWarming: "idle" (settings.json); Claude Code: none documented (the change says what to do)')
+    _, _, setting, _ = advice._agent_advice("ttl-1h", ["claude-code", "codex"], (True, frozenset()), None)
+    assert setting.endswith("Codex CLI: none documented (the change says what to ask for)")
 
 
 def _long_gap(tmp_path: Path, reason: str | None = None) -> Path:
@@ -56,3 +69,22 @@ def test_claude_code_keep_alive_says_no_setting_is_documented_in_every_view(tmp_
     assert "   source:" not in text  # (a none-line has no source of its own)
     html = advice_html(audit_record(result))
     assert "setting: none documented for Claude Code" in html
+
+
+@pytest.mark.parametrize(("fix", "ttl"), [("ttl-1h", '"1h"'), ("ttl-5m", '"5m"'), ("ttl-auto", '"1h" or "5m"')])
+def test_opencode_ttl_fixes_name_its_documented_cache_ttl(fix: str, ttl: str) -> None:
+    """OpenCode documents a cache lifetime (its Warming page sets ``"providers": {"anthropic":
+    {"settings": {"cache": {"ttl": "1h"}}}}`` and links models#cache-lifetime): its TTL fixes said
+    ``none documented for OpenCode``."""
+    agent, change, setting, source = advice._agent_advice(fix, ["opencode"], (True, frozenset()), None)
+    assert agent == "OpenCode" and names_setting(setting)
+    assert setting.startswith(f"cache.ttl {ttl} in the settings of the ") and "opencode.json" in setting
+    assert "https://opencode.ai/docs/warming/" in source and "models#cache-lifetime" in source
+    assert change == advice._ttl_change(fix, (True, frozenset()))  # (Anthropic's words: a TTL per write)
+
+
+def test_opencode_ttl_setting_is_not_named_for_lanes_that_pick_a_retention_per_request() -> None:
+    """On OpenAI (a retention per request, no TTL per write) cache.ttl is not the setting to name."""
+    _, change, setting, _ = advice._agent_advice("ttl-1h", ["opencode"], (False, frozenset({"24h"})), None)
+    assert setting == "none documented for OpenCode"
+    assert "prompt_cache_retention" in change

@@ -75,3 +75,17 @@ def test_the_unit_is_read_from_each_agents_layout() -> None:
         "/g/rooveterinaryinc.roo-cline/tasks")
     # A file given alone, relative: no folder above it, one unit.
     assert _setting_scope("s.jsonl", "claude-code") == ""
+
+
+def test_a_codex_home_audited_from_inside_sessions_is_one_scope_not_one_a_month() -> None:
+    """``cd ~/.codex/sessions && prefixbench audit .`` gives ``2026/06/10/r.jsonl`` (4 parts): the
+    date was not read, and the scope became ``2026/06``, one home per month."""
+    assert _setting_scope("2026/05/30/a.jsonl", "codex") == _setting_scope("2026/06/01/b.jsonl", "codex") == ""
+    assert _setting_scope("sessions/2026/05/30/a.jsonl", "codex") == _setting_scope("sessions/2026/06/01/b.jsonl", "codex")
+
+
+def test_a_windows_path_is_split_at_backslashes_too() -> None:
+    home = "C:\\Users\\u\\.codex"
+    assert _setting_scope(f"{home}\\sessions\\2026\\05\\30\\a.jsonl", "codex") == home
+    assert _setting_scope(f"{home}\\sessions\\2026\\06\\01\\b.jsonl", "codex") == home
+    assert _setting_scope("C:\\u\\copy\\-w\\s\\subagents\\agent-a1.jsonl", "claude-code") == "C:\\u\\copy"
