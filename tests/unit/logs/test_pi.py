@@ -1499,7 +1499,7 @@ def _kimi_msg(ts_ms: int, usage: dict) -> dict:
 def test_reads_that_overrun_their_prompt_are_the_whole_prompt_read(tmp_path: Path) -> None:
     """Kimi Code's Anthropic-compatible endpoint counts reads in 64-token blocks: a read can
     exceed the prompt, its input_tokens (prompt less reads) then negative, as pi keeps it (a real
-    OpenClaw home: 46 of 2,225 calls, -12 to -499). Main refused the file: usage.input is not a
+    OpenClaw home: 46 of 2,209 calls, -12 to -499). Main refused the file: usage.input is not a
     non-negative integer (-385)."""
     path = _pi(tmp_path / "kimi.jsonl", [
         _pi_msg("user", 1_000),

@@ -300,7 +300,7 @@ def over_read(usage: dict) -> int:
     whole cache blocks can report more read than the prompt held, and its ``input_tokens``
     (prompt less reads) is then negative, which pi keeps as sent. Measured on a real OpenClaw
     home (2026-04, pi's ``anthropic-messages`` to Kimi Code, ``kimi-coding``): every read a
-    multiple of 64 tokens, 46 of 2,225 calls with ``input`` -12 to -499, ``totalTokens`` still
+    multiple of 64 tokens, 46 of 2,209 calls with ``input`` -12 to -499, ``totalTokens`` still
     ``input + output + cacheRead``. Such a call read its whole prompt (``input + cacheRead``);
     0 for any other call (a negative ``input`` beyond the reads stays bad input)."""
     tokens_in, reads = usage.get("input"), usage.get("cacheRead")
