@@ -21,7 +21,15 @@ and gateway injections (assistant messages of zero usage, no call):
   (``minimax-portal``, MiniMax's own Anthropic-compatible API);
 * github.com/abhishekibr2/openclaw (2026-02): gemini-3-flash-preview through pi's
   ``google-gemini-cli`` (Gemini CLI's sign-in), five agents: reads off the 3,924-token grid, 61 within 3%
-  (60 before a call sent more than 10 min after its lane's previous one read nothing).
+  (60 before a call sent more than 10 min after its lane's previous one read nothing);
+* github.com/sunlinhua-dotcom/open-306 (2026-02-17/24, OpenClaw 2026.2.15): glm-5 on Z.AI;
+* github.com/CourtReinland/blueos (2026-01-29/30, OpenClaw 2026.1.29): claude-opus-4-5 on Anthropic;
+* github.com/MaxSaiets/myOpenCL (2026-03-22/24, OpenClaw 2026.3.14): a local router's "gpt-4o";
+* github.com/andrewcarterman-ops/andre-ai-harness (2026-04, an ``agents/`` folder): k2p5 and
+  kimi-k2-thinking through Kimi Code (``kimi-coding``, ``anthropic-messages``), whose reads, in
+  64-token blocks, overrun 46 calls' prompts (``input`` negative): each read as its whole prompt;
+* github.com/openclawlaw-cpu/OpenClawLog (2026-03-14, OpenClaw 2026.3.12): Qwen's free portal
+  (``qwen-portal``) writes every reply with zero usage, then 429 quota errors: nothing to audit.
 
 What is checked is each home's usage recounted from its raw fields, and how many of its reads
 are predicted within 3%; and that one home's sessions put into an agent database (later
@@ -37,6 +45,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from prefixbench.reports.cli import main
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
@@ -74,6 +83,18 @@ HOMES = {
                                             2, 143, 1_153_931, 16_318, 1_365_866, 1_093_216, 8, 125),
     "PREFIXBENCH_ABHISHEKIBR2_OPENCLAW_REPO": ("abhishekibr2/openclaw", "c38740060fb9a2f6bc10d47ffc75fa85b053648a",
                                                "agents/", 9, 110, 1_056_360, 14_950, 3_314_206, 0, 0, 61),
+    # Out of sample (oos62b, 2026-12-07): OpenClaw 2026.2.15, glm-5 on Z.AI (Kimi's calls all errors).
+    "PREFIXBENCH_SUNLINHUA_OPEN306_REPO": ("sunlinhua-dotcom/open-306", "4e3da7bca8189a9aaf53e83904e6742b899ff2b1",
+                                           ".openclaw/agents/", 6, 707, 17_473_848, 167_498, 24_631_616, 0, 59, 327),
+    # OpenClaw 2026.1.29, claude-opus-4-5 on Anthropic (11 of its 15 replies errors, no usage). Its
+    # sessions folder only: the home's agents/main/agent/auth-profiles.json is committed with its
+    # secrets cut out (malformed JSON), bad input the CLI names and leaves out (exit 2).
+    "PREFIXBENCH_COURTREINLAND_BLUEOS_REPO": ("CourtReinland/blueos", "dfdf14cc0f6a8e71505de6f4c221f021c908ad66",
+                                              ".openclaw/agents/main/sessions/", 3, 4, 38, 819, 15_031, 46_686, 0, 3),
+    # OpenClaw 2026.3.14: a custom provider "router" (a local router, its "gpt-4o" named "Gemini 2.5
+    # Flash via Smart Router" in openclaw.json: provider unknown), and free models through OpenRouter.
+    "PREFIXBENCH_MAXSAIETS_MYOPENCL_REPO": ("MaxSaiets/myOpenCL", "9ea596b0595adbf44467a261c1cee0ef98993f54",
+                                            ".openclaw/agents/", 14, 355, 1_812_667, 81_657, 1_210_752, 0, 20, 180),
 }
 
 
@@ -156,3 +177,54 @@ def test_the_same_sessions_in_an_agent_database_read_the_same(tmp_path: Path) ->
     t = result.totals
     assert [t.requests, t.input, t.output, t.cache_read, (t.cache_write or 0)] == sums[:5]
     assert sum(f.read_within for f in result.files) == within
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "json"], ["--what-if", "all"]])
+def test_a_home_whose_provider_writes_no_usage_is_refused_in_one_line(tmp_path: Path, capsys, extra: list[str]) -> None:
+    # Qwen's portal (qwen-portal coder-model / vision-model through openai-completions) wrote
+    # every reply of this session with all-zero usage, then 429 "Free allocated quota exceeded":
+    # no call to count, so the audit refuses in one line, naming the session and its first reply.
+    env, repo, commit = "PREFIXBENCH_OPENCLAWLOG_REPO", "openclawlaw-cpu/OpenClawLog", "55f6ac830307a519e43466f7903ff65b4096b509"
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    names = [n for n in files_at(mirror, commit, url, env) if n.startswith(".openclaw/agents/") and _TRANSCRIPT.search("/" + n)]
+    assert len(names) == 1
+    target = tmp_path / names[0]
+    target.parent.mkdir(parents=True)
+    target.write_bytes(file_at(mirror, commit, names[0], url, env))
+    assert _sums([target]) == (0, 0, 0, 0, 0, 2)
+    assert main(["audit", str(tmp_path), *extra]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert captured.out == "" and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert re.search(r"nothing to audit: no model call with usage in the logs given "
+                     r"\(\S+/1f979e30-12ad-4b66-80ac-bcbb53b985ff\.jsonl:6: stop call with no usage", err)
+
+
+def test_kimi_code_reads_that_overrun_their_prompt_read_the_whole_prompt(tmp_path: Path) -> None:
+    # 29 transcripts, 2,209 calls through Kimi Code (kimi-coding, anthropic-messages): every read a
+    # multiple of 64 tokens, 46 written with a negative input (-12 to -499).
+    # Each is read as its whole prompt, input + cacheRead, read: the prompts sum as logged, the
+    # reads 12,647 fewer than cacheRead sums, the uncached input as many more. Before: 7 of the 29
+    # files bad input ("usage.input is not a non-negative integer (-385)"), 1,583 calls, exit 2.
+    env, repo, commit = ("PREFIXBENCH_ANDRE_AI_HARNESS_REPO", "andrewcarterman-ops/andre-ai-harness",
+                         "e51e0ee340ddcd987eada970761238cb23daacd2")
+    mirror = Path(os.environ.get(env, f"/work/.mirror/{repo.replace('/', '+')}/repo"))
+    url = f"github.com/{repo}"
+    for name in files_at(mirror, commit, url, env):
+        if name.startswith("agents/") and _TRANSCRIPT.search("/" + name):
+            target = tmp_path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file_at(mirror, commit, name, url, env))
+    paths = sorted(p for p in tmp_path.rglob("*") if _TRANSCRIPT.search(p.as_posix()))
+    assert len(paths) == 29
+    calls, uncached, output, read, write, only = _sums(paths)
+    assert (calls, uncached, output, read, write, only) == (2_209, 140_716_927, 692_466, 80_522_624, 0, 10)
+    result = run_audit([tmp_path])
+    t = result.totals
+    assert sum(f.format == "pi" for f in result.files) == 29
+    assert (t.requests, t.output) == (calls, output)
+    assert (t.input, t.cache_read) == (uncached + 12_647, read - 12_647)
+    assert sum(int(n.split()[0]) for f in result.files for n in f.notes if "cacheRead exceeds the prompt" in n) == 46
+    assert {m.model: m.requests for m in result.models} == {"k2p5": 1_813, "kimi-k2-thinking": 396}
+    assert sum(f.read_within for f in result.files) == 693

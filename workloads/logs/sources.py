@@ -29,6 +29,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    HERMES_SESSION,
     NANOBOT_SESSION,
     QODER_SESSION,
     database_of,
@@ -36,6 +37,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_hermes_session,
     is_nanobot_session_header,
     is_qoder_session_header,
     kiro_session,
@@ -416,6 +418,8 @@ def _one_object_reason(path: Path) -> str | None:
         return HEADLESS + DROID_SESSION  # (before its messages, shaped like pi's, are classified)
     if isinstance(values[0], dict) and is_qoder_session_header(values[0]):
         return HEADLESS + QODER_SESSION  # (before its entries, Claude Code's, are classified)
+    if isinstance(values[0], dict) and is_hermes_session(values[0]):
+        return HEADLESS + HERMES_SESSION  # (before its model and messages, a chat-completions body's, are classified)
     for value in values:
         name = classify_record(value)
         if name is None:

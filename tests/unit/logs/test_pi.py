@@ -1488,3 +1488,37 @@ def test_pi_rpc_get_state_names_the_starting_thinking_level(tmp_path: Path) -> N
     assert [dict(r.envelope)["thinking"] for r in requests] == ["on", "off"]
     assert ("thinking_change", "medium -> off") in requests[1].events
     assert not any("named a thinking level" in n for n in summaries[0].notes)
+
+
+def _kimi_msg(ts_ms: int, usage: dict) -> dict:
+    entry = _pi_msg("assistant", ts_ms, usage)
+    entry["message"].update({"provider": "kimi-coding", "model": "k2p5"})
+    return entry
+
+
+def test_reads_that_overrun_their_prompt_are_the_whole_prompt_read(tmp_path: Path) -> None:
+    """Kimi Code's Anthropic-compatible endpoint counts reads in 64-token blocks: a read can
+    exceed the prompt, its input_tokens (prompt less reads) then negative, as pi keeps it (a real
+    OpenClaw home: 46 of 2,209 calls, -12 to -499). Main refused the file: usage.input is not a
+    non-negative integer (-385)."""
+    path = _pi(tmp_path / "kimi.jsonl", [
+        _pi_msg("user", 1_000),
+        _kimi_msg(1_010, {**_u(21_311, 0, 0, 41), "totalTokens": 21_352}),
+        _pi_msg("toolResult", 5_000),
+        _kimi_msg(5_010, {**_u(-385, 21_696, 0, 41), "totalTokens": 21_352}),
+        _pi_msg("toolResult", 9_000),
+        _kimi_msg(9_010, {**_u(700, 21_696, 0, 50), "totalTokens": 22_446}),
+    ])
+    requests, summaries = load_trace([path])
+    usages = [r.usage for r in requests]
+    # The prompt is input + cacheRead as the provider counted it (totalTokens less output), all read.
+    assert [(u.uncached, u.cache_read, u.output) for u in usages] == [(21_311, 0, 41), (0, 21_311, 41), (700, 21_696, 50)]
+    assert [u.prompt + u.output for u in usages] == [21_352, 21_352, 22_446]
+    assert any("1 call(s) whose cacheRead exceeds the prompt (usage.input negative, -385 to -385" in n
+               for n in summaries[0].notes)
+
+
+def test_a_negative_input_beyond_the_reads_is_still_refused(tmp_path: Path) -> None:
+    path = _pi(tmp_path / "bad.jsonl", [_pi_msg("user", 1_000), _kimi_msg(1_010, _u(-500, 400, 0, 41))])
+    with pytest.raises(UserError, match=r"bad.jsonl:3: usage.input is not a non-negative integer \(-500\)"):
+        load_trace([path])

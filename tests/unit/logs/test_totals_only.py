@@ -21,6 +21,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE,
+    HERMES_SESSION,
     KIRO_CONVERSATION,
     NANOBOT_SESSION,
     QODER_SESSION,
@@ -210,6 +211,40 @@ def test_a_nanobot_session_is_refused_in_one_line_naming_nanobot(tmp_path: Path)
     with pytest.raises(UserError) as caught:
         run_audit([other])
     assert "a nanobot session" not in str(caught.value)
+
+
+#: A Hermes Agent session log (NousResearch/hermes-agent: ~/.hermes/sessions/session_<time>_<id>.json,
+#: rewritten whole after each turn): the session's model, endpoint, system prompt, tools and
+#: messages (chat-completions shaped), no call's usage.
+HERMES_FILE = {
+    "session_id": "20260424_182100_85ae43c6", "model": "glm-5", "base_url": "https://opencode.ai/zen/go/v1",
+    "platform": "telegram", "session_start": "2026-04-24T18:21:00.412345", "last_updated": "2026-04-24T18:29:51.100000",
+    "system_prompt": "You are Hermes.", "tools": [{"type": "function", "function": {"name": "terminal", "parameters": {}}}],
+    "message_count": 4,
+    "messages": [
+        {"role": "user", "content": "what is in the repo?"},
+        {"role": "assistant", "content": "", "reasoning": "list it", "finish_reason": "tool_calls",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{\"command\": \"ls\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "README.md"},
+        {"role": "assistant", "content": "A README.", "finish_reason": "stop"},
+    ],
+}
+
+
+def test_a_hermes_session_log_is_refused_in_one_line_not_read_as_one_request(tmp_path: Path) -> None:
+    # A real home (juliuss1907/knowledge-base's .hermes/sessions/, 2026-04/05: 13 such files of
+    # 2 to 82 messages each, glm-5 through OpenCode Zen Go) audited as 13 chat-completions
+    # requests, one a file, none with usage, $0.36 and a hit ratio estimated from nothing.
+    path = tmp_path / "session_20260424_182100_85ae43c6.json"
+    path.write_text(json.dumps(HERMES_FILE))
+    _refused_in_one_line(path, HERMES_SESSION)
+    with pytest.raises(UserError, match=r"none is a log \(session_20260424_182100_85ae43c6\.json: a Hermes Agent session"):
+        find_log_files([tmp_path])
+    # A chat-completions request body (a model and messages, none of the session's keys) is still one.
+    body = tmp_path / "body" / "request.json"
+    body.parent.mkdir()
+    body.write_text(json.dumps({"model": "glm-5", "messages": HERMES_FILE["messages"], "tools": HERMES_FILE["tools"]}))
+    assert [f.format for f in run_audit([body]).files] == ["chat-completions"]
 
 
 def test_a_crush_database_is_the_crush_kind_not_gooses(tmp_path: Path) -> None:

@@ -63,12 +63,14 @@ from prefixbench.workloads.logs.formats.totals_only import (
     CURSOR_TRANSCRIPT,
     DROID_SESSION,
     GOOSE_SESSION,
+    HERMES_SESSION,
     NANOBOT_SESSION,
     QODER_SESSION,
     is_augment_session,
     is_cursor_transcript_line,
     is_droid_session_header,
     is_goose_session_header,
+    is_hermes_session,
     is_nanobot_session_header,
     is_qoder_session_header,
     kiro_session,
@@ -364,6 +366,9 @@ def _first_look(path: Path) -> tuple[LogFormat | None, int, int, str | None]:
         if seen == 1 and isinstance(record.value, dict) and is_qoder_session_header(record.value):
             # (its entries are Claude Code's: told before they are classified)
             return None, seen, first_line, f"{path}:{record.line}: {QODER_SESSION}"
+        if seen == 1 and isinstance(record.value, dict) and is_hermes_session(record.value):
+            # (its model and messages are a chat-completions body's: told before it is classified)
+            return None, seen, first_line, f"{path}:{record.line}: {HERMES_SESSION}"
         guess = classify_record(record.value)
         if guess is not None:
             return FORMATS[guess], seen, first_line, None

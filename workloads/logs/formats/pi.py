@@ -295,6 +295,25 @@ _THINKING_UNKNOWN = ("{:,} call(s) before pi {} output named a thinking level (i
                      "off; a change after them is logged as from unknown")
 
 
+def over_read(usage: dict) -> int:
+    """How many tokens a call's ``cacheRead`` overran its prompt by: a provider counting reads in
+    whole cache blocks can report more read than the prompt held, and its ``input_tokens``
+    (prompt less reads) is then negative, which pi keeps as sent. Measured on a real OpenClaw
+    home (2026-04, pi's ``anthropic-messages`` to Kimi Code, ``kimi-coding``): every read a
+    multiple of 64 tokens, 46 of 2,209 calls with ``input`` -12 to -499, ``totalTokens`` still
+    ``input + output + cacheRead``. Such a call read its whole prompt (``input + cacheRead``);
+    0 for any other call (a negative ``input`` beyond the reads stays bad input)."""
+    tokens_in, reads = usage.get("input"), usage.get("cacheRead")
+    if type(tokens_in) is int and type(reads) is int and tokens_in < 0 <= tokens_in + reads:
+        return -tokens_in
+    return 0
+
+
+#: The note of a file with calls whose reads overran their prompt (:func:`over_read`).
+_OVER_READ = ("{:,} call(s) whose cacheRead exceeds the prompt (usage.input negative, {:,} to {:,}: the provider "
+              "counts reads in whole cache blocks): read as the whole prompt, input + cacheRead, read from cache")
+
+
 def _usage(usage: dict, where: str, api: object = None, provider: object = None) -> Usage:
     """pi's usage: ``input`` excludes ``cacheRead`` and ``cacheWrite`` (of which ``cacheWrite1h``,
     in later pi, is the part written with a 1 h lifetime), but for the Gemini APIs
@@ -304,7 +323,9 @@ def _usage(usage: dict, where: str, api: object = None, provider: object = None)
     (:attr:`~prefixbench.simulator.usage.Usage.writes_reported`), but through a host running open
     models itself (``provider``: Ollama, LM Studio), which reports no cache use at all."""
     reads = count(usage.get("cacheRead"), where, "usage.cacheRead")
-    tokens_in = count(usage.get("input"), where, "usage.input")
+    over = over_read(usage)
+    tokens_in = 0 if over else count(usage.get("input"), where, "usage.input")
+    reads -= over  # (the whole prompt read: input + cacheRead; see over_read)
     output = count(usage.get("output"), where, "usage.output")
     if api in _INPUT_INCLUDES_READS and 0 < reads <= tokens_in and usage.get("totalTokens") != tokens_in + reads + output:
         tokens_in -= reads
@@ -363,6 +384,8 @@ class _Session:
         self.openclaw: dict[str, int] = {}
         #: The calls timed by their entry's ``timestamp``, their message having none (pi before 0.6.0).
         self.entry_timed = 0
+        #: How far each counted call's reads overran its prompt, where they did (see :func:`over_read`).
+        self.over_read: list[int] = []
         #: A header's source file and time, until the entry after it says fork or fresh start.
         self.header_source: tuple[object, int | None] | None = None
         #: The tool results OpenClaw's latest pruning marker lists, as (key, mode).
@@ -568,6 +591,8 @@ class _Session:
             return True
         self.cost += spent
         self.cost_apart |= spent <= 0
+        if over_read(usage):
+            self.over_read.append(over_read(usage))
         self.seen.setdefault(key, node)
         warm, summary = kind == _CACHE_WARM, kind == "summary"
         provider = str(call.get("provider") or UNKNOWN.name)
@@ -685,6 +710,8 @@ class _Session:
             return
         self.cost += spent
         self.cost_apart |= spent <= 0
+        if over_read(usage):
+            self.over_read.append(over_read(usage))
         sent = message.get("timestamp")
         entry_time = as_dict(record.value).get("timestamp")
         if sent is None and entry_time is not None:
@@ -928,6 +955,8 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{skipped} {_OPENCLAW_NOTES[kind]}",)
     if session.entry_timed:
         notes += (_ENTRY_TIMED.format(session.entry_timed),)
+    if session.over_read:
+        notes += (_OVER_READ.format(len(session.over_read), -min(session.over_read), -max(session.over_read)),)
     if session.thinking_unknown:
         notes += (_THINKING_UNKNOWN.format(session.thinking_unknown, session.output),)
     if session.cost:
@@ -996,6 +1025,7 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     num_skipped: dict[str, int] = {}
     tools: list[_ToolCounts] = []  # (each session's counts only: a session is let go once read)
     unjudged: list[tuple[str, object]] = []
+    overrun: list[int] = []
     for session_id, entries in (openclaw_db.sessions(path) if openclaw else pi_db.sessions(path)):
         session = _Session(Path(f"{path}#{session_id}"), ctx.pi_calls)
         for seq, value in entries:
@@ -1007,10 +1037,13 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
         for kind, num in session.openclaw.items():
             num_skipped[kind] = num_skipped.get(kind, 0) + num
         tools.append(_tool_counts(session))
+        overrun += session.over_read
         unjudged += [(f"session {session_id} entry {seq}", before) for seq, before in session.unjudged + session.compacted]
     notes = tuple(f"{num} {_OPENCLAW_NOTES[kind]}" for kind, num in sorted(num_skipped.items()))
     notes += _tool_usage_notes(tools)
     notes += _unjudged_note(unjudged)
+    if overrun:
+        notes += (_OVER_READ.format(len(overrun), -min(overrun), -max(overrun)),)
     out, unknown = writes_left_as_logged(out)
     if unknown:
         notes += (_WRITES_UNKNOWN.format(unknown),)

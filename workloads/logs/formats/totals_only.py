@@ -202,6 +202,23 @@ def is_cursor_transcript_line(value: dict) -> bool:
             and message.keys() == {"content"} and isinstance(message["content"], list))
 
 
+#: What a Hermes Agent session log is, and why it is no log to audit (said after ``file:line: ``).
+HERMES_SESSION = (
+    "a Hermes Agent session log (sessions/session_<time>_<id>.json): the session's model, system prompt, tools and "
+    "messages, rewritten after each turn, no call's usage (its state.db sums each session's tokens): no request to "
+    "audit; record Hermes Agent's calls with `prefixbench proxy`"
+)
+#: The keys a Hermes Agent session log has beside its ``messages`` (hermes-agent's ``_save_session_log``).
+_HERMES_KEYS = frozenset({"session_id", "platform", "session_start", "last_updated", "message_count"})
+
+
+def is_hermes_session(value: dict) -> bool:
+    """Whether a JSON object is a Hermes Agent session log: a ``session_id``, the ``messages`` and
+    the session's ``platform``, ``session_start``, ``last_updated`` and ``message_count``. (Its
+    ``model`` and ``messages`` are a chat-completions request body's: told before that is.)"""
+    return isinstance(value.get("session_id"), str) and isinstance(value.get("messages"), list) and _HERMES_KEYS <= value.keys()
+
+
 #: What a nanobot session is, and why it is no log to audit (said after ``file:line: ``).
 NANOBOT_SESSION = (
     "a nanobot session (sessions/<channel>_<chat>.jsonl): a metadata line, then each message's role and content, "
