@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, engine_served, model_paid_cell, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -374,7 +374,7 @@ def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int], tupl
 def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
     """A group's *paid* cell: its dollars, and its requests in none of them (:func:`paid_cell`)."""
     return paid_cell(format_usd(group.cost_usd), group.requests, group.unpriced_requests, group.unpriced_no_usage,
-                     group.ranged_requests)
+                     group.ranged_requests, group.self_hosted_requests)
 
 
 def _lost(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
@@ -625,14 +625,13 @@ ENGINE_PROVIDER = (
 
 
 def _model_lines(result: AuditResult) -> list[str]:
-    engines = engine_served(result.unpriced_hosts)
     return list(text_lines(
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
                 _via(result, m), m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
                 _count(m.cache_write), model_paid_cell(format_usd(m.cost_usd), m.requests, m.unpriced_requests, m.unpriced_no_usage,
-                                                       m.ranged_requests, m.priced, engines[m.model]), _lost(m),
+                                                       m.ranged_requests, m.priced, m.self_hosted_requests), _lost(m),
             ]
             for m in result.models
         ],

@@ -609,7 +609,7 @@ def _paid(group: dict) -> str:
     """A session's, day's, lane's or file's *paid* cell, as the terminal's (:func:`paid_cell`)."""
     # (null where none of its requests is priced: the cell then says why, not a figure)
     return paid_cell(fmt_usd(group["cost_usd"] or 0), group["requests"], group.get("unpriced_requests", 0),
-                     group.get("unpriced_no_usage", 0), group.get("ranged_requests", 0))
+                     group.get("unpriced_no_usage", 0), group.get("ranged_requests", 0), group.get("self_hosted_requests", 0))
 
 
 def _lost(group: dict) -> str:

@@ -125,6 +125,8 @@ LANE_FIELDS: tuple[Field, ...] = (
     # Requests whose loss nothing tells (no cache use reported, no prediction from a logged body):
     # all of them, and ``lost_usd`` is null (not reported); some, and it sums the others only.
     _figure("unseen_requests"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    _figure("self_hosted_requests"),
 )
 
 #: One cause of misses: shown by compare, never gated (``unpriced_requests``: its misses that
@@ -183,6 +185,8 @@ MODEL_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    Field("self_hosted_requests", "int"),
     # The service of the maker's models its requests went to (null: none names one); where not
     # all went to the one service, each with its count: ``Azure OpenAI deployment 'a', 2 req; ...``.
     Field("service", "str?"),
@@ -202,6 +206,8 @@ FILE_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    Field("self_hosted_requests", "int"),
     Field("notes", "texts"),
 )
 
@@ -302,6 +308,8 @@ ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    Field("self_hosted_requests", "int"),
 )
 
 #: One explicit cache the logs created (Gemini ``cachedContents``), priced: its tokens once at the
