@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, no_usage_words, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -340,16 +340,10 @@ def _headline(result: AuditResult) -> str:
 
 
 def _no_usage_words(result: AuditResult) -> str:
-    """The headline's tokens where no request reports usage: the prompt and reply lengths the
-    files give for every request (a block-hash agent trace's ``in`` and ``out``: their sums, as
-    the files hold them), only the provider's cache counts missing; or, some file giving none,
-    no token figure at all."""
-    given = [f.lengths for f in result.files if f.requests]
-    if not given or any(lengths is None for lengths in given):
-        return "usage not reported (the logs give no input, output or cache tokens)"
-    prompts, replies = (sum(lengths[n] for lengths in given if lengths is not None) for n in (0, 1))
-    return (f"prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per request, the cached part inside "
-            "the prompts); cache read and write not reported (the logs give no provider cache counts)")
+    """The headline's tokens where no request reports usage (:func:`no_usage_words`): the lengths
+    the files give for every request (a block-hash agent trace's ``in`` and ``out``: their sums,
+    :attr:`Totals.logged_prompt_tokens`), or, some file giving none, no token figure at all."""
+    return no_usage_words(result.totals.logged_prompt_tokens, result.totals.logged_output_tokens)
 
 
 def _write(count: int | None) -> str:

@@ -137,6 +137,17 @@ def model_paid_cell(paid: str, requests: int, unpriced: int, no_usage: int, rang
     return paid_cell(paid, requests, unpriced, no_usage, ranged, engine)
 
 
+def no_usage_words(prompts: int | None, replies: int | None) -> str:
+    """The headline's tokens where no request reports usage (the table's and report.html's): the
+    prompt and reply lengths the logs give for every request (``prompts``, ``replies``: the
+    totals' ``logged_prompt_tokens`` and ``logged_output_tokens``), only the provider's cache
+    counts missing; or, None, no token figure at all."""
+    if prompts is None or replies is None:
+        return "usage not reported (the logs give no input, output or cache tokens)"
+    return (f"prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per request, the cached part inside "
+            "the prompts); cache read and write not reported (the logs give no provider cache counts)")
+
+
 def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
     """What the headline's *paid* adds where calls went through a relay (``(provider, model, relay,
     requests)``: :attr:`~prefixbench.workloads.audit.core.AuditResult.relays`): the maker's list

@@ -327,8 +327,19 @@ class FileCalibration(msgspec.Struct, frozen=True):
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
     #: The file's own prompt and reply lengths summed, where it gives them for every request and
-    #: reports no usage (:attr:`FileSummary.lengths`); not in the JSON's file records.
+    #: reports no usage (:attr:`FileSummary.lengths`): the JSON's ``logged_prompt_tokens`` and
+    #: ``logged_output_tokens`` (null where it gives none).
     lengths: tuple[int, int] | None = None
+
+    @property
+    def logged_prompt_tokens(self) -> int | None:
+        """The prompt tokens the file's own lengths sum to (a block-hash trace's ``in``), or None."""
+        return None if self.lengths is None else self.lengths[0]
+
+    @property
+    def logged_output_tokens(self) -> int | None:
+        """The output tokens the file's own lengths sum to (a block-hash trace's ``out``), or None."""
+        return None if self.lengths is None else self.lengths[1]
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -371,6 +382,11 @@ class Totals(msgspec.Struct, frozen=True):
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
+    #: The prompt and output tokens the files' own lengths give (:attr:`FileCalibration.lengths`,
+    #: a block-hash trace's ``in`` and ``out``), summed where every file with requests gives them
+    #: (the headline's ``prompts N tokens and output M``); None where any gives none.
+    logged_prompt_tokens: int | None = None
+    logged_output_tokens: int | None = None
 
 
 class RollUp(msgspec.Struct, frozen=True):
@@ -3497,12 +3513,14 @@ def _summarize(
     totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches), where)
     days = sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))
     relays, services = relayed(requests), served_through(requests)
+    files = _both(_file_calibrations(sums.calibrations, summaries, of_file, _relays_by_file(requests)), where, hosted, "file",
+                  lambda f: f.file)
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
         _both(sums.lanes, where, hosted, "lane", lambda lane: (lane.file, lane.lane)),
         _cause_summaries(sums.causes),
-        _both(_file_calibrations(sums.calibrations, summaries, of_file, _relays_by_file(requests)), where, hosted, "file", lambda f: f.file),
-        totals,
+        files,
+        _logged_lengths(totals, files),
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services, prices.missing) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
         _with_services(_both(_model_summaries(sums.models, prices, of_model, ranged_models), where, hosted, "model",
@@ -3517,6 +3535,16 @@ def _summarize(
         services=services,
         sessionless_lanes=sessionless,
     )
+
+
+def _logged_lengths(totals: Totals, files: Sequence[FileCalibration]) -> Totals:
+    """``totals`` with the prompt and output tokens the files' own lengths give, where every file
+    with requests gives them (:attr:`Totals.logged_prompt_tokens`)."""
+    given = [f.lengths for f in files if f.requests]
+    if not given or any(lengths is None for lengths in given):
+        return totals
+    return replace(totals, logged_prompt_tokens=sum(lengths[0] for lengths in given if lengths is not None),
+                   logged_output_tokens=sum(lengths[1] for lengths in given if lengths is not None))
 
 
 def _ranged(items: Sequence, where: Counter[tuple[str, object]], group: str, key: Callable[[object], object],
