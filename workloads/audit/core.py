@@ -3816,7 +3816,8 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
     for summary in summaries:
         requests, within, error, cost, lost, unpriced, no_usage, unseen = (
             sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0))))
-        check = cost_check_note(summary.logged_cost, cost, requests, unpriced, relays.get(summary.file, frozenset()))
+        check = cost_check_note(summary.logged_cost, cost, requests, unpriced, relays.get(summary.file, frozenset()),
+                                summary.relay_by_cost)
         files.append(
             FileCalibration(
                 summary.file,
@@ -4275,13 +4276,17 @@ COST_CHECK_ROOM = Decimal("0.01")
 OPENROUTER_BYOK_FEE = Decimal("0.05")
 
 
-def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced: int, relays: Collection[str]) -> str:
+def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced: int, relays: Collection[str],
+                    by_cost: bool = False) -> str:
     """What the audit says where a file's own cost fields (``logged``: :attr:`FileSummary.logged_cost`)
     are off the dollars it priced the file's ``requests`` at (``cost``) by more than
-    :data:`COST_CHECK_ROOM`: by how much, and why only where the log decides it: every call went
-    through OpenRouter (``relays``, as the reader named it) and the sum is 1.05 times the dollars
-    here (within half a percent): OpenRouter's fee on calls of a key of one's own. "" where they
-    agree, or where some request is unpriced (the two sums are then not of the same calls)."""
+    :data:`COST_CHECK_ROOM`: by how much, and why where a reason fits: every call went through
+    OpenRouter (``relays``, as the reader named it) and the sum is 1.05 times the dollars here
+    (within half a percent): OpenRouter's fee on calls of a key of one's own; ``by_cost``: the
+    reader told that relay from the same cost fields (:attr:`FileSummary.relay_by_cost`), which
+    the note says, the log naming none. Otherwise that the two disagree, claiming neither is the
+    bill (the cost field of pi or Cline is the agent's own estimate). "" where they agree, or
+    where some request is unpriced (the two sums are then not of the same calls)."""
     if not logged or unpriced or not requests or cost <= 0:
         return ""
     stated = Decimal(repr(logged))
@@ -4291,11 +4296,14 @@ def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced
     said = (f"cost check: the log's own cost fields are {abs(off):.1%} {'above' if off > 0 else 'below'} the dollars here "
             f"(${cost:.4f}, the maker's list price of the counts read): ")
     if {relay.lower() for relay in relays} == {"openrouter"} and abs(off - OPENROUTER_BYOK_FEE) <= Decimal("0.005"):
-        return said + ("every call went through OpenRouter, whose cost field is the upstream's bill and OpenRouter's "
+        return said + ("every call went through OpenRouter" + (
+            " (told from the cost: the log names no relay, and these same cost fields showed its handler)"
+            if by_cost else "") + ", whose cost field is the upstream's bill and OpenRouter's "
                        f"{OPENROUTER_BYOK_FEE:.0%} fee on a call made with a provider key of one's own (BYOK): the fee is "
                        "not in the dollars here")
     return said + ("the log does not say why (a fee, a discount, a price other than the list price, or counts read "
-                   "otherwise than the agent billed them): the dollars here are not the bill")
+                   "otherwise than the agent billed them): the two disagree, and the log does not say which, if "
+                   "either, is the bill")
 
 
 def _relays_by_file(requests: Iterable[TraceRequest]) -> dict[str, frozenset[str]]:
