@@ -18,7 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, engine_served, model_paid_cell, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, no_usage_words, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -340,16 +340,10 @@ def _headline(result: AuditResult) -> str:
 
 
 def _no_usage_words(result: AuditResult) -> str:
-    """The headline's tokens where no request reports usage: the prompt and reply lengths the
-    files give for every request (a block-hash agent trace's ``in`` and ``out``: their sums, as
-    the files hold them), only the provider's cache counts missing; or, some file giving none,
-    no token figure at all."""
-    given = [f.lengths for f in result.files if f.requests]
-    if not given or any(lengths is None for lengths in given):
-        return "usage not reported (the logs give no input, output or cache tokens)"
-    prompts, replies = (sum(lengths[n] for lengths in given if lengths is not None) for n in (0, 1))
-    return (f"prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per request, the cached part inside "
-            "the prompts); cache read and write not reported (the logs give no provider cache counts)")
+    """The headline's tokens where no request reports usage (:func:`no_usage_words`): the lengths
+    the files give for every request (a block-hash agent trace's ``in`` and ``out``: their sums,
+    :attr:`Totals.logged_prompt_tokens`), or, some file giving none, no token figure at all."""
+    return no_usage_words(result.totals.logged_prompt_tokens, result.totals.logged_output_tokens)
 
 
 def _write(count: int | None) -> str:
@@ -374,7 +368,7 @@ def _left_out(result: AuditResult) -> tuple[dict[str, int], dict[str, int], tupl
 def _paid(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
     """A group's *paid* cell: its dollars, and its requests in none of them (:func:`paid_cell`)."""
     return paid_cell(format_usd(group.cost_usd), group.requests, group.unpriced_requests, group.unpriced_no_usage,
-                     group.ranged_requests)
+                     group.ranged_requests, group.self_hosted_requests)
 
 
 def _lost(group: RollUp | LaneSummary | ModelSummary | FileCalibration) -> str:
@@ -625,14 +619,13 @@ ENGINE_PROVIDER = (
 
 
 def _model_lines(result: AuditResult) -> list[str]:
-    engines = engine_served(result.unpriced_hosts)
     return list(text_lines(
         ["provider", "model", "requests", "input", "output", "cache read", "cache write", "paid", "lost"],
         [
             [
                 _via(result, m), m.model, f"{m.requests:,}", _count(m.input), _count(m.output), _count(m.cache_read),
                 _count(m.cache_write), model_paid_cell(format_usd(m.cost_usd), m.requests, m.unpriced_requests, m.unpriced_no_usage,
-                                                       m.ranged_requests, m.priced, engines[m.model]), _lost(m),
+                                                       m.ranged_requests, m.priced, m.self_hosted_requests), _lost(m),
             ]
             for m in result.models
         ],

@@ -129,12 +129,23 @@ def engine_served(hosts: Iterable[tuple[str, str, int]]) -> Counter[str]:
 
 def model_paid_cell(paid: str, requests: int, unpriced: int, no_usage: int, ranged: int, priced: bool, engine: int) -> str:
     """A model's *paid* cell: ``self-hosted`` where none of its requests is priced and every one
-    with usage to price was served by an engine of the user's (``engine``: :func:`engine_served`),
-    as the headline and the gate say of them; ``no price`` where the price table has no row of the
-    model; else as any group's (:func:`paid_cell`)."""
+    with usage to price was served by an engine of the user's (``engine``: :func:`engine_served`,
+    the model's ``self_hosted_requests``), as the headline and the gate say of them; ``no price``
+    where the price table has no row of the model; else as any group's (:func:`paid_cell`)."""
     if not priced and no_usage < requests:
         return "self-hosted" if engine and engine == unpriced - no_usage - ranged else "no price"
-    return paid_cell(paid, requests, unpriced, no_usage, ranged)
+    return paid_cell(paid, requests, unpriced, no_usage, ranged, engine)
+
+
+def no_usage_words(prompts: int | None, replies: int | None) -> str:
+    """The headline's tokens where no request reports usage (the table's and report.html's): the
+    prompt and reply lengths the logs give for every request (``prompts``, ``replies``: the
+    totals' ``logged_prompt_tokens`` and ``logged_output_tokens``), only the provider's cache
+    counts missing; or, None, no token figure at all."""
+    if prompts is None or replies is None:
+        return "usage not reported (the logs give no input, output or cache tokens)"
+    return (f"prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per request, the cached part inside "
+            "the prompts); cache read and write not reported (the logs give no provider cache counts)")
 
 
 def relay_words(relays: Iterable[tuple[str, str, str, int]]) -> str:
@@ -187,17 +198,22 @@ def plus_unpriced(figure: str, unpriced: int) -> str:
     return f"{figure} + {unpriced:,} unpriced" if unpriced else figure
 
 
-def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ranged: int = 0) -> str:
+def paid_cell(paid: str, requests: int, unpriced: int = 0, no_usage: int = 0, ranged: int = 0, self_hosted: int = 0) -> str:
     """A group's *paid* cell (a session, a day, a lane, a file, a model; ``paid``: its dollars
     formatted), saying which of its ``requests`` are in it as the headline does: ``paid`` when
     every one is priced; ``$1.2345 + 3 unpriced`` when some are not; when none is, why: ``no
     usage`` (none carries usage to price), ``range only`` (each log sums its cache reads and
-    writes), ``no price`` (a model the price table does not price) or ``unpriced`` (a mix)."""
+    writes), ``self-hosted`` (each has usage and an engine of the user's served it: ``self_hosted``
+    counts those, as the models table and the headline count them; no vendor bills them), ``no
+    price`` (each has usage no price row prices: a model the price table does not price, or some
+    served by the user's engine and the rest of such a model) or ``unpriced`` (a mix of these)."""
     if not unpriced:
         return paid
     if unpriced < requests:
         return plus_unpriced(paid, unpriced)
     no_price = unpriced - no_usage - ranged
+    if no_price == unpriced and self_hosted == no_price:
+        return "self-hosted"
     return ("no usage" if no_usage == unpriced else "range only" if ranged == unpriced
             else "no price" if no_price == unpriced else "unpriced")
 

@@ -482,7 +482,7 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     (:attr:`~prefixbench.workloads.audit.core.AuditResult.relays`; not in ``record``); ``services``:
     the requests that went to a service of the maker's models (Azure OpenAI), as the headline
     names them (:attr:`~prefixbench.workloads.audit.core.AuditResult.services`; not in ``record``)."""
-    from prefixbench.reports.auditwords import ratio_basis, relay_words, service_words
+    from prefixbench.reports.auditwords import no_usage_words, ratio_basis, relay_words, service_words
 
     if basis is None:
         requests = record["requests"]
@@ -539,7 +539,10 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     lost = lost_total_words(fmt_usd(totals['lost_usd'] or 0), not Decimal(str(totals['lost_usd'] or 0)),
                       sum(int(c.get('unpriced_requests') or 0) for c in record.get('causes', [])),
                       seen=not totals['requests'] or basis != ratio_basis(0, int(totals['requests'])) or bool(record.get('causes')))
-    subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {paid}, {lost}, hit ratio {headline_hit(totals['hit_ratio'], basis)}"
+    # Where no request reports usage, the tokens the logs' own lengths give, in the table's words.
+    tokens = (no_usage_words(totals.get("logged_prompt_tokens"), totals.get("logged_output_tokens")) + "; "
+              if totals["requests"] and sum(no_usage.values()) >= totals["requests"] else "")
+    subtitle = f"{totals['requests']:,} request{'' if totals['requests'] == 1 else 's'} in {counted}: {tokens}{paid}, {lost}, hit ratio {headline_hit(totals['hit_ratio'], basis)}"
     return page("audit", "prefixbench audit", subtitle, sections, data)
 
 
@@ -609,7 +612,7 @@ def _paid(group: dict) -> str:
     """A session's, day's, lane's or file's *paid* cell, as the terminal's (:func:`paid_cell`)."""
     # (null where none of its requests is priced: the cell then says why, not a figure)
     return paid_cell(fmt_usd(group["cost_usd"] or 0), group["requests"], group.get("unpriced_requests", 0),
-                     group.get("unpriced_no_usage", 0), group.get("ranged_requests", 0))
+                     group.get("unpriced_no_usage", 0), group.get("ranged_requests", 0), group.get("self_hosted_requests", 0))
 
 
 def _lost(group: dict) -> str:

@@ -238,6 +238,10 @@ class LaneSummary(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Of its unpriced requests with usage, those an engine of the user's served (Ollama, vLLM,
+    #: a local host: :func:`self_hosted_where`): no vendor bills them; its *paid* cell says
+    #: ``self-hosted`` where they are all its unpriced ones.
+    self_hosted_requests: int = 0
     #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
@@ -264,6 +268,10 @@ class ModelSummary(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Of its unpriced requests with usage, those an engine of the user's served (Ollama, vLLM,
+    #: a local host: :func:`self_hosted_where`): no vendor bills them; its *paid* cell says
+    #: ``self-hosted`` where they are all its unpriced ones.
+    self_hosted_requests: int = 0
     #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
@@ -310,13 +318,28 @@ class FileCalibration(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Of its unpriced requests with usage, those an engine of the user's served (Ollama, vLLM,
+    #: a local host: :func:`self_hosted_where`): no vendor bills them; its *paid* cell says
+    #: ``self-hosted`` where they are all its unpriced ones.
+    self_hosted_requests: int = 0
     #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
     #: The file's own prompt and reply lengths summed, where it gives them for every request and
-    #: reports no usage (:attr:`FileSummary.lengths`); not in the JSON's file records.
+    #: reports no usage (:attr:`FileSummary.lengths`): the JSON's ``logged_prompt_tokens`` and
+    #: ``logged_output_tokens`` (null where it gives none).
     lengths: tuple[int, int] | None = None
+
+    @property
+    def logged_prompt_tokens(self) -> int | None:
+        """The prompt tokens the file's own lengths sum to (a block-hash trace's ``in``), or None."""
+        return None if self.lengths is None else self.lengths[0]
+
+    @property
+    def logged_output_tokens(self) -> int | None:
+        """The output tokens the file's own lengths sum to (a block-hash trace's ``out``), or None."""
+        return None if self.lengths is None else self.lengths[1]
 
 
 class Totals(msgspec.Struct, frozen=True):
@@ -359,6 +382,11 @@ class Totals(msgspec.Struct, frozen=True):
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
+    #: The prompt and output tokens the files' own lengths give (:attr:`FileCalibration.lengths`,
+    #: a block-hash trace's ``in`` and ``out``), summed where every file with requests gives them
+    #: (the headline's ``prompts N tokens and output M``); None where any gives none.
+    logged_prompt_tokens: int | None = None
+    logged_output_tokens: int | None = None
 
 
 class RollUp(msgspec.Struct, frozen=True):
@@ -398,6 +426,10 @@ class RollUp(msgspec.Struct, frozen=True):
     unpriced_requests: int = 0
     unpriced_no_usage: int = 0
     ranged_requests: int = 0
+    #: Of its unpriced requests with usage, those an engine of the user's served (Ollama, vLLM,
+    #: a local host: :func:`self_hosted_where`): no vendor bills them; its *paid* cell says
+    #: ``self-hosted`` where they are all its unpriced ones.
+    self_hosted_requests: int = 0
     #: Requests whose loss nothing tells (:func:`loss_seen` False: no cache use reported, no
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
@@ -569,6 +601,7 @@ def _folded(group: list[LaneSummary]) -> LaneSummary:
         unpriced_no_usage=sum(lane.unpriced_no_usage for lane in group),
         unseen_requests=sum(lane.unseen_requests for lane in group),
         ranged_requests=sum(lane.ranged_requests for lane in group),
+        self_hosted_requests=sum(lane.self_hosted_requests for lane in group),
     )
 
 
@@ -3476,23 +3509,26 @@ def _summarize(
                 buckets.extend(summed.rows)
         del summed
     where: Counter[tuple[str, object]] = Counter()
+    hosted = self_hosted_where(requests, prices)
     totals, ranged, ranged_models = _unsplit_ranges(requests, prices, _totals(sums.total, caches), where)
     days = sorted((roll.roll_up(day, of_day) for day, roll in sums.days.items()), key=lambda r: (r.key == NO_DAY, r.key))
     relays, services = relayed(requests), served_through(requests)
+    files = _both(_file_calibrations(sums.calibrations, summaries, of_file, _relays_by_file(requests)), where, hosted, "file",
+                  lambda f: f.file)
     return AuditResult(
         tuple(buckets.rows) if isinstance(buckets, _Rows) else (),
-        _ranged(sums.lanes, where, "lane", lambda lane: (lane.file, lane.lane)),
+        _both(sums.lanes, where, hosted, "lane", lambda lane: (lane.file, lane.lane)),
         _cause_summaries(sums.causes),
-        _ranged(_file_calibrations(sums.calibrations, summaries, of_file, _relays_by_file(requests)), where, "file", lambda f: f.file),
-        totals,
+        files,
+        _logged_lengths(totals, files),
         _notes(sums.notes, heads, prices, _output_replays(requests), _body_replies(requests), totals.ranged_requests) + ranged
         + free_notes({r.model for r in requests}, prices) + host_notes(requests, prices) + relay_notes(relays) + service_notes(services, prices.missing) + retention_notes(requests) + step_notes(requests) + grid.notes(requests) + endpoints.notes(requests) + tuple(explicit.notes(caches, requests)),
-        _with_services(_ranged(_model_summaries(sums.models, prices, of_model, ranged_models), where, "model",
+        _with_services(_both(_model_summaries(sums.models, prices, of_model, ranged_models), where, hosted, "model",
                                lambda m: (m.provider, m.model)), services),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
-        sessions=_ranged(sums.sessions, where, "file", lambda r: r.key),
-        days=_ranged(days, where, "day", lambda r: r.key),
+        sessions=_both(sums.sessions, where, hosted, "file", lambda r: r.key),
+        days=_both(days, where, hosted, "day", lambda r: r.key),
         explicit_caches=caches,
         unpriced_hosts=host_unpriced(requests, prices),
         relays=relays,
@@ -3501,12 +3537,30 @@ def _summarize(
     )
 
 
-def _ranged(items: Sequence, where: Counter[tuple[str, object]], group: str, key: Callable[[object], object]) -> tuple:
-    """``items`` (summaries of one ``group``) with their ``ranged_requests`` from ``where``
-    (:func:`_unsplit_ranges`'s counts): those of their unpriced requests priced as a range only."""
+def _logged_lengths(totals: Totals, files: Sequence[FileCalibration]) -> Totals:
+    """``totals`` with the prompt and output tokens the files' own lengths give, where every file
+    with requests gives them (:attr:`Totals.logged_prompt_tokens`)."""
+    given = [f.lengths for f in files if f.requests]
+    if not given or any(lengths is None for lengths in given):
+        return totals
+    return replace(totals, logged_prompt_tokens=sum(lengths[0] for lengths in given if lengths is not None),
+                   logged_output_tokens=sum(lengths[1] for lengths in given if lengths is not None))
+
+
+def _ranged(items: Sequence, where: Counter[tuple[str, object]], group: str, key: Callable[[object], object],
+            field: str = "ranged_requests") -> tuple:
+    """``items`` (summaries of one ``group``) with their ``field`` from ``where``: by default their
+    ``ranged_requests`` (:func:`_unsplit_ranges`'s counts: those of their unpriced requests priced
+    as a range only); or their ``self_hosted_requests`` (:func:`self_hosted_where`'s)."""
     if not where:
         return tuple(items)
-    return tuple(replace(item, ranged_requests=n) if (n := where[(group, key(item))]) else item for item in items)
+    return tuple(replace(item, **{field: n}) if (n := where[(group, key(item))]) else item for item in items)
+
+
+def _both(items: Sequence, where: Counter[tuple[str, object]], hosted: Counter[tuple[str, object]], group: str,
+          key: Callable[[object], object]) -> tuple:
+    """``items`` with their ranged requests (``where``) and self-hosted ones (``hosted``): :func:`_ranged`."""
+    return _ranged(_ranged(items, where, group, key), hosted, group, key, "self_hosted_requests")
 
 
 class _Roll:
@@ -3762,7 +3816,8 @@ def _file_calibrations(sums: Mapping[str, tuple], summaries: list[FileSummary], 
     for summary in summaries:
         requests, within, error, cost, lost, unpriced, no_usage, unseen = (
             sums.get(summary.file) or _file_sums([], extra.get(summary.file, Decimal(0))))
-        check = cost_check_note(summary.logged_cost, cost, requests, unpriced, relays.get(summary.file, frozenset()))
+        check = cost_check_note(summary.logged_cost, cost, requests, unpriced, relays.get(summary.file, frozenset()),
+                                summary.relay_by_cost)
         files.append(
             FileCalibration(
                 summary.file,
@@ -4182,14 +4237,34 @@ def _notes(
     return tuple(notes)
 
 
+def _host_unpriced(r: TraceRequest, prices: Prices) -> str:
+    """The host whose serving leaves ``r`` in no dollar figure (:func:`host_unpriced`), or ""."""
+    if r.usage is None or not (host := _served_by(r)) or prices.free_variant(r.model):
+        return ""
+    return "" if prices.at_list_price(r.model, host) or prices.priced_by_host(r.model, host) else host
+
+
+def self_hosted_where(requests: Iterable[TraceRequest], prices: Prices) -> Counter[tuple[str, object]]:
+    """The calls with usage that an engine of the user's served (:func:`host_unpriced`'s, of a
+    host :func:`~prefixbench.simulator.providers.vllm.own_host` keeps, Ollama's cloud not among
+    them: the calls the headline says no vendor bills), counted by the group each is in, as
+    :func:`_unsplit_ranges` counts: (``file``, file), (``lane``, (file, lane)), (``day``, day),
+    (``model``, (provider, model))."""
+    where: Counter[tuple[str, object]] = Counter()
+    for r in requests:
+        host = _host_unpriced(r, prices)
+        if host and own_host(host) and not ollama_cloud(r.model, host):
+            where.update((("file", r.file), ("lane", (r.file, r.lane)), ("day", _day_of(_iso(r.sent_ms))),
+                          ("model", (r.provider, r.model))))
+    return where
+
+
 def host_unpriced(requests: Iterable[TraceRequest], prices: Prices) -> tuple[tuple[str, str, int], ...]:
     """The requests with usage that no dollar figure holds because of the host that served them
     (:meth:`Prices.at_list_price`: a host running open models itself, a third-party host of
     them whose own table has no row of the model, :meth:`Prices.priced_by_host`, another host
     than an open-weight model's maker), as sorted ``(model, host, requests)``."""
-    counted: Counter[tuple[str, str]] = Counter(
-        (r.model, host) for r in requests if r.usage is not None and (host := _served_by(r)) and not prices.free_variant(r.model)
-        and not prices.at_list_price(r.model, host) and not prices.priced_by_host(r.model, host))
+    counted: Counter[tuple[str, str]] = Counter((r.model, host) for r in requests if (host := _host_unpriced(r, prices)))
     return tuple((model, host, n) for (model, host), n in sorted(counted.items()))
 
 
@@ -4201,13 +4276,17 @@ COST_CHECK_ROOM = Decimal("0.01")
 OPENROUTER_BYOK_FEE = Decimal("0.05")
 
 
-def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced: int, relays: Collection[str]) -> str:
+def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced: int, relays: Collection[str],
+                    by_cost: bool = False) -> str:
     """What the audit says where a file's own cost fields (``logged``: :attr:`FileSummary.logged_cost`)
     are off the dollars it priced the file's ``requests`` at (``cost``) by more than
-    :data:`COST_CHECK_ROOM`: by how much, and why only where the log decides it: every call went
-    through OpenRouter (``relays``, as the reader named it) and the sum is 1.05 times the dollars
-    here (within half a percent): OpenRouter's fee on calls of a key of one's own. "" where they
-    agree, or where some request is unpriced (the two sums are then not of the same calls)."""
+    :data:`COST_CHECK_ROOM`: by how much, and why where a reason fits: every call went through
+    OpenRouter (``relays``, as the reader named it) and the sum is 1.05 times the dollars here
+    (within half a percent): OpenRouter's fee on calls of a key of one's own; ``by_cost``: the
+    reader told that relay from the same cost fields (:attr:`FileSummary.relay_by_cost`), which
+    the note says, the log naming none. Otherwise that the two disagree, claiming neither is the
+    bill (the cost field of pi or Cline is the agent's own estimate). "" where they agree, or
+    where some request is unpriced (the two sums are then not of the same calls)."""
     if not logged or unpriced or not requests or cost <= 0:
         return ""
     stated = Decimal(repr(logged))
@@ -4217,11 +4296,14 @@ def cost_check_note(logged: float | None, cost: Decimal, requests: int, unpriced
     said = (f"cost check: the log's own cost fields are {abs(off):.1%} {'above' if off > 0 else 'below'} the dollars here "
             f"(${cost:.4f}, the maker's list price of the counts read): ")
     if {relay.lower() for relay in relays} == {"openrouter"} and abs(off - OPENROUTER_BYOK_FEE) <= Decimal("0.005"):
-        return said + ("every call went through OpenRouter, whose cost field is the upstream's bill and OpenRouter's "
+        return said + ("every call went through OpenRouter" + (
+            " (told from the cost: the log names no relay, and these same cost fields showed its handler)"
+            if by_cost else "") + ", whose cost field is the upstream's bill and OpenRouter's "
                        f"{OPENROUTER_BYOK_FEE:.0%} fee on a call made with a provider key of one's own (BYOK): the fee is "
                        "not in the dollars here")
     return said + ("the log does not say why (a fee, a discount, a price other than the list price, or counts read "
-                   "otherwise than the agent billed them): the dollars here are not the bill")
+                   "otherwise than the agent billed them): the two disagree, and the log does not say which, if "
+                   "either, is the bill")
 
 
 def _relays_by_file(requests: Iterable[TraceRequest]) -> dict[str, frozenset[str]]:

@@ -125,6 +125,8 @@ LANE_FIELDS: tuple[Field, ...] = (
     # Requests whose loss nothing tells (no cache use reported, no prediction from a logged body):
     # all of them, and ``lost_usd`` is null (not reported); some, and it sums the others only.
     _figure("unseen_requests"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    _figure("self_hosted_requests"),
 )
 
 #: One cause of misses: shown by compare, never gated (``unpriced_requests``: its misses that
@@ -164,6 +166,11 @@ TOTALS_FIELDS: tuple[Field, ...] = (
     # Requests whose loss nothing tells (no cache use reported, no prediction from a logged body):
     # all of them, and ``lost_usd`` is null (not reported); some, and it sums the others only.
     _figure("unseen_requests"),
+    # The prompt and output tokens the files' own lengths give where no request reports usage (a
+    # block-hash trace's in and out: the headline's "prompts N tokens and output M"), summed where
+    # every file gives them; null otherwise.
+    _figure("logged_prompt_tokens", "int?"),
+    _figure("logged_output_tokens", "int?"),
 )
 
 #: One model: tokens and dollars (``priced``: whether the price table has a row for it; its
@@ -183,6 +190,8 @@ MODEL_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    Field("self_hosted_requests", "int"),
     # The service of the maker's models its requests went to (null: none names one); where not
     # all went to the one service, each with its count: ``Azure OpenAI deployment 'a', 2 req; ...``.
     Field("service", "str?"),
@@ -202,6 +211,12 @@ FILE_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    Field("self_hosted_requests", "int"),
+    # The file's own prompt and output lengths summed, where it gives them for every request and
+    # reports no usage (a block-hash trace's in and out); null otherwise.
+    Field("logged_prompt_tokens", "int?"),
+    Field("logged_output_tokens", "int?"),
     Field("notes", "texts"),
 )
 
@@ -302,6 +317,8 @@ ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("unpriced_no_usage", "int"),
     Field("ranged_requests", "int"),
     Field("unseen_requests", "int"),
+    # Of the unpriced requests with usage, those an engine of the user's served (no vendor bills them).
+    Field("self_hosted_requests", "int"),
 )
 
 #: One explicit cache the logs created (Gemini ``cachedContents``), priced: its tokens once at the

@@ -179,6 +179,10 @@ def iter_lines(
                     if torn is not None and seen and not line.endswith(b"\n") and (torn_tail(line) or zero_tail(line)):
                         torn.append(number if torn_tail(line) else ZeroTail(number))
                         return
+                    if torn is not None and seen and (record := record_before_zeros(line)) is not None:
+                        yield number, record  # (a whole last record, zero bytes after it: the record read, the zeros not)
+                        torn.append(ZeroTail(number))
+                        return
                     seen = True
                     yield number, line
         except OSError as exc:
@@ -220,6 +224,24 @@ def zero_tail(raw: bytes) -> bool:
         return False
     rest = raw.rstrip(b"\x00")
     return not rest.strip() or (b"\x00" not in rest and torn_tail(rest))
+
+
+def record_before_zeros(raw: bytes) -> bytes | None:
+    """The record of ``raw``, a JSON-lines file's last line that follows whole records, where it
+    is one whole JSON value that zero bytes (NUL) follow to the end of the file, no newline
+    between (the writer's last record was whole, its newline and what came after never written):
+    the bytes before the zeros, to read as the record; None for any other line (a line cut short
+    before its zeros is :func:`zero_tail`'s)."""
+    if raw.endswith((b"\n", b"\r")) or not raw.endswith(b"\x00"):
+        return None
+    rest = raw.rstrip(b"\x00")
+    if not rest.strip() or b"\x00" in rest:
+        return None
+    try:
+        json.loads(rest.decode("utf-8"))
+    except (ValueError, RecursionError):  # (not UTF-8, not JSON, a number too long, nesting too deep)
+        return None
+    return rest
 
 
 def torn_tail(raw: bytes) -> bool:

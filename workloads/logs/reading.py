@@ -90,7 +90,12 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def decode_line(data: bytes, path: Path, line: int) -> str:
     """One line read as bytes (by a fast reader) as text, refused like :func:`iter_lines` would
-    (``data`` with its newline: a line without one is the file's last)."""
+    (``data`` with its newline: a line without one is the file's last). A zero byte (NUL) is
+    refused as :mod:`~prefixbench.workloads.logs.records` refuses it under ``audit`` (JSON has no
+    place for one: a line of zeros read as JSON said ``invalid JSON (Expecting value at column 1)``
+    under ``replay``); a zero-filled tail after whole lines never gets here (``zero_tail``)."""
+    if b"\x00" in data:
+        raise UserError(f"{path}:{line}: binary data, not a text log")
     last = not data.endswith(b"\n")
     return _decode(data.removesuffix(b"\n").removesuffix(b"\r"), path, line, first=line == 1, last=last)
 

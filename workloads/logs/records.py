@@ -34,7 +34,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, too_deep, torn_tail, zero_tail,
+    COMPRESSION_MAGIC, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -585,6 +585,12 @@ def _iter_lines(
             if torn is not None and not first and zero_tail(raw):
                 torn.append(ZeroTail(line_no))
                 return
+            if torn is not None and not first and (whole := record_before_zeros(raw)) is not None:
+                # A whole last record, zero bytes after it on its line: the record read, the zeros not.
+                value, plain = _loads(whole.decode("utf-8").strip())
+                yield Record(line_no, value, plain, 0, 0, start)
+                torn.append(ZeroTail(line_no))
+                return
             raise
         if not text:
             continue
@@ -729,11 +735,32 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
             raise cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
         chunk += more
     if b"\x00" in chunk:
-        raise UserError(f"{path}:{line_no}: binary data, not a text log")
+        raise _zeros_refused(path, line_no + pending.count("\n"), handle, chunk)
     try:
         return chunk.decode("utf-8"), not chunk
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+
+
+#: What a JSON document (one value, an array) that zero bytes end is refused with: said as a
+#: JSON-lines log's zero-filled tail is (``ZERO_TAIL``), which such a log's reader skips.
+ZEROS_END_DOCUMENT = ("the file ends in zero bytes (NUL) from here: room the file system gave the file that no write "
+                      "filled (the machine stopped while the agent wrote it, or the file was copied then); a JSON document "
+                      "is not read past them: remove them (tr -d '\\000' < FILE > COPY) and audit the copy")
+
+
+def _zeros_refused(path: Path, line_no: int, handle, chunk: bytes) -> UserError:
+    """The refusal of a JSON document's text ``chunk`` (read from the line ``line_no`` on) that
+    holds a zero byte: :data:`ZEROS_END_DOCUMENT` at the line the zeros start where they run to
+    the end of the file (the rest of ``handle`` read to tell), else binary data at ``line_no``."""
+    at = chunk.index(b"\x00")
+    if chunk[at:].strip(b"\x00"):
+        return UserError(f"{path}:{line_no}: binary data, not a text log")
+    while more := handle.read(_CHUNK):
+        if more.strip(b"\x00"):
+            return UserError(f"{path}:{line_no}: binary data, not a text log")
+    line = line_no + chunk.count(b"\n", 0, at)
+    return UserError(f"{path}:{line}: {ZEROS_END_DOCUMENT}")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
@@ -810,7 +837,7 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
             progress(done)
         chunk = pending + chunk
         if b"\x00" in chunk:
-            raise UserError(f"{path}:{line_no}: binary data, not a text log")
+            raise _zeros_refused(path, line_no + buffer.count("\n"), handle, chunk)
         cut = _complete_utf8(chunk)
         pending = chunk[cut:]  # an incomplete UTF-8 sequence, kept for the next chunk
         try:

@@ -573,6 +573,10 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: says where its own dollars for the file are off it by more than 1% (:func:`cost_check_note`
     #: of :mod:`~prefixbench.workloads.audit.core`). None where it logs none.
     logged_cost: float | None = None
+    #: Whether the relay of some call was told from that call's cost, the log naming none (Roo
+    #: Code's OpenRouter handler under its ``openai`` protocol: the Cline reader's
+    #: ``_folded_by_cost``): the cost check then does not take the relay as the log's word.
+    relay_by_cost: bool = False
 
 
 #: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of

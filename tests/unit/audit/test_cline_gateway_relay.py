@@ -61,6 +61,9 @@ def test_a_roo_task_on_openrouter_is_relayed_and_its_unexplained_miss_left_unexp
     # The cost fields are 1.05 times the dollars here: OpenRouter's fee, named as the reason.
     check = [n for f in result.files for n in f.notes if n.startswith("cost check")]
     assert len(check) == 1 and "5.0% above" in check[0] and "OpenRouter's 5% fee" in check[0]
+    # The relay itself was told from those same cost fields (the log names only the openai
+    # protocol): the note says so, not that the log decides it.
+    assert "every call went through OpenRouter (told from the cost: the log names no relay" in check[0]
 
 
 def test_a_relayed_file_off_by_another_amount_names_no_reason(tmp_path: Path) -> None:

@@ -17,16 +17,16 @@ CALLS = ((4, 9_000, 0, 120), (6, 300, 9_000, 80), (5, 4_000, 2_500, 50))
 LIST = [(i * 3 + w * 3.75 + r * 0.30 + o * 15) / 1_000_000 for i, w, r, o in CALLS]
 
 
-def _task(folder: Path, factor: float) -> Path:
-    """A Cline task whose calls' cost fields are ``factor`` times their list price."""
+def _task(folder: Path, factor: float, info: dict = INFO) -> Path:
+    """A Cline task whose calls' cost fields are ``factor`` times their list price (``info``: its modelInfo)."""
     folder.mkdir()
-    entries = [{"ts": 1_761_990_000_000, "type": "say", "say": "task", "text": "go", "modelInfo": INFO}]
+    entries = [{"ts": 1_761_990_000_000, "type": "say", "say": "task", "text": "go", "modelInfo": info}]
     for n, ((tokens_in, writes, reads, out), dollars) in enumerate(zip(CALLS, LIST)):
         text = {"request": f"r{n}", "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": writes,
                 "cacheReads": reads, "cost": round(dollars * factor, 8)}
         entries.append({"ts": 1_761_990_001_000 + 8_000 * n, "type": "say", "say": "api_req_started",
-                        "text": json.dumps(text), "modelInfo": INFO})
-        entries.append({"ts": 1_761_990_005_000 + 8_000 * n, "type": "say", "say": "text", "text": "ok", "modelInfo": INFO})
+                        "text": json.dumps(text), "modelInfo": info})
+        entries.append({"ts": 1_761_990_005_000 + 8_000 * n, "type": "say", "say": "text", "text": "ok", "modelInfo": info})
     (folder / "ui_messages.json").write_text(json.dumps(entries))
     return folder
 
@@ -51,10 +51,24 @@ def test_cost_fields_more_than_one_percent_off_say_by_how_much_in_table_json_and
     check = [n for n in _notes(result) if n.startswith("cost check")]
     assert check == [f"cost check: the log's own cost fields are 3.0% above the dollars here (${paid:.4f}, the maker's "
                      "list price of the counts read): the log does not say why (a fee, a discount, a price other than "
-                     "the list price, or counts read otherwise than the agent billed them): the dollars here are not the bill"]
+                     "the list price, or counts read otherwise than the agent billed them): the two disagree, and the log does "
+                     "not say which, if either, is the bill"]
+    # (Before: "the dollars here are not the bill", where a Cline or pi cost field is the agent's own
+    # estimate, no bill either: the note claims neither is.)
+    assert "not the bill" not in check[0]
     assert "cost check: the log's own cost fields are 3.0% above" in audit_table(result)
     assert "cost check: the log's own cost fields are 3.0% above" in audit_markdown(result)
     files = json.loads(audit_json(result))["files"]
     assert any(n == check[0] for f in files for n in f["notes"])
     below = run_audit([_task(tmp_path / "t2", 0.9)])
     assert any(n.startswith("cost check: the log's own cost fields are 10.0% below the dollars here") for n in _notes(below))
+
+
+def test_a_relay_the_log_names_gives_the_fee_as_the_logs_word(tmp_path: Path) -> None:
+    """A Cline task on its OpenRouter handler (``providerId`` ``openrouter``): the relay is the
+    log's word, so the fee reason says nothing of the cost having told it."""
+    info = {"providerId": "openrouter", "modelId": "anthropic/claude-sonnet-4.5", "mode": "act"}
+    result = run_audit([_task(tmp_path / "t1", 1.05, info)])
+    check = [n for n in _notes(result) if n.startswith("cost check")]
+    assert len(check) == 1 and "every call went through OpenRouter, whose cost field" in check[0], check
+    assert "told from the cost" not in check[0]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixbench.reports.audit import audit_html, audit_json, audit_table
+from prefixbench.reports.audit import audit_html, audit_json, audit_markdown, audit_table
 from prefixbench.reports.cli import main
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from tests.unit.logs.test_inspect_ai import event, log, sample, usage
@@ -65,3 +65,35 @@ def test_a_gateway_or_a_cloud_model_stays_what_it_was(tmp_path: Path) -> None:
     cloud = audit_table(run_audit([_inspect_log(tmp_path / "cloud.json", "ollama/gpt-oss:120b-cloud")]))
     assert "served by a host whose price for the model prefixbench lacks: Ollama's cloud" in cloud
     assert "self-hosted" not in cloud
+
+
+def test_every_table_says_self_hosted_of_the_same_calls(tmp_path: Path) -> None:
+    """The models table said ``self-hosted`` and the session, day, lane and file rows ``no price``
+    of the same calls (terminal, audit.md, report.html): now every row whose unpriced calls an
+    engine of the user's all served says ``self-hosted``, and the JSON counts them."""
+    path = _inspect_log(tmp_path / "run.json", "ollama/llama3.1")
+    result = run_audit([path])
+    table, markdown, page = audit_table(result), audit_markdown(result), audit_html(result)
+    for text in (table, markdown):
+        rows = [line for line in text.splitlines() if "self-hosted" in line and "note" not in line and "paid unknown" not in line]
+        assert len(rows) == 5, rows  # a session, a day, a lane, a model, a file
+        assert not [line for line in text.splitlines() if "no price" in line and not line.startswith("note")], text
+    assert page.count(">self-hosted<") == 4 and ">no price<" not in page  # (the page has no models table)
+    record = json.loads(audit_json(result))
+    for section in ("lanes", "models", "files", "sessions", "days"):
+        assert [group["self_hosted_requests"] for group in record[section]] == [3], section
+
+
+def test_a_unit_with_a_model_of_no_price_beside_them_says_no_price(tmp_path: Path) -> None:
+    """Where a unit's unpriced calls are some an engine of the user's served and some of a model
+    the price table does not price, it is no self-hosted unit: ``no price``, as the day's row says
+    here; each file's own rows say what its calls were."""
+    own = _inspect_log(tmp_path / "own.json", "ollama/llama3.1")
+    other = _inspect_log(tmp_path / "other.json", "acme/no-such-model")
+    table = audit_table(run_audit([own, other]))
+    sessions = table.split("per session")[1].split("per day")[0]
+    said = {line.split()[0]: line for line in sessions.splitlines() if line.startswith(("own.json", "other.json"))}
+    assert " self-hosted " in said["own.json"] and " no price " in said["other.json"], sessions
+    day = table.split("per day (UTC)")[1].split("\n\n")[0]
+    (row,) = [line for line in day.splitlines() if line[:2].isdigit()]
+    assert " no price " in row and "self-hosted" not in row, row

@@ -767,6 +767,32 @@ def test_a_block_hash_trace_headline_sums_the_lengths_it_gives_and_says_only_the
     assert "usage not reported" not in headline and "no input, output" not in headline
 
 
+def test_a_block_hash_traces_logged_lengths_are_in_the_json_and_the_page(tmp_path: Path) -> None:
+    """The headline's ``prompts N tokens and output M`` was in the table and audit.md only: the
+    JSON's totals and files said nothing of them (every count null) and report.html's subtitle
+    left them out. Now the JSON gives them (``logged_prompt_tokens``, ``logged_output_tokens``,
+    per file and in the totals) and the page says the table's words."""
+    _agent_trace(tmp_path / "trace_0001.json", "claude-opus-4-6")
+    first = json.loads((tmp_path / "trace_0001.json").read_text())
+    prompts, replies = sum(r["in"] for r in first["requests"]), sum(r["out"] for r in first["requests"])
+    result = run_audit([tmp_path])
+    record = json.loads(audit_json(result))
+    assert (record["totals"]["logged_prompt_tokens"], record["totals"]["logged_output_tokens"]) == (prompts, replies)
+    assert [(f["logged_prompt_tokens"], f["logged_output_tokens"]) for f in record["files"]] == [(prompts, replies)]
+    words = f"prompts {prompts:,} tokens and output {replies:,} (the logs' own lengths per request"
+    assert words in audit_table(result) and words in audit_markdown(result)
+    subtitle = audit_html(result).split("</h1><p>")[1].split("</p>")[0]
+    assert subtitle.startswith(f"2 requests in 1 file(s): {words}".replace("'", "&#x27;")), subtitle
+    # A file that gives no length for some request: no figure, null.
+    trace = json.loads((tmp_path / "trace_0001.json").read_text())
+    del trace["requests"][1]["out"]
+    (tmp_path / "trace_0001.json").write_text(json.dumps(trace))
+    record = json.loads(audit_json(run_audit([tmp_path])))
+    assert record["totals"]["logged_prompt_tokens"] is None and record["files"][0]["logged_output_tokens"] is None
+    # A log that reports usage has none either.
+    assert json.loads(audit_json(run_audit([_two_sessions(tmp_path / "cc")])))["totals"]["logged_prompt_tokens"] is None
+
+
 
 def test_an_unpriced_sessions_top_cause_is_the_one_that_lost_tokens(tmp_path: Path) -> None:
     # Every cause lost $0 where no price row holds the model: the session's top cause was the

@@ -432,7 +432,8 @@ def test_a_lane_whose_usage_has_no_cache_field_has_no_hit_ratio(tmp_path, capsys
     assert "note: no reported cache usage in these logs: there is no hit ratio" in table
     lanes = table.split("lanes: reported vs predicted")[1].split("\nmodels")[0]
     row = next(line for line in lanes.splitlines() if "aider" in line)
-    assert re.search(r"n/a +- +no price", row)  # read ±3% n/a (the file reports no cache use), hit -
+    # read ±3% n/a (the file reports no cache use), hit -; paid self-hosted (an Ollama model), as its models row
+    assert re.search(r"n/a +- +self-hosted", row)
     assert not re.search(r"pred \d", audit_html(result).split('id="lanes"')[1].split("</table>")[0])
     assert main(["audit", str(history), "--format", "json", "--quiet"]) == 0
     record = json.loads(capsys.readouterr().out)

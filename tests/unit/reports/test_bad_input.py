@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -496,6 +497,63 @@ def test_a_zero_filled_tail_is_skipped_and_said(tmp_path, capsys, case):
     path.write_bytes(b"\0" * 100)
     status, _, err = run(capsys, *argv, str(path))
     assert_one_line(status, err, f"{path}:1: ")
+
+
+@pytest.mark.parametrize("case", ["replay", "replay json", "check --trace", "replay anthropic-capture"])
+def test_a_whole_last_record_that_zeros_follow_is_read(tmp_path, capsys, case):
+    """A last record that is whole but lacks its newline, zero bytes after it (the newline never
+    written): refused before (``binary data, not a text log``) though the same file without the
+    zeros was read. Now read up to the zeros, which are skipped and said at that line."""
+    argv, whole, _ = _torn_cases(tmp_path)[case]
+    path = tmp_path / "crashed.jsonl"
+    path.write_text(whole)
+    status, expected, err = run(capsys, *argv, str(path))
+    assert status == 0 and err == "", err
+    lines = whole.count("\n")
+    path.write_bytes(whole.encode().removesuffix(b"\n") + b"\0" * 500)
+    status, out, err = run(capsys, *argv, str(path))
+    assert (status, out) == (0, expected), err
+    assert err == f"prefixbench: warning: {path}:{lines}: {ZERO_WORDS}"
+    if case != "check --trace":
+        status, _, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+        assert status == 0 and err == f"prefixbench: warning: {path}:{lines}: {ZERO_WORDS}", err
+
+
+@pytest.mark.parametrize("argv", [["replay"], ["replay", "--format", "json"], ["check", "--trace"], ["audit", "--quiet"]])
+def test_a_first_line_of_zeros_is_binary_data_in_every_command(tmp_path, capsys, argv):
+    """A blank line, then zero bytes alone: ``audit`` said ``binary data, not a text log`` and
+    ``replay`` ``invalid JSON (Expecting value at column 1)`` of the same line; one wording now."""
+    path = tmp_path / "zeros.jsonl"
+    path.write_bytes(b"\n" + b"\0" * 100)
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:2: binary data, not a text log")
+    if argv[0] == "audit":
+        return  # (audit tells a file with zeros inside its first bytes by them: binary file, at line 1)
+    # Zeros inside a line (not after whole lines): the same words, at their line.
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + b'{"model": "m"\0}\n' + json.dumps(GOOD).encode() + b"\n")
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:2: binary data, not a text log")
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
+
+
+def test_a_json_document_that_zeros_end_says_so(tmp_path, capsys):
+    """A Cline task's ui_messages.json (one JSON document) that zero bytes end was refused as
+    ``binary data, not a text log``: the error now says the file ends in zero bytes, and where."""
+    task = tmp_path / "task"
+    shutil.copytree(FIXTURES / "cline" / "claude-dev", task)
+    status, _, err = run(capsys, "audit", str(task), "--quiet")
+    assert status == 0, err
+    ui = task / "ui_messages.json"
+    ui.write_bytes(ui.read_bytes() + b"\0" * 3_000)
+    lines = ui.read_bytes().count(b"\n")
+    status, _, err = run(capsys, "audit", str(task), "--quiet")
+    assert_one_line(status, err, f"{ui}:{lines + 1}: the file ends in zero bytes (NUL) from here", "tr -d")
+    # Zeros with text after them are binary data, as before.
+    ui.write_bytes(ui.read_bytes() + b" ")
+    status, _, err = run(capsys, "audit", str(task), "--quiet")
+    assert_one_line(status, err, "binary data, not a text log")
 
 
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):

@@ -1138,6 +1138,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     protocol_additive = _protocol_additive(task.calls, named_calls)
     exclusive = _exclusive_by_cost(task.calls, named_calls)
     priced_folded = _folded_by_cost(task.calls, named_calls)
+    told_by_cost = False  # some call's relay told from its cost (_relay's by_cost), the log naming none
     unreported, untold = _unreported_cache(task.calls, named_calls)
     doubled = _doubled_tokens_in(task.calls, named_calls)
     for call, (sent, handler, model, protocol) in zip(task.calls, named_calls):
@@ -1271,7 +1272,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         out.append(_call(task.name, call.line, len(out), sent, None, rules, model, usage,
                          (f"{NAME}:{path.parent}:{model}", node, parent, blocks), events, grid=grid,
                          upstream=_served_by(info) or billing_host(handler), path=call.path, shared=shared,
-                         relay=_relay(handler, model, info, by_cost=bool(by_cost))))
+                         relay=(relay := _relay(handler, model, info, by_cost=bool(by_cost)))))
+        told_by_cost = told_by_cost or bool(relay and handler not in GATEWAY_HANDLERS)
         chain.append((model, False, new_turn, usage.prompt))
         last_replied = call.replied
         parent = node
@@ -1324,7 +1326,8 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if history is None:
         notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
-    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=None if uncosted else cost or None)
+    return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=None if uncosted else cost or None,
+                            relay_by_cost=told_by_cost)
 
 
 def _sdk_compacted_at(path: Path) -> int | None:
