@@ -774,6 +774,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             continue
         # A lane's saving carries its fix's "may save" (an inferred change is inferred on every lane);
         # not "saves up to", whose uncharged keep-alives need not be on this lane.
+        # A lane whose saving is on calls through a relay says so in its note: hedged by it.
         lane_hedge = INFERRED if INFERRED in (w.get("detail") or "") else ""
         lane_rows = [
             ({"data-fix-lane": f"{w['fix']}|{e['file']}|{e['lane']}"}, [
@@ -781,13 +782,22 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
                 num("saved_usd", e["saved_usd"], "unknown (unpriced)" if e["saved_usd"] is None
-                    else hedged(saved_words(e["saved_usd"]), e["saved_usd"], lane_hedge)),
+                    else hedged(saved_words(e["saved_usd"]), e["saved_usd"], lane_hedge or _relayed_note(e))),
                 e.get("note", ""),
             ])
             for e in w["lanes"]
         ]
         parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "dollars", "note"], lane_rows))
     return "".join(parts)
+
+
+def _relayed_note(lane: dict) -> str:
+    """A what-if lane's note where it says the lane's saving is on calls through a relay whose
+    cache rules are not known (:data:`~prefixbench.workloads.audit.whatif.RELAYED`), else ""."""
+    from prefixbench.workloads.audit.whatif import RELAYED
+
+    note = lane.get("note") or ""
+    return note if RELAYED in note else ""
 
 
 def _written(request: dict) -> str:
