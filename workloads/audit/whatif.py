@@ -2114,9 +2114,10 @@ def _relay_hedge(requests: Sequence[TraceRequest], w: WhatIf) -> WhatIf:
     where it saves nothing or none of its saving is on a relayed call."""
     if not w.applies or w.saved_usd is None or w.saved_usd <= 0:
         return w
-    relays = {(r.file, r.line): r.relay for r in requests if r.relay}
-    if not relays:
+    relayed_calls = {(r.file, r.line): r for r in requests if r.relay}
+    if not relayed_calls:
         return w
+    relays = {key: r.relay for key, r in relayed_calls.items()}
     saving = [c for c in w.changes if c.priced and c.saved_usd > 0]
     on = [c for c in saving if c.index >= 0 and (c.file, c.line) in relays]
     if not on:
@@ -2124,10 +2125,11 @@ def _relay_hedge(requests: Sequence[TraceRequest], w: WhatIf) -> WhatIf:
     names = " and ".join(f"the relay {name!r}" for name in sorted({relays[(c.file, c.line)] for c in on}))
     gross, relayed = usd_sum(c.saved_usd for c in saving), usd_sum(c.saved_usd for c in on)
     share = "all it saves" if relayed == gross else f"{format_usd(relayed)} of the {format_usd(gross)} it saves gross"
-    makers = sorted({rules_for(r.provider).maker or r.provider for r in requests if (r.file, r.line) in relays})
-    maker = " and ".join(makers) if len(makers) <= 2 else "the makers"
-    said = (f"{share} is on {len(on):,} call(s) through {names}, {RELAYED} ({maker}'s were "
-            f"applied): that saving holds only as far as the relay caches as {maker} does")
+    makers = {rules_for(p).maker or p for p in {relayed_calls[(c.file, c.line)].provider for c in on}}
+    one = len(makers) == 1
+    maker = next(iter(makers)) if one else "the makers"
+    said = (f"{share} is on {len(on):,} call(s) through {names}, {RELAYED} ({maker}'{'s' if one else ''} were applied): "
+            f"that saving holds only as far as the relay caches as {maker} {'does' if one else 'do'}")
     # Each lane it saves on through a relay says so in its note (report.html's per-lane table
     # hedges that lane's saving as the fix's).
     lanes_on = {(c.file, c.lane): relays[(c.file, c.line)] for c in on}
