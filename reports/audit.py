@@ -18,6 +18,7 @@ from pathlib import Path
 import msgspec
 from msgspec.structs import replace
 
+from prefixbench.reports.auditwords import causes_compaction_line, COMPACTION_HEADER, COMPACTIONS_AGAINST, PREDICTED_COMPACTION, compaction_cells, compactions_heading
 from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, no_usage_words, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
@@ -413,6 +414,8 @@ def _causes_lines(result: AuditResult) -> list[str]:
     ))
     if any(c.shared_requests for c in result.causes):
         lines.append(f"({SHARED_LEGEND})")
+    if against := causes_compaction_line((c.cause for c in result.causes), bool(result.compactions)):
+        lines.append(against)
     return lines
 
 
@@ -518,52 +521,23 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
     return out + _loss_legend((*rolls, *result.days))
 
 
-def _readable_unknown(c) -> bool:
-    """A cold or unknown compaction whose readable prefix the log does not tell (no cached prefix
-    known, e.g. the head it shares is unlogged): null in audit.json, as its warm cost is."""
-    return c.expected_cache_read is None
-
-
 def _compaction_lines(result: AuditResult) -> list[str]:
     """Every compaction the log shows, judged warm, cold or unknown, and what the cold ones would
     have cost warm. One whose readable prefix is unknown shows ``?`` and stays out of the cold
     sums; an unknown one (its cache use not reported) shows ``?`` for its warm cost, counted apart.
     A read the cache model predicted (a request-body log with no usage) shows ``pred N``, and a
-    line under the table says so."""
+    line under the table says so; another says what *cached before* measures against
+    (:data:`~.auditwords.COMPACTIONS_AGAINST`). report.html's table is the same
+    (:mod:`~.auditwords`'s words and cells)."""
     found = result.compactions
     if not found:
         return []
-    cold = [c for c in found if c.verdict == "cold"]
-    unseen = sum(c.verdict == "unknown" and not c.predicted for c in found)
-    untold = sum(c.verdict == "unknown" and c.predicted for c in found)
-    judged = [c for c in cold if not _readable_unknown(c)]
-    unknown = len(cold) - len(judged)
     short = _namer(result)
-    paid = sum((c.cost_usd or Decimal(0) for c in judged), Decimal(0))
-    warm = sum((c.warm_cost_usd or Decimal(0) for c in judged), Decimal(0))
-    head = (
-        f"compactions ({len(found)}: {len(found) - len(cold) - unseen - untold} warm, {len(cold)} cold"
-        + (f", {unseen} unknown (no cache use reported: warm or cold not told, loss unknown)" if unseen else "")
-        + (f", {untold} unknown (read predicted only: the prediction cannot judge itself)" if untold else "")
-        + (f"; the cold ones paid {format_usd(paid)}, warm they would have cost {format_usd(warm)}" if judged else "")
-        + (f"; {unknown} whose readable prefix the log does not tell (?): not in these sums" if unknown else "")
-        + ")"
-    )
-    return ["", head, *text_lines(
-        ["file:line", "lane", "kind", "verdict", "read", "cached before", "paid", "warm cost", "cause", "detail"],
-        [
-            [
-                f"{short(c.file)}:{c.line}", c.lane, c.kind, c.verdict,
-                "-" if c.cache_read is None else f"pred {c.cache_read:,}" if c.predicted else f"{c.cache_read:,}",
-                "?" if _readable_unknown(c) else f"{c.expected_cache_read:,}",
-                _usd(c.cost_usd), "?" if _readable_unknown(c) or c.verdict == "unknown" else _usd(c.warm_cost_usd),
-                c.cause or "", ellipsize(visible(c.detail), DETAIL_WIDTH),
-            ]
-            for c in found
-        ],
+    return ["", compactions_heading(found, format_usd), *text_lines(
+        list(COMPACTION_HEADER),
+        [[*compaction_cells(c, f"{short(c.file)}:{c.line}", _usd), ellipsize(visible(c.detail), DETAIL_WIDTH)] for c in found],
         {4, 5, 6, 7},
-    ), *(["read pred: the cache model's prediction on the logged body (a request-body log reports no usage), "
-          "not a reported read; its verdict is the model's"] if any(c.predicted for c in found) else [])]
+    ), COMPACTIONS_AGAINST, *([PREDICTED_COMPACTION] if any(c.predicted for c in found) else [])]
 
 
 def _count(value: int | None) -> str:

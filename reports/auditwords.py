@@ -363,3 +363,81 @@ SESSIONLESS_ROW = (
     "sessionless calls (N): the gateway calls of a file that name no session, summed in one row; each is a lane of its "
     "own in the cache replay and in the JSON record"
 )
+
+
+#: The line under the compactions table (terminal, audit.md, report.html): what *cached before*
+#: measures against, which is not what the misses-by-cause table measures the same request
+#: against (unitree-A1: "2 warm" with $0 lost, while misses by cause put $0.0991 on compaction,
+#: the same request expected 32,128 there and 4,480 here).
+COMPACTIONS_AGAINST = (
+    "cached before: what the compaction could have read, the prefix its new context shares with what was cached "
+    "(a call: what the main request before it left cached); misses by cause measure the same request against the "
+    "whole context the lane's previous request left cached, so a compaction warm here can still lose there")
+
+#: The causes whose loss :func:`causes_compaction_line` says what it is measured against.
+COMPACTION_CAUSES = ("compaction", "compaction-miss")
+
+
+def causes_compaction_line(causes: Iterable[str], listed: bool) -> str:
+    """The line under the misses-by-cause table where a compaction cause (:data:`COMPACTION_CAUSES`)
+    lost and the compactions table lists compactions (``listed``); "" otherwise."""
+    named = [name for name in COMPACTION_CAUSES if name in set(causes)]
+    if not named or not listed:
+        return ""
+    return (f"{', '.join(named)}: lost against the whole context the lane's previous request left cached; the "
+            "compactions table judges each compaction against what its new context shares with that (its cached before)")
+
+
+def compactions_heading(found: Sequence, usd: Callable[[Decimal], str]) -> str:
+    """The compactions table's heading, of the audit's compactions (objects or ``--format json``
+    records, read by attribute: see :func:`compaction_view`): how many warm, cold, unknown, and
+    what the cold ones whose readable prefix is known paid and would have cost warm."""
+    cold = [c for c in found if c.verdict == "cold"]
+    unseen = sum(c.verdict == "unknown" and not c.predicted for c in found)
+    untold = sum(c.verdict == "unknown" and c.predicted for c in found)
+    judged = [c for c in cold if c.expected_cache_read is not None]
+    unknown = len(cold) - len(judged)
+    paid = sum((c.cost_usd or Decimal(0) for c in judged), Decimal(0))
+    warm = sum((c.warm_cost_usd or Decimal(0) for c in judged), Decimal(0))
+    return (
+        f"compactions ({len(found)}: {len(found) - len(cold) - unseen - untold} warm, {len(cold)} cold"
+        + (f", {unseen} unknown (no cache use reported: warm or cold not told, loss unknown)" if unseen else "")
+        + (f", {untold} unknown (read predicted only: the prediction cannot judge itself)" if untold else "")
+        + (f"; the cold ones paid {usd(paid)}, warm they would have cost {usd(warm)}" if judged else "")
+        + (f"; {unknown} whose readable prefix the log does not tell (?): not in these sums" if unknown else "")
+        + ")"
+    )
+
+
+#: The compactions table's columns, the terminal's and report.html's.
+COMPACTION_HEADER = ("file:line", "lane", "kind", "verdict", "read", "cached before", "paid", "warm cost", "cause", "detail")
+
+#: The line under the compactions table where a read is the cache model's prediction.
+PREDICTED_COMPACTION = ("read pred: the cache model's prediction on the logged body (a request-body log reports no usage), "
+                        "not a reported read; its verdict is the model's")
+
+
+def compaction_cells(c, where: str, usd: Callable[[Decimal | None], str]) -> list[str]:
+    """One compaction's cells under :data:`COMPACTION_HEADER` but the detail: ``?`` where its
+    readable prefix is unknown (and its warm cost, as an unknown verdict's)."""
+    readable_unknown = c.expected_cache_read is None
+    return [
+        where, c.lane, c.kind, c.verdict,
+        "-" if c.cache_read is None else f"pred {c.cache_read:,}" if c.predicted else f"{c.cache_read:,}",
+        "?" if readable_unknown else f"{c.expected_cache_read:,}",
+        usd(c.cost_usd), "?" if readable_unknown or c.verdict == "unknown" else usd(c.warm_cost_usd),
+        c.cause or "",
+    ]
+
+
+def compaction_view(record: Mapping[str, object]):
+    """A ``--format json`` compaction record read by attribute, its dollars as Decimal (as the
+    audit holds them), for :func:`compactions_heading` and :func:`compaction_cells`."""
+    from types import SimpleNamespace
+
+    fields = dict(record)
+    for name in ("cost_usd", "lost_usd", "warm_cost_usd"):
+        value = fields.get(name)
+        fields[name] = None if value is None else Decimal(str(value))
+    fields.setdefault("predicted", False)
+    return SimpleNamespace(**fields)

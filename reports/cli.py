@@ -496,6 +496,11 @@ def _add_compare_parser(sub: Subcommands) -> None:
         + "; ".join(f"{k}: {v}" for k, v in THRESHOLD_HELP.items())
         + f" (default: {DEFAULT_THRESHOLDS}; a limit you name replaces only its own default, the others stay on)".replace("%", "%%"),  # argparse %-formats help
     )
+    compare.add_argument(
+        "--per-request", choices=("auto", "off"), default="auto",
+        help="auto: where a lane's or the totals' request counts differ (an audit of a log that grew), judge its tokens "
+        "and dollars (uncached, usd, written) per request, said in a note; off: judge them as they are (default: auto)",
+    )
     compare.add_argument("--save", default=None, metavar="NAME", help="store NEW as the named baseline .prefixbench/NAME.json")
     compare.add_argument("--compare", default=None, metavar="NAME", help="compare NEW with the named baseline .prefixbench/NAME.json")
     compare.add_argument("--format", choices=("table", "md", "json"), default="table", help="stdout format; md is the pull-request summary (default: table)")
@@ -1111,7 +1116,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         base = load_baseline(args.compare)
     status = 0
     if base is not None:
-        comparison = compare(base, new, thresholds)
+        comparison = compare(base, new, thresholds, per_request=args.per_request == "auto")
         markdown = compare_markdown(comparison)
         if args.markdown is not None:
             try:

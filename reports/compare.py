@@ -37,7 +37,8 @@ def fmt_figure(unit: str, value: float | None) -> str:
 
 
 def fmt_change(change: Change) -> str:
-    """``+12.3%`` relative, ``-0.7pt`` for ratios, ``new`` when the baseline had nothing,
+    """``+12.3%`` relative (``+41.5% (-5.7% per request)`` where the unit's request counts
+    differ and the figure is judged per request), ``-0.7pt`` for ratios, ``new`` when the baseline had nothing,
     ``not comparable`` for a hit ratio predicted on one side only, or dollars unknown on one
     side only (none of its requests priced there)."""
     if not change.comparable:
@@ -56,7 +57,12 @@ def fmt_change(change: Change) -> str:
         return f"{delta * 100:+.1f}pt"
     if change.base == 0:
         return f"+{fmt_figure(unit, delta)} (from 0)"
-    return f"{delta / abs(change.base) * 100:+.1f}%"
+    said = f"{delta / abs(change.base) * 100:+.1f}%"
+    if change.relative_per_request is not None:
+        # Judged per request (the unit's request counts differ): the change the limit read.
+        per = change.relative_per_request * 100
+        said += f" ({'+0.0' if abs(per) < 0.05 else f'{per:+.1f}'}% per request)"  # (no -0.0 of a float's rounding)
+    return said
 
 
 def short_labels(comparison: Comparison) -> dict[tuple[str, str], str]:
@@ -209,6 +215,10 @@ def compare_json(comparison: Comparison) -> str:
                     "new": c.new,
                     "delta": c.delta,
                     "relative": c.relative,
+                    # Judged per request (the unit's request counts differ): NEW's figure at
+                    # BASE's count, and its relative change; null where judged as it is.
+                    "new_per_base_requests": c.judged_new if c.per_request is not None else None,
+                    "relative_per_request": c.relative_per_request,
                     "limit": c.limit.text() if c.limit else None,
                     "regressed": c.regressed,
                     "comparable": c.comparable,

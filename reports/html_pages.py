@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, REWRITE_LEGEND, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import causes_compaction_line, IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, REWRITE_LEGEND, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -505,8 +505,11 @@ def audit_page(record: dict, what_if: list[dict] | None, basis: str | None = Non
     sections.append(("worst", "The worst requests", _audit_worst(record["requests"], many, totals)))
     sections.append(("sessions", "Per session", _audit_roll_ups(record.get("sessions", []), "session", many)))
     sections.append(("days", "Per day (UTC)", _audit_roll_ups(record.get("days", []), "day")))
-    sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals, [m["provider"] for m in record.get("models", [])])))
+    sections.append(("causes", "Where the money went", _audit_causes(record["causes"], totals, [m["provider"] for m in record.get("models", [])],
+                                                                 bool(record.get("compactions")))))
     sections.append(("waterfall", "Cost waterfall", _audit_waterfall(totals, record["causes"], what_if)))
+    if record.get("compactions"):
+        sections.append(("compactions", "Compactions", _audit_compactions(record["compactions"], many)))
     if what_if is not None:
         sections.append(("what-if", "What each fix would have saved", _what_if_section(what_if, many)))
     if record.get("explicit_caches"):
@@ -675,7 +678,7 @@ def _audit_totals(totals: dict, record: dict, basis: str = "") -> str:
     )
 
 
-def _audit_causes(causes: list[dict], totals: dict, providers: list[str]) -> str:
+def _audit_causes(causes: list[dict], totals: dict, providers: list[str], compactions: bool = False) -> str:
     from prefixbench.workloads.audit.causes import cause_meaning
 
     if not totals["requests"]:
@@ -693,7 +696,31 @@ def _audit_causes(causes: list[dict], totals: dict, providers: list[str]) -> str
             cause_meaning(c["cause"], providers),
         ]))
     legend = note(SHARED_LEGEND[0].upper() + SHARED_LEGEND[1:] + ".") if any(c.get("shared_requests") for c in causes) else ""
-    return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows) + legend
+    # (what a compaction's loss is measured against, as the terminal says under its table)
+    against = causes_compaction_line((c["cause"] for c in causes), compactions)
+    return table(["cause", "requests", "lost tokens", "lost", "what it means"], rows) + legend + (note(against) if against else "")
+
+
+def _audit_compactions(compactions: list[dict], many: dict[str, str]) -> str:
+    """The compactions table, as the terminal's and audit.md's (the same heading, cells and lines
+    under it: :mod:`~prefixbench.reports.auditwords`); a long detail cut at a word boundary, its
+    whole text on hover."""
+    from prefixbench.reports.auditwords import (COMPACTION_HEADER, COMPACTIONS_AGAINST, PREDICTED_COMPACTION,
+                                                compaction_cells, compaction_view, compactions_heading)
+    from prefixbench.reports.textable import ellipsize
+
+    found = [compaction_view(c) for c in compactions]
+    rows = []
+    for c in found:
+        where = f"{_short(c.file, many)}:{c.line}" if many else f"line {c.line}"
+        cells: list[Cell | str] = list(compaction_cells(c, where, lambda v: "-" if v is None else fmt_usd(float(v))))
+        detail = c.detail or ""
+        short = ellipsize(detail, DETAIL_CHARS)
+        cells.append(Cell(short, tip=detail if short != detail else None, css="detail", more=detail if short != detail else None))
+        rows.append(({"data-compaction": f"{c.file}|{c.lane}|{c.line}"}, cells))
+    lines = [compactions_heading(found, lambda v: fmt_usd(float(v))), COMPACTIONS_AGAINST,
+             *([PREDICTED_COMPACTION] if any(c.predicted for c in found) else [])]
+    return note(lines[0]) + table(list(COMPACTION_HEADER), rows) + "".join(note(line) for line in lines[1:])
 
 
 def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | None) -> str:
@@ -774,6 +801,7 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             continue
         # A lane's saving carries its fix's "may save" (an inferred change is inferred on every lane);
         # not "saves up to", whose uncharged keep-alives need not be on this lane.
+        # A lane whose saving is on calls through a relay says so in its note: hedged by it.
         lane_hedge = INFERRED if INFERRED in (w.get("detail") or "") else ""
         lane_rows = [
             ({"data-fix-lane": f"{w['fix']}|{e['file']}|{e['lane']}"}, [
@@ -781,13 +809,22 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
                 num("requests_changed", e["requests_changed"], fmt_int(e["requests_changed"])),
                 num("tokens_to_read", e["tokens_to_read"], f"{e['tokens_to_read']:+,}"),
                 num("saved_usd", e["saved_usd"], "unknown (unpriced)" if e["saved_usd"] is None
-                    else hedged(saved_words(e["saved_usd"]), e["saved_usd"], lane_hedge)),
+                    else hedged(saved_words(e["saved_usd"]), e["saved_usd"], lane_hedge or _relayed_note(e))),
                 e.get("note", ""),
             ])
             for e in w["lanes"]
         ]
         parts.append(f"<h3>{_esc(w['fix'])} per lane</h3>" + table(["lane", "requests changed", "tokens to read", "dollars", "note"], lane_rows))
     return "".join(parts)
+
+
+def _relayed_note(lane: dict) -> str:
+    """A what-if lane's note where it says the lane's saving is on calls through a relay whose
+    cache rules are not known (:data:`~prefixbench.workloads.audit.whatif.RELAYED`), else ""."""
+    from prefixbench.workloads.audit.whatif import RELAYED
+
+    note = lane.get("note") or ""
+    return note if RELAYED in note else ""
 
 
 def _written(request: dict) -> str:

@@ -9,7 +9,7 @@ from decimal import Decimal
 from prefixbench.reports.auditwords import plus_unpriced, usd_cents4
 from prefixbench.reports.textable import text_lines
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.whatif import INFERRED, UNCHARGED, RequestChange, WhatIf
+from prefixbench.workloads.audit.whatif import INFERRED, RELAYED, UNCHARGED, RequestChange, WhatIf
 
 
 def what_if_records(results: Sequence[WhatIf], changes: bool = True) -> list[dict[str, object]]:
@@ -55,12 +55,13 @@ def hedged(words: str, saved: Decimal | float | None, detail: str | None) -> str
     figure does not charge (keep-alives to a model with no price row: :data:`~.whatif.UNCHARGED`),
     whose cost, unknown, can only take from the saving; ``may save $X`` where the change itself is
     inferred from the reads, not seen (static-system on a log without bodies:
-    :data:`~.whatif.INFERRED`), so the saving holds only as far as that inference does."""
+    :data:`~.whatif.INFERRED`), so the saving holds only as far as that inference does, or where
+    it is on calls through a relay whose cache rules are not known (:data:`~.whatif.RELAYED`)."""
     if saved is None or not detail or not words.startswith("saves "):
         return words
     if UNCHARGED in detail:
         words = "saves up to " + words[len("saves "):]
-    if INFERRED in detail:
+    if INFERRED in detail or RELAYED in detail:
         words = "may save " + words[len("saves "):]
     return words
 

@@ -791,11 +791,13 @@ def _causes_text(rows: Sequence[AuditRow]) -> str:
 
 
 def _inferred(w: WhatIf) -> bool:
-    """Whether the fix's saving rests on a change inferred from the reads, not seen (static-system
-    on a log without bodies: :data:`~.whatif.INFERRED` in its detail): its words say "may save"."""
-    from prefixbench.workloads.audit.whatif import INFERRED  # (imported here, as WhatIf is only for typing above)
+    """Whether the fix's saving rests on an inference: a change inferred from the reads, not seen
+    (static-system on a log without bodies: :data:`~.whatif.INFERRED` in its detail), or caching
+    inferred for calls through a relay whose rules are not known (:data:`~.whatif.RELAYED`): its
+    words say "may save", its detail says why."""
+    from prefixbench.workloads.audit.whatif import INFERRED, RELAYED  # (imported here, as WhatIf is only for typing above)
 
-    return w.saved_usd is not None and INFERRED in (w.detail or "")
+    return w.saved_usd is not None and (INFERRED in (w.detail or "") or RELAYED in (w.detail or ""))
 
 
 def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost: Decimal,
@@ -823,6 +825,24 @@ def _pattern_of_changes(pattern: str, w: WhatIf, rows: Sequence[AuditRow], lost:
     on_left = usd_sum(c.saved_usd for c in w.changes if (c.file, c.lane, c.index) in left)
     on_misses = saved - on_others - on_left
     more = saved - lost
+    # A miss of the fix's own cause that it changes without recovering it (not among ``rows``: a
+    # TTL fix changes every write of a lane, and the re-simulation read back less than half of
+    # it; or the split counts it unknown, a changed message sharing its loss) is not "another
+    # cause": said as such, in the words the misses its cause points at are said in (ttl-1h on a
+    # Codex home said "another cause (ttl-expired x1)" of its own cause's miss).
+    own = {row.cause for row in rows if row.cause is not None}
+    same = [row for row in others if row.cause in own and (row.lost_tokens or 0) > 0]
+    if same:
+        others = [row for row in others if row not in same]
+        same_keys = {(row.file, row.lane, row.index) for row in same}
+        on_same = usd_sum(c.saved_usd for c in w.changes if c.priced and (c.file, c.lane, c.index) in same_keys)
+        on_others -= on_same
+        text = (f"it changes {len(same):,} miss(es) of the same cause without recovering them ({_causes_text(same)}: "
+                f"{format_usd(usd_sum(row.lost_usd or Decimal(0) for row in same))} lost; it reads back less than half "
+                f"of what each lost), {'saving' if on_same >= 0 else 'costing'} {format_usd(abs(on_same))} there")
+        if not others and more > 0 and on_misses <= lost:
+            text += f": so it {saves} {format_usd(more)} more than its misses lost"
+        parts.append(text)
     if others:
         one = len(others) == 1
         missed_others = sum(row.cause is not None for row in others)

@@ -342,6 +342,13 @@ UNCHARGED = "not charged in the figure (their cost is unknown)"
 #: never seen: the views say ``may save`` (:func:`~prefixbench.reports.whatif.hedged`).
 INFERRED = "the change itself is inferred from the reads, not seen"
 
+#: How a fix's detail says that what it saves is on calls through a relay (a ``model_provider``
+#: of the user's configuration: :attr:`~prefixbench.workloads.logs.trace.TraceRequest.relay`),
+#: whose cache answered under rules the log does not give (the maker's were applied): the views
+#: say ``may save`` (:func:`~prefixbench.reports.whatif.hedged`), as the relay notes say the
+#: relay's rules are not known.
+RELAYED = "whose cache rules are not known"
+
 
 class WhatIf(msgspec.Struct, frozen=True):
     """One fix over the whole log."""
@@ -2095,6 +2102,43 @@ def _forked_fix(fix: str) -> WhatIf:
 
 
 def _one_fix(inputs: _Inputs, fix: str) -> WhatIf:
+    """One fix applied alone and re-simulated, its detail saying where its saving rests on calls
+    through a relay (:func:`_relay_hedge`)."""
+    return _relay_hedge(inputs.requests, _one_fix_alone(inputs, fix))
+
+
+def _relay_hedge(requests: Sequence[TraceRequest], w: WhatIf) -> WhatIf:
+    """``w`` with its detail saying (:data:`RELAYED`) how much of what it saves is on calls that
+    went through a relay: the re-simulation read them under the maker's caching rules, which the
+    relay's cache need not follow, so that saving is an inference about the relay. Unchanged
+    where it saves nothing or none of its saving is on a relayed call."""
+    if not w.applies or w.saved_usd is None or w.saved_usd <= 0:
+        return w
+    relayed_calls = {(r.file, r.line): r for r in requests if r.relay}
+    if not relayed_calls:
+        return w
+    relays = {key: r.relay for key, r in relayed_calls.items()}
+    saving = [c for c in w.changes if c.priced and c.saved_usd > 0]
+    on = [c for c in saving if c.index >= 0 and (c.file, c.line) in relays]
+    if not on:
+        return w
+    names = " and ".join(f"the relay {name!r}" for name in sorted({relays[(c.file, c.line)] for c in on}))
+    gross, relayed = usd_sum(c.saved_usd for c in saving), usd_sum(c.saved_usd for c in on)
+    share = "all it saves" if relayed == gross else f"{format_usd(relayed)} of the {format_usd(gross)} it saves gross"
+    makers = {rules_for(p).maker or p for p in {relayed_calls[(c.file, c.line)].provider for c in on}}
+    one = len(makers) == 1
+    maker = next(iter(makers)) if one else "the makers"
+    said = (f"{share} is on {len(on):,} call(s) through {names}, {RELAYED} ({maker}'{'s' if one else ''} were applied): "
+            f"that saving holds only as far as the relay caches as {maker} {'does' if one else 'do'}")
+    # Each lane it saves on through a relay says so in its note (report.html's per-lane table
+    # hedges that lane's saving as the fix's).
+    lanes_on = {(c.file, c.lane): relays[(c.file, c.line)] for c in on}
+    lanes = tuple(replace(e, note="; ".join(filter(None, (e.note, f"through the relay {lanes_on[(e.file, e.lane)]!r}, {RELAYED}"))))
+                  if (e.file, e.lane) in lanes_on and e.saved_usd > 0 else e for e in w.lanes)
+    return replace(w, detail=f"{w.detail}; {said}" if w.detail else said, lanes=lanes)
+
+
+def _one_fix_alone(inputs: _Inputs, fix: str) -> WhatIf:
     """One fix applied alone and re-simulated."""
     requests, summaries, prices, heads, base, gaps = (
         inputs.requests, inputs.summaries, inputs.prices, inputs.heads, inputs.base, inputs.gaps)

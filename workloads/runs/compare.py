@@ -8,7 +8,8 @@ Two kinds of result compare:
   "causes", "totals", ...}``; schemas 1 to 6 are read, :data:`~prefixbench.workloads.audit.schema.READ_SCHEMAS`).
   One unit per lane (keyed by file and lane), one for the totals, and one per cause (shown, never
   gated: a cause's share moves whenever another one does); recommendations and their ranks are
-  not read.
+  not read. A unit whose request counts differ (an audit of a log that grew) has its tokens and
+  dollars judged per request (:data:`PER_REQUEST_GATES`), a note saying so.
 
 Which figures a unit has, and which threshold gates each, is declared on the record's schema
 (:mod:`prefixbench.workloads.runs.schema`, :mod:`prefixbench.workloads.audit.schema`). A
@@ -547,6 +548,17 @@ class Change(msgspec.Struct, frozen=True):
     #: The side whose audit reports no such count (its null: ``BASE`` or ``NEW``; that side's
     #: value is None), "" where both do: listed, never gated, never read as 0.
     unreported: str = ""
+    #: BASE's requests over NEW's where the unit's request counts differ and the figure grows
+    #: with them (:data:`PER_REQUEST_GATES`): judged per request, ``new`` taken at BASE's count
+    #: (:attr:`judged_new`); None where the figures are judged as they are.
+    per_request: float | None = None
+
+    @property
+    def judged_new(self) -> float | None:
+        """NEW's figure as the limit judges it: at BASE's request count where :attr:`per_request`."""
+        if self.new is None or self.per_request is None:
+            return self.new
+        return self.new * self.per_request
 
     @property
     def delta(self) -> float | None:
@@ -557,6 +569,14 @@ class Change(msgspec.Struct, frozen=True):
         if self.base is None or self.new is None or self.base == 0:
             return None
         return (self.new - self.base) / abs(self.base)
+
+    @property
+    def relative_per_request(self) -> float | None:
+        """The relative change of the figure per request (None where not judged per request)."""
+        judged = self.judged_new
+        if self.per_request is None or self.base is None or judged is None or self.base == 0:
+            return None
+        return (judged - self.base) / abs(self.base)
 
 
 class Comparison(msgspec.Struct, frozen=True):
@@ -590,8 +610,25 @@ class Comparison(msgspec.Struct, frozen=True):
         return list(dict.fromkeys((c.group, c.key) for c in self.changes))
 
 
-def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
-    """Pair the units of two results of one kind and judge every shared figure."""
+#: The gates whose figures grow with the requests a unit holds (tokens, dollars): where BASE and
+#: NEW hold different counts of requests (an audit of a log that grew), they are judged per
+#: request. A hit ratio is one already; ``rejected`` counts a run's, which has no request count.
+PER_REQUEST_GATES = frozenset({"uncached", "usd", "written"})
+
+
+def request_scale(base: Unit, new: Unit) -> float | None:
+    """BASE's request count over NEW's where both give one and they differ (None: the same
+    count, or a unit with none, such as a sweep's run)."""
+    b, n = base.figures.get("requests"), new.figures.get("requests")
+    if b is None or n is None or b <= 0 or n <= 0 or b == n:
+        return None
+    return b / n
+
+
+def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool = True) -> Comparison:
+    """Pair the units of two results of one kind and judge every shared figure. ``per_request``:
+    a unit whose request counts differ (an audit of a grown log) has its tokens and dollars
+    (:data:`PER_REQUEST_GATES`) judged per request, said in a note; False judges them as they are."""
     if base.kind != new.kind:
         raise UserError(
             f"cannot compare {_article(base.kind)} result ({base.source}) with {_article(new.kind)} result ({new.source}): "
@@ -612,8 +649,12 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
             "nothing to compare (were they made with the same options?)"
         )
     changes = []
+    scaled: list[tuple[Unit, Unit]] = []
     for key in shared:
         b, n = base.units[key], new.units[key]
+        scale = request_scale(b, n) if per_request and b.gated else None
+        if scale is not None:
+            scaled.append((b, n))
         names = list(dict.fromkeys([*b.figures, *n.figures, *b.unreported, *n.unreported]))
         unlike = _unlike_hit(b.figures, n.figures)
         done = False
@@ -637,15 +678,31 @@ def compare(base: Result, new: Result, thresholds: Thresholds) -> Comparison:
                 bv, nv = (None if _unpriced(b) else bv), (None if _unpriced(n) else nv)
                 changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=bv is None and nv is None))
                 continue
+            by_request = scale if scale is not None and gate in PER_REQUEST_GATES else None
+            judged = nv if nv is None or by_request is None else nv * by_request
             regressed = bool(
-                limit and field and bv is not None and nv is not None and limit.crossed(bv, nv, field.worse)
+                limit and field and bv is not None and judged is not None and limit.crossed(bv, judged, field.worse)
             )
-            changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed, unreported=unreported))
+            changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed, unreported=unreported,
+                                  per_request=by_request))
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
     return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike,
-                      schema_notes(base.schema, new.schema))
+                      schema_notes(base.schema, new.schema) + per_request_notes(scaled))
+
+
+def per_request_notes(scaled: list[tuple[Unit, Unit]]) -> tuple[str, ...]:
+    """One line a unit whose request counts differ, judged per request: ``totals: NEW has 1.8%
+    more requests (511 against 520): its tokens and dollars compared per request``."""
+    notes = []
+    for b, n in scaled:
+        was, now = b.figures["requests"], n.figures["requests"]
+        more = (now - was) / was * 100
+        label = "totals" if b.group == "totals" else f"{b.group} {b.key}"
+        notes.append(f"{label}: NEW has {abs(more):.1f}% {'more' if more > 0 else 'fewer'} requests ({was:,.0f} in BASE, "
+                     f"{now:,.0f} in NEW): its tokens and dollars compared per request (--per-request off compares them as they are)")
+    return tuple(notes)
 
 
 #: The audit schema from which a miss two causes share splits its loss between them.

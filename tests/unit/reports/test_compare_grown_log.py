@@ -1,0 +1,72 @@
+"""compare of an audit of a log that grew (the same lane with more requests, as a CI job auditing a
+growing home sees on every run): tokens and dollars are judged per request where a unit's request
+counts differ, so growth alone is no regression and a rise per request still is; the output says
+when counts differ, and ``--per-request off`` judges the figures as they are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from prefixbench.reports.cli import main
+from prefixbench.workloads.runs.compare import Thresholds, compare, result_from_json
+
+
+def _audit(requests: int, uncached: int, cost: float, lost: float, hit: float) -> dict:
+    lane = {"file": "rollout.jsonl", "lane": "main", "requests": requests, "reported_cache_read": 1_000_000,
+            "reported_uncached": uncached, "cost_usd": cost, "lost_usd": lost, "hit_ratio": hit}
+    totals = {"requests": requests, "input": uncached, "output": 9_000, "cache_read": 1_000_000, "cost_usd": cost,
+              "lost_usd": lost, "hit_ratio": hit}
+    return {"schema": 6, "requests": [], "lanes": [lane], "causes": [], "totals": totals}
+
+
+#: The lane cut after 18 of its 27 requests, then whole (the figures of unitree-A1's grown rollout:
+#: +50% requests, uncached +11%, cost +41.5%, lost +50%, hit up 2.1 points).
+SHORT = _audit(18, 73_299, 0.5802, 0.002304, 0.932)
+GROWN = _audit(27, 81_388, 0.8209, 0.003456, 0.953)
+
+
+def _write(path: Path, data: dict) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_log_that_grew_passes_and_says_its_figures_are_per_request(tmp_path: Path, capsys) -> None:
+    base, new = _write(tmp_path / "base.json", SHORT), _write(tmp_path / "new.json", GROWN)
+    assert main(["compare", str(base), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS: no figure crossed its threshold")
+    assert ("note: totals: NEW has 50.0% more requests (18 in BASE, 27 in NEW): its tokens and dollars compared per "
+            "request (--per-request off compares them as they are)") in out
+    assert "note: lane rollout.jsonl main: NEW has 50.0% more requests" in out
+    lost = next(line for line in out.splitlines() if line.split()[:1] == ["totals"] and "lost_usd" in line)
+    assert "+50.0% (+0.0% per request)" in lost and "usd=5%" in lost
+    cost = next(line for line in out.splitlines() if line.split()[:1] == ["totals"] and "cost_usd" in line)
+    assert "+41.5% (-5.7% per request)" in cost
+    # As they are, the growth fails as it did.
+    assert main(["compare", str(base), str(new), "--per-request", "off"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: 6 regressions") and "per request" not in out
+    assert main(["compare", str(base), str(new), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and any("NEW has 50.0% more requests" in n for n in report["notes"])
+    cost = next(c for c in report["changes"] if c["group"] == "totals" and c["figure"] == "cost_usd")
+    assert abs(cost["relative_per_request"] + 0.0567) < 0.001 and abs(cost["new_per_base_requests"] - 0.8209 * 18 / 27) < 1e-9
+    assert cost["relative"] > 0.41 and not cost["regressed"]
+
+
+def test_a_rise_per_request_still_fails_and_equal_counts_are_judged_as_they_are() -> None:
+    # Twice the requests and three times the dollars lost: +50% per request, a regression.
+    worse = _audit(36, 146_598, 1.1604, 0.006912, 0.932)
+    comparison = compare(result_from_json(SHORT, "base"), result_from_json(worse, "new"), Thresholds.parse("usd=5%"))
+    lost = [c for c in comparison.regressions if c.figure == "lost_usd"]
+    assert lost and all(c.per_request == 0.5 and abs(c.relative_per_request - 0.5) < 1e-9 for c in lost)
+    assert not [c for c in comparison.regressions if c.figure in ("cost_usd", "reported_uncached", "input")]
+    # A fewer-requests NEW says so too.
+    back = compare(result_from_json(GROWN, "base"), result_from_json(SHORT, "new"), Thresholds.parse("usd=5%"))
+    assert any("NEW has 33.3% fewer requests (27 in BASE, 18 in NEW)" in n for n in back.notes)
+    # The same counts: no note, nothing per request (the change an audit of the same logs shows).
+    same = compare(result_from_json(SHORT, "base"), result_from_json(_audit(18, 80_000, 0.7, 0.003, 0.93), "new"),
+                   Thresholds.parse("usd=5%"))
+    assert not same.notes and all(c.per_request is None for c in same.changes)
+    assert {c.figure for c in same.regressions} >= {"cost_usd", "lost_usd"}
