@@ -9,6 +9,7 @@ entry point returns 130 whenever one arrived.
 from __future__ import annotations
 
 import signal
+import sys
 from types import FrameType
 
 _interrupted = False
@@ -22,11 +23,31 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
+def _quiet_unraisable(unraisable: object) -> None:
+    """``sys.unraisablehook`` while a command runs: an interrupt the interpreter could not raise
+    (Ctrl-C landing in a callback it runs itself, such as an import lock's weakref callback while
+    numpy or pandas import) is the interrupt the command already reports in its one line, so it is
+    not printed again as ``Exception ignored in ...``; anything else goes to the hook before."""
+    global _interrupted
+    kind = getattr(unraisable, "exc_type", None)
+    if isinstance(kind, type) and issubclass(kind, KeyboardInterrupt):
+        _interrupted = True
+        return
+    _previous_unraisable(unraisable)  # type: ignore[arg-type]
+
+
+_previous_unraisable = sys.unraisablehook
+
+
 def install() -> object:
-    """Reset the flag and install the handler; returns the previous handler (None off the main thread)."""
-    global _interrupted, _kept
+    """Reset the flag and install the handler (and :func:`_quiet_unraisable`); returns the previous
+    handler (None off the main thread)."""
+    global _interrupted, _kept, _previous_unraisable
     _interrupted = False
     _kept = ""
+    if sys.unraisablehook is not _quiet_unraisable:
+        _previous_unraisable = sys.unraisablehook
+        sys.unraisablehook = _quiet_unraisable
     try:
         return signal.signal(signal.SIGINT, _on_sigint)
     except ValueError:  # not the main thread: leave signals alone
@@ -34,7 +55,9 @@ def install() -> object:
 
 
 def restore(previous: object) -> None:
-    """Put back the handler :func:`install` replaced."""
+    """Put back the handler (and the unraisable hook) :func:`install` replaced."""
+    if sys.unraisablehook is _quiet_unraisable:
+        sys.unraisablehook = _previous_unraisable
     if previous is not None:
         signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
 

@@ -125,3 +125,32 @@ def test_an_interrupted_bench_says_what_its_store_kept(tmp_path, monkeypatch, ca
     assert entry.main(argv) == 130
     assert capsys.readouterr().err.strip() == (f"prefixbench: interrupted; 1 of 3 runs kept in {out / 'store'}; "
                                                "the same command resumes (stored runs are skipped)")
+
+
+def test_an_interrupt_the_interpreter_could_not_raise_is_not_printed_again(capsys):
+    # Found under load: Ctrl-C landing in an import lock's weakref callback while pandas imported
+    # printed "Exception ignored in: <function _get_module_lock.<locals>.cb ...>" and a traceback
+    # above the one line. While a command runs, such an interrupt is the one it reports; any
+    # other unraisable error still reaches the hook that was there before.
+    from types import SimpleNamespace
+
+    from prefixbench.reports import interrupt
+
+    seen: list = []
+    hook = seen.append
+    before = sys.unraisablehook
+    sys.unraisablehook = hook
+    try:
+        previous = interrupt.install()
+        try:
+            sys.unraisablehook(SimpleNamespace(exc_type=KeyboardInterrupt, exc_value=KeyboardInterrupt(), exc_traceback=None,
+                                               err_msg=None, object=None))
+            assert interrupt.interrupted() and seen == []
+            other = SimpleNamespace(exc_type=ValueError, exc_value=ValueError("x"), exc_traceback=None, err_msg=None, object=None)
+            sys.unraisablehook(other)
+            assert seen == [other]
+        finally:
+            interrupt.restore(previous)
+        assert sys.unraisablehook is hook
+    finally:
+        sys.unraisablehook = before
