@@ -110,3 +110,16 @@ def test_inspect_logs_count_what_each_call_reported(tmp_path: Path) -> None:
     # 0.3.154; the browser task's five read 1,024 to 3,840 tokens of their growing conversation):
     # each read predicted within 3%.
     assert within == 16 == sum(1 for path in logs for c in recounted(path) if c[1] is not None)
+
+
+def test_a_run_kept_in_both_formats_is_counted_once(tmp_path: Path) -> None:
+    """log_formats.eval and log_formats.json are one run (run id BpiPFmbVcMCRUAXv8ovCTx) in the two
+    formats ``inspect log convert`` writes (their bytes differ): audited together, its one call
+    is counted once, from the file read first, and the other says which file counted it."""
+    pair = [path for path in _logs(tmp_path) if path.name.endswith(("__log_formats.eval", "__log_formats.json"))]
+    assert len(pair) == 2 and len(recounted(pair[0])) == len(recounted(pair[1])) == 1
+    result = run_audit(pair)
+    assert result.totals.requests == 1
+    left_out = next(f for f in result.files if f.requests == 0)
+    assert any(note.startswith(f"the same run as {pair[0]} (run id BpiPFmbVcMCRUAXv8ovCTx): 1 sample(s) left out here")
+               for note in left_out.notes)

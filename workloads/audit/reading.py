@@ -64,6 +64,8 @@ class FileRead(msgspec.Struct, frozen=True):
     kimi_calls: dict[str, str] = {}
     #: The pi calls the file counted (by the message's own fields), to their chain nodes.
     pi_calls: dict[str, str] = {}
+    #: The Inspect AI samples the file counted (by their identity), to the file.
+    inspect_samples: dict[str, str] = {}
     #: The Codex calls the file counted (chain nodes), and those it asked whether an earlier file counted.
     codex_calls: frozenset[str] = frozenset()
     codex_asked: frozenset[str] = frozenset()
@@ -88,7 +90,7 @@ def read_log_file(task: FileTask) -> FileRead:
     if task.held:
         requests = [plain(r, usage=False) for r in requests]
     return FileRead(requests, summary, frozenset(ctx.codex_totals), frozenset(ctx.counted_ids), dict(ctx.gemini_calls), dict(ctx.kimi_calls),
-                    dict(ctx.pi_calls), frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
+                    dict(ctx.pi_calls), dict(ctx.inspect_samples), frozenset(ctx.codex_calls), frozenset(ctx.codex_asked))
 
 
 def read_in_parallel(
@@ -119,6 +121,7 @@ def read_holds(read: FileRead, ctx: ImportContext) -> bool:
         and ctx.gemini_calls.keys().isdisjoint(read.gemini_calls)
         and ctx.kimi_calls.keys().isdisjoint(read.kimi_calls)
         and ctx.pi_calls.keys().isdisjoint(read.pi_calls)
+        and ctx.inspect_samples.keys().isdisjoint(read.inspect_samples)
         and ctx.codex_calls.isdisjoint(read.codex_asked)
     )
 
@@ -134,6 +137,7 @@ def take_read(path: Path, read: FileRead, fmt: str, ctx: ImportContext) -> tuple
     ctx.gemini_calls.update(read.gemini_calls)
     ctx.kimi_calls.update(read.kimi_calls)
     ctx.pi_calls.update(read.pi_calls)
+    ctx.inspect_samples.update(read.inspect_samples)
     ctx.codex_calls.update(read.codex_calls)
     assert read.summary is not None
     return read.requests, read.summary
@@ -182,7 +186,7 @@ def answers_first(order: Sequence[int], asked: Mapping[int, Collection[str]], ca
 #: The ImportContext fields one file's reading asks about and adds to, carried to the files
 #: after it. ``codex_asked`` is each file's own questions (written, never asked: reset for each
 #: file) and ``progress`` only tells the bytes read.
-CARRIED = ("codex_totals", "codex_calls", "counted_ids", "gemini_calls", "kimi_calls", "pi_calls")
+CARRIED = ("codex_totals", "codex_calls", "counted_ids", "gemini_calls", "kimi_calls", "pi_calls", "inspect_samples")
 _OWN = ("codex_asked", "progress")
 #: The answer to a lookup of a key no earlier file counted.
 _ABSENT = object()
@@ -349,6 +353,7 @@ class NotedContext:
             codex_totals=_NotedSet("codex_totals"), codex_calls=_NotedSet("codex_calls"),
             counted_ids=_NotedSet("counted_ids"), gemini_calls=_NotedDict("gemini_calls"),
             kimi_calls=_NotedDict("kimi_calls"), pi_calls=_NotedDict("pi_calls"),
+            inspect_samples=_NotedDict("inspect_samples"),
         )
         self._sets: list[_NotedSet] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedSet)]
         self._dicts: list[_NotedDict] = [box for box in (getattr(self.ctx, field) for field in CARRIED) if isinstance(box, _NotedDict)]
@@ -378,6 +383,7 @@ class NotedContext:
         for box, keys in ((ctx.codex_totals, read.codex_totals), (ctx.counted_ids, read.counted_ids),
                           (ctx.codex_calls, read.codex_asked)):
             box.missing.extend(keys)  # type: ignore[attr-defined]
-        for box, keys in ((ctx.gemini_calls, read.gemini_calls), (ctx.kimi_calls, read.kimi_calls), (ctx.pi_calls, read.pi_calls)):
+        for box, keys in ((ctx.gemini_calls, read.gemini_calls), (ctx.kimi_calls, read.kimi_calls), (ctx.pi_calls, read.pi_calls),
+                          (ctx.inspect_samples, read.inspect_samples)):
             for key in keys:
                 box._ask(key)  # type: ignore[attr-defined]

@@ -451,3 +451,41 @@ def test_the_formats_table_says_the_usage_per_adapter_and_release() -> None:
     assert adapters["anthropic"].additive_from is None
     assert {adapters[a].additive_from for a in ("openai", "grok", "bedrock")} == {inspect_ai.ADDITIVE_FROM} == {(0, 3, 184)}
     assert adapters["google"].additive_from == adapters["vertex"].additive_from == inspect_ai.GOOGLE_ADDITIVE_FROM == (0, 3, 208)
+
+
+def _run(run_id: str, samples: list[dict]) -> dict:
+    value = log("0.3.150", samples)
+    value["eval"].update(run_id=run_id, task_id="task-1")
+    return value
+
+
+def test_a_run_kept_as_eval_and_as_json_is_counted_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``inspect log convert`` leaves a run's .eval and .json side by side (their bytes differ):
+    its samples are counted once, from the file read first, and the other file says so."""
+    run_value = _run("RUN1", [sample(1, [event("openai/gpt-4o", usage(3000, 40, read=2048), 1)]),
+                              sample(2, [event("openai/gpt-4o", usage(2500, 30, read=0), 2)])])
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    eval_zip(folder / "run.eval", run_value)
+    (folder / "run.json").write_text(json.dumps(run_value))
+    alone = run_audit([folder / "run.eval"])
+    for jobs in ("1", "2"):
+        assert run(["audit", str(folder), "--format", "json", "--quiet", "--jobs", jobs]) == 0
+        audit = json.loads(capsys.readouterr().out)
+        assert audit["totals"]["requests"] == alone.totals.requests == 2
+        files = {Path(f["file"]).name: f for f in audit["files"]}
+        assert files["run.eval"]["requests"] == 2 and files["run.json"]["requests"] == 0
+        said = [n for n in files["run.json"]["notes"] if "the same run" in n]
+        assert said == [f"the same run as {folder / 'run.eval'} (run id RUN1): 2 sample(s) left out here, counted once, "
+                        "from that file (`inspect log convert` leaves a run's log in both formats, .eval and .json)"]
+    # Another run of the same task (its own run id), or the same sample run again (its own uuid): counted.
+    other = _run("RUN2", run_value["samples"])
+    (folder / "run.json").write_text(json.dumps(other))
+    assert run_audit([folder]).totals.requests == 4
+    with_uuid = _run("RUN1", [{**s, "uuid": f"u{s['id']}"} for s in run_value["samples"]])
+    again = _run("RUN1", [{**s, "uuid": f"v{s['id']}"} for s in run_value["samples"]])
+    (folder / "run.json").write_text(json.dumps(again))
+    eval_zip(folder / "run.eval", with_uuid)
+    assert run_audit([folder]).totals.requests == 4
+    (folder / "run.json").write_text(json.dumps(with_uuid))
+    assert run_audit([folder]).totals.requests == 2

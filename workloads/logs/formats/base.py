@@ -65,6 +65,10 @@ class ImportContext(msgspec.Struct):
     #: pi calls already counted, by the copied message's own fields, to their chain nodes: a fork
     #: (``/fork``, ``--fork``) copies its source's entries into a new session file.
     pi_calls: dict[str, str] = msgspec.field(default_factory=dict)
+    #: Inspect AI samples already counted, by the sample's identity (its uuid, or the run, task,
+    #: sample id and epoch), to the file counted from: ``inspect log convert`` leaves a run's
+    #: ``.eval`` and ``.json`` logs side by side.
+    inspect_samples: dict[str, str] = msgspec.field(default_factory=dict)
     progress: ProgressFn | None = None
 
 

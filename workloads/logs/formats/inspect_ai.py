@@ -63,6 +63,12 @@ the call's ``upstream``, so the audit says no vendor bills it (self-hosted). A s
 Microsoft Foundry) named; ``openai/azure/...`` is OpenAI's on Azure OpenAI, named so. Each keeps
 its maker's rules and list price, which the audit says.
 
+A run kept in two files (``inspect log convert`` leaves its ``.eval`` and ``.json`` logs side by
+side, whose bytes differ) is counted once: a sample is told apart by its ``uuid``, or, in a log
+whose samples have none, by the eval's ``run_id`` and ``task_id`` with its ``id`` and ``epoch``
+(:attr:`ImportContext.inspect_samples`); the file read first counts it, the other skips it and
+names that file in a note.
+
 Each sample and epoch is a lane; a call extends the previous call of the same model in its lane
 (Inspect's agents resend the conversation), its head the model, the tools and the system
 messages the event shows; it keeps the input messages it sends past those that previous call
@@ -286,9 +292,17 @@ def _from(release: tuple[int, ...] | None, dev: bool, first: tuple[int, ...]) ->
 class _Log:
     """The calls of one Inspect log (its samples read one by one)."""
 
-    def __init__(self, path: Path, log: dict) -> None:
+    def __init__(self, path: Path, log: dict, counted: dict[str, str] | None = None) -> None:
         self.path = path
         self.file = str(path)
+        #: The samples counted so far in this audit, by identity, to their file (ImportContext's).
+        self.counted_samples = counted if counted is not None else {}
+        spec = as_dict(log.get("eval"))
+        run, task = spec.get("run_id"), spec.get("task_id") or spec.get("eval_id")
+        self.run = run if isinstance(run, str) and run else None
+        self.task = str(task) if isinstance(task, str) and task else ""
+        #: Samples left out as counted from another file (the same run): that file to how many.
+        self.repeated: dict[str, int] = {}
         self.release, self.dev, self.version = _release(log)
         self.log_version = log.get("version")
         self.out: list[TraceRequest] = []
@@ -313,13 +327,24 @@ class _Log:
         is where the sample is (``samples[0].`` in a .json log, its member in a zip)."""
         if not isinstance(value, dict):
             raise UserError(f"{where}{place.rstrip('.:')}: a sample is not a JSON object")
-        self.samples += 1
         sid, epoch = str(value.get("id"))[:80], value.get("epoch", 1)
         lane = f"{sid}_epoch_{epoch}"
         events = value.get("events")
         base = "events"
         if events is None and isinstance(value.get("transcript"), dict):
             events, base = value["transcript"].get("events"), "transcript.events"
+        key = self._identity(value, epoch)
+        if key is not None and isinstance(events, list) and events:
+            first = self.counted_samples.get(key)
+            if first is not None and first != self.file:
+                self.repeated[first] = self.repeated.get(first, 0) + 1
+                self.skipped.append((line, f"sample {sid} epoch {epoch}: already counted from {first} (the same run: "
+                                     f"{'sample uuid' if key.startswith('uuid:') else 'run id, task id, sample id and epoch'} "
+                                     "equal)"))
+                return
+            if first is None:
+                self.counted_samples[key] = self.file
+        self.samples += 1
         if not isinstance(events, list) or not events:
             self.without_events += 1
             self.skipped.append((line, f"sample {sid} epoch {epoch}: no events, only the sample's model_usage totals: not read as calls"))
@@ -339,6 +364,18 @@ class _Log:
                     got = usage.get(key)
                     if isinstance(got, int) and not isinstance(got, bool):
                         self.logged[key] += got
+
+    def _identity(self, value: dict, epoch: object) -> str | None:
+        """What tells a sample apart across logs, as Inspect writes it: its ``uuid`` (a
+        shortuuid, from the releases that write one), else the eval's ``run_id`` and ``task_id``
+        with the sample's ``id`` and ``epoch`` (one run of a task holds each sample and epoch
+        once); None where the log names no run id."""
+        uuid = value.get("uuid")
+        if isinstance(uuid, str) and uuid:
+            return f"uuid:{uuid}"
+        if self.run is None:
+            return None
+        return f"run:{self.run}/{self.task}/{value.get('id')}/{epoch}"
 
     def _call(self, event: dict, line: int, where: str, at: str, lane: str, last: dict[str, str], sent: dict[str, int],
               pool: list | None) -> None:
@@ -445,7 +482,7 @@ class _Log:
         return usage
 
     def summary(self, extra: tuple[str, ...] = ()) -> tuple[list[TraceRequest], FileSummary]:
-        if not self.out:
+        if not self.out and not self.repeated:
             if not self.samples:
                 raise UserError(f"{self.path}: an Inspect log with no sample (logged without its samples): only the eval's totals "
                                 "(stats.model_usage), no call's usage to audit; audit a log written with its samples")
@@ -458,6 +495,9 @@ class _Log:
         release = f"inspect_ai {self.version}" if self.version else "a release it does not name (read as the newest)"
         notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {self.samples} sample(s), each epoch a lane; "
                  f"{len(self.out)} call(s) read from its model events"]
+        for first, n in sorted(self.repeated.items()):
+            notes.append(f"the same run as {first} (run id {self.run}): {n} sample(s) left out here, counted once, from that "
+                         "file (`inspect log convert` leaves a run's log in both formats, .eval and .json)")
         if self.additive:
             notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Inspect's Anthropic "
                          "adapter writes it so in every release, its OpenAI-shaped, Grok and Bedrock adapters from inspect_ai "
@@ -543,7 +583,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             raise UserError(f"{path}:{record.line}: not an Inspect log (no version, eval with task, model and created, and samples)")
         if logs:
             raise UserError(f"{path}:{record.line}: a second Inspect log in one file (a .json log is one object)")
-        log = _Log(path, value)
+        log = _Log(path, value, ctx.inspect_samples)
         samples = value.get("samples")
         if samples is not None and not isinstance(samples, list):
             raise UserError(f"{path}:{record.line}: samples is not a list")
@@ -566,7 +606,7 @@ def read_eval(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileS
         if name is None:
             raise UserError(f"{path}: a zip without {HEADER} or {START}: not an Inspect .eval log")
         header = _member(path, zf, infos[name])
-        log = _Log(path, header)
+        log = _Log(path, header, ctx.inspect_samples)
         for member in infos:
             if SAMPLE_MEMBER.fullmatch(member):
                 log.sample(_member(path, zf, infos[member]), 1, f"{path}: ", f"{member}:")
