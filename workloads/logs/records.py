@@ -22,6 +22,7 @@ import io
 import json
 import lzma
 import os
+import shlex
 import stat
 import tempfile
 import zlib
@@ -752,7 +753,17 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
 #: JSON-lines log's zero-filled tail is (``ZERO_TAIL``), which such a log's reader skips.
 ZEROS_END_DOCUMENT = ("the file ends in zero bytes (NUL) from here: room the file system gave the file that no write "
                       "filled (the machine stopped while the agent wrote it, or the file was copied then); a JSON document "
-                      "is not read past them: remove them (tr -d '\\000' < FILE > COPY) and audit the copy")
+                      "is not read past them: remove them in a copy of its folder that keeps the file's name (a log "
+                      "such as a Cline task's is known by its name and folder; a copy named otherwise is not): ")
+
+
+def zeros_end_document(path: Path) -> str:
+    """:data:`ZEROS_END_DOCUMENT` with the commands that cut the zeros off ``path`` in a copy of
+    its folder, the name kept (``tr -d '\\000' < FILE > COPY`` alone made a file no longer
+    known as, say, a Cline task's ``ui_messages.json``)."""
+    folder, name = shlex.quote(str(path.parent)), shlex.quote(path.name)
+    return (f"{ZEROS_END_DOCUMENT}cp -r {folder} COPY && tr -d '\\000' < {folder}/{name} > COPY/{name}, "
+            "then audit COPY")
 
 
 def _zeros_refused(path: Path, line_no: int, handle, chunk: bytes) -> UserError:
@@ -766,7 +777,7 @@ def _zeros_refused(path: Path, line_no: int, handle, chunk: bytes) -> UserError:
         if more.strip(b"\x00"):
             return UserError(f"{path}:{line_no}: binary data, not a text log")
     line = line_no + chunk.count(b"\n", 0, at)
-    return UserError(f"{path}:{line}: {ZEROS_END_DOCUMENT}")
+    return UserError(f"{path}:{line}: {zeros_end_document(path)}")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:

@@ -569,6 +569,14 @@ def test_a_json_document_that_zeros_end_says_so(tmp_path, capsys):
     lines = ui.read_bytes().count(b"\n")
     status, _, err = run(capsys, "audit", str(task), "--quiet")
     assert_one_line(status, err, f"{ui}:{lines + 1}: the file ends in zero bytes (NUL) from here", "tr -d")
+    # The way out it gives keeps the name and the folder: a copy named otherwise (as "tr -d '\000'
+    # < FILE > COPY" made) is no Cline task's file. Done as it says, the copy is audited.
+    assert f"cp -r {task} COPY && tr -d '\\000' < {ui} > COPY/ui_messages.json, then audit COPY" in err, err
+    copy = tmp_path / "COPY"
+    shutil.copytree(task, copy)
+    (copy / "ui_messages.json").write_bytes(ui.read_bytes().replace(b"\0", b""))
+    status, _, err = run(capsys, "audit", str(copy), "--quiet")
+    assert status == 0, err
     # Zeros with text after them are binary data, as before.
     ui.write_bytes(ui.read_bytes() + b" ")
     status, _, err = run(capsys, "audit", str(task), "--quiet")
