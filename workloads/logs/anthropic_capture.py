@@ -52,7 +52,7 @@ from prefixbench.simulator.wire import (
     ToolSchema,
     canonical_json,
 )
-from prefixbench.workloads.logs.jsonlines import iter_lines, may_nest_too_deep, read_json, tail_reason
+from prefixbench.workloads.logs.jsonlines import iter_lines, may_nest_too_deep, read_json, is_skip, tail_reason
 from prefixbench.workloads.logs.reading import as_finite
 
 CallKind: TypeAlias = Literal["main", "side", "compaction"]
@@ -110,7 +110,8 @@ def read_capture(path: str | Path, torn: list[int] | None = None, progress: Call
             parsed.append(line)
     if cut:
         torn.extend(cut)  # type: ignore[union-attr]
-        skipped.append((int(cut[0]), tail_reason(cut[0])))
+        if is_skip(cut[0]):  # (a whole last record that zeros follow was read: no skip)
+            skipped.append((int(cut[0]), tail_reason(cut[0])))
     if not parsed:
         raise UserError(f"{name}: no served request/response pairs in the capture")
     origin = min(line.sent for line in parsed)

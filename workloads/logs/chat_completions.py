@@ -83,6 +83,8 @@ def read_recorded(
     count = 0
     for number, line in iter_lines(path, torn=torn, progress=progress):
         where = f"{path}:{number}"
+        if count == 0 and b'"message_count"' in line:
+            _refuse_session_log(line, where)
         try:
             try:
                 recorded = parse_line(line, memo, pairs_checked=pairs_checked)
@@ -95,6 +97,19 @@ def read_recorded(
         count += 1
     if count == 0:
         raise UserError(f"{path}: no requests (the file is empty)")
+
+
+def _refuse_session_log(line: bytes, where: str) -> None:
+    """Refuse a first line that is a Hermes Agent session log (its ``model`` and ``messages`` are a
+    request body's, so it was replayed as one request), in the line audit says of it."""
+    from prefixbench.workloads.logs.formats.totals_only import HERMES_SESSION, is_hermes_session
+
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return  # (bad JSON: the reading below words it)
+    if isinstance(value, dict) and is_hermes_session(value):
+        raise UserError(f"{where}: {HERMES_SESSION}")
 
 
 #: A line with every top-level value kept as raw JSON, and a messages array of raw messages.

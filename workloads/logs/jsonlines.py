@@ -143,8 +143,10 @@ def iter_lines(
     would cut); ``what`` names the file in the error (``" capture"``: "cannot read capture").
 
     ``torn``: when given, a last line that is a torn tail (:func:`torn_tail`: a log an agent is
-    still writing) or a zero-filled one (:func:`zero_tail`, appended as a :class:`ZeroTail`) is
-    not yielded; its number is appended here. Any other line, cut or not, is
+    still writing) or a zero-filled one (:func:`zero_tail`, appended as a :class:`ZeroTail` or a
+    :class:`CutZeroTail`) is not yielded; its number is appended here. A whole last record that
+    zero bytes follow (:func:`record_before_zeros`, the file's only record too) is yielded, its
+    number appended as a :class:`ZerosAfterRecord`. Any other line, cut or not, is
     yielded for the caller to read (and refuse with its ``file:line``).
 
     ``progress``: told the bytes read so far every 256 lines (the command's progress line).
@@ -177,11 +179,12 @@ def iter_lines(
                 if line and not line.isspace():
                     # Only the file's last line can lack its newline.
                     if torn is not None and seen and not line.endswith(b"\n") and (torn_tail(line) or zero_tail(line)):
-                        torn.append(number if torn_tail(line) else ZeroTail(number))
+                        torn.append(number if torn_tail(line) else zero_kind(line)(number))
                         return
-                    if torn is not None and seen and (record := record_before_zeros(line)) is not None:
+                    # (also a file's only record: the zeros after a whole value tell it from binary data)
+                    if torn is not None and (record := record_before_zeros(line)) is not None:
                         yield number, record  # (a whole last record, zero bytes after it: the record read, the zeros not)
-                        torn.append(ZeroTail(number))
+                        torn.append(ZerosAfterRecord(number))
                         return
                     seen = True
                     yield number, line
@@ -198,14 +201,59 @@ ZERO_TAIL = ("the file ends in zero bytes (NUL) after its last whole line: room 
              "no write filled (the machine stopped while the agent wrote it, or the file was copied then): not read")
 
 
+#: The skip reason of a JSON-lines log whose last line is a record cut short that zero bytes end
+#: (:func:`zero_tail`): that line was a record, partly written, and is not read.
+ZERO_CUT_TAIL = ("a record cut short, then zero bytes (NUL) to the end of the file: room the file system gave the file "
+                 "that no write filled (the machine stopped while the agent wrote it, or the file was copied then): "
+                 "the partly written record is not read")
+#: What every command says of a JSON-lines log whose last record is whole and zero bytes follow it
+#: (:func:`record_before_zeros`): the record is read (counted as any other), the zeros are not; no
+#: record is skipped, so this is a warning and a note of the file, not a skip reason.
+ZEROS_AFTER_RECORD = ("the record on this line is read; zero bytes (NUL) follow it to the end of the file (its "
+                      "newline never written): room the file system gave the file that no write filled (the machine "
+                      "stopped while the agent wrote it, or the file was copied then): the zeros are not read")
+
+
 class ZeroTail(int):
     """A ``torn`` list's line number of a zero-filled tail (an int, as a torn line's is; its
-    reason :data:`ZERO_TAIL`, see :func:`tail_reason`)."""
+    reason :data:`ZERO_TAIL`, see :func:`tail_reason`): zero bytes alone after the last whole line."""
+
+
+class CutZeroTail(ZeroTail):
+    """A ``torn`` list's line number of a record cut short that zero bytes end (reason
+    :data:`ZERO_CUT_TAIL`): the line held part of a record, which is not read."""
+
+
+class ZerosAfterRecord(int):
+    """A ``torn`` list's line number of a whole last record that zero bytes follow (said with
+    :data:`ZEROS_AFTER_RECORD`): the record was read, only the zeros were not, so it is no skip
+    (:func:`is_skip` is False)."""
+
+
+def zero_kind(raw: bytes) -> type[ZeroTail]:
+    """The marker of a :func:`zero_tail` line: :class:`ZeroTail` for zero bytes alone (blanks
+    before them at most), :class:`CutZeroTail` for a record cut short before them."""
+    return ZeroTail if not raw.rstrip(b"\x00").strip() else CutZeroTail
 
 
 def tail_reason(line: int) -> str:
-    """The skip reason of a ``torn`` list's line: :data:`ZERO_TAIL` for a :class:`ZeroTail`, else :data:`TORN_TAIL`."""
+    """What is said of a ``torn`` list's line: :data:`ZEROS_AFTER_RECORD`, :data:`ZERO_CUT_TAIL` or
+    :data:`ZERO_TAIL` by its marker, else :data:`TORN_TAIL`."""
+    if isinstance(line, ZerosAfterRecord):
+        return ZEROS_AFTER_RECORD
+    if isinstance(line, CutZeroTail):
+        return ZERO_CUT_TAIL
     return ZERO_TAIL if isinstance(line, ZeroTail) else TORN_TAIL
+
+
+def is_skip(line: int) -> bool:
+    """Whether a ``torn`` list's line is a record not read (a skip of the file's summary): all
+    but a :class:`ZerosAfterRecord`, whose record was read."""
+    return not isinstance(line, ZerosAfterRecord)
+
+
+#: The reasons a tail not read is skipped with, each warned of (:func:`torn_note`) by every command.
+TAIL_REASONS = (TORN_TAIL, ZERO_TAIL, ZERO_CUT_TAIL)
 
 
 def torn_note(file: object, line: int, reason: str = TORN_TAIL) -> str:

@@ -22,6 +22,7 @@ import io
 import json
 import lzma
 import os
+import shlex
 import stat
 import tempfile
 import zlib
@@ -34,7 +35,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_tail,
+    COMPRESSION_MAGIC, ZerosAfterRecord, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -137,7 +138,10 @@ def iter_records(
     newline and breaks off (the JSON ends before the value does: a live log being written) is
     not an error: its line number is appended here and the records end before it. So is a last
     line of zero bytes (:func:`~prefixbench.workloads.logs.jsonlines.zero_tail`), appended as a
-    :class:`~prefixbench.workloads.logs.jsonlines.ZeroTail`.
+    :class:`~prefixbench.workloads.logs.jsonlines.ZeroTail` (a
+    :class:`~prefixbench.workloads.logs.jsonlines.CutZeroTail` where a record cut short comes
+    before the zeros); a whole last record that zeros follow is read, its line appended as a
+    :class:`~prefixbench.workloads.logs.jsonlines.ZerosAfterRecord`.
 
     Raises:
         UserError: ``file:line`` for binary content, text that is not UTF-8, or a record that is
@@ -378,6 +382,8 @@ def _zeros_after_lines(head: bytes) -> bool:
     the last one, and the lines before them are UTF-8 text: the start of a zero-filled tail after
     whole lines (see ``zero_tail``), which the line reader tells from binary data inside the log
     (refused there with its line). A binary file's first bytes (an image's header) are no text."""
+    if record_before_zeros(head) is not None:
+        return True  # (a file's one record, whole, zero bytes after it: read as a longer file's last)
     cut = head.rfind(b"\n")
     if cut < 0 or b"\x00" in head[:cut]:
         return False
@@ -583,13 +589,14 @@ def _iter_lines(
                 torn.append(line_no)
                 return
             if torn is not None and not first and zero_tail(raw):
-                torn.append(ZeroTail(line_no))
+                torn.append(zero_kind(raw)(line_no))
                 return
-            if torn is not None and not first and (whole := record_before_zeros(raw)) is not None:
-                # A whole last record, zero bytes after it on its line: the record read, the zeros not.
+            if torn is not None and (whole := record_before_zeros(raw)) is not None:
+                # A whole last record, zero bytes after it on its line: the record read, the zeros
+                # not (the file's only record too: a whole value is no binary data).
                 value, plain = _loads(whole.decode("utf-8").strip())
                 yield Record(line_no, value, plain, 0, 0, start)
-                torn.append(ZeroTail(line_no))
+                torn.append(ZerosAfterRecord(line_no))
                 return
             raise
         if not text:
@@ -746,7 +753,17 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
 #: JSON-lines log's zero-filled tail is (``ZERO_TAIL``), which such a log's reader skips.
 ZEROS_END_DOCUMENT = ("the file ends in zero bytes (NUL) from here: room the file system gave the file that no write "
                       "filled (the machine stopped while the agent wrote it, or the file was copied then); a JSON document "
-                      "is not read past them: remove them (tr -d '\\000' < FILE > COPY) and audit the copy")
+                      "is not read past them: remove them in a copy of its folder that keeps the file's name (a log "
+                      "such as a Cline task's is known by its name and folder; a copy named otherwise is not): ")
+
+
+def zeros_end_document(path: Path) -> str:
+    """:data:`ZEROS_END_DOCUMENT` with the commands that cut the zeros off ``path`` in a copy of
+    its folder, the name kept (``tr -d '\\000' < FILE > COPY`` alone made a file no longer
+    known as, say, a Cline task's ``ui_messages.json``)."""
+    folder, name = shlex.quote(str(path.parent)), shlex.quote(path.name)
+    return (f"{ZEROS_END_DOCUMENT}cp -r {folder} COPY && tr -d '\\000' < {folder}/{name} > COPY/{name}, "
+            "then audit COPY")
 
 
 def _zeros_refused(path: Path, line_no: int, handle, chunk: bytes) -> UserError:
@@ -760,7 +777,7 @@ def _zeros_refused(path: Path, line_no: int, handle, chunk: bytes) -> UserError:
         if more.strip(b"\x00"):
             return UserError(f"{path}:{line_no}: binary data, not a text log")
     line = line_no + chunk.count(b"\n", 0, at)
-    return UserError(f"{path}:{line}: {ZEROS_END_DOCUMENT}")
+    return UserError(f"{path}:{line}: {zeros_end_document(path)}")
 
 
 def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:

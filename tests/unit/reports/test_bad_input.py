@@ -467,6 +467,12 @@ def test_a_torn_last_line_is_skipped_and_said_as_audit_does(tmp_path, capsys, ca
 
 ZERO_WORDS = ("the file ends in zero bytes (NUL) after its last whole line: room the file system gave the file that "
               "no write filled (the machine stopped while the agent wrote it, or the file was copied then): not read")
+ZERO_CUT_WORDS = ("a record cut short, then zero bytes (NUL) to the end of the file: room the file system gave the file "
+                  "that no write filled (the machine stopped while the agent wrote it, or the file was copied then): "
+                  "the partly written record is not read")
+ZEROS_AFTER_RECORD_WORDS = ("the record on this line is read; zero bytes (NUL) follow it to the end of the file (its "
+                            "newline never written): room the file system gave the file that no write filled (the "
+                            "machine stopped while the agent wrote it, or the file was copied then): the zeros are not read")
 
 
 @pytest.mark.parametrize("case", ["replay", "replay json", "check --trace", "replay anthropic-capture"])
@@ -480,15 +486,16 @@ def test_a_zero_filled_tail_is_skipped_and_said(tmp_path, capsys, case):
     status, expected, err = run(capsys, *argv, str(path))
     assert status == 0 and err == "", err
     lines = whole.count("\n")
-    # Zeros alone after the last whole line, and zeros after a line cut short.
-    for tail in (b"\0" * 3_772, cut.encode() + b"\0" * 40):
+    # Zeros alone after the last whole line, and zeros after a line cut short: that line was part
+    # of a record, which is said to be dropped (it was said to follow "its last whole line").
+    for tail, words in ((b"\0" * 3_772, ZERO_WORDS), (cut.encode() + b"\0" * 40, ZERO_CUT_WORDS)):
         path.write_bytes(whole.encode() + tail)
         status, out, err = run(capsys, *argv, str(path))
         assert (status, out) == (0, expected), err
-        assert err == f"prefixbench: warning: {path}:{lines + 1}: {ZERO_WORDS}"
+        assert err == f"prefixbench: warning: {path}:{lines + 1}: {words}"
         if case != "check --trace":
             status, _, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
-            assert status == 0 and err == f"prefixbench: warning: {path}:{lines + 1}: {ZERO_WORDS}", err
+            assert status == 0 and err == f"prefixbench: warning: {path}:{lines + 1}: {words}", err
     # Zeros with a line after them are bad input inside the log: refused with their FILE:LINE.
     path.write_bytes(whole.encode() + b"\0" * 10 + b"\n" + whole.encode())
     status, _, err = run(capsys, *argv, str(path))
@@ -499,24 +506,36 @@ def test_a_zero_filled_tail_is_skipped_and_said(tmp_path, capsys, case):
     assert_one_line(status, err, f"{path}:1: ")
 
 
+@pytest.mark.parametrize("records", ["one record", "all records"])
 @pytest.mark.parametrize("case", ["replay", "replay json", "check --trace", "replay anthropic-capture"])
-def test_a_whole_last_record_that_zeros_follow_is_read(tmp_path, capsys, case):
+def test_a_whole_last_record_that_zeros_follow_is_read(tmp_path, capsys, case, records):
     """A last record that is whole but lacks its newline, zero bytes after it (the newline never
-    written): refused before (``binary data, not a text log``) though the same file without the
-    zeros was read. Now read up to the zeros, which are skipped and said at that line."""
+    written): read up to the zeros, as the same file without them is. The warning said of that
+    line "after its last whole line ... not read" and audit counted it skipped (1, the clean
+    copy 0); a file of that one record was refused (``binary data, not a text log``, exit 2)."""
     argv, whole, _ = _torn_cases(tmp_path)[case]
+    if records == "one record":
+        whole = whole.split("\n")[0] + "\n"
     path = tmp_path / "crashed.jsonl"
     path.write_text(whole)
     status, expected, err = run(capsys, *argv, str(path))
     assert status == 0 and err == "", err
+    clean = None
+    if case != "check --trace":
+        status, clean, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+        assert status == 0 and err == "", err
     lines = whole.count("\n")
     path.write_bytes(whole.encode().removesuffix(b"\n") + b"\0" * 500)
     status, out, err = run(capsys, *argv, str(path))
     assert (status, out) == (0, expected), err
-    assert err == f"prefixbench: warning: {path}:{lines}: {ZERO_WORDS}"
-    if case != "check --trace":
-        status, _, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
-        assert status == 0 and err == f"prefixbench: warning: {path}:{lines}: {ZERO_WORDS}", err
+    assert err == f"prefixbench: warning: {path}:{lines}: {ZEROS_AFTER_RECORD_WORDS}"
+    if clean is not None:
+        status, zeros, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+        assert status == 0 and err == f"prefixbench: warning: {path}:{lines}: {ZEROS_AFTER_RECORD_WORDS}", err
+        counts = [[(f["requests"], f["skipped"]) for f in json.loads(text)["files"]] for text in (clean, zeros)]
+        assert counts[0] == counts[1] and counts[0][0][0] == lines  # the same requests, nothing skipped
+        note = json.loads(zeros)["files"][0]["notes"][-1]
+        assert note == f"line {lines}: {ZEROS_AFTER_RECORD_WORDS}" and "not read\"" not in note
 
 
 @pytest.mark.parametrize("argv", [["replay"], ["replay", "--format", "json"], ["check", "--trace"], ["audit", "--quiet"]])
@@ -550,6 +569,14 @@ def test_a_json_document_that_zeros_end_says_so(tmp_path, capsys):
     lines = ui.read_bytes().count(b"\n")
     status, _, err = run(capsys, "audit", str(task), "--quiet")
     assert_one_line(status, err, f"{ui}:{lines + 1}: the file ends in zero bytes (NUL) from here", "tr -d")
+    # The way out it gives keeps the name and the folder: a copy named otherwise (as "tr -d '\000'
+    # < FILE > COPY" made) is no Cline task's file. Done as it says, the copy is audited.
+    assert f"cp -r {task} COPY && tr -d '\\000' < {ui} > COPY/ui_messages.json, then audit COPY" in err, err
+    copy = tmp_path / "COPY"
+    shutil.copytree(task, copy)
+    (copy / "ui_messages.json").write_bytes(ui.read_bytes().replace(b"\0", b""))
+    status, _, err = run(capsys, "audit", str(copy), "--quiet")
+    assert status == 0, err
     # Zeros with text after them are binary data, as before.
     ui.write_bytes(ui.read_bytes() + b" ")
     status, _, err = run(capsys, "audit", str(task), "--quiet")

@@ -75,7 +75,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     is_qoder_session_header,
     kiro_session,
 )
-from prefixbench.workloads.logs.jsonlines import tail_reason
+from prefixbench.workloads.logs.jsonlines import is_skip, tail_reason
 from prefixbench.workloads.logs.records import READ_BUFFER, Record, iter_records
 from prefixbench.workloads.logs.trace import FileSummary, TraceRequest
 
@@ -513,7 +513,9 @@ def import_file(path: Path, fmt: LogFormat, ctx: ImportContext) -> tuple[list[Tr
         if refusal is not None:
             raise UserError(refusal) from None
         raise
-    if torn:  # a live log: its last line is still being written (or zeros the writer never filled)
+    if torn and not is_skip(torn[0]):  # a whole last record, read, then zeros: a note, no record skipped
+        summary = replace(summary, notes=(*summary.notes, f"line {int(torn[0])}: {tail_reason(torn[0])}"))
+    elif torn:  # a live log: its last line is still being written (or zeros the writer never filled)
         summary = replace(summary, skipped=(*summary.skipped, (int(torn[0]), tail_reason(torn[0]))))
     return _timed((requests, summary))
 
