@@ -872,6 +872,13 @@ def _snapshot_changed(ev: Evidence) -> Finding | None:
     return Finding(_SNAPSHOT_CAUSES[loc.kind], "log", f"{loc.change}; {loc.where()}")
 
 
+def inferred_head(ev: Evidence) -> bool:
+    """A lane's first call (no previous call in its lane) whose prompt is logged without a body:
+    the head it was expected to read is a size other lanes' calls read under the same inferred
+    head key (:func:`~prefixbench.workloads.audit.core.head_sizes`), not its own."""
+    return ev.prev is None and ev.r.body is None and ev.r.prefix is not None
+
+
 def _located(ev: Evidence) -> Finding | None:
     loc = ev.location
     if loc is None or out_of_order(ev):
@@ -882,6 +889,12 @@ def _located(ev: Evidence) -> Finding | None:
         return None
     if loc.kind == "snapshot-same" and loc.message == 0:
         # Inside the head, yet the logged snapshots show it the same: not the head (unexplained).
+        return None
+    if loc.message == 0 and inferred_head(ev):
+        # A lane's first call read less than a head whose size other lanes' calls read: with no
+        # body and no call of its own before it, nothing shows its head was theirs (Claude Code's
+        # head key is one per model, version and client, yet its system prompt differs by project),
+        # let alone that it changed: not a change mid-session (unexplained, saying so).
         return None
     cause = _LOCATED_CAUSES.get(loc.kind, "system-changed" if loc.message == 0 else "messages-changed")
     return Finding(cause, "position", loc.text())
@@ -922,6 +935,12 @@ def _why_not_known(ev: Evidence) -> list[str]:
             )
         else:
             why.append(f"at a new user turn {duration(gap)} after the previous request, with no change logged")
+    if not why and ev.location is not None and ev.location.message == 0 and inferred_head(ev):
+        why.append(
+            f"read {ev.cache_read:,} of the {ev.expected:,} tokens other lanes' calls read under the same inferred head, "
+            f"with {_alone(ev)}: no body is logged, so whether its prompt starts as theirs did (the head key is inferred; "
+            "an agent's system prompt may differ by project) is not in the log, and nothing changed inside its lane"
+        )
     if not why and r.provider == UNKNOWN.name:
         why.append(
             (f"{duration(gap)} after the previous request" if ev.prev is not None else _alone(ev)) + ", on a server whose cache prefixbench does not model (provider "
