@@ -607,10 +607,33 @@ def _sent_before_ready(ev: Evidence) -> Finding | None:
 
 
 def _below_minimum(ev: Evidence) -> Finding | None:
-    rules, model = ev.rules, ev.r.model
+    """A miss the provider's minimum accounts for, by what its rule bounds
+    (:attr:`~prefixbench.simulator.providers.base.ProviderRules.min_applies_to`): where it bounds
+    the prompt (Anthropic, Bedrock, Gemini, Qwen, MiniMax), a call that read (and, where writes
+    are counted, wrote) nothing and whose prompt is below it (nothing of it is read or written, as
+    the chain model has it); where it
+    bounds each read (OpenAI, vLLM), the read expected is below it (reported as 0). A read expected
+    below the minimum of a prompt above it is no such miss (a Gemini lane start of 8,104 tokens
+    reads a 4,007-token head: the minimum of 4,096 is the prompt's)."""
+    rules, model, usage = ev.rules, ev.r.model, ev.r.usage
     minimum = rules.min_cacheable(model, ev.r.sent_ms)  # the provider's table on the day it was sent
-    if rules.min_applies_to == "prompt" and ev.expected < minimum:
-        return Finding("below-minimum", "log", f"{ev.expected:,} tokens is below {model}'s minimum of {minimum:,}")
+    if rules.min_applies_to == "read":
+        if ev.expected < minimum:
+            return Finding("below-minimum", "log", (
+                f"the {ev.expected:,} tokens it could have read are below {model}'s minimum of {minimum:,} for a read"))
+        return None
+    if usage is None or usage.cache_read or (rules.is_additive and usage.cache_write):
+        return None  # (a call that read or wrote was cacheable)
+    # The whole prompt on an additive provider: one that wrote nothing reports no breakpoint, and
+    # only a prompt below the minimum shows the minimum, not a missing breakpoint, kept it out.
+    prompt = usage.prompt if rules.is_additive else rules.cacheable(usage)
+    cap = rules.max_cached(model)
+    if cap is not None:
+        prompt = min(prompt, cap)
+    if prompt < minimum:
+        return Finding("below-minimum", "log", (
+            f"its prompt ({prompt:,} tokens) is below {model}'s minimum of {minimum:,}: "
+            "nothing of it is cached"))
     return None
 
 

@@ -56,3 +56,39 @@ def test_a_read_inside_the_head_mid_lane_is_still_located():
              usage=Usage(cache_read=1_770, cache_write_5m=30_000, uncached=10))
     found = find_cause(_ev(r, expected=28_205, prev=prev, location=_inside_head(1_770, 31_780)))
     assert found.cause == "system-changed"
+
+
+def test_the_gemini_minimum_is_the_prompts_not_the_expected_reads():
+    pro = "gemini-2.5-pro"  # minimum 4,096 on the page of September 2025
+    sent = 1_757_642_000_000  # 2025-09-12
+    # A lane start of 8,104 tokens that read nothing of a 4,007-token head: its prompt is cacheable.
+    r = _req(provider="gemini", model=pro, usage=Usage(cache_read=0, uncached=8_104), sent_ms=sent)
+    found = find_cause(_ev(r, expected=4_007))
+    assert found.cause != "below-minimum", found
+    # A prompt below the minimum is.
+    small = _req(provider="gemini", model=pro, usage=Usage(cache_read=0, uncached=3_900), sent_ms=sent)
+    found = find_cause(_ev(small, expected=3_000))
+    assert found.cause == "below-minimum"
+    assert found.detail == "its prompt (3,900 tokens) is below gemini-2.5-pro's minimum of 4,096: nothing of it is cached"
+
+
+def test_anthropic_minimum_is_the_cacheable_prompts():
+    opus = "claude-opus-4-5"  # minimum 4,096
+    prev = _req(provider="anthropic", model=opus, usage=Usage(cache_read=0, cache_write_5m=3_000, uncached=10))
+    above = _req(provider="anthropic", model=opus, seq=1, parent="n0", usage=Usage(cache_read=0, cache_write_5m=5_000, uncached=10))
+    assert find_cause(_ev(above, expected=3_000, prev=prev)).cause != "below-minimum"
+    # Nothing written of a 4,010-token prompt: below the minimum.
+    below = _req(provider="anthropic", model=opus, seq=1, parent="n0", usage=Usage(cache_read=0, uncached=4_010))
+    assert find_cause(_ev(below, expected=3_000, prev=prev)).cause == "below-minimum"
+    # Nothing written of a 9,000-token prompt: a missing breakpoint, maybe, not the minimum.
+    unmarked = _req(provider="anthropic", model=opus, seq=1, parent="n0", usage=Usage(cache_read=0, uncached=9_000))
+    assert find_cause(_ev(unmarked, expected=3_000, prev=prev)).cause != "below-minimum"
+
+
+def test_openai_minimum_bounds_each_read():
+    # OpenAI reports a read shorter than 1,024 tokens as 0, whatever the prompt's length.
+    r = _req(provider="openai", model="gpt-5", usage=Usage(cache_read=0, uncached=9_000))
+    found = find_cause(_ev(r, expected=900, prev=_req(provider="openai", model="gpt-5", usage=Usage(cache_read=0, uncached=900))))
+    assert found.cause == "below-minimum"
+    assert "below gpt-5's minimum of 1,024 for a read" in found.detail
+    assert find_cause(replace(_ev(r, expected=2_048), lost=2_048)).cause != "below-minimum"
