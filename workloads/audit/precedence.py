@@ -963,6 +963,8 @@ def _why_not_known(ev: Evidence) -> list[str]:
             f"read {ev.cache_read:,} of the {ev.expected:,} tokens other lanes' calls read under the same inferred head, "
             f"with {_alone(ev)}: no body is logged, so whether its prompt starts as theirs did (the head key is inferred; "
             "an agent's system prompt may differ by project) is not in the log, and nothing changed inside its lane"
+            + (f" ({ev.location.change}, before its first call: its head may differ from theirs)"
+               if ev.location.kind == "tools" and ev.location.change else "")
         )
     if not why and r.provider == UNKNOWN.name:
         why.append(

@@ -49,6 +49,16 @@ def test_a_lane_start_below_an_inferred_head_is_no_system_change():
         assert "no body is logged" in found.detail and "nothing changed inside its lane" in found.detail
 
 
+def test_a_lane_start_after_a_logged_tool_change_says_so_but_is_no_change_of_its_lane():
+    # Eduardodmb/ClaudeHome: three lane starts read 0 of a 14,223-token head after a logged
+    # deferred_tools_delta, and were tools-changed (recoverable, by a fix that never re-simulated them).
+    r = _req(provider="anthropic", model="claude-opus-4-5", usage=Usage(cache_read=0, cache_write_5m=20_000, uncached=390))
+    where = Location(0, "head", 0, 20_390, "", "the tool list changed (logged: deferred_tools_delta)", "tools")
+    found = find_cause(_ev(r, expected=14_223, location=where))
+    assert found.cause == "unexplained"
+    assert "(the tool list changed (logged: deferred_tools_delta), before its first call: its head may differ from theirs)" in found.detail
+
+
 def test_a_read_inside_the_head_mid_lane_is_still_located():
     # The same read after a call of its own lane: the lane's own head is what fell short.
     prev = _req(provider="anthropic", model="claude-opus-4-5", usage=Usage(cache_read=19_205, cache_write_5m=9_000, uncached=10))
