@@ -524,9 +524,19 @@ def test_a_miss_no_fix_recovers_when_re_simulated_is_not_counted_recoverable(tmp
     split = unchanged.loss_split
     assert (split.recoverable_requests, split.recoverable_usd, split.unknown_requests, split.unknown_usd) == (0, 0, 1, miss.lost_usd)
     assert [row.loss_class for row in unchanged.rows if row.index == miss.index and row.lane == miss.lane] == ["unknown"]
-    # One of its fixes recovers it, or none could re-simulate it: recoverable as its cause says.
+    # One of its fixes recovers it: recoverable as its cause says.
     assert follow_resimulation(result, Resimulated({"ttl-auto": ran(()), "keep-alive": ran((at,))}, {})) is result
-    assert follow_resimulation(result, Resimulated({"ttl-auto": SimpleNamespace(applies=False, changes=())}, {})) is result
+    cannot = SimpleNamespace(applies=False, changes=())
+    assert follow_resimulation(result, Resimulated({"ttl-auto": cannot, "keep-alive": ran((at,))}, {})) is result
+    # Its fixes cannot apply to the log ("cannot apply" in --what-if): no fix re-simulated
+    # recovers it, so it is not recoverable either (it stayed so before: austinweitao's
+    # static-system miss, "recoverable" beside "static-system ... cannot apply").
+    for done in ({"ttl-auto": cannot}, {"ttl-auto": cannot, "keep-alive": cannot}):
+        moved = follow_resimulation(result, Resimulated(done, {}))
+        assert [row.loss_class for row in moved.rows if row.index == miss.index and row.lane == miss.lane] == ["unknown"]
+        assert (moved.loss_split.recoverable_requests, moved.loss_split.unknown_usd) == (0, miss.lost_usd)
+    # Not re-simulated at all: as its cause says.
+    assert follow_resimulation(result, Resimulated({}, {})) is result
 
 
 def test_breakpoint_placements_meaning_covers_a_request_with_no_cache_control() -> None:
