@@ -12,10 +12,14 @@
 from __future__ import annotations
 
 from msgspec.structs import replace
-
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.audit.locate import Location
-from prefixbench.workloads.audit.precedence import Evidence, Prediction, Previous, find_cause
+from prefixbench.workloads.audit.precedence import (
+    Evidence,
+    Prediction,
+    Previous,
+    find_cause,
+)
 from prefixbench.workloads.logs.trace import Prefix, TraceRequest
 
 
