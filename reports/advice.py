@@ -9,6 +9,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from prefixbench.reports.auditwords import file_labels, none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
 from prefixbench.reports.whatif import hedged
+from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.advice import RECOVERS_NONE, names_setting
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
@@ -79,8 +80,10 @@ def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpri
 
 
 def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
-    """``lost $2.02 = recoverable $0.10 (3 req) + unavoidable $1.50 (2 req, 1 unpriced) + unknown
-    $0.42 (1 req)`` (to the cent; *unpriced*: requests that lost tokens no dollar figure holds).
+    """``lost $2.0213 = recoverable $0.1006 (3 req) + unavoidable $1.4990 (2 req, 1 unpriced) +
+    unknown $0.4217 (1 req)`` (each exact sum rounded on its own, as the report's other dollars:
+    :func:`~prefixbench.simulator.pricing.format_usd`, so a class reads what its rows add up to;
+    *unpriced*: requests that lost tokens no dollar figure holds).
     A class whose dollars are unknown (:meth:`~.LossSplit.usd_unknown`: no priced request of it
     lost anything, some lost tokens no dollar figure holds) has no dollar figure (``recoverable (1
     req, 1 unpriced: no dollar figure)``; JSON null), as every class with a request has none where
@@ -91,9 +94,9 @@ def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
         counted = f"{requests:,} req" + (f" +{shared:,} shared" if shared else "") + (f", {unpriced:,} unpriced" if unpriced else "")
         if split.usd_unknown(name, all_unpriced):
             return f"{name} ({counted}: no dollar figure)"
-        return f"{name} ${split.usd(name):,.2f} ({counted})"
+        return f"{name} {format_usd(split.usd(name))} ({counted})"
 
-    lost = "unknown" if all_unpriced else f"${split.lost_usd:,.2f}"
+    lost = "unknown" if all_unpriced else format_usd(split.lost_usd)
     return f"lost {lost} = " + " + ".join(part(name) for name in LOSS_CLASSES)
 
 
@@ -362,7 +365,7 @@ def advice_html(record: dict, unseen: bool = False) -> str:
         parts.append(note(f"Lost unknown: {UNSEEN}."))
     elif split is not None:
         def usd(value: float | None) -> str:  # null: none of its requests priced
-            return "unknown" if value is None else f"${value:,.2f}"
+            return "unknown" if value is None else format_usd(Decimal(str(value)))
 
         rows = [({"data-loss-class": name}, [
             name,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from prefixbench.workloads.audit.advice import advise
 from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.losses import cents
 from tests.realdata.mirrors import file_at
 
 REPO = Path(os.environ.get("PREFIXBENCH_PERSONAL_FINANCE_REPO", "/work/.mirror/bhanu7410+personal_finance/repo"))
@@ -30,7 +31,7 @@ def test_the_routers_switches_are_unknown_and_pin_model_comes_first(tmp_path: Pa
     switched = [row for row in result.rows if row.cause in ("model-changed", "model-chosen")]
     assert [(row.cause, row.loss_class) for row in switched] == [("model-changed", "unknown")] * 5
     split = result.loss_split
-    assert split is not None and (split.lost_usd, split.unavoidable_usd, split.unknown_usd) == (
+    assert split is not None and tuple(cents(value) for value in (split.lost_usd, split.unavoidable_usd, split.unknown_usd)) == (
         Decimal("1.63"), Decimal("0.70"), Decimal("0.93"))
     first = result.recommendations[0]
     assert (first.fix, first.agent, first.saved_usd.quantize(Decimal("0.0001"))) == ("pin-model", "Gemini CLI", Decimal("0.4861"))

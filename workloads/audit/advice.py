@@ -385,8 +385,9 @@ def recommend(
 def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
     """``result`` with the recoverable misses that no fix recovers when it ran counted ``unknown``:
     a miss is recoverable by its cause (:func:`~.losses.loss_class`) until its fixes are
-    re-simulated; where each of them that could re-simulate the log left the request unchanged
-    (``breakpoints=auto`` on a capture whose entry it cannot reach), the split says what the
+    re-simulated; where each of them left the request unchanged (``breakpoints=auto`` on a
+    capture whose entry it cannot reach) or cannot apply to the log (``static-system`` on a log
+    without bodies whose reads show no break it can remove), the split says what the
     re-simulation found. Its loss split is summed again from the rows (the same rule)."""
     from msgspec.structs import replace
 
@@ -401,8 +402,16 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
     ran: dict[tuple[str, str, int], bool] = {}
     for fix, rows in targets(result).items():
         w = found.done.get(fix)
-        if w is None or not w.applies:
+        if w is None:
             continue  # not re-simulated: its class stays what its cause says
+        if not w.applies:
+            # The fix cannot apply to this log ("cannot apply", "cannot re-simulate"): it recovers
+            # none of its misses, which stay recoverable only where another of their fixes does
+            # (austinweitao/claude-backup: a static-system miss counted recoverable while
+            # --what-if said static-system cannot apply there).
+            for row in rows:
+                ran.setdefault((row.file, row.lane, row.index), False)
+            continue
         if fix not in by_fix:
             by_fix[fix] = _recovered_keys(fix, w, by_key)
         for row in rows:

@@ -20,10 +20,12 @@ The class of a cause is one line of :data:`CAUSE_CLASS`; a cause missing from it
 recoverable where the client picks the TTL; a compaction call that missed for its envelope or
 its messages is recoverable by ``keep-prefix-compaction``.
 
-:func:`split_losses` adds the requests' dollars up per class, rounds the total once to the cent
-and splits its cents by largest remainders (each class rounded down, the cents left one each to
-the classes rounding cut most; ties: in :data:`LOSS_CLASSES` order), so the three cents add up to
-the total's cents exactly and each is within a cent of its class's exact sum.
+:func:`split_losses` adds the requests' dollars up per class, exactly: each class's dollars are
+the exact sum of its requests' (and of the parts of shared misses it holds), and the total their
+exact sum, so summing a report's rows by ``loss_class`` gives the same figures. Reports round each
+on its own, as any other dollar figure (no part is moved to make rounded parts add up: before,
+the total was rounded to the cent and its cents split by largest remainders, so a class could read
+a cent its rows did not lose, and the JSON kept only those cents).
 
 :class:`Recommendation` is the record of one thing to change (made by :mod:`.advice`, held by
 the audit result).
@@ -32,7 +34,7 @@ the audit result).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Protocol
 
 import msgspec
@@ -240,8 +242,8 @@ def _fixes(row: _Row) -> tuple[str, ...]:
 
 
 class LossSplit(msgspec.Struct, frozen=True):
-    """The lost dollars in three classes, to the cent: ``recoverable_usd + unavoidable_usd +
-    unknown_usd == lost_usd`` exactly (``lost_usd``: the total lost, rounded once to the cent)."""
+    """The lost dollars in three classes, each the exact sum of its requests' (not rounded):
+    ``recoverable_usd + unavoidable_usd + unknown_usd == lost_usd`` exactly."""
 
     lost_usd: Decimal
     recoverable_usd: Decimal
@@ -305,8 +307,7 @@ class _Priced(_Row, Protocol):
 
 
 def split_losses(rows: Iterable[_Priced]) -> LossSplit:
-    """Per class: the requests and their lost dollars, rounded so that the parts add up to the
-    total. A miss two causes share counts in its leading cause's class; its second cause's part
+    """Per class: the requests and their lost dollars, exact (not rounded). A miss two causes share counts in its leading cause's class; its second cause's part
     of the dollars (:func:`.shares.loss_parts`) goes to that cause's class."""
     groups: dict[str, tuple[int, Decimal, int, int]] = {}
     for row in rows:
@@ -337,21 +338,13 @@ def split_sums(groups: Mapping[str, tuple[int, Decimal, int, int]]) -> LossSplit
         unpriced[name] += left_out
         shared[name] += also
         exact[name].append(lost)
-    sums = {name: usd_sum(values) for name, values in exact.items()}
-    total = cents(usd_sum(sums.values()))
-    # Largest remainders: each part rounded down to the cent, then the cents the total still
-    # holds go one each to the parts that rounding down cut most (first in order on a tie), so
-    # every part is within a cent of its exact sum. (Giving the whole residue to the largest part
-    # could move it by more: $0.0297 shown as $0.04 beside $0.0221 and $0.0038.)
-    parts = {name: value.quantize(CENT, rounding=ROUND_FLOOR) for name, value in sums.items()}
-    left = int((total - usd_sum(parts.values())) / CENT)
-    for name in sorted(LOSS_CLASSES, key=lambda name: (-(sums[name] - parts[name]), LOSS_CLASSES.index(name)))[:left]:
-        parts[name] += CENT
+    parts = {name: usd_sum(values) for name, values in exact.items()}
+    total = usd_sum(parts.values())
     return LossSplit(
         total, parts["recoverable"], parts["unavoidable"], parts["unknown"],
         counts["recoverable"], counts["unavoidable"], counts["unknown"],
         unpriced["recoverable"], unpriced["unavoidable"], unpriced["unknown"],
-        tuple(name for name in LOSS_CLASSES if sums[name] > 0),
+        tuple(name for name in LOSS_CLASSES if parts[name] > 0),
         shared["recoverable"], shared["unavoidable"], shared["unknown"],
     )
 

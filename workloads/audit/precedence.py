@@ -607,10 +607,33 @@ def _sent_before_ready(ev: Evidence) -> Finding | None:
 
 
 def _below_minimum(ev: Evidence) -> Finding | None:
-    rules, model = ev.rules, ev.r.model
+    """A miss the provider's minimum accounts for, by what its rule bounds
+    (:attr:`~prefixbench.simulator.providers.base.ProviderRules.min_applies_to`): where it bounds
+    the prompt (Anthropic, Bedrock, Gemini, Qwen, MiniMax), a call that read (and, where writes
+    are counted, wrote) nothing and whose prompt is below it (nothing of it is read or written, as
+    the chain model has it); where it
+    bounds each read (OpenAI, vLLM), the read expected is below it (reported as 0). A read expected
+    below the minimum of a prompt above it is no such miss (a Gemini lane start of 8,104 tokens
+    reads a 4,007-token head: the minimum of 4,096 is the prompt's)."""
+    rules, model, usage = ev.rules, ev.r.model, ev.r.usage
     minimum = rules.min_cacheable(model, ev.r.sent_ms)  # the provider's table on the day it was sent
-    if rules.min_applies_to == "prompt" and ev.expected < minimum:
-        return Finding("below-minimum", "log", f"{ev.expected:,} tokens is below {model}'s minimum of {minimum:,}")
+    if rules.min_applies_to == "read":
+        if ev.expected < minimum:
+            return Finding("below-minimum", "log", (
+                f"the {ev.expected:,} tokens it could have read are below {model}'s minimum of {minimum:,} for a read"))
+        return None
+    if usage is None or usage.cache_read or (rules.is_additive and usage.cache_write):
+        return None  # (a call that read or wrote was cacheable)
+    # The whole prompt on an additive provider: one that wrote nothing reports no breakpoint, and
+    # only a prompt below the minimum shows the minimum, not a missing breakpoint, kept it out.
+    prompt = usage.prompt if rules.is_additive else rules.cacheable(usage)
+    cap = rules.max_cached(model)
+    if cap is not None:
+        prompt = min(prompt, cap)
+    if prompt < minimum:
+        return Finding("below-minimum", "log", (
+            f"its prompt ({prompt:,} tokens) is below {model}'s minimum of {minimum:,}: "
+            "nothing of it is cached"))
     return None
 
 
@@ -872,6 +895,13 @@ def _snapshot_changed(ev: Evidence) -> Finding | None:
     return Finding(_SNAPSHOT_CAUSES[loc.kind], "log", f"{loc.change}; {loc.where()}")
 
 
+def inferred_head(ev: Evidence) -> bool:
+    """A lane's first call (no previous call in its lane) whose prompt is logged without a body:
+    the head it was expected to read is a size other lanes' calls read under the same inferred
+    head key (:func:`~prefixbench.workloads.audit.core.head_sizes`), not its own."""
+    return ev.prev is None and ev.r.body is None and ev.r.prefix is not None
+
+
 def _located(ev: Evidence) -> Finding | None:
     loc = ev.location
     if loc is None or out_of_order(ev):
@@ -882,6 +912,12 @@ def _located(ev: Evidence) -> Finding | None:
         return None
     if loc.kind == "snapshot-same" and loc.message == 0:
         # Inside the head, yet the logged snapshots show it the same: not the head (unexplained).
+        return None
+    if loc.message == 0 and inferred_head(ev):
+        # A lane's first call read less than a head whose size other lanes' calls read: with no
+        # body and no call of its own before it, nothing shows its head was theirs (Claude Code's
+        # head key is one per model, version and client, yet its system prompt differs by project),
+        # let alone that it changed: not a change mid-session (unexplained, saying so).
         return None
     cause = _LOCATED_CAUSES.get(loc.kind, "system-changed" if loc.message == 0 else "messages-changed")
     return Finding(cause, "position", loc.text())
@@ -922,6 +958,14 @@ def _why_not_known(ev: Evidence) -> list[str]:
             )
         else:
             why.append(f"at a new user turn {duration(gap)} after the previous request, with no change logged")
+    if not why and ev.location is not None and ev.location.message == 0 and inferred_head(ev):
+        why.append(
+            f"read {ev.cache_read:,} of the {ev.expected:,} tokens other lanes' calls read under the same inferred head, "
+            f"with {_alone(ev)}: no body is logged, so whether its prompt starts as theirs did (the head key is inferred; "
+            "an agent's system prompt may differ by project) is not in the log, and nothing changed inside its lane"
+            + (f" ({ev.location.change}, before its first call: its head may differ from theirs)"
+               if ev.location.kind == "tools" and ev.location.change else "")
+        )
     if not why and r.provider == UNKNOWN.name:
         why.append(
             (f"{duration(gap)} after the previous request" if ev.prev is not None else _alone(ev)) + ", on a server whose cache prefixbench does not model (provider "

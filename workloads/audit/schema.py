@@ -231,7 +231,8 @@ AGREEMENT_FIELDS: tuple[Field, ...] = (
     Field("verdict", "str"),
 )
 
-#: The lost dollars in three classes, to the cent (they add up to ``lost_usd`` exactly): one record.
+#: The lost dollars in three classes, each the exact sum of its requests' (they add up to
+#: ``lost_usd``, as summing the requests by ``loss_class`` does): one record.
 LOSS_SPLIT_FIELDS: tuple[Field, ...] = (
     Field("lost_usd", "usd?"),
     Field("recoverable_usd", "usd?"),

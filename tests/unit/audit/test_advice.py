@@ -15,7 +15,7 @@ from prefixbench.simulator.providers import ANTHROPIC, DEEPSEEK, OPENAI
 from prefixbench.workloads.audit.advice import AGENT_SETTINGS, GENERIC_CHANGE, advise, resimulation_targets
 from prefixbench.workloads.audit.causes import CAUSES
 from prefixbench.workloads.audit.core import load_trace, run_audit
-from prefixbench.workloads.audit.losses import CAUSE_CLASS, CAUSE_FIX, LOSS_CLASSES, cents, loss_class, split_losses
+from prefixbench.workloads.audit.losses import CAUSE_CLASS, CAUSE_FIX, LOSS_CLASSES, loss_class, split_losses
 from prefixbench.workloads.audit.whatif import ALL_FIXES, FIXES, parse_fixes, what_if
 from tests.unit.audit.fixtures import Transcript, anthropic_body, cc_usage, write_jsonl
 
@@ -63,40 +63,40 @@ def test_a_compaction_call_that_missed_is_recoverable_by_keeping_its_prefix() ->
     assert loss_class(_row("effort-changed")) == "unknown"
 
 
-def test_the_rounding_residue_goes_to_one_class_so_the_cents_add_up() -> None:
+def test_each_class_holds_the_exact_sum_of_its_requests() -> None:
+    # Before, the total was rounded once to the cent and its cents split by largest remainders:
+    # three classes of $0.005 read $0.01, $0.01 and $0.00 (a cent the unknown class did lose
+    # given to another), and the JSON kept only those cents.
     rows = [_row("ttl-expired", 60_000, lost="0.005"), _row("cold-start", lost="0.005"), _row("unexplained", lost="0.005")]
     for row in rows:
         row.loss_class = loss_class(row)
     split = split_losses(rows)
-    assert split.lost_usd == Decimal("0.02")  # 0.015 rounded once, not 3 x 0.01
-    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == split.lost_usd
-    # Each rounded down to 0, the total's two cents go to the first two of three equal remainders.
-    assert (split.recoverable_usd, split.unavoidable_usd, split.unknown_usd) == (Decimal("0.01"), Decimal("0.01"), Decimal("0.00"))
-
-
-def test_each_part_of_the_split_stays_within_a_cent_of_its_own_sum() -> None:
-    # The lost dollars of the recoverable ttl-expired miss is $0.0297: the split read
-    # "recoverable $0.04" beside a what-to-change row of $0.0297, the whole residue given to it.
+    assert split.lost_usd == Decimal("0.015")
+    assert (split.recoverable_usd, split.unavoidable_usd, split.unknown_usd) == (Decimal("0.005"),) * 3
+    # A $0.0297 recoverable miss beside $0.0221 and $0.0038 of others: each its own.
     rows = [_row("ttl-expired", 60_000, lost="0.0297"), _row("provider-best-effort", lost="0.0221"), _row("unexplained", lost="0.0038")]
     for row in rows:
         row.loss_class = loss_class(row)
     split = split_losses(rows)
-    assert split.lost_usd == Decimal("0.06")
-    assert (split.recoverable_usd, split.unavoidable_usd, split.unknown_usd) == (Decimal("0.03"), Decimal("0.02"), Decimal("0.01"))
+    assert split.lost_usd == Decimal("0.0556")
+    assert (split.recoverable_usd, split.unavoidable_usd, split.unknown_usd) == (Decimal("0.0297"), Decimal("0.0221"), Decimal("0.0038"))
+    # The text rounds each as the report's other dollars, no cent moved between them.
+    from prefixbench.reports.advice import split_line
+
+    assert split_line(split) == "lost $0.0556 = recoverable $0.0297 (1 req) + unavoidable $0.0221 (1 req) + unknown $0.003800 (1 req)"
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(LOSS_CLASSES), st.integers(0, 10**9)), max_size=40))
-def test_the_three_parts_always_add_up_to_the_total_to_the_cent(items) -> None:
+def test_the_three_parts_are_the_exact_sums_of_their_requests(items) -> None:
     rows = [SimpleNamespace(loss_class=name, lost_usd=Decimal(units).scaleb(-8), secondary_loss_class=None, secondary_lost_usd=None)
             for name, units in items]
     split = split_losses(rows)
     exact = sum((row.lost_usd for row in rows), Decimal(0))
-    assert split.lost_usd == cents(exact)
+    assert split.lost_usd == exact
     assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == split.lost_usd
     for name in LOSS_CLASSES:
-        part = sum((row.lost_usd for row in rows if row.loss_class == name), Decimal(0))
-        assert abs(split.usd(name) - part) < Decimal("0.01")
+        assert split.usd(name) == sum((row.lost_usd for row in rows if row.loss_class == name), Decimal(0))
 
 
 # --- recommendations -------------------------------------------------------------------------
@@ -106,7 +106,7 @@ def test_a_pause_under_an_hour_is_recoverable_and_keep_alive_is_recommended(tmp_
     result = _audit(_paused(tmp_path))
     split = result.loss_split
     assert split is not None and split.recoverable_requests == 1 and split.recoverable_usd > 0
-    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == cents(result.totals.lost_usd)
+    assert split.recoverable_usd + split.unavoidable_usd + split.unknown_usd == result.totals.lost_usd
     assert result.recommendations is not None
     best = result.recommendations[0]
     assert (best.rank, best.fix, best.agent) == (1, "keep-alive", "Claude Code")
@@ -202,7 +202,9 @@ def test_json_and_markdown_open_with_them(tmp_path: Path, capsys) -> None:
     record = json.loads(capsys.readouterr().out)
     assert list(record)[:3] == ["schema", "loss_split", "recommendations"]
     split = record["loss_split"]
-    assert round(split["recoverable_usd"] + split["unavoidable_usd"] + split["unknown_usd"], 2) == split["lost_usd"]
+    assert abs(split["recoverable_usd"] + split["unavoidable_usd"] + split["unknown_usd"] - split["lost_usd"]) < 1e-12
+    # Exact, as the requests' own dollars (summing them by loss_class gives the same).
+    assert split["recoverable_usd"] == sum(r["lost_usd"] for r in record["requests"] if r["loss_class"] == "recoverable")
     assert {entry["fix"] for entry in record["what_if"]} == set(ALL_FIXES)
     (first, *_) = record["recommendations"]
     assert first["fix"] == "keep-alive" and first["saved_usd"] > 0 and first["rank"] == 1
@@ -520,11 +522,21 @@ def test_a_miss_no_fix_recovers_when_re_simulated_is_not_counted_recoverable(tmp
     ran = lambda changes: SimpleNamespace(applies=True, changes=changes)  # noqa: E731
     unchanged = follow_resimulation(result, Resimulated({"ttl-auto": ran(()), "keep-alive": ran(())}, {}))
     split = unchanged.loss_split
-    assert (split.recoverable_requests, split.recoverable_usd, split.unknown_requests, split.unknown_usd) == (0, 0, 1, Decimal("0.05"))
+    assert (split.recoverable_requests, split.recoverable_usd, split.unknown_requests, split.unknown_usd) == (0, 0, 1, miss.lost_usd)
     assert [row.loss_class for row in unchanged.rows if row.index == miss.index and row.lane == miss.lane] == ["unknown"]
-    # One of its fixes recovers it, or none could re-simulate it: recoverable as its cause says.
+    # One of its fixes recovers it: recoverable as its cause says.
     assert follow_resimulation(result, Resimulated({"ttl-auto": ran(()), "keep-alive": ran((at,))}, {})) is result
-    assert follow_resimulation(result, Resimulated({"ttl-auto": SimpleNamespace(applies=False, changes=())}, {})) is result
+    cannot = SimpleNamespace(applies=False, changes=())
+    assert follow_resimulation(result, Resimulated({"ttl-auto": cannot, "keep-alive": ran((at,))}, {})) is result
+    # Its fixes cannot apply to the log ("cannot apply" in --what-if): no fix re-simulated
+    # recovers it, so it is not recoverable either (it stayed so before: austinweitao's
+    # static-system miss, "recoverable" beside "static-system ... cannot apply").
+    for done in ({"ttl-auto": cannot}, {"ttl-auto": cannot, "keep-alive": cannot}):
+        moved = follow_resimulation(result, Resimulated(done, {}))
+        assert [row.loss_class for row in moved.rows if row.index == miss.index and row.lane == miss.lane] == ["unknown"]
+        assert (moved.loss_split.recoverable_requests, moved.loss_split.unknown_usd) == (0, miss.lost_usd)
+    # Not re-simulated at all: as its cause says.
+    assert follow_resimulation(result, Resimulated({}, {})) is result
 
 
 def test_breakpoint_placements_meaning_covers_a_request_with_no_cache_control() -> None:

@@ -162,7 +162,7 @@ def test_cold_start_on_a_lane_start_that_lost_nothing():
 
 
 def test_a_lane_start_that_lost_reads_falls_through_to_the_log():
-    e = ev(req(parent=None, model="claude-opus-4-5"), prev=None, lost=100, expected=100)
+    e = ev(req(parent=None, model="claude-opus-4-5", usage=Usage(uncached=3_000)), prev=None, lost=100, expected=100)
     assert rule(e) == "below-minimum"
 
 
@@ -248,9 +248,14 @@ def test_sent_before_ready_before_below_minimum():
 
 
 def test_below_minimum_reads_the_models_minimum():
-    e = ev(req(model=OPUS), prev=PREV_OPUS, expected=4000)
-    assert (rule(e), find_cause(e).detail) == ("below-minimum", "4,000 tokens is below claude-opus-4-5's minimum of 4,096")
-    assert rule(ev(req(model="claude-sonnet-4-5"), expected=4000)) != "below-minimum"
+    small_prev = req(0, model=OPUS, parent=None, usage=Usage(uncached=3000))
+    e = ev(req(model=OPUS, usage=Usage(uncached=4000)), prev=small_prev, expected=4000)
+    assert (rule(e), find_cause(e).detail) == (
+        "below-minimum", "its prompt (4,000 tokens) is below claude-opus-4-5's minimum of 4,096: nothing of it is cached")
+    assert rule(ev(req(model="claude-sonnet-4-5", usage=Usage(uncached=4000)), prev=small_prev, expected=4000)) != "below-minimum"
+    # The minimum is the prompt's (Anthropic's min_applies_to): a read expected below it of a
+    # prompt that wrote 5,000 tokens is no such miss.
+    assert rule(ev(req(model=OPUS), prev=PREV_OPUS, expected=4000)) != "below-minimum"
 
 
 def test_below_minimum_takes_the_gemini_page_of_the_day_the_request_was_sent():
@@ -258,15 +263,17 @@ def test_below_minimum_takes_the_gemini_page_of_the_day_the_request_was_sent():
     from its version of 2026-07-07 on: a 1,500-token prompt is below the minimum only after."""
     june, august = 1_780_272_000_000, 1_785_542_400_000  # 2026-06-01, 2026-08-01 00:00 UTC
     flash = "gemini-2.5-flash"
-    prev = req(0, provider="gemini", model=flash, parent=None)
-    assert rule(ev(req(provider="gemini", model=flash, sent_ms=june), prev=prev, expected=1500)) != "below-minimum"
+    prev = req(0, provider="gemini", model=flash, parent=None, usage=Usage(uncached=1000))
+    small = Usage(uncached=1500)
+    assert rule(ev(req(provider="gemini", model=flash, sent_ms=june, usage=small), prev=prev, expected=1500)) != "below-minimum"
     for sent in (august, None):  # a request of unknown time takes today's table
-        e = ev(req(provider="gemini", model=flash, sent_ms=sent), prev=prev, expected=1500)
-        assert (rule(e), find_cause(e).detail) == ("below-minimum", "1,500 tokens is below gemini-2.5-flash's minimum of 2,048")
+        e = ev(req(provider="gemini", model=flash, sent_ms=sent, usage=small), prev=prev, expected=1500)
+        assert (rule(e), find_cause(e).detail) == (
+            "below-minimum", "its prompt (1,500 tokens) is below gemini-2.5-flash's minimum of 2,048: nothing of it is cached")
 
 
 def test_below_minimum_before_beyond_lookback():
-    e = ev(req(model=OPUS, new_blocks=30), prev=PREV_OPUS, expected=4000)
+    e = ev(req(model=OPUS, new_blocks=30, usage=Usage(uncached=4000)), prev=req(0, model=OPUS, parent=None, usage=Usage(uncached=3000)), expected=4000)
     assert rule(e) == "below-minimum"
 
 

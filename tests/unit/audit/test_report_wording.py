@@ -611,7 +611,7 @@ def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path
     assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["2", "30,000", f"{format_usd(result.causes[0].lost_usd)} + 1 unpriced"]
     assert re.search(r"ttl-expired2\s*30,000\s*\$0\.05\d+ \+ 1 unpriced", _text(audit_html(result)))
     assert "2 (1 unpriced)" in _text(audit_html(result))  # the loss split's requests
-    assert re.search(r"recoverable \$0\.0\d \(2 req, 1 unpriced\)", audit_table(result))
+    assert re.search(r"recoverable \$0\.0\d+ \(2 req, 1 unpriced\)", audit_table(result))
 
 
 def test_a_loss_class_none_of_whose_requests_is_priced_says_unknown_beside_priced_ones(tmp_path: Path) -> None:

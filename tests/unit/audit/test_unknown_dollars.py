@@ -65,7 +65,7 @@ def test_a_loss_class_with_no_priced_loss_is_null_though_it_holds_a_cold_start(t
     from prefixbench.reports.audit import audit_table
 
     line = next(line for line in audit_table(result).splitlines() if line.startswith("lost $"))
-    assert "unavoidable (3 req, 1 unpriced: no dollar figure)" in line and "unknown $0.00 (0 req)" in line
+    assert "unavoidable (3 req, 1 unpriced: no dollar figure)" in line and "unknown $0 (0 req)" in line
 
 
 def test_usd_unknown_is_decided_by_priced_losses_not_request_counts() -> None:
@@ -147,6 +147,6 @@ def test_with_nothing_priced_a_class_with_no_requests_lost_a_known_zero(tmp_path
     from prefixbench.reports.audit import audit_table
 
     line = next(line for line in audit_table(result).splitlines() if line.startswith("lost unknown"))
-    assert "recoverable $0.00 (0 req)" in line and "unknown $0.00 (0 req)" in line
+    assert "recoverable $0 (0 req)" in line and "unknown $0 (0 req)" in line
     assert "unavoidable (" in line and "no dollar figure" in line
     assert split.usd_unknown("unavoidable", True) and not split.usd_unknown("recoverable", True)
