@@ -35,7 +35,8 @@ from prefixbench.workloads.fields import Field
 #: its ``agree`` is true for ``names-more`` too (4 left ``unavailable`` with a cause null), and the
 #: calls a server labelled that did not miss are listed (``no-miss``; 4 left them out).
 #: 6: a recommendation that, re-simulated, saves nothing on the log has ``rank`` null and comes
-#: after the ranked ones (5 ranked every recommendation, those too).
+#: after the ranked ones (5 ranked every recommendation, those too); the loss split's classes are
+#: each the exact sum of their requests' dollars (5 rounded them to the cent, adjusted to add up).
 #: A field added beside the others, which changes no figure an earlier schema wrote (a request's
 #: ``path``, a request's and a model's ``service``), keeps the number.
 SCHEMA_VERSION = 6
@@ -45,7 +46,7 @@ SCHEMA_VERSION = 6
 #: and no lost tokens are read as not reported. 4 changes the requests' rows and the
 #: compactions only: compare reads neither. 5 moves a shared miss's second part between the
 #: causes it compares, and adds their ``shared_requests`` (an older file has none: 0). 6 changes
-#: the recommendations' ranks only: compare reads none.
+#: the recommendations' ranks and the loss split's precision only: compare reads neither.
 READ_SCHEMAS = (1, 2, 3, 4, 5, 6)
 #: What a reported count's null says (no request of the unit reports it: ``compare`` shows this,
 #: never a 0; a write count where no request's usage gives one, an OpenAI-shaped usage's).
