@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
+from prefixbench.simulator.checks import is_int, spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.schema import NOT_REPORTED, READ_SCHEMAS, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
@@ -285,10 +286,10 @@ def _window_text(value: object) -> str:
 
 def _audit_from_json(data: dict, source: str) -> Result:
     schema = data.get("schema")
-    # (a bool is an int to Python: true is no schema)
-    if isinstance(schema, bool) or schema not in READ_SCHEMAS:
+    # (a bool is an int to Python: true is no schema; nor is 6.0, which Python finds equal to 6)
+    if not is_int(schema) or schema not in READ_SCHEMAS:
         raise UserError(
-            f"{source}: key 'schema': audit schema {schema!r} is not supported "
+            f"{source}: key 'schema': audit schema {spelled(schema)} is not supported "
             f"(this prefixbench reads {', '.join(map(str, READ_SCHEMAS))})"
         )
     for name, kind in (("lanes", list), ("causes", list), ("totals", dict)):
