@@ -17,7 +17,7 @@ from typing import Literal
 
 import msgspec
 
-from prefixbench.simulator.checks import is_positive_int
+from prefixbench.simulator.checks import is_positive_int, spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.meter import price_message
 from prefixbench.kernel.session import Event, Session
@@ -39,7 +39,7 @@ class PrunerConfig(msgspec.Struct, frozen=True):
         for key in ("head_chars", "tail_chars"):
             value = getattr(self, key)
             if not is_positive_int(value, minimum=0):
-                raise UserError(f"pruner.{key} must be a non-negative integer, got {value!r}")
+                raise UserError(f"pruner.{key} must be a non-negative integer, got {spelled(value)}")
         if self.head_chars + len(MARKER) + self.tail_chars > self.threshold_chars:
             raise UserError(
                 f"pruner: head_chars + marker ({len(MARKER)}) + tail_chars = "

@@ -13,6 +13,7 @@ from prefixbench.simulator.pricing import format_usd
 from prefixbench.workloads.audit.advice import RECOVERS_NONE, names_setting
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
+from prefixbench.workloads.audit.precedence import RELAYED
 
 #: How the recommendations are ranked and what their dollars are (every view says it).
 RANKING = (
@@ -287,8 +288,9 @@ def advice_lines(result: AuditResult) -> list[str]:
     elif split is not None:
         out.append(split_line(split, none_priced(result.totals.requests, result.totals.unpriced_requests)))
         out += [f"  {name}: {CLASS_MEANINGS[name]}" for name in LOSS_CLASSES]
-        if result.relays and split.requests("unavoidable"):
-            names = ", ".join(dict.fromkeys(repr(relay) for _, _, relay, _ in result.relays))
+        relayed = [row.detail for row in result.rows if row.cause == "provider-best-effort" and row.detail.startswith(RELAYED)]
+        if relayed:
+            names = ", ".join(dict.fromkeys(detail[len(RELAYED):].split(": ", 1)[0] for detail in relayed))
             out.append(f"  (the provider's own miss of a call through the relay {names} is the relay's cache's, not the model "
                        "maker's: the notes say which calls)")
         out.append("")

@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from prefixbench.reports.options import parse_seeds, parse_window
+from prefixbench.simulator.checks import spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.scripted.registry import (
     WORKLOADS, is_builtin_engine, is_user_engine, option_value, read_engine_config, renamed_table, split_engine_config,
@@ -366,7 +367,7 @@ def _seeds(value: object, key: str, problems: _Problems) -> list[int]:
         return list(value)
     items = _as_list(value)
     if not items or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in items):
-        problems.add(key, f"seeds are integers >= 0 or a range such as \"0-9\", got {value!r}")
+        problems.add(key, f"seeds are integers >= 0 or a range such as \"0-9\", got {spelled(value)}")
         return []
     if len(set(items)) != len(items):
         problems.add(key, "names a seed twice")

@@ -46,7 +46,7 @@ from collections import OrderedDict, deque
 
 import msgspec
 
-from prefixbench.simulator.checks import is_positive_int
+from prefixbench.simulator.checks import is_positive_int, spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.simulator.cache import CacheVerdict, common_prefix_len
 from prefixbench.simulator.prefix_tree import PrefixTree, TreeMatch, TreeNode
@@ -73,13 +73,13 @@ def family_salt(envelope: Envelope) -> bytes:
 
 def _positive_int(model: str, option: str, value: object) -> int:
     if not is_positive_int(value):
-        raise UserError(f"{model}: {option} must be a positive integer, got {value!r}")
+        raise UserError(f"{model}: {option} must be a positive integer, got {spelled(value)}")
     return value
 
 
 def _flag(model: str, option: str, value: object) -> bool:
     if not isinstance(value, bool):
-        raise UserError(f"{model}: {option} must be true or false, got {value!r}")
+        raise UserError(f"{model}: {option} must be true or false, got {spelled(value)}")
     return value
 
 

@@ -17,6 +17,15 @@ def is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def spelled(value: object) -> str:
+    """``value`` as a config file or a JSON object spells it, for an error line that quotes what it
+    read: ``true``, ``false``, ``null`` (Python's ``True``, ``False``, ``None`` are no one's
+    spelling), else as Python shows it (``6.0``, ``'text'``, ``[1, 2]``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else repr(value)
+
+
 def range_text(low: int, high: int | None = None) -> str:
     """An integer option's accepted range in the words its ``--help``, its error line and the docs
     all use: ``1 to 10,000``, or ``0 or more`` where it has no upper end."""

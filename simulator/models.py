@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from prefixbench.simulator.checks import spelled
 from prefixbench.simulator.cache import ByteExactCache, CacheModel
 from prefixbench.simulator.errors import UserError
 
@@ -185,7 +186,7 @@ def _provider_model(rules_name: str, construct: Callable[..., CacheModel]) -> Ca
             # `none` where the option takes it (Z.AI's ttl_ms: 20 min by default, none keeps all).
             values[key] = None if key in takes_none and _text_or_none(value) is None else _like(defaults[key], value)
             if key in takes_none and isinstance(values[key], str) and not isinstance(defaults[key], str):
-                raise UserError(f"{name}: {key} must be a positive integer or none ({takes_none[key]}), got {value!r}")
+                raise UserError(f"{name}: {key} must be a positive integer or none ({takes_none[key]}), got {spelled(value)}")
         return construct(name, make_tokenizer(tokenizer), values)
 
     return build

@@ -38,7 +38,7 @@ from typing import Any
 import msgspec
 from msgspec.structs import replace
 
-from prefixbench.simulator.checks import is_int, is_number, range_text
+from prefixbench.simulator.checks import is_int, is_number, range_text, spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import CompactionError, StepContext, warn
 from prefixbench.kernel.meter import Measurement, measure, price_message
@@ -112,7 +112,7 @@ class CheckpointConfig(msgspec.Struct, frozen=True):
                         raise UserError(f"checkpoint.pruner: unknown key {bad[0]!r} (known: {', '.join(pruner_keys)})")
                     value = PrunerConfig(**value)
                 else:
-                    raise UserError(f"checkpoint.pruner must be a mapping or 'none', got {value!r}")
+                    raise UserError(f"checkpoint.pruner must be a mapping or 'none', got {spelled(value)}")
             values[key] = value
         if "retain_tokens" in values and "retain_ratio" not in values:
             values["retain_ratio"] = None  # the two are exclusive; naming one replaces the other
@@ -121,11 +121,11 @@ class CheckpointConfig(msgspec.Struct, frozen=True):
         for key in ("threshold_ratio", "retain_ratio"):
             value = values.get(key)
             if value is not None and not is_number(value):
-                raise UserError(f"checkpoint.{key} must be a number, got {value!r}")
+                raise UserError(f"checkpoint.{key} must be a number, got {spelled(value)}")
         for key in ("retain_tokens", "max_tokens", "compaction_retries"):
             value = values.get(key)
             if value is not None and not is_int(value):
-                raise UserError(f"checkpoint.{key} must be an integer, got {value!r}")
+                raise UserError(f"checkpoint.{key} must be an integer, got {spelled(value)}")
         for key in ("summarization_provider", "summarization_model"):
             value = values.get(key)
             if value is not None and not isinstance(value, str):

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
 import msgspec
-from prefixbench.simulator.checks import is_int, is_number
+from prefixbench.simulator.checks import is_int, is_number, spelled
 from prefixbench.simulator.errors import UserError
 
 RenderStrategy: TypeAlias = Literal["all", "text-only", "none"]
@@ -75,7 +75,7 @@ class RangesConfig(msgspec.Struct, frozen=True):
         for key in ("tier2_trigger", "tier3_trigger"):
             value = getattr(self, key)
             if _not_int(value) or not 2 <= value <= MAX_TIER_TRIGGER:
-                raise UserError(f"ranges.{key} must be an integer in [2, {MAX_TIER_TRIGGER}], got {value!r}")
+                raise UserError(f"ranges.{key} must be an integer in [2, {MAX_TIER_TRIGGER}], got {spelled(value)}")
         if self.tier3_trigger <= self.tier2_trigger:
             raise UserError(
                 f"ranges.tier3_trigger ({self.tier3_trigger}) must be greater than tier2_trigger ({self.tier2_trigger})"
@@ -90,7 +90,7 @@ class RangesConfig(msgspec.Struct, frozen=True):
         ):
             value = getattr(self, key)
             if _not_number(value) or not 0 < value <= 1:
-                raise UserError(f"ranges.{key} must be a number in (0, 1], got {value!r}")
+                raise UserError(f"ranges.{key} must be a number in (0, 1], got {spelled(value)}")
         if self.nudge_min_context_pct > self.nudge_max_context_pct:
             raise UserError(
                 f"ranges.nudge_min_context_pct ({self.nudge_min_context_pct}) must not exceed "
@@ -121,7 +121,7 @@ class RangesConfig(msgspec.Struct, frozen=True):
         for key in ("min_compress_range", "preserve_recent_messages", "preserve_recent_tokens"):
             value = getattr(self, key)
             if _not_int(value) or value < 0:
-                raise UserError(f"ranges.{key} must be a non-negative integer, got {value!r}")
+                raise UserError(f"ranges.{key} must be a non-negative integer, got {spelled(value)}")
         if self.min_summary_length >= self.max_summary_length:
             raise UserError(
                 f"ranges.min_summary_length ({self.min_summary_length}) must be below "
@@ -173,9 +173,9 @@ def _not_number(value: object) -> bool:
 
 def _positive_int(key: str, value: object) -> None:
     if _not_int(value) or value <= 0:  # type: ignore[operator]
-        raise UserError(f"ranges.{key} must be a positive integer, got {value!r}")
+        raise UserError(f"ranges.{key} must be a positive integer, got {spelled(value)}")
 
 
 def _bool(key: str, value: object) -> None:
     if not isinstance(value, bool):
-        raise UserError(f"ranges.{key} must be true or false, got {value!r}")
+        raise UserError(f"ranges.{key} must be true or false, got {spelled(value)}")

@@ -38,7 +38,7 @@ from typing import Literal, assert_never
 
 import msgspec
 
-from prefixbench.simulator.checks import is_positive_int
+from prefixbench.simulator.checks import is_positive_int, spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.kernel.api import StepContext, warn
 from prefixbench.kernel.meter import BLOCK_OVERHEAD, CHARS_PER_TOKEN, ROLE_OVERHEAD, price_header, price_message
@@ -114,7 +114,7 @@ class UserTailConfig(msgspec.Struct, frozen=True):
         for key, minimum in (("retained_turns", 0), ("retained_chars", 1), ("user_budget_cap", 0)):
             value = getattr(self, key)
             if not is_positive_int(value, minimum=minimum):
-                raise UserError(f"user-tail.{key} must be an integer >= {minimum}, got {value!r}")
+                raise UserError(f"user-tail.{key} must be an integer >= {minimum}, got {spelled(value)}")
         cap = self.summary_max_tokens
         if cap is not None and not is_positive_int(cap):
             raise UserError(f"user-tail.summary_max_tokens must be a positive integer, got {cap!r}")

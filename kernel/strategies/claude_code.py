@@ -121,7 +121,7 @@ from collections.abc import Mapping
 from prefixbench.kernel import EngineBase, EngineOptions, Message, Session, StepContext, Text, user_text, warn
 
 from prefixbench.kernel.strategies.history import clear_result
-from prefixbench.kernel.strategies.settings import TtlSetting, read_settings, ttl_note_text
+from prefixbench.kernel.strategies.settings import TtlSetting, read_settings, spelled, ttl_note_text
 from prefixbench.kernel.strategies.sliding_window import output_cap
 
 #: Claude Code reserves at most this much of the window for the summary's output.
@@ -658,7 +658,7 @@ def _settings(engine: str, config: dict[str, object], defaults: dict[str, object
     if isinstance(fraction, bool) or not isinstance(fraction, (int, float)):
         name = "claude-code-idle-compact" if config.get("idle_compact", defaults["idle_compact"]) is True else engine
         raise ValueError(f"{name}: idle_fire_fraction must be a number between {FIRE_FRACTION[0]} and {FIRE_FRACTION[1]}, "
-                         f"got {fraction!r}")
+                         f"got {spelled(fraction)}")
     return read_settings(engine, config, defaults, _REPLACED)
 
 

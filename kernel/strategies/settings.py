@@ -9,6 +9,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+
+def spelled(value: object) -> str:
+    """``value`` as the engine's TOML or JSON config spells it: ``true``, ``false``, ``null``, else
+    as Python shows it (:func:`prefixbench.simulator.checks.spelled`, kept here as a strategy
+    imports only the public engine API and its own package)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "null" if value is None else repr(value)
+
+
 #: A setting's accepted types, by the type of its default (an int setting takes no bool).
 _NUMBER = (int, float)
 
@@ -41,22 +51,22 @@ def _checked(engine: str, key: str, value: object, default: object) -> object:
     where = f"{engine}: {key}"
     if isinstance(default, bool):
         if not isinstance(value, bool):
-            raise ValueError(f"{where} must be true or false, got {value!r}")
+            raise ValueError(f"{where} must be true or false, got {spelled(value)}")
         return value
     if isinstance(default, list):
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise ValueError(f"{where} must be a list of strings, got {value!r}")
+            raise ValueError(f"{where} must be a list of strings, got {spelled(value)}")
         return list(value)
     if isinstance(default, str):
         if not isinstance(value, str):
             quoted = '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
-            raise ValueError(f"{where} must be a string, got {value!r}: quote it, {key} = {quoted}")
+            raise ValueError(f"{where} must be a string, got {spelled(value)}: quote it, {key} = {quoted}")
         return value
     # Numbers: int settings (and None defaults) take ints, float settings take ints or floats.
     wanted = _NUMBER if isinstance(default, float) else (int,)
     if isinstance(value, bool) or not isinstance(value, wanted) or value < 0:
         kind = "a number" if isinstance(default, float) else "an integer"
-        raise ValueError(f"{where} must be {kind} >= 0, got {value!r}")
+        raise ValueError(f"{where} must be {kind} >= 0, got {spelled(value)}")
     return value
 
 

@@ -33,6 +33,7 @@ import os
 from pathlib import Path
 
 import pytest
+from prefixbench.reports.audit import audit_table
 from prefixbench.workloads.audit.core import run_audit
 from tests.realdata.mirrors import file_at, files_at
 
@@ -192,3 +193,9 @@ def test_a_roo_task_and_its_subtasks_on_openrouter_count_what_their_logs_sum(tmp
     assert causes.get("unexplained") == 33 and "provider-best-effort" not in causes
     checks = [n for f in result.files for n in f.notes if n.startswith("cost check")]
     assert len(checks) == 8 and all("are 5.0% above the dollars here" in n and "OpenRouter's 5% fee" in n for n in checks)
+    # None of those misses is the relay's, so no line says so (the relay notes said "a miss with
+    # nothing changed in the log is put down to the relay, not anthropic"; the loss split that the
+    # provider's own miss of a relayed call "is the relay's cache's").
+    table = audit_table(result)
+    assert "put down to the relay" not in table and "relay's cache's" not in table
+    assert sum("left unexplained: the log does not say whether the relay or the maker missed" in n for n in result.notes) == 2

@@ -83,6 +83,7 @@ from prefixbench.workloads.audit.precedence import (
     duration,
     find_cause,
     out_of_order,
+    relay_takes_misses,
     ttl_ms,
 )
 from prefixbench.workloads.audit.reading import (
@@ -4372,14 +4373,20 @@ def service_notes(services: Iterable[tuple[str, str, str, int]], unpriced: Colle
 
 def relay_notes(relays: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
     """What the audit says of the calls that went through a relay (:func:`relayed`): priced at the
-    maker's list price, not the relay's bill, and their unexplained misses the relay's cache's."""
+    maker's list price, not the relay's bill; their misses with nothing changed the relay's cache's
+    where the maker's own cache is best effort (:func:`~.precedence.relay_takes_misses`), else
+    left unexplained, as the audit leaves them."""
     notes = []
     for provider, model, relay, calls in relays:
-        maker = rules_for(provider).maker or provider
+        rules = rules_for(provider)
+        maker = rules.maker or provider
+        why = (f"the cache that answered was the relay's, read under {maker}'s rules (the relay's are not known), so a miss "
+               f"with nothing changed in the log is put down to the relay, not {maker}" if relay_takes_misses(rules) else
+               f"read under {maker}'s rules (the relay's are not known); {maker}'s cache is not best effort, so a miss with "
+               "nothing changed in the log is left unexplained: the log does not say whether the relay or the maker missed")
         notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, an endpoint of your configuration (a relay "
                      f"or gateway, not {maker}'s own API): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
-                     f"not show; the cache that answered was the relay's, read under {maker}'s rules (the relay's are not "
-                     f"known), so a miss with nothing changed in the log is put down to the relay, not {maker}")
+                     f"not show; " + why)
     return tuple(notes)
 
 

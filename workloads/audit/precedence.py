@@ -703,7 +703,7 @@ def _best_effort_note(ev: Evidence) -> str | None:
     implicit cache for a request with no marker, is best effort, the detail saying what showed it
     unmarked); None where it is not."""
     rules = ev.rules
-    if ev.r.relay and (rules.best_effort_note is not None or rules.unmarked_best_effort_note is not None):
+    if ev.r.relay and relay_takes_misses(rules):
         # (only where the maker's own cache is best effort: a relay of a maker whose cache keeps
         # its promise, a gateway such as OpenRouter keeping no cache of its own, says nothing of
         # why a read fell short, so such a miss stays unexplained, not the relay's nor unavoidable)
@@ -717,10 +717,20 @@ def _best_effort_note(ev: Evidence) -> str | None:
     return None
 
 
+#: How the detail of a provider-best-effort miss of a call through a relay starts (:func:`_through`).
+RELAYED = "through the relay "
+
+
+def relay_takes_misses(rules: ProviderRules) -> bool:
+    """Whether a miss with nothing changed of a call through a relay is put down to the relay:
+    only where the maker's own cache (or its implicit cache) is best effort (:func:`_best_effort_note`)."""
+    return rules.best_effort_note is not None or rules.unmarked_best_effort_note is not None
+
+
 def _through(ev: Evidence) -> str:
     """The start of a provider-best-effort detail of a call that went through a relay (named
     first: a table cuts a long detail), else ""."""
-    return f"through the relay {ev.r.relay!r}: " if ev.r.relay else ""
+    return f"{RELAYED}{ev.r.relay!r}: " if ev.r.relay else ""
 
 
 def relay_miss(relay: str, rules: ProviderRules) -> str:

@@ -31,10 +31,12 @@ import csv
 import json
 import math
 import re
+from decimal import Decimal, localcontext
 from collections.abc import Mapping
 from pathlib import Path
 
 import msgspec
+from prefixbench.simulator.checks import is_int, spelled
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.audit.schema import NOT_REPORTED, READ_SCHEMAS, UNIT_FIELDS
 from prefixbench.workloads.fields import Field, Gate, Worse, figures, names
@@ -285,10 +287,10 @@ def _window_text(value: object) -> str:
 
 def _audit_from_json(data: dict, source: str) -> Result:
     schema = data.get("schema")
-    # (a bool is an int to Python: true is no schema)
-    if isinstance(schema, bool) or schema not in READ_SCHEMAS:
+    # (a bool is an int to Python: true is no schema; nor is 6.0, which Python finds equal to 6)
+    if not is_int(schema) or schema not in READ_SCHEMAS:
         raise UserError(
-            f"{source}: key 'schema': audit schema {schema!r} is not supported "
+            f"{source}: key 'schema': audit schema {spelled(schema)} is not supported "
             f"(this prefixbench reads {', '.join(map(str, READ_SCHEMAS))})"
         )
     for name, kind in (("lanes", list), ("causes", list), ("totals", dict)):
@@ -552,12 +554,16 @@ class Change(msgspec.Struct, frozen=True):
     #: with them (:data:`PER_REQUEST_GATES`): judged per request, ``new`` taken at BASE's count
     #: (:attr:`judged_new`); None where the figures are judged as they are.
     per_request: float | None = None
+    #: BASE's and NEW's request counts where :attr:`per_request` (its exact terms: :func:`at_base_requests`).
+    counts: tuple[float, float] | None = None
 
     @property
     def judged_new(self) -> float | None:
         """NEW's figure as the limit judges it: at BASE's request count where :attr:`per_request`."""
         if self.new is None or self.per_request is None:
             return self.new
+        if self.counts is not None:
+            return at_base_requests(self.new, *self.counts)
         return self.new * self.per_request
 
     @property
@@ -614,6 +620,16 @@ class Comparison(msgspec.Struct, frozen=True):
 #: NEW hold different counts of requests (an audit of a log that grew), they are judged per
 #: request. A hit ratio is one already; ``rejected`` counts a run's, which has no request count.
 PER_REQUEST_GATES = frozenset({"uncached", "usd", "written"})
+
+
+def at_base_requests(value: float, base_requests: float, new_requests: float) -> float:
+    """NEW's ``value`` over ``new_requests`` taken at ``base_requests``, worked in the decimals the
+    JSON wrote (a float's shortest text), not in floats: a per-request figure that did not change
+    comes out as BASE's exactly, its change 0, not float noise (``0.003456 * 2 / 3`` against
+    ``0.002304`` gave -1.88e-16)."""
+    with localcontext() as ctx:
+        ctx.prec = 60
+        return float(Decimal(repr(value)) * Decimal(repr(base_requests)) / Decimal(repr(new_requests)))
 
 
 def request_scale(base: Unit, new: Unit) -> float | None:
@@ -679,12 +695,13 @@ def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool
                 changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=bv is None and nv is None))
                 continue
             by_request = scale if scale is not None and gate in PER_REQUEST_GATES else None
-            judged = nv if nv is None or by_request is None else nv * by_request
+            counts = (b.figures["requests"], n.figures["requests"]) if by_request is not None else None
+            judged = nv if nv is None or counts is None else at_base_requests(nv, *counts)
             regressed = bool(
                 limit and field and bv is not None and judged is not None and limit.crossed(bv, judged, field.worse)
             )
             changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed, unreported=unreported,
-                                  per_request=by_request))
+                                  per_request=by_request, counts=counts))
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())

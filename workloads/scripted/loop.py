@@ -37,7 +37,7 @@ from prefixbench.kernel.api import Engine, EngineError, StepContext, messages_ex
 from prefixbench.kernel.model import ModelInfo, Reply
 from prefixbench.kernel.session import Session
 from prefixbench.simulator.cache import tokens_of
-from prefixbench.simulator.checks import is_int, range_text
+from prefixbench.simulator.checks import is_int, range_text, spelled
 from prefixbench.simulator.provider import SimulatedProvider
 from prefixbench.simulator.observe import Observation
 from prefixbench.simulator.render import render_message
@@ -81,9 +81,9 @@ def check_count(workload: str, key: str, value: object, high: int, low: int = 1)
         UserError: naming the workload, the key, the range and the value.
     """
     if not is_int(value):
-        raise UserError(f"{workload}: {key} must be a whole number, {range_text(low, high)}, got {value!r}")
+        raise UserError(f"{workload}: {key} must be a whole number, {range_text(low, high)}, got {spelled(value)}")
     if not low <= value <= high:  # type: ignore[operator]
-        raise UserError(f"{workload}: {key} must be {range_text(low, high)}, got {value!r}")
+        raise UserError(f"{workload}: {key} must be {range_text(low, high)}, got {spelled(value)}")
 
 
 class Clock(msgspec.Struct):

@@ -26,13 +26,14 @@ def _list_price(tokens_in: int, reads: int, out: int) -> float:
     return ((tokens_in - reads) * 3.75 + reads * 0.30 + out * 15) / 1_000_000
 
 
-def _roo_task(folder: Path, factor: float = 1.05) -> Path:
+def _roo_task(folder: Path, factor: float = 1.05, calls: tuple[tuple[int, int, int, int], ...] = ROO_CALLS) -> Path:
     """A Roo Code task on its OpenRouter handler as it logs one: protocol ``openai``, the model's
     OpenRouter id in the request's environment details, no write reported, each call's cost
-    ``factor`` times its list price with the writes (OpenRouter's 5% BYOK fee at 1.05)."""
+    ``factor`` times its list price with the writes (OpenRouter's 5% BYOK fee at 1.05); ``calls``
+    as :data:`ROO_CALLS`."""
     folder.mkdir()
     entries = [{"ts": START - 1_000, "type": "say", "say": "text", "text": "task"}]
-    for s, tokens_in, reads, out in ROO_CALLS:
+    for s, tokens_in, reads, out in calls:
         request = f"<task>go</task>\n<environment_details>\n<model>{SLUG}</model>\n</environment_details>"
         info = {"request": request, "apiProtocol": "openai", "tokensIn": tokens_in, "tokensOut": out, "cacheWrites": 0,
                 "cacheReads": reads, "cost": round(_list_price(tokens_in, reads, out) * factor, 9)}
@@ -115,3 +116,18 @@ def test_poe_is_a_gateway(tmp_path: Path) -> None:
     folder = _cline_task(tmp_path / "t0", "poe", "claude-sonnet-4.5")
     requests, _ = import_file(folder / "ui_messages.json", FORMATS["cline"], ImportContext())
     assert {(r.provider, r.relay) for r in requests} == {("anthropic", "poe")}
+
+
+def test_a_relayed_anthropic_task_puts_no_miss_down_to_the_relay(tmp_path: Path) -> None:
+    """A Roo Code task on OpenRouter whose only miss is its cold start: the relay note said "a miss
+    with nothing changed in the log is put down to the relay, not Anthropic", and the loss split
+    "the provider's own miss of a call through the relay 'openrouter' is the relay's cache's", though
+    the audit puts no such miss down to the relay (Anthropic's cache is not best effort)."""
+    calls = ((0, 20_000, 0, 100), (10, 21_000, 20_000, 100), (20, 22_000, 21_000, 100))
+    result = run_audit([_roo_task(tmp_path / "t1", calls=calls)])
+    assert result.relays == (("anthropic", SLUG, "openrouter", 3),)
+    assert [row.cause for row in result.rows if row.cause] == ["cold-start"]
+    table = audit_table(result)
+    assert "put down to the relay" not in table and "relay's cache's" not in table
+    note = next(n for n in result.notes if n.startswith(f"3 request(s) of {SLUG} went through 'openrouter'"))
+    assert "left unexplained" in note and "the cache that answered was the relay's" not in note

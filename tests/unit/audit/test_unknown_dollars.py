@@ -100,6 +100,13 @@ def test_schema_2_and_a_saved_schema_1_audit_compare(tmp_path: Path, capsys) -> 
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
     assert "audit schema 7 is not supported (this prefixbench reads 1, 2, 3, 4, 5, 6)" in capsys.readouterr().err
+    # In JSON's spelling, not Python's ("True"); and 6.0 is no schema, though Python finds it equal to 6.
+    for schema, said in ((True, "true"), (6.0, "6.0"), (None, "null")):
+        old["schema"] = schema
+        (tmp_path / "old.json").write_text(json.dumps(old))
+        assert main(["compare", str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"key 'schema': audit schema {said} is not supported" in err, err
 
 
 def test_explicit_cache_dollars_beside_unpriced_requests_and_unknown_storage(tmp_path: Path) -> None:

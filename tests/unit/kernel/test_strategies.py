@@ -724,7 +724,7 @@ def test_the_precomputed_summary_is_installed_only_after_the_cache_expired_at_a_
     ({"idle_fire_fraction": 1.0}, "idle_fire_fraction must be a number between 0.5 and 0.95, got 1.0"),
     # The type check says the range too, not only "a number >= 0".
     ({"idle_fire_fraction": "0.9"}, "idle_fire_fraction must be a number between 0.5 and 0.95, got '0.9'"),
-    ({"idle_fire_fraction": True}, "idle_fire_fraction must be a number between 0.5 and 0.95, got True"),
+    ({"idle_fire_fraction": True}, "idle_fire_fraction must be a number between 0.5 and 0.95, got true"),
 ])
 def test_idle_settings_out_of_what_the_binaries_do_are_one_line(config, message):
     # The error names the engine the table built (claude-code-idle-compact), not the class's first name.

@@ -475,9 +475,14 @@ def test_a_run_kept_as_eval_and_as_json_is_counted_once(tmp_path: Path, capsys: 
         assert audit["totals"]["requests"] == alone.totals.requests == 2
         files = {Path(f["file"]).name: f for f in audit["files"]}
         assert files["run.eval"]["requests"] == 2 and files["run.json"]["requests"] == 0
-        said = [n for n in files["run.json"]["notes"] if "the same run" in n]
+        said = [n for n in files["run.json"]["notes"] if n.startswith("the same run")]
         assert said == [f"the same run as {folder / 'run.eval'} (run id RUN1): 2 sample(s) left out here, counted once, "
                         "from that file (`inspect log convert` leaves a run's log in both formats, .eval and .json)"]
+        # The file's own count says its samples, not 0: "0 sample(s) ... 2 sample(s) left out here" read as a contradiction.
+        head = next(n for n in files["run.json"]["notes"] if n.startswith("an Inspect log"))
+        assert f": 2 sample(s), 0 counted here (2 the same run as {folder / 'run.eval'}), each epoch a lane; 0 call(s) read" in head
+        head = next(n for n in files["run.eval"]["notes"] if n.startswith("an Inspect log"))
+        assert ": 2 sample(s), each epoch a lane; 2 call(s) read" in head
     # Another run of the same task (its own run id), or the same sample run again (its own uuid): counted.
     other = _run("RUN2", run_value["samples"])
     (folder / "run.json").write_text(json.dumps(other))

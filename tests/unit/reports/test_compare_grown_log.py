@@ -70,3 +70,21 @@ def test_a_rise_per_request_still_fails_and_equal_counts_are_judged_as_they_are(
                    Thresholds.parse("usd=5%"))
     assert not same.notes and all(c.per_request is None for c in same.changes)
     assert {c.figure for c in same.regressions} >= {"cost_usd", "lost_usd"}
+
+
+def test_an_unchanged_per_request_figure_is_exactly_unchanged(tmp_path: Path, capsys) -> None:
+    """lost_usd 0.002304 over 18 requests, then 0.003456 over 27: the same per request. In floats
+    0.003456 * (18 / 27) is not 0.002304, and the JSON said ``relative_per_request:
+    -1.88e-16``; and ``usd=0%`` must not read that noise as a change either way."""
+    base, new = _write(tmp_path / "base.json", SHORT), _write(tmp_path / "new.json", GROWN)
+    assert main(["compare", str(base), str(new), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    lost = [c for c in report["changes"] if c["figure"] == "lost_usd"]
+    assert len(lost) == 2 and all(c["relative_per_request"] == 0 and c["new_per_base_requests"] == 0.002304 for c in lost)
+    # A grown NEW whose per-request figure is up by one part in ten thousand still shows it.
+    up = _audit(27, 81_388, 0.8209, 0.0034563456, 0.953)
+    comparison = compare(result_from_json(SHORT, "base"), result_from_json(up, "new"), Thresholds.parse("usd=0%"))
+    lost = [c for c in comparison.changes if c.figure == "lost_usd"]
+    assert len(lost) == 2 and all(c.regressed and abs(c.relative_per_request - 1e-4) < 1e-9 for c in lost)
+    same = compare(result_from_json(SHORT, "base"), result_from_json(GROWN, "new"), Thresholds.parse("usd=0%"))
+    assert all(not c.regressed and c.relative_per_request == 0 for c in same.changes if c.figure == "lost_usd")

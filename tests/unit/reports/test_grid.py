@@ -60,6 +60,15 @@ def test_every_problem_is_one_line_naming_file_and_key(tmp_path, capsys):
     assert not (tmp_path / "o").exists()  # nothing ran
 
 
+def test_a_value_is_quoted_as_the_grid_spells_it(tmp_path, capsys):
+    """``steps = true`` was refused with "got True", Python's spelling, not the file's."""
+    grid = tmp_path / "bad.toml"
+    grid.write_text('[sweep.a]\nworkloads = ["seed-coding"]\nwindows = ["32k"]\n[sweep.a.options]\nsteps = true\n')
+    assert main(["sweep", "--grid", str(grid), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith("steps must be a whole number, 1 to 10,000, got true"), err
+
+
 def test_a_grid_that_is_not_toml_or_names_no_sweep(tmp_path):
     bad = tmp_path / "x.toml"
     bad.write_text("[sweep\n")

@@ -493,7 +493,12 @@ class _Log:
 
     def _notes(self) -> tuple[str, ...]:
         release = f"inspect_ai {self.version}" if self.version else "a release it does not name (read as the newest)"
-        notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {self.samples} sample(s), each epoch a lane; "
+        # (a sample another file of the same run counted is one of this file's too: said apart)
+        repeated = sum(self.repeated.values())
+        samples = (f"{self.samples + repeated} sample(s), {self.samples} counted here ("
+                   + ", ".join(f"{n} the same run as {first}" for first, n in sorted(self.repeated.items())) + ")"
+                   if repeated else f"{self.samples} sample(s)")
+        notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {samples}, each epoch a lane; "
                  f"{len(self.out)} call(s) read from its model events"]
         for first, n in sorted(self.repeated.items()):
             notes.append(f"the same run as {first} (run id {self.run}): {n} sample(s) left out here, counted once, from that "
