@@ -51,7 +51,9 @@ def fmt_change(change: Change) -> str:
         return "only in BASE"
     delta = change.new - change.base
     if delta == 0:
-        return "="
+        per = change.relative_per_request
+        # (an unchanged figure over fewer or more requests changed per request: say by how much)
+        return "=" if not per else f"= ({'+0.0' if abs(per) < 0.0005 else f'{per * 100:+.1f}'}% per request)"
     unit = figure_unit(change.group, change.figure)
     if unit == "ratio":
         return f"{delta * 100:+.1f}pt"
@@ -117,10 +119,12 @@ def verdict(comparison: Comparison) -> str:
 
 
 def _changed(comparison: Comparison) -> list[Change]:
-    """The figures that changed; not one only NEW has, at 0 (a count an older release did not
-    write, such as an audit's unpriced_requests: nothing in it)."""
+    """The figures that changed, as they are or per request (an unchanged figure over another
+    request count), and every regression; not one only NEW has, at 0 (a count an older release
+    did not write, such as an audit's unpriced_requests: nothing in it)."""
     return [c for c in comparison.changes
-            if not c.comparable or c.unreported or (c.base != c.new and not (c.base is None and c.new == 0))]
+            if not c.comparable or c.unreported or c.regressed or c.relative_per_request
+            or (c.base != c.new and not (c.base is None and c.new == 0))]
 
 
 def compare_markdown(comparison: Comparison) -> str:

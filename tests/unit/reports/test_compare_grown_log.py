@@ -88,3 +88,19 @@ def test_an_unchanged_per_request_figure_is_exactly_unchanged(tmp_path: Path, ca
     assert len(lost) == 2 and all(c.regressed and abs(c.relative_per_request - 1e-4) < 1e-9 for c in lost)
     same = compare(result_from_json(SHORT, "base"), result_from_json(GROWN, "new"), Thresholds.parse("usd=0%"))
     assert all(not c.regressed and c.relative_per_request == 0 for c in same.changes if c.figure == "lost_usd")
+
+
+def test_an_unchanged_figure_over_fewer_requests_is_shown_where_it_regressed(tmp_path: Path, capsys) -> None:
+    # review62c: the same figures over 18 requests where BASE had 27 are +50% per request, six
+    # regressions; the table said "FAIL: 6 regressions" and listed none of them (an unchanged
+    # figure was left out as unchanged), and Markdown's change column read "=".
+    fewer = _audit(18, 81_388, 0.8209, 0.003456, 0.953)
+    base, new = _write(tmp_path / "base.json", GROWN), _write(tmp_path / "new.json", fewer)
+    assert main(["compare", str(base), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL: 6 regressions")
+    lost = next(line for line in out.splitlines() if "totals" in line.split()[:2] and "lost_usd" in line)
+    assert "= (+50.0% per request)" in lost and lost.startswith("!")
+    assert main(["compare", str(base), str(new), "--format", "md"]) == 1
+    md = capsys.readouterr().out
+    assert "= (+50.0% per request)" in md and "| = |" not in md
