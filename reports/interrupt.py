@@ -55,7 +55,10 @@ def install() -> object:
 
 
 def restore(previous: object) -> None:
-    """Put back the handler (and the unraisable hook) :func:`install` replaced."""
+    """Put back the handler (and the unraisable hook) :func:`install` replaced, and forget an
+    interrupt (the command that saw it has returned; a later command in the process starts clean)."""
+    global _interrupted
+    _interrupted = False
     if sys.unraisablehook is _quiet_unraisable:
         sys.unraisablehook = _previous_unraisable
     if previous is not None:

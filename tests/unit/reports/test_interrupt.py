@@ -154,3 +154,13 @@ def test_an_interrupt_the_interpreter_could_not_raise_is_not_printed_again(capsy
         assert sys.unraisablehook is hook
     finally:
         sys.unraisablehook = before
+
+
+def test_an_interrupt_is_forgotten_once_its_command_returned() -> None:
+    # review62c: a test that left the flag set made a later in-process command exit 130.
+    from prefixbench.reports import interrupt
+
+    previous = interrupt.install()
+    interrupt._interrupted = True
+    interrupt.restore(previous)
+    assert not interrupt.interrupted()
