@@ -494,3 +494,18 @@ def test_a_run_kept_as_eval_and_as_json_is_counted_once(tmp_path: Path, capsys: 
     assert run_audit([folder]).totals.requests == 4
     (folder / "run.json").write_text(json.dumps(with_uuid))
     assert run_audit([folder]).totals.requests == 2
+
+
+def test_a_run_told_by_its_uuids_alone_names_no_run_id(tmp_path: Path) -> None:
+    # review62c: two copies of a log whose samples have a uuid and whose eval names no run id
+    # said "the same run as ... (run id None)".
+    value = log("0.3.150", [{**sample(1, [event("openai/gpt-4o", usage(3000, 40, read=2048), 1)]), "uuid": "u1"}])
+    value["eval"].pop("run_id", None)
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(value))
+    (folder / "b.json").write_text(json.dumps(value, indent=1))  # (bytes that differ: not one file twice)
+    result = run_audit([folder])
+    said = [n for f in result.files for n in f.notes if n.startswith("the same run")]
+    assert result.totals.requests == 1 and len(said) == 1
+    assert "None" not in said[0] and "(the same sample uuids)" in said[0]

@@ -501,7 +501,8 @@ class _Log:
         notes = [f"an Inspect log (version {str(self.log_version)[:10]}, {release}): {samples}, each epoch a lane; "
                  f"{len(self.out)} call(s) read from its model events"]
         for first, n in sorted(self.repeated.items()):
-            notes.append(f"the same run as {first} (run id {self.run}): {n} sample(s) left out here, counted once, from that "
+            named = f" (run id {self.run})" if self.run else " (the same sample uuids)"
+            notes.append(f"the same run as {first}{named}: {n} sample(s) left out here, counted once, from that "
                          "file (`inspect log convert` leaves a run's log in both formats, .eval and .json)")
         if self.additive:
             notes.append(f"{self.additive} call(s) read with input_tokens excluding the cache read and write (Inspect's Anthropic "
