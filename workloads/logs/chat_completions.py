@@ -85,6 +85,8 @@ def read_recorded(
         where = f"{path}:{number}"
         if count == 0 and b'"message_count"' in line:
             _refuse_session_log(line, where)
+        elif count == 0 and line.strip() == b"{":
+            _refuse_pretty_session_log(path, where)  # (one object laid over many lines)
         try:
             try:
                 recorded = parse_line(line, memo, pairs_checked=pairs_checked)
@@ -110,6 +112,24 @@ def _refuse_session_log(line: bytes, where: str) -> None:
         return  # (bad JSON: the reading below words it)
     if isinstance(value, dict) and is_hermes_session(value):
         raise UserError(f"{where}: {HERMES_SESSION}")
+
+
+#: The largest file :func:`_refuse_pretty_session_log` reads whole to see what it is.
+_SESSION_LOG_BYTES = 64 << 20
+
+
+def _refuse_pretty_session_log(path: Path, where: str) -> None:
+    """Refuse a file whose first line opens an object laid over many lines that is a Hermes Agent
+    session log (hermes-agent writes them indented); anything else is left to the line's own
+    error."""
+    try:
+        if path.stat().st_size > _SESSION_LOG_BYTES:
+            return
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return
+    if isinstance(value, dict):
+        _refuse_session_log(json.dumps(value).encode(), where)
 
 
 #: A line with every top-level value kept as raw JSON, and a messages array of raw messages.

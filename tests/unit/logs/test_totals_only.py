@@ -238,11 +238,15 @@ def test_a_hermes_session_log_is_refused_in_one_line_not_read_as_one_request(tmp
     path = tmp_path / "session_20260424_182100_85ae43c6.json"
     path.write_text(json.dumps(HERMES_FILE))
     _refused_in_one_line(path, HERMES_SESSION)
-    # replay and check --trace read it as a chat-completions request body (exit 0): refused as audit does.
-    for command in (["replay"], ["check", "--trace"]):
-        done = _cli(*command, str(path))
-        assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"prefixbench: error: {path}:1: {HERMES_SESSION}"], \
-            done.stdout + done.stderr
+    # replay and check --trace read it as a chat-completions request body (exit 0): refused as audit does,
+    # on one line or laid out as hermes-agent writes it (indent=2: replay said "invalid JSON" at line 1).
+    for text in (json.dumps(HERMES_FILE), json.dumps(HERMES_FILE, indent=2)):
+        path.write_text(text)
+        for command in (["replay"], ["check", "--trace"]):
+            done = _cli(*command, str(path))
+            assert done.returncode == 2 and done.stderr.strip().splitlines() == [f"prefixbench: error: {path}:1: {HERMES_SESSION}"], \
+                done.stdout + done.stderr
+    path.write_text(json.dumps(HERMES_FILE))
     with pytest.raises(UserError, match=r"none is a log \(session_20260424_182100_85ae43c6\.json: a Hermes Agent session"):
         find_log_files([tmp_path])
     # A chat-completions request body (a model and messages, none of the session's keys) is still one.
