@@ -397,6 +397,9 @@ def _numeric_fields(obj: Mapping[str, object], unit: str, where: str) -> dict[st
             number = _float(value)
             if not math.isfinite(number):
                 raise UserError(f"{where}: key {key!r} is {value!r:.40}, not a finite number")
+            if key == "requests" and (number < 0 or not number.is_integer()):
+                # (a count per-request judging divides by: 0.5 read as "98.1% fewer requests")
+                raise UserError(f"{where}: key 'requests' is {value!r:.40}, expected a whole number of requests (0 or more)")
             out[key] = number
     return out
 
@@ -420,6 +423,8 @@ def _from_baseline(data: dict, source: str) -> Result:
         for name, value in unit.figures.items():
             if not math.isfinite(value):
                 raise UserError(f"{source}: units[{i}]: figure {name!r} is {value}, expected a finite number")
+            if name == "requests" and (value < 0 or not value.is_integer()):
+                raise UserError(f"{source}: units[{i}]: figure 'requests' is {value}, expected a whole number of requests (0 or more)")
         _add_unit(units, unit, f"{source}: units[{i}]")
     return Result(str(data["kind"]), str(data.get("source", source)), units)
 

@@ -104,3 +104,13 @@ def test_an_unchanged_figure_over_fewer_requests_is_shown_where_it_regressed(tmp
     assert main(["compare", str(base), str(new), "--format", "md"]) == 1
     md = capsys.readouterr().out
     assert "= (+50.0% per request)" in md and "| = |" not in md
+
+
+def test_a_request_count_that_is_no_whole_number_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    # review62c: 0.5 requests read as "98.1% fewer requests (27 in BASE, 0 in NEW)", -5 judged as it was.
+    base = _write(tmp_path / "base.json", GROWN)
+    for bad in (0.5, -5):
+        new = _write(tmp_path / "new.json", _audit(27, 81_388, 0.8209, 0.003456, 0.953) | {"totals": {**GROWN["totals"], "requests": bad}})
+        assert main(["compare", str(base), str(new)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "'requests' is" in err[0] and "expected a whole number of requests (0 or more)" in err[0], err
