@@ -110,12 +110,15 @@ def fmt_pct(ratio: float) -> str:
 
 
 def fmt_usd(value: float) -> str:
-    """``$0.2193``; 4 significant digits under a cent, like the text reports."""
-    if value == 0:
-        return "$0"
-    size = abs(value)
-    text = f"{size:,.4f}" if size >= 0.01 else f"{size:.{max(0, 3 - int(math.floor(math.log10(size))))}f}"
-    return f"{'-' if value < 0 else ''}${text}"
+    """``$0.2193``; 4 significant digits under a cent: the text reports' own
+    (:func:`~prefixbench.simulator.pricing.format_usd`, half up on the figure the JSON wrote), so
+    a page and the table round a figure alike ($0.01235: ``$0.0124`` in both; the float's own
+    formatting gave ``$0.0123``)."""
+    from decimal import Decimal
+
+    from prefixbench.simulator.pricing import format_usd
+
+    return format_usd(Decimal(repr(float(value))))
 
 
 def raw(value: object) -> str:

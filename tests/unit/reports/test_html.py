@@ -85,3 +85,15 @@ def test_check_page_keeps_each_case_of_a_user_engine_apart():
     assert page.count('<rect class="fail"') == 1 and page.count('<rect class="pass"') == 1
     assert "rewrites-pay-back [mine/seed-coding/lenient]" in page and "rewrites-pay-back [mine/thinking-tools/lenient]" in page
     assert "<th>workload</th><th>profile</th>" in page
+
+
+def test_a_page_rounds_dollars_as_the_table_does() -> None:
+    # review62c: $0.01235 was $0.0124 in the terminal (Decimal, half up) and $0.0123 on the page.
+    from decimal import Decimal
+
+    from prefixbench.reports.html import fmt_usd
+    from prefixbench.simulator.pricing import format_usd
+
+    for value in (0.01235, 0.00012345, 0.2193, 0.0, -0.01, 12.34):
+        assert fmt_usd(value) == format_usd(Decimal(repr(value)))
+    assert fmt_usd(0.01235) == "$0.0124"
