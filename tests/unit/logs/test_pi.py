@@ -1522,3 +1522,7 @@ def test_a_negative_input_beyond_the_reads_is_still_refused(tmp_path: Path) -> N
     path = _pi(tmp_path / "bad.jsonl", [_pi_msg("user", 1_000), _kimi_msg(1_010, _u(-500, 400, 0, 41))])
     with pytest.raises(UserError, match=r"bad.jsonl:3: usage.input is not a non-negative integer \(-500\)"):
         load_trace([path])
+    # As large as the reads: a prompt of no token, read as a 0-token cold start before (review62c).
+    path = _pi(tmp_path / "none.jsonl", [_pi_msg("user", 1_000), _kimi_msg(1_010, _u(-64, 64, 0, 41))])
+    with pytest.raises(UserError, match=r"none.jsonl:3: usage.input is not a non-negative integer \(-64\)"):
+        load_trace([path])

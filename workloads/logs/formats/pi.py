@@ -302,9 +302,10 @@ def over_read(usage: dict) -> int:
     home (2026-04, pi's ``anthropic-messages`` to Kimi Code, ``kimi-coding``): every read a
     multiple of 64 tokens, 46 of 2,209 calls with ``input`` -12 to -499, ``totalTokens`` still
     ``input + output + cacheRead``. Such a call read its whole prompt (``input + cacheRead``);
-    0 for any other call (a negative ``input`` beyond the reads stays bad input)."""
+    0 for any other call (a negative ``input`` as large as the reads or beyond stays bad input: a
+    prompt of no token is none)."""
     tokens_in, reads = usage.get("input"), usage.get("cacheRead")
-    if type(tokens_in) is int and type(reads) is int and tokens_in < 0 <= tokens_in + reads:
+    if type(tokens_in) is int and type(reads) is int and tokens_in < 0 < tokens_in + reads:
         return -tokens_in
     return 0
 
