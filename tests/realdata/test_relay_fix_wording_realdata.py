@@ -16,15 +16,8 @@ from pathlib import Path
 import json
 
 from prefixbench.reports.cli import main
-from tests.realdata.mirrors import mirror, tree_at
-
-FEISHU_URL, FEISHU_ENV, FEISHU = mirror("7567491/Feishu_ClaudeCode", "PREFIXBENCH_FEISHU_CLAUDECODE_REPO")
-FEISHU_COMMIT = "869a42d7abaa93ca3ff0dcf4a63eb10fc696d736"
-#: Absent from the workplace's snapshot (past its size limit).
-FEISHU_LEFT_OUT = frozenset(f".codex/sessions/{name}.jsonl" for name in (
-    "2025/11/29/rollout-2025-11-29T15-06-29-019ace6f-419b-73f1-8566-1d9d4463b457",
-    "2025/12/01/rollout-2025-12-01T14-35-29-019ad89f-9a9d-7f72-b277-5b8fba246863",
-    "2025/12/02/rollout-2025-12-02T05-03-41-019adbba-7601-73f0-9816-e9ba38884d05"))
+from tests.realdata.mirrors import tree_at
+from tests.realdata.test_relay_and_older_homes_oos_realdata import FEISHU, FEISHU_COMMIT, FEISHU_ENV, FEISHU_LEFT_OUT, FEISHU_URL
 
 
 def test_a_relayed_codex_homes_ttl_fixes_name_their_own_cause_and_may_save(tmp_path: Path, capsys) -> None:
