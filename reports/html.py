@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from html import escape
 
 import msgspec
 
-from prefixbench.reports.textable import ellipsize
 from prefixbench.reports.palette import CACHED, INK, PREDICTED, REJECTED, SERIES, SKIPPED, TOTAL, UNCACHED, WRITTEN
+from prefixbench.reports.textable import ellipsize
+from prefixbench.simulator.pricing import format_usd
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1f2328;background:#fff}
@@ -114,10 +116,6 @@ def fmt_usd(value: float) -> str:
     (:func:`~prefixbench.simulator.pricing.format_usd`, half up on the figure the JSON wrote), so
     a page and the table round a figure alike ($0.01235: ``$0.0124`` in both; the float's own
     formatting gave ``$0.0123``)."""
-    from decimal import Decimal
-
-    from prefixbench.simulator.pricing import format_usd
-
     return format_usd(Decimal(repr(float(value))))
 
 
