@@ -558,7 +558,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             recovers_none = _recovers_none(fix, w, rows)
             if w.saved_usd <= 0:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
-                net = _net_of(fix)
+                net = _net_of(fix, w)
                 detail = (f"does not pay: re-simulated, it {said}{net}, against the "
                           f"{format_usd(lost)} its misses lost" + (f"; {w.detail}" if w.detail else ""))
                 if unpriced:
@@ -690,13 +690,24 @@ def _with_alternatives(recs: Sequence[Recommendation]) -> list[Recommendation]:
 RECOVERS_NONE = "recovers none of its misses"
 
 
-def _net_of(fix: str) -> str:
+def _writes_1h(w: WhatIf) -> bool:
+    """Whether a request ``w`` changes writes at 1 h in its re-simulation."""
+    changes = w.changes
+    columns = getattr(changes, "writes_1h", None)  # (a fix's changes held by column: read from them)
+    if columns is not None:
+        return columns()
+    return any(getattr(c, "counterfactual_write_1h", 0) > 0 for c in changes)
+
+
+def _net_of(fix: str, w: WhatIf) -> str:
     """What a fix's net saving is net of, in the words of what it adds: a TTL fix's write
-    premiums (a 1 h write at 2x the input price), keep-alive's charged requests; the other
-    fixes add neither, and "net of its write premiums" was said of them too (pin-model)."""
+    premiums (a 1 h write at 2x the input price) where its re-simulation writes at 1 h,
+    keep-alive's charged requests; the other fixes add neither, and "net of its write premiums"
+    was said of them too (pin-model), and of a TTL plan that writes nothing at 1 h (ttl-auto
+    keeping every lane on 5 m, ttl-5m): it adds no write premium."""
     name = _fix_name(fix)
     if name.startswith("ttl-"):
-        return " net of its write premiums"
+        return " net of its write premiums" if _writes_1h(w) else ""
     if name == "keep-alive":
         return " net of the keep-alive requests it sends"
     return ""

@@ -313,6 +313,12 @@ class _Changes(Sequence[RequestChange]):
     def any_priced(self, at: Iterable[int]) -> bool:
         return any(self.priced[i] for i in at)
 
+    def writes_1h(self) -> bool:
+        """Whether a changed request writes at 1 h in the re-simulation (its ``write_1h``, read
+        from its column: no change made for it)."""
+        v, n = self.ints, self._FIELDS
+        return any(v[k] > 0 for k in range(6, len(v), n))
+
     def unpriced_requests(self) -> int:
         """The changes of a request (not a lane's keep-alives) that no price row prices."""
         if all(self.priced):
