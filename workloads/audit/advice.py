@@ -88,6 +88,17 @@ _OPENCODE_CACHE_TTL = ("https://opencode.ai/docs/warming/ (its example sets \"pr
                        "{\"cache\": {\"ttl\": \"1h\"}}}}; a \"5m\" cache is warmed every 4.5 minutes, a \"1h\" one outlives "
                        "the 30-minute warming window) and the model's cache lifetime it links, "
                        "https://opencode.ai/docs/models#cache-lifetime")
+#: Why a TTL fix in Cline, Roo Code or Kilo Code (the extension, forked from Roo Code: one task
+#: folder format, which does not say which of them wrote it) names no setting: none of them
+#: documents a prompt-cache lifetime, and each marks its Anthropic breakpoints with no ttl (the
+#: provider's 5-minute default). Kilo Code 7, rebuilt on OpenCode (kilo.json), is not this format:
+#: its missing cache lifetime option is Kilo-Org/kilocode#11800, not cited here.
+_CLINE_FAMILY_TTL = ("none of them documents a prompt-cache lifetime; each marks its Anthropic cache breakpoints "
+                     "{\"type\": \"ephemeral\"} with no ttl, the 5-minute default: Cline, cline/cline@21cb8d2 "
+                     "sdk/packages/llms/src/providers/routing/utils.ts (createEphemeralCacheControl); Roo Code, "
+                     "RooCodeInc/Roo-Code@cb83656 src/api/providers/anthropic.ts (its prompt-cache settings, "
+                     "awsUsePromptCache and litellmUsePromptCache, turn caching on or off only); Kilo Code, "
+                     "Kilo-Org/kilocode@0fc86ce src/api/providers/anthropic.ts")
 _CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
                       "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
                       "the model setting, --model, ANTHROPIC_MODEL); CLI reference: --fallback-model (print mode)")
@@ -174,6 +185,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "", "cache.ttl \"1h\" or \"5m\" in the settings of the model (or provider) each lane kind uses, as the detail "
         "names them, in opencode.json (one setting per model: main and subagent lanes on one model get one TTL)",
         _OPENCODE_CACHE_TTL),
+    # No setting (the change is the provider's, :func:`_ttl_change`): where that was looked for.
+    ("cline", "ttl-1h"): AgentSetting("", None, _CLINE_FAMILY_TTL),
+    ("cline", "ttl-5m"): AgentSetting("", None, _CLINE_FAMILY_TTL),
+    ("cline", "ttl-auto"): AgentSetting("", None, _CLINE_FAMILY_TTL),
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
@@ -187,7 +202,7 @@ PER_WRITE_SETTINGS = frozenset({("opencode", "ttl-1h"), ("opencode", "ttl-5m"), 
 #: How the setting line of a fix opens where the agent's documentation, changelog and source name
 #: no setting for it (:data:`AGENT_SETTINGS` has none): every fix says its setting or that none is
 #: documented, rather than a change with no word on how to apply it (Claude Code's keep-alive,
-#: ttl-auto in Cline, Roo Code or Kilo Code, whose cache_ttl option is an open request: Kilo-Org/kilocode#11800).
+#: a TTL fix in Cline, Roo Code or Kilo Code: :data:`_CLINE_FAMILY_TTL`).
 NONE_DOCUMENTED = "none documented"
 
 
@@ -999,7 +1014,8 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         if (fmt, name) in PER_WRITE_SETTINGS:
             found = (msgspec.structs.replace(found, change=_ttl_change(name, lifetimes))
                      if found is not None and lifetimes[0] else None)
-        change = found.change if found is not None else _ttl_change(name, lifetimes)
+        # (an entry with no change of its own: a source only, the change the provider's)
+        change = found.change if found is not None and found.change else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)
         return (agent, change, setting, found.source if found is not None else None)
