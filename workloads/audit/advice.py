@@ -88,6 +88,17 @@ _OPENCODE_CACHE_TTL = ("https://opencode.ai/docs/warming/ (its example sets \"pr
                        "{\"cache\": {\"ttl\": \"1h\"}}}}; a \"5m\" cache is warmed every 4.5 minutes, a \"1h\" one outlives "
                        "the 30-minute warming window) and the model's cache lifetime it links, "
                        "https://opencode.ai/docs/models#cache-lifetime")
+#: Why a TTL fix in Cline, Roo Code or Kilo Code (the extension, forked from Roo Code: one task
+#: folder format, which does not say which of them wrote it) names no setting: none of them
+#: documents a prompt-cache lifetime, and each marks its Anthropic breakpoints with no ttl (the
+#: provider's 5-minute default). Kilo Code 7, rebuilt on OpenCode (kilo.json), is not this format:
+#: its missing cache lifetime option is Kilo-Org/kilocode#11800, not cited here.
+_CLINE_FAMILY_TTL = ("none of them documents a prompt-cache lifetime; each marks its Anthropic cache breakpoints "
+                     "{\"type\": \"ephemeral\"} with no ttl, the 5-minute default: Cline, cline/cline@21cb8d2 "
+                     "sdk/packages/llms/src/providers/routing/utils.ts (createEphemeralCacheControl); Roo Code, "
+                     "RooCodeInc/Roo-Code@cb83656 src/api/providers/anthropic.ts (its prompt-cache settings, "
+                     "awsUsePromptCache and litellmUsePromptCache, turn caching on or off only); Kilo Code, "
+                     "Kilo-Org/kilocode@0fc86ce src/api/providers/anthropic.ts")
 _CLAUDE_CODE_MODEL = ("https://code.claude.com/docs/en/model-config (the opusplan alias: Opus in plan mode, Sonnet "
                       "otherwise; the default setting: some Max users fall back from Opus to Sonnet past a usage threshold; "
                       "the model setting, --model, ANTHROPIC_MODEL); CLI reference: --fallback-model (print mode)")
@@ -174,6 +185,10 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "", "cache.ttl \"1h\" or \"5m\" in the settings of the model (or provider) each lane kind uses, as the detail "
         "names them, in opencode.json (one setting per model: main and subagent lanes on one model get one TTL)",
         _OPENCODE_CACHE_TTL),
+    # No setting (the change is the provider's, :func:`_ttl_change`): where that was looked for.
+    ("cline", "ttl-1h"): AgentSetting("", None, _CLINE_FAMILY_TTL),
+    ("cline", "ttl-5m"): AgentSetting("", None, _CLINE_FAMILY_TTL),
+    ("cline", "ttl-auto"): AgentSetting("", None, _CLINE_FAMILY_TTL),
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
@@ -187,7 +202,7 @@ PER_WRITE_SETTINGS = frozenset({("opencode", "ttl-1h"), ("opencode", "ttl-5m"), 
 #: How the setting line of a fix opens where the agent's documentation, changelog and source name
 #: no setting for it (:data:`AGENT_SETTINGS` has none): every fix says its setting or that none is
 #: documented, rather than a change with no word on how to apply it (Claude Code's keep-alive,
-#: ttl-auto in Cline, Roo Code or Kilo Code, whose cache_ttl option is an open request: Kilo-Org/kilocode#11800).
+#: a TTL fix in Cline, Roo Code or Kilo Code: :data:`_CLINE_FAMILY_TTL`).
 NONE_DOCUMENTED = "none documented"
 
 
@@ -558,7 +573,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             recovers_none = _recovers_none(fix, w, rows)
             if w.saved_usd <= 0:
                 said = "saves nothing" if w.saved_usd == 0 else f"costs {format_usd(-w.saved_usd)} more"
-                net = _net_of(fix)
+                net = _net_of(fix, w)
                 detail = (f"does not pay: re-simulated, it {said}{net}, against the "
                           f"{format_usd(lost)} its misses lost" + (f"; {w.detail}" if w.detail else ""))
                 if unpriced:
@@ -690,13 +705,24 @@ def _with_alternatives(recs: Sequence[Recommendation]) -> list[Recommendation]:
 RECOVERS_NONE = "recovers none of its misses"
 
 
-def _net_of(fix: str) -> str:
+def _writes_1h(w: WhatIf) -> bool:
+    """Whether a request ``w`` changes writes at 1 h in its re-simulation."""
+    changes = w.changes
+    columns = getattr(changes, "writes_1h", None)  # (a fix's changes held by column: read from them)
+    if columns is not None:
+        return columns()
+    return any(getattr(c, "counterfactual_write_1h", 0) > 0 for c in changes)
+
+
+def _net_of(fix: str, w: WhatIf) -> str:
     """What a fix's net saving is net of, in the words of what it adds: a TTL fix's write
-    premiums (a 1 h write at 2x the input price), keep-alive's charged requests; the other
-    fixes add neither, and "net of its write premiums" was said of them too (pin-model)."""
+    premiums (a 1 h write at 2x the input price) where its re-simulation writes at 1 h,
+    keep-alive's charged requests; the other fixes add neither, and "net of its write premiums"
+    was said of them too (pin-model), and of a TTL plan that writes nothing at 1 h (ttl-auto
+    keeping every lane on 5 m, ttl-5m): it adds no write premium."""
     name = _fix_name(fix)
     if name.startswith("ttl-"):
-        return " net of its write premiums"
+        return " net of its write premiums" if _writes_1h(w) else ""
     if name == "keep-alive":
         return " net of the keep-alive requests it sends"
     return ""
@@ -988,7 +1014,8 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         if (fmt, name) in PER_WRITE_SETTINGS:
             found = (msgspec.structs.replace(found, change=_ttl_change(name, lifetimes))
                      if found is not None and lifetimes[0] else None)
-        change = found.change if found is not None else _ttl_change(name, lifetimes)
+        # (an entry with no change of its own: a source only, the change the provider's)
+        change = found.change if found is not None and found.change else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)
         return (agent, change, setting, found.source if found is not None else None)

@@ -45,8 +45,8 @@ Fixes (:data:`FIXES`):
   earlier judged gap was read in full, resting on at least two such reads, moves the first ping
   to 30 s before that length (a gap that ends sooner is not bridged), then every TTL minus 30 s
   (:func:`_judged_gaps`, :func:`_bound`), a schedule a client could take from what it had seen:
-  a gap is history once its next request's response has ended, and the history is one agent
-  home's (:func:`_source_of`).
+  a gap is history once its next request's response has ended, and the history is that of the
+  unit one TTL setting of the agent covers (:func:`_survival_scope`), as ttl-auto picks in.
 * ``pin-model``: every main and subagent lane sends all its requests to one model, the one it
   sent most of them to (ties: the first sent), as a client pinned to a model instead of one
   that switches on its own (a router, a fallback) would; a switch the log shows the user made
@@ -312,6 +312,12 @@ class _Changes(Sequence[RequestChange]):
 
     def any_priced(self, at: Iterable[int]) -> bool:
         return any(self.priced[i] for i in at)
+
+    def writes_1h(self) -> bool:
+        """Whether a changed request writes at 1 h in the re-simulation (its ``write_1h``, read
+        from its column: no change made for it)."""
+        v, n = self.ints, self._FIELDS
+        return any(v[k] > 0 for k in range(6, len(v), n))
 
     def unpriced_requests(self) -> int:
         """The changes of a request (not a lane's keep-alives) that no price row prices."""
@@ -1460,8 +1466,8 @@ _AGENT_HOMES = ((".claude", "projects"), (".codex",), (".pi", "agent", "sessions
 
 @functools.lru_cache(maxsize=4096)
 def _source_of(file: str) -> str:
-    """The source a file came from, for the survival bound (:func:`_judged_gaps`): one agent home
-    (one account's cache), the same grain in every format. The path up to the innermost agent
+    """The source a file came from, where its format has no layout :func:`_setting_scope` reads
+    (the survival bound's and ttl-auto's unit for such a file): one agent home (one account's cache). The path up to the innermost agent
     home folder in it (:data:`_AGENT_HOMES`); else up to its innermost ``projects`` or
     ``sessions`` folder (a copied home, whose sessions lie in folders under it); else its
     folder. Histories are never pooled across sources: what one home's entries did says nothing
@@ -1551,9 +1557,20 @@ class _Judged(msgspec.Struct, frozen=True, gc=False):
     r: TraceRequest
 
 
+def _survival_scope(file: str, formats: Mapping[str, str]) -> str:
+    """The unit whose history keep-alive's survival bound reads for the lanes of ``file``: the
+    unit its agent's TTL setting covers (:func:`_setting_scope`, read from the folders the agent
+    writes, never a folder's name), as ttl-auto picks in, so a home audits the same under any
+    folder name. ``formats``: each file's log format (a file not in it: the source,
+    :func:`_source_of`)."""
+    return _setting_scope(file, formats.get(file, ""))
+
+
 def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies: Sequence[int],
-                 positions: Sequence[int], ttl_of: Callable[[TraceRequest], int]) -> dict[tuple[str, str, str], list[_Judged]]:
-    """Per (source, provider, model), in the order their outcome was known (the next request's
+                 positions: Sequence[int], ttl_of: Callable[[TraceRequest], int],
+                 formats: Mapping[str, str] | None = None) -> dict[tuple[str, str, str], list[_Judged]]:
+    """Per (scope, provider, model), the scope of :func:`_survival_scope` (``formats``: each
+    file's log format), in the order their outcome was known (the next request's
     response's end, :func:`_idle_from`), the idle gaps whose outcome shows something of an
     entry's life: the previous request of the lane, of the same
     model, left something cached and both report their cache; the gap, measured from the
@@ -1561,10 +1578,11 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
     other request of that provider and model in the same source was sent during it (it may have
     refreshed the entry). A read in full counts only past the interval plus the keep-alive margin
     (a few seconds past it are clock noise, not survival); a short read counts past the interval."""
+    formats = {} if formats is None else formats
     sent: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for i in positions:
         r = requests[i]
-        sent[(_source_of(r.file), r.provider, r.model)].append(ticks[i])
+        sent[(_survival_scope(r.file, formats), r.provider, r.model)].append(ticks[i])
     last: dict[tuple[str, str], int] = {}
     lane_wrote: dict[tuple[str, str], bool] = {}  # a request of the lane up to the last reported a write
     judged: dict[tuple[str, str, str], list[_Judged]] = defaultdict(list)
@@ -1585,7 +1603,7 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
         idle = ticks[i] - _idle_from(prev, ticks[j], readies[j])
         if idle <= interval or _left_cached(prev, wrote_before) <= 0:
             continue  # within the interval, or nothing was cached: the gap says nothing of an entry's life
-        key = (_source_of(r.file), prev.provider, prev.model)
+        key = (_survival_scope(r.file, formats), prev.provider, prev.model)
         others = sent[key]
         if bisect_left(others, ticks[i]) > bisect_right(others, ticks[j]):
             continue  # another request of the model was sent during the gap: it may have refreshed the entry
@@ -1636,7 +1654,8 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
 
     # The send clock by position (a request's key is unique): no table of every request's tick.
     ticks, readies, positions = clock if clock is not None else clock_by_position(requests, summaries)
-    judged = _judged_gaps(requests, ticks, readies, positions, ttl_ms)
+    formats = {s.file: s.format for s in summaries}
+    judged = _judged_gaps(requests, ticks, readies, positions, ttl_ms, formats)
     ends = {key: [g.end for g in gaps] for key, gaps in judged.items()}
     bounds: dict[tuple[tuple[str, str, str], int], tuple[int, TraceRequest, int] | None] = {}
     last: dict[tuple[str, str], int] = {}
@@ -1671,7 +1690,7 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         step = interval - KEEP_ALIVE_MARGIN_MS
         if end - lifetime <= interval:
             continue  # the entry lives past the next send (as the re-simulation counts its TTL)
-        key = (_source_of(prev.file), prev.provider, prev.model)
+        key = (_survival_scope(prev.file, formats), prev.provider, prev.model)
         # The history a client has when the gap starts: the judged gaps whose outcome was known
         # by then (their next request's response had ended: the gap's own previous request among
         # them, whose response, read or not, ended as the idle began), never this gap or a later one.

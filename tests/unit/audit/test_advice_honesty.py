@@ -63,7 +63,7 @@ def test_a_fix_that_leaves_its_misses_as_logged_recovers_none_and_is_no_price_ve
     assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "recovers none; costs $0.0100 more"
     # ttl-auto leaves every lane's TTL as logged where the other one does not pay: a price verdict.
     rec = _one(result, "ttl-auto", _ran("ttl-auto", "0"))
-    assert rec.detail.startswith("does not pay: re-simulated, it saves nothing net of its write premiums")
+    assert rec.detail.startswith("does not pay: re-simulated, it saves nothing, against the ")
     assert rec.change.startswith("not worth it at these prices")
     assert views.saves_text(rec.saved_usd, rec.unpriced_requests, rec.lost_usd, rec.detail) == "does not pay"
 
@@ -101,6 +101,34 @@ def test_a_fix_that_does_not_pay_is_net_only_of_what_it_adds(tmp_path: Path) -> 
     rec = _one(result, "keep-alive", _ran("keep-alive", "0", (_change(miss, "0"),)))
     assert "it saves nothing net of the keep-alive requests it sends, against" in rec.detail
     assert "write premiums" not in rec.detail and rec.change.startswith("not worth it at these prices")
+
+
+def test_a_ttl_fix_is_net_of_write_premiums_only_where_it_writes_at_1_hour(tmp_path: Path) -> None:
+    """ttl-auto that kept every lane on 5 m read "it saves nothing net of its write
+    premiums" (a pi home, docs/audit.md): a plan that writes nothing at 1 h adds no write premium."""
+    result, miss = _audit_and_miss(tmp_path)
+
+    def written(saved: str, write_1h: int) -> SimpleNamespace:
+        return SimpleNamespace(file=miss.file, lane=miss.lane, index=0, saved_usd=Decimal(saved), priced=True,
+                               reported_read=0, counterfactual_read=0, counterfactual_write_1h=write_1h)
+
+    for saved, changes in (("0", ()), ("-0.01", (written("-0.01", 0),))):
+        rec = _one(result, "ttl-auto", _ran("ttl-auto", saved, changes))
+        said = "saves nothing" if saved == "0" else "costs $0.0100 more"
+        assert rec.detail.startswith(f"does not pay: re-simulated, it {said}, against the "), rec.detail
+        assert "write premiums" not in rec.detail
+    # A plan that writes at 1 h pays its premium: said so.
+    rec = _one(result, "ttl-auto", _ran("ttl-auto", "-0.01", (written("-0.01", 20_000),)))
+    assert rec.detail.startswith("does not pay: re-simulated, it costs $0.0100 more net of its write premiums, against"), (
+        rec.detail)
+    # Held by column, as the re-simulation holds them: read the same.
+    from prefixbench.workloads.audit.whatif import _Changes
+
+    for write_1h in (0, 20_000):
+        columns = _Changes()
+        columns.add((miss.file, miss.lane), 0, 1, 0, 0, 0, 0, write_1h, Decimal("-0.01"))
+        rec = _one(result, "ttl-auto", _ran("ttl-auto", "-0.01", columns))
+        assert ("net of its write premiums" in rec.detail) == (write_1h > 0), rec.detail
 
 
 def test_a_saving_that_leaves_unpriced_misses_out_says_so(tmp_path: Path) -> None:

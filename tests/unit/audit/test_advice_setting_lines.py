@@ -88,3 +88,19 @@ def test_opencode_ttl_setting_is_not_named_for_lanes_that_pick_a_retention_per_r
     _, change, setting, _ = advice._agent_advice("ttl-1h", ["opencode"], (False, frozenset({"24h"})), None)
     assert setting == "none documented for OpenCode"
     assert "prompt_cache_retention" in change
+
+
+def test_a_cline_family_ttl_fix_says_where_no_setting_was_found_per_agent() -> None:
+    """A Cline-family TTL fix's "none documented" cited Kilo-Org/kilocode#11800, an issue about
+    Kilo Code 7 (rebuilt on OpenCode, kilo.json), not the task-folder agents: each of Cline, Roo
+    Code and Kilo Code is now cited where its breakpoints were read (no ttl: the 5 m default)."""
+    for fix in ("ttl-1h", "ttl-5m", "ttl-auto"):
+        agent, change, setting, source = advice._agent_advice(fix, ["cline"], (True, frozenset()), None)
+        assert setting == "none documented for any of: Cline, Roo Code or Kilo Code"
+        assert change == advice._ttl_change(fix, (True, frozenset()))  # (the provider's change, as before)
+        assert source is not None and "11800" not in source, source
+        for cited in ("cline/cline@21cb8d2", "RooCodeInc/Roo-Code@cb83656", "Kilo-Org/kilocode@0fc86ce"):
+            assert cited in source, (fix, source)
+        assert not advice.names_setting(setting)  # (so the report gives it on a see: line)
+    # Keep-alive is not a TTL fix: no source, as before.
+    assert advice._agent_advice("keep-alive", ["cline"], (True, frozenset()), None)[3] is None
