@@ -18,7 +18,8 @@ removed), its ``.claude/projects/``: Claude Code 2.0.74-2.1.21 on one Linux mach
 * the project ``-home-aiscend-work-fortune-ai`` (241 transcripts, 172 of them subagents', 5
   empty): Claude Code 2.0.76 of 2025-12-29 to 2026-01-04, claude-opus-4-5, -haiku-4-5 and
   -sonnet-4-5 on Anthropic, three subagent calls of glm-4.7; 330 calls of 38 transcripts went
-  through an endpoint whose usage has no cache field (no ``requestId`` either): read unknown.
+  through an endpoint whose usage has no cache field (no ``requestId`` either): read unknown; 329
+  calls carry message ids of ``msg_`` + 32 hex (no maker's shape): relayed on Anthropic's rules.
 
 * one transcript of ``-home-aiscend-work-vibelife`` (Claude Code 2.1.19, claude-sonnet-4-5 on
   Anthropic) whose messages hold raw U+0085 characters (text decoded in the wrong encoding): a line
@@ -129,6 +130,11 @@ def test_claude_code_partly_through_an_endpoint_without_cache_counts_counts_what
     assert _totals(result) == (calls, uncached, output, read, written) == (1_616, 23_519_321, 575_695, 121_936_037, 7_224_414)
     unknown = [r for r in result.rows if r.reported_cache_read is None]
     assert (len(unknown), len({r.file for r in unknown})) == (330, 38)  # no cache field: nothing to predict
+    # 329 calls of its Claude models carry message ids of msg_ and 32 hex digits, no maker's shape:
+    # relayed on Anthropic's rules (no relay before; lost $19.95 and every cause as before).
+    assert {(model, relay): n for provider, model, relay, n in result.relays if provider == "anthropic"} == {
+        ("claude-haiku-4-5-20251001", "(unnamed)"): 33, ("claude-opus-4-5-20251101", "(unnamed)"): 273,
+        ("claude-sonnet-4-5-20250929", "(unnamed)"): 23}
     # 1,227 of the 1,286 calls that report their cache use within 3%. The 59 others: 15 reads
     # after an idle past the 5 min TTL and 16 lane starts (of them, 8 main lanes reading a
     # 12,832-token head cached before the log), 8 compactions, 9 calls after the history shrank,

@@ -6,7 +6,9 @@ never copied into this project, each test skips without it):
   Claude Code 2.1.68, 2.1.167 and 2.1.212 (2026-03 to 07). The Claude models went through a
   reseller's relay (the backup's settings name a base URL that is not Anthropic's): its
   claude-opus-4-8 responses split their cache writes by TTL as 0 + 0, which Anthropic's API never
-  does, and are read as an unknown provider's. MiniMax-M2.7 and -M3 through MiniMax's
+  does, and are read as an unknown provider's; its claude-fable-5 and claude-opus-4.8 responses
+  carry message ids of no maker's shape (``msg_`` + 16 hex) and are read as relayed on Anthropic's
+  rules. MiniMax-M2.7 and -M3 through MiniMax's
   Anthropic-compatible API. Pinned at two commits: ``9fbf6756e58e9ad057efa25fc41ddce7d1b821bc``
   (2026-07-20, the newest: 2.1.212's dynamic-workflow subagents among them) and
   ``37ca79c59cf8cc368fa162dca3e9de37247a7f05`` (the largest). Files over the workplace snapshot's
@@ -34,6 +36,7 @@ from collections import Counter
 from pathlib import Path
 
 from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.logs.trace import UNNAMED_RELAY
 from tests.realdata.mirrors import claude_recount, codex_recount, read_within, tree_at
 
 AUSTIN_URL, AUSTIN_ENV = "github.com/austinweitao/claude-backup", "PREFIXBENCH_AUSTINWEITAO_REPO"
@@ -89,6 +92,13 @@ def test_a_claude_code_2_1_212_backup_through_a_relay_totals_its_lines(tmp_path:
         ("unknown", "claude-opus-4-8"): 296, ("minimax", "MiniMax-M2.7"): 244, ("minimax", "MiniMax-M3"): 112,
         ("anthropic", "claude-fable-5"): 16, ("anthropic", "claude-opus-4.8"): 4}
     assert any("claude-opus-4-8 read as an unknown provider's" in n for f in result.files for n in f.notes)
+    # The 20 calls of claude-fable-5 and claude-opus-4.8 carry message ids of msg_ and 16 hex digits,
+    # which neither Anthropic's API, Bedrock nor Vertex writes: relayed, on Anthropic's rules and
+    # list price (no relay before). Read as an unknown provider's instead, the home's lost dollars
+    # went from $1.43 to $20.29 (17 of those calls unexplained under generic rules); here they stay.
+    assert result.relays == (("anthropic", "claude-fable-5", UNNAMED_RELAY, 16),
+                             ("anthropic", "claude-opus-4.8", UNNAMED_RELAY, 4))
+    assert f"{t.lost_usd:.2f}" == "1.43"
     # 362, before and after: the relay's reads stay short of the prompt by a steady ~30k tokens
     # (its uncached input), which no rule models (54 of its 296 calls within).
     assert read_within(result) == 362

@@ -100,7 +100,7 @@ from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
 from prefixbench.simulator.usage import Usage, plain_usage
-from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
+from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, UNNAMED_RELAY, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
 
 
@@ -4384,8 +4384,10 @@ def relay_notes(relays: Iterable[tuple[str, str, str, int]]) -> tuple[str, ...]:
                f"with nothing changed in the log is put down to the relay, not {maker}" if relay_takes_misses(rules) else
                f"read under {maker}'s rules (the relay's are not known); {maker}'s cache is not best effort, so a miss with "
                "nothing changed in the log is left unexplained: the log does not say whether the relay or the maker missed")
-        notes.append(f"{calls:,} request(s) of {model} went through {relay!r}, an endpoint of your configuration (a relay "
-                     f"or gateway, not {maker}'s own API): paid and lost are {maker}'s list price, not the relay's bill, which the log does "
+        through = (f"went through a relay the log does not name ({relay!r}, not {maker}'s own API: told by what its "
+                   "responses carry, as the file's note says)" if relay == UNNAMED_RELAY else
+                   f"went through {relay!r}, an endpoint of your configuration (a relay or gateway, not {maker}'s own API)")
+        notes.append(f"{calls:,} request(s) of {model} {through}: paid and lost are {maker}'s list price, not the relay's bill, which the log does "
                      f"not show; " + why)
     return tuple(notes)
 

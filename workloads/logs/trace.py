@@ -62,6 +62,10 @@ Provider: TypeAlias = str
 
 #: The model a reader puts down for a call whose log names none (no price row; not a switch of model).
 NO_MODEL = "unknown"
+#: :attr:`TraceRequest.relay` of a call that went through a relay its log does not name, told by
+#: what the response carries (Claude Code: a message id of no shape Anthropic's API, Bedrock or
+#: Vertex gives). Shown as is (``via relay '(unnamed)'``); the relay note says the evidence.
+UNNAMED_RELAY = "(unnamed)"
 
 
 class Prefix(msgspec.Struct, frozen=True, gc=False):
@@ -265,6 +269,8 @@ class TraceRequest(msgspec.Struct, frozen=True, gc=False):
     #: that is not the model maker's (Codex's ``model_provider`` of a reseller's relay, ``codex``):
     #: the call keeps the maker's rules and list price, but the cache that answered and the bill
     #: were the relay's, which the audit says; "" where the log names none.
+    #: :data:`UNNAMED_RELAY` where the log names none but shows one went between (Claude Code's
+    #: message ids of no maker's shape).
     relay: str = ""
     #: The agent's own name of the wire API the call went through, where its log names one (pi's
     #: ``message.api``: ``openai-completions``, ``anthropic-messages``...); "" where it names none.

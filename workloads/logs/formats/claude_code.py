@@ -73,7 +73,8 @@ from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
-from prefixbench.workloads.logs.trace import FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, SENT_UNCOUNTED, TraceRequest, call_parent
+from prefixbench.workloads.logs.trace import (
+    FileSummary, LoggedMessage, OutputWritten, Prefix, Provider, SENT_UNCOUNTED, TraceRequest, UNNAMED_RELAY, call_parent)
 
 NAME = "claude-code"
 _ENTRY_KINDS = ("user", "assistant", "system", "progress")
@@ -250,6 +251,9 @@ class _Walk:
         self.places = MessagePlaces(self.name, _line_record)
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
+        #: The requests whose ``message.id`` is of no shape Anthropic's API, Bedrock or Vertex gives
+        #: (:data:`_FOREIGN_ID`): a relay re-id'd the response (:func:`_trace_request`).
+        self.foreign_ids: set[str] = set()
         #: Per lane, the last ``prompt_snapshot`` seen: its system blocks (as texts) and its tools
         #: (name -> the definition sent, as JSON text), the tools None until a snapshot lists them.
         self.snapshot_system: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -740,6 +744,8 @@ class _Walk:
                 # cut off after its first blocks, then a response of another message id that read
                 # what the first wrote, seconds or an hour later): two calls, each billed.
                 key = f"{key}#{ident}"
+            if _FOREIGN_ID.match(ident):
+                self.foreign_ids.add(key)
         known = self.requests.get(key)
         # Placed after a later line of its own file (it waited for a parent the file never gave,
         # as the first copy of a subagent transcript written twice over does): that later line
@@ -1200,6 +1206,9 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     relayed = provider == ANTHROPIC.name and req.model in walk.relayed
     if relayed:
         provider = UNKNOWN.name
+    # A call still read as Anthropic's whose message id no maker writes went through a relay the
+    # transcript does not name: Anthropic's rules and list price, the relay said (TraceRequest.relay).
+    relay = UNNAMED_RELAY if provider == ANTHROPIC.name and req.key in walk.foreign_ids else ""
     if req.model in walk.unwritten and usage.cache_reported:
         usage = replace(usage, writes_reported=False)
     # The strings every request of a model repeats are one object each (the trace holds every
@@ -1274,6 +1283,8 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     )
     # Set apart, not as a keyword of every request: measured, the keyword alone (even False)
     # made each request's trace 200 bytes larger (tests/unit/audit/test_audit_memory.py).
+    if relay:
+        request = replace(request, relay=relay)
     return replace(request, provider_by_model=True) if relayed or _served_by_model(model) else request
 
 
@@ -1337,6 +1348,16 @@ def _ttl_split(usage: dict) -> tuple[int, bool] | None:
 #: Bedrock's and Vertex AI's message ids among them).
 #: The reseller's relay left 40% to 100% in the call of each file that showed it.
 _RELAY_UNCACHED = 0.25
+
+
+#: A ``message.id`` of no shape a maker of Claude's API writes: ``msg_`` and hex digits alone, 16 or
+#: more. Anthropic's API writes ``msg_`` and 24 base62 characters (``msg_01...``; every Claude
+#: Code call of ../shared/realdata and of the public homes the realdata tests read), Bedrock
+#: ``msg_bdrk_`` and Vertex ``msg_vrtx_`` and the same; 22 random base62 characters all hex digits
+#: would come about once in 10**13. Seen: austinweitao/claude-backup's claude-fable-5 and
+#: claude-opus-4.8 (``msg_`` + 16 hex), aistrad/work's claude-opus-4-5 (``msg_`` + 32 hex). Other
+#: foreign shapes (a UUID, ``msg_chatcmpl-...``) are left as they were read: not looked into.
+_FOREIGN_ID = re.compile(r"msg_[0-9a-f]{16,}\Z")
 
 
 def _left_uncached(usage: dict, written: int) -> bool:
@@ -1687,6 +1708,13 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
         notes += (f"{walk.request_rows_read:,} call(s) whose api-request row and the one it extends are both in the file: "
                   "what changed since (system prompt, tools, the first changed message) is read from the rows, not "
                   "inferred; the head is still sized from reported reads",)
+    for model, calls in sorted(Counter(r.model for r in out if r.relay == UNNAMED_RELAY).items()):
+        # The evidence the relay rests on, said: the transcript keeps no endpoint.
+        notes += (f"{model}: {calls:,} call(s) here read as through a relay the transcript does not name, under "
+                  "Anthropic's rules and list price: their message ids are msg_ and hex digits alone, which neither "
+                  "Anthropic's API (msg_ and 24 base62 characters), Bedrock (msg_bdrk_) nor Vertex (msg_vrtx_) writes, "
+                  "so something between Claude Code and the model re-id'd the responses (ANTHROPIC_BASE_URL pointed at a "
+                  "relay or gateway)",)
     written = sum(r.prefix is not None and r.prefix.output_written for r in out)
     if written:
         # An assumption the predictions rest on: said, as the audit says every one.
