@@ -279,7 +279,8 @@ def record_before_zeros(raw: bytes) -> bytes | None:
     is one whole JSON value that zero bytes (NUL) follow to the end of the file, no newline
     between (the writer's last record was whole, its newline and what came after never written):
     the bytes before the zeros, to read as the record; None for any other line (a line cut short
-    before its zeros is :func:`zero_tail`'s)."""
+    before its zeros is :func:`zero_tail`'s). A value nested too deep to parse is returned too:
+    the caller's reading refuses it for that, its own fault."""
     if raw.endswith((b"\n", b"\r")) or not raw.endswith(b"\x00"):
         return None
     rest = raw.rstrip(b"\x00")
@@ -287,7 +288,11 @@ def record_before_zeros(raw: bytes) -> bytes | None:
         return None
     try:
         json.loads(rest.decode("utf-8"))
-    except (ValueError, RecursionError):  # (not UTF-8, not JSON, a number too long, nesting too deep)
+    except RecursionError:
+        # Nested too deep to parse: whole or cut, that is its own fault, which the caller's
+        # reading of it says (taken for binary data, the zeros were blamed).
+        return rest
+    except ValueError:  # (not UTF-8, not JSON, a number too long)
         return None
     return rest
 

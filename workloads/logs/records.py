@@ -594,7 +594,10 @@ def _iter_lines(
             if torn is not None and (whole := record_before_zeros(raw)) is not None:
                 # A whole last record, zero bytes after it on its line: the record read, the zeros
                 # not (the file's only record too: a whole value is no binary data).
-                value, plain = _loads(whole.decode("utf-8").strip())
+                try:
+                    value, plain = _loads(whole.decode("utf-8").strip())
+                except (ValueError, RecursionError) as exc:  # nested too deep: its own fault, not the zeros'
+                    raise _refused(path, line_no, exc) from None
                 yield Record(line_no, value, plain, 0, 0, start)
                 torn.append(ZerosAfterRecord(line_no))
                 return

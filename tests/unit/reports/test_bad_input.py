@@ -538,6 +538,24 @@ def test_a_whole_last_record_that_zeros_follow_is_read(tmp_path, capsys, case, r
         assert note == f"line {lines}: {ZEROS_AFTER_RECORD_WORDS}" and "not read\"" not in note
 
 
+@pytest.mark.parametrize("records", ["one record", "two records"])
+@pytest.mark.parametrize("argv", [["replay"], ["check", "--trace"], ["audit", "--quiet"]])
+def test_a_last_record_too_deep_to_parse_before_zeros_is_refused_for_its_depth(tmp_path, capsys, argv, records):
+    """A last record nested past what the parser holds, zero bytes after it: refused as
+    ``binary data, not a text log`` (the zeros blamed, exit 2); now with the words the same record
+    gets with its newline (nested too deep, at its line)."""
+    deep = '{"a": ' * 1_500 + "1" + "}" * 1_500
+    before = json.dumps(GOOD) + "\n" if records == "two records" else ""
+    line = before.count("\n") + 1
+    path = tmp_path / "deep.jsonl"
+    path.write_text(before + deep + "\n")
+    status, _, expected = run(capsys, *argv, str(path))
+    assert_one_line(status, expected, f"{path}:{line}: ", "nested too deep")
+    path.write_bytes((before + deep).encode() + b"\0" * 100)
+    status, _, err = run(capsys, *argv, str(path))
+    assert (status, err) == (2, expected)
+
+
 @pytest.mark.parametrize("argv", [["replay"], ["replay", "--format", "json"], ["check", "--trace"], ["audit", "--quiet"]])
 def test_a_first_line_of_zeros_is_binary_data_in_every_command(tmp_path, capsys, argv):
     """A blank line, then zero bytes alone: ``audit`` said ``binary data, not a text log`` and
