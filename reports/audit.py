@@ -1343,7 +1343,7 @@ def _run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
-        from prefixbench.workloads.logs.jsonlines import TAIL_REASONS, ZEROS_AFTER_RECORD, torn_note
+        from prefixbench.workloads.logs.jsonlines import TAIL_REASONS, ZEROS_NOT_READ, torn_note
 
         # A file of bad input is left out (each error in unread): the others' audit is given and
         # written all the same, and the first error is the command's last line (exit 2).
@@ -1359,9 +1359,9 @@ def _run_audit_command(args) -> int:
             warnings = [f"{summary.file}: {summary.notes[0]}"] if (
                 summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
             warnings += [torn_note(summary.file, line, reason) for line, reason in summary.skipped if reason in TAIL_REASONS]
-            # (a whole last record that zeros follow: read, so no skip; its file's note says so: "line N: ...")
+            # (a whole last record or document that zeros follow: read, so no skip; its file's note says so: "line N: ...")
             warnings += [f"{summary.file}:{note.removeprefix('line ')}" for note in summary.notes
-                         if note.startswith("line ") and note.endswith(ZEROS_AFTER_RECORD)]
+                         if note.startswith("line ") and note.endswith(ZEROS_NOT_READ)]
             for text in warnings:
                 if error is None or text not in error:
                     emit(visible(_as_given(args, f"prefixbench: warning: {text}")), sys.stderr)

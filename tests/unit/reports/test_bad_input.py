@@ -575,30 +575,75 @@ def test_a_first_line_of_zeros_is_binary_data_in_every_command(tmp_path, capsys,
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
 
 
-def test_a_json_document_that_zeros_end_says_so(tmp_path, capsys):
-    """A Cline task's ui_messages.json (one JSON document) that zero bytes end was refused as
-    ``binary data, not a text log``: the error now says the file ends in zero bytes, and where."""
+def _audit_json(capsys, path: Path) -> tuple[int, list, str]:
+    """audit's status, its files' (requests, skipped) and its stderr."""
+    status, out, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+    files = [(f["requests"], f["skipped"]) for f in json.loads(out)["files"]] if status in (0, 1) else []
+    return status, files, err
+
+
+def _zeros_document_words(zeros: int, at: int) -> str:
+    return (f"the JSON document is read whole, up to the zero bytes (NUL) that start on this line at byte {at}: {zeros:,} of "
+            "them, to the end of the file: room the file system gave the file that no write filled (the machine stopped "
+            "while the agent wrote it, or the file was copied then): the zeros are not read")
+
+
+@pytest.mark.parametrize("log", ["cline/claude-dev", "gemini-cli.json", "opencode.json", "swe-agent.json"])
+def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(tmp_path, capsys, log):
+    """A JSON document (a Cline task's ui_messages.json array, a Gemini CLI session, an
+    ``opencode export``, a mini-swe-agent trajectory: one pretty-printed object each) that zero
+    bytes end was refused (the file ends in zero bytes, exit 2), whole or not. Whole before the
+    zeros, it is read now as the same file without them, with a warning (how many, where) as a
+    JSON-lines log's zeros get; cut short before them, it is refused for that, at the byte."""
+    source = FIXTURES / log
+    if source.is_dir():
+        shutil.copytree(source, tmp_path / "task")
+        target, path = tmp_path / "task", tmp_path / "task" / "ui_messages.json"
+    else:
+        target = path = tmp_path / source.name
+        shutil.copy(source, path)
+    status, clean, err = _audit_json(capsys, target)
+    assert status == 0 and err == "", err
+    data = path.read_bytes()
+    lines = data.count(b"\n") + 1  # the line the zeros start on
+    path.write_bytes(data + b"\0" * 3_000)
+    status, files, err = _audit_json(capsys, target)
+    assert (status, files) == (0, clean), err
+    words = _zeros_document_words(3_000, len(data))
+    assert err == f"prefixbench: warning: {path}:{lines}: {words}"
+    status, out, _ = run(capsys, "audit", str(target), "--quiet", "--format", "json")
+    assert json.loads(out)["files"][0]["notes"][-1] == f"line {lines}: {words}"
+    # Cut short before the zeros (the machine stopped while the agent wrote it): refused for being cut.
+    body = data.rstrip()
+    cut = len(body) * 2 // 3
+    path.write_bytes(body[:cut] + b"\0" * 3_000)
+    status, _, err = run(capsys, "audit", str(target), "--quiet")
+    line = body[:cut].count(b"\n") + 1
+    assert_one_line(status, err, f"{path}:{line}: the JSON document is cut short at byte {cut}, "
+                    "where zero bytes (NUL) run to the end of the file")
+    # Zeros with text after them are binary data, as before.
+    path.write_bytes(data + b"\0" * 3_000 + b" ")
+    status, _, err = run(capsys, "audit", str(target), "--quiet")
+    assert_one_line(status, err, "binary data, not a text log")
+
+
+def test_a_side_document_that_zeros_end_is_refused_with_the_way_out(tmp_path, capsys):
+    """A Cline task's api_conversation_history.json (read beside its ui_messages.json, where no
+    warning of its own can be given) that zero bytes end is refused as before, with the commands
+    that cut the zeros off in a copy of the folder (the name kept); done so, the copy is audited."""
     task = tmp_path / "task"
-    shutil.copytree(FIXTURES / "cline" / "claude-dev", task)
-    status, _, err = run(capsys, "audit", str(task), "--quiet")
-    assert status == 0, err
-    ui = task / "ui_messages.json"
-    ui.write_bytes(ui.read_bytes() + b"\0" * 3_000)
-    lines = ui.read_bytes().count(b"\n")
-    status, _, err = run(capsys, "audit", str(task), "--quiet")
-    assert_one_line(status, err, f"{ui}:{lines + 1}: the file ends in zero bytes (NUL) from here", "tr -d")
-    # The way out it gives keeps the name and the folder: a copy named otherwise (as "tr -d '\000'
-    # < FILE > COPY" made) is no Cline task's file. Done as it says, the copy is audited.
-    assert f"cp -r {task} COPY && tr -d '\\000' < {ui} > COPY/ui_messages.json, then audit COPY" in err, err
+    shutil.copytree(FIXTURES / "cline" / "kilo-gateway", task)
+    history = task / "api_conversation_history.json"
+    history.write_bytes(history.read_bytes() + b"\0" * 3_000)
+    lines = history.read_bytes().count(b"\n") + 1
+    status, _, err = run(capsys, "audit", str(task / "ui_messages.json"), "--quiet")
+    assert_one_line(status, err, f"{history}:{lines}: the file ends in zero bytes (NUL) from here", "tr -d")
+    assert f"cp -r {task} COPY && tr -d '\\000' < {history} > COPY/api_conversation_history.json, then audit COPY" in err, err
     copy = tmp_path / "COPY"
     shutil.copytree(task, copy)
-    (copy / "ui_messages.json").write_bytes(ui.read_bytes().replace(b"\0", b""))
+    (copy / "api_conversation_history.json").write_bytes(history.read_bytes().replace(b"\0", b""))
     status, _, err = run(capsys, "audit", str(copy), "--quiet")
     assert status == 0, err
-    # Zeros with text after them are binary data, as before.
-    ui.write_bytes(ui.read_bytes() + b" ")
-    status, _, err = run(capsys, "audit", str(task), "--quiet")
-    assert_one_line(status, err, "binary data, not a text log")
 
 
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):
