@@ -36,7 +36,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
+    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -388,6 +388,15 @@ def _zeros_after_lines(head: bytes) -> bool:
     (refused there with its line). A binary file's first bytes (an image's header) are no text."""
     if record_before_zeros(head) is not None:
         return True  # (a file's one record, whole, zero bytes after it: read as a longer file's last)
+    text = head.rstrip(b"\x00")
+    if b"\n" not in text and b"\x00" not in text and text.removeprefix(_BOM).lstrip()[:1] in (b"{", b"["):
+        # One line of a JSON document, zero bytes to the end of these bytes: the readers tell a
+        # document cut short there (zeros to the file's end) from binary data (text after them).
+        try:
+            text[:_complete_utf8(text)].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
     cut = head.rfind(b"\n")
     if cut < 0 or b"\x00" in head[:cut]:
         return False
@@ -595,6 +604,10 @@ def _iter_lines(
             if torn is not None and not first and zero_tail(raw):
                 torn.append(zero_kind(raw)(line_no))
                 return
+            if first and zero_tail(raw) and zero_kind(raw) is not ZeroTail:
+                # The file's first line, cut short where zeros run to its end (a one-line document,
+                # a Cline ui_messages.json written without newlines): its own fault, said so.
+                raise _cut_by_zeros(path, line_no, start + len(raw.rstrip(b"\x00")) if start >= 0 else -1) from None
             if torn is not None and (whole := record_before_zeros(raw)) is not None:
                 # A whole last record, zero bytes after it on its line: the record read, the zeros
                 # not (the file's only record too: a whole value is no binary data).
@@ -785,6 +798,15 @@ def zeros_end_document(path: Path) -> str:
             "then audit COPY")
 
 
+def _cut_by_zeros(path: Path, line: int, at: int) -> UserError:
+    """The refusal of a JSON document cut short where zero bytes start (on ``line``, at byte ``at``;
+    -1: not told) and run to the end of the file: its own fault, not the zeros'."""
+    byte = f" at byte {at}" if at >= 0 else ""
+    return UserError(f"{path}:{line}: the JSON document is cut short{byte}, where zero bytes (NUL) run to the end of the "
+                     "file: room the file system gave the file that no write filled (the machine stopped while the agent "
+                     "wrote it, or the file was copied then); the part written is no whole document")
+
+
 class _Zeros:
     """Zero bytes (NUL) that end a JSON document (one value, an array): room the file system gave
     the file that no write filled. The text before them is read as the whole file; a document whole
@@ -821,10 +843,7 @@ class _Zeros:
 
     def cut(self) -> UserError:
         """The refusal of a document that the zeros cut short: its own fault, where they start."""
-        byte = f" at byte {self.at}" if self.at >= 0 else ""
-        return UserError(f"{self.path}:{self.line}: the JSON document is cut short{byte}, where zero bytes (NUL) run to the "
-                         "end of the file: room the file system gave the file that no write filled (the machine stopped "
-                         "while the agent wrote it, or the file was copied then); the part written is no whole document")
+        return _cut_by_zeros(self.path, self.line, self.at)
 
     def whole(self) -> None:
         """The document before the zeros was read whole: said (``torn``), else refused with the way out."""

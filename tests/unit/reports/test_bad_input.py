@@ -627,6 +627,31 @@ def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(
     assert_one_line(status, err, "binary data, not a text log")
 
 
+@pytest.mark.parametrize("log", ["cline/claude-dev", "swe-agent.json"])
+def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, log):
+    """A document written on one line (a Cline ui_messages.json written without newlines), cut
+    short where zero bytes run to the file's end: refused as ``binary file, not a text log`` (or
+    ``binary data``), the zeros blamed; now for being cut, at the byte. Whole, it is read."""
+    source = FIXTURES / log
+    if source.is_dir():
+        shutil.copytree(source, tmp_path / "task")
+        target, path = tmp_path / "task", tmp_path / "task" / "ui_messages.json"
+    else:
+        target = path = tmp_path / source.name
+        shutil.copy(source, path)
+    data = json.dumps(json.loads(path.read_bytes())).encode()
+    path.write_bytes(data)
+    status, clean, err = _audit_json(capsys, target)
+    assert status == 0 and err == "", err
+    path.write_bytes(data + b"\0" * 100)
+    status, files, err = _audit_json(capsys, target)
+    assert (status, files) == (0, clean) and err.startswith(f"prefixbench: warning: {path}:1: "), err
+    for cut in (40, len(data) - 1):
+        path.write_bytes(data[:cut] + b"\0" * 100)
+        status, _, err = run(capsys, "audit", str(target), "--quiet")
+        assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {cut}, where zero bytes (NUL) run")
+
+
 def test_a_side_document_that_zeros_end_is_refused_with_the_way_out(tmp_path, capsys):
     """A Cline task's api_conversation_history.json (read beside its ui_messages.json, where no
     warning of its own can be given) that zero bytes end is refused as before, with the commands
