@@ -652,23 +652,36 @@ def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, l
         assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {cut}, where zero bytes (NUL) run")
 
 
-def test_a_side_document_that_zeros_end_is_refused_with_the_way_out(tmp_path, capsys):
-    """A Cline task's api_conversation_history.json (read beside its ui_messages.json, where no
-    warning of its own can be given) that zero bytes end is refused as before, with the commands
-    that cut the zeros off in a copy of the folder (the name kept); done so, the copy is audited."""
+@pytest.mark.parametrize("side", ["api_conversation_history.json", "task_metadata.json"])
+def test_a_file_a_cline_task_is_read_with_that_zeros_end_is_read_up_to_them(tmp_path, capsys, side):
+    """A Cline task's api_conversation_history.json or task_metadata.json (read beside its
+    ui_messages.json) that zero bytes end was refused (exit 2: the file ends in zero bytes, or
+    binary data), whole or not; auditing the folder warned that the file was read whole, then
+    refused it. Whole before the zeros it is read now, with one warning (the ui file's notes say
+    it too); cut short before them, refused for that."""
     task = tmp_path / "task"
     shutil.copytree(FIXTURES / "cline" / "kilo-gateway", task)
-    history = task / "api_conversation_history.json"
-    history.write_bytes(history.read_bytes() + b"\0" * 3_000)
-    lines = history.read_bytes().count(b"\n") + 1
-    status, _, err = run(capsys, "audit", str(task / "ui_messages.json"), "--quiet")
-    assert_one_line(status, err, f"{history}:{lines}: the file ends in zero bytes (NUL) from here", "tr -d")
-    assert f"cp -r {task} COPY && tr -d '\\000' < {history} > COPY/api_conversation_history.json, then audit COPY" in err, err
-    copy = tmp_path / "COPY"
-    shutil.copytree(task, copy)
-    (copy / "api_conversation_history.json").write_bytes(history.read_bytes().replace(b"\0", b""))
-    status, _, err = run(capsys, "audit", str(copy), "--quiet")
-    assert status == 0, err
+    ui, path = task / "ui_messages.json", task / side
+    status, clean, err = _audit_json(capsys, ui)
+    assert status == 0 and err == "", err
+    data = path.read_bytes().rstrip(b"\n")
+    path.write_bytes(data + b"\0" * 3_000)
+    words = (_zeros_document_words(3_000, len(data)) if side.startswith("api") else ZEROS_AFTER_RECORD_WORDS)
+    for target in (ui, task):
+        status, files, err = _audit_json(capsys, target)
+        # (the folder's audit lists the side file too, read by itself: no call, the zeros in its notes)
+        assert (status, [f for f in files if f != (0, 0)]) == (0, clean), err
+        assert err == f"prefixbench: warning: {path}:1: {words}"
+    status, out, _ = run(capsys, "audit", str(ui), "--quiet", "--format", "json")
+    assert json.loads(out)["files"][0]["notes"][-1] == f"{side}:1: {words}"
+    # Zeros after the file's newline: read as well (the one-line metadata's said as a JSON-lines log's are).
+    path.write_bytes(data + b"\n" + b"\0" * 3_000)
+    status, files, err = _audit_json(capsys, ui)
+    words = _zeros_document_words(3_000, len(data) + 1) if side.startswith("api") else ZERO_WORDS
+    assert (status, files) == (0, clean) and err == f"prefixbench: warning: {path}:2: {words}", err
+    path.write_bytes(data[: len(data) // 2] + b"\0" * 3_000)
+    status, _, err = run(capsys, "audit", str(ui), "--quiet")
+    assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {len(data) // 2}, where zero bytes")
 
 
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):
