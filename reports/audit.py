@@ -1343,7 +1343,7 @@ def _run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
-        from prefixbench.workloads.logs.jsonlines import TAIL_REASONS, ZEROS_AFTER_RECORD, torn_note
+        from prefixbench.workloads.logs.jsonlines import TAIL_REASONS, ZERO_TAIL, ZEROS_NOT_READ, torn_note
 
         # A file of bad input is left out (each error in unread): the others' audit is given and
         # written all the same, and the first error is the command's last line (exit 2).
@@ -1353,16 +1353,23 @@ def _run_audit_command(args) -> int:
         # An audit with no call ends in one error line: a warning that line already says (the
         # torn last line of a file whose only other lines hold no call) is not said twice.
         error = None if trace[0] else left_out_error(unread[0], trace[1]) if unread else nothing_to_audit(trace[1])
+        warned: set[str] = set()
         for summary in trace[1]:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
             warnings = [f"{summary.file}: {summary.notes[0]}"] if (
                 summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
             warnings += [torn_note(summary.file, line, reason) for line, reason in summary.skipped if reason in TAIL_REASONS]
-            # (a whole last record that zeros follow: read, so no skip; its file's note says so: "line N: ...")
+            # (a whole last record or document that zeros follow: read, so no skip; its file's note says so: "line N: ...")
             warnings += [f"{summary.file}:{note.removeprefix('line ')}" for note in summary.notes
-                         if note.startswith("line ") and note.endswith(ZEROS_AFTER_RECORD)]
+                         if note.startswith("line ") and note.endswith(ZEROS_NOT_READ)]
+            # (a file read with this one, a Cline task's history beside its ui_messages.json: "NAME:LINE: ...")
+            warnings += [os.path.join(os.path.dirname(summary.file), note) for note in summary.notes
+                         if not note.startswith("line ") and note.endswith((ZEROS_NOT_READ, ZERO_TAIL))]
             for text in warnings:
+                if text in warned:  # (a folder's file warned of by itself, and by the file read with it)
+                    continue
+                warned.add(text)
                 if error is None or text not in error:
                     emit(visible(_as_given(args, f"prefixbench: warning: {text}")), sys.stderr)
         if error is not None:

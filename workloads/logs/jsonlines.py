@@ -212,6 +212,18 @@ ZERO_CUT_TAIL = ("a record cut short, then zero bytes (NUL) to the end of the fi
 ZEROS_AFTER_RECORD = ("the record on this line is read; zero bytes (NUL) follow it to the end of the file (its "
                       "newline never written): room the file system gave the file that no write filled (the machine "
                       "stopped while the agent wrote it, or the file was copied then): the zeros are not read")
+#: How every note of a file read up to zero bytes that end it ends (:data:`ZEROS_AFTER_RECORD`, and
+#: :func:`zeros_after_document`'s words): a warning of each command, not a skip.
+ZEROS_NOT_READ = ZEROS_AFTER_RECORD[ZEROS_AFTER_RECORD.index(": room the file system"):]
+
+
+def zeros_after_document(zeros: int, at: int) -> str:
+    """What every command says of a JSON document (one object, one array) that is whole and that
+    ``zeros`` zero bytes follow to the end of the file, from byte ``at`` (-1: a place not told in
+    bytes, a compressed or UTF-16 file): the document is read, the zeros are not."""
+    where = f" at byte {at}" if at >= 0 else ""
+    return (f"the JSON document is read whole, up to the zero bytes (NUL) that start on this line{where}: "
+            f"{zeros:,} of them, to the end of the file") + ZEROS_NOT_READ
 
 
 class ZeroTail(int):
@@ -230,6 +242,21 @@ class ZerosAfterRecord(int):
     (:func:`is_skip` is False)."""
 
 
+class ZerosAfterDocument(int):
+    """A ``torn`` list's line number (where the zeros start) of a whole JSON document that zero
+    bytes follow to the end of the file (said with :func:`zeros_after_document`): the document was
+    read, only the zeros were not, so it is no skip. ``zeros``: how many; ``at``: the byte they
+    start at (-1: not told)."""
+
+    zeros: int
+    at: int
+
+    def __new__(cls, line: int, zeros: int, at: int = -1) -> ZerosAfterDocument:
+        marker = super().__new__(cls, line)
+        marker.zeros, marker.at = zeros, at
+        return marker
+
+
 def zero_kind(raw: bytes) -> type[ZeroTail]:
     """The marker of a :func:`zero_tail` line: :class:`ZeroTail` for zero bytes alone (blanks
     before them at most), :class:`CutZeroTail` for a record cut short before them."""
@@ -237,10 +264,12 @@ def zero_kind(raw: bytes) -> type[ZeroTail]:
 
 
 def tail_reason(line: int) -> str:
-    """What is said of a ``torn`` list's line: :data:`ZEROS_AFTER_RECORD`, :data:`ZERO_CUT_TAIL` or
+    """What is said of a ``torn`` list's line: :data:`ZEROS_AFTER_RECORD`, :func:`zeros_after_document`, :data:`ZERO_CUT_TAIL` or
     :data:`ZERO_TAIL` by its marker, else :data:`TORN_TAIL`."""
     if isinstance(line, ZerosAfterRecord):
         return ZEROS_AFTER_RECORD
+    if isinstance(line, ZerosAfterDocument):
+        return zeros_after_document(line.zeros, line.at)
     if isinstance(line, CutZeroTail):
         return ZERO_CUT_TAIL
     return ZERO_TAIL if isinstance(line, ZeroTail) else TORN_TAIL
@@ -248,8 +277,8 @@ def tail_reason(line: int) -> str:
 
 def is_skip(line: int) -> bool:
     """Whether a ``torn`` list's line is a record not read (a skip of the file's summary): all
-    but a :class:`ZerosAfterRecord`, whose record was read."""
-    return not isinstance(line, ZerosAfterRecord)
+    but a :class:`ZerosAfterRecord` or a :class:`ZerosAfterDocument`, whose record was read."""
+    return not isinstance(line, (ZerosAfterRecord, ZerosAfterDocument))
 
 
 #: The reasons a tail not read is skipped with, each warned of (:func:`torn_note`) by every command.
@@ -279,7 +308,8 @@ def record_before_zeros(raw: bytes) -> bytes | None:
     is one whole JSON value that zero bytes (NUL) follow to the end of the file, no newline
     between (the writer's last record was whole, its newline and what came after never written):
     the bytes before the zeros, to read as the record; None for any other line (a line cut short
-    before its zeros is :func:`zero_tail`'s)."""
+    before its zeros is :func:`zero_tail`'s). A value nested too deep to parse is returned too:
+    the caller's reading refuses it for that, its own fault."""
     if raw.endswith((b"\n", b"\r")) or not raw.endswith(b"\x00"):
         return None
     rest = raw.rstrip(b"\x00")
@@ -287,7 +317,11 @@ def record_before_zeros(raw: bytes) -> bytes | None:
         return None
     try:
         json.loads(rest.decode("utf-8"))
-    except (ValueError, RecursionError):  # (not UTF-8, not JSON, a number too long, nesting too deep)
+    except RecursionError:
+        # Nested too deep to parse: whole or cut, that is its own fault, which the caller's
+        # reading of it says (taken for binary data, the zeros were blamed).
+        return rest
+    except ValueError:  # (not UTF-8, not JSON, a number too long)
         return None
     return rest
 

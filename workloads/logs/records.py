@@ -8,7 +8,8 @@ its UTF-8 copy). One exception, asked for by the caller: the
 *torn tail* of a JSON-lines log an agent is still appending to (its last line, after whole
 records, cut short with no newline yet) ends the records instead, and its line is reported; so
 does a *zero-filled tail* (zero bytes that end the file after whole records: room the file system
-gave the file that no write filled). A
+gave the file that no write filled), and a JSON document that such zeros end is read up to them
+where it is whole there (refused for being cut short where it is not). A
 JSON-lines line that holds whole objects one after another (``{...}{...}``, a newline lost
 between two records) is read as those records, each on that line.
 """
@@ -35,7 +36,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZerosAfterRecord, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
+    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -141,7 +142,10 @@ def iter_records(
     :class:`~prefixbench.workloads.logs.jsonlines.ZeroTail` (a
     :class:`~prefixbench.workloads.logs.jsonlines.CutZeroTail` where a record cut short comes
     before the zeros); a whole last record that zeros follow is read, its line appended as a
-    :class:`~prefixbench.workloads.logs.jsonlines.ZerosAfterRecord`.
+    :class:`~prefixbench.workloads.logs.jsonlines.ZerosAfterRecord`; a whole JSON document (one
+    value, an array) that zeros follow is read, the line they start on appended as a
+    :class:`~prefixbench.workloads.logs.jsonlines.ZerosAfterDocument` (not given: refused with
+    :func:`zeros_end_document`'s way out).
 
     Raises:
         UserError: ``file:line`` for binary content, text that is not UTF-8, or a record that is
@@ -384,6 +388,15 @@ def _zeros_after_lines(head: bytes) -> bool:
     (refused there with its line). A binary file's first bytes (an image's header) are no text."""
     if record_before_zeros(head) is not None:
         return True  # (a file's one record, whole, zero bytes after it: read as a longer file's last)
+    text = head.rstrip(b"\x00")
+    if b"\n" not in text and b"\x00" not in text and text.removeprefix(_BOM).lstrip()[:1] in (b"{", b"["):
+        # One line of a JSON document, zero bytes to the end of these bytes: the readers tell a
+        # document cut short there (zeros to the file's end) from binary data (text after them).
+        try:
+            text[:_complete_utf8(text)].decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
     cut = head.rfind(b"\n")
     if cut < 0 or b"\x00" in head[:cut]:
         return False
@@ -475,18 +488,18 @@ def _iter_handle(
         start = head.index(b"\n", start) + 1
         handle.seek(start)
         error = UserError(f"{path}:2: not a JSON document after opencode export's 'Exporting session' line")
-        yield from _iter_values(path, handle, progress, error, first_line=2)
+        yield from _iter_values(path, handle, _Zeros(path, torn, on_disk), progress, error, first_line=2)
         return
     first = head[start:].lstrip()[:1]
     if first == b"[":
-        yield from _iter_array(path, handle, progress)
+        yield from _iter_array(path, handle, _Zeros(path, torn, on_disk), progress)
         return
     try:
         yield from _iter_lines(path, handle, progress, torn, start if on_disk else None)
     except _FirstLineError as exc:
         # Not JSON lines: the first value spans lines (a pretty-printed object).
         handle.seek(start)
-        yield from _iter_values(path, handle, progress, exc.error, exc.unfinished)
+        yield from _iter_values(path, handle, _Zeros(path, torn, on_disk), progress, exc.error, exc.unfinished)
 
 
 def _copy_progress(progress: ProgressFn | None, read: int, copy) -> ProgressFn | None:
@@ -591,10 +604,17 @@ def _iter_lines(
             if torn is not None and not first and zero_tail(raw):
                 torn.append(zero_kind(raw)(line_no))
                 return
+            if first and zero_tail(raw) and zero_kind(raw) is not ZeroTail:
+                # The file's first line, cut short where zeros run to its end (a one-line document,
+                # a Cline ui_messages.json written without newlines): its own fault, said so.
+                raise _cut_by_zeros(path, line_no, start + len(raw.rstrip(b"\x00")) if start >= 0 else -1) from None
             if torn is not None and (whole := record_before_zeros(raw)) is not None:
                 # A whole last record, zero bytes after it on its line: the record read, the zeros
                 # not (the file's only record too: a whole value is no binary data).
-                value, plain = _loads(whole.decode("utf-8").strip())
+                try:
+                    value, plain = _loads(whole.decode("utf-8").strip())
+                except (ValueError, RecursionError) as exc:  # nested too deep: its own fault, not the zeros'
+                    raise _refused(path, line_no, exc) from None
                 yield Record(line_no, value, plain, 0, 0, start)
                 torn.append(ZerosAfterRecord(line_no))
                 return
@@ -678,14 +698,15 @@ def _glued(text: str) -> list[object] | None:
 
 
 def _iter_values(
-    path: Path, handle, progress: ProgressFn | None, first_error: UserError, unfinished: bool = False, first_line: int = 1
+    path: Path, handle, zeros: _Zeros, progress: ProgressFn | None, first_error: UserError, unfinished: bool = False,
+    first_line: int = 1,
 ) -> Iterator[Record]:
     """JSON values one after another, each free to span lines (one pretty-printed object, or
     several). A file whose first value does not decode is refused with ``first_error``, the
     error its first line has as JSON lines, unless that line is only ``unfinished`` (a
     pretty-printed object's first line) and the value goes wrong before the file ends: then with
     the error where it does (a comment in a JSONC file, a trailing comma). Nothing is read past
-    the first bad character."""
+    the first bad character. Zero bytes that end the file end the text (see :class:`_Zeros`)."""
     text = ""
     line_no = first_line  # line of text[0]
     done = 0
@@ -703,9 +724,11 @@ def _iter_values(
             try:
                 value, end = _DECODER.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
-                incomplete = not eof and (exc.pos >= len(text) or exc.msg.startswith("Unterminated"))
-                if incomplete:
+                cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
+                if not eof and (exc.pos >= len(text) or exc.msg.startswith("Unterminated")):
                     break  # need more text
+                if cut and zeros.found:
+                    raise zeros.cut() from None
                 if not seen and not (unfinished and exc.pos < len(text.rstrip())):
                     raise first_error from None  # (a value cut short by the file's end: its first line)
                 if not seen:
@@ -720,19 +743,21 @@ def _iter_values(
             pos = end
         text = text[pos:]
         if eof:
+            zeros.whole()
             return
         # Read as much again as is pending, so a large value is decoded a bounded number of times.
-        chunk, eof = _read_text(path, handle, line_no, max(_CHUNK, len(text)), text)
+        chunk, eof = _read_text(path, handle, zeros, line_no, max(_CHUNK, len(text)), text)
         done += len(chunk)
         if progress is not None:
             progress(done)
         text += chunk
 
 
-def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -> tuple[str, bool]:
+def _read_text(path: Path, handle, zeros: _Zeros, line_no: int, size: int, pending: str = "") -> tuple[str, bool]:
     """The next ``size`` bytes of a file as text (to the end of a UTF-8 sequence they cut), and
-    whether the file ended. ``pending``: the text read before them from ``line_no`` on (to name
-    the line a file cut inside a character ends on)."""
+    whether the file ended (where zero bytes end it: the text before them, see :class:`_Zeros`).
+    ``pending``: the text read before them from ``line_no`` on (to name the line a file cut
+    inside a character ends on)."""
     chunk = handle.read(size)
     for _ in range(3):
         if not chunk or _complete_utf8(chunk) == len(chunk):
@@ -742,15 +767,22 @@ def _read_text(path: Path, handle, line_no: int, size: int, pending: str = "") -
             raise cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
         chunk += more
     if b"\x00" in chunk:
-        raise _zeros_refused(path, line_no + pending.count("\n"), handle, chunk)
+        chunk = zeros.end(handle, chunk, line_no + pending.count("\n"))
+        if _complete_utf8(chunk) < len(chunk):  # (the zeros start inside a character: the text is cut there)
+            raise zeros.cut()
+        try:
+            return chunk.decode("utf-8"), True
+        except UnicodeDecodeError:
+            raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
     try:
         return chunk.decode("utf-8"), not chunk
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
 
 
-#: What a JSON document (one value, an array) that zero bytes end is refused with: said as a
-#: JSON-lines log's zero-filled tail is (``ZERO_TAIL``), which such a log's reader skips.
+#: What a whole JSON document (one value, an array) that zero bytes end is refused with where its
+#: reader has no warning to give (no ``torn`` list: a Cline task's api_conversation_history.json,
+#: read beside its ui_messages.json): said as a JSON-lines log's zero-filled tail is (``ZERO_TAIL``).
 ZEROS_END_DOCUMENT = ("the file ends in zero bytes (NUL) from here: room the file system gave the file that no write "
                       "filled (the machine stopped while the agent wrote it, or the file was copied then); a JSON document "
                       "is not read past them: remove them in a copy of its folder that keeps the file's name (a log "
@@ -766,28 +798,70 @@ def zeros_end_document(path: Path) -> str:
             "then audit COPY")
 
 
-def _zeros_refused(path: Path, line_no: int, handle, chunk: bytes) -> UserError:
-    """The refusal of a JSON document's text ``chunk`` (read from the line ``line_no`` on) that
-    holds a zero byte: :data:`ZEROS_END_DOCUMENT` at the line the zeros start where they run to
-    the end of the file (the rest of ``handle`` read to tell), else binary data at ``line_no``."""
-    at = chunk.index(b"\x00")
-    if chunk[at:].strip(b"\x00"):
-        return UserError(f"{path}:{line_no}: binary data, not a text log")
-    while more := handle.read(_CHUNK):
-        if more.strip(b"\x00"):
-            return UserError(f"{path}:{line_no}: binary data, not a text log")
-    line = line_no + chunk.count(b"\n", 0, at)
-    return UserError(f"{path}:{line}: {zeros_end_document(path)}")
+def _cut_by_zeros(path: Path, line: int, at: int) -> UserError:
+    """The refusal of a JSON document cut short where zero bytes start (on ``line``, at byte ``at``;
+    -1: not told) and run to the end of the file: its own fault, not the zeros'."""
+    byte = f" at byte {at}" if at >= 0 else ""
+    return UserError(f"{path}:{line}: the JSON document is cut short{byte}, where zero bytes (NUL) run to the end of the "
+                     "file: room the file system gave the file that no write filled (the machine stopped while the agent "
+                     "wrote it, or the file was copied then); the part written is no whole document")
 
 
-def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
+class _Zeros:
+    """Zero bytes (NUL) that end a JSON document (one value, an array): room the file system gave
+    the file that no write filled. The text before them is read as the whole file; a document whole
+    there is read, with a warning (``torn`` given: its line appended as a
+    :class:`~prefixbench.workloads.logs.jsonlines.ZerosAfterDocument`), or refused with the way
+    out (:func:`zeros_end_document`) where no warning can be given; one cut short there is refused
+    for being cut, at the line and byte the zeros start. Zeros with text after them are binary data."""
+
+    def __init__(self, path: Path, torn: list[int] | None, exact: bool) -> None:
+        self.path, self.torn = path, torn
+        #: Whether the handle reads the file as it lies on disk (a byte there can be named).
+        self.exact = exact
+        self.found = False
+        self.line = self.count = 0
+        self.at = -1
+
+    def end(self, handle, chunk: bytes, line_no: int) -> bytes:
+        """``chunk`` (read from the line ``line_no`` on, up to where ``handle`` is) up to its first
+        zero byte, where zero bytes alone follow to the end of the file (the rest of ``handle`` read
+        to tell and to count them); else binary data at ``line_no``."""
+        at = chunk.index(b"\x00")
+        count = len(chunk) - at
+        if chunk[at:].strip(b"\x00"):
+            raise UserError(f"{self.path}:{line_no}: binary data, not a text log")
+        start = handle.tell() - len(chunk) if self.exact else -1
+        while more := handle.read(_CHUNK):
+            if more.strip(b"\x00"):
+                raise UserError(f"{self.path}:{line_no}: binary data, not a text log")
+            count += len(more)
+        self.found, self.count = True, count
+        self.line = line_no + chunk.count(b"\n", 0, at)
+        self.at = start + at if start >= 0 else -1
+        return chunk[:at]
+
+    def cut(self) -> UserError:
+        """The refusal of a document that the zeros cut short: its own fault, where they start."""
+        return _cut_by_zeros(self.path, self.line, self.at)
+
+    def whole(self) -> None:
+        """The document before the zeros was read whole: said (``torn``), else refused with the way out."""
+        if not self.found:
+            return
+        if self.torn is None:
+            raise UserError(f"{self.path}:{self.line}: {zeros_end_document(self.path)}")
+        self.torn.append(ZerosAfterDocument(self.line, self.count, self.at))
+
+
+def _iter_array(path: Path, handle, zeros: _Zeros, progress: ProgressFn | None) -> Iterator[Record]:
     """Elements of a top-level JSON array, decoded one at a time from 1 MiB chunks; an element
     that starts on the line another starts on is told by its index (:attr:`Record.element`), so
     that the elements of a one-line array each have a place of their own."""
     held: Record | None = None  # the last element, yielded when the next one's line is known
     shared = False  # the held element's line holds an element before it
     index = 0
-    for record in _iter_elements(path, handle, progress):
+    for record in _iter_elements(path, handle, zeros, progress):
         if held is not None:
             if record.line == held.line or shared:
                 yield replace(held, element=index)
@@ -800,8 +874,9 @@ def _iter_array(path: Path, handle, progress: ProgressFn | None) -> Iterator[Rec
         yield replace(held, element=index) if shared else held
 
 
-def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[Record]:
-    """Elements of a top-level JSON array, decoded one at a time from 1 MiB chunks."""
+def _iter_elements(path: Path, handle, zeros: _Zeros, progress: ProgressFn | None) -> Iterator[Record]:
+    """Elements of a top-level JSON array, decoded one at a time from 1 MiB chunks; zero bytes
+    that end the file end the array's text (see :class:`_Zeros`)."""
     buffer = ""
     line_no = 1  # line of buffer[0]
     done = 0
@@ -829,7 +904,9 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
                 raise UserError(f"{path}:{line_no}: content after the end of the JSON array")
             try:
                 value, end = _DECODER.raw_decode(buffer, pos)
-            except json.JSONDecodeError:
+            except json.JSONDecodeError as exc:
+                if eof and zeros.found and (exc.pos >= len(buffer.rstrip()) or exc.msg.startswith("Unterminated")):
+                    raise zeros.cut() from None
                 if eof:
                     raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None
                 break  # need more text
@@ -841,11 +918,11 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
         buffer = buffer[pos:]
         if eof:
             break
-        chunk = handle.read(_CHUNK)
+        chunk = b"" if zeros.found else handle.read(_CHUNK)
         if not chunk:
             eof = True
-            if pending:
-                raise cut_character(path, line_no + buffer.count("\n"))
+            if pending:  # (the zeros start inside a character: the document is cut there)
+                raise zeros.cut() if zeros.found else cut_character(path, line_no + buffer.count("\n"))
             if not buffer.strip():
                 break
             continue
@@ -854,7 +931,7 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
             progress(done)
         chunk = pending + chunk
         if b"\x00" in chunk:
-            raise _zeros_refused(path, line_no + buffer.count("\n"), handle, chunk)
+            chunk = zeros.end(handle, chunk, line_no + buffer.count("\n"))
         cut = _complete_utf8(chunk)
         pending = chunk[cut:]  # an incomplete UTF-8 sequence, kept for the next chunk
         try:
@@ -862,7 +939,10 @@ def _iter_elements(path: Path, handle, progress: ProgressFn | None) -> Iterator[
         except UnicodeDecodeError:
             raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
     if started and not ended:
+        if zeros.found:
+            raise zeros.cut()
         raise UserError(f"{path}:{line_no}: truncated JSON array (no closing ])")
+    zeros.whole()
 
 
 def _complete_utf8(chunk: bytes) -> int:

@@ -538,6 +538,24 @@ def test_a_whole_last_record_that_zeros_follow_is_read(tmp_path, capsys, case, r
         assert note == f"line {lines}: {ZEROS_AFTER_RECORD_WORDS}" and "not read\"" not in note
 
 
+@pytest.mark.parametrize("records", ["one record", "two records"])
+@pytest.mark.parametrize("argv", [["replay"], ["check", "--trace"], ["audit", "--quiet"]])
+def test_a_last_record_too_deep_to_parse_before_zeros_is_refused_for_its_depth(tmp_path, capsys, argv, records):
+    """A last record nested past what the parser holds, zero bytes after it: refused as
+    ``binary data, not a text log`` (the zeros blamed, exit 2); now with the words the same record
+    gets with its newline (nested too deep, at its line)."""
+    deep = '{"a": ' * 1_500 + "1" + "}" * 1_500
+    before = json.dumps(GOOD) + "\n" if records == "two records" else ""
+    line = before.count("\n") + 1
+    path = tmp_path / "deep.jsonl"
+    path.write_text(before + deep + "\n")
+    status, _, expected = run(capsys, *argv, str(path))
+    assert_one_line(status, expected, f"{path}:{line}: ", "nested too deep")
+    path.write_bytes((before + deep).encode() + b"\0" * 100)
+    status, _, err = run(capsys, *argv, str(path))
+    assert (status, err) == (2, expected)
+
+
 @pytest.mark.parametrize("argv", [["replay"], ["replay", "--format", "json"], ["check", "--trace"], ["audit", "--quiet"]])
 def test_a_first_line_of_zeros_is_binary_data_in_every_command(tmp_path, capsys, argv):
     """A blank line, then zero bytes alone: ``audit`` said ``binary data, not a text log`` and
@@ -557,30 +575,113 @@ def test_a_first_line_of_zeros_is_binary_data_in_every_command(tmp_path, capsys,
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
 
 
-def test_a_json_document_that_zeros_end_says_so(tmp_path, capsys):
-    """A Cline task's ui_messages.json (one JSON document) that zero bytes end was refused as
-    ``binary data, not a text log``: the error now says the file ends in zero bytes, and where."""
-    task = tmp_path / "task"
-    shutil.copytree(FIXTURES / "cline" / "claude-dev", task)
-    status, _, err = run(capsys, "audit", str(task), "--quiet")
-    assert status == 0, err
-    ui = task / "ui_messages.json"
-    ui.write_bytes(ui.read_bytes() + b"\0" * 3_000)
-    lines = ui.read_bytes().count(b"\n")
-    status, _, err = run(capsys, "audit", str(task), "--quiet")
-    assert_one_line(status, err, f"{ui}:{lines + 1}: the file ends in zero bytes (NUL) from here", "tr -d")
-    # The way out it gives keeps the name and the folder: a copy named otherwise (as "tr -d '\000'
-    # < FILE > COPY" made) is no Cline task's file. Done as it says, the copy is audited.
-    assert f"cp -r {task} COPY && tr -d '\\000' < {ui} > COPY/ui_messages.json, then audit COPY" in err, err
-    copy = tmp_path / "COPY"
-    shutil.copytree(task, copy)
-    (copy / "ui_messages.json").write_bytes(ui.read_bytes().replace(b"\0", b""))
-    status, _, err = run(capsys, "audit", str(copy), "--quiet")
-    assert status == 0, err
+def _audit_json(capsys, path: Path) -> tuple[int, list, str]:
+    """audit's status, its files' (requests, skipped) and its stderr."""
+    status, out, err = run(capsys, "audit", str(path), "--quiet", "--format", "json")
+    files = [(f["requests"], f["skipped"]) for f in json.loads(out)["files"]] if status in (0, 1) else []
+    return status, files, err
+
+
+def _zeros_document_words(zeros: int, at: int) -> str:
+    return (f"the JSON document is read whole, up to the zero bytes (NUL) that start on this line at byte {at}: {zeros:,} of "
+            "them, to the end of the file: room the file system gave the file that no write filled (the machine stopped "
+            "while the agent wrote it, or the file was copied then): the zeros are not read")
+
+
+@pytest.mark.parametrize("log", ["cline/claude-dev", "gemini-cli.json", "opencode.json", "swe-agent.json"])
+def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(tmp_path, capsys, log):
+    """A JSON document (a Cline task's ui_messages.json array, a Gemini CLI session, an
+    ``opencode export``, a mini-swe-agent trajectory: one pretty-printed object each) that zero
+    bytes end was refused (the file ends in zero bytes, exit 2), whole or not. Whole before the
+    zeros, it is read now as the same file without them, with a warning (how many, where) as a
+    JSON-lines log's zeros get; cut short before them, it is refused for that, at the byte."""
+    source = FIXTURES / log
+    if source.is_dir():
+        shutil.copytree(source, tmp_path / "task")
+        target, path = tmp_path / "task", tmp_path / "task" / "ui_messages.json"
+    else:
+        target = path = tmp_path / source.name
+        shutil.copy(source, path)
+    status, clean, err = _audit_json(capsys, target)
+    assert status == 0 and err == "", err
+    data = path.read_bytes()
+    lines = data.count(b"\n") + 1  # the line the zeros start on
+    path.write_bytes(data + b"\0" * 3_000)
+    status, files, err = _audit_json(capsys, target)
+    assert (status, files) == (0, clean), err
+    words = _zeros_document_words(3_000, len(data))
+    assert err == f"prefixbench: warning: {path}:{lines}: {words}"
+    status, out, _ = run(capsys, "audit", str(target), "--quiet", "--format", "json")
+    assert json.loads(out)["files"][0]["notes"][-1] == f"line {lines}: {words}"
+    # Cut short before the zeros (the machine stopped while the agent wrote it): refused for being cut.
+    body = data.rstrip()
+    cut = len(body) * 2 // 3
+    path.write_bytes(body[:cut] + b"\0" * 3_000)
+    status, _, err = run(capsys, "audit", str(target), "--quiet")
+    line = body[:cut].count(b"\n") + 1
+    assert_one_line(status, err, f"{path}:{line}: the JSON document is cut short at byte {cut}, "
+                    "where zero bytes (NUL) run to the end of the file")
     # Zeros with text after them are binary data, as before.
-    ui.write_bytes(ui.read_bytes() + b" ")
-    status, _, err = run(capsys, "audit", str(task), "--quiet")
+    path.write_bytes(data + b"\0" * 3_000 + b" ")
+    status, _, err = run(capsys, "audit", str(target), "--quiet")
     assert_one_line(status, err, "binary data, not a text log")
+
+
+@pytest.mark.parametrize("log", ["cline/claude-dev", "swe-agent.json"])
+def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, log):
+    """A document written on one line (a Cline ui_messages.json written without newlines), cut
+    short where zero bytes run to the file's end: refused as ``binary file, not a text log`` (or
+    ``binary data``), the zeros blamed; now for being cut, at the byte. Whole, it is read."""
+    source = FIXTURES / log
+    if source.is_dir():
+        shutil.copytree(source, tmp_path / "task")
+        target, path = tmp_path / "task", tmp_path / "task" / "ui_messages.json"
+    else:
+        target = path = tmp_path / source.name
+        shutil.copy(source, path)
+    data = json.dumps(json.loads(path.read_bytes())).encode()
+    path.write_bytes(data)
+    status, clean, err = _audit_json(capsys, target)
+    assert status == 0 and err == "", err
+    path.write_bytes(data + b"\0" * 100)
+    status, files, err = _audit_json(capsys, target)
+    assert (status, files) == (0, clean) and err.startswith(f"prefixbench: warning: {path}:1: "), err
+    for cut in (40, len(data) - 1):
+        path.write_bytes(data[:cut] + b"\0" * 100)
+        status, _, err = run(capsys, "audit", str(target), "--quiet")
+        assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {cut}, where zero bytes (NUL) run")
+
+
+@pytest.mark.parametrize("side", ["api_conversation_history.json", "task_metadata.json"])
+def test_a_file_a_cline_task_is_read_with_that_zeros_end_is_read_up_to_them(tmp_path, capsys, side):
+    """A Cline task's api_conversation_history.json or task_metadata.json (read beside its
+    ui_messages.json) that zero bytes end was refused (exit 2: the file ends in zero bytes, or
+    binary data), whole or not; auditing the folder warned that the file was read whole, then
+    refused it. Whole before the zeros it is read now, with one warning (the ui file's notes say
+    it too); cut short before them, refused for that."""
+    task = tmp_path / "task"
+    shutil.copytree(FIXTURES / "cline" / "kilo-gateway", task)
+    ui, path = task / "ui_messages.json", task / side
+    status, clean, err = _audit_json(capsys, ui)
+    assert status == 0 and err == "", err
+    data = path.read_bytes().rstrip(b"\n")
+    path.write_bytes(data + b"\0" * 3_000)
+    words = (_zeros_document_words(3_000, len(data)) if side.startswith("api") else ZEROS_AFTER_RECORD_WORDS)
+    for target in (ui, task):
+        status, files, err = _audit_json(capsys, target)
+        # (the folder's audit lists the side file too, read by itself: no call, the zeros in its notes)
+        assert (status, [f for f in files if f != (0, 0)]) == (0, clean), err
+        assert err == f"prefixbench: warning: {path}:1: {words}"
+    status, out, _ = run(capsys, "audit", str(ui), "--quiet", "--format", "json")
+    assert json.loads(out)["files"][0]["notes"][-1] == f"{side}:1: {words}"
+    # Zeros after the file's newline: read as well (the one-line metadata's said as a JSON-lines log's are).
+    path.write_bytes(data + b"\n" + b"\0" * 3_000)
+    status, files, err = _audit_json(capsys, ui)
+    words = _zeros_document_words(3_000, len(data) + 1) if side.startswith("api") else ZERO_WORDS
+    assert (status, files) == (0, clean) and err == f"prefixbench: warning: {path}:2: {words}", err
+    path.write_bytes(data[: len(data) // 2] + b"\0" * 3_000)
+    status, _, err = run(capsys, "audit", str(ui), "--quiet")
+    assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {len(data) // 2}, where zero bytes")
 
 
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):

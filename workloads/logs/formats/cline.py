@@ -91,7 +91,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from decimal import Decimal
 from fractions import Fraction
@@ -116,6 +116,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import (
     as_dict, kept_before_thinking, logged_cost, logged_dollars, objects, parse_time_ms,
 )
+from prefixbench.workloads.logs.jsonlines import ZeroTail, is_skip, tail_reason
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -632,10 +633,26 @@ class _Metadata:
         return chosen[1], chosen[2]
 
 
-def _metadata(path: Path) -> _Metadata:
+def _side_records(path: Path, said: list[str]) -> Iterator[Record]:
+    """The records of a file a task's ui_messages.json is read with (its history, its metadata).
+    One whole before zero bytes that end it (after its last line, or after a whole record or
+    document) is read, what is said of the zeros appended to
+    ``said`` as ``NAME:LINE: ...`` (a note of the task's, and audit's warning); any other tail not
+    read is refused with the error the file gives read whole (nothing of it is left out unsaid)."""
+    torn: list[int] = []
+    yield from iter_records(path, torn=torn)
+    if torn and is_skip(torn[0]) and type(torn[0]) is not ZeroTail:  # (zeros alone after whole lines: all read)
+        for _ in iter_records(path):  # (raises at the tail: a side file's lines are all read or none)
+            pass
+        raise UserError(f"{path}:{int(torn[0])}: {tail_reason(torn[0])}")
+    if torn:
+        said.append(f"{path.name}:{int(torn[0])}: {tail_reason(torn[0])}")
+
+
+def _metadata(path: Path, said: list[str]) -> _Metadata:
     entries: list[tuple[int, str, str]] = []
     if path.is_file():
-        for record in iter_records(path):
+        for record in _side_records(path, said):
             usage = as_dict(record.value).get("model_usage")
             for item in usage if isinstance(usage, list) else ():  # anything else: no model history
                 item = as_dict(item)
@@ -711,7 +728,7 @@ def _model_named(content: object) -> str | None:
 _THINKING = frozenset({"thinking", "redacted_thinking", "reasoning"})
 
 
-def _history(path: Path) -> tuple[list[int] | None, _HistoryModels, list[tuple[int, bool, bool]]]:
+def _history(path: Path, said: list[str]) -> tuple[list[int] | None, _HistoryModels, list[tuple[int, bool, bool]]]:
     """Content blocks per message of the api_conversation_history.json beside a ui file, the
     models its user messages name, and each message that gives its time as ``(ts, thought,
     new_turn)``: an assistant message that holds thinking (a thinking block, or the
@@ -722,7 +739,7 @@ def _history(path: Path) -> tuple[list[int] | None, _HistoryModels, list[tuple[i
     blocks: list[int] = []
     models: list[tuple[int, str]] = []
     turns: list[tuple[int, bool, bool]] = []
-    for record in iter_records(path):
+    for record in _side_records(path, said):
         message = as_dict(record.value)
         content = message.get("content")
         blocks.append(len(content) if isinstance(content, list) else 1)
@@ -1104,8 +1121,9 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
     task = _Task(path)
     for record in records:
         task.entry(record)
-    metadata = _metadata(path.with_name(METADATA_FILE))
-    history, history_models, turns = _history(path.with_name(HISTORY_FILE))
+    said: list[str] = []  # what is said of zero bytes that end a file read with this one
+    metadata = _metadata(path.with_name(METADATA_FILE), said)
+    history, history_models, turns = _history(path.with_name(HISTORY_FILE), said)
     #: The chain's calls so far, oldest first, ``(model, thought, new_turn, prompt)`` (as
     #: :func:`kept_before_thinking` reads them, reversed), and the last one's reply time.
     chain: list[tuple[str, bool, bool, int]] = []
@@ -1326,6 +1344,7 @@ def _read_ui(path: Path, records: Iterable[Record]) -> tuple[list[TraceRequest],
         )
     if history is None:
         notes.append(f"no {HISTORY_FILE} beside it: content blocks per call not known")
+    notes += said
     return out, FileSummary(task.name, NAME, len(out), tuple(task.skipped), tuple(notes), logged_cost=None if uncosted else cost or None,
                             relay_by_cost=told_by_cost)
 
