@@ -82,9 +82,9 @@ _OPENCLAW_CACHING = ("OpenClaw docs, the Prompt caching page at https://docs.ope
 #: an unknown key is an error) keeps OpenCode's ``compaction`` but has neither ``warming`` nor a
 #: provider's or model's cache lifetime, and its request builder passes none (native-request.ts
 #: @3775ae4); a cache lifetime option is an open request (#11800).
-_KILO_7_CONFIG = ("Kilo-Org/kilocode packages/opencode/src/config/config.ts (Config.Info: compaction.auto, compaction.prune, "
+_KILO_7_CONFIG = ("Kilo-Org/kilocode@002186d packages/opencode/src/config/config.ts (Config.Info: compaction.auto, compaction.prune, "
                   "compaction.reserved; read from kilo.json(c) or opencode.json(c))")
-_KILO_7_NO_CACHE_SETTING = ("Kilo-Org/kilocode packages/opencode/src/config/config.ts (Config.Info, strict: no warming, no cache "
+_KILO_7_NO_CACHE_SETTING = ("Kilo-Org/kilocode@002186d packages/opencode/src/config/config.ts (Config.Info, strict: no warming, no cache "
                             "lifetime); a cache lifetime option is an open request: https://github.com/Kilo-Org/kilocode/issues/11800")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
 _CODEX_MODEL = ("https://developers.openai.com/codex/config-basic/ (Default model: model in ~/.codex/config.toml; "
