@@ -29,6 +29,7 @@ import msgspec
 from prefixbench.simulator.providers import UNKNOWN
 from prefixbench.simulator.pricing import format_usd, usd_sum
 from prefixbench.workloads.audit.losses import UNKNOWN_FIX, Recommendation, fix_parts, fixes_for, keep_alive_may_bridge
+from prefixbench.workloads.logs.formats.opencode import KILO_7
 
 if TYPE_CHECKING:
     from prefixbench.workloads.audit.core import AuditResult, AuditRow, FileCalibration
@@ -77,6 +78,14 @@ _PI_WARMING = ("pi 0.86.0+, secondary sources [S]: https://github.com/can1357/oh
 _OPENCLAW_CACHING = ("OpenClaw docs, the Prompt caching page at https://docs.openclaw.ai (cacheRetention none / short / long on "
                      "agents.defaults.models[\"provider/model\"].params or agents.list[].params; heartbeat keep-warm: "
                      "agents.defaults.heartbeat.every, agents.list[].heartbeat)")
+#: Kilo Code 7 (Kilo-Org/kilocode, built on OpenCode): its config schema (``Config.Info``, strict:
+#: an unknown key is an error) keeps OpenCode's ``compaction`` but has neither ``warming`` nor a
+#: provider's or model's cache lifetime, and its request builder passes none (native-request.ts
+#: @3775ae4); a cache lifetime option is an open request (#11800).
+_KILO_7_CONFIG = ("Kilo-Org/kilocode@002186d packages/opencode/src/config/config.ts (Config.Info: compaction.auto, compaction.prune, "
+                  "compaction.reserved; read from kilo.json(c) or opencode.json(c))")
+_KILO_7_NO_CACHE_SETTING = ("Kilo-Org/kilocode@002186d packages/opencode/src/config/config.ts (Config.Info, strict: no warming, no cache "
+                            "lifetime); a cache lifetime option is an open request: https://github.com/Kilo-Org/kilocode/issues/11800")
 _CODEX_CONFIG = "https://github.com/openai/codex/pull/22870 (model_auto_compact_token_limit)"
 _CODEX_MODEL = ("https://developers.openai.com/codex/config-basic/ (Default model: model in ~/.codex/config.toml; "
                 "precedence: CLI flags such as --model, then a --profile's values, then config.toml)")
@@ -192,7 +201,16 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("opencode", "keep-prefix-compaction"): AgentSetting(
         "tune automatic compaction and tool-output pruning", "compaction.auto, compaction.prune, compaction.reserved (opencode.json)",
         _OPENCODE_CONFIG),
+    # Kilo Code 7, told from OpenCode by its files (opencode.KILO_7): OpenCode's warming and
+    # cache.ttl are not its settings (:data:`NO_SETTING_SOURCES`).
+    (KILO_7, "keep-prefix-compaction"): AgentSetting(
+        "tune automatic compaction and tool-output pruning",
+        "compaction.auto, compaction.prune, compaction.reserved (kilo.json)", _KILO_7_CONFIG),
 }
+
+#: Where an agent's settings were read and found to hold none for a fix (its *see* line): the
+#: none-line names its evidence.
+NO_SETTING_SOURCES: dict[str, str] = {KILO_7: _KILO_7_NO_CACHE_SETTING}
 
 #: Settings that pick a TTL per write (Anthropic's ``cache_control`` ttl): the change stays in the
 #: words of the provider the lanes went to (:func:`_ttl_change`), and where their clients pick no
@@ -1018,7 +1036,7 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         change = found.change if found is not None and found.change else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)
-        return (agent, change, setting, found.source if found is not None else None)
+        return (agent, change, setting, found.source if found is not None else NO_SETTING_SOURCES.get(fmt))
 
     if len(fmts) == 1:
         return one(fmts[0], knobs)

@@ -104,3 +104,32 @@ def test_a_cline_family_ttl_fix_says_where_no_setting_was_found_per_agent() -> N
         assert not advice.names_setting(setting)  # (so the report gives it on a see: line)
     # Keep-alive is not a TTL fix: no source, as before.
     assert advice._agent_advice("keep-alive", ["cline"], (True, frozenset()), None)[3] is None
+
+
+@pytest.mark.parametrize("fix", ["ttl-1h", "ttl-5m", "ttl-auto", "keep-alive"])
+def test_kilo_code_7_gets_no_opencode_cache_setting(fix: str) -> None:
+    """Kilo Code 7 (the OpenCode reader names it from its files) has neither OpenCode's warming nor
+    its cache.ttl: its config schema is strict and holds no such key, and a cache lifetime is an
+    open request (Kilo-Org/kilocode#11800). Its line says none, with where that was read."""
+    from prefixbench.workloads.logs.formats.opencode import KILO_7
+
+    agent, change, setting, source = advice._agent_advice(fix, [KILO_7], (True, frozenset()), None)
+    assert agent == KILO_7 and setting == f"none documented for {KILO_7}"
+    assert "config.ts" in source and "Kilo-Org/kilocode/issues/11800" in source
+    assert "opencode.json" not in change and "warming" not in change
+
+
+def test_kilo_code_7_compaction_names_its_own_config_file() -> None:
+    from prefixbench.workloads.logs.formats.opencode import KILO_7
+
+    _, _, setting, source = advice._agent_advice("keep-prefix-compaction", [KILO_7], (True, frozenset()), None)
+    assert setting == "compaction.auto, compaction.prune, compaction.reserved (kilo.json)"
+    assert "Kilo-Org/kilocode@002186d packages/opencode/src/config/config.ts" in source
+
+
+def test_opencode_and_kilo_code_7_lanes_each_get_their_own_setting() -> None:
+    from prefixbench.workloads.logs.formats.opencode import KILO_7
+
+    agent, _, setting, _ = advice._agent_advice("ttl-1h", ["opencode", KILO_7], (True, frozenset()), None)
+    assert agent == f"OpenCode, {KILO_7}"
+    assert setting.startswith("OpenCode: cache.ttl \"1h\"") and f"{KILO_7}: none documented" in setting

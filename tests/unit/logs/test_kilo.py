@@ -710,3 +710,147 @@ def test_a_locked_opencode_channel_db_names_its_agent(folder: str, agent: str) -
 
     line = str(failure(Path("/home/u/.local/share") / folder / "opencode-dev.db", sqlite3.OperationalError("database is locked")))
     assert f"the {agent} database is locked" in line, line
+
+
+# -- Kilo Code 7 told apart from OpenCode by what its files say ------------------------------------
+# Kilo 7 (Kilo-Org/kilocode, built on OpenCode) stores OpenCode's records under its own name: its
+# session ``version`` is Kilo's release (7.x, a number no OpenCode release has), its database is
+# ``kilo.db`` in ``~/.local/share/kilo`` (Global.Path.data, app "kilo"). Its config schema keeps
+# OpenCode's ``compaction`` and has neither ``warming`` nor a cache lifetime: the advice names
+# Kilo Code 7 and says so, rather than OpenCode's settings.
+
+from prefixbench.workloads.logs.formats.opencode import KILO_7, kilo_7_evidence  # noqa: E402
+
+
+@pytest.mark.parametrize(("name", "versions", "database", "said"), [
+    ("s.json", ["7.2.30"], False, "the session names Kilo's own release 7.2.30"),
+    ("s.json", ["1.14.2", "7.0.4"], False, "the session names Kilo's own release 7.0.4"),
+    ("kilo.db", ["1.14.2"], True, "the database is kilo.db"),
+    ("kilo-dev.db", [None], True, "the database is kilo-dev.db"),
+    ("opencode.db", ["7.7.9"], True, "the session names Kilo's own release 7.7.9"),
+])
+def test_kilo_7_is_told_by_its_version_or_its_database(name: str, versions: list, database: bool, said: str) -> None:
+    evidence = kilo_7_evidence(Path("/home/u/anything") / name, versions, database)
+    assert evidence.startswith(f"{KILO_7}: ") and said in evidence, evidence
+
+
+@pytest.mark.parametrize(("path", "versions", "database"), [
+    ("/home/u/.local/share/opencode/storage/session/prj/s.json", ["1.14.2"], False),
+    # The Kilo CLI 1.0.x shares its numbers with OpenCode 1.0.x, and a folder's name is the user's.
+    ("/home/u/.local/share/kilo/storage/session/prj/s.json", ["1.0.21"], False),
+    ("/home/u/.local/share/kilo/opencode-dev.db", ["1.18.0"], True),
+    # A JSON file named kilo.db is no database Kilo wrote; a session naming no version tells nothing.
+    ("/home/u/kilo.db", [None, "v2"], False),
+    ("/home/u/kilo-export.json", ["1.3.4"], False),
+])
+def test_nothing_but_opencode_is_said_where_the_content_does_not_tell_kilo_7(path: str, versions: list, database: bool) -> None:
+    assert kilo_7_evidence(Path(path), versions, database) == ""
+
+
+def _export_file(tmp_path: Path, version: str, provider: str = "kilo", model: str = "anthropic/claude-sonnet-4.5") -> Path:
+    export = _kilo_session(version, 1_777_000_000_000)
+    for message in export["messages"]:
+        message["info"].pop("model", None)
+        if message["info"]["role"] == "assistant":
+            message["info"].update(providerID=provider, modelID=model)
+    path = tmp_path / f"export-{version}.json"
+    path.write_text(json.dumps(export, indent=2))
+    return path
+
+
+def test_a_kilo_7_export_names_kilo_code_7_as_its_agent(tmp_path: Path) -> None:
+    requests, summary = import_file(_export_file(tmp_path, "7.2.30"), OPENCODE, ImportContext())
+    assert summary.agent == KILO_7
+    assert f"{KILO_7}: the session names Kilo's own release 7.2.30 (no OpenCode release is 7.x)" in summary.notes
+    assert f"{KILO_7}'s own step costs sum to $0.0200 (a check on the dollars here)" in summary.notes
+    # Kilo's gateway relays the calls: their bill and cache are the gateway's.
+    assert [r.relay for r in requests] == ["kilo", "kilo"]
+    assert {r.provider for r in requests} == {"anthropic"}
+
+
+def test_an_opencode_export_stays_opencode_s(tmp_path: Path) -> None:
+    requests, summary = import_file(_export_file(tmp_path, "1.14.2", provider="anthropic", model="claude-sonnet-4-5"),
+                                    OPENCODE, ImportContext())
+    assert summary.agent == ""
+    assert not any("Kilo" in note for note in summary.notes)
+    assert "OpenCode's own step costs sum to $0.0200 (a check on the dollars here)" in summary.notes
+    assert [r.relay for r in requests] == ["", ""]
+
+
+def test_opencode_through_kilo_s_gateway_is_relayed_but_not_named_kilo(tmp_path: Path) -> None:
+    # models.dev lists Kilo's gateway (provider id kilo): OpenCode reaches it too; only the version tells.
+    requests, summary = import_file(_export_file(tmp_path, "1.14.2"), OPENCODE, ImportContext())
+    assert summary.agent == "" and [r.relay for r in requests] == ["kilo", "kilo"]
+
+
+def test_kilo_auto_is_not_relayed_under_a_maker_s_rules(tmp_path: Path) -> None:
+    # kilo-auto is Kilo's router: no maker's rules read it, so no relay of a maker's calls is said.
+    requests, _ = import_file(_export_file(tmp_path, "7.2.30", model="kilo-auto/balanced"), OPENCODE, ImportContext())
+    assert [(r.provider, r.relay) for r in requests] == [("unknown", ""), ("unknown", "")]
+
+
+def test_a_kilo_db_names_kilo_code_7_whatever_its_folder(tmp_path: Path) -> None:
+    db = write_db(tmp_path / "kilo.db", [_kilo_session("7.2.30", 1_777_000_000_000)])
+    _, summaries = load_trace([db])
+    assert [s.agent for s in summaries] == [KILO_7]
+    assert any("the database is kilo.db" in note for s in summaries for note in s.notes)
+    assert f"a {KILO_7} database: 1 session(s) read (opened read-only)" in summaries[0].notes
+    other = tmp_path / "kilo"
+    other.mkdir()
+    plain = write_db(other / "opencode.db", [_kilo_session("1.14.2", 1_777_000_000_000)])
+    _, summaries = load_trace([plain])
+    assert [s.agent for s in summaries] == [""]
+
+
+def test_the_kilo_cli_1_0_storage_stays_opencode_s(tmp_path: Path) -> None:
+    # Its 1.0.x numbers are OpenCode's too, and its folder's name says nothing the content does.
+    _storage(tmp_path / ".local" / "share" / "kilo" / "storage", _kilo_session("1.0.21", KILO_1_0_CREATED))
+    _, summaries = load_trace([tmp_path])
+    assert [s.agent for s in summaries] == [""]
+
+
+def _idle_export(tmp_path: Path, version: str) -> Path:
+    """A session whose second call, 20 minutes after the first, finds the 5-minute cache gone."""
+    export = _kilo_session(version, 1_777_000_000_000)
+    steps = [{"input": 3, "output": 300, "reasoning": 0, "cache": {"read": 0, "write": 40_000}},
+             {"input": 3, "output": 90, "reasoning": 0, "cache": {"read": 0, "write": 40_400}}]
+    for n, (user, reply) in enumerate(zip(export["messages"][::2], export["messages"][1::2])):
+        when = 1_777_000_000_000 + 20 * 60_000 * n
+        user["info"]["time"] = {"created": when}
+        reply["info"]["time"] = {"created": when + 1}
+        reply["parts"][-1]["tokens"] = steps[n]
+    path = tmp_path / f"idle-{version}.json"
+    path.write_text(json.dumps(export, indent=2))
+    return path
+
+
+@pytest.mark.parametrize("version", ["7.2.30", "1.14.2"])
+def test_the_advice_names_kilo_code_7_and_no_opencode_setting(tmp_path: Path, version: str) -> None:
+    from prefixbench.workloads.audit.advice import advise
+
+    path = _idle_export(tmp_path, version)
+    trace = load_trace([path])
+    recs = {rec.fix: rec for rec in advise(run_audit([path], trace=trace), trace).recommendations}
+    assert "keep-alive" in recs and "ttl-1h" in recs, sorted(recs)
+    for fix in ("keep-alive", "ttl-1h"):
+        rec = recs[fix]
+        if version.startswith("7."):
+            assert rec.agent == KILO_7
+            assert rec.setting == f"none documented for {KILO_7}", rec.setting
+            assert "Kilo-Org/kilocode/issues/11800" in (rec.source or "") and "config.ts" in (rec.source or "")
+            assert "opencode.json" not in rec.change and "warming" not in rec.change
+        else:
+            assert rec.agent == "OpenCode" and "opencode.json" in (rec.setting or ""), rec.setting
+
+
+def test_a_database_holding_kilo_s_own_table_is_kilo_code_7_s_under_any_name(tmp_path: Path) -> None:
+    # Kilo 7.7 keeps a kilo_board table beside OpenCode's: its database, copied under another name.
+    db = write_db(tmp_path / "copy.db", [_kilo_session("1.14.2", 1_777_000_000_000)])
+    _, summaries = load_trace([db])
+    assert [s.agent for s in summaries] == [""]
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE kilo_board (id text PRIMARY KEY, root_session_id text NOT NULL)")
+    conn.close()
+    _, summaries = load_trace([db])
+    assert [s.agent for s in summaries] == [KILO_7]
+    assert f"{KILO_7}: the database holds Kilo's own table kilo_board beside OpenCode's" in summaries[0].notes

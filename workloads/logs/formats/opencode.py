@@ -262,6 +262,32 @@ _KILO_FIRST_MS = 1_769_558_400_000  # 2026-01-28T00:00Z
 _KILO_1_0_LAST = (1, 0, 25)
 _KILO_1_0_BASE = (1, 1, 0)
 _KILO_SEVEN = 7
+#: The agent a file's content tells apart from OpenCode: Kilo Code 7 (Kilo-Org/kilocode, the
+#: extension and the Kilo CLI 7.x built on OpenCode) names its own release 7.x in a session's
+#: ``version`` (no OpenCode release is 7.x), and keeps its database as ``kilo.db`` (or
+#: ``kilo-<channel>.db``: docs/formats.md), the name of the file it writes. Where
+#: neither says so (an ``opencode run`` stream, a session of another version in another file,
+#: the Kilo CLI 1.0.x's storage, whose numbers are OpenCode's too) the file stays OpenCode's.
+KILO_7 = "Kilo Code (Kilo 7)"
+#: The provider id of Kilo's gateway (``kilo``: Kilo-Org/kilocode ``packages/kilo-gateway``,
+#: OpenRouter-shaped, ``vendor/model`` ids; models.dev lists it too, so OpenCode may use it): a
+#: call through it is relayed, its bill and cache the gateway's (:attr:`TraceRequest.relay`).
+KILO_GATEWAY = "kilo"
+
+
+def kilo_7_evidence(path: Path, versions: Iterable[object], database: bool, kilo_table: bool = False) -> str:
+    """Why a file is Kilo Code 7's, from what it holds or the file the agent writes (never a
+    folder's name); "" where nothing tells it from OpenCode. ``kilo_table``: the database holds
+    the table Kilo 7.7 adds beside OpenCode's (:data:`.opencode_db.KILO_TABLE`)."""
+    if database and (path.name == "kilo.db" or opencode_db.KILO_CHANNEL_DB.match(path.name)):
+        return f"{KILO_7}: the database is {path.name}, the file Kilo Code 7 keeps its sessions in"
+    if database and kilo_table:
+        return f"{KILO_7}: the database holds Kilo's own table {opencode_db.KILO_TABLE} beside OpenCode's"
+    sevens = sorted({".".join(map(str, v)) for v in map(_version, (t for t in versions if isinstance(t, str)))
+                     if v is not None and v[0] >= _KILO_SEVEN})
+    if sevens:
+        return f"{KILO_7}: the session names Kilo's own release {', '.join(sevens[:3])} (no OpenCode release is 7.x)"
+    return ""
 
 
 def _version(text: str | None) -> tuple[int, int, int] | None:
@@ -620,6 +646,8 @@ class _Session:
                 # own prices: at its own row where prefixbench holds one, else unpriced
                 # (Prices.at_list_price, Prices.host_row).
                 upstream=agent_host(host, str(info.get("modelID") or "")),
+                # Kilo's gateway relays a model its maker's rules read (not kilo-auto's router).
+                relay=KILO_GATEWAY if host == KILO_GATEWAY and provider != UNKNOWN.name else "",
                 # OpenCode's ``azure`` provider serving OpenAI's models: Azure OpenAI, named.
                 service=azure_service(name=host) if provider == OPENAI.name else "",
             )
@@ -653,8 +681,9 @@ class _Session:
             self.out[i] = replace(self.out[i], usage=replace(usage, output=o))
         self.reasoning_inside += len(steps)
 
-    def notes(self, where: str) -> tuple[str, ...]:
-        notes = [f"OpenCode's system prompt and tools are not in {where}: the head is an opaque prefix"]
+    def notes(self, where: str, agent: str = "OpenCode") -> tuple[str, ...]:
+        """What the summary says of the session (``agent``: whose session, :func:`kilo_7_evidence`)."""
+        notes = [f"{agent}'s system prompt and tools are not in {where}: the head is an opaque prefix"]
         notes.extend(self.readings)
         if self.reasoning_inside:
             notes.append(
@@ -662,14 +691,14 @@ class _Session:
                 "the step's total is input + cache + output, or the version and the OpenAI SDK say so): billed once, as output"
             )
         if self.cost:
-            notes.append(f"OpenCode's own step costs sum to ${self.cost:.4f} (a check on the dollars here)")
+            notes.append(f"{agent}'s own step costs sum to ${self.cost:.4f} (a check on the dollars here)")
         if self.own_seen:
             counted = self.steps_sum
             i, o, reasoning, rd, wr = self.own
             theirs = [i, o + reasoning, rd, wr]
             verdict = "the same as its steps'" if counted == theirs else "its steps sum to " + " / ".join(f"{n:,}" for n in counted)
             notes.append(
-                f"OpenCode's own message totals: input {i:,}, output + reasoning {o + reasoning:,}, cache read {rd:,}, "
+                f"{agent}'s own message totals: input {i:,}, output + reasoning {o + reasoning:,}, cache read {rd:,}, "
                 f"cache write {wr:,} ({verdict}; versions before the totals summed the steps kept only the last)"
             )
         if self.copied_messages:
@@ -739,6 +768,7 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     out: list[TraceRequest] = []
     skipped: list[tuple[int, str]] = []
     notes: tuple[str, ...] = ()
+    versions: list[object] = []
     seen_any = False
     stream = iter(objects(path, records, " (an OpenCode export, storage file or run output)"))
     for record in stream:
@@ -767,10 +797,18 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
             raise UserError(f"{path}:{record.line}: not an OpenCode export or storage record")
         out.extend(replace_seq(session.out, len(out)))
         skipped.extend(session.skipped)
-        notes += session.notes(where)
+        notes += session.notes(where, KILO_7 if kilo_7_evidence(path, [session.version], False) else "OpenCode")
+        versions.append(session.version)
     if not seen_any:
         raise UserError(f"{path}:1: empty file, no OpenCode records")
-    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
+    return out, _summary(path, out, skipped, notes, kilo_7_evidence(path, versions, database=False))
+
+
+def _summary(path: Path, out: list[TraceRequest], skipped: list[tuple[int, str]], notes: tuple[str, ...],
+             kilo: str) -> FileSummary:
+    """A file's summary, naming Kilo Code 7 as its agent where ``kilo`` (the evidence) says so."""
+    notes += (kilo,) if kilo else ()
+    return FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)), agent=KILO_7 if kilo else "")
 
 
 def _exported(file: str, line: int, value: dict) -> _Session:
@@ -797,17 +835,22 @@ def read_db(path: Path, ctx: ImportContext) -> tuple[list[TraceRequest], FileSum
     skipped: list[tuple[int, str]] = []
     notes: tuple[str, ...] = ()
     sessions = 0
+    versions: list[object] = []
+    kilo_table = opencode_db.has_kilo_tables(path)
     for value in opencode_db.exports(path):
         sessions += 1
+        versions.append(as_dict(value.get("info")).get("version"))
         session = _exported(str(path), 1, value)
         # One file holds every session: each is a lane of its own (its summary calls too).
         sid = session.session_id
         lanes = [replace(r, lane=sid if r.lane == "main" else f"{sid}/{r.lane}") for r in session.out]
         out.extend(replace_seq(lanes, len(out)))
         skipped.extend(session.skipped)
-        notes += session.notes("the database")
-    notes += (f"an OpenCode database: {sessions:,} session(s) read (opened read-only)",)
-    return out, FileSummary(str(path), NAME, len(out), tuple(skipped), tuple(dict.fromkeys(notes)))
+        kilo = kilo_7_evidence(path, [session.version], database=True, kilo_table=kilo_table)
+        notes += session.notes("the database", KILO_7 if kilo else "OpenCode")
+    kilo = kilo_7_evidence(path, versions, database=True, kilo_table=kilo_table)
+    notes += (f"{f'a {KILO_7}' if kilo else 'an OpenCode'} database: {sessions:,} session(s) read (opened read-only)",)
+    return out, _summary(path, out, skipped, notes, kilo)
 
 
 def _run_model(part: dict) -> tuple[str | None, str | None]:
@@ -952,5 +995,7 @@ FORMAT = LogFormat(
         "OpenCode 1.1) read by OpenCode 1.1's conventions, not as OpenCode 1.0.x; 7.x: Anthropic-SDK steps decided by their counts",
         "Kilo CLI 1.0.x JSON storage (~/.local/share/kilo/storage/); Kilo Code 7.x kilo-<channel>.db; its legacy task "
         "folders migrated into kilo.db (version v2, model legacy, no steps: skipped)",
+        "Kilo Code 7 told from OpenCode by its file: a 7.x version, kilo.db / kilo-<channel>.db, or Kilo's kilo_board "
+        "table (agent Kilo Code (Kilo 7), its own settings); providerID kilo: relayed through Kilo's gateway",
     ),
 )

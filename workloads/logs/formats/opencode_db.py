@@ -190,6 +190,26 @@ def is_opencode_db(path: Path) -> bool:
         db.close()
 
 
+#: A table Kilo Code 7.7 adds beside OpenCode's (its board of sessions), which no OpenCode release has.
+KILO_TABLE = "kilo_board"
+
+
+def has_kilo_tables(path: Path) -> bool:
+    """Whether the OpenCode-shaped database at ``path`` holds Kilo Code 7's own table
+    (:data:`KILO_TABLE`): Kilo's database under any file name.
+
+    Raises:
+        UserError: the database cannot be read (locked, corrupt).
+    """
+    db = connect(path, "OpenCode")  # (as :func:`exports` opens it, and says a lock)
+    try:
+        return bool(columns(db, KILO_TABLE))
+    except sqlite3.Error as exc:
+        raise failure(path, exc, "OpenCode") from None
+    finally:
+        db.close()
+
+
 def is_agent_store(path: Path, agent: str, file_name: str, holds: Callable[[sqlite3.Connection], bool]) -> bool:
     """Whether ``path`` is an agent's SQLite store: the SQLite header, and ``holds`` (its tables)
     true of the open database. Another tool's database that cannot be opened is not one (its own
