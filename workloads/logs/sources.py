@@ -393,17 +393,19 @@ def _first_values(path: Path) -> list[object] | None:
     return values
 
 
-#: The skip reason of Gemini CLI's encrypted credential store (:func:`is_gemini_keychain`).
+#: The skip reason of Gemini CLI's encrypted token store (:func:`is_gemini_keychain`).
 GEMINI_KEYCHAIN = "gemini-keychain"
 
 #: What a walk says of that store: why it is skipped, or why a folder of it alone holds no log.
-GEMINI_KEYCHAIN_WHY = ("Gemini CLI's encrypted credential store (its FileKeychain's gemini-credentials.json: "
-                       "iv:tag:ciphertext in hex, no JSON), not a log")
+GEMINI_KEYCHAIN_WHY = ("Gemini CLI's encrypted token store (IV:auth-tag:ciphertext in hex, as it writes "
+                       "gemini-credentials.json, and mcp-oauth-tokens-v2.json before 2026-03: no JSON), not a log")
 
 #: Gemini CLI's ``FileKeychain`` (core ``services/fileKeychain.ts``) writes its tokens to
 #: ``~/.gemini/gemini-credentials.json`` encrypted (AES-256-GCM), as one line: the IV (12 or 16
-#: bytes), the 16-byte auth tag and the ciphertext, each in hex, joined by colons. Not JSON,
-#: despite its name: a walk of a Gemini home skips it rather than refuse the whole audit.
+#: bytes), the 16-byte auth tag and the ciphertext, each in hex, joined by colons; until 2026-03
+#: its MCP ``FileTokenStorage`` wrote ``mcp-oauth-tokens-v2.json`` the same way (a 16-byte IV).
+#: Not JSON, despite their names: a walk of a Gemini home skips them rather than refuse the
+#: whole audit.
 _KEYCHAIN_TEXT = re.compile(rb"[0-9a-f]{24}(?:[0-9a-f]{8})?:[0-9a-f]{32}:[0-9a-f]+\s*")
 
 #: Bytes of a walked file that does not read as JSON looked at to tell the store from a broken log.
@@ -411,7 +413,7 @@ _KEYCHAIN_MAX = 1 << 20
 
 
 def is_gemini_keychain(path: Path) -> bool:
-    """Whether a walked ``*.json`` file that is no JSON is Gemini CLI's encrypted credential store
+    """Whether a walked ``*.json`` file that is no JSON is Gemini CLI's encrypted token store
     (:data:`_KEYCHAIN_TEXT`), told by its content: one line of three hex fields."""
     try:
         with path.open("rb") as handle:
@@ -421,7 +423,7 @@ def is_gemini_keychain(path: Path) -> bool:
     return len(head) <= _KEYCHAIN_MAX and _KEYCHAIN_TEXT.fullmatch(head) is not None
 
 
-#: What :func:`_first_values` gives for Gemini CLI's encrypted credential store.
+#: What :func:`_first_values` gives for Gemini CLI's encrypted token store.
 _KEYCHAIN: list[object] = []
 
 
