@@ -1,6 +1,6 @@
 """Gemini CLI homes and session archives committed to public repositories, audited out of sample
-in December 2026 (none was used while the readers were written), read where they live (a local
-git copy; never copied into this project, each test skips without it). Only session files are
+in December 2026 (none but TP-Tutor was used while the readers were written), read where they
+live (a local git copy; never copied into this project, each test skips without it). Only session files are
 written out of a commit; a credential store is read in memory, for its shape alone.
 
 * github.com/mischa-thisness/M-Gemini (``3bad8d462ef0a93165eb373a44f09a77910e5ecd``, 2026-01-11):
@@ -13,6 +13,9 @@ written out of a commit; a credential store is read in memory, for its shape alo
   Shell ``.gemini/`` home: one a2a-server session of its header line alone, and the CLI's
   ``gemini-credentials.json`` (its FileKeychain's encrypted store: no JSON), which refused the
   whole audit of the home before. From ``PREFIXBENCH_ATLAS_AI_REPO``.
+* github.com/Dani00777/Aeterna-Restaurants-AI-SaaS (``f4fe5610f93981729cd3c94ac050ab1f011ce74e``,
+  2026-04): a ``.gemini/`` home of no session, its ``gemini-credentials.json`` of the same shape.
+  From ``PREFIXBENCH_AETERNA_REPO``.
 * github.com/AnthonyontheHub/TP-Tutor (``6b23abb38985d2d91422d406497edfc2f87dda6e``, a later
   commit than the one ``test_other_agent_homes_oos_realdata`` reads): its ``.gemini/`` home's
   ``gemini-credentials.json``, the same shape. From ``PREFIXBENCH_TP_TUTOR_REPO``.
@@ -36,6 +39,9 @@ M_GEMINI_LEFT_OUT = frozenset(f"{folder}/session-{name}.json" for folder in ("Ar
 
 ATLAS_URL, ATLAS_ENV, ATLAS = mirror("Inamajet/atlas-ai", "PREFIXBENCH_ATLAS_AI_REPO")
 ATLAS_COMMIT = "9690f43a2e4f9d9c5594ce2f706c26b60a843295"
+
+AETERNA_URL, AETERNA_ENV, AETERNA = mirror("Dani00777/Aeterna-Restaurants-AI-SaaS", "PREFIXBENCH_AETERNA_REPO")
+AETERNA_COMMIT = "f4fe5610f93981729cd3c94ac050ab1f011ce74e"
 
 TP_TUTOR_URL, TP_TUTOR_ENV, TP_TUTOR = mirror("AnthonyontheHub/TP-Tutor", "PREFIXBENCH_TP_TUTOR_REPO")
 TP_TUTOR_COMMIT = "6b23abb38985d2d91422d406497edfc2f87dda6e"
@@ -72,6 +78,7 @@ def _keychain(repo: Path, commit: str, url: str, env: str) -> bytes:
 
 
 @pytest.mark.parametrize("repo,commit,url,env", [(ATLAS, ATLAS_COMMIT, ATLAS_URL, ATLAS_ENV),
+                                                 (AETERNA, AETERNA_COMMIT, AETERNA_URL, AETERNA_ENV),
                                                  (TP_TUTOR, TP_TUTOR_COMMIT, TP_TUTOR_URL, TP_TUTOR_ENV)])
 def test_committed_gemini_credential_stores_have_the_shape_the_walk_skips(repo: Path, commit: str, url: str, env: str) -> None:
     """The committed stores are one line of IV:tag:ciphertext in hex, as fileKeychain.ts writes
