@@ -98,7 +98,8 @@ from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import COPY_OF, EMPTY_EXPORT, HEADLESS, UNREADABLE, find_log_files, is_unreadable
+from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
+                                                find_log_files, is_unreadable)
 from prefixbench.simulator.usage import Usage, plain_usage
 from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, UNNAMED_RELAY, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
 
@@ -736,6 +737,9 @@ def load_trace(
             continue
         if skip is not None and skip.startswith(EMPTY_EXPORT):
             summaries.append(FileSummary(str(path), "empty", 0, (), (f"skipped: {skip[len(EMPTY_EXPORT):]} (found by the folder walk)",)))
+            continue
+        if skip == GEMINI_KEYCHAIN:
+            summaries.append(FileSummary(str(path), "not-a-log", 0, (), (f"skipped: {GEMINI_KEYCHAIN_WHY} (found by the folder walk)",)))
             continue
         if skip is not None:
             note = (

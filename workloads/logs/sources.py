@@ -300,6 +300,8 @@ def _why_not(reason: str | None, path: Path) -> str:
         return reason[len(HEADLESS):]
     if reason is not None and reason.startswith(EMPTY_EXPORT):
         return reason[len(EMPTY_EXPORT):]
+    if reason == GEMINI_KEYCHAIN:
+        return GEMINI_KEYCHAIN_WHY
     return "no record of a format audit reads"
 
 
@@ -387,8 +389,42 @@ def _first_values(path: Path) -> list[object] | None:
     except (CommentedJson, NestedArray):
         return _COMMENTED
     except UserError:
-        return None
+        return _KEYCHAIN if is_gemini_keychain(path) else None
     return values
+
+
+#: The skip reason of Gemini CLI's encrypted token store (:func:`is_gemini_keychain`).
+GEMINI_KEYCHAIN = "gemini-keychain"
+
+#: What a walk says of that store: why it is skipped, or why a folder of it alone holds no log.
+GEMINI_KEYCHAIN_WHY = ("Gemini CLI's encrypted token store (IV:auth-tag:ciphertext in hex, as it writes "
+                       "gemini-credentials.json, and mcp-oauth-tokens-v2.json before 2026-03: no JSON), not a log")
+
+#: Gemini CLI's ``FileKeychain`` (core ``services/fileKeychain.ts``) writes its tokens to
+#: ``~/.gemini/gemini-credentials.json`` encrypted (AES-256-GCM), as one line: the IV (12 or 16
+#: bytes), the 16-byte auth tag and the ciphertext, each in hex, joined by colons; until 2026-03
+#: its MCP ``FileTokenStorage`` wrote ``mcp-oauth-tokens-v2.json`` the same way (a 16-byte IV).
+#: Not JSON, despite their names: a walk of a Gemini home skips them rather than refuse the
+#: whole audit.
+_KEYCHAIN_TEXT = re.compile(rb"[0-9a-f]{24}(?:[0-9a-f]{8})?:[0-9a-f]{32}:[0-9a-f]+\s*")
+
+#: Bytes of a walked file that does not read as JSON looked at to tell the store from a broken log.
+_KEYCHAIN_MAX = 1 << 20
+
+
+def is_gemini_keychain(path: Path) -> bool:
+    """Whether a walked ``*.json`` file that is no JSON is Gemini CLI's encrypted token store
+    (:data:`_KEYCHAIN_TEXT`), told by its content: one line of three hex fields."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_KEYCHAIN_MAX + 1)
+    except OSError:
+        return False
+    return len(head) <= _KEYCHAIN_MAX and _KEYCHAIN_TEXT.fullmatch(head) is not None
+
+
+#: What :func:`_first_values` gives for Gemini CLI's encrypted token store.
+_KEYCHAIN: list[object] = []
 
 
 #: What :func:`_first_values` gives for JSON with comments (a ``tsconfig.json``, an editor's
@@ -410,6 +446,8 @@ def _one_object_reason(path: Path) -> str | None:
     values = _first_values(path)
     if values is None:
         return None
+    if values is _KEYCHAIN:
+        return GEMINI_KEYCHAIN
     if values is _COMMENTED:
         return "not-a-log"
     if not values:

@@ -369,3 +369,41 @@ def test_a_link_in_a_loop_is_named_as_one(tmp_path: Path, capsys: pytest.Capture
     (root / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
     assert main(["audit", str(root / "gone.jsonl"), "--quiet"]) == 2
     assert capsys.readouterr().err.strip() == f"prefixbench: error: {root / 'gone.jsonl'}: cannot read: a link to nothing"
+
+
+def test_gemini_cli_encrypted_credential_store_in_a_walked_home_is_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini CLI's FileKeychain (core services/fileKeychain.ts) keeps its tokens in
+    ~/.gemini/gemini-credentials.json as one line, IV:auth-tag:ciphertext in hex: no JSON despite
+    its name (its MCP token storage wrote mcp-oauth-tokens-v2.json so until 2026-03). A walk of a Gemini home skipped nothing of it and refused the whole audit on its
+    first line (a real Cloud Shell home of 2026-06 holds one); it is skipped and listed, and a
+    file named on the command line is still refused."""
+    from tests.unit.audit.fixtures import gemini_session
+
+    home = tmp_path / ".gemini"
+    chats = home / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    gemini_session(chats / "session-2026-06-04T10-04-b8f525ec.jsonl", "gemini-3-flash-preview", [(12000, 0), (12500, 11000)])
+    store = home / "gemini-credentials.json"
+    # Until 2026-03 its MCP token storage wrote ~/.gemini/mcp-oauth-tokens-v2.json the same way
+    # (file-token-storage.ts, a 16-byte IV).
+    (home / "mcp-oauth-tokens-v2.json").write_text(f"{'5a' * 16}:{'07' * 16}:{'e1' * 90}")
+    why = ("Gemini CLI's encrypted token store (IV:auth-tag:ciphertext in hex, as it writes gemini-credentials.json, "
+           "and mcp-oauth-tokens-v2.json before 2026-03: no JSON), not a log")
+    for iv in ("ab" * 12, "0f" * 16):  # the 12-byte IV it writes, the 16-byte one it still reads
+        store.write_text(f"{iv}:{'c3' * 16}:{'9e4d' * 40}")
+        assert main(["audit", str(home), "--quiet", "--format", "json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        notes = {Path(f["file"]).name: f["notes"] for f in report["files"]}
+        assert notes["gemini-credentials.json"] == notes["mcp-oauth-tokens-v2.json"] == [f"skipped: {why} (found by the folder walk)"]
+    # Alone in a folder: the folder holds no log, and says what the file is.
+    lone = tmp_path / "lone"
+    lone.mkdir()
+    shutil.copy(store, lone / "gemini-credentials.json")
+    assert main(["audit", str(lone), "--quiet"]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"none is a log (gemini-credentials.json: {why})")
+    # Named, it is refused as any file that is no JSON log is; so is a walked one of another shape.
+    assert main(["audit", str(store), "--quiet"]) == 2
+    assert "not a JSON log" in capsys.readouterr().err
+    store.write_text("ab:cd:ef")
+    assert main(["audit", str(home), "--quiet"]) == 2
+    assert "gemini-credentials.json:1: not a JSON log" in capsys.readouterr().err
