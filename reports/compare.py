@@ -39,8 +39,9 @@ def fmt_figure(unit: str, value: float | None) -> str:
 def fmt_change(change: Change) -> str:
     """``+12.3%`` relative (``+41.5% (-5.7% per request)`` where the unit's request counts
     differ and the figure is judged per request), ``-0.7pt`` for ratios, ``new`` when the baseline had nothing,
-    ``not comparable`` for a hit ratio predicted on one side only, or dollars unknown on one
-    side only (none of its requests priced there)."""
+    ``not comparable`` for a hit ratio predicted on one side only, dollars unknown on one
+    side only (none of its requests priced there), or dollars over other priced requests on
+    each side (its unpriced request counts differ: a note says how)."""
     if not change.comparable:
         return "not comparable"
     if change.unreported:

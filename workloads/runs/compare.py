@@ -9,7 +9,9 @@ Two kinds of result compare:
   One unit per lane (keyed by file and lane), one for the totals, and one per cause (shown, never
   gated: a cause's share moves whenever another one does); recommendations and their ranks are
   not read. A unit whose request counts differ (an audit of a log that grew) has its tokens and
-  dollars judged per request (:data:`PER_REQUEST_GATES`), a note saying so.
+  dollars judged per request (:data:`PER_REQUEST_GATES`), a note saying so. A unit whose
+  unpriced request counts differ has its dollars over other requests on each side: listed not
+  comparable, never gated (:func:`priced_otherwise`), a note saying how many each side left unpriced.
 
 Which figures a unit has, and which threshold gates each, is declared on the record's schema
 (:mod:`prefixbench.workloads.runs.schema`, :mod:`prefixbench.workloads.audit.schema`). A
@@ -549,8 +551,9 @@ class Change(msgspec.Struct, frozen=True):
     limit: Limit | None
     regressed: bool
     #: False for a hit ratio predicted on one side and reported on the other (``base`` the
-    #: side's figure, ``figure`` naming which is predicted), or for dollars unknown on one side
-    #: only (None there: none of the unit's requests priced): listed, never gated.
+    #: side's figure, ``figure`` naming which is predicted), for dollars unknown on one side
+    #: only (None there: none of the unit's requests priced), or for dollars over another count
+    #: of unpriced requests on each side (:func:`priced_otherwise`): listed, never gated.
     comparable: bool = True
     #: The side whose audit reports no such count (its null: ``BASE`` or ``NEW``; that side's
     #: value is None), "" where both do: listed, never gated, never read as 0.
@@ -671,6 +674,8 @@ def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool
         )
     changes = []
     scaled: list[tuple[Unit, Unit]] = []
+    #: The units whose dollars are not compared, their unpriced requests differing (by key, in order).
+    uncovered: dict[tuple[str, str], tuple[Unit, Unit]] = {}
     for key in shared:
         b, n = base.units[key], new.units[key]
         scale = request_scale(b, n) if per_request and b.gated else None
@@ -698,6 +703,14 @@ def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool
                 # before it wrote null): listed where one side has them, never a change from 0.
                 bv, nv = (None if _unpriced(b) else bv), (None if _unpriced(n) else nv)
                 changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=bv is None and nv is None))
+                if bv is not None or nv is not None:
+                    uncovered.setdefault((b.group, b.key), (b, n))
+                continue
+            if name in UNPRICED_DOLLARS and not unreported and priced_otherwise(b, n):
+                # Dollars over another set of priced requests on each side (an --assume-model or
+                # a price table that prices more of the same log): not the same figure, not gated.
+                changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=False))
+                uncovered.setdefault((b.group, b.key), (b, n))
                 continue
             by_request = scale if scale is not None and gate in PER_REQUEST_GATES else None
             counts = (b.figures["requests"], n.figures["requests"]) if by_request is not None else None
@@ -711,20 +724,68 @@ def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
     return Comparison(base.kind, base.source, new.source, thresholds, tuple(changes), only_base, only_new, unlike,
-                      schema_notes(base.schema, new.schema) + per_request_notes(scaled))
+                      schema_notes(base.schema, new.schema) + per_request_notes(scaled, set(uncovered))
+                      + unpriced_notes(list(uncovered.values())))
 
 
-def per_request_notes(scaled: list[tuple[Unit, Unit]]) -> tuple[str, ...]:
+def _label(unit: Unit) -> str:
+    return "totals" if unit.group == "totals" else f"{unit.group} {unit.key}"
+
+
+def per_request_notes(scaled: list[tuple[Unit, Unit]], unpriced: set[tuple[str, str]] = frozenset()) -> tuple[str, ...]:
     """One line a unit whose request counts differ, judged per request: ``totals: NEW has 1.8%
-    more requests (511 against 520): its tokens and dollars compared per request``."""
+    more requests (511 against 520): its tokens and dollars compared per request`` (its tokens
+    only where its dollars are not compared: ``unpriced`` holds those units' keys)."""
     notes = []
     for b, n in scaled:
         was, now = b.figures["requests"], n.figures["requests"]
         more = (now - was) / was * 100
-        label = "totals" if b.group == "totals" else f"{b.group} {b.key}"
-        notes.append(f"{label}: NEW has {abs(more):.1f}% {'more' if more > 0 else 'fewer'} requests ({was:,.0f} in BASE, "
-                     f"{now:,.0f} in NEW): its tokens and dollars compared per request (--per-request off compares them as they are)")
+        what = "tokens" if (b.group, b.key) in unpriced else "tokens and dollars"
+        notes.append(f"{_label(b)}: NEW has {abs(more):.1f}% {'more' if more > 0 else 'fewer'} requests ({was:,.0f} in BASE, "
+                     f"{now:,.0f} in NEW): its {what} compared per request (--per-request off compares them as they are)")
     return tuple(notes)
+
+
+def priced_otherwise(base: Unit, new: Unit) -> bool:
+    """Whether an audit unit's dollars cover another set of requests on each side: both audits
+    write its ``unpriced_requests`` and the counts differ (the same log audited with an
+    ``--assume-model`` that prices 804 more requests: +95% dollars, none of it a regression). An
+    audit that does not write the count (schema 1 before it did) is judged as before."""
+    if base.group == "run" or "unpriced_requests" not in base.figures or "unpriced_requests" not in new.figures:
+        return False
+    return base.figures["unpriced_requests"] != new.figures["unpriced_requests"]
+
+
+def unpriced_notes(units: list[tuple[Unit, Unit]]) -> tuple[str, ...]:
+    """Why units' dollars are not compared: ``totals: dollars not comparable: 804 of 1,542
+    requests unpriced in BASE, 0 of 1,542 in NEW``; the lanes in one line, their counts summed
+    (seven lanes priced by an --assume-model are not seven lines), the causes (never gated) in one."""
+    notes = []
+    lanes = [(b, n) for b, n in units if b.group == "lane"]
+    causes = [b.key for b, n in units if b.group == "cause"]
+    if lanes:
+        names = ", ".join(b.key for b, _ in lanes[:3]) + (f" and {len(lanes) - 3} more" if len(lanes) > 3 else "")
+        notes.append(f"{_count(len(lanes), 'lane')} ({names}): dollars not comparable: {_unpriced_text([b for b, _ in lanes])} "
+                     f"requests unpriced in BASE, {_unpriced_text([n for _, n in lanes])} in NEW (other requests priced "
+                     "on each side: listed, never gated)")
+    for b, n in units:
+        if b.group == "totals":
+            notes.append(f"totals: dollars not comparable: {_unpriced_text([b])} requests unpriced in BASE, {_unpriced_text([n])} "
+                         "in NEW (other requests priced on each side: listed, never gated)")
+    if causes:
+        notes.append(f"{_count(len(causes), 'cause')} ({', '.join(causes)}): dollars not comparable, their unpriced requests "
+                     "differing between BASE and NEW (causes are never gated)")
+    return tuple(notes)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _unpriced_text(units: list[Unit]) -> str:
+    """``804 of 1,542``: the units' unpriced requests of their requests, summed."""
+    left = sum(unit.figures.get("unpriced_requests", 0) for unit in units)
+    return f"{left:,.0f} of {sum(unit.figures.get('requests', 0) for unit in units):,.0f}"
 
 
 #: The audit schema from which a miss two causes share splits its loss between them.

@@ -1,0 +1,136 @@
+"""compare of two audits whose dollars cover other requests: the same log audited without and with
+``--assume-model`` (its unpriced calls priced on one side only). On the base the totals' and the
+lane's cost_usd were judged as a rise (the cline home of auditor63: "FAIL: 2 regressions ... totals
+cost_usd $52.2384 $102.0821 +95.4%") though no request cost more: the dollars of a unit whose
+unpriced requests differ between BASE and NEW are listed ``not comparable``, never gated, and a
+note says how many requests each side left unpriced. Tokens are gated as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixbench.reports.cli import main
+
+T0 = "2026-08-02T09:00:"
+
+
+def _ev(kind: str, eid: str, sec: float, **fields) -> dict:
+    return {"type": kind, "id": eid, "processed_at": f"{T0}{sec:06.3f}Z", **fields}
+
+
+def _span(n: int, sec: float, inp: int, read: int, written: int, out: int) -> list[dict]:
+    return [
+        _ev("span.model_request_start", f"sevt_s{n}", sec),
+        _ev("span.model_request_end", f"sevt_e{n}", sec + 2, model_request_start_id=f"sevt_s{n}", is_error=False,
+            model_usage={"input_tokens": inp, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
+                         "output_tokens": out}),
+    ]
+
+
+def _stream(path: Path) -> Path:
+    """A Managed Agents stream: two calls on a model no event names (unpriced unless
+    --assume-model names it), then one on claude-sonnet-4-5, which a session.updated names."""
+    events = [
+        _ev("session.status_running", "sevt_r", 0),
+        _ev("user.message", "sevt_u1", 0.1, content=[{"type": "text", "text": "go"}]),
+        *_span(1, 1, 3, 0, 5000, 100),
+        *_span(2, 4, 2, 5000, 300, 50),
+        _ev("session.updated", "sevt_up", 7, agent={"model": {"id": "claude-sonnet-4-5"}}),
+        _ev("user.message", "sevt_u2", 8, content=[{"type": "text", "text": "more"}]),
+        *_span(3, 9, 4, 5300, 200, 20),
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return path
+
+
+def _audit_file(capsys, path: Path, log: Path, *extra: str) -> Path:
+    capsys.readouterr()
+    assert main(["audit", str(log), *extra, "--format", "json", "--quiet"]) in (0, 1)
+    path.write_text(capsys.readouterr().out)
+    return path
+
+
+@pytest.fixture()
+def audits(tmp_path: Path, capsys) -> tuple[Path, Path]:
+    log = _stream(tmp_path / "events.jsonl")
+    plain = _audit_file(capsys, tmp_path / "plain.json", log)
+    assumed = _audit_file(capsys, tmp_path / "assumed.json", log, "--assume-model", "claude-opus-4-5")
+    before, after = json.loads(plain.read_text())["totals"], json.loads(assumed.read_text())["totals"]
+    # The premise: the same 3 requests, 2 of them unpriced in one, none in the other, and the
+    # dollars many times higher where more is priced (a "regression" of +1,486% on the base).
+    assert (before["requests"], before["unpriced_requests"], after["requests"], after["unpriced_requests"]) == (3, 2, 3, 0)
+    assert after["cost_usd"] > 10 * before["cost_usd"]
+    return plain, assumed
+
+
+def test_the_same_log_with_and_without_assume_model_passes_saying_why_dollars_are_not_compared(audits, capsys) -> None:
+    plain, assumed = audits
+    for base, new, was, now in ((plain, assumed, 2, 0), (assumed, plain, 0, 2)):
+        capsys.readouterr()
+        assert main(["compare", str(base), str(new)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("PASS: no figure crossed its threshold"), out
+        assert (f"note: totals: dollars not comparable: {was} of 3 requests unpriced in BASE, {now} of 3 in NEW "
+                "(other requests priced on each side: listed, never gated)") in out
+        assert f"note: 1 lane (events.jsonl main): dollars not comparable: {was} of 3 requests unpriced in BASE" in out
+        rows = [line for line in out.splitlines() if not line.startswith("note:") and ("cost_usd" in line or "lost_usd" in line)]
+        assert len(rows) == 4 and all(row.startswith(" ") and row.split()[-3:-1] == ["not", "comparable"] for row in rows), out
+    # The JSON verdict and the Markdown summary say the same.
+    capsys.readouterr()
+    assert main(["compare", str(plain), str(assumed), "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] and report["regressions"] == 0
+    assert any(n.startswith("totals: dollars not comparable: 2 of 3 requests unpriced in BASE, 0 of 3 in NEW") for n in report["notes"])
+    cost = [c for c in report["changes"] if c["figure"] == "cost_usd" and c["group"] in ("lane", "totals")]
+    assert len(cost) == 2 and all(c["comparable"] is False and c["regressed"] is False for c in cost)
+    assert main(["compare", str(plain), str(assumed), "--format", "md"]) == 0
+    assert "Note: totals: dollars not comparable: 2 of 3 requests unpriced in BASE, 0 of 3 in NEW" in capsys.readouterr().out
+
+
+def _record(unpriced: int, uncached: int, cost: float, requests: int = 10) -> dict:
+    lane = {"file": "s.jsonl", "lane": "main", "requests": requests, "reported_cache_read": 50_000,
+            "reported_uncached": uncached, "cost_usd": cost, "lost_usd": 0.1, "hit_ratio": 0.9, "unpriced_requests": unpriced}
+    totals = {"requests": requests, "input": uncached, "output": 900, "cache_read": 50_000, "cost_usd": cost,
+              "lost_usd": 0.1, "hit_ratio": 0.9, "unpriced_requests": unpriced}
+    return {"schema": 6, "requests": [], "lanes": [lane], "causes": [], "totals": totals}
+
+
+def _compare(tmp_path: Path, capsys, base: dict, new: dict) -> tuple[int, str]:
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    (tmp_path / "n.json").write_text(json.dumps(new))
+    capsys.readouterr()
+    status = main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json")])
+    return status, capsys.readouterr().out
+
+
+def test_tokens_are_still_gated_where_the_pricing_coverage_changed(tmp_path: Path, capsys) -> None:
+    # Uncached up 10% (past uncached=2%) on the lane and the totals: 2 regressions, the dollars not among them.
+    status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(0, 1100, 1.5))
+    assert status == 1 and out.startswith("FAIL: 2 regressions"), out
+    assert not [line for line in out.splitlines() if line.startswith("!") and "usd" in line.split()[-3:-1]]
+
+
+def test_dollars_over_the_same_unpriced_count_are_gated_as_before(tmp_path: Path, capsys) -> None:
+    # 4 of 10 unpriced on both sides: the priced requests are the same, +20% dollars is a regression.
+    status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(4, 1000, 0.6))
+    assert status == 1 and out.startswith("FAIL: 2 regressions") and "dollars not comparable" not in out, out
+    # A log that grew (20 requests) with the same 4 unpriced: judged per request, as before.
+    status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(4, 2000, 1.0, requests=20))
+    assert status == 0 and "its tokens and dollars compared per request" in out, out
+    # Grown, and 2 more unpriced: its tokens per request, its dollars not compared.
+    status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(6, 2000, 3.0, requests=20))
+    assert status == 0 and "its tokens compared per request" in out, out
+    assert "note: totals: dollars not comparable: 4 of 10 requests unpriced in BASE, 6 of 20 in NEW" in out
+
+
+def test_an_audit_that_does_not_count_unpriced_requests_is_judged_as_before(tmp_path: Path, capsys) -> None:
+    # Schema 1 wrote no unpriced_requests: nothing tells the coverage apart, the dollars gate.
+    old = _record(0, 1000, 0.5)
+    for unit in (*old["lanes"], old["totals"]):
+        del unit["unpriced_requests"]
+    old["schema"] = 1
+    status, out = _compare(tmp_path, capsys, old, _record(0, 1000, 0.6))
+    assert status == 1 and out.startswith("FAIL: 2 regressions") and "not comparable" not in out, out
