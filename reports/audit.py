@@ -481,7 +481,8 @@ ROLL_UP_HEADER = ("{what}", "time (UTC)", "requests", "lanes", "misses", "hit", 
 
 
 def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
-    """Per session (a log file: its main lane, subagents and compactions), then per UTC day."""
+    """Per session (the agent's: its main lane, subagents and compactions, its log file or files,
+    :attr:`~prefixbench.workloads.logs.trace.FileSummary.session`), then per UTC day."""
     if not result.rows:
         return []
     rolls = list(result.sessions)
@@ -502,7 +503,7 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
         rolls = [rolls[i] for i in kept]  # costliest first, as the title says
     right = {2, 3, 4, 5, 6, 7, 8}
     short = _namer(result)
-    title = "per session (one log file: its main lane, subagents and compactions)"
+    title = "per session (the agent's: its main lane, subagents and compactions, in one log file or several)"
     if left_out:
         more = left_out - len(unseen)
         apart = f"{len(unseen):,} with no loss figure (no usage logged)" if unseen else ""

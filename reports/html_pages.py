@@ -626,7 +626,8 @@ def _lost(group: dict) -> str:
 
 
 def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None = None) -> str:
-    """One row a session (a log file: its main lane, subagents and compactions) or a UTC day."""
+    """One row a session (the agent's: its main lane, subagents and compactions, in one log file or
+    several) or a UTC day."""
     if not rolls:
         return note(f"No request, so no {what}.")
     rows = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -358,10 +358,13 @@ SETTABLE_TTLS = ("ttl-5m", "ttl-1h")
 
 class Resimulated(msgspec.Struct):
     """What to change, re-simulated (:func:`resimulate`): each fix's :class:`~.whatif.WhatIf` by
-    name, and the agent (log format) of each file, a capture's named by its system prompt."""
+    name, the agent (log format) of each file, a capture's named by its system prompt, and the
+    session of each file that is part of another's (:attr:`FileSummary.session`: a Claude Code
+    subagent's transcript, its session's main transcript)."""
 
     done: dict[str, WhatIf]
     formats: dict[str, str]
+    sessions: dict[str, str] = {}
 
 
 def resimulate(
@@ -394,7 +397,7 @@ def resimulate(
     formats.update({file: "openclaw" for file, fmt in formats.items() if fmt == "pi" and OPENCLAW_SESSIONS.search(file)})
     # An OpenTelemetry export names its agent (service.name): that agent, not "otel".
     formats.update({s.file: s.agent for s in summaries if s.agent and s.file in formats})
-    return Resimulated(done, formats)
+    return Resimulated(done, formats, {s.file: s.session for s in summaries if s.session})
 
 
 def recommend(
@@ -615,7 +618,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                           "is unknown")
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
-                                  recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
+                                  recovers_none=recovers_none and w.saved_usd <= 0, causes=causes, sessions_of=found.sessions)
             rec = _pi_warming_on_1h(rec, fix, changed or [(r.file, r.lane) for r in rows], formats, result.rows)
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key,
                                           {(row.file, row.lane, row.index) for row in left})
@@ -647,7 +650,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             detail = f"cannot re-simulate: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
-                                                   causes=causes))
+                                                   causes=causes, sessions_of=found.sessions))
     recommendations.sort(key=_rank_key)
     # Ranked: the fixes that save, then those whose saving is unknown (no re-simulation, no
     # price); a fix that saves nothing here is set apart after them, unranked (rank None), once,
@@ -978,11 +981,14 @@ def _recommendation(
     *,
     recovers_none: bool = False,
     causes: Counter[str] | None = None,
+    sessions_of: Mapping[str, str] | None = None,
 ) -> Recommendation:
     if causes is None:
         causes = Counter(row.cause for row in rows if row.cause is not None)
     lanes = set(changed) or {(row.file, row.lane) for row in rows}
-    sessions = {file for file, _ in lanes}
+    # The agent's sessions: a file is its own but where it is part of another's (``sessions_of``:
+    # a Claude Code subagent's transcript is its session's), so a session's subagents are one.
+    sessions = {(sessions_of or {}).get(file, file) for file, _ in lanes}
     fmt_counts = Counter(formats.get(file, "") for file, _ in lanes)
     # The agents by their lanes, most first, ties to the first name: never the set's (hash) order.
     fmts = [f for f, _ in sorted(fmt_counts.items(), key=lambda item: (-item[1], item[0]))] or [""]

@@ -392,8 +392,10 @@ class Totals(msgspec.Struct, frozen=True):
 
 
 class RollUp(msgspec.Struct, frozen=True):
-    """The requests of one session (one log file: its main lane, subagents and compactions) or of
-    one UTC day, summed. ``first`` and ``last`` are the earliest and latest request times (None
+    """The requests of one session (the agent's session: its log file, or its files where the
+    agent writes it as several, as Claude Code writes a session's subagents and compaction agents
+    apart from its main transcript, :attr:`FileSummary.session`) or of one UTC day, summed; a
+    session's ``key`` is its file (its main transcript's). ``first`` and ``last`` are the earliest and latest request times (None
     when no request of it has a timestamp); ``top_cause`` is the cause that lost the most there.
 
     ``rewrite_factor``: the tokens paid at the write or the full input price (written + uncached)
@@ -3403,7 +3405,8 @@ class _FileSums:
         self.rows: object = None
         self.lanes: list[LaneSummary] = []
         self.calibrations: dict[str, tuple] = {}
-        self.sessions: list[RollUp] = []
+        #: Each file's sums, by its file (:func:`_session_roll_ups` sums a session's files as one).
+        self.sessions: dict[str, _Roll] = {}
         self.total = _Roll()
         self.days: dict[str, _Roll] = {}
         self.models: dict[tuple[str, str], _Roll] = {}
@@ -3416,7 +3419,8 @@ class _FileSums:
         """``other`` (a later file's) summed in, as if its rows were summed here."""
         self.lanes += other.lanes
         self.calibrations.update(other.calibrations)
-        self.sessions += other.sessions
+        for file, roll in other.sessions.items():
+            self.sessions.setdefault(file, _Roll()).merge(roll)
         self.total.merge(other.total)
         for mine, theirs in ((self.days, other.days), (self.models, other.models), (self.causes, other.causes),
                              (self.classes, other.classes)):
@@ -3442,8 +3446,9 @@ def _sum_file(rows: list[AuditRow], lane_heads: Mapping[tuple[str, str], int | N
         files.setdefault(row.file, []).append(row)
     for file, items in files.items():
         out.calibrations[file] = _file_sums(items, of_file.get(file, Decimal(0)))
+        out.sessions[file] = _Roll()
+        out.sessions[file].add(items)
     del files
-    out.sessions = _roll_ups(rows, lambda row: row.file, of_file)
     out.total.add(rows, "totals")
     for what, groups, key in (
         ("roll-up", out.days, _day), ("model", out.models, lambda row: (row.provider, row.model)),
@@ -3532,7 +3537,7 @@ def _summarize(
                                lambda m: (m.provider, m.model)), services),
         _agreement(sums.pairs),
         split_sums({name: (roll.requests, roll.lost, roll.unpriced, roll.shared) for name, roll in sums.classes.items()}),
-        sessions=_both(sums.sessions, where, hosted, "file", lambda r: r.key),
+        sessions=_session_roll_ups(sums.sessions, summaries, of_file, where, hosted),
         days=_both(days, where, hosted, "day", lambda r: r.key),
         explicit_caches=caches,
         unpriced_hosts=host_unpriced(requests, prices),
@@ -3540,6 +3545,31 @@ def _summarize(
         services=services,
         sessionless_lanes=sessionless,
     )
+
+
+def _session_roll_ups(files: Mapping[str, _Roll], summaries: Sequence[FileSummary], of_file: Mapping[str, Decimal],
+                      where: Counter[tuple[str, object]], hosted: Counter[tuple[str, object]]) -> tuple[RollUp, ...]:
+    """The roll-up per session: the sums of each file (``files``, in file order) added up per the
+    agent's session it is part of (its summary's ``session``: a Claude Code subagent's transcript
+    is its session's, named by the session's main transcript), else per file (a file is its own
+    session), in the order each session's first file comes. ``of_file``: dollars billed outside
+    any request per file (explicit caches); ``where``, ``hosted``: the per-file counts of ranged
+    and self-hosted requests (:func:`_both`), summed per session the same way."""
+    session_of = {s.file: s.session for s in summaries if s.session}
+    rolls: dict[str, _Roll] = {}
+    extra: dict[str, list[Decimal]] = defaultdict(list)
+    counts: tuple[Counter[tuple[str, object]], Counter[tuple[str, object]]] = (Counter(), Counter())
+    for file, roll in files.items():
+        key = session_of.get(file, file)
+        rolls.setdefault(key, _Roll()).merge(roll)
+        if file in of_file:
+            extra[key].append(of_file[file])
+        for mine, theirs in zip(counts, (where, hosted)):
+            if n := theirs[("file", file)]:
+                mine[("session", key)] += n
+    of_session = {key: usd_sum(dollars) for key, dollars in extra.items()}
+    return _both([roll.roll_up(key, of_session) for key, roll in rolls.items()], counts[0], counts[1], "session",
+                 lambda r: r.key)
 
 
 def _logged_lengths(totals: Totals, files: Sequence[FileCalibration]) -> Totals:
@@ -3757,20 +3787,6 @@ def _day(row: AuditRow) -> str:
 def _day_of(stamp: str | None) -> str:
     """The UTC day an ``_iso`` time falls on, or :data:`NO_DAY` (none, or a time since the log's start)."""
     return stamp[:10] if stamp and not stamp.startswith("+") and len(stamp) >= 10 else NO_DAY
-
-
-def _roll_ups(rows: list[AuditRow], key: Callable[[AuditRow], str], extra: Mapping[str, Decimal] = {}) -> tuple[RollUp, ...]:
-    """The rows grouped by ``key`` (in the order each key first appears) and summed; ``extra``:
-    dollars of the same keys billed outside any request (explicit caches)."""
-    groups: dict[str, list[AuditRow]] = defaultdict(list)
-    for row in rows:
-        groups[key(row)].append(row)
-    out = []
-    for name, items in groups.items():
-        roll = _Roll()
-        roll.add(items)
-        out.append(roll.roll_up(name, extra))
-    return tuple(out)
 
 
 def _agreement(pairs: Counter[tuple[str, str]]) -> tuple[Agreement, ...]:

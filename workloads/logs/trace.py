@@ -583,6 +583,12 @@ class FileSummary(msgspec.Struct, frozen=True):
     #: Code's OpenRouter handler under its ``openai`` protocol: the Cline reader's
     #: ``_folded_by_cost``): the cost check then does not take the relay as the log's word.
     relay_by_cost: bool = False
+    #: The agent's session the file is one part of, where the agent writes a session as several
+    #: files and the file is not the one named after it (a Claude Code subagent's or compaction
+    #: agent's transcript: its session's main transcript, ``<project>/<sessionId>.jsonl``, from
+    #: the ``sessionId`` its records name); "" where the file is its own session. The audit's
+    #: roll-up per session sums a session's files as one.
+    session: str = ""
 
 
 #: How a ``prefix.parent`` names a call by its request id, where the reader knows no more of

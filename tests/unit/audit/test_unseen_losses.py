@@ -61,7 +61,7 @@ def test_no_request_reports_its_cache_use(tmp_path: Path) -> None:
     assert all(row.reported_cache_read is None and not loss_seen(row) for row in result.rows)
     assert all(row.cost_usd is not None and row.lost_usd is None for row in result.rows)  # priced; the loss unknown
     text = audit_table(result)
-    for title in ("per session (one log file: its main lane, subagents and compactions)", "per day (UTC)",
+    for title in ("per session (the agent's: its main lane, subagents and compactions, in one log file or several)", "per day (UTC)",
                   "lanes: reported vs predicted", "models"):
         lines = _section(text, title)
         assert set(_column(lines, "lost")) == {"-"}, title  # the base said $0

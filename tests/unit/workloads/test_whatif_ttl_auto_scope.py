@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from msgspec.structs import replace
 
-from prefixbench.workloads.audit.whatif import _setting_scope, what_if
+from prefixbench.workloads.audit.whatif import _setting_scope, _survival_scope, what_if
 from prefixbench.workloads.logs.trace import FileSummary
 from tests.unit.workloads.test_whatif import idle_lane
 
@@ -41,6 +41,19 @@ def test_a_claude_code_home_saves_the_same_whatever_its_folder_is_called() -> No
         assert "upper bound, not a setting" in detail, detail
 
 
+def test_a_subagent_in_its_session_folder_is_of_its_home_not_its_project() -> None:
+    # Claude Code writes a subagent's transcript as <session>/agent-<id>.jsonl too (pshung's
+    # personal_git: agent-a39a72a3f183bee41.jsonl, isSidechain, beside no subagents/ folder): the
+    # home's setting covers it, as it covers the session; not its project folder, a unit apart.
+    session = "1e63ef6a-0c1d-4a4e-9d2b-5f0e8c7a6b31"
+    requests, sums = _two_lanes("/u/cc/-w-a/s1.jsonl", f"/u/cc/-w-b/{session}/agent-a39a72a3f183bee41.jsonl",
+                                "claude-code")
+    (auto,) = what_if(requests, sums, ["ttl-auto"])
+    assert "5m on the 2 main-session lane(s))" in auto.detail, auto.detail
+    assert "/u/cc/-w-b" not in auto.detail, auto.detail
+    assert auto.saved_usd == 0
+
+
 def test_the_tasks_of_a_cline_tasks_folder_fall_into_one_group() -> None:
     tasks = "/g/saoudrizwan.claude-dev/tasks"
     requests, sums = _two_lanes(f"{tasks}/1700000000001/api_conversation_history.json",
@@ -64,6 +77,14 @@ def test_the_unit_is_read_from_each_agents_layout() -> None:
     # Claude Code: a subagent lies two folders below its session's project folder.
     assert _setting_scope("/u/copy/-w/s.jsonl", "claude-code") == "/u/copy"
     assert _setting_scope("/u/copy/-w/s/subagents/agent-a1.jsonl", "claude-code") == "/u/copy"
+    # ... one in its session's folder (no subagents/) one below it; an older one beside its session.
+    session = "1e63ef6a-0c1d-4a4e-9d2b-5f0e8c7a6b31"
+    assert _setting_scope(f"/u/copy/-w/{session}/agent-a1.jsonl", "claude-code") == "/u/copy"
+    assert _setting_scope(f"/u/copy/-w/{session}/agent-acompact-1f.jsonl", "claude-code") == "/u/copy"
+    assert _setting_scope("/u/copy/-w/agent-a1.jsonl", "claude-code") == "/u/copy"
+    # keep-alive's survival history reads the same unit.
+    assert _survival_scope(f"/u/copy/-w/{session}/agent-a1.jsonl", {f"/u/copy/-w/{session}/agent-a1.jsonl": "claude-code"}) == (
+        "/u/copy")
     # Codex: dated sessions and the flat archive of one home, whatever the home is called.
     assert _setting_scope("/u/codex-copy/sessions/2026/05/04/rollout-1.jsonl", "codex") == "/u/codex-copy"
     assert _setting_scope("/u/codex-copy/archived_sessions/rollout-2.jsonl", "codex") == "/u/codex-copy"

@@ -1767,7 +1767,27 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     uncounted = tuple(sorted((line, walk.zero_lane[line]) for line, why in walk.skipped
                              if why == _ZERO_UNREPORTED and line in walk.zero_lane))
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
-                            call_parents=tuple(sorted(walk.linked)), uncounted=uncounted, copies=tuple(walk.copy_lines))
+                            call_parents=tuple(sorted(walk.linked)), uncounted=uncounted, copies=tuple(walk.copy_lines),
+                            session=_session_of(path, walk) if walk.in_subagents else "")
+
+
+def _session_of(path: Path, walk: _Walk) -> str:
+    """The main transcript of the session a subagent's (or compaction agent's) transcript is part
+    of: ``<project>/<sessionId>.jsonl``, the ``sessionId`` its records name, the project's folder
+    the one Claude Code writes the transcript under, by its version: beside the session's
+    transcript (older), in ``<project>/<sessionId>/`` or in ``<project>/<sessionId>/subagents/``
+    (2.x); a folder is passed over only where it is ``subagents`` or the session's id, never for
+    another name. "" where its records name no session, or more than one."""
+    named = {req.session for req in walk.requests.values() if req.session is not None}
+    if len(named) != 1:
+        return ""
+    (session,) = named
+    folder = path.parent
+    if folder.name == "subagents":
+        folder = folder.parent
+    if folder.name == session:
+        folder = folder.parent
+    return str(folder / f"{session}.jsonl")
 
 
 FORMAT = LogFormat(
