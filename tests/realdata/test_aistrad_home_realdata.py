@@ -23,7 +23,8 @@ removed), its ``.claude/projects/``: Claude Code 2.0.74-2.1.21 on one Linux mach
 
 * one transcript of ``-home-aiscend-work-vibelife`` (Claude Code 2.1.19, claude-sonnet-4-5 on
   Anthropic) whose messages hold raw U+0085 characters (text decoded in the wrong encoding): a line
-  is split at newlines only.
+  is split at newlines only. Its 11 calls carry message ids of ``msg_`` + a UUID (no maker's
+  shape): relayed on Anthropic's rules, every count as before.
 
 Transcripts of 4 MiB or more are left out (the workplace's snapshot lacks them: three of
 fortune-ai's main sessions, and in the GLM slice those the tree gives no size for). From
@@ -152,3 +153,7 @@ def test_a_transcript_holding_next_line_characters_counts_what_it_sums(tmp_path:
     calls, uncached, output, read, written = claude_recount([path])
     assert _totals(result) == (calls, uncached, output, read, written) == (11, 510_793, 0, 241_176, 87_334)
     assert read_within(result) == 10
+    # msg_ and a UUID, no maker's shape: relayed on Anthropic's rules (no relay before; the counts
+    # above and the causes as before).
+    assert result.relays == (("anthropic", "claude-sonnet-4-5-20250929", "(unnamed)", 11),)
+    assert [r.provider for r in result.rows] == ["anthropic"] * 11

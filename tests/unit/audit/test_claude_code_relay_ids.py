@@ -5,7 +5,12 @@ relay is said (an unnamed one), and a fix saving on it "may save".
 Seen on github.com/austinweitao/claude-backup: 20 calls of claude-fable-5 and claude-opus-4.8
 whose ids are ``msg_`` + 16 hex digits (Anthropic's: ``msg_`` + 24 base62 characters). Read as an
 unknown provider's, their lost dollars went from $1.43 to $20.29 though Anthropic's rules predicted
-their reads; read as relayed on Anthropic's rules, nothing moves but what the audit says of them."""
+their reads; read as relayed on Anthropic's rules, nothing moves but what the audit says of them.
+
+The other shapes no maker writes are read the same way: ``msg_`` and a UUID (aistrad/work's
+vibelife project) and an OpenAI chat completion's id, bare or after ``msg_`` (xfs96192/claude-config,
+a gateway answering the Messages API from an OpenAI-compatible upstream). A bare UUID is not: it
+is seen on calls Anthropic's API served (K3RN-LABS/k3rn.labs, ``requestId`` ``req_011C...``)."""
 
 from __future__ import annotations
 
@@ -22,9 +27,9 @@ from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 MODEL = "claude-opus-4-6"
 
 
-def _session(tmp_path: Path, ids: tuple[str, str, str], model: str = MODEL) -> Path:
+def _session(tmp_path: Path, ids: tuple[str, str, str], model: str = MODEL, bare: bool = False) -> Path:
     """Three calls: a cold start, a read of it, and one 10 minutes later that finds the 5-minute
-    entry gone (a fix keeping it warm saves on it)."""
+    entry gone (a fix keeping it warm saves on it). ``bare``: the message ids without ``msg_``."""
     t = Transcript(version="2.1.177")
     t.user("hello", "2026-09-10T02:00:00.000Z", root=True)
     t.assistant(ids[0], "2026-09-10T02:00:03.000Z", [cc_usage(3, 21_000, 0, 40)], model=model)
@@ -32,6 +37,10 @@ def _session(tmp_path: Path, ids: tuple[str, str, str], model: str = MODEL) -> P
     t.assistant(ids[1], "2026-09-10T02:00:13.000Z", [cc_usage(5, 900, 21_000, 40)], model=model)
     t.user("again", "2026-09-10T02:10:13.000Z")
     t.assistant(ids[2], "2026-09-10T02:10:16.000Z", [cc_usage(5, 22_500, 0, 40)], model=model)
+    if bare:
+        for line in t.lines:
+            if line.get("type") == "assistant":
+                line["message"]["id"] = line["message"]["id"].removeprefix("msg_")
     return write_jsonl(tmp_path / "s1.jsonl", t.lines)
 
 
@@ -81,3 +90,45 @@ def test_a_foreign_id_on_a_model_not_anthropic_s_names_no_relay(tmp_path: Path) 
     # MiniMax's Anthropic-compatible API: its own provider's, whatever its ids look like.
     result = run_audit([_session(tmp_path, RELAY_IDS, model="MiniMax-M2.7")])
     assert {r.provider for r in result.rows} == {"minimax"} and result.relays == ()
+
+
+#: Real shapes of the other relays' ids: msg_ and a UUID (aistrad/work), msg_ and an OpenAI chat
+#: completion's id, and that id alone (xfs96192/claude-config: chatcmpl- and 24 hex digits).
+OTHER_RELAY_IDS = {
+    "msg_ and a UUID": (("c3c76e23-e0c1-446b-bf36-77960496e3f1", "0b7e1a52-52f3-4c55-9a0c-2f6d1e8b9a41",
+                         "5d2f8e10-7c4b-4a9e-b1d3-6e0f2a9c8b77"), False),
+    "an OpenAI chat completion's id (chatcmpl-...)": (("chatcmpl-6964c4bee67600bcbd377297", "chatcmpl-6964c4db5851dec0c39fe701",
+                                                       "chatcmpl-697b0ec383be495fa7b1ede2"), False),
+    "an OpenAI chat completion's id (chatcmpl-...), bare": (("chatcmpl-697b0ec383be495fa7b1ede2", "chatcmpl-697b0ec383be495fa7b1ede3",
+                                                             "chatcmpl-697b0ec383be495fa7b1ede4"), True),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(OTHER_RELAY_IDS))
+def test_a_call_whose_message_id_is_another_shape_no_maker_writes_is_relayed_the_same_way(tmp_path: Path, shape: str) -> None:
+    # Before: no relay (only msg_ + hex was looked at). After: relayed as msg_ + hex is, its note
+    # naming the shape; rules, causes and the saving's amount as before, the saving hedged.
+    ids, bare = OTHER_RELAY_IDS[shape]
+    path = _session(tmp_path, ids, bare=bare)
+    result = run_audit([path])
+    assert [(r.provider, r.model) for r in result.rows] == [("anthropic", MODEL)] * 3
+    assert result.relays == (("anthropic", MODEL, UNNAMED_RELAY, 3),)
+    (evidence,) = [n for f in result.files for n in f.notes if "re-id'd" in n]
+    assert f"their message ids are {shape.removesuffix(', bare')}, which neither" in evidence, evidence
+    assert [r.cause for r in result.rows] == ["cold-start", None, "ttl-expired"]
+    (keep,) = what_if(*load_trace([path]), ["keep-alive"])
+    assert f"through the relay '{UNNAMED_RELAY}'" in keep.detail, keep.detail
+    assert hedged("saves $0.01", keep.saved_usd, keep.detail) == "may save $0.01"
+    # The same calls under Anthropic's own ids: the same dollars and causes, no relay.
+    plain = run_audit([_session(tmp_path / "api", API_IDS)])
+    assert (plain.totals.lost_usd, [r.cause for r in plain.rows]) == (result.totals.lost_usd, [r.cause for r in result.rows])
+
+
+def test_a_bare_uuid_names_no_relay(tmp_path: Path) -> None:
+    # K3RN-LABS/k3rn.labs: UUID message ids on calls whose requestId is Anthropic's (req_011C...):
+    # not a relay's shape.
+    ids = ("6c452252-e0f8-41a3-9ac4-02ad20be9463", "b180b5fa-39af-415d-a697-f67114edc313", "0753d66c-d953-4905-b9d1-9af7df3c076c")
+    result = run_audit([_session(tmp_path, ids, bare=True)])
+    assert [(r.provider, r.model) for r in result.rows] == [("anthropic", MODEL)] * 3
+    assert result.relays == ()
+    assert not [n for f in result.files for n in f.notes if "re-id'd" in n]

@@ -252,8 +252,11 @@ class _Walk:
         #: Entries that show the tool list changed (an attachment naming tools), with what they say.
         self.tool_changes: dict[str, str] = {}
         #: The requests whose ``message.id`` is of no shape Anthropic's API, Bedrock or Vertex gives
-        #: (:data:`_FOREIGN_ID`): a relay re-id'd the response (:func:`_trace_request`).
-        self.foreign_ids: set[str] = set()
+        #: (:data:`_FOREIGN_IDS`), with the shape's words: a relay re-id'd the response
+        #: (:func:`_trace_request`).
+        self.foreign_ids: dict[str, str] = {}
+        #: Per model, the shapes of the foreign ids of its calls read as relayed (the file's note).
+        self.foreign_shapes: dict[str, set[str]] = {}
         #: Per lane, the last ``prompt_snapshot`` seen: its system blocks (as texts) and its tools
         #: (name -> the definition sent, as JSON text), the tools None until a snapshot lists them.
         self.snapshot_system: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -744,8 +747,9 @@ class _Walk:
                 # cut off after its first blocks, then a response of another message id that read
                 # what the first wrote, seconds or an hour later): two calls, each billed.
                 key = f"{key}#{ident}"
-            if _FOREIGN_ID.match(ident):
-                self.foreign_ids.add(key)
+            shape = _foreign_shape(ident)
+            if shape:
+                self.foreign_ids[key] = shape
         known = self.requests.get(key)
         # Placed after a later line of its own file (it waited for a parent the file never gave,
         # as the first copy of a subagent transcript written twice over does): that later line
@@ -1209,6 +1213,8 @@ def _trace_request(walk: _Walk, seq: int, req: _Request) -> TraceRequest:
     # A call still read as Anthropic's whose message id no maker writes went through a relay the
     # transcript does not name: Anthropic's rules and list price, the relay said (TraceRequest.relay).
     relay = UNNAMED_RELAY if provider == ANTHROPIC.name and req.key in walk.foreign_ids else ""
+    if relay:
+        walk.foreign_shapes.setdefault(req.model, set()).add(walk.foreign_ids[req.key])
     if req.model in walk.unwritten and usage.cache_reported:
         usage = replace(usage, writes_reported=False)
     # The strings every request of a model repeats are one object each (the trace holds every
@@ -1350,14 +1356,34 @@ def _ttl_split(usage: dict) -> tuple[int, bool] | None:
 _RELAY_UNCACHED = 0.25
 
 
-#: A ``message.id`` of no shape a maker of Claude's API writes: ``msg_`` and hex digits alone, 16 or
-#: more. Anthropic's API writes ``msg_`` and 24 base62 characters (``msg_01...``; every Claude
+#: The ``message.id`` shapes no maker of Claude's API writes, each with the words the file's note
+#: gives it. Anthropic's API writes ``msg_`` and 24 base62 characters (``msg_01...``; every Claude
 #: Code call of ../shared/realdata and of the public homes the realdata tests read), Bedrock
-#: ``msg_bdrk_`` and Vertex ``msg_vrtx_`` and the same; 22 random base62 characters all hex digits
-#: would come about once in 10**13. Seen: austinweitao/claude-backup's claude-fable-5 and
-#: claude-opus-4.8 (``msg_`` + 16 hex), aistrad/work's claude-opus-4-5 (``msg_`` + 32 hex). Other
-#: foreign shapes (a UUID, ``msg_chatcmpl-...``) are left as they were read: not looked into.
-_FOREIGN_ID = re.compile(r"msg_[0-9a-f]{16,}\Z")
+#: ``msg_bdrk_`` and Vertex ``msg_vrtx_`` and the same.
+#:
+#: * ``msg_`` and hex digits alone, 16 or more: 22 random base62 characters all hex digits would
+#:   come about once in 10**13. Seen: austinweitao/claude-backup's claude-fable-5 and
+#:   claude-opus-4.8 (``msg_`` + 16 hex), aistrad/work's claude-opus-4-5 (``msg_`` + 32 hex).
+#: * ``msg_`` and a UUID (dashes are no base62 character): aistrad/work's vibelife project.
+#: * An OpenAI chat completion's id, ``chatcmpl-...``, alone or after ``msg_``: what a gateway
+#:   answering the Messages API from an OpenAI-compatible upstream writes (new-api's and LiteLLM's
+#:   converters keep the upstream's id, one-api forks prefix it with ``msg_``). Seen:
+#:   xfs96192/claude-config's claude-sonnet-4-5 and -haiku-4-5 (``chatcmpl-`` + 24 hex).
+#:
+#: A bare UUID is not one of them: K3RN-LABS/k3rn.labs logs UUID ids on calls whose ``requestId``
+#: is Anthropic's (``req_011C...``) and whose usage is its API's, one UUID per content block, so
+#: something on the user's side wrote them, not a relay; Claude Code's own placeholder messages
+#: (model ``<synthetic>``) carry UUIDs too.
+_FOREIGN_IDS = (
+    (re.compile(r"msg_[0-9a-f]{16,}\Z"), "msg_ and hex digits alone"),
+    (re.compile(r"msg_[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z"), "msg_ and a UUID"),
+    (re.compile(r"(?:msg_)?chatcmpl-[0-9A-Za-z_-]{8,}\Z"), "an OpenAI chat completion's id (chatcmpl-...)"),
+)
+
+
+def _foreign_shape(ident: str) -> str:
+    """The words of :data:`_FOREIGN_IDS` for a message id no maker writes; "" for any other."""
+    return next((words for shape, words in _FOREIGN_IDS if shape.match(ident)), "")
 
 
 def _left_uncached(usage: dict, written: int) -> bool:
@@ -1710,8 +1736,9 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                   "inferred; the head is still sized from reported reads",)
     for model, calls in sorted(Counter(r.model for r in out if r.relay == UNNAMED_RELAY).items()):
         # The evidence the relay rests on, said: the transcript keeps no endpoint.
+        shapes = " or ".join(sorted(walk.foreign_shapes.get(model, ())))
         notes += (f"{model}: {calls:,} call(s) here read as through a relay the transcript does not name, under "
-                  "Anthropic's rules and list price: their message ids are msg_ and hex digits alone, which neither "
+                  f"Anthropic's rules and list price: their message ids are {shapes}, which neither "
                   "Anthropic's API (msg_ and 24 base62 characters), Bedrock (msg_bdrk_) nor Vertex (msg_vrtx_) writes, "
                   "so something between Claude Code and the model re-id'd the responses (ANTHROPIC_BASE_URL pointed at a "
                   "relay or gateway)",)
