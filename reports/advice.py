@@ -93,7 +93,7 @@ def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     def part(name: str) -> str:
         requests, unpriced, shared = split.requests(name), split.unpriced(name), split.shared(name)
         counted = f"{requests:,} req" + (f" +{shared:,} shared" if shared else "") + (f", {unpriced:,} unpriced" if unpriced else "")
-        if split.usd_unknown(name, all_unpriced):
+        if split.usd_unknown(name):
             return f"{name} ({counted}: no dollar figure)"
         return f"{name} {format_usd(split.usd(name))} ({counted})"
 

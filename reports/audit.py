@@ -133,7 +133,7 @@ def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     # no miss could be seen: an empty class is not a known $0 either.
     unseen = totals.cache_read is None and not any(split.requests(name) for name in LOSS_CLASSES)
     for name in LOSS_CLASSES:
-        if (unknown and unseen) or blind or split.usd_unknown(name, unknown):
+        if (unknown and unseen) or blind or split.usd_unknown(name):
             record[f"{name}_usd"] = None
     return record
 
