@@ -87,13 +87,13 @@ def split_line(split: LossSplit, all_unpriced: bool = False) -> str:
     *unpriced*: requests that lost tokens no dollar figure holds).
     A class whose dollars are unknown (:meth:`~.LossSplit.usd_unknown`: no priced request of it
     lost anything, some lost tokens no dollar figure holds) has no dollar figure (``recoverable (1
-    req, 1 unpriced: no dollar figure)``; JSON null), as every class with a request has none where
-    ``all_unpriced`` (no request of the audit is priced: ``lost unknown``): $0.00 would claim
-    nothing was lost. A class with no request lost a known $0.00."""
+    req, 1 unpriced: no dollar figure)``; JSON null): $0.00 would claim nothing was lost. A class
+    with no request, or whose requests lost nothing (cold starts), lost a known $0, priced or not.
+    ``all_unpriced`` (no request of the audit is priced): the total reads ``lost unknown``."""
     def part(name: str) -> str:
         requests, unpriced, shared = split.requests(name), split.unpriced(name), split.shared(name)
         counted = f"{requests:,} req" + (f" +{shared:,} shared" if shared else "") + (f", {unpriced:,} unpriced" if unpriced else "")
-        if split.usd_unknown(name, all_unpriced):
+        if split.usd_unknown(name):
             return f"{name} ({counted}: no dollar figure)"
         return f"{name} {format_usd(split.usd(name))} ({counted})"
 

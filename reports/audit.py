@@ -117,12 +117,12 @@ def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
 
 
 def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
-    """The loss split's record, null where its dollars are unknown, as a group's are: every
-    dollar figure of a class with requests where the total lost is (none of the requests is
-    priced: the totals' ``lost_usd`` is null; a class with none lost a known $0, unless no miss
-    could be seen at all, a block-hash trace's), and a class's where some of its requests lost tokens no dollar figure
-    holds and no priced one lost anything (:meth:`LossSplit.usd_unknown`, which the text and the
-    page decide by too); $0.00 there would claim nothing was lost."""
+    """The loss split's record, null where its dollars are unknown, as a group's are: the total
+    where the totals' ``lost_usd`` is (none of the requests is priced), every class's where no miss
+    could be seen at all (a block-hash trace's), and a class's where some of its requests lost
+    tokens no dollar figure holds and no priced one lost anything (:meth:`LossSplit.usd_unknown`,
+    which the text and the page decide by too); $0.00 there would claim nothing was lost. A class
+    whose requests lost nothing (cold starts) is a known $0, priced or not."""
     record = section_record(LOSS_SPLIT_FIELDS, split)
     unknown = none_priced(totals.requests, totals.unpriced_requests)
     # (No request's loss told at all, priced or not: nothing was seen, no class is a known $0.)
@@ -133,7 +133,7 @@ def _split_record(split: LossSplit, totals: Totals) -> dict[str, object]:
     # no miss could be seen: an empty class is not a known $0 either.
     unseen = totals.cache_read is None and not any(split.requests(name) for name in LOSS_CLASSES)
     for name in LOSS_CLASSES:
-        if (unknown and unseen) or blind or split.usd_unknown(name, unknown):
+        if (unknown and unseen) or blind or split.usd_unknown(name):
             record[f"{name}_usd"] = None
     return record
 

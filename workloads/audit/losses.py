@@ -269,15 +269,14 @@ class LossSplit(msgspec.Struct, frozen=True):
     def usd(self, name: str) -> Decimal:
         return getattr(self, f"{name}_usd")
 
-    def usd_unknown(self, name: str, all_unpriced: bool = False) -> bool:
+    def usd_unknown(self, name: str) -> bool:
         """Whether the class's dollars are unknown: some request of it lost tokens no dollar
         figure holds and no priced request of it lost anything, so its $0.00 would claim nothing
-        was lost (a class whose requests all lost nothing, a cold start's, is $0.00, known).
-        ``all_unpriced`` (no request of the audit is priced): every class with a request is
-        unknown, and a class with none is still a known $0.00. Every view decides it here: the
-        JSON's null, the text's and the page's *unknown*."""
-        if all_unpriced:
-            return self.requests(name) + self.shared(name) > 0
+        was lost. A class whose requests all lost nothing (a cold start's) is $0, known, priced
+        or not, as the causes table says (``cold-start 3 0 $0``): where no request of the audit
+        is priced too (before, every class with a request was unknown there). A request with a
+        class always tells its loss (a cause is found only where the usage reports cache use).
+        Every view decides it here: the JSON's null, the text's and the page's *unknown*."""
         return self.unpriced(name) > 0 and name not in self.priced_loss
 
     def requests(self, name: str) -> int:

@@ -600,8 +600,20 @@ def _prompt_shrank(ev: Evidence) -> Finding | None:
     ))
 
 
+def carries_reply(r: TraceRequest, prev: TraceRequest) -> bool:
+    """Whether ``r``'s body sends back ``prev``'s response: its messages are ``prev``'s, then an
+    assistant message (the answer, whose tool results may follow). Such a request was sent after
+    that response, whatever the log's clock says (a clock that stepped back between the two)."""
+    if r.body is None or prev.body is None:
+        return False
+    before, now = prev.body.messages, r.body.messages
+    return len(now) > len(before) and now[len(before)].role == "assistant" and now[:len(before)] == before
+
+
 def _sent_before_ready(ev: Evidence) -> Finding | None:
-    if ev.prev is not None and ev.tick < ev.prev.ready:
+    # A request that sends the previous response back was sent after it: the clock, not the
+    # cache, is wrong there, and the later rules decide.
+    if ev.prev is not None and ev.tick < ev.prev.ready and not carries_reply(ev.r, ev.prev.request):
         return Finding("concurrent-write", "log", "sent before the previous request's response had begun (entry still being written)")
     return None
 
@@ -1013,7 +1025,8 @@ CAUSE_RULES: tuple[CauseRule, ...] = (
     CauseRule("snapshot-changed", "the logged prompt snapshots (system prompt and tools) around a read at the head",
               _snapshot_changed),
     CauseRule("prompt-shrank", "the prompt sizes of both requests", _prompt_shrank),
-    CauseRule("sent-before-ready", "the tick the previous response began", _sent_before_ready),
+    CauseRule("sent-before-ready", "the tick the previous response began; a body that sends that response back was sent after it",
+              _sent_before_ready),
     CauseRule("below-minimum", "the expected read; the provider's minimum for the model", _below_minimum),
     CauseRule("beyond-lookback", "blocks since the previous request; the provider's breakpoint lookback", _beyond_lookback),
     CauseRule("breakpoints-miss", "the body's breakpoints; the byte-level model's read", _breakpoints_miss),

@@ -554,3 +554,20 @@ def test_a_tool_change_logged_before_a_request_sent_before_the_previous_one_is_n
     # In order, the same request is the tools' doing.
     in_order = ev(replace(late, sent_ms=11 * MIN), prev=prev, tick=MIN, lost=18_816, expected=19_840)
     assert rule(in_order) == "tools-logged"
+
+
+def test_a_request_sending_the_previous_answer_back_was_not_sent_before_it():
+    # mini-swe-agent on DeepSeek (astropy__astropy-14365, messages[144]): the tool result the
+    # request carries was stamped 0.7 s before the answer it follows; a clock stepped back, not a
+    # request sent while the previous response was being written.
+    def body(*texts: tuple[str, str]) -> Request:
+        return Request(Envelope("anthropic", OPUS), tuple(Message(role, (Text(text),)) for role, text in texts))  # type: ignore[arg-type]
+
+    asked = (("user", "fix the bug"),)
+    prev = req(0, model=OPUS, body=body(*asked))
+    later = req(model=OPUS, body=body(*asked, ("assistant", "ls"), ("tool", "a.py")))
+    e = ev(later, prev=prev, tick=MIN, prev_ready=2 * MIN, expected=100)
+    assert rule(e) != "sent-before-ready" and cause(e) != "concurrent-write"
+    # The same prompt sent again before the answer (parallel calls) still is.
+    e = ev(req(model=OPUS, body=body(*asked)), prev=prev, tick=MIN, prev_ready=2 * MIN, expected=100)
+    assert (rule(e), cause(e)) == ("sent-before-ready", "concurrent-write")

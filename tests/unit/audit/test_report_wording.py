@@ -600,7 +600,8 @@ def test_a_cause_whose_misses_are_unpriced_does_not_say_it_lost_0(tmp_path: Path
     assert _row_of(audit_table(result), "ttl-expired")[1:4] == ["1", "15,000", "-"]
     # The loss split counted it in "recoverable $0.00 (1 req)" without a word, then as "$0.00 (1
     # req, 1 unpriced)" while the JSON and report.html said unknown (null): it says unknown too.
-    assert "lost unknown = recoverable (1 req, 1 unpriced: no dollar figure) + unavoidable (" in audit_table(result)
+    # (The cold start lost nothing: a known $0, priced or not.)
+    assert "lost unknown = recoverable (1 req, 1 unpriced: no dollar figure) + unavoidable $0 (1 req)" in audit_table(result)
     assert "lost unknown = recoverable (1 req, 1 unpriced: no dollar figure)" in audit_markdown(result)
     assert json.loads(audit_json(result))["loss_split"]["recoverable_usd"] is None
     assert json.loads(audit_json(result))["loss_split"]["recoverable_unpriced"] == 1

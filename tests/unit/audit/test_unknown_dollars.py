@@ -156,4 +156,29 @@ def test_with_nothing_priced_a_class_with_no_requests_lost_a_known_zero(tmp_path
     line = next(line for line in audit_table(result).splitlines() if line.startswith("lost unknown"))
     assert "recoverable $0 (0 req)" in line and "unknown $0 (0 req)" in line
     assert "unavoidable (" in line and "no dollar figure" in line
-    assert split.usd_unknown("unavoidable", True) and not split.usd_unknown("recoverable", True)
+    assert split.usd_unknown("unavoidable") and not split.usd_unknown("recoverable")
+
+
+def test_with_nothing_priced_a_class_of_cold_starts_is_a_known_zero(tmp_path: Path) -> None:
+    # An OpenHands run on llama-4-maverick (no price): "unavoidable (3 req: no dollar figure)" and
+    # unavoidable_usd null, while the causes table read "cold-start 3 0 $0". A cold start loses
+    # nothing, priced or not; only a class that lost unpriced tokens has no dollar figure.
+    _paused(tmp_path, "s1", UNPRICED, "00:20")  # a cold start, then 20 min idle: an unpriced expiry
+    result = run_audit([tmp_path])
+    split = result.loss_split
+    assert (split.unavoidable_requests, split.unavoidable_unpriced) == (1, 0)
+    assert (split.recoverable_requests, split.recoverable_unpriced) == (1, 1)
+    record = json.loads(audit_json(result))
+    assert [(c["cause"], c["lost_usd"]) for c in record["causes"] if c["cause"] == "cold-start"] == [("cold-start", 0.0)]
+    lost = record["loss_split"]
+    assert lost["unavoidable_usd"] == 0 and lost["recoverable_usd"] is None and lost["unknown_usd"] == 0
+    assert lost["lost_usd"] is None  # the expiry's dollars are not known
+    assert not split.usd_unknown("unavoidable") and split.usd_unknown("recoverable")
+    from prefixbench.reports.audit import audit_html, audit_table
+
+    line = next(line for line in audit_table(result).splitlines() if line.startswith("lost unknown"))
+    assert "unavoidable $0 (1 req)" in line and "recoverable (1 req, 1 unpriced: no dollar figure)" in line
+    page = audit_html(result)
+    assert 'data-loss-class="unavoidable"' in page
+    row = page.split('data-loss-class="unavoidable"', 1)[1].split("</tr>", 1)[0]
+    assert "$0" in row and "unknown" not in row

@@ -488,3 +488,24 @@ def test_mini_each_upstream_openrouter_names_is_a_cache_of_its_own(tmp_path: Pat
     assert [r.upstream for r in requests] == ["Anthropic", "Amazon Bedrock"]
     row = run_audit([path]).rows[1]
     assert (row.predicted_cache_read, row.reported_cache_read, row.cause) == (0, 0, "provider-best-effort")
+
+
+def test_mini_2_a_clock_stepped_back_does_not_send_a_call_before_the_answer_it_carries(tmp_path: Path) -> None:
+    # mini-swe-agent stamps a message when it stores it (time.time() once the call returned, or
+    # once the tool ran). astropy__astropy-14365 on DeepSeek: the answer at 1775803220.33, the
+    # tool result it asked for at 1775803219.64; the next call carries that result, so it was sent
+    # after the answer. Read at the tool result's time it was "concurrent-write".
+    value = deepseek_run()
+    messages = value["messages"]
+    answer, result = messages[4], messages[5]  # the second call's answer and its tool result
+    assert answer["role"] == "assistant" and result["role"] == "tool"
+    answer["extra"]["timestamp"] = 1776000020.33
+    result["extra"]["timestamp"] = 1776000019.64
+    messages[6]["extra"]["response"]["usage"] |= {"prompt_tokens_details": {"cached_tokens": 0}, "prompt_cache_hit_tokens": 0,
+                                                 "prompt_cache_miss_tokens": 3700}
+    path = write(tmp_path / "t.traj.json", value)
+    requests, summary = read(path)
+    assert requests[2].sent_ms == 1776000020330 >= requests[1].ready_ms  # not the tool result's 1776000019640
+    assert any("1 message(s) stamped earlier than a message before them" in n for n in summary.notes)
+    row = run_audit([path]).rows[2]
+    assert row.lost_tokens and row.cause != "concurrent-write"

@@ -10,6 +10,12 @@ call without usage, listed; from 2.4.6 with its ``cost`` too; before 2.3.1 that 
 response, and the notes count the calls lost); with the Responses-API model the message *is* the response
 (``object: "response"``). Times: ``timestamp`` per message from 1.17, ``extra.timestamp`` in 2.x,
 else the response's ``created``. Before 1.11.1 no response was kept: bodies only, predictions only.
+A message's time is when mini-swe-agent stored it (``time.time()`` once the model call returned,
+or once the tool ran): an assistant message's is its response's end, the call's ready time here
+(the log gives no earlier one; ``created`` is the provider's, about when the request arrived). A
+call is sent after every message before it was stored (the agent runs one step at a time), so its
+send time is the latest of their times: a clock that stepped back (a tool result stamped before
+the reply it answers) does not put a send before the previous response; the notes count them.
 
 **SWE-agent** (``*.traj``): ``trajectory`` steps and ``history``. From 1.0 each step keeps the
 messages it sent (``query``; ``messages`` in the 1.0 previews), ``cache_control`` markers
@@ -173,9 +179,12 @@ class _Run:
         self.marks_end = config.get("set_cache_control") == "default_end"
         places = [i for i, m in enumerate(self.value["messages"]) if isinstance(m, dict)]
         messages = [self.value["messages"][i] for i in places]
-        latest: int | None = None
+        latest: int | None = None  # the latest time of a message so far: a call's send (see the module)
+        backwards = 0  # messages stamped before a message above them
         for idx, message in enumerate(messages):
             stamp = _time(message, self.where)
+            if stamp is not None and latest is not None and stamp < latest:
+                backwards += 1
             extra = as_dict(message.get("extra"))
             response = message if message.get("object") == "response" else extra.get("response")
             if isinstance(response, str) and response.strip():
@@ -183,7 +192,7 @@ class _Run:
                 sent = [_sent_message(m) if "role" in m else m for m in messages[:idx] if m.get("role") != "exit"]
                 self.calls.append(_Call(sent, {}, default_model, latest, stamp, no_usage=_TEXT_ONLY, path=f"messages[{places[idx]}]"))
                 if stamp is not None:
-                    latest = stamp
+                    latest = stamp if latest is None else max(latest, stamp)
                 continue
             is_call = isinstance(response, dict) or (message.get("role") == "assistant" and "response" not in extra)
             if is_call:
@@ -193,7 +202,7 @@ class _Run:
                 self.calls.append(_Call(sent, response if isinstance(response, dict) else None, _route(default_model, model), latest or created, stamp,
                                         path=f"messages[{places[idx]}]"))
             if stamp is not None:
-                latest = stamp
+                latest = stamp if latest is None else max(latest, stamp)
         stats = as_dict(self.info.get("model_stats"))
         version = self.info.get("mini_version")
         self.notes.append(
@@ -213,6 +222,11 @@ class _Run:
         spent = sum(logged_cost(as_dict(m.get("extra")).get("cost")) for m in messages)
         if spent:
             self.notes.append(f"mini-swe-agent's per-call cost fields sum to ${spent:.4f}")
+        if backwards:
+            self.notes.append(
+                f"{backwards} message(s) stamped earlier than a message before them (the clock stepped back): each call "
+                "is taken as sent at the latest time before it, after the previous response, as the agent's order says"
+            )
         if self.marks_end:
             self.notes.append("set_cache_control default_end: each call marked its last message for caching")
 
