@@ -467,6 +467,28 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
 _CHOICE_FIXES = frozenset(fix for fixes in UNKNOWN_FIX.values() for fix in fixes)
 
 
+def _recovered_elsewhere(fix: str, rows: Sequence[AuditRow]) -> str:
+    """What the pattern adds where some of the misses a fix is credited with (it recovers them:
+    :func:`_credited`) are of a cause that points at another fix, or at none: their cause is not
+    its, so the fix's *lost to its misses* is not a loss of its own cause. '' where every miss is
+    its own (``ttl-1h`` and ``ttl-5m`` taken as ``ttl-auto``). On a Claude Code home, ttl-auto
+    recovered one compaction call's miss (``compaction-miss x1: $0.1244 lost``), read as a TTL
+    miss of its own beside the 35 ttl-expired misses it did not recover."""
+    as_fix = "ttl-auto" if _fix_name(fix) in SETTABLE_TTLS else fix
+    foreign = [row for row in rows if row.cause is not None and not {fix, as_fix} & set(_own_fixes(row))]
+    if not foreign:
+        return ""
+    others = sorted({other for row in foreign for other in _own_fixes(row)})
+    points = f"points at {', '.join(others)}" if others else "points at no fix"
+    if len(foreign) == len(rows):
+        return (f"{'its' if len(rows) == 1 else 'their'} cause {points}, not at this fix, which recovers "
+                f"{'it' if len(rows) == 1 else 'them'} all the same (it reads back at least half of what each lost)")
+    one = len(foreign) == 1
+    return (f"{len(foreign):,} of them ({_causes_text(foreign)}) {'is a miss' if one else 'are misses'} whose cause {points}, "
+            f"not at this fix, which recovers {'it' if one else 'them'} all the same (it reads back at least half of what "
+            "each lost)")
+
+
 def _own_fixes(row: AuditRow) -> tuple[str, ...]:
     """The fixes re-simulated for ``row`` itself (:func:`resimulation_targets`): those its causes
     point at, and keep-alive where it may bridge the row's gap."""
@@ -601,6 +623,8 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes)
             rec = _pi_warming_on_1h(rec, fix, changed or [(r.file, r.lane) for r in rows], formats, result.rows)
+            if said := _recovered_elsewhere(fix, rows):
+                rec = msgspec.structs.replace(rec, pattern=f"{rec.pattern}; {said}")
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key,
                                           {(row.file, row.lane, row.index) for row in left})
             if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
