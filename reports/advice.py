@@ -67,9 +67,12 @@ def counted(n: int, noun: str) -> str:
 
 
 def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str:
-    """What a fix's misses lost; ``no miss`` when no miss of the audit points at the fix (it saves
-    on what the requests it changes paid, not on a miss)."""
-    return "no miss" if not causes and not lost else usd_cents4(Decimal(str(lost)))
+    """What a fix's misses lost, as its pattern says it on the line below and the causes table and
+    the loss split say their dollars (:func:`~prefixbench.simulator.pricing.format_usd`: 4 decimals
+    from a cent up, 4 significant digits under one): the same figure read one way (the column read
+    ``$0.0003`` above ``concurrent-write x2: $0.0002580 lost``); ``no miss`` when no miss of the
+    audit points at the fix (it saves on what the requests it changes paid, not on a miss)."""
+    return "no miss" if not causes and not lost else format_usd(Decimal(str(lost)))
 
 
 def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpriced: int = 0) -> str:
