@@ -10,7 +10,7 @@ from prefixbench.reports.auditwords import file_labels, none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
 from prefixbench.reports.whatif import hedged
 from prefixbench.simulator.pricing import format_usd
-from prefixbench.workloads.audit.advice import RECOVERS_NONE, names_setting
+from prefixbench.workloads.audit.advice import RECOVERS_NONE, cannot_apply, names_setting
 from prefixbench.workloads.audit.core import AuditResult
 from prefixbench.workloads.audit.losses import CLASS_MEANINGS, LOSS_CLASSES, LossSplit
 from prefixbench.workloads.audit.precedence import RELAYED
@@ -67,9 +67,12 @@ def counted(n: int, noun: str) -> str:
 
 
 def lost_text(lost: Decimal | float, causes: tuple[str, ...] | list[str]) -> str:
-    """What a fix's misses lost; ``no miss`` when no miss of the audit points at the fix (it saves
-    on what the requests it changes paid, not on a miss)."""
-    return "no miss" if not causes and not lost else usd_cents4(Decimal(str(lost)))
+    """What a fix's misses lost, as its pattern says it on the line below and the causes table and
+    the loss split say their dollars (:func:`~prefixbench.simulator.pricing.format_usd`: 4 decimals
+    from a cent up, 4 significant digits under one): the same figure read one way (the column read
+    ``$0.0003`` above ``concurrent-write x2: $0.0002580 lost``); ``no miss`` when no miss of the
+    audit points at the fix (it saves on what the requests it changes paid, not on a miss)."""
+    return "no miss" if not causes and not lost else format_usd(Decimal(str(lost)))
 
 
 def lost_words(lost: Decimal | float, causes: tuple[str, ...] | list[str], unpriced: int = 0) -> str:
@@ -226,6 +229,17 @@ def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -
 #: says where every fix re-simulated is such.
 NOT_RANKED = "not ranked, as re-simulated they save nothing on this log (why, for each)"
 NOTHING_SAVES = "no fix re-simulated saves anything on this log (listed below, not ranked)"
+#: The same for the fixes that cannot apply to the log (:func:`~.advice.cannot_apply`: nothing
+#: they change is in it), in --what-if's words, and what the list says where they are all there is.
+NOT_APPLICABLE = "not ranked, as they cannot apply to this log: nothing they change is in it (why, for each)"
+NOTHING_APPLIES = "no fix the misses point at can apply to this log (listed below, not ranked)"
+
+
+def _inapplicable(rec: object) -> bool:
+    """Whether a fix listed apart (a struct, or its JSON record) cannot apply to the log."""
+    if isinstance(rec, dict):
+        return cannot_apply(rec["saved_usd"], rec["detail"])
+    return cannot_apply(rec.saved_usd, rec.detail)  # type: ignore[attr-defined]
 
 
 #: What the opening says where no request reports its cache use (a block-hash trace): no miss could
@@ -249,7 +263,7 @@ def advice_lines(result: AuditResult) -> list[str]:
             out.append("  nothing: no miss in these logs has a fix that would have recovered it")
             out += _never_read_lines(result)
         elif not recs:
-            out.append(f"  nothing: {NOTHING_SAVES}")
+            out.append(f"  nothing: {NOTHING_APPLIES if all(map(_inapplicable, apart)) else NOTHING_SAVES}")
         else:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
@@ -275,9 +289,11 @@ def advice_lines(result: AuditResult) -> list[str]:
                 out.append(visible(f"   assumes: {rec.assumption}"))
                 if rec.detail:
                     out.append(visible(f"   {rec.detail}"))
-        if apart:
-            out.append(f"  {NOT_RANKED}:")
-            out += [visible(f"  - {rec.fix} ({rec.agent}): {rec.detail}") for rec in apart]
+        for heading, listed in ((NOT_RANKED, [rec for rec in apart if not _inapplicable(rec)]),
+                                (NOT_APPLICABLE, [rec for rec in apart if _inapplicable(rec)])):
+            if listed:
+                out.append(f"  {heading}:")
+                out += [visible(f"  - {rec.fix} ({rec.agent}): {rec.detail}") for rec in listed]
         if not unseen:
             labels = file_labels([f.file for f in result.files] + [r.file for r in result.rows])
             out += [visible(line) for line in never_read_group_lines(result.rows, result.totals.cost_usd, lambda f: labels.get(f) or f)]
@@ -310,7 +326,7 @@ def advice_html(record: dict, unseen: bool = False) -> str:
     if recs is not None:
         recs = [rec for rec in recs if rec["rank"] is not None]
         if not recs and apart:
-            parts.append(note(f"Nothing: {NOTHING_SAVES}."))
+            parts.append(note(f"Nothing: {NOTHING_APPLIES if all(map(_inapplicable, apart)) else NOTHING_SAVES}."))
         elif not recs and unseen:
             parts.append(note(f"Nothing to rank: {UNSEEN}."))
         elif not recs:
@@ -347,14 +363,17 @@ def advice_html(record: dict, unseen: bool = False) -> str:
                                     int(totals.get("unpriced_requests") or 0), recs[0]["detail"]):
                 parts.append(note(words[0].upper() + words[1:] + "."))
             parts.append(note(RANKING[0].upper() + RANKING[1:] + "."))
-        if apart:
-            parts.append(note(NOT_RANKED[0].upper() + NOT_RANKED[1:] + ":"))
+        for heading, listed in ((NOT_RANKED, [rec for rec in apart if not _inapplicable(rec)]),
+                                (NOT_APPLICABLE, [rec for rec in apart if _inapplicable(rec)])):
+            if not listed:
+                continue
+            parts.append(note(heading[0].upper() + heading[1:] + ":"))
             parts.append(table(["fix", "agent", "lost to its misses", "why"], [
                 ({"data-not-ranked": rec["fix"]}, [
                     rec["fix"], rec["agent"],
                     num("lost_usd", rec["lost_usd"], lost_words(rec["lost_usd"], rec["causes"], rec.get("unpriced_requests", 0))),
                     rec["detail"] or "",
-                ]) for rec in apart]))
+                ]) for rec in listed]))
         if not unseen and record.get("requests_shown") is None:
             totals = record.get("totals") or {}
             paid = totals.get("cost_usd")

@@ -11,9 +11,11 @@ request bodies) is still listed where the audit found recoverable dollars for it
 dollar figure holds (unpriced), with ``saved_usd`` None and how to record a log that can
 (:data:`.whatif.RECORD_BODIES`).
 
-Ranked by saved dollars, best first; then the fixes the recoverable misses point at that do not
-pay (their write premiums exceed what they recover: said so), and the ones the log cannot
-re-simulate, by the dollars the audit lost to their causes.
+Ranked by saved dollars, best first; then the fixes whose saving is unknown, and the ones the log
+cannot re-simulate, by the dollars the audit lost to their causes. The fixes the recoverable
+misses point at that save nothing (their write premiums exceed what they recover: said so), and
+those that cannot apply to the log at all (nothing they change is in it: no subagent lanes to
+stagger, as ``--what-if`` says), are listed apart, not ranked (rank None).
 """
 
 from __future__ import annotations
@@ -486,6 +488,28 @@ def follow_resimulation(result: AuditResult, found: Resimulated) -> AuditResult:
 _CHOICE_FIXES = frozenset(fix for fixes in UNKNOWN_FIX.values() for fix in fixes)
 
 
+def _recovered_elsewhere(fix: str, rows: Sequence[AuditRow]) -> str:
+    """What the pattern adds where some of the misses a fix is credited with (it recovers them:
+    :func:`_credited`) are of a cause that points at another fix, or at none: their cause is not
+    its, so the fix's *lost to its misses* is not a loss of its own cause. '' where every miss is
+    its own (``ttl-1h`` and ``ttl-5m`` taken as ``ttl-auto``). On a Claude Code home, ttl-auto
+    recovered one compaction call's miss (``compaction-miss x1: $0.1244 lost``), read as a TTL
+    miss of its own beside the 35 ttl-expired misses it did not recover."""
+    as_fix = "ttl-auto" if _fix_name(fix) in SETTABLE_TTLS else fix
+    foreign = [row for row in rows if row.cause is not None and not {fix, as_fix} & set(_own_fixes(row))]
+    if not foreign:
+        return ""
+    others = sorted({other for row in foreign for other in _own_fixes(row)})
+    points = f"points at {', '.join(others)}" if others else "points at no fix"
+    if len(foreign) == len(rows):
+        return (f"{'its' if len(rows) == 1 else 'their'} cause {points}, not at this fix, which recovers "
+                f"{'it' if len(rows) == 1 else 'them'} all the same (it reads back at least half of what each lost)")
+    one = len(foreign) == 1
+    return (f"{len(foreign):,} of them ({_causes_text(foreign)}) {'is a miss' if one else 'are misses'} whose cause {points}, "
+            f"not at this fix, which recovers {'it' if one else 'them'} all the same (it reads back at least half of what "
+            "each lost)")
+
+
 def _own_fixes(row: AuditRow) -> tuple[str, ...]:
     """The fixes re-simulated for ``row`` itself (:func:`resimulation_targets`): those its causes
     point at, and keep-alive where it may bridge the row's gap."""
@@ -620,6 +644,8 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                   recovers_none=recovers_none and w.saved_usd <= 0, causes=causes, sessions_of=found.sessions)
             rec = _pi_warming_on_1h(rec, fix, changed or [(r.file, r.lane) for r in rows], formats, result.rows)
+            if said := _recovered_elsewhere(fix, rows):
+                rec = msgspec.structs.replace(rec, pattern=f"{rec.pattern}; {said}")
             pattern = _pattern_of_changes(rec.pattern, w, rows, lost, by_key,
                                           {(row.file, row.lane, row.index) for row in left})
             if left and not rows:  # (ttl-auto, above: it recovers none of the misses its cause points at)
@@ -646,8 +672,12 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             recommendations.append(msgspec.structs.replace(rec, pattern=pattern))
         elif not w.applies and rows and (lost > 0 or unpriced):
             # Listed with what its misses lost; where none of them is priced, its saving is
-            # unknown on two counts, and said so rather than left out.
-            detail = f"cannot re-simulate: {w.detail}"
+            # unknown on two counts, and said so rather than left out. Ranked only where the log
+            # lacks the request bodies to re-simulate it on (it may apply, the log cannot show
+            # it); a fix with nothing to change in the log (no subagent lanes to stagger) cannot
+            # apply at all, as --what-if says, and is listed apart, not ranked (:func:`cannot_apply`):
+            # a mini-swe-agent log ranked stagger-subagents #1 while --what-if said "cannot apply".
+            detail = f"{'cannot re-simulate' if w.needs_bodies else CANNOT_APPLY}: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                                    causes=causes, sessions_of=found.sessions))
@@ -656,8 +686,8 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
     # price); a fix that saves nothing here is set apart after them, unranked (rank None), once,
     # its detail saying why (it ranked among the fixes that save, as "leave it as it is").
     ranked = [msgspec.structs.replace(rec, rank=n) for n, rec in enumerate(
-        (rec for rec in recommendations if not saves_nothing(rec)), 1)]
-    apart = [msgspec.structs.replace(rec, rank=None) for rec in recommendations if saves_nothing(rec)]
+        (rec for rec in recommendations if not not_ranked(rec)), 1)]
+    apart = [msgspec.structs.replace(rec, rank=None) for rec in recommendations if not_ranked(rec)]
     return (*_with_alternatives(ranked), *apart)
 
 
@@ -682,6 +712,25 @@ def _pi_warming_on_1h(rec: Recommendation, fix: str, lanes: Iterable[tuple[str, 
     said = PI_WARMING_ON_1H.format(n=f"{len(long):,} of the {len(pi_lanes):,} pi lanes it changes"
                                    if len(long) < len(pi_lanes) else "the pi lanes it changes")
     return msgspec.structs.replace(rec, change=rec.change.replace(pi_change, f"{pi_change}; {said}", 1))
+
+
+#: How the detail of a fix that cannot apply to the log opens (nothing it changes is in it: no
+#: subagent lanes to stagger), in --what-if's words: listed apart, not ranked (:func:`cannot_apply`).
+CANNOT_APPLY = "cannot apply"
+
+
+def cannot_apply(saved_usd: object, detail: str | None) -> bool:
+    """Whether a recommendation (its ``saved_usd`` and ``detail``, as a struct's or a JSON
+    record's) is of a fix that cannot apply to the log: not re-simulated (no saving) because
+    nothing it changes is in the log, as opposed to a log without the bodies to re-simulate it
+    on ("cannot re-simulate", ranked by what its misses lost)."""
+    return saved_usd is None and (detail or "").startswith(f"{CANNOT_APPLY}: ")
+
+
+def not_ranked(rec: Recommendation) -> bool:
+    """Whether ``rec`` is listed apart, after the ranked fixes, with no rank: its fix saves
+    nothing on the log (:func:`saves_nothing`) or cannot apply to it (:func:`cannot_apply`)."""
+    return saves_nothing(rec) or cannot_apply(rec.saved_usd, rec.detail)
 
 
 def saves_nothing(rec: Recommendation) -> bool:
@@ -957,11 +1006,11 @@ RESIMULATED_CHANGE = "the change re-simulated was"
 
 def _rank_key(rec: Recommendation) -> tuple[int, Decimal, str]:
     """Fixes that save money by what they save; then those whose saving is unknown, and those
-    the log cannot re-simulate, by what their misses lost; last those that save nothing (not
-    ranked: :func:`saves_nothing`), by what their misses lost."""
+    the log cannot re-simulate (no bodies), by what their misses lost; last those that save
+    nothing or cannot apply (not ranked: :func:`not_ranked`), by what their misses lost."""
     if rec.saved_usd is not None and rec.saved_usd > 0:
         return 0, -rec.saved_usd, rec.fix
-    if saves_nothing(rec):
+    if not_ranked(rec):
         return 3, -rec.lost_usd, rec.fix
     return (1 if rec.saved_usd is not None else 2), -rec.lost_usd, rec.fix
 

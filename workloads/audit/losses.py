@@ -352,7 +352,7 @@ class Recommendation(msgspec.Struct, frozen=True):
     """One thing to change, with the dollars its fix saved when the log was re-simulated with it."""
 
     #: Its place among the fixes ranked, from 1; None where its fix saves nothing on the log
-    #: (:func:`~.advice.saves_nothing`): listed apart, after the ranked ones, not ranked.
+    #: or cannot apply to it (:func:`~.advice.not_ranked`): listed apart, after the ranked ones.
     rank: int | None
     #: The ``--what-if`` fix that re-simulated it.
     fix: str

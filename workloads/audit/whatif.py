@@ -369,6 +369,10 @@ class WhatIf(msgspec.Struct, frozen=True):
     detail: str = ""
     lanes: tuple[LaneEffect, ...] = ()
     changes: tuple[RequestChange, ...] = ()
+    #: Not applied for want of request bodies (:class:`_NoBodies`): the fix may apply to the agent,
+    #: the log cannot show it; False where it applies, or where nothing it changes is in the log.
+    #: What to change ranks the former by what its misses lost, never the latter.
+    needs_bodies: bool = False
 
     @property
     def unpriced_requests(self) -> int:
@@ -927,7 +931,14 @@ class _Plan(msgspec.Struct, frozen=True):
 
 
 class _CannotApply(Exception):
-    pass
+    """The fix cannot apply to the log: nothing it changes is in it (no subagent lanes, no
+    compaction request, one model a lane), or the log cannot show it (:class:`_NoBodies`)."""
+
+
+class _NoBodies(_CannotApply):
+    """The fix would change what the requests sent, and the log holds no request bodies to change
+    (nor, on the chain model, a read that shows the change): it cannot be re-simulated here,
+    though it may apply to the agent that wrote the log (:attr:`WhatIf.needs_bodies`)."""
 
 
 def _ttl_choosers(requests: Sequence[TraceRequest]) -> list[TraceRequest]:
@@ -1165,7 +1176,7 @@ def _static_system_chains(
     located = set(_head_breaks(requests, heads, base))
     breaks = {key for r in requests if (key := (r.file, r.lane, r.seq)) in located and (r.file, r.line) in attributed}
     if not breaks:
-        raise _CannotApply(
+        raise _NoBodies(
             "the log has no request bodies, and no request's read fell inside the unlogged system prompt and tools "
             f"where the cache model read past them (nothing shows them changing); {record_bodies(requests)}"
         )
@@ -1232,7 +1243,7 @@ def _plan_static_system(requests: list[TraceRequest], also: str = "") -> _Plan:
     ``also``: what the same fix does to the requests without bodies (see ``_static_system_chains``)."""
     with_body = [r for r in requests if r.body is not None]
     if not with_body:
-        raise _CannotApply(
+        raise _NoBodies(
             "the log has no request bodies, so it cannot show the system prompt or tools changing "
             f"(a miss the log cannot explain is not evidence that they did); {record_bodies(requests)}"
         )
@@ -1791,7 +1802,10 @@ def _plan_breakpoints(requests: list[TraceRequest], spec: str) -> _Plan:
     places = parse_breakpoints(spec)
     bodies = [r for r in requests if _has_breakpoints(r)]
     if not bodies:
-        raise _CannotApply(f"breakpoints can only be moved where the log has Anthropic request bodies; {record_bodies(requests)}")
+        # (for want of bodies only where the log has requests whose provider takes markers)
+        missing = any(r.body is None and rules_for(r.provider).max_breakpoints is not None for r in requests)
+        raise (_NoBodies if missing else _CannotApply)(
+            f"breakpoints can only be moved where the log has Anthropic request bodies; {record_bodies(requests)}")
     out = []
     for r in requests:
         if r.body is not None and _has_breakpoints(r) and (r.body.cache_breakpoints or r.body.auto_cache):
@@ -2231,7 +2245,7 @@ def _one_fix_alone(inputs: _Inputs, fix: str) -> WhatIf:
             plan = _plan_breakpoints(requests, spec)
             assumption = f"Anthropic cache_control markers at {spec.replace('+', ' + ')} on every request that had markers"
     except _CannotApply as reason:
-        return WhatIf(fix, False, 0, 0, None, assumption, str(reason))
+        return WhatIf(fix, False, 0, 0, None, assumption, str(reason), needs_bodies=isinstance(reason, _NoBodies))
     if name in ("ttl-1h", "ttl-5m"):
         changes = _evaluate_ttl(name.removeprefix("ttl-"), requests, plan, base, summaries, heads, prices, inputs.clock,
                                 inputs.reported_usd, inputs.ref, inputs.ttl_evaluations)

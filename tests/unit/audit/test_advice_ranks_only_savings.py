@@ -96,9 +96,10 @@ def test_a_fix_that_recovers_none_of_its_misses_says_so_apart(tmp_path: Path) ->
 
 
 def test_a_fix_whose_saving_is_unknown_stays_ranked(tmp_path: Path) -> None:
-    # (cannot re-simulate: saved None; what it saves is unknown, not nothing)
+    # (cannot re-simulate for want of request bodies: saved None; what it saves is unknown, not
+    # nothing. A fix with nothing to change in the log is not ranked: test_advice_cannot_apply.py)
     cannot = WhatIf(fix="keep-alive", applies=False, requests_changed=0, tokens_to_read=0, saved_usd=None,
-                    assumption="assumed", detail="no timestamps")
+                    assumption="assumed", detail="no timestamps", needs_bodies=True)
     (rec,) = _advised(tmp_path, cannot).recommendations
     assert rec.rank == 1
 

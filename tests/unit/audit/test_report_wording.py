@@ -845,12 +845,16 @@ def test_ttl_expired_means_the_lifetimes_of_the_logs_providers(tmp_path: Path, c
 
 def test_what_to_change_dollars_share_one_precision() -> None:
     """``saves $0.007444`` beside ``saves $0.0141``: the column mixed significant figures; it
-    takes the worst requests' one rule (4 decimals), as does what its misses lost."""
+    takes the worst requests' one rule (4 decimals), as --what-if's dollars do. What its misses
+    lost is the figure its pattern and the causes table give (format_usd): a loss under a cent
+    read ``$0.0003`` in the column above ``concurrent-write x2: $0.0002580 lost``
+    (test_advice_rounding.py)."""
     from prefixbench.reports.advice import lost_text, saves_text
 
     assert saves_text(Decimal("0.007444")) == "saves $0.0074" and saves_text(Decimal("0.0141")) == "saves $0.0141"
     assert saves_text(Decimal("-0.0012345")) == "costs $0.0012 more" and saves_text(Decimal("0.00001")) == "saves <$0.0001"
-    assert lost_text(Decimal("0.007444"), ("ttl-expired",)) == "$0.0074"
+    assert lost_text(Decimal("0.007444"), ("ttl-expired",)) == "$0.007444"
+    assert lost_text(Decimal("0.0141"), ("ttl-expired",)) == "$0.0141"
 
 
 def test_the_lifetime_lookup_keeps_its_cache_beside_the_lifetime_words() -> None:
