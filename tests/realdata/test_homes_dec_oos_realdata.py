@@ -84,9 +84,12 @@ def test_claude_code_2_1_1x_2x_transcripts_and_prompt_suggestions_total_their_li
         "claude-opus-4-5-20251101": 1_141, "claude-haiku-4-5-20251001": 516, "claude-sonnet-4-5-20250929": 6}
     assert read_within(result) == 1_589
     # The prompt suggestions' calls (most of their 45 files hold only an API error of no usage):
-    # each first call read the whole prefix the session's last call had cached seconds before (its
-    # read plus its write), a fork of the conversation; the audit predicts a subagent's start from
-    # its head, so 8 of the 14 are off. Measured, not added (see docs/audit.md).
+    # each file's first call read the whole prefix the main thread's last call had left cached
+    # seconds before (its read plus its write); the audit predicts a subagent's start from its
+    # head, so 8 of the 14 are off. Measured, not added: linking each to that call (its first
+    # entry's parentUuid names the call's last line) made 13 of the 14 within here, but in
+    # ikn7/sentinelPI's session 55210cba (2.1.29 too) 7 of 10 suggestions read the 17,652-token
+    # head alone, and its count fell from 364 to 360 (docs/audit.md).
     suggestions = [r for r in result.rows if "agent-aprompt_suggestion-" in r.file]
     assert (len(suggestions), sum(_within(r) for r in suggestions)) == (14, 6)
 
