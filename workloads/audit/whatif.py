@@ -135,7 +135,9 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
     "is charged (its read, any write, 1 output token) on every such gap, whether the entry outlived it or not (unknown "
     "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
-    "response's end), or, on a model whose earlier gaps in the same source show entries outliving the TTL (2+ read in full past it plus "
+    "response's end), or, on a model whose earlier gaps in the same scope (the folder one TTL setting of the agent covers, a "
+    "Claude Code home: the folder above the project folders, every transcript under it pooled, whoever's account wrote it) "
+    "show entries outliving the TTL (2+ read in full past it plus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged; in that history a write the "
     "log does not report (an Anthropic usage with no write field) is none (the call left only its read cached), and no "
@@ -1481,8 +1483,9 @@ def _source_of(file: str) -> str:
     (the survival bound's and ttl-auto's unit for such a file): one agent home (one account's cache). The path up to the innermost agent
     home folder in it (:data:`_AGENT_HOMES`); else up to its innermost ``projects`` or
     ``sessions`` folder (a copied home, whose sessions lie in folders under it); else its
-    folder. Histories are never pooled across sources: what one home's entries did says nothing
-    of another's client, and a ``projects`` folder above two homes keeps them apart."""
+    folder. Two sources' histories are not pooled (a ``projects`` folder above two homes keeps
+    them apart); one source's are, whoever's account wrote its files: nothing in a transcript
+    names the account (:func:`_survival_scope`)."""
     parts = file.split("/")
     for k in range(len(parts) - 2, -1, -1):
         for home in _AGENT_HOMES:
@@ -1592,7 +1595,12 @@ def _survival_scope(file: str, formats: Mapping[str, str]) -> str:
     unit its agent's TTL setting covers (:func:`_setting_scope`, read from the folders the agent
     writes, never a folder's name), as ttl-auto picks in, so a home audits the same under any
     folder name. ``formats``: each file's log format (a file not in it: the source,
-    :func:`_source_of`)."""
+    :func:`_source_of`). The unit's history is pooled: folders of transcripts kept flat side by
+    side (``dump/alice/``, ``dump/bob/``) are laid out as one Claude Code home's projects, and no
+    record names the account that wrote it (Claude Code 2.0-2.1 transcripts carry ``cwd``,
+    ``sessionId``, ``version``, ``userType``, ``gitBranch``, no account, org or user id), so one
+    account's survivals can set another's bound: the detail names the folder it pooled, and the
+    user audits each account's folder on its own."""
     return _setting_scope(file, formats.get(file, ""))
 
 
@@ -1605,7 +1613,7 @@ def _judged_gaps(requests: Sequence[TraceRequest], ticks: Sequence[int], readies
     entry's life: the previous request of the lane, of the same
     model, left something cached and both report their cache; the gap, measured from the
     previous response's end, is past the keep-alive interval (:func:`_keep_alive_ttl`); and no
-    other request of that provider and model in the same source was sent during it (it may have
+    other request of that provider and model in the same scope was sent during it (it may have
     refreshed the entry). A read in full counts only past the interval plus the keep-alive margin
     (a few seconds past it are clock noise, not survival); a short read counts past the interval."""
     formats = {} if formats is None else formats
@@ -1757,8 +1765,11 @@ def _plan_keep_alive(requests: list[TraceRequest], summaries, clock: Clock | Non
         each = []
         for (provider, model), under in sorted(kept.items()):
             idle, r, count = widest[(provider, model)]
+            # (the scope its bound came from: the folder whose transcripts were pooled, in the user's terms)
+            scope = _survival_scope(r.file, formats) or "."
             each.append(f"{model}: {under:,} idle no longer than a bound of at most {duration(idle)}, the longest idle up to "
-                        f"which every gap of the model its source had shown before was read in full ({count:,} such reads "
+                        f"which every earlier gap of the model in {scope} (one history: every transcript under that folder, "
+                        f"whichever account wrote it) was read in full ({count:,} such reads "
                         f"past the TTL and margin, the longest at {r.file.rsplit('/', 1)[-1]}:{r.line})")
         outlived_text = (f"{sum(kept.values()):,} idle gap(s) past the TTL not bridged, as the log had already shown the "
                          f"model's entries outliving gaps that long, so a client's first ping, {KEEP_ALIVE_MARGIN_MS // 1000} s before that length, would come after the gap's end ({'; '.join(each)})")

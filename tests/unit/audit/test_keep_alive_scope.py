@@ -45,13 +45,35 @@ def test_a_claude_code_home_keeps_alive_the_same_whatever_its_folder_is_called(t
 
 
 def test_two_copied_homes_keep_their_histories_apart(tmp_path: Path) -> None:
-    # The same two sessions in two homes (copies under any name): b's home has no survivals, so
-    # its gap is bridged.
-    a = _claude(tmp_path / "old" / "projects.bak-1" / "-w-a" / "s1.jsonl",
+    # Two homes copied side by side into a folder called ``projects`` (a backup of two
+    # machines): b's home has no survivals, so its gap is bridged. Before, the folder's NAME made
+    # ``backups/projects`` one source, and a's survivals left b's gap unbridged.
+    a = _claude(tmp_path / "backups" / "projects" / "laptop" / "-w-a" / "s1.jsonl",
                 [("00:00", 0, 13_000), ("00:12", 13_000, 60), ("00:24", 13_060, 60)])
-    b = _claude(tmp_path / "other" / "cc-copy" / "-w-b" / "s2.jsonl", [("00:30", 0, 13_000), ("00:40", 0, 13_100)])
+    b = _claude(tmp_path / "backups" / "projects" / "desktop" / "-w-b" / "s2.jsonl",
+                [("00:30", 0, 13_000), ("00:40", 0, 13_100)])
     (keep,) = what_if(*load_trace([a, b]), ["keep-alive"])
     assert "not bridged" not in keep.detail, keep.detail
+    assert "bridge 3 idle gap(s)" in keep.detail, keep.detail  # (a's two, with no history yet, and b's)
+
+
+def test_accounts_kept_flat_in_one_folder_are_pooled_and_the_detail_names_that_folder(tmp_path: Path) -> None:
+    # Transcripts copied flat per account (dump/alice/, dump/bob/) are laid out as one home's two
+    # projects, and no record names an account: one history, so alice's survivals set the bound
+    # bob's gap is judged by. The detail and the assumption say which folder was pooled, so the
+    # user can audit each account's folder on its own.
+    dump = tmp_path / "dump"
+    a = _claude(dump / "alice" / "s1.jsonl", [("00:00", 0, 13_000), ("00:12", 13_000, 60), ("00:24", 13_060, 60)])
+    b = _claude(dump / "bob" / "s2.jsonl", [("00:30", 0, 13_000), ("00:40", 0, 13_100)])
+    (keep,) = what_if(*load_trace([a, b]), ["keep-alive"])
+    assert NOT_BRIDGED in keep.detail, keep.detail
+    assert f"every earlier gap of the model in {dump} (one history: every transcript under that folder" in keep.detail, (
+        keep.detail)
+    assert "in the same scope (the folder one TTL setting of the agent covers" in keep.assumption
+    assert "source" not in keep.detail and "same source" not in keep.assumption
+    # Each account's folder audited on its own: bob's history has no survivals, his gap is bridged.
+    (bob,) = what_if(*load_trace([b]), ["keep-alive"])
+    assert "not bridged" not in bob.detail and "bridge 1 idle gap(s)" in bob.detail, bob.detail
 
 
 def test_the_scope_is_the_settings_unit_of_the_files_format() -> None:
