@@ -60,6 +60,8 @@ AGENTS: dict[str, str] = {
     "openhands": "OpenHands",
     "swe-agent": "SWE-agent",
     "http-capture": "the captured agent",
+    # Kilo Code 7, told from OpenCode by its files (the format's name is the agent's).
+    KILO_7: KILO_7,
 }
 
 # Where each setting below was found (changelogs, docs and source; nothing here is guessed).
@@ -210,9 +212,12 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "compaction.auto, compaction.prune, compaction.reserved (kilo.json)", _KILO_7_CONFIG),
 }
 
-#: Where an agent's settings were read and found to hold none for a fix (its *see* line): the
-#: none-line names its evidence.
-NO_SETTING_SOURCES: dict[str, str] = {KILO_7: _KILO_7_NO_CACHE_SETTING}
+#: Where an agent's settings were read and found to hold none for a fix (its *see* line), per
+#: (format, fix): the none-line names its evidence, only for the fixes that evidence is about
+#: (Kilo 7's config has no cache lifetime and no warming: its keep-alive and TTL fixes, not its
+#: pin-model or breakpoints, whose settings were not what #11800 asks for).
+NO_SETTING_SOURCES: dict[tuple[str, str], str] = {
+    (KILO_7, fix): _KILO_7_NO_CACHE_SETTING for fix in ("keep-alive", "ttl-1h", "ttl-5m", "ttl-auto")}
 
 #: Settings that pick a TTL per write (Anthropic's ``cache_control`` ttl): the change stays in the
 #: words of the provider the lanes went to (:func:`_ttl_change`), and where their clients pick no
@@ -1091,7 +1096,7 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         change = found.change if found is not None and found.change else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)
-        return (agent, change, setting, found.source if found is not None else NO_SETTING_SOURCES.get(fmt))
+        return (agent, change, setting, found.source if found is not None else NO_SETTING_SOURCES.get((fmt, name)))
 
     if len(fmts) == 1:
         return one(fmts[0], knobs)

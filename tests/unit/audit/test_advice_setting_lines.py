@@ -15,6 +15,7 @@ from prefixbench.reports.advice import advice_html, advice_lines
 from prefixbench.reports.audit import audit_record
 from prefixbench.workloads.audit import advice
 from prefixbench.workloads.audit.advice import names_setting, no_setting
+from prefixbench.workloads.logs.formats.opencode import KILO_7
 from tests.unit.audit.fixtures import cc_usage
 from tests.unit.audit.test_advice_settable import _advise, _two
 
@@ -33,6 +34,20 @@ def test_every_agent_and_fix_names_a_setting_or_says_none_is_documented(fmt: str
         one_of = "any of: " if fmt == "cline" else ""  # (the Cline family's name lists three agents)
         assert setting == no_setting(agent) == f"none documented for {one_of}{agent}", (fmt, fix, setting)
         assert not names_setting(setting)
+        # The none-line's evidence only where it was looked for for this fix (found, or none).
+        assert source == (found.source if found is not None else advice.NO_SETTING_SOURCES.get((fmt, fix))), (fmt, fix)
+
+
+def test_kilo_7_cites_its_missing_cache_lifetime_on_its_keep_alive_and_ttl_fixes_only() -> None:
+    """A review found every Kilo 7 fix with no setting of its own (pin-model, static-system,
+    stagger-subagents, breakpoints) citing config.ts's "no warming, no cache lifetime" and #11800,
+    evidence about the cache lifetime alone."""
+    cited = {fix for fix in FIXES if "11800" in (advice._agent_advice(fix, [KILO_7], (True, frozenset()), None)[3] or "")}
+    assert cited == {"keep-alive", "ttl-1h", "ttl-5m", "ttl-auto"}
+    for fix in ("pin-model", "static-system", "stagger-subagents", "breakpoints"):
+        agent, _, setting, source = advice._agent_advice(fix, [KILO_7], (True, frozenset()), None)
+        assert (agent, setting, source) == (KILO_7, f"none documented for {KILO_7}", None), fix
+    assert KILO_7 in advice.AGENTS  # (so the test above covers it)
 
 
 def test_agents_sharing_a_fix_with_no_setting_say_so_once_naming_them_all() -> None:
