@@ -83,9 +83,9 @@ def test_a_gap_within_the_bound_of_earlier_gaps_is_not_bridged(tmp_path: Path) -
         "10 keep-alive request(s) bridge 3 idle gap(s) past the TTL; 1 idle gap(s) past the TTL not bridged, as the log "
         "had already shown the model's entries outliving gaps that long, so a client's first ping, 30 s before that length, "
         "would come after the gap's end "
-        "(MiniMax-M2.5-highspeed: 1 idle no longer than a bound of at most 12m00s, the longest idle up to which every gap "
-        "of the model its source had shown before was read in full (2 such reads past the TTL and margin, the longest at "
-        "s.jsonl:8))"), keep.detail
+        "(MiniMax-M2.5-highspeed: 1 idle no longer than a bound of at most 12m00s, the longest idle up to which every "
+        f"earlier gap of the model in {tmp_path.parent} (one history: every transcript under that folder, whichever "
+        "account wrote it) was read in full (2 such reads past the TTL and margin, the longest at s.jsonl:8))"), keep.detail
 
 
 def test_one_survival_sets_no_bound(tmp_path: Path) -> None:
