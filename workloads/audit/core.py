@@ -96,6 +96,7 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, no_re
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
+from prefixbench.workloads.logs.formats.claude_code import subagent_depth
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
@@ -1468,10 +1469,11 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 
 
 def _project_folder(file: str) -> str:
-    """The folder of a log's sessions: its own, or for a file in ``<session>/subagents/`` (Claude
-    Code's subagents and compaction calls) the folder of ``<session>.jsonl``."""
-    parent = PurePath(file).parent
-    return str(parent.parent.parent if parent.name == "subagents" else parent)
+    """The folder of a log's sessions: its own, or for a Claude Code subagent's (or compaction
+    agent's) transcript in ``<session>/`` or ``<session>/subagents/`` the folder of
+    ``<session>.jsonl``, its project's (:func:`~prefixbench.workloads.logs.formats.claude_code.subagent_depth`)."""
+    path = PurePath(file)
+    return str(path.parents[min(subagent_depth(path.parts), len(path.parents) - 1)])
 
 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
