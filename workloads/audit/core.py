@@ -519,7 +519,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     recommendations: tuple[Recommendation, ...] | None = None
     #: Every compaction the log shows, judged warm, cold or unknown (:class:`CompactionSummary`).
     compactions: tuple[CompactionSummary, ...] = ()
-    #: Per session (log file), in file order; per UTC day, in date order (:class:`RollUp`).
+    #: Per session (the agent's: its file, or its files, :attr:`FileSummary.session`), in file
+    #: order; per UTC day, in date order (:class:`RollUp`).
     sessions: tuple[RollUp, ...] = ()
     days: tuple[RollUp, ...] = ()
     #: Explicit caches the logs created, priced (:class:`.explicit.ExplicitCacheRow`).
@@ -539,6 +540,11 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: The lanes of gateway calls naming no session, each alone (``(file, lane)``): the lanes
     #: tables fold them into one row a file (:func:`fold_sessionless`). Not in the JSON record.
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
+    #: The session of each file that is part of another's (:attr:`FileSummary.session`: a Claude
+    #: Code subagent's or compaction agent's transcript, its session's main transcript, the key of
+    #: its roll-up in ``sessions``), so a count of sessions counts them as ``sessions`` does. Not in
+    #: the JSON record.
+    session_of: dict[str, str] = {}
 
 
 #: What a miss's detail adds where its provider is unknown (no rules: a reseller's relay).
@@ -3546,6 +3552,7 @@ def _summarize(
         relays=relays,
         services=services,
         sessionless_lanes=sessionless,
+        session_of={s.file: s.session for s in summaries if s.session},
     )
 
 
