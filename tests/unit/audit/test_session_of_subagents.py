@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.reports.cli import main
-from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.core import load_trace, run_audit
 
 from .fixtures import Transcript, cc_usage, write_jsonl
 
@@ -117,3 +117,32 @@ def test_the_sessions_that_never_read_count_a_sessions_subagents_as_its_session(
     else:
         # an older version's subagent lies beside its session's transcript: no folder tells it
         assert "2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
+
+
+def _subagent_start(session: str, tag: str) -> list[dict]:
+    """A subagent's lane whose first call sends its first message alone (one call)."""
+    t = Transcript(session, version="2.1.90", sidechain=True)
+    t.user("look for the config loader", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant(f"{tag}1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 12_000, 0, 9)], model="claude-haiku-4-5-20251001")
+    for line in t.lines:
+        line["uuid"] = f"{tag}-{line['uuid']}"
+        if line["parentUuid"] is not None:
+            line["parentUuid"] = f"{tag}-{line['parentUuid']}"
+    return t.lines
+
+
+@pytest.mark.parametrize("layout", ["2.x", "session folder"])
+def test_a_subagents_start_is_named_by_its_project_in_either_session_layout(tmp_path, layout):
+    # Two sessions' subagents sending the same first message name one node, whose project is the
+    # project's folder and whose home the folder above projects/. Base, in <session>/agent-*.jsonl:
+    # the session's folder was taken for the project (and projects/ for the home), two nodes.
+    project = tmp_path / ".claude" / "projects" / "-home-u-w"
+    for session, tag in ((SESSION, "a"), (OTHER, "b")):
+        sub = project / LAYOUTS[layout].replace(SESSION, session).replace("agent-aa64fe4", f"agent-a{tag}")
+        sub.parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(sub, _subagent_start(session, tag))
+    requests, _ = load_trace([tmp_path / ".claude" / "projects"])
+    assert len(requests) == 2
+    nodes = {r.prefix.node for r in requests}
+    assert len(nodes) == 1, nodes
+    assert nodes.pop().startswith(f"by-content:cc-start:{tmp_path / '.claude'}:2.1.90:subagent:-home-u-w:")

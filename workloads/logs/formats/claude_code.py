@@ -1301,15 +1301,16 @@ def _start_node(walk: _Walk, req: _Request) -> str | None:
     """The node of a lane's first call whose prompt is its conversation's first message alone,
     named by what it sends, so that two sessions sending the same prompt name one node: the
     agent's version, the lane's kind, the home (the folder above ``projects/``), the project
-    folder (a subagent's file in ``<session>/subagents/`` is of its session's folder), a digest of the message's content and
+    folder (a subagent's file in ``<session>/`` or ``<session>/subagents/`` is of its session's
+    folder, :func:`subagent_depth`), a digest of the message's content and
     the prompt's size as reported (Claude Code's system prompt and first message carry parts the
     transcript leaves out, the git status and the date among them: the same size is what tells
     those parts unchanged). None where the prompt ends at no first message (an entry before it)."""
     digest = walk.root_digest.get(req.node or "")
     if digest is None:
         return None
-    path = Path(walk.name).parent
-    project = path.parent.parent if path.name == "subagents" else path
+    file = Path(walk.name)
+    project = file.parents[min(subagent_depth(file.parts), len(file.parents) - 1)]
     # (the home, the folder above ``projects/``: two homes' same-named folders are two machines'
     # or accounts', which share no cache)
     home = project.parent.parent
