@@ -4,7 +4,9 @@ computed in :mod:`prefixbench.workloads.audit.advice`; nothing here recomputes t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import PurePath
 
 from prefixbench.reports.auditwords import file_labels, none_priced, usd_cents4
 from prefixbench.reports.textable import text_lines, visible
@@ -141,28 +143,34 @@ NEVER_READ_SHOWN = 5
 
 
 class _NeverRead:
-    """One session's requests to one provider and model, summed for :func:`never_read_group_lines`."""
+    """One session's requests to one provider and model, summed for :func:`never_read_group_lines`
+    (``files``: the session's files they are in)."""
 
-    __slots__ = ("requests", "reporting", "read", "written", "unreported_writes", "predicted", "uncached", "largest", "usd", "unpriced")
+    __slots__ = ("files", "requests", "reporting", "read", "written", "unreported_writes", "predicted", "uncached", "largest", "usd", "unpriced")
 
     def __init__(self) -> None:
         self.requests = self.reporting = self.read = self.written = self.predicted = self.uncached = self.largest = self.unpriced = 0
         self.unreported_writes = False
         self.usd = Decimal(0)
+        self.files: set[str] = set()
 
 
-def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -> list[str]:
+def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file, session_of: Mapping[str, str] | None = None) -> list[str]:
     """Where the whole log read from the cache but some sessions did not: the sessions (each one
-    provider and model of one file) whose every request reports its cache use, reads and writes
+    provider and model of one session) whose every request reports its cache use, reads and writes
     none of it, and whose provider caches (a hosted provider whose usage is read; not an unknown
     relay's) a prompt as long as their longest (not one below the model's minimum) while the audit predicted no read for them either, so the audit sees no miss there and
     "what to change" would say nothing of them. Where their writes are not reported, a session of
     one request (it reads nothing by nature) or to a provider that caches without markers is not
-    named: nothing shows it missed. The count is of sessions (files), the lines of pairs. A line saying what they paid at the full input
-    price, then one line a session (the costliest first, :data:`NEVER_READ_SHOWN` of them, then
-    "and N more"). ``rows``: objects with the :class:`~.core.AuditRow` fields (or mappings of
+    named: nothing shows it missed. The count is of the agent's sessions, as the roll-up per
+    session counts them (a file is its own but where it is part of another's, ``session_of``:
+    a Claude Code subagent's or compaction agent's transcript is its session's, named by the
+    session's main transcript, :attr:`~prefixbench.workloads.logs.trace.FileSummary.session`),
+    the lines of pairs. A line saying what they paid at the full input
+    price, then one line a session and pair (the costliest first, :data:`NEVER_READ_SHOWN` of them, then
+    "and N more"), with how many files it sums where more than one. ``rows``: objects with the :class:`~.core.AuditRow` fields (or mappings of
     them, the ``--format json`` requests); ``paid``: the whole log's dollars; ``name``: a file's
-    name as the tables show it. [] where no session is such, or where none of the log's read
+    (or session's) name as the tables show it. [] where no session is such, or where none of the log's read
     anything (:func:`never_read_words` says so for the whole log)."""
     from prefixbench.simulator.providers import hosted_provider
 
@@ -174,7 +182,9 @@ def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -
     for row in rows:
         read, write = get(row, "reported_cache_read"), get(row, "reported_cache_write")
         any_read = any_read or bool(read) or bool(get(row, "predicted_cache_read"))
-        g = groups.setdefault((get(row, "file"), get(row, "provider"), get(row, "model")), _NeverRead())
+        file = get(row, "file")
+        g = groups.setdefault(((session_of or {}).get(file, file), get(row, "provider"), get(row, "model")), _NeverRead())
+        g.files.add(file)
         g.requests += 1
         g.reporting += read is not None
         g.read += read or 0
@@ -202,21 +212,22 @@ def never_read_group_lines(rows, paid: Decimal | None, name=lambda file: file) -
         return []
     usd = sum((g.usd for _, g in found), Decimal(0))
     requests = sum(g.requests for _, g in found)
-    files = len({file for (file, _, _), _ in found})
+    sessions = len({session for (session, _, _), _ in found})
     of = f" of ${paid:,.2f} paid" if paid else ""
-    pairs = f" ({len(found):,} provider and model pairs)" if len(found) != files else ""
+    pairs = f" ({len(found):,} provider and model pairs)" if len(found) != sessions else ""
     unreported = sum(g.unreported_writes for _, g in found)
     did = "read and wrote nothing in the cache" if not unreported else "read nothing from the cache"
     unsaid = "" if not unreported else (", writes not reported" + ("" if unreported == len(found) else f" for {unreported:,} of them"))
     # cache_control advice only where the provider takes markers (others cache unasked)
     marked = any(hosted_provider(provider).max_breakpoints is not None for (_, provider, _), _ in found)
     check = "cache_control sent, a gateway passing it on and reporting cached tokens" if marked else "a gateway reporting cached tokens"
-    out = [f"  {files:,} session{'' if files == 1 else 's'}{pairs} to a provider that caches {did} "
+    out = [f"  {sessions:,} session{'' if sessions == 1 else 's'}{pairs} to a provider that caches {did} "
            f"({requests:,} request{'' if requests == 1 else 's'}{unsaid}, ${usd:,.2f}{of}, every input token at the full price), and the audit "
            f"predicts no read there either, so it sees no miss and ranks no fix for them: check that caching reaches them ({check}):"]
-    for (file, provider, model), g in found[:NEVER_READ_SHOWN]:
+    for (session, provider, model), g in found[:NEVER_READ_SHOWN]:
         writes = ", writes not reported" if g.unreported_writes else ""
-        out.append(f"    {name(file)}: {provider} {model}, {g.requests:,} request{'' if g.requests == 1 else 's'}, "
+        files = f" in {len(g.files):,} files" if len(g.files) > 1 else ""
+        out.append(f"    {name(session)}: {provider} {model}, {g.requests:,} request{'' if g.requests == 1 else 's'}{files}, "
                    f"{g.uncached:,} input tokens, ${g.usd:,.2f}{writes}" + (f" ({g.unpriced:,} unpriced)" if g.unpriced else ""))
     if len(found) > NEVER_READ_SHOWN:
         rest = found[NEVER_READ_SHOWN:]
@@ -296,7 +307,8 @@ def advice_lines(result: AuditResult) -> list[str]:
                 out += [visible(f"  - {rec.fix} ({rec.agent}): {rec.detail}") for rec in listed]
         if not unseen:
             labels = file_labels([f.file for f in result.files] + [r.file for r in result.rows])
-            out += [visible(line) for line in never_read_group_lines(result.rows, result.totals.cost_usd, lambda f: labels.get(f) or f)]
+            out += [visible(line) for line in never_read_group_lines(result.rows, result.totals.cost_usd,
+                                                                     lambda f: labels.get(f) or PurePath(f).name, result.session_of)]
         out.append("")
     split = result.loss_split
     if split is not None and unseen:
@@ -310,6 +322,29 @@ def advice_lines(result: AuditResult) -> list[str]:
             out.append(f"  (the provider's own miss of a call through the relay {names} is the relay's cache's, not the model "
                        "maker's: the notes say which calls)")
         out.append("")
+    return out
+
+
+def sessions_by_folder(record: dict) -> dict[str, str]:
+    """The session of each file of the ``--format json`` object (``record``) that is part of
+    another's, as far as its folders tell (the object does not hold
+    :attr:`~prefixbench.workloads.audit.core.AuditResult.session_of`): a Claude Code transcript in
+    ``<project>/<session>/`` or ``<project>/<session>/subagents/``
+    (:func:`~prefixbench.workloads.logs.formats.claude_code.subagent_depth`) is of
+    ``<project>/<session>.jsonl`` where that session has a roll-up (its ``sessions`` key) and the
+    file none. An older version's subagent, beside its session's transcript, is not told by its
+    folder: it stays a session of its own here."""
+    from prefixbench.workloads.logs.formats.claude_code import subagent_depth
+
+    keys = {s.get("key") for s in record.get("sessions") or ()}
+    out: dict[str, str] = {}
+    for file in {r.get("file") for r in record.get("requests") or ()} - keys:
+        path = PurePath(file)
+        depth = subagent_depth(path.parts)
+        if depth and depth < len(path.parents):
+            session = str(path.parents[depth] / f"{path.parents[depth - 1].name}.jsonl")
+            if session in keys:
+                out[file] = session
     return out
 
 
@@ -378,7 +413,7 @@ def advice_html(record: dict, unseen: bool = False) -> str:
             totals = record.get("totals") or {}
             paid = totals.get("cost_usd")
             lines = never_read_group_lines(record.get("requests") or [], None if paid is None else Decimal(str(paid)),
-                                           lambda f: f.replace("\\", "/").rsplit("/", 1)[-1])
+                                           lambda f: f.replace("\\", "/").rsplit("/", 1)[-1], sessions_by_folder(record))
             if lines:
                 parts.append(note(lines[0].strip()[0].upper() + lines[0].strip()[1:] + " " + "; ".join(line.strip() for line in lines[1:]) + "."))
     split = record.get("loss_split")

@@ -96,6 +96,7 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, no_re
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
+from prefixbench.workloads.logs.formats.claude_code import subagent_depth
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
@@ -518,7 +519,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     recommendations: tuple[Recommendation, ...] | None = None
     #: Every compaction the log shows, judged warm, cold or unknown (:class:`CompactionSummary`).
     compactions: tuple[CompactionSummary, ...] = ()
-    #: Per session (log file), in file order; per UTC day, in date order (:class:`RollUp`).
+    #: Per session (the agent's: its file, or its files, :attr:`FileSummary.session`), in file
+    #: order; per UTC day, in date order (:class:`RollUp`).
     sessions: tuple[RollUp, ...] = ()
     days: tuple[RollUp, ...] = ()
     #: Explicit caches the logs created, priced (:class:`.explicit.ExplicitCacheRow`).
@@ -538,6 +540,11 @@ class AuditResult(msgspec.Struct, frozen=True):
     #: The lanes of gateway calls naming no session, each alone (``(file, lane)``): the lanes
     #: tables fold them into one row a file (:func:`fold_sessionless`). Not in the JSON record.
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
+    #: The session of each file that is part of another's (:attr:`FileSummary.session`: a Claude
+    #: Code subagent's or compaction agent's transcript, its session's main transcript, the key of
+    #: its roll-up in ``sessions``), so a count of sessions counts them as ``sessions`` does. Not in
+    #: the JSON record.
+    session_of: dict[str, str] = {}
 
 
 #: What a miss's detail adds where its provider is unknown (no rules: a reseller's relay).
@@ -1468,10 +1475,11 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 
 
 def _project_folder(file: str) -> str:
-    """The folder of a log's sessions: its own, or for a file in ``<session>/subagents/`` (Claude
-    Code's subagents and compaction calls) the folder of ``<session>.jsonl``."""
-    parent = PurePath(file).parent
-    return str(parent.parent.parent if parent.name == "subagents" else parent)
+    """The folder of a log's sessions: its own, or for a Claude Code subagent's (or compaction
+    agent's) transcript in ``<session>/`` or ``<session>/subagents/`` the folder of
+    ``<session>.jsonl``, its project's (:func:`~prefixbench.workloads.logs.formats.claude_code.subagent_depth`)."""
+    path = PurePath(file)
+    return str(path.parents[min(subagent_depth(path.parts), len(path.parents) - 1)])
 
 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:
@@ -3544,6 +3552,7 @@ def _summarize(
         relays=relays,
         services=services,
         sessionless_lanes=sessionless,
+        session_of={s.file: s.session for s in summaries if s.session},
     )
 
 

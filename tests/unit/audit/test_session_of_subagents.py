@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.reports.cli import main
-from prefixbench.workloads.audit.core import run_audit
+from prefixbench.workloads.audit.core import load_trace, run_audit
 
 from .fixtures import Transcript, cc_usage, write_jsonl
 
@@ -76,3 +76,73 @@ def test_a_fix_counts_a_sessions_subagents_as_its_session(tmp_path, capsys):
     assert recs, record["recommendations"]
     assert all(rec["sessions"] == 2 for rec in recs), recs
     assert [Path(s["key"]).name for s in record["sessions"]].count(f"{SESSION}.jsonl") == 1
+
+
+def _uncached_lane(session: str, tag: str) -> list[dict]:
+    """A subagent's lane on Haiku that reads and writes nothing in the cache (two calls)."""
+    t = Transcript(session, version="2.1.90", sidechain=True)
+    t.user("go", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant(f"{tag}1", "2025-09-03T00:00:02.000Z", [cc_usage(20_000, 0, 0, 40)], model="claude-haiku-4-5-20251001")
+    t.user("result", "2025-09-03T00:00:03.000Z", tool=True)
+    t.assistant(f"{tag}2", "2025-09-03T00:00:05.000Z", [cc_usage(20_300, 0, 0, 40)], model="claude-haiku-4-5-20251001")
+    for line in t.lines:
+        line["uuid"] = f"{tag}-{line['uuid']}"
+        if line["parentUuid"] is not None:
+            line["parentUuid"] = f"{tag}-{line['parentUuid']}"
+    return t.lines
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_the_sessions_that_never_read_count_a_sessions_subagents_as_its_session(tmp_path, capsys, layout):
+    # Two subagents of one session on Haiku read and wrote nothing, the rest of the log read.
+    # Base: "2 sessions", one line a subagent's file (the count was of files).
+    root = _project(tmp_path / "projects", layout)
+    project = root / "-home-u-w"
+    for tag, name in (("b", "agent-abb0001"), ("c", "agent-acc0002")):
+        write_jsonl(project / LAYOUTS[layout].replace("agent-aa64fe4", name), _uncached_lane(SESSION, tag))
+    assert main(["audit", str(root), "--quiet", "--out", str(tmp_path / "out")]) == 0
+    head = capsys.readouterr().out.split("\nlost $")[0]
+    lines = head.splitlines()
+    opening = next(line for line in lines if "to a provider that caches read and wrote nothing" in line)
+    assert opening.startswith("  1 session to a provider that caches read and wrote nothing in the cache (4 requests, $"), opening
+    named = lines[lines.index(opening) + 1]
+    assert named.startswith(f"    {SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files, 80,600 input tokens, $"), named
+    assert lines[lines.index(opening) + 2:] in ([], [""]), lines  # the session's line alone, no subagent's file
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    if layout != "older":
+        # report.html reads the JSON object, which does not say which session a file is part of:
+        # it tells it from the <session>/ folder, where there is one
+        assert "1 session to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
+        assert f"{SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files" in html
+    else:
+        # an older version's subagent lies beside its session's transcript: no folder tells it
+        assert "2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
+
+
+def _subagent_start(session: str, tag: str) -> list[dict]:
+    """A subagent's lane whose first call sends its first message alone (one call)."""
+    t = Transcript(session, version="2.1.90", sidechain=True)
+    t.user("look for the config loader", "2025-09-03T00:00:00.000Z", root=True)
+    t.assistant(f"{tag}1", "2025-09-03T00:00:02.000Z", [cc_usage(3, 12_000, 0, 9)], model="claude-haiku-4-5-20251001")
+    for line in t.lines:
+        line["uuid"] = f"{tag}-{line['uuid']}"
+        if line["parentUuid"] is not None:
+            line["parentUuid"] = f"{tag}-{line['parentUuid']}"
+    return t.lines
+
+
+@pytest.mark.parametrize("layout", ["2.x", "session folder"])
+def test_a_subagents_start_is_named_by_its_project_in_either_session_layout(tmp_path, layout):
+    # Two sessions' subagents sending the same first message name one node, whose project is the
+    # project's folder and whose home the folder above projects/. Base, in <session>/agent-*.jsonl:
+    # the session's folder was taken for the project (and projects/ for the home), two nodes.
+    project = tmp_path / ".claude" / "projects" / "-home-u-w"
+    for session, tag in ((SESSION, "a"), (OTHER, "b")):
+        sub = project / LAYOUTS[layout].replace(SESSION, session).replace("agent-aa64fe4", f"agent-a{tag}")
+        sub.parent.mkdir(parents=True, exist_ok=True)
+        write_jsonl(sub, _subagent_start(session, tag))
+    requests, _ = load_trace([tmp_path / ".claude" / "projects"])
+    assert len(requests) == 2
+    nodes = {r.prefix.node for r in requests}
+    assert len(nodes) == 1, nodes
+    assert nodes.pop().startswith(f"by-content:cc-start:{tmp_path / '.claude'}:2.1.90:subagent:-home-u-w:")

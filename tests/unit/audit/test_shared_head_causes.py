@@ -158,3 +158,35 @@ def test_a_compaction_call_under_a_warm_head_of_unknown_size_says_the_parts_are_
     assert finding.detail.startswith("the compaction call came 30m00s after the main request at line 2")
     assert finding.detail.endswith("so the shared head was warm and only the main conversation's own part past it had expired "
                                    "(the head's size is not known: how much of the loss is past it is not told)")
+
+
+SESSION = "1e63ef6a-2f6c-45dc-b8e0-3b286d0685e4"
+
+
+@pytest.mark.parametrize(("c_file", "warm"), [
+    (f"proj/{SESSION}/agent-acompact-1.jsonl", True),            # Claude Code's <session>/agent-*.jsonl
+    (f"proj/{SESSION}/subagents/agent-acompact-1.jsonl", True),  # 2.x: <session>/subagents/
+    ("proj/notes/agent-acompact-1.jsonl", False),                # a folder no session names: its own
+])
+def test_a_claude_code_agent_transcript_in_its_session_folder_is_of_its_project(c_file: str, warm: bool) -> None:
+    # All of project proj: a's lane past its TTL, c's call under the head 30s before it. A
+    # compaction agent's transcript Claude Code writes in <session>/ (pshung/personal_git's
+    # -local-nick-ai-iree/<session>/agent-*.jsonl) is of the project the session is: its call kept
+    # the head warm as one beside a.jsonl does. Base: <session>/ was taken for the project, c's
+    # call for another project's, and a's short read for an expiry (ttl-expired).
+    requests, summaries = _log(_call("a.jsonl", 2, 30 * MIN + 30_000, 4_000, 13_000, "a.jsonl#1"))
+
+    def moved(file: str | None) -> str | None:
+        return None if file is None else c_file if file == "c.jsonl" else f"proj/{file}"
+
+    requests = [replace(r, file=moved(r.file), prefix=replace(
+        r.prefix, node=f"{moved(r.file)}#{r.seq}", parent=None if r.prefix.parent is None else f"{moved(r.file)}#{r.seq - 1}"))
+        for r in requests]
+    requests = [replace(r, lane_kind="compaction") if r.file == c_file else r for r in requests]
+    summaries = [replace(s, file=moved(s.file)) for s in summaries]
+    row = _row(audit_requests(requests, summaries, Prices(None)), "proj/a.jsonl")
+    if warm:
+        assert row.cause == "unexplained", row.detail
+        assert "another lane's call under the same head, in the same folder, was sent 30s before" in row.detail
+    else:
+        assert row.cause == "ttl-expired" and "another lane" not in row.detail, row.detail

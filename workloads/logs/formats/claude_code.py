@@ -55,7 +55,7 @@ import json
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -1307,15 +1307,16 @@ def _start_node(walk: _Walk, req: _Request) -> str | None:
     """The node of a lane's first call whose prompt is its conversation's first message alone,
     named by what it sends, so that two sessions sending the same prompt name one node: the
     agent's version, the lane's kind, the home (the folder above ``projects/``), the project
-    folder (a subagent's file in ``<session>/subagents/`` is of its session's folder), a digest of the message's content and
+    folder (a subagent's file in ``<session>/`` or ``<session>/subagents/`` is of its session's
+    folder, :func:`subagent_depth`), a digest of the message's content and
     the prompt's size as reported (Claude Code's system prompt and first message carry parts the
     transcript leaves out, the git status and the date among them: the same size is what tells
     those parts unchanged). None where the prompt ends at no first message (an entry before it)."""
     digest = walk.root_digest.get(req.node or "")
     if digest is None:
         return None
-    path = Path(walk.name).parent
-    project = path.parent.parent if path.name == "subagents" else path
+    file = Path(walk.name)
+    project = file.parents[min(subagent_depth(file.parts), len(file.parents) - 1)]
     # (the home, the folder above ``projects/``: two homes' same-named folders are two machines'
     # or accounts', which share no cache)
     home = project.parent.parent
@@ -1796,6 +1797,26 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
     return out, FileSummary(walk.name, NAME, len(out), tuple(walk.skipped), notes, final_usage=final,
                             call_parents=tuple(sorted(walk.linked)), uncounted=uncounted, copies=tuple(walk.copy_lines),
                             session=_session_of(path, walk) if walk.in_subagents else "")
+
+
+#: A Claude Code session's id, as it names the folder of the session's subagent transcripts
+#: (a UUID the agent makes, never a name a user chooses: a project's folder is its path made one
+#: name, ``-home-u-w``).
+SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
+def subagent_depth(parts: Sequence[str]) -> int:
+    """How many folders a Claude Code transcript (its path's ``parts``, the file's name last) lies
+    below its project's folder, from the layouts its versions write: a session's transcript and an
+    older version's subagent (``agent-<id>.jsonl`` beside it) in the project's folder (0); a
+    subagent in ``<session>/agent-<id>.jsonl`` (1); a 2.x one in
+    ``<session>/subagents/agent-<id>.jsonl`` (2). Read from the path alone (the TTL-setting unit
+    and the audit's project folder are found before, or without, the file's records)."""
+    if len(parts) >= 2 and parts[-2] == "subagents":
+        return 2
+    if len(parts) >= 2 and parts[-1].startswith("agent-") and SESSION_ID.fullmatch(parts[-2]):
+        return 1
+    return 0
 
 
 def _session_of(path: Path, walk: _Walk) -> str:
