@@ -102,6 +102,7 @@ from prefixbench.workloads.audit.core import (
     wrote,
 )
 from prefixbench.simulator.usage import Usage
+from prefixbench.workloads.logs.claude_layout import subagent_depth
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest, replace_request
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
@@ -1505,24 +1506,6 @@ def _source_of(file: str) -> str:
 _SCOPE_DEPTH = {"claude-code": 2, "cline": 2, "pi": 2}
 
 
-#: A Claude Code session's id, as it names the folder of the session's subagent transcripts
-#: (a UUID the agent makes, never a name a user chooses: a project's folder is its path made one
-#: name, ``-home-u-w``).
-_SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
-
-
-def _claude_subagent_depth(parts: Sequence[str]) -> int:
-    """How many folders a Claude Code transcript (its path's ``parts``) lies below its project's
-    folder, from the layouts its versions write: a session's transcript and an older version's
-    subagent (``agent-<id>.jsonl`` beside it) in the project's folder (0); a subagent in
-    ``<session>/agent-<id>.jsonl`` (1); a 2.x one in ``<session>/subagents/agent-<id>.jsonl`` (2)."""
-    if len(parts) >= 2 and parts[-2] == "subagents":
-        return 2
-    if len(parts) >= 2 and parts[-1].startswith("agent-") and _SESSION_ID.fullmatch(parts[-2]):
-        return 1
-    return 0
-
-
 @functools.lru_cache(maxsize=4096)
 def _setting_scope(file: str, fmt: str) -> str:
     """The unit one TTL setting covers for the lanes of ``file`` (a log of format ``fmt``):
@@ -1530,8 +1513,8 @@ def _setting_scope(file: str, fmt: str) -> str:
     writes (:data:`_SCOPE_DEPTH`), never from a folder's name: a copied Claude Code home is one
     unit whatever its folder is called, and a Cline ``tasks`` folder's tasks are one. A Claude
     Code subagent (``<project>/<session>/subagents/agent-<id>.jsonl``) lies two folders deeper
-    than its session, one in ``<project>/<session>/agent-<id>.jsonl`` one
-    (:func:`_claude_subagent_depth`); a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
+    than its session, one in ``<project>/<session>/agent-<id>.jsonl`` one, a workflow run's agent
+    four (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`); a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
     in the flat ``archived_sessions`` one (a relative path from inside ``sessions``,
     ``2026/06/10/r.jsonl``, is dated too: one home, not one a month). Other formats: the source
     (:func:`_source_of`). Folders are split at ``/`` and ``\\`` alike (a Windows path)."""
@@ -1543,7 +1526,7 @@ def _setting_scope(file: str, fmt: str) -> str:
     elif fmt in _SCOPE_DEPTH:
         depth = _SCOPE_DEPTH[fmt]
         if fmt == "claude-code":
-            depth += _claude_subagent_depth(parts)
+            depth += subagent_depth(parts)
     else:
         return _source_of(file)
     kept = parts[:max(len(parts) - depth, 0)]

@@ -1,7 +1,7 @@
 """A Claude Code session is the agent's session, not a file: its main transcript and its
 subagents' and compaction agents' transcripts, tied by the ``sessionId`` their records name, in
 whichever layout the agent's version writes them (beside the session's transcript, in
-``<session>/`` or in ``<session>/subagents/``). The roll-up per session and the sessions of a fix
+``<session>/``, in ``<session>/subagents/`` or in a workflow run's folder below it). The roll-up per session and the sessions of a fix
 count one for all of them."""
 
 from __future__ import annotations
@@ -23,7 +23,14 @@ LAYOUTS = {
     "2.x": f"{SESSION}/subagents/agent-aa64fe4.jsonl",
     "session folder": f"{SESSION}/agent-aa64fe4.jsonl",
     "older": "agent-aa64fe4.jsonl",
+    # A workflow run's agents (docs/formats.md): four folders below the project's.
+    "workflow": f"{SESSION}/subagents/workflows/wf_4af3c93a-ada/agent-a0b8e04.jsonl",
+    # A copy of a home that swaps the two, its main transcripts in sessions/ (austinweitao/claude-backup
+    # at 9fbf6756).
+    "workflow, swapped": f"subagents/{SESSION}/workflows/wf_4af3c93a-ada/agent-a0b8e04.jsonl",
 }
+#: Where a layout's session's main transcript is, where not ``<project>/<session>.jsonl``.
+MAINS = {"workflow, swapped": f"sessions/{SESSION}.jsonl"}
 
 
 def _idle_lane(session: str, tag: str, *, sidechain: bool) -> list[dict]:
@@ -45,7 +52,9 @@ def _idle_lane(session: str, tag: str, *, sidechain: bool) -> list[dict]:
 def _project(root: Path, layout: str) -> Path:
     """One session (its main transcript and one subagent's, in ``layout``) and another session."""
     project = root / "-home-u-w"
-    write_jsonl(project / f"{SESSION}.jsonl", _idle_lane(SESSION, "m", sidechain=False))
+    main_transcript = project / MAINS.get(layout, f"{SESSION}.jsonl")
+    main_transcript.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(main_transcript, _idle_lane(SESSION, "m", sidechain=False))
     sub = project / LAYOUTS[layout]
     sub.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(sub, _idle_lane(SESSION, "a", sidechain=True))
@@ -64,7 +73,7 @@ def test_a_sessions_subagents_roll_up_into_its_session(tmp_path, layout):
     other = by_key[f"{OTHER}.jsonl"]
     assert (mine.requests, mine.lanes, mine.misses) == (6, 2, 2 * other.misses)
     assert mine.lost_usd == 2 * other.lost_usd > 0
-    assert mine.key == str(root / "-home-u-w" / f"{SESSION}.jsonl")
+    assert mine.key == str(root / "-home-u-w" / MAINS.get(layout, f"{SESSION}.jsonl"))
     assert sum(s.requests for s in result.sessions) == result.totals.requests == 9
 
 

@@ -71,6 +71,7 @@ from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
+from prefixbench.workloads.logs.claude_layout import session_transcript
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import (
@@ -1801,20 +1802,17 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
 def _session_of(path: Path, walk: _Walk) -> str:
     """The main transcript of the session a subagent's (or compaction agent's) transcript is part
     of: ``<project>/<sessionId>.jsonl``, the ``sessionId`` its records name, the project's folder
-    the one Claude Code writes the transcript under, by its version: beside the session's
+    the one Claude Code writes the transcript under, by its version
+    (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`): beside the session's
     transcript (older), in ``<project>/<sessionId>/`` or in ``<project>/<sessionId>/subagents/``
-    (2.x); a folder is passed over only where it is ``subagents`` or the session's id, never for
-    another name. "" where its records name no session, or more than one."""
+    (2.x), or four folders down in a workflow run's (``<sessionId>/subagents/workflows/<run>/``):
+    :func:`~prefixbench.workloads.logs.claude_layout.session_transcript`. "" where its records
+    name no session, or more than one."""
     named = {req.session for req in walk.requests.values() if req.session is not None}
     if len(named) != 1:
         return ""
     (session,) = named
-    folder = path.parent
-    if folder.name == "subagents":
-        folder = folder.parent
-    if folder.name == session:
-        folder = folder.parent
-    return str(folder / f"{session}.jsonl")
+    return str(session_transcript(path, session))
 
 
 FORMAT = LogFormat(
