@@ -85,3 +85,26 @@ def test_a_fix_counts_a_sessions_subagents_as_its_session(tmp_path, capsys):
     assert recs, record["recommendations"]
     assert all(rec["sessions"] == 2 for rec in recs), recs
     assert [Path(s["key"]).name for s in record["sessions"]].count(f"{SESSION}.jsonl") == 1
+
+
+def test_a_session_whose_main_transcript_is_not_in_the_log_says_so(tmp_path, capsys):
+    # Only <session>/subagents/agent-*.jsonl kept (396 such files in the mirrors, e.g.
+    # 4thehalibit/omarchy-backup): before, its row read as a one-file session, named by a file
+    # the log does not hold, in every view.
+    root = _project(tmp_path / "projects", "2.x")
+    (root / "-home-u-w" / f"{SESSION}.jsonl").unlink()
+    result = run_audit([root])
+    flags = {Path(s.key).name: getattr(s, "main_absent", False) for s in result.sessions}
+    assert flags == {f"{SESSION}.jsonl": True, f"{OTHER}.jsonl": False}, flags
+    out = tmp_path / "out"
+    assert main(["audit", str(root), "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    mark = "(main transcript not in the log)"
+    (row,) = [line for line in text.splitlines() if mark in line]
+    assert row.lstrip().startswith(f"{SESSION}.jsonl {mark}"), row
+    assert (out / "audit.md").read_text(encoding="utf-8").count(mark) == 1
+    assert (out / "report.html").read_text(encoding="utf-8").count(mark) == 1
+    assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
+    sessions = json.loads(capsys.readouterr().out)["sessions"]
+    marked = {Path(s["key"]).name: s.get("main_transcript_absent") for s in sessions}
+    assert marked == {f"{SESSION}.jsonl": True, f"{OTHER}.jsonl": None}, sessions
