@@ -19,7 +19,7 @@ import msgspec
 from msgspec.structs import replace
 
 from prefixbench.reports.auditwords import causes_compaction_line, COMPACTION_HEADER, COMPACTIONS_AGAINST, PREDICTED_COMPACTION, compaction_cells, compactions_heading
-from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, no_usage_words, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND
+from prefixbench.reports.auditwords import IDLE_GAP_MS, idle_duration, idle_gaps, file_labels, headline_hit, hit_cell, lost_cell, loss_legend, none_priced, none_seen, PREDICTED_HIT, SESSIONLESS_ROW, WRITES_NOT_REPORTED, paid_cell, ratio_basis, request_where, SHARED_LEGEND, left_out_counts, lost_total_words, model_paid_cell, no_usage_words, paid_total_words, relay_words, service_words, usd_cents4, REWRITE_LEGEND, MAIN_ABSENT
 from prefixbench.reports.progress import ReadProgress
 from prefixbench.reports.textable import ELLIPSIS, ellipsize, md_code, text_lines, visible
 from prefixbench.simulator.errors import UserError
@@ -42,6 +42,7 @@ from prefixbench.workloads.audit.schema import (
     MODEL_FIELDS,
     REQUEST_FIELDS as REQUEST_SCHEMA,
     REQUESTS_SHOWN_FIELDS,
+    MAIN_ABSENT_FIELD,
     ROLLUP_FIELDS,
     SCHEMA_VERSION,
     TOTALS_FIELDS,
@@ -86,11 +87,21 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "files": [_group_record(FILE_FIELDS, calibration) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
         "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
-        "sessions": [_group_record(ROLLUP_FIELDS, session, session.misses is None) for session in result.sessions],
+        "sessions": [_session_record(session) for session in result.sessions],
         "days": [_group_record(ROLLUP_FIELDS, day, day.misses is None) for day in result.days],
         "explicit_caches": [section_record(EXPLICIT_CACHE_FIELDS, cache) for cache in result.explicit_caches],
         "notes": list(result.notes),
     }
+
+
+def _session_record(session: RollUp) -> dict[str, object]:
+    """A session's record: its roll-up's (:func:`_group_record`), and ``main_transcript_absent``
+    true where its key, its main transcript, is not among the files read (``RollUp.main_absent``):
+    written on those records only, so a session read whole is written as before."""
+    record = _group_record(ROLLUP_FIELDS, session, session.misses is None)
+    if session.main_absent:
+        record[MAIN_ABSENT_FIELD] = True
+    return record
 
 
 def _group_record(fields, group, unseen: bool = False) -> dict[str, object]:
@@ -512,7 +523,8 @@ def _roll_up_lines(result: AuditResult, sessions: int | None) -> list[str]:
         title += (f": {shown}" + ("; " if unseen else ", ") + " and ".join(part for part in (f"{more:,} more" if more else "", apart) if part)
                   + " in audit.md and audit.json")
     out = ["", title, *text_lines([ROLL_UP_HEADER[0].format(what="session"), *ROLL_UP_HEADER[1:]],
-                                  _roll_up_rows(rolls, lambda r: short(r.key)), right)]
+                                  _roll_up_rows(rolls, lambda r: short(r.key) + (f" ({MAIN_ABSENT})" if r.main_absent else "")),
+                                  right)]
     out += ["", "per day (UTC)", *text_lines([ROLL_UP_HEADER[0].format(what="day"), *ROLL_UP_HEADER[1:]],
                                              _roll_up_rows(result.days, lambda r: r.key), right)]
     if any(r.rewrite_factor is not None for r in (*rolls, *result.days)):

@@ -236,6 +236,12 @@ def headline_hit(ratio: float | None, basis: str) -> str:
     return f"{ratio:.1%}{basis}"
 
 
+#: What a session's row says after its name where the session's main transcript is not among the
+#: files read (``RollUp.main_absent``: only its subagents' or compaction agents' transcripts are):
+#: its name is the file the agent writes the session's transcript as, which the log does not hold.
+MAIN_ABSENT = "main transcript not in the log"
+
+
 #: The legend line under the roll-ups (sessions, days) when some row has a *re-write* factor
 #: (``RollUp.rewrite_factor``): the column's name alone does not say what it divides.
 REWRITE_LEGEND = ("re-write: the prompt tokens paid at the write or the full input price (written + uncached) over the "

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prefixbench.kernel.presets import PRESET_ORDER
-from prefixbench.reports.auditwords import causes_compaction_line, IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, REWRITE_LEGEND, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
+from prefixbench.reports.auditwords import causes_compaction_line, IDLE_GAP_MS, idle_duration, idle_gaps, headline_hit, hit_cell, lost_cell, loss_legend, lost_total_words, paid_cell, paid_total_words, left_out_counts, PREDICTED_HIT, REWRITE_LEGEND, MAIN_ABSENT, SESSIONLESS_ROW, SHARED_LEGEND, WRITES_NOT_REPORTED
 from prefixbench.reports.html import (
     Bar,
     Cell,
@@ -31,6 +31,7 @@ from prefixbench.reports.tables import SAME_RUN, shows_engine, summaries_refused
 from prefixbench.reports.palette import CACHED, PREDICTED, REJECTED, UNCACHED, WRITTEN, WRITTEN_1H, cause_colour
 from prefixbench.workloads.audit.causes import divergence_cause
 from prefixbench.workloads.audit.core import BAD_INPUT
+from prefixbench.workloads.audit.schema import MAIN_ABSENT_FIELD
 from prefixbench.simulator.observe import rejected_status
 from prefixbench.simulator.windows import format_window
 
@@ -634,7 +635,8 @@ def _audit_roll_ups(rolls: list[dict], what: str, labels: dict[str, str] | None 
     for r in rolls:
         span = _span_text(r["first"], r["last"])
         rows.append(({f"data-{what}": r["key"]}, [
-            Cell(_short(r["key"], labels) if what == "session" else r["key"], tip=r["key"] if what == "session" else None),
+            Cell(_short(r["key"], labels) + (f" ({MAIN_ABSENT})" if r.get(MAIN_ABSENT_FIELD) else "") if what == "session"
+                 else r["key"], tip=r["key"] if what == "session" else None),
             span,
             num("requests", r["requests"], fmt_int(r["requests"])),
             num("lanes", r["lanes"], fmt_int(r["lanes"])),

@@ -119,6 +119,20 @@ def test_keep_alive_on_the_backup_takes_no_bound_from_a_gaps_own_read(tmp_path: 
     assert f"{keep.saved_usd:.4f}" == "-0.0064"
 
 
+def test_the_backups_workflow_agents_roll_up_into_their_session(tmp_path: Path) -> None:
+    # 2.1.212's workflow runs: Claude Code writes their agents in <session>/subagents/workflows/<run>/;
+    # this backup keeps them in subagents/<session>/workflows/<run>/ and the session's transcript in
+    # sessions/. Before, each of the session's three runs was a session of its own, keyed by a
+    # <run>/<session>.jsonl no folder holds (four rows naming 3e89eb15: 43, 46, 120 and 49 requests).
+    project = "projects/-home-cwtrocks-android-avd/"
+    _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, project, ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    result = run_audit([tmp_path / project])
+    rows = {Path(s.key).relative_to(tmp_path / project).as_posix(): (s.requests, s.lanes) for s in result.sessions}
+    assert rows == {"sessions/3e89eb15-32e7-43f8-8734-8d47310263ea.jsonl": (258, 17),
+                    "sessions/6e42724d-ca58-483b-9dbc-6044e5f8dcf4.jsonl": (3, 1),
+                    "sessions/c6455dae-26cd-4ba2-a2b9-7b8e4675e19c.jsonl": (35, 1)}, rows
+
+
 def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> None:
     paths = _copy(AUSTIN, AUSTIN_LARGEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
     assert len(paths) == 979

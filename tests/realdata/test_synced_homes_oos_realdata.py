@@ -125,6 +125,10 @@ def test_a_synced_claude_code_home_of_2_1_21_to_2_1_143_totals_its_lines(tmp_pat
         "claude-haiku-4-5-20251001": 5_162, "claude-opus-4-7": 4_851, "claude-opus-4-6": 1_999,
         "claude-sonnet-4-6": 669, "claude-opus-4-5-20251101": 250, "claude-sonnet-4-5-20250929": 197}
     assert {r.provider for r in result.rows} == {"anthropic"}
+    # 211 of its 296 sessions are subagents' and compaction agents' transcripts without their
+    # session's <session>.jsonl (7,634 of the calls): said so on their rows (none was before).
+    absent = [s for s in result.sessions if s.main_absent]
+    assert (len(result.sessions), len(absent), sum(s.requests for s in absent)) == (296, 211, 7_634)
     # 11,087 while each call of a compaction lane was read as a response paused after a
     # server-side compaction: 2.1.29-2.1.72's agent-acompact-* files hold many calls each (1,163
     # in 2.1.72's), every one reading what the one before it wrote, and each was predicted

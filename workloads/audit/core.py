@@ -96,7 +96,7 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, no_re
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
-from prefixbench.workloads.logs.formats.claude_code import subagent_depth
+from prefixbench.workloads.logs.claude_layout import subagent_depth
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
@@ -396,7 +396,8 @@ class RollUp(msgspec.Struct, frozen=True):
     """The requests of one session (the agent's session: its log file, or its files where the
     agent writes it as several, as Claude Code writes a session's subagents and compaction agents
     apart from its main transcript, :attr:`FileSummary.session`) or of one UTC day, summed; a
-    session's ``key`` is its file (its main transcript's). ``first`` and ``last`` are the earliest and latest request times (None
+    session's ``key`` is its file (its main transcript's, ``main_absent`` where that file is not
+    among those read). ``first`` and ``last`` are the earliest and latest request times (None
     when no request of it has a timestamp); ``top_cause`` is the cause that lost the most there.
 
     ``rewrite_factor``: the tokens paid at the write or the full input price (written + uncached)
@@ -439,6 +440,9 @@ class RollUp(msgspec.Struct, frozen=True):
     #: prediction from a logged body): its ``lost_usd`` sums the others' only, and is unknown
     #: (``-``, null in JSON) where that is all of them.
     unseen_requests: int = 0
+    #: A session's: its ``key`` (its main transcript) is not among the files read, only transcripts
+    #: that name it as theirs are (a Claude Code session's subagents' with no ``<session>.jsonl``).
+    main_absent: bool = False
 
 
 #: The day of requests with no absolute timestamp (per-day roll-up).
@@ -1477,7 +1481,7 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 def _project_folder(file: str) -> str:
     """The folder of a log's sessions: its own, or for a Claude Code subagent's (or compaction
     agent's) transcript in ``<session>/`` or ``<session>/subagents/`` the folder of
-    ``<session>.jsonl``, its project's (:func:`~prefixbench.workloads.logs.formats.claude_code.subagent_depth`)."""
+    ``<session>.jsonl``, its project's (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`)."""
     path = PurePath(file)
     return str(path.parents[min(subagent_depth(path.parts), len(path.parents) - 1)])
 
@@ -3577,8 +3581,11 @@ def _session_roll_ups(files: Mapping[str, _Roll], summaries: Sequence[FileSummar
             if n := theirs[("file", file)]:
                 mine[("session", key)] += n
     of_session = {key: usd_sum(dollars) for key, dollars in extra.items()}
-    return _both([roll.roll_up(key, of_session) for key, roll in rolls.items()], counts[0], counts[1], "session",
-                 lambda r: r.key)
+    # A session named by its main transcript where only other files name it: said so (main_absent).
+    read = {s.file for s in summaries}
+    absent = {key for key in session_of.values() if key not in read}
+    return _both([replace(up, main_absent=True) if (up := roll.roll_up(key, of_session)).key in absent else up
+                  for key, roll in rolls.items()], counts[0], counts[1], "session", lambda r: r.key)
 
 
 def _logged_lengths(totals: Totals, files: Sequence[FileCalibration]) -> Totals:

@@ -299,6 +299,11 @@ COMPACTION_FIELDS: tuple[Field, ...] = (
 #: One session (a log file) or one UTC day of requests, summed (``key``: the file, or the day
 #: as ``YYYY-MM-DD``; ``first`` / ``last``: the earliest and latest request times; its requests
 #: in no dollar figure counted as the totals count them).
+#: A session's record only, and only where true: its key, its main transcript, is not among the
+#: files read (only transcripts naming it as their session's are: a Claude Code session's
+#: subagents' without its ``<session>.jsonl``). Absent elsewhere, so a session read whole is
+#: written as before (added beside the others, schema 6 kept).
+MAIN_ABSENT_FIELD = "main_transcript_absent"
 ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("key", "str", "key"),
     Field("first", "str?"),

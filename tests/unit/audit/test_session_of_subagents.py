@@ -1,13 +1,13 @@
 """A Claude Code session is the agent's session, not a file: its main transcript and its
 subagents' and compaction agents' transcripts, tied by the ``sessionId`` their records name, in
 whichever layout the agent's version writes them (beside the session's transcript, in
-``<session>/`` or in ``<session>/subagents/``). The roll-up per session and the sessions of a fix
+``<session>/``, in ``<session>/subagents/`` or in a workflow run's folder below it). The roll-up per session and the sessions of a fix
 count one for all of them."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
 from prefixbench.reports.cli import main
@@ -23,7 +23,14 @@ LAYOUTS = {
     "2.x": f"{SESSION}/subagents/agent-aa64fe4.jsonl",
     "session folder": f"{SESSION}/agent-aa64fe4.jsonl",
     "older": "agent-aa64fe4.jsonl",
+    # A workflow run's agents (docs/formats.md): four folders below the project's.
+    "workflow": f"{SESSION}/subagents/workflows/wf_4af3c93a-ada/agent-a0b8e04.jsonl",
+    # A copy of a home that swaps the two, its main transcripts in sessions/ (austinweitao/claude-backup
+    # at 9fbf6756).
+    "workflow, swapped": f"subagents/{SESSION}/workflows/wf_4af3c93a-ada/agent-a0b8e04.jsonl",
 }
+#: Where a layout's session's main transcript is, where not ``<project>/<session>.jsonl``.
+MAINS = {"workflow, swapped": f"sessions/{SESSION}.jsonl"}
 
 
 def _idle_lane(session: str, tag: str, *, sidechain: bool) -> list[dict]:
@@ -45,7 +52,9 @@ def _idle_lane(session: str, tag: str, *, sidechain: bool) -> list[dict]:
 def _project(root: Path, layout: str) -> Path:
     """One session (its main transcript and one subagent's, in ``layout``) and another session."""
     project = root / "-home-u-w"
-    write_jsonl(project / f"{SESSION}.jsonl", _idle_lane(SESSION, "m", sidechain=False))
+    main_transcript = project / MAINS.get(layout, f"{SESSION}.jsonl")
+    main_transcript.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(main_transcript, _idle_lane(SESSION, "m", sidechain=False))
     sub = project / LAYOUTS[layout]
     sub.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(sub, _idle_lane(SESSION, "a", sidechain=True))
@@ -64,7 +73,7 @@ def test_a_sessions_subagents_roll_up_into_its_session(tmp_path, layout):
     other = by_key[f"{OTHER}.jsonl"]
     assert (mine.requests, mine.lanes, mine.misses) == (6, 2, 2 * other.misses)
     assert mine.lost_usd == 2 * other.lost_usd > 0
-    assert mine.key == str(root / "-home-u-w" / f"{SESSION}.jsonl")
+    assert mine.key == str(root / "-home-u-w" / MAINS.get(layout, f"{SESSION}.jsonl"))
     assert sum(s.requests for s in result.sessions) == result.totals.requests == 9
 
 
@@ -99,7 +108,7 @@ def test_the_sessions_that_never_read_count_a_sessions_subagents_as_its_session(
     root = _project(tmp_path / "projects", layout)
     project = root / "-home-u-w"
     for tag, name in (("b", "agent-abb0001"), ("c", "agent-acc0002")):
-        write_jsonl(project / LAYOUTS[layout].replace("agent-aa64fe4", name), _uncached_lane(SESSION, tag))
+        write_jsonl(project / PurePath(LAYOUTS[layout]).with_name(f"{name}.jsonl"), _uncached_lane(SESSION, tag))
     assert main(["audit", str(root), "--quiet", "--out", str(tmp_path / "out")]) == 0
     head = capsys.readouterr().out.split("\nlost $")[0]
     lines = head.splitlines()
@@ -109,13 +118,15 @@ def test_the_sessions_that_never_read_count_a_sessions_subagents_as_its_session(
     assert named.startswith(f"    {SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files, 80,600 input tokens, $"), named
     assert lines[lines.index(opening) + 2:] in ([], [""]), lines  # the session's line alone, no subagent's file
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    if layout != "older":
+    if layout not in ("older", "workflow, swapped"):
         # report.html reads the JSON object, which does not say which session a file is part of:
-        # it tells it from the <session>/ folder, where there is one
+        # it tells it from the <session>/ folder, where there is one (a copy that swaps a workflow
+        # run's folders keeps its session's transcript elsewhere: not told there)
         assert "1 session to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
         assert f"{SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files" in html
     else:
-        # an older version's subagent lies beside its session's transcript: no folder tells it
+        # an older version's subagent lies beside its session's transcript, and the swapped copy's
+        # session folder is not where its transcript is: no folder tells it
         assert "2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
 
 
@@ -146,3 +157,26 @@ def test_a_subagents_start_is_named_by_its_project_in_either_session_layout(tmp_
     nodes = {r.prefix.node for r in requests}
     assert len(nodes) == 1, nodes
     assert nodes.pop().startswith(f"by-content:cc-start:{tmp_path / '.claude'}:2.1.90:subagent:-home-u-w:")
+
+
+def test_a_session_whose_main_transcript_is_not_in_the_log_says_so(tmp_path, capsys):
+    # Only <session>/subagents/agent-*.jsonl kept (396 such files in the mirrors, e.g.
+    # 4thehalibit/omarchy-backup): before, its row read as a one-file session, named by a file
+    # the log does not hold, in every view.
+    root = _project(tmp_path / "projects", "2.x")
+    (root / "-home-u-w" / f"{SESSION}.jsonl").unlink()
+    result = run_audit([root])
+    flags = {Path(s.key).name: getattr(s, "main_absent", False) for s in result.sessions}
+    assert flags == {f"{SESSION}.jsonl": True, f"{OTHER}.jsonl": False}, flags
+    out = tmp_path / "out"
+    assert main(["audit", str(root), "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    mark = "(main transcript not in the log)"
+    (row,) = [line for line in text.splitlines() if mark in line]
+    assert row.lstrip().startswith(f"{SESSION}.jsonl {mark}"), row
+    assert (out / "audit.md").read_text(encoding="utf-8").count(mark) == 1
+    assert (out / "report.html").read_text(encoding="utf-8").count(mark) == 1
+    assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
+    sessions = json.loads(capsys.readouterr().out)["sessions"]
+    marked = {Path(s["key"]).name: s.get("main_transcript_absent") for s in sessions}
+    assert marked == {f"{SESSION}.jsonl": True, f"{OTHER}.jsonl": None}, sessions

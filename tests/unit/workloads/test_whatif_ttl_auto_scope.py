@@ -82,6 +82,12 @@ def test_the_unit_is_read_from_each_agents_layout() -> None:
     assert _setting_scope(f"/u/copy/-w/{session}/agent-a1.jsonl", "claude-code") == "/u/copy"
     assert _setting_scope(f"/u/copy/-w/{session}/agent-acompact-1f.jsonl", "claude-code") == "/u/copy"
     assert _setting_scope("/u/copy/-w/agent-a1.jsonl", "claude-code") == "/u/copy"
+    # ... a workflow run's agent four below it (and in a copy that swaps its session and subagents folders).
+    run = f"/u/copy/-w/{session}/subagents/workflows/wf_4af3c93a-ada/agent-a0b8e04.jsonl"
+    assert _setting_scope(run, "claude-code") == "/u/copy"
+    assert _setting_scope(f"/u/copy/-w/subagents/{session}/workflows/wf_4af3c93a-ada/agent-a0b8.jsonl",
+                          "claude-code") == "/u/copy"
+    assert _survival_scope(run, {run: "claude-code"}) == "/u/copy"
     # keep-alive's survival history reads the same unit.
     assert _survival_scope(f"/u/copy/-w/{session}/agent-a1.jsonl", {f"/u/copy/-w/{session}/agent-a1.jsonl": "claude-code"}) == (
         "/u/copy")

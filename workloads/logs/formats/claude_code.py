@@ -71,6 +71,7 @@ from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
+from prefixbench.workloads.logs.claude_layout import session_transcript, subagent_depth
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import (
@@ -1799,43 +1800,20 @@ def read(path: Path, records: Iterable[Record], ctx: ImportContext) -> tuple[lis
                             session=_session_of(path, walk) if walk.in_subagents else "")
 
 
-#: A Claude Code session's id, as it names the folder of the session's subagent transcripts
-#: (a UUID the agent makes, never a name a user chooses: a project's folder is its path made one
-#: name, ``-home-u-w``).
-SESSION_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
-
-
-def subagent_depth(parts: Sequence[str]) -> int:
-    """How many folders a Claude Code transcript (its path's ``parts``, the file's name last) lies
-    below its project's folder, from the layouts its versions write: a session's transcript and an
-    older version's subagent (``agent-<id>.jsonl`` beside it) in the project's folder (0); a
-    subagent in ``<session>/agent-<id>.jsonl`` (1); a 2.x one in
-    ``<session>/subagents/agent-<id>.jsonl`` (2). Read from the path alone (the TTL-setting unit
-    and the audit's project folder are found before, or without, the file's records)."""
-    if len(parts) >= 2 and parts[-2] == "subagents":
-        return 2
-    if len(parts) >= 2 and parts[-1].startswith("agent-") and SESSION_ID.fullmatch(parts[-2]):
-        return 1
-    return 0
-
-
 def _session_of(path: Path, walk: _Walk) -> str:
     """The main transcript of the session a subagent's (or compaction agent's) transcript is part
     of: ``<project>/<sessionId>.jsonl``, the ``sessionId`` its records name, the project's folder
-    the one Claude Code writes the transcript under, by its version: beside the session's
+    the one Claude Code writes the transcript under, by its version
+    (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`): beside the session's
     transcript (older), in ``<project>/<sessionId>/`` or in ``<project>/<sessionId>/subagents/``
-    (2.x); a folder is passed over only where it is ``subagents`` or the session's id, never for
-    another name. "" where its records name no session, or more than one."""
+    (2.x), or four folders down in a workflow run's (``<sessionId>/subagents/workflows/<run>/``):
+    :func:`~prefixbench.workloads.logs.claude_layout.session_transcript`. "" where its records
+    name no session, or more than one."""
     named = {req.session for req in walk.requests.values() if req.session is not None}
     if len(named) != 1:
         return ""
     (session,) = named
-    folder = path.parent
-    if folder.name == "subagents":
-        folder = folder.parent
-    if folder.name == session:
-        folder = folder.parent
-    return str(folder / f"{session}.jsonl")
+    return str(session_transcript(path, session))
 
 
 FORMAT = LogFormat(
