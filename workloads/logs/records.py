@@ -766,16 +766,14 @@ def _read_text(path: Path, handle, zeros: _Zeros, line_no: int, size: int, pendi
         if not more:
             raise cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
         chunk += more
+    ended = not chunk
     if b"\x00" in chunk:
         chunk = zeros.end(handle, chunk, line_no + pending.count("\n"))
         if _complete_utf8(chunk) < len(chunk):  # (the zeros start inside a character: the text is cut there)
             raise zeros.cut()
-        try:
-            return chunk.decode("utf-8"), True
-        except UnicodeDecodeError:
-            raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+        ended = True
     try:
-        return chunk.decode("utf-8"), not chunk
+        return chunk.decode("utf-8"), ended
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
 
