@@ -23,6 +23,7 @@ import io
 import json
 import lzma
 import os
+import re
 import shlex
 import stat
 import tempfile
@@ -724,8 +725,8 @@ def _iter_values(
             try:
                 value, end = _DECODER.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
-                cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
-                if not eof and (exc.pos >= len(text) or exc.msg.startswith("Unterminated")):
+                cut = _cut_short(text, exc)
+                if not eof and (cut or exc.pos >= len(text)):
                     break  # need more text
                 if cut and zeros.found:
                     raise zeros.cut() from None
@@ -776,6 +777,32 @@ def _read_text(path: Path, handle, zeros: _Zeros, line_no: int, size: int, pendi
         return chunk.decode("utf-8"), ended
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+
+
+#: What may follow a number's longest valid start where the text is cut inside the number
+#: (``0.``, ``1e``, ``1.5e+``): a fraction or an exponent begun, no digit of it yet.
+_NUMBER_CUT = frozenset({".", "e", "E", "e+", "e-", "E+", "E-"})
+#: The words a JSON value can be (NaN and the infinities: Python's json reads them), any of
+#: which a cut can leave begun (``n``, ``tr``, ``-``, ``-Inf``).
+_WORDS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+
+
+def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether ``exc``, the error decoding ``text``, is the text's end cutting a value short (not
+    malformed JSON): the error is at the end (whitespace after it at most), or in a string that
+    ends with the text, or the text from the error on is a begun token that text after it could
+    finish (a word, ``-``, a number's fraction or exponent, a ``\\u`` escape's hex digits)."""
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"):
+        return True
+    tail = text[exc.pos:]
+    if exc.msg == "Expecting value":
+        return any(word.startswith(tail) for word in _WORDS)
+    if exc.msg.startswith("Expecting ',' delimiter"):
+        return tail in _NUMBER_CUT and text[exc.pos - 1: exc.pos].isdigit()
+    if exc.msg.startswith("Invalid \\uXXXX escape"):
+        # (a lone high surrogate's escape is refused with the one after it: both may be begun)
+        return re.fullmatch(r"u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?", tail) is not None
+    return False
 
 
 #: What a whole JSON document (one value, an array) that zero bytes end is refused with where its
@@ -903,7 +930,7 @@ def _iter_elements(path: Path, handle, zeros: _Zeros, progress: ProgressFn | Non
             try:
                 value, end = _DECODER.raw_decode(buffer, pos)
             except json.JSONDecodeError as exc:
-                if eof and zeros.found and (exc.pos >= len(buffer.rstrip()) or exc.msg.startswith("Unterminated")):
+                if eof and zeros.found and _cut_short(buffer, exc):
                     raise zeros.cut() from None
                 if eof:
                     raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None
