@@ -322,25 +322,39 @@ _UTF8_CUT, _UTF16_CUT = "the file ends inside a UTF-8 character", "the file ends
 _COPY_SHARE = 0.1
 
 
-def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Callable[[], int] | None = None) -> tempfile.SpooledTemporaryFile:
+def _utf8_copy(
+    path: Path, handle, progress: ProgressFn | None = None, at: Callable[[], int] | None = None,
+) -> tuple[tempfile.SpooledTemporaryFile, bool]:
     """The UTF-8 text of a UTF-16 file with a byte-order mark, in a temporary file (held in memory
     up to 64 MiB), decoded a chunk at a time, ``progress`` told :data:`_COPY_SHARE` of the bytes
     read after each (the file's bytes ``at`` tells where the file is compressed); text that is not
     UTF-16 is one line naming it, and so is a temporary folder with no room (not the log's fault:
-    its line names the folder)."""
+    its line names the folder). The flag: the file ends in an odd count of zero bytes (NUL), the
+    last one alone written to the copy as one more zero (see :func:`_utf16_zeros`)."""
     at = at or handle.tell
     copy = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     decoder = codecs.getincrementaldecoder("utf-16")()
+    last = ""  # the last character decoded
     try:
         while chunk := handle.read(_CHUNK):
-            _write_copy(path, copy, decoder.decode(chunk))
+            text = decoder.decode(chunk)
+            _write_copy(path, copy, text)
+            last = text[-1:] or last
             if progress is not None:
                 progress(int(at() * _COPY_SHARE))
+        pending = decoder.getstate()[0]
         try:
             _write_copy(path, copy, decoder.decode(b"", final=True))
         except UnicodeDecodeError as exc:
             if exc.reason not in ("truncated data", "unexpected end of data"):
                 raise
+            if pending == b"\x00" and last == "\x00":
+                # Zero bytes to the end, an odd count of them: zero-filled room ends where it
+                # ends, not on a character's edge. A zero byte alone after text stays a cut
+                # character (the first byte of a UTF-16BE "A" is one).
+                copy.write(b"\x00")
+                copy.seek(0)
+                return copy, True
             # An odd byte at the end, or the first half of a surrogate pair: the file stops
             # inside a character, as a UTF-8 log cut short does. The copy ends inside one too, so its reading treats the last line the same way
             # (a torn tail after whole records skipped, else the line named: _UTF16_CUT).
@@ -352,7 +366,16 @@ def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Calla
         copy.close()
         raise
     copy.seek(0)
-    return copy
+    return copy, False
+
+
+def _utf16_zeros(line: int, odd: bool) -> int:
+    """A ``torn`` list's line as read from a UTF-16 file's UTF-8 copy, said of the file: two zero
+    bytes of the file are one in the copy, so a document's zeros are counted again (less the odd
+    last one the copy was given, see :func:`_utf8_copy`)."""
+    if isinstance(line, ZerosAfterDocument):
+        return ZerosAfterDocument(line, 2 * line.zeros - odd, line.at)
+    return line
 
 
 def _write_copy(path: Path, copy, text: str) -> None:
@@ -431,13 +454,17 @@ def _iter_handle(
         # The conversion reads the whole file: told a share of its bytes, the copy's reading the
         # rest (a compressed file's bytes read, not its decompressed ones: those reached its size
         # during the conversion, and the bar sat full while the copy was read).
-        with _utf8_copy(path, handle, progress, at) as copy:
+        copy, odd = _utf8_copy(path, handle, progress, at)
+        with copy:
+            said = len(torn) if torn is not None else 0
             try:
                 yield from _iter_handle(path, copy, _copy_progress(progress, (at or handle.tell)(), copy), torn)
             except UserError as exc:  # the copy ends inside a character only where the file does
                 if not str(exc).endswith(_UTF8_CUT):
                     raise
                 raise UserError(str(exc).removesuffix(_UTF8_CUT) + _UTF16_CUT) from None
+            if torn is not None:
+                torn[said:] = [_utf16_zeros(line, odd) for line in torn[said:]]
         return
     if at is not None and progress is not None:
         told, file_at = progress, at

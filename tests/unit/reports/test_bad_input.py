@@ -627,6 +627,30 @@ def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(
     assert_one_line(status, err, "binary data, not a text log")
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_document_that_zeros_end_counts_the_files_zero_bytes(tmp_path, capsys, encoding):
+    """A UTF-16 document is read from its UTF-8 copy, where two zero bytes of the file are one: the
+    warning said half the file's zeros ("50 of them" of 100), and an odd count of them was refused
+    as "the file ends inside a UTF-16 character". The warning names the line (no byte) and counts
+    the file's zeros, odd or even; a zero byte alone after the text is still a cut character."""
+    text = (FIXTURES / "gemini-cli.json").read_text(encoding="utf-8").rstrip()
+    data = (b"\xff\xfe" if encoding.endswith("le") else b"\xfe\xff") + text.encode(encoding)
+    path = tmp_path / "session.json"
+    path.write_bytes(data)
+    status, clean, err = _audit_json(capsys, path)
+    assert status == 0 and err == "", err
+    line = text.count("\n") + 1
+    for zeros in (100, 101, 3):
+        path.write_bytes(data + b"\0" * zeros)
+        status, files, err = _audit_json(capsys, path)
+        assert (status, files) == (0, clean), err
+        assert err.startswith(f"prefixbench: warning: {path}:{line}: the JSON document is read whole, up to the zero bytes "
+                              f"(NUL) that start on this line: {zeros:,} of them, to the end of the file"), err
+    path.write_bytes(data + b"\0")
+    status, _, err = run(capsys, "audit", str(path), "--quiet")
+    assert_one_line(status, err, f"{path}:{line}: the file ends inside a UTF-16 character")
+
+
 @pytest.mark.parametrize("log", ["cline/claude-dev", "swe-agent.json"])
 def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, log):
     """A document written on one line (a Cline ui_messages.json written without newlines), cut
