@@ -37,7 +37,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
+    COMPRESSION_MAGIC, ZerosAfterDocument, cut_by_zeros, first_line_cut, ZerosAfterRecord, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -633,9 +633,10 @@ def _iter_lines(
                 torn.append(zero_kind(raw)(line_no))
                 return
             if first and zero_tail(raw) and zero_kind(raw) is not ZeroTail:
-                # The file's first line, cut short where zeros run to its end (a one-line document,
-                # a Cline ui_messages.json written without newlines): its own fault, said so.
-                raise _cut_by_zeros(path, line_no, start + len(raw.rstrip(b"\x00")) if start >= 0 else -1) from None
+                # The file's first line, cut short where zeros run to its end (a JSON-lines log's
+                # first record, or a document written on one line): its own fault, said so as
+                # replay and check --trace say it (a line, not taken for a document).
+                raise first_line_cut(path, line_no, start + len(raw.rstrip(b"\x00")) if start >= 0 else -1) from None
             if torn is not None and (whole := record_before_zeros(raw)) is not None:
                 # A whole last record, zero bytes after it on its line: the record read, the zeros
                 # not (the file's only record too: a whole value is no binary data).
@@ -850,15 +851,6 @@ def zeros_end_document(path: Path) -> str:
             "then audit COPY")
 
 
-def _cut_by_zeros(path: Path, line: int, at: int) -> UserError:
-    """The refusal of a JSON document cut short where zero bytes start (on ``line``, at byte ``at``;
-    -1: not told) and run to the end of the file: its own fault, not the zeros'."""
-    byte = f" at byte {at}" if at >= 0 else ""
-    return UserError(f"{path}:{line}: the JSON document is cut short{byte}, where zero bytes (NUL) run to the end of the "
-                     "file: room the file system gave the file that no write filled (the machine stopped while the agent "
-                     "wrote it, or the file was copied then); the part written is no whole document")
-
-
 class _Zeros:
     """Zero bytes (NUL) that end a JSON document (one value, an array): room the file system gave
     the file that no write filled. The text before them is read as the whole file; a document whole
@@ -895,7 +887,7 @@ class _Zeros:
 
     def cut(self) -> UserError:
         """The refusal of a document that the zeros cut short: its own fault, where they start."""
-        return _cut_by_zeros(self.path, self.line, self.at)
+        return cut_by_zeros(self.path, self.line, self.at)
 
     def whole(self) -> None:
         """The document before the zeros was read whole: said (``torn``), else refused with the way out."""
