@@ -37,7 +37,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZerosAfterDocument, cut_by_zeros, first_line_cut, ZerosAfterRecord, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
+    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, ZeroTail, breaks_off, cut_by_zeros, first_line_cut, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -754,8 +754,8 @@ def _iter_values(
                 value, end = _DECODER.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
                 cut = _cut_short(text, exc)
-                if not eof and (cut or exc.pos >= len(text)):
-                    break  # need more text
+                if not eof and cut:
+                    break  # need more text (a read may end inside a value, a word, a number)
                 if cut and zeros.found:
                     raise zeros.cut() from None
                 if not seen and not (unfinished and exc.pos < len(text.rstrip())):
