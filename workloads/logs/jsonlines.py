@@ -186,6 +186,9 @@ def iter_lines(
                         yield number, record  # (a whole last record, zero bytes after it: the record read, the zeros not)
                         torn.append(ZerosAfterRecord(number))
                         return
+                    if not seen and zero_tail(line) and zero_kind(line) is not ZeroTail:
+                        # The first record, cut short where zeros run to the end: its own fault, as audit says.
+                        raise first_line_cut(path, number, handle.tell() - (len(line) - len(line.rstrip(b"\x00"))))
                     seen = True
                     yield number, line
         except OSError as exc:
@@ -273,6 +276,21 @@ def tail_reason(line: int) -> str:
     if isinstance(line, CutZeroTail):
         return ZERO_CUT_TAIL
     return ZERO_TAIL if isinstance(line, ZeroTail) else TORN_TAIL
+
+
+def cut_by_zeros(path: object, line: int, at: int, what: str = "the JSON document", whole: str = "document") -> UserError:
+    """The refusal of ``what`` (a JSON document) cut short where zero bytes start (on ``line``, at
+    byte ``at``; -1: not told) and run to the end of the file: its own fault, not the zeros'."""
+    byte = f" at byte {at}" if at >= 0 else ""
+    return UserError(f"{path}:{line}: {what} is cut short{byte}, where zero bytes (NUL) run to the end of the file: room "
+                     "the file system gave the file that no write filled (the machine stopped while the agent wrote it, "
+                     f"or the file was copied then); the part written is no whole {whole}")
+
+
+def first_line_cut(path: object, line: int, at: int) -> UserError:
+    """:func:`cut_by_zeros` of a file's first line (no record before it) that zero bytes cut short:
+    a JSON-lines log's first record, or a document written on one line; every command says so."""
+    return cut_by_zeros(path, line, at, "the JSON on the file's first line", "JSON value")
 
 
 def is_skip(line: int) -> bool:

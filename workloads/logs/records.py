@@ -23,6 +23,7 @@ import io
 import json
 import lzma
 import os
+import re
 import shlex
 import stat
 import tempfile
@@ -36,7 +37,7 @@ from msgspec.structs import replace
 
 from prefixbench.simulator.errors import UserError
 from prefixbench.workloads.logs.jsonlines import (
-    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, ZeroTail, breaks_off, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
+    COMPRESSION_MAGIC, ZerosAfterDocument, ZerosAfterRecord, ZeroTail, breaks_off, cut_by_zeros, first_line_cut, is_zstd, may_nest_too_deep, record_before_zeros, too_deep, torn_tail, zero_kind, zero_tail,
 )
 from prefixbench.workloads.logs.reading import MAX_DEPTH, cut_character, json_reason
 from prefixbench.workloads.logs.trace import packed_offsets
@@ -321,25 +322,39 @@ _UTF8_CUT, _UTF16_CUT = "the file ends inside a UTF-8 character", "the file ends
 _COPY_SHARE = 0.1
 
 
-def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Callable[[], int] | None = None) -> tempfile.SpooledTemporaryFile:
+def _utf8_copy(
+    path: Path, handle, progress: ProgressFn | None = None, at: Callable[[], int] | None = None,
+) -> tuple[tempfile.SpooledTemporaryFile, bool]:
     """The UTF-8 text of a UTF-16 file with a byte-order mark, in a temporary file (held in memory
     up to 64 MiB), decoded a chunk at a time, ``progress`` told :data:`_COPY_SHARE` of the bytes
     read after each (the file's bytes ``at`` tells where the file is compressed); text that is not
     UTF-16 is one line naming it, and so is a temporary folder with no room (not the log's fault:
-    its line names the folder)."""
+    its line names the folder). The flag: the file ends in an odd count of zero bytes (NUL), the
+    last one alone written to the copy as one more zero (see :func:`_utf16_zeros`)."""
     at = at or handle.tell
     copy = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     decoder = codecs.getincrementaldecoder("utf-16")()
+    last = ""  # the last character decoded
     try:
         while chunk := handle.read(_CHUNK):
-            _write_copy(path, copy, decoder.decode(chunk))
+            text = decoder.decode(chunk)
+            _write_copy(path, copy, text)
+            last = text[-1:] or last
             if progress is not None:
                 progress(int(at() * _COPY_SHARE))
+        pending = decoder.getstate()[0]
         try:
             _write_copy(path, copy, decoder.decode(b"", final=True))
         except UnicodeDecodeError as exc:
             if exc.reason not in ("truncated data", "unexpected end of data"):
                 raise
+            if pending == b"\x00" and last == "\x00":
+                # Zero bytes to the end, an odd count of them: zero-filled room ends where it
+                # ends, not on a character's edge. A zero byte alone after text stays a cut
+                # character (the first byte of a UTF-16BE "A" is one).
+                copy.write(b"\x00")
+                copy.seek(0)
+                return copy, True
             # An odd byte at the end, or the first half of a surrogate pair: the file stops
             # inside a character, as a UTF-8 log cut short does. The copy ends inside one too, so its reading treats the last line the same way
             # (a torn tail after whole records skipped, else the line named: _UTF16_CUT).
@@ -351,7 +366,16 @@ def _utf8_copy(path: Path, handle, progress: ProgressFn | None = None, at: Calla
         copy.close()
         raise
     copy.seek(0)
-    return copy
+    return copy, False
+
+
+def _utf16_zeros(line: int, odd: bool) -> int:
+    """A ``torn`` list's line as read from a UTF-16 file's UTF-8 copy, said of the file: two zero
+    bytes of the file are one in the copy, so a document's zeros are counted again (less the odd
+    last one the copy was given, see :func:`_utf8_copy`)."""
+    if isinstance(line, ZerosAfterDocument):
+        return ZerosAfterDocument(line, 2 * line.zeros - odd, line.at)
+    return line
 
 
 def _write_copy(path: Path, copy, text: str) -> None:
@@ -430,13 +454,17 @@ def _iter_handle(
         # The conversion reads the whole file: told a share of its bytes, the copy's reading the
         # rest (a compressed file's bytes read, not its decompressed ones: those reached its size
         # during the conversion, and the bar sat full while the copy was read).
-        with _utf8_copy(path, handle, progress, at) as copy:
+        copy, odd = _utf8_copy(path, handle, progress, at)
+        with copy:
+            said = len(torn) if torn is not None else 0
             try:
                 yield from _iter_handle(path, copy, _copy_progress(progress, (at or handle.tell)(), copy), torn)
             except UserError as exc:  # the copy ends inside a character only where the file does
                 if not str(exc).endswith(_UTF8_CUT):
                     raise
                 raise UserError(str(exc).removesuffix(_UTF8_CUT) + _UTF16_CUT) from None
+            if torn is not None:
+                torn[said:] = [_utf16_zeros(line, odd) for line in torn[said:]]
         return
     if at is not None and progress is not None:
         told, file_at = progress, at
@@ -605,9 +633,10 @@ def _iter_lines(
                 torn.append(zero_kind(raw)(line_no))
                 return
             if first and zero_tail(raw) and zero_kind(raw) is not ZeroTail:
-                # The file's first line, cut short where zeros run to its end (a one-line document,
-                # a Cline ui_messages.json written without newlines): its own fault, said so.
-                raise _cut_by_zeros(path, line_no, start + len(raw.rstrip(b"\x00")) if start >= 0 else -1) from None
+                # The file's first line, cut short where zeros run to its end (a JSON-lines log's
+                # first record, or a document written on one line): its own fault, said so as
+                # replay and check --trace say it (a line, not taken for a document).
+                raise first_line_cut(path, line_no, start + len(raw.rstrip(b"\x00")) if start >= 0 else -1) from None
             if torn is not None and (whole := record_before_zeros(raw)) is not None:
                 # A whole last record, zero bytes after it on its line: the record read, the zeros
                 # not (the file's only record too: a whole value is no binary data).
@@ -724,9 +753,9 @@ def _iter_values(
             try:
                 value, end = _DECODER.raw_decode(text, pos)
             except json.JSONDecodeError as exc:
-                cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated")
-                if not eof and (exc.pos >= len(text) or exc.msg.startswith("Unterminated")):
-                    break  # need more text
+                cut = _cut_short(text, exc)
+                if not eof and cut:
+                    break  # need more text (a read may end inside a value, a word, a number)
                 if cut and zeros.found:
                     raise zeros.cut() from None
                 if not seen and not (unfinished and exc.pos < len(text.rstrip())):
@@ -766,18 +795,42 @@ def _read_text(path: Path, handle, zeros: _Zeros, line_no: int, size: int, pendi
         if not more:
             raise cut_character(path, line_no + pending.count("\n") + chunk.count(b"\n"))
         chunk += more
+    ended = not chunk
     if b"\x00" in chunk:
         chunk = zeros.end(handle, chunk, line_no + pending.count("\n"))
         if _complete_utf8(chunk) < len(chunk):  # (the zeros start inside a character: the text is cut there)
             raise zeros.cut()
-        try:
-            return chunk.decode("utf-8"), True
-        except UnicodeDecodeError:
-            raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+        ended = True
     try:
-        return chunk.decode("utf-8"), not chunk
+        return chunk.decode("utf-8"), ended
     except UnicodeDecodeError:
         raise UserError(f"{path}:{line_no}: not UTF-8 text") from None
+
+
+#: What may follow a number's longest valid start where the text is cut inside the number
+#: (``0.``, ``1e``, ``1.5e+``): a fraction or an exponent begun, no digit of it yet.
+_NUMBER_CUT = frozenset({".", "e", "E", "e+", "e-", "E+", "E-"})
+#: The words a JSON value can be (NaN and the infinities: Python's json reads them), any of
+#: which a cut can leave begun (``n``, ``tr``, ``-``, ``-Inf``).
+_WORDS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+
+
+def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether ``exc``, the error decoding ``text``, is the text's end cutting a value short (not
+    malformed JSON): the error is at the end (whitespace after it at most), or in a string that
+    ends with the text, or the text from the error on is a begun token that text after it could
+    finish (a word, ``-``, a number's fraction or exponent, a ``\\u`` escape's hex digits)."""
+    if exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated"):
+        return True
+    tail = text[exc.pos:]
+    if exc.msg == "Expecting value":
+        return any(word.startswith(tail) for word in _WORDS)
+    if exc.msg.startswith("Expecting ',' delimiter"):
+        return tail in _NUMBER_CUT and text[exc.pos - 1: exc.pos].isdigit()
+    if exc.msg.startswith("Invalid \\uXXXX escape"):
+        # (a lone high surrogate's escape is refused with the one after it: both may be begun)
+        return re.fullmatch(r"u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,3})?)?", tail) is not None
+    return False
 
 
 #: What a whole JSON document (one value, an array) that zero bytes end is refused with where its
@@ -796,15 +849,6 @@ def zeros_end_document(path: Path) -> str:
     folder, name = shlex.quote(str(path.parent)), shlex.quote(path.name)
     return (f"{ZEROS_END_DOCUMENT}cp -r {folder} COPY && tr -d '\\000' < {folder}/{name} > COPY/{name}, "
             "then audit COPY")
-
-
-def _cut_by_zeros(path: Path, line: int, at: int) -> UserError:
-    """The refusal of a JSON document cut short where zero bytes start (on ``line``, at byte ``at``;
-    -1: not told) and run to the end of the file: its own fault, not the zeros'."""
-    byte = f" at byte {at}" if at >= 0 else ""
-    return UserError(f"{path}:{line}: the JSON document is cut short{byte}, where zero bytes (NUL) run to the end of the "
-                     "file: room the file system gave the file that no write filled (the machine stopped while the agent "
-                     "wrote it, or the file was copied then); the part written is no whole document")
 
 
 class _Zeros:
@@ -843,7 +887,7 @@ class _Zeros:
 
     def cut(self) -> UserError:
         """The refusal of a document that the zeros cut short: its own fault, where they start."""
-        return _cut_by_zeros(self.path, self.line, self.at)
+        return cut_by_zeros(self.path, self.line, self.at)
 
     def whole(self) -> None:
         """The document before the zeros was read whole: said (``torn``), else refused with the way out."""
@@ -905,7 +949,7 @@ def _iter_elements(path: Path, handle, zeros: _Zeros, progress: ProgressFn | Non
             try:
                 value, end = _DECODER.raw_decode(buffer, pos)
             except json.JSONDecodeError as exc:
-                if eof and zeros.found and (exc.pos >= len(buffer.rstrip()) or exc.msg.startswith("Unterminated")):
+                if eof and zeros.found and _cut_short(buffer, exc):
                     raise zeros.cut() from None
                 if eof:
                     raise UserError(f"{path}:{line_no}: truncated or malformed JSON array element") from None

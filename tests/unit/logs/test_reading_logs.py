@@ -429,6 +429,24 @@ def test_a_chunk_may_end_on_any_byte_of_a_2_3_or_4_byte_character(tmp_path: Path
         assert record.value["text"] == text, offset
 
 
+@pytest.mark.parametrize("word", ["true", "false", "null", "-1", "0.5", "1e-3", "1.5E+7"])
+def test_a_chunk_may_end_inside_a_word_or_a_number(tmp_path: Path, monkeypatch, word: str) -> None:
+    # A pretty-printed object is decoded again, a chunk longer, where its text ends inside a value.
+    # A chunk that ended inside a word (``tr``) or a number's fraction or exponent (``0.``, ``1e-``)
+    # gave another error than the end of the text, and a whole document more than a chunk long was
+    # refused as "malformed JSON (Expecting value ...)".
+    from prefixbench.workloads.logs import records
+
+    monkeypatch.setattr(records, "_CHUNK", 4096)
+    head, tail = '{\n  "pad": "', '",\n  "v": '
+    for inside in range(1, len(word)):
+        pad = 4096 - inside - len(head) - len(tail)
+        path = tmp_path / f"log-{inside}.json"
+        path.write_text(head + "x" * pad + tail + word + "\n}\n")
+        (record,) = list(iter_records(path))
+        assert record.value["v"] == json.loads(word), inside
+
+
 @pytest.mark.parametrize("array", [False, True])
 @pytest.mark.parametrize("char", _CHARS)
 def test_a_file_that_ends_inside_a_character_says_so_at_the_line_it_ends(

@@ -627,6 +627,43 @@ def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(
     assert_one_line(status, err, "binary data, not a text log")
 
 
+@pytest.mark.parametrize("argv", [("audit",), ("replay",), ("check", "--trace")])
+def test_a_jsonl_log_whose_first_line_zeros_cut_short_says_so_of_the_line_in_every_command(tmp_path, capsys, argv):
+    """A JSON-lines log whose first record is cut short where zero bytes run to its end: audit
+    said "the JSON document is cut short" (a line, not a document), replay and check --trace
+    "binary data, not a text log" of the same file. Every command says the line is cut, at the byte."""
+    path = tmp_path / "cut.jsonl"
+    record = json.dumps(GOOD).encode()
+    path.write_bytes(record[:40] + b"\0" * 100)
+    status, _, err = run(capsys, *argv, str(path))
+    assert_one_line(status, err, f"{path}:1: the JSON on the file's first line is cut short at byte 40, where zero bytes (NUL) "
+                    "run to the end of the file", "the part written is no whole JSON value")
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_a_utf16_document_that_zeros_end_counts_the_files_zero_bytes(tmp_path, capsys, encoding):
+    """A UTF-16 document is read from its UTF-8 copy, where two zero bytes of the file are one: the
+    warning said half the file's zeros ("50 of them" of 100), and an odd count of them was refused
+    as "the file ends inside a UTF-16 character". The warning names the line (no byte) and counts
+    the file's zeros, odd or even; a zero byte alone after the text is still a cut character."""
+    text = (FIXTURES / "gemini-cli.json").read_text(encoding="utf-8").rstrip()
+    data = (b"\xff\xfe" if encoding.endswith("le") else b"\xfe\xff") + text.encode(encoding)
+    path = tmp_path / "session.json"
+    path.write_bytes(data)
+    status, clean, err = _audit_json(capsys, path)
+    assert status == 0 and err == "", err
+    line = text.count("\n") + 1
+    for zeros in (100, 101, 3):
+        path.write_bytes(data + b"\0" * zeros)
+        status, files, err = _audit_json(capsys, path)
+        assert (status, files) == (0, clean), err
+        assert err.startswith(f"prefixbench: warning: {path}:{line}: the JSON document is read whole, up to the zero bytes "
+                              f"(NUL) that start on this line: {zeros:,} of them, to the end of the file"), err
+    path.write_bytes(data + b"\0")
+    status, _, err = run(capsys, "audit", str(path), "--quiet")
+    assert_one_line(status, err, f"{path}:{line}: the file ends inside a UTF-16 character")
+
+
 @pytest.mark.parametrize("log", ["cline/claude-dev", "swe-agent.json"])
 def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, log):
     """A document written on one line (a Cline ui_messages.json written without newlines), cut
@@ -646,10 +683,12 @@ def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, l
     path.write_bytes(data + b"\0" * 100)
     status, files, err = _audit_json(capsys, target)
     assert (status, files) == (0, clean) and err.startswith(f"prefixbench: warning: {path}:1: "), err
+    # (an object on one line reads as a JSON-lines log's first line would: said of the line)
+    what = "the JSON document" if data.startswith(b"[") else "the JSON on the file's first line"
     for cut in (40, len(data) - 1):
         path.write_bytes(data[:cut] + b"\0" * 100)
         status, _, err = run(capsys, "audit", str(target), "--quiet")
-        assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {cut}, where zero bytes (NUL) run")
+        assert_one_line(status, err, f"{path}:1: {what} is cut short at byte {cut}, where zero bytes (NUL) run")
 
 
 @pytest.mark.parametrize("side", ["api_conversation_history.json", "task_metadata.json"])
@@ -681,7 +720,8 @@ def test_a_file_a_cline_task_is_read_with_that_zeros_end_is_read_up_to_them(tmp_
     assert (status, files) == (0, clean) and err == f"prefixbench: warning: {path}:2: {words}", err
     path.write_bytes(data[: len(data) // 2] + b"\0" * 3_000)
     status, _, err = run(capsys, "audit", str(ui), "--quiet")
-    assert_one_line(status, err, f"{path}:1: the JSON document is cut short at byte {len(data) // 2}, where zero bytes")
+    what = "the JSON document" if side.startswith("api") else "the JSON on the file's first line"  # (the metadata: one line)
+    assert_one_line(status, err, f"{path}:1: {what} is cut short at byte {len(data) // 2}, where zero bytes")
 
 
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):
