@@ -330,11 +330,11 @@ def sessions_by_folder(record: dict) -> dict[str, str]:
     another's, as far as its folders tell (the object does not hold
     :attr:`~prefixbench.workloads.audit.core.AuditResult.session_of`): a Claude Code transcript in
     ``<project>/<session>/`` or ``<project>/<session>/subagents/``
-    (:func:`~prefixbench.workloads.logs.formats.claude_code.subagent_depth`) is of
+    (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`) is of
     ``<project>/<session>.jsonl`` where that session has a roll-up (its ``sessions`` key) and the
     file none. An older version's subagent, beside its session's transcript, is not told by its
     folder: it stays a session of its own here."""
-    from prefixbench.workloads.logs.formats.claude_code import subagent_depth
+    from prefixbench.workloads.logs.claude_layout import subagent_depth
 
     keys = {s.get("key") for s in record.get("sessions") or ()}
     out: dict[str, str] = {}
