@@ -246,6 +246,21 @@ NOT_APPLICABLE = "not ranked, as they cannot apply to this log: nothing they cha
 NOTHING_APPLIES = "no fix the misses point at can apply to this log (listed below, not ranked)"
 
 
+def nothing_words(apart: list) -> str:
+    """What the list says where no fix is ranked, from the fixes listed apart (structs or JSON
+    records): :data:`NOTHING_APPLIES` where none can apply, :data:`NOTHING_SAVES` where every one
+    was re-simulated and saves nothing, and both counts where they mix (a fix never re-simulated
+    is not one that "re-simulated saves nothing")."""
+    inapplicable = sum(map(_inapplicable, apart))
+    if inapplicable == len(apart):
+        return NOTHING_APPLIES
+    if not inapplicable:
+        return NOTHING_SAVES
+    saving_nothing = len(apart) - inapplicable
+    return (f"no fix the misses point at saves anything on this log: {saving_nothing:,} re-simulated "
+            f"save{'s' if saving_nothing == 1 else ''} nothing, {inapplicable:,} cannot apply to it (listed below, not ranked)")
+
+
 def _inapplicable(rec: object) -> bool:
     """Whether a fix listed apart (a struct, or its JSON record) cannot apply to the log."""
     if isinstance(rec, dict):
@@ -274,7 +289,7 @@ def advice_lines(result: AuditResult) -> list[str]:
             out.append("  nothing: no miss in these logs has a fix that would have recovered it")
             out += _never_read_lines(result)
         elif not recs:
-            out.append(f"  nothing: {NOTHING_APPLIES if all(map(_inapplicable, apart)) else NOTHING_SAVES}")
+            out.append(f"  nothing: {nothing_words(apart)}")
         else:
             out += text_lines(
                 ["#", "fix", "agent", "dollars", "lost to its misses", "requests", "lanes", "sessions"],
@@ -361,7 +376,7 @@ def advice_html(record: dict, unseen: bool = False) -> str:
     if recs is not None:
         recs = [rec for rec in recs if rec["rank"] is not None]
         if not recs and apart:
-            parts.append(note(f"Nothing: {NOTHING_APPLIES if all(map(_inapplicable, apart)) else NOTHING_SAVES}."))
+            parts.append(note(f"Nothing: {nothing_words(apart)}."))
         elif not recs and unseen:
             parts.append(note(f"Nothing to rank: {UNSEEN}."))
         elif not recs:

@@ -54,7 +54,7 @@ def fmt_change(change: Change) -> str:
     if delta == 0:
         per = change.relative_per_request
         # (an unchanged figure over fewer or more requests changed per request: say by how much)
-        return "=" if not per else f"= ({'+0.0' if abs(per) < 0.0005 else f'{per * 100:+.1f}'}% per request)"
+        return "=" if not per else f"= ({'+0.0' if abs(per) < 0.0005 else f'{per * 100:+.1f}'}% per {_per(change)})"
     unit = figure_unit(change.group, change.figure)
     if unit == "ratio":
         return f"{delta * 100:+.1f}pt"
@@ -64,8 +64,14 @@ def fmt_change(change: Change) -> str:
     if change.relative_per_request is not None:
         # Judged per request (the unit's request counts differ): the change the limit read.
         per = change.relative_per_request * 100
-        said += f" ({'+0.0' if abs(per) < 0.05 else f'{per:+.1f}'}% per request)"  # (no -0.0 of a float's rounding)
+        said += f" ({'+0.0' if abs(per) < 0.05 else f'{per:+.1f}'}% per {_per(change)})"  # (no -0.0 of a float's rounding)
     return said
+
+
+def _per(change: Change) -> str:
+    """What a change judged per request is per: ``priced request`` for dollars of a grown log
+    whose unpriced requests differ (:attr:`Change.priced`), ``request`` elsewhere."""
+    return "priced request" if change.priced else "request"
 
 
 def short_labels(comparison: Comparison) -> dict[tuple[str, str], str]:

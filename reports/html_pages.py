@@ -777,7 +777,7 @@ def _audit_waterfall(totals: dict, causes: list[dict], what_if: list[dict] | Non
 
 def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
     from prefixbench.reports.whatif import hedged, saved_cell, saved_words
-    from prefixbench.workloads.audit.whatif import INFERRED
+    from prefixbench.workloads.audit.whatif import CANNOT_APPLY, CANNOT_RESIMULATE, INFERRED
 
     rows = []
     for i, w in enumerate(what_if):
@@ -788,7 +788,8 @@ def _what_if_section(what_if: list[dict], many: dict[str, str]) -> str:
             Cell("yes" if applies else "no", "applies", applies),
             num("requests_changed", w["requests_changed"], "-" if not applies else fmt_int(w["requests_changed"])),
             num("tokens_to_read", w["tokens_to_read"], "-" if not applies else f"{w['tokens_to_read']:+,}"),
-            num("saved_usd", saved, "cannot apply" if not applies else saved_cell(saved, w.get("unpriced_requests"), w.get("detail"))),
+            num("saved_usd", saved, (CANNOT_RESIMULATE if w.get("needs_bodies") else CANNOT_APPLY) if not applies
+                else saved_cell(saved, w.get("unpriced_requests"), w.get("detail"))),
             w["assumption"],
             w.get("detail", ""),
         ]))

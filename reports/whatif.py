@@ -15,7 +15,7 @@ from prefixbench.workloads.audit.whatif import INFERRED, RELAYED, UNCHARGED, Req
 def what_if_records(results: Sequence[WhatIf], changes: bool = True) -> list[dict[str, object]]:
     """The ``"what_if"`` list of ``audit --format json``: fix, applies, requests_changed,
     tokens_to_read, saved_usd (signed; null when the fix cannot apply), assumption, detail,
-    and per lane / per request what changed. ``changes`` False: each fix's changed requests
+    needs_bodies (where the fix does not apply: ``cannot re-simulate`` rather than ``cannot apply``), and per lane / per request what changed. ``changes`` False: each fix's changed requests
     are left as the fix holds them (one a request it changes), made records as they are written
     (:func:`change_records`)."""
     return [w.to_json(changes) for w in results]
@@ -91,13 +91,13 @@ def what_if_table(results: Sequence[WhatIf]) -> str:
             "yes" if w.applies else "no",
             f"{w.requests_changed:,}" if w.applies else "-",
             f"{w.tokens_to_read:+,}" if w.applies else "-",
-            saved_text(w) if w.applies else "cannot apply",
+            saved_text(w) if w.applies else w.why_not,
         ])
     out = ["", "what if (each fix alone, re-simulated on the same log; dollars against what was paid):"]
     out += text_lines(header, rows, right={2, 3, 4})
     out.append("")
     for w in results:
-        out.append(f"{w.fix}: {'assumes ' + w.assumption if w.applies else 'cannot apply: ' + w.detail}")
+        out.append(f"{w.fix}: {'assumes ' + w.assumption if w.applies else w.why_not + ': ' + w.detail}")
         if w.applies and w.detail:
             out.append(f"  {w.detail}")
     return "\n".join(out)

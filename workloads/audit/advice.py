@@ -682,7 +682,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             # it); a fix with nothing to change in the log (no subagent lanes to stagger) cannot
             # apply at all, as --what-if says, and is listed apart, not ranked (:func:`cannot_apply`):
             # a mini-swe-agent log ranked stagger-subagents #1 while --what-if said "cannot apply".
-            detail = f"{'cannot re-simulate' if w.needs_bodies else CANNOT_APPLY}: {w.detail}"
+            detail = f"{w.why_not}: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
                                                    causes=causes, sessions_of=found.sessions))

@@ -160,6 +160,13 @@ def _keep_alive_assumption(requests: Sequence[TraceRequest]) -> str:
     return text
 
 
+#: How a fix that does not apply is said (:attr:`WhatIf.why_not`), by ``--what-if`` and by what to
+#: change alike (:data:`~.advice.CANNOT_APPLY` opens the detail of a fix listed apart): the log
+#: lacks the request bodies to re-simulate it on (it may apply to the agent), or nothing it changes
+#: is in the log (no subagent lanes to stagger).
+CANNOT_RESIMULATE = "cannot re-simulate"
+CANNOT_APPLY = "cannot apply"
+
 #: What ``--what-if all`` runs: every fix, breakpoints as Anthropic's automatic caching.
 ALL_FIXES: tuple[str, ...] = (
     "ttl-1h", "ttl-5m", "ttl-auto", "keep-alive", "stagger-subagents", "static-system", "keep-prefix-compaction",
@@ -377,6 +384,13 @@ class WhatIf(msgspec.Struct, frozen=True):
     needs_bodies: bool = False
 
     @property
+    def why_not(self) -> str:
+        """How a fix that does not apply is said, in what to change's words too: ``cannot
+        re-simulate`` where the log lacks the request bodies (:attr:`needs_bodies`), ``cannot
+        apply`` where nothing the fix changes is in the log."""
+        return CANNOT_RESIMULATE if self.needs_bodies else CANNOT_APPLY
+
+    @property
     def unpriced_requests(self) -> int:
         """The requests the fix changes that no price row prices: in ``requests_changed`` and
         ``tokens_to_read``, not in ``saved_usd``."""
@@ -403,6 +417,8 @@ class WhatIf(msgspec.Struct, frozen=True):
             "unpriced_requests": self.unpriced_requests if self.applies else None,
             "assumption": self.assumption,
             "detail": self.detail,
+            # (on a fix that does not apply only: which of the two it is, as :attr:`why_not` says)
+            **({} if self.applies else {"needs_bodies": self.needs_bodies}),
             "lanes": [
                 {"file": e.file, "lane": e.lane, "requests_changed": e.requests_changed, "tokens_to_read": e.tokens_to_read,
                  "saved_usd": float(e.saved_usd) if e.priced else None, "note": e.note}

@@ -9,9 +9,11 @@ Two kinds of result compare:
   One unit per lane (keyed by file and lane), one for the totals, and one per cause (shown, never
   gated: a cause's share moves whenever another one does); recommendations and their ranks are
   not read. A unit whose request counts differ (an audit of a log that grew) has its tokens and
-  dollars judged per request (:data:`PER_REQUEST_GATES`), a note saying so. A unit whose
-  unpriced request counts differ has its dollars over other requests on each side: listed not
-  comparable, never gated (:func:`priced_otherwise`), a note saying how many each side left unpriced.
+  dollars judged per request (:data:`PER_REQUEST_GATES`), its dollars per priced request where
+  either side left some unpriced (:func:`priced_counts`), a note saying so. A unit of the same
+  request count whose unpriced request counts differ has its dollars over other requests on each
+  side: listed not comparable, never gated (:func:`priced_otherwise`), a note saying how many
+  each side left unpriced.
 
 Which figures a unit has, and which threshold gates each, is declared on the record's schema
 (:mod:`prefixbench.workloads.runs.schema`, :mod:`prefixbench.workloads.audit.schema`). A
@@ -564,6 +566,9 @@ class Change(msgspec.Struct, frozen=True):
     per_request: float | None = None
     #: BASE's and NEW's request counts where :attr:`per_request` (its exact terms: :func:`at_base_requests`).
     counts: tuple[float, float] | None = None
+    #: Whether :attr:`counts` are BASE's and NEW's priced requests, not all of them: dollars of a
+    #: grown log whose unpriced requests differ (:func:`priced_counts`), judged per priced request.
+    priced: bool = False
 
     @property
     def judged_new(self) -> float | None:
@@ -706,20 +711,27 @@ def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool
                 if bv is not None or nv is not None:
                     uncovered.setdefault((b.group, b.key), (b, n))
                 continue
-            if name in UNPRICED_DOLLARS and not unreported and priced_otherwise(b, n):
-                # Dollars over another set of priced requests on each side (an --assume-model or
-                # a price table that prices more of the same log): not the same figure, not gated.
+            by_request = scale if scale is not None and gate in PER_REQUEST_GATES else None
+            counts = (b.figures["requests"], n.figures["requests"]) if by_request is not None else None
+            priced = priced_counts(b, n) if name in UNPRICED_DOLLARS and not unreported else None
+            per_priced = by_request is not None and priced is not None and priced != counts
+            if by_request is not None and priced is not None:
+                # A log that grew (already judged per request): its dollars per PRICED request,
+                # so a request priced on neither side neither hides nor makes a rise.
+                counts, by_request = priced, priced[0] / priced[1]
+            elif priced is not None and priced_otherwise(b, n):
+                # The same requests, priced otherwise on each side (an --assume-model or a price
+                # table that prices more of the same log): not the same figure, not gated.
                 changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=False))
                 uncovered.setdefault((b.group, b.key), (b, n))
                 continue
-            by_request = scale if scale is not None and gate in PER_REQUEST_GATES else None
-            counts = (b.figures["requests"], n.figures["requests"]) if by_request is not None else None
             judged = nv if nv is None or counts is None else at_base_requests(nv, *counts)
             regressed = bool(
                 limit and field and bv is not None and judged is not None and limit.crossed(bv, judged, field.worse)
             )
             changes.append(Change(b.group, b.key, name, bv, nv, limit, regressed, unreported=unreported,
-                                  per_request=by_request, counts=counts))
+                                  per_request=by_request, counts=counts,
+                                  priced=per_priced))
     only_base = tuple(f"{g} {k}" for g, k in base.units if (g, k) not in new.units)
     only_new = tuple(f"{g} {k}" for g, k in new.units if (g, k) not in base.units)
     unlike = tuple(f"{g} {k}: {why}" for (g, k), why in mismatched.items())
@@ -735,22 +747,41 @@ def _label(unit: Unit) -> str:
 def per_request_notes(scaled: list[tuple[Unit, Unit]], unpriced: set[tuple[str, str]] = frozenset()) -> tuple[str, ...]:
     """One line a unit whose request counts differ, judged per request: ``totals: NEW has 1.8%
     more requests (511 against 520): its tokens and dollars compared per request`` (its tokens
-    only where its dollars are not compared: ``unpriced`` holds those units' keys)."""
+    only where its dollars are not compared: ``unpriced`` holds those units' keys; its dollars per
+    priced request where either side left requests unpriced: :func:`priced_counts`)."""
     notes = []
     for b, n in scaled:
         was, now = b.figures["requests"], n.figures["requests"]
         more = (now - was) / was * 100
-        what = "tokens" if (b.group, b.key) in unpriced else "tokens and dollars"
+        priced = priced_counts(b, n)
+        what = "tokens and dollars compared per request"
+        if (b.group, b.key) in unpriced:
+            what = "tokens compared per request"
+        elif priced is not None and (priced[0] != was or priced[1] != now):
+            what = (f"tokens compared per request, its dollars per priced request ({priced[0]:,.0f} of {was:,.0f} "
+                    f"priced in BASE, {priced[1]:,.0f} of {now:,.0f} in NEW)")
         notes.append(f"{_label(b)}: NEW has {abs(more):.1f}% {'more' if more > 0 else 'fewer'} requests ({was:,.0f} in BASE, "
-                     f"{now:,.0f} in NEW): its {what} compared per request (--per-request off compares them as they are)")
+                     f"{now:,.0f} in NEW): its {what} (--per-request off compares them as they are)")
     return tuple(notes)
+
+
+def priced_counts(base: Unit, new: Unit) -> tuple[float, float] | None:
+    """BASE's and NEW's priced requests (``requests`` less ``unpriced_requests``) where both
+    audits write the counts and both priced some; None otherwise (a sweep's run, an audit of
+    schema 1 before it counted them, or a side that priced none: :func:`_unpriced`)."""
+    if base.group == "run" or any("unpriced_requests" not in u.figures or "requests" not in u.figures for u in (base, new)):
+        return None
+    counts = tuple(u.figures["requests"] - u.figures["unpriced_requests"] for u in (base, new))
+    return counts if min(counts) > 0 else None
 
 
 def priced_otherwise(base: Unit, new: Unit) -> bool:
     """Whether an audit unit's dollars cover another set of requests on each side: both audits
     write its ``unpriced_requests`` and the counts differ (the same log audited with an
     ``--assume-model`` that prices 804 more requests: +95% dollars, none of it a regression). An
-    audit that does not write the count (schema 1 before it did) is judged as before."""
+    audit that does not write the count (schema 1 before it did) is judged as before. Where the
+    request counts differ too (a log that grew), :func:`compare` judges the dollars per priced
+    request instead (:func:`priced_counts`), unless ``--per-request off``."""
     if base.group == "run" or "unpriced_requests" not in base.figures or "unpriced_requests" not in new.figures:
         return False
     return base.figures["unpriced_requests"] != new.figures["unpriced_requests"]
@@ -765,13 +796,13 @@ def unpriced_notes(units: list[tuple[Unit, Unit]]) -> tuple[str, ...]:
     causes = [b.key for b, n in units if b.group == "cause"]
     if lanes:
         names = ", ".join(b.key for b, _ in lanes[:3]) + (f" and {len(lanes) - 3} more" if len(lanes) > 3 else "")
-        notes.append(f"{_count(len(lanes), 'lane')} ({names}): dollars not comparable: {_unpriced_text([b for b, _ in lanes])} "
-                     f"requests unpriced in BASE, {_unpriced_text([n for _, n in lanes])} in NEW (other requests priced "
-                     "on each side: listed, never gated)")
+        bases, news = [b for b, _ in lanes], [n for _, n in lanes]
+        notes.append(f"{_count(len(lanes), 'lane')} ({names}): dollars not comparable: {_unpriced_text(bases)} "
+                     f"requests unpriced in BASE, {_unpriced_text(news)} in NEW ({_priced_text(bases, news)})")
     for b, n in units:
         if b.group == "totals":
             notes.append(f"totals: dollars not comparable: {_unpriced_text([b])} requests unpriced in BASE, {_unpriced_text([n])} "
-                         "in NEW (other requests priced on each side: listed, never gated)")
+                         f"in NEW ({_priced_text([b], [n])})")
     if causes:
         notes.append(f"{_count(len(causes), 'cause')} ({', '.join(causes)}): dollars not comparable, their unpriced requests "
                      "differing between BASE and NEW (causes are never gated)")
@@ -786,6 +817,20 @@ def _unpriced_text(units: list[Unit]) -> str:
     """``804 of 1,542``: the units' unpriced requests of their requests, summed."""
     left = sum(unit.figures.get("unpriced_requests", 0) for unit in units)
     return f"{left:,.0f} of {sum(unit.figures.get('requests', 0) for unit in units):,.0f}"
+
+
+def _priced_text(bases: list[Unit], news: list[Unit]) -> str:
+    """What the units' dollars are over, from the counts: ``other requests priced on each side:
+    listed, never gated``, or ``none priced in BASE: NEW's dollars listed, never gated`` where a
+    side priced none of them (its dollars unknown, not $0)."""
+    none = [side for side, units in (("BASE", bases), ("NEW", news))
+            if sum(u.figures.get("requests", 0) - u.figures.get("unpriced_requests", 0) for u in units) <= 0]
+    if len(none) == 1:
+        other = "NEW" if none[0] == "BASE" else "BASE"
+        return f"none priced in {none[0]}: {other}'s dollars listed, never gated"
+    if none:
+        return "none priced on either side: nothing to compare"
+    return "other requests priced on each side: listed, never gated"
 
 
 #: The audit schema from which a miss two causes share splits its loss between them.

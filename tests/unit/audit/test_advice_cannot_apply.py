@@ -80,3 +80,29 @@ def test_a_fix_the_log_has_no_bodies_for_stays_ranked(tmp_path: Path) -> None:
     nothing = replace(no_bodies, needs_bodies=False, detail="nothing to change")
     (rec,) = rank(result, Resimulated({"static-system": nothing}, {}))
     assert (rec.rank, rec.detail) == (None, "cannot apply: nothing to change")
+
+
+def test_the_opening_says_what_is_there_where_saving_nothing_and_cannot_apply_mix(tmp_path: Path) -> None:
+    """No fix ranked, one listed apart as saving nothing (re-simulated) and one that cannot apply
+    (never re-simulated): the opening said "no fix re-simulated saves anything", wrong of the fix
+    never re-simulated. It gives both counts."""
+    from msgspec.structs import replace
+
+    from prefixbench.workloads.audit.advice import saves_nothing
+
+    path = _early(tmp_path)
+    trace = load_trace([path])
+    result = advise(run_audit([path], trace=trace), trace)
+    (stagger,) = result.recommendations
+    idle = replace(stagger, fix="keep-alive", saved_usd=Decimal(0), unpriced_requests=0,
+                   detail="does not pay: re-simulated, it recovers its misses for more than they lost")
+    assert saves_nothing(idle) and stagger.rank is None
+    result = replace(result, recommendations=(idle, stagger))
+    mixed = ("no fix the misses point at saves anything on this log: 1 re-simulated saves nothing, 1 cannot apply to it "
+             "(listed below, not ranked)")
+    text = "\n".join(advice_lines(result))
+    assert f"  nothing: {mixed}\n" in text, text
+    assert "no fix re-simulated saves anything" not in text and NOTHING_APPLIES not in text
+    assert f"  - keep-alive ({idle.agent}): does not pay" in text and f"  - stagger-subagents ({stagger.agent}): cannot apply" in text
+    html = advice_html(audit_record(result))
+    assert f"Nothing: {mixed}." in html and "no fix re-simulated saves anything" not in html

@@ -117,13 +117,47 @@ def test_dollars_over_the_same_unpriced_count_are_gated_as_before(tmp_path: Path
     # 4 of 10 unpriced on both sides: the priced requests are the same, +20% dollars is a regression.
     status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(4, 1000, 0.6))
     assert status == 1 and out.startswith("FAIL: 2 regressions") and "dollars not comparable" not in out, out
-    # A log that grew (20 requests) with the same 4 unpriced: judged per request, as before.
+    # A log that grew (20 requests) with the same 4 unpriced: its tokens per request, its dollars
+    # per priced request (0.5 over 6 against 1.0 over 16: less).
     status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(4, 2000, 1.0, requests=20))
-    assert status == 0 and "its tokens and dollars compared per request" in out, out
-    # Grown, and 2 more unpriced: its tokens per request, its dollars not compared.
-    status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.5), _record(6, 2000, 3.0, requests=20))
-    assert status == 0 and "its tokens compared per request" in out, out
-    assert "note: totals: dollars not comparable: 4 of 10 requests unpriced in BASE, 6 of 20 in NEW" in out
+    assert status == 0, out
+    assert "its tokens compared per request, its dollars per priced request (6 of 10 priced in BASE, 16 of 20 in NEW)" in out
+
+
+def test_a_log_that_grew_has_its_dollars_judged_per_priced_request(tmp_path: Path, capsys) -> None:
+    """A growing log gains one unpriced request and its priced requests cost 10% more each: on the
+    base the unpriced counts differing (4 against 5) turned its dollars off (``not comparable``,
+    PASS). Per request the rise hides (0.66 over 11 is 0.6 over 10); per priced request (6 each)
+    it is +10%, past usd=5%."""
+    status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.6), _record(5, 1100, 0.66, requests=11))
+    assert status == 1 and out.startswith("FAIL: 2 regressions"), out
+    rows = [line for line in out.splitlines() if line.startswith("!")]
+    assert len(rows) == 2 and all("cost_usd" in row and "(+10.0% per priced request)" in row for row in rows), out
+    assert ("note: totals: NEW has 10.0% more requests (10 in BASE, 11 in NEW): its tokens compared per request, its "
+            "dollars per priced request (6 of 10 priced in BASE, 6 of 11 in NEW)") in out
+    assert "not comparable" not in out
+    # The same cost per priced request passes; so does a grown log whose dollars fell.
+    for cost in (0.6, 0.5):
+        status, out = _compare(tmp_path, capsys, _record(4, 1000, 0.6), _record(5, 1100, cost, requests=11))
+        assert status == 0 and out.startswith("PASS"), out
+    # --per-request off judges nothing per request: dollars over other priced requests are not compared.
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--per-request", "off"]) == 1  # tokens +10%
+    out = capsys.readouterr().out
+    assert "note: totals: dollars not comparable: 4 of 10 requests unpriced in BASE, 5 of 11 in NEW" in out, out
+
+
+def test_the_note_says_which_side_priced_none(tmp_path: Path, capsys) -> None:
+    """All of BASE's requests unpriced: the note said "(other requests priced on each side ...)"
+    though BASE priced none; it says which side priced none."""
+    for base, new, words in ((_record(10, 1000, 0.0), _record(0, 1000, 0.5), "10 of 10 requests unpriced in BASE, 0 of 10 in NEW "
+                              "(none priced in BASE: NEW's dollars listed, never gated)"),
+                             (_record(0, 1000, 0.5), _record(10, 1000, 0.0), "0 of 10 requests unpriced in BASE, 10 of 10 in NEW "
+                              "(none priced in NEW: BASE's dollars listed, never gated)")):
+        status, out = _compare(tmp_path, capsys, base, new)
+        assert status == 0 and f"note: totals: dollars not comparable: {words}" in out, out
+        assert f"note: 1 lane (s.jsonl main): dollars not comparable: {words}" in out
+        assert "other requests priced" not in out
 
 
 def test_an_audit_that_does_not_count_unpriced_requests_is_judged_as_before(tmp_path: Path, capsys) -> None:

@@ -31,7 +31,7 @@ def test_the_table_follows_the_audit(tmp_path, capsys):
     assert main(["audit", str(log), "--quiet", "--what-if", "ttl-1h,static-system"]) == 0
     out = capsys.readouterr().out
     assert "what if (each fix alone" in out
-    assert "static-system: cannot apply: the log has no request bodies" in out
+    assert "static-system: cannot re-simulate: the log has no request bodies" in out
     assert "gaps: 0 <= 5 m, 1 in 5 m-1 h" in out
 
 
@@ -94,3 +94,29 @@ def test_report_html_says_unknown_not_cannot_apply_of_a_fix_none_of_whose_change
     row = html[html.index('data-fix="ttl-1h"'):]
     row = row[: row.index("</tr>")]
     assert "unknown (unpriced)" in row and "cannot apply" not in row, row
+
+
+def test_a_fix_the_log_lacks_bodies_for_is_said_as_what_to_change_says_it(tmp_path, capsys):
+    """static-system on a transcript (no request bodies) was "cannot apply" in --what-if while what
+    to change ranked it "cannot re-simulate" (it may apply to the agent; the log cannot show it).
+    --what-if now says "cannot re-simulate" there, in the table, report.html and the JSON's
+    needs_bodies, and "cannot apply" only where nothing the fix changes is in the log
+    (stagger-subagents without subagent lanes)."""
+    log = _log(tmp_path)
+    out = tmp_path / "out"
+    assert main(["audit", str(log), "--quiet", "--what-if", "static-system,stagger-subagents", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    rows = {line.split()[0]: line for line in text.splitlines() if line.startswith(("static-system ", "stagger-subagents "))}
+    assert rows["static-system"].split()[-2:] == ["cannot", "re-simulate"], rows
+    assert rows["stagger-subagents"].split()[-2:] == ["cannot", "apply"], rows
+    assert "static-system: cannot re-simulate: the log has no request bodies" in text
+    assert "stagger-subagents: cannot apply: the log has no subagent lanes to stagger" in text
+    assert "static-system: cannot apply" not in text
+    html = (out / "report.html").read_text()
+    for fix, words in (("static-system", "cannot re-simulate"), ("stagger-subagents", "cannot apply")):
+        row = html[html.index(f'data-fix="{fix}"'):]
+        assert words in row[: row.index("</tr>")], row
+    assert main(["audit", str(log), "--quiet", "--format", "json", "--what-if", "ttl-1h,static-system,stagger-subagents"]) == 0
+    entries = {w["fix"]: w for w in json.loads(capsys.readouterr().out)["what_if"]}
+    assert entries["static-system"]["needs_bodies"] is True and entries["stagger-subagents"]["needs_bodies"] is False
+    assert "needs_bodies" not in entries["ttl-1h"]  # (only on a fix that does not apply)

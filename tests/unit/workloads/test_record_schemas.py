@@ -105,7 +105,7 @@ def test_report_html_reads_only_declared_fields() -> None:
     declared = {f.name for fields in SECTIONS.values() for f in fields} | set(RUN_COLUMNS) | set(COST_COLUMNS)
     declared |= set(SECTIONS) | {"notes", "what_if"} | {"requests_shown", *names(REQUESTS_SHOWN_FIELDS)}
     added_by_sweep_json = {"uncached_change_vs_legacy", "legacy_rejected", "compaction_usd", "saving_vs_legacy_usd", "saving_vs_legacy_pct"}
-    what_if = {"fix", "applies", "saved_usd", "requests_changed", "tokens_to_read", "assumption", "detail", "lanes", "note"}
+    what_if = {"fix", "applies", "saved_usd", "requests_changed", "tokens_to_read", "assumption", "detail", "lanes", "note", "needs_bodies"}
     check = {"spec", "passed", "verdict", "status", "figure"}
     colours = {"summary", "refill", "growth"}  # PART_COLOURS, not a record
     read = _string_subscripts(ROOT / "reports" / "html_pages.py")
