@@ -715,13 +715,15 @@ def compare(base: Result, new: Result, thresholds: Thresholds, per_request: bool
             counts = (b.figures["requests"], n.figures["requests"]) if by_request is not None else None
             priced = priced_counts(b, n) if name in UNPRICED_DOLLARS and not unreported else None
             per_priced = by_request is not None and priced is not None and priced != counts
-            if by_request is not None and priced is not None:
-                # A log that grew (already judged per request): its dollars per PRICED request,
-                # so a request priced on neither side neither hides nor makes a rise.
+            if by_request is not None and priced is not None and coverage_follows_requests(b, n):
+                # A log that grew (already judged per request), the requests it gained able to
+                # explain its change in unpriced ones: its dollars per PRICED request, so a
+                # request priced on neither side neither hides nor makes a rise.
                 counts, by_request = priced, priced[0] / priced[1]
             elif priced is not None and priced_otherwise(b, n):
-                # The same requests, priced otherwise on each side (an --assume-model or a price
-                # table that prices more of the same log): not the same figure, not gated.
+                # The same requests, or a grown log's, priced otherwise on each side (an
+                # --assume-model or a price table that prices more of them): not the same
+                # figure, not gated.
                 changes.append(Change(b.group, b.key, name, bv, nv, limit, False, comparable=False))
                 uncovered.setdefault((b.group, b.key), (b, n))
                 continue
@@ -775,13 +777,29 @@ def priced_counts(base: Unit, new: Unit) -> tuple[float, float] | None:
     return counts if min(counts) > 0 else None
 
 
+def coverage_follows_requests(base: Unit, new: Unit) -> bool:
+    """Whether the requests one side has more of can alone explain the change in an audit unit's
+    unpriced requests: with ``dR`` the side with more requests has more, ``dU`` its unpriced
+    requests less the other's, ``0 <= dU <= dR``. A log that grew by one call with that call
+    unpriced (dU 1, dR 1) or priced (dU 0) is; the same log grown and audited with an
+    ``--assume-model`` that prices calls BASE left unpriced (dU -2, dR 1) is not: its dollars
+    cover other requests, not comparable (:func:`priced_otherwise`). A log that shrank is read the
+    same way, the roles swapped. Needs both counts on both sides (:func:`priced_counts`)."""
+    grown = new.figures["requests"] - base.figures["requests"]
+    unpriced = new.figures["unpriced_requests"] - base.figures["unpriced_requests"]
+    if grown < 0:
+        grown, unpriced = -grown, -unpriced
+    return 0 <= unpriced <= grown
+
+
 def priced_otherwise(base: Unit, new: Unit) -> bool:
     """Whether an audit unit's dollars cover another set of requests on each side: both audits
     write its ``unpriced_requests`` and the counts differ (the same log audited with an
     ``--assume-model`` that prices 804 more requests: +95% dollars, none of it a regression). An
     audit that does not write the count (schema 1 before it did) is judged as before. Where the
     request counts differ too (a log that grew), :func:`compare` judges the dollars per priced
-    request instead (:func:`priced_counts`), unless ``--per-request off``."""
+    request instead (:func:`priced_counts`) where the requests gained can explain the change
+    (:func:`coverage_follows_requests`), unless ``--per-request off``."""
     if base.group == "run" or "unpriced_requests" not in base.figures or "unpriced_requests" not in new.figures:
         return False
     return base.figures["unpriced_requests"] != new.figures["unpriced_requests"]

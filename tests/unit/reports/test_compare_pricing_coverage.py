@@ -168,3 +168,43 @@ def test_an_audit_that_does_not_count_unpriced_requests_is_judged_as_before(tmp_
     old["schema"] = 1
     status, out = _compare(tmp_path, capsys, old, _record(0, 1000, 0.6))
     assert status == 1 and out.startswith("FAIL: 2 regressions") and "not comparable" not in out, out
+
+
+def test_a_grown_log_priced_otherwise_is_not_comparable(audits, tmp_path: Path, capsys) -> None:
+    """The log grew by one call and was audited plain, then with --assume-model: 2 of 3 unpriced
+    in BASE, 0 of 4 in NEW. On the base its dollars were judged per priced request over
+    different sets (1 priced against 4: "+322.0% per priced request", FAIL). The one call gained
+    cannot explain 2 requests priced more: the dollars are priced otherwise, not comparable."""
+    plain, _ = audits
+    log = tmp_path / "events.jsonl"  # grown in place: the same lane on both sides
+    log.write_text(log.read_text() + "".join(json.dumps(e) + "\n" for e in _span(4, 12, 3, 5500, 100, 20)))
+    grown = _audit_file(capsys, tmp_path / "grown.json", log, "--assume-model", "claude-opus-4-5")
+    after = json.loads(grown.read_text())["totals"]
+    assert (after["requests"], after["unpriced_requests"]) == (4, 0)
+    capsys.readouterr()
+    assert main(["compare", str(plain), str(grown)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS"), out
+    assert ("note: totals: dollars not comparable: 2 of 3 requests unpriced in BASE, 0 of 4 in NEW "
+            "(other requests priced on each side: listed, never gated)") in out
+    assert "per priced request" not in out
+    rows = [line for line in out.splitlines() if not line.startswith("note:") and "cost_usd" in line]
+    assert len(rows) == 2 and all(row.split()[-3:-1] == ["not", "comparable"] for row in rows), out
+
+
+@pytest.mark.parametrize(("base", "new", "per_priced"), [
+    ((10, 4), (11, 5), True),    # one more request, it unpriced: dU 1 <= dR 1
+    ((10, 4), (12, 4), True),    # two more, both priced: dU 0
+    ((10, 4), (11, 6), False),   # one more, two more unpriced: dU 2 > dR 1
+    ((10, 4), (11, 3), False),   # one more, one fewer unpriced: dU -1, an old request priced now
+    ((11, 5), (10, 4), True),    # shrank: the one request dropped was the unpriced one
+    ((11, 3), (10, 4), False),   # shrank, and a request BASE priced is unpriced in NEW
+])
+def test_a_grown_or_shrunk_log_is_per_priced_request_only_where_its_new_requests_explain_the_coverage(
+        tmp_path: Path, capsys, base: tuple[int, int], new: tuple[int, int], per_priced: bool) -> None:
+    (br, bu), (nr, nu) = base, new
+    status, out = _compare(tmp_path, capsys, _record(bu, 1000 * br, 0.06 * (br - bu), requests=br),
+                           _record(nu, 1000 * nr, 0.06 * (nr - nu), requests=nr))
+    assert status == 0, out
+    assert ("dollars per priced request" in out) is per_priced, out
+    assert ("note: totals: dollars not comparable" in out) is not per_priced, out
