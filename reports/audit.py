@@ -717,6 +717,11 @@ _VERDICT_WORDS = {
 }
 
 
+#: A figure in a note (a count, a sum, a share): a number standing alone, not a part of a name
+#: (``claude-sonnet-4-5``, ``v1.2``, ``gpt-5.4``).
+_FIGURE = re.compile(r"(?<![\w.-])\$?\d[\d,]*(?:\.\d+)?%?(?![\w-]|\.\w)")
+
+
 def _note_lines(result: AuditResult) -> list[str]:
     """The files' notes (one line per note, naming the file or how many files carry it), then the audit's."""
     file_notes: dict[str, list[str]] = {}
@@ -726,7 +731,9 @@ def _note_lines(result: AuditResult) -> list[str]:
             file_notes.setdefault(note, []).append(short(calibration.file))
     out = [""]
     for note, files in file_notes.items():
-        where = files[0] if len(files) == 1 else f"{len(files)} files"
+        # A note said alike of several files is said once; one that holds a figure (a count, a
+        # sum) says it of each file, not of them all: "each of 3 files", lest 1 call read as 1 in all.
+        where = files[0] if len(files) == 1 else f"{'each of ' if _FIGURE.search(note) else ''}{len(files)} files"
         out.append(visible(f"note ({where}): {note}"))
     return out + [visible(f"note: {note}") for note in result.notes]
 

@@ -42,6 +42,7 @@ from prefixbench.workloads.logs.formats.totals_only import (
     is_qoder_session_header,
     kiro_session,
 )
+from prefixbench.workloads.logs.jsonlines import ZeroTail, is_skip
 from prefixbench.workloads.logs.reading import check_readable
 from prefixbench.workloads.logs.records import COMPRESSED_SUFFIXES, CommentedJson, NestedArray, iter_records
 
@@ -381,8 +382,9 @@ def _first_values(path: Path) -> list[object] | None:
     if _log_suffix(path.name) not in (".json", ".jsonl"):
         return None
     values: list[object] = []
+    ends: list[int] = []  # zero bytes that end the file after whole values (no record lost): its values tell
     try:
-        for record in iter_records(path):
+        for record in iter_records(path, torn=ends):
             values.append(record.value)
             if len(values) >= WALK_DETECT_RECORDS:
                 break
@@ -390,6 +392,8 @@ def _first_values(path: Path) -> list[object] | None:
         return _COMMENTED
     except UserError:
         return _KEYCHAIN if is_gemini_keychain(path) else None
+    if ends and is_skip(ends[0]) and type(ends[0]) is not ZeroTail:
+        return None  # (a tail not read, cut or torn: the audit reads the file and says so)
     return values
 
 

@@ -697,7 +697,8 @@ def test_a_file_a_cline_task_is_read_with_that_zeros_end_is_read_up_to_them(tmp_
     ui_messages.json) that zero bytes end was refused (exit 2: the file ends in zero bytes, or
     binary data), whole or not; auditing the folder warned that the file was read whole, then
     refused it. Whole before the zeros it is read now, with one warning (the ui file's notes say
-    it too); cut short before them, refused for that."""
+    it too), the same for both files: each is one JSON document (the metadata's, an object on one
+    line, was said as a JSON-lines log's last record or tail); cut short before them, refused for that."""
     task = tmp_path / "task"
     shutil.copytree(FIXTURES / "cline" / "kilo-gateway", task)
     ui, path = task / "ui_messages.json", task / side
@@ -705,23 +706,48 @@ def test_a_file_a_cline_task_is_read_with_that_zeros_end_is_read_up_to_them(tmp_
     assert status == 0 and err == "", err
     data = path.read_bytes().rstrip(b"\n")
     path.write_bytes(data + b"\0" * 3_000)
-    words = (_zeros_document_words(3_000, len(data)) if side.startswith("api") else ZEROS_AFTER_RECORD_WORDS)
+    words = _zeros_document_words(3_000, len(data))
     for target in (ui, task):
         status, files, err = _audit_json(capsys, target)
-        # (the folder's audit lists the side file too, read by itself: no call, the zeros in its notes)
-        assert (status, [f for f in files if f != (0, 0)]) == (0, clean), err
+        # (the folder's audit leaves the side file to its ui_messages.json, as without the zeros)
+        assert (status, files) == (0, clean), err
         assert err == f"prefixbench: warning: {path}:1: {words}"
     status, out, _ = run(capsys, "audit", str(ui), "--quiet", "--format", "json")
     assert json.loads(out)["files"][0]["notes"][-1] == f"{side}:1: {words}"
-    # Zeros after the file's newline: read as well (the one-line metadata's said as a JSON-lines log's are).
+    # Zeros after the file's newline: read as well, said alike.
     path.write_bytes(data + b"\n" + b"\0" * 3_000)
-    status, files, err = _audit_json(capsys, ui)
-    words = _zeros_document_words(3_000, len(data) + 1) if side.startswith("api") else ZERO_WORDS
-    assert (status, files) == (0, clean) and err == f"prefixbench: warning: {path}:2: {words}", err
+    words = _zeros_document_words(3_000, len(data) + 1)
+    for target in (ui, task):
+        status, files, err = _audit_json(capsys, target)
+        assert (status, files) == (0, clean) and err == f"prefixbench: warning: {path}:2: {words}", err
     path.write_bytes(data[: len(data) // 2] + b"\0" * 3_000)
     status, _, err = run(capsys, "audit", str(ui), "--quiet")
     what = "the JSON document" if side.startswith("api") else "the JSON on the file's first line"  # (the metadata: one line)
     assert_one_line(status, err, f"{path}:1: {what} is cut short at byte {len(data) // 2}, where zero bytes")
+
+
+def test_a_cline_task_whose_three_files_zeros_end_reads_them_alike(tmp_path, capsys):
+    """The kilo-gateway task with 4,096 zero bytes after each of its three files: its
+    api_conversation_history.json and ui_messages.json were said as JSON documents read whole, its
+    task_metadata.json as a JSON-lines log whose zero tail is not read (a skipped record, though
+    none was); both side files were audited by themselves too (two rows of 0 requests, one skipping
+    1). Now all three are said alike, nothing skipped, the folder's rows those of the task without zeros."""
+    task = tmp_path / "task"
+    shutil.copytree(FIXTURES / "cline" / "kilo-gateway", task)
+    status, clean, err = _audit_json(capsys, task)
+    assert status == 0 and err == "", err
+    sizes = {}
+    for path in sorted(task.iterdir()):
+        sizes[path.name] = (path.read_bytes().count(b"\n") + 1, path.stat().st_size)
+        path.write_bytes(path.read_bytes() + b"\0" * 4_096)
+    status, files, err = _audit_json(capsys, task)
+    assert (status, files) == (0, clean), err
+    said = sorted(err.splitlines())
+    assert said == sorted(f"prefixbench: warning: {task / name}:{line}: {_zeros_document_words(4_096, size)}"
+                          for name, (line, size) in sizes.items()), err
+    status, out, _ = run(capsys, "audit", str(task), "--quiet")
+    assert status == 0 and "after its last whole line" not in out, out
+    assert not [row for row in out.splitlines() if row.startswith(("api_conversation_history.json", "task_metadata.json"))], out
 
 
 def test_audit_of_a_log_whose_only_call_is_torn_off_says_it_once(tmp_path, capsys):

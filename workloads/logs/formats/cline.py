@@ -116,7 +116,7 @@ from prefixbench.workloads.logs.formats.base import Evidence, ImportContext, Log
 from prefixbench.workloads.logs.formats.common import (
     as_dict, kept_before_thinking, logged_cost, logged_dollars, objects, parse_time_ms,
 )
-from prefixbench.workloads.logs.jsonlines import ZeroTail, is_skip, tail_reason
+from prefixbench.workloads.logs.jsonlines import ZeroTail, ZerosAfterDocument, ZerosAfterRecord, is_skip, tail_reason
 from prefixbench.workloads.logs.records import Record, iter_records
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, Prefix, TraceRequest
 
@@ -640,13 +640,44 @@ def _side_records(path: Path, said: list[str]) -> Iterator[Record]:
     ``said`` as ``NAME:LINE: ...`` (a note of the task's, and audit's warning); any other tail not
     read is refused with the error the file gives read whole (nothing of it is left out unsaid)."""
     torn: list[int] = []
-    yield from iter_records(path, torn=torn)
+    records = 0
+    for record in iter_records(path, torn=torn):
+        records += 1
+        yield record
     if torn and is_skip(torn[0]) and type(torn[0]) is not ZeroTail:  # (zeros alone after whole lines: all read)
         for _ in iter_records(path):  # (raises at the tail: a side file's lines are all read or none)
             pass
         raise UserError(f"{path}:{int(torn[0])}: {tail_reason(torn[0])}")
     if torn:
-        said.append(f"{path.name}:{int(torn[0])}: {tail_reason(torn[0])}")
+        end = torn[0] if records != 1 else _document_zeros(path, torn[0])
+        said.append(f"{path.name}:{int(end)}: {tail_reason(end)}")
+
+
+def _document_zeros(path: Path, end: int) -> int:
+    """``end``, the zero bytes that end a side file read as one JSON line (an object or an array
+    Cline writes on one line), said as those after the JSON document it is: the zeros counted and
+    placed in the file as it lies on disk (as its ui_messages.json's, read as a document, are).
+    A ``ZeroTail`` (zeros on the line after it) or a ``ZerosAfterRecord`` (zeros right after it);
+    ``end`` unchanged where the file on disk does not end in those zeros (a compressed copy)."""
+    if type(end) not in (ZeroTail, ZerosAfterRecord):
+        return end
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, 2)
+            zeros = 0
+            while zeros < size:
+                step = min(1 << 16, size - zeros)
+                handle.seek(size - zeros - step)
+                chunk = handle.read(step)
+                kept = len(chunk.rstrip(b"\x00"))
+                zeros += step - kept
+                if kept:
+                    break
+    except OSError:
+        return end
+    if not zeros:
+        return end
+    return ZerosAfterDocument(int(end), zeros, size - zeros)
 
 
 def _metadata(path: Path, said: list[str]) -> _Metadata:
