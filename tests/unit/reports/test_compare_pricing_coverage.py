@@ -168,3 +168,20 @@ def test_an_audit_that_does_not_count_unpriced_requests_is_judged_as_before(tmp_
     old["schema"] = 1
     status, out = _compare(tmp_path, capsys, old, _record(0, 1000, 0.6))
     assert status == 1 and out.startswith("FAIL: 2 regressions") and "not comparable" not in out, out
+
+
+def test_unchanged_dollars_judged_per_priced_request_are_shown_as_unchanged_tokens_are(tmp_path: Path, capsys) -> None:
+    """auditor63's KaceyBui home, then with an unpriced relayed session added (253 of 253 priced
+    in BASE, 253 of 300 in NEW): the note said its dollars were compared per priced request, yet
+    the table showed no cost_usd or lost_usd row (unchanged per priced request, so left out) while
+    the unchanged cache_write rows were shown, ``= (-15.7% per request)``. Here 2 unpriced requests
+    join 10 priced ones whose dollars are the same."""
+    status, out = _compare(tmp_path, capsys, _record(0, 1000, 0.6), _record(2, 1000, 0.6, requests=12))
+    assert status == 0 and "dollars per priced request (10 of 10 priced in BASE, 10 of 12 in NEW)" in out, out
+    rows = [line for line in out.splitlines() if {"cost_usd", "lost_usd"} & set(line.split())]
+    assert len(rows) == 4, out  # the totals' and the lane's cost_usd and lost_usd
+    assert all(row.rstrip().endswith("= (+0.0% per priced request)  usd=5%") for row in rows), out
+    assert "= (-16.7% per request)" in out  # (the unchanged tokens, as before)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--format", "md"]) == 0
+    assert "| = (+0.0% per priced request) |" in capsys.readouterr().out
