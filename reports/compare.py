@@ -53,8 +53,10 @@ def fmt_change(change: Change) -> str:
     delta = change.new - change.base
     if delta == 0:
         per = change.relative_per_request
-        # (an unchanged figure over fewer or more requests changed per request: say by how much)
-        return "=" if not per else f"= ({'+0.0' if abs(per) < 0.0005 else f'{per * 100:+.1f}'}% per {_per(change)})"
+        # (an unchanged figure over fewer or more requests changed per request: say by how much;
+        # dollars judged per priced request say so where that is unchanged too, as the note does)
+        return ("=" if per is None or (not per and not change.priced) else
+                f"= ({'+0.0' if abs(per) < 0.0005 else f'{per * 100:+.1f}'}% per {_per(change)})")
     unit = figure_unit(change.group, change.figure)
     if unit == "ratio":
         return f"{delta * 100:+.1f}pt"
@@ -127,10 +129,13 @@ def verdict(comparison: Comparison) -> str:
 
 def _changed(comparison: Comparison) -> list[Change]:
     """The figures that changed, as they are or per request (an unchanged figure over another
-    request count), and every regression; not one only NEW has, at 0 (a count an older release
-    did not write, such as an audit's unpriced_requests: nothing in it)."""
+    request count), dollars judged per priced request (unchanged per priced request too: shown as
+    unchanged tokens over another request count are, not left out while the note names them), and
+    every regression; not one only NEW has, at 0 (a count an older release did not write, such as
+    an audit's unpriced_requests: nothing in it)."""
     return [c for c in comparison.changes
             if not c.comparable or c.unreported or c.regressed or c.relative_per_request
+            or (c.priced and c.relative_per_request is not None)
             or (c.base != c.new and not (c.base is None and c.new == 0))]
 
 

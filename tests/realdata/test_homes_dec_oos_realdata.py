@@ -105,3 +105,23 @@ def test_codex_vs_code_rollouts_through_a_relay_total_their_token_counts(tmp_pat
     assert sum(f.requests == 0 for f in result.files) == 2  # no token count, or only counts with no usage
     # The one off: a new user turn read 29,952 tokens where 23,808 was predicted.
     assert read_within(result) == 2
+
+
+def test_claude_code_2_1_9x_ttl_settings_say_the_release_that_reads_them(tmp_path: Path) -> None:
+    """``audit <kacey> --what-if all`` ranked ``ttl-5m`` with ``setting: FORCE_PROMPT_CACHING_5M=1``
+    (source: Claude Code's changelog, 2.1.108) for sessions of 2.1.87 to 2.1.96, which ignore it:
+    the setting line says which release reads it, and what the log's sessions ran."""
+    from prefixbench.workloads.audit.advice import AGENT_SETTINGS, advise
+    from prefixbench.workloads.audit.core import load_trace
+    from prefixbench.workloads.audit.whatif import what_if
+
+    tree_at(KACEY, KACEY_COMMIT, KACEY_URL, KACEY_ENV, "projects/", tmp_path, ".jsonl")
+    trace = load_trace([tmp_path / "projects"])
+    result = advise(run_audit([tmp_path / "projects"], trace=trace), trace,
+                    what_ifs=what_if(*trace, ["ttl-5m", "ttl-1h", "ttl-auto"]))
+    ran = "(this log's sessions ran 2.1.87-2.1.96)"
+    recs = {rec.fix: rec for rec in result.recommendations}
+    assert recs["ttl-5m"].setting == f"FORCE_PROMPT_CACHING_5M=1; needs Claude Code 2.1.108 or later {ran}"
+    auto = AGENT_SETTINGS[("claude-code", "ttl-auto")].setting
+    assert recs["ttl-auto"].setting == (f"{auto}; needs Claude Code 2.1.243 or later for promptCacheTtl and "
+                                        f"subagentPromptCacheTtl, 2.1.108 or later for ENABLE_PROMPT_CACHING_1H {ran}")

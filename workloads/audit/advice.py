@@ -45,6 +45,12 @@ class AgentSetting(msgspec.Struct, frozen=True):
     change: str
     setting: str | None = None
     source: str | None = None
+    #: The first release of the agent that reads the setting, where its source names one:
+    #: ``(what, version)`` pairs, ``what`` "" for the whole setting, else the part of it
+    #: (Claude Code's promptCacheTtl from 2.1.243, its ENABLE_PROMPT_CACHING_1H from 2.1.108).
+    #: The setting line says so where the log's versions of the agent are all older, or unknown
+    #: (:func:`since_said`).
+    since: tuple[tuple[str, str], ...] = ()
 
 
 #: The agent each log format comes from (formats not listed: their name).
@@ -122,14 +128,16 @@ _GEMINI_MODEL = ("gemini-cli docs/cli/model-routing.md (model selection preceden
 #: settings found in the agent's documentation, changelog or source are named.
 AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
     ("claude-code", "ttl-1h"): AgentSetting(
-        "opt the session into the 1-hour prompt-cache TTL", "ENABLE_PROMPT_CACHING_1H=1", _CLAUDE_CODE_1H),
+        "opt the session into the 1-hour prompt-cache TTL", "ENABLE_PROMPT_CACHING_1H=1", _CLAUDE_CODE_1H,
+        (("", "2.1.108"),)),
     ("claude-code", "ttl-5m"): AgentSetting(
-        "force the 5-minute prompt-cache TTL", "FORCE_PROMPT_CACHING_5M=1", _CLAUDE_CODE_1H),
+        "force the 5-minute prompt-cache TTL", "FORCE_PROMPT_CACHING_5M=1", _CLAUDE_CODE_1H, (("", "2.1.108"),)),
     ("claude-code", "ttl-auto"): AgentSetting(
         "set one TTL for the main session and one for subagents, \"1h\" or \"5m\" each, as the detail names them "
         "(the cheaper over all the lanes of that kind)",
         "promptCacheTtl (main session), subagentPromptCacheTtl (subagents) in settings.json; before 2.1.243: "
-        "ENABLE_PROMPT_CACHING_1H=1 (both kinds at once)", _CLAUDE_CODE_TTLS),
+        "ENABLE_PROMPT_CACHING_1H=1 (both kinds at once)", _CLAUDE_CODE_TTLS,
+        (("promptCacheTtl and subagentPromptCacheTtl", "2.1.243"), ("ENABLE_PROMPT_CACHING_1H", "2.1.108"))),
     ("claude-code", "static-system"): AgentSetting(
         "keep the system prompt stable mid-session: connect MCP servers and edit CLAUDE.md before the session, "
         "not during it (either rebuilds the cached prefix)", None, _CLAUDE_CODE_CACHING),
@@ -153,7 +161,8 @@ AGENT_SETTINGS: dict[tuple[str, str], AgentSetting] = {
         "again for one output token, where it judges that cheaper than a rewrite. It does not apply everywhere the figure "
         "does: pi's idle warming stops 30 minutes after the agent settles, so a longer gap is not bridged (the figure's "
         "keep-alive bridges a gap with up to 10 requests at the TTL), and on 1 h entries (PI_CACHE_RETENTION=long) it "
-        "never fires (due at 54 minutes, past that 30-minute cap)", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING),
+        "never fires (due at 54 minutes, past that 30-minute cap)", "cacheWarming: \"idle\" (settings.json)", _PI_WARMING,
+        (("", "0.86.0"),)),
     ("openclaw", "ttl-1h"): AgentSetting(
         "ask for long cache retention (the 1 h TTL on Anthropic)", "cacheRetention: \"long\" in the model's or the "
         "agent's params (openclaw.json)", _OPENCLAW_CACHING),
@@ -236,6 +245,33 @@ def no_setting(agent: str) -> str:
     list of agents, or the Cline family's name, is "any of" them: ``none documented for Claude
     Code, Cline, Roo Code or Kilo Code`` read as alternatives)."""
     return f"{NONE_DOCUMENTED} for {'any of: ' if ', ' in agent or ' or ' in agent else ''}{agent}"
+
+
+def release(version: str) -> tuple[int, ...] | None:
+    """The numbers a version opens with (``2.1.87`` -> (2, 1, 87); ``0.78.0-alpha.1`` -> (0, 78,
+    0)), None where it opens with none."""
+    found = re.match(r"\d+(?:\.\d+)*", version.strip().lstrip("vV"))
+    return tuple(int(n) for n in found.group(0).split(".")) if found else None
+
+
+def since_said(agent: str, since: Sequence[tuple[str, str]], versions: Collection[str]) -> str:
+    """What a setting line adds for the agent releases its setting needs (:attr:`AgentSetting.since`),
+    given the versions of ``agent`` the log names (``versions``): where all are older than a part's
+    release, that the part needs it and what the log's sessions ran; where some are at or past it,
+    nothing; where the log names none, the release the part is read from. "" where nothing is said."""
+    known = sorted({v for v in versions if release(v) is not None}, key=lambda v: (release(v), v))
+    if not known:
+        said = [f"{what + ' ' if what else ''}from {agent if n == 0 else ''}{' ' if n == 0 else ''}{version}"
+                for n, (what, version) in enumerate(since)]
+        return ", ".join(said)
+    newest = max(release(v) for v in known)
+    older = [(what, version) for what, version in since if newest < (release(version) or ())]
+    if not older:
+        return ""
+    ran = known[0] if len(known) == 1 else f"{known[0]}-{known[-1]}"
+    parts = [f"{agent + ' ' if n == 0 else ''}{version} or later{' for ' + what if what else ''}"
+             for n, (what, version) in enumerate(older)]
+    return f"needs {', '.join(parts)} (this log's sessions ran {ran})"
 
 
 def names_setting(setting: str | None) -> bool:
@@ -367,11 +403,13 @@ class Resimulated(msgspec.Struct):
     """What to change, re-simulated (:func:`resimulate`): each fix's :class:`~.whatif.WhatIf` by
     name, the agent (log format) of each file, a capture's named by its system prompt, and the
     session of each file that is part of another's (:attr:`FileSummary.session`: a Claude Code
-    subagent's transcript, its session's main transcript)."""
+    subagent's transcript, its session's main transcript), and the versions of each agent (by
+    its format in ``formats``) the log's requests name (:attr:`TraceRequest.agent_version`)."""
 
     done: dict[str, WhatIf]
     formats: dict[str, str]
     sessions: dict[str, str] = {}
+    versions: dict[str, tuple[str, ...]] = {}
 
 
 def resimulate(
@@ -404,7 +442,12 @@ def resimulate(
     formats.update({file: "openclaw" for file, fmt in formats.items() if fmt == "pi" and OPENCLAW_SESSIONS.search(file)})
     # An OpenTelemetry export names its agent (service.name): that agent, not "otel".
     formats.update({s.file: s.agent for s in summaries if s.agent and s.file in formats})
-    return Resimulated(done, formats, {s.file: s.session for s in summaries if s.session})
+    versions: dict[str, set[str]] = defaultdict(set)
+    for r in requests:
+        if r.agent_version:
+            versions[formats.get(r.file, "")].add(r.agent_version)
+    return Resimulated(done, formats, {s.file: s.session for s in summaries if s.session},
+                       {fmt: tuple(sorted(found)) for fmt, found in versions.items()})
 
 
 def recommend(
@@ -647,7 +690,8 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
                           "is unknown")
             rec = _recommendation(fix, w, rows, changed or [(r.file, r.lane) for r in rows], formats, w.saved_usd, lost, detail,
                                   unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
-                                  recovers_none=recovers_none and w.saved_usd <= 0, causes=causes, sessions_of=found.sessions)
+                                  recovers_none=recovers_none and w.saved_usd <= 0, causes=causes, sessions_of=found.sessions,
+                                  versions=found.versions)
             rec = _pi_warming_on_1h(rec, fix, changed or [(r.file, r.lane) for r in rows], formats, result.rows)
             if said := _recovered_elsewhere(fix, rows):
                 rec = msgspec.structs.replace(rec, pattern=f"{rec.pattern}; {said}")
@@ -685,7 +729,7 @@ def rank(result: AuditResult, found: Resimulated) -> tuple[Recommendation, ...]:
             detail = f"{w.why_not}: {w.detail}"
             recommendations.append(_recommendation(fix, w, rows, [(row.file, row.lane) for row in rows], formats, None, lost, detail,
                                                    unpriced, _knobs(w, rows, by_key), _knobs_by_agent(w, rows, by_key, formats),
-                                                   causes=causes, sessions_of=found.sessions))
+                                                   causes=causes, sessions_of=found.sessions, versions=found.versions))
     recommendations.sort(key=_rank_key)
     # Ranked: the fixes that save, then those whose saving is unknown (no re-simulation, no
     # price); a fix that saves nothing here is set apart after them, unranked (rank None), once,
@@ -1036,6 +1080,7 @@ def _recommendation(
     recovers_none: bool = False,
     causes: Counter[str] | None = None,
     sessions_of: Mapping[str, str] | None = None,
+    versions: Mapping[str, Collection[str]] | None = None,
 ) -> Recommendation:
     if causes is None:
         causes = Counter(row.cause for row in rows if row.cause is not None)
@@ -1047,7 +1092,7 @@ def _recommendation(
     # The agents by their lanes, most first, ties to the first name: never the set's (hash) order.
     fmts = [f for f, _ in sorted(fmt_counts.items(), key=lambda item: (-item[1], item[0]))] or [""]
     name = _fix_name(fix)
-    agent, change, setting, source = _agent_advice(name, fmts, knobs, agent_knobs)
+    agent, change, setting, source = _agent_advice(name, fmts, knobs, agent_knobs, versions)
     if recovers_none:  # (the re-simulation changed none of its misses: no price verdict)
         change = f"would not have recovered these misses, re-simulated, so leave it as it is; {RESIMULATED_CHANGE}: {change}"
     elif saved is not None and saved <= 0 and not (unpriced and not lost):  # (none priced: unknown, not "not worth it")
@@ -1081,12 +1126,15 @@ def _recommendation(
     )
 
 
-def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
-                  agent_knobs: Callable[[str], Lifetimes] | None) -> tuple[str, str, str | None, str | None]:
+def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes, agent_knobs: Callable[[str], Lifetimes] | None,
+                  versions: Mapping[str, Collection[str]] | None = None) -> tuple[str, str, str | None, str | None]:
     """A fix's agent, change, setting and source. One agent: its own words (its documented
     setting where :data:`AGENT_SETTINGS` has one). Lanes of several agents: each agent's change,
     setting and source, labelled with its name, most lanes first, so that no agent is shown
-    another's setting (Claude Code's ENABLE_PROMPT_CACHING_1H for a Codex lane)."""
+    another's setting (Claude Code's ENABLE_PROMPT_CACHING_1H for a Codex lane). A setting an
+    agent reads from a release on says so where the log's ``versions`` of that agent are all older
+    (a user would set what their version ignores), or unknown (:func:`since_said`); ``versions``
+    None (no log's versions to weigh): the releases are not said."""
     def one(fmt: str, lifetimes: Lifetimes) -> tuple[str, str, str | None, str | None]:
         found = AGENT_SETTINGS.get((fmt, name))
         if (fmt, name) in PER_WRITE_SETTINGS:
@@ -1096,6 +1144,9 @@ def _agent_advice(name: str, fmts: Sequence[str], knobs: Lifetimes,
         change = found.change if found is not None and found.change else _ttl_change(name, lifetimes)
         agent = AGENTS.get(fmt, fmt or "the agent")
         setting = found.setting if found is not None and found.setting else no_setting(agent)
+        if found is not None and found.setting and found.since and versions is not None:
+            said = since_said(agent, found.since, versions.get(fmt, ()))
+            setting = f"{setting}; {said}" if said else setting
         return (agent, change, setting, found.source if found is not None else NO_SETTING_SOURCES.get((fmt, name)))
 
     if len(fmts) == 1:

@@ -365,16 +365,20 @@ def test_a_fix_over_the_lanes_of_two_agents_names_each_agents_setting(tmp_path: 
     (rec,) = [r for r in json.loads((out / "audit.json").read_text())["recommendations"] if r["fix"] == "ttl-1h"]
     assert rec["lanes"] == 2 and rec["agent"] == "Claude Code, Codex CLI"
     claude_setting = AGENT_SETTINGS[("claude-code", "ttl-1h")].setting
-    assert rec["setting"] == f"Claude Code: {claude_setting}; Codex CLI: none documented (the change says what to ask for)"
+    # (the transcript's Claude Code 1.0.98 is older than the setting's 2.1.108: said)
+    assert rec["setting"] == (f"Claude Code: {claude_setting}; needs Claude Code 2.1.108 or later (this log's sessions "
+                              "ran 1.0.98); Codex CLI: none documented (the change says what to ask for)")
     assert rec["change"].startswith("Claude Code: opt the session into the 1-hour prompt-cache TTL; Codex CLI: ")
     assert 'prompt_cache_retention "24h"' in rec["change"].split("Codex CLI: ")[1]
     assert f"   setting: {rec['setting']}" in table and "Claude Code, Codex CLI" in table
     html = (out / "report.html").read_text()
     assert "Codex CLI: none documented" in html and "Claude Code, Codex CLI" in html
+    assert "needs Claude Code 2.1.108 or later" in html and "needs Claude Code 2.1.108 or later" in table
     # One agent keeps its own words, unlabelled.
     assert main(["audit", str(claude), "--quiet", "--what-if", "ttl-1h", "--format", "json"]) == 0
     (alone,) = [r for r in json.loads(capsys.readouterr().out)["recommendations"] if r["fix"] == "ttl-1h"]
-    assert alone["agent"] == "Claude Code" and alone["setting"] == claude_setting
+    assert alone["agent"] == "Claude Code" and alone["setting"] == (f"{claude_setting}; needs Claude Code 2.1.108 or "
+                                                                           "later (this log's sessions ran 1.0.98)")
 
 
 def _pi_restarted(tmp_path: Path) -> Path:

@@ -33,7 +33,7 @@ def _pi_gap(path: Path, gap_minutes: int, hour: bool) -> Path:
 
 def _keep_alive(path: Path):
     (rec,) = [rec for rec in _advise([path]).recommendations if rec.fix == "keep-alive"]
-    assert rec.agent == "pi" and rec.setting == 'cacheWarming: "idle" (settings.json)'
+    assert rec.agent == "pi" and rec.setting == 'cacheWarming: "idle" (settings.json); from pi 0.86.0'  # (pi's log names no version)
     return rec
 
 

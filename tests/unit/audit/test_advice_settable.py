@@ -9,16 +9,20 @@ from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
-from prefixbench.workloads.audit.advice import advise
+import pytest
+
+from prefixbench.workloads.audit.advice import AGENT_SETTINGS, advise
 from prefixbench.workloads.audit.core import load_trace, run_audit
 from prefixbench.workloads.audit.whatif import what_if
 from tests.unit.audit.fixtures import Transcript, cc_usage, write_jsonl
 from tests.unit.audit.test_advice import _codex_idle
 
 
-def _two(tmp_path: Path, name: str, second: str, first_usage: dict, second_usage: dict) -> Path:
-    """A Claude Code session of two requests, the second sent at ``second`` (hh:mm:ss)."""
-    t = Transcript(name)
+def _two(tmp_path: Path, name: str, second: str, first_usage: dict, second_usage: dict,
+         version: str | None = "1.0.98") -> Path:
+    """A Claude Code session of two requests, the second sent at ``second`` (hh:mm:ss), written by
+    Claude Code ``version`` (None: the transcript names none)."""
+    t = Transcript(name, version=version)  # type: ignore[arg-type]
     t.user("hello", "2025-09-03T00:00:00.000Z", root=True)
     t.assistant(f"{name}-r1", "2025-09-03T00:00:02.000Z", [first_usage])
     t.user("next", f"2025-09-03T{second}.000Z")
@@ -26,9 +30,9 @@ def _two(tmp_path: Path, name: str, second: str, first_usage: dict, second_usage
     return write_jsonl(tmp_path / f"{name}.jsonl", t.lines)
 
 
-def _idle_20m(tmp_path: Path) -> Path:
+def _idle_20m(tmp_path: Path, version: str | None = "1.0.98") -> Path:
     """Idle 20 minutes on 5 m writes: a ttl-expired miss a 1 h TTL would have read."""
-    return _two(tmp_path, "idle", "00:20:00", cc_usage(3, 20_000, 0, 40), cc_usage(3, 20_300, 0, 40))
+    return _two(tmp_path, "idle", "00:20:00", cc_usage(3, 20_000, 0, 40), cc_usage(3, 20_300, 0, 40), version)
 
 
 def _advise(paths: list[Path]):
@@ -56,11 +60,38 @@ def test_the_5_minute_setting_is_listed_with_its_setting_where_it_saves(tmp_path
     """ttl-5m (FORCE_PROMPT_CACHING_5M=1) saved $2.2506 under --what-if all and was not in what to
     change: a session writing at 1 h that never idles past 5 m pays the 1 h premium for nothing."""
     hour = _two(tmp_path, "hour", "00:02:00", cc_usage(3, 20_000, 0, 40, write_1h=20_000),
-                cc_usage(3, 300, 20_000, 40, write_1h=300))
-    recs = {rec.fix: rec for rec in _advise([_idle_20m(tmp_path), hour]).recommendations}
+                cc_usage(3, 300, 20_000, 40, write_1h=300), "2.1.120")
+    recs = {rec.fix: rec for rec in _advise([_idle_20m(tmp_path, "2.1.120"), hour]).recommendations}
     five = recs["ttl-5m"]
     assert five.saved_usd is not None and five.saved_usd > 0
-    assert five.setting == "FORCE_PROMPT_CACHING_5M=1"
+    assert five.setting == "FORCE_PROMPT_CACHING_5M=1"  # (Claude Code 2.1.120: it reads the setting)
+
+
+@pytest.mark.parametrize(("versions", "five", "auto"), [
+    # All older than the release the changelog names: a user would set what their version ignores.
+    (("2.1.87", "2.1.96"), "; needs Claude Code 2.1.108 or later (this log's sessions ran 2.1.87-2.1.96)",
+     "; needs Claude Code 2.1.243 or later for promptCacheTtl and subagentPromptCacheTtl, 2.1.108 or later for "
+     "ENABLE_PROMPT_CACHING_1H (this log's sessions ran 2.1.87-2.1.96)"),
+    # One session at or past 2.1.108: nothing new for it; promptCacheTtl still needs 2.1.243.
+    (("2.1.96", "2.1.120"), "", "; needs Claude Code 2.1.243 or later for promptCacheTtl and subagentPromptCacheTtl "
+     "(this log's sessions ran 2.1.96-2.1.120)"),
+    (("2.1.250", "2.1.250"), "", ""),
+    # The transcripts name no version: the release each is read from.
+    ((None, None), "; from Claude Code 2.1.108",
+     "; promptCacheTtl and subagentPromptCacheTtl from Claude Code 2.1.243, ENABLE_PROMPT_CACHING_1H from 2.1.108"),
+])
+def test_a_setting_says_the_release_it_needs_where_the_logs_sessions_ran_older(
+        tmp_path: Path, versions: tuple[str | None, str | None], five: str, auto: str) -> None:
+    """KaceyBui/Claude-global-test@382b32e, sessions of Claude Code 2.1.87-2.1.96: ttl-5m's setting
+    was FORCE_PROMPT_CACHING_5M=1 with its source "Claude Code changelog, 2.1.108" and no word that
+    those versions ignore it (ttl-auto's promptCacheTtl is read from 2.1.243)."""
+    idle = _idle_20m(tmp_path, versions[0])
+    hour = _two(tmp_path, "hour", "00:02:00", cc_usage(3, 20_000, 0, 40, write_1h=20_000),
+                cc_usage(3, 300, 20_000, 40, write_1h=300), versions[1])
+    recs = {rec.fix: rec for rec in _advise([idle, hour]).recommendations}
+    assert recs["ttl-5m"].setting == "FORCE_PROMPT_CACHING_5M=1" + five
+    auto_setting = AGENT_SETTINGS[("claude-code", "ttl-auto")].setting
+    assert recs["ttl-auto"].setting == f"{auto_setting}{auto}"
 
 
 def test_a_gap_keep_alive_bridges_past_a_logged_1h_ttl_is_recoverable_and_credited_to_it(tmp_path: Path) -> None:

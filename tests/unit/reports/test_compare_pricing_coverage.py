@@ -208,3 +208,20 @@ def test_a_grown_or_shrunk_log_is_per_priced_request_only_where_its_new_requests
     assert status == 0, out
     assert ("dollars per priced request" in out) is per_priced, out
     assert ("note: totals: dollars not comparable" in out) is not per_priced, out
+
+
+def test_unchanged_dollars_judged_per_priced_request_are_shown_as_unchanged_tokens_are(tmp_path: Path, capsys) -> None:
+    """auditor63's KaceyBui home, then with an unpriced relayed session added (253 of 253 priced
+    in BASE, 253 of 300 in NEW): the note said its dollars were compared per priced request, yet
+    the table showed no cost_usd or lost_usd row (unchanged per priced request, so left out) while
+    the unchanged cache_write rows were shown, ``= (-15.7% per request)``. Here 2 unpriced requests
+    join 10 priced ones whose dollars are the same."""
+    status, out = _compare(tmp_path, capsys, _record(0, 1000, 0.6), _record(2, 1000, 0.6, requests=12))
+    assert status == 0 and "dollars per priced request (10 of 10 priced in BASE, 10 of 12 in NEW)" in out, out
+    rows = [line for line in out.splitlines() if {"cost_usd", "lost_usd"} & set(line.split())]
+    assert len(rows) == 4, out  # the totals' and the lane's cost_usd and lost_usd
+    assert all(row.rstrip().endswith("= (+0.0% per priced request)  usd=5%") for row in rows), out
+    assert "= (-16.7% per request)" in out  # (the unchanged tokens, as before)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "b.json"), str(tmp_path / "n.json"), "--format", "md"]) == 0
+    assert "| = (+0.0% per priced request) |" in capsys.readouterr().out
