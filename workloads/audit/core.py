@@ -96,7 +96,7 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, no_re
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
-from prefixbench.workloads.logs.claude_layout import subagent_depth
+from prefixbench.workloads.logs.claude_layout import project_folder
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
 from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
@@ -546,8 +546,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
     #: The session of each file that is part of another's (:attr:`FileSummary.session`: a Claude
     #: Code subagent's or compaction agent's transcript, its session's main transcript, the key of
-    #: its roll-up in ``sessions``), so a count of sessions counts them as ``sessions`` does. Not in
-    #: the JSON record.
+    #: its roll-up in ``sessions``), so a count of sessions counts them as ``sessions`` does. In the
+    #: JSON record as each such file's ``session`` (:data:`~prefixbench.workloads.audit.schema.FILE_SESSION_FIELD`).
     session_of: dict[str, str] = {}
 
 
@@ -1481,9 +1481,9 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 def _project_folder(file: str) -> str:
     """The folder of a log's sessions: its own, or for a Claude Code subagent's (or compaction
     agent's) transcript in ``<session>/`` or ``<session>/subagents/`` the folder of
-    ``<session>.jsonl``, its project's (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`)."""
-    path = PurePath(file)
-    return str(path.parents[min(subagent_depth(path.parts), len(path.parents) - 1)])
+    ``<session>.jsonl``, its project's, in every layout
+    :func:`~prefixbench.workloads.logs.claude_layout.project_folder` knows."""
+    return str(project_folder(PurePath(file)))
 
 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:

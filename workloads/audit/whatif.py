@@ -102,7 +102,7 @@ from prefixbench.workloads.audit.core import (
     wrote,
 )
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.claude_layout import subagent_depth
+from prefixbench.workloads.logs.claude_layout import project_depth
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest, replace_request
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
@@ -1532,7 +1532,8 @@ def _setting_scope(file: str, fmt: str) -> str:
     unit whatever its folder is called, and a Cline ``tasks`` folder's tasks are one. A Claude
     Code subagent (``<project>/<session>/subagents/agent-<id>.jsonl``) lies two folders deeper
     than its session, one in ``<project>/<session>/agent-<id>.jsonl`` one, a workflow run's agent
-    four (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`); a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
+    four, a swapped copy's ``<project>/sessions/<session>.jsonl`` one
+    (:func:`~prefixbench.workloads.logs.claude_layout.project_depth`); a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
     in the flat ``archived_sessions`` one (a relative path from inside ``sessions``,
     ``2026/06/10/r.jsonl``, is dated too: one home, not one a month). Other formats: the source
     (:func:`_source_of`). Folders are split at ``/`` and ``\\`` alike (a Windows path)."""
@@ -1544,7 +1545,7 @@ def _setting_scope(file: str, fmt: str) -> str:
     elif fmt in _SCOPE_DEPTH:
         depth = _SCOPE_DEPTH[fmt]
         if fmt == "claude-code":
-            depth += subagent_depth(parts)
+            depth += project_depth(parts)
     else:
         return _source_of(file)
     kept = parts[:max(len(parts) - depth, 0)]
