@@ -1368,6 +1368,7 @@ def _run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
+        from prefixbench.workloads.logs.claude_layout import RUN_JOURNAL_WHY
         from prefixbench.workloads.logs.jsonlines import TAIL_REASONS, ZERO_TAIL, ZEROS_NOT_READ, torn_note
 
         # A file of bad input is left out (each error in unread): the others' audit is given and
@@ -1383,7 +1384,8 @@ def _run_audit_command(args) -> int:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
             warnings = [f"{summary.file}: {summary.notes[0]}"] if (
-                summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
+                summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")
+                and not summary.notes[0].startswith(f"skipped: {RUN_JOURNAL_WHY}")) else []
             warnings += [torn_note(summary.file, line, reason) for line, reason in summary.skipped if reason in TAIL_REASONS]
             # (a whole last record or document that zeros follow: read, so no skip; its file's note says so: "line N: ...")
             warnings += [f"{summary.file}:{note.removeprefix('line ')}" for note in summary.notes

@@ -96,10 +96,10 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, no_re
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
-from prefixbench.workloads.logs.claude_layout import project_folder
+from prefixbench.workloads.logs.claude_layout import RUN_JOURNAL_WHY, project_folder
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
+from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, RUN_JOURNAL, UNREADABLE,
                                                 find_log_files, is_unreadable)
 from prefixbench.simulator.usage import Usage, plain_usage
 from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, UNNAMED_RELAY, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
@@ -750,6 +750,9 @@ def load_trace(
             continue
         if skip is not None and skip.startswith(EMPTY_EXPORT):
             summaries.append(FileSummary(str(path), "empty", 0, (), (f"skipped: {skip[len(EMPTY_EXPORT):]} (found by the folder walk)",)))
+            continue
+        if skip == RUN_JOURNAL:  # (listed as a file beside the logs, no warning: the layout's own)
+            summaries.append(FileSummary(str(path), "not-a-log", 0, (), (f"skipped: {RUN_JOURNAL_WHY} (found by the folder walk)",)))
             continue
         if skip == GEMINI_KEYCHAIN:
             summaries.append(FileSummary(str(path), "not-a-log", 0, (), (f"skipped: {GEMINI_KEYCHAIN_WHY} (found by the folder walk)",)))

@@ -11,7 +11,8 @@ By version:
 * ``<session>/agent-<id>.jsonl`` (1);
 * 2.x: ``<session>/subagents/agent-<id>.jsonl``, compaction agents ``agent-acompact-*`` too (2);
 * workflow runs: ``<session>/subagents/workflows/<run>/agent-<id>.jsonl`` beside the run's
-  ``journal.jsonl`` (4).
+  ``journal.jsonl`` (4), which is no log: a walk skips it quietly, listed as the files beside the
+  logs are (:func:`is_run_journal`).
 
 A subagent a subagent starts is written in the same folder as the others (its
 ``agent-<id>.meta.json`` names its parent), never a folder below its parent's file: no layout of
@@ -110,3 +111,23 @@ def project_folder(path: PurePath) -> PurePath:
     """The project's folder of the Claude Code transcript at ``path`` (:func:`project_depth`
     folders above it; the topmost folder where the path is shorter)."""
     return path.parents[min(project_depth(path.parts), len(path.parents) - 1)]
+
+
+#: The keys of a workflow run's ``journal.jsonl`` records (Claude Code 2.1.2xx: ``{"type": "started",
+#: "agentId", "key"}`` as a run's agent starts, ``{"type": "result", ..., "result"}`` as it ends):
+#: the run's bookkeeping, no call.
+_JOURNAL_KEYS = frozenset({"type", "agentId", "key", "result"})
+
+#: Why a walk skips a workflow run's journal (:func:`is_run_journal`), said in its file's note.
+RUN_JOURNAL_WHY = "a Claude Code workflow run's journal (its agents started and their results: no call), not a log"
+
+
+def is_run_journal(path: PurePath, values: Sequence[object]) -> bool:
+    """Whether ``path``, a file a folder walk found, is a workflow run's ``journal.jsonl``: where it
+    sits (``journal.jsonl`` in a run's folder, ``workflows/<run>/``, in either folder order of the
+    module's docstring) and what its first records (``values``) are: each an object of a run
+    journal's keys (:data:`_JOURNAL_KEYS`) whose ``type`` is ``started`` or ``result``."""
+    parts = path.parts
+    return (len(parts) >= 4 and parts[-1] == "journal.jsonl" and parts[-3] == "workflows" and bool(values)
+            and all(isinstance(v, dict) and set(v) <= _JOURNAL_KEYS and v.get("type") in ("started", "result")
+                    and "agentId" in v for v in values))

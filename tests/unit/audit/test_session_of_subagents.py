@@ -215,3 +215,24 @@ def test_a_sessions_folder_with_no_swapped_session_folders_beside_it_is_a_projec
     file = folder / f"{SESSION}.jsonl"
     write_jsonl(file, _subagent_start(SESSION, "m"))
     assert _project_folder(str(file)) == str(folder)
+
+
+@pytest.mark.parametrize("layout", ["workflow", "workflow, swapped"])
+def test_a_workflow_runs_journal_is_listed_and_not_warned_of(tmp_path, capsys, layout):
+    # Beside a run's agents, journal.jsonl holds its agents' starts and results (records of
+    # austinweitao/claude-backup@9fbf6756: {type: started|result, agentId, key[, result]}), no call.
+    # Base: "warning: ... none of its first records is of a format audit reads", once a run.
+    root = _project(tmp_path / "projects", layout)
+    run = root / "-home-u-w" / PurePath(LAYOUTS[layout]).parent
+    write_jsonl(run / "journal.jsonl", [{"type": "started", "agentId": "a0b8e04", "key": "explore:0"},
+                                        {"type": "result", "agentId": "a0b8e04", "key": "explore:0", "result": "done"}])
+    assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "journal.jsonl" not in err, err
+    (listed,) = [f for f in json.loads(out)["files"] if f["file"].endswith("journal.jsonl")]
+    assert listed["format"] == "not-a-log" and listed["requests"] == 0
+    assert listed["notes"][0].startswith("skipped: a Claude Code workflow run's journal"), listed
+    # A journal.jsonl of other records is what it was: a file of no format audit reads, warned of.
+    write_jsonl(run / "journal.jsonl", [{"type": "started", "agentId": "a0b8e04", "key": "k", "prompt": "x"}])
+    assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
+    assert "journal.jsonl: skipped: found by the folder walk, and none of its first records" in capsys.readouterr().err
