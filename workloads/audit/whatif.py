@@ -136,7 +136,7 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
     "is charged (its read, any write, 1 output token) on every such gap, whether the entry outlived it or not (unknown "
     "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
-    "response's end), or, on a model whose earlier gaps in one home (its folder's transcripts pooled) show entries "
+    "response's end), or, on a model whose earlier gaps in one home or source folder (its logs pooled) show entries "
     "outliving the TTL (2+ read in full past it plus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged; in that history a write the "
