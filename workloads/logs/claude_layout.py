@@ -113,10 +113,13 @@ def project_folder(path: PurePath) -> PurePath:
     return path.parents[min(project_depth(path.parts), len(path.parents) - 1)]
 
 
-#: The keys of a workflow run's ``journal.jsonl`` records (Claude Code 2.1.2xx: ``{"type": "started",
-#: "agentId", "key"}`` as a run's agent starts, ``{"type": "result", ..., "result"}`` as it ends):
-#: the run's bookkeeping, no call.
-_JOURNAL_KEYS = frozenset({"type", "agentId", "key", "result"})
+#: The keys of a workflow run's ``journal.jsonl`` records: ``{"type": "started", "agentId", "key"}`` as
+#: a run's agent starts and ``{"type": "result", "agentId", "key", "result"}`` as it ends (Claude Code
+#: 2.1.212, austinweitao/claude-backup's three journals), ``{"type": "failed", "agentId"}`` where it
+#: failed; tools that read the journal show ``started`` rows with ``label`` and ``phase`` instead of
+#: ``key``. The run's bookkeeping, no call.
+_JOURNAL_KEYS = frozenset({"type", "agentId", "key", "label", "phase", "result"})
+_JOURNAL_TYPES = frozenset({"started", "result", "failed"})
 
 #: Why a walk skips a workflow run's journal (:func:`is_run_journal`), said in its file's note.
 RUN_JOURNAL_WHY = "a Claude Code workflow run's journal (its agents started and their results: no call), not a log"
@@ -126,8 +129,9 @@ def is_run_journal(path: PurePath, values: Sequence[object]) -> bool:
     """Whether ``path``, a file a folder walk found, is a workflow run's ``journal.jsonl``: where it
     sits (``journal.jsonl`` in a run's folder, ``workflows/<run>/``, in either folder order of the
     module's docstring) and what its first records (``values``) are: each an object of a run
-    journal's keys (:data:`_JOURNAL_KEYS`) whose ``type`` is ``started`` or ``result``."""
+    journal's keys (:data:`_JOURNAL_KEYS`), naming an ``agentId``, whose ``type`` is ``started``,
+    ``result`` or ``failed``."""
     parts = path.parts
     return (len(parts) >= 4 and parts[-1] == "journal.jsonl" and parts[-3] == "workflows" and bool(values)
-            and all(isinstance(v, dict) and set(v) <= _JOURNAL_KEYS and v.get("type") in ("started", "result")
+            and all(isinstance(v, dict) and set(v) <= _JOURNAL_KEYS and v.get("type") in _JOURNAL_TYPES
                     and "agentId" in v for v in values))

@@ -225,7 +225,8 @@ def test_a_workflow_runs_journal_is_listed_and_not_warned_of(tmp_path, capsys, l
     root = _project(tmp_path / "projects", layout)
     run = root / "-home-u-w" / PurePath(LAYOUTS[layout]).parent
     write_jsonl(run / "journal.jsonl", [{"type": "started", "agentId": "a0b8e04", "key": "explore:0"},
-                                        {"type": "result", "agentId": "a0b8e04", "key": "explore:0", "result": "done"}])
+                                        {"type": "result", "agentId": "a0b8e04", "key": "explore:0", "result": "done"},
+                                        {"type": "failed", "agentId": "a1c9f15"}])
     assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert "journal.jsonl" not in err, err

@@ -71,7 +71,7 @@ from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
-from prefixbench.workloads.logs.claude_layout import project_folder, session_transcript, subagent_depth
+from prefixbench.workloads.logs.claude_layout import project_folder, session_transcript
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import (
