@@ -342,15 +342,21 @@ def advice_lines(result: AuditResult) -> list[str]:
 
 def sessions_by_folder(record: dict) -> dict[str, str]:
     """The session of each file of the ``--format json`` object (``record``) that is part of
-    another's, as far as its folders tell (the object does not hold
-    :attr:`~prefixbench.workloads.audit.core.AuditResult.session_of`): a Claude Code transcript in
-    ``<project>/<session>/`` or ``<project>/<session>/subagents/``
+    another's: its file record's ``session``
+    (:data:`~prefixbench.workloads.audit.schema.FILE_SESSION_FIELD`, the audit's
+    :attr:`~prefixbench.workloads.audit.core.AuditResult.session_of`), so report.html counts
+    sessions as the terminal does. An object none of whose file records holds a ``session`` (an
+    older one's) is told by its folders: a Claude Code transcript in ``<project>/<session>/`` or below
     (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`) is of
     ``<project>/<session>.jsonl`` where that session has a roll-up (its ``sessions`` key) and the
-    file none. An older version's subagent, beside its session's transcript, is not told by its
-    folder: it stays a session of its own here."""
+    file none; there an older version's subagent, beside its session's transcript, and a copy's
+    that keeps its sessions elsewhere stay sessions of their own."""
+    from prefixbench.workloads.audit.schema import FILE_SESSION_FIELD
     from prefixbench.workloads.logs.claude_layout import subagent_depth
 
+    files = record.get("files") or ()
+    if any(FILE_SESSION_FIELD in f for f in files):
+        return {f["file"]: f[FILE_SESSION_FIELD] for f in files if f.get(FILE_SESSION_FIELD)}
     keys = {s.get("key") for s in record.get("sessions") or ()}
     out: dict[str, str] = {}
     for file in {r.get("file") for r in record.get("requests") or ()} - keys:

@@ -42,6 +42,7 @@ from prefixbench.workloads.audit.schema import (
     MODEL_FIELDS,
     REQUEST_FIELDS as REQUEST_SCHEMA,
     REQUESTS_SHOWN_FIELDS,
+    FILE_SESSION_FIELD,
     MAIN_ABSENT_FIELD,
     ROLLUP_FIELDS,
     SCHEMA_VERSION,
@@ -84,7 +85,7 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "causes": [_group_record(CAUSE_FIELDS, cause) for cause in result.causes],
         "totals": _group_record(TOTALS_FIELDS, result.totals),
         "models": [_group_record(MODEL_FIELDS, model) for model in result.models],
-        "files": [_group_record(FILE_FIELDS, calibration) for calibration in result.files],
+        "files": [_file_record(calibration, result.session_of) for calibration in result.files],
         "agreement": [section_record(AGREEMENT_FIELDS, pair) for pair in result.agreement],
         "compactions": [section_record(COMPACTION_FIELDS, compaction) for compaction in result.compactions],
         "sessions": [_session_record(session) for session in result.sessions],
@@ -92,6 +93,17 @@ def audit_record(result: AuditResult, rows: Sequence[AuditRow] | None = None) ->
         "explicit_caches": [section_record(EXPLICIT_CACHE_FIELDS, cache) for cache in result.explicit_caches],
         "notes": list(result.notes),
     }
+
+
+def _file_record(calibration, session_of: dict[str, str]) -> dict[str, object]:
+    """A file's record: its group record (:func:`_group_record`), and ``session``, the main
+    transcript of the session it is part of (``AuditResult.session_of``), on a file that is part of
+    another's only: a file that is a session of its own is written as before."""
+    record = _group_record(FILE_FIELDS, calibration)
+    session = session_of.get(calibration.file)
+    if session:
+        record[FILE_SESSION_FIELD] = session
+    return record
 
 
 def _session_record(session: RollUp) -> dict[str, object]:
@@ -1363,6 +1375,7 @@ def _run_audit_command(args) -> int:
     what_if = None
     try:
         from prefixbench.workloads.audit.core import load_trace
+        from prefixbench.workloads.logs.claude_layout import RUN_JOURNAL_WHY
         from prefixbench.workloads.logs.jsonlines import TAIL_REASONS, ZERO_TAIL, ZEROS_NOT_READ, torn_note
 
         # A file of bad input is left out (each error in unread): the others' audit is given and
@@ -1378,7 +1391,8 @@ def _run_audit_command(args) -> int:
             # Said even with --quiet: the audit covers less than was named (a JSON-lines file of no
             # format audit reads may be a log of a version it does not know yet).
             warnings = [f"{summary.file}: {summary.notes[0]}"] if (
-                summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")) else []
+                summary.format in ("unreadable", "headless") or summary.format == "not-a-log" and summary.file.endswith(".jsonl")
+                and not summary.notes[0].startswith(f"skipped: {RUN_JOURNAL_WHY}")) else []
             warnings += [torn_note(summary.file, line, reason) for line, reason in summary.skipped if reason in TAIL_REASONS]
             # (a whole last record or document that zeros follow: read, so no skip; its file's note says so: "line N: ...")
             warnings += [f"{summary.file}:{note.removeprefix('line ')}" for note in summary.notes

@@ -133,6 +133,24 @@ def test_the_backups_workflow_agents_roll_up_into_their_session(tmp_path: Path) 
                     "sessions/c6455dae-26cd-4ba2-a2b9-7b8e4675e19c.jsonl": (35, 1)}, rows
 
 
+def test_the_backups_sessions_and_their_workflow_agents_are_of_one_project_in_every_view(tmp_path: Path) -> None:
+    # The backup keeps main transcripts in <project>/sessions/ and workflow agents in
+    # <project>/subagents/<session>/workflows/<run>/. Before, the audit's project folder, ttl-auto's
+    # scope and a lane start's project were <project>/sessions for the 3 main transcripts of
+    # -home-cwtrocks-android-avd (its scope that project, not projects/) and <project> for its 42
+    # agents copied (the rest past the snapshot's size limit); now <project> and projects/ for all 45. The other projects keep no swapped session
+    # folder among the copied .jsonl files: nothing tells their sessions/ apart, which stays their folder.
+    from prefixbench.workloads.audit.core import _project_folder
+    from prefixbench.workloads.audit.whatif import _setting_scope
+
+    project = "projects/-home-cwtrocks-android-avd/"
+    paths = _copy(AUSTIN, AUSTIN_NEWEST, AUSTIN_URL, AUSTIN_ENV, project, ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
+    files = [str(p) for p in paths if p.name != "journal.jsonl"]
+    assert len(files) == 45 and sum("/sessions/" in f for f in files) == 3
+    assert {_project_folder(f) for f in files} == {str(tmp_path / project.rstrip("/"))}
+    assert {_setting_scope(f, "claude-code") for f in files} == {str(tmp_path / "projects")}
+
+
 def test_the_largest_commit_of_the_backup_totals_its_lines(tmp_path: Path) -> None:
     paths = _copy(AUSTIN, AUSTIN_LARGEST, AUSTIN_URL, AUSTIN_ENV, "projects/", ".jsonl", tmp_path, AUSTIN_LEFT_OUT)
     assert len(paths) == 979

@@ -96,10 +96,10 @@ from prefixbench.workloads.logs.formats import detect_format, import_file, no_re
 from prefixbench.workloads.logs.formats.base import LogFormat
 from prefixbench.workloads.logs.formats.common import in_own_lane
 from prefixbench.workloads.logs.formats import gemini_cli
-from prefixbench.workloads.logs.claude_layout import subagent_depth
+from prefixbench.workloads.logs.claude_layout import RUN_JOURNAL_WHY, project_folder
 from prefixbench.workloads.logs.formats.gateway_usage import gateway_of_id
 from prefixbench.workloads.logs.records import ProgressFn
-from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, UNREADABLE,
+from prefixbench.workloads.logs.sources import (COPY_OF, EMPTY_EXPORT, GEMINI_KEYCHAIN, GEMINI_KEYCHAIN_WHY, HEADLESS, RUN_JOURNAL, UNREADABLE,
                                                 find_log_files, is_unreadable)
 from prefixbench.simulator.usage import Usage, plain_usage
 from prefixbench.workloads.logs.trace import NO_MODEL, SENT_UNCOUNTED, UNNAMED_RELAY, FileSummary, PLAIN_TYPES, Prefix, ReplayedToReasoning, TraceRequest, link_call_parents, plain, take_final_usage, whole
@@ -546,8 +546,8 @@ class AuditResult(msgspec.Struct, frozen=True):
     sessionless_lanes: frozenset[tuple[str, str]] = frozenset()
     #: The session of each file that is part of another's (:attr:`FileSummary.session`: a Claude
     #: Code subagent's or compaction agent's transcript, its session's main transcript, the key of
-    #: its roll-up in ``sessions``), so a count of sessions counts them as ``sessions`` does. Not in
-    #: the JSON record.
+    #: its roll-up in ``sessions``), so a count of sessions counts them as ``sessions`` does. In the
+    #: JSON record as each such file's ``session`` (:data:`~prefixbench.workloads.audit.schema.FILE_SESSION_FIELD`).
     session_of: dict[str, str] = {}
 
 
@@ -750,6 +750,9 @@ def load_trace(
             continue
         if skip is not None and skip.startswith(EMPTY_EXPORT):
             summaries.append(FileSummary(str(path), "empty", 0, (), (f"skipped: {skip[len(EMPTY_EXPORT):]} (found by the folder walk)",)))
+            continue
+        if skip == RUN_JOURNAL:  # (listed as a file beside the logs, no warning: the layout's own)
+            summaries.append(FileSummary(str(path), "not-a-log", 0, (), (f"skipped: {RUN_JOURNAL_WHY} (found by the folder walk)",)))
             continue
         if skip == GEMINI_KEYCHAIN:
             summaries.append(FileSummary(str(path), "not-a-log", 0, (), (f"skipped: {GEMINI_KEYCHAIN_WHY} (found by the folder walk)",)))
@@ -1481,9 +1484,9 @@ def _head_firsts(requests: Sequence[TraceRequest], positions: Sequence[int]) -> 
 def _project_folder(file: str) -> str:
     """The folder of a log's sessions: its own, or for a Claude Code subagent's (or compaction
     agent's) transcript in ``<session>/`` or ``<session>/subagents/`` the folder of
-    ``<session>.jsonl``, its project's (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`)."""
-    path = PurePath(file)
-    return str(path.parents[min(subagent_depth(path.parts), len(path.parents) - 1)])
+    ``<session>.jsonl``, its project's, in every layout
+    :func:`~prefixbench.workloads.logs.claude_layout.project_folder` knows."""
+    return str(project_folder(PurePath(file)))
 
 
 def _head_before(requests: Sequence[TraceRequest], positions: Sequence[int], ticks: Sequence[int]) -> array:

@@ -304,6 +304,11 @@ COMPACTION_FIELDS: tuple[Field, ...] = (
 #: subagents' without its ``<session>.jsonl``). Absent elsewhere, so a session read whole is
 #: written as before (added beside the others, schema 6 kept).
 MAIN_ABSENT_FIELD = "main_transcript_absent"
+#: A file's record only, and only where it is part of another file's session (``AuditResult.session_of``,
+#: ``FileSummary.session``: a Claude Code subagent's or compaction agent's transcript): that session's
+#: key, its main transcript, so report.html counts sessions as the terminal does. Absent on a file
+#: that is a session of its own, so such a file is written as before (added, schema 6 kept).
+FILE_SESSION_FIELD = "session"
 ROLLUP_FIELDS: tuple[Field, ...] = (
     Field("key", "str", "key"),
     Field("first", "str?"),

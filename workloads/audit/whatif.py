@@ -102,7 +102,7 @@ from prefixbench.workloads.audit.core import (
     wrote,
 )
 from prefixbench.simulator.usage import Usage
-from prefixbench.workloads.logs.claude_layout import subagent_depth
+from prefixbench.workloads.logs.claude_layout import project_depth
 from prefixbench.workloads.logs.trace import NO_MODEL, FileSummary, TraceRequest, replace_request
 
 #: :func:`clock_by_position` of a trace: each request's tick and ready tick, and the send order.
@@ -136,7 +136,7 @@ FIXES: dict[str, str] = {
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s of the gap, at most {KEEP_ALIVE_MAX} times a gap, so the entry stays warm; each "
     "is charged (its read, any write, 1 output token) on every such gap, whether the entry outlived it or not (unknown "
     "when the gap starts); the pings count from where the provider starts the entry's lifetime (the send; Qwen: the "
-    "response's end), or, on a model whose earlier gaps in one home (its folder's transcripts pooled) show entries "
+    "response's end), or, on a model whose earlier gaps in one home or source folder (its logs pooled) show entries "
     "outliving the TTL (2+ read in full past it plus "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s, idle from the response's end, none read short up to that idle), the first comes "
     f"{KEEP_ALIVE_MARGIN_MS // 1000} s before that idle and a shorter gap is not bridged; in that history a write the "
@@ -1532,7 +1532,8 @@ def _setting_scope(file: str, fmt: str) -> str:
     unit whatever its folder is called, and a Cline ``tasks`` folder's tasks are one. A Claude
     Code subagent (``<project>/<session>/subagents/agent-<id>.jsonl``) lies two folders deeper
     than its session, one in ``<project>/<session>/agent-<id>.jsonl`` one, a workflow run's agent
-    four (:func:`~prefixbench.workloads.logs.claude_layout.subagent_depth`); a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
+    four, a swapped copy's ``<project>/sessions/<session>.jsonl`` one
+    (:func:`~prefixbench.workloads.logs.claude_layout.project_depth`); a Codex rollout under ``<sessions>/YYYY/MM/DD/`` four below its home, one
     in the flat ``archived_sessions`` one (a relative path from inside ``sessions``,
     ``2026/06/10/r.jsonl``, is dated too: one home, not one a month). Other formats: the source
     (:func:`_source_of`). Folders are split at ``/`` and ``\\`` alike (a Windows path)."""
@@ -1544,7 +1545,7 @@ def _setting_scope(file: str, fmt: str) -> str:
     elif fmt in _SCOPE_DEPTH:
         depth = _SCOPE_DEPTH[fmt]
         if fmt == "claude-code":
-            depth += subagent_depth(parts)
+            depth += project_depth(parts)
     else:
         return _source_of(file)
     kept = parts[:max(len(parts) - depth, 0)]

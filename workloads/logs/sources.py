@@ -19,6 +19,7 @@ import stat
 from pathlib import Path
 
 from prefixbench.simulator.errors import UserError
+from prefixbench.workloads.logs.claude_layout import is_run_journal
 from prefixbench.workloads.logs.formats import COPILOT_CLI, FORMATS, copilot_cli_refusal, classify_record, continue_cli, empty_export, no_records_why
 from prefixbench.workloads.logs.formats.copilot_store import (LEGACY_SESSION, earlier_schema, is_legacy_session, neither_holds_usage,
                                                               store_without_usage)
@@ -92,6 +93,8 @@ UNREADABLE = "unreadable: "
 #: The skip reason of an agent's headless output that reports no call's usage
 #: (:mod:`~prefixbench.workloads.logs.formats.headless`): ``headless: <what it is, why, what to audit>``.
 HEADLESS = "headless: "
+#: The skip reason of a Claude Code workflow run's ``journal.jsonl`` (:func:`~prefixbench.workloads.logs.claude_layout.is_run_journal`).
+RUN_JOURNAL = "run-journal"
 
 
 #: The skip reason of an API answer of a known export that holds nothing
@@ -443,7 +446,8 @@ def _one_object_reason(path: Path) -> str | None:
     a known format (an agent's headless output that reports no call's usage is ``headless: <why>``;
     metadata beside the logs: Claude Code's ``agent-<id>.meta.json``, OpenCode's
     ``session_diff`` and ``todo`` files; another tool's JSON lines: Claude Code's
-    ``history.jsonl``, Cline's ``logs/hooks.jsonl``), ``read-with`` when it is one piece of a log another
+    ``history.jsonl``, Cline's ``logs/hooks.jsonl``), ``run-journal`` (a Claude Code workflow run's
+    ``journal.jsonl``, skipped quietly), ``read-with`` when it is one piece of a log another
     file reads (an OpenCode storage message or part, read with its session file); else None.
     A session kept as one small object (a Gemini CLI ``session-*.json``, an ``opencode export``)
     is a log."""
@@ -456,6 +460,8 @@ def _one_object_reason(path: Path) -> str | None:
         return "not-a-log"
     if not values:
         return "empty"
+    if is_run_journal(path, values):
+        return RUN_JOURNAL
     if isinstance(values[0], dict) and is_droid_session_header(values[0]):
         return HEADLESS + DROID_SESSION  # (before its messages, shaped like pi's, are classified)
     if isinstance(values[0], dict) and is_qoder_session_header(values[0]):

@@ -141,7 +141,7 @@ def test_the_keep_alive_assumption_is_short_and_keeps_every_fact() -> None:
     # (700 before it said how a write the log does not report is counted: 160 characters more)
     assert len(text) <= 860, len(text)
     for fact in ("every TTL minus", "at most", "(its read, any write, 1 output token)", "whether the entry outlived it or not",
-                 "(the send; Qwen: the response's end)", "earlier gaps in one home (its folder's transcripts pooled)", "2+ read in full past it plus "
+                 "(the send; Qwen: the response's end)", "earlier gaps in one home or source folder (its logs pooled)", "2+ read in full past it plus "
                  + margin, "idle from the response's end", "none read short up to that idle", f"the first comes {margin} "
                  "before that idle", "a shorter gap is not bridged"):
         assert fact in text, fact

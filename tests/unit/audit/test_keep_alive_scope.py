@@ -69,7 +69,7 @@ def test_accounts_kept_flat_in_one_folder_are_pooled_and_the_detail_names_that_f
     assert NOT_BRIDGED in keep.detail, keep.detail
     assert f"every earlier gap of the model in {dump} (one history: every transcript under that folder" in keep.detail, (
         keep.detail)
-    assert "earlier gaps in one home (its folder's transcripts pooled)" in keep.assumption
+    assert "earlier gaps in one home or source folder (its logs pooled)" in keep.assumption
     assert "source" not in keep.detail and "same source" not in keep.assumption
     # Each account's folder audited on its own: bob's history has no survivals, his gap is bridged.
     (bob,) = what_if(*load_trace([b]), ["keep-alive"])

@@ -118,16 +118,10 @@ def test_the_sessions_that_never_read_count_a_sessions_subagents_as_its_session(
     assert named.startswith(f"    {SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files, 80,600 input tokens, $"), named
     assert lines[lines.index(opening) + 2:] in ([], [""]), lines  # the session's line alone, no subagent's file
     html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
-    if layout not in ("older", "workflow, swapped"):
-        # report.html reads the JSON object, which does not say which session a file is part of:
-        # it tells it from the <session>/ folder, where there is one (a copy that swaps a workflow
-        # run's folders keeps its session's transcript elsewhere: not told there)
-        assert "1 session to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
-        assert f"{SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files" in html
-    else:
-        # an older version's subagent lies beside its session's transcript, and the swapped copy's
-        # session folder is not where its transcript is: no folder tells it
-        assert "2 sessions to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
+    # report.html reads the JSON object, whose file records name the session a file is part of
+    # (base: told from the folders, "2 sessions" for an older version's subagent and the swapped copy)
+    assert "1 session to a provider that caches read and wrote nothing in the cache (4 requests, $" in html
+    assert f"{SESSION}.jsonl: anthropic claude-haiku-4-5-20251001, 4 requests in 2 files" in html
 
 
 def _subagent_start(session: str, tag: str) -> list[dict]:
@@ -180,3 +174,66 @@ def test_a_session_whose_main_transcript_is_not_in_the_log_says_so(tmp_path, cap
     sessions = json.loads(capsys.readouterr().out)["sessions"]
     marked = {Path(s["key"]).name: s.get("main_transcript_absent") for s in sessions}
     assert marked == {f"{SESSION}.jsonl": True, f"{OTHER}.jsonl": None}, sessions
+
+
+def test_the_swapped_copy_puts_a_sessions_transcripts_in_one_project_in_every_view(tmp_path):
+    # The copy that swaps a workflow run's folders (austinweitao/claude-backup) keeps the main
+    # transcript in <project>/sessions/: the audit's project folder, ttl-auto's setting scope and
+    # the start node's project and home are the project's folder's for it and its workflow agent
+    # alike. Base: <project>/sessions for the main transcript (its scope the project's folder,
+    # its start node's project "sessions"), <project> for the agent.
+    from prefixbench.workloads.audit.core import _project_folder
+    from prefixbench.workloads.audit.whatif import _setting_scope
+
+    home = tmp_path / ".claude"
+    project = home / "projects" / "-home-u-w"
+    main_transcript = project / MAINS["workflow, swapped"]
+    agent = project / LAYOUTS["workflow, swapped"]
+    for path, tag, sidechain in ((main_transcript, "m", False), (agent, "a", True)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lines = _subagent_start(SESSION, tag)
+        for line in lines:
+            line["isSidechain"] = sidechain
+        write_jsonl(path, lines)
+    files = [str(main_transcript), str(agent)]
+    assert [_project_folder(f) for f in files] == [str(project)] * 2
+    assert [_setting_scope(f, "claude-code") for f in files] == [str(home / "projects")] * 2
+    requests, _ = load_trace([home / "projects"])
+    assert len(requests) == 2
+    starts = {r.file: r.prefix.node.split(":") for r in requests}
+    assert all(node[1] == "cc-start" for node in starts.values()), starts
+    assert {(node[2], node[5]) for node in starts.values()} == {(str(home), "-home-u-w")}, starts
+
+
+def test_a_sessions_folder_with_no_swapped_session_folders_beside_it_is_a_project_of_its_own(tmp_path):
+    # Nothing beside sessions/ says it is the swapped copy's: the folder is the project's, as any is.
+    from prefixbench.workloads.audit.core import _project_folder
+
+    folder = tmp_path / "logs" / "sessions"
+    folder.mkdir(parents=True)
+    (tmp_path / "logs" / "subagents" / "notes").mkdir(parents=True)
+    file = folder / f"{SESSION}.jsonl"
+    write_jsonl(file, _subagent_start(SESSION, "m"))
+    assert _project_folder(str(file)) == str(folder)
+
+
+@pytest.mark.parametrize("layout", ["workflow", "workflow, swapped"])
+def test_a_workflow_runs_journal_is_listed_and_not_warned_of(tmp_path, capsys, layout):
+    # Beside a run's agents, journal.jsonl holds its agents' starts and results (records of
+    # austinweitao/claude-backup@9fbf6756: {type: started|result, agentId, key[, result]}), no call.
+    # Base: "warning: ... none of its first records is of a format audit reads", once a run.
+    root = _project(tmp_path / "projects", layout)
+    run = root / "-home-u-w" / PurePath(LAYOUTS[layout]).parent
+    write_jsonl(run / "journal.jsonl", [{"type": "started", "agentId": "a0b8e04", "key": "explore:0"},
+                                        {"type": "result", "agentId": "a0b8e04", "key": "explore:0", "result": "done"},
+                                        {"type": "failed", "agentId": "a1c9f15"}])
+    assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "journal.jsonl" not in err, err
+    (listed,) = [f for f in json.loads(out)["files"] if f["file"].endswith("journal.jsonl")]
+    assert listed["format"] == "not-a-log" and listed["requests"] == 0
+    assert listed["notes"][0].startswith("skipped: a Claude Code workflow run's journal"), listed
+    # A journal.jsonl of other records is what it was: a file of no format audit reads, warned of.
+    write_jsonl(run / "journal.jsonl", [{"type": "started", "agentId": "a0b8e04", "key": "k", "prompt": "x"}])
+    assert main(["audit", str(root), "--format", "json", "--quiet"]) == 0
+    assert "journal.jsonl: skipped: found by the folder walk, and none of its first records" in capsys.readouterr().err

@@ -71,7 +71,7 @@ from prefixbench.simulator.providers.base import ProviderRules, count
 from prefixbench.simulator.providers.anthropic import ServerCalls, read_diagnostic, server_calls
 from prefixbench.simulator.usage import Usage
 from prefixbench.workloads.logs.formats.common import as_dict, kept_before_thinking, parse_time_ms
-from prefixbench.workloads.logs.claude_layout import session_transcript, subagent_depth
+from prefixbench.workloads.logs.claude_layout import project_folder, session_transcript
 from prefixbench.workloads.logs.history import CHARS_PER_TOKEN, READ_TOOLS, make_message
 from prefixbench.workloads.logs.records import MessagePlaces, Record
 from prefixbench.workloads.logs.trace import (
@@ -1309,7 +1309,7 @@ def _start_node(walk: _Walk, req: _Request) -> str | None:
     named by what it sends, so that two sessions sending the same prompt name one node: the
     agent's version, the lane's kind, the home (the folder above ``projects/``), the project
     folder (a subagent's file in ``<session>/`` or ``<session>/subagents/`` is of its session's
-    folder, :func:`subagent_depth`), a digest of the message's content and
+    folder, :func:`~prefixbench.workloads.logs.claude_layout.project_folder`), a digest of the message's content and
     the prompt's size as reported (Claude Code's system prompt and first message carry parts the
     transcript leaves out, the git status and the date among them: the same size is what tells
     those parts unchanged). None where the prompt ends at no first message (an entry before it)."""
@@ -1317,7 +1317,7 @@ def _start_node(walk: _Walk, req: _Request) -> str | None:
     if digest is None:
         return None
     file = Path(walk.name)
-    project = file.parents[min(subagent_depth(file.parts), len(file.parents) - 1)]
+    project = project_folder(file)
     # (the home, the folder above ``projects/``: two homes' same-named folders are two machines'
     # or accounts', which share no cache)
     home = project.parent.parent
