@@ -2167,3 +2167,51 @@ def test_an_entrys_time_that_is_no_time_is_refused_naming_its_line(tmp_path: Pat
     with pytest.raises(UserError) as refused:
         load_trace([path])
     assert str(refused.value) == str(error.value)
+
+
+def _hook_context_rewritten(t: Transcript, hook: str, date: str) -> list[dict]:
+    """``t``'s lines as Claude Code 2.1.27 wrote them under a SessionStart hook: its
+    ``saved_hook_context`` record (``hook``, dated ``date``) first, then again after every entry, the
+    same uuid and date, each copy's parent the entry before it; every assistant line's parent the
+    record's uuid (xfs96192/claude-config, sessions 9f82d240 and 8c870161)."""
+    def copy(parent: str | None) -> dict:
+        return {"type": "saved_hook_context", "uuid": hook, "content": ["You have superpowers."], "hookName": "SessionStart",
+                "hookEvent": "SessionStart", "timestamp": date, "parentUuid": parent, "sessionId": t.session,
+                "version": t.version, "isSidechain": False}
+    lines = [copy(None)]
+    for line in t.lines:
+        line = dict(line)
+        if line["type"] == "assistant" or line["parentUuid"] is None:
+            line["parentUuid"] = hook
+        lines += [line, copy(line["uuid"])]
+    return lines
+
+
+def test_calls_under_a_hook_record_rewritten_under_one_uuid_are_sent_in_their_own_turn(tmp_path: Path) -> None:
+    """Each call hangs off the copy of the rewritten record written just before it, at the time of
+    what precedes it (not the record's first date), and extends the call before it. Before: every
+    call hung off the first copy, all sent at 15:22:38.575, none extending another (0 reads
+    predicted, a tool round's call read as a concurrent write)."""
+    t = Transcript("sess", version="2.1.27")
+    t.user("go", "2026-01-31T15:25:58.809Z", root=True)
+    t.assistant("r1", "2026-01-31T15:26:03.112Z", [cc_usage(3, 29654, 0, 9, 29654), cc_usage(3, 29654, 0, 90, 29654)])
+    t.user("read", "2026-01-31T15:26:05.325Z", tool=True)
+    t.assistant("r2", "2026-01-31T15:26:09.695Z", [cc_usage(1, 7910, 29654, 9, 7910), cc_usage(1, 7910, 29654, 120, 7910)])
+    t.user("edited", "2026-01-31T15:26:13.305Z", tool=True)
+    t.assistant("r3", "2026-01-31T15:26:16.985Z", [cc_usage(1, 324, 37564, 40, 324)])
+    # The next turn, 23 minutes on (the writes are for an hour).
+    t.user("and now?", "2026-01-31T15:49:50.000Z")
+    t.assistant("r4", "2026-01-31T15:49:54.122Z", [cc_usage(1, 500, 37888, 40, 500)])
+    path = write_jsonl(tmp_path / "sess.jsonl", _hook_context_rewritten(t, "hook-ctx", "2026-01-31T15:22:38.575Z"))
+    requests, _ = load_trace([path])
+    assert [r.request_id for r in requests] == ["r1", "r2", "r3", "r4"]
+    # Each call's prompt ends at its own copy of the record (before: the first copy, for all four).
+    assert len({r.prefix.node for r in requests}) == 4
+    assert [r.prefix.parent for r in requests[1:]] == [r.prefix.node for r in requests[:-1]]
+    result = run_audit([path])
+    # Each call's time is its own turn's: the prompt's or tool result's it answers.
+    assert [row.timestamp for row in result.rows] == [
+        "2026-01-31T15:25:58.809Z", "2026-01-31T15:26:05.325Z", "2026-01-31T15:26:13.305Z", "2026-01-31T15:49:50.000Z"]
+    assert [row.cause for row in result.rows] == ["cold-start", None, None, None]
+    assert [row.predicted_cache_read for row in result.rows] == [0, 29654, 37564, 37888]
+    assert sum(f.read_within for f in result.files) == 4

@@ -277,6 +277,13 @@ class _Walk:
         #: the uuids of every waiting entry.
         self.waiting: dict[str, list[Record]] = {}
         self.held: set[str] = set()
+        #: Entries written again under a uuid the file gave before (Claude Code 2.1.27 rewrites its
+        #: ``saved_hook_context`` record after every entry, the same uuid and first date, each copy
+        #: under the entry written just before it): per such uuid, the name of its latest copy (the
+        #: uuid, ``#`` and the copy's count), which an entry naming the uuid after it hangs off; and
+        #: the copies' names (see :meth:`_rewritten`).
+        self.latest_copy: dict[str, str] = {}
+        self.copies: set[str] = set()
         #: A stream-json run's entries name no parent: per thread (session, the Task call a
         #: subagent's messages answer), the entry placed last, which the next one extends; and
         #: per entry, the parent so given. The run's version is its ``init`` line's.
@@ -365,6 +372,11 @@ class _Walk:
             return
         uuid = value.get("uuid") if isinstance(value, dict) else None
         parent = value.get("parentUuid") if isinstance(value, dict) else None
+        if isinstance(uuid, str) and (uuid in self.lane_of or uuid in self.held
+                                      or (isinstance(parent, str) and parent in self.latest_copy)):
+            record = self._rewritten(record, uuid, parent)
+            value = record.value
+            uuid, parent = value["uuid"], value.get("parentUuid")
         if isinstance(uuid, str) and isinstance(parent, str) and parent not in self.lane_of and self._answered(value) is None:
             self.waiting.setdefault(parent, []).append(record)
             self.held.add(uuid)
@@ -379,6 +391,27 @@ class _Walk:
             late = [parent for parent, held in self.waiting.items()
                     if parent not in self.held and record.line - held[0].line > _WAIT_LINES]
             self._enter([held for parent in late for held in self.waiting.pop(parent)])
+
+    def _rewritten(self, record: Record, uuid: str, parent: object) -> Record:
+        """``record`` as placed where the file has it, in file order: when its uuid was given before
+        (placed, or waiting for its parent), a copy named apart (the uuid, ``#`` and its count:
+        ``#2`` the second), which the entries written after it that name the uuid hang off, not
+        the first copy; its parent, where that is a uuid written more than once, the copy written
+        last before it. Claude Code 2.1.27 writes its ``saved_hook_context`` record (a SessionStart
+        hook's context) again after every entry of the session, with the same uuid and date, each
+        copy's ``parentUuid`` the entry before it and every assistant entry's the record's uuid: read
+        as one entry, every call hung off the first copy (written before the first prompt), sent at
+        its date, none extending the one before (xfs96192/claude-config, session 9f82d240: 18 calls
+        dated 15:22:38.575, run 15:26-15:49, 0 reads predicted)."""
+        value: dict = record.value  # type: ignore[assignment]
+        changed = dict(value)
+        if uuid in self.lane_of or uuid in self.held or uuid in self.latest_copy:
+            count = 2 if uuid not in self.latest_copy else int(self.latest_copy[uuid].rpartition("#")[2]) + 1
+            changed["uuid"] = self.latest_copy[uuid] = f"{uuid}#{count}"
+            self.copies.add(changed["uuid"])
+        if isinstance(parent, str) and parent in self.latest_copy:
+            changed["parentUuid"] = self.latest_copy[parent]
+        return replace(record, value=changed)
 
     def _stream_entry(self, record: Record) -> None:
         """Place an entry of a stream-json run (:func:`_streamed`) under the entry its thread
@@ -466,8 +499,8 @@ class _Walk:
         tests/unit/audit/test_audit_memory.py measured 2,404 bytes a request, 1,854 without them.)"""
         for held in (self.lane_of, self.depth, self.time_of, self.anchor, self.boundary, self.parent_of, self.message_of,
                      self.places.same, self.tool_changes, self.snapshot_system, self.snapshot_tools, self.snapshot_events,
-                     self.waiting, self.held, self.stream_last, self.stream_parent, self.stream_logical, self.progress,
-                     self.last_said, self.session_lanes, self.streaming, self.zero_held, self.zero_lines,
+                     self.waiting, self.held, self.latest_copy, self.copies, self.stream_last, self.stream_parent,
+                     self.stream_logical, self.progress, self.last_said, self.session_lanes, self.streaming, self.zero_held, self.zero_lines,
                      self.request_rows, self.request_shapes, self.request_blobs, self.request_refs, self.tool_callers):
             held.clear()
 
@@ -530,6 +563,9 @@ class _Walk:
             except UserError:  # said again with its file:line (made only here, not for every entry)
                 when = parse_time_ms(stamp, f"{self.name}:{record.line}")
         event = self._place(value, uuid, parent)
+        if uuid in self.copies and parent is not None and (after := self.time_of.get(parent)) is not None:
+            # A copy keeps its first copy's date: where it was written is after its parent.
+            when = after if when is None else max(when, after)
         self.time_of[uuid] = when
         self.parent_of[uuid] = parent
         message = value.get("message")
@@ -676,7 +712,9 @@ class _Walk:
             self.lane_of[uuid] = self.lane_of[parent]
             # An entry that sits in the chain but is never sent (a hook's or a running tool's
             # progress, a retry notice: :func:`_sent`) is no block of the next prompt.
-            self.depth[uuid] = self.depth[parent] + _sent(value)
+            # A copy of an entry written before (:meth:`_rewritten`) is no new block either: the
+            # prompt holds the entry once, where it was first written.
+            self.depth[uuid] = self.depth[parent] + (0 if uuid in self.copies else _sent(value))
             self.anchor[uuid] = self.anchor[parent]
             return self.boundary.get(parent)
         event: str | None = None
