@@ -588,6 +588,17 @@ def _zeros_document_words(zeros: int, at: int) -> str:
             "while the agent wrote it, or the file was copied then): the zeros are not read")
 
 
+def _copied_document(tmp_path: Path, log: str) -> tuple[Path, Path]:
+    """A fixture's JSON document copied into ``tmp_path``: (what to audit, the document's path),
+    a Cline task copied whole (its ui_messages.json the document)."""
+    source = FIXTURES / log
+    if source.is_dir():
+        shutil.copytree(source, tmp_path / "task")
+        return tmp_path / "task", tmp_path / "task" / "ui_messages.json"
+    shutil.copy(source, tmp_path / source.name)
+    return tmp_path / source.name, tmp_path / source.name
+
+
 @pytest.mark.parametrize("log", ["cline/claude-dev", "gemini-cli.json", "opencode.json", "swe-agent.json"])
 def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(tmp_path, capsys, log):
     """A JSON document (a Cline task's ui_messages.json array, a Gemini CLI session, an
@@ -595,13 +606,7 @@ def test_a_json_document_that_zeros_end_is_read_up_to_them_or_refused_where_cut(
     bytes end was refused (the file ends in zero bytes, exit 2), whole or not. Whole before the
     zeros, it is read now as the same file without them, with a warning (how many, where) as a
     JSON-lines log's zeros get; cut short before them, it is refused for that, at the byte."""
-    source = FIXTURES / log
-    if source.is_dir():
-        shutil.copytree(source, tmp_path / "task")
-        target, path = tmp_path / "task", tmp_path / "task" / "ui_messages.json"
-    else:
-        target = path = tmp_path / source.name
-        shutil.copy(source, path)
+    target, path = _copied_document(tmp_path, log)
     status, clean, err = _audit_json(capsys, target)
     assert status == 0 and err == "", err
     data = path.read_bytes()
@@ -669,13 +674,7 @@ def test_a_one_line_json_document_cut_short_by_zeros_says_so(tmp_path, capsys, l
     """A document written on one line (a Cline ui_messages.json written without newlines), cut
     short where zero bytes run to the file's end: refused as ``binary file, not a text log`` (or
     ``binary data``), the zeros blamed; now for being cut, at the byte. Whole, it is read."""
-    source = FIXTURES / log
-    if source.is_dir():
-        shutil.copytree(source, tmp_path / "task")
-        target, path = tmp_path / "task", tmp_path / "task" / "ui_messages.json"
-    else:
-        target = path = tmp_path / source.name
-        shutil.copy(source, path)
+    target, path = _copied_document(tmp_path, log)
     data = json.dumps(json.loads(path.read_bytes())).encode()
     path.write_bytes(data)
     status, clean, err = _audit_json(capsys, target)

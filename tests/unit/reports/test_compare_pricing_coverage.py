@@ -13,22 +13,8 @@ from pathlib import Path
 import pytest
 
 from prefixbench.reports.cli import main
-
-T0 = "2026-08-02T09:00:"
-
-
-def _ev(kind: str, eid: str, sec: float, **fields) -> dict:
-    return {"type": kind, "id": eid, "processed_at": f"{T0}{sec:06.3f}Z", **fields}
-
-
-def _span(n: int, sec: float, inp: int, read: int, written: int, out: int) -> list[dict]:
-    return [
-        _ev("span.model_request_start", f"sevt_s{n}", sec),
-        _ev("span.model_request_end", f"sevt_e{n}", sec + 2, model_request_start_id=f"sevt_s{n}", is_error=False,
-            model_usage={"input_tokens": inp, "cache_read_input_tokens": read, "cache_creation_input_tokens": written,
-                         "output_tokens": out}),
-    ]
-
+# The Managed Agents event stream's builders, declared once (the --assume-model tests').
+from tests.unit.audit.test_assume_model_option import _ev, _span
 
 def _stream(path: Path) -> Path:
     """A Managed Agents stream: two calls on a model no event names (unpriced unless
