@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from prefixbench.workloads.audit.core import load_trace, run_audit
+from prefixbench.workloads.audit.locate import logged
 from prefixbench.workloads.logs.formats import detect_format
 from prefixbench.workloads.runs.execute import map_runs
 from tests.unit.audit.fixtures import Transcript, cc_usage, resumed_session, write_jsonl
@@ -2215,3 +2216,25 @@ def test_calls_under_a_hook_record_rewritten_under_one_uuid_are_sent_in_their_ow
     assert [row.cause for row in result.rows] == ["cold-start", None, None, None]
     assert [row.predicted_cache_read for row in result.rows] == [0, 29654, 37564, 37888]
     assert sum(f.read_within for f in result.files) == 4
+
+
+def test_a_loop_of_parent_uuids_is_walked_once_not_up_to_the_cap(tmp_path: Path) -> None:
+    """An entry naming one written after it as its parent (v under w, w under v) makes a loop of
+    parentUuids. A call under it is sent each entry of the loop once. Before: the walk back went
+    round the loop until its cap, 100,000 entries for the call (each read again by the audit,
+    the same few lines over and over; on xfs96192/claude-config's home, whose rewritten hook record
+    made such a loop under every call, 15 GB and an OOM kill)."""
+    t = Transcript("sess", version="2.1.27")
+    t.user("go", "2026-01-31T15:25:58.809Z", root=True)
+    t.assistant("r0", "2026-01-31T15:26:00.000Z", [cc_usage(1, 100, 1000, 9, 100)])
+    v = t.user("v", "2026-01-31T15:26:01.000Z")
+    w = t.user("w", "2026-01-31T15:26:02.000Z")
+    t.assistant("r1", "2026-01-31T15:26:03.000Z", [cc_usage(1, 100, 1100, 9, 100)])
+    lines = [dict(line) for line in t.lines]
+    [at] = [k for k, line in enumerate(lines) if line["uuid"] == v]
+    lines[at]["parentUuid"] = w  # v under w (written after it), w under v
+    path = write_jsonl(tmp_path / "sess.jsonl", lines)
+    requests, _ = load_trace([path])
+    assert [r.request_id for r in requests] == ["r0", "r1"]
+    assert [len(logged(r)) for r in requests] == [1, 2]  # r1: v and w, each once
+    assert len(run_audit([path]).rows) == 2
