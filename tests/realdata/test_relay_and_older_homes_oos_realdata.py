@@ -220,7 +220,9 @@ def test_three_claude_code_2_1_12_to_2_1_83_homes_total_their_lines(tmp_path: Pa
             (AWE, AWE_COMMIT, AWE_URL, AWE_ENV, AWE_LEFT_OUT, tmp_path / "a", 59,
              (1_054, 63_781, 495_442, 61_125_558, 4_050_660),
              {"claude-sonnet-4-6": 873, "claude-haiku-4-5-20251001": 139, "claude-opus-4-6": 29,
-              "claude-opus-4-5-20251101": 13}, 1_017),
+              "claude-opus-4-5-20251101": 13}, 1_018),  # 1,017 before a record rewritten under its uuid
+             # was placed where the file writes it (a subagent file that starts its prompt again:
+             # its second run's first call reads the first run's 37,134 tokens, now predicted)
             (CLAUDING, CLAUDING_COMMIT, CLAUDING_URL, CLAUDING_ENV, frozenset(), tmp_path / "c", 12,
              (130, 3_135, 137_330, 8_476_265, 472_042),
              {"claude-sonnet-4-6": 69, "claude-opus-4-6": 50, "claude-haiku-4-5-20251001": 11}, 127),
